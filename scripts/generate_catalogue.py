@@ -1,0 +1,269 @@
+"""Regenerate tau's model catalogue (``src/tau/ai/data/models.json``) from a published pi-ai package.
+
+A maintainer runs this by hand when pi publishes a new catalogue; it never runs at install time or
+at runtime, and tests only read the checked-in file.
+
+How to run (node >= 18 must be on PATH; the generated module is plain data, it imports nothing)::
+
+    cd /tmp && npm pack @mariozechner/pi-ai@0.73.1        # -> mariozechner-pi-ai-0.73.1.tgz
+    cd /work/main
+    .venv/bin/python scripts/generate_catalogue.py /tmp/mariozechner-pi-ai-0.73.1.tgz
+    # or an unpacked folder: the tarball's ``package/`` directory, or the folder holding it
+    .venv/bin/python scripts/generate_catalogue.py /tmp/package --output some/other/models.json
+
+The script imports ``dist/models.generated.js`` with node, prints its ``MODELS`` constant as JSON,
+validates every entry and writes ``{"<provider>": {"<model id>": Model}}`` with providers and ids
+sorted and each model's keys in pi's field order (the order ``tau.ai.types.Model.to_json`` emits),
+one provider per line without spaces. Only data is taken from the package, never code.
+
+Validation (any failure aborts without writing): every required field present with the right type,
+no unknown fields, ``provider``/``id`` agree with their keys, ``api`` is one of ``KNOWN_APIS``,
+``contextWindow`` and ``maxTokens`` are positive integers, ``input`` is a subset of text/image that
+contains text, ``baseUrl`` is non-empty except for Azure (resolved from the environment at request
+time). Oddities that pi ships on purpose are printed as warnings, not errors: negative prices
+(OpenRouter's ``-1``-per-token sentinel for router models; ``calculate_cost`` clamps them) and
+``maxTokens`` larger than ``contextWindow``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "src" / "tau" / "ai" / "data" / "models.json"
+
+KNOWN_APIS = frozenset(
+    {
+        "anthropic-messages",
+        "azure-openai-responses",
+        "bedrock-converse-stream",
+        "google-generative-ai",
+        "google-vertex",
+        "mistral-conversations",
+        "openai-codex-responses",
+        "openai-completions",
+        "openai-responses",
+    }
+)
+
+# pi's Model field order; required fields first.
+REQUIRED_FIELDS = (
+    "id",
+    "name",
+    "api",
+    "provider",
+    "baseUrl",
+    "reasoning",
+    "input",
+    "cost",
+    "contextWindow",
+    "maxTokens",
+)
+OPTIONAL_FIELDS = ("headers", "compat", "thinkingLevelMap")
+COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+THINKING_LEVELS = frozenset({"off", "minimal", "low", "medium", "high", "xhigh"})
+
+_DUMP_MODELS_JS = """
+const { pathToFileURL } = await import("node:url");
+const mod = await import(pathToFileURL(process.env.PI_MODELS_FILE).href);
+process.stdout.write(JSON.stringify(mod.MODELS));
+"""
+
+
+def find_models_file(root: Path) -> Path:
+    """Locate ``dist/models.generated.js`` in an unpacked package (``package/`` or its parent)."""
+    for candidate in (
+        root / "dist" / "models.generated.js",
+        root / "package" / "dist" / "models.generated.js",
+    ):
+        if candidate.is_file():
+            return candidate
+    raise SystemExit(f"no dist/models.generated.js under {root}")
+
+
+def read_package_version(models_file: Path) -> str:
+    package_json = models_file.parent.parent / "package.json"
+    try:
+        return str(json.loads(package_json.read_text(encoding="utf-8"))["version"])
+    except (OSError, KeyError, ValueError):
+        return "unknown"
+
+
+def dump_models_with_node(models_file: Path) -> Any:
+    """Import the generated module in node and return its ``MODELS`` constant as parsed JSON."""
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("node is not on PATH; it is needed to read models.generated.js")
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _DUMP_MODELS_JS],
+        env={"PI_MODELS_FILE": str(models_file), "PATH": ""},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"node failed to import {models_file}:\n{result.stderr}")
+    return json.loads(result.stdout)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str], list[str]]:
+    """Return (errors, warnings) for one catalogue entry."""
+    where = f"{provider}/{model_id}"
+    if not isinstance(model, dict):
+        return [f"{where}: entry is not an object"], []
+    errors: list[str] = []
+    warnings: list[str] = []
+    missing = [name for name in REQUIRED_FIELDS if name not in model]
+    unknown = sorted(set(model) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
+    if missing:
+        errors.append(f"{where}: missing fields {missing}")
+    if unknown:
+        errors.append(f"{where}: unknown fields {unknown} (teach this script and tau.ai.types.Model)")
+    if missing:
+        return errors, warnings
+
+    if model["id"] != model_id:
+        errors.append(f"{where}: id {model['id']!r} differs from its key")
+    if model["provider"] != provider:
+        errors.append(f"{where}: provider {model['provider']!r} differs from its key")
+    if not isinstance(model["name"], str) or not model["name"]:
+        errors.append(f"{where}: name must be a non-empty string")
+    if model["api"] not in KNOWN_APIS:
+        errors.append(f"{where}: unknown api {model['api']!r}")
+    base_url = model["baseUrl"]
+    if not isinstance(base_url, str) or (not base_url and model["api"] != "azure-openai-responses"):
+        errors.append(f"{where}: baseUrl must be a non-empty string (empty only for Azure)")
+    if not isinstance(model["reasoning"], bool):
+        errors.append(f"{where}: reasoning must be a boolean")
+    inputs = model["input"]
+    if not isinstance(inputs, list) or "text" not in inputs or not set(inputs) <= {"text", "image"}:
+        errors.append(f"{where}: input must be a subset of ['text', 'image'] containing 'text': {inputs!r}")
+
+    cost = model["cost"]
+    if not isinstance(cost, dict) or set(cost) != set(COST_FIELDS):
+        errors.append(f"{where}: cost must have exactly {list(COST_FIELDS)}: {cost!r}")
+    elif not all(_is_number(cost[name]) for name in COST_FIELDS):
+        errors.append(f"{where}: cost values must be numbers: {cost!r}")
+    elif any(cost[name] < 0 for name in COST_FIELDS):
+        warnings.append(f"{where}: negative price {cost!r}")
+
+    if not _is_positive_int(model["contextWindow"]):
+        errors.append(f"{where}: contextWindow must be a positive integer: {model['contextWindow']!r}")
+    if not _is_positive_int(model["maxTokens"]):
+        errors.append(f"{where}: maxTokens must be a positive integer: {model['maxTokens']!r}")
+    if (
+        _is_positive_int(model["contextWindow"])
+        and _is_positive_int(model["maxTokens"])
+        and model["maxTokens"] > model["contextWindow"]
+    ):
+        warnings.append(
+            f"{where}: maxTokens {model['maxTokens']} exceeds contextWindow {model['contextWindow']}"
+        )
+
+    headers = model.get("headers")
+    if headers is not None and not (
+        isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
+    ):
+        errors.append(f"{where}: headers must map strings to strings")
+    if "compat" in model and not isinstance(model["compat"], dict):
+        errors.append(f"{where}: compat must be an object")
+    level_map = model.get("thinkingLevelMap")
+    if level_map is not None and not (
+        isinstance(level_map, dict)
+        and set(level_map) <= THINKING_LEVELS
+        and all(v is None or isinstance(v, str) for v in level_map.values())
+    ):
+        errors.append(f"{where}: thinkingLevelMap must map thinking levels to strings or null")
+    return errors, warnings
+
+
+def normalise_model(model: dict[str, Any]) -> dict[str, Any]:
+    """The entry with its keys in pi's field order (the order ``Model.to_json`` emits)."""
+    ordered = {name: model[name] for name in REQUIRED_FIELDS}
+    ordered["cost"] = {name: model["cost"][name] for name in COST_FIELDS}
+    for name in OPTIONAL_FIELDS:
+        if name in model:
+            ordered[name] = model[name]
+    return ordered
+
+
+def build_catalogue(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Validate pi's ``MODELS`` and return (sorted catalogue, warnings); exit on any error."""
+    if not isinstance(raw, dict) or not raw:
+        raise SystemExit("MODELS is not a non-empty object")
+    errors: list[str] = []
+    warnings: list[str] = []
+    catalogue: dict[str, dict[str, Any]] = {}
+    for provider in sorted(raw):
+        models = raw[provider]
+        if not isinstance(models, dict) or not models:
+            errors.append(f"{provider}: expected a non-empty object of models")
+            continue
+        catalogue[provider] = {}
+        for model_id in sorted(models):
+            entry_errors, entry_warnings = validate_model(provider, model_id, models[model_id])
+            errors.extend(entry_errors)
+            warnings.extend(entry_warnings)
+            if not entry_errors:
+                catalogue[provider][model_id] = normalise_model(models[model_id])
+    if errors:
+        raise SystemExit("catalogue validation failed:\n  " + "\n  ".join(errors))
+    return catalogue, warnings
+
+
+def render(catalogue: dict[str, dict[str, Any]]) -> str:
+    """Compact JSON, one provider per line, so diffs stay readable per provider."""
+    lines = [
+        json.dumps(provider, ensure_ascii=False)
+        + ":"
+        + json.dumps(models, ensure_ascii=False, separators=(",", ":"))
+        for provider, models in catalogue.items()
+    ]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("package", type=Path, help="pi-ai npm tarball (.tgz) or unpacked package folder")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help=f"default: {DEFAULT_OUTPUT}")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root: Path = args.package
+        if root.is_file():
+            with tarfile.open(root) as archive:
+                archive.extractall(scratch, filter="data")
+            root = Path(scratch)
+        models_file = find_models_file(root)
+        version = read_package_version(models_file)
+        raw = dump_models_with_node(models_file)
+
+    catalogue, warnings = build_catalogue(raw)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(render(catalogue), encoding="utf-8")
+    count = sum(len(models) for models in catalogue.values())
+    size_kb = args.output.stat().st_size / 1024
+    print(f"pi-ai {version}: {len(catalogue)} providers, {count} models -> {args.output} ({size_kb:.0f} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from tau.cli import main
+
+raise SystemExit(main())

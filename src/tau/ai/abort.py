@@ -1,0 +1,75 @@
+"""Cancellation token passed by the caller into a stream (pi's ``AbortSignal``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+class AbortSignal:
+    """Set once with ``abort()``; listeners run at that moment, in registration order.
+
+    Works across event loops and threads that share it: listeners are plain callables, and
+    ``wait()`` binds to the loop of its caller.
+    """
+
+    __slots__ = ("_aborted", "_listeners", "reason")
+
+    def __init__(self) -> None:
+        self._aborted = False
+        self.reason: str | None = None
+        self._listeners: list[Callable[[], None]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def abort(self, reason: str | None = None) -> None:
+        if self._aborted:
+            return
+        self._aborted = True
+        self.reason = reason
+        listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener()
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Run ``listener`` on abort (at once if already aborted); returns a remover."""
+        if self._aborted:
+            listener()
+            return lambda: None
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    async def wait(self) -> None:
+        import asyncio
+
+        if self._aborted:
+            return
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+
+        remove = self.add_listener(wake)
+        try:
+            await future
+        finally:
+            remove()
+
+
+class AbortController:
+    """Owns a signal; ``abort()`` sets it. Mirrors the web API for readers coming from pi."""
+
+    __slots__ = ("signal",)
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: str | None = None) -> None:
+        self.signal.abort(reason)

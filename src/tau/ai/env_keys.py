@@ -1,0 +1,121 @@
+"""API keys from environment variables, per provider, in pi's priority order.
+
+Empty variables count as unset. Providers that authenticate with ambient credentials (Google
+Vertex with Application Default Credentials, Amazon Bedrock with the AWS credential chain) report
+the sentinel ``AUTHENTICATED`` instead of a key: the request layer then lets the SDK sign requests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["AUTHENTICATED", "env_var_names", "find_env_keys", "get_env_api_key"]
+
+AUTHENTICATED = "<authenticated>"
+
+# Variables holding a key, first set one wins.
+_KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "amazon-bedrock": (),
+    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
+    "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "cloudflare-ai-gateway": ("CLOUDFLARE_API_KEY",),
+    "cloudflare-workers-ai": ("CLOUDFLARE_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "fireworks": ("FIREWORKS_API_KEY",),
+    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+    "google": ("GEMINI_API_KEY",),
+    "google-vertex": ("GOOGLE_CLOUD_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "huggingface": ("HF_TOKEN",),
+    "kimi-coding": ("KIMI_API_KEY",),
+    "minimax": ("MINIMAX_API_KEY",),
+    "minimax-cn": ("MINIMAX_CN_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "moonshotai": ("MOONSHOT_API_KEY",),
+    "moonshotai-cn": ("MOONSHOT_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "openai-codex": (),
+    "opencode": ("OPENCODE_API_KEY",),
+    "opencode-go": ("OPENCODE_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "xiaomi": ("XIAOMI_API_KEY",),
+    "xiaomi-token-plan-ams": ("XIAOMI_TOKEN_PLAN_AMS_API_KEY",),
+    "xiaomi-token-plan-cn": ("XIAOMI_TOKEN_PLAN_CN_API_KEY",),
+    "xiaomi-token-plan-sgp": ("XIAOMI_TOKEN_PLAN_SGP_API_KEY",),
+    "zai": ("ZAI_API_KEY",),
+}
+
+# Variables that configure ambient credentials instead of a key (named in error messages).
+_AMBIENT_VARIABLES: dict[str, tuple[str, ...]] = {
+    "google-vertex": (
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_PROJECT",
+        "GCLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+    ),
+    "amazon-bedrock": (
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ),
+}
+
+_BEDROCK_SINGLE_SOURCES = (
+    "AWS_PROFILE",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+)
+
+
+def env_var_names(provider: str) -> list[str]:
+    """The variables a user could set to authenticate ``provider`` (key variables first)."""
+    return [*_KEY_VARIABLES.get(provider, ()), *_AMBIENT_VARIABLES.get(provider, ())]
+
+
+def find_env_keys(provider: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The key variables of ``provider`` that are set (non-empty), in priority order."""
+    env = os.environ if env is None else env
+    return [name for name in _KEY_VARIABLES.get(provider, ()) if env.get(name)]
+
+
+def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The API key for ``provider`` from the environment, ``AUTHENTICATED`` for ambient credentials, or None."""
+    env = os.environ if env is None else env
+    found = find_env_keys(provider, env)
+    if found:
+        return env[found[0]]
+    if provider == "google-vertex" and _has_vertex_adc(env):
+        return AUTHENTICATED
+    if provider == "amazon-bedrock" and _has_aws_credentials(env):
+        return AUTHENTICATED
+    return None
+
+
+def _has_vertex_adc(env: Mapping[str, str]) -> bool:
+    """An ADC file exists and a project and a location are configured."""
+    if not (env.get("GOOGLE_CLOUD_PROJECT") or env.get("GCLOUD_PROJECT")):
+        return False
+    if not env.get("GOOGLE_CLOUD_LOCATION"):
+        return False
+    explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if explicit:
+        return Path(explicit).exists()
+    home = env.get("HOME") or str(Path.home())
+    return (Path(home) / ".config" / "gcloud" / "application_default_credentials.json").exists()
+
+
+def _has_aws_credentials(env: Mapping[str, str]) -> bool:
+    if any(env.get(name) for name in _BEDROCK_SINGLE_SOURCES):
+        return True
+    return bool(env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"))

@@ -1,0 +1,248 @@
+"""HTTP for providers: pooled clients, error statuses as readable messages, SSE with an idle timeout.
+
+One ``httpx.AsyncClient`` per (event loop, base URL), so connections are reused across calls to the
+same server. Nothing is retried unless the caller asks (``max_retries``); a ``Retry-After`` longer
+than ``max_retry_delay_ms`` fails at once with the requested delay in the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import inspect
+import json
+import time
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
+from tau.ai.options import ResponseInfo, StreamOptions
+from tau.ai.stream_writer import ProviderError
+from tau.ai.types import JsonObject, Model
+
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+_MAX_ERROR_BODY = 4000
+_CONNECT_TIMEOUT_S = 30.0
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def get_client(base_url: str) -> httpx.AsyncClient:
+    """The pooled client for ``base_url`` on the running event loop."""
+    loop = asyncio.get_running_loop()
+    pool = _pools.setdefault(loop, {})
+    client = pool.get(base_url)
+    if client is None or client.is_closed:
+        # Read timeouts are handled by the idle watchdog at the event level, not per socket read.
+        timeout = httpx.Timeout(connect=_CONNECT_TIMEOUT_S, read=None, write=60.0, pool=60.0)
+        client = httpx.AsyncClient(timeout=timeout, follow_redirects=True)
+        pool[base_url] = client
+    return client
+
+
+async def close_clients() -> None:
+    """Close the pooled clients of the running loop (call before the loop ends)."""
+    pool = _pools.pop(asyncio.get_running_loop(), {})
+    for client in pool.values():
+        await client.aclose()
+
+
+class HttpStatusError(ProviderError):
+    """The server answered with an error status."""
+
+    def __init__(self, status: int, message: str, retry_after_s: float | None) -> None:
+        super().__init__(message, retryable=status in RETRYABLE_STATUSES)
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def error_message_from_body(status: int, body: str) -> str:
+    """``"<status> <provider's message>"``, or ``"<status> status code (no body)"``."""
+    text = body.strip()
+    if not text:
+        return f"{status} status code (no body)"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return f"{status} {text[:_MAX_ERROR_BODY]}"
+    message = _find_message(data)
+    if message:
+        return f"{status} {message}"
+    return f"{status} {text[:_MAX_ERROR_BODY]}"
+
+
+def _find_message(data: Any) -> str | None:
+    if isinstance(data, list) and data:
+        return _find_message(data[0])
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            metadata = error.get("metadata")
+            raw = metadata.get("raw") if isinstance(metadata, dict) else None
+            return f"{message}\n{raw}" if isinstance(raw, str) and raw else message
+    if isinstance(error, str) and error:
+        return error
+    message = data.get("message")
+    return message if isinstance(message, str) and message else None
+
+
+def merge_headers(*layers: dict[str, str] | None) -> dict[str, str]:
+    """Merge header dicts case-insensitively; later layers win."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        for key, value in (layer or {}).items():
+            merged[key.lower()] = (key, value)
+    return dict(merged.values())
+
+
+async def apply_payload_hook(payload: JsonObject, model: Model, options: StreamOptions) -> JsonObject:
+    """Let ``on_payload`` inspect or replace the request body."""
+    if options.on_payload is None:
+        return payload
+    result = options.on_payload(payload, model)
+    if inspect.isawaitable(result):
+        result = await result
+    return result if isinstance(result, dict) else payload
+
+
+async def _sleep_abortable(seconds: float, options: StreamOptions) -> None:
+    if options.signal is None:
+        await asyncio.sleep(seconds)
+        return
+    waiter = asyncio.ensure_future(options.signal.wait())
+    try:
+        await asyncio.wait_for(asyncio.shield(waiter), timeout=seconds)
+    except TimeoutError:
+        return
+    finally:
+        waiter.cancel()
+    raise asyncio.CancelledError
+
+
+async def open_stream(
+    model: Model,
+    url: str,
+    *,
+    headers: dict[str, str],
+    body: JsonObject,
+    options: StreamOptions,
+    client_key: str | None = None,
+) -> httpx.Response:
+    """POST ``body`` and return the streaming response once a success status arrived.
+
+    Error statuses raise ``HttpStatusError`` with the provider's message. Retries (only when
+    ``options.max_retries`` > 0) honour ``Retry-After`` up to ``options.max_retry_delay_ms``.
+    """
+    client = get_client(client_key or model.base_url)
+    cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
+    attempt = 0
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    request_headers = merge_headers({"content-type": "application/json"}, headers)
+    while True:
+        try:
+            request = client.build_request("POST", url, headers=request_headers, content=content)
+            response = await client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise ProviderError(f"Request timed out connecting to {url}: {exc}", retryable=True) from exc
+        except httpx.TransportError as exc:
+            raise ProviderError(f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True) from exc
+        if options.on_response is not None:
+            hook = options.on_response(ResponseInfo(response.status_code, dict(response.headers)), model)
+            if inspect.isawaitable(hook):
+                await hook
+        if response.status_code < 400:
+            return response
+        raw = await _read_bounded(response)
+        await response.aclose()
+        retry_after = parse_retry_after(response.headers)
+        message = error_message_from_body(response.status_code, raw)
+        if retry_after is not None and cap_s is not None and retry_after > cap_s:
+            raise HttpStatusError(
+                response.status_code,
+                f"{message} (server asked to retry after {retry_after:g} s, more than the "
+                f"{cap_s:g} s allowed by max_retry_delay_ms)",
+                retry_after,
+            )
+        if attempt >= options.max_retries or response.status_code not in RETRYABLE_STATUSES:
+            if retry_after is not None:
+                message = f"{message} (retry after {retry_after:g} s)"
+            raise HttpStatusError(response.status_code, message, retry_after)
+        delay = retry_after if retry_after is not None else min(2.0**attempt, 30.0)
+        attempt += 1
+        await _sleep_abortable(delay, options)
+
+
+async def _read_bounded(response: httpx.Response) -> str:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _MAX_ERROR_BODY * 4:
+            break
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncIterator[ServerSentEvent]:
+    """Server-sent events of ``response``; a gap longer than the idle timeout raises a retryable error.
+
+    The timer counts events, not bytes: keep-alive comments do not keep a dead stream alive.
+    """
+    idle_s = (options.idle_timeout_ms or 0) / 1000 or None
+    source = EventSource(response).aiter_sse()
+    try:
+        while True:
+            try:
+                if idle_s is None:
+                    event = await anext(source)
+                else:
+                    event = await asyncio.wait_for(anext(source), timeout=idle_s)
+            except StopAsyncIteration:
+                return
+            except TimeoutError as exc:
+                raise ProviderError(
+                    f"Stream idle timeout: no data from the provider for {idle_s:g} s (timed out)",
+                    retryable=True,
+                ) from exc
+            except SSEError as exc:
+                raise ProviderError(f"Unexpected response: {exc}") from exc
+            except httpx.TransportError as exc:
+                raise ProviderError(
+                    f"Connection lost while streaming: {exc or type(exc).__name__}", retryable=True
+                ) from exc
+            yield event
+    finally:
+        await source.aclose()
+        await response.aclose()
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {api_key}"} if api_key else {}

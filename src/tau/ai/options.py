@@ -1,0 +1,100 @@
+"""Call options for ``stream`` (per-API raw options) and ``stream_simple`` (a reasoning level)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeAlias
+
+from tau.ai.abort import AbortSignal
+from tau.ai.types import CacheRetention, JsonObject, Model, ThinkingLevel
+
+PayloadHook: TypeAlias = Callable[[JsonObject, Model], "JsonObject | None | Awaitable[JsonObject | None]"]
+
+
+@dataclass(slots=True)
+class ResponseInfo:
+    """What ``on_response`` sees: the HTTP status and headers, before the body is read."""
+
+    status: int
+    headers: dict[str, str]
+
+
+ResponseHook: TypeAlias = Callable[[ResponseInfo, Model], "None | Awaitable[None]"]
+
+DEFAULT_IDLE_TIMEOUT_MS = 120_000
+DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamOptions:
+    """Options shared by every API. Per-API options go in ``extra`` (snake_case keys).
+
+    ``max_retries`` is 0: nothing is retried behind the caller's back. ``max_retry_delay_ms`` caps a
+    server's ``Retry-After``; a longer wait fails at once with the requested delay in the message
+    (0 = no cap). ``idle_timeout_ms`` ends a stream that delivers no event for that long as a
+    retryable error (``None`` or 0 = wait forever).
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    cache_retention: CacheRetention | None = None
+    session_id: str | None = None
+    on_payload: PayloadHook | None = None
+    on_response: ResponseHook | None = None
+    headers: dict[str, str] | None = None
+    timeout_ms: int | None = None
+    max_retries: int = 0
+    max_retry_delay_ms: int = DEFAULT_MAX_RETRY_DELAY_MS
+    idle_timeout_ms: int | None = DEFAULT_IDLE_TIMEOUT_MS
+    metadata: JsonObject | None = None
+    extra: JsonObject = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class SimpleStreamOptions(StreamOptions):
+    """``StreamOptions`` plus a reasoning level (absent = off) and optional budget overrides."""
+
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: dict[str, int] | None = None
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
+
+
+_SIMPLE_FIELDS = _field_names(SimpleStreamOptions)
+
+
+def build_options(
+    options: StreamOptions | None, overrides: dict[str, Any], *, simple: bool
+) -> SimpleStreamOptions:
+    """Merge keyword overrides into a copy of ``options``; unknown keys go to ``extra``."""
+    result = SimpleStreamOptions()
+    if options is not None:
+        for name in _field_names(type(options)):
+            setattr(result, name, getattr(options, name))
+        result.extra = dict(options.extra)
+    for key, value in overrides.items():
+        if key in _SIMPLE_FIELDS and key != "extra":
+            if not simple and key in ("reasoning", "thinking_budgets"):
+                result.extra[key] = value
+            else:
+                setattr(result, key, value)
+        elif key == "extra":
+            result.extra.update(value)
+        else:
+            result.extra[key] = value
+    return result
+
+
+def resolve_cache_retention(retention: CacheRetention | None) -> CacheRetention:
+    """The option if given, else ``long`` when ``PI_CACHE_RETENTION=long``, else ``short``."""
+    if retention is not None:
+        return retention
+    if os.environ.get("TAU_CACHE_RETENTION", os.environ.get("PI_CACHE_RETENTION")) == "long":
+        return "long"
+    return "short"

@@ -1,0 +1,1 @@
+"""One module per wire protocol; each exposes ``stream`` and ``stream_simple``."""

@@ -1,0 +1,140 @@
+"""The api → stream-function registry.
+
+Built-in APIs are registered by module path and imported on first use, so ``import tau.ai`` loads no
+provider (nor httpx). A module that fails to import turns into an ``error`` event, not an exception.
+Extensions register their own APIs with a ``source_id`` and remove them all at once when unloaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Protocol
+
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.types import Context, Model
+
+
+class StreamFunction(Protocol):
+    def __call__(self, model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream: ...
+
+
+class SimpleStreamFunction(Protocol):
+    def __call__(
+        self, model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream: ...
+
+
+class UnknownApiError(LookupError):
+    """No provider is registered for a model's ``api``."""
+
+
+@dataclass(slots=True)
+class ApiProvider:
+    """One wire protocol: its raw ``stream`` and the ``stream_simple`` that maps a reasoning level."""
+
+    api: str
+    stream: StreamFunction
+    stream_simple: SimpleStreamFunction
+    source_id: str | None = None
+
+
+BUILTIN_APIS: dict[str, str] = {
+    "anthropic-messages": "tau.ai.providers.anthropic",
+    "openai-completions": "tau.ai.providers.openai_completions",
+    "openai-responses": "tau.ai.providers.openai_responses",
+    "google-generative-ai": "tau.ai.providers.google",
+}
+
+_registry: dict[str, ApiProvider] = {}
+
+
+def _lazy_provider(api: str, module_path: str) -> ApiProvider:
+    """A provider whose module is imported on the first call."""
+
+    def load() -> ApiProvider | str:
+        try:
+            module = importlib.import_module(module_path)
+        except ImportError as exc:
+            return f"Could not load the provider for api {api!r}: {exc}"
+        return ApiProvider(api=api, stream=module.stream, stream_simple=module.stream_simple)
+
+    def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+        loaded = load()
+        if isinstance(loaded, str):
+            from tau.ai.stream_writer import error_stream
+
+            return error_stream(model, loaded)
+        return loaded.stream(model, context, options)
+
+    def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+        loaded = load()
+        if isinstance(loaded, str):
+            from tau.ai.stream_writer import error_stream
+
+            return error_stream(model, loaded)
+        return loaded.stream_simple(model, context, options)
+
+    return ApiProvider(api=api, stream=stream, stream_simple=stream_simple)
+
+
+def _checked(provider: ApiProvider) -> ApiProvider:
+    """Wrap the functions so a model of another api is refused."""
+
+    def check(model: Model) -> None:
+        if model.api != provider.api:
+            raise ValueError(f"Mismatched api: {model.api} expected {provider.api}")
+
+    def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+        check(model)
+        return provider.stream(model, context, options)
+
+    def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+        check(model)
+        return provider.stream_simple(model, context, options)
+
+    return ApiProvider(api=provider.api, stream=stream, stream_simple=stream_simple, source_id=provider.source_id)
+
+
+def register_api_provider(provider: ApiProvider, source_id: str | None = None) -> None:
+    """Register (or replace) the provider for ``provider.api``."""
+    if source_id is not None:
+        provider = ApiProvider(provider.api, provider.stream, provider.stream_simple, source_id)
+    _registry[provider.api] = _checked(provider)
+
+
+def get_api_provider(api: str) -> ApiProvider | None:
+    return _registry.get(api)
+
+
+def get_api_providers() -> list[ApiProvider]:
+    return list(_registry.values())
+
+
+def require_api_provider(api: str) -> ApiProvider:
+    provider = _registry.get(api)
+    if provider is None:
+        known = ", ".join(sorted(_registry)) or "none"
+        raise UnknownApiError(f"No API provider registered for api: {api} (registered: {known})")
+    return provider
+
+
+def unregister_api_providers(source_id: str) -> None:
+    """Remove every provider registered with ``source_id``."""
+    for api in [api for api, p in _registry.items() if p.source_id == source_id]:
+        del _registry[api]
+
+
+def clear_api_providers() -> None:
+    _registry.clear()
+
+
+def reset_api_providers() -> None:
+    """Forget every registration and register the built-ins again."""
+    _registry.clear()
+    for api, module_path in BUILTIN_APIS.items():
+        register_api_provider(_lazy_provider(api, module_path))
+
+
+reset_api_providers()

@@ -1,0 +1,277 @@
+"""The machinery every provider shares: build the partial message, emit events, end the stream.
+
+A provider writes one coroutine, ``produce(writer)``, that reads its wire protocol and calls the
+writer (``text_start``/``text_delta``/…). ``run_stream`` runs it as a task and guarantees the
+protocol: one ``start``, blocks closed on success, exactly one terminal event, and every failure
+(exception, abort, cancellation, an error stop reason) reported as a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from tau.ai.cost import calculate_cost
+from tau.ai.events import (
+    AssistantMessageEventStream,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from tau.ai.options import StreamOptions
+from tau.ai.partial_json import parse_streaming_json
+from tau.ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall
+
+
+class ProviderError(Exception):
+    """A failure reported by (or while talking to) a provider; becomes the ``errorMessage``."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class StreamWriter:
+    """Builds one assistant message and pushes the matching events."""
+
+    def __init__(self, stream: AssistantMessageEventStream, output: AssistantMessage, model: Model) -> None:
+        self.stream = stream
+        self.output = output
+        self.model = model
+        self._started = False
+        self._open: set[int] = set()
+        # Raw argument text per tool-call block; scratch state lives here, never on the block.
+        self._tool_json: dict[int, list[str]] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Announce that the server accepted the request (idempotent)."""
+        if not self._started:
+            self._started = True
+            self.stream.push(StartEvent(partial=self.output))
+
+    # -- text and thinking ---------------------------------------------------------------------
+
+    def text_start(self, text_signature: str | None = None) -> int:
+        self.start()
+        index = self._append(TextContent(text_signature=text_signature))
+        self.stream.push(TextStartEvent(content_index=index, partial=self.output))
+        return index
+
+    def text_delta(self, index: int, delta: str) -> None:
+        block = self.output.content[index]
+        assert isinstance(block, TextContent)
+        block.append(delta)
+        self.stream.push(TextDeltaEvent(content_index=index, delta=delta, partial=self.output))
+
+    def text_end(self, index: int) -> None:
+        if index not in self._open:
+            return
+        self._open.discard(index)
+        block = self.output.content[index]
+        assert isinstance(block, TextContent)
+        self.stream.push(TextEndEvent(content_index=index, content=block.text, partial=self.output))
+
+    def thinking_start(self, signature: str | None = None, redacted: bool | None = None) -> int:
+        self.start()
+        index = self._append(ThinkingContent(thinking_signature=signature, redacted=redacted))
+        self.stream.push(ThinkingStartEvent(content_index=index, partial=self.output))
+        return index
+
+    def thinking_delta(self, index: int, delta: str) -> None:
+        block = self.output.content[index]
+        assert isinstance(block, ThinkingContent)
+        block.append(delta)
+        self.stream.push(ThinkingDeltaEvent(content_index=index, delta=delta, partial=self.output))
+
+    def thinking_end(self, index: int) -> None:
+        if index not in self._open:
+            return
+        self._open.discard(index)
+        block = self.output.content[index]
+        assert isinstance(block, ThinkingContent)
+        self.stream.push(ThinkingEndEvent(content_index=index, content=block.thinking, partial=self.output))
+
+    # -- tool calls ----------------------------------------------------------------------------
+
+    def toolcall_start(self, call_id: str, name: str, thought_signature: str | None = None) -> int:
+        self.start()
+        index = self._append(ToolCall(id=call_id, name=name, thought_signature=thought_signature))
+        self._tool_json[index] = []
+        self.stream.push(ToolCallStartEvent(content_index=index, partial=self.output))
+        return index
+
+    def toolcall_delta(self, index: int, fragment: str) -> None:
+        """Append raw argument JSON; ``arguments`` becomes the best-effort parse so far."""
+        pieces = self._tool_json.setdefault(index, [])
+        pieces.append(fragment)
+        block = self.output.content[index]
+        assert isinstance(block, ToolCall)
+        block.arguments = parse_streaming_json("".join(pieces))
+        self.stream.push(ToolCallDeltaEvent(content_index=index, delta=fragment, partial=self.output))
+
+    def toolcall_replace_json(self, index: int, full_json: str) -> None:
+        """Replace the accumulated argument text with the server's complete string."""
+        self._tool_json[index] = [full_json]
+
+    def toolcall_end(self, index: int) -> None:
+        if index not in self._open:
+            return
+        self._open.discard(index)
+        block = self.output.content[index]
+        assert isinstance(block, ToolCall)
+        pieces = self._tool_json.pop(index, [])
+        block.arguments = parse_streaming_json("".join(pieces))
+        self.stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=self.output))
+
+    def tool_call(self, index: int) -> ToolCall:
+        block = self.output.content[index]
+        assert isinstance(block, ToolCall)
+        return block
+
+    def end_block(self, index: int) -> None:
+        """Close block ``index`` with the end event of its kind."""
+        block = self.output.content[index]
+        if isinstance(block, TextContent):
+            self.text_end(index)
+        elif isinstance(block, ThinkingContent):
+            self.thinking_end(index)
+        else:
+            self.toolcall_end(index)
+
+    def end_open_blocks(self) -> None:
+        for index in sorted(self._open):
+            self.end_block(index)
+
+    @property
+    def open_blocks(self) -> frozenset[int]:
+        return frozenset(self._open)
+
+    def _append(self, block: TextContent | ThinkingContent | ToolCall) -> int:
+        self.output.content.append(block)
+        index = len(self.output.content) - 1
+        self._open.add(index)
+        return index
+
+    # -- usage ---------------------------------------------------------------------------------
+
+    def set_usage(
+        self,
+        *,
+        input: int | None = None,
+        output: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+    ) -> None:
+        """Overwrite the counts that are given, then recompute the total and the cost."""
+        usage = self.output.usage
+        if input is not None:
+            usage.input = max(0, input)
+        if output is not None:
+            usage.output = max(0, output)
+        if cache_read is not None:
+            usage.cache_read = max(0, cache_read)
+        if cache_write is not None:
+            usage.cache_write = max(0, cache_write)
+        usage.recompute_total()
+        calculate_cost(self.model, usage)
+
+    def finish_blocks_state(self) -> None:
+        self._tool_json.clear()
+
+
+StreamProducer = Callable[[StreamWriter], Awaitable[None]]
+
+
+def new_output(model: Model) -> AssistantMessage:
+    """An empty assistant message carrying the model's provenance."""
+    return AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+
+
+def error_stream(model: Model, message: str, *, reason: StopReason = "error") -> AssistantMessageEventStream:
+    """A stream that fails at once with ``message`` (used before any request is made)."""
+    stream = AssistantMessageEventStream()
+    output = new_output(model)
+    output.stop_reason = reason
+    output.error_message = message
+    stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
+    return stream
+
+
+def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) -> AssistantMessageEventStream:
+    """Run ``produce`` as a task and turn everything it does into a well-formed event stream.
+
+    Must be called with a running event loop (``stream()`` is called from async code).
+    """
+    stream = AssistantMessageEventStream()
+    output = new_output(model)
+    writer = StreamWriter(stream, output, model)
+    signal = options.signal
+    loop = asyncio.get_running_loop()
+    abandoned = False
+
+    async def main() -> None:
+        try:
+            if signal is not None and signal.aborted:
+                raise asyncio.CancelledError
+            await produce(writer)
+            if output.stop_reason in ("error", "aborted"):
+                raise ProviderError(output.error_message or f"Provider stopped with {output.stop_reason}")
+            writer.end_open_blocks()
+            if output.stop_reason == "stop" and any(isinstance(b, ToolCall) for b in output.content):
+                output.stop_reason = "toolUse"
+            writer.finish_blocks_state()
+            reason = output.stop_reason
+            assert reason in ("stop", "length", "toolUse")
+            stream.push(DoneEvent(reason=reason, message=output))
+        except asyncio.CancelledError:
+            _fail(writer, "aborted", "Request was aborted" if not abandoned else "Stream consumer went away")
+        except Exception as exc:  # every failure is reported in-band
+            aborted = signal is not None and signal.aborted
+            _fail(writer, "aborted" if aborted else "error", _describe(exc))
+
+    task = loop.create_task(main())
+
+    def cancel() -> None:
+        if not task.done():
+            loop.call_soon_threadsafe(task.cancel)
+
+    def abandon() -> None:
+        nonlocal abandoned
+        abandoned = True
+        cancel()
+
+    remove_listener = signal.add_listener(cancel) if signal is not None else None
+    stream.set_abandon_handler(abandon)
+    if remove_listener is not None:
+        task.add_done_callback(lambda _: remove_listener())
+    stream.attach_producer(task)
+    return stream
+
+
+def _fail(writer: StreamWriter, reason: StopReason, message: str) -> None:
+    output = writer.output
+    writer.finish_blocks_state()
+    output.stop_reason = reason
+    if reason == "aborted":
+        output.error_message = output.error_message or message
+    else:
+        output.error_message = message
+    writer.stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    if text:
+        return text
+    return type(exc).__name__

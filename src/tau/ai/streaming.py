@@ -1,0 +1,81 @@
+"""The public entry points: ``stream``, ``complete``, ``stream_simple``, ``complete_simple``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
+from tau.ai.registry import require_api_provider
+from tau.ai.types import AssistantMessage, Context, Model
+
+DEFAULT_MAX_TOKENS_CAP = 32_000
+
+
+class MissingApiKeyError(LookupError):
+    """No API key was given and none is set in the provider's environment variables."""
+
+
+def stream(
+    model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+) -> AssistantMessageEventStream:
+    """Stream one response with the API's raw options. Must be called from async code.
+
+    Keyword arguments override fields of ``options``; unknown ones are per-API options.
+    Raises only for an unknown api; every other failure arrives as an ``error`` event.
+    """
+    provider = require_api_provider(model.api)
+    return provider.stream(model, context, build_options(options, overrides, simple=False))
+
+
+async def complete(
+    model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+) -> AssistantMessage:
+    """The final message of ``stream(...)``."""
+    return await stream(model, context, options, **overrides).result()
+
+
+def stream_simple(
+    model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+) -> AssistantMessageEventStream:
+    """Stream one response given a reasoning level (``reasoning=``; absent = off).
+
+    Resolves the API key (option, else environment) and defaults ``max_tokens`` to
+    ``min(model.max_tokens, 32000)``. Raises for an unknown api or a missing API key.
+    """
+    provider = require_api_provider(model.api)
+    resolved = build_options(options, overrides, simple=True)
+    if not resolved.api_key:
+        resolved.api_key = resolve_api_key(model)
+    if resolved.max_tokens is None and model.max_tokens > 0:
+        resolved.max_tokens = min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
+    return provider.stream_simple(model, context, resolved)
+
+
+async def complete_simple(
+    model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+) -> AssistantMessage:
+    """The final message of ``stream_simple(...)``."""
+    return await stream_simple(model, context, options, **overrides).result()
+
+
+def resolve_api_key(model: Model) -> str:
+    """The provider's key from the environment, or ``MissingApiKeyError`` naming what to set."""
+    from tau.ai.env_keys import env_var_names, get_env_api_key
+
+    key = get_env_api_key(model.provider)
+    if key:
+        return key
+    names = env_var_names(model.provider)
+    hint = f"set {' or '.join(names)}" if names else "pass api_key"
+    raise MissingApiKeyError(f"No API key for provider: {model.provider} ({hint})")
+
+
+__all__ = [
+    "MissingApiKeyError",
+    "SimpleStreamOptions",
+    "complete",
+    "complete_simple",
+    "stream",
+    "stream_simple",
+]

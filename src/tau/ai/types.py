@@ -1,0 +1,568 @@
+"""The data model of the LLM layer: content blocks, messages, usage, models, context, tools.
+
+Objects are plain classes with snake_case attributes. ``to_json()`` / ``from_json()`` convert to and
+from pi's on-disk shape (camelCase keys, optional keys omitted when unset), so a message read from a
+pi session file dumps back to an equal JSON object.
+
+Text and thinking blocks keep streamed text as a list of pieces joined on first read: appending a
+delta is O(1), so a 20 MB reply streamed in 4 KB pieces stays linear.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+Api: TypeAlias = str
+Provider: TypeAlias = str
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevelOrOff: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+CacheRetention: TypeAlias = Literal["none", "short", "long"]
+JsonObject: TypeAlias = dict[str, Any]
+
+
+def now_ms() -> int:
+    """Unix epoch milliseconds, the timestamp unit of every message."""
+    return time.time_ns() // 1_000_000
+
+
+class _StreamedText:
+    """Text that grows by appended pieces and is joined only when read."""
+
+    __slots__ = ("_pieces", "_text")
+
+    def __init__(self, text: str = "") -> None:
+        self._text = text
+        self._pieces: list[str] = []
+
+    def _joined(self) -> str:
+        if self._pieces:
+            self._pieces.insert(0, self._text)
+            self._text = "".join(self._pieces)
+            self._pieces.clear()
+        return self._text
+
+
+class TextContent(_StreamedText):
+    """A text block: ``{"type": "text", "text": ..., "textSignature"?: ...}``."""
+
+    __slots__ = ("text_signature",)
+    type: Literal["text"] = "text"
+
+    def __init__(self, text: str = "", text_signature: str | None = None) -> None:
+        super().__init__(text)
+        self.text_signature = text_signature
+
+    @property
+    def text(self) -> str:
+        return self._joined()
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
+        self._pieces.clear()
+
+    def append(self, delta: str) -> None:
+        self._pieces.append(delta)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": "text", "text": self.text}
+        if self.text_signature is not None:
+            out["textSignature"] = self.text_signature
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> TextContent:
+        return cls(text=data.get("text") or "", text_signature=data.get("textSignature"))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TextContent)
+            and self.text == other.text
+            and self.text_signature == other.text_signature
+        )
+
+    def __repr__(self) -> str:
+        return f"TextContent(text={self.text!r}, text_signature={self.text_signature!r})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class ThinkingContent(_StreamedText):
+    """A reasoning block: ``{"type": "thinking", "thinking": ..., "thinkingSignature"?, "redacted"?}``."""
+
+    __slots__ = ("redacted", "thinking_signature")
+    type: Literal["thinking"] = "thinking"
+
+    def __init__(
+        self, thinking: str = "", thinking_signature: str | None = None, redacted: bool | None = None
+    ) -> None:
+        super().__init__(thinking)
+        self.thinking_signature = thinking_signature
+        self.redacted = redacted
+
+    @property
+    def thinking(self) -> str:
+        return self._joined()
+
+    @thinking.setter
+    def thinking(self, value: str) -> None:
+        self._text = value
+        self._pieces.clear()
+
+    def append(self, delta: str) -> None:
+        self._pieces.append(delta)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": "thinking", "thinking": self.thinking}
+        if self.thinking_signature is not None:
+            out["thinkingSignature"] = self.thinking_signature
+        if self.redacted is not None:
+            out["redacted"] = self.redacted
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ThinkingContent:
+        return cls(
+            thinking=data.get("thinking") or "",
+            thinking_signature=data.get("thinkingSignature"),
+            redacted=data.get("redacted"),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ThinkingContent)
+            and self.thinking == other.thinking
+            and self.thinking_signature == other.thinking_signature
+            and self.redacted == other.redacted
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ThinkingContent(thinking={self.thinking!r}, "
+            f"thinking_signature={self.thinking_signature!r}, redacted={self.redacted!r})"
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(slots=True)
+class ImageContent:
+    """An image block (user messages and tool results only); ``data`` is bare base64."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = field(default="image", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": "image", "data": self.data, "mimeType": self.mime_type}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ImageContent:
+        return cls(data=data.get("data") or "", mime_type=data.get("mimeType") or "")
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call block; ``arguments`` is always an object once the block is finished."""
+
+    id: str
+    name: str
+    arguments: JsonObject = field(default_factory=dict)
+    thought_signature: str | None = None
+    type: Literal["toolCall"] = field(default="toolCall", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": "toolCall", "id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.thought_signature is not None:
+            out["thoughtSignature"] = self.thought_signature
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ToolCall:
+        arguments = data.get("arguments")
+        return cls(
+            id=data.get("id") or "",
+            name=data.get("name") or "",
+            arguments=arguments if isinstance(arguments, dict) else {},
+            thought_signature=data.get("thoughtSignature"),
+        )
+
+
+UserContent: TypeAlias = TextContent | ImageContent
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
+
+_BLOCK_TYPES: dict[str, Any] = {
+    "text": TextContent,
+    "thinking": ThinkingContent,
+    "image": ImageContent,
+    "toolCall": ToolCall,
+}
+
+
+def content_from_json(data: JsonObject) -> ContentBlock:
+    """Build a content block from its JSON form; raises ``ValueError`` on an unknown ``type``."""
+    kind = data.get("type")
+    cls = _BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown content block type: {kind!r}")
+    block: ContentBlock = cls.from_json(data)
+    return block
+
+
+@dataclass(slots=True)
+class Cost:
+    """Dollar cost of one response, split like the token counts."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+    def to_json(self) -> JsonObject:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+            "total": self.total,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Cost:
+        return cls(
+            input=data.get("input", 0),
+            output=data.get("output", 0),
+            cache_read=data.get("cacheRead", 0),
+            cache_write=data.get("cacheWrite", 0),
+            total=data.get("total", 0),
+        )
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts normalised across APIs; ``total_tokens`` is the sum of the four counts."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = field(default_factory=Cost)
+
+    def recompute_total(self) -> None:
+        self.total_tokens = self.input + self.output + self.cache_read + self.cache_write
+
+    def to_json(self) -> JsonObject:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+            "totalTokens": self.total_tokens,
+            "cost": self.cost.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Usage:
+        return cls(
+            input=data.get("input", 0),
+            output=data.get("output", 0),
+            cache_read=data.get("cacheRead", 0),
+            cache_write=data.get("cacheWrite", 0),
+            total_tokens=data.get("totalTokens", 0),
+            cost=Cost.from_json(data.get("cost") or {}),
+        )
+
+
+@dataclass(slots=True)
+class UserMessage:
+    content: str | list[UserContent]
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["user"] = field(default="user", init=False)
+
+    def to_json(self) -> JsonObject:
+        content: Any = (
+            self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
+        )
+        return {"role": "user", "content": content, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> UserMessage:
+        raw = data.get("content")
+        content: str | list[UserContent]
+        if isinstance(raw, str):
+            content = raw
+        else:
+            content = [b for b in (content_from_json(x) for x in raw or []) if isinstance(b, (TextContent, ImageContent))]
+        return cls(content=content, timestamp=data.get("timestamp", 0))
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    content: list[AssistantContent]
+    api: Api
+    provider: Provider
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    timestamp: int = field(default_factory=now_ms)
+    error_message: str | None = None
+    response_model: str | None = None
+    response_id: str | None = None
+    diagnostics: list[JsonObject] | None = None
+    role: Literal["assistant"] = field(default="assistant", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "role": "assistant",
+            "content": [b.to_json() for b in self.content],
+            "api": self.api,
+            "provider": self.provider,
+            "model": self.model,
+        }
+        if self.response_model is not None:
+            out["responseModel"] = self.response_model
+        if self.response_id is not None:
+            out["responseId"] = self.response_id
+        if self.diagnostics is not None:
+            out["diagnostics"] = self.diagnostics
+        out["usage"] = self.usage.to_json()
+        out["stopReason"] = self.stop_reason
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
+        out["timestamp"] = self.timestamp
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> AssistantMessage:
+        content = [
+            b
+            for b in (content_from_json(x) for x in data.get("content") or [])
+            if isinstance(b, (TextContent, ThinkingContent, ToolCall))
+        ]
+        return cls(
+            content=content,
+            api=data.get("api") or "",
+            provider=data.get("provider") or "",
+            model=data.get("model") or "",
+            usage=Usage.from_json(data.get("usage") or {}),
+            stop_reason=data.get("stopReason") or "stop",
+            timestamp=data.get("timestamp", 0),
+            error_message=data.get("errorMessage"),
+            response_model=data.get("responseModel"),
+            response_id=data.get("responseId"),
+            diagnostics=data.get("diagnostics"),
+        )
+
+    def text(self) -> str:
+        """All text blocks joined: the visible answer."""
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+
+@dataclass(slots=True)
+class ToolResultMessage:
+    tool_call_id: str
+    tool_name: str
+    content: list[UserContent]
+    is_error: bool = False
+    details: Any = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["toolResult"] = field(default="toolResult", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "role": "toolResult",
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "content": [b.to_json() for b in self.content],
+        }
+        if self.details is not None:
+            out["details"] = self.details
+        out["isError"] = self.is_error
+        out["timestamp"] = self.timestamp
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ToolResultMessage:
+        content = [
+            b
+            for b in (content_from_json(x) for x in data.get("content") or [])
+            if isinstance(b, (TextContent, ImageContent))
+        ]
+        return cls(
+            tool_call_id=data.get("toolCallId") or "",
+            tool_name=data.get("toolName") or "",
+            content=content,
+            is_error=bool(data.get("isError", False)),
+            details=data.get("details"),
+            timestamp=data.get("timestamp", 0),
+        )
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+
+
+def message_from_json(data: JsonObject) -> Message:
+    """Build a message from its JSON form; raises ``ValueError`` on an unknown ``role``."""
+    role = data.get("role")
+    if role == "user":
+        return UserMessage.from_json(data)
+    if role == "assistant":
+        return AssistantMessage.from_json(data)
+    if role == "toolResult":
+        return ToolResultMessage.from_json(data)
+    raise ValueError(f"unknown message role: {role!r}")
+
+
+@dataclass(slots=True)
+class Tool:
+    """A tool the model may call; ``parameters`` is a plain JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_json(self) -> JsonObject:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Tool:
+        return cls(
+            name=data["name"],
+            description=data.get("description") or "",
+            parameters=data.get("parameters") or {"type": "object", "properties": {}},
+        )
+
+
+@dataclass(slots=True)
+class Context:
+    """What one model call is made of."""
+
+    messages: list[Message] = field(default_factory=list)
+    system_prompt: str | None = None
+    tools: list[Tool] | None = None
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {}
+        if self.system_prompt is not None:
+            out["systemPrompt"] = self.system_prompt
+        out["messages"] = [m.to_json() for m in self.messages]
+        if self.tools is not None:
+            out["tools"] = [t.to_json() for t in self.tools]
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Context:
+        tools = data.get("tools")
+        return cls(
+            messages=[message_from_json(m) for m in data.get("messages") or []],
+            system_prompt=data.get("systemPrompt"),
+            tools=[Tool.from_json(t) for t in tools] if tools is not None else None,
+        )
+
+
+@dataclass(slots=True)
+class ModelCost:
+    """Prices in US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+    def to_json(self) -> JsonObject:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ModelCost:
+        return cls(
+            input=data.get("input", 0),
+            output=data.get("output", 0),
+            cache_read=data.get("cacheRead", 0),
+            cache_write=data.get("cacheWrite", 0),
+        )
+
+
+@dataclass(slots=True)
+class Model:
+    """A model descriptor. Build one by hand with any ``base_url`` to reach a local server.
+
+    ``compat`` and ``thinking_level_map`` keep pi's camelCase JSON keys as dictionary keys.
+    """
+
+    id: str
+    api: Api
+    provider: Provider
+    base_url: str
+    name: str = ""
+    reasoning: bool = False
+    input: list[str] = field(default_factory=lambda: ["text"])
+    cost: ModelCost = field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: dict[str, str] | None = None
+    compat: JsonObject | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = self.id
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "id": self.id,
+            "name": self.name,
+            "api": self.api,
+            "provider": self.provider,
+            "baseUrl": self.base_url,
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+            "cost": self.cost.to_json(),
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+        }
+        if self.headers is not None:
+            out["headers"] = dict(self.headers)
+        if self.compat is not None:
+            out["compat"] = dict(self.compat)
+        if self.thinking_level_map is not None:
+            out["thinkingLevelMap"] = dict(self.thinking_level_map)
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Model:
+        return cls(
+            id=data["id"],
+            name=data.get("name") or data["id"],
+            api=data["api"],
+            provider=data["provider"],
+            base_url=data.get("baseUrl") or "",
+            reasoning=bool(data.get("reasoning", False)),
+            input=list(data.get("input") or ["text"]),
+            cost=ModelCost.from_json(data.get("cost") or {}),
+            context_window=data.get("contextWindow", 128_000),
+            max_tokens=data.get("maxTokens", 16_384),
+            headers=data.get("headers"),
+            compat=data.get("compat"),
+            thinking_level_map=data.get("thinkingLevelMap"),
+        )
+
+
+def models_are_equal(a: Model | None, b: Model | None) -> bool:
+    """Two models are the same when provider and id match; ``None`` equals nothing."""
+    if a is None or b is None:
+        return False
+    return a.provider == b.provider and a.id == b.id

@@ -1,0 +1,106 @@
+"""What the fake LLM server answers: a script of turns, each optionally carrying a fault."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+
+@dataclass(slots=True)
+class ScriptedToolCall:
+    """A tool call to stream. ``raw_arguments`` (sent verbatim) wins over ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    raw_arguments: str | None = None
+
+
+@dataclass(slots=True)
+class ScriptedUsage:
+    input: int = 10
+    output: int = 5
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+FaultKind: TypeAlias = Literal["status", "cut", "truncate", "stall", "malformed", "close_before_headers"]
+
+
+@dataclass(slots=True)
+class Fault:
+    """Something to go wrong while answering a turn.
+
+    - ``status``: answer with ``status`` (and ``body``, ``headers``, e.g. ``Retry-After``) at once.
+    - ``cut``: drop the connection after ``after_events`` events (an incomplete HTTP body).
+    - ``truncate``: end the body cleanly after ``after_events`` events, before the protocol's end.
+    - ``stall``: send ``after_events`` events, then wait ``seconds`` before going on.
+    - ``malformed``: after ``after_events`` events, send a data line that is not valid JSON.
+    - ``close_before_headers``: drop the connection before any response.
+    """
+
+    kind: FaultKind
+    after_events: int = 0
+    status: int = 500
+    body: str | dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 30.0
+
+
+@dataclass(slots=True)
+class Turn:
+    """One scripted response, rendered in whichever protocol the request speaks.
+
+    ``stop_reason`` is the protocol's own value (``"max_tokens"``, ``"content_filter"``,
+    ``"SAFETY"``…); when absent the natural one is used (tool use when tool calls are present).
+    ``chunk_size`` is the number of characters per streamed delta.
+    """
+
+    text: str | None = None
+    thinking: str | None = None
+    thinking_signature: str | None = None
+    tool_calls: list[ScriptedToolCall] = field(default_factory=list)
+    usage: ScriptedUsage = field(default_factory=ScriptedUsage)
+    stop_reason: str | None = None
+    chunk_size: int = 8
+    fault: Fault | None = None
+    response_model: str | None = None
+    response_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def text_chunks(self) -> list[str]:
+        return split_chunks(self.text or "", self.chunk_size)
+
+    def thinking_chunks(self) -> list[str]:
+        return split_chunks(self.thinking or "", self.chunk_size)
+
+
+def split_chunks(text: str, size: int) -> list[str]:
+    """Cut ``text`` into pieces of ``size`` characters (at least one piece when non-empty)."""
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@dataclass(slots=True)
+class RecordedRequest:
+    """A request the fake server received."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: Any
+    api: str
+
+
+TurnSource: TypeAlias = Turn | Callable[[RecordedRequest], Turn]
+
+
+def text_turn(text: str, **kwargs: Any) -> Turn:
+    return Turn(text=text, **kwargs)
+
+
+def tool_turn(name: str, arguments: dict[str, Any], *, id: str | None = None, **kwargs: Any) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall(name=name, arguments=arguments, id=id)], **kwargs)

@@ -1,0 +1,246 @@
+"""A fake LLM server on 127.0.0.1 speaking four streaming wire protocols.
+
+It answers each POST with the next scripted ``Turn``, rendered in the protocol the path asks for:
+
+================================  =======================
+path ends with                    protocol
+================================  =======================
+``/chat/completions``             OpenAI Chat Completions
+``/responses``                    OpenAI Responses
+``/messages``                     Anthropic Messages
+``:streamGenerateContent``        Google Generative AI
+================================  =======================
+
+Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
+cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
+
+    with FakeLLMServer() as server:
+        server.add(Turn(text="hello"))
+        model = Model(id="m", api="openai-completions", provider="fake", base_url=server.url("/v1"))
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import socket
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from tau.testing.fake_llm.script import Fault, RecordedRequest, Turn, TurnSource
+
+_ROUTES: tuple[tuple[str, str, str], ...] = (
+    ("/chat/completions", "openai-completions", "tau.testing.fake_llm.openai_completions"),
+    ("/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
+    ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
+    (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
+)
+
+
+def _route(path: str) -> tuple[str, ModuleType] | None:
+    for suffix, api, module_path in _ROUTES:
+        if path.endswith(suffix):
+            return api, importlib.import_module(module_path)
+    return None
+
+
+class FakeLLMServer:
+    """A scripted HTTP server; start it with ``start()`` or ``with``."""
+
+    def __init__(self, turns: Iterable[TurnSource] = (), *, port: int = 0) -> None:
+        self._turns: deque[TurnSource] = deque(turns)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.requests: list[RecordedRequest] = []
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "") -> str:
+        """``base_url`` joined with ``path`` (e.g. ``"/v1"``)."""
+        return self.base_url + path
+
+    def start(self) -> FakeLLMServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- script --------------------------------------------------------------------------------
+
+    def add(self, *turns: TurnSource) -> None:
+        """Queue turns (or callables that build a turn from the request)."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._turns)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        return self.requests[-1]
+
+    def _next_turn(self, request: RecordedRequest) -> Turn | None:
+        with self._lock:
+            self.requests.append(request)
+            source = self._turns.popleft() if self._turns else None
+        if source is None or isinstance(source, Turn):
+            return source
+        return source(request)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: FakeLLMServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return
+
+    def do_GET(self) -> None:
+        self._send_json(404, {"error": {"message": f"fake server: no GET route for {self.path}"}})
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", errors="replace")
+        parts = urlsplit(self.path)
+        route = _route(parts.path)
+        request = RecordedRequest(
+            method="POST",
+            path=parts.path,
+            query=parts.query,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            api=route[0] if route else "",
+        )
+        turn = owner._next_turn(request)
+        if route is None:
+            self._send_json(404, {"error": {"message": f"fake server: no route for {parts.path}"}})
+            return
+        protocol = route[1]
+        if turn is None:
+            self._send_json(500, protocol.error_body(500, "fake server: no scripted turn left"))
+            return
+        fault = turn.fault
+        if fault is not None and fault.kind == "close_before_headers":
+            self._drop_connection()
+            return
+        if fault is not None and fault.kind == "status":
+            self._send_fault_status(protocol, fault)
+            return
+        self._stream(protocol.render(turn, request), turn, protocol)
+
+    # -- responses -----------------------------------------------------------------------------
+
+    def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        payload = data.encode() if isinstance(data, str) else json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def _send_fault_status(self, protocol: ModuleType, fault: Fault) -> None:
+        body = fault.body
+        if body is None:
+            body = protocol.error_body(fault.status, f"fake server error {fault.status}")
+        if body == "":
+            self.send_response(fault.status)
+            self.send_header("content-length", "0")
+            for key, value in fault.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            return
+        self._send_json(fault.status, body, fault.headers)
+
+    def _stream(self, frames: Iterator[bytes], turn: Turn, protocol: ModuleType) -> None:
+        fault = turn.fault
+        stopping = self.server.owner._stopping
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for key, value in turn.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            for index, frame in enumerate(frames):
+                if fault is not None and index == fault.after_events:
+                    if fault.kind == "cut":
+                        self._drop_connection()
+                        return
+                    if fault.kind == "truncate":
+                        break
+                    if fault.kind == "stall":
+                        self.wfile.flush()
+                        if stopping.wait(fault.seconds):
+                            return
+                    if fault.kind == "malformed":
+                        self._write_chunk(getattr(protocol, "MALFORMED_FRAME", b"data: {not json\n\n"))
+                self._write_chunk(frame)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _drop_connection(self) -> None:
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def sse_frame(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event with a JSON ``data`` line (and an ``event`` line if given)."""
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
