@@ -53,8 +53,12 @@ class AbortSignal:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
 
+        def resolve() -> None:
+            if not future.done():
+                future.set_result(None)
+
         def wake() -> None:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+            loop.call_soon_threadsafe(resolve)
 
         remove = self.add_listener(wake)
         try:

@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, JsonObject, Model, ThinkingLevel
 
-PayloadHook: TypeAlias = Callable[[JsonObject, Model], "JsonObject | None | Awaitable[JsonObject | None]"]
+PayloadHook: TypeAlias = Callable[[JsonObject, Model], "JsonObject | Awaitable[JsonObject | None] | None"]
 
 
 @dataclass(slots=True)
@@ -21,7 +21,7 @@ class ResponseInfo:
     headers: dict[str, str]
 
 
-ResponseHook: TypeAlias = Callable[[ResponseInfo, Model], "None | Awaitable[None]"]
+ResponseHook: TypeAlias = Callable[[ResponseInfo, Model], "Awaitable[None] | None"]
 
 DEFAULT_IDLE_TIMEOUT_MS = 120_000
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000

@@ -1,0 +1,108 @@
+"""Streaming throughput: a 20 MB reply in 4 KB deltas from the fake server through `stream()`.
+
+The fake server runs in its own process; the client runs in another so its peak memory is its own.
+Reported per API: median MB/s over the runs, and peak RSS growth while streaming against the reply
+size.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from _common import PYTHON, Figure, median, user_env
+
+REPLY_BYTES = 20 * 1024 * 1024
+DELTA_BYTES = 4096
+
+SERVER = r"""
+import sys
+from tau.testing.fake_llm import FakeLLMServer, Turn
+size, chunk = int(sys.argv[1]), int(sys.argv[2])
+text = ("0123456789abcdef" * (size // 16 + 1))[:size]
+server = FakeLLMServer(port=0)
+server.add(*[Turn(text=text, chunk_size=chunk) for _ in range(64)])
+server.start()
+print(server.port, flush=True)
+sys.stdin.read()
+server.stop()
+"""
+
+CLIENT = r"""
+import asyncio, json, resource, sys, time
+from tau.ai import Context, Model, UserMessage, stream
+
+port, api, repeat, size = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+base = {"openai-completions": "/v1", "openai-responses": "/v1", "anthropic-messages": "",
+        "google-generative-ai": "/v1beta"}[api]
+model = Model(id="bench", api=api, provider="bench", base_url=f"http://127.0.0.1:{port}{base}")
+
+def rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+async def once():
+    started = time.perf_counter()
+    s = stream(model, Context(messages=[UserMessage("go")]), api_key="x")
+    async for _ in s:
+        pass
+    message = await s.result()
+    elapsed = time.perf_counter() - started
+    assert message.stop_reason == "stop", message.error_message
+    assert len(message.text()) == size, len(message.text())
+    return elapsed
+
+async def main():
+    await once()  # warm up: imports, connection pool
+    base_rss = rss_mib()
+    times = [await once() for _ in range(repeat)]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"times": times, "growth": peak - base_rss}))
+
+asyncio.run(main())
+"""
+
+APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
+
+
+def run(repeat: int) -> list[Figure]:
+    env = user_env()
+    server = subprocess.Popen(
+        [PYTHON, "-c", SERVER, str(REPLY_BYTES), str(DELTA_BYTES)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert server.stdout is not None
+    port = server.stdout.readline().strip()
+    figures: list[Figure] = []
+    reply_mib = REPLY_BYTES / 1024 / 1024
+    try:
+        for api in APIS:
+            # Each client uses (repeat + 1) turns of the server's script.
+            out = subprocess.run(
+                [PYTHON, "-c", CLIENT, port, api, str(min(repeat, 10)), str(REPLY_BYTES)],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            if out.returncode != 0:
+                print(out.stderr[-2000:], file=sys.stderr)
+                figures.append(Figure(f"{api}: FAILED", 0, ""))
+                continue
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            seconds = median(result["times"])
+            figures.append(Figure(f"{api}: throughput", reply_mib / seconds, "MB/s", ">= 50 MB/s"))
+            figures.append(
+                Figure(f"{api}: peak RSS growth / reply size", result["growth"] / reply_mib, "x", "< 3x")
+            )
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
+    return figures

@@ -1,0 +1,88 @@
+"""Reasoning levels: which a model supports, how they map to provider values, and token budgets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from tau.ai.types import Model, ThinkingLevel, ThinkingLevelOrOff
+
+THINKING_LEVELS: Final[tuple[ThinkingLevelOrOff, ...]] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+DEFAULT_THINKING_BUDGETS: Final[Mapping[str, int]] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+}
+
+# Room always left for the visible answer when the thinking budget has to shrink.
+_MIN_ANSWER_TOKENS = 1024
+
+# Before thinking-level maps existed, xhigh support was known from the model id alone (pi 0.58).
+_XHIGH_MODEL_IDS = re.compile(r"gpt-5\.[234]|opus-4[-.]6")
+
+
+def clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel:
+    """Map ``xhigh`` to ``high`` for APIs that know no level above high."""
+    return "high" if level == "xhigh" else level
+
+
+def adjust_max_tokens_for_thinking(
+    base_max_tokens: int,
+    model_max_tokens: int,
+    level: ThinkingLevel,
+    custom_budgets: Mapping[str, int] | None = None,
+) -> tuple[int, int]:
+    """Return ``(max_tokens, thinking_budget)`` for a budget-based API, keeping room for the answer."""
+    budgets = {**DEFAULT_THINKING_BUDGETS, **(custom_budgets or {})}
+    budget = budgets[clamp_reasoning(level)]
+    max_tokens = min(base_max_tokens + budget, model_max_tokens)
+    if max_tokens <= budget:
+        budget = max(0, max_tokens - _MIN_ANSWER_TOKENS)
+    return max_tokens, budget
+
+
+def get_supported_thinking_levels(model: Model) -> list[ThinkingLevelOrOff]:
+    """The levels a model accepts: ``off`` only without reasoning; ``xhigh`` only when mapped."""
+    if not model.reasoning:
+        return ["off"]
+    level_map = model.thinking_level_map or {}
+    supported: list[ThinkingLevelOrOff] = []
+    for level in THINKING_LEVELS:
+        if level in level_map and level_map[level] is None:
+            continue
+        if level == "xhigh" and level not in level_map:
+            continue
+        supported.append(level)
+    return supported
+
+
+def clamp_thinking_level(model: Model, level: str) -> ThinkingLevelOrOff:
+    """The requested level if supported, else the nearest supported one above, else below, else off."""
+    supported = get_supported_thinking_levels(model)
+    fallback: ThinkingLevelOrOff = supported[0] if supported else "off"
+    if level not in THINKING_LEVELS:
+        return fallback
+    requested = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[requested:], *reversed(THINKING_LEVELS[:requested])):
+        if candidate in supported:
+            return candidate
+    return fallback
+
+
+def supports_xhigh(model: Model) -> bool:
+    """Whether ``xhigh`` may be sent: a non-null ``thinkingLevelMap`` entry, else the id rule of pi 0.58."""
+    level_map = model.thinking_level_map
+    if level_map is not None and "xhigh" in level_map:
+        return level_map["xhigh"] is not None
+    return _XHIGH_MODEL_IDS.search(model.id) is not None
+
+
+def map_thinking_level(model: Model, level: str) -> str | None:
+    """The provider value for ``level`` from ``thinkingLevelMap`` (the level itself when unmapped; None = unsupported)."""
+    level_map = model.thinking_level_map
+    if level_map is not None and level in level_map:
+        return level_map[level]
+    return level

@@ -1,0 +1,276 @@
+"""Preparing a conversation for replay to a target model, possibly not the one that wrote it.
+
+``transform_messages`` runs at the start of every API's message conversion: it hides images from
+models that cannot see them, strips provider-private data (signatures, foreign reasoning) from
+other models' turns, rewrites tool-call ids into the target's alphabet, and repairs the
+call/result pairing every API insists on. The ``normalize_id_*`` functions are the per-API id rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection
+from dataclasses import replace
+
+from tau.ai.short_hash import short_hash
+from tau.ai.types import (
+    AssistantContent,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+    now_ms,
+)
+
+ToolCallIdNormalizer = Callable[[str, Model, AssistantMessage], str]
+"""Maps a foreign tool-call id to one the target accepts: ``(id, target_model, source_message)``."""
+
+USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
+MISSING_TOOL_RESULT_TEXT = "No result provided"
+
+# Target providers whose Responses endpoints accept replayed ``call_id|item_id`` pairs.
+RESPONSES_TOOL_CALL_PROVIDERS: frozenset[str] = frozenset({"openai", "openai-codex", "opencode"})
+AZURE_TOOL_CALL_PROVIDERS: frozenset[str] = RESPONSES_TOOL_CALL_PROVIDERS | {"azure-openai-responses"}
+
+_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def transform_messages(
+    messages: list[Message], model: Model, normalize_id: ToolCallIdNormalizer | None = None
+) -> list[Message]:
+    """Return a copy of ``messages`` that the target ``model``'s API will accept; the input is not mutated."""
+    visible = _replace_unseeable_images(messages, model)
+    rewritten = _rewrite_for_target(visible, model, normalize_id)
+    return _pair_tool_calls(rewritten)
+
+
+def is_same_model(message: AssistantMessage, model: Model) -> bool:
+    """Whether ``message`` was written by ``model`` itself (same provider, api and id)."""
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+# --- tool-call id normalisers ---------------------------------------------------------------------
+
+
+def normalize_id_anthropic(tool_call_id: str) -> str:
+    """Anthropic and Bedrock ids: only ``[A-Za-z0-9_-]``, at most 64 characters."""
+    return _sanitize_id(tool_call_id)[:64]
+
+
+def normalize_id_openai_completions(tool_call_id: str, provider: str) -> str:
+    """Chat Completions ids: a Responses ``call|item`` id keeps its call part; OpenAI allows 40 characters."""
+    if "|" in tool_call_id:
+        call_id = tool_call_id.split("|", 1)[0]
+        return _sanitize_id(call_id)[:40]
+    if provider == "openai":
+        return tool_call_id[:40]
+    return tool_call_id
+
+
+def normalize_id_responses(
+    tool_call_id: str,
+    model: Model | None = None,
+    source: AssistantMessage | None = None,
+    allowed_providers: Collection[str] = RESPONSES_TOOL_CALL_PROVIDERS,
+) -> str:
+    """Responses ids: ``call|item`` pairs with a sanitised call part and an ``fc_`` item part.
+
+    Targets outside ``allowed_providers`` and ids without ``|`` get a single sanitised part. An item
+    id written by another provider or API is replaced by ``fc_<short_hash>``, because the target
+    would look it up and fail.
+    """
+    if (model is not None and model.provider not in allowed_providers) or "|" not in tool_call_id:
+        return _responses_id_part(tool_call_id)
+    call_id, item_id = tool_call_id.split("|")[:2]
+    is_foreign = (
+        model is not None
+        and source is not None
+        and (source.provider != model.provider or source.api != model.api)
+    )
+    item_part = f"fc_{short_hash(item_id)}"[:64] if is_foreign else _responses_id_part(item_id)
+    if not item_part.startswith("fc_"):
+        item_part = _responses_id_part(f"fc_{item_part}")
+    return f"{_responses_id_part(call_id)}|{item_part}"
+
+
+def normalize_id_google(tool_call_id: str, model_id: str) -> str:
+    """Gemini ids: left alone, except for Claude and gpt-oss models served through Google (sanitised, 64)."""
+    if model_id.startswith(("claude-", "gpt-oss-")):
+        return _sanitize_id(tool_call_id)[:64]
+    return tool_call_id
+
+
+def _sanitize_id(tool_call_id: str) -> str:
+    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)
+
+
+def _responses_id_part(part: str) -> str:
+    return _sanitize_id(part)[:64].rstrip("_")
+
+
+# --- pass 0: images the target cannot see ---------------------------------------------------------
+
+
+def _replace_unseeable_images(messages: list[Message], model: Model) -> list[Message]:
+    if "image" in model.input:
+        return messages
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            content = _images_to_placeholder(message.content, USER_IMAGE_PLACEHOLDER)
+            if content is not None:
+                message = replace(message, content=content)
+        elif isinstance(message, ToolResultMessage):
+            content = _images_to_placeholder(message.content, TOOL_IMAGE_PLACEHOLDER)
+            if content is not None:
+                message = replace(message, content=content)
+        out.append(message)
+    return out
+
+
+def _images_to_placeholder(content: list[UserContent], placeholder: str) -> list[UserContent] | None:
+    """``content`` with each run of images turned into one placeholder text; ``None`` if it had no image."""
+    if not any(isinstance(block, ImageContent) for block in content):
+        return None
+    out: list[UserContent] = []
+    after_placeholder = False
+    for block in content:
+        if isinstance(block, ImageContent):
+            if not after_placeholder:
+                out.append(TextContent(placeholder))
+            after_placeholder = True
+        else:
+            out.append(block)
+            after_placeholder = block.text == placeholder
+    return out
+
+
+# --- pass 1: rewrite each message for the target ----------------------------------------------------
+
+
+def _rewrite_for_target(
+    messages: list[Message], model: Model, normalize_id: ToolCallIdNormalizer | None
+) -> list[Message]:
+    renamed_ids: dict[str, str] = {}
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            message = _rewrite_assistant(message, model, normalize_id, renamed_ids)
+        elif isinstance(message, ToolResultMessage):
+            new_id = renamed_ids.get(message.tool_call_id)
+            if new_id is not None:
+                message = replace(message, tool_call_id=new_id)
+        out.append(message)
+    return out
+
+
+def _rewrite_assistant(
+    message: AssistantMessage,
+    model: Model,
+    normalize_id: ToolCallIdNormalizer | None,
+    renamed_ids: dict[str, str],
+) -> AssistantMessage:
+    same_model = is_same_model(message, model)
+    content: list[AssistantContent] = []
+    for block in message.content:
+        rewritten: AssistantContent | None
+        if isinstance(block, ThinkingContent):
+            rewritten = _rewrite_thinking(block, same_model)
+        elif isinstance(block, TextContent):
+            keep = same_model or block.text_signature is None
+            rewritten = block if keep else TextContent(block.text)
+        elif same_model:
+            rewritten = block
+        else:
+            rewritten = _rewrite_foreign_tool_call(block, message, model, normalize_id, renamed_ids)
+        if rewritten is not None:
+            content.append(rewritten)
+    unchanged = len(content) == len(message.content) and all(
+        new is old for new, old in zip(content, message.content, strict=True)
+    )
+    return message if unchanged else replace(message, content=content)
+
+
+def _rewrite_thinking(block: ThinkingContent, same_model: bool) -> AssistantContent | None:
+    """Own reasoning replays as is; another model's becomes plain text, since its signature is meaningless here."""
+    if block.redacted:
+        return block if same_model else None
+    if same_model and block.thinking_signature:
+        # Encrypted reasoning (OpenAI) has no visible text but must still be replayed.
+        return block
+    if not block.thinking.strip():
+        return None
+    # No <thinking> tags: models imitate them in their own answers.
+    return block if same_model else TextContent(block.thinking)
+
+
+def _rewrite_foreign_tool_call(
+    block: ToolCall,
+    message: AssistantMessage,
+    model: Model,
+    normalize_id: ToolCallIdNormalizer | None,
+    renamed_ids: dict[str, str],
+) -> ToolCall:
+    rewritten = block if block.thought_signature is None else replace(block, thought_signature=None)
+    if normalize_id is not None:
+        new_id = normalize_id(block.id, model, message)
+        if new_id != block.id:
+            renamed_ids[block.id] = new_id
+            rewritten = replace(rewritten, id=new_id)
+    return rewritten
+
+
+# --- pass 2: every tool call answered, every answer asked for ---------------------------------------
+
+
+def _pair_tool_calls(messages: list[Message]) -> list[Message]:
+    """Drop unfinished turns and orphan results; answer unanswered calls with a synthetic error result."""
+    out: list[Message] = []
+    pending: list[ToolCall] = []
+    answered: set[str] = set()
+    announced: set[str] = set()
+
+    def answer_pending_calls() -> None:
+        for call in pending:
+            if call.id not in answered:
+                out.append(_missing_result(call))
+        pending.clear()
+        answered.clear()
+
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            answer_pending_calls()
+            if message.stop_reason in ("error", "aborted"):
+                # A partial turn cannot be replayed (e.g. OpenAI rejects reasoning without its item).
+                continue
+            pending.extend(message.tool_calls())
+            announced.update(call.id for call in pending)
+            out.append(message)
+        elif isinstance(message, ToolResultMessage):
+            if message.tool_call_id not in announced:
+                # Answers a call from a dropped turn; Anthropic rejects such orphans.
+                continue
+            answered.add(message.tool_call_id)
+            out.append(message)
+        else:
+            answer_pending_calls()
+            out.append(message)
+    answer_pending_calls()
+    return out
+
+
+def _missing_result(call: ToolCall) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextContent(MISSING_TOOL_RESULT_TEXT)],
+        is_error=True,
+        timestamp=now_ms(),
+    )

@@ -1,0 +1,75 @@
+"""Tests for tau.ai.cost: dollar cost from usage and catalogue prices."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau.ai.cost import apply_service_tier, calculate_cost
+from tau.ai.types import Model, ModelCost, Usage
+
+
+def make_model(model_id: str = "m", **prices: float) -> Model:
+    return Model(
+        id=model_id, api="openai-responses", provider="openai", base_url="", cost=ModelCost(**prices)
+    )
+
+
+def priced_usage() -> Usage:
+    usage = Usage(input=1_000_000, output=500_000, cache_read=2_000_000, cache_write=100_000)
+    calculate_cost(make_model(input=3, output=15, cache_read=0.3, cache_write=3.75), usage)
+    return usage
+
+
+def test_a_million_input_tokens_at_three_dollars_cost_three_dollars() -> None:
+    usage = Usage(input=1_000_000)
+    cost = calculate_cost(make_model(input=3), usage)
+    assert cost.input == pytest.approx(3.0)
+    assert cost.total == pytest.approx(3.0)
+
+
+def test_every_part_is_priced_per_million_and_summed() -> None:
+    cost = priced_usage().cost
+    assert (cost.input, cost.output, cost.cache_read, cost.cache_write) == pytest.approx(
+        (3.0, 7.5, 0.6, 0.375)
+    )
+    assert cost.total == pytest.approx(11.475)
+
+
+def test_the_cost_is_written_into_the_usage_and_returned() -> None:
+    usage = Usage(output=1_000_000)
+    cost = calculate_cost(make_model(output=10), usage)
+    assert cost is usage.cost
+    assert usage.cost.output == pytest.approx(10.0)
+
+
+def test_negative_catalogue_prices_count_as_free() -> None:
+    usage = Usage(input=1000, output=1000)
+    cost = calculate_cost(make_model(input=-1_000_000, output=-1_000_000), usage)
+    assert cost.total == 0
+
+
+def test_the_flex_tier_halves_every_part() -> None:
+    usage = priced_usage()
+    apply_service_tier(usage, "flex", "gpt-5")
+    assert usage.cost.input == pytest.approx(1.5)
+    assert usage.cost.total == pytest.approx(11.475 / 2)
+
+
+def test_the_priority_tier_doubles_the_cost() -> None:
+    usage = priced_usage()
+    apply_service_tier(usage, "priority", "gpt-5")
+    assert usage.cost.total == pytest.approx(11.475 * 2)
+
+
+def test_the_priority_tier_on_gpt_5_5_multiplies_by_two_and_a_half() -> None:
+    usage = priced_usage()
+    apply_service_tier(usage, "priority", "gpt-5.5")
+    assert usage.cost.output == pytest.approx(7.5 * 2.5)
+    assert usage.cost.total == pytest.approx(11.475 * 2.5)
+
+
+@pytest.mark.parametrize("tier", [None, "default", "auto"])
+def test_other_tiers_leave_the_cost_alone(tier: str | None) -> None:
+    usage = priced_usage()
+    apply_service_tier(usage, tier, "gpt-5.5")
+    assert usage.cost.total == pytest.approx(11.475)
