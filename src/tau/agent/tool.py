@@ -1,0 +1,72 @@
+"""The tool protocol: what the agent loop needs from a tool, and what a tool gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from tau.ai.abort import AbortSignal
+from tau.ai.types import ImageContent, JsonObject, TextContent, Tool
+
+ExecutionMode: TypeAlias = Literal["sequential", "parallel"]
+
+
+@dataclass(slots=True)
+class AgentToolResult:
+    """What a tool returns: content for the model, ``details`` for the UI only.
+
+    ``terminate`` asks the loop not to call the model again after this batch (honoured only when
+    every result of the batch asks for it).
+    """
+
+    content: list[TextContent | ImageContent]
+    details: Any = None
+    terminate: bool = False
+
+
+ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]
+"""Streams a partial result (the accumulated result so far, not a delta); fire-and-forget."""
+
+
+class ToolExecute(Protocol):
+    def __call__(
+        self,
+        tool_call_id: str,
+        args: JsonObject,
+        signal: AbortSignal | None,
+        on_update: ToolUpdate | None,
+    ) -> Awaitable[AgentToolResult]: ...
+
+
+@dataclass(kw_only=True)
+class AgentTool:
+    """A tool the agent can run. Failure is signalled by raising; a returned result is a success.
+
+    ``prepare_arguments`` runs before validation (to fold legacy argument shapes into the schema).
+    ``execution_mode="sequential"`` makes any batch containing this tool run one call at a time.
+    ``prompt_snippet`` and ``prompt_guidelines`` feed the system prompt builder.
+    """
+
+    name: str
+    description: str
+    parameters: JsonObject
+    execute: ToolExecute
+    label: str = ""
+    prepare_arguments: Callable[[JsonObject], JsonObject] | None = None
+    execution_mode: ExecutionMode | None = None
+    prompt_snippet: str | None = None
+    prompt_guidelines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = self.name
+
+    def to_tool(self) -> Tool:
+        """The schema the model sees."""
+        return Tool(name=self.name, description=self.description, parameters=self.parameters)
+
+
+def text_result(text: str, details: Any = None) -> AgentToolResult:
+    """A result with one text block."""
+    return AgentToolResult(content=[TextContent(text)], details=details)
