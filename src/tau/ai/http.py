@@ -13,7 +13,7 @@ import inspect
 import json
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -164,7 +164,11 @@ async def open_stream(
     client = get_client(client_key or model.base_url)
     cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
     attempt = 0
-    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # Lone surrogates (kept on purpose in signed thinking) survive only as \u escapes.
+        content = json.dumps(body, separators=(",", ":")).encode()
     request_headers = merge_headers({"content-type": "application/json"}, headers)
     while True:
         try:
@@ -211,7 +215,7 @@ async def _read_bounded(response: httpx.Response) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncIterator[ServerSentEvent]:
+async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGenerator[ServerSentEvent, None]:
     """Server-sent events of ``response``; a gap longer than the idle timeout raises a retryable error.
 
     The timer counts events, not bytes: keep-alive comments do not keep a dead stream alive.
@@ -221,10 +225,10 @@ async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncIte
     try:
         while True:
             try:
-                if idle_s is None:
+                # Not wait_for: on Python 3.11 it drops a cancel (an abort) that lands just as the
+                # next event completes, and the stream then runs to its end.
+                async with asyncio.timeout(idle_s):
                     event = await anext(source)
-                else:
-                    event = await asyncio.wait_for(anext(source), timeout=idle_s)
             except StopAsyncIteration:
                 return
             except TimeoutError as exc:

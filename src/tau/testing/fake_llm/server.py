@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -77,7 +78,10 @@ class FakeLLMServer:
 
     def start(self) -> FakeLLMServer:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+            # A short poll interval: ``shutdown()`` waits up to one interval, once per test.
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -124,6 +128,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     owner: FakeLLMServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (aborts, dropped keep-alive connections) are part of the tests.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,0 +1,269 @@
+"""The ``anthropic-messages`` API: ``POST {base_url}/v1/messages`` streamed as server-sent events.
+
+Also used by Anthropic-compatible hosts (Copilot Claude, Vercel gateway, MiniMax, Kimi, …). The
+request is built in ``anthropic_request``; this module reads the event stream into a message.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import aclosing
+from dataclasses import fields
+from typing import Any
+
+import httpx
+
+from tau.ai.env_keys import get_env_api_key
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.http import apply_payload_hook, iter_sse, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.partial_json import repair_json
+from tau.ai.providers.anthropic_request import (
+    build_body,
+    build_headers,
+    from_claude_code_name,
+    is_oauth_token,
+    supports_adaptive_thinking,
+)
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
+from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent, ThinkingLevel
+
+REDACTED_THINKING_TEXT = "[Reasoning redacted]"
+_ENDED_EARLY = "Anthropic stream ended before message_stop"
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "stop",
+    "pause_turn": "stop",  # a long server-side turn paused; resubmitting continues it
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+    "refusal": "error",
+    "sensitive": "error",
+}
+_ERROR_STOP_MESSAGES = {
+    "refusal": "The model refused to answer (stop_reason: refusal)",
+    "sensitive": "The response was blocked by a safety filter (stop_reason: sensitive)",
+}
+
+# Levels of ``stream_simple`` as Anthropic adaptive-thinking efforts, unless the model maps them.
+_DEFAULT_EFFORTS: dict[str, str] = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """Stream one response with raw Anthropic options (see ``anthropic_request`` for the extras)."""
+
+    async def produce(writer: StreamWriter) -> None:
+        api_key = options.api_key or get_env_api_key(model.provider)
+        oauth = is_oauth_token(api_key)
+        body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
+        response = await open_stream(
+            model,
+            f"{model.base_url.rstrip('/')}/v1/messages",
+            headers=build_headers(model, context, api_key, options),
+            body=body,
+            options=options,
+        )
+        writer.start()
+        reader = _EventReader(writer, context, oauth=oauth)
+        try:
+            # aclosing: leaving early (message_stop, a bad event) releases the connection at once.
+            async with aclosing(iter_sse(response, options)) as events:
+                async for sse in events:
+                    if sse.data and reader.handle(_parse_event_data(sse.data), sse.event):
+                        break
+        except ProviderError as exc:
+            if isinstance(exc.__cause__, httpx.TransportError):
+                raise ProviderError(f"{_ENDED_EARLY}: {exc}", retryable=True) from exc
+            raise
+        if not reader.saw_message_stop:
+            raise ProviderError(_ENDED_EARLY, retryable=True)
+
+    return run_stream(model, options, produce)
+
+
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
+    """Map ``options.reasoning`` to adaptive effort or a thinking budget, then ``stream``."""
+    extra: JsonObject = dict(options.extra)
+    resolved = _copy_options(options, extra)
+    level = clamp_thinking_level(model, options.reasoning) if options.reasoning and model.reasoning else "off"
+    if level == "off":
+        extra["thinking_enabled"] = False
+        return stream(model, context, resolved)
+    extra["thinking_enabled"] = True
+    if supports_adaptive_thinking(model.id):
+        extra["effort"] = _effort_for(model, level)
+        return stream(model, context, resolved)
+    max_tokens, budget = adjust_max_tokens_for_thinking(
+        options.max_tokens or 0, model.max_tokens, level, options.thinking_budgets
+    )
+    resolved.max_tokens = max_tokens
+    extra["thinking_budget_tokens"] = budget
+    extra["thinking_display"] = "summarized"
+    return stream(model, context, resolved)
+
+
+def _copy_options(options: SimpleStreamOptions, extra: JsonObject) -> StreamOptions:
+    copied = StreamOptions()
+    for field in fields(StreamOptions):
+        setattr(copied, field.name, getattr(options, field.name))
+    copied.extra = extra
+    return copied
+
+
+def _effort_for(model: Model, level: ThinkingLevel) -> str:
+    """``thinkingLevelMap`` wins (``xhigh`` is only offered when it is mapped); else the default table."""
+    mapped = (model.thinking_level_map or {}).get(level)
+    if isinstance(mapped, str):
+        return mapped
+    return _DEFAULT_EFFORTS.get(level, "high")
+
+
+def map_stop_reason(reason: str) -> StopReason:
+    mapped = _STOP_REASONS.get(reason)
+    if mapped is None:
+        raise ProviderError(f"Unhandled stop reason: {reason}")
+    return mapped
+
+
+def _parse_event_data(data: str) -> JsonObject:
+    """One event's JSON; raw control characters or stray backslashes are repaired before giving up."""
+    for candidate in (data, repair_json(data)):
+        try:
+            parsed = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            return parsed
+    raise ProviderError(f"Malformed Anthropic stream event: {data[:200]}")
+
+
+class _EventReader:
+    """Applies Anthropic stream events to the writer; ``handle`` returns True at ``message_stop``."""
+
+    def __init__(self, writer: StreamWriter, context: Context, *, oauth: bool) -> None:
+        self.writer = writer
+        self.context = context
+        self.oauth = oauth
+        self.saw_message_stop = False
+        # Anthropic's block index → index in ``output.content`` (unknown block kinds are skipped).
+        self.blocks: dict[int, int] = {}
+
+    def handle(self, event: JsonObject, sse_name: str) -> bool:
+        kind = event.get("type") or sse_name
+        if kind == "message_start":
+            self._message_start(event.get("message") or {})
+        elif kind == "content_block_start":
+            self._block_start(event.get("index"), event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            self._block_delta(event.get("index"), event.get("delta") or {})
+        elif kind == "content_block_stop":
+            index = self.blocks.get(_as_int(event.get("index")))
+            if index is not None:
+                self.writer.end_block(index)
+        elif kind == "message_delta":
+            self._message_delta(event.get("delta") or {}, event.get("usage") or {})
+        elif kind == "message_stop":
+            self.saw_message_stop = True
+            return True
+        elif kind == "error":
+            raise ProviderError(_stream_error_message(event.get("error")))
+        return False
+
+    def _message_start(self, message: JsonObject) -> None:
+        output = self.writer.output
+        if isinstance(message.get("id"), str):
+            output.response_id = message["id"]
+        response_model = message.get("model")
+        if isinstance(response_model, str) and response_model and response_model != output.model:
+            output.response_model = response_model
+        usage = message.get("usage") or {}
+        self.writer.set_usage(
+            input=_as_int(usage.get("input_tokens")),
+            output=_as_int(usage.get("output_tokens")),
+            cache_read=_as_int(usage.get("cache_read_input_tokens")),
+            cache_write=_as_int(usage.get("cache_creation_input_tokens")),
+        )
+
+    def _block_start(self, stream_index: Any, block: JsonObject) -> None:
+        writer = self.writer
+        kind = block.get("type")
+        if kind == "text":
+            index = writer.text_start()
+            if block.get("text"):
+                writer.text_delta(index, block["text"])
+        elif kind == "thinking":
+            index = writer.thinking_start(signature=block.get("signature") or None)
+            if block.get("thinking"):
+                writer.thinking_delta(index, block["thinking"])
+        elif kind == "redacted_thinking":
+            index = writer.thinking_start(signature=block.get("data") or "", redacted=True)
+            writer.thinking_delta(index, REDACTED_THINKING_TEXT)
+        elif kind == "tool_use":
+            name = str(block.get("name") or "")
+            if self.oauth:
+                name = from_claude_code_name(name, self.context.tools)
+            index = writer.toolcall_start(str(block.get("id") or ""), name)
+            initial = block.get("input")
+            if isinstance(initial, dict) and initial:
+                # A host that sends the whole input up front (no input_json_delta) still counts.
+                writer.toolcall_delta(index, json.dumps(initial))
+        else:
+            return
+        self.blocks[_as_int(stream_index)] = index
+
+    def _block_delta(self, stream_index: Any, delta: JsonObject) -> None:
+        index = self.blocks.get(_as_int(stream_index))
+        if index is None:
+            return
+        writer = self.writer
+        kind = delta.get("type")
+        if kind == "text_delta":
+            writer.text_delta(index, str(delta.get("text") or ""))
+        elif kind == "thinking_delta":
+            writer.thinking_delta(index, str(delta.get("thinking") or ""))
+        elif kind == "signature_delta":
+            block = writer.output.content[index]
+            if isinstance(block, ThinkingContent):
+                block.thinking_signature = (block.thinking_signature or "") + str(
+                    delta.get("signature") or ""
+                )
+        elif kind == "input_json_delta":
+            writer.toolcall_delta(index, str(delta.get("partial_json") or ""))
+
+    def _message_delta(self, delta: JsonObject, usage: JsonObject) -> None:
+        reason = delta.get("stop_reason")
+        if isinstance(reason, str):
+            output = self.writer.output
+            output.stop_reason = map_stop_reason(reason)
+            if reason in _ERROR_STOP_MESSAGES:
+                output.error_message = _ERROR_STOP_MESSAGES[reason]
+        # Proxies send nulls for counts they do not repeat; only reported counts overwrite.
+        self.writer.set_usage(
+            input=_as_optional_int(usage.get("input_tokens")),
+            output=_as_optional_int(usage.get("output_tokens")),
+            cache_read=_as_optional_int(usage.get("cache_read_input_tokens")),
+            cache_write=_as_optional_int(usage.get("cache_creation_input_tokens")),
+        )
+
+
+def _as_int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _as_optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _stream_error_message(error: Any) -> str:
+    if isinstance(error, dict):
+        kind = error.get("type")
+        message = error.get("message")
+        if message:
+            return f"{kind}: {message}" if kind else str(message)
+        if kind:
+            return str(kind)
+    return "Anthropic stream error"

@@ -1,0 +1,364 @@
+"""Building an Anthropic Messages request: headers and JSON body from a ``Context``.
+
+Everything here is pure (no I/O), so request building is tested on its own and the streaming
+module stays about the wire protocol. Options specific to this API ride in ``options.extra``:
+``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
+``interleaved_thinking`` (default true) and ``tool_choice``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.ai.http import merge_headers
+from tau.ai.options import StreamOptions, resolve_cache_retention
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.transform import normalize_id_anthropic, transform_messages
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    JsonObject,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
+
+ANTHROPIC_VERSION = "2023-06-01"
+BETA_FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
+BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
+OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
+CLAUDE_CODE_VERSION = "2.1.2"
+CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+IMAGE_ONLY_TOOL_RESULT_TEXT = "(see attached image)"
+
+# Claude Code's own tool names; an OAuth (subscription) token is only accepted for requests that
+# look like Claude Code, so matching tools are renamed to this casing and renamed back on the way in.
+_CLAUDE_CODE_TOOLS = (
+    "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
+    "ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite",
+    "WebFetch", "WebSearch",
+)  # fmt: skip
+_CLAUDE_CODE_BY_LOWER = {name.lower(): name for name in _CLAUDE_CODE_TOOLS}
+
+# Models that think adaptively (``thinking.type = "adaptive"`` plus an effort) instead of by budget.
+_ADAPTIVE_MODEL_MARKERS = ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6", "opus-4-7", "opus-4.7")
+
+
+def is_oauth_token(api_key: str | None) -> bool:
+    """Claude Pro/Max subscription tokens (``sk-ant-oat…``) authenticate as Claude Code."""
+    return api_key is not None and "sk-ant-oat" in api_key
+
+
+def is_copilot(model: Model) -> bool:
+    return model.provider == "github-copilot"
+
+
+def supports_adaptive_thinking(model_id: str) -> bool:
+    return any(marker in model_id for marker in _ADAPTIVE_MODEL_MARKERS)
+
+
+def to_claude_code_name(name: str) -> str:
+    """The Claude Code casing of a tool name (``read`` → ``Read``), or the name unchanged."""
+    return _CLAUDE_CODE_BY_LOWER.get(name.lower(), name)
+
+
+def from_claude_code_name(name: str, tools: list[Tool] | None) -> str:
+    """The caller's own spelling of a tool name the server sent back (case-insensitive match)."""
+    lowered = name.lower()
+    for tool in tools or []:
+        if tool.name.lower() == lowered:
+            return tool.name
+    return name
+
+
+def _compat_flag(model: Model, key: str) -> bool:
+    """A compat flag that defaults to true: only an explicit ``false`` turns it off."""
+    return (model.compat or {}).get(key) is not False
+
+
+def eager_tool_streaming(model: Model) -> bool:
+    return _compat_flag(model, "supportsEagerToolInputStreaming")
+
+
+def thinking_requested(model: Model, options: StreamOptions) -> bool:
+    return bool(options.extra.get("thinking_enabled")) and model.reasoning
+
+
+# --- headers --------------------------------------------------------------------------------------
+
+
+def build_headers(
+    model: Model, context: Context, api_key: str | None, options: StreamOptions
+) -> dict[str, str]:
+    """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``."""
+    oauth = is_oauth_token(api_key)
+    copilot = is_copilot(model)
+    defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
+    if api_key:
+        if oauth or copilot:
+            defaults["authorization"] = f"Bearer {api_key}"
+        else:
+            defaults["x-api-key"] = api_key
+    betas = _beta_features(model, context, options, oauth=oauth, copilot=copilot)
+    if betas:
+        defaults["anthropic-beta"] = ",".join(betas)
+    if oauth:
+        defaults["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"
+        defaults["x-app"] = "cli"
+    dynamic = _copilot_headers(context.messages) if copilot else None
+    return merge_headers(defaults, model.headers, dynamic, options.headers)
+
+
+def _beta_features(
+    model: Model, context: Context, options: StreamOptions, *, oauth: bool, copilot: bool
+) -> list[str]:
+    betas: list[str] = list(OAUTH_BETAS) if oauth else []
+    if context.tools and not eager_tool_streaming(model) and not copilot:
+        betas.append(BETA_FINE_GRAINED_TOOL_STREAMING)
+    if options.extra.get("interleaved_thinking", True) and not supports_adaptive_thinking(model.id):
+        betas.append(BETA_INTERLEAVED_THINKING)
+    return betas
+
+
+def _copilot_headers(messages: list[Message]) -> dict[str, str]:
+    last = messages[-1] if messages else None
+    headers = {
+        "X-Initiator": "user" if isinstance(last, UserMessage) else "agent",
+        "Openai-Intent": "conversation-edits",
+    }
+    if any(_has_image(m) for m in messages):
+        headers["Copilot-Vision-Request"] = "true"
+    return headers
+
+
+def _has_image(message: Message) -> bool:
+    if isinstance(message, (UserMessage, ToolResultMessage)) and not isinstance(message.content, str):
+        return any(isinstance(block, ImageContent) for block in message.content)
+    return False
+
+
+# --- body -----------------------------------------------------------------------------------------
+
+
+def cache_control_for(model: Model, options: StreamOptions) -> JsonObject | None:
+    """The ``cache_control`` marker to place, or ``None`` when caching is off."""
+    retention = resolve_cache_retention(options.cache_retention)
+    if retention == "none":
+        return None
+    marker: JsonObject = {"type": "ephemeral"}
+    if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
+        marker["ttl"] = "1h"
+    return marker
+
+
+def build_body(model: Model, context: Context, options: StreamOptions, *, oauth: bool) -> JsonObject:
+    """The JSON body of ``POST /v1/messages`` (streaming)."""
+    cache = cache_control_for(model, options)
+    body: JsonObject = {
+        "model": model.id,
+        "messages": convert_messages(context.messages, model, oauth=oauth, cache_control=cache),
+        "max_tokens": options.max_tokens or model.max_tokens // 3,
+        "stream": True,
+    }
+    system = _system_blocks(context.system_prompt, oauth=oauth, cache_control=cache)
+    if system:
+        body["system"] = system
+    thinking_on = thinking_requested(model, options)
+    if options.temperature is not None and not thinking_on:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = convert_tools(context.tools, model, oauth=oauth, cache_control=cache)
+    _add_thinking(body, model, options, thinking_on)
+    tool_choice = options.extra.get("tool_choice")
+    if isinstance(tool_choice, str):
+        body["tool_choice"] = {"type": tool_choice}
+    elif isinstance(tool_choice, dict):
+        choice = dict(tool_choice)
+        if oauth and isinstance(choice.get("name"), str):
+            choice["name"] = to_claude_code_name(choice["name"])
+        body["tool_choice"] = choice
+    user_id = (options.metadata or {}).get("user_id")
+    if isinstance(user_id, str):
+        body["metadata"] = {"user_id": user_id}
+    return body
+
+
+def _system_blocks(prompt: str | None, *, oauth: bool, cache_control: JsonObject | None) -> list[JsonObject]:
+    texts = [CLAUDE_CODE_IDENTITY] if oauth else []
+    if prompt:
+        texts.append(sanitize_surrogates(prompt))
+    return [_with_cache({"type": "text", "text": text}, cache_control) for text in texts]
+
+
+def _with_cache(block: JsonObject, cache_control: JsonObject | None) -> JsonObject:
+    if cache_control is not None:
+        block["cache_control"] = dict(cache_control)
+    return block
+
+
+def _add_thinking(body: JsonObject, model: Model, options: StreamOptions, thinking_on: bool) -> None:
+    extra = options.extra
+    if not thinking_on:
+        if extra.get("thinking_enabled") is False and model.reasoning:
+            body["thinking"] = {"type": "disabled"}
+        return
+    thinking: JsonObject
+    if supports_adaptive_thinking(model.id):
+        thinking = {"type": "adaptive"}
+        effort = extra.get("effort")
+        if effort:
+            body["output_config"] = {"effort": effort}
+    else:
+        thinking = {"type": "enabled", "budget_tokens": extra.get("thinking_budget_tokens") or 1024}
+    display = extra.get("thinking_display")
+    if display:
+        thinking["display"] = display
+    body["thinking"] = thinking
+
+
+def convert_tools(
+    tools: list[Tool], model: Model, *, oauth: bool, cache_control: JsonObject | None
+) -> list[JsonObject]:
+    """Tool definitions; the last one carries the cache marker (it caches every tool before it)."""
+    eager = eager_tool_streaming(model)
+    out: list[JsonObject] = []
+    for tool in tools:
+        schema = tool.parameters
+        definition: JsonObject = {
+            "name": to_claude_code_name(tool.name) if oauth else tool.name,
+            "description": tool.description,
+            "input_schema": {
+                "type": "object",
+                "properties": schema.get("properties") or {},
+                "required": schema.get("required") or [],
+            },
+        }
+        if eager:
+            definition["eager_input_streaming"] = True
+        out.append(definition)
+    if out:
+        _with_cache(out[-1], cache_control)
+    return out
+
+
+def convert_messages(
+    messages: list[Message], model: Model, *, oauth: bool, cache_control: JsonObject | None
+) -> list[JsonObject]:
+    """Messages in Anthropic's shape; consecutive tool results share one user message."""
+    transformed = transform_messages(messages, model, lambda call_id, _m, _s: normalize_id_anthropic(call_id))
+    out: list[JsonObject] = []
+    pending_results: list[JsonObject] = []
+    for message in transformed:
+        if isinstance(message, ToolResultMessage):
+            pending_results.append(_tool_result_block(message))
+            continue
+        if pending_results:
+            out.append({"role": "user", "content": pending_results})
+            pending_results = []
+        converted = (
+            _user_message(message, model)
+            if isinstance(message, UserMessage)
+            else _assistant_message(message, oauth=oauth)
+        )
+        if converted is not None:
+            out.append(converted)
+    if pending_results:
+        out.append({"role": "user", "content": pending_results})
+    if cache_control is not None:
+        _mark_final_user_message(out, cache_control)
+    return out
+
+
+def _user_message(message: UserMessage, model: Model) -> JsonObject | None:
+    if isinstance(message.content, str):
+        if not message.content.strip():
+            return None
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
+    blocks: list[JsonObject] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+        elif "image" in model.input:
+            blocks.append(_image_block(block))
+    return {"role": "user", "content": blocks} if blocks else None
+
+
+def _image_block(image: ImageContent) -> JsonObject:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+
+
+def _assistant_message(message: AssistantMessage, *, oauth: bool) -> JsonObject | None:
+    blocks: list[JsonObject] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
+        elif isinstance(block, ThinkingContent):
+            converted = _thinking_block(block)
+            if converted is not None:
+                blocks.append(converted)
+        else:
+            blocks.append(_tool_use_block(block, oauth=oauth))
+    return {"role": "assistant", "content": blocks} if blocks else None
+
+
+def _thinking_block(block: ThinkingContent) -> JsonObject | None:
+    signature = block.thinking_signature
+    if block.redacted:
+        return {"type": "redacted_thinking", "data": signature} if signature else None
+    if not block.thinking.strip():
+        return None
+    if signature and signature.strip():
+        # The signature covers the exact text: replay it untouched, even if it holds surrogates.
+        return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+    # Unsigned (aborted stream, another model): plain text, no tags the model would imitate.
+    return {"type": "text", "text": sanitize_surrogates(block.thinking)}
+
+
+def _tool_use_block(call: ToolCall, *, oauth: bool) -> JsonObject:
+    name = to_claude_code_name(call.name) if oauth else call.name
+    return {"type": "tool_use", "id": call.id, "name": name, "input": call.arguments or {}}
+
+
+def _tool_result_block(message: ToolResultMessage) -> JsonObject:
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": _tool_result_content(message.content),
+        "is_error": message.is_error,
+    }
+
+
+def _tool_result_content(content: list[UserContent]) -> str | list[JsonObject]:
+    """A joined string for text-only results; a block list when images are present."""
+    if not any(isinstance(block, ImageContent) for block in content):
+        return sanitize_surrogates("\n".join(b.text for b in content if isinstance(b, TextContent)))
+    blocks: list[JsonObject] = [
+        {"type": "text", "text": sanitize_surrogates(b.text)}
+        if isinstance(b, TextContent)
+        else _image_block(b)
+        for b in content
+    ]
+    if not any(isinstance(b, TextContent) for b in content):
+        blocks.insert(0, {"type": "text", "text": IMAGE_ONLY_TOOL_RESULT_TEXT})
+    return blocks
+
+
+def _mark_final_user_message(messages: list[JsonObject], cache_control: JsonObject) -> None:
+    """Cache the whole history by marking the last block of a final user message."""
+    if not messages or messages[-1]["role"] != "user":
+        return
+    last = messages[-1]
+    content: Any = last["content"]
+    if isinstance(content, str):
+        last["content"] = [_with_cache({"type": "text", "text": content}, cache_control)]
+    elif content and content[-1].get("type") in ("text", "image", "tool_result"):
+        _with_cache(content[-1], cache_control)

@@ -1,0 +1,416 @@
+"""Building Gemini ``generateContent`` request bodies from tau's data model.
+
+Shared by every API that speaks Gemini's wire format (``google-generative-ai`` today, Vertex later):
+messages become ``contents`` (roles ``user`` / ``model``), tools become ``functionDeclarations``,
+and the thinking, tool-choice and sampling options become ``generationConfig`` / ``toolConfig``.
+Everything here is pure: no HTTP, no environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.transform import normalize_id_google, transform_messages
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    JsonObject,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+# Gemini 3 rejects a replayed function call without a thought signature; this documented sentinel
+# tells it to skip the check (used for calls written by other models or by non-thinking turns).
+SKIP_THOUGHT_SIGNATURE: Final = "skip_thought_signature_validator"
+TOOL_RESULT_IMAGE_INTRO: Final = "Tool result image:"
+IMAGE_ONLY_TOOL_RESULT: Final = "(see attached image)"
+
+_TOOL_CHOICE_MODES: Final[Mapping[str, str]] = {"auto": "AUTO", "none": "NONE", "any": "ANY"}
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+# --- model families -----------------------------------------------------------------------------
+
+
+def is_gemini_3(model_id: str) -> bool:
+    """Gemini 3 models need signed function calls and accept images inside function responses."""
+    return "gemini-3" in model_id.lower()
+
+
+def requires_tool_call_id(model_id: str) -> bool:
+    """Claude and gpt-oss models served through Google's API need explicit call ids."""
+    return model_id.startswith(("claude-", "gpt-oss-"))
+
+
+def is_valid_thought_signature(signature: str | None) -> bool:
+    """Thought signatures are bytes on the wire, so anything that is not base64 would be rejected."""
+    if not signature or len(signature) % 4:
+        return False
+    return _BASE64.fullmatch(signature) is not None
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
+    """The ``contents`` list for ``model``: user, model and function-response turns."""
+    prepared = transform_messages(
+        messages, model, lambda call_id, target, _source: normalize_id_google(call_id, target.id)
+    )
+    contents: list[JsonObject] = []
+    for message in prepared:
+        if isinstance(message, UserMessage):
+            parts = _user_parts(message, model)
+            if parts:
+                contents.append({"role": "user", "parts": parts})
+        elif isinstance(message, AssistantMessage):
+            parts = _assistant_parts(message, model)
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+        else:
+            _append_tool_result(contents, message, model)
+    return contents
+
+
+def _user_parts(message: UserMessage, model: Model) -> list[JsonObject]:
+    if isinstance(message.content, str):
+        return _text_parts(message.content)
+    parts: list[JsonObject] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            parts.extend(_text_parts(block.text))
+        elif "image" in model.input:
+            parts.append(_inline_data(block))
+    return parts
+
+
+def _text_parts(text: str) -> list[JsonObject]:
+    # Gemini refuses empty text parts ("empty text parameter").
+    return [{"text": sanitize_surrogates(text)}] if text.strip() else []
+
+
+def _inline_data(image: ImageContent) -> JsonObject:
+    return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+
+
+def _assistant_parts(message: AssistantMessage, model: Model) -> list[JsonObject]:
+    # Signatures are only meaningful to the model that issued them.
+    same_model = message.provider == model.provider and message.model == model.id
+
+    def signature(value: str | None) -> str | None:
+        return value if same_model and is_valid_thought_signature(value) else None
+
+    parts: list[JsonObject] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if not block.text.strip():
+                continue
+            part: JsonObject = {"text": sanitize_surrogates(block.text)}
+            _set_signature(part, signature(block.text_signature))
+            parts.append(part)
+        elif isinstance(block, ThinkingContent):
+            if not block.thinking.strip():
+                continue
+            if same_model:
+                part = {"thought": True, "text": sanitize_surrogates(block.thinking)}
+                _set_signature(part, signature(block.thinking_signature))
+            else:
+                # Foreign reasoning is plain context here; no tags, models would imitate them.
+                part = {"text": sanitize_surrogates(block.thinking)}
+            parts.append(part)
+        else:
+            parts.append(_function_call_part(block, model, signature(block.thought_signature)))
+    return parts
+
+
+def _function_call_part(call: ToolCall, model: Model, signature: str | None) -> JsonObject:
+    function_call: JsonObject = {"name": call.name, "args": call.arguments or {}}
+    if requires_tool_call_id(model.id):
+        function_call["id"] = call.id
+    part: JsonObject = {"functionCall": function_call}
+    if signature is None and is_gemini_3(model.id):
+        signature = SKIP_THOUGHT_SIGNATURE
+    _set_signature(part, signature)
+    return part
+
+
+def _set_signature(part: JsonObject, signature: str | None) -> None:
+    if signature:
+        part["thoughtSignature"] = signature
+
+
+def _append_tool_result(contents: list[JsonObject], result: ToolResultMessage, model: Model) -> None:
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+    images = (
+        [_inline_data(b) for b in result.content if isinstance(b, ImageContent)]
+        if "image" in model.input
+        else []
+    )
+    value = sanitize_surrogates(text) if text else (IMAGE_ONLY_TOOL_RESULT if images else "")
+    response: JsonObject = {
+        "name": result.tool_name,
+        "response": {"error": value} if result.is_error else {"output": value},
+    }
+    nest_images = bool(images) and is_gemini_3(model.id)
+    if nest_images:
+        response["parts"] = images
+    if requires_tool_call_id(model.id):
+        response["id"] = result.tool_call_id
+    part: JsonObject = {"functionResponse": response}
+
+    # Parallel calls must be answered in one user turn.
+    last = contents[-1] if contents else None
+    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
+        last["parts"].append(part)
+    else:
+        contents.append({"role": "user", "parts": [part]})
+    if images and not nest_images:
+        # Older models take no images inside a function response: show them in a user turn.
+        contents.append({"role": "user", "parts": [{"text": TOOL_RESULT_IMAGE_INTRO}, *images]})
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+
+def convert_tools(context: Context, *, legacy_parameters: bool = False) -> list[JsonObject] | None:
+    """One ``functionDeclarations`` entry holding every tool, or ``None`` without tools.
+
+    ``legacy_parameters`` sends the OpenAPI-style ``parameters`` field instead of
+    ``parametersJsonSchema`` (needed by backends that translate schemas for Claude).
+    """
+    if not context.tools:
+        return None
+    key = "parameters" if legacy_parameters else "parametersJsonSchema"
+    declarations = [
+        {"name": tool.name, "description": tool.description, key: schema_for_google(tool.parameters)}
+        for tool in context.tools
+    ]
+    return [{"functionDeclarations": declarations}]
+
+
+def map_tool_choice(choice: str | None) -> str | None:
+    """``auto|none|any`` → ``AUTO|NONE|ANY``; unknown values fall back to ``AUTO``; ``None`` stays unset."""
+    if choice is None:
+        return None
+    return _TOOL_CHOICE_MODES.get(choice, "AUTO")
+
+
+# Keywords whose value is one schema, a list of schemas, or a name → schema map.
+_SCHEMA_KEYS: Final = frozenset(
+    {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"}
+)
+_SCHEMA_LIST_KEYS: Final = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_MAP_KEYS: Final = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def schema_for_google(schema: Any) -> Any:
+    """A copy of a JSON Schema without ``const``, which Google rejects.
+
+    ``{"const": x}`` becomes ``{"enum": [x]}``, and an ``anyOf``/``oneOf`` made only of such
+    single values (what pydantic emits for ``Literal``) collapses into one ``enum``.
+    """
+    if isinstance(schema, list):
+        return [schema_for_google(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: JsonObject = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+            out[key] = {name: schema_for_google(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_KEYS or key in _SCHEMA_LIST_KEYS:
+            out[key] = schema_for_google(value)
+        elif key != "const":
+            out[key] = value
+    if "const" in schema and "enum" not in schema:
+        out["enum"] = [schema["const"]]
+    for key in ("anyOf", "oneOf"):
+        collapsed = _collapse_literal_union(out.get(key))
+        if collapsed is not None:
+            del out[key]
+            out.update({k: v for k, v in collapsed.items() if k not in out})
+    return out
+
+
+def _collapse_literal_union(branches: Any) -> JsonObject | None:
+    """``[{"enum": [a]}, {"enum": [b]}]`` (same or no type) → ``{"type"?, "enum": [a, b]}``."""
+    if not isinstance(branches, list) or not branches:
+        return None
+    values: list[Any] = []
+    types: set[str] = set()
+    for branch in branches:
+        if not isinstance(branch, dict) or "enum" not in branch or set(branch) - {"enum", "type"}:
+            return None
+        values.extend(branch["enum"])
+        if isinstance(branch.get("type"), str):
+            types.add(branch["type"])
+    if len(types) > 1:
+        return None
+    collapsed: JsonObject = {"enum": values}
+    if types:
+        collapsed = {"type": types.pop(), **collapsed}
+    return collapsed
+
+
+# --- thinking -----------------------------------------------------------------------------------
+
+_GEMINI_3_PRO = re.compile(r"gemini-3(?:\.\d+)?-pro")
+_GEMINI_3_FLASH = re.compile(r"gemini-3(?:\.\d+)?-flash")
+_GEMMA_4 = re.compile(r"gemma-?4")
+_FLASH_LATEST_ALIASES: Final = frozenset({"gemini-flash-latest", "gemini-flash-lite-latest"})
+
+
+def is_gemini_3_pro(model_id: str) -> bool:
+    return _GEMINI_3_PRO.search(model_id.lower()) is not None
+
+
+def is_gemini_3_flash(model_id: str) -> bool:
+    lowered = model_id.lower()
+    return _GEMINI_3_FLASH.search(lowered) is not None or lowered in _FLASH_LATEST_ALIASES
+
+
+def is_gemma_4(model_id: str) -> bool:
+    return _GEMMA_4.search(model_id.lower()) is not None
+
+
+def uses_thinking_level(model_id: str) -> bool:
+    """Families configured by ``thinkingLevel`` rather than a token budget."""
+    return is_gemini_3_pro(model_id) or is_gemini_3_flash(model_id) or is_gemma_4(model_id)
+
+
+def thinking_config(model: Model, thinking: Mapping[str, Any] | None) -> JsonObject | None:
+    """``generationConfig.thinkingConfig`` for the ``thinking`` option, or ``None`` to send nothing.
+
+    Enabled: ``includeThoughts`` plus a level or a budget. Disabled on a reasoning model: the
+    quietest setting the family allows (Gemini 3 cannot fully switch thinking off).
+    """
+    if not model.reasoning or thinking is None:
+        return None
+    if not thinking.get("enabled"):
+        return disabled_thinking_config(model.id)
+    config: JsonObject = {"includeThoughts": True}
+    level = thinking.get("level")
+    budget = thinking.get("budget_tokens")
+    if level is not None:
+        config["thinkingLevel"] = level
+    elif budget is not None:
+        config["thinkingBudget"] = budget
+    return config
+
+
+def disabled_thinking_config(model_id: str) -> JsonObject:
+    if is_gemini_3_pro(model_id):
+        return {"thinkingLevel": "LOW"}
+    if is_gemini_3_flash(model_id) or is_gemma_4(model_id):
+        return {"thinkingLevel": "MINIMAL"}
+    return {"thinkingBudget": 0}
+
+
+_GEMINI_3_PRO_LEVELS: Final[Mapping[str, str]] = {
+    "minimal": "LOW",
+    "low": "LOW",
+    "medium": "HIGH",
+    "high": "HIGH",
+}
+_GEMMA_4_LEVELS: Final[Mapping[str, str]] = {
+    "minimal": "MINIMAL",
+    "low": "MINIMAL",
+    "medium": "HIGH",
+    "high": "HIGH",
+}
+_GEMINI_25_PRO_BUDGETS: Final[Mapping[str, int]] = {
+    "minimal": 128,
+    "low": 2048,
+    "medium": 8192,
+    "high": 32768,
+}
+_GEMINI_25_FLASH_BUDGETS: Final[Mapping[str, int]] = {
+    "minimal": 128,
+    "low": 2048,
+    "medium": 8192,
+    "high": 24576,
+}
+_GEMINI_25_FLASH_LITE_BUDGETS: Final[Mapping[str, int]] = {**_GEMINI_25_FLASH_BUDGETS, "minimal": 512}
+
+
+def thinking_option_for_level(
+    model: Model, level: str | None, custom_budgets: Mapping[str, int] | None = None
+) -> JsonObject:
+    """The ``thinking`` option for a reasoning level (``None`` = off).
+
+    ``level`` must already be clamped to what the model supports and to at most ``high``.
+    Level-based families get a ``thinkingLevel`` (a string in the model's ``thinkingLevelMap``
+    wins); the rest get a token budget, where ``custom_budgets`` win and unknown models think
+    dynamically (-1).
+    """
+    if level is None or level == "off":
+        return {"enabled": False}
+    if uses_thinking_level(model.id):
+        mapped = (model.thinking_level_map or {}).get(level)
+        if isinstance(mapped, str):
+            google_level = mapped.upper()
+        elif is_gemini_3_pro(model.id):
+            google_level = _GEMINI_3_PRO_LEVELS[level]
+        elif is_gemma_4(model.id):
+            google_level = _GEMMA_4_LEVELS[level]
+        else:
+            google_level = level.upper()
+        return {"enabled": True, "level": google_level}
+    return {"enabled": True, "budget_tokens": _thinking_budget(model.id, level, custom_budgets)}
+
+
+def _thinking_budget(model_id: str, level: str, custom_budgets: Mapping[str, int] | None) -> int:
+    if custom_budgets and level in custom_budgets:
+        return custom_budgets[level]
+    if "2.5-pro" in model_id:
+        return _GEMINI_25_PRO_BUDGETS[level]
+    if "2.5-flash-lite" in model_id:
+        return _GEMINI_25_FLASH_LITE_BUDGETS[level]
+    if "2.5-flash" in model_id:
+        return _GEMINI_25_FLASH_BUDGETS[level]
+    return -1
+
+
+# --- the whole body -----------------------------------------------------------------------------
+
+
+def build_request_body(
+    model: Model,
+    context: Context,
+    options_extra: Mapping[str, Any],
+    *,
+    temperature: float | None,
+    max_tokens: int | None,
+) -> JsonObject:
+    """The full ``generateContent`` body (REST field names)."""
+    body: JsonObject = {"contents": convert_messages(model, context.messages)}
+    if context.system_prompt:
+        body["systemInstruction"] = {
+            "role": "user",
+            "parts": [{"text": sanitize_surrogates(context.system_prompt)}],
+        }
+    tools = convert_tools(context)
+    if tools is not None:
+        body["tools"] = tools
+        mode = map_tool_choice(options_extra.get("tool_choice"))
+        if mode is not None:
+            body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+    generation: JsonObject = {}
+    if temperature is not None:
+        generation["temperature"] = temperature
+    if max_tokens is not None:
+        generation["maxOutputTokens"] = max_tokens
+    thinking = thinking_config(model, options_extra.get("thinking"))
+    if thinking is not None:
+        generation["thinkingConfig"] = thinking
+    if generation:
+        body["generationConfig"] = generation
+    return body

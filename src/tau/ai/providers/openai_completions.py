@@ -1,0 +1,645 @@
+"""OpenAI Chat Completions (``openai-completions``), the protocol of most OpenAI-compatible servers.
+
+One module for the whole round trip: ``build_body`` / ``build_headers`` turn a ``Context`` into the
+request (tuned per server by ``openai_compat``), and ``ChunkReader`` turns the streamed
+``chat.completion.chunk`` objects into writer calls. Tool calls are tracked by their stream
+``index``, so parallel calls whose argument fragments interleave land in the right blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from contextlib import aclosing
+from dataclasses import replace
+from typing import Any
+
+from tau.ai.env_keys import get_env_api_key
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.thinking import clamp_thinking_level, map_thinking_level, supports_xhigh
+from tau.ai.transform import normalize_id_openai_completions, transform_messages
+from tau.ai.types import (
+    AssistantMessage,
+    CacheRetention,
+    Context,
+    ImageContent,
+    JsonObject,
+    Message,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+)
+
+# Delta fields that carry reasoning text, by preference; servers such as chutes.ai send two at once.
+REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_text")
+
+TOOL_RESULT_BRIDGE = "I have processed the tool results."
+TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
+IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
+
+_PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
+# A thinking signature names the field the reasoning came from; only plain field names are replayed.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasoning_details"})
+
+
+# --- entry points ---------------------------------------------------------------------------------
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """Stream one response. Per-API options in ``options.extra``: ``tool_choice``, ``reasoning_effort``."""
+
+    async def produce(writer: StreamWriter) -> None:
+        compat = resolve_compat(model)
+        retention = resolve_cache_retention(options.cache_retention)
+        api_key = options.api_key or get_env_api_key(model.provider)
+        url = f"{resolve_base_url(model).rstrip('/')}/chat/completions"
+        headers = build_headers(model, context, options, api_key, compat=compat, retention=retention)
+        body = build_body(model, context, options, compat=compat, retention=retention)
+        body = await apply_payload_hook(body, model, options)
+        response = await open_stream(model, url, headers=headers, body=body, options=options)
+        writer.start()
+        reader = ChunkReader(writer)
+        async with aclosing(iter_sse(response, options)) as events:
+            async for event in events:
+                data = event.data.strip()
+                if not data:
+                    continue
+                if data == "[DONE]":
+                    reader.saw_done = True
+                    break
+                reader.feed(decode_chunk(data))
+        reader.finish()
+
+    return run_stream(model, options, produce)
+
+
+def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+    """Stream with a reasoning level, mapped to the server's thinking parameters by ``build_body``."""
+    effort = simple_reasoning_effort(model, options.reasoning)
+    return stream(model, context, replace(options, extra={**options.extra, "reasoning_effort": effort}))
+
+
+def simple_reasoning_effort(model: Model, reasoning: str | None) -> str | None:
+    """The level to request: clamped to what the model supports; ``None`` means thinking off."""
+    if reasoning is None or not model.reasoning:
+        return None
+    level = clamp_thinking_level(model, reasoning)
+    if reasoning == "xhigh" and level != "xhigh" and supports_xhigh(model):
+        level = "xhigh"
+    return None if level == "off" else level
+
+
+def resolve_base_url(model: Model) -> str:
+    """The base URL with ``{VARIABLE}`` placeholders (Cloudflare account and gateway) filled from the environment."""
+
+    def substitute(match: re.Match[str]) -> str:
+        value = os.environ.get(match.group(1))
+        if not value:
+            raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
+        return value
+
+    return _PLACEHOLDER.sub(substitute, model.base_url)
+
+
+# --- request --------------------------------------------------------------------------------------
+
+
+def build_headers(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    api_key: str | None,
+    *,
+    compat: OpenAICompletionsCompat | None = None,
+    retention: CacheRetention | None = None,
+) -> dict[str, str]:
+    """Bearer auth, then ``model.headers``, then provider headers, then ``options.headers`` (later wins)."""
+    compat = compat or resolve_compat(model)
+    retention = retention or resolve_cache_retention(options.cache_retention)
+    is_cf_gateway = model.provider == "cloudflare-ai-gateway"
+    dynamic: dict[str, str] = {}
+    if model.provider == "github-copilot":
+        dynamic.update(copilot_headers(context.messages))
+    session_id = options.session_id
+    if session_id and retention != "none" and compat.send_session_affinity_headers:
+        dynamic.update({"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id})
+    # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
+    auth = {} if is_cf_gateway else bearer(api_key)
+    headers = merge_headers(auth, model.headers, dynamic, options.headers)
+    if is_cf_gateway and api_key:
+        headers = merge_headers(headers, {"cf-aig-authorization": f"Bearer {api_key}"})
+    return headers
+
+
+def copilot_headers(messages: list[Message]) -> dict[str, str]:
+    """GitHub Copilot's per-request headers: who initiated the turn, and whether images are sent."""
+    initiator = "agent" if messages and not isinstance(messages[-1], UserMessage) else "user"
+    headers = {"X-Initiator": initiator, "Openai-Intent": "conversation-edits"}
+    if any(_has_image(m) for m in messages):
+        headers["Copilot-Vision-Request"] = "true"
+    return headers
+
+
+def _has_image(message: Message) -> bool:
+    if isinstance(message, (UserMessage, ToolResultMessage)) and not isinstance(message.content, str):
+        return any(isinstance(block, ImageContent) for block in message.content)
+    return False
+
+
+def build_body(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    *,
+    compat: OpenAICompletionsCompat | None = None,
+    retention: CacheRetention | None = None,
+) -> JsonObject:
+    """The JSON request body, before ``on_payload`` sees it."""
+    compat = compat or resolve_compat(model)
+    retention = retention or resolve_cache_retention(options.cache_retention)
+    messages = convert_messages(model, context, compat)
+    body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
+    long_retention = retention == "long" and compat.supports_long_cache_retention
+    openai_cache = "api.openai.com" in model.base_url and retention != "none"
+    if options.session_id and (openai_cache or long_retention):
+        body["prompt_cache_key"] = options.session_id
+    if long_retention:
+        body["prompt_cache_retention"] = "24h"
+    if compat.supports_usage_in_streaming:
+        body["stream_options"] = {"include_usage": True}
+    if compat.supports_store:
+        body["store"] = False
+    if options.max_tokens:
+        body[compat.max_tokens_field] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = convert_tools(context.tools, compat)
+        if compat.zai_tool_stream:
+            body["tool_stream"] = True
+    elif has_tool_history(context.messages):
+        # LiteLLM-style proxies to Anthropic reject tool history without a tools list.
+        body["tools"] = []
+    marker = _cache_marker(compat, retention)
+    if marker is not None:
+        _mark_cache_breakpoints(messages, body.get("tools"), marker)
+    tool_choice = options.extra.get("tool_choice")
+    if tool_choice:
+        body["tool_choice"] = tool_choice
+    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"))
+    if "openrouter.ai" in model.base_url and compat.open_router_routing:
+        body["provider"] = dict(compat.open_router_routing)
+    if "ai-gateway.vercel.sh" in model.base_url:
+        routing = compat.vercel_gateway_routing
+        gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
+        if gateway:
+            body["providerOptions"] = {"gateway": gateway}
+    return body
+
+
+def _apply_thinking(body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None) -> None:
+    """Thinking on/off and effort in the dialect the server understands (nothing for non-reasoning models)."""
+    if not model.reasoning:
+        return
+    level_map = model.thinking_level_map or {}
+    match compat.thinking_format:
+        case "zai" | "qwen":
+            body["enable_thinking"] = bool(effort)
+        case "qwen-chat-template":
+            body["chat_template_kwargs"] = {"enable_thinking": bool(effort), "preserve_thinking": True}
+        case "deepseek":
+            body["thinking"] = {"type": "enabled" if effort else "disabled"}
+            if effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
+        case "openrouter":
+            if effort:
+                body["reasoning"] = {"effort": effort_value(model, compat, effort)}
+            elif "off" not in level_map:
+                body["reasoning"] = {"effort": "none"}
+            elif level_map["off"] is not None:
+                # A null "off" marks routes where reasoning is mandatory: say nothing.
+                body["reasoning"] = {"effort": level_map["off"]}
+        case _:
+            if not compat.supports_reasoning_effort:
+                return
+            if effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
+            elif isinstance(level_map.get("off"), str):
+                body["reasoning_effort"] = level_map["off"]
+
+
+def effort_value(model: Model, compat: OpenAICompletionsCompat, level: str) -> str:
+    """The server's value for ``level``: ``thinkingLevelMap``, else the 0.58 ``reasoningEffortMap``, else the level."""
+    if model.thinking_level_map and level in model.thinking_level_map:
+        return map_thinking_level(model, level) or level
+    return compat.reasoning_effort_map.get(level, level)
+
+
+def has_tool_history(messages: list[Message]) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage) or (isinstance(m, AssistantMessage) and bool(m.tool_calls()))
+        for m in messages
+    )
+
+
+def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
+    out: list[JsonObject] = []
+    for tool in tools:
+        function: JsonObject = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+        if compat.supports_strict_mode:
+            function["strict"] = False
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
+    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape."""
+    provider = model.provider
+    history = transform_messages(
+        context.messages, model, lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider)
+    )
+    out: list[JsonObject] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        out.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+    vision = "image" in model.input
+    last_role: str | None = None
+    i = 0
+    while i < len(history):
+        message = history[i]
+        if isinstance(message, ToolResultMessage):
+            run: list[ToolResultMessage] = []
+            while i < len(history) and isinstance(history[i], ToolResultMessage):
+                run.append(history[i])  # type: ignore[arg-type]
+                i += 1
+            images = _append_tool_results(out, run, compat, vision)
+            last_role = "toolResult"
+            if images:
+                if compat.requires_assistant_after_tool_result:
+                    out.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+                out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
+                last_role = "user"
+            continue
+        i += 1
+        if isinstance(message, UserMessage):
+            if compat.requires_assistant_after_tool_result and last_role == "toolResult":
+                out.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+            converted = _convert_user(message)
+        else:
+            converted = _convert_assistant(message, model, compat)
+        if converted is not None:
+            out.append(converted)
+            last_role = message.role
+    return out
+
+
+def _image_part(image: ImageContent) -> JsonObject:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _convert_user(message: UserMessage) -> JsonObject | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
+    parts: list[JsonObject] = [
+        {"type": "text", "text": sanitize_surrogates(block.text)}
+        if isinstance(block, TextContent)
+        else _image_part(block)
+        for block in message.content
+    ]
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _convert_assistant(message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat) -> JsonObject | None:
+    """One assistant turn; content is always a single string (models echo a parts array back)."""
+    text = "".join(
+        sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()
+    )
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    out: JsonObject = {"role": "assistant", "content": "" if compat.requires_assistant_after_tool_result else None}
+    if thinking and compat.requires_thinking_as_text:
+        # Plain text, no tags: models imitate tags in their own answers.
+        thinking_text = "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)
+        out["content"] = f"{thinking_text}\n\n{text}" if text else thinking_text
+    else:
+        if text:
+            out["content"] = text
+        field = thinking[0].thinking_signature if thinking else None
+        if field and _FIELD_NAME.fullmatch(field) and field not in _RESERVED_FIELDS:
+            # Servers such as llama.cpp take their reasoning back in the field it came from.
+            out[field] = "\n".join(sanitize_surrogates(b.thinking) for b in thinking)
+    calls = message.tool_calls()
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _compact_json(call.arguments)},
+            }
+            for call in calls
+        ]
+        details = [d for d in (_decode_signature(c.thought_signature) for c in calls) if d is not None]
+        if details:
+            out["reasoning_details"] = details
+    if compat.requires_reasoning_content_on_assistant_messages and model.reasoning and "reasoning_content" not in out:
+        out["reasoning_content"] = ""
+    if not out["content"] and not calls:
+        # Servers reject an assistant turn with neither content nor tool calls (e.g. an empty aborted one).
+        return None
+    return out
+
+
+def _decode_signature(signature: str | None) -> Any:
+    if not signature:
+        return None
+    try:
+        return json.loads(signature)
+    except ValueError:
+        return None
+
+
+def _append_tool_results(
+    out: list[JsonObject], run: list[ToolResultMessage], compat: OpenAICompletionsCompat, vision: bool
+) -> list[JsonObject]:
+    """One ``tool`` message per result; returns the image parts to send after them (vision models only)."""
+    images: list[JsonObject] = []
+    for result in run:
+        text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+        result_images = [b for b in result.content if isinstance(b, ImageContent)]
+        content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
+        message: JsonObject = {"role": "tool", "content": sanitize_surrogates(content), "tool_call_id": result.tool_call_id}
+        if compat.requires_tool_result_name and result.tool_name:
+            message["name"] = result.tool_name
+        out.append(message)
+        if vision:
+            images.extend(_image_part(image) for image in result_images)
+    return images
+
+
+def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) -> JsonObject | None:
+    if compat.cache_control_format != "anthropic" or retention == "none":
+        return None
+    marker: JsonObject = {"type": "ephemeral"}
+    if retention == "long" and compat.supports_long_cache_retention:
+        marker["ttl"] = "1h"
+    return marker
+
+
+def _mark_cache_breakpoints(messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject) -> None:
+    """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text."""
+    for message in messages:
+        if message["role"] in ("system", "developer"):
+            _mark_last_text(message, marker)
+            break
+    if tools:
+        tools[-1]["cache_control"] = dict(marker)
+    for message in reversed(messages):
+        if message["role"] in ("user", "assistant") and _mark_last_text(message, marker):
+            break
+
+
+def _mark_last_text(message: JsonObject, marker: JsonObject) -> bool:
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            return False
+        message["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
+        return True
+    if isinstance(content, list):
+        for part in reversed(content):
+            if part.get("type") == "text":
+                part["cache_control"] = dict(marker)
+                return True
+    return False
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- response -------------------------------------------------------------------------------------
+
+
+def decode_chunk(data: str) -> JsonObject:
+    """One SSE ``data`` payload as an object; anything else is a protocol error."""
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise ProviderError(f"Malformed stream chunk from provider: {data[:200]}") from exc
+    if not isinstance(chunk, dict):
+        raise ProviderError(f"Unexpected stream chunk from provider: {data[:200]}")
+    return chunk
+
+
+def map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
+    """The stop reason for a ``finish_reason``, with an error message when it means failure."""
+    if reason in ("stop", "end"):
+        return "stop", None
+    if reason == "length":
+        return "length", None
+    if reason in ("tool_calls", "function_call"):
+        return "toolUse", None
+    return "error", f"Provider finish_reason: {reason}"
+
+
+def describe_stream_error(error: Any) -> str:
+    """The message of an ``error`` object sent inside the stream (OpenRouter's ``metadata.raw`` appended)."""
+    if not isinstance(error, dict):
+        return str(error)
+    message = error.get("message")
+    text = message if isinstance(message, str) and message else _compact_json(error)
+    code = error.get("code")
+    if code is not None and str(code) not in text:
+        text = f"{code} {text}"
+    metadata = error.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    return f"{text}\n{raw}" if isinstance(raw, str) and raw else text
+
+
+def usage_counts(raw: JsonObject) -> tuple[int, int, int, int]:
+    """``(input, output, cache_read, cache_write)`` from a usage object, taking the first positive of equivalent fields."""
+    details = raw.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    prompt = _first_positive(raw.get("prompt_tokens"), raw.get("promptTokenCount"))
+    output = _first_positive(raw.get("completion_tokens"))
+    if not output:
+        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(raw.get("thoughtsTokenCount"))
+    cached = _first_positive(details.get("cached_tokens"))
+    read = cached or _first_positive(
+        raw.get("prompt_cache_hit_tokens"), raw.get("cache_read_input_tokens"), raw.get("cachedContentTokenCount")
+    )
+    details_write = _first_positive(details.get("cache_write_tokens"))
+    write = details_write or _first_positive(raw.get("cache_creation_input_tokens"))
+    if cached and details_write:
+        # OpenRouter counts this request's cache writes inside cached_tokens as well.
+        read = max(0, cached - details_write)
+    return max(0, prompt - read - write), output, read, write
+
+
+def _first_positive(*values: Any) -> int:
+    for value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return 0
+
+
+class ChunkReader:
+    """Feeds decoded ``chat.completion.chunk`` objects to a ``StreamWriter``.
+
+    One text block and one thinking block per response (deltas of a kind always extend the same
+    block); tool-call blocks are keyed by stream ``index``, falling back to the call ``id``.
+    """
+
+    def __init__(self, writer: StreamWriter) -> None:
+        self.writer = writer
+        self.finish_reason: str | None = None
+        self.saw_done = False
+        self._text: int | None = None
+        self._thinking: int | None = None
+        self._tools_by_index: dict[int, int] = {}
+        self._tools_by_id: dict[str, int] = {}
+        self._last_tool: int | None = None
+        # Encrypted reasoning (OpenRouter) may name a tool call that has not started yet.
+        self._pending_signatures: dict[str, str] = {}
+
+    def feed(self, chunk: JsonObject) -> None:
+        error = chunk.get("error")
+        if error:
+            raise ProviderError(describe_stream_error(error))
+        self._note_identity(chunk)
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        usage = chunk.get("usage")
+        if not isinstance(usage, dict) and choice is not None:
+            usage = choice.get("usage")  # Moonshot reports usage on the choice
+        if isinstance(usage, dict):
+            read = usage_counts(usage)
+            self.writer.set_usage(input=read[0], output=read[1], cache_read=read[2], cache_write=read[3])
+        if choice is None:
+            return
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self._finish(reason)
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self._apply_delta(delta)
+
+    def finish(self) -> None:
+        """Close the blocks; a body that ended with neither ``finish_reason`` nor ``[DONE]`` was cut short."""
+        if not self.saw_done and self.finish_reason is None:
+            raise ProviderError("Provider stream ended before the response was complete (no finish_reason)")
+        self.writer.end_open_blocks()
+
+    def _note_identity(self, chunk: JsonObject) -> None:
+        output = self.writer.output
+        chunk_id = chunk.get("id")
+        if output.response_id is None and isinstance(chunk_id, str) and chunk_id:
+            output.response_id = chunk_id
+        served = chunk.get("model")
+        if output.response_model is None and isinstance(served, str) and served and served != output.model:
+            output.response_model = served
+
+    def _finish(self, reason: str) -> None:
+        self.finish_reason = reason
+        output = self.writer.output
+        output.stop_reason, output.error_message = map_finish_reason(reason)
+
+    def _apply_delta(self, delta: JsonObject) -> None:
+        field = next((f for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
+        if field is not None:
+            if self._thinking is None:
+                self._thinking = self.writer.thinking_start(signature=field)
+            self.writer.thinking_delta(self._thinking, delta[field])
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            if self._text is None:
+                self._text = self.writer.text_start()
+            self.writer.text_delta(self._text, content)
+        for part in _dicts(delta.get("tool_calls")):
+            self._apply_tool_delta(part)
+        for detail in _dicts(delta.get("reasoning_details")):
+            self._apply_reasoning_detail(detail)
+
+    def _apply_tool_delta(self, part: JsonObject) -> None:
+        raw_index = part.get("index")
+        stream_index = raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else None
+        raw_id = part.get("id")
+        call_id = raw_id if isinstance(raw_id, str) and raw_id else None
+        raw_function = part.get("function")
+        function: JsonObject = raw_function if isinstance(raw_function, dict) else {}
+        raw_name = function.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
+        index = self._find_tool(stream_index, call_id)
+        if index is None:
+            index = self.writer.toolcall_start(call_id or "", name)
+        else:
+            block = self.writer.tool_call(index)
+            if not block.id and call_id:
+                block.id = call_id
+            if not block.name and name:
+                block.name = name
+        if stream_index is not None:
+            self._tools_by_index[stream_index] = index
+        if call_id:
+            self._tools_by_id[call_id] = index
+            signature = self._pending_signatures.pop(call_id, None)
+            if signature is not None:
+                self.writer.tool_call(index).thought_signature = signature
+        self._last_tool = index
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a few servers send the object itself
+            arguments = _compact_json(arguments)
+        if isinstance(arguments, str) and arguments:
+            self.writer.toolcall_delta(index, arguments)
+
+    def _find_tool(self, stream_index: int | None, call_id: str | None) -> int | None:
+        """The block a tool-call delta continues, or ``None`` when it starts a new call."""
+        if stream_index is not None and stream_index in self._tools_by_index:
+            index = self._tools_by_index[stream_index]
+            known_id = self.writer.tool_call(index).id
+            # Some servers number every call 0; a new id at a used index is a new call.
+            if call_id is None or not known_id or known_id == call_id:
+                return index
+            return None
+        if call_id is not None:
+            return self._tools_by_id.get(call_id)
+        return self._last_tool if stream_index is None else None
+
+    def _apply_reasoning_detail(self, detail: JsonObject) -> None:
+        call_id = detail.get("id")
+        if detail.get("type") != "reasoning.encrypted" or not call_id or not detail.get("data"):
+            return
+        signature = _compact_json(detail)
+        index = self._tools_by_id.get(call_id) if isinstance(call_id, str) else None
+        if index is None:
+            self._pending_signatures[str(call_id)] = signature
+        else:
+            self.writer.tool_call(index).thought_signature = signature
+
+
+def _dicts(value: Any) -> list[JsonObject]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+__all__ = [
+    "ChunkReader",
+    "build_body",
+    "build_headers",
+    "convert_messages",
+    "map_finish_reason",
+    "resolve_base_url",
+    "simple_reasoning_effort",
+    "stream",
+    "stream_simple",
+    "usage_counts",
+]

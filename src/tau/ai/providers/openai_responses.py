@@ -1,0 +1,449 @@
+"""OpenAI's Responses API: ``POST {base_url}/responses`` streamed as server-sent events.
+
+The request is built from the shared converter in ``responses_convert``; the reply is read by
+``ResponsesEventReader``, which Azure and Codex can reuse since they stream the same events.
+Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``, ``service_tier``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from tau.ai.cost import apply_service_tier
+from tau.ai.env_keys import get_env_api_key
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.partial_json import parse_streaming_json
+from tau.ai.providers.responses_convert import (
+    convert_responses_messages,
+    convert_responses_tools,
+    encode_text_signature,
+)
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_xhigh
+from tau.ai.types import (
+    Context,
+    ImageContent,
+    JsonObject,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+SUMMARY_SEPARATOR = "\n\n"
+
+# Response status → stop reason. ``in_progress``/``queued`` are odd final states but not failures.
+_STOP_REASONS: dict[str, StopReason] = {
+    "completed": "stop",
+    "in_progress": "stop",
+    "queued": "stop",
+    "incomplete": "length",
+    "failed": "error",
+    "cancelled": "error",
+}
+
+# Events that end a response with its usage. Codex says ``response.done``; the public API sends
+# ``response.incomplete`` when it stops at the output limit.
+_FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.done"})
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """Stream one Responses call with raw per-API options."""
+
+    async def produce(writer: StreamWriter) -> None:
+        api_key = options.api_key or get_env_api_key(model.provider)
+        if not api_key:
+            raise ProviderError(f"No API key for provider: {model.provider}")
+        body = await apply_payload_hook(build_request_body(model, context, options), model, options)
+        response = await open_stream(
+            model,
+            f"{model.base_url.rstrip('/')}/responses",
+            headers=build_request_headers(model, context, options, api_key),
+            body=body,
+            options=options,
+        )
+        writer.start()
+        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
+        async for sse in iter_sse(response, options):
+            event = _decode_event(sse.data, sse.event)
+            if event is not None:
+                reader.handle(event)
+        reader.finish()
+
+    return run_stream(model, options, produce)
+
+
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
+    """Stream with a reasoning level: it becomes ``reasoning_effort`` (absent = reasoning off)."""
+    extra = dict(options.extra)
+    if options.reasoning is not None and model.reasoning:
+        level = options.reasoning if supports_xhigh(model) else clamp_reasoning(options.reasoning)
+        extra["reasoning_effort"] = level
+    else:
+        extra.pop("reasoning_effort", None)
+        extra.pop("reasoning_summary", None)
+    return stream(model, context, dataclasses.replace(options, extra=extra))
+
+
+# --- request ----------------------------------------------------------------------------------------
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
+    """The JSON body of a Responses request (before the ``on_payload`` hook)."""
+    retention = resolve_cache_retention(options.cache_retention)
+    body: JsonObject = {
+        "model": model.id,
+        "input": convert_responses_messages(model, context),
+        "stream": True,
+    }
+    if retention != "none" and options.session_id:
+        body["prompt_cache_key"] = options.session_id
+    if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
+        body["prompt_cache_retention"] = "24h"
+    body["store"] = False
+    if options.max_tokens:
+        body["max_output_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    service_tier = options.extra.get("service_tier")
+    if service_tier is not None:
+        body["service_tier"] = service_tier
+    if context.tools:
+        body["tools"] = convert_responses_tools(context.tools)
+    reasoning = _reasoning_params(model, options.extra)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+        if "summary" in reasoning:
+            body["include"] = [ENCRYPTED_REASONING]
+    return body
+
+
+def _reasoning_params(model: Model, extra: JsonObject) -> JsonObject | None:
+    """``reasoning`` for a reasoning model: the requested effort, else the model's "off" value."""
+    if not model.reasoning:
+        return None
+    effort = extra.get("reasoning_effort")
+    summary = extra.get("reasoning_summary")
+    if effort or summary:
+        level = str(effort or "medium")
+        return {"effort": map_thinking_level(model, level) or level, "summary": summary or "auto"}
+    if model.provider == "github-copilot":
+        return None  # Copilot rejects the field.
+    level_map = model.thinking_level_map or {}
+    if "off" in level_map and level_map["off"] is None:
+        return None  # The model cannot stop reasoning: send nothing rather than a rejected value.
+    return {"effort": level_map.get("off") or "none"}
+
+
+def build_request_headers(
+    model: Model, context: Context, options: StreamOptions, api_key: str
+) -> dict[str, str]:
+    """Auth, then ``model.headers``, then per-request headers, then the caller's ``options.headers``."""
+    dynamic: dict[str, str] = {}
+    if model.provider == "github-copilot":
+        dynamic.update(_copilot_headers(context))
+    retention = resolve_cache_retention(options.cache_retention)
+    if options.session_id and retention != "none":
+        # Cache affinity: the same conversation lands on the same backend.
+        if _compat_flag(model, "sendSessionIdHeader"):
+            dynamic["session_id"] = options.session_id
+        dynamic["x-client-request-id"] = options.session_id
+    return merge_headers(bearer(api_key), model.headers, dynamic, options.headers)
+
+
+def _copilot_headers(context: Context) -> dict[str, str]:
+    last = context.messages[-1] if context.messages else None
+    headers = {
+        "X-Initiator": "agent" if last is not None and not isinstance(last, UserMessage) else "user",
+        "Openai-Intent": "conversation-edits",
+    }
+    for message in context.messages:
+        content = message.content if isinstance(message, (UserMessage, ToolResultMessage)) else None
+        if isinstance(content, list) and any(isinstance(b, ImageContent) for b in content):
+            headers["Copilot-Vision-Request"] = "true"
+            break
+    return headers
+
+
+def _compat_flag(model: Model, name: str) -> bool:
+    """An ``OpenAIResponsesCompat`` switch; every one defaults to on."""
+    return (model.compat or {}).get(name) is not False
+
+
+# --- response ---------------------------------------------------------------------------------------
+
+
+def _decode_event(data: str, sse_name: str) -> JsonObject | None:
+    text = data.strip()
+    if not text or text == "[DONE]":
+        return None
+    try:
+        event = json.loads(text)
+    except ValueError as exc:
+        raise ProviderError(
+            f"Invalid JSON in Responses stream event {sse_name or '(unnamed)'}: {text[:200]}"
+        ) from exc
+    if not isinstance(event, dict):
+        raise ProviderError(f"Unexpected Responses stream event: {text[:200]}")
+    if not isinstance(event.get("type"), str) and sse_name:
+        event["type"] = sse_name
+    return event
+
+
+class ResponsesEventReader:
+    """Turns Responses stream events into writer calls; one reader per response.
+
+    Blocks are tracked by the event's ``output_index`` so that an item's deltas always land in its
+    own block. Raises ``ProviderError`` for ``error`` and ``response.failed`` events.
+    """
+
+    def __init__(self, writer: StreamWriter, *, requested_service_tier: str | None = None) -> None:
+        self.writer = writer
+        self.requested_service_tier = requested_service_tier
+        self.completed = False
+        self._blocks: dict[int, int] = {}
+        self._summary_parts: dict[int, int] = {}
+        self._has_arguments: set[int] = set()
+        self._last_output_index = -1
+
+    def handle(self, event: JsonObject) -> None:
+        kind = event.get("type")
+        if kind in ("response.created", "response.in_progress", "response.queued"):
+            self._note_response(event.get("response"))
+        elif kind == "response.output_item.added":
+            self._item_added(event)
+        elif kind == "response.reasoning_summary_part.added":
+            self._summary_part_added(event)
+        elif kind == "response.reasoning_summary_text.delta":
+            self._thinking_delta(event)
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            self._text_delta(event)
+        elif kind == "response.function_call_arguments.delta":
+            self._arguments_delta(event)
+        elif kind == "response.function_call_arguments.done":
+            self._arguments_done(event)
+        elif kind == "response.output_item.done":
+            self._item_done(event)
+        elif kind in _FINAL_EVENTS:
+            self._response_finished(event.get("response"))
+        elif kind == "response.failed":
+            raise ProviderError(_failure_message(event.get("response")))
+        elif kind == "error":
+            raise ProviderError(_error_event_message(event))
+
+    def finish(self) -> None:
+        """Call when the stream has ended: a response that never completed is an error."""
+        if not self.completed:
+            raise ProviderError("Stream ended before response.completed (connection closed early)")
+
+    # -- items ---------------------------------------------------------------------------------
+
+    def _item_added(self, event: JsonObject) -> None:
+        item = _object(event.get("item"))
+        output_index = self._output_index(event, new_item=True)
+        kind = item.get("type")
+        writer = self.writer
+        if kind == "reasoning":
+            self._blocks[output_index] = writer.thinking_start()
+            self._summary_parts[output_index] = 0
+        elif kind == "message":
+            self._blocks[output_index] = writer.text_start()
+        elif kind == "function_call":
+            index = writer.toolcall_start(_tool_call_id(item), _string(item.get("name")))
+            self._blocks[output_index] = index
+            arguments = _string(item.get("arguments"))
+            if arguments:
+                self._set_arguments(output_index, index, arguments)
+
+    def _summary_part_added(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        index = self._block_of(output_index, ThinkingContent)
+        if index is None:
+            return
+        if self._summary_parts.get(output_index, 0) > 0:
+            self.writer.thinking_delta(index, SUMMARY_SEPARATOR)
+        self._summary_parts[output_index] = self._summary_parts.get(output_index, 0) + 1
+
+    def _thinking_delta(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        index = self._block_of(output_index, ThinkingContent)
+        delta = _string(event.get("delta"))
+        if index is not None and delta:
+            self._summary_parts[output_index] = max(1, self._summary_parts.get(output_index, 0))
+            self.writer.thinking_delta(index, delta)
+
+    def _text_delta(self, event: JsonObject) -> None:
+        index = self._block_of(self._output_index(event), TextContent)
+        delta = _string(event.get("delta"))
+        if index is not None and delta:
+            self.writer.text_delta(index, delta)
+
+    def _arguments_delta(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        index = self._block_of(output_index, ToolCall)
+        delta = _string(event.get("delta"))
+        if index is not None and delta:
+            self._has_arguments.add(output_index)
+            self.writer.toolcall_delta(index, delta)
+
+    def _arguments_done(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        index = self._block_of(output_index, ToolCall)
+        arguments = event.get("arguments")
+        if index is not None and isinstance(arguments, str):
+            self._set_arguments(output_index, index, arguments)
+
+    def _set_arguments(self, output_index: int, index: int, arguments: str) -> None:
+        """The server's complete argument string replaces whatever the deltas built."""
+        self._has_arguments.add(output_index)
+        self.writer.toolcall_replace_json(index, arguments)
+        self.writer.tool_call(index).arguments = parse_streaming_json(arguments)
+
+    def _item_done(self, event: JsonObject) -> None:
+        item = _object(event.get("item"))
+        output_index = self._output_index(event)
+        index = self._blocks.get(output_index)
+        if index is None:
+            return
+        block = self.writer.output.content[index]
+        kind = item.get("type")
+        if kind == "reasoning" and isinstance(block, ThinkingContent):
+            summary = item.get("summary")
+            if isinstance(summary, list) and summary:
+                block.thinking = SUMMARY_SEPARATOR.join(
+                    _string(_object(part).get("text")) for part in summary
+                )
+            # The whole item (with its encrypted content) is what a later request must replay.
+            block.thinking_signature = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+            self.writer.thinking_end(index)
+        elif kind == "message" and isinstance(block, TextContent):
+            parts = [_object(part) for part in item.get("content") or []]
+            if parts:
+                block.text = "".join(
+                    _string(p.get("text") if "text" in p else p.get("refusal")) for p in parts
+                )
+            item_id = item.get("id")
+            if isinstance(item_id, str) and item_id:
+                phase = item.get("phase")
+                block.text_signature = encode_text_signature(
+                    item_id, phase if isinstance(phase, str) else None
+                )
+            self.writer.text_end(index)
+        elif kind == "function_call" and isinstance(block, ToolCall):
+            if item.get("call_id"):
+                block.id = _tool_call_id(item)
+            if item.get("name"):
+                block.name = _string(item.get("name"))
+            arguments = _string(item.get("arguments"))
+            if output_index not in self._has_arguments and arguments:
+                self._set_arguments(output_index, index, arguments)
+            self.writer.toolcall_end(index)
+
+    # -- the response as a whole ---------------------------------------------------------------
+
+    def _note_response(self, response: Any) -> None:
+        data = _object(response)
+        output = self.writer.output
+        response_id = data.get("id")
+        if isinstance(response_id, str) and response_id:
+            output.response_id = response_id
+        response_model = data.get("model")
+        if isinstance(response_model, str) and response_model and response_model != output.model:
+            output.response_model = response_model
+
+    def _response_finished(self, response: Any) -> None:
+        data = _object(response)
+        self._note_response(data)
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            details = _object(usage.get("input_tokens_details"))
+            cached = _int(details.get("cached_tokens"))
+            # input_tokens counts the cached prefix too.
+            self.writer.set_usage(
+                input=_int(usage.get("input_tokens")) - cached,
+                output=_int(usage.get("output_tokens")),
+                cache_read=cached,
+                cache_write=0,
+            )
+        else:
+            self.writer.set_usage()
+        tier = data.get("service_tier") or self.requested_service_tier
+        apply_service_tier(
+            self.writer.output.usage, tier if isinstance(tier, str) else None, self.writer.model.id
+        )
+        status = data.get("status")
+        if status is None:
+            reason: StopReason = "stop"
+        elif status in _STOP_REASONS:
+            reason = _STOP_REASONS[status]
+        else:
+            raise ProviderError(f"Unhandled Responses status: {status}")
+        output = self.writer.output
+        output.stop_reason = reason
+        if reason == "error":
+            output.error_message = f"Response ended with status {status}"
+        self.completed = True
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _output_index(self, event: JsonObject, *, new_item: bool = False) -> int:
+        value = event.get("output_index")
+        if isinstance(value, int):
+            index = value
+        else:
+            index = self._last_output_index + 1 if new_item else self._last_output_index
+        self._last_output_index = max(self._last_output_index, index)
+        return index
+
+    def _block_of(self, output_index: int, kind: type) -> int | None:
+        index = self._blocks.get(output_index)
+        if index is None or not isinstance(self.writer.output.content[index], kind):
+            return None
+        return index
+
+
+def _tool_call_id(item: JsonObject) -> str:
+    return f"{_string(item.get('call_id'))}|{_string(item.get('id'))}"
+
+
+def _failure_message(response: Any) -> str:
+    data = _object(response)
+    error = data.get("error")
+    if isinstance(error, dict):
+        return f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}"
+    reason = _object(data.get("incomplete_details")).get("reason")
+    if reason:
+        return f"incomplete: {reason}"
+    return "Unknown error (no error details in response)"
+
+
+def _error_event_message(event: JsonObject) -> str:
+    message = _string(event.get("message"))
+    error = event.get("error")
+    if not message and isinstance(error, dict):
+        message = _string(error.get("message"))
+    code = event.get("code") or (error.get("code") if isinstance(error, dict) else None)
+    message = message or "Unknown error"
+    return f"Error Code {code}: {message}" if code else message
+
+
+def _object(value: Any) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

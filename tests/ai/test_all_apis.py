@@ -1,0 +1,167 @@
+"""Behaviour every API shares, checked against the fake server for each wire protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tau.ai import (
+    AbortSignal,
+    AssistantMessage,
+    Context,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    complete,
+    stream,
+)
+from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
+
+BASE_PATHS = {
+    "openai-completions": "/v1",
+    "openai-responses": "/v1",
+    "anthropic-messages": "",
+    "google-generative-ai": "/v1beta",
+}
+APIS = list(BASE_PATHS)
+READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+def _model(server: FakeLLMServer, api: str, model_id: str = "test-model") -> Model:
+    return Model(id=model_id, api=api, provider="fake", base_url=server.url(BASE_PATHS[api]), reasoning=True)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_text_reply_streams_and_completes(server: FakeLLMServer, api: str) -> None:
+    server.add(Turn(text="Hello there, friend.", usage=ScriptedUsage(input=12, output=4)))
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="k")
+    assert reply.stop_reason == "stop", reply.error_message
+    assert reply.text() == "Hello there, friend."
+    usage = reply.usage
+    assert usage.total_tokens == usage.input + usage.output + usage.cache_read + usage.cache_write
+    assert usage.output == 4
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_tool_call_round_trip_reaches_the_server_as_the_protocol_expects(
+    server: FakeLLMServer, api: str
+) -> None:
+    server.add(
+        Turn(tool_calls=[ScriptedToolCall("read", {"path": "src/main.py"}, id="call_1")]),
+        Turn(text="It prints hello."),
+    )
+    model = _model(server, api)
+    context = Context(messages=[UserMessage("what does main.py do?")], tools=[READ_TOOL])
+    first = await complete(model, context, api_key="k")
+    assert first.stop_reason == "toolUse", first.error_message
+    call = first.tool_calls()[0]
+    assert (call.name, call.arguments) == ("read", {"path": "src/main.py"})
+    context.messages += [first, ToolResultMessage(call.id, "read", [TextContent("print('hello')")])]
+    second = await complete(model, context, api_key="k")
+    assert second.text() == "It prints hello."
+    assert "print('hello')" in str(server.last_request.body)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_every_start_event_has_one_end_event_at_the_same_index(server: FakeLLMServer, api: str) -> None:
+    server.add(
+        Turn(
+            thinking="Consider the file.",
+            text="Reading it.",
+            tool_calls=[ScriptedToolCall("read", {"path": "a"}), ScriptedToolCall("read", {"path": "b"})],
+        )
+    )
+    s = stream(_model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key="k")
+    events = [e async for e in s]
+    assert events[0].type == "start" and events[-1].type == "done"
+    starts = [(e.type.split("_")[0], e.content_index) for e in events if e.type.endswith("_start") and e.type != "start"]
+    ends = [(e.type.split("_")[0], e.content_index) for e in events if e.type.endswith("_end")]
+    assert sorted(starts) == sorted(ends)
+    assert [i for _, i in starts] == sorted(i for _, i in starts)
+    partials = {id(e.partial) for e in events if hasattr(e, "partial")}
+    assert len(partials) == 1
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_http_error_is_a_value_with_status_and_message(server: FakeLLMServer, api: str) -> None:
+    server.add(Turn(fault=Fault("status", status=401)))
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="bad")
+    assert reply.stop_reason == "error"
+    assert "401" in (reply.error_message or "")
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_dropped_connection_is_an_error_not_a_hang(server: FakeLLMServer, api: str) -> None:
+    server.add(Turn(text="x" * 200, chunk_size=10, fault=Fault("cut", after_events=4)))
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="k")
+    assert reply.stop_reason == "error"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_stalled_stream_ends_with_an_idle_timeout(server: FakeLLMServer, api: str) -> None:
+    server.add(Turn(text="x" * 100, chunk_size=10, fault=Fault("stall", after_events=3, seconds=20)))
+    reply = await complete(
+        _model(server, api), Context(messages=[UserMessage("hi")]), api_key="k", idle_timeout_ms=300
+    )
+    assert reply.stop_reason == "error"
+    assert "idle" in (reply.error_message or "").lower()
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_aborted_reply_is_dropped_from_history_and_the_follow_up_succeeds(
+    server: FakeLLMServer, api: str
+) -> None:
+    server.add(Turn(text="word " * 400, chunk_size=5), Turn(text="Fresh answer."))
+    model = _model(server, api)
+    context = Context(messages=[UserMessage("tell me a story")])
+    signal = AbortSignal()
+    s = stream(model, context, api_key="k", signal=signal)
+    async for event in s:
+        if event.type == "text_delta":
+            signal.abort()
+    aborted = await s.result()
+    assert aborted.stop_reason == "aborted"
+    context.messages += [aborted, UserMessage("shorter please")]
+    follow_up = await complete(model, context, api_key="k")
+    assert follow_up.text() == "Fresh answer."
+    assert "word word" not in str(server.last_request.body)
+
+
+@pytest.mark.parametrize("target", APIS)
+async def test_a_conversation_from_another_api_hands_off_cleanly(server: FakeLLMServer, target: str) -> None:
+    foreign = AssistantMessage(
+        content=[
+            ThinkingContent("private reasoning", thinking_signature="c2lnbmF0dXJl"),
+            TextContent("Let me look."),
+            ToolCall("call_abc|fc_" + "x" * 80, "read", {"path": "a.py"}),
+        ],
+        api="openai-responses" if target != "openai-responses" else "anthropic-messages",
+        provider="other",
+        model="other-model",
+        stop_reason="toolUse",
+    )
+    context = Context(
+        messages=[
+            UserMessage("look at a.py"),
+            foreign,
+            ToolResultMessage(foreign.tool_calls()[0].id, "read", [TextContent("x = 1")]),
+        ],
+        tools=[READ_TOOL],
+    )
+    server.add(Turn(text="It sets x."))
+    reply = await complete(_model(server, target), context, api_key="k")
+    assert reply.stop_reason == "stop", reply.error_message
+    body = str(server.last_request.body)
+    assert "private reasoning" in body  # foreign thinking travels as plain text
+    assert "c2lnbmF0dXJl" not in body  # but never with its signature
