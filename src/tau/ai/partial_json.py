@@ -3,48 +3,37 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jiter
 
-# Characters that may follow a backslash in a JSON string ("u" additionally needs four hex digits).
-_VALID_ESCAPES = frozenset('"\\/bfnrtu')
+# A string literal, possibly unterminated at the end of the text.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+# Inside a string: a valid escape (kept), a stray backslash, or a raw control character.
+_FIXABLE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])|\\|[\x00-\x1f]')
+_NEEDS_REPAIR = re.compile(r"[\\\x00-\x1f]")
 _SHORT_CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _fix(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if len(token) > 1:
+        return token
+    if token == "\\":
+        return "\\\\"
+    return _SHORT_CONTROL_ESCAPES.get(token) or f"\\u{ord(token):04x}"
+
+
+def _repair_string(match: re.Match[str]) -> str:
+    return _FIXABLE.sub(_fix, match.group(0))
 
 
 def repair_json(text: str) -> str:
     """Escape raw control characters and stray backslashes inside the string literals of ``text``."""
-    out: list[str] = []
-    in_string = False
-    i = 0
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if not in_string:
-            out.append(char)
-            in_string = char == '"'
-        elif char == '"':
-            out.append(char)
-            in_string = False
-        elif char == "\\":
-            following = text[i + 1] if i + 1 < n else ""
-            if following == "u" and _is_hex4(text[i + 2 : i + 6]):
-                out.append(text[i : i + 6])
-                i += 6
-                continue
-            if following and following in _VALID_ESCAPES and following != "u":
-                out.append(text[i : i + 2])
-                i += 2
-                continue
-            # A backslash that starts no valid escape stands for itself.
-            out.append("\\\\")
-        elif char < " ":
-            out.append(_SHORT_CONTROL_ESCAPES.get(char) or f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
+    if _NEEDS_REPAIR.search(text) is None:
+        return text
+    return _STRING.sub(_repair_string, text)
 
 
 def parse_streaming_json(text: str | None) -> dict[str, Any]:
@@ -61,10 +50,6 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
         if result is None and repaired != text:
             result = _parse_partial(repaired)
     return result if isinstance(result, dict) else {}
-
-
-def _is_hex4(chars: str) -> bool:
-    return len(chars) == 4 and all(c in _HEX_DIGITS for c in chars)
 
 
 def _reject_constant(name: str) -> Any:

@@ -47,7 +47,9 @@ class ToolArgumentsError(ValueError):
         self.arguments = arguments
         bullets = "\n".join(f"  - {path}: {message}" for path, message in failures)
         received = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
-        super().__init__(f'Invalid arguments for tool "{tool_name}":\n{bullets}\n\nReceived arguments:\n{received}')
+        super().__init__(
+            f'Invalid arguments for tool "{tool_name}":\n{bullets}\n\nReceived arguments:\n{received}'
+        )
 
 
 def validate_tool_arguments(tool: SchemaTool, args: Mapping[str, Any]) -> JsonObject:

@@ -131,13 +131,15 @@ def map_stop_reason(reason: str) -> StopReason:
 
 def _parse_event_data(data: str) -> JsonObject:
     """One event's JSON; raw control characters or stray backslashes are repaired before giving up."""
-    for candidate in (data, repair_json(data)):
+    try:
+        parsed = json.loads(data)
+    except ValueError:
         try:
-            parsed = json.loads(candidate)
+            parsed = json.loads(repair_json(data))
         except ValueError:
-            continue
-        if isinstance(parsed, dict):
-            return parsed
+            parsed = None
+    if isinstance(parsed, dict):
+        return parsed
     raise ProviderError(f"Malformed Anthropic stream event: {data[:200]}")
 
 

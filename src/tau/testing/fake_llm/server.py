@@ -50,6 +50,9 @@ def _route(path: str) -> tuple[str, ModuleType] | None:
     return None
 
 
+_CHUNK_BYTES = 64 * 1024
+
+
 class FakeLLMServer:
     """A scripted HTTP server; start it with ``start()`` or ``with``."""
 
@@ -216,9 +219,14 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in turn.headers.items():
             self.send_header(key, value)
         self.end_headers()
+        # Frames are gathered into one HTTP chunk of up to 64 KB: one write per frame would make the
+        # server, not the client under test, the bottleneck. Faults flush first, so they still land
+        # exactly after ``after_events`` frames.
+        pending = bytearray()
         try:
             for index, frame in enumerate(frames):
                 if fault is not None and index == fault.after_events:
+                    self._write_chunk(pending)
                     if fault.kind == "cut":
                         self._drop_connection()
                         return
@@ -229,15 +237,21 @@ class _Handler(BaseHTTPRequestHandler):
                         if stopping.wait(fault.seconds):
                             return
                     if fault.kind == "malformed":
-                        self._write_chunk(getattr(protocol, "MALFORMED_FRAME", b"data: {not json\n\n"))
-                self._write_chunk(frame)
+                        pending += getattr(protocol, "MALFORMED_FRAME", b"data: {not json\n\n")
+                pending += frame
+                if len(pending) >= _CHUNK_BYTES:
+                    self._write_chunk(pending)
+            self._write_chunk(pending)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+    def _write_chunk(self, pending: bytearray) -> None:
+        """Send ``pending`` as one HTTP chunk and empty it."""
+        if pending:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(pending), pending))
+            pending.clear()
 
     def _drop_connection(self) -> None:
         self.close_connection = True

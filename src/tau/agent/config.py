@@ -1,0 +1,74 @@
+"""How one run of the loop is configured: the model, call options and the callbacks it consults.
+
+Callbacks may be plain functions or coroutines. ``convert_to_llm``, ``transform_context``,
+``get_api_key``, the two queue polls and ``should_stop_after_turn`` must not raise: an exception
+ends the loop without its normal events (the ``Agent`` turns it into a failed run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+from tau.agent.context import AgentContext
+from tau.agent.hooks import AfterToolCall, BeforeToolCall
+from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.ai.abort import AbortSignal
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.options import SimpleStreamOptions
+from tau.ai.types import AssistantMessage, Context, Message, Model, ToolResultMessage
+
+ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
+
+
+class StreamFn(Protocol):
+    """The LLM transport: ``tau.ai.stream_simple`` by default. Failures must come back as an
+    ``error`` event in the stream, not as an exception."""
+
+    def __call__(
+        self, model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]: ...
+
+
+@dataclass(slots=True)
+class TurnSummary:
+    """What ``should_stop_after_turn`` sees once a turn has ended."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], "list[Message] | Awaitable[list[Message]]"]
+TransformContext: TypeAlias = Callable[
+    [list[AgentMessage], AbortSignal | None], "list[AgentMessage] | Awaitable[list[AgentMessage]]"
+]
+GetApiKey: TypeAlias = Callable[[str], "str | Awaitable[str | None] | None"]
+PollMessages: TypeAlias = Callable[[], "list[AgentMessage] | Awaitable[list[AgentMessage]]"]
+ShouldStopAfterTurn: TypeAlias = Callable[[TurnSummary], "bool | Awaitable[bool]"]
+
+
+@dataclass(kw_only=True)
+class AgentLoopConfig:
+    """Everything a run needs besides its context.
+
+    ``stream_options`` go to every LLM call (``reasoning`` is the thinking level, ``None`` = off);
+    the loop fills in ``signal`` and the API key (``get_api_key(provider)`` per call, falling back
+    to ``stream_options.api_key``). ``tool_timeout_s`` (beyond pi) turns a tool that runs longer
+    into an error result.
+    """
+
+    model: Model
+    stream_options: SimpleStreamOptions = field(default_factory=SimpleStreamOptions)
+    convert_to_llm: ConvertToLlm = field(default=default_convert_to_llm)
+    transform_context: TransformContext | None = None
+    get_api_key: GetApiKey | None = None
+    get_steering_messages: PollMessages | None = None
+    get_follow_up_messages: PollMessages | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    should_stop_after_turn: ShouldStopAfterTurn | None = None
+    tool_timeout_s: float | None = None

@@ -1,0 +1,142 @@
+"""What the agent loop reports: one dataclass per event, named and shaped as in pi.
+
+Every event has a ``type`` string (``agent_start``, ``turn_end``, ``tool_execution_update``…).
+``agent_event_to_json`` gives pi's JSON shape (camelCase keys) for RPC and logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from tau.agent.messages import AgentMessage, message_to_json
+from tau.agent.tool import AgentToolResult
+from tau.ai.events import AssistantMessageEvent, event_to_json
+from tau.ai.types import AssistantMessage, JsonObject, ToolResultMessage
+
+
+@dataclass(slots=True)
+class AgentStart:
+    type: Literal["agent_start"] = field(default="agent_start", init=False)
+
+
+@dataclass(slots=True)
+class AgentEnd:
+    """``messages``: every message this run created (prompts, injected, assistant, tool results)."""
+
+    messages: list[AgentMessage]
+    type: Literal["agent_end"] = field(default="agent_end", init=False)
+
+
+@dataclass(slots=True)
+class TurnStart:
+    type: Literal["turn_start"] = field(default="turn_start", init=False)
+
+
+@dataclass(slots=True)
+class TurnEnd:
+    """The turn's assistant message and its tool results in call order (empty on error/abort)."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    type: Literal["turn_end"] = field(default="turn_end", init=False)
+
+
+@dataclass(slots=True)
+class MessageStart:
+    message: AgentMessage
+    type: Literal["message_start"] = field(default="message_start", init=False)
+
+
+@dataclass(slots=True)
+class MessageUpdate:
+    """A streaming assistant message: a snapshot of the partial and the provider event behind it."""
+
+    message: AssistantMessage
+    assistant_message_event: AssistantMessageEvent
+    type: Literal["message_update"] = field(default="message_update", init=False)
+
+
+@dataclass(slots=True)
+class MessageEnd:
+    message: AgentMessage
+    type: Literal["message_end"] = field(default="message_end", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionStart:
+    """``args`` are the raw arguments the model sent, before preparation and validation."""
+
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionUpdate:
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+    partial_result: AgentToolResult
+    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionEnd:
+    """The final result of one call, after the ``after_tool_call`` hook."""
+
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
+
+
+AgentEvent: TypeAlias = (
+    AgentStart
+    | AgentEnd
+    | TurnStart
+    | TurnEnd
+    | MessageStart
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+)
+
+
+def tool_result_to_json(result: AgentToolResult) -> JsonObject:
+    out: JsonObject = {"content": [block.to_json() for block in result.content], "details": result.details}
+    if result.terminate:
+        out["terminate"] = True
+    return out
+
+
+def agent_event_to_json(event: AgentEvent, *, include_partial: bool = True) -> JsonObject:
+    """The event in pi's JSON shape. ``include_partial=False`` drops the provider event's partial."""
+    out: JsonObject = {"type": event.type}
+    if isinstance(event, AgentEnd):
+        out["messages"] = [message_to_json(m) for m in event.messages]
+    elif isinstance(event, TurnEnd):
+        out["message"] = event.message.to_json()
+        out["toolResults"] = [m.to_json() for m in event.tool_results]
+    elif isinstance(event, MessageUpdate):
+        out["message"] = event.message.to_json()
+        out["assistantMessageEvent"] = event_to_json(
+            event.assistant_message_event, include_partial=include_partial
+        )
+    elif isinstance(event, (MessageStart, MessageEnd)):
+        out["message"] = message_to_json(event.message)
+    elif isinstance(event, (ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd)):
+        out["toolCallId"] = event.tool_call_id
+        out["toolName"] = event.tool_name
+        if isinstance(event, ToolExecutionEnd):
+            out["result"] = tool_result_to_json(event.result)
+            out["isError"] = event.is_error
+        else:
+            out["args"] = event.args
+            if isinstance(event, ToolExecutionUpdate):
+                out["partialResult"] = tool_result_to_json(event.partial_result)
+    return out

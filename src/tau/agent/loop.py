@@ -1,0 +1,254 @@
+"""The agent loop: call the model, run the tools it asks for, repeat until it stops.
+
+A *turn* is one assistant response plus the execution of its tool calls. After each turn the
+steering queue is polled (its messages open the next turn); when the model has nothing left to do,
+the follow-up queue is polled. Every step is reported through ``emit``, an awaited sink: the loop
+waits for it, so whoever listens sees the state in order.
+
+    new_messages = await run_agent_loop([UserMessage("hi")], context, config, emit)
+
+``agent_loop(...)`` is the same run as an async-iterable stream of events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from tau.agent._awaitable import resolve
+from tau.agent.config import AgentLoopConfig, PollMessages, StreamFn, TurnSummary
+from tau.agent.context import AgentContext
+from tau.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from tau.agent.messages import AgentMessage
+from tau.agent.tool_execution import execute_tool_calls
+from tau.ai.abort import AbortSignal
+from tau.ai.events import DoneEvent, ErrorEvent, StartEvent
+from tau.ai.streaming import stream_simple
+from tau.ai.types import AssistantMessage, Context, ToolResultMessage
+
+Emit = Callable[[AgentEvent], Awaitable[None]]
+
+
+async def run_agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Run from new prompt messages; returns every message the run created."""
+    loop_context = AgentContext(context.system_prompt, [*context.messages, *prompts], list(context.tools))
+    new_messages: list[AgentMessage] = list(prompts)
+    await emit(AgentStart())
+    await emit(TurnStart())
+    for message in prompts:
+        await emit(MessageStart(message))
+        await emit(MessageEnd(message))
+    await _run_turns(loop_context, new_messages, config, emit, signal, stream_fn or stream_simple)
+    return new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Run from the existing context (its last message must not be the assistant's)."""
+    check_can_continue(context)
+    loop_context = AgentContext(context.system_prompt, list(context.messages), list(context.tools))
+    new_messages: list[AgentMessage] = []
+    await emit(AgentStart())
+    await emit(TurnStart())
+    await _run_turns(loop_context, new_messages, config, emit, signal, stream_fn or stream_simple)
+    return new_messages
+
+
+def check_can_continue(context: AgentContext) -> None:
+    if not context.messages:
+        raise ValueError("Cannot continue: no messages in context")
+    if context.messages[-1].role == "assistant":
+        raise ValueError("Cannot continue from message role: assistant")
+
+
+async def _run_turns(
+    context: AgentContext,
+    new_messages: list[AgentMessage],
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None,
+    stream_fn: StreamFn,
+) -> None:
+    """The main loop. The first turn reuses the ``turn_start`` the entry point emitted."""
+    first_turn = True
+    pending = await _poll(config.get_steering_messages)
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if not first_turn:
+                await emit(TurnStart())
+            first_turn = False
+            for message in pending:
+                await emit(MessageStart(message))
+                await emit(MessageEnd(message))
+                context.messages.append(message)
+                new_messages.append(message)
+            pending = []
+
+            assistant = await stream_assistant_response(context, config, emit, signal, stream_fn)
+            new_messages.append(assistant)
+            if assistant.stop_reason in ("error", "aborted"):
+                await emit(TurnEnd(assistant, []))
+                await emit(AgentEnd(list(new_messages)))
+                return
+
+            tool_results: list[ToolResultMessage] = []
+            has_more_tool_calls = False
+            calls = assistant.tool_calls()
+            if calls:
+                batch = await execute_tool_calls(context, assistant, calls, config, emit, signal)
+                tool_results = batch.messages
+                has_more_tool_calls = not batch.terminate
+                context.messages.extend(tool_results)
+                new_messages.extend(tool_results)
+            await emit(TurnEnd(assistant, tool_results))
+
+            if config.should_stop_after_turn is not None:
+                summary = TurnSummary(assistant, tool_results, context, new_messages)
+                if await resolve(config.should_stop_after_turn(summary)):
+                    await emit(AgentEnd(list(new_messages)))
+                    return
+            pending = await _poll(config.get_steering_messages)
+
+        follow_ups = await _poll(config.get_follow_up_messages)
+        if not follow_ups:
+            break
+        pending = follow_ups
+    await emit(AgentEnd(list(new_messages)))
+
+
+async def _poll(source: PollMessages | None) -> list[AgentMessage]:
+    return list(await resolve(source())) if source is not None else []
+
+
+async def stream_assistant_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None,
+    stream_fn: StreamFn,
+) -> AssistantMessage:
+    """One LLM call: build the request from the context, stream the reply into it, return it."""
+    messages = context.messages
+    if config.transform_context is not None:
+        messages = await resolve(config.transform_context(messages, signal))
+    llm_messages = await resolve(config.convert_to_llm(messages))
+    request = Context(
+        messages=llm_messages,
+        system_prompt=context.system_prompt,
+        tools=[tool.to_tool() for tool in context.tools],
+    )
+    api_key = await resolve(config.get_api_key(config.model.provider)) if config.get_api_key else None
+    base = config.stream_options
+    options = copy.copy(base)
+    options.signal = signal
+    options.api_key = api_key or base.api_key
+    options.extra = dict(base.extra)
+    response = await resolve(stream_fn(config.model, request, options))
+
+    partial: AssistantMessage | None = None
+    async for event in response:
+        if isinstance(event, StartEvent):
+            partial = event.partial
+            context.messages.append(partial)
+            await emit(MessageStart(_snapshot(partial)))
+        elif isinstance(event, (DoneEvent, ErrorEvent)):
+            break
+        elif partial is not None:
+            partial = event.partial
+            context.messages[-1] = partial
+            await emit(MessageUpdate(_snapshot(partial), event))
+
+    final = await response.result()
+    if partial is None:
+        context.messages.append(final)
+        await emit(MessageStart(_snapshot(final)))
+    else:
+        context.messages[-1] = final
+    await emit(MessageEnd(final))
+    return final
+
+
+def _snapshot(message: AssistantMessage) -> AssistantMessage:
+    """A copy whose block list will not grow under the listener (blocks themselves are shared)."""
+    snapshot = copy.copy(message)
+    snapshot.content = list(message.content)
+    return snapshot
+
+
+# -- the stream form -------------------------------------------------------------------------------
+
+
+class AgentEventStream:
+    """A run in progress, observed as events: ``async for event in stream`` then
+    ``await stream.result()`` for the new messages. The run does not wait for the reader."""
+
+    def __init__(self, run: Callable[[Emit], Awaitable[list[AgentMessage]]]) -> None:
+        self._events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+
+        async def emit(event: AgentEvent) -> None:
+            self._events.put_nowait(event)
+
+        async def main() -> list[AgentMessage]:
+            try:
+                return await run(emit)
+            finally:
+                self._events.put_nowait(None)
+
+        self._task = asyncio.get_running_loop().create_task(main())
+
+    def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[AgentEvent]:
+        while (event := await self._events.get()) is not None:
+            yield event
+        await self._task  # re-raise what ended the run, if anything
+
+    async def result(self) -> list[AgentMessage]:
+        """The messages the run created; raises what the loop raised."""
+        return await self._task
+
+
+def agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> AgentEventStream:
+    """Start ``run_agent_loop`` and return its events as a stream. Call from async code."""
+    return AgentEventStream(lambda emit: run_agent_loop(prompts, context, config, emit, signal, stream_fn))
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> AgentEventStream:
+    """Start ``run_agent_loop_continue``; raises at once if the context cannot be continued."""
+    check_can_continue(context)
+    return AgentEventStream(lambda emit: run_agent_loop_continue(context, config, emit, signal, stream_fn))

@@ -1,0 +1,278 @@
+"""Run the tool calls of one assistant message and turn every outcome into a tool result.
+
+Each call goes through: preflight (find the tool, prepare and validate the arguments, the
+``before_tool_call`` hook), execution, then finalisation (the ``after_tool_call`` hook). Nothing
+escapes as an exception: an unknown tool, invalid arguments, a block, a raising hook or tool all
+become error results the model sees next turn. Only a raising event listener ends the run.
+
+In a parallel batch every call is preflighted first (in order), then the prepared calls run
+concurrently; ``tool_execution_end`` events come in completion order, result messages in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from tau.agent._awaitable import resolve
+from tau.agent.config import AgentLoopConfig
+from tau.agent.context import AgentContext
+from tau.agent.events import (
+    AgentEvent,
+    MessageEnd,
+    MessageStart,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+)
+from tau.agent.hooks import AfterToolCallContext, BeforeToolCallContext
+from tau.agent.tool import AgentTool, AgentToolResult, text_result
+from tau.ai.abort import AbortSignal
+from tau.ai.types import AssistantMessage, JsonObject, ToolCall, ToolResultMessage
+from tau.ai.validation import validate_tool_arguments
+
+Emit = Callable[[AgentEvent], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class ToolBatch:
+    """The result messages in call order; ``terminate`` when every result asked to stop."""
+
+    messages: list[ToolResultMessage]
+    terminate: bool
+
+
+@dataclass(slots=True)
+class _Prepared:
+    call: ToolCall
+    tool: AgentTool
+    args: JsonObject
+
+
+@dataclass(slots=True)
+class _Outcome:
+    call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+
+
+def error_result(message: str) -> AgentToolResult:
+    """The result of a call that failed: the message as text, empty details."""
+    return text_result(message, details={})
+
+
+def _exception_text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+class _ToolRun:
+    """One batch: what every call needs to know, and the three steps applied to a call."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        assistant: AssistantMessage,
+        config: AgentLoopConfig,
+        emit: Emit,
+        signal: AbortSignal | None,
+    ) -> None:
+        self.context = context
+        self.assistant = assistant
+        self.config = config
+        self.emit = emit
+        self.signal = signal
+
+    async def prepare(self, call: ToolCall) -> _Prepared | _Outcome:
+        tool = self.context.find_tool(call.name)
+        if tool is None:
+            return _Outcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
+        try:
+            args = call.arguments
+            if tool.prepare_arguments is not None:
+                # A copy, so the raw arguments (already in tool_execution_start) stay as sent.
+                args = tool.prepare_arguments(copy.deepcopy(args))
+            args = validate_tool_arguments(tool, args)
+            hook = self.config.before_tool_call
+            if hook is not None:
+                context = BeforeToolCallContext(self.assistant, call, args, self.context)
+                decision = await resolve(hook(context, self.signal))
+                if decision is not None and decision.block:
+                    reason = decision.reason or f"Tool call {call.name} was blocked"
+                    return _Outcome(call, error_result(reason), is_error=True)
+        except Exception as exc:
+            return _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+        return _Prepared(call, tool, args)
+
+    async def execute(self, prepared: _Prepared) -> _Outcome:
+        call = prepared.call
+        updates = _UpdateEmitter(self.emit)
+
+        def on_update(partial: AgentToolResult) -> None:
+            updates.push(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
+
+        timeout = self.config.tool_timeout_s
+        outcome: _Outcome
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
+            outcome = _Outcome(call, result, is_error=False)
+        except TimeoutError as exc:
+            text = (
+                f"Tool {call.name} timed out after {timeout:g} s"
+                if deadline.expired()
+                else _exception_text(exc)
+            )
+            outcome = _Outcome(call, error_result(text), is_error=True)
+        except Exception as exc:
+            outcome = _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+        await updates.close()
+        return outcome
+
+    async def finalize(self, prepared: _Prepared, outcome: _Outcome) -> _Outcome:
+        hook = self.config.after_tool_call
+        if hook is None:
+            return outcome
+        context = AfterToolCallContext(
+            self.assistant, prepared.call, prepared.args, outcome.result, outcome.is_error, self.context
+        )
+        try:
+            change = await resolve(hook(context, self.signal))
+        except Exception as exc:
+            return _Outcome(outcome.call, error_result(_exception_text(exc)), is_error=True)
+        if change is None:
+            return outcome
+        result = outcome.result
+        amended = AgentToolResult(
+            content=result.content if change.content is None else change.content,
+            details=result.details if change.details is None else change.details,
+            terminate=result.terminate if change.terminate is None else change.terminate,
+        )
+        is_error = outcome.is_error if change.is_error is None else change.is_error
+        return _Outcome(outcome.call, amended, is_error)
+
+    async def run_prepared(self, prepared: _Prepared) -> _Outcome:
+        outcome = await self.finalize(prepared, await self.execute(prepared))
+        await self.emit_end(outcome)
+        return outcome
+
+    async def emit_start(self, call: ToolCall) -> None:
+        await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
+
+    async def emit_end(self, outcome: _Outcome) -> None:
+        await self.emit(
+            ToolExecutionEnd(outcome.call.id, outcome.call.name, outcome.result, outcome.is_error)
+        )
+
+    async def emit_result_message(self, outcome: _Outcome) -> ToolResultMessage:
+        message = ToolResultMessage(
+            tool_call_id=outcome.call.id,
+            tool_name=outcome.call.name,
+            content=list(outcome.result.content),
+            details=outcome.result.details,
+            is_error=outcome.is_error,
+        )
+        await self.emit(MessageStart(message))
+        await self.emit(MessageEnd(message))
+        return message
+
+
+async def execute_tool_calls(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    calls: list[ToolCall],
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None,
+) -> ToolBatch:
+    """Run ``calls`` (sequentially or concurrently, see module doc) and emit their events."""
+    run = _ToolRun(context, assistant, config, emit, signal)
+    if _must_run_sequentially(context, calls, config):
+        outcomes, messages = await _run_sequential(run, calls)
+    else:
+        outcomes, messages = await _run_parallel(run, calls)
+    terminate = bool(outcomes) and all(o.result.terminate for o in outcomes)
+    return ToolBatch(messages, terminate)
+
+
+def _must_run_sequentially(context: AgentContext, calls: list[ToolCall], config: AgentLoopConfig) -> bool:
+    if config.tool_execution == "sequential":
+        return True
+    for call in calls:
+        tool = context.find_tool(call.name)
+        if tool is not None and tool.execution_mode == "sequential":
+            return True
+    return False
+
+
+async def _run_sequential(
+    run: _ToolRun, calls: list[ToolCall]
+) -> tuple[list[_Outcome], list[ToolResultMessage]]:
+    outcomes: list[_Outcome] = []
+    messages: list[ToolResultMessage] = []
+    for call in calls:
+        await run.emit_start(call)
+        prepared = await run.prepare(call)
+        if isinstance(prepared, _Outcome):
+            outcome = prepared
+            await run.emit_end(outcome)
+        else:
+            outcome = await run.run_prepared(prepared)
+        outcomes.append(outcome)
+        messages.append(await run.emit_result_message(outcome))
+    return outcomes, messages
+
+
+async def _run_parallel(
+    run: _ToolRun, calls: list[ToolCall]
+) -> tuple[list[_Outcome], list[ToolResultMessage]]:
+    slots: list[_Outcome | None] = [None] * len(calls)
+    ready: list[tuple[int, _Prepared]] = []
+    for index, call in enumerate(calls):
+        await run.emit_start(call)
+        prepared = await run.prepare(call)
+        if isinstance(prepared, _Outcome):
+            slots[index] = prepared
+            await run.emit_end(prepared)
+        else:
+            ready.append((index, prepared))
+
+    async def run_one(index: int, prepared: _Prepared) -> None:
+        slots[index] = await run.run_prepared(prepared)
+
+    tasks = [asyncio.ensure_future(run_one(index, prepared)) for index, prepared in ready]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    outcomes = [outcome for outcome in slots if outcome is not None]
+    messages = [await run.emit_result_message(outcome) for outcome in outcomes]
+    return outcomes, messages
+
+
+class _UpdateEmitter:
+    """Emits a tool's progress updates in order without blocking the tool; ``close()`` waits for
+    them all, so none can follow ``tool_execution_end``. Updates after ``close()`` are dropped."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self._tail: asyncio.Future[None] | None = None
+        self._closed = False
+
+    def push(self, event: ToolExecutionUpdate) -> None:
+        if not self._closed:
+            self._tail = asyncio.ensure_future(self._emit_after(self._tail, event))
+
+    async def _emit_after(self, previous: asyncio.Future[None] | None, event: ToolExecutionUpdate) -> None:
+        if previous is not None:
+            await previous
+        await self._emit(event)
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._tail is not None:
+            await self._tail
