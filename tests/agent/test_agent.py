@@ -474,3 +474,19 @@ def _text(message: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(getattr(block, "text", "") for block in content)
+
+
+async def test_a_listener_that_takes_only_the_event_is_called_with_it() -> None:
+    from tau.agent import Agent
+    from tau.testing.faux import faux_message, register_faux_provider
+
+    faux = register_faux_provider()
+    try:
+        faux.set_responses([faux_message("hello")])
+        agent = Agent(model=faux.get_model())
+        seen: list[str] = []
+        agent.subscribe(lambda event: seen.append(event.type))
+        await agent.prompt("hi")
+        assert seen[0] == "agent_start" and seen[-1] == "agent_end"
+    finally:
+        faux.unregister()

@@ -108,3 +108,11 @@ def test_importing_tau_ai_loads_no_provider_and_no_http_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_an_api_registered_from_outside_needs_no_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tau.ai import complete_simple
+
+    register_api_provider(_provider("ext-api", "reached the provider"))
+    reply = await complete_simple(_model("ext-api", provider="nokey"), CONTEXT)
+    assert reply.error_message == "reached the provider"

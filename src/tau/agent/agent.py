@@ -12,6 +12,7 @@ isolation wrap their own listeners).
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
@@ -70,6 +71,7 @@ class Agent:
         transform_context: TransformContext | None = None,
         stream_fn: StreamFn | None = None,
         get_api_key: GetApiKey | None = None,
+        api_key: str | None = None,
         on_payload: PayloadHook | None = None,
         on_response: ResponseHook | None = None,
         before_tool_call: BeforeToolCall | None = None,
@@ -94,6 +96,7 @@ class Agent:
         self.transform_context = transform_context
         self.stream_fn = stream_fn
         self.get_api_key = get_api_key
+        self.api_key = api_key
         self.on_payload = on_payload
         self.on_response = on_response
         self.before_tool_call = before_tool_call
@@ -134,13 +137,17 @@ class Agent:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event, signal)`` for every event (awaited if it returns an awaitable).
 
+        A listener that takes only the event is called with the event alone. Listeners run one
+        after another, in subscription order, before the loop goes on; one that raises fails the run.
         Returns a function that unsubscribes it.
         """
-        self._listeners.append(listener)
+        self._listeners.append(_two_argument_listener(listener))
+
+        registered = self._listeners[-1]
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if registered in self._listeners:
+                self._listeners.remove(registered)
 
         return unsubscribe
 
@@ -287,6 +294,7 @@ class Agent:
             reasoning=None if level == "off" else level,
             thinking_budgets=self.thinking_budgets,
             session_id=self.session_id,
+            api_key=self.api_key,
             on_payload=self.on_payload,
             on_response=self.on_response,
             extra={"transport": self.transport},
@@ -337,3 +345,19 @@ class Agent:
         )
         self._state.record_failure(message, message.error_message or "")
         await emit(AgentEnd([message]))
+
+
+def _two_argument_listener(listener: Callable[..., Any]) -> Listener:
+    """``listener`` itself if it takes ``(event, signal)``; else a wrapper passing the event only."""
+    try:
+        parameters = inspect.signature(listener).parameters.values()
+    except (TypeError, ValueError):
+        return listener
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return listener
+
+    def event_only(event: AgentEvent, signal: AbortSignal) -> Any:
+        return listener(event)
+
+    return event_only

@@ -6,7 +6,7 @@ from typing import Any
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
-from tau.ai.registry import require_api_provider
+from tau.ai.registry import BUILTIN_APIS, require_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
 
 DEFAULT_MAX_TOKENS_CAP = 32_000
@@ -41,12 +41,13 @@ def stream_simple(
     """Stream one response given a reasoning level (``reasoning=``; absent = off).
 
     Resolves the API key (option, else environment) and defaults ``max_tokens`` to
-    ``min(model.max_tokens, 32000)``. Raises for an unknown api or a missing API key.
+    ``min(model.max_tokens, 32000)``. Raises for an unknown api, or a missing API key for a
+    built-in API.
     """
     provider = require_api_provider(model.api)
     resolved = build_options(options, overrides, simple=True)
     if not resolved.api_key:
-        resolved.api_key = resolve_api_key(model)
+        resolved.api_key = resolve_api_key(model, required=model.api in BUILTIN_APIS)
     if resolved.max_tokens is None and model.max_tokens > 0:
         resolved.max_tokens = min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
     return provider.stream_simple(model, context, resolved)
@@ -59,12 +60,16 @@ async def complete_simple(
     return await stream_simple(model, context, options, **overrides).result()
 
 
-def resolve_api_key(model: Model) -> str:
-    """The provider's key from the environment, or ``MissingApiKeyError`` naming what to set."""
+def resolve_api_key(model: Model, *, required: bool = True) -> str | None:
+    """The provider's key from the environment, or ``MissingApiKeyError`` naming what to set.
+
+    APIs registered by extensions and tests decide themselves whether they need a key
+    (``required=False``): for them a missing key is ``None``.
+    """
     from tau.ai.env_keys import env_var_names, get_env_api_key
 
     key = get_env_api_key(model.provider)
-    if key:
+    if key or not required:
         return key
     names = env_var_names(model.provider)
     hint = f"set {' or '.join(names)}" if names else "pass api_key"
