@@ -222,30 +222,73 @@ async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGen
     """
     idle_s = (options.idle_timeout_ms or 0) / 1000 or None
     source = EventSource(response).aiter_sse()
+    watchdog = _IdleWatchdog(idle_s) if idle_s else None
     try:
         while True:
             try:
-                # Not wait_for: on Python 3.11 it drops a cancel (an abort) that lands just as the
-                # next event completes, and the stream then runs to its end.
-                async with asyncio.timeout(idle_s):
-                    event = await anext(source)
+                event = await anext(source)
             except StopAsyncIteration:
                 return
-            except TimeoutError as exc:
-                raise ProviderError(
-                    f"Stream idle timeout: no data from the provider for {idle_s:g} s (timed out)",
-                    retryable=True,
-                ) from exc
+            except asyncio.CancelledError as exc:
+                if watchdog is not None and watchdog.consume_timeout():
+                    raise ProviderError(
+                        f"Stream idle timeout: no data from the provider for {idle_s:g} s (timed out)",
+                        retryable=True,
+                    ) from exc
+                raise
             except SSEError as exc:
                 raise ProviderError(f"Unexpected response: {exc}") from exc
             except httpx.TransportError as exc:
                 raise ProviderError(
                     f"Connection lost while streaming: {exc or type(exc).__name__}", retryable=True
                 ) from exc
+            if watchdog is not None:
+                watchdog.last_event = watchdog.loop.time()
             yield event
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         await source.aclose()
         await response.aclose()
+
+
+class _IdleWatchdog:
+    """Cancels the reading task when no event arrived for ``idle_s`` seconds.
+
+    One timer for the whole stream, re-armed only when it fires: an event costs one clock read,
+    where a timeout context per event would cost a timer each.
+    """
+
+    def __init__(self, idle_s: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.idle_s = idle_s
+        self.last_event = self.loop.time()
+        self.fired = False
+        self._handle: asyncio.TimerHandle | None = self.loop.call_at(self.last_event + idle_s, self._check)
+
+    def _check(self) -> None:
+        deadline = self.last_event + self.idle_s
+        if self.loop.time() < deadline:
+            self._handle = self.loop.call_at(deadline, self._check)
+            return
+        self._handle = None
+        self.fired = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def consume_timeout(self) -> bool:
+        """True (once) if the cancellation came from this watchdog rather than from an abort."""
+        if not self.fired or self.task is None:
+            return False
+        self.fired = False
+        # An abort may have cancelled the task as well; only our own cancel is taken back.
+        return self.task.uncancel() == 0
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
 
 def bearer(api_key: str | None) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, Final, Literal
 
@@ -74,7 +75,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         headers = merge_headers({"x-goog-api-key": api_key}, model.headers, options.headers)
         response = await open_stream(model, stream_url(model), headers=headers, body=body, options=options)
         writer.start()
-        await read_gemini_stream(writer, iter_sse(response, options))
+        async with aclosing(iter_sse(response, options)) as events:
+            await read_gemini_stream(writer, events)
 
     return run_stream(model, options, produce)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from contextlib import aclosing
 from typing import Any
 
 from tau.ai.cost import apply_service_tier
@@ -52,6 +53,18 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 # Events that end a response with its usage. Codex says ``response.done``; the public API sends
 # ``response.incomplete`` when it stops at the output limit.
+# Events that repeat, whole, text the deltas already delivered: not worth parsing (on a long reply
+# each carries the full text again). Recognised by the SSE event name when the server sends one.
+_REPEAT_EVENTS = frozenset(
+    {
+        "response.output_text.done",
+        "response.refusal.done",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+    }
+)
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.done"})
 
 
@@ -72,10 +85,13 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         )
         writer.start()
         reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
-        async for sse in iter_sse(response, options):
-            event = _decode_event(sse.data, sse.event)
-            if event is not None:
-                reader.handle(event)
+        async with aclosing(iter_sse(response, options)) as events:
+            async for sse in events:
+                if sse.event in _REPEAT_EVENTS:
+                    continue
+                event = _decode_event(sse.data, sse.event)
+                if event is not None:
+                    reader.handle(event)
         reader.finish()
 
     return run_stream(model, options, produce)

@@ -1,0 +1,214 @@
+"""The ``bash`` tool: run a shell command, stream its output, keep the tail, spill the rest.
+
+The model gets the last 2000 lines / 50 KB of merged stdout+stderr; when that cuts anything, the
+complete raw output is in a spill file whose path the result names. Memory stays bounded however
+much the command prints (see :mod:`tau.tools.output_accumulator`).
+
+Where tau differs from pi: spill files live in the tool set's :class:`SpillDirectory` and are deleted
+with it; the preview is cleaned of terminal escape codes (the spill file is not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
+from tau.ai.abort import AbortSignal
+from tau.ai.types import JsonObject, TextContent
+from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
+from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
+from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
+from tau.tools.output_spill import SpillDirectory, default_spill_directory
+from tau.tools.paths import resolve_to_cwd
+from tau.tools.shell_exec import LocalBashOperations
+from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+UPDATE_INTERVAL_SECONDS = 0.1
+
+BASH_PARAMETERS: JsonObject = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "Bash command to execute"},
+        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+BASH_DESCRIPTION = (
+    "Execute a bash command in the current working directory. Returns stdout and stderr merged. "
+    f"Output is truncated to the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB "
+    "(whichever is hit first); when truncated, the full output is saved to a file whose path is "
+    "given, so you can read or grep it. Optionally provide a timeout in seconds."
+)
+
+
+@dataclass
+class SpawnContext:
+    """What a spawn hook may rewrite before the command starts."""
+
+    command: str
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+SpawnHook = Callable[[SpawnContext], SpawnContext]
+
+
+def _details(snapshot: OutputSnapshot) -> dict[str, Any] | None:
+    if not snapshot.truncation.truncated:
+        return None
+    details: dict[str, Any] = {"truncation": snapshot.truncation.to_json()}
+    if snapshot.full_output_path:
+        details["fullOutputPath"] = snapshot.full_output_path
+    return details
+
+
+def _format_output(snapshot: OutputSnapshot, last_line_bytes: int) -> str:
+    """The snapshot text plus, when cut, a note with the shown range and the spill file."""
+    text = snapshot.text or "(no output)"
+    t = snapshot.truncation
+    if not t.truncated:
+        return text
+    total = t.total_lines
+    if t.last_line_partial:
+        note = (
+            f"Showing last {format_size(t.output_bytes)} of line {total} "
+            f"(line is {format_size(last_line_bytes)})."
+        )
+    else:
+        first = total - t.output_lines + 1
+        note = f"Showing lines {first}-{total} of {total}"
+        note += f" ({format_size(t.max_bytes)} limit)." if t.truncated_by == "bytes" else "."
+    if snapshot.full_output_path:
+        note += f" Full output: {snapshot.full_output_path}"
+    return f"{text}\n\n[{note}]"
+
+
+class _Updates:
+    """Streams snapshots to ``on_update`` at most once per interval; a pending one fires later."""
+
+    def __init__(self, accumulator: OutputAccumulator, on_update: ToolUpdate | None) -> None:
+        self._acc = accumulator
+        self._on_update = on_update
+        self._last = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        if self._on_update is not None:
+            self._on_update(AgentToolResult(content=[TextContent("")], details=None))
+            self._last = time.monotonic()
+
+    def data_arrived(self) -> None:
+        if self._on_update is None or self._timer is not None:
+            return
+        wait = self._last + UPDATE_INTERVAL_SECONDS - time.monotonic()
+        if wait <= 0:
+            self._send()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._send)
+
+    def _send(self) -> None:
+        self._timer = None
+        if self._on_update is None:
+            return
+        snapshot = self._acc.snapshot()
+        self._on_update(AgentToolResult(content=[TextContent(snapshot.text)], details=_details(snapshot)))
+        self._last = time.monotonic()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def final(self) -> None:
+        self.stop()
+        self._send()
+
+
+def create_bash_tool(
+    cwd: str,
+    operations: BashOperations | None = None,
+    *,
+    spill: SpillDirectory | None = None,
+    command_prefix: str | None = None,
+    shell_path: str | None = None,
+    spawn_hook: SpawnHook | None = None,
+    bin_dir: str | None = None,
+    sanitize: bool = True,
+) -> AgentTool:
+    """The bash tool for ``cwd``.
+
+    ``spill`` owns the spill files (default: a process-wide folder removed at exit). ``bin_dir`` is
+    put first on PATH (the agent's bin directory). ``command_prefix`` runs before every command
+    (e.g. ``shopt -s expand_aliases``). ``sanitize=False`` passes escape codes through as pi does.
+    """
+    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+
+    async def execute(
+        tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
+    ) -> AgentToolResult:
+        raise_if_aborted(signal)
+        command = str(args["command"])
+        timeout_arg = args.get("timeout")
+        timeout: float | None = None
+        if isinstance(timeout_arg, int | float) and not isinstance(timeout_arg, bool) and timeout_arg > 0:
+            timeout = float(timeout_arg)
+        if command_prefix:
+            command = f"{command_prefix}\n{command}"
+        env = dict(os.environ)
+        if bin_dir:
+            env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
+        context = SpawnContext(command=command, cwd=resolve_to_cwd(".", cwd), env=env)
+        if spawn_hook is not None:
+            context = spawn_hook(context)
+        if not os.path.isdir(context.cwd):
+            raise ToolError(f"Working directory does not exist: {context.cwd}")
+
+        accumulator = OutputAccumulator(spill or default_spill_directory(), sanitize=sanitize)
+        updates = _Updates(accumulator, on_update)
+
+        def on_data(data: bytes) -> None:
+            accumulator.feed(data)
+            updates.data_arrived()
+
+        updates.start()
+        status: str | None = None
+        aborted = False
+        try:
+            exit_code = await ops.exec(
+                context.command, context.cwd, on_data=on_data, signal=signal, timeout=timeout, env=context.env
+            )
+        except CommandAborted:
+            exit_code, status, aborted = None, "Command aborted", True
+        except CommandTimedOut as timed_out:
+            exit_code, status = None, f"Command timed out after {timed_out.seconds:g} seconds"
+        finally:
+            updates.stop()
+            accumulator.finish()
+
+        snapshot = accumulator.snapshot()
+        if on_update is not None:
+            updates.final()
+        text = _format_output(snapshot, accumulator.last_line_bytes)
+        if status is not None:
+            shown = f"{text}\n\n" if snapshot.text or snapshot.truncation.truncated else ""
+            raise (ToolAborted if aborted else ToolError)(shown + status)
+        if exit_code is not None and exit_code != 0:
+            raise ToolError(f"{text}\n\nCommand exited with code {exit_code}")
+        return text_result(text, _details(snapshot))
+
+    return AgentTool(
+        name="bash",
+        label="bash",
+        description=BASH_DESCRIPTION,
+        parameters=BASH_PARAMETERS,
+        execute=execute,
+        prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
+        prompt_guidelines=[],
+    )

@@ -1,0 +1,170 @@
+"""The file-system and process access of each tool, as small protocols an extension can replace.
+
+An extension that runs tools over SSH or in a container supplies its own operations object and keeps
+the tools' formatting, truncation and error handling. The ``Local*`` classes are the defaults.
+Methods are coroutines so a remote implementation never blocks the event loop; the local ones hand
+large file reads and writes to a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tau.ai.abort import AbortSignal
+
+
+class ReadOperations(Protocol):
+    async def read_file(self, path: str) -> bytes: ...
+
+    async def access(self, path: str) -> None:
+        """Raise (an ``OSError``, ideally) unless ``path`` is a readable file."""
+        ...
+
+
+class WriteOperations(Protocol):
+    async def write_file(self, path: str, text: str) -> None: ...
+
+    async def mkdir(self, path: str) -> None:
+        """Create ``path`` and its missing parents; no error if it exists."""
+        ...
+
+
+class EditOperations(Protocol):
+    async def read_file(self, path: str) -> bytes: ...
+
+    async def write_file(self, path: str, text: str) -> None: ...
+
+    async def access(self, path: str) -> None:
+        """Raise unless ``path`` is a file that can be read and written."""
+        ...
+
+
+class CommandAborted(Exception):
+    """Raised by :meth:`BashOperations.exec` when the signal fired; the process tree is gone."""
+
+
+class CommandTimedOut(Exception):
+    """Raised by :meth:`BashOperations.exec` when the timeout passed; the process tree is gone."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"timeout:{seconds:g}")
+        self.seconds = seconds
+
+
+class BashOperations(Protocol):
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout: float | None,
+        env: Mapping[str, str],
+    ) -> int | None:
+        """Run ``command`` in a shell; stream merged stdout+stderr bytes to ``on_data``.
+
+        Returns the exit code (``None`` when the process was killed by a signal from elsewhere).
+        Raises :class:`CommandAborted` or :class:`CommandTimedOut` after killing the whole tree.
+        """
+        ...
+
+
+class GrepOperations(Protocol):
+    async def is_directory(self, path: str) -> bool:
+        """Whether ``path`` is a directory; raise if it does not exist."""
+        ...
+
+    async def read_file(self, path: str) -> str:
+        """The text of a matched file, for context lines."""
+        ...
+
+
+class FindOperations(Protocol):
+    async def exists(self, path: str) -> bool: ...
+
+    async def glob(self, pattern: str, cwd: str, *, ignore: Sequence[str], limit: int) -> list[str]:
+        """Paths under ``cwd`` matching ``pattern`` (absolute or relative to ``cwd``; directories may
+        end in ``/``), honouring .gitignore, at most ``limit`` of them."""
+        ...
+
+
+class LsOperations(Protocol):
+    async def exists(self, path: str) -> bool: ...
+
+    async def is_directory(self, path: str) -> bool:
+        """Whether ``path`` (symlinks followed) is a directory; raise if it cannot be stat'ed."""
+        ...
+
+    async def readdir(self, path: str) -> list[str]: ...
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _write_text(path: str, text: str) -> None:
+    # newline="" writes the text exactly as given; surrogatepass keeps a stray surrogate from a
+    # model's JSON from failing the whole write.
+    with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as file:
+        file.write(text)
+
+
+def _check_access(path: str, mode: int) -> None:
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if not os.access(path, mode):
+        raise PermissionError(13, "Permission denied", path)
+
+
+@dataclass
+class LocalFileOperations:
+    """Local files for read, write, edit, grep and ls."""
+
+    async def read_file(self, path: str) -> bytes:
+        return await asyncio.to_thread(_read_bytes, path)
+
+    async def write_file(self, path: str, text: str) -> None:
+        await asyncio.to_thread(_write_text, path, text)
+
+    async def mkdir(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    async def access(self, path: str) -> None:
+        _check_access(path, os.R_OK)
+
+    async def is_directory(self, path: str) -> bool:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+
+    async def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    async def readdir(self, path: str) -> list[str]:
+        return os.listdir(path)
+
+
+@dataclass
+class LocalEditOperations(LocalFileOperations):
+    """Local files for edit: ``access`` also demands write permission."""
+
+    async def access(self, path: str) -> None:
+        _check_access(path, os.R_OK | os.W_OK)
+
+
+@dataclass
+class LocalGrepOperations:
+    """Local files for grep's context lines (decoded leniently: a match may sit in a non-UTF-8 file)."""
+
+    async def is_directory(self, path: str) -> bool:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+
+    async def read_file(self, path: str) -> str:
+        data = await asyncio.to_thread(_read_bytes, path)
+        return data.decode("utf-8", "replace")

@@ -1,0 +1,152 @@
+"""Running a shell command locally: its own process group, merged output, tree kill on abort/timeout.
+
+The command runs in a new session (``start_new_session``), so the shell and everything it starts
+share one process group and one ``killpg`` ends them all. Output is read through an asyncio
+subprocess protocol: each chunk goes straight to ``on_data`` with no stream-reader buffering.
+Groups still running when the interpreter exits are killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import signal as signals
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from tau.ai.abort import AbortSignal
+from tau.tools.operations import CommandAborted, CommandTimedOut
+
+# After the shell exits, how long to wait for the pipe to close: a background process that inherited
+# it (a daemon started with `&`) must not keep the tool call open.
+EXIT_GRACE_SECONDS = 0.1
+
+_live_groups: set[int] = set()
+
+
+def _kill_live_groups() -> None:
+    for pgid in list(_live_groups):
+        kill_process_group(pgid)
+
+
+atexit.register(_kill_live_groups)
+
+
+def kill_process_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid``; fall back to the process alone."""
+    try:
+        os.killpg(pid, signals.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signals.SIGKILL)
+
+
+def find_shell(shell_path: str | None = None) -> str:
+    """The shell to run commands with: the configured one, else bash, else sh.
+
+    A configured path that does not exist is an error rather than a silent fallback.
+    """
+    if shell_path:
+        if not os.path.isfile(shell_path):
+            raise FileNotFoundError(2, f"ENOENT: shell not found: {shell_path}", shell_path)
+        return shell_path
+    if os.path.isfile("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+
+
+class _OutputProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, on_data: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
+        self._on_data = on_data
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        self._on_data(bytes(data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if not self.output_closed.done():
+            self.output_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+@dataclass
+class LocalBashOperations:
+    """Runs commands with a local shell (``shell_path``, else bash, else sh)."""
+
+    shell_path: str | None = None
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout: float | None,
+        env: Mapping[str, str],
+    ) -> int | None:
+        if signal is not None and signal.aborted:
+            raise CommandAborted()
+        shell = find_shell(self.shell_path)
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _OutputProtocol(on_data, loop),
+            shell,
+            "-c",
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+        pid = transport.get_pid()
+        _live_groups.add(pid)
+        aborted = loop.create_future()
+
+        def on_abort() -> None:
+            loop.call_soon_threadsafe(_settle, aborted)
+
+        remove_listener = signal.add_listener(on_abort) if signal else None
+        try:
+            done, _ = await asyncio.wait(
+                {protocol.exited, aborted},
+                timeout=timeout if timeout and timeout > 0 else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            killed_by_us = protocol.exited not in done
+            if killed_by_us:
+                kill_process_group(pid)
+                await protocol.exited
+            # Let the rest of the output arrive, but not wait for processes that kept the pipe.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(protocol.output_closed), EXIT_GRACE_SECONDS)
+            if killed_by_us:
+                if aborted in done:
+                    raise CommandAborted()
+                assert timeout is not None
+                raise CommandTimedOut(timeout)
+            code = transport.get_returncode()
+            # A negative code means a signal from elsewhere killed the shell: pi reports no code.
+            return code if code is not None and code >= 0 else None
+        finally:
+            if remove_listener is not None:
+                remove_listener()
+            if transport.get_returncode() is None:
+                kill_process_group(pid)
+            _live_groups.discard(pid)
+            transport.close()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

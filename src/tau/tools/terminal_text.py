@@ -1,0 +1,29 @@
+"""Making terminal output readable as plain text: no escape codes, no carriage-return redraws."""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
+    r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[ -/]*[0-~]"  # two-character escapes, charset selection
+)
+# Everything on a line up to a carriage return that more text overwrites (progress bars).
+_REDRAWN = re.compile(r"[^\n]*\r(?=[^\r\n])")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]")
+
+
+def sanitize_terminal_output(text: str) -> str:
+    """Strip ANSI escape sequences and control characters (tabs and newlines stay), and resolve
+    carriage-return redraws to what a terminal would finally show on that line.
+
+    Newlines are never added or removed, so line counts taken before sanitising still hold.
+    """
+    if _CONTROLS.search(text) is None:
+        return text
+    text = _ESCAPES.sub("", text)
+    text = text.replace("\r\n", "\n")
+    text = _REDRAWN.sub("", text)
+    return _CONTROLS.sub("", text)

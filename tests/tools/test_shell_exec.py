@@ -1,0 +1,80 @@
+"""Tests for tau.tools.shell_exec: the local process runner behind the bash tool."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from tau.ai.abort import AbortController
+from tau.tools.operations import CommandAborted, CommandTimedOut
+from tau.tools.shell_exec import LocalBashOperations, find_shell
+
+
+def test_the_default_shell_is_bash() -> None:
+    assert os.path.basename(find_shell()) in ("bash", "sh")
+
+
+def test_a_configured_shell_that_does_not_exist_is_enoent() -> None:
+    with pytest.raises(FileNotFoundError, match="ENOENT"):
+        find_shell("/no/such/shell")
+
+
+async def test_output_chunks_arrive_and_the_exit_code_is_returned(tmp_path: Path) -> None:
+    chunks: list[bytes] = []
+    code = await LocalBashOperations().exec(
+        "echo hi; exit 3",
+        str(tmp_path),
+        on_data=chunks.append,
+        signal=None,
+        timeout=None,
+        env=dict(os.environ),
+    )
+    assert code == 3 and b"".join(chunks) == b"hi\n"
+
+
+async def test_stdin_is_empty(tmp_path: Path) -> None:
+    chunks: list[bytes] = []
+    await LocalBashOperations().exec(
+        "cat; echo end", str(tmp_path), on_data=chunks.append, signal=None, timeout=5, env=dict(os.environ)
+    )
+    assert b"".join(chunks) == b"end\n"
+
+
+async def test_a_timeout_raises_with_the_seconds(tmp_path: Path) -> None:
+    with pytest.raises(CommandTimedOut) as caught:
+        await LocalBashOperations().exec(
+            "sleep 5", str(tmp_path), on_data=lambda b: None, signal=None, timeout=0.2, env=dict(os.environ)
+        )
+    assert caught.value.seconds == 0.2 and str(caught.value) == "timeout:0.2"
+
+
+async def test_an_abort_raises_command_aborted(tmp_path: Path) -> None:
+    controller = AbortController()
+    asyncio.get_running_loop().call_later(0.1, controller.abort)
+    with pytest.raises(CommandAborted):
+        await LocalBashOperations().exec(
+            "sleep 5", str(tmp_path), on_data=lambda b: None, signal=controller.signal, timeout=None, env={}
+        )
+
+
+async def test_cancelling_the_call_kills_the_process(tmp_path: Path) -> None:
+    marker = tmp_path / "late"
+    task = asyncio.create_task(
+        LocalBashOperations().exec(
+            f"sleep 0.3; touch {marker}",
+            str(tmp_path),
+            on_data=lambda b: None,
+            signal=None,
+            timeout=None,
+            env={},
+        )
+    )
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.4)
+    assert not marker.exists()
