@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.tools.operations import LocalEditOperations, LocalFileOperations, LocalGrepOperations
+from tau.tools.operations import LocalFileOperations, LocalGrepOperations
 
 
 async def test_local_files_round_trip_text_exactly(tmp_path: Path) -> None:
