@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 
 
@@ -33,20 +33,35 @@ def user_env() -> dict[str, str]:
     return env
 
 
+# Runs the measured command and reports its wall time and peak RSS. It runs in a small process of
+# its own because a child's peak RSS on Linux starts from the size of the process that forked it.
+_LAUNCHER = r"""
+import json, os, subprocess, sys, time
+argv, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
+subprocess.run(argv, check=True, capture_output=True)  # warm the bytecode cache
+walls, rss = [], []
+for _ in range(repeat):
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    walls.append(time.perf_counter() - started)
+    if status != 0:
+        raise SystemExit(f"{argv} exited with {status}")
+    rss.append(usage.ru_maxrss / 1024)
+print(json.dumps([walls, rss]))
+"""
+
+
 def time_command(argv: list[str], repeat: int) -> tuple[float, float]:
     """Median wall seconds and median peak RSS (MiB) of running ``argv``."""
-    env = user_env()
-    subprocess.run(argv, env=env, check=True, capture_output=True)  # warm the bytecode cache
-    walls: list[float] = []
-    rss: list[float] = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - started)
-        if status != 0:
-            raise RuntimeError(f"{argv} exited with {status}")
-        rss.append(usage.ru_maxrss / 1024)
+    out = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, json.dumps(argv), str(repeat)],
+        env=user_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    walls, rss = json.loads(out.stdout)
     return median(walls), median(rss)
 
 

@@ -8,8 +8,6 @@ fresh ``Model`` objects: callers may change a base URL or header without touchin
 from __future__ import annotations
 
 import copy
-import json
-import pkgutil
 from typing import Any
 
 from tau.ai.types import JsonObject, Model
@@ -30,6 +28,10 @@ def _catalogue() -> dict[str, dict[str, JsonObject]]:
     if not _cache:
         # pkgutil reads package data through the loader (works from a zip too) and imports in
         # ~2 ms, where importlib.resources costs ~20 ms (tempfile, zipfile) on the first lookup.
+        # Imported here, on the first lookup, so that importing tau.ai stays cheap.
+        import json
+        import pkgutil
+
         raw = pkgutil.get_data("tau.ai", "data/models.json")
         if raw is None:
             raise RuntimeError("the model catalogue tau/ai/data/models.json cannot be read")
