@@ -1,0 +1,185 @@
+"""Command-line arguments with pi's semantics.
+
+pi's parser is not argparse-shaped: ``-p`` takes an optional message, ``@path`` arguments are files,
+list flags accumulate, and unknown long flags are kept for extensions (``--plan``, ``--plan=fast``,
+``--plan fast``). So the parser is a small loop over the arguments, written to match that behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Mode = Literal["text", "json", "rpc"]
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+RESERVED_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
+
+
+@dataclass
+class Args:
+    """Everything the command line said. ``None`` means "not given"."""
+
+    help: bool = False
+    version: bool = False
+    mode: Mode | None = None
+    print: bool = False
+    continue_session: bool = False
+    resume: bool = False
+    session: str | None = None
+    fork: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    models: list[str] | None = None
+    thinking: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: list[str] = field(default_factory=list)
+    tools: list[str] | None = None
+    no_tools: bool = False
+    no_builtin_tools: bool = False
+    extensions: list[str] = field(default_factory=list)
+    no_extensions: bool = False
+    skills: list[str] = field(default_factory=list)
+    no_skills: bool = False
+    prompt_templates: list[str] = field(default_factory=list)
+    no_prompt_templates: bool = False
+    themes: list[str] = field(default_factory=list)
+    no_themes: bool = False
+    no_context_files: bool = False
+    export: str | None = None
+    list_models: bool = False
+    list_models_search: str | None = None
+    verbose: bool = False
+    offline: bool = False
+    messages: list[str] = field(default_factory=list)
+    file_args: list[str] = field(default_factory=list)
+    unknown_flags: dict[str, str | bool] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+_BOOLEAN_FLAGS: dict[str, str] = {
+    "--help": "help",
+    "-h": "help",
+    "--version": "version",
+    "-v": "version",
+    "--continue": "continue_session",
+    "-c": "continue_session",
+    "--resume": "resume",
+    "-r": "resume",
+    "--no-session": "no_session",
+    "--no-tools": "no_tools",
+    "-nt": "no_tools",
+    "--no-builtin-tools": "no_builtin_tools",
+    "-nbt": "no_builtin_tools",
+    "--no-extensions": "no_extensions",
+    "-ne": "no_extensions",
+    "--no-skills": "no_skills",
+    "-ns": "no_skills",
+    "--no-prompt-templates": "no_prompt_templates",
+    "-np": "no_prompt_templates",
+    "--no-themes": "no_themes",
+    "--no-context-files": "no_context_files",
+    "-nc": "no_context_files",
+    "--verbose": "verbose",
+    "--offline": "offline",
+}
+
+_VALUE_FLAGS: dict[str, str] = {
+    "--session": "session",
+    "--fork": "fork",
+    "--session-dir": "session_dir",
+    "--provider": "provider",
+    "--model": "model",
+    "--api-key": "api_key",
+    "--system-prompt": "system_prompt",
+    "--export": "export",
+}
+
+_REPEATABLE_FLAGS: dict[str, str] = {
+    "--append-system-prompt": "append_system_prompt",
+    "--extension": "extensions",
+    "-e": "extensions",
+    "--skill": "skills",
+    "--prompt-template": "prompt_templates",
+    "--theme": "themes",
+}
+
+
+def _comma_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _takes_value(arg: str) -> bool:
+    """Whether ``arg`` may be consumed as a flag's value (not a flag, not a file argument)."""
+    return not arg.startswith("-") and not arg.startswith("@")
+
+
+def parse_args(argv: list[str]) -> Args:
+    """Parse ``argv`` (without the program name). Problems land in ``errors`` / ``warnings``."""
+    args = Args()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in _BOOLEAN_FLAGS:
+            setattr(args, _BOOLEAN_FLAGS[arg], True)
+        elif arg in _VALUE_FLAGS or arg in _REPEATABLE_FLAGS or arg in ("--mode", "--models", "--tools", "-t", "--thinking"):
+            if following is None:
+                args.errors.append(f"{arg} needs a value")
+                break
+            i += 1
+            _apply_value_flag(args, arg, following)
+        elif arg in ("--print", "-p"):
+            args.print = True
+            # The next argument is the first message unless it is a flag or a file (a "---" text is fine).
+            if following is not None and not following.startswith("@") and (
+                not following.startswith("-") or following.startswith("---")
+            ):
+                args.messages.append(following)
+                i += 1
+        elif arg == "--list-models":
+            args.list_models = True
+            if following is not None and _takes_value(following):
+                args.list_models_search = following
+                i += 1
+        elif arg.startswith("@"):
+            args.file_args.append(arg[1:])
+        elif arg.startswith("--") and len(arg) > 2:
+            name, eq, value = arg[2:].partition("=")
+            if eq:
+                args.unknown_flags[name] = value
+            elif following is not None and _takes_value(following):
+                args.unknown_flags[name] = following
+                i += 1
+            else:
+                args.unknown_flags[name] = True
+        elif arg.startswith("-") and len(arg) > 1:
+            args.errors.append(f"Unknown option: {arg}")
+        else:
+            args.messages.append(arg)
+        i += 1
+    return args
+
+
+def _apply_value_flag(args: Args, flag: str, value: str) -> None:
+    if flag == "--mode":
+        if value in ("text", "json", "rpc"):
+            args.mode = value  # type: ignore[assignment]
+    elif flag == "--models":
+        args.models = _comma_list(value)
+    elif flag in ("--tools", "-t"):
+        args.tools = _comma_list(value)
+    elif flag == "--thinking":
+        if value in THINKING_LEVELS:
+            args.thinking = value
+        else:
+            args.warnings.append(
+                f'Invalid thinking level "{value}". Valid values: {", ".join(THINKING_LEVELS)}'
+            )
+    elif flag in _REPEATABLE_FLAGS:
+        getattr(args, _REPEATABLE_FLAGS[flag]).append(value)
+    else:
+        setattr(args, _VALUE_FLAGS[flag], value)

@@ -1,0 +1,55 @@
+"""The text of ``tau --help``."""
+
+from __future__ import annotations
+
+HELP = """\
+tau - a minimal, hackable coding agent for the terminal
+
+Usage:
+  tau [options] [@files...] [messages...]
+
+Options:
+  -p, --print [message]          Answer and exit (non-interactive); piped stdin is added
+  --mode text|json|rpc           Output mode (json: one event per line; rpc: commands on stdin)
+  --provider <name>              Provider of --model
+  --model <pattern>              Model id, provider/id or fuzzy pattern, optional :<thinking>
+  --api-key <key>                API key for the chosen model's provider (this run only)
+  --thinking <level>             off, minimal, low, medium, high, xhigh
+  --models <a,b,...>             Models to cycle through
+  -c, --continue                 Continue the most recent session in this folder
+  -r, --resume                   Pick a session to resume
+  --session <path|id>            Open a session file, or a session by id prefix
+  --fork <path|id>               Copy a session into a new one in this folder
+  --session-dir <dir>            Where sessions are stored
+  --no-session                   Keep nothing on disk
+  -t, --tools <a,b,...>          Tools to enable (read, bash, edit, write, grep, find, ls)
+  -nt, --no-tools                No tools
+  -nbt, --no-builtin-tools       No built-in tools (extension tools stay)
+  --system-prompt <text|file>    Replace the default system prompt
+  --append-system-prompt <text|file>
+                                 Append to the system prompt (repeatable)
+  -nc, --no-context-files        Do not load AGENTS.md / CLAUDE.md
+  -e, --extension <path>         Load an extension (repeatable)
+  -ne, --no-extensions           Do not discover extensions
+  --skill <path>                 Load a skill (repeatable); -ns, --no-skills
+  --prompt-template <path>       Load a prompt template (repeatable); -np, --no-prompt-templates
+  --list-models [search]         List the models you can use and exit
+  --offline                      No network at start-up (also TAU_OFFLINE=1)
+  --verbose                      Verbose start-up
+  -v, --version                  Print the version and exit
+  -h, --help                     Print this help and exit
+
+Examples:
+  tau -p "List the Python files in src/"
+  tau -c -p "Now add tests for it"
+  tau --model anthropic/claude-sonnet-4-5:high "Refactor the parser"
+  git diff | tau -p "Review this change"
+  tau --mode json -p "Fix the failing test" > events.jsonl
+
+Environment:
+  TAU_AGENT_DIR        Configuration and sessions (default ~/.tau/agent)
+  TAU_SESSION_DIR      Session storage (default <agent dir>/sessions)
+  TAU_OFFLINE          1 = no network at start-up
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, ...
+                       Provider keys (or put them in <agent dir>/auth.json)
+"""

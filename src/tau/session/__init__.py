@@ -1,0 +1,1 @@
+"""Sessions: the JSONL tree store, migrations, context projection, listing."""

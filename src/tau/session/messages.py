@@ -1,0 +1,186 @@
+"""The message kinds a coding session adds to the LLM's three: shell runs, custom and summary messages.
+
+``bashExecution`` and ``custom`` are stored in ``message`` entries; ``branchSummary`` and
+``compactionSummary`` exist only as projections of ``branch_summary`` / ``compaction`` entries.
+``convert_to_llm`` (in ``tau.context``) decides what the model sees of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from tau.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    JsonObject,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+    content_from_json,
+    message_from_json,
+    now_ms,
+)
+
+
+@dataclass(slots=True)
+class BashExecutionMessage:
+    """A command the user ran with ``!cmd`` (or ``!!cmd``: ``exclude_from_context``)."""
+
+    command: str
+    output: str
+    exit_code: int | None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["bashExecution"] = field(default="bashExecution", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"role": "bashExecution", "command": self.command, "output": self.output}
+        if self.exit_code is not None:
+            out["exitCode"] = self.exit_code
+        out["cancelled"] = self.cancelled
+        out["truncated"] = self.truncated
+        if self.full_output_path is not None:
+            out["fullOutputPath"] = self.full_output_path
+        if self.exclude_from_context is not None:
+            out["excludeFromContext"] = self.exclude_from_context
+        out["timestamp"] = self.timestamp
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> BashExecutionMessage:
+        exit_code = data.get("exitCode")
+        return cls(
+            command=data.get("command") or "",
+            output=data.get("output") or "",
+            exit_code=exit_code if isinstance(exit_code, int) else None,
+            cancelled=bool(data.get("cancelled", False)),
+            truncated=bool(data.get("truncated", False)),
+            full_output_path=data.get("fullOutputPath"),
+            exclude_from_context=data.get("excludeFromContext"),
+            timestamp=data.get("timestamp", 0),
+        )
+
+
+@dataclass(slots=True)
+class CustomMessage:
+    """A message an extension put in the conversation; ``display=False`` hides it in the UI only."""
+
+    custom_type: str
+    content: str | list[TextContent | ImageContent]
+    display: bool = True
+    details: Any = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["custom"] = field(default="custom", init=False)
+
+    def to_json(self) -> JsonObject:
+        content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
+        out: JsonObject = {
+            "role": "custom",
+            "customType": self.custom_type,
+            "content": content,
+            "display": self.display,
+        }
+        if self.details is not None:
+            out["details"] = self.details
+        out["timestamp"] = self.timestamp
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CustomMessage:
+        return cls(
+            custom_type=data.get("customType") or "",
+            content=_content_from_json(data.get("content")),
+            display=bool(data.get("display", True)),
+            details=data.get("details"),
+            timestamp=data.get("timestamp", 0),
+        )
+
+
+@dataclass(slots=True)
+class BranchSummaryMessage:
+    """The summary of a branch the conversation came back from (projection of ``branch_summary``)."""
+
+    summary: str
+    from_id: str
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["branchSummary"] = field(default="branchSummary", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "role": "branchSummary",
+            "summary": self.summary,
+            "fromId": self.from_id,
+            "timestamp": self.timestamp,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> BranchSummaryMessage:
+        return cls(
+            summary=data.get("summary") or "",
+            from_id=data.get("fromId") or "",
+            timestamp=data.get("timestamp", 0),
+        )
+
+
+@dataclass(slots=True)
+class CompactionSummaryMessage:
+    """The summary that stands for compacted history (projection of a ``compaction`` entry)."""
+
+    summary: str
+    tokens_before: int
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["compactionSummary"] = field(default="compactionSummary", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "role": "compactionSummary",
+            "summary": self.summary,
+            "tokensBefore": self.tokens_before,
+            "timestamp": self.timestamp,
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CompactionSummaryMessage:
+        return cls(
+            summary=data.get("summary") or "",
+            tokens_before=data.get("tokensBefore", 0),
+            timestamp=data.get("timestamp", 0),
+        )
+
+
+SessionMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+)
+
+_SESSION_KINDS: dict[str, Any] = {
+    "bashExecution": BashExecutionMessage,
+    "custom": CustomMessage,
+    "branchSummary": BranchSummaryMessage,
+    "compactionSummary": CompactionSummaryMessage,
+}
+
+
+def session_message_from_json(data: JsonObject) -> SessionMessage:
+    """Any message a session can hold; raises ``ValueError`` for an unknown role."""
+    kind = _SESSION_KINDS.get(data.get("role", ""))
+    if kind is not None:
+        message: SessionMessage = kind.from_json(data)
+        return message
+    return message_from_json(data)
+
+
+def _content_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
+    if isinstance(raw, str):
+        return raw
+    blocks = [content_from_json(b) for b in raw or [] if isinstance(b, dict)]
+    return [b for b in blocks if isinstance(b, (TextContent, ImageContent))]
