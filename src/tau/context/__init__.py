@@ -1,0 +1,90 @@
+"""tau.context: what a model call is made of besides the conversation.
+
+    from tau.context import ResourceLoader, build_system_prompt, convert_to_llm
+
+    resources = ResourceLoader(cwd)                     # AGENTS.md, skills, templates, SYSTEM.md
+    prompt = build_system_prompt(resources.system_prompt_options(active_tools, date=session_day))
+    llm_messages = convert_to_llm(session_messages, block_images=False)
+
+The system prompt follows a fixed block order (role, tools, guidelines, documentation, appended
+text, ``<project_context>``, skills, date, cwd) and is byte-identical for identical inputs.
+"""
+
+from tau.context.context_files import CONTEXT_FILE_NAMES, ContextFile, find_context_file, load_context_files
+from tau.context.convert import (
+    BRANCH_SUMMARY_PREAMBLE,
+    COMPACTION_SUMMARY_PREAMBLE,
+    IMAGE_PLACEHOLDER,
+    convert_to_llm,
+    format_bash_execution,
+)
+from tau.context.diagnostics import DiagnosticType, ResourceCollision, ResourceDiagnostic, ResourceType
+from tau.context.prompt_templates import (
+    LoadPromptTemplatesResult,
+    PromptTemplate,
+    TemplateSource,
+    expand_prompt_template,
+    load_prompt_template,
+    load_prompt_templates,
+    parse_command_args,
+    substitute_arguments,
+)
+from tau.context.resources import ResourceLoader, default_agent_dir
+from tau.context.skills import (
+    LoadSkillsResult,
+    Skill,
+    SkillSource,
+    default_skill_dirs,
+    expand_skill_command,
+    format_skills_for_prompt,
+    load_skill_file,
+    load_skills,
+    load_skills_from_dir,
+)
+from tau.context.system_prompt import (
+    SystemPromptOptions,
+    build_system_prompt,
+    format_project_context,
+    prompt_guidelines,
+    tau_readme_path,
+)
+
+__all__ = [
+    "BRANCH_SUMMARY_PREAMBLE",
+    "COMPACTION_SUMMARY_PREAMBLE",
+    "CONTEXT_FILE_NAMES",
+    "IMAGE_PLACEHOLDER",
+    "ContextFile",
+    "DiagnosticType",
+    "LoadPromptTemplatesResult",
+    "LoadSkillsResult",
+    "PromptTemplate",
+    "ResourceCollision",
+    "ResourceDiagnostic",
+    "ResourceLoader",
+    "ResourceType",
+    "Skill",
+    "SkillSource",
+    "SystemPromptOptions",
+    "TemplateSource",
+    "build_system_prompt",
+    "convert_to_llm",
+    "default_agent_dir",
+    "default_skill_dirs",
+    "expand_prompt_template",
+    "expand_skill_command",
+    "find_context_file",
+    "format_bash_execution",
+    "format_project_context",
+    "format_skills_for_prompt",
+    "load_context_files",
+    "load_prompt_template",
+    "load_prompt_templates",
+    "load_skill_file",
+    "load_skills",
+    "load_skills_from_dir",
+    "parse_command_args",
+    "prompt_guidelines",
+    "substitute_arguments",
+    "tau_readme_path",
+]

@@ -1,0 +1,29 @@
+"""What loading resources reports instead of printing: warnings, errors and name collisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+DiagnosticType: TypeAlias = Literal["warning", "error", "collision"]
+ResourceType: TypeAlias = Literal["skill", "prompt", "context"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCollision:
+    """Two resources of one kind share a name; the first loaded (``winner_path``) is kept."""
+
+    resource_type: ResourceType
+    name: str
+    winner_path: str
+    loser_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDiagnostic:
+    """One problem found while loading; ``path`` is the file or folder it is about."""
+
+    type: DiagnosticType
+    message: str
+    path: str | None = None
+    collision: ResourceCollision | None = None

@@ -1,0 +1,173 @@
+"""Prompt templates: ``prompts/<name>.md`` files the user invokes as ``/<name> args``."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from tau.context._frontmatter import FrontmatterError, parse_frontmatter
+from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
+
+TemplateSource: TypeAlias = Literal["path", "project", "user"]
+
+MAX_DESCRIPTION_FROM_BODY = 60
+
+# One pass over the template, so a substituted value is never scanned again.
+_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptTemplate:
+    """A loaded template; ``content`` is the file's body without frontmatter."""
+
+    name: str
+    description: str
+    content: str
+    file_path: str
+    source: TemplateSource
+    argument_hint: str | None = None
+
+
+@dataclass(slots=True)
+class LoadPromptTemplatesResult:
+    templates: list[PromptTemplate] = field(default_factory=list)
+    diagnostics: list[ResourceDiagnostic] = field(default_factory=list)
+
+
+def load_prompt_template(
+    path: str, source: TemplateSource
+) -> tuple[PromptTemplate | None, list[ResourceDiagnostic]]:
+    """One template file. Its description is the frontmatter's, else the body's first non-empty line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            frontmatter, body = parse_frontmatter(f.read())
+    except (OSError, UnicodeDecodeError, FrontmatterError) as exc:
+        return None, [ResourceDiagnostic("warning", f"prompt template not loaded: {exc}", path)]
+    description = frontmatter.get("description")
+    if not isinstance(description, str) or not description.strip():
+        description = _first_line_summary(body)
+    hint = frontmatter.get("argument-hint")
+    template = PromptTemplate(
+        name=Path(path).stem,
+        description=description.strip(),
+        content=body.strip(),
+        file_path=path,
+        source=source,
+        argument_hint=str(hint) if hint is not None else None,
+    )
+    return template, []
+
+
+def _first_line_summary(body: str) -> str:
+    line = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    if len(line) > MAX_DESCRIPTION_FROM_BODY:
+        return line[:MAX_DESCRIPTION_FROM_BODY] + "..."
+    return line
+
+
+def load_prompt_templates(
+    *,
+    cwd: str,
+    agent_dir: str,
+    template_paths: Sequence[str] = (),
+    include_defaults: bool = True,
+) -> LoadPromptTemplatesResult:
+    """Templates from explicit paths, then ``<cwd>/.tau/prompts``, then ``<agent_dir>/prompts``.
+
+    Folders are read without recursion, ``*.md`` only, in name order. The first template of a name
+    wins; a later one gives a ``collision`` diagnostic.
+    """
+    result = LoadPromptTemplatesResult()
+    found: list[tuple[str, TemplateSource]] = []
+    for raw in template_paths:
+        path = os.path.abspath(os.path.join(cwd, os.path.expanduser(raw.strip())))
+        if os.path.isdir(path):
+            found += [(p, "path") for p in _markdown_files(path)]
+        elif os.path.isfile(path) and path.endswith(".md"):
+            found.append((path, "path"))
+        else:
+            result.diagnostics.append(ResourceDiagnostic("warning", "prompt template path not found", path))
+    if include_defaults:
+        found += [(p, "project") for p in _markdown_files(os.path.join(cwd, ".tau", "prompts"))]
+        found += [(p, "user") for p in _markdown_files(os.path.join(agent_dir, "prompts"))]
+
+    by_name: dict[str, PromptTemplate] = {}
+    for path, source in found:
+        template, diagnostics = load_prompt_template(path, source)
+        result.diagnostics += diagnostics
+        if template is None:
+            continue
+        winner = by_name.setdefault(template.name, template)
+        if winner is not template:
+            collision = ResourceCollision("prompt", template.name, winner.file_path, path)
+            message = f'prompt template name "/{template.name}" already taken'
+            result.diagnostics.append(ResourceDiagnostic("collision", message, path, collision))
+    result.templates = list(by_name.values())
+    return result
+
+
+def _markdown_files(folder: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [p for p in (os.path.join(folder, n) for n in names if n.endswith(".md")) if os.path.isfile(p)]
+
+
+def parse_command_args(text: str) -> list[str]:
+    """Shell-like words: whitespace separates, ``'…'`` and ``"…"`` group (quotes dropped, no escapes)."""
+    args: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    for char in text:
+        if quote is not None:
+            if char == quote:
+                quote = None
+            else:
+                current.append(char)
+        elif char in "'\"":
+            quote = char
+        elif char.isspace():
+            if current:
+                args.append("".join(current))
+                current = []
+        else:
+            current.append(char)
+    if current:
+        args.append("".join(current))
+    return args
+
+
+def substitute_arguments(content: str, args: Sequence[str]) -> str:
+    """Fill ``$1``…``$N`` (missing → empty), ``${@:N}`` / ``${@:N:L}`` (1-based slice, 0 counts as 1),
+    ``$ARGUMENTS`` and ``$@`` (all args joined by spaces)."""
+
+    def replace(match: re.Match[str]) -> str:
+        start, length, index = match.group(1), match.group(2), match.group(3)
+        if index is not None:
+            n = int(index)
+            return args[n - 1] if 1 <= n <= len(args) else ""
+        if start is not None:
+            first = max(int(start), 1) - 1
+            chosen = args[first:] if length is None else args[first : first + int(length)]
+            return " ".join(chosen)
+        return " ".join(args)
+
+    return _PLACEHOLDER.sub(replace, content)
+
+
+def expand_prompt_template(text: str, templates: Iterable[PromptTemplate]) -> str:
+    """``/<name> args`` replaced by that template with the args filled in; any other text unchanged."""
+    if not text.startswith("/"):
+        return text
+    head = re.match(r"/(\S+)", text)
+    if head is None:
+        return text
+    template = next((t for t in templates if t.name == head.group(1)), None)
+    if template is None:
+        return text
+    return substitute_arguments(template.content, parse_command_args(text[head.end() :]))

@@ -1,0 +1,166 @@
+"""The system prompt: who the model is, its tools and rules, the project's instructions, skills, date, cwd.
+
+Block order follows the seed article: role, tools, guidelines, tau documentation, appended text,
+``<project_context>``, skills index (only with ``read``), date and working directory. The same
+options always give the same bytes, and the date is a day, so the prompt (the start of every
+request) stays byte-stable through a session and provider prompt caches keep hitting.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tau.agent.tool import AgentTool
+from tau.context._xml import escape_xml
+from tau.context.context_files import ContextFile
+from tau.context.skills import Skill, format_skills_for_prompt
+from tau.tools import CODING_TOOL_NAMES
+
+ROLE = (
+    "You are an expert coding assistant working inside tau, a coding-agent harness. You help users "
+    "by reading files, running commands, editing code and writing new files."
+)
+OTHER_TOOLS_NOTE = "Other custom tools may also be available, depending on the project."
+USE_BASH_FOR_FILES = "Use bash for file operations such as ls, rg and find."
+PREFER_FILE_TOOLS = (
+    "Prefer the grep, find and ls tools to bash for exploring files (faster, and they respect .gitignore)."
+)
+ALWAYS_GUIDELINES = ("Be concise in your responses.", "Show file paths clearly when working with files.")
+_FILE_TOOLS = ("grep", "find", "ls")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemPromptOptions:
+    """Everything the prompt is built from.
+
+    ``selected_tools`` are the active tool names in order (None: the default read, bash, edit,
+    write); ``tool_snippets`` maps a name to its one-line description;
+    ``prompt_guidelines`` are the active tools' guidelines in tool order. ``custom_prompt``
+    (SYSTEM.md or ``--system-prompt``) replaces role, tools, guidelines and documentation.
+    ``date`` defaults to today; pass the session's day to keep the prompt stable.
+    """
+
+    cwd: str
+    selected_tools: Sequence[str] | None = None
+    tool_snippets: Mapping[str, str] = field(default_factory=dict)
+    prompt_guidelines: Sequence[str] = ()
+    custom_prompt: str | None = None
+    append_system_prompt: str | None = None
+    context_files: Sequence[ContextFile] = ()
+    skills: Sequence[Skill] = ()
+    date: datetime.date | None = None
+    readme_path: str | None = None
+
+    @classmethod
+    def for_tools(
+        cls,
+        tools: Iterable[AgentTool],
+        *,
+        cwd: str,
+        custom_prompt: str | None = None,
+        append_system_prompt: str | None = None,
+        context_files: Sequence[ContextFile] = (),
+        skills: Sequence[Skill] = (),
+        date: datetime.date | None = None,
+        readme_path: str | None = None,
+    ) -> SystemPromptOptions:
+        """Options whose tool list, snippets and guidelines come from the active ``tools``."""
+        active = list(tools)
+        snippets = {t.name: _one_line(t.prompt_snippet) for t in active if t.prompt_snippet}
+        return cls(
+            cwd=cwd,
+            selected_tools=[t.name for t in active],
+            tool_snippets={name: s for name, s in snippets.items() if s},
+            prompt_guidelines=[g for t in active for g in t.prompt_guidelines],
+            custom_prompt=custom_prompt,
+            append_system_prompt=append_system_prompt,
+            context_files=context_files,
+            skills=skills,
+            date=date,
+            readme_path=readme_path,
+        )
+
+
+def build_system_prompt(options: SystemPromptOptions) -> str:
+    """The system prompt for ``options``: blocks separated by a blank line, date and cwd last."""
+    tools = list(CODING_TOOL_NAMES if options.selected_tools is None else options.selected_tools)
+    blocks: list[str]
+    if options.custom_prompt:
+        blocks = [options.custom_prompt]
+    else:
+        blocks = [
+            ROLE,
+            _tools_block(tools, options.tool_snippets),
+            _guidelines_block(tools, options.prompt_guidelines),
+            _documentation_block(options.readme_path or tau_readme_path()),
+        ]
+    if options.append_system_prompt:
+        blocks.append(options.append_system_prompt)
+    if options.context_files:
+        blocks.append(format_project_context(options.context_files))
+    if "read" in tools and (skills_index := format_skills_for_prompt(options.skills)):
+        blocks.append(skills_index)
+    day = options.date or datetime.date.today()
+    cwd = options.cwd.replace("\\", "/")
+    blocks.append(f"Current date: {day.isoformat()}\nCurrent working directory: {cwd}")
+    return "\n\n".join(blocks)
+
+
+def _tools_block(tools: Sequence[str], snippets: Mapping[str, str]) -> str:
+    lines = [f"- {name}: {_one_line(snippets[name])}" for name in tools if _one_line(snippets.get(name))]
+    return "Available tools:\n" + ("\n".join(lines) if lines else "(none)") + "\n\n" + OTHER_TOOLS_NOTE
+
+
+def prompt_guidelines(tools: Sequence[str], tool_guidelines: Iterable[str]) -> list[str]:
+    """The guideline bullets: the file-exploration rule for the tools at hand, the tools' own
+    guidelines, then the ones that always apply; trimmed, blank ones dropped, each text once."""
+    candidates: list[str] = []
+    if "bash" in tools:
+        has_file_tools = any(t in tools for t in _FILE_TOOLS)
+        candidates.append(PREFER_FILE_TOOLS if has_file_tools else USE_BASH_FOR_FILES)
+    candidates += tool_guidelines
+    candidates += ALWAYS_GUIDELINES
+    unique: dict[str, None] = {}
+    for text in candidates:
+        if text.strip():
+            unique.setdefault(text.strip(), None)
+    return list(unique)
+
+
+def _guidelines_block(tools: Sequence[str], tool_guidelines: Iterable[str]) -> str:
+    return "Guidelines:\n" + "\n".join(f"- {g}" for g in prompt_guidelines(tools, tool_guidelines))
+
+
+def _documentation_block(readme_path: str) -> str:
+    return (
+        "tau documentation (read it only when the user asks about tau itself: settings, sessions, "
+        "skills, prompt templates, extensions or the SDK):\n"
+        f"- README: {readme_path}\n"
+        "- Command-line options: run `tau --help`"
+    )
+
+
+def format_project_context(files: Iterable[ContextFile]) -> str:
+    """The ``<project_context>`` block: one ``<project_instructions>`` per file, in the given order."""
+    parts = ["<project_context>"]
+    for file in files:
+        parts.append(
+            f'<project_instructions path="{escape_xml(file.path)}">\n'
+            f"{file.content.strip()}\n</project_instructions>"
+        )
+    parts.append("</project_context>")
+    return "\n".join(parts)
+
+
+def tau_readme_path() -> str:
+    """Where tau's README is: the source checkout's, next to ``src/``, else the installed package folder."""
+    package_dir = Path(__file__).resolve().parent.parent
+    readme = package_dir.parent.parent / "README.md"
+    return str(readme if readme.is_file() else package_dir)
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
