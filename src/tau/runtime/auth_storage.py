@@ -1,0 +1,291 @@
+"""Credentials in ``<agent dir>/auth.json``, and the order in which an API key is looked for.
+
+The file is pi's: ``{"<provider>": {"type": "api_key", "key": "..."}}`` or ``{"type": "oauth",
+"access": ..., "refresh": ..., "expires": <ms epoch>, ...}``. It is created with mode 0600 in a 0700
+directory and re-chmodded on every write. Every write happens under the file's lock, re-reads the
+file first (another tau may have logged in meanwhile) and replaces it atomically. A file that fails
+to parse is reported and never overwritten.
+
+A key for a provider is found in this order: a runtime override (``--api-key``, never stored), the
+stored ``api_key`` credential, a stored OAuth access token that has not expired, the provider's
+environment variables, and finally the caller's fallback (models.json ``apiKey``). Stored keys and
+fallbacks are config values: ``!command`` runs a shell command and uses its trimmed output (10 s
+limit, successful results cached for the life of the process), otherwise the name of a set
+environment variable yields that variable, otherwise the text is the key itself.
+
+OAuth logins and token refreshes are not done here: an expired OAuth token is skipped, so a key
+from a later source (environment, models.json) is used if there is one.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from tau.ai.env_keys import find_env_keys, get_env_api_key
+from tau.ai.types import JsonObject
+from tau.runtime.config_errors import ConfigError, read_json_file
+from tau.runtime.paths import LockTimeoutError, auth_path, file_lock, write_file_atomic
+
+__all__ = [
+    "AuthSource",
+    "AuthStatus",
+    "AuthStorage",
+    "clear_config_value_cache",
+    "resolve_config_value",
+]
+
+AuthSource: TypeAlias = Literal["runtime", "api_key", "oauth", "env", "fallback"]
+
+COMMAND_TIMEOUT_S = 10.0
+
+_command_cache: dict[str, str] = {}
+
+
+def resolve_config_value(value: str) -> str | None:
+    """A configured secret as used: ``!cmd`` output, else the env variable so named, else the literal.
+
+    ``None`` when a command fails, times out or prints nothing.
+    """
+    if value.startswith("!"):
+        return _run_command(value[1:])
+    return os.environ.get(value) or value
+
+
+def clear_config_value_cache() -> None:
+    """Forget cached ``!command`` results (tests; a user who just unlocked a password manager)."""
+    _command_cache.clear()
+
+
+def _run_command(command: str) -> str | None:
+    cached = _command_cache.get(command)
+    if cached is not None:
+        return cached
+    try:
+        completed = subprocess.run(
+            command,
+            shell=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=COMMAND_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if completed.returncode != 0:
+        return None
+    output = completed.stdout.decode("utf-8", errors="replace").strip()
+    if not output:
+        return None
+    # Only successes are cached: a failure (locked vault, expired login) may be fixed and retried.
+    _command_cache[command] = output
+    return output
+
+
+@dataclass(frozen=True, slots=True)
+class AuthStatus:
+    """How a provider is authenticated, without the secret: where the key comes from and, for env, which variable."""
+
+    configured: bool
+    source: AuthSource | None = None
+    detail: str | None = None
+
+
+class AuthStorage:
+    """auth.json plus runtime overrides: read credentials, store them, and find a provider's key."""
+
+    def __init__(self, path: Path | None) -> None:
+        """Credentials from ``path``; ``None`` keeps them in memory only (tests, embedding)."""
+        self._path = path
+        self._data: dict[str, JsonObject] = {}
+        self._runtime_keys: dict[str, str] = {}
+        self._load_error: ConfigError | None = None
+        self._errors: list[ConfigError] = []
+        self.reload()
+
+    @classmethod
+    def create(cls, agent_dir_path: Path | None = None) -> AuthStorage:
+        """The store in ``<agent dir>/auth.json`` (default agent dir: ``agent_dir()``)."""
+        return cls(auth_path(agent_dir_path))
+
+    @classmethod
+    def in_memory(cls, data: dict[str, JsonObject] | None = None) -> AuthStorage:
+        """Credentials held in memory only, preset to ``data``."""
+        storage = cls(None)
+        storage._data = copy.deepcopy(data or {})
+        return storage
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def load_error(self) -> ConfigError | None:
+        """Why auth.json could not be read at the last (re)load, or ``None``."""
+        return self._load_error
+
+    def drain_errors(self) -> list[ConfigError]:
+        """Errors collected since the last call, oldest first."""
+        drained, self._errors = self._errors, []
+        return drained
+
+    def reload(self) -> None:
+        """Re-read auth.json; on failure keep the previous credentials and record the error."""
+        if self._path is None:
+            return
+        try:
+            self._data = self._read(self._path)
+            self._load_error = None
+        except ConfigError as error:
+            self._load_error = error
+            self._errors.append(error)
+
+    # ---- stored credentials ----------------------------------------------------------------------
+
+    def get(self, provider: str) -> JsonObject | None:
+        """A copy of the stored credential of ``provider``, or ``None``."""
+        credential = self._data.get(provider)
+        return copy.deepcopy(credential) if credential is not None else None
+
+    def list(self) -> list[str]:
+        """Providers with a stored credential, in file order."""
+        return list(self._data)
+
+    def has(self, provider: str) -> bool:
+        """Whether auth.json holds a credential for ``provider``."""
+        return provider in self._data
+
+    def set(self, provider: str, credential: JsonObject) -> None:
+        """Store ``credential`` for ``provider`` (merged into the current file under its lock)."""
+        if not isinstance(credential.get("type"), str):
+            raise ValueError('a credential needs a "type" ("api_key" or "oauth")')
+        self._write(provider, copy.deepcopy(credential))
+
+    def set_api_key(self, provider: str, key: str) -> None:
+        """Store an API key (or a ``!command`` / variable name that yields one) for ``provider``."""
+        self.set(provider, {"type": "api_key", "key": key})
+
+    def remove(self, provider: str) -> None:
+        """Delete the stored credential of ``provider`` (no error when there is none)."""
+        self._write(provider, None)
+
+    # ---- runtime overrides -----------------------------------------------------------------------
+
+    def set_runtime_api_key(self, provider: str, key: str) -> None:
+        """Use ``key`` for ``provider`` in this process only (``--api-key``); wins over everything."""
+        self._runtime_keys[provider] = key
+
+    def remove_runtime_api_key(self, provider: str) -> None:
+        self._runtime_keys.pop(provider, None)
+
+    # ---- key resolution --------------------------------------------------------------------------
+
+    def has_auth(self, provider: str, *, fallback: str | None = None) -> bool:
+        """Whether any source could authenticate ``provider``. Runs no command and refreshes nothing."""
+        return self.get_auth_status(provider, fallback=fallback).configured
+
+    def get_auth_status(self, provider: str, *, fallback: str | None = None) -> AuthStatus:
+        """Where ``provider``'s key would come from (first source in priority order), without the key."""
+        if self._runtime_keys.get(provider):
+            return AuthStatus(True, "runtime")
+        credential = self._data.get(provider)
+        expired_oauth = False
+        if credential is not None:
+            kind = credential.get("type")
+            if kind == "api_key":
+                return AuthStatus(True, "api_key")
+            if kind == "oauth":
+                if _oauth_access(credential) is not None:
+                    return AuthStatus(True, "oauth")
+                expired_oauth = True
+        env_names = find_env_keys(provider)
+        if env_names:
+            return AuthStatus(True, "env", env_names[0])
+        if get_env_api_key(provider) is not None:
+            return AuthStatus(True, "env", "ambient credentials")
+        if fallback:
+            return AuthStatus(True, "fallback")
+        # An expired login still counts as configured: refreshing it (or /login) makes it usable.
+        return AuthStatus(True, "oauth", "expired") if expired_oauth else AuthStatus(False)
+
+    def get_api_key(self, provider: str, *, fallback: str | None = None) -> str | None:
+        """The key for ``provider`` from the first source that yields one; ``fallback`` is a config value."""
+        runtime = self._runtime_keys.get(provider)
+        if runtime:
+            return runtime
+        credential = self._data.get(provider)
+        if credential is not None:
+            kind = credential.get("type")
+            if kind == "api_key" and isinstance(credential.get("key"), str):
+                return resolve_config_value(credential["key"])
+            if kind == "oauth":
+                access = _oauth_access(credential)
+                if access is not None:
+                    return access
+        env_key = get_env_api_key(provider)
+        if env_key is not None:
+            return env_key
+        if fallback:
+            return resolve_config_value(fallback)
+        return None
+
+    # ---- file access -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, JsonObject]:
+        data = read_json_file(path)
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(path, "expected a JSON object mapping provider names to credentials")
+        # Entries that are not objects cannot be credentials; keep them out of the lookups.
+        return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
+
+    def _write(self, provider: str, credential: JsonObject | None) -> None:
+        """Apply one provider's change to the file: lock, re-read, merge, replace (mode 0600)."""
+        path = self._path
+        if path is None:
+            _apply(self._data, provider, credential)
+            return
+        if self._load_error is not None:
+            raise ConfigError(
+                path, f"not saved: the file could not be read earlier ({self._load_error.problem})"
+            )
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        try:
+            with file_lock(path):
+                raw = read_json_file(path)
+                if raw is not None and not isinstance(raw, dict):
+                    raise ConfigError(path, "not saved: expected a JSON object at the top level")
+                current: dict[str, Any] = raw or {}
+                _apply(current, provider, credential)
+                write_file_atomic(path, json.dumps(current, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+        except (OSError, LockTimeoutError) as error:
+            raise ConfigError(path, f"cannot write credentials: {error}") from error
+        self._data = {name: entry for name, entry in current.items() if isinstance(entry, dict)}
+
+
+def _apply(data: dict[str, Any], provider: str, credential: JsonObject | None) -> None:
+    if credential is None:
+        data.pop(provider, None)
+    else:
+        data[provider] = credential
+
+
+def _oauth_access(credential: JsonObject) -> str | None:
+    """The OAuth access token while it is valid (``expires`` is epoch milliseconds)."""
+    access = credential.get("access")
+    expires = credential.get("expires")
+    if not isinstance(access, str) or not access:
+        return None
+    if isinstance(expires, int | float) and time.time() * 1000 >= expires:
+        return None
+    return access

@@ -1,0 +1,280 @@
+"""The models tau can use: the built-in catalogue plus the user's models.json, and their credentials.
+
+Built-in models come first (catalogue order), with models.json provider overrides and
+``modelOverrides`` applied; custom models follow, replacing a built-in model of the same provider
+and id. If models.json is invalid, the registry holds the built-in models only and ``get_error()``
+says why. ``refresh()`` re-reads the file (hosts call it when a model picker opens).
+
+Configured header values and models.json ``apiKey`` values may be ``!commands`` or variable names,
+so they are resolved per request by ``get_api_key_and_headers()``, never stored on ``Model``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tau.ai.catalogue import get_models, get_providers
+from tau.ai.env_keys import env_var_names
+from tau.ai.types import Model
+from tau.runtime.auth_storage import AuthStatus, AuthStorage, resolve_config_value
+from tau.runtime.config_errors import ConfigError
+from tau.runtime.models_config import (
+    ModelsConfig,
+    ProviderConfig,
+    apply_model_override,
+    build_custom_model,
+    load_models_config,
+    parse_provider_config,
+)
+from tau.runtime.paths import models_path
+
+__all__ = ["ModelRegistry", "RequestAuth", "missing_auth_message"]
+
+_ModelKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestAuth:
+    """What one request needs beyond the model: the key and the resolved configured headers.
+
+    ``error`` is set (and the rest empty) when a configured ``!command`` failed or printed nothing.
+    ``api_key`` is ``None`` without error when nothing is configured for the provider.
+    """
+
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def missing_auth_message(provider: str) -> str:
+    """A one-line hint for a provider without credentials, naming the variables that would work."""
+    variables = env_var_names(provider)
+    where = f"set {' or '.join(variables)}, " if variables else ""
+    return (
+        f'No API key for provider "{provider}": {where}store one in auth.json, '
+        'give "apiKey" in models.json, or pass --api-key'
+    )
+
+
+class ModelRegistry:
+    """Built-in and configured models, looked up by provider and id, with key resolution via ``AuthStorage``."""
+
+    def __init__(self, auth_storage: AuthStorage, models_json: Path | None) -> None:
+        """Load the catalogue and ``models_json`` (``None``: built-in models only)."""
+        self._auth = auth_storage
+        self._models_json = models_json
+        self._registered: dict[str, ProviderConfig] = {}
+        self._models: list[Model] = []
+        self._index: dict[_ModelKey, Model] = {}
+        self._providers: dict[str, ProviderConfig] = {}
+        self._header_templates: dict[_ModelKey, dict[str, str]] = {}
+        self._error: ConfigError | None = None
+        self.refresh()
+
+    @classmethod
+    def create(
+        cls, agent_dir_path: Path | None = None, auth_storage: AuthStorage | None = None
+    ) -> ModelRegistry:
+        """The registry of an agent dir: its models.json, and its auth.json unless a store is given."""
+        auth = auth_storage if auth_storage is not None else AuthStorage.create(agent_dir_path)
+        return cls(auth, models_path(agent_dir_path))
+
+    @property
+    def auth_storage(self) -> AuthStorage:
+        return self._auth
+
+    def get_error(self) -> ConfigError | None:
+        """Why models.json was rejected at the last load, or ``None``."""
+        return self._error
+
+    # ---- loading ---------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Rebuild the model list from the catalogue, models.json and registered providers."""
+        builtin_providers = get_providers()
+        self._error = None
+        config = ModelsConfig()
+        if self._models_json is not None:
+            try:
+                config = load_models_config(self._models_json, builtin_providers)
+            except ConfigError as error:
+                self._error = error
+        self._models = []
+        self._index = {}
+        self._header_templates = {}
+        self._providers = dict(config.providers)
+        for provider in builtin_providers:
+            for model in get_models(provider):
+                self._add(*self._configure_builtin(model, config.providers.get(provider)))
+        for provider_config in config.providers.values():
+            self._add_custom_models(provider_config, builtin_providers)
+        for provider_config in self._registered.values():
+            self._apply_registered(provider_config, builtin_providers)
+
+    def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
+        """Add or override a provider from code (extensions), in the models.json entry format.
+
+        With ``models`` the provider's models are replaced by these; otherwise ``baseUrl``/``headers``
+        re-route its existing models. Raises ``ConfigError`` for an invalid entry.
+        """
+        parsed = parse_provider_config(
+            name, dict(config), path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
+        )
+        self._registered[name] = parsed
+        self.refresh()
+
+    def unregister_provider(self, name: str) -> None:
+        """Drop a registered provider, restoring whatever it replaced."""
+        if self._registered.pop(name, None) is not None:
+            self.refresh()
+
+    def _add(self, model: Model, headers: dict[str, str] | None) -> None:
+        key = (model.provider, model.id)
+        if key in self._index:
+            position = next(i for i, m in enumerate(self._models) if (m.provider, m.id) == key)
+            self._models[position] = model
+        else:
+            self._models.append(model)
+        self._index[key] = model
+        if headers:
+            self._header_templates[key] = headers
+        else:
+            self._header_templates.pop(key, None)
+
+    def _configure_builtin(
+        self, model: Model, config: ProviderConfig | None
+    ) -> tuple[Model, dict[str, str] | None]:
+        if config is None:
+            return model, None
+        headers: dict[str, str] = {}
+        if config.overrides_builtins:
+            if config.base_url:
+                model.base_url = config.base_url
+            if config.compat:
+                model = apply_model_override(model, {"compat": config.compat})
+            headers.update(config.headers or {})
+        override = config.model_overrides.get(model.id)
+        if override is not None:
+            model = apply_model_override(model, override)
+            headers.update(override.get("headers") or {})
+        return model, headers or None
+
+    def _add_custom_models(self, config: ProviderConfig, builtin_providers: list[str]) -> None:
+        if not config.models:
+            return
+        default_api, default_base_url = _builtin_defaults(config.name, builtin_providers)
+        for definition in config.models:
+            model = build_custom_model(
+                config, definition, default_api=default_api, default_base_url=default_base_url
+            )
+            headers = {**(config.headers or {}), **(definition.get("headers") or {})}
+            self._add(model, headers or None)
+
+    def _apply_registered(self, config: ProviderConfig, builtin_providers: list[str]) -> None:
+        self._providers[config.name] = config
+        if config.models:
+            for model in [m for m in self._models if m.provider == config.name]:
+                del self._index[(model.provider, model.id)]
+                self._header_templates.pop((model.provider, model.id), None)
+            self._models = [m for m in self._models if m.provider != config.name]
+            self._add_custom_models(config, builtin_providers)
+            return
+        for model in self._models:
+            if model.provider != config.name:
+                continue
+            if config.base_url:
+                model.base_url = config.base_url
+            if config.headers:
+                key = (model.provider, model.id)
+                self._header_templates[key] = {**self._header_templates.get(key, {}), **config.headers}
+
+    # ---- lookups ---------------------------------------------------------------------------------
+
+    def get_all(self) -> list[Model]:
+        """Every model (built-in and configured). The models are shared: do not change them."""
+        return list(self._models)
+
+    def get_available(self) -> list[Model]:
+        """The models whose provider has some auth configured (runs no command, refreshes nothing)."""
+        configured: dict[str, bool] = {}
+        available = []
+        for model in self._models:
+            if model.provider not in configured:
+                configured[model.provider] = self.has_configured_auth(model.provider)
+            if configured[model.provider]:
+                available.append(model)
+        return available
+
+    def get_providers(self) -> list[str]:
+        """Providers with at least one model, in model order."""
+        return list(dict.fromkeys(model.provider for model in self._models))
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model with this provider and id, or ``None``."""
+        return self._index.get((provider, model_id))
+
+    # ---- credentials -----------------------------------------------------------------------------
+
+    def has_configured_auth(self, provider: str) -> bool:
+        return self._auth.has_auth(provider, fallback=self._api_key_config(provider))
+
+    def get_auth_status(self, provider: str) -> AuthStatus:
+        """Where ``provider``'s key comes from (``fallback`` = models.json ``apiKey``), never the key."""
+        return self._auth.get_auth_status(provider, fallback=self._api_key_config(provider))
+
+    def is_using_oauth(self, model: Model) -> bool:
+        credential = self._auth.get(model.provider)
+        return credential is not None and credential.get("type") == "oauth"
+
+    def get_api_key_for_provider(self, provider: str) -> str | None:
+        """The key for ``provider``: runtime override, auth.json, environment, models.json ``apiKey``."""
+        return self._auth.get_api_key(provider, fallback=self._api_key_config(provider))
+
+    def get_api_key(self, model: Model) -> str | None:
+        return self.get_api_key_for_provider(model.provider)
+
+    def get_api_key_and_headers(self, model: Model) -> RequestAuth:
+        """The key and resolved configured headers for one request to ``model``."""
+        provider = model.provider
+        api_key = self.get_api_key_for_provider(provider)
+        if api_key is None:
+            status = self.get_auth_status(provider)
+            if status.source == "fallback":
+                return RequestAuth(error=f'models.json "apiKey" of provider "{provider}" resolved to nothing')
+            if status.source == "api_key":
+                return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
+        headers: dict[str, str] = {}
+        for name, template in self._header_templates.get((provider, model.id), {}).items():
+            value = resolve_config_value(template)
+            if value is None:
+                return RequestAuth(
+                    error=f'header "{name}" of model {provider}/{model.id} resolved to nothing'
+                )
+            headers[name] = value
+        config = self._providers.get(provider)
+        if config is not None and config.auth_header and api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return RequestAuth(api_key=api_key, headers=headers)
+
+    def _api_key_config(self, provider: str) -> str | None:
+        config = self._providers.get(provider)
+        return config.api_key if config is not None else None
+
+
+def _builtin_defaults(provider: str, builtin_providers: list[str]) -> tuple[str | None, str | None]:
+    """The api and base URL most of a built-in provider's models use (custom models inherit them)."""
+    if provider not in builtin_providers:
+        return None, None
+    pairs = Counter((model.api, model.base_url) for model in get_models(provider))
+    if not pairs:
+        return None, None
+    (api, base_url), _count = pairs.most_common(1)[0]
+    return api, base_url

@@ -1,0 +1,189 @@
+"""Where tau keeps its configuration, and how configuration files are written safely.
+
+The agent dir is ``$TAU_AGENT_DIR`` (a leading ``~`` is expanded) or ``~/.tau/agent``; a project's
+own configuration lives in ``<cwd>/.tau/``. Files shared between tau processes (settings.json,
+auth.json) are written under a lock file and replaced atomically, so a reader never sees half a file
+and two writers never lose each other's keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = [
+    "AUTH_FILE",
+    "CONFIG_DIR_NAME",
+    "ENV_AGENT_DIR",
+    "ENV_OFFLINE",
+    "ENV_SESSION_DIR",
+    "MODELS_FILE",
+    "SETTINGS_FILE",
+    "LockTimeoutError",
+    "agent_dir",
+    "auth_path",
+    "expand_home",
+    "file_lock",
+    "is_offline",
+    "models_path",
+    "project_config_dir",
+    "project_settings_path",
+    "sessions_dir",
+    "set_offline",
+    "settings_path",
+    "write_file_atomic",
+]
+
+CONFIG_DIR_NAME = ".tau"
+ENV_AGENT_DIR = "TAU_AGENT_DIR"
+ENV_SESSION_DIR = "TAU_SESSION_DIR"
+ENV_OFFLINE = "TAU_OFFLINE"
+SETTINGS_FILE = "settings.json"
+MODELS_FILE = "models.json"
+AUTH_FILE = "auth.json"
+
+_TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+_LOCK_POLL_S = 0.02
+
+
+def expand_home(value: str | os.PathLike[str]) -> Path:
+    """``value`` as a path, with a leading ``~`` or ``~/`` replaced by the home directory."""
+    text = os.fspath(value)
+    if text == "~" or text.startswith(("~/", "~" + os.sep)):
+        return Path.home() / text[2:] if len(text) > 1 else Path.home()
+    return Path(text)
+
+
+def agent_dir() -> Path:
+    """The agent dir: ``$TAU_AGENT_DIR`` when set, else ``~/.tau/agent``."""
+    configured = os.environ.get(ENV_AGENT_DIR)
+    if configured:
+        return expand_home(configured)
+    return Path.home() / CONFIG_DIR_NAME / "agent"
+
+
+def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
+    """The project's configuration dir, ``<cwd>/.tau``."""
+    return Path(cwd) / CONFIG_DIR_NAME
+
+
+def settings_path(base: Path | None = None) -> Path:
+    """The global settings.json in ``base`` (default: the agent dir)."""
+    return (base or agent_dir()) / SETTINGS_FILE
+
+
+def project_settings_path(cwd: str | os.PathLike[str]) -> Path:
+    """The project settings.json, ``<cwd>/.tau/settings.json``."""
+    return project_config_dir(cwd) / SETTINGS_FILE
+
+
+def models_path(base: Path | None = None) -> Path:
+    """models.json in ``base`` (default: the agent dir)."""
+    return (base or agent_dir()) / MODELS_FILE
+
+
+def auth_path(base: Path | None = None) -> Path:
+    """auth.json in ``base`` (default: the agent dir)."""
+    return (base or agent_dir()) / AUTH_FILE
+
+
+def sessions_dir(
+    base: Path | None = None, *, cli_dir: str | None = None, settings_dir: str | None = None
+) -> Path:
+    """The root of session storage: ``--session-dir`` > ``$TAU_SESSION_DIR`` > setting ``sessionDir`` > ``<agent dir>/sessions``."""
+    for candidate in (cli_dir, os.environ.get(ENV_SESSION_DIR), settings_dir):
+        if candidate:
+            return expand_home(candidate)
+    return (base or agent_dir()) / "sessions"
+
+
+def is_offline() -> bool:
+    """Whether startup network access is switched off (``--offline`` or ``TAU_OFFLINE=1``)."""
+    return os.environ.get(ENV_OFFLINE, "").strip().lower() in _TRUE_VALUES
+
+
+def set_offline() -> None:
+    """Switch startup network access off for this process and its children (``--offline``)."""
+    os.environ[ENV_OFFLINE] = "1"
+
+
+class LockTimeoutError(TimeoutError):
+    """Another process held a configuration file's lock for too long."""
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout_s: float = 5.0) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` (created if missing) for the ``with`` block.
+
+    The lock is a separate file because the data file itself is replaced on every write, and a lock
+    on a replaced inode protects nothing. The lock file is left in place: removing it would race with
+    a process that has just opened it. A symlinked file is locked where it really lives, like the write.
+    """
+    target = Path(os.path.realpath(path))
+    lock_path = target.with_name(target.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockTimeoutError(f"{lock_path}: still locked by another process after {timeout_s:g} s")
+            time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        # Closing the descriptor releases the lock.
+        os.close(fd)
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+def write_file_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` in one step (temp file in the same dir, then ``os.replace``).
+
+    ``mode`` sets the permission bits before the content lands (auth.json: 0600); without it an
+    existing file keeps its bits and a new one gets 0644. A symlinked file is written through the
+    link, so dotfile managers keep their link.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.chmod(temp_name, mode)
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise

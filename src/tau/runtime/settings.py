@@ -1,0 +1,598 @@
+"""Settings: ``<agent dir>/settings.json`` (global) under ``<cwd>/.tau/settings.json`` (project).
+
+The effective view is the global file with the project file laid over it: a top-level value from the
+project wins, and an object present in both is merged one level deep (``{**global[k], **project[k]}``),
+exactly as pi does. Keys and defaults are pi's, so a pi user's settings.json works unchanged; keys
+tau does not know are kept and written back untouched.
+
+Setters change one scope (global unless told otherwise) and persist at once: under the file's lock
+the current file is re-read, only the changed key (or nested key) is replaced, and the result is
+written atomically, so edits made meanwhile by another process or by hand survive. A file that
+fails to parse is reported (``drain_errors()``), treated as empty, and never written.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias, cast
+
+from tau.ai.thinking import THINKING_LEVELS
+from tau.ai.types import JsonObject, ThinkingLevelOrOff
+from tau.runtime.config_errors import ConfigError, read_json_file
+from tau.runtime.paths import (
+    LockTimeoutError,
+    agent_dir,
+    file_lock,
+    project_settings_path,
+    settings_path,
+    write_file_atomic,
+)
+
+__all__ = [
+    "CompactionSettings",
+    "QueueMode",
+    "RetrySettings",
+    "SettingsError",
+    "SettingsManager",
+    "SettingsScope",
+    "deep_merge_settings",
+    "migrate_settings",
+]
+
+SettingsScope: TypeAlias = Literal["global", "project"]
+QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
+Transport: TypeAlias = Literal["sse", "websocket", "auto"]
+ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+DoubleEscapeAction: TypeAlias = Literal["tree", "fork", "none"]
+TreeFilterMode: TypeAlias = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
+
+_QUEUE_MODES: Final = ("all", "one-at-a-time")
+_TRANSPORTS: Final = ("sse", "websocket", "auto")
+_TOOL_EXECUTION_MODES: Final = ("parallel", "sequential")
+_DOUBLE_ESCAPE_ACTIONS: Final = ("tree", "fork", "none")
+_TREE_FILTER_MODES: Final = ("default", "no-tools", "user-only", "labeled-only", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsError:
+    """A settings file that could not be read or written, and which scope it belongs to."""
+
+    scope: SettingsScope
+    error: ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    """Agent-level retries (``retry.*``) and the provider client's own limits (``retry.provider.*``).
+
+    ``provider_timeout_ms`` / ``provider_max_retries`` are ``None`` when unset (the client's defaults
+    apply); ``provider_max_retry_delay_ms`` caps a server's requested wait (0 = no cap).
+    """
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    provider_timeout_ms: int | None = None
+    provider_max_retries: int | None = None
+    provider_max_retry_delay_ms: int = 60000
+
+
+def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> JsonObject:
+    """``overrides`` over ``base``: values win, objects present in both merge one level deep."""
+    result: JsonObject = dict(base)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        current = result.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            result[key] = {**current, **value}
+        else:
+            result[key] = value
+    return result
+
+
+def migrate_settings(settings: JsonObject) -> JsonObject:
+    """Rewrite keys of older pi versions in place (and return the dict).
+
+    ``queueMode`` → ``steeringMode``; boolean ``websockets`` → ``transport``; the object form of
+    ``skills`` → ``enableSkillCommands`` plus the directory list; ``retry.maxDelayMs`` →
+    ``retry.provider.maxRetryDelayMs``.
+    """
+    if "queueMode" in settings and "steeringMode" not in settings:
+        settings["steeringMode"] = settings.pop("queueMode")
+    if "transport" not in settings and isinstance(settings.get("websockets"), bool):
+        settings["transport"] = "websocket" if settings.pop("websockets") else "sse"
+    skills = settings.get("skills")
+    if isinstance(skills, dict):
+        enable = skills.get("enableSkillCommands")
+        if enable is not None and "enableSkillCommands" not in settings:
+            settings["enableSkillCommands"] = enable
+        directories = skills.get("customDirectories")
+        if isinstance(directories, list) and directories:
+            settings["skills"] = directories
+        else:
+            del settings["skills"]
+    retry = settings.get("retry")
+    if isinstance(retry, dict) and "maxDelayMs" in retry:
+        max_delay = retry.pop("maxDelayMs")
+        provider = retry.get("provider")
+        if not isinstance(provider, dict):
+            provider = retry["provider"] = {}
+        provider.setdefault("maxRetryDelayMs", max_delay)
+    return settings
+
+
+class SettingsManager:
+    """The merged settings of one working directory, with typed getters and persisting setters."""
+
+    def __init__(self, global_path: Path | None, project_path: Path | None) -> None:
+        """Load both scopes from the given files; a ``None`` path keeps that scope in memory only."""
+        self._paths: dict[SettingsScope, Path | None] = {"global": global_path, "project": project_path}
+        self._layers: dict[SettingsScope, JsonObject] = {"global": {}, "project": {}}
+        self._load_failed: dict[SettingsScope, bool] = {"global": False, "project": False}
+        self._overrides: JsonObject = {}
+        self._errors: list[SettingsError] = []
+        self._merged: JsonObject = {}
+        self.reload()
+
+    @classmethod
+    def create(
+        cls, cwd: str | os.PathLike[str] | None = None, agent_dir_path: str | os.PathLike[str] | None = None
+    ) -> SettingsManager:
+        """The settings of ``cwd`` (default: the process cwd) and the agent dir (default: ``agent_dir()``)."""
+        base = Path(agent_dir_path) if agent_dir_path is not None else agent_dir()
+        return cls(settings_path(base), project_settings_path(cwd if cwd is not None else Path.cwd()))
+
+    @classmethod
+    def in_memory(cls, settings: Mapping[str, Any] | None = None) -> SettingsManager:
+        """A manager that never touches the disk, its global scope preset to ``settings``."""
+        manager = cls(None, None)
+        manager._layers["global"] = migrate_settings(copy.deepcopy(dict(settings or {})))
+        manager._remerge()
+        return manager
+
+    # ---- loading, errors, raw access -------------------------------------------------------------
+
+    def path(self, scope: SettingsScope) -> Path | None:
+        """The file behind ``scope`` (``None`` for an in-memory manager)."""
+        return self._paths[scope]
+
+    def reload(self) -> None:
+        """Re-read both files. A file that fails keeps its previous in-memory values and is reported."""
+        for scope in ("global", "project"):
+            path = self._paths[scope]
+            if path is None:
+                continue
+            try:
+                self._layers[scope] = self._read_scope(path)
+                self._load_failed[scope] = False
+            except ConfigError as error:
+                self._load_failed[scope] = True
+                self._errors.append(SettingsError(scope, error))
+        self._remerge()
+
+    def drain_errors(self) -> list[SettingsError]:
+        """Errors collected since the last call (load and write failures), oldest first."""
+        drained, self._errors = self._errors, []
+        return drained
+
+    def apply_overrides(self, overrides: Mapping[str, Any]) -> None:
+        """Lay runtime values (CLI flags) over the effective settings; never persisted, kept across reloads."""
+        self._overrides = deep_merge_settings(self._overrides, overrides)
+        self._remerge()
+
+    def as_dict(self) -> JsonObject:
+        """A copy of the effective settings (global, then project, then runtime overrides)."""
+        return copy.deepcopy(self._merged)
+
+    def get_scope(self, scope: SettingsScope) -> JsonObject:
+        """A copy of one scope's settings as loaded (after migrations)."""
+        return copy.deepcopy(self._layers[scope])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A copy of one effective top-level value, ``default`` when unset."""
+        value = self._merged.get(key)
+        return default if value is None else copy.deepcopy(value)
+
+    def set(self, key: str, value: Any, *, scope: SettingsScope = "global") -> None:
+        """Set a top-level key in ``scope`` and persist it; ``None`` removes the key."""
+        layer = self._layers[scope]
+        if value is None:
+            layer.pop(key, None)
+        else:
+            layer[key] = copy.deepcopy(value)
+        self._remerge()
+        self._persist(scope, key, None, value)
+
+    def set_nested(self, key: str, nested_key: str, value: Any, *, scope: SettingsScope = "global") -> None:
+        """Set ``key.nested_key`` in ``scope`` and persist only that nested key; ``None`` removes it."""
+        layer = self._layers[scope]
+        section = layer.get(key)
+        if not isinstance(section, dict):
+            section = layer[key] = {}
+        if value is None:
+            section.pop(nested_key, None)
+        else:
+            section[nested_key] = copy.deepcopy(value)
+        self._remerge()
+        self._persist(scope, key, nested_key, value)
+
+    # ---- model and thinking ----------------------------------------------------------------------
+
+    @property
+    def default_provider(self) -> str | None:
+        return self._str("defaultProvider")
+
+    @property
+    def default_model(self) -> str | None:
+        return self._str("defaultModel")
+
+    @property
+    def default_thinking_level(self) -> ThinkingLevelOrOff | None:
+        value = self._merged.get("defaultThinkingLevel")
+        return cast(ThinkingLevelOrOff, value) if value in THINKING_LEVELS else None
+
+    def set_default_provider(self, provider: str) -> None:
+        self.set("defaultProvider", provider)
+
+    def set_default_model(self, model_id: str) -> None:
+        self.set("defaultModel", model_id)
+
+    def set_default_model_and_provider(self, provider: str, model_id: str) -> None:
+        self.set("defaultProvider", provider)
+        self.set("defaultModel", model_id)
+
+    def set_default_thinking_level(self, level: ThinkingLevelOrOff) -> None:
+        self.set("defaultThinkingLevel", level)
+
+    @property
+    def enabled_models(self) -> list[str] | None:
+        """Model patterns for cycling (the ``--models`` format), or ``None`` when unset."""
+        value = self._merged.get("enabledModels")
+        return [item for item in value if isinstance(item, str)] if isinstance(value, list) else None
+
+    def set_enabled_models(self, patterns: list[str] | None) -> None:
+        self.set("enabledModels", patterns)
+
+    @property
+    def thinking_budgets(self) -> dict[str, int] | None:
+        value = self._merged.get("thinkingBudgets")
+        if not isinstance(value, dict):
+            return None
+        return {level: int(tokens) for level, tokens in value.items() if _is_number(tokens)}
+
+    @property
+    def transport(self) -> Transport:
+        return cast(Transport, self._choice("transport", _TRANSPORTS, "auto"))
+
+    def set_transport(self, transport: Transport) -> None:
+        self.set("transport", transport)
+
+    # ---- agent loop ------------------------------------------------------------------------------
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return cast(QueueMode, self._choice("steeringMode", _QUEUE_MODES, "one-at-a-time"))
+
+    def set_steering_mode(self, mode: QueueMode) -> None:
+        self.set("steeringMode", mode)
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return cast(QueueMode, self._choice("followUpMode", _QUEUE_MODES, "one-at-a-time"))
+
+    def set_follow_up_mode(self, mode: QueueMode) -> None:
+        self.set("followUpMode", mode)
+
+    @property
+    def tool_execution(self) -> ToolExecutionMode:
+        """``parallel`` (default) or ``sequential`` tool calls: tau's addition, not a pi key."""
+        return cast(ToolExecutionMode, self._choice("toolExecution", _TOOL_EXECUTION_MODES, "parallel"))
+
+    def set_tool_execution(self, mode: ToolExecutionMode) -> None:
+        self.set("toolExecution", mode)
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        return CompactionSettings(
+            enabled=self._bool("compaction", "enabled", True),
+            reserve_tokens=self._int("compaction", "reserveTokens", 16384),
+            keep_recent_tokens=self._int("compaction", "keepRecentTokens", 20000),
+        )
+
+    def set_compaction_enabled(self, enabled: bool) -> None:
+        self.set_nested("compaction", "enabled", enabled)
+
+    @property
+    def branch_summary_reserve_tokens(self) -> int:
+        return self._int("branchSummary", "reserveTokens", 16384)
+
+    @property
+    def branch_summary_skip_prompt(self) -> bool:
+        return self._bool("branchSummary", "skipPrompt", False)
+
+    @property
+    def retry(self) -> RetrySettings:
+        provider = self._section("retry").get("provider")
+        provider = provider if isinstance(provider, dict) else {}
+        max_retry_delay_ms = _optional_int(provider.get("maxRetryDelayMs"))
+        return RetrySettings(
+            enabled=self._bool("retry", "enabled", True),
+            max_retries=self._int("retry", "maxRetries", 3),
+            base_delay_ms=self._int("retry", "baseDelayMs", 2000),
+            provider_timeout_ms=_optional_int(provider.get("timeoutMs")),
+            provider_max_retries=_optional_int(provider.get("maxRetries")),
+            provider_max_retry_delay_ms=60000 if max_retry_delay_ms is None else max_retry_delay_ms,
+        )
+
+    def set_retry_enabled(self, enabled: bool) -> None:
+        self.set_nested("retry", "enabled", enabled)
+
+    # ---- shell and images ------------------------------------------------------------------------
+
+    @property
+    def shell_path(self) -> str | None:
+        return self._str("shellPath")
+
+    def set_shell_path(self, path: str | None) -> None:
+        self.set("shellPath", path)
+
+    @property
+    def shell_command_prefix(self) -> str | None:
+        return self._str("shellCommandPrefix")
+
+    def set_shell_command_prefix(self, prefix: str | None) -> None:
+        self.set("shellCommandPrefix", prefix)
+
+    @property
+    def npm_command(self) -> list[str] | None:
+        value = self._merged.get("npmCommand")
+        return [str(part) for part in value] if isinstance(value, list) else None
+
+    @property
+    def block_images(self) -> bool:
+        return self._bool("images", "blockImages", False)
+
+    def set_block_images(self, blocked: bool) -> None:
+        self.set_nested("images", "blockImages", blocked)
+
+    @property
+    def auto_resize_images(self) -> bool:
+        return self._bool("images", "autoResize", True)
+
+    def set_auto_resize_images(self, enabled: bool) -> None:
+        self.set_nested("images", "autoResize", enabled)
+
+    # ---- sessions and resources ------------------------------------------------------------------
+
+    @property
+    def session_dir(self) -> str | None:
+        """The ``sessionDir`` setting as written (the flag and ``$TAU_SESSION_DIR`` take precedence)."""
+        return self._str("sessionDir")
+
+    @property
+    def packages(self) -> list[str | JsonObject]:
+        value = self._merged.get("packages")
+        if not isinstance(value, list):
+            return []
+        return [copy.deepcopy(item) for item in value if isinstance(item, str | dict)]
+
+    @property
+    def extensions(self) -> list[str]:
+        return self._str_list("extensions")
+
+    @property
+    def skills(self) -> list[str]:
+        return self._str_list("skills")
+
+    @property
+    def prompts(self) -> list[str]:
+        return self._str_list("prompts")
+
+    @property
+    def themes(self) -> list[str]:
+        return self._str_list("themes")
+
+    @property
+    def enable_skill_commands(self) -> bool:
+        return self._bool(None, "enableSkillCommands", True)
+
+    # ---- interface -------------------------------------------------------------------------------
+
+    @property
+    def theme(self) -> str:
+        return self._str("theme") or "dark"
+
+    def set_theme(self, theme: str) -> None:
+        self.set("theme", theme)
+
+    @property
+    def quiet_startup(self) -> bool:
+        return self._bool(None, "quietStartup", False)
+
+    def set_quiet_startup(self, quiet: bool) -> None:
+        self.set("quietStartup", quiet)
+
+    @property
+    def hide_thinking_block(self) -> bool:
+        return self._bool(None, "hideThinkingBlock", False)
+
+    def set_hide_thinking_block(self, hide: bool) -> None:
+        self.set("hideThinkingBlock", hide)
+
+    @property
+    def collapse_changelog(self) -> bool:
+        return self._bool(None, "collapseChangelog", False)
+
+    @property
+    def last_changelog_version(self) -> str | None:
+        return self._str("lastChangelogVersion")
+
+    def set_last_changelog_version(self, version: str) -> None:
+        self.set("lastChangelogVersion", version)
+
+    @property
+    def enable_install_telemetry(self) -> bool:
+        return self._bool(None, "enableInstallTelemetry", True)
+
+    @property
+    def double_escape_action(self) -> DoubleEscapeAction:
+        return cast(DoubleEscapeAction, self._choice("doubleEscapeAction", _DOUBLE_ESCAPE_ACTIONS, "tree"))
+
+    def set_double_escape_action(self, action: DoubleEscapeAction) -> None:
+        self.set("doubleEscapeAction", action)
+
+    @property
+    def tree_filter_mode(self) -> TreeFilterMode:
+        return cast(TreeFilterMode, self._choice("treeFilterMode", _TREE_FILTER_MODES, "default"))
+
+    def set_tree_filter_mode(self, mode: TreeFilterMode) -> None:
+        self.set("treeFilterMode", mode)
+
+    @property
+    def show_images(self) -> bool:
+        return self._bool("terminal", "showImages", True)
+
+    @property
+    def image_width_cells(self) -> int:
+        return self._int("terminal", "imageWidthCells", 60)
+
+    @property
+    def clear_on_shrink(self) -> bool:
+        return self._bool("terminal", "clearOnShrink", False)
+
+    @property
+    def show_terminal_progress(self) -> bool:
+        return self._bool("terminal", "showTerminalProgress", False)
+
+    @property
+    def editor_padding_x(self) -> int:
+        return self._int(None, "editorPaddingX", 0)
+
+    @property
+    def autocomplete_max_visible(self) -> int:
+        return self._int(None, "autocompleteMaxVisible", 5)
+
+    @property
+    def show_hardware_cursor(self) -> bool:
+        return self._bool(None, "showHardwareCursor", False)
+
+    @property
+    def code_block_indent(self) -> str:
+        value = self._section("markdown").get("codeBlockIndent")
+        return value if isinstance(value, str) else "  "
+
+    @property
+    def warn_anthropic_extra_usage(self) -> bool:
+        return self._bool("warnings", "anthropicExtraUsage", True)
+
+    # ---- internals -------------------------------------------------------------------------------
+
+    def _remerge(self) -> None:
+        merged = deep_merge_settings(self._layers["global"], self._layers["project"])
+        self._merged = deep_merge_settings(merged, self._overrides)
+
+    @staticmethod
+    def _read_scope(path: Path) -> JsonObject:
+        data = read_json_file(path)
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(path, f"expected a JSON object at the top level, found {_json_type(data)}")
+        return migrate_settings(data)
+
+    def _persist(self, scope: SettingsScope, key: str, nested_key: str | None, value: Any) -> None:
+        """Write one changed key into the scope's file, keeping everything else that is there now."""
+        path = self._paths[scope]
+        if path is None or self._load_failed[scope]:
+            return
+        try:
+            with file_lock(path):
+                current = self._read_scope(path)
+                if nested_key is None:
+                    _assign(current, key, value)
+                else:
+                    section = current.get(key)
+                    if not isinstance(section, dict):
+                        section = current[key] = {}
+                    _assign(section, nested_key, value)
+                write_file_atomic(path, _dump(current))
+        except ConfigError as error:
+            self._errors.append(SettingsError(scope, error))
+            return
+        except (OSError, LockTimeoutError) as error:
+            self._errors.append(SettingsError(scope, ConfigError(path, f"cannot write settings: {error}")))
+            return
+        # The file now holds our change plus whatever others wrote; adopt it as this scope's state.
+        self._layers[scope] = current
+        self._remerge()
+
+    def _section(self, key: str) -> JsonObject:
+        value = self._merged.get(key)
+        return value if isinstance(value, dict) else {}
+
+    def _lookup(self, section: str | None, key: str) -> Any:
+        return (self._merged if section is None else self._section(section)).get(key)
+
+    def _bool(self, section: str | None, key: str, default: bool) -> bool:
+        value = self._lookup(section, key)
+        return value if isinstance(value, bool) else default
+
+    def _int(self, section: str | None, key: str, default: int) -> int:
+        value = self._lookup(section, key)
+        return int(value) if _is_number(value) else default
+
+    def _str(self, key: str) -> str | None:
+        value = self._merged.get(key)
+        return value if isinstance(value, str) and value else None
+
+    def _str_list(self, key: str) -> list[str]:
+        value = self._merged.get(key)
+        return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+    def _choice(self, key: str, allowed: tuple[str, ...], default: str) -> str:
+        value = self._merged.get(key)
+        return value if isinstance(value, str) and value in allowed else default
+
+
+def _assign(target: JsonObject, key: str, value: Any) -> None:
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = copy.deepcopy(value)
+
+
+def _dump(settings: JsonObject) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _optional_int(value: Any) -> int | None:
+    return int(value) if _is_number(value) else None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
