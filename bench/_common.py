@@ -52,11 +52,11 @@ print(json.dumps([walls, rss]))
 """
 
 
-def time_command(argv: list[str], repeat: int) -> tuple[float, float]:
+def time_command(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Median wall seconds and median peak RSS (MiB) of running ``argv``."""
     out = subprocess.run(
         [sys.executable, "-c", _LAUNCHER, json.dumps(argv), str(repeat)],
-        env=user_env(),
+        env=env or user_env(),
         check=True,
         capture_output=True,
         text=True,

@@ -53,7 +53,15 @@ def _provider_models(provider: str) -> dict[str, JsonObject]:
 def _new_model(entry: JsonObject) -> Model:
     # from_json keeps nested dicts (headers, compat, thinkingLevelMap) by reference; copy them so a
     # caller editing its model cannot change the catalogue.
-    return Model.from_json(copy.deepcopy(entry))
+    # Scalars, the input list and the cost are copied by from_json; only the nested dicts are shared with the cache.
+    model = Model.from_json(entry)
+    if model.headers is not None:
+        model.headers = dict(model.headers)
+    if model.compat is not None:
+        model.compat = copy.deepcopy(model.compat)
+    if model.thinking_level_map is not None:
+        model.thinking_level_map = dict(model.thinking_level_map)
+    return model
 
 
 def get_providers() -> list[str]:
