@@ -213,6 +213,13 @@ def content_from_json(data: JsonObject) -> ContentBlock:
     return block
 
 
+def _js_number(value: float) -> float:
+    """A whole float as an int, so it is written as JavaScript writes numbers (``0``, not ``0.0``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
 @dataclass(slots=True)
 class Cost:
     """Dollar cost of one response, split like the token counts."""
@@ -225,11 +232,11 @@ class Cost:
 
     def to_json(self) -> JsonObject:
         return {
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "total": self.total,
+            "input": _js_number(self.input),
+            "output": _js_number(self.output),
+            "cacheRead": _js_number(self.cache_read),
+            "cacheWrite": _js_number(self.cache_write),
+            "total": _js_number(self.total),
         }
 
     @classmethod

@@ -93,7 +93,7 @@ class CustomMessage:
     def from_json(cls, data: JsonObject) -> CustomMessage:
         return cls(
             custom_type=data.get("customType") or "",
-            content=_content_from_json(data.get("content")),
+            content=content_list_from_json(data.get("content")),
             display=bool(data.get("display", True)),
             details=data.get("details"),
             timestamp=data.get("timestamp", 0),
@@ -179,7 +179,8 @@ def session_message_from_json(data: JsonObject) -> SessionMessage:
     return message_from_json(data)
 
 
-def _content_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
+def content_list_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
+    """User-style content: a string, or the text and image blocks of a list."""
     if isinstance(raw, str):
         return raw
     blocks = [content_from_json(b) for b in raw or [] if isinstance(b, dict)]

@@ -1,0 +1,358 @@
+"""The lines of a session file as typed objects: the header and the nine entry types.
+
+An entry read from a file keeps the JSON object it came from (``raw``) and dumps back to exactly
+that object, unknown keys and key order included. An entry made by tau dumps in pi's key order,
+leaving out optional keys that are unset (JavaScript's ``JSON.stringify`` drops ``undefined``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent
+from tau.session.messages import SessionMessage, content_list_from_json, session_message_from_json
+
+CURRENT_SESSION_VERSION = 3
+
+_KNOWN_BLOCK_TYPES = frozenset({"text", "thinking", "image", "toolCall"})
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionHeader:
+    """Line 1 of a session file: ``{"type":"session","version":3,"id",...}``."""
+
+    id: str
+    timestamp: str
+    cwd: str = ""
+    version: int = CURRENT_SESSION_VERSION
+    parent_session: str | None = None
+    raw: JsonObject | None = field(default=None, repr=False, compare=False)
+    type: Literal["session"] = field(default="session", init=False)
+
+    def to_json(self) -> JsonObject:
+        if self.raw is not None:
+            return dict(self.raw)
+        out: JsonObject = {
+            "type": "session",
+            "version": self.version,
+            "id": self.id,
+            "timestamp": self.timestamp,
+            "cwd": self.cwd,
+        }
+        if self.parent_session is not None:
+            out["parentSession"] = self.parent_session
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> SessionHeader | None:
+        """The header in ``data``, or ``None`` unless it is ``type:"session"`` with a string id."""
+        if data.get("type") != "session" or not isinstance(data.get("id"), str):
+            return None
+        version = data.get("version")
+        cwd = data.get("cwd")
+        parent = data.get("parentSession")
+        return cls(
+            id=data["id"],
+            timestamp=_str(data.get("timestamp")),
+            cwd=cwd if isinstance(cwd, str) else "",
+            version=version if isinstance(version, int) else 1,
+            parent_session=parent if isinstance(parent, str) else None,
+            raw=data,
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class _Entry:
+    id: str
+    parent_id: str | None
+    timestamp: str
+    raw: JsonObject | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> JsonObject:
+        """The entry as a JSON object: the object it was read from, else pi's shape."""
+        return dict(self.raw) if self.raw is not None else self._build_json()
+
+    def _build_json(self) -> JsonObject:
+        raise NotImplementedError
+
+    def _base(self, kind: str) -> JsonObject:
+        return {"type": kind, "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
+
+
+@dataclass(slots=True, kw_only=True)
+class MessageEntry(_Entry):
+    """A conversation message: user, assistant, toolResult, bashExecution or custom."""
+
+    message: SessionMessage
+    type: Literal["message"] = field(default="message", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("message")
+        out["message"] = self.message.to_json()
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class ThinkingLevelChangeEntry(_Entry):
+    thinking_level: str
+    type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("thinking_level_change")
+        out["thinkingLevel"] = self.thinking_level
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelChangeEntry(_Entry):
+    provider: str
+    model_id: str
+    type: Literal["model_change"] = field(default="model_change", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("model_change")
+        out["provider"] = self.provider
+        out["modelId"] = self.model_id
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionEntry(_Entry):
+    """History before ``first_kept_entry_id`` summarised; ``from_hook`` marks an extension's summary."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: Any = None
+    from_hook: bool | None = None
+    type: Literal["compaction"] = field(default="compaction", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("compaction")
+        out["summary"] = self.summary
+        out["firstKeptEntryId"] = self.first_kept_entry_id
+        out["tokensBefore"] = self.tokens_before
+        _put_optional(out, "details", self.details)
+        _put_optional(out, "fromHook", self.from_hook)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class BranchSummaryEntry(_Entry):
+    """The summary of an abandoned branch; ``from_id`` is where the new branch starts (or ``"root"``)."""
+
+    from_id: str
+    summary: str
+    details: Any = None
+    from_hook: bool | None = None
+    type: Literal["branch_summary"] = field(default="branch_summary", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("branch_summary")
+        out["fromId"] = self.from_id
+        out["summary"] = self.summary
+        _put_optional(out, "details", self.details)
+        _put_optional(out, "fromHook", self.from_hook)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class CustomEntry(_Entry):
+    """Extension state; never part of the model's context."""
+
+    custom_type: str
+    data: Any = None
+    type: Literal["custom"] = field(default="custom", init=False)
+
+    def _build_json(self) -> JsonObject:
+        # pi writes the extension fields before the tree fields for this type.
+        out: JsonObject = {"type": "custom", "customType": self.custom_type}
+        _put_optional(out, "data", self.data)
+        out.update(id=self.id, parentId=self.parent_id, timestamp=self.timestamp)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class CustomMessageEntry(_Entry):
+    """An extension's message for the model; ``display=False`` hides it in the UI only."""
+
+    custom_type: str
+    content: str | list[TextContent | ImageContent]
+    display: bool
+    details: Any = None
+    type: Literal["custom_message"] = field(default="custom_message", init=False)
+
+    def _build_json(self) -> JsonObject:
+        content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
+        out: JsonObject = {"type": "custom_message", "customType": self.custom_type, "content": content}
+        out["display"] = self.display
+        _put_optional(out, "details", self.details)
+        out.update(id=self.id, parentId=self.parent_id, timestamp=self.timestamp)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class LabelEntry(_Entry):
+    """Sets the label of ``target_id``; no label (or an empty one) clears it."""
+
+    target_id: str
+    label: str | None = None
+    type: Literal["label"] = field(default="label", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("label")
+        out["targetId"] = self.target_id
+        _put_optional(out, "label", self.label)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionInfoEntry(_Entry):
+    """Session metadata: the display name (empty clears it)."""
+
+    name: str | None = None
+    type: Literal["session_info"] = field(default="session_info", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("session_info")
+        _put_optional(out, "name", self.name)
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class UnknownEntry(_Entry):
+    """An entry tau cannot interpret (a newer type, an unreadable message): kept in the tree and
+    written back verbatim, never part of the model's context."""
+
+    kind: str
+
+    @property
+    def type(self) -> str:
+        return self.kind
+
+    def _build_json(self) -> JsonObject:
+        return self._base(self.kind)
+
+
+SessionEntry: TypeAlias = (
+    MessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | UnknownEntry
+)
+
+
+def entry_from_json(data: JsonObject) -> SessionEntry:
+    """The typed entry for one parsed line; raises ``ValueError`` when it has no string ``id``.
+
+    Unknown types and messages that cannot be read become ``UnknownEntry`` so the tree stays whole.
+    """
+    entry_id = data.get("id")
+    if not isinstance(entry_id, str):
+        raise ValueError("entry without a string id")
+    parent = data.get("parentId")
+    base: dict[str, Any] = {
+        "id": entry_id,
+        "parent_id": parent if isinstance(parent, str) else None,
+        "timestamp": _str(data.get("timestamp")),
+        "raw": data,
+    }
+    kind = data.get("type")
+    kind = kind if isinstance(kind, str) else ""
+    if kind == "message":
+        message = _message_from_json(data.get("message"))
+        if message is None:
+            return UnknownEntry(kind=kind, **base)
+        return MessageEntry(message=message, **base)
+    if kind == "thinking_level_change":
+        return ThinkingLevelChangeEntry(thinking_level=_str(data.get("thinkingLevel"), "off"), **base)
+    if kind == "model_change":
+        return ModelChangeEntry(
+            provider=_str(data.get("provider")), model_id=_str(data.get("modelId")), **base
+        )
+    if kind == "compaction":
+        tokens = data.get("tokensBefore")
+        return CompactionEntry(
+            summary=_str(data.get("summary")),
+            first_kept_entry_id=_str(data.get("firstKeptEntryId")),
+            tokens_before=tokens if isinstance(tokens, int) else 0,
+            details=data.get("details"),
+            from_hook=data.get("fromHook"),
+            **base,
+        )
+    if kind == "branch_summary":
+        return BranchSummaryEntry(
+            from_id=_str(data.get("fromId")),
+            summary=_str(data.get("summary")),
+            details=data.get("details"),
+            from_hook=data.get("fromHook"),
+            **base,
+        )
+    if kind == "custom":
+        return CustomEntry(custom_type=_str(data.get("customType")), data=data.get("data"), **base)
+    if kind == "custom_message":
+        return CustomMessageEntry(
+            custom_type=_str(data.get("customType")),
+            content=content_list_from_json(_known_blocks(data.get("content"))),
+            display=bool(data.get("display", True)),
+            details=data.get("details"),
+            **base,
+        )
+    if kind == "label":
+        label = data.get("label")
+        return LabelEntry(
+            target_id=_str(data.get("targetId")), label=label if isinstance(label, str) else None, **base
+        )
+    if kind == "session_info":
+        name = data.get("name")
+        return SessionInfoEntry(name=name if isinstance(name, str) else None, **base)
+    return UnknownEntry(kind=kind, **base)
+
+
+def is_assistant_entry(entry: SessionEntry) -> bool:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+
+
+def _message_from_json(data: Any) -> SessionMessage | None:
+    """The message of a ``message`` entry, tolerating content blocks of unknown types and old
+    usage objects without ``totalTokens``; ``None`` when it cannot be read at all."""
+    if not isinstance(data, dict):
+        return None
+    content = data.get("content")
+    if isinstance(content, list) and any(_block_type(b) not in _KNOWN_BLOCK_TYPES for b in content):
+        data = {**data, "content": _known_blocks(content)}
+    try:
+        message = session_message_from_json(data)
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return None
+    if isinstance(message, AssistantMessage):
+        usage = data.get("usage")
+        if isinstance(usage, dict) and "totalTokens" not in usage:
+            message.usage.recompute_total()
+    return message
+
+
+def _known_blocks(content: Any) -> Any:
+    if not isinstance(content, list):
+        return content
+    return [b for b in content if _block_type(b) in _KNOWN_BLOCK_TYPES]
+
+
+def _block_type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _put_optional(out: JsonObject, key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value

@@ -1,0 +1,486 @@
+"""The session manager: an append-only tree of entries, a leaf pointer, and its JSONL file.
+
+Appending makes a child of the leaf and moves the leaf to it; branching moves the leaf back to an
+earlier entry. Nothing is edited or deleted. The file is written lazily: only once the session
+holds an assistant message does it appear on disk (header and every entry so far, once), after
+which each new entry is one appended, flushed line.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TypedDict
+
+from tau.ai.types import ImageContent, JsonObject, TextContent
+from tau.session.context import SessionContext, build_session_context, path_to
+from tau.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_from_json,
+    is_assistant_entry,
+)
+from tau.session.errors import EntryNotFoundError
+from tau.session.forking import write_fork
+from tau.session.ids import IdSource
+from tau.session.jsonl import (
+    RawSessionFile,
+    append_lines,
+    back_up,
+    dump_line,
+    read_session_file,
+    record_line,
+    rewrite_file,
+)
+from tau.session.listing import find_most_recent_session
+from tau.session.messages import BranchSummaryMessage, CompactionSummaryMessage, SessionMessage
+from tau.session.migrations import migrate_objects
+from tau.session.paths import resolve_session_dir, session_file_name
+from tau.session.tree import Label, SessionTreeNode, apply_label, build_tree
+
+
+class _EntryFields(TypedDict):
+    id: str
+    parent_id: str | None
+    timestamp: str
+
+
+class SessionManager:
+    """One session: header, entries, leaf, labels; persisted to a file or kept in memory."""
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: str,
+        *,
+        persist: bool = True,
+        ids: IdSource | None = None,
+    ) -> None:
+        """An empty session; prefer the ``create`` / ``open`` / ``continue_recent`` / ``in_memory``
+        constructors."""
+        self._cwd = cwd
+        self._session_dir = session_dir
+        self._persist = persist
+        self._ids = ids or IdSource()
+        self.warnings: list[str] = []
+        """Problems met while reading files (skipped lines, unreadable entries); never fatal."""
+        self._session_file: str | None = None
+        self._reset(SessionHeader(id="", timestamp=""))
+        if persist and session_dir:
+            os.makedirs(session_dir, exist_ok=True)
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str,
+        session_dir: str | None = None,
+        *,
+        agent_dir: str | None = None,
+        ids: IdSource | None = None,
+    ) -> SessionManager:
+        """A new session for ``cwd`` in ``session_dir`` (default: ``$TAU_SESSION_DIR`` or the
+        project's folder under the agent dir)."""
+        manager = cls(cwd, session_dir or resolve_session_dir(cwd, agent_dir=agent_dir), ids=ids)
+        manager.new_session()
+        return manager
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        session_dir: str | None = None,
+        cwd_override: str | None = None,
+        *,
+        ids: IdSource | None = None,
+    ) -> SessionManager:
+        """The session in ``path`` (migrated if old). A missing file starts a new session that will
+        be written to exactly that path; an empty or invalid one is replaced by a fresh header
+        (its old content kept beside it as ``<path>.invalid``)."""
+        path = os.path.abspath(path)
+        raw = read_session_file(path) if os.path.exists(path) else None
+        header = _first_header(raw) if raw is not None else None
+        cwd = cwd_override or (header.cwd if header is not None else "") or os.getcwd()
+        manager = cls(cwd, session_dir or os.path.dirname(path), ids=ids)
+        manager._adopt_file(path, raw)
+        return manager
+
+    @classmethod
+    def continue_recent(
+        cls,
+        cwd: str,
+        session_dir: str | None = None,
+        *,
+        agent_dir: str | None = None,
+        ids: IdSource | None = None,
+    ) -> SessionManager:
+        """The session file of ``session_dir`` modified last, or a new session when there is none."""
+        directory = session_dir or resolve_session_dir(cwd, agent_dir=agent_dir)
+        recent = find_most_recent_session(directory)
+        if recent is None:
+            return cls.create(cwd, directory, ids=ids)
+        manager = cls(cwd, directory, ids=ids)
+        manager.set_session_file(recent)
+        return manager
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None, *, ids: IdSource | None = None) -> SessionManager:
+        """A session that never touches the disk (``--no-session``)."""
+        manager = cls(cwd or os.getcwd(), "", persist=False, ids=ids)
+        manager.new_session()
+        return manager
+
+    @classmethod
+    def fork_from(
+        cls,
+        source_path: str,
+        target_cwd: str,
+        session_dir: str | None = None,
+        *,
+        agent_dir: str | None = None,
+        ids: IdSource | None = None,
+    ) -> SessionManager:
+        """Copy every entry of another session (all branches, same ids) into a new file for
+        ``target_cwd``, written at once, with ``parentSession`` pointing at the source."""
+        directory = session_dir or resolve_session_dir(target_cwd, agent_dir=agent_dir)
+        path = write_fork(source_path, target_cwd, directory, ids or IdSource())
+        return cls.open(path, directory, ids=ids)
+
+    # ------------------------------------------------------------------ switching sessions
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
+        """Start a fresh session (new header, no entries); returns its future file path."""
+        header = SessionHeader(
+            id=id if id is not None else self._ids.session_id(),
+            timestamp=self._ids.now_iso(),
+            cwd=self._cwd,
+            parent_session=parent_session,
+        )
+        self._reset(header)
+        if self._persist:
+            self._session_file = os.path.join(
+                self._session_dir, session_file_name(header.timestamp, header.id)
+            )
+        return self._session_file
+
+    def set_session_file(self, path: str) -> None:
+        """Switch to the session in ``path`` (see ``open`` for missing and invalid files)."""
+        path = os.path.abspath(path)
+        self._adopt_file(path, read_session_file(path) if os.path.exists(path) else None)
+
+    def _adopt_file(self, path: str, raw: RawSessionFile | None) -> None:
+        if raw is None:
+            self.new_session()
+            self._session_file = path
+            return
+        self.warnings.extend(raw.warnings)
+        header = _first_header(raw)
+        if header is None:
+            self._recover_invalid(path, raw)
+            return
+        objects = raw.objects()
+        if migrate_objects(objects, self._ids.entry_id):
+            header = SessionHeader.from_json(objects[0]) or header
+            rewrite_file(path, (record_line(r) for r in raw.records))
+            raw.ends_with_newline = True
+        self._reset(header)
+        self._session_file = path
+        for obj in objects[1:]:
+            if obj.get("type") == "session":
+                continue  # a stray second header (older pi could write one): not an entry
+            try:
+                entry = entry_from_json(obj)
+            except ValueError as exc:
+                self.warnings.append(f"{path}: skipped an entry ({exc})")
+                continue
+            self._index(entry)
+        self._written = 1 + len(self._entries)
+        self._newline_owed = not raw.ends_with_newline
+
+    def _recover_invalid(self, path: str, raw: RawSessionFile) -> None:
+        if raw.has_content:
+            backup = back_up(path)
+            self.warnings.append(
+                f"{path}: not a session file; started a new session (old content in {backup})"
+            )
+        self.new_session()
+        self._session_file = path
+        rewrite_file(path, [dump_line(self._header.to_json())])
+        self._written = 1
+
+    def _reset(self, header: SessionHeader) -> None:
+        self._header = header
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[str, SessionEntry] = {}
+        self._labels: dict[str, Label] = {}
+        self._leaf_id: str | None = None
+        self._has_assistant = False
+        self._written = 0  # lines of [header, *entries] already in the file
+        self._newline_owed = False  # the file ends in a partial line: start the next write on a new line
+
+    def _index(self, entry: SessionEntry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._leaf_id = entry.id
+        if isinstance(entry, LabelEntry):
+            apply_label(self._labels, entry)
+        elif not self._has_assistant and is_assistant_entry(entry):
+            self._has_assistant = True
+
+    # ------------------------------------------------------------------ writing
+
+    def _append(self, entry: SessionEntry) -> str:
+        self._index(entry)
+        self._flush()
+        return entry.id
+
+    def _flush(self) -> None:
+        """Write what is not yet on disk, once the session holds an assistant message."""
+        if not self._persist or self._session_file is None or not self._has_assistant:
+            return
+        if self._written == 0:
+            os.makedirs(os.path.dirname(self._session_file), exist_ok=True)
+            pending: list[SessionHeader | SessionEntry] = [self._header, *self._entries]
+        else:
+            pending = list(self._entries[self._written - 1 :])
+        if not pending:
+            return
+        append_lines(
+            self._session_file, [dump_line(e.to_json()) for e in pending], newline_first=self._newline_owed
+        )
+        self._written = 1 + len(self._entries)
+        self._newline_owed = False
+
+    def _base(self) -> _EntryFields:
+        return {
+            "id": self._ids.entry_id(self._by_id),
+            "parent_id": self._leaf_id,
+            "timestamp": self._ids.now_iso(),
+        }
+
+    def append_message(self, message: SessionMessage) -> str:
+        """Store a user, assistant, toolResult, bashExecution or custom message; returns the entry id.
+
+        Summaries are not messages on disk: use ``append_compaction`` / ``branch_with_summary``."""
+        if isinstance(message, BranchSummaryMessage | CompactionSummaryMessage):
+            raise TypeError(f"{message.role} messages are stored as their own entry types, not as messages")
+        return self._append(MessageEntry(message=message, **self._base()))
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self._append(ThinkingLevelChangeEntry(thinking_level=thinking_level, **self._base()))
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append(ModelChangeEntry(provider=provider, model_id=model_id, **self._base()))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: object = None,
+        from_hook: bool | None = None,
+    ) -> str:
+        entry = CompactionEntry(
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+            from_hook=from_hook,
+            **self._base(),
+        )
+        return self._append(entry)
+
+    def append_custom_entry(self, custom_type: str, data: object = None) -> str:
+        """Extension state (never sent to the model)."""
+        return self._append(CustomEntry(custom_type=custom_type, data=data, **self._base()))
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | list[TextContent | ImageContent],
+        display: bool,
+        details: object = None,
+    ) -> str:
+        """An extension's message that the model sees (as a user message)."""
+        entry = CustomMessageEntry(
+            custom_type=custom_type, content=content, display=display, details=details, **self._base()
+        )
+        return self._append(entry)
+
+    def append_label_change(self, target_id: str, label: str | None = None) -> str:
+        """Set (or with no label, clear) the label of an entry; the label entry becomes the leaf."""
+        if target_id not in self._by_id:
+            raise EntryNotFoundError(target_id)
+        return self._append(LabelEntry(target_id=target_id, label=label, **self._base()))
+
+    def append_session_info(self, name: str) -> str:
+        """Set the display name (trimmed; an empty name clears it)."""
+        return self._append(SessionInfoEntry(name=name.strip(), **self._base()))
+
+    # ------------------------------------------------------------------ reading
+
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    def get_cwd(self) -> str:
+        return self._cwd
+
+    def get_session_dir(self) -> str:
+        return self._session_dir
+
+    def get_session_id(self) -> str:
+        return self._header.id
+
+    def get_session_file(self) -> str | None:
+        return self._session_file
+
+    def get_header(self) -> SessionHeader:
+        return self._header
+
+    def get_entries(self) -> list[SessionEntry]:
+        """Every entry (all branches) in file order."""
+        return list(self._entries)
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._by_id.get(entry_id)
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        return self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+
+    def get_children(self, parent_id: str) -> list[SessionEntry]:
+        return [e for e in self._by_id.values() if e.parent_id == parent_id]
+
+    def get_label(self, entry_id: str) -> str | None:
+        label = self._labels.get(entry_id)
+        return label.text if label else None
+
+    def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
+        """The entries from the root down to ``from_id`` (default: the leaf), all types."""
+        start = from_id if from_id is not None else self._leaf_id
+        return path_to(self._by_id.get(start) if start is not None else None, self._by_id)
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        return build_tree(self._entries, self._labels)
+
+    def get_session_name(self) -> str | None:
+        """The name in the latest ``session_info`` entry; ``None`` if unset or cleared."""
+        for entry in reversed(self._entries):
+            if isinstance(entry, SessionInfoEntry):
+                return (entry.name or "").strip() or None
+        return None
+
+    def build_session_context(self) -> SessionContext:
+        """What the model sees: the messages of the current branch, compaction applied."""
+        return build_session_context(self._entries, self._leaf_id, self._by_id)
+
+    # ------------------------------------------------------------------ branching
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to an existing entry; the next append starts a new branch there."""
+        if entry_id not in self._by_id:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Leaf before the first entry: the next append becomes a new root."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self, entry_id: str | None, summary: str, details: object = None, from_hook: bool | None = None
+    ) -> str:
+        """Move the leaf to ``entry_id`` (``None``: before the root) and append a ``branch_summary``
+        of the abandoned branch there."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+        entry = BranchSummaryEntry(
+            from_id=entry_id if entry_id is not None else "root",
+            summary=summary,
+            details=details,
+            from_hook=from_hook,
+            **self._base(),
+        )
+        return self._append(entry)
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """Become a new session holding only the root → ``leaf_id`` path (labels re-added after it).
+
+        Returns the new file path (written now if the path holds an assistant message, else lazily);
+        ``None`` in memory."""
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFoundError(leaf_id)
+        kept = [e for e in path if not isinstance(e, LabelEntry)]
+        previous_file = self._session_file
+        header = SessionHeader(
+            id=self._ids.session_id(),
+            timestamp=self._ids.now_iso(),
+            cwd=self._cwd,
+            parent_session=previous_file if self._persist else None,
+        )
+        on_path = {e.id for e in kept}
+        taken = set(on_path)
+        parent: str | None = kept[-1].id if kept else None
+        labels: list[SessionEntry] = []
+        for target_id, label in self._labels.items():
+            if target_id not in on_path:
+                continue
+            relabel = LabelEntry(
+                id=self._ids.entry_id(taken),
+                parent_id=parent,
+                timestamp=label.timestamp,
+                target_id=target_id,
+                label=label.text,
+            )
+            taken.add(relabel.id)
+            labels.append(relabel)
+            parent = relabel.id
+        self._reset(header)
+        for entry in (*kept, *labels):
+            self._index(entry)
+        if not self._persist:
+            return None
+        self._session_file = os.path.join(self._session_dir, session_file_name(header.timestamp, header.id))
+        if self._has_assistant:
+            rewrite_file(self._session_file, [dump_line(e.to_json()) for e in (header, *self._entries)])
+            self._written = 1 + len(self._entries)
+        return self._session_file
+
+    def export_branch(self, output_path: str) -> str:
+        """Write the current branch to ``output_path`` as a standalone session file: a fresh header
+        (same session id) and the branch's entries with their parents re-chained in a line."""
+        lines = [
+            dump_line(
+                SessionHeader(id=self._header.id, timestamp=self._ids.now_iso(), cwd=self._cwd).to_json()
+            )
+        ]
+        previous: str | None = None
+        for entry in self.get_branch():
+            data: JsonObject = entry.to_json()
+            data["parentId"] = previous
+            lines.append(dump_line(data))
+            previous = entry.id
+        output_path = os.path.abspath(output_path)
+        os.makedirs(os.path.dirname(output_path), exist_ok=True)
+        rewrite_file(output_path, lines)
+        return output_path
+
+
+def _first_header(raw: RawSessionFile) -> SessionHeader | None:
+    """The header, if the first parsed object of the file is one."""
+    for record in raw.records:
+        if isinstance(record, dict):
+            return SessionHeader.from_json(record)
+    return None
