@@ -1,12 +1,27 @@
-"""Start-up: parse the command line, then hand over to a mode."""
+"""Start-up: parse the command line, open the session, build the runtime, hand over to a mode.
+
+Every problem a user can cause (a bad flag, an unknown model, a missing key or file, a broken
+config file) ends here as one line on stderr and exit code 1, never a traceback.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING, TextIO
 
 from tau import __version__
-from tau.cli.args import parse_args
+from tau.cli.args import Args, parse_args
 from tau.cli.help import HELP
+
+if TYPE_CHECKING:
+    from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.runtime.services import AgentSessionServices
+    from tau.session.manager import SessionManager
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line, exit code 1."""
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -14,12 +29,214 @@ def run(argv: list[str] | None = None) -> int:
     if args.version:
         print(f"tau {__version__}")
         return 0
-    for error in args.errors:
-        print(f"tau: {error}", file=sys.stderr)
+    for warning in args.warnings:
+        print(f"tau: warning: {warning}", file=sys.stderr)
     if args.errors:
+        for error in args.errors:
+            print(f"tau: {error}", file=sys.stderr)
         return 1
     if args.help:
         print(HELP, end="")
         return 0
-    print(HELP, end="")
-    return 0
+    import asyncio
+
+    try:
+        return asyncio.run(_main(args))
+    except UsageError as exc:
+        print(f"tau: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _mode(args: Args) -> str:
+    if args.mode == "rpc":
+        return "rpc"
+    if args.mode == "json":
+        return "json"
+    if args.print or not sys.stdin.isatty():
+        return "text"
+    return "interactive"
+
+
+async def _main(args: Args) -> int:
+    mode = _mode(args)
+    if args.offline:
+        os.environ["TAU_OFFLINE"] = "1"
+    if args.unknown_flags:
+        names = ", ".join(f"--{name}" for name in args.unknown_flags)
+        raise UsageError(f"Unknown option: {names} (no extension registers it)")
+    if mode == "rpc":
+        raise UsageError("--mode rpc is not available yet; use -p or --mode json")
+    if args.export is not None:
+        raise UsageError("--export is not available yet")
+    if args.resume:
+        raise UsageError("-r needs the interactive picker, which is not available yet; use --session <id> or -c")
+    if mode == "interactive":
+        raise UsageError('the interactive terminal UI is not available yet; run tau -p "<your prompt>"')
+
+    from tau.runtime.paths import agent_dir as default_agent_dir
+
+    cwd = os.getcwd()
+    agent_dir = str(default_agent_dir())
+    session_manager = _open_session(args, cwd, agent_dir)
+    services = _create_services(args, session_manager.get_cwd(), agent_dir)
+    for diagnostic in services.diagnostics:
+        print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
+    if any(d.type == "error" for d in services.diagnostics):
+        return 1
+
+    if args.list_models:
+        from tau.cli.list_models import list_models
+
+        list_models(services.model_registry, args.list_models_search, sys.stdout)
+        return 0
+
+    model, thinking = _resolve_model(args, services)
+    stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
+    from tau.cli.initial_message import FileArgumentError, build_initial_message
+
+    try:
+        initial = build_initial_message(args.messages, args.file_args, stdin_text, cwd)
+    except FileArgumentError as exc:
+        raise UsageError(str(exc)) from None
+
+    from tau.runtime.sdk import create_agent_session
+
+    result = create_agent_session(
+        services=services,
+        session_manager=session_manager,
+        model=model,
+        thinking_level=thinking,
+        tools=args.tools,
+        no_tools="all" if args.no_tools else ("builtin" if args.no_builtin_tools else None),
+    )
+    session = result.session
+    if result.model_fallback_message:
+        print(f"tau: {result.model_fallback_message}", file=sys.stderr)
+    if session.model is None:
+        raise UsageError(_no_model_message(services))
+
+    from tau.modes.print_mode import run_print_mode, take_over_stdout
+    from tau.runtime.errors import AgentSessionError
+
+    out: TextIO = take_over_stdout()
+    try:
+        return await run_print_mode(
+            session,
+            mode="json" if mode == "json" else "text",
+            initial_text=initial.text,
+            initial_images=initial.images,
+            messages=initial.remaining,
+            out=out,
+            err=sys.stderr,
+        )
+    except AgentSessionError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        await session.dispose()
+        sys.stdout = out
+
+
+def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
+    from tau.runtime.settings import SettingsManager
+    from tau.session import SessionManager
+    from tau.session.errors import SessionError
+    from tau.session.listing import find_session
+    from tau.session.paths import resolve_session_dir
+
+    if args.fork and (args.session or args.continue_session or args.no_session):
+        raise UsageError("--fork cannot be combined with --session, -c or --no-session")
+    if args.no_session:
+        return SessionManager.in_memory(cwd)
+    settings_dir = SettingsManager.create(cwd).get("sessionDir")
+    session_dir = resolve_session_dir(
+        cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir
+    )
+    try:
+        if args.fork:
+            found = find_session(args.fork, cwd, session_dir, agent_dir=agent_dir)
+            return SessionManager.fork_from(found.path, cwd, session_dir, agent_dir=agent_dir)
+        if args.session:
+            found = find_session(args.session, cwd, session_dir, agent_dir=agent_dir)
+            manager = SessionManager.open(found.path, session_dir if found.scope != "global" else None)
+            stored_cwd = manager.get_cwd()
+            if stored_cwd and not os.path.isdir(stored_cwd):
+                raise UsageError(
+                    f"the session's folder {stored_cwd} no longer exists; recreate it, or fork the "
+                    f"session into this folder with: tau --fork {manager.get_session_id()[:8]}"
+                )
+            return manager
+        if args.continue_session:
+            return SessionManager.continue_recent(cwd, session_dir, agent_dir=agent_dir)
+        return SessionManager.create(cwd, session_dir, agent_dir=agent_dir)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _text_or_file(value: str) -> str:
+    """A flag value that may name a file: its contents if it does, else the text itself."""
+    if os.path.isfile(value):
+        with open(value, encoding="utf-8") as handle:
+            return handle.read()
+    return value
+
+
+def _create_services(args: Args, cwd: str, agent_dir: str) -> AgentSessionServices:
+    from pathlib import Path
+
+    from tau.runtime.services import ResourceOptions, create_agent_session_services
+
+    return create_agent_session_services(
+        cwd=cwd,
+        agent_dir=Path(agent_dir),
+        resource_options=ResourceOptions(
+            system_prompt=_text_or_file(args.system_prompt) if args.system_prompt else None,
+            append_system_prompts=[_text_or_file(v) for v in args.append_system_prompt],
+            skill_paths=[os.path.abspath(p) for p in args.skills],
+            prompt_template_paths=[os.path.abspath(p) for p in args.prompt_templates],
+            no_context_files=args.no_context_files,
+            no_skills=args.no_skills,
+            no_prompt_templates=args.no_prompt_templates,
+        ),
+    )
+
+
+def _resolve_model(
+    args: Args, services: AgentSessionServices
+) -> tuple[Model | None, ThinkingLevelOrOff | None]:
+    from tau.runtime.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
+
+    model = None
+    thinking = args.thinking if args.thinking and is_valid_thinking_level(args.thinking) else None
+    if args.model:
+        try:
+            resolved = resolve_cli_model(
+                services.model_registry, args.model, args.provider, thinking=args.thinking
+            )
+        except ModelResolutionError as exc:
+            raise UsageError(str(exc)) from None
+        if resolved.warning:
+            print(f"tau: warning: {resolved.warning}", file=sys.stderr)
+        model = resolved.model
+        thinking = resolved.thinking_level or thinking
+    elif args.provider:
+        raise UsageError("--provider needs --model (e.g. --provider openai --model gpt-5)")
+    if args.api_key:
+        target = model
+        if target is None:
+            from tau.runtime.model_resolver import find_initial_model
+
+            target = find_initial_model(services.model_registry).model
+        if target is None:
+            raise UsageError("--api-key needs a model: add --model <provider/id>")
+        services.auth_storage.set_runtime_api_key(target.provider, args.api_key)
+    return model, thinking
+
+
+def _no_model_message(services: AgentSessionServices) -> str:
+    auth_file = os.path.join(str(services.agent_dir), "auth.json")
+    return (
+        "no model available: set a provider key such as ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+        f"GEMINI_API_KEY, or put one in {auth_file}, then pick a model with --model"
+    )

@@ -1,7 +1,123 @@
-"""tau.runtime: what a running session is built from.
+"""tau.runtime: what a running session is built from, and the session itself.
 
 Settings (``settings``), credentials (``auth_storage``), the model registry with the user's
 models.json (``models_config``, ``model_registry``), model reference resolution for the CLI
-(``model_resolver``) and the places tau keeps its files (``paths``). AgentSession and the SDK entry
-build on these. Import the submodules directly; this package imports nothing on its own.
+(``model_resolver``) and the places tau keeps its files (``paths``). On top of them:
+``AgentSession`` (``agent_session``), the cwd-bound ``AgentSessionServices`` (``services``), the SDK
+entry ``create_agent_session`` (``sdk``) and ``AgentSessionRuntime`` (``runtime``).
+
+    from tau.runtime import create_agent_session
+
+Names are imported on first access, so ``import tau.runtime`` loads nothing.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.runtime.agent_session import AgentSession
+    from tau.runtime.errors import (
+        AgentSessionError,
+        BashBusyError,
+        MissingAuthError,
+        MissingSessionCwdError,
+        NoModelError,
+        SessionBusyError,
+    )
+    from tau.runtime.events import (
+        AgentSessionEvent,
+        QueueUpdate,
+        SessionEvent,
+        SessionInfoChanged,
+        ThinkingLevelChanged,
+        session_event_to_json,
+    )
+    from tau.runtime.runtime import (
+        AgentSessionRuntime,
+        CreatedRuntime,
+        ForkResult,
+        RuntimeFactory,
+        create_agent_session_runtime,
+        session_runtime_factory,
+    )
+    from tau.runtime.sdk import CreateAgentSessionResult, create_agent_session
+    from tau.runtime.services import (
+        AgentSessionServices,
+        ResourceOptions,
+        ServiceDiagnostic,
+        create_agent_session_services,
+    )
+    from tau.runtime.user_bash import BashResult
+
+_HOMES: dict[str, str] = {
+    "AgentSession": "agent_session",
+    "AgentSessionError": "errors",
+    "BashBusyError": "errors",
+    "MissingAuthError": "errors",
+    "MissingSessionCwdError": "errors",
+    "NoModelError": "errors",
+    "SessionBusyError": "errors",
+    "AgentSessionEvent": "events",
+    "QueueUpdate": "events",
+    "SessionEvent": "events",
+    "SessionInfoChanged": "events",
+    "ThinkingLevelChanged": "events",
+    "session_event_to_json": "events",
+    "AgentSessionRuntime": "runtime",
+    "CreatedRuntime": "runtime",
+    "ForkResult": "runtime",
+    "RuntimeFactory": "runtime",
+    "create_agent_session_runtime": "runtime",
+    "session_runtime_factory": "runtime",
+    "CreateAgentSessionResult": "sdk",
+    "create_agent_session": "sdk",
+    "AgentSessionServices": "services",
+    "ResourceOptions": "services",
+    "ServiceDiagnostic": "services",
+    "create_agent_session_services": "services",
+    "BashResult": "user_bash",
+}
+
+__all__ = [
+    "AgentSession",
+    "AgentSessionError",
+    "AgentSessionEvent",
+    "AgentSessionRuntime",
+    "AgentSessionServices",
+    "BashBusyError",
+    "BashResult",
+    "CreateAgentSessionResult",
+    "CreatedRuntime",
+    "ForkResult",
+    "MissingAuthError",
+    "MissingSessionCwdError",
+    "NoModelError",
+    "QueueUpdate",
+    "ResourceOptions",
+    "RuntimeFactory",
+    "ServiceDiagnostic",
+    "SessionBusyError",
+    "SessionEvent",
+    "SessionInfoChanged",
+    "ThinkingLevelChanged",
+    "create_agent_session",
+    "create_agent_session_runtime",
+    "create_agent_session_services",
+    "session_event_to_json",
+    "session_runtime_factory",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tau.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tau.runtime.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return [*globals(), *__all__]

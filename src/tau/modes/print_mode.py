@@ -1,0 +1,110 @@
+"""Print mode (``-p``) and the JSON event stream (``--mode json``).
+
+Both send the prompts one after another, each awaited to its end. Text mode then prints the last
+assistant message's text blocks, or its error on stderr with exit code 1. JSON mode writes the session
+header and then one event per line, and nothing else: ``message_update`` events carry the streamed
+delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
+the reply's length); ``message_end`` carries the full message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any, Literal, TextIO
+
+from tau.ai.types import AssistantMessage, ImageContent, TextContent
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.events import session_event_to_json
+
+SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+async def run_print_mode(
+    session: AgentSession,
+    *,
+    mode: Literal["text", "json"],
+    initial_text: str | None,
+    initial_images: Sequence[ImageContent] = (),
+    messages: Sequence[str] = (),
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Run the prompts; returns the process exit code."""
+    if mode == "json":
+        out.write(_dumps(session.session_manager.get_header().to_json()) + "\n")
+        out.flush()
+
+        def write_event(event: Any) -> None:
+            out.write(_dumps(session_event_to_json(event, include_partials=False)) + "\n")
+            out.flush()
+
+        session.subscribe(write_event)
+
+    stopped_by: list[int] = []
+    aborting: list[asyncio.Task[None]] = []
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: signal.Signals) -> None:
+        # The run is aborted, not killed: the aborted reply is written to the session like any other,
+        # so the file stays whole.
+        if not stopped_by:
+            stopped_by.append(SIGNAL_EXIT_CODES[signum])
+            aborting.append(loop.create_task(session.abort()))
+
+    installed = []
+    for signum in SIGNAL_EXIT_CODES:
+        try:
+            loop.add_signal_handler(signum, on_signal, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        prompts: list[tuple[str, Sequence[ImageContent]]] = []
+        if initial_text is not None or initial_images:
+            prompts.append((initial_text or "", initial_images))
+        prompts.extend((text, ()) for text in messages)
+        for text, images in prompts:
+            if stopped_by:
+                break
+            await session.prompt(text, images=list(images) or None)
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+        for task in aborting:
+            await task
+    if stopped_by:
+        return stopped_by[0]
+    if mode == "json":
+        return 0
+    return _print_final_reply(session, out, err)
+
+
+def _print_final_reply(session: AgentSession, out: TextIO, err: TextIO) -> int:
+    last = session.messages[-1] if session.messages else None
+    if not isinstance(last, AssistantMessage):
+        return 0
+    if last.stop_reason in ("error", "aborted"):
+        fallback = "Request aborted" if last.stop_reason == "aborted" else "Request error"
+        err.write(f"{last.error_message or fallback}\n")
+        err.flush()
+        return 1
+    for block in last.content:
+        if isinstance(block, TextContent):
+            out.write(block.text + "\n")
+    out.flush()
+    return 0
+
+
+def take_over_stdout() -> TextIO:
+    """Point ``sys.stdout`` at stderr so stray prints cannot corrupt the output; return the real one."""
+    real = sys.stdout
+    sys.stdout = sys.stderr
+    return real

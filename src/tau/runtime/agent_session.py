@@ -1,0 +1,391 @@
+"""``AgentSession``: one conversation with its agent, its session file and its working directory.
+
+    result = create_agent_session(cwd="/path/to/project")
+    session = result.session
+    session.subscribe(lambda event: print(event.type))
+    await session.prompt("What is in README.md?")
+    await session.dispose()
+
+The session wraps an ``Agent``: it expands what the user types (skills, prompt templates), queues
+input while the agent works, records every finished message in the session file, runs the user's
+own shell commands, and switches model, thinking level and tools. The jobs live in their own
+modules (``event_pipeline``, ``session_prompt``, ``model_control``, ``user_bash``,
+``tool_registry``); this class ties them together. Build one with ``create_agent_session``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+from tau.agent.agent import Agent
+from tau.agent.messages import AgentMessage, user_message
+from tau.agent.queues import QueueMode
+from tau.agent.tool import AgentTool
+from tau.ai.types import AssistantMessage, ImageContent, Model, ThinkingLevelOrOff
+from tau.context.system_prompt import SystemPromptOptions
+from tau.runtime.context_usage import ContextUsage, estimate_context_usage
+from tau.runtime.errors import BashBusyError, SessionBusyError
+from tau.runtime.event_pipeline import DisplayQueues, EventPipeline, SessionListener
+from tau.runtime.events import SessionInfoChanged
+from tau.runtime.model_control import ModelControl, ModelCycle
+from tau.runtime.model_resolver import ScopedModel
+from tau.runtime.services import AgentSessionServices
+from tau.runtime.session_prompt import InputSource, PromptHooks, StreamingBehavior, expand_input
+from tau.runtime.tool_registry import ToolRegistry
+from tau.runtime.user_bash import BashResult, UserBash
+from tau.session.ids import ms_from_iso
+from tau.session.manager import SessionManager
+from tau.session.messages import BashExecutionMessage
+from tau.tools import SpillDirectory
+
+__all__ = ["AgentSession"]
+
+
+class AgentSession:
+    """A running session. Events reach listeners in order through ``subscribe``; ``prompt`` returns
+    once the run is over and every event it caused has been handled and persisted."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        session_manager: SessionManager,
+        services: AgentSessionServices,
+        tools: ToolRegistry,
+        spill: SpillDirectory,
+        scoped_models: Sequence[ScopedModel] = (),
+        hooks: PromptHooks | None = None,
+    ) -> None:
+        """Wire an agent to a session; ``create_agent_session`` does this with the right pieces.
+
+        The session takes ownership of ``spill`` and closes it in ``dispose()``."""
+        self._agent = agent
+        self._session = session_manager
+        self._services = services
+        self._tools = tools
+        self._spill = spill
+        self._hooks = hooks or PromptHooks()
+        self._queues = DisplayQueues()
+        self._pipeline = EventPipeline(session_manager, self._queues)
+        self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
+        self._models = ModelControl(
+            agent,
+            session_manager,
+            services.settings_manager,
+            services.model_registry,
+            self._pipeline.enqueue,
+            scoped_models,
+        )
+        settings = services.settings_manager
+        self._bash = UserBash(
+            services.cwd,
+            spill,
+            shell_path=settings.shell_path,
+            command_prefix=settings.shell_command_prefix,
+        )
+        self._deferred_bash: list[BashExecutionMessage] = []
+        self._prompt_date = _session_day(session_manager)
+        self._base_system_prompt = ""
+        self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._apply_active_tools()
+
+    # -- what the session is -------------------------------------------------------------------
+
+    @property
+    def agent(self) -> Agent:
+        return self._agent
+
+    @property
+    def session_manager(self) -> SessionManager:
+        return self._session
+
+    @property
+    def services(self) -> AgentSessionServices:
+        return self._services
+
+    @property
+    def cwd(self) -> str:
+        return self._services.cwd
+
+    @property
+    def session_file(self) -> str | None:
+        return self._session.get_session_file()
+
+    @property
+    def session_id(self) -> str:
+        return self._session.get_session_id()
+
+    @property
+    def session_name(self) -> str | None:
+        return self._session.get_session_name()
+
+    @property
+    def model(self) -> Model | None:
+        return self._models.model
+
+    @property
+    def thinking_level(self) -> ThinkingLevelOrOff:
+        return self._models.thinking_level
+
+    @property
+    def scoped_models(self) -> list[ScopedModel]:
+        return list(self._models.scoped_models)
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._agent.is_running
+
+    @property
+    def is_bash_running(self) -> bool:
+        return self._bash.is_running
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """A copy of the conversation as the agent holds it."""
+        return list(self._agent.state.messages)
+
+    @property
+    def pending_message_count(self) -> int:
+        return len(self._queues)
+
+    @property
+    def steering_messages(self) -> list[str]:
+        return list(self._queues.steering)
+
+    @property
+    def follow_up_messages(self) -> list[str]:
+        return list(self._queues.follow_up)
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt of the next request."""
+        return self._agent.state.system_prompt
+
+    @property
+    def base_system_prompt(self) -> str:
+        """The prompt built from the active tools and resources (runs may override it)."""
+        return self._base_system_prompt
+
+    @property
+    def base_system_prompt_options(self) -> SystemPromptOptions | None:
+        return self._base_system_prompt_options
+
+    # -- listening -----------------------------------------------------------------------------
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        """Call ``listener(event)`` (awaited if it returns an awaitable) for every agent and session
+        event, in order; returns a function that unsubscribes it."""
+        return self._pipeline.subscribe(listener)
+
+    # -- prompting -----------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        text: str,
+        *,
+        images: Sequence[ImageContent] | None = None,
+        streaming_behavior: StreamingBehavior | None = None,
+        source: InputSource = "interactive",
+        expand_prompt_templates: bool = True,
+    ) -> None:
+        """Send ``text`` to the agent and return when the run is over (spec 30 §1.3).
+
+        While the agent works, ``streaming_behavior`` says whether to steer or follow up (else
+        ``SessionBusyError``). Raises ``NoModelError`` / ``MissingAuthError`` before any request
+        when the model cannot be used, and after the run the first error a listener raised.
+        """
+        if expand_prompt_templates and text.startswith("/") and await self._hooks.run_command(text):
+            return
+        outcome = await self._hooks.on_input(text, images, source)
+        if outcome.handled:
+            return
+        text, images = outcome.text, outcome.images
+        if expand_prompt_templates:
+            text = self._expand(text)
+        if self.is_streaming:
+            if streaming_behavior is None:
+                raise SessionBusyError(
+                    "The agent is already working: pass streaming_behavior='steer' or 'follow_up' to queue this message"
+                )
+            self._queue(text, images, streaming_behavior)
+            return
+        self._flush_deferred_bash()
+        self._models.require_usable_model()
+        # The pre-prompt compaction check (spec 30 §1.5, aborted replies included) belongs here.
+        messages: list[AgentMessage] = [user_message(text, images)]
+        overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt)
+        messages.extend(overrides.messages)
+        self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
+        try:
+            await self._agent.prompt(messages)
+        finally:
+            await self._pipeline.drain()
+        self._pipeline.raise_errors()
+
+    async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        """Queue a message for the agent's next turn (after the current tool calls)."""
+        self._refuse_command(text)
+        self._queue(self._expand(text), images, "steer")
+
+    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
+        """Queue a message for when the agent would otherwise stop."""
+        self._refuse_command(text)
+        self._queue(self._expand(text), images, "follow_up")
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Drop every queued message; returns the ``(steering, follow_up)`` texts (for the editor)."""
+        steering, follow_up = self._queues.clear()
+        self._agent.clear_all_queues()
+        self._pipeline.enqueue(self._queues.snapshot())
+        return steering, follow_up
+
+    async def abort(self) -> None:
+        """Stop the current run and wait until it has ended and its events are handled."""
+        self._agent.abort()
+        await self._agent.wait_for_idle()
+        await self._pipeline.drain()
+
+    def set_steering_mode(self, mode: QueueMode) -> None:
+        self._agent.steering_mode = mode
+        self._services.settings_manager.set_steering_mode(mode)
+
+    def set_follow_up_mode(self, mode: QueueMode) -> None:
+        self._agent.follow_up_mode = mode
+        self._services.settings_manager.set_follow_up_mode(mode)
+
+    def _expand(self, text: str) -> str:
+        skills = self._services.settings_manager.enable_skill_commands
+        return expand_input(text, self._services.resource_loader, skill_commands=skills)
+
+    def _refuse_command(self, text: str) -> None:
+        if self._hooks.is_command(text):
+            raise SessionBusyError(f"Commands cannot be queued; run {text.split()[0]} once the agent is idle")
+
+    def _queue(self, text: str, images: Sequence[ImageContent] | None, behavior: StreamingBehavior) -> None:
+        message = user_message(text, images)
+        if behavior == "steer":
+            self._queues.steering.append(text)
+            self._agent.steer(message)
+        else:
+            self._queues.follow_up.append(text)
+            self._agent.follow_up(message)
+        self._pipeline.enqueue(self._queues.snapshot())
+
+    # -- model and thinking level --------------------------------------------------------------
+
+    async def set_model(self, model: Model) -> None:
+        """Use ``model`` from the next run (``MissingAuthError`` without credentials)."""
+        self._models.set_model(model)
+
+    async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
+        return self._models.cycle_model(direction)
+
+    def set_thinking_level(self, level: ThinkingLevelOrOff) -> None:
+        """Set the thinking level, clamped to what the model supports."""
+        self._models.set_thinking_level(level)
+
+    def cycle_thinking_level(self) -> ThinkingLevelOrOff | None:
+        return self._models.cycle_thinking_level()
+
+    def get_available_thinking_levels(self) -> list[ThinkingLevelOrOff]:
+        return self._models.supported_thinking_levels()
+
+    # -- the user's shell commands -------------------------------------------------------------
+
+    async def execute_bash(
+        self,
+        command: str,
+        *,
+        on_chunk: Callable[[str], None] | None = None,
+        exclude_from_context: bool = False,
+    ) -> BashResult:
+        """Run a ``!command`` in the session's cwd and record it in the conversation.
+
+        ``exclude_from_context`` (``!!command``) keeps it in the session but away from the model.
+        While the agent works the record waits for the next prompt, so it never lands between a
+        tool call and its result.
+        """
+        if self._bash.is_running:
+            raise BashBusyError("A shell command is already running; wait for it or abort it first")
+        result = await self._bash.run(command, on_chunk)
+        message = result.to_message(command, exclude_from_context=exclude_from_context)
+        if self.is_streaming:
+            self._deferred_bash.append(message)
+        else:
+            self._record(message)
+        return result
+
+    def abort_bash(self) -> None:
+        self._bash.abort()
+
+    def _flush_deferred_bash(self) -> None:
+        deferred, self._deferred_bash = self._deferred_bash, []
+        for message in deferred:
+            self._record(message)
+
+    def _record(self, message: BashExecutionMessage) -> None:
+        self._agent.state.messages.append(message)
+        self._session.append_message(message)
+
+    # -- tools and system prompt ---------------------------------------------------------------
+
+    def get_active_tool_names(self) -> list[str]:
+        return self._tools.active_names
+
+    def get_all_tools(self) -> list[AgentTool]:
+        return self._tools.all_tools()
+
+    def set_active_tools(self, names: Iterable[str]) -> None:
+        """Activate the named tools (unknown names are ignored) from the next run; rebuilds the base
+        system prompt."""
+        self._tools.set_active(names)
+        self._apply_active_tools()
+
+    def _apply_active_tools(self) -> None:
+        self._agent.state.tools = self._tools.active_tools
+        prompt, options = self._tools.build_system_prompt(self._services.resource_loader, self._prompt_date)
+        self._base_system_prompt, self._base_system_prompt_options = prompt, options
+        self._agent.state.system_prompt = prompt
+
+    # -- the rest of the surface ---------------------------------------------------------------
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session (a blank name clears it); recorded in the file and announced."""
+        self._session.append_session_info(name)
+        self._pipeline.enqueue(SessionInfoChanged(self._session.get_session_name()))
+
+    def get_last_assistant_text(self) -> str | None:
+        """The text of the last reply, skipping an aborted one that produced nothing."""
+        for message in reversed(self._agent.state.messages):
+            if not isinstance(message, AssistantMessage):
+                continue
+            if message.stop_reason == "aborted" and not message.content:
+                continue
+            return message.text()
+        return None
+
+    def get_context_usage(self) -> ContextUsage | None:
+        """How full the context window is; ``None`` without a model."""
+        model = self.model
+        if model is None:
+            return None
+        return estimate_context_usage(self._agent.state.messages, model.context_window)
+
+    async def dispose(self) -> None:
+        """Stop any run and shell command, flush pending events, detach from the agent and delete
+        the session's spill files. The session must not be used afterwards."""
+        self._bash.abort()
+        await self.abort()
+        self._unsubscribe_agent()
+        self._pipeline.clear_listeners()
+        self._spill.close()
+
+
+def _session_day(session: SessionManager) -> datetime.date:
+    """The local day the session started: the system prompt's date, fixed for the whole session."""
+    started = ms_from_iso(session.get_header().timestamp)
+    if started is None:
+        return datetime.date.today()
+    return datetime.datetime.fromtimestamp(started / 1000).date()

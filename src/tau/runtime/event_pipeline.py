@@ -1,0 +1,171 @@
+"""The session's event pipeline: agent events in, queue bookkeeping, listeners, persistence.
+
+The agent hands every event to ``enqueue``, which only appends it to a queue, so a slow listener
+(a terminal, a pipe) never holds up the agent. One worker task at a time processes the queue in
+order: per event it updates the display queues, notifies the session's listeners, persists finished
+messages, and at ``agent_end`` runs the run-end checks. ``drain()`` waits until everything queued
+so far is processed; the session calls it before ``prompt()`` returns.
+
+A listener that raises does not stop the pipeline: the error is kept and ``raise_errors()`` re-raises
+the first one once the run is over, so the session file stays consistent either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
+
+from tau.agent.events import AgentEnd, MessageEnd, MessageStart
+from tau.agent.messages import AgentMessage
+from tau.ai.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from tau.runtime.events import AgentSessionEvent, QueueUpdate
+from tau.session.manager import SessionManager
+from tau.session.messages import CustomMessage
+
+__all__ = ["DisplayQueues", "EventPipeline", "RunEndCheck", "SessionListener"]
+
+SessionListener: TypeAlias = Callable[[AgentSessionEvent], "Awaitable[None] | None"]
+RunEndCheck: TypeAlias = Callable[[AgentEnd], Awaitable[None]]
+
+
+class DisplayQueues:
+    """The texts of queued steering and follow-up messages, as hosts show them."""
+
+    def __init__(self) -> None:
+        self.steering: list[str] = []
+        self.follow_up: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.steering) + len(self.follow_up)
+
+    def snapshot(self) -> QueueUpdate:
+        return QueueUpdate(list(self.steering), list(self.follow_up))
+
+    def remove(self, text: str) -> bool:
+        """Forget the first queued copy of ``text`` (steering first); whether there was one."""
+        for queue in (self.steering, self.follow_up):
+            if text in queue:
+                queue.remove(text)
+                return True
+        return False
+
+    def clear(self) -> tuple[list[str], list[str]]:
+        taken = (self.steering, self.follow_up)
+        self.steering, self.follow_up = [], []
+        return taken
+
+
+class EventPipeline:
+    """Processes one session's events in order, off the agent's path."""
+
+    def __init__(self, session_manager: SessionManager, queues: DisplayQueues) -> None:
+        self._session = session_manager
+        self._queues = queues
+        self._listeners: list[SessionListener] = []
+        self._pending: deque[AgentSessionEvent] = deque()
+        self._worker: asyncio.Task[None] | None = None
+        self._errors: list[BaseException] = []
+        self.last_assistant: AssistantMessage | None = None
+        self.run_end_checks: list[RunEndCheck] = []
+        """Awaited in order at ``agent_end``, after listeners: auto-retry (spec 30 §1.4) then
+        auto-compaction (§1.5) register here."""
+
+    # -- listeners -----------------------------------------------------------------------------
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def clear_listeners(self) -> None:
+        self._listeners.clear()
+
+    # -- queueing ------------------------------------------------------------------------------
+
+    def enqueue(self, event: AgentSessionEvent) -> None:
+        """Queue ``event`` for processing; never blocks and never raises."""
+        self._pending.append(event)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
+        if self._worker is not None and not self._worker.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # called outside the event loop: the next enqueue or drain() starts the worker
+        self._worker = loop.create_task(self._work())
+
+    async def drain(self) -> None:
+        """Wait until every event queued so far (and any they cause) has been processed.
+
+        Called from a listener (inside the worker) it returns at once rather than wait for itself."""
+        self._start_worker()
+        while self._worker is not None and not self._worker.done():
+            if asyncio.current_task() is self._worker:
+                return
+            await asyncio.shield(self._worker)
+
+    def raise_errors(self) -> None:
+        """Re-raise the first listener or persistence error since the last call."""
+        if self._errors:
+            first = self._errors[0]
+            self._errors.clear()
+            raise first
+
+    async def _work(self) -> None:
+        while self._pending:
+            event = self._pending.popleft()
+            try:
+                await self._process(event)
+            except Exception as exc:
+                self._errors.append(exc)
+
+    # -- one event -----------------------------------------------------------------------------
+
+    async def _process(self, event: AgentSessionEvent) -> None:
+        starts_queued_input = (
+            isinstance(event, MessageStart)
+            and isinstance(event.message, UserMessage)
+            and self._queues.remove(_text_of(event.message))
+        )
+        if starts_queued_input:
+            await self._notify(self._queues.snapshot())
+        await self._notify(event)
+        if isinstance(event, MessageEnd):
+            self._persist(event.message)
+        elif isinstance(event, AgentEnd):
+            for check in list(self.run_end_checks):
+                await check(event)
+
+    async def _notify(self, event: AgentSessionEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                outcome: Any = listener(event)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as exc:
+                self._errors.append(exc)
+
+    def _persist(self, message: AgentMessage) -> None:
+        if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
+            self._session.append_message(message)
+            if isinstance(message, AssistantMessage):
+                self.last_assistant = message
+        elif isinstance(message, CustomMessage):
+            self._session.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details
+            )
+
+
+def _text_of(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return next((b.text for b in message.content if isinstance(b, TextContent)), "")

@@ -1,0 +1,236 @@
+"""``AgentSessionRuntime``: owns the active session and replaces it (new, resume, fork).
+
+A session is bound to its working directory, so replacing it rebuilds everything the cwd decides
+(settings, context files, skills, templates) through the factory, with the *target* session's cwd.
+The old session is disposed first; a listener the host wants on every session is re-attached by
+the rebind callback.
+
+    runtime = create_agent_session_runtime(session_runtime_factory(), cwd=cwd, agent_dir=agent_dir,
+                                           session_manager=SessionManager.create(cwd))
+    await runtime.switch_session("/path/to/other.jsonl")
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from tau.agent.tool import AgentTool
+from tau.ai.types import Model, TextContent, ThinkingLevelOrOff, UserMessage
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.auth_storage import AuthStorage
+from tau.runtime.errors import AgentSessionError, MissingSessionCwdError
+from tau.runtime.model_resolver import ScopedModel
+from tau.runtime.sdk import create_agent_session
+from tau.runtime.services import (
+    AgentSessionServices,
+    ResourceOptions,
+    ServiceDiagnostic,
+    create_agent_session_services,
+)
+from tau.runtime.tool_registry import NoTools
+from tau.session.entries import MessageEntry
+from tau.session.errors import EntryNotFoundError
+from tau.session.manager import SessionManager
+
+__all__ = [
+    "AgentSessionRuntime",
+    "CreatedRuntime",
+    "ForkResult",
+    "ForkTargetError",
+    "RuntimeFactory",
+    "SessionChange",
+    "create_agent_session_runtime",
+    "session_runtime_factory",
+]
+
+
+class ForkTargetError(AgentSessionError, ValueError):
+    """``fork(entry_id, "before")`` on an entry that is not a user message."""
+
+
+@dataclass(slots=True)
+class CreatedRuntime:
+    """What a runtime factory builds for one session."""
+
+    session: AgentSession
+    services: AgentSessionServices
+    diagnostics: list[ServiceDiagnostic] = field(default_factory=list)
+    model_fallback_message: str | None = None
+
+
+class RuntimeFactory(Protocol):
+    def __call__(self, *, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionChange:
+    """The outcome of a replacement; ``cancelled`` when an extension vetoed it."""
+
+    cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    """``selected_text``: the text of the user message forked *before* (for the editor)."""
+
+    cancelled: bool = False
+    selected_text: str | None = None
+
+
+RebindSession = Callable[[AgentSession], "Awaitable[None] | None"]
+
+
+def session_runtime_factory(
+    *,
+    auth_storage: AuthStorage | None = None,
+    resource_options: ResourceOptions | None = None,
+    model: Model | None = None,
+    thinking_level: ThinkingLevelOrOff | None = None,
+    scoped_models: Sequence[ScopedModel] | None = None,
+    tools: list[str] | None = None,
+    no_tools: NoTools | None = None,
+    custom_tools: Sequence[AgentTool] | None = None,
+) -> RuntimeFactory:
+    """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
+    survive a switch) and a session with the given options."""
+
+    def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
+        services = create_agent_session_services(
+            cwd=cwd, agent_dir=agent_dir, auth_storage=auth_storage, resource_options=resource_options
+        )
+        result = create_agent_session(
+            services=services,
+            session_manager=session_manager,
+            model=model,
+            thinking_level=thinking_level,
+            scoped_models=scoped_models,
+            tools=tools,
+            no_tools=no_tools,
+            custom_tools=custom_tools,
+        )
+        return CreatedRuntime(
+            result.session, services, list(services.diagnostics), result.model_fallback_message
+        )
+
+    return create
+
+
+class AgentSessionRuntime:
+    """The active session, its services, and the factory that builds replacements."""
+
+    def __init__(self, created: CreatedRuntime, factory: RuntimeFactory, agent_dir: str) -> None:
+        self._factory = factory
+        self._agent_dir = agent_dir
+        self._created = created
+        self._rebind: RebindSession | None = None
+
+    @property
+    def session(self) -> AgentSession:
+        return self._created.session
+
+    @property
+    def services(self) -> AgentSessionServices:
+        return self._created.services
+
+    @property
+    def diagnostics(self) -> list[ServiceDiagnostic]:
+        return self._created.diagnostics
+
+    @property
+    def model_fallback_message(self) -> str | None:
+        return self._created.model_fallback_message
+
+    def set_rebind_session(self, callback: RebindSession | None) -> None:
+        """Called with every replacement session (hosts re-subscribe their listeners there)."""
+        self._rebind = callback
+
+    async def new_session(self, *, parent_session: str | None = None) -> SessionChange:
+        """Start an empty session in the same cwd and session folder."""
+        current = self.session.session_manager
+        cwd = self.services.cwd
+        if current.is_persisted():
+            manager = SessionManager.create(cwd, current.get_session_dir())
+            if parent_session is not None:
+                manager.new_session(parent_session=parent_session)
+        else:
+            manager = SessionManager.in_memory(cwd)
+        await self._replace(cwd, manager)
+        return SessionChange()
+
+    async def switch_session(self, path: str, cwd_override: str | None = None) -> SessionChange:
+        """Resume the session in ``path`` with the services of its own cwd (or ``cwd_override``).
+
+        Raises ``MissingSessionCwdError`` (before anything is torn down) when that folder is gone."""
+        manager = SessionManager.open(path, cwd_override=cwd_override)
+        cwd = manager.get_cwd()
+        if not os.path.isdir(cwd):
+            raise MissingSessionCwdError(cwd, manager.get_session_file())
+        await self._replace(cwd, manager)
+        return SessionChange()
+
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> ForkResult:
+        """Continue from a point of the current branch in a new session.
+
+        ``before`` a user message: the new session ends just before it and its text is returned;
+        ``at``: the new session keeps the path through ``entry_id``. A persisted session gets a new
+        file (``parentSession`` pointing at this one); an in-memory one branches in place."""
+        manager = self.session.session_manager
+        entry = manager.get_entry(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        selected_text: str | None = None
+        leaf: str | None = entry_id
+        if position == "before":
+            if not (isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)):
+                raise ForkTargetError(f"Entry {entry_id} is not a user message; fork before a user message")
+            selected_text = _user_text(entry.message)
+            leaf = entry.parent_id
+        await self._teardown()
+        if not manager.is_persisted():
+            if leaf is None:
+                manager.reset_leaf()
+            else:
+                manager.branch(leaf)
+        elif leaf is None:
+            manager.new_session(parent_session=manager.get_session_file())
+        else:
+            manager.create_branched_session(leaf)
+        await self._rebuild(self.services.cwd, manager)
+        return ForkResult(selected_text=selected_text)
+
+    async def dispose(self) -> None:
+        await self._teardown()
+
+    async def _replace(self, cwd: str, manager: SessionManager) -> None:
+        await self._teardown()
+        await self._rebuild(cwd, manager)
+
+    async def _teardown(self) -> None:
+        await self.session.dispose()
+
+    async def _rebuild(self, cwd: str, manager: SessionManager) -> None:
+        self._created = self._factory(cwd=cwd, agent_dir=self._agent_dir, session_manager=manager)
+        if self._rebind is not None:
+            outcome = self._rebind(self._created.session)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+def create_agent_session_runtime(
+    factory: RuntimeFactory, *, cwd: str, agent_dir: str, session_manager: SessionManager
+) -> AgentSessionRuntime:
+    """Build the first session with ``factory`` and wrap it; ``MissingSessionCwdError`` if ``cwd`` is gone."""
+    if not os.path.isdir(cwd):
+        raise MissingSessionCwdError(cwd, session_manager.get_session_file())
+    created = factory(cwd=cwd, agent_dir=agent_dir, session_manager=session_manager)
+    return AgentSessionRuntime(created, factory, agent_dir)
+
+
+def _user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(b.text for b in message.content if isinstance(b, TextContent))

@@ -1,0 +1,178 @@
+"""The SDK entry: ``create_agent_session`` builds a ready ``AgentSession`` (spec 70 §7).
+
+    from tau import create_agent_session
+
+    result = create_agent_session(cwd="/path/to/project", tools=["read", "grep"])
+    await result.session.prompt("Where is the config parsed?")
+
+Everything has a default: the services of the cwd, a new session file, the model from settings
+or the first provider with credentials. Resuming a session (a session manager holding messages)
+restores its conversation, model and thinking level.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tau.agent.agent import Agent
+from tau.agent.tool import AgentTool
+from tau.ai.thinking import clamp_thinking_level
+from tau.ai.types import Model, ThinkingLevelOrOff
+from tau.context.convert import convert_to_llm
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.model_control import create_stream_fn
+from tau.runtime.model_resolver import (
+    DEFAULT_THINKING_LEVEL,
+    ScopedModel,
+    find_initial_model,
+    is_valid_thinking_level,
+    restore_model,
+)
+from tau.runtime.services import AgentSessionServices, create_agent_session_services
+from tau.runtime.settings import SettingsManager
+from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
+from tau.session.context import SessionContext
+from tau.session.entries import ThinkingLevelChangeEntry
+from tau.session.manager import SessionManager
+from tau.tools import SpillDirectory
+
+__all__ = ["NO_MODELS_MESSAGE", "CreateAgentSessionResult", "create_agent_session"]
+
+NO_MODELS_MESSAGE = (
+    "No models available: set a provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) or "
+    "store one in auth.json in the agent dir, then pick a model with --model"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateAgentSessionResult:
+    """The session, and why its model is not the one asked for or stored (``None`` when it is)."""
+
+    session: AgentSession
+    model_fallback_message: str | None = None
+
+
+def create_agent_session(
+    *,
+    cwd: str | None = None,
+    agent_dir: str | os.PathLike[str] | None = None,
+    services: AgentSessionServices | None = None,
+    session_manager: SessionManager | None = None,
+    model: Model | None = None,
+    thinking_level: ThinkingLevelOrOff | None = None,
+    scoped_models: Sequence[ScopedModel] | None = None,
+    tools: list[str] | None = None,
+    no_tools: NoTools | None = None,
+    custom_tools: Sequence[AgentTool] | None = None,
+) -> CreateAgentSessionResult:
+    """A new ``AgentSession`` (see the module docstring); never prints.
+
+    ``tools`` is an allowlist: exactly those names are active and only they can be activated later.
+    ``no_tools="all"`` activates nothing; ``"builtin"`` leaves built-ins inactive but custom tools
+    active. Without either: read, bash, edit, write plus every custom tool.
+    """
+    if services is None:
+        base_cwd = cwd or (session_manager.get_cwd() if session_manager is not None else None) or os.getcwd()
+        services = create_agent_session_services(cwd=base_cwd, agent_dir=agent_dir)
+    settings = services.settings_manager
+    registry = services.model_registry
+    if session_manager is None:
+        session_manager = SessionManager.create(
+            services.cwd, settings.session_dir, agent_dir=services.agent_dir
+        )
+    existing = session_manager.build_session_context()
+    resuming = bool(existing.messages)
+    scoped = list(scoped_models or ())
+
+    fallback_message: str | None = None
+    if model is None:
+        model, fallback_message = _initial_model(services, existing if resuming else None, scoped)
+    level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None)
+    level = clamp_thinking_level(model, level) if model is not None else "off"
+
+    spill = SpillDirectory()
+    builtin = create_builtin_tools(
+        services.cwd,
+        spill=spill,
+        shell_path=settings.shell_path,
+        shell_command_prefix=settings.shell_command_prefix,
+    )
+    registry_of_tools = ToolRegistry(builtin, custom_tools or (), allowlist=tools, no_tools=no_tools)
+
+    agent = Agent(
+        model=model,
+        thinking_level=level,
+        messages=existing.messages if resuming else (),
+        convert_to_llm=lambda messages: convert_to_llm(messages, block_images=settings.block_images),
+        stream_fn=create_stream_fn(registry, settings),
+        steering_mode=settings.steering_mode,
+        follow_up_mode=settings.follow_up_mode,
+        session_id=session_manager.get_session_id(),
+        thinking_budgets=settings.thinking_budgets,
+        transport=settings.transport,
+        max_retry_delay_ms=settings.retry.provider_max_retry_delay_ms,
+        tool_execution=settings.tool_execution,
+    )
+    if not resuming:
+        if model is not None:
+            session_manager.append_model_change(model.provider, model.id)
+        session_manager.append_thinking_level_change(level)
+    elif _recorded_thinking_level(session_manager) is None:
+        session_manager.append_thinking_level_change(level)
+
+    session = AgentSession(
+        agent=agent,
+        session_manager=session_manager,
+        services=services,
+        tools=registry_of_tools,
+        spill=spill,
+        scoped_models=scoped,
+    )
+    return CreateAgentSessionResult(session, fallback_message)
+
+
+def _initial_model(
+    services: AgentSessionServices, existing: SessionContext | None, scoped: Sequence[ScopedModel]
+) -> tuple[Model | None, str | None]:
+    """The session's stored model if it still exists with credentials, else the default one; and
+    a message when the stored model could not be restored or there is no model at all."""
+    settings = services.settings_manager
+    registry = services.model_registry
+    initial = find_initial_model(
+        registry,
+        scoped_models=scoped,
+        is_continuing=existing is not None,
+        default_provider=settings.default_provider,
+        default_model_id=settings.default_model,
+    )
+    if existing is not None and existing.model is not None:
+        stored = existing.model
+        restored = restore_model(registry, stored.provider, stored.model_id, current=initial.model)
+        if restored.model is not None:
+            return restored.model, restored.message
+        return None, restored.message
+    if initial.model is None:
+        return None, NO_MODELS_MESSAGE
+    return initial.model, None
+
+
+def _initial_thinking_level(
+    explicit: ThinkingLevelOrOff | None, settings: SettingsManager, resumed: SessionManager | None
+) -> ThinkingLevelOrOff:
+    """Explicit, else the resumed session's last recorded level, else the settings default, else medium."""
+    if explicit is not None:
+        return explicit
+    recorded = _recorded_thinking_level(resumed) if resumed is not None else None
+    if recorded is not None and is_valid_thinking_level(recorded):
+        return recorded
+    return settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+
+
+def _recorded_thinking_level(session_manager: SessionManager) -> str | None:
+    """The level of the last ``thinking_level_change`` entry on the current branch, if any."""
+    for entry in reversed(session_manager.get_branch()):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            return entry.thinking_level
+    return None

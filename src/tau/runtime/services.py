@@ -1,0 +1,111 @@
+"""``AgentSessionServices``: everything a session borrows from its working directory.
+
+A session is bound to its cwd: the cwd decides project settings, context files, skills, prompt
+templates and SYSTEM.md. Switching to a session of another folder therefore rebuilds these
+services rather than only swapping messages. Building them never prints and never exits: problems
+are collected in ``diagnostics`` for the caller to show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from tau.context.resources import ResourceLoader
+from tau.runtime.auth_storage import AuthStorage
+from tau.runtime.model_registry import ModelRegistry
+from tau.runtime.paths import agent_dir as default_agent_dir
+from tau.runtime.paths import models_path
+from tau.runtime.settings import SettingsManager
+
+__all__ = [
+    "AgentSessionServices",
+    "DiagnosticType",
+    "ResourceOptions",
+    "ServiceDiagnostic",
+    "create_agent_session_services",
+]
+
+DiagnosticType: TypeAlias = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceDiagnostic:
+    type: DiagnosticType
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceOptions:
+    """CLI choices for the resource loader. Paths should be absolute: the cwd may change later."""
+
+    system_prompt: str | None = None
+    append_system_prompts: Sequence[str] = ()
+    skill_paths: Sequence[str] = ()
+    prompt_template_paths: Sequence[str] = ()
+    no_context_files: bool = False
+    no_skills: bool = False
+    no_prompt_templates: bool = False
+
+
+@dataclass(slots=True)
+class AgentSessionServices:
+    cwd: str
+    agent_dir: str
+    auth_storage: AuthStorage
+    settings_manager: SettingsManager
+    model_registry: ModelRegistry
+    resource_loader: ResourceLoader
+    diagnostics: list[ServiceDiagnostic] = field(default_factory=list)
+    resource_options: ResourceOptions = field(default_factory=ResourceOptions)
+
+
+def create_agent_session_services(
+    *,
+    cwd: str,
+    agent_dir: str | os.PathLike[str] | None = None,
+    auth_storage: AuthStorage | None = None,
+    settings_manager: SettingsManager | None = None,
+    model_registry: ModelRegistry | None = None,
+    resource_options: ResourceOptions | None = None,
+) -> AgentSessionServices:
+    """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
+    (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder."""
+    cwd = os.path.abspath(cwd)
+    base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
+    options = resource_options or ResourceOptions()
+    auth = auth_storage or (model_registry.auth_storage if model_registry else AuthStorage.create(base))
+    settings = settings_manager or SettingsManager.create(cwd, base)
+    registry = model_registry or ModelRegistry(auth, models_path(base))
+    resources = ResourceLoader(
+        cwd,
+        str(base),
+        system_prompt=options.system_prompt,
+        append_system_prompts=options.append_system_prompts,
+        skill_paths=options.skill_paths,
+        prompt_template_paths=options.prompt_template_paths,
+        no_context_files=options.no_context_files,
+        no_skills=options.no_skills,
+        no_prompt_templates=options.no_prompt_templates,
+    )
+    diagnostics = [ServiceDiagnostic("error", e.error.message) for e in settings.drain_errors()]
+    diagnostics += [ServiceDiagnostic("error", e.message) for e in auth.drain_errors()]
+    if (models_error := registry.get_error()) is not None:
+        diagnostics.append(ServiceDiagnostic("error", models_error.message))
+    for found in resources.diagnostics:
+        where = f"{found.path}: " if found.path else ""
+        level: DiagnosticType = "error" if found.type == "error" else "warning"
+        diagnostics.append(ServiceDiagnostic(level, where + found.message))
+    return AgentSessionServices(
+        cwd=cwd,
+        agent_dir=str(base),
+        auth_storage=auth,
+        settings_manager=settings,
+        model_registry=registry,
+        resource_loader=resources,
+        diagnostics=diagnostics,
+        resource_options=options,
+    )

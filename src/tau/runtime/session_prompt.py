@@ -1,0 +1,82 @@
+"""Pieces of the prompt flow: where extensions join it, and how typed text is expanded.
+
+``AgentSession.prompt`` runs the steps of spec 30 §1.3. Extensions join at three points
+(commands, ``input``, ``before_agent_start``), reached through ``PromptHooks``; its defaults do
+nothing, and the extension runner supplies a subclass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from tau.ai.types import ImageContent
+from tau.context.prompt_templates import expand_prompt_template
+from tau.context.resources import ResourceLoader
+from tau.context.skills import expand_skill_command
+from tau.session.messages import CustomMessage
+
+__all__ = [
+    "AgentStartOverrides",
+    "InputOutcome",
+    "InputSource",
+    "PromptHooks",
+    "StreamingBehavior",
+    "expand_input",
+]
+
+StreamingBehavior: TypeAlias = Literal["steer", "follow_up"]
+InputSource: TypeAlias = Literal["interactive", "rpc", "extension"]
+
+
+@dataclass(frozen=True, slots=True)
+class InputOutcome:
+    """What the ``input`` step made of the typed text: replaced text/images, or ``handled``."""
+
+    text: str
+    images: Sequence[ImageContent] | None = None
+    handled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStartOverrides:
+    """``before_agent_start`` results: a system prompt for this run only, and messages to add
+    after the user's."""
+
+    system_prompt: str | None = None
+    messages: list[CustomMessage] = field(default_factory=list)
+
+
+class PromptHooks:
+    """The extension points of the prompt flow (spec 30 §1.3 steps 1, 2 and 9). No-ops here."""
+
+    def is_command(self, text: str) -> bool:
+        """Whether ``text`` invokes a registered command (commands cannot be queued)."""
+        return False
+
+    async def run_command(self, text: str) -> bool:
+        """Run the command ``text`` invokes, if any; whether one ran."""
+        return False
+
+    async def on_input(
+        self, text: str, images: Sequence[ImageContent] | None, source: InputSource
+    ) -> InputOutcome:
+        return InputOutcome(text, images)
+
+    async def before_agent_start(
+        self, text: str, images: Sequence[ImageContent] | None, base_system_prompt: str
+    ) -> AgentStartOverrides:
+        return AgentStartOverrides()
+
+
+def expand_input(text: str, resources: ResourceLoader, *, skill_commands: bool = True) -> str:
+    """``/skill:name args`` (when enabled), then ``/template args``, expanded; other text unchanged.
+
+    A skill whose file cannot be read leaves the text as typed."""
+    if skill_commands:
+        try:
+            text = expand_skill_command(text, resources.skills)
+        except (OSError, UnicodeDecodeError):
+            return text
+    return expand_prompt_template(text, resources.prompt_templates)

@@ -1,0 +1,116 @@
+"""Which tools a session has, which of them are active, and the base system prompt they imply.
+
+The registry holds the built-in tools, overlaid by SDK custom tools (a custom tool with a built-in
+name replaces it). An allowlist (``tools=[...]``) limits the registry itself, so only listed
+names can ever be activated. The base system prompt is rebuilt only when the active set changes,
+from the resource loader's current state (no disk access) and a fixed date, so it stays
+byte-identical through a session and provider prompt caches keep hitting.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeAlias
+
+from tau.agent.tool import AgentTool
+from tau.context.resources import ResourceLoader
+from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
+from tau.tools import (
+    CODING_TOOL_NAMES,
+    SpillDirectory,
+    create_bash_tool,
+    create_edit_tool,
+    create_find_tool,
+    create_grep_tool,
+    create_ls_tool,
+    create_read_tool,
+    create_write_tool,
+)
+
+__all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
+
+NoTools: TypeAlias = Literal["all", "builtin"]
+
+
+def create_builtin_tools(
+    cwd: str,
+    *,
+    spill: SpillDirectory,
+    shell_path: str | None = None,
+    shell_command_prefix: str | None = None,
+) -> list[AgentTool]:
+    """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls."""
+    return [
+        create_read_tool(cwd),
+        create_bash_tool(cwd, spill=spill, shell_path=shell_path, command_prefix=shell_command_prefix),
+        create_edit_tool(cwd),
+        create_write_tool(cwd),
+        create_grep_tool(cwd),
+        create_find_tool(cwd),
+        create_ls_tool(cwd),
+    ]
+
+
+class ToolRegistry:
+    """The session's tools by name, the active subset, and the base system prompt built from it."""
+
+    def __init__(
+        self,
+        builtin: Sequence[AgentTool],
+        custom: Sequence[AgentTool] = (),
+        *,
+        allowlist: Sequence[str] | None = None,
+        no_tools: NoTools | None = None,
+    ) -> None:
+        if no_tools == "all":
+            allowlist = []
+        tools: dict[str, AgentTool] = {t.name: t for t in builtin}
+        tools.update((t.name, t) for t in custom)
+        if allowlist is not None:
+            tools = {name: tool for name, tool in tools.items() if name in allowlist}
+        self._tools = tools
+        self._allowlist = list(allowlist) if allowlist is not None else None
+        custom_names = [t.name for t in custom if t.name in tools]
+        if self._allowlist is not None:
+            initial = self._allowlist
+        elif no_tools == "builtin":
+            initial = custom_names
+        else:
+            initial = [*CODING_TOOL_NAMES, *custom_names]
+        self._active: list[str] = self._known(initial)
+
+    def _known(self, names: Iterable[str]) -> list[str]:
+        """``names`` that are registered, each once, in the given order."""
+        return list(dict.fromkeys(n for n in names if n in self._tools))
+
+    @property
+    def names(self) -> list[str]:
+        """Every registered tool name."""
+        return list(self._tools)
+
+    @property
+    def active_names(self) -> list[str]:
+        return list(self._active)
+
+    @property
+    def active_tools(self) -> list[AgentTool]:
+        return [self._tools[name] for name in self._active]
+
+    def get(self, name: str) -> AgentTool | None:
+        return self._tools.get(name)
+
+    def all_tools(self) -> list[AgentTool]:
+        return list(self._tools.values())
+
+    def set_active(self, names: Iterable[str]) -> list[str]:
+        """Activate exactly the registered ones of ``names`` (unknown names are ignored); returns them."""
+        self._active = self._known(names)
+        return self.active_names
+
+    def build_system_prompt(
+        self, resources: ResourceLoader, date: datetime.date
+    ) -> tuple[str, SystemPromptOptions]:
+        """The base system prompt for the active tools, and the options it was built from."""
+        options = resources.system_prompt_options(self.active_tools, date=date)
+        return build_system_prompt(options), options

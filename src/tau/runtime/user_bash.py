@@ -1,0 +1,120 @@
+"""Shell commands the user runs himself: ``!cmd`` (the model sees the result) and ``!!cmd`` (it does not).
+
+The command runs through the same pieces as the ``bash`` tool (``LocalBashOperations`` for the
+process, ``OutputAccumulator`` for the bounded tail and the spill file), so its output is budgeted
+to the standard 2000 lines / 50 KB and the full output of a long run stays on disk.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tau.ai.abort import AbortController
+from tau.session.messages import BashExecutionMessage
+from tau.tools import (
+    BashOperations,
+    CommandAborted,
+    CommandTimedOut,
+    SpillDirectory,
+    sanitize_terminal_output,
+)
+from tau.tools.output_accumulator import OutputAccumulator
+from tau.tools.shell_exec import LocalBashOperations
+
+__all__ = ["BashResult", "UserBash", "parse_user_bash"]
+
+
+@dataclass(frozen=True, slots=True)
+class BashResult:
+    """How a user command ended. ``exit_code`` is ``None`` when it was cancelled."""
+
+    output: str
+    exit_code: int | None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+    def to_message(self, command: str, *, exclude_from_context: bool) -> BashExecutionMessage:
+        return BashExecutionMessage(
+            command=command,
+            output=self.output,
+            exit_code=self.exit_code,
+            cancelled=self.cancelled,
+            truncated=self.truncated,
+            full_output_path=self.full_output_path,
+            exclude_from_context=True if exclude_from_context else None,
+        )
+
+
+def parse_user_bash(text: str) -> tuple[str, bool] | None:
+    """``(command, exclude_from_context)`` for ``!cmd`` / ``!!cmd``; ``None`` when ``text`` is not
+    one (including a bare ``!`` or ``!!``, which are sent as ordinary text)."""
+    if not text.startswith("!"):
+        return None
+    exclude = text.startswith("!!")
+    command = text[2 if exclude else 1 :].strip()
+    return (command, exclude) if command else None
+
+
+class UserBash:
+    """Runs one user command at a time in ``cwd``; ``abort()`` cancels the running one."""
+
+    def __init__(
+        self,
+        cwd: str,
+        spill: SpillDirectory,
+        *,
+        shell_path: str | None = None,
+        command_prefix: str | None = None,
+        operations: BashOperations | None = None,
+    ) -> None:
+        self._cwd = cwd
+        self._spill = spill
+        self._prefix = command_prefix
+        self._ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+        self._running: AbortController | None = None
+
+    @property
+    def is_running(self) -> bool:
+        return self._running is not None
+
+    def abort(self) -> None:
+        if self._running is not None:
+            self._running.abort()
+
+    async def run(self, command: str, on_chunk: Callable[[str], None] | None = None) -> BashResult:
+        """Run ``command``; ``on_chunk`` receives the output as it arrives, cleaned for display.
+
+        The caller makes sure only one command runs at a time."""
+        controller = AbortController()
+        self._running = controller
+        accumulator = OutputAccumulator(self._spill)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+        def on_data(data: bytes) -> None:
+            accumulator.feed(data)
+            if on_chunk is not None and (text := sanitize_terminal_output(decoder.decode(data))):
+                on_chunk(text)
+
+        script = f"{self._prefix}\n{command}" if self._prefix else command
+        cancelled = False
+        try:
+            exit_code = await self._ops.exec(
+                script, self._cwd, on_data=on_data, signal=controller.signal, timeout=None, env=os.environ
+            )
+        except (CommandAborted, CommandTimedOut):
+            exit_code, cancelled = None, True
+        finally:
+            accumulator.finish()
+            self._running = None
+        snapshot = accumulator.snapshot()
+        return BashResult(
+            output=snapshot.text,
+            exit_code=exit_code,
+            cancelled=cancelled,
+            truncated=snapshot.truncation.truncated,
+            full_output_path=snapshot.full_output_path,
+        )

@@ -1,0 +1,167 @@
+"""`tau -p` and `tau --mode json` end to end: a real process, a real server, real session files."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+
+
+def test_print_mode_prints_the_final_reply(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="Hello from the model."))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Hello from the model.\n"
+    assert tau.server.last_request.body["messages"][-1]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_print_mode_runs_tools_and_keeps_the_session(tau: TauCommand) -> None:
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo tool-output"})]), Turn(text="Done."))
+    result = tau.run(*MODEL, "-p", "run it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Done.\n"
+    assert "tool-output" in json.dumps(tau.server.last_request.body)
+    [session] = tau.session_files()
+    lines = [json.loads(line) for line in session.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["version"] == 3
+    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+
+
+def test_continue_sends_the_earlier_conversation(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="First answer."), Turn(text="Second answer."))
+    assert tau.run(*MODEL, "-p", "first question").returncode == 0
+    result = tau.run(*MODEL, "-c", "-p", "second question")
+    assert result.returncode == 0, result.stderr
+    sent = json.dumps(tau.server.last_request.body["messages"])
+    assert "first question" in sent and "First answer." in sent and "second question" in sent
+    assert len(tau.session_files()) == 1
+
+
+def test_piped_stdin_and_file_arguments_join_the_first_message(tau: TauCommand) -> None:
+    (tau.work / "notes.txt").write_text("note body")
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "@notes.txt", "summarise", stdin="piped text\n")
+    assert result.returncode == 0, result.stderr
+    content = tau.server.last_request.body["messages"][-1]["content"][0]["text"]
+    assert content.startswith("piped text\n<file name=")
+    assert "note body" in content and content.endswith("</file>\nsummarise")
+
+
+def test_remaining_messages_are_sent_one_after_another(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    result = tau.run(*MODEL, "-p", "first", "second")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "two\n"
+    assert len(tau.server.requests) == 2
+
+
+def test_a_missing_file_argument_exits_1_naming_it(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "-p", "@missing.txt")
+    assert result.returncode == 1
+    assert "missing.txt" in result.stderr and "not found" in result.stderr.lower()
+    assert tau.server.requests == []
+
+
+def test_a_provider_error_goes_to_stderr_with_exit_1(tau: TauCommand) -> None:
+    tau.server.add(Turn(fault=Fault("status", status=400, body={"error": {"message": "bad request body"}})))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "bad request body" in result.stderr
+
+
+def test_json_mode_writes_the_header_then_one_event_per_line(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="streamed " * 50, chunk_size=9))
+    result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["version"] == 3
+    assert all("type" in line for line in lines[1:])
+    assert lines[-1]["type"] == "agent_end"
+    updates = [line for line in lines if line["type"] == "message_update"]
+    assert updates and all("message" not in u and "partial" not in u["assistantMessageEvent"] for u in updates)
+    deltas = "".join(u["assistantMessageEvent"].get("delta", "") for u in updates)
+    assert deltas == "streamed " * 50
+    end = next(line for line in lines if line["type"] == "message_end" and line["message"]["role"] == "assistant")
+    assert end["message"]["content"][0]["text"] == "streamed " * 50
+
+
+def test_json_mode_exits_0_even_when_the_reply_is_an_error(tau: TauCommand) -> None:
+    tau.server.add(Turn(fault=Fault("status", status=400)))
+    assert tau.run(*MODEL, "--mode", "json", "-p", "hi").returncode == 0
+    tau.server.add(Turn(fault=Fault("status", status=400)))
+    assert tau.run(*MODEL, "-p", "hi").returncode == 1
+
+
+def test_an_unknown_model_lists_close_matches(tau: TauCommand) -> None:
+    result = tau.run("--model", "claude-sonet-4-5", "-p", "hi")
+    assert result.returncode == 1
+    assert "claude-sonnet-4-5" in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 8
+
+
+def test_no_api_key_names_the_variable_and_the_auth_file(tau: TauCommand) -> None:
+    result = tau.run("--model", "anthropic/claude-sonnet-4-5", "-p", "hi")
+    assert result.returncode == 1
+    assert "ANTHROPIC_API_KEY" in result.stderr and "auth.json" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_invalid_models_json_is_reported_with_its_position(tau: TauCommand) -> None:
+    (tau.agent_dir / "models.json").write_text('{"providers": {"local": }}')
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 1
+    assert "models.json:1:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_invalid_settings_json_is_reported_with_its_position(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text('{\n  "defaultModel": \n}')
+    tau.server.add(Turn(text="still works"))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert "settings.json:3:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_session_id_is_a_clear_error(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--session", "deadbeef", "-p", "hi")
+    assert result.returncode == 1
+    assert "deadbeef" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_session_whose_folder_is_gone_says_how_to_go_on(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="first"))
+    assert tau.run(*MODEL, "-p", "hi").returncode == 0
+    [session] = tau.session_files()
+    header = json.loads(session.read_text().splitlines()[0])
+    header["cwd"] = str(tau.work / "deleted-folder")
+    lines = session.read_text().splitlines()
+    session.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    result = tau.run(*MODEL, "--session", str(session), "-p", "again")
+    assert result.returncode == 1
+    assert "deleted-folder" in result.stderr and "--fork" in result.stderr
+
+
+def test_sigterm_during_a_run_leaves_a_valid_session_file(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="slow " * 400, chunk_size=5, fault=Fault("stall", after_events=5, seconds=30)))
+    process = tau.popen(*MODEL, "-p", "hi")
+    deadline = time.time() + 20
+    while not tau.server.requests and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 143, stderr
+    for path in tau.session_files():
+        for line in path.read_text().splitlines():
+            json.loads(line)
+
+
+def test_version_is_fast_to_reach_and_exits_0(tau: TauCommand) -> None:
+    result = tau.run("--version")
+    assert result.returncode == 0 and result.stdout.startswith("tau ")
