@@ -4,27 +4,23 @@ Both send the prompts one after another, each awaited to its end. Text mode then
 assistant message's text blocks, or its error on stderr with exit code 1. JSON mode writes the session
 header and then one event per line, and nothing else: ``message_update`` events carry the streamed
 delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
-the reply's length); ``message_end`` carries the full message.
+the reply's length), and deltas arriving in a burst are merged (``event_lines``); ``message_end``
+carries the full message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from tau.ai.types import AssistantMessage, ImageContent, TextContent
+from tau.modes.event_lines import EventLineWriter, dumps
 from tau.runtime.agent_session import AgentSession
-from tau.runtime.events import session_event_to_json
 
 SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 async def run_print_mode(
@@ -38,15 +34,16 @@ async def run_print_mode(
     err: TextIO,
 ) -> int:
     """Run the prompts; returns the process exit code."""
+    writer: EventLineWriter | None = None
     if mode == "json":
-        out.write(_dumps(session.session_manager.get_header().to_json()) + "\n")
-        out.flush()
 
-        def write_event(event: Any) -> None:
-            out.write(_dumps(session_event_to_json(event, include_partials=False)) + "\n")
+        def write_line(line: str) -> None:
+            out.write(line + "\n")
             out.flush()
 
-        session.subscribe(write_event)
+        write_line(dumps(session.session_manager.get_header().to_json()))
+        writer = EventLineWriter(write_line)
+        session.subscribe(writer)
 
     stopped_by: list[int] = []
     aborting: list[asyncio.Task[None]] = []
@@ -80,6 +77,8 @@ async def run_print_mode(
             loop.remove_signal_handler(signum)
         for task in aborting:
             await task
+        if writer is not None:
+            writer.flush()
     if stopped_by:
         return stopped_by[0]
     if mode == "json":
