@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import signal
 import time
+from pathlib import Path
 
+import pytest
 from tau_command import MODEL, TauCommand
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
@@ -165,3 +167,61 @@ def test_sigterm_during_a_run_leaves_a_valid_session_file(tau: TauCommand) -> No
 def test_version_is_fast_to_reach_and_exits_0(tau: TauCommand) -> None:
     result = tau.run("--version")
     assert result.returncode == 0 and result.stdout.startswith("tau ")
+
+
+def _pi_session_in(tau: TauCommand, fixture: str) -> Path:
+    """A copy of a hand-written pi session fixture whose cwd is the test's work folder."""
+    source = Path(__file__).parent.parent / "session" / "fixtures" / fixture
+    lines = source.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["cwd"] = str(tau.work)
+    target = tau.agent_dir / "pi-sessions" / fixture
+    target.parent.mkdir()
+    target.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return target
+
+
+@pytest.mark.parametrize("fixture", ["v1_session.jsonl", "v2_session.jsonl", "v3_session.jsonl"])
+def test_a_pi_session_of_any_version_is_continued(tau: TauCommand, fixture: str) -> None:
+    path = _pi_session_in(tau, fixture)
+    tau.server.add(Turn(text="Continuing."))
+    result = tau.run(*MODEL, "--session", str(path), "-p", "and now?")
+    assert result.returncode == 0, result.stderr
+    sent = tau.server.last_request.body["messages"]
+    assert len(sent) > 2 and "and now?" in json.dumps(sent[-1])
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["version"] == 3
+    ids = {line["id"] for line in lines[1:]}
+    assert all(line["parentId"] in ids or line["parentId"] is None for line in lines[1:])
+    assert lines[-1]["message"]["role"] == "assistant"
+
+
+def test_list_models_shows_the_configured_models(tau: TauCommand) -> None:
+    result = tau.run("--list-models")
+    assert result.returncode == 0, result.stderr
+    assert "local" in result.stdout and "fake-model" in result.stdout
+
+
+def test_no_context_files_keeps_agents_md_out_of_the_prompt(tau: TauCommand) -> None:
+    (tau.work / "AGENTS.md").write_text("Always answer in French.")
+    tau.server.add(Turn(text="a"), Turn(text="b"))
+    assert tau.run(*MODEL, "--no-session", "-p", "hi").returncode == 0
+    assert "Always answer in French." in json.dumps(tau.server.requests[0].body)
+    assert tau.run(*MODEL, "--no-session", "-nc", "-p", "hi").returncode == 0
+    assert "Always answer in French." not in json.dumps(tau.server.requests[1].body)
+
+
+def test_no_session_writes_no_file_and_session_dir_moves_them(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="a"), Turn(text="b"))
+    assert tau.run(*MODEL, "--no-session", "-p", "hi").returncode == 0
+    assert tau.session_files() == []
+    elsewhere = tau.work / "my-sessions"
+    assert tau.run(*MODEL, "--session-dir", str(elsewhere), "-p", "hi").returncode == 0
+    assert len(list(elsewhere.glob("*.jsonl"))) == 1
+
+
+def test_tools_flag_limits_what_the_model_is_offered(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="a"))
+    assert tau.run(*MODEL, "--no-session", "--tools", "read,grep", "-p", "hi").returncode == 0
+    names = [t["function"]["name"] for t in tau.server.last_request.body["tools"]]
+    assert names == ["read", "grep"]
