@@ -10,7 +10,6 @@ empty or wholly ignored folder is not reported. Beyond pi: results are sorted by
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,10 +18,11 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.tools.errors import ToolError, raise_if_aborted
 from tau.tools.glob_match import compile_glob
+from tau.tools.listing_output import ListingOutput
 from tau.tools.operations import FindOperations
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.ripgrep import require_rg, run_rg
-from tau.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from tau.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_FIND_LIMIT = 1000
 DEFAULT_IGNORE = ("**/node_modules/**", "**/.git/**")
@@ -148,19 +148,12 @@ def create_find_tool(
         if not found:
             return text_result("No files found matching pattern")
 
-        cut = truncate_head("\n".join(_relative(p, root) for p in found), max_lines=sys.maxsize)
-        notices: list[str] = []
-        details: JsonObject = {}
-        if len(found) >= limit:
-            notices.append(
-                f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
-            details["resultLimitReached"] = limit
-        if cut.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = cut.to_json()
-        text = cut.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return text_result(text, details or None)
+        limit_notice = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+        output = ListingOutput(
+            [_relative(p, root) for p in found],
+            limit_reached=(limit_notice, "resultLimitReached", limit) if len(found) >= limit else None,
+        )
+        return output.result()
 
     return AgentTool(
         name="find",

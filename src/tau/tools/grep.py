@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import sys
 from typing import Any
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
@@ -20,14 +19,13 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.tools.edit_match import to_lf
 from tau.tools.errors import ToolError, raise_if_aborted
+from tau.tools.listing_output import ListingOutput
 from tau.tools.operations import GrepOperations, LocalGrepOperations
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.ripgrep import require_rg, run_rg
 from tau.tools.truncate import (
     DEFAULT_MAX_BYTES,
     GREP_MAX_LINE_LENGTH,
-    format_size,
-    truncate_head,
     truncate_line,
 )
 
@@ -177,28 +175,19 @@ def create_grep_tool(
             for n in range(max(1, number - context), min(len(lines), number + context) + 1):
                 emit(name, n, lines[n - 1], ":" if n == number else "-")
 
-        cut = truncate_head("\n".join(out), max_lines=sys.maxsize)
-        notices: list[str] = []
-        details: JsonObject = {}
-        if outcome.stopped:
-            notices.append(
-                f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
-            )
-            details["matchLimitReached"] = limit
-        if cut.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = cut.to_json()
+        limit_notice = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
+        output = ListingOutput(
+            out, limit_reached=(limit_notice, "matchLimitReached", limit) if outcome.stopped else None
+        )
         if lines_cut:
-            notices.append(
-                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            output.note(
+                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines",
+                "linesTruncated",
+                True,
             )
-            details["linesTruncated"] = True
         if rg_failed:
-            notices.append(
-                f"ripgrep reported errors: {outcome.stderr.splitlines()[0] if outcome.stderr else ''}"
-            )
-        text = cut.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return text_result(text, details or None)
+            output.note(f"ripgrep reported errors: {outcome.stderr.splitlines()[0] if outcome.stderr else ''}")
+        return output.result()
 
     return AgentTool(
         name="grep",

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
+from tau.tools.listing_output import ListingOutput
 from tau.tools.operations import LocalFileOperations, LsOperations
 from tau.tools.paths import resolve_to_cwd
-from tau.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from tau.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LS_LIMIT = 500
 
@@ -71,17 +71,11 @@ def create_ls_tool(cwd: str, operations: LsOperations | None = None) -> AgentToo
         if not entries:
             return text_result("(empty directory)")
 
-        cut = truncate_head("\n".join(entries), max_lines=sys.maxsize)
-        notices: list[str] = []
-        details: JsonObject = {}
-        if limit_reached:
-            notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
-            details["entryLimitReached"] = limit
-        if cut.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = cut.to_json()
-        text = cut.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-        return text_result(text, details or None)
+        limit_notice = f"{limit} entries limit reached. Use limit={limit * 2} for more"
+        output = ListingOutput(
+            entries, limit_reached=(limit_notice, "entryLimitReached", limit) if limit_reached else None
+        )
+        return output.result()
 
     return AgentTool(
         name="ls",
