@@ -11,6 +11,7 @@ import asyncio
 import email.utils
 import inspect
 import json
+import socket
 import time
 import weakref
 from collections.abc import AsyncGenerator
@@ -26,6 +27,8 @@ from tau.ai.types import JsonObject, Model
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 _MAX_ERROR_BODY = 4000
 _CONNECT_TIMEOUT_S = 30.0
+_DRAIN_SECONDS = 0.25
+_DRAIN_EVENTS = 16
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
     weakref.WeakKeyDictionary()
@@ -40,12 +43,17 @@ def get_client(base_url: str) -> httpx.AsyncClient:
     if client is None or client.is_closed:
         # Read timeouts are handled by the idle watchdog at the event level, not per socket read.
         timeout = httpx.Timeout(connect=_CONNECT_TIMEOUT_S, read=None, write=60.0, pool=60.0)
+        # TCP_NODELAY: a request's headers and body go out as separate writes; with Nagle's algorithm
+        # the second waits for the server's delayed ACK (40 ms) on every reused connection.
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         if base_url.startswith("http://"):
             # Plain HTTP (local servers): no TLS, so skip building a certificate store (~70 ms) and
             # do not follow a redirect that could lead to an unverified https host.
-            client = httpx.AsyncClient(timeout=timeout, verify=False, follow_redirects=False)
+            transport = httpx.AsyncHTTPTransport(verify=False, socket_options=nodelay)
+            client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
         else:
-            client = httpx.AsyncClient(timeout=timeout, follow_redirects=True)
+            transport = httpx.AsyncHTTPTransport(socket_options=nodelay)
+            client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
         pool[base_url] = client
     return client
 
@@ -228,6 +236,7 @@ async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGen
     idle_s = (options.idle_timeout_ms or 0) / 1000 or None
     source = EventSource(response).aiter_sse()
     watchdog = _IdleWatchdog(idle_s) if idle_s else None
+    stopped_early = False
     try:
         while True:
             try:
@@ -249,12 +258,29 @@ async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGen
                 ) from exc
             if watchdog is not None:
                 watchdog.last_event = watchdog.loop.time()
-            yield event
+            try:
+                yield event
+            except GeneratorExit:
+                stopped_early = True
+                raise
     finally:
         if watchdog is not None:
             watchdog.stop()
+        if stopped_early:
+            await _drain(source)
         await source.aclose()
         await response.aclose()
+
+
+async def _drain(source: AsyncGenerator[ServerSentEvent, None]) -> None:
+    """Read what little follows the protocol's last event (usually just the end of the body), so the
+    connection goes back to the pool instead of being closed. Bounded in time and events."""
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            for _ in range(_DRAIN_EVENTS):
+                await anext(source)
+    except (StopAsyncIteration, TimeoutError, SSEError, httpx.HTTPError):
+        return
 
 
 class _IdleWatchdog:
