@@ -122,7 +122,11 @@ async def test_a_stalled_stream_ends_with_an_idle_timeout(server: FakeLLMServer,
 async def test_an_aborted_reply_is_dropped_from_history_and_the_follow_up_succeeds(
     server: FakeLLMServer, api: str
 ) -> None:
-    server.add(Turn(text="word " * 400, chunk_size=5), Turn(text="Fresh answer."))
+    # The stall keeps the reply unfinished until the abort lands.
+    server.add(
+        Turn(text="word " * 400, chunk_size=5, fault=Fault("stall", after_events=6, seconds=30)),
+        Turn(text="Fresh answer."),
+    )
     model = _model(server, api)
     context = Context(messages=[UserMessage("tell me a story")])
     signal = AbortSignal()
@@ -165,3 +169,13 @@ async def test_a_conversation_from_another_api_hands_off_cleanly(server: FakeLLM
     body = str(server.last_request.body)
     assert "private reasoning" in body  # foreign thinking travels as plain text
     assert "c2lnbmF0dXJl" not in body  # but never with its signature
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_consecutive_requests_reuse_one_connection(server: FakeLLMServer, api: str) -> None:
+    server.add(Turn(text="one"), Turn(text="two"), Turn(text="three"))
+    model = _model(server, api)
+    for _ in range(3):
+        reply = await complete(model, Context(messages=[UserMessage("hi")]), api_key="k")
+        assert reply.stop_reason == "stop", reply.error_message
+    assert len({request.client_port for request in server.requests}) == 1

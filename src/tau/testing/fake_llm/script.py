@@ -93,6 +93,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     api: str
+    client_port: int = 0
 
 
 TurnSource: TypeAlias = Turn | Callable[[RecordedRequest], Turn]

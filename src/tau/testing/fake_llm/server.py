@@ -166,6 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
             api=route[0] if route else "",
+            client_port=int(self.client_address[1]),
         )
         turn = owner._next_turn(request)
         if route is None:
