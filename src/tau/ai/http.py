@@ -172,7 +172,9 @@ async def open_stream(
     """POST ``body`` and return the streaming response once a success status arrived.
 
     Error statuses raise ``HttpStatusError`` with the provider's message. Retries (only when
-    ``options.max_retries`` > 0) honour ``Retry-After`` up to ``options.max_retry_delay_ms``.
+    ``options.max_retries`` > 0) re-send the same bytes after a retryable status or a connection
+    failure before any response, honouring ``Retry-After`` up to ``options.max_retry_delay_ms``.
+    ``options.timeout_ms`` bounds each attempt's wait for the response headers.
     """
     client = get_client(client_key or model.base_url)
     cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
@@ -185,12 +187,13 @@ async def open_stream(
     request_headers = merge_headers({"content-type": "application/json"}, headers)
     while True:
         try:
-            request = client.build_request("POST", url, headers=request_headers, content=content)
-            response = await client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise ProviderError(f"Request timed out connecting to {url}: {exc}", retryable=True) from exc
-        except httpx.TransportError as exc:
-            raise ProviderError(f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True) from exc
+            response = await _send(client, url, request_headers, content, options.timeout_ms)
+        except ProviderError:
+            if attempt >= options.max_retries:
+                raise
+            attempt += 1
+            await _sleep_abortable(_backoff_s(attempt), options)
+            continue
         if options.on_response is not None:
             hook = options.on_response(ResponseInfo(response.status_code, dict(response.headers)), model)
             if inspect.isawaitable(hook):
@@ -204,17 +207,46 @@ async def open_stream(
         if retry_after is not None and cap_s is not None and retry_after > cap_s:
             raise HttpStatusError(
                 response.status_code,
-                f"{message} (server asked to retry after {retry_after:g} s, more than the "
-                f"{cap_s:g} s allowed by max_retry_delay_ms)",
+                f"{message} (the server asked to retry after {_duration(retry_after)}, longer than the "
+                f"retry delay cap of {cap_s:g} s set by max_retry_delay_ms)",
                 retry_after,
             )
         if attempt >= options.max_retries or response.status_code not in RETRYABLE_STATUSES:
             if retry_after is not None:
                 message = f"{message} (retry after {retry_after:g} s)"
             raise HttpStatusError(response.status_code, message, retry_after)
-        delay = retry_after if retry_after is not None else min(2.0**attempt, 30.0)
         attempt += 1
-        await _sleep_abortable(delay, options)
+        await _sleep_abortable(retry_after if retry_after is not None else _backoff_s(attempt), options)
+
+
+async def _send(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], content: bytes, timeout_ms: int | None
+) -> httpx.Response:
+    """One POST, up to the response headers; failures to get there become retryable errors."""
+    request = client.build_request("POST", url, headers=headers, content=content)
+    try:
+        async with asyncio.timeout(timeout_ms / 1000 if timeout_ms else None):
+            return await client.send(request, stream=True)
+    except TimeoutError as exc:
+        raise ProviderError(f"Request timed out after {timeout_ms} ms waiting for {url}", retryable=True) from exc
+    except httpx.TimeoutException as exc:
+        raise ProviderError(f"Request timed out connecting to {url}: {exc}", retryable=True) from exc
+    except httpx.TransportError as exc:
+        raise ProviderError(f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True) from exc
+
+
+def _backoff_s(attempt: int) -> float:
+    """Wait before re-sending attempt ``attempt`` (1-based) when the server named no time: 1 s, 2 s, 4 s…"""
+    return min(2.0 ** (attempt - 1), 30.0)
+
+
+def _duration(seconds: float) -> str:
+    """``"259200 s (3 days)"``: the exact seconds, and a readable form once that is not obvious."""
+    exact = f"{seconds:g} s"
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{exact} ({seconds / size:.3g} {unit})"
+    return exact
 
 
 async def _read_bounded(response: httpx.Response) -> str:

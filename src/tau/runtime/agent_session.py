@@ -24,13 +24,17 @@ from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
 from tau.ai.types import AssistantMessage, ImageContent, Model, ThinkingLevelOrOff
+from tau.compaction import CompactionResult
 from tau.context.system_prompt import SystemPromptOptions
-from tau.runtime.context_usage import ContextUsage, estimate_context_usage
+from tau.runtime.compaction_control import CompactionControl
+from tau.runtime.compaction_hooks import NavigateTreeResult
+from tau.runtime.context_usage import ContextUsage
 from tau.runtime.errors import BashBusyError, SessionBusyError
 from tau.runtime.event_pipeline import DisplayQueues, EventPipeline, SessionListener
 from tau.runtime.events import SessionInfoChanged
 from tau.runtime.model_control import ModelControl, ModelCycle
 from tau.runtime.model_resolver import ScopedModel
+from tau.runtime.retry import AutoRetry
 from tau.runtime.services import AgentSessionServices
 from tau.runtime.session_prompt import InputSource, PromptHooks, StreamingBehavior, expand_input
 from tau.runtime.tool_registry import ToolRegistry
@@ -70,6 +74,10 @@ class AgentSession:
         self._queues = DisplayQueues()
         self._pipeline = EventPipeline(session_manager, self._queues)
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
+        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
+        self._pipeline.message_end_checks.append(self._retry.on_message_end)
+        self._pipeline.run_end_checks.append(self._retry.on_run_end)
         self._models = ModelControl(
             agent,
             session_manager,
@@ -78,6 +86,16 @@ class AgentSession:
             self._pipeline.enqueue,
             scoped_models,
         )
+        self._compaction = CompactionControl(
+            agent,
+            session_manager,
+            services,
+            self._pipeline,
+            get_model=lambda: self._models.model,
+            abort_run=self.abort,
+        )
+        self._pipeline.subscribe(self._compaction.on_event)
+        self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check
         settings = services.settings_manager
         self._bash = UserBash(
             services.cwd,
@@ -211,9 +229,10 @@ class AgentSession:
                 )
             self._queue(text, images, streaming_behavior)
             return
+        self._retry.abort_retry()  # new input supersedes a retry still waiting out its delay
         self._flush_deferred_bash()
         self._models.require_usable_model()
-        # The pre-prompt compaction check (spec 30 §1.5, aborted replies included) belongs here.
+        await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
         messages: list[AgentMessage] = [user_message(text, images)]
         overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt)
         messages.extend(overrides.messages)
@@ -222,6 +241,8 @@ class AgentSession:
             await self._agent.prompt(messages)
         finally:
             await self._pipeline.drain()
+        await self._retry.wait()
+        await self._compaction.wait_for_continuation(self._retry.wait)
         self._pipeline.raise_errors()
 
     async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
@@ -242,10 +263,40 @@ class AgentSession:
         return steering, follow_up
 
     async def abort(self) -> None:
-        """Stop the current run and wait until it has ended and its events are handled."""
+        """Stop the current run (or cancel a pending retry) and wait until it has ended and its
+        events are handled."""
+        self._retry.abort_retry()
+        self._compaction.cancel_continuation()
         self._agent.abort()
         await self._agent.wait_for_idle()
         await self._pipeline.drain()
+
+    # -- auto-retry (spec 30 §1.4; the logic is in ``retry``) -----------------------------------
+
+    @property
+    def is_retrying(self) -> bool:
+        """Whether a retry chain is under way (waiting out its delay or running)."""
+        return self._retry.is_retrying
+
+    @property
+    def retry_attempt(self) -> int:
+        return self._retry.attempt
+
+    @property
+    def auto_retry_enabled(self) -> bool:
+        return self._retry.enabled
+
+    def set_auto_retry_enabled(self, enabled: bool) -> None:
+        """Turn retries of transient provider errors on or off (saved in the settings)."""
+        self._retry.set_enabled(enabled)
+
+    def abort_retry(self) -> None:
+        """Cancel a retry waiting out its delay (``auto_retry_end`` with "Retry cancelled")."""
+        self._retry.abort_retry()
+
+    async def wait_for_retry(self) -> None:
+        """Return once no retry is pending or running."""
+        await self._retry.wait()
 
     def set_steering_mode(self, mode: QueueMode) -> None:
         self._agent.steering_mode = mode
@@ -272,6 +323,50 @@ class AgentSession:
             self._queues.follow_up.append(text)
             self._agent.follow_up(message)
         self._pipeline.enqueue(self._queues.snapshot())
+
+    # -- compaction and tree navigation (the logic is in ``compaction_control``) ----------------
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._compaction.is_compacting
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return self._compaction.settings.enabled
+
+    def set_auto_compaction_enabled(self, enabled: bool) -> None:
+        """Turn automatic compaction on or off (saved as ``compaction.enabled``)."""
+        self._compaction.set_auto_compaction_enabled(enabled)
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """Summarise older history now (``/compact``); stops the running turn first. Raises
+        ``NothingToCompactError`` (no model call) when there is nothing to summarise."""
+        result = await self._compaction.compact(custom_instructions)
+        self._pipeline.raise_errors()
+        return result
+
+    def abort_compaction(self) -> None:
+        """Stop a running compaction or branch summary; the session stays as it was."""
+        self._compaction.abort()
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> NavigateTreeResult:
+        """Move to another entry of the session tree (``/tree``), optionally leaving a summary of
+        the abandoned branch there."""
+        return await self._compaction.navigate_tree(
+            target_id,
+            summarize=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
 
     # -- model and thinking level --------------------------------------------------------------
 
@@ -371,7 +466,7 @@ class AgentSession:
         model = self.model
         if model is None:
             return None
-        return estimate_context_usage(self._agent.state.messages, model.context_window)
+        return self._compaction.get_context_usage()
 
     async def dispose(self) -> None:
         """Stop any run and shell command, flush pending events, detach from the agent and delete

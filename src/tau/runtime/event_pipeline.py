@@ -25,10 +25,11 @@ from tau.runtime.events import AgentSessionEvent, QueueUpdate
 from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
 
-__all__ = ["DisplayQueues", "EventPipeline", "RunEndCheck", "SessionListener"]
+__all__ = ["DisplayQueues", "EventPipeline", "MessageEndCheck", "RunEndCheck", "SessionListener"]
 
 SessionListener: TypeAlias = Callable[[AgentSessionEvent], "Awaitable[None] | None"]
-RunEndCheck: TypeAlias = Callable[[AgentEnd], Awaitable[None]]
+RunEndCheck: TypeAlias = Callable[[AgentEnd], Awaitable[bool | None]]
+MessageEndCheck: TypeAlias = Callable[[MessageEnd], Awaitable[None]]
 
 
 class DisplayQueues:
@@ -71,7 +72,10 @@ class EventPipeline:
         self.last_assistant: AssistantMessage | None = None
         self.run_end_checks: list[RunEndCheck] = []
         """Awaited in order at ``agent_end``, after listeners: auto-retry (spec 30 §1.4) then
-        auto-compaction (§1.5) register here."""
+        auto-compaction (§1.5) register here. A check returning True has taken the run's end in
+        hand (a retry is under way) and the later checks are skipped."""
+        self.message_end_checks: list[MessageEndCheck] = []
+        """Awaited in order at ``message_end``, after listeners and persistence."""
 
     # -- listeners -----------------------------------------------------------------------------
 
@@ -141,9 +145,17 @@ class EventPipeline:
         await self._notify(event)
         if isinstance(event, MessageEnd):
             self._persist(event.message)
+            for message_check in list(self.message_end_checks):
+                await message_check(event)
         elif isinstance(event, AgentEnd):
             for check in list(self.run_end_checks):
-                await check(event)
+                if await check(event):
+                    break
+
+    async def notify_now(self, event: AgentSessionEvent) -> None:
+        """Hand ``event`` to the listeners at once. Only for checks, which run inside the worker:
+        the event then follows the one being processed, ahead of anything queued behind it."""
+        await self._notify(event)
 
     async def _notify(self, event: AgentSessionEvent) -> None:
         for listener in list(self._listeners):

@@ -17,9 +17,15 @@ from typing import Literal, TypeAlias
 from tau.agent.events import AgentEvent, MessageUpdate, agent_event_to_json
 from tau.ai.events import event_to_json
 from tau.ai.types import JsonObject, ThinkingLevelOrOff
+from tau.compaction.summarize import CompactionResult
 
 __all__ = [
     "AgentSessionEvent",
+    "AutoRetryEnd",
+    "AutoRetryStart",
+    "CompactionEnd",
+    "CompactionReason",
+    "CompactionStart",
     "QueueUpdate",
     "SessionEvent",
     "SessionInfoChanged",
@@ -63,7 +69,84 @@ class SessionInfoChanged:
         return out
 
 
-SessionEvent: TypeAlias = QueueUpdate | ThinkingLevelChanged | SessionInfoChanged
+@dataclass(slots=True)
+class AutoRetryStart:
+    """A transient provider error ended the run; the session retries after ``delay_ms``."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "type": self.type,
+            "attempt": self.attempt,
+            "maxAttempts": self.max_attempts,
+            "delayMs": self.delay_ms,
+            "errorMessage": self.error_message,
+        }
+
+
+@dataclass(slots=True)
+class AutoRetryEnd:
+    """A retry chain is over: a reply came through, the retries ran out, or it was cancelled."""
+
+    success: bool
+    attempt: int
+    final_error: str | None = None
+    type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
+        if self.final_error is not None:
+            out["finalError"] = self.final_error
+        return out
+
+
+CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
+
+
+@dataclass(slots=True)
+class CompactionStart:
+    """A compaction began: asked for (``manual``), the context neared the window (``threshold``),
+    or the provider refused it as too long (``overflow``)."""
+
+    reason: CompactionReason
+    type: Literal["compaction_start"] = field(default="compaction_start", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": self.type, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class CompactionEnd:
+    """A compaction ended: with its ``result``, ``aborted``, failed (``error_message``), or with
+    nothing to do (no result, no error). ``will_retry``: the agent continues by itself."""
+
+    reason: CompactionReason
+    result: CompactionResult | None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+    type: Literal["compaction_end"] = field(default="compaction_end", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "reason": self.reason}
+        if self.result is not None:
+            out["result"] = self.result.to_json()
+        out["aborted"] = self.aborted
+        out["willRetry"] = self.will_retry
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
+        return out
+
+
+SessionEvent: TypeAlias = (
+    QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
+    | CompactionStart | CompactionEnd
+)
 AgentSessionEvent: TypeAlias = AgentEvent | SessionEvent
 
 
@@ -74,6 +157,8 @@ def session_event_to_json(event: AgentSessionEvent, *, include_partials: bool = 
             "type": event.type,
             "assistantMessageEvent": event_to_json(event.assistant_message_event, include_partial=False),
         }
-    if isinstance(event, (QueueUpdate, ThinkingLevelChanged, SessionInfoChanged)):
+    if isinstance(event, (QueueUpdate, ThinkingLevelChanged, SessionInfoChanged, AutoRetryStart, AutoRetryEnd)):
+        return event.to_json()
+    if isinstance(event, (CompactionStart, CompactionEnd)):
         return event.to_json()
     return agent_event_to_json(event, include_partial=True)

@@ -56,10 +56,11 @@ def auth_error(registry: ModelRegistry, model: Model | None) -> str | None:
     return None
 
 
-def create_stream_fn(registry: ModelRegistry, settings: SettingsManager) -> StreamFn:
-    """``stream_simple`` with the key and headers resolved through ``registry`` for each request,
-    and the provider client limits of ``retry.provider.*``. A credential that resolves to nothing
-    ends the request with an error message instead of raising."""
+def create_stream_fn(registry: ModelRegistry) -> StreamFn:
+    """``stream_simple`` with the key and headers resolved through ``registry`` for each request. A
+    credential that resolves to nothing ends the request with an error message instead of raising.
+    (The provider client's retry limits, ``retry.provider.*``, are the session's to set: see
+    ``AutoRetry.wrap_stream_fn``.)"""
 
     def stream(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
         auth = registry.get_api_key_and_headers(model)
@@ -72,11 +73,6 @@ def create_stream_fn(registry: ModelRegistry, settings: SettingsManager) -> Stre
         options.api_key = api_key
         if auth.headers:
             options.headers = {**(options.headers or {}), **auth.headers}
-        retry = settings.retry
-        if retry.provider_timeout_ms is not None:
-            options.timeout_ms = retry.provider_timeout_ms
-        if retry.provider_max_retries is not None:
-            options.max_retries = retry.provider_max_retries
         return stream_simple(model, context, options)
 
     return stream

@@ -106,7 +106,7 @@ def create_agent_session(
         thinking_level=level,
         messages=existing.messages if resuming else (),
         convert_to_llm=lambda messages: convert_to_llm(messages, block_images=settings.block_images),
-        stream_fn=create_stream_fn(registry, settings),
+        stream_fn=create_stream_fn(registry),
         steering_mode=settings.steering_mode,
         follow_up_mode=settings.follow_up_mode,
         session_id=session_manager.get_session_id(),

@@ -77,8 +77,10 @@ class CompactionSettings:
 class RetrySettings:
     """Agent-level retries (``retry.*``) and the provider client's own limits (``retry.provider.*``).
 
-    ``provider_timeout_ms`` / ``provider_max_retries`` are ``None`` when unset (the client's defaults
-    apply); ``provider_max_retry_delay_ms`` caps a server's requested wait (0 = no cap).
+    ``provider_timeout_ms`` / ``provider_max_retries`` / ``provider_idle_timeout_ms`` are ``None``
+    when unset (the session's defaults apply); ``provider_max_retry_delay_ms`` caps a server's
+    requested wait (0 = no cap). ``provider_idle_timeout_ms`` (``retry.provider.idleTimeoutMs``, a tau
+    addition) ends a stream that sends nothing for that long as a retryable error (0 = never).
     """
 
     enabled: bool = True
@@ -87,6 +89,7 @@ class RetrySettings:
     provider_timeout_ms: int | None = None
     provider_max_retries: int | None = None
     provider_max_retry_delay_ms: int = 60000
+    provider_idle_timeout_ms: int | None = None
 
 
 def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> JsonObject:
@@ -335,6 +338,7 @@ class SettingsManager:
             provider_timeout_ms=_optional_int(provider.get("timeoutMs")),
             provider_max_retries=_optional_int(provider.get("maxRetries")),
             provider_max_retry_delay_ms=60000 if max_retry_delay_ms is None else max_retry_delay_ms,
+            provider_idle_timeout_ms=_optional_int(provider.get("idleTimeoutMs")),
         )
 
     def set_retry_enabled(self, enabled: bool) -> None:

@@ -1,0 +1,112 @@
+"""Deciding what a compaction summarises and keeps, without calling any model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tau.agent.messages import AgentMessage
+from tau.compaction.cut_point import find_cut_point
+from tau.compaction.file_ops import FileDetails, FileOperations
+from tau.compaction.settings import CompactionSettings
+from tau.compaction.tokens import estimate_context_tokens
+from tau.session.context import build_session_context, entry_message
+from tau.session.entries import CompactionEntry, SessionEntry
+
+__all__ = ["CompactionPreparation", "nothing_to_compact_reason", "prepare_compaction"]
+
+
+@dataclass(slots=True)
+class CompactionPreparation:
+    """Everything the summariser needs.
+
+    ``messages_to_summarize`` is the history before the cut (since the previous compaction's kept
+    part), ``turn_prefix_messages`` the opening of a turn the cut splits. ``tokens_before`` is the
+    estimated size of the context now. ``previous_summary`` is merged into, not re-derived.
+    """
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: FileOperations
+    settings: CompactionSettings
+
+
+def prepare_compaction(
+    path: Sequence[SessionEntry], settings: CompactionSettings
+) -> CompactionPreparation | None:
+    """What compacting the branch ``path`` (root first, every entry type) would summarise and keep.
+
+    ``None`` when there is nothing to do: the branch ends in a compaction, or the cut keeps every
+    message so nothing would be summarised (pi then summarises an empty conversation; tau refuses
+    without calling the model). ``nothing_to_compact_reason`` says which, for the user.
+    """
+    if not path or isinstance(path[-1], CompactionEntry):
+        return None
+    previous_index = _last_compaction_index(path)
+    previous = path[previous_index] if previous_index >= 0 else None
+    assert previous is None or isinstance(previous, CompactionEntry)
+    start = 0
+    if previous is not None:
+        kept_from = next((i for i, e in enumerate(path) if e.id == previous.first_kept_entry_id), None)
+        start = kept_from if kept_from is not None else previous_index + 1
+    end = len(path)
+
+    tokens_before = estimate_context_tokens(build_session_context(path, path[-1].id).messages).tokens
+    cut = find_cut_point(path, start, end, settings.keep_recent_tokens)
+    if cut.first_kept_entry_index >= end:
+        return None
+    first_kept = path[cut.first_kept_entry_index]
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+    to_summarize = _messages(path[start:history_end])
+    turn_prefix = (
+        _messages(path[cut.turn_start_index : cut.first_kept_entry_index]) if cut.is_split_turn else []
+    )
+    if not to_summarize and not turn_prefix:
+        return None
+
+    file_ops = FileOperations()
+    if previous is not None and not previous.from_hook:
+        carried = FileDetails.from_json(previous.details)
+        if carried is not None:
+            file_ops.add_details(carried)
+    file_ops.add_messages(to_summarize)
+    file_ops.add_messages(turn_prefix)
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept.id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=turn_prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous.summary if previous is not None else None,
+        file_ops=file_ops,
+        settings=settings,
+    )
+
+
+def nothing_to_compact_reason(path: Sequence[SessionEntry]) -> str:
+    """Why ``prepare_compaction`` found nothing, in the words ``/compact`` shows."""
+    if path and isinstance(path[-1], CompactionEntry):
+        return "Already compacted"
+    return "Nothing to compact (session too small)"
+
+
+def _last_compaction_index(path: Sequence[SessionEntry]) -> int:
+    for index in range(len(path) - 1, -1, -1):
+        if isinstance(path[index], CompactionEntry):
+            return index
+    return -1
+
+
+def _messages(entries: Sequence[SessionEntry]) -> list[AgentMessage]:
+    """The messages the entries contribute; compactions contribute none (their summary travels as
+    ``previous_summary``)."""
+    out: list[AgentMessage] = []
+    for entry in entries:
+        message = entry_message(entry)
+        if message is not None:
+            out.append(message)
+    return out

@@ -1,0 +1,203 @@
+"""Counting tokens: the provider's reported usage, and a conservative four-characters-a-token estimate.
+
+Characters are UTF-16 code units (what JavaScript's ``.length`` counts), so tau and pi estimate the
+same session alike. The estimate over-counts on purpose: it decides when to compact and how much
+recent history to keep, and erring large keeps requests inside the window.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from tau.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from tau.compaction.settings import CompactionSettings
+from tau.session.entries import MessageEntry, SessionEntry
+from tau.session.messages import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "IMAGE_CHARS",
+    "ContextEstimate",
+    "calculate_context_tokens",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "get_last_assistant_usage",
+    "js_json",
+    "should_compact",
+    "utf16_length",
+]
+
+CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 4800
+"""What one image counts for in tool results and custom messages (1200 tokens)."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf16_length(text: str) -> int:
+    """``len`` as JavaScript counts it: characters outside the BMP count twice."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, non-ASCII kept, numbers written as JavaScript writes them
+    (``1.0`` is ``1``, ``1e-7`` stays in exponent form, NaN and infinities are ``null``)."""
+    if value is None or value is True or value is False:
+        return "null" if value is None else ("true" if value else "false")
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_js_string(str(k))}:{js_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_json(v) for v in value) + "]"
+    return _js_string(str(value))
+
+
+def _js_string(text: str) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    if not text.isascii() and _LONE_SURROGATE.search(encoded):
+        # JavaScript escapes unpaired surrogates; paired ones never reach here as separate chars.
+        encoded = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    return encoded
+
+
+def _js_number(value: float) -> str:
+    """ECMAScript ``Number::toString`` for a double: Python's shortest round-trip digits, laid out
+    the way JavaScript lays them out."""
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    assert isinstance(exponent, int)
+    point = len(digit_tuple) + exponent  # the value is 0.<digits> x 10^point
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    count = len(digits)
+    if count <= point <= 21:
+        return sign + digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    power = point - 1
+    mantissa = digits[0] + ("." + digits[1:] if count > 1 else "")
+    return f"{sign}{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+
+
+def calculate_context_tokens(usage: Usage) -> int:
+    """The context size a response reports: its total if set, else the sum of its four counts."""
+    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def estimate_tokens(message: object) -> int:
+    """A message's tokens estimated as ``ceil(chars / 4)`` (see the module docstring)."""
+    chars = _chars(message)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def _chars(message: object) -> int:
+    if isinstance(message, UserMessage):
+        content = message.content
+        if isinstance(content, str):
+            return utf16_length(content)
+        return sum(utf16_length(b.text) for b in content if isinstance(b, TextContent))
+    if isinstance(message, AssistantMessage):
+        total = 0
+        for block in message.content:
+            if isinstance(block, TextContent):
+                total += utf16_length(block.text)
+            elif isinstance(block, ThinkingContent):
+                total += utf16_length(block.thinking)
+            elif isinstance(block, ToolCall):
+                total += utf16_length(block.name) + utf16_length(js_json(block.arguments))
+        return total
+    if isinstance(message, (ToolResultMessage, CustomMessage)):
+        return _content_chars(message.content)
+    if isinstance(message, BashExecutionMessage):
+        return utf16_length(message.command) + utf16_length(message.output)
+    if isinstance(message, (BranchSummaryMessage, CompactionSummaryMessage)):
+        return utf16_length(message.summary)
+    return 0
+
+
+def _content_chars(content: str | Sequence[TextContent | ImageContent]) -> int:
+    if isinstance(content, str):
+        return utf16_length(content)
+    total = 0
+    for block in content:
+        if isinstance(block, TextContent):
+            total += utf16_length(block.text)
+        elif isinstance(block, ImageContent):
+            total += IMAGE_CHARS
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEstimate:
+    """The context's size: the last usable reported usage plus estimates for what came after it.
+
+    ``last_usage_index`` is the index of that reply in the messages (``None``: nothing reported)."""
+
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+    last_usage_index: int | None
+
+
+def _is_usage_anchor(message: object) -> bool:
+    return isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error")
+
+
+def estimate_context_tokens(messages: Sequence[object]) -> ContextEstimate:
+    """Tokens the messages take: the usage of the last reply that neither failed nor was aborted
+    (a zero usage counts too) plus estimates of the messages after it; all estimated without one."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if _is_usage_anchor(message):
+            assert isinstance(message, AssistantMessage)
+            usage_tokens = calculate_context_tokens(message.usage)
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+    estimated = sum(estimate_tokens(m) for m in messages)
+    return ContextEstimate(estimated, 0, estimated, None)
+
+
+def get_last_assistant_usage(entries: Sequence[SessionEntry]) -> Usage | None:
+    """The usage of the last reply stored in ``entries`` that neither failed nor was aborted."""
+    for entry in reversed(entries):
+        if isinstance(entry, MessageEntry) and _is_usage_anchor(entry.message):
+            assert isinstance(entry.message, AssistantMessage)
+            return entry.message.usage
+    return None
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """Whether compaction is on and the context has grown past the window minus the reserve (strictly)."""
+    return settings.enabled and context_tokens > context_window - settings.reserve_tokens

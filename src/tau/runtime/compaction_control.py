@@ -1,0 +1,537 @@
+"""The session's side of compaction (spec 30 §1.5, spec 50 §3): when to compact, and what follows.
+
+Automatic compaction is checked after every run (once auto-retry has declined the run's end) and
+before every prompt. It runs for two reasons: ``threshold`` (the last reply reported a context
+larger than the window minus the reserve; the work stops there unless messages are queued) and
+``overflow`` (the provider refused the prompt as too long; the history is compacted and the agent
+continues on its own, once per user message). ``compaction.enabled`` governs both.
+
+Manual ``compact()`` always works (it stops the running turn first). ``navigate_tree`` moves the
+session to another point of its tree, optionally hanging a summary of the abandoned branch there.
+
+Every compaction appends one ``compaction`` entry and rebuilds the agent's messages from the
+session; nothing else changes, and a failure leaves the session as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from tau.agent.agent import Agent, AgentBusyError
+from tau.agent.events import AgentEnd, MessageEnd, MessageStart
+from tau.agent.messages import AgentMessage
+from tau.ai.abort import AbortController
+from tau.ai.overflow import is_context_overflow
+from tau.ai.types import AssistantMessage, Model, TextContent, UserMessage
+from tau.compaction import (
+    BranchSummaryResult,
+    CompactionAbortedError,
+    CompactionCancelledError,
+    CompactionError,
+    CompactionPreparation,
+    CompactionResult,
+    CompactionSettings,
+    NothingToCompactError,
+    SummarizationError,
+    SummaryRequest,
+    collect_entries_for_branch_summary,
+    compact,
+    estimate_context_tokens,
+    generate_branch_summary,
+    nothing_to_compact_reason,
+    prepare_compaction,
+    should_compact,
+)
+from tau.compaction.tokens import calculate_context_tokens
+from tau.runtime.compaction_hooks import (
+    BeforeCompactEvent,
+    BeforeTreeEvent,
+    CompactionHooks,
+    NavigateTreeResult,
+)
+from tau.runtime.context_usage import ContextUsage, context_usage
+from tau.runtime.errors import MissingAuthError, NoModelError
+from tau.runtime.event_pipeline import EventPipeline
+from tau.runtime.events import AgentSessionEvent, CompactionEnd, CompactionReason, CompactionStart
+from tau.runtime.model_control import auth_error
+from tau.runtime.services import AgentSessionServices
+from tau.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    SessionEntry,
+)
+from tau.session.errors import EntryNotFoundError
+from tau.session.ids import ms_from_iso
+from tau.session.manager import SessionManager
+
+__all__ = ["OVERFLOW_RECOVERY_FAILED", "CompactionControl"]
+
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed: the context is still too large after compacting once. "
+    "Reduce the context (start a new session or navigate the tree) or switch to a model with a "
+    "larger context window."
+)
+
+
+class CompactionControl:
+    """Compaction for one ``AgentSession``: register ``on_event`` as a pipeline listener and
+    ``on_run_end`` as a run-end check (after auto-retry); call ``check_before_prompt`` before a
+    prompt and ``wait_for_continuation`` after it."""
+
+    continue_delay_s = 0.1
+    """Pause before an automatic continue, so listeners see the compaction's end first."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        session_manager: SessionManager,
+        services: AgentSessionServices,
+        pipeline: EventPipeline,
+        *,
+        get_model: Callable[[], Model | None],
+        abort_run: Callable[[], Awaitable[None]],
+        hooks: CompactionHooks | None = None,
+    ) -> None:
+        self._agent = agent
+        self._session = session_manager
+        self._services = services
+        self._pipeline = pipeline
+        self._get_model = get_model
+        self._abort_run = abort_run
+        self.hooks = hooks or CompactionHooks()
+        self._overflow_attempted = False
+        self._controller: AbortController | None = None
+        self._manual = False
+        self._in_worker = False
+        self._continuation: asyncio.Task[None] | None = None
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def is_compacting(self) -> bool:
+        """Whether a compaction (or a branch summary) is being written."""
+        return self._controller is not None
+
+    @property
+    def settings(self) -> CompactionSettings:
+        current = self._services.settings_manager.compaction
+        return CompactionSettings(current.enabled, current.reserve_tokens, current.keep_recent_tokens)
+
+    def set_auto_compaction_enabled(self, enabled: bool) -> None:
+        """Turn automatic compaction on or off (saved as ``compaction.enabled``)."""
+        self._services.settings_manager.set_compaction_enabled(enabled)
+
+    def get_context_usage(self) -> ContextUsage | None:
+        return context_usage(self._get_model(), self._session.get_branch(), self._agent.state.messages)
+
+    # -- events and checks ---------------------------------------------------------------------
+
+    def on_event(self, event: AgentSessionEvent) -> None:
+        """Pipeline listener: a new user message, or a reply that came through, allows one more
+        overflow recovery."""
+        user_started = isinstance(event, MessageStart) and isinstance(event.message, UserMessage)
+        reply_done = (
+            isinstance(event, MessageEnd)
+            and isinstance(event.message, AssistantMessage)
+            and event.message.stop_reason != "error"
+        )
+        if user_started or reply_done:
+            self._overflow_attempted = False
+
+    async def on_run_end(self, event: AgentEnd) -> bool:
+        """Run-end check: compact if the run's last reply calls for it (never after an abort)."""
+        if self._manual:
+            return False
+        message = _last_assistant(event.messages)
+        if message is None:
+            return False
+        self._in_worker = True
+        try:
+            await self._check(message, skip_aborted=True, may_continue=True)
+        finally:
+            self._in_worker = False
+        return False
+
+    async def check_before_prompt(self) -> None:
+        """Before a prompt: compact if the last reply (aborted ones included) calls for it. The
+        prompt that follows carries the work on, so nothing is continued automatically."""
+        message = _last_assistant(self._agent.state.messages)
+        if message is not None:
+            await self._check(message, skip_aborted=False, may_continue=False)
+
+    async def _check(self, message: AssistantMessage, *, skip_aborted: bool, may_continue: bool) -> None:
+        settings = self.settings
+        if not settings.enabled or (skip_aborted and message.stop_reason == "aborted"):
+            return
+        model = self._get_model()
+        if model is None:
+            return
+        compacted_at = self._latest_compaction_ms()
+        if compacted_at is not None and message.timestamp <= compacted_at:
+            return  # usage measured before the latest compaction says nothing about now
+        same_model = message.provider == model.provider and message.model == model.id
+        if same_model and is_context_overflow(message, model.context_window):
+            if self._overflow_attempted:
+                await self._emit(
+                    CompactionEnd(
+                        "overflow",
+                        None,
+                        aborted=False,
+                        will_retry=False,
+                        error_message=OVERFLOW_RECOVERY_FAILED,
+                    )
+                )
+                return
+            self._overflow_attempted = True
+            await self._run_auto("overflow", will_retry=may_continue)
+            return
+        if message.stop_reason == "error":
+            estimate = estimate_context_tokens(self._agent.state.messages)
+            if estimate.last_usage_index is None:
+                return
+            anchor = self._agent.state.messages[estimate.last_usage_index]
+            if compacted_at is not None and anchor.timestamp <= compacted_at:
+                return
+            tokens = estimate.tokens
+        else:
+            tokens = calculate_context_tokens(message.usage)
+        if should_compact(tokens, model.context_window, settings):
+            await self._run_auto("threshold", will_retry=False, may_continue=may_continue)
+
+    def _latest_compaction_ms(self) -> int | None:
+        for entry in reversed(self._session.get_branch()):
+            if isinstance(entry, CompactionEntry):
+                return ms_from_iso(entry.timestamp) or 0
+        return None
+
+    # -- automatic compaction ------------------------------------------------------------------
+
+    async def _run_auto(
+        self, reason: CompactionReason, *, will_retry: bool, may_continue: bool = True
+    ) -> None:
+        await self._emit(CompactionStart(reason))
+        controller = self._begin()
+        try:
+            request = self._request(controller)
+            preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
+            if request is None or preparation is None:
+                await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
+                return
+            saved = await self._summarize_and_save(preparation, request, None, controller)
+        except (CompactionAbortedError, CompactionCancelledError):
+            await self._emit(CompactionEnd(reason, None, aborted=True, will_retry=False))
+            return
+        except Exception as exc:
+            prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
+            await self._emit(
+                CompactionEnd(reason, None, aborted=False, will_retry=False, error_message=f"{prefix}: {exc}")
+            )
+            return
+        finally:
+            self._end(controller)
+        await self._emit(CompactionEnd(reason, saved, aborted=False, will_retry=will_retry))
+        if will_retry:
+            self._drop_trailing_error()
+            self._schedule_continue()
+        elif may_continue and self._agent.has_queued_messages():
+            self._schedule_continue()
+
+    def _drop_trailing_error(self) -> None:
+        messages = self._agent.state.messages
+        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
+            messages.pop()
+
+    def _schedule_continue(self) -> None:
+        self._continuation = asyncio.get_running_loop().create_task(self._continue_later())
+
+    async def _continue_later(self) -> None:
+        await asyncio.sleep(self.continue_delay_s)
+        await self._agent.wait_for_idle()
+        try:
+            await self._agent.continue_()
+        except (AgentBusyError, ValueError):
+            return  # the user started a run meanwhile, or there is nothing to continue from
+        await self._pipeline.drain()
+
+    async def wait_for_continuation(self, settle: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Return once no automatic continue is pending or running; ``settle`` is awaited after
+        each one (auto-retry's wait), since a continued run may end in a retry and vice versa."""
+        while self._continuation is not None:
+            task = self._continuation
+            await asyncio.wait([task])
+            if self._continuation is task:
+                self._continuation = None
+            if settle is not None:
+                await settle()
+
+    def cancel_continuation(self) -> None:
+        """Forget an automatic continue that has not started its run yet (the user aborted)."""
+        task = self._continuation
+        if task is not None and not task.done() and not self._agent.is_running:
+            task.cancel()
+
+    # -- manual compaction ---------------------------------------------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """Stop the running turn, then summarise the branch now (``/compact [instructions]``).
+
+        Raises ``NoModelError`` / ``MissingAuthError`` without a usable model,
+        ``NothingToCompactError`` when there is nothing to summarise (no model call),
+        ``CompactionCancelledError`` / ``CompactionAbortedError`` when stopped, and
+        ``SummarizationError`` when the summariser fails; the session is unchanged in every case.
+        """
+        if self.is_compacting:
+            raise CompactionError("A compaction is already running")
+        self._manual = True
+        try:
+            await self._abort_run()
+            self.cancel_continuation()
+            self._require_model()
+            await self._emit(CompactionStart("manual"))
+            controller = self._begin()
+            try:
+                request = self._require_request(controller)
+                path = self._session.get_branch()
+                preparation = prepare_compaction(path, self.settings)
+                if preparation is None:
+                    raise NothingToCompactError(nothing_to_compact_reason(path))
+                saved = await self._summarize_and_save(preparation, request, custom_instructions, controller)
+            except (CompactionAbortedError, CompactionCancelledError):
+                await self._emit(CompactionEnd("manual", None, aborted=True, will_retry=False))
+                raise
+            except NothingToCompactError as exc:
+                await self._emit(
+                    CompactionEnd("manual", None, aborted=False, will_retry=False, error_message=str(exc))
+                )
+                raise
+            except Exception as exc:
+                message = f"Compaction failed: {exc}"
+                await self._emit(
+                    CompactionEnd("manual", None, aborted=False, will_retry=False, error_message=message)
+                )
+                raise
+            finally:
+                self._end(controller)
+            await self._emit(CompactionEnd("manual", saved, aborted=False, will_retry=False))
+            return saved
+        finally:
+            self._manual = False
+
+    def abort(self) -> None:
+        """Stop a running compaction or branch summary (manual or automatic), and forget an
+        automatic continue that has not started."""
+        if self._controller is not None:
+            self._controller.abort()
+        self.cancel_continuation()
+
+    # -- shared steps --------------------------------------------------------------------------
+
+    def _begin(self) -> AbortController:
+        controller = AbortController()
+        self._controller = controller
+        return controller
+
+    def _end(self, controller: AbortController) -> None:
+        if self._controller is controller:
+            self._controller = None
+
+    def _require_model(self) -> Model:
+        """The current model, or ``NoModelError`` / ``MissingAuthError`` saying what to configure."""
+        model = self._get_model()
+        problem = auth_error(self._services.model_registry, model)
+        if model is None:
+            raise NoModelError(problem or "No model selected")
+        if problem is not None:
+            raise MissingAuthError(problem)
+        return model
+
+    def _require_request(self, controller: AbortController) -> SummaryRequest:
+        request = self._request(controller)
+        if request is None:
+            model = self._require_model()
+            raise MissingAuthError(f'The credentials for provider "{model.provider}" could not be resolved')
+        return request
+
+    def _request(self, controller: AbortController) -> SummaryRequest | None:
+        """How to call the current model, or ``None`` without a model or usable credentials."""
+        model = self._get_model()
+        registry = self._services.model_registry
+        if model is None or auth_error(registry, model) is not None:
+            return None
+        auth = registry.get_api_key_and_headers(model)
+        if auth.error is not None:
+            return None
+        return SummaryRequest(
+            model,
+            api_key=auth.api_key,
+            headers=dict(auth.headers) or None,
+            signal=controller.signal,
+            thinking_level=self._agent.state.thinking_level,
+        )
+
+    async def _summarize_and_save(
+        self,
+        preparation: CompactionPreparation,
+        request: SummaryRequest,
+        custom_instructions: str | None,
+        controller: AbortController,
+    ) -> CompactionResult:
+        branch = self._session.get_branch()
+        hooked = await self.hooks.session_before_compact(
+            BeforeCompactEvent(preparation, branch, custom_instructions, controller.signal)
+        )
+        if hooked is not None and hooked.cancel:
+            raise CompactionCancelledError("Compaction cancelled")
+        from_extension = hooked is not None and hooked.compaction is not None
+        if hooked is not None and hooked.compaction is not None:
+            result = hooked.compaction
+        else:
+            result = await compact(preparation, request, custom_instructions=custom_instructions)
+        if controller.signal.aborted:
+            raise CompactionAbortedError("Compaction aborted")
+        entry_id = self._session.append_compaction(
+            result.summary,
+            result.first_kept_entry_id,
+            result.tokens_before,
+            result.details_json(),
+            True if from_extension else None,
+        )
+        self._agent.state.messages = self._session.build_session_context().messages
+        entry = self._session.get_entry(entry_id)
+        assert isinstance(entry, CompactionEntry)
+        await self.hooks.session_compact(entry, from_extension)
+        return result
+
+    async def _emit(self, event: AgentSessionEvent) -> None:
+        """Deliver a session event in order: at once inside the pipeline's worker (a run-end
+        check), else after whatever is queued before it."""
+        if self._in_worker:
+            await self._pipeline.notify_now(event)
+        else:
+            self._pipeline.enqueue(event)
+            await self._pipeline.drain()
+
+    # -- moving in the tree --------------------------------------------------------------------
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> NavigateTreeResult:
+        """Move the session's leaf to ``target_id`` (spec 40 §10.1), with a summary of the branch
+        left behind when ``summarize``. Navigating to a user message moves to its parent and
+        returns its text for the input box. Raises ``EntryNotFoundError`` for an unknown entry,
+        ``NoModelError`` when a summary is wanted without a usable model, ``SummarizationError``
+        when the summary fails; an aborted summary cancels the move."""
+        old_leaf = self._session.get_leaf_id()
+        if target_id == old_leaf:
+            return NavigateTreeResult()
+        target = self._session.get_entry(target_id)
+        if target is None:
+            raise EntryNotFoundError(target_id)
+        if summarize:
+            self._require_model()
+        collected = collect_entries_for_branch_summary(self._session, old_leaf, target_id)
+        hooked = await self.hooks.session_before_tree(
+            BeforeTreeEvent(
+                target_id,
+                old_leaf,
+                collected.common_ancestor_id,
+                collected.entries,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            )
+        )
+        if hooked is not None:
+            if hooked.cancel:
+                return NavigateTreeResult(cancelled=True)
+            custom_instructions = hooked.custom_instructions or custom_instructions
+            if hooked.replace_instructions is not None:
+                replace_instructions = hooked.replace_instructions
+            label = hooked.label or label
+
+        summary_text: str | None = None
+        details: object = None
+        from_extension = False
+        if summarize and hooked is not None and hooked.summary is not None:
+            summary_text, details, from_extension = hooked.summary, hooked.details, True
+        elif summarize and collected.entries:
+            outcome = await self._branch_summary(collected.entries, custom_instructions, replace_instructions)
+            if outcome.aborted:
+                return NavigateTreeResult(cancelled=True, aborted=True)
+            if outcome.error is not None:
+                raise SummarizationError(outcome.error)
+            summary_text = outcome.summary
+            details = outcome.details.to_json() if outcome.details is not None else None
+
+        new_leaf, editor_text = _landing(target)
+        summary_entry: BranchSummaryEntry | None = None
+        if summary_text is not None:
+            summary_id = self._session.branch_with_summary(
+                new_leaf, summary_text, details, True if from_extension else None
+            )
+            found = self._session.get_entry(summary_id)
+            assert isinstance(found, BranchSummaryEntry)
+            summary_entry = found
+            if label:
+                self._session.append_label_change(summary_id, label)
+        else:
+            if new_leaf is None:
+                self._session.reset_leaf()
+            else:
+                self._session.branch(new_leaf)
+            if label:
+                self._session.append_label_change(target_id, label)
+        self._agent.state.messages = self._session.build_session_context().messages
+        await self.hooks.session_tree(self._session.get_leaf_id(), old_leaf, summary_entry, from_extension)
+        return NavigateTreeResult(editor_text=editor_text, summary_entry=summary_entry)
+
+    async def _branch_summary(
+        self, entries: list[SessionEntry], custom_instructions: str | None, replace_instructions: bool
+    ) -> BranchSummaryResult:
+        controller = self._begin()
+        try:
+            request = self._require_request(controller)
+            return await generate_branch_summary(
+                entries,
+                request,
+                reserve_tokens=self._services.settings_manager.branch_summary_reserve_tokens,
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+            )
+        finally:
+            self._end(controller)
+
+
+def _landing(target: SessionEntry) -> tuple[str | None, str | None]:
+    """Where the leaf goes for a target, and the text to put back in the input box: a user message
+    or an extension message is re-typed, so the leaf goes to its parent."""
+    if isinstance(target, MessageEntry) and isinstance(target.message, UserMessage):
+        return target.parent_id, _text(target.message.content)
+    if isinstance(target, CustomMessageEntry):
+        return target.parent_id, _text(target.content)
+    return target.id, None
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.text for b in content if isinstance(b, TextContent))
+    return ""
+
+
+def _last_assistant(messages: list[AgentMessage]) -> AssistantMessage | None:
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            return message
+    return None

@@ -1,0 +1,97 @@
+"""Where extensions will plug into compaction and tree navigation (spec 50 §7, spec 40 §10.1).
+
+``CompactionHooks`` is a no-op today; the extension runner will subclass or replace it. The event
+and result shapes follow pi's ``session_before_compact`` / ``session_compact`` /
+``session_before_tree`` / ``session_tree``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tau.ai.abort import AbortSignal
+from tau.compaction import CompactionPreparation, CompactionResult
+from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
+
+__all__ = [
+    "BeforeCompactEvent",
+    "BeforeCompactResult",
+    "BeforeTreeEvent",
+    "BeforeTreeResult",
+    "CompactionHooks",
+    "NavigateTreeResult",
+]
+
+
+@dataclass(slots=True)
+class BeforeCompactEvent:
+    """``session_before_compact``: what is about to be summarised; the hook may cancel or supply
+    its own summary."""
+
+    preparation: CompactionPreparation
+    branch_entries: list[SessionEntry]
+    custom_instructions: str | None
+    signal: AbortSignal
+
+
+@dataclass(slots=True)
+class BeforeCompactResult:
+    cancel: bool = False
+    compaction: CompactionResult | None = None
+
+
+@dataclass(slots=True)
+class BeforeTreeEvent:
+    """``session_before_tree``: a move in the session tree, before any summary is written."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[SessionEntry]
+    user_wants_summary: bool
+    custom_instructions: str | None
+    replace_instructions: bool
+    label: str | None
+
+
+@dataclass(slots=True)
+class BeforeTreeResult:
+    cancel: bool = False
+    summary: str | None = None
+    details: object = None
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+class CompactionHooks:
+    """Where extensions will plug in (spec 50 §7, spec 40 §10.1); every method is a no-op here."""
+
+    async def session_before_compact(self, event: BeforeCompactEvent) -> BeforeCompactResult | None:
+        return None
+
+    async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+        return None
+
+    async def session_before_tree(self, event: BeforeTreeEvent) -> BeforeTreeResult | None:
+        return None
+
+    async def session_tree(
+        self,
+        new_leaf_id: str | None,
+        old_leaf_id: str | None,
+        summary_entry: BranchSummaryEntry | None,
+        from_extension: bool,
+    ) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class NavigateTreeResult:
+    """``cancelled`` (and ``aborted`` when the summary was stopped): the leaf did not move.
+    ``editor_text``: the text of the user message navigated to, for the input box."""
+
+    cancelled: bool = False
+    aborted: bool = False
+    editor_text: str | None = None
+    summary_entry: BranchSummaryEntry | None = None

@@ -1,0 +1,97 @@
+"""Moving in the session tree with ``AgentSession.navigate_tree`` (spec 40 §10.1, spec 50 §9;
+test case 46 at the session level)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tau.ai.types import AssistantMessage, Context, Model
+from tau.compaction.prompts import BRANCH_SUMMARY_PREAMBLE
+from tau.runtime.agent_session import AgentSession
+from tau.session.entries import BranchSummaryEntry, LabelEntry, MessageEntry
+from tau.session.errors import EntryNotFoundError
+from tau.testing.faux import FauxProvider, faux_message
+
+from .conftest import SessionFactory
+
+
+async def two_exchanges(session: AgentSession, faux: FauxProvider) -> list[str]:
+    """Ids of: first user message, its reply, second user message, its reply."""
+    faux.append_responses([faux_message("first answer"), faux_message("second answer")])
+    await session.prompt("first question")
+    await session.prompt("read the config")
+    return [e.id for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)]
+
+
+async def test_navigating_to_a_user_message_moves_to_its_parent_and_returns_its_text(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    first_user, first_reply, second_user, second_reply = await two_exchanges(session, faux)
+    result = await session.navigate_tree(second_user)
+    assert not result.cancelled and result.editor_text == "read the config"
+    assert session.session_manager.get_leaf_id() == first_reply
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    assert faux.pending == 0
+
+    assert (await session.navigate_tree(first_reply)).editor_text is None  # already there: no-op
+    with pytest.raises(EntryNotFoundError):
+        await session.navigate_tree("nope")
+
+    await session.navigate_tree(second_reply, label="checkpoint")  # back down, labelling the target
+    leaf = session.session_manager.get_leaf_entry()
+    assert isinstance(leaf, LabelEntry) and leaf.target_id == second_reply and leaf.parent_id == second_reply
+    assert session.session_manager.get_label(second_reply) == "checkpoint"
+    assert [m.role for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    assert first_user
+
+
+async def test_a_branch_summary_is_hung_under_the_new_position(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    _, first_reply, second_user, _ = await two_exchanges(session, faux)
+    seen: list[Context] = []
+
+    def summarise(context: Context, *rest: Any) -> AssistantMessage:
+        seen.append(context)
+        return faux_message("## Goal\nread the config")
+
+    faux.append_responses([summarise])
+    result = await session.navigate_tree(
+        second_user, summarize=True, custom_instructions="config", label="tried"
+    )
+    entry = result.summary_entry
+    assert isinstance(entry, BranchSummaryEntry)
+    assert entry.parent_id == first_reply and entry.from_id == first_reply
+    assert entry.summary.startswith(BRANCH_SUMMARY_PREAMBLE + "\n\n## Goal\nread the config")
+    assert entry.details == {"readFiles": [], "modifiedFiles": []}
+    assert session.session_manager.get_label(entry.id) == "tried"
+    assert [m.role for m in session.messages] == ["user", "assistant", "branchSummary"]
+    [request] = seen
+    assert not request.tools
+
+
+async def test_46_an_aborted_branch_summary_cancels_the_move(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    _, _, second_user, second_reply = await two_exchanges(session, faux)
+    entered = asyncio.Event()
+
+    async def hang(context: Context, options: Any, state: Any, model: Model) -> AssistantMessage:
+        entered.set()
+        await asyncio.sleep(10)
+        return faux_message("never")
+
+    faux.append_responses([hang])
+    moving = asyncio.ensure_future(session.navigate_tree(second_user, summarize=True))
+    await asyncio.wait_for(entered.wait(), 5)
+    session.abort_compaction()
+    result = await asyncio.wait_for(moving, 5)
+    assert result.cancelled and result.aborted
+    assert session.session_manager.get_leaf_id() == second_reply
+    assert not any(isinstance(e, BranchSummaryEntry) for e in session.session_manager.get_entries())
