@@ -225,3 +225,16 @@ def test_tools_flag_limits_what_the_model_is_offered(tau: TauCommand) -> None:
     assert tau.run(*MODEL, "--no-session", "--tools", "read,grep", "-p", "hi").returncode == 0
     names = [t["function"]["name"] for t in tau.server.last_request.body["tools"]]
     assert names == ["read", "grep"]
+
+
+def test_a_corrupt_session_line_is_reported_and_the_session_continues(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="first"), Turn(text="second"))
+    assert tau.run(*MODEL, "-p", "hi").returncode == 0
+    [session] = tau.session_files()
+    with session.open("a") as handle:
+        handle.write('{"type":"message","id":"broken\n')
+    result = tau.run(*MODEL, "-c", "-p", "again")
+    assert result.returncode == 0, result.stderr
+    assert "skipped" in result.stderr and session.name in result.stderr
+    assert result.stdout == "second\n"
+    assert '{"type":"message","id":"broken' in session.read_text()

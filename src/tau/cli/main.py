@@ -80,6 +80,8 @@ async def _main(args: Args) -> int:
     cwd = os.getcwd()
     agent_dir = str(default_agent_dir())
     session_manager = _open_session(args, cwd, agent_dir)
+    for warning in session_manager.warnings:
+        print(f"tau: warning: {warning} (the line stays in the file)", file=sys.stderr)
     services = _create_services(args, session_manager.get_cwd(), agent_dir)
     for diagnostic in services.diagnostics:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
