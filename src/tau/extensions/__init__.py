@@ -1,0 +1,195 @@
+"""tau.extensions: Python extensions that hook into every step of a session.
+
+An extension is a ``.py`` file, a package folder, or an installed entry point (group
+``tau.extensions``) exposing ``setup(tau)``:
+
+    from tau.extensions import ToolDefinition
+
+    def setup(tau):
+        @tau.on("tool_call")
+        async def gate(event, ctx):
+            if event.tool_name == "bash" and "sudo" in event.input.get("command", ""):
+                if not await ctx.ui.confirm("Allow sudo?", event.input["command"]):
+                    return {"block": True, "reason": "sudo needs the user's consent"}
+
+The runtime finds extensions (``discover_extensions``), loads them into an ``ExtensionRunner``
+(``load_extensions``), binds the runner to the session (``runner.bind(host, ui)``) and calls it at
+each hook point. Names are imported on first access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.extensions.api import ExtensionAPI
+    from tau.extensions.context import ExtensionCommandContext, ExtensionContext
+    from tau.extensions.errors import (
+        ExtensionDiagnostic,
+        ExtensionError,
+        ExtensionErrorReport,
+        ExtensionNotReadyError,
+        MalformedResultError,
+        StaleContextError,
+    )
+    from tau.extensions.events import (
+        EVENT_TYPES,
+        AfterProviderResponseEvent,
+        AgentEndEvent,
+        AgentStartEvent,
+        BeforeAgentStartEvent,
+        BeforeProviderRequestEvent,
+        ContextEvent,
+        ExtensionEvent,
+        InputEvent,
+        MessageEndEvent,
+        MessageStartEvent,
+        MessageUpdateEvent,
+        ModelSelectEvent,
+        ResourcesDiscoverEvent,
+        SessionBeforeCompactEvent,
+        SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
+        SessionCompactEvent,
+        SessionShutdownEvent,
+        SessionStartEvent,
+        SessionTreeEvent,
+        ThinkingLevelSelectEvent,
+        ToolCallEvent,
+        ToolExecutionEndEvent,
+        ToolExecutionStartEvent,
+        ToolExecutionUpdateEvent,
+        ToolResultEvent,
+        TreePreparation,
+        TurnEndEvent,
+        TurnStartEvent,
+        UserBashEvent,
+    )
+    from tau.extensions.host import ExtensionHost, ProviderSink
+    from tau.extensions.loader import (
+        ExtensionDiscovery,
+        ExtensionSource,
+        discover_extensions,
+        load_extensions,
+        load_extensions_sync,
+    )
+    from tau.extensions.results import (
+        BeforeAgentStartOutcome,
+        BeforeAgentStartResult,
+        CompactionOverride,
+        ContextResult,
+        InputResult,
+        MessageEndResult,
+        ResourcesDiscoverResult,
+        SessionBeforeCompactResult,
+        SessionBeforeForkResult,
+        SessionBeforeSwitchResult,
+        SessionBeforeTreeResult,
+        ToolCallResult,
+        ToolResultPatch,
+        TreeSummary,
+        UserBashResult,
+    )
+    from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.types import (
+        CommandInfo,
+        ExecResult,
+        RenderOptions,
+        ToolDefinition,
+        ToolInfo,
+    )
+    from tau.extensions.ui import ExtensionUI, NoUI
+
+__all__ = [
+    "EVENT_TYPES",
+    "AfterProviderResponseEvent",
+    "AgentEndEvent",
+    "AgentStartEvent",
+    "BeforeAgentStartEvent",
+    "BeforeAgentStartOutcome",
+    "BeforeAgentStartResult",
+    "BeforeProviderRequestEvent",
+    "CommandInfo",
+    "CompactionOverride",
+    "ContextEvent",
+    "ContextResult",
+    "ExecResult",
+    "ExtensionAPI",
+    "ExtensionCommandContext",
+    "ExtensionContext",
+    "ExtensionDiagnostic",
+    "ExtensionDiscovery",
+    "ExtensionError",
+    "ExtensionErrorReport",
+    "ExtensionEvent",
+    "ExtensionHost",
+    "ExtensionNotReadyError",
+    "ExtensionRunner",
+    "ExtensionSource",
+    "ExtensionUI",
+    "InputEvent",
+    "InputResult",
+    "MalformedResultError",
+    "MessageEndEvent",
+    "MessageEndResult",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ModelSelectEvent",
+    "NoUI",
+    "ProviderSink",
+    "RenderOptions",
+    "ResourcesDiscoverEvent",
+    "ResourcesDiscoverResult",
+    "SessionBeforeCompactEvent",
+    "SessionBeforeCompactResult",
+    "SessionBeforeForkEvent",
+    "SessionBeforeForkResult",
+    "SessionBeforeSwitchEvent",
+    "SessionBeforeSwitchResult",
+    "SessionBeforeTreeEvent",
+    "SessionBeforeTreeResult",
+    "SessionCompactEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
+    "SessionTreeEvent",
+    "StaleContextError",
+    "ThinkingLevelSelectEvent",
+    "ToolCallEvent",
+    "ToolCallResult",
+    "ToolDefinition",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolInfo",
+    "ToolResultEvent",
+    "ToolResultPatch",
+    "TreePreparation",
+    "TreeSummary",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "UserBashEvent",
+    "UserBashResult",
+    "discover_extensions",
+    "load_extensions",
+    "load_extensions_sync",
+]
+
+# Searched in this order: what extension authors import first, the loader and runner last.
+_MODULES = ("types", "errors", "events", "results", "ui", "context", "host", "api", "runner", "loader")
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for home in _MODULES:
+            module = importlib.import_module(f"tau.extensions.{home}")
+            if hasattr(module, name):
+                value = getattr(module, name)
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 'tau.extensions' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return [*globals(), *__all__]

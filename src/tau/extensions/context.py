@@ -1,0 +1,146 @@
+"""``ctx``: what a handler, tool or shortcut may read and do in the current session.
+
+A context is made for each emission and reads everything at access time, so a value is never
+older than the call. ``ExtensionCommandContext`` (commands only) adds the actions that wait for
+the agent or replace the session: from an event handler they could wait for the handler itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tau.ai.abort import AbortSignal
+from tau.ai.types import Model
+from tau.extensions.binding import SessionBinding
+from tau.extensions.host import ForkPosition
+from tau.extensions.ui import ExtensionUI
+from tau.session.manager import SessionManager
+
+__all__ = ["ExtensionCommandContext", "ExtensionContext"]
+
+
+class _FromHost:
+    """Marker: take the signal of the host's running prompt."""
+
+
+_FROM_HOST = _FromHost()
+
+
+class ExtensionContext:
+    """The session as an extension sees it. Every access raises ``StaleContextError`` once the
+    session is gone, and (for session state) ``ExtensionNotReadyError`` before it exists."""
+
+    __slots__ = ("_binding", "_signal", "_system_prompt")
+
+    def __init__(
+        self,
+        binding: SessionBinding,
+        *,
+        signal: AbortSignal | _FromHost | None = _FROM_HOST,
+        system_prompt: Callable[[], str] | None = None,
+    ) -> None:
+        self._binding = binding
+        self._signal = signal
+        self._system_prompt = system_prompt
+
+    @property
+    def ui(self) -> ExtensionUI:
+        self._binding.check_live()
+        return self._binding.ui
+
+    @property
+    def has_ui(self) -> bool:
+        """``False`` in print and JSON modes: dialogs there answer "no answer" at once."""
+        self._binding.check_live()
+        return self._binding.has_ui
+
+    @property
+    def cwd(self) -> str:
+        self._binding.check_live()
+        host = self._binding.host
+        return host.cwd if host is not None else self._binding.cwd
+
+    @property
+    def session_manager(self) -> SessionManager:
+        """The session file (read it; write through ``tau.append_entry`` and friends)."""
+        return self._binding.require_host("ctx.session_manager").session_manager
+
+    @property
+    def model_registry(self) -> Any:
+        return self._binding.require_host("ctx.model_registry").model_registry
+
+    @property
+    def model(self) -> Model | None:
+        return self._binding.require_host("ctx.model").model
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The running prompt's abort signal; ``None`` when nothing runs."""
+        self._binding.check_live()
+        if not isinstance(self._signal, _FromHost):
+            return self._signal
+        host = self._binding.host
+        return host.signal if host is not None else None
+
+    def is_idle(self) -> bool:
+        return self._binding.require_host("ctx.is_idle()").is_idle()
+
+    def abort(self) -> None:
+        self._binding.require_host("ctx.abort()").abort()
+
+    def has_pending_messages(self) -> bool:
+        return self._binding.require_host("ctx.has_pending_messages()").has_pending_messages()
+
+    def shutdown(self) -> None:
+        """End the program once the agent is idle (nothing happens in print mode)."""
+        self._binding.require_host("ctx.shutdown()").shutdown()
+
+    def get_context_usage(self) -> Any:
+        return self._binding.require_host("ctx.get_context_usage()").get_context_usage()
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        *,
+        on_complete: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """Start a compaction in the background; the callbacks report how it went."""
+        self._binding.require_host("ctx.compact()").compact(custom_instructions, on_complete, on_error)
+
+    def get_system_prompt(self) -> str:
+        """The system prompt of the next request; inside ``before_agent_start``, the prompt as the
+        handlers before this one left it."""
+        self._binding.check_live()
+        if self._system_prompt is not None:
+            return self._system_prompt()
+        return self._binding.require_host("ctx.get_system_prompt()").get_system_prompt()
+
+
+class ExtensionCommandContext(ExtensionContext):
+    """A command's ``ctx``: adds waiting for the agent and replacing the session.
+
+    After ``new_session``, ``fork``, ``switch_session`` or ``reload`` this context (and the
+    extension's ``tau`` object) belong to the old session and raise ``StaleContextError``.
+    """
+
+    __slots__ = ()
+
+    async def wait_for_idle(self) -> None:
+        await self._binding.require_host("ctx.wait_for_idle()").wait_for_idle()
+
+    async def new_session(self, **options: Any) -> Any:
+        return await self._binding.require_host("ctx.new_session()").new_session(**options)
+
+    async def fork(self, entry_id: str, position: ForkPosition = "before") -> Any:
+        return await self._binding.require_host("ctx.fork()").fork(entry_id, position)
+
+    async def navigate_tree(self, target_id: str, **options: Any) -> Any:
+        return await self._binding.require_host("ctx.navigate_tree()").navigate_tree(target_id, **options)
+
+    async def switch_session(self, path: str, **options: Any) -> Any:
+        return await self._binding.require_host("ctx.switch_session()").switch_session(path, **options)
+
+    async def reload(self) -> None:
+        await self._binding.require_host("ctx.reload()").reload()

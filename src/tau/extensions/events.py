@@ -1,0 +1,474 @@
+"""The 29 events an extension can handle (pi 0.73), one dataclass each, with pi's field names.
+
+Attributes are pi's names in snake_case (``tool_call_id`` for ``toolCallId``); ``type`` is the
+event name that ``tau.on(...)`` takes. What a handler may return for each event, and how the
+results of several handlers combine, is in ``results`` and ``runner``.
+
+Lifecycle: ``session_start`` → ``resources_discover`` at startup; ``session_before_switch`` /
+``session_before_fork`` → ``session_shutdown`` → (new runner) ``session_start`` on replacement;
+``session_before_compact`` → ``session_compact``; ``session_before_tree`` → ``session_tree``.
+Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per turn ``turn_start`` →
+``context`` → ``before_provider_request`` → ``after_provider_response`` → ``message_*`` → per tool
+``tool_execution_start`` → ``tool_call`` → ``tool_execution_update`` → ``tool_result`` →
+``tool_execution_end`` → ``turn_end`` … → ``agent_end``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from tau.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from tau.agent.messages import AgentMessage
+from tau.agent.tool import AgentToolResult
+from tau.ai.abort import AbortSignal
+from tau.ai.events import AssistantMessageEvent
+from tau.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    JsonObject,
+    Model,
+    TextContent,
+    ToolResultMessage,
+    now_ms,
+)
+from tau.compaction import CompactionPreparation
+from tau.context.system_prompt import SystemPromptOptions
+from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
+
+__all__ = [
+    "CANCELLABLE_EVENTS",
+    "COMBINED_EVENTS",
+    "EVENT_TYPES",
+    "AfterProviderResponseEvent",
+    "AgentEndEvent",
+    "AgentStartEvent",
+    "BeforeAgentStartEvent",
+    "BeforeProviderRequestEvent",
+    "ContextEvent",
+    "ExtensionEvent",
+    "InputEvent",
+    "InputSource",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ModelSelectEvent",
+    "ResourcesDiscoverEvent",
+    "SessionBeforeCompactEvent",
+    "SessionBeforeForkEvent",
+    "SessionBeforeSwitchEvent",
+    "SessionBeforeTreeEvent",
+    "SessionCompactEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
+    "SessionTreeEvent",
+    "ThinkingLevelSelectEvent",
+    "ToolCallEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolResultEvent",
+    "TreePreparation",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "UserBashEvent",
+    "from_agent_event",
+]
+
+InputSource: TypeAlias = Literal["interactive", "rpc", "extension"]
+StartReason: TypeAlias = Literal["startup", "reload", "new", "resume", "fork"]
+ShutdownReason: TypeAlias = Literal["quit", "reload", "new", "resume", "fork"]
+
+
+# -- session lifecycle -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverEvent:
+    """Handlers may return extra skill, prompt-template and theme paths."""
+
+    cwd: str
+    reason: Literal["startup", "reload"]
+    type: Literal["resources_discover"] = field(default="resources_discover", init=False)
+
+
+@dataclass(slots=True)
+class SessionStartEvent:
+    reason: StartReason
+    previous_session_file: str | None = None
+    type: Literal["session_start"] = field(default="session_start", init=False)
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchEvent:
+    """A new or resumed session is about to replace this one; ``{cancel: True}`` prevents it."""
+
+    reason: Literal["new", "resume"]
+    target_session_file: str | None = None
+    type: Literal["session_before_switch"] = field(default="session_before_switch", init=False)
+
+
+@dataclass(slots=True)
+class SessionBeforeForkEvent:
+    entry_id: str
+    position: Literal["before", "at"]
+    type: Literal["session_before_fork"] = field(default="session_before_fork", init=False)
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactEvent:
+    """A compaction is about to summarise ``preparation``; handlers may cancel it or supply their
+    own summary (``{compaction: {summary, firstKeptEntryId, tokensBefore, details?}}``)."""
+
+    preparation: CompactionPreparation
+    branch_entries: list[SessionEntry]
+    custom_instructions: str | None
+    signal: AbortSignal | None
+    type: Literal["session_before_compact"] = field(default="session_before_compact", init=False)
+
+
+@dataclass(slots=True)
+class SessionCompactEvent:
+    compaction_entry: CompactionEntry
+    from_extension: bool
+    type: Literal["session_compact"] = field(default="session_compact", init=False)
+
+
+@dataclass(slots=True)
+class TreePreparation:
+    """A move in the session tree, before any branch summary is written."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[SessionEntry]
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeTreeEvent:
+    preparation: TreePreparation
+    signal: AbortSignal | None
+    type: Literal["session_before_tree"] = field(default="session_before_tree", init=False)
+
+
+@dataclass(slots=True)
+class SessionTreeEvent:
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: BranchSummaryEntry | None = None
+    from_extension: bool | None = None
+    type: Literal["session_tree"] = field(default="session_tree", init=False)
+
+
+@dataclass(slots=True)
+class SessionShutdownEvent:
+    """Emitted before the session is torn down; the last chance to use ``ctx``."""
+
+    reason: ShutdownReason
+    target_session_file: str | None = None
+    type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
+
+
+# -- prompt flow -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class InputEvent:
+    """What the user (or an extension) typed, before skill and template expansion."""
+
+    text: str
+    images: list[ImageContent] | None
+    source: InputSource
+    type: Literal["input"] = field(default="input", init=False)
+
+
+@dataclass(slots=True)
+class BeforeAgentStartEvent:
+    """``system_prompt`` is the prompt so far in the chain (a previous handler may have changed it)."""
+
+    prompt: str
+    images: list[ImageContent] | None
+    system_prompt: str
+    system_prompt_options: SystemPromptOptions | None
+    type: Literal["before_agent_start"] = field(default="before_agent_start", init=False)
+
+
+@dataclass(slots=True)
+class ContextEvent:
+    """The messages of the next model call: a deep copy, safe to change; return ``{messages}`` to
+    replace them for this call only."""
+
+    messages: list[AgentMessage]
+    type: Literal["context"] = field(default="context", init=False)
+
+
+@dataclass(slots=True)
+class BeforeProviderRequestEvent:
+    """The request body the provider is about to send; return a new dict to replace it."""
+
+    payload: JsonObject
+    model: Model | None = None
+    type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
+
+
+@dataclass(slots=True)
+class AfterProviderResponseEvent:
+    status: int
+    headers: dict[str, str]
+    type: Literal["after_provider_response"] = field(default="after_provider_response", init=False)
+
+
+# -- the agent loop ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AgentStartEvent:
+    type: Literal["agent_start"] = field(default="agent_start", init=False)
+
+
+@dataclass(slots=True)
+class AgentEndEvent:
+    messages: list[AgentMessage]
+    type: Literal["agent_end"] = field(default="agent_end", init=False)
+
+
+@dataclass(slots=True)
+class TurnStartEvent:
+    turn_index: int
+    timestamp: int
+    type: Literal["turn_start"] = field(default="turn_start", init=False)
+
+
+@dataclass(slots=True)
+class TurnEndEvent:
+    turn_index: int
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    type: Literal["turn_end"] = field(default="turn_end", init=False)
+
+
+@dataclass(slots=True)
+class MessageStartEvent:
+    message: AgentMessage
+    type: Literal["message_start"] = field(default="message_start", init=False)
+
+
+@dataclass(slots=True)
+class MessageUpdateEvent:
+    message: AssistantMessage
+    assistant_message_event: AssistantMessageEvent
+    type: Literal["message_update"] = field(default="message_update", init=False)
+
+
+@dataclass(slots=True)
+class MessageEndEvent:
+    """Return ``{message}`` (same role) to replace the finished message everywhere."""
+
+    message: AgentMessage
+    type: Literal["message_end"] = field(default="message_end", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionStartEvent:
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionUpdateEvent:
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+    partial_result: AgentToolResult
+    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionEndEvent:
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
+
+
+@dataclass(slots=True)
+class ToolCallEvent:
+    """A validated tool call about to run. Changing ``input`` in place changes the call; return
+    ``{block: True, reason}`` to stop it. A handler that raises blocks the call too."""
+
+    tool_name: str
+    tool_call_id: str
+    input: JsonObject
+    type: Literal["tool_call"] = field(default="tool_call", init=False)
+
+
+@dataclass(slots=True)
+class ToolResultEvent:
+    """A finished call; return any of ``{content, details, isError}`` to rewrite the result. The
+    next handler sees the rewritten values."""
+
+    tool_name: str
+    tool_call_id: str
+    input: JsonObject
+    content: list[TextContent | ImageContent]
+    details: Any
+    is_error: bool
+    type: Literal["tool_result"] = field(default="tool_result", init=False)
+
+
+# -- model and shell ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ModelSelectEvent:
+    model: Model
+    previous_model: Model | None
+    source: Literal["set", "cycle", "restore"]
+    type: Literal["model_select"] = field(default="model_select", init=False)
+
+
+@dataclass(slots=True)
+class ThinkingLevelSelectEvent:
+    level: str
+    previous_level: str
+    type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
+
+
+@dataclass(slots=True)
+class UserBashEvent:
+    """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
+
+    command: str
+    exclude_from_context: bool
+    cwd: str
+    type: Literal["user_bash"] = field(default="user_bash", init=False)
+
+
+ExtensionEvent: TypeAlias = (
+    ResourcesDiscoverEvent
+    | SessionStartEvent
+    | SessionBeforeSwitchEvent
+    | SessionBeforeForkEvent
+    | SessionBeforeCompactEvent
+    | SessionCompactEvent
+    | SessionBeforeTreeEvent
+    | SessionTreeEvent
+    | SessionShutdownEvent
+    | InputEvent
+    | BeforeAgentStartEvent
+    | AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | ContextEvent
+    | BeforeProviderRequestEvent
+    | AfterProviderResponseEvent
+    | ModelSelectEvent
+    | ThinkingLevelSelectEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | UserBashEvent
+)
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        "resources_discover",
+        "session_start",
+        "session_before_switch",
+        "session_before_fork",
+        "session_before_compact",
+        "session_compact",
+        "session_before_tree",
+        "session_tree",
+        "session_shutdown",
+        "input",
+        "before_agent_start",
+        "agent_start",
+        "agent_end",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+        "context",
+        "before_provider_request",
+        "after_provider_response",
+        "model_select",
+        "thinking_level_select",
+        "tool_call",
+        "tool_result",
+        "user_bash",
+    }
+)
+
+
+CANCELLABLE_EVENTS: frozenset[str] = frozenset(
+    {"session_before_switch", "session_before_fork", "session_before_compact", "session_before_tree"}
+)
+"""Handlers may cancel: the last result is kept and ``cancel: True`` stops the others."""
+
+COMBINED_EVENTS: frozenset[str] = frozenset(
+    {
+        "input",
+        "before_agent_start",
+        "context",
+        "before_provider_request",
+        "message_end",
+        "tool_call",
+        "tool_result",
+        "user_bash",
+        "resources_discover",
+    }
+)
+"""Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""
+
+
+def from_agent_event(event: AgentEvent, turn_index: int) -> ExtensionEvent:
+    """The extension event for an agent event; turns carry ``turn_index`` (``turn_start`` also
+    the current time)."""
+    if isinstance(event, AgentStart):
+        return AgentStartEvent()
+    if isinstance(event, AgentEnd):
+        return AgentEndEvent(event.messages)
+    if isinstance(event, TurnStart):
+        return TurnStartEvent(turn_index, now_ms())
+    if isinstance(event, TurnEnd):
+        return TurnEndEvent(turn_index, event.message, event.tool_results)
+    if isinstance(event, MessageStart):
+        return MessageStartEvent(event.message)
+    if isinstance(event, MessageUpdate):
+        return MessageUpdateEvent(event.message, event.assistant_message_event)
+    if isinstance(event, MessageEnd):
+        return MessageEndEvent(event.message)
+    if isinstance(event, ToolExecutionStart):
+        return ToolExecutionStartEvent(event.tool_call_id, event.tool_name, event.args)
+    if isinstance(event, ToolExecutionUpdate):
+        return ToolExecutionUpdateEvent(event.tool_call_id, event.tool_name, event.args, event.partial_result)
+    return ToolExecutionEndEvent(event.tool_call_id, event.tool_name, event.result, event.is_error)

@@ -1,0 +1,631 @@
+"""``ExtensionRunner``: calls the loaded extensions at each hook point and combines what they return.
+
+The runtime holds one runner per session and calls it where pi's ``AgentSession`` does:
+
+    runner.bind(host, ui)                                  # once the session exists
+    await runner.emit(SessionStartEvent("startup"))        # notifications
+    outcome = await runner.emit_input(text, images, source)
+    outcome = await runner.emit_before_agent_start(prompt, images, base_prompt, options)
+    messages = await runner.emit_context(messages, signal)            # = transform_context
+    payload = await runner.emit_before_provider_request(payload, model)  # = on_payload
+    await runner.emit_agent_event(event)                   # every agent event, in order
+    runner.dispose()                                       # contexts go stale
+
+Handlers run one after another: extensions in load order, then registration order. A handler
+that raises is reported (``on_error``) and the next one runs with the value as it was before the
+failure; the one exception is ``tool_call``, where a raising handler blocks the call. A result of
+the wrong shape is reported against the handler's definition line and ignored.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from tau.agent.events import AgentEvent, AgentStart, MessageEnd, TurnEnd
+from tau.agent.hooks import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+)
+from tau.agent.messages import AgentMessage
+from tau.agent.tool import AgentTool, AgentToolResult
+from tau.ai.abort import AbortSignal
+from tau.ai.options import ResponseInfo
+from tau.ai.types import ImageContent, JsonObject, Model
+from tau.compaction import CompactionPreparation
+from tau.context.system_prompt import SystemPromptOptions
+from tau.extensions.binding import SessionBinding
+from tau.extensions.bus import EventBus, TaskSupervisor
+from tau.extensions.context import _FROM_HOST, ExtensionCommandContext, ExtensionContext, _FromHost
+from tau.extensions.errors import (
+    ExtensionDiagnostic,
+    ExtensionErrorReport,
+    MalformedResultError,
+    describe_exception,
+)
+from tau.extensions.events import (
+    CANCELLABLE_EVENTS,
+    COMBINED_EVENTS,
+    AfterProviderResponseEvent,
+    BeforeAgentStartEvent,
+    BeforeProviderRequestEvent,
+    ContextEvent,
+    ExtensionEvent,
+    InputEvent,
+    InputSource,
+    MessageEndEvent,
+    ResourcesDiscoverEvent,
+    SessionBeforeCompactEvent,
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
+    SessionBeforeTreeEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TreePreparation,
+    UserBashEvent,
+    from_agent_event,
+)
+from tau.extensions.host import ExtensionHost, ProviderSink
+from tau.extensions.invocations import Invocations
+from tau.extensions.providers import ProviderInstaller
+from tau.extensions.registry import Extension, ExtensionRegistry, Handler
+from tau.extensions.reporting import ErrorListener, ErrorReporter
+from tau.extensions.results import (
+    BeforeAgentStartOutcome,
+    InputResult,
+    ResourcesDiscoverResult,
+    SessionBeforeCompactResult,
+    SessionBeforeForkResult,
+    SessionBeforeSwitchResult,
+    SessionBeforeTreeResult,
+    ToolCallResult,
+    ToolResultPatch,
+    UserBashResult,
+    parse_result,
+)
+from tau.extensions.tool_wrapper import wrap_tool
+from tau.extensions.types import (
+    FlagDefinition,
+    FlagValue,
+    ProviderRegistration,
+    RegisteredCommand,
+    RegisteredRenderer,
+    RegisteredShortcut,
+    RegisteredTool,
+)
+from tau.extensions.ui import ExtensionUI, NoUI
+from tau.session.entries import SessionEntry
+from tau.session.messages import CustomMessage
+
+__all__ = ["ExtensionRunner"]
+
+
+class ExtensionRunner:
+    """The extensions of one session, the hooks that call them, and what they registered."""
+
+    def __init__(self, cwd: str, *, flag_values: Mapping[str, FlagValue] | None = None) -> None:
+        self.cwd = cwd
+        self.binding = SessionBinding(cwd)
+        self.registry = ExtensionRegistry(dict(flag_values or {}))
+        self.reporter = ErrorReporter()
+        self.report = self.reporter.report
+        self.supervisor = TaskSupervisor(self.report)
+        self.bus = EventBus(self.report, self.supervisor)
+        self._wrapped: dict[tuple[str, str], tuple[RegisteredTool, AgentTool]] = {}
+        self._providers = ProviderInstaller()
+        self._turn_index = 0
+        self._invocations = Invocations(
+            self.registry, self.reporter, self.create_context, self.create_command_context
+        )
+        self.module_names: list[str] = []
+        """Modules imported for this runner's extensions (removed from ``sys.modules`` on dispose)."""
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """``False`` once disposed: every ``tau`` object and ``ctx`` of this runner is stale."""
+        return self.binding.active
+
+    def bind(self, host: ExtensionHost, ui: ExtensionUI | None = None) -> None:
+        """Connect the extensions to the session; ``ui=None`` means no UI (``NoUI``)."""
+        self.binding.check_live()
+        self.binding.host = host
+        self.set_ui(ui)
+
+    def set_ui(self, ui: ExtensionUI | None) -> None:
+        self.binding.ui = ui if ui is not None else NoUI()
+        self.binding.has_ui = ui is not None and not isinstance(ui, NoUI)
+
+    def dispose(self) -> None:
+        """Invalidate every context, stop background tasks, remove registered providers and forget
+        the extensions' modules (a reload imports them afresh)."""
+        if not self.binding.active:
+            return
+        self.binding.active = False
+        self.binding.host = None
+        self.supervisor.close()
+        self.bus.clear()
+        self._providers.close(self.registry.providers())
+        for name in self.module_names:
+            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[loaded]
+
+    # -- what was registered ---------------------------------------------------------------------
+
+    @property
+    def extensions(self) -> list[Extension]:
+        return list(self.registry.extensions)
+
+    @property
+    def diagnostics(self) -> list[ExtensionDiagnostic]:
+        """Loading problems and registration clashes, each naming extension, file and line."""
+        return list(self.registry.diagnostics)
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """Extension tools ready for the agent (each call gets a fresh ``ctx``), in load order."""
+        tools: list[AgentTool] = []
+        for registered in self.registry.tools():
+            key = (registered.path, registered.definition.name)
+            cached = self._wrapped.get(key)
+            if cached is None or cached[0] is not registered:
+                cached = (registered, wrap_tool(registered, self._tool_context))
+                self._wrapped[key] = cached
+            tools.append(cached[1])
+        return tools
+
+    @property
+    def tool_definitions(self) -> list[RegisteredTool]:
+        return self.registry.tools()
+
+    @property
+    def commands(self) -> dict[str, RegisteredCommand]:
+        """Commands by invocation name (``review:1`` / ``review:2`` when two extensions share one)."""
+        return self.registry.commands()
+
+    @property
+    def shortcuts(self) -> dict[str, RegisteredShortcut]:
+        return self.registry.shortcuts()
+
+    @property
+    def flags(self) -> dict[str, FlagDefinition]:
+        return self.registry.flags()
+
+    @property
+    def flag_values(self) -> dict[str, FlagValue]:
+        """Every flag's value (defaults, then CLI values); pass it to the next runner on reload."""
+        return self.registry.flag_values
+
+    @property
+    def message_renderers(self) -> dict[str, RegisteredRenderer]:
+        return self.registry.renderers()
+
+    @property
+    def providers(self) -> list[ProviderRegistration]:
+        return self.registry.providers()
+
+    def has_handlers(self, event: str) -> bool:
+        return self.registry.has_handlers(event)
+
+    # -- errors ----------------------------------------------------------------------------------
+
+    def on_error(self, listener: ErrorListener) -> Callable[[], None]:
+        """Call ``listener(report)`` for every handler failure; returns an unsubscriber. Without
+        listeners, failures are logged on the ``tau.extensions`` logger."""
+        return self.reporter.on_error(listener)
+
+    @property
+    def errors(self) -> list[ExtensionErrorReport]:
+        """The latest handler failures (at most 100)."""
+        return self.reporter.errors
+
+    # -- contexts --------------------------------------------------------------------------------
+
+    def create_context(
+        self,
+        signal: AbortSignal | _FromHost | None = _FROM_HOST,
+        system_prompt: Callable[[], str] | None = None,
+    ) -> ExtensionContext:
+        """A fresh ``ctx``; without ``signal`` it reads the host's running-prompt signal."""
+        self.binding.check_live()
+        return ExtensionContext(self.binding, signal=signal, system_prompt=system_prompt)
+
+    def create_command_context(self) -> ExtensionCommandContext:
+        self.binding.check_live()
+        return ExtensionCommandContext(self.binding)
+
+    def _tool_context(self, signal: AbortSignal | None) -> ExtensionContext:
+        return self.create_context(signal)
+
+    # -- calling handlers ------------------------------------------------------------------------
+
+    async def _call(self, extension: Extension, handler: Handler, event: Any, ctx: ExtensionContext) -> Any:
+        """One handler's checked result; ``None`` when it returned nothing, failed or was malformed."""
+        try:
+            value = handler(event, ctx)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as error:
+            self.report(extension, event.type, error, handler)
+            return None
+        try:
+            return parse_result(event.type, value)
+        except MalformedResultError as error:
+            self.report(extension, event.type, f"malformed result: {error}", handler)
+            return None
+
+    async def emit(self, event: ExtensionEvent) -> Any:
+        """Deliver a notification event to every handler (results ignored).
+
+        ``session_before_*`` events return the combined result (last one kept; ``cancel``
+        stops at once). Events whose results combine otherwise have their own ``emit_*`` method.
+        """
+        if event.type in COMBINED_EVENTS:
+            raise TypeError(f"use emit_{event.type}() for {event.type!r}: its handlers' results are combined")
+        if not self.registry.has_handlers(event.type):
+            return None
+        ctx = self.create_context()
+        kept: Any = None
+        for extension, handler in list(self.registry.handlers(event.type)):
+            result = await self._call(extension, handler, event, ctx)
+            if event.type in CANCELLABLE_EVENTS and result is not None:
+                kept = result
+                if getattr(result, "cancel", False):
+                    break
+        return kept
+
+    async def emit_agent_event(self, event: AgentEvent) -> None:
+        """Forward one agent event (numbering turns from each ``agent_start``). A ``message_end``
+        replacement is copied into the original message object, so state and persistence agree."""
+        if isinstance(event, MessageEnd):
+            await self.emit_message_end(event.message)
+            return
+        if isinstance(event, AgentStart):
+            self._turn_index = 0
+        converted = from_agent_event(event, self._turn_index)
+        if isinstance(event, TurnEnd):
+            self._turn_index += 1
+        await self.emit(converted)
+
+    async def emit_message_end(self, message: AgentMessage) -> AgentMessage:
+        """Chain ``{message}`` replacements (same role and type required); the final one is copied
+        into ``message`` itself, which is returned."""
+        if not self.registry.has_handlers("message_end"):
+            return message
+        event = MessageEndEvent(message)
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("message_end")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            replacement = result.message
+            if type(replacement) is not type(message) or replacement.role != message.role:
+                self.report(
+                    extension,
+                    "message_end",
+                    f"malformed result: the replacement is a {type(replacement).__name__} with role "
+                    f"{getattr(replacement, 'role', None)!r}; it must be a {type(message).__name__} with role "
+                    f"{message.role!r}",
+                    handler,
+                )
+                continue
+            event.message = replacement
+        if event.message is not message:
+            _copy_into(message, event.message)
+        return message
+
+    # -- the prompt flow -------------------------------------------------------------------------
+
+    async def emit_input(
+        self, text: str, images: Sequence[ImageContent] | None, source: InputSource
+    ) -> InputResult:
+        """Transforms chain (each handler sees the text so far); the first ``handled`` ends it.
+        The outcome's action is ``handled``, ``transform`` (something changed) or ``continue``."""
+        event = InputEvent(text, list(images) if images is not None else None, source)
+        transformed = False
+        if self.registry.has_handlers("input"):
+            ctx = self.create_context()
+            for extension, handler in list(self.registry.handlers("input")):
+                result: InputResult | None = await self._call(extension, handler, event, ctx)
+                if result is None:
+                    continue
+                if result.action == "handled":
+                    return InputResult("handled", event.text, event.images)
+                if result.action == "transform" and result.text is not None:
+                    event.text = result.text
+                    if result.images is not None:
+                        event.images = result.images
+                    transformed = True
+        return InputResult("transform" if transformed else "continue", event.text, event.images)
+
+    async def emit_before_agent_start(
+        self,
+        prompt: str,
+        images: Sequence[ImageContent] | None,
+        system_prompt: str,
+        system_prompt_options: SystemPromptOptions | None = None,
+    ) -> BeforeAgentStartOutcome:
+        """Collect each handler's message in order; chain ``system_prompt`` (each handler sees the
+        previous one's in ``event.system_prompt`` and ``ctx.get_system_prompt()``)."""
+        outcome = BeforeAgentStartOutcome()
+        if not self.registry.has_handlers("before_agent_start"):
+            return outcome
+        event = BeforeAgentStartEvent(
+            prompt, list(images) if images is not None else None, system_prompt, system_prompt_options
+        )
+        ctx = self.create_context(system_prompt=lambda: event.system_prompt)
+        for extension, handler in list(self.registry.handlers("before_agent_start")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            if result.message is not None:
+                outcome.messages.append(result.message)
+            if result.system_prompt is not None:
+                event.system_prompt = result.system_prompt
+                outcome.system_prompt = result.system_prompt
+        return outcome
+
+    async def emit_context(
+        self, messages: list[AgentMessage], signal: AbortSignal | None = None
+    ) -> list[AgentMessage]:
+        """The messages for one model call: handlers change a deep copy, each seeing the previous
+        one's result. Without handlers, ``messages`` itself is returned."""
+        if not self.registry.has_handlers("context"):
+            return messages
+        event = ContextEvent(copy.deepcopy(messages))
+        ctx = self.create_context(signal)
+        for extension, handler in list(self.registry.handlers("context")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is not None:
+                event.messages = result.messages
+        return event.messages
+
+    async def emit_before_provider_request(
+        self, payload: JsonObject, model: Model | None = None
+    ) -> JsonObject:
+        """The request body after every handler (a returned dict replaces it; ``None`` keeps it)."""
+        if not self.registry.has_handlers("before_provider_request"):
+            return payload
+        event = BeforeProviderRequestEvent(payload, model)
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("before_provider_request")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is not None:
+                event.payload = result
+        return event.payload
+
+    async def emit_after_provider_response(self, info: ResponseInfo, model: Model | None = None) -> None:
+        """Status and headers of a response, before its body is read (fits ``on_response``)."""
+        if self.registry.has_handlers("after_provider_response"):
+            await self.emit(AfterProviderResponseEvent(info.status, dict(info.headers)))
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    async def emit_tool_call(
+        self, tool_name: str, tool_call_id: str, input: JsonObject, signal: AbortSignal | None = None
+    ) -> ToolCallResult | None:
+        """A block decision, or ``None`` to run the call. ``input`` is passed as is, so handlers
+        change the call by changing it. The first ``block`` wins; a raising handler blocks too."""
+        if not self.registry.has_handlers("tool_call"):
+            return None
+        event = ToolCallEvent(tool_name, tool_call_id, input)
+        ctx = self.create_context(signal)
+        for extension, handler in list(self.registry.handlers("tool_call")):
+            try:
+                value = handler(event, ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as error:
+                self.report(extension, "tool_call", error, handler)
+                return ToolCallResult(
+                    True,
+                    f"Tool call blocked: extension {extension.name!r} failed: {describe_exception(error)}",
+                )
+            try:
+                result: ToolCallResult | None = parse_result("tool_call", value)
+            except MalformedResultError as error:
+                self.report(extension, "tool_call", f"malformed result: {error}", handler)
+                continue
+            if result is not None and result.block:
+                return ToolCallResult(True, result.reason or f"Blocked by extension {extension.name!r}")
+        return None
+
+    async def emit_tool_result(
+        self,
+        tool_name: str,
+        tool_call_id: str,
+        input: JsonObject,
+        result: AgentToolResult,
+        is_error: bool,
+        signal: AbortSignal | None = None,
+    ) -> ToolResultPatch | None:
+        """Rewrites chain on a working copy (each handler sees the fields as changed so far);
+        the full set of fields when any changed, else ``None``."""
+        if not self.registry.has_handlers("tool_result"):
+            return None
+        event = ToolResultEvent(
+            tool_name, tool_call_id, input, list(result.content), result.details, is_error
+        )
+        ctx = self.create_context(signal)
+        changed = False
+        for extension, handler in list(self.registry.handlers("tool_result")):
+            patch: ToolResultPatch | None = await self._call(extension, handler, event, ctx)
+            if patch is None:
+                continue
+            if patch.content is not None:
+                event.content, changed = patch.content, True
+            if patch.details is not None:
+                event.details, changed = patch.details, True
+            if patch.is_error is not None:
+                event.is_error, changed = patch.is_error, True
+        return ToolResultPatch(event.content, event.details, event.is_error) if changed else None
+
+    async def before_tool_call(
+        self, context: BeforeToolCallContext, signal: AbortSignal | None
+    ) -> BeforeToolCallResult | None:
+        """``emit_tool_call`` shaped as the agent loop's ``before_tool_call`` hook."""
+        call = context.tool_call
+        decision = await self.emit_tool_call(call.name, call.id, context.args, signal)
+        return BeforeToolCallResult(True, decision.reason) if decision is not None else None
+
+    async def after_tool_call(
+        self, context: AfterToolCallContext, signal: AbortSignal | None
+    ) -> AfterToolCallResult | None:
+        """``emit_tool_result`` shaped as the agent loop's ``after_tool_call`` hook."""
+        call = context.tool_call
+        patch = await self.emit_tool_result(
+            call.name, call.id, context.args, context.result, context.is_error, signal
+        )
+        if patch is None:
+            return None
+        return AfterToolCallResult(content=patch.content, details=patch.details, is_error=patch.is_error)
+
+    # -- session lifecycle -----------------------------------------------------------------------
+
+    async def emit_resources_discover(
+        self, cwd: str, reason: Literal["startup", "reload"]
+    ) -> ResourcesDiscoverResult:
+        """Every handler's extra skill, prompt and theme paths (relative ones resolved against the
+        extension's folder), in handler order."""
+        merged = ResourcesDiscoverResult()
+        if not self.registry.has_handlers("resources_discover"):
+            return merged
+        event = ResourcesDiscoverEvent(cwd, reason)
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("resources_discover")):
+            result: ResourcesDiscoverResult | None = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            base = _extension_dir(extension, cwd)
+            merged.skill_paths += [_resolve(p, base) for p in result.skill_paths]
+            merged.prompt_paths += [_resolve(p, base) for p in result.prompt_paths]
+            merged.theme_paths += [_resolve(p, base) for p in result.theme_paths]
+        return merged
+
+    async def emit_session_before_switch(
+        self, reason: Literal["new", "resume"], target_session_file: str | None = None
+    ) -> SessionBeforeSwitchResult | None:
+        result: SessionBeforeSwitchResult | None = await self.emit(
+            SessionBeforeSwitchEvent(reason, target_session_file)
+        )
+        return result
+
+    async def emit_session_before_fork(
+        self, entry_id: str, position: Literal["before", "at"]
+    ) -> SessionBeforeForkResult | None:
+        result: SessionBeforeForkResult | None = await self.emit(SessionBeforeForkEvent(entry_id, position))
+        return result
+
+    async def emit_session_before_compact(
+        self,
+        preparation: CompactionPreparation,
+        branch_entries: list[SessionEntry],
+        custom_instructions: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> SessionBeforeCompactResult | None:
+        """``cancel`` (stops at once) or a ``compaction`` to store instead of the model's summary."""
+        result: SessionBeforeCompactResult | None = await self.emit(
+            SessionBeforeCompactEvent(preparation, branch_entries, custom_instructions, signal)
+        )
+        return result
+
+    async def emit_session_before_tree(
+        self, preparation: TreePreparation, signal: AbortSignal | None = None
+    ) -> SessionBeforeTreeResult | None:
+        result: SessionBeforeTreeResult | None = await self.emit(SessionBeforeTreeEvent(preparation, signal))
+        return result
+
+    async def emit_user_bash(
+        self, command: str, exclude_from_context: bool, cwd: str
+    ) -> UserBashResult | None:
+        """The first handler result that carries ``operations`` or ``result``."""
+        if not self.registry.has_handlers("user_bash"):
+            return None
+        event = UserBashEvent(command, exclude_from_context, cwd)
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("user_bash")):
+            result: UserBashResult | None = await self._call(extension, handler, event, ctx)
+            if result is not None and (result.operations is not None or result.result is not None):
+                return result
+        return None
+
+    # -- commands, shortcuts, renderers, flags ---------------------------------------------------
+
+    def get_command(self, text: str) -> RegisteredCommand | None:
+        """The command ``/name args`` invokes, if an extension registered ``name``."""
+        return self._invocations.get_command(text)
+
+    def is_command(self, text: str) -> bool:
+        return self._invocations.get_command(text) is not None
+
+    async def run_command(self, text: str) -> bool:
+        """Run the command ``text`` invokes with the rest of the line as its argument; whether one
+        ran. A failing handler is reported (event ``command``), never raised."""
+        return await self._invocations.run_command(text)
+
+    async def run_shortcut(self, key: str) -> bool:
+        """Run the handler bound to ``key``; whether there was one."""
+        return await self._invocations.run_shortcut(key)
+
+    def render_message(self, message: CustomMessage, *, expanded: bool = False, theme: Any = None) -> Any:
+        """The extension renderer's component for ``message``, or ``None`` (default rendering)."""
+        return self._invocations.render_message(message, expanded, theme)
+
+    def apply_flag_values(self, values: Mapping[str, str | bool | None]) -> list[ExtensionDiagnostic]:
+        """Apply CLI ``--name[=value]`` values; problems (unknown flag, missing value) come back as
+        errors and leave the value unchanged."""
+        return self.registry.apply_flag_values(values)
+
+    # -- providers -------------------------------------------------------------------------------
+
+    def register_providers(self, sink: ProviderSink | None) -> list[ExtensionDiagnostic]:
+        """Install the providers extensions registered while loading: their stream functions in
+        ``tau.ai``'s api registry, their configs in ``sink`` (the model registry). Later
+        registrations are installed at once. Returns the problems (that provider is skipped)."""
+        self.binding.check_live()
+        return self._providers.install_all(sink, self.registry.providers())
+
+    def provider_registered(self, registration: ProviderRegistration) -> None:
+        if self._providers.open:
+            problem = self._providers.install(registration)
+            if problem is not None:
+                self.registry.diagnostics.append(problem)
+
+    def provider_unregistered(self, registration: ProviderRegistration) -> None:
+        if self._providers.open:
+            self._providers.remove(registration)
+
+    def tool_registered(self) -> None:
+        """A tool was registered; once bound, the host refreshes its tool registry."""
+        host = self.binding.host
+        if host is not None:
+            host.refresh_tools()
+
+
+def _copy_into(original: Any, replacement: Any) -> None:
+    """Make ``original`` hold ``replacement``'s values, so every holder of it sees the change."""
+    if dataclasses.is_dataclass(original):
+        for f in dataclasses.fields(original):
+            setattr(original, f.name, getattr(replacement, f.name))
+    else:
+        original.__dict__.update(vars(replacement))
+
+
+def _extension_dir(extension: Extension, cwd: str) -> str:
+    root = extension.root
+    if root is None:
+        return cwd
+    return root if os.path.isdir(root) else os.path.dirname(root)
+
+
+def _resolve(path: str, base: str) -> str:
+    expanded = os.path.expanduser(path)
+    return expanded if os.path.isabs(expanded) else os.path.normpath(os.path.join(base, expanded))

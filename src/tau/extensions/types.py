@@ -1,0 +1,202 @@
+"""What extensions register: tools, commands, shortcuts, flags, message renderers and providers.
+
+``ToolDefinition`` is built by the extension author; the other records are built by the ``tau``
+API from its arguments and carry the name and path of the extension that registered them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from tau.agent.tool import AgentToolResult, ExecutionMode, ToolUpdate
+from tau.ai.abort import AbortSignal
+from tau.ai.registry import SimpleStreamFunction, StreamFunction
+from tau.ai.types import JsonObject
+from tau.session.messages import CustomMessage
+
+if TYPE_CHECKING:
+    from tau.extensions.context import ExtensionCommandContext, ExtensionContext
+
+__all__ = [
+    "CommandHandler",
+    "CommandInfo",
+    "ExecResult",
+    "FlagDefinition",
+    "FlagType",
+    "FlagValue",
+    "MessageRenderer",
+    "ProviderRegistration",
+    "RegisteredCommand",
+    "RegisteredRenderer",
+    "RegisteredShortcut",
+    "RegisteredTool",
+    "RenderOptions",
+    "ShortcutHandler",
+    "ToolDefinition",
+    "ToolExecuteWithContext",
+    "ToolInfo",
+    "ToolOutput",
+]
+
+ToolOutput: TypeAlias = AgentToolResult | str | Mapping[str, Any]
+"""What an extension tool may return: a result, plain text, or ``{content, details?, terminate?}``."""
+
+
+class ToolExecuteWithContext(Protocol):
+    """``execute(tool_call_id, params, signal, on_update, ctx)``: the agent's four arguments plus a
+    fresh ``ExtensionContext``. Plain function or coroutine; raise to report a failure."""
+
+    def __call__(
+        self,
+        tool_call_id: str,
+        params: JsonObject,
+        signal: AbortSignal | None,
+        on_update: ToolUpdate | None,
+        ctx: ExtensionContext,
+        /,
+    ) -> ToolOutput | Awaitable[ToolOutput]: ...
+
+
+@dataclass(kw_only=True)
+class ToolDefinition:
+    """A tool for the model, registered with ``tau.register_tool``.
+
+    ``parameters`` is a JSON Schema object (or a pydantic model class: its schema is used). Prefer
+    string enums to unions of literals (Google's API accepts only those). ``prompt_snippet`` is the
+    tool's one line under "Available tools" in the system prompt; ``prompt_guidelines`` are bullets
+    added while the tool is active (name the tool in them). A tool with a built-in's name replaces
+    the built-in's execution, but not its prompt text.
+    """
+
+    name: str
+    description: str
+    parameters: Any
+    execute: ToolExecuteWithContext
+    label: str = ""
+    prompt_snippet: str | None = None
+    prompt_guidelines: Sequence[str] = ()
+    prepare_arguments: Callable[[JsonObject], JsonObject] | None = None
+    execution_mode: ExecutionMode | None = None
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
+
+    def schema(self) -> JsonObject:
+        """``parameters`` as a JSON Schema dict."""
+        to_schema = getattr(self.parameters, "model_json_schema", None)
+        if callable(to_schema):
+            schema: JsonObject = to_schema()
+            return schema
+        if not isinstance(self.parameters, dict):
+            raise TypeError(f"tool {self.name!r}: parameters must be a JSON Schema dict or a pydantic model")
+        return self.parameters
+
+
+@dataclass(slots=True)
+class RegisteredTool:
+    definition: ToolDefinition
+    extension: str
+    path: str
+
+
+CommandHandler: TypeAlias = Callable[[str, "ExtensionCommandContext"], "Awaitable[None] | None"]
+ShortcutHandler: TypeAlias = Callable[["ExtensionContext"], "Awaitable[None] | None"]
+
+
+@dataclass(slots=True)
+class RegisteredCommand:
+    """A ``/name args`` command. ``invocation_name`` differs from ``name`` (``review:1``,
+    ``review:2``) when several extensions register the same name."""
+
+    name: str
+    handler: CommandHandler
+    extension: str
+    path: str
+    description: str = ""
+    complete: Callable[[str], Sequence[str] | None] | None = None
+    invocation_name: str = ""
+
+
+@dataclass(slots=True)
+class RegisteredShortcut:
+    key: str
+    handler: ShortcutHandler
+    extension: str
+    path: str
+    description: str = ""
+
+
+FlagType: TypeAlias = Literal["boolean", "string"]
+FlagValue: TypeAlias = bool | str | None
+
+
+@dataclass(slots=True)
+class FlagDefinition:
+    """A ``--name[=value]`` CLI flag an extension reads with ``tau.get_flag(name)``."""
+
+    name: str
+    type: FlagType
+    extension: str
+    path: str
+    default: FlagValue = None
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    expanded: bool = False
+
+
+MessageRenderer: TypeAlias = Callable[[CustomMessage, RenderOptions, Any], Any]
+"""``renderer(message, options, theme) -> component | None`` (``None``: default rendering)."""
+
+
+@dataclass(slots=True)
+class RegisteredRenderer:
+    custom_type: str
+    renderer: MessageRenderer
+    extension: str
+    path: str
+
+
+@dataclass(slots=True)
+class ProviderRegistration:
+    """A provider an extension adds: ``config`` in the models.json provider format (``api``,
+    ``baseUrl``, ``apiKey``, ``models``…) and, for a new wire protocol, the functions that stream it."""
+
+    name: str
+    config: JsonObject
+    extension: str
+    path: str
+    stream: StreamFunction | None = None
+    stream_simple: SimpleStreamFunction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """A tool as ``tau.get_all_tools()`` describes it; ``source`` is an extension path or
+    ``<builtin:name>`` / ``<sdk:name>``."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    name: str
+    description: str
+    source: Literal["extension", "prompt", "skill"]
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """What ``tau.exec`` gives back; ``code`` is ``None`` when the process was killed."""
+
+    stdout: str
+    stderr: str
+    code: int | None
+    killed: bool = False
