@@ -1,0 +1,422 @@
+"""The RPC commands (spec 70 §5.2): one handler per command type, each returning the response data.
+
+A handler raises ``RpcCommandError`` (or any exception) to answer with ``success: false``; it
+returns ``NO_DATA`` for a response without ``data``. Handlers use only the public ``AgentSession``
+and ``AgentSessionRuntime`` surface, reached through the ``CommandContext`` the RPC mode provides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from tau.agent.messages import message_to_json
+from tau.agent.queues import QueueMode
+from tau.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.model_resolver import is_valid_thinking_level
+from tau.runtime.runtime import AgentSessionRuntime
+from tau.session.entries import MessageEntry
+
+__all__ = ["COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError"]
+
+JsonDict = dict[str, Any]
+
+
+class RpcCommandError(Exception):
+    """A command that cannot be carried out; its message becomes the response's ``error``."""
+
+
+class _NoData:
+    def __repr__(self) -> str:
+        return "NO_DATA"
+
+
+NO_DATA: Any = _NoData()
+
+
+class CommandContext(Protocol):
+    """What the handlers need from the running RPC mode."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def runtime(self) -> AgentSessionRuntime | None: ...
+
+    async def start_prompt(self, text: str, images: list[ImageContent] | None, behavior: str | None) -> None:
+        """Start (or queue) a prompt and return once it is accepted; raise if it is refused."""
+        ...
+
+    async def replace_session(self, change: Callable[[AgentSessionRuntime], Awaitable[Any]]) -> Any:
+        """Run a session replacement on the runtime and follow the new session's events."""
+        ...
+
+
+Handler = Callable[[CommandContext, JsonDict], Awaitable[Any]]
+
+
+# -- field readers ---------------------------------------------------------------------------------
+
+
+def _str(command: JsonDict, key: str) -> str:
+    value = command.get(key)
+    if not isinstance(value, str):
+        raise RpcCommandError(f"{command.get('type')} needs a string field '{key}'")
+    return value
+
+
+def _optional_str(command: JsonDict, key: str) -> str | None:
+    value = command.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RpcCommandError(f"{command.get('type')}: field '{key}' must be a string")
+    return value
+
+
+def _bool(command: JsonDict, key: str) -> bool:
+    value = command.get(key)
+    if not isinstance(value, bool):
+        raise RpcCommandError(f"{command.get('type')} needs a boolean field '{key}'")
+    return value
+
+
+def _images(command: JsonDict) -> list[ImageContent] | None:
+    raw = command.get("images")
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise RpcCommandError("'images' must be a list of {type:'image', data, mimeType}")
+    images: list[ImageContent] = []
+    for item in raw:
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("data"), str)
+            and isinstance(item.get("mimeType"), str)
+        ):
+            raise RpcCommandError("'images' must be a list of {type:'image', data, mimeType}")
+        images.append(ImageContent(item["data"], item["mimeType"]))
+    return images
+
+
+def _runtime(ctx: CommandContext, command: JsonDict) -> AgentSessionRuntime:
+    if ctx.runtime is None:
+        raise RpcCommandError(
+            f"{command.get('type')} needs the session runtime, which this RPC host did not provide"
+        )
+    return ctx.runtime
+
+
+# -- prompting -------------------------------------------------------------------------------------
+
+
+async def _prompt(ctx: CommandContext, command: JsonDict) -> Any:
+    behavior = _optional_str(command, "streamingBehavior")
+    if behavior not in (None, "steer", "followUp"):
+        raise RpcCommandError(f"Unknown streamingBehavior: {behavior} (use 'steer' or 'followUp')")
+    await ctx.start_prompt(_str(command, "message"), _images(command), behavior)
+    return NO_DATA
+
+
+async def _steer(ctx: CommandContext, command: JsonDict) -> Any:
+    await ctx.session.steer(_str(command, "message"), _images(command))
+    return NO_DATA
+
+
+async def _follow_up(ctx: CommandContext, command: JsonDict) -> Any:
+    await ctx.session.follow_up(_str(command, "message"), _images(command))
+    return NO_DATA
+
+
+async def _abort(ctx: CommandContext, command: JsonDict) -> Any:
+    await ctx.session.abort()
+    return NO_DATA
+
+
+# -- state -----------------------------------------------------------------------------------------
+
+
+async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
+    session = ctx.session
+    state: JsonDict = {}
+    if session.model is not None:
+        state["model"] = session.model.to_json()
+    state.update(
+        thinkingLevel=session.thinking_level,
+        isStreaming=session.is_streaming,
+        isCompacting=session.is_compacting,
+        steeringMode=session.agent.steering_mode,
+        followUpMode=session.agent.follow_up_mode,
+    )
+    if session.session_file is not None:
+        state["sessionFile"] = session.session_file
+    state["sessionId"] = session.session_id
+    if session.session_name is not None:
+        state["sessionName"] = session.session_name
+    state.update(
+        autoCompactionEnabled=session.auto_compaction_enabled,
+        messageCount=len(session.messages),
+        pendingMessageCount=session.pending_message_count,
+    )
+    return state
+
+
+async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
+    return {"messages": [message_to_json(m) for m in ctx.session.messages]}
+
+
+async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
+    session = ctx.session
+    messages = session.messages
+    assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    for reply in assistants:
+        tokens["input"] += reply.usage.input
+        tokens["output"] += reply.usage.output
+        tokens["cacheRead"] += reply.usage.cache_read
+        tokens["cacheWrite"] += reply.usage.cache_write
+        cost += reply.usage.cost.total
+    stats: JsonDict = {
+        "sessionFile": session.session_file,
+        "sessionId": session.session_id,
+        "userMessages": sum(1 for m in messages if isinstance(m, UserMessage)),
+        "assistantMessages": len(assistants),
+        "toolCalls": sum(1 for m in assistants for b in m.content if isinstance(b, ToolCall)),
+        "toolResults": sum(1 for m in messages if isinstance(m, ToolResultMessage)),
+        "totalMessages": len(messages),
+        "tokens": {**tokens, "total": sum(tokens.values())},
+        "cost": cost,
+    }
+    usage = session.get_context_usage()
+    if usage is not None:
+        stats["contextUsage"] = {
+            "tokens": usage.tokens,
+            "contextWindow": usage.context_window,
+            "percent": usage.percent,
+        }
+    return stats
+
+
+async def _get_last_assistant_text(ctx: CommandContext, command: JsonDict) -> Any:
+    return {"text": ctx.session.get_last_assistant_text()}
+
+
+async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
+    loader = ctx.session.services.resource_loader
+    commands: list[JsonDict] = []
+    for template in loader.prompt_templates:
+        entry: JsonDict = {"name": template.name, "source": "prompt"}
+        if template.description:
+            entry["description"] = template.description
+        entry["sourceInfo"] = {"path": template.file_path, "source": template.source}
+        commands.append(entry)
+    for skill in loader.skills:
+        entry = {"name": f"skill:{skill.name}", "source": "skill"}
+        if skill.description:
+            entry["description"] = skill.description
+        entry["sourceInfo"] = {"path": skill.file_path, "source": skill.source}
+        commands.append(entry)
+    return {"commands": commands}
+
+
+# -- model and thinking ----------------------------------------------------------------------------
+
+
+async def _set_model(ctx: CommandContext, command: JsonDict) -> Any:
+    provider, model_id = _str(command, "provider"), _str(command, "modelId")
+    model = ctx.session.services.model_registry.find(provider, model_id)
+    if model is None:
+        raise RpcCommandError(f"Model not found: {provider}/{model_id}")
+    await ctx.session.set_model(model)
+    return model.to_json()
+
+
+async def _cycle_model(ctx: CommandContext, command: JsonDict) -> Any:
+    cycle = await ctx.session.cycle_model()
+    if cycle is None:
+        return None
+    return {
+        "model": cycle.model.to_json(),
+        "thinkingLevel": cycle.thinking_level,
+        "isScoped": cycle.is_scoped,
+    }
+
+
+async def _get_available_models(ctx: CommandContext, command: JsonDict) -> Any:
+    return {"models": [m.to_json() for m in ctx.session.services.model_registry.get_available()]}
+
+
+async def _set_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
+    level = _str(command, "level")
+    if not is_valid_thinking_level(level):
+        raise RpcCommandError(f"Unknown thinking level: {level}")
+    ctx.session.set_thinking_level(level)
+    return NO_DATA
+
+
+async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
+    level = ctx.session.cycle_thinking_level()
+    return None if level is None else {"level": level}
+
+
+async def _set_steering_mode(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.set_steering_mode(_queue_mode(command))
+    return NO_DATA
+
+
+async def _set_follow_up_mode(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.set_follow_up_mode(_queue_mode(command))
+    return NO_DATA
+
+
+def _queue_mode(command: JsonDict) -> QueueMode:
+    mode = _str(command, "mode")
+    if mode == "all":
+        return "all"
+    if mode == "one-at-a-time":
+        return "one-at-a-time"
+    raise RpcCommandError(f"Unknown mode: {mode} (use 'all' or 'one-at-a-time')")
+
+
+# -- compaction, retry, bash -----------------------------------------------------------------------
+
+
+async def _compact(ctx: CommandContext, command: JsonDict) -> Any:
+    result = await ctx.session.compact(_optional_str(command, "customInstructions"))
+    data = result.to_json()
+    data.setdefault("details", None)
+    return data
+
+
+async def _set_auto_compaction(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.set_auto_compaction_enabled(_bool(command, "enabled"))
+    return NO_DATA
+
+
+async def _set_auto_retry(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.set_auto_retry_enabled(_bool(command, "enabled"))
+    return NO_DATA
+
+
+async def _abort_retry(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.abort_retry()
+    return NO_DATA
+
+
+async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
+    result = await ctx.session.execute_bash(_str(command, "command"))
+    data: JsonDict = {
+        "output": result.output,
+        "exitCode": result.exit_code,
+        "cancelled": result.cancelled,
+        "truncated": result.truncated,
+    }
+    if result.full_output_path is not None:
+        data["fullOutputPath"] = result.full_output_path
+    return data
+
+
+async def _abort_bash(ctx: CommandContext, command: JsonDict) -> Any:
+    ctx.session.abort_bash()
+    return NO_DATA
+
+
+# -- sessions --------------------------------------------------------------------------------------
+
+
+async def _new_session(ctx: CommandContext, command: JsonDict) -> Any:
+    runtime = _runtime(ctx, command)
+    parent = _optional_str(command, "parentSession")
+    change = await ctx.replace_session(lambda _: runtime.new_session(parent_session=parent))
+    return {"cancelled": change.cancelled}
+
+
+async def _switch_session(ctx: CommandContext, command: JsonDict) -> Any:
+    runtime = _runtime(ctx, command)
+    path = _str(command, "sessionPath")
+    change = await ctx.replace_session(lambda _: runtime.switch_session(path))
+    return {"cancelled": change.cancelled}
+
+
+async def _fork(ctx: CommandContext, command: JsonDict) -> Any:
+    runtime = _runtime(ctx, command)
+    entry_id = _str(command, "entryId")
+    result = await ctx.replace_session(lambda _: runtime.fork(entry_id, "before"))
+    return {"text": result.selected_text, "cancelled": result.cancelled}
+
+
+async def _clone(ctx: CommandContext, command: JsonDict) -> Any:
+    runtime = _runtime(ctx, command)
+    leaf = ctx.session.session_manager.get_leaf_id()
+    if leaf is None:
+        raise RpcCommandError("Nothing to clone: the session has no entries yet")
+    result = await ctx.replace_session(lambda _: runtime.fork(leaf, "at"))
+    return {"cancelled": result.cancelled}
+
+
+async def _get_fork_messages(ctx: CommandContext, command: JsonDict) -> Any:
+    found: list[JsonDict] = []
+    for entry in ctx.session.session_manager.get_entries():
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+            text = _user_text(entry.message)
+            if text:
+                found.append({"entryId": entry.id, "text": text})
+    return {"messages": found}
+
+
+async def _set_session_name(ctx: CommandContext, command: JsonDict) -> Any:
+    name = _str(command, "name").strip()
+    if not name:
+        raise RpcCommandError("Session name cannot be empty")
+    ctx.session.set_session_name(name)
+    return NO_DATA
+
+
+async def _export_html(ctx: CommandContext, command: JsonDict) -> Any:
+    raise RpcCommandError("not supported yet: export_html (tau has no HTML export yet)")
+
+
+def _user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(b.text for b in message.content if isinstance(b, TextContent))
+
+
+COMMANDS: dict[str, Handler] = {
+    "prompt": _prompt,
+    "steer": _steer,
+    "follow_up": _follow_up,
+    "abort": _abort,
+    "new_session": _new_session,
+    "get_state": _get_state,
+    "get_messages": _get_messages,
+    "set_model": _set_model,
+    "cycle_model": _cycle_model,
+    "get_available_models": _get_available_models,
+    "set_thinking_level": _set_thinking_level,
+    "cycle_thinking_level": _cycle_thinking_level,
+    "set_steering_mode": _set_steering_mode,
+    "set_follow_up_mode": _set_follow_up_mode,
+    "compact": _compact,
+    "set_auto_compaction": _set_auto_compaction,
+    "set_auto_retry": _set_auto_retry,
+    "abort_retry": _abort_retry,
+    "bash": _bash,
+    "abort_bash": _abort_bash,
+    "get_session_stats": _get_session_stats,
+    "export_html": _export_html,
+    "switch_session": _switch_session,
+    "fork": _fork,
+    "clone": _clone,
+    "get_fork_messages": _get_fork_messages,
+    "get_last_assistant_text": _get_last_assistant_text,
+    "set_session_name": _set_session_name,
+    "get_commands": _get_commands,
+}

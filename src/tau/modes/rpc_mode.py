@@ -1,0 +1,325 @@
+"""RPC mode (``--mode rpc``): JSON commands on stdin, responses and session events on stdout.
+
+Framing (spec 70 §5.1): one JSON object per line in each direction. Input is split on ``\\n`` only
+(U+2028/U+2029 inside strings are data), one trailing ``\\r`` is dropped, and a last line without
+``\\n`` still runs at end of input. Output is protocol objects only; the host should point
+``sys.stdout`` elsewhere first (``print_mode.take_over_stdout``) so stray prints cannot corrupt it.
+
+Commands run as they arrive, each in its own task, so ``abort`` or ``abort_bash`` reach a long
+``prompt``, ``compact`` or ``bash``. A response echoes the command's ``id``; events never carry one.
+``prompt`` is answered once the session has accepted it (the run started or the message was queued);
+a failure later in the run only shows up as events.
+
+Where tau differs from pi: end of input does not drop a running prompt. The run (with its retries
+and compaction) finishes, its events are written, then the session is disposed and the exit code
+is 0. SIGTERM/SIGHUP abort the run cleanly (the aborted reply is recorded, so the session file stays
+whole) and exit with 143/129.
+
+The host calls::
+
+    code = await run_rpc_mode(runtime, out=take_over_stdout(), extension_runner=runner)
+
+with an ``AgentSessionRuntime`` (needed by ``new_session``, ``switch_session``, ``fork`` and
+``clone``; a bare ``AgentSession`` answers those with an error). ``run_rpc_mode`` disposes the
+runtime or session itself before it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol, TextIO
+
+from tau.agent.events import AgentStart
+from tau.ai.types import ImageContent
+from tau.extensions.ui import ExtensionUI
+from tau.modes.event_lines import EventLineWriter, dumps
+from tau.modes.rpc_commands import COMMANDS, NO_DATA
+from tau.modes.rpc_ui import RpcExtensionUI
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.runtime import AgentSessionRuntime
+from tau.runtime.session_prompt import StreamingBehavior
+
+__all__ = ["UIBinder", "run_rpc_mode"]
+
+JsonDict = dict[str, Any]
+
+SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+_READ_SIZE = 1 << 16
+_BEHAVIORS: dict[str, StreamingBehavior] = {"steer": "steer", "followUp": "follow_up"}
+
+
+class UIBinder(Protocol):
+    """Whatever hands the UI to extensions (the extension runner's ``set_ui``)."""
+
+    def set_ui(self, ui: ExtensionUI | None) -> None: ...
+
+
+async def run_rpc_mode(
+    runtime_or_session: AgentSessionRuntime | AgentSession,
+    *,
+    stdin: asyncio.StreamReader | None = None,
+    out: TextIO,
+    extension_runner: UIBinder | None = None,
+) -> int:
+    """Serve RPC commands from ``stdin`` (default: the process's stdin) until end of input or a
+    signal; returns the exit code (0, or 143/129 after SIGTERM/SIGHUP)."""
+    mode = _RpcMode(runtime_or_session, out)
+    if extension_runner is not None:
+        extension_runner.set_ui(mode.ui)
+    reader = stdin if stdin is not None else await _stdin_reader()
+    try:
+        return await mode.serve(reader)
+    finally:
+        if extension_runner is not None:
+            extension_runner.set_ui(None)
+
+
+class _RpcMode:
+    def __init__(self, target: AgentSessionRuntime | AgentSession, out: TextIO) -> None:
+        self._runtime = target if isinstance(target, AgentSessionRuntime) else None
+        self._bare_session = target if isinstance(target, AgentSession) else None
+        self._out = out
+        self._output_closed = False
+        self._events = EventLineWriter(self._write_line)
+        self.ui = RpcExtensionUI(self._write_object)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._prompt_gate = asyncio.Lock()
+        self._start_waiters: list[asyncio.Future[None]] = []
+        self._follow(self.session)
+
+    # -- CommandContext ------------------------------------------------------------------------
+
+    @property
+    def session(self) -> AgentSession:
+        if self._runtime is not None:
+            return self._runtime.session
+        assert self._bare_session is not None
+        return self._bare_session
+
+    @property
+    def runtime(self) -> AgentSessionRuntime | None:
+        return self._runtime
+
+    async def start_prompt(self, text: str, images: list[ImageContent] | None, behavior: str | None) -> None:
+        # One prompt at a time until accepted: a second prompt sent right behind the first must see
+        # the session streaming, or both would try to start a run.
+        async with self._prompt_gate:
+            started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._start_waiters.append(started)
+            run = self._track(
+                self.session.prompt(
+                    text,
+                    images=images,
+                    streaming_behavior=_BEHAVIORS.get(behavior) if behavior else None,
+                    source="rpc",
+                )
+            )
+            try:
+                await asyncio.wait([run, started], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if started in self._start_waiters:
+                    self._start_waiters.remove(started)
+                started.cancel()
+            if run.done():
+                run.result()
+            else:
+                run.add_done_callback(_report_late_failure)
+
+    async def replace_session(self, change: Callable[[AgentSessionRuntime], Awaitable[Any]]) -> Any:
+        assert self._runtime is not None
+        before = self.session
+        try:
+            return await change(self._runtime)
+        finally:
+            if self.session is not before:
+                self._follow(self.session)
+
+    # -- serving -------------------------------------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader) -> int:
+        loop = asyncio.get_running_loop()
+        stopped: asyncio.Future[int] = loop.create_future()
+        installed = _install_signal_handlers(loop, stopped)
+        reading: asyncio.Future[Any] = asyncio.create_task(self._read_commands(reader))
+        try:
+            await asyncio.wait([reading, stopped], return_when=asyncio.FIRST_COMPLETED)
+            if not stopped.done():
+                reading.result()
+                # End of input: no UI answers can come any more; let running work finish.
+                self.ui.close()
+                await self._wait_for_tasks(stopped)
+            if stopped.done():
+                reading.cancel()
+                self.ui.close()
+                await self._abort_everything()
+            return stopped.result() if stopped.done() else 0
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+            if not reading.done():
+                reading.cancel()
+            await self._dispose()
+
+    async def _read_commands(self, reader: asyncio.StreamReader) -> None:
+        async for line in _lines(reader):
+            if line.strip():
+                self._handle_line(line)
+
+    def _handle_line(self, line: str) -> None:
+        try:
+            command = json.loads(line)
+        except ValueError as exc:
+            self._write_object(_failure(None, "parse", f"Failed to parse command: {exc}"))
+            return
+        if not isinstance(command, dict):
+            self._write_object(_failure(None, "parse", "Failed to parse command: expected a JSON object"))
+            return
+        if command.get("type") == "extension_ui_response":
+            self.ui.resolve(command)
+            return
+        self._track(self._run_command(command))
+
+    async def _run_command(self, command: JsonDict) -> None:
+        kind = command.get("type")
+        command_id = command.get("id")
+        handler = COMMANDS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            self._write_object(_failure(command_id, kind, f"Unknown command: {kind}"))
+            return
+        try:
+            data = await handler(self, command)
+        except Exception as exc:  # any failure of a command is its error response
+            self._write_object(_failure(command_id, kind, str(exc) or type(exc).__name__))
+            return
+        response: JsonDict = {} if command_id is None else {"id": command_id}
+        response.update(type="response", command=kind, success=True)
+        if data is not NO_DATA:
+            response["data"] = data
+        self._write_object(response)
+
+    def _track(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _wait_for_tasks(self, stopped: asyncio.Future[int]) -> None:
+        while self._tasks and not stopped.done():
+            await asyncio.wait({*self._tasks, stopped}, return_when=asyncio.FIRST_COMPLETED)
+
+    async def _abort_everything(self) -> None:
+        session = self.session
+        session.abort_bash()
+        session.abort_compaction()
+        await session.abort()
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=5)
+            for task in late:
+                task.cancel()
+
+    async def _dispose(self) -> None:
+        if self._runtime is not None:
+            await self._runtime.dispose()
+        else:
+            await self.session.dispose()
+        self._events.flush()
+
+    # -- output --------------------------------------------------------------------------------
+
+    def _follow(self, session: AgentSession) -> None:
+        session.subscribe(self._on_event)
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, AgentStart):
+            for waiter in self._start_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+        self._events(event)
+
+    def _write_object(self, data: JsonDict) -> None:
+        self._events.flush()  # a merged delta waiting in the writer came first
+        self._write_line(dumps(data))
+
+    def _write_line(self, line: str) -> None:
+        if self._output_closed:
+            return
+        try:
+            self._out.write(line + "\n")
+            self._out.flush()
+        except (BrokenPipeError, ValueError):
+            self._output_closed = True  # the client is gone; keep running to a clean end
+
+
+def _failure(command_id: object, command: object, error: str) -> JsonDict:
+    response: JsonDict = {} if command_id is None else {"id": command_id}
+    response.update(type="response", command=command, success=False, error=error)
+    return response
+
+
+def _report_late_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        print(f"tau: prompt failed: {exc}", file=sys.stderr)
+
+
+def _install_signal_handlers(loop: asyncio.AbstractEventLoop, stopped: asyncio.Future[int]) -> list[int]:
+    def on_signal(code: int) -> None:
+        if not stopped.done():
+            stopped.set_result(code)
+
+    installed: list[int] = []
+    for signum, code in SIGNAL_EXIT_CODES.items():
+        try:
+            loop.add_signal_handler(signum, on_signal, code)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    return installed
+
+
+async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[str]:
+    """The lines of ``reader``: split on ``\\n`` only, one trailing ``\\r`` dropped, the unterminated
+    last line included. Splitting bytes on ``\\n`` never cuts a UTF-8 sequence, so each line decodes
+    whole however the chunks fell."""
+    pending = b""
+    while chunk := await reader.read(_READ_SIZE):
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *complete, pending = pending.split(b"\n")
+        for raw in complete:
+            yield _decode(raw)
+    if pending:
+        yield _decode(pending)
+
+
+def _decode(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw.decode("utf-8", errors="replace")
+
+
+async def _stdin_reader() -> asyncio.StreamReader:
+    """A stream over file descriptor 0: a pipe transport when stdin is a pipe or socket, else a
+    reading thread (regular files and terminals)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_SIZE)
+    stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        return reader
+    except (ValueError, OSError):
+        pass
+
+    def pump() -> None:
+        while chunk := os.read(0, _READ_SIZE):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="tau-rpc-stdin", daemon=True).start()
+    return reader
