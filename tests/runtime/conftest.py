@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Iterator
+import textwrap
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from tau.ai.types import AssistantMessage, Context, Model
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.events import AgentSessionEvent
 from tau.runtime.sdk import create_agent_session
-from tau.runtime.services import AgentSessionServices, create_agent_session_services
+from tau.runtime.services import AgentSessionServices, ExtensionOptions, create_agent_session_services
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.testing.faux import FauxProvider, faux_message, register_faux_provider
@@ -148,3 +149,40 @@ def user_texts(context: Context) -> list[str]:
 def user_entries(manager: SessionManager) -> list[MessageEntry]:
     """The entries holding user messages, in file order."""
     return [e for e in manager.get_entries() if isinstance(e, MessageEntry) and e.message.role == "user"]
+
+
+ExtensionSessionFactory = Callable[..., Awaitable[AgentSession]]
+
+
+@pytest.fixture
+async def extension_session(
+    tmp_path: Path, project: str, agent_dir: str, faux: FauxProvider
+) -> AsyncIterator[ExtensionSessionFactory]:
+    """``await extension_session(name=source, ..., **create_agent_session options)``: extension
+    files written to ``<tmp>/ext/<name>.py`` (dedented), loaded with ``-e`` semantics, and a
+    persisted faux-model session with its extensions bound (no UI)."""
+    created: list[AgentSession] = []
+
+    async def build(**options: Any) -> AgentSession:
+        sources = {name: options.pop(name) for name in list(options) if isinstance(options[name], str)}
+        paths = []
+        for name, source in sources.items():
+            path = tmp_path / "ext" / f"{name}.py"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+            paths.append(str(path))
+        services = create_agent_session_services(
+            cwd=project, agent_dir=agent_dir, extension_options=ExtensionOptions(paths=paths)
+        )
+        register_faux_models(services, faux)
+        assert [d for d in services.diagnostics if d.type == "error"] == []
+        options.setdefault("model", faux_model(services))
+        options.setdefault("session_manager", SessionManager.create(project, agent_dir=agent_dir))
+        session = create_agent_session(services=services, **options).session
+        created.append(session)
+        await session.bind_extensions()
+        return session
+
+    yield build
+    for session in created:
+        await session.dispose()

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tau.extensions.types import FlagDefinition
+
 HELP = """\
 tau - a minimal, hackable coding agent for the terminal
 
@@ -53,3 +59,15 @@ Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, ...
                        Provider keys (or put them in <agent dir>/auth.json)
 """
+
+
+def help_text(extension_flags: Sequence[FlagDefinition] = ()) -> str:
+    """``HELP``, followed by the flags loaded extensions register (if any)."""
+    if not extension_flags:
+        return HELP
+    lines = ["", "Extension flags:"]
+    for flag in extension_flags:
+        usage = f"--{flag.name}" + (" <value>" if flag.type == "string" else "")
+        about = f"{flag.description} ({flag.extension})" if flag.description else f"({flag.extension})"
+        lines.append(f"  {usage:<30} {about}" if len(usage) <= 30 else f"  {usage}\n  {'':<30} {about}")
+    return HELP + "\n".join(lines) + "\n"

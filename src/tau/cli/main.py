@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from tau import __version__
 from tau.cli.args import Args, parse_args
-from tau.cli.help import HELP
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
@@ -36,7 +35,7 @@ def run(argv: list[str] | None = None) -> int:
             print(f"tau: {error}", file=sys.stderr)
         return 1
     if args.help:
-        print(HELP, end="")
+        print(_help_text(args), end="")
         return 0
     import asyncio
 
@@ -63,9 +62,6 @@ async def _main(args: Args) -> int:
     mode = _mode(args)
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
-    if args.unknown_flags:
-        names = ", ".join(f"--{name}" for name in args.unknown_flags)
-        raise UsageError(f"Unknown option: {names} (no extension registers it)")
     if mode == "rpc":
         raise UsageError("--mode rpc is not available yet; use -p or --mode json")
     if args.export is not None:
@@ -184,10 +180,26 @@ def _text_or_file(value: str) -> str:
     return value
 
 
-def _create_services(args: Args, cwd: str, agent_dir: str) -> AgentSessionServices:
+def _help_text(args: Args) -> str:
+    """The help, with the flags of the extensions that would load here."""
+    from tau.cli.help import help_text
+    from tau.runtime.paths import agent_dir
+
+    services = _create_services(args, os.getcwd(), str(agent_dir()), flag_values={})
+    runner = services.extension_runner
+    if runner is None:
+        return help_text()
+    text = help_text(list(runner.flags.values()))
+    runner.dispose()
+    return text
+
+
+def _create_services(
+    args: Args, cwd: str, agent_dir: str, *, flag_values: dict[str, str | bool] | None = None
+) -> AgentSessionServices:
     from pathlib import Path
 
-    from tau.runtime.services import ResourceOptions, create_agent_session_services
+    from tau.runtime.services import ExtensionOptions, ResourceOptions, create_agent_session_services
 
     return create_agent_session_services(
         cwd=cwd,
@@ -200,6 +212,11 @@ def _create_services(args: Args, cwd: str, agent_dir: str) -> AgentSessionServic
             no_context_files=args.no_context_files,
             no_skills=args.no_skills,
             no_prompt_templates=args.no_prompt_templates,
+        ),
+        extension_options=ExtensionOptions(
+            paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
+            no_extensions=args.no_extensions,
+            flag_values=args.unknown_flags if flag_values is None else flag_values,
         ),
     )
 

@@ -67,6 +67,8 @@ class ResourceLoader:
         self._no_context_files = no_context_files
         self._no_skills = no_skills
         self._no_prompt_templates = no_prompt_templates
+        self._extension_skill_paths: tuple[str, ...] = ()
+        self._extension_template_paths: tuple[str, ...] = ()
 
         self.context_files: list[ContextFile] = []
         self.skills: list[Skill] = []
@@ -86,14 +88,14 @@ class ResourceLoader:
         skills = load_skills(
             cwd=self.cwd,
             agent_dir=self.agent_dir,
-            skill_paths=self._skill_paths,
+            skill_paths=(*self._skill_paths, *self._extension_skill_paths),
             include_defaults=not self._no_skills,
             home=self._home,
         )
         templates = load_prompt_templates(
             cwd=self.cwd,
             agent_dir=self.agent_dir,
-            template_paths=self._template_paths,
+            template_paths=(*self._template_paths, *self._extension_template_paths),
             include_defaults=not self._no_prompt_templates,
         )
         diagnostics += skills.diagnostics + templates.diagnostics
@@ -114,6 +116,14 @@ class ResourceLoader:
         self.system_prompt = system_prompt
         self.append_system_prompt = append
         self.diagnostics = diagnostics
+
+    def set_extension_paths(
+        self, skill_paths: Sequence[str] = (), prompt_template_paths: Sequence[str] = ()
+    ) -> None:
+        """Skill and template paths extensions found (``resources_discover``), loaded like explicit
+        paths from the next ``reload()`` on; each call replaces the previous ones."""
+        self._extension_skill_paths = tuple(skill_paths)
+        self._extension_template_paths = tuple(prompt_template_paths)
 
     def system_prompt_options(
         self, tools: Iterable[AgentTool], *, date: datetime.date | None = None

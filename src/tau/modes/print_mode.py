@@ -1,6 +1,8 @@
 """Print mode (``-p``) and the JSON event stream (``--mode json``).
 
-Both send the prompts one after another, each awaited to its end. Text mode then prints the last
+Both bind the session's extensions without a UI (their dialogs answer "no answer", so a permission
+gate blocks; a handler's failure is one line on stderr), then send the prompts one after another,
+each awaited to its end. Text mode then prints the last
 assistant message's text blocks, or its error on stderr with exit code 1. JSON mode writes the session
 header and then one event per line, and nothing else: ``message_update`` events carry the streamed
 delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
@@ -34,6 +36,11 @@ async def run_print_mode(
     err: TextIO,
 ) -> int:
     """Run the prompts; returns the process exit code."""
+
+    def report_extension_error(report: object) -> None:
+        err.write(f"tau: {report}\n")
+        err.flush()
+
     writer: EventLineWriter | None = None
     if mode == "json":
 
@@ -44,6 +51,7 @@ async def run_print_mode(
         write_line(dumps(session.session_manager.get_header().to_json()))
         writer = EventLineWriter(write_line)
         session.subscribe(writer)
+    await session.bind_extensions(None, on_error=report_extension_error)
 
     stopped_by: list[int] = []
     aborting: list[asyncio.Task[None]] = []
@@ -72,6 +80,7 @@ async def run_print_mode(
             if stopped_by:
                 break
             await session.prompt(text, images=list(images) or None)
+        await session.wait_for_idle()
     finally:
         for signum in installed:
             loop.remove_signal_handler(signum)

@@ -8,22 +8,24 @@
 
 The session wraps an ``Agent``: it expands what the user types (skills, prompt templates), queues
 input while the agent works, records every finished message in the session file, runs the user's
-own shell commands, and switches model, thinking level and tools. The jobs live in their own
-modules (``event_pipeline``, ``session_prompt``, ``model_control``, ``user_bash``,
-``tool_registry``); this class ties them together. Build one with ``create_agent_session``.
+own shell commands, switches model, thinking level and tools, and calls its extensions at every
+step. The jobs live in their own modules (``event_pipeline``, ``session_prompt``, ``model_control``,
+``user_bash``, ``tool_registry``, ``session_extensions``); this class ties them together. Build one
+with ``create_agent_session``.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tau.agent.agent import Agent
+from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
-from tau.ai.types import AssistantMessage, ImageContent, Model, ThinkingLevelOrOff
+from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
 from tau.compaction import CompactionResult
 from tau.context.system_prompt import SystemPromptOptions
 from tau.runtime.compaction_control import CompactionControl
@@ -32,17 +34,37 @@ from tau.runtime.context_usage import ContextUsage
 from tau.runtime.errors import BashBusyError, SessionBusyError
 from tau.runtime.event_pipeline import DisplayQueues, EventPipeline, SessionListener
 from tau.runtime.events import SessionInfoChanged
+from tau.runtime.extension_hooks import (
+    AgentExtensionHooks,
+    ExtensionCompactionHooks,
+    ExtensionEventForwarder,
+    ExtensionPromptHooks,
+)
 from tau.runtime.model_control import ModelControl, ModelCycle
 from tau.runtime.model_resolver import ScopedModel
 from tau.runtime.retry import AutoRetry
-from tau.runtime.services import AgentSessionServices
-from tau.runtime.session_prompt import InputSource, PromptHooks, StreamingBehavior, expand_input
+from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
+from tau.runtime.session_extensions import ExtensionBinding, SessionExtensions
+from tau.runtime.session_prompt import (
+    InputSource,
+    PromptHooks,
+    StreamingBehavior,
+    expand_input,
+    split_user_content,
+)
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
 from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
-from tau.session.messages import BashExecutionMessage
+from tau.session.messages import BashExecutionMessage, CustomMessage
 from tau.tools import SpillDirectory
+
+if TYPE_CHECKING:
+    from tau.extensions.events import ShutdownReason
+    from tau.extensions.host import DeliverAs
+    from tau.extensions.reporting import ErrorListener
+    from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.ui import ExtensionUI
 
 __all__ = ["AgentSession"]
 
@@ -70,9 +92,14 @@ class AgentSession:
         self._services = services
         self._tools = tools
         self._spill = spill
-        self._hooks = hooks or PromptHooks()
         self._queues = DisplayQueues()
         self._pipeline = EventPipeline(session_manager, self._queues)
+        self._extensions = SessionExtensions(self, services, tools, self._apply_active_tools, self._pipeline.drain)
+        runner = self._extensions.current_runner
+        self._hooks = hooks or ExtensionPromptHooks(runner)
+        AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
+        self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
+        self._next_turn: list[CustomMessage] = []
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
@@ -93,6 +120,7 @@ class AgentSession:
             self._pipeline,
             get_model=lambda: self._models.model,
             abort_run=self.abort,
+            hooks=ExtensionCompactionHooks(runner),
         )
         self._pipeline.subscribe(self._compaction.on_event)
         self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check
@@ -233,10 +261,17 @@ class AgentSession:
         self._flush_deferred_bash()
         self._models.require_usable_model()
         await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
-        messages: list[AgentMessage] = [user_message(text, images)]
-        overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt)
+        messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
+        self._next_turn = []
+        overrides = await self._hooks.before_agent_start(
+            text, images, self._base_system_prompt, self._base_system_prompt_options
+        )
         messages.extend(overrides.messages)
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
+        await self._run(messages)
+
+    async def _run(self, messages: list[AgentMessage]) -> None:
+        """One agent run and everything it sets off (retries, a compaction's continuation)."""
         try:
             await self._agent.prompt(messages)
         finally:
@@ -244,6 +279,45 @@ class AgentSession:
         await self._retry.wait()
         await self._compaction.wait_for_continuation(self._retry.wait)
         self._pipeline.raise_errors()
+
+    def send_custom_message(
+        self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs = "steer"
+    ) -> None:
+        """Put an extension's message in the conversation (spec 30 §1.3.1): ``next_turn`` holds it
+        for the next prompt; while the agent works it is queued (steer or follow-up); when idle it
+        starts a run (``trigger_turn``) or is just recorded."""
+        if deliver_as == "next_turn":
+            self._next_turn.append(message)
+        elif self.is_streaming:
+            (self._agent.steer if deliver_as == "steer" else self._agent.follow_up)(message)
+        elif trigger_turn:
+            self._extensions.spawn(self._run([message]), "turn")
+        else:
+            self._agent.state.messages.append(message)
+            self._session.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details
+            )
+            self._pipeline.enqueue_for_listeners(MessageStart(message))
+            self._pipeline.enqueue_for_listeners(MessageEnd(message))
+
+    def send_user_message(
+        self, content: str | Sequence[TextContent | ImageContent], *, deliver_as: StreamingBehavior | None = None
+    ) -> None:
+        """Prompt as if the user typed ``content``, without command or template expansion (the
+        ``input`` event sees source ``extension``). Starts in the background."""
+        if self.is_streaming and deliver_as is None:
+            raise SessionBusyError("The agent is already working: pass deliver_as='steer' or 'follow_up'")
+        text, images = split_user_content(content)
+        prompt = self.prompt(
+            text, images=images, streaming_behavior=deliver_as, source="extension", expand_prompt_templates=False
+        )
+        self._extensions.spawn(prompt, "prompt")
+
+    async def wait_for_idle(self) -> None:
+        """Return once the agent is idle and the work extensions started in the background is done."""
+        await self._extensions.settle()
+        await self._agent.wait_for_idle()
+        await self._pipeline.drain()
 
     async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
         """Queue a message for the agent's next turn (after the current tool calls)."""
@@ -372,10 +446,15 @@ class AgentSession:
 
     async def set_model(self, model: Model) -> None:
         """Use ``model`` from the next run (``MissingAuthError`` without credentials)."""
+        previous = self.model
         self._models.set_model(model)
+        await self._extensions.model_selected(self.model, previous, "set")
 
     async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
-        return self._models.cycle_model(direction)
+        previous = self.model
+        cycled = self._models.cycle_model(direction)
+        await self._extensions.model_selected(self.model, previous, "cycle")
+        return cycled
 
     def set_thinking_level(self, level: ThinkingLevelOrOff) -> None:
         """Set the thinking level, clamped to what the model supports."""
@@ -404,7 +483,9 @@ class AgentSession:
         """
         if self._bash.is_running:
             raise BashBusyError("A shell command is already running; wait for it or abort it first")
-        result = await self._bash.run(command, on_chunk)
+        result, operations = await self._extensions.user_bash(command, exclude_from_context, self.cwd)
+        if result is None:
+            result = await self._bash.run(command, on_chunk, operations=operations)
         message = result.to_message(command, exclude_from_context=exclude_from_context)
         if self.is_streaming:
             self._deferred_bash.append(message)
@@ -444,6 +525,35 @@ class AgentSession:
         self._base_system_prompt, self._base_system_prompt_options = prompt, options
         self._agent.state.system_prompt = prompt
 
+    # -- extensions (the logic is in ``session_extensions``) ------------------------------------
+
+    @property
+    def extensions(self) -> SessionExtensions:
+        return self._extensions
+
+    @property
+    def extension_runner(self) -> ExtensionRunner | None:
+        """The loaded extensions; ``None`` when there are none."""
+        return self._extensions.runner
+
+    async def bind_extensions(
+        self,
+        ui: ExtensionUI | None = None,
+        *,
+        on_error: ErrorListener | None = None,
+        shutdown_handler: Callable[[], None] | None = None,
+    ) -> None:
+        """Called by the mode once: give the extensions its UI (``None``: no UI), where their
+        errors go and what ``ctx.shutdown()`` does; emits ``session_start`` and
+        ``resources_discover``."""
+        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler))
+
+    async def reload(self) -> list[ServiceDiagnostic]:
+        """Re-read settings, extensions, skills, prompt templates and context files, and rebuild
+        the base system prompt (spec 30 §8.9). Extensions start afresh, keeping their flag values
+        and the active tools. Returns the problems found loading extensions."""
+        return await self._extensions.reload()
+
     # -- the rest of the surface ---------------------------------------------------------------
 
     def set_session_name(self, name: str) -> None:
@@ -468,9 +578,13 @@ class AgentSession:
             return None
         return self._compaction.get_context_usage()
 
-    async def dispose(self) -> None:
-        """Stop any run and shell command, flush pending events, detach from the agent and delete
-        the session's spill files. The session must not be used afterwards."""
+    async def dispose(
+        self, *, reason: ShutdownReason = "quit", target_session_file: str | None = None
+    ) -> None:
+        """Tell the extensions (``session_shutdown``), stop any run and shell command, flush pending
+        events, detach from the agent and delete the session's spill files. The session must not
+        be used afterwards."""
+        await self._extensions.shutdown(reason, target_session_file)
         self._bash.abort()
         await self.abort()
         self._unsubscribe_agent()

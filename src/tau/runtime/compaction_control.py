@@ -32,6 +32,7 @@ from tau.compaction import (
     CompactionPreparation,
     CompactionResult,
     CompactionSettings,
+    FileDetails,
     NothingToCompactError,
     SummarizationError,
     SummaryRequest,
@@ -385,19 +386,26 @@ class CompactionControl:
         )
         if hooked is not None and hooked.cancel:
             raise CompactionCancelledError("Compaction cancelled")
-        from_extension = hooked is not None and hooked.compaction is not None
-        if hooked is not None and hooked.compaction is not None:
-            result = hooked.compaction
-        else:
-            result = await compact(preparation, request, custom_instructions=custom_instructions)
+        record = hooked.compaction if hooked is not None else None
+        from_extension = record is not None
+        if record is None:
+            record = await compact(preparation, request, custom_instructions=custom_instructions)
         if controller.signal.aborted:
             raise CompactionAbortedError("Compaction aborted")
+        details = record.details_json()
         entry_id = self._session.append_compaction(
-            result.summary,
-            result.first_kept_entry_id,
-            result.tokens_before,
-            result.details_json(),
+            record.summary,
+            record.first_kept_entry_id,
+            record.tokens_before,
+            details,
             True if from_extension else None,
+        )
+        result = (
+            record
+            if isinstance(record, CompactionResult)
+            else CompactionResult(
+                record.summary, record.first_kept_entry_id, record.tokens_before, FileDetails.from_json(details)
+            )
         )
         self._agent.state.messages = self._session.build_session_context().messages
         entry = self._session.get_entry(entry_id)

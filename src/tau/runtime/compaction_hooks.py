@@ -1,13 +1,14 @@
-"""Where extensions will plug into compaction and tree navigation (spec 50 §7, spec 40 §10.1).
+"""Where extensions plug into compaction and tree navigation (spec 50 §7, spec 40 §10.1).
 
-``CompactionHooks`` is a no-op today; the extension runner will subclass or replace it. The event
-and result shapes follow pi's ``session_before_compact`` / ``session_compact`` /
-``session_before_tree`` / ``session_tree``.
+``CompactionHooks`` does nothing; ``extension_hooks.ExtensionCompactionHooks`` calls the
+extension runner. The event and result shapes follow pi's ``session_before_compact`` /
+``session_compact`` / ``session_before_tree`` / ``session_tree``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from tau.ai.abort import AbortSignal
 from tau.compaction import CompactionPreparation, CompactionResult
@@ -19,6 +20,7 @@ __all__ = [
     "BeforeTreeEvent",
     "BeforeTreeResult",
     "CompactionHooks",
+    "CompactionRecord",
     "NavigateTreeResult",
 ]
 
@@ -34,10 +36,26 @@ class BeforeCompactEvent:
     signal: AbortSignal
 
 
+class CompactionRecord(Protocol):
+    """What a compaction entry stores: a ``CompactionResult``, or an extension's own record whose
+    ``details`` may be any JSON."""
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def first_kept_entry_id(self) -> str: ...
+
+    @property
+    def tokens_before(self) -> int: ...
+
+    def details_json(self) -> Any: ...
+
+
 @dataclass(slots=True)
 class BeforeCompactResult:
     cancel: bool = False
-    compaction: CompactionResult | None = None
+    compaction: CompactionRecord | CompactionResult | None = None
 
 
 @dataclass(slots=True)
@@ -65,7 +83,7 @@ class BeforeTreeResult:
 
 
 class CompactionHooks:
-    """Where extensions will plug in (spec 50 §7, spec 40 §10.1); every method is a no-op here."""
+    """Where extensions plug in (spec 50 §7, spec 40 §10.1); every method is a no-op here."""
 
     async def session_before_compact(self, event: BeforeCompactEvent) -> BeforeCompactResult | None:
         return None

@@ -2,8 +2,9 @@
 
 The agent hands every event to ``enqueue``, which only appends it to a queue, so a slow listener
 (a terminal, a pipe) never holds up the agent. One worker task at a time processes the queue in
-order: per event it updates the display queues, notifies the session's listeners, persists finished
-messages, and at ``agent_end`` runs the run-end checks. ``drain()`` waits until everything queued
+order: per event it updates the display queues, hands it to the extensions (``extension_step``),
+notifies the session's listeners, persists finished messages, and at ``agent_end`` runs the
+run-end checks. ``drain()`` waits until everything queued
 so far is processed; the session calls it before ``prompt()`` returns.
 
 A listener that raises does not stop the pipeline: the error is kept and ``raise_errors()`` re-raises
@@ -30,6 +31,16 @@ __all__ = ["DisplayQueues", "EventPipeline", "MessageEndCheck", "RunEndCheck", "
 SessionListener: TypeAlias = Callable[[AgentSessionEvent], "Awaitable[None] | None"]
 RunEndCheck: TypeAlias = Callable[[AgentEnd], Awaitable[bool | None]]
 MessageEndCheck: TypeAlias = Callable[[MessageEnd], Awaitable[None]]
+ExtensionStep: TypeAlias = Callable[[AgentSessionEvent], Awaitable[None]]
+
+
+class _ForListenersOnly:
+    """An event for the session's listeners alone: no extensions, no persistence, no checks."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, event: AgentSessionEvent) -> None:
+        self.event = event
 
 
 class DisplayQueues:
@@ -66,7 +77,7 @@ class EventPipeline:
         self._session = session_manager
         self._queues = queues
         self._listeners: list[SessionListener] = []
-        self._pending: deque[AgentSessionEvent] = deque()
+        self._pending: deque[AgentSessionEvent | _ForListenersOnly] = deque()
         self._worker: asyncio.Task[None] | None = None
         self._errors: list[BaseException] = []
         self.last_assistant: AssistantMessage | None = None
@@ -76,6 +87,9 @@ class EventPipeline:
         hand (a retry is under way) and the later checks are skipped."""
         self.message_end_checks: list[MessageEndCheck] = []
         """Awaited in order at ``message_end``, after listeners and persistence."""
+        self.extension_step: ExtensionStep | None = None
+        """Awaited with each event before the listeners see it (a ``message_end`` handler may
+        replace the message in place, so listeners and the session file get the replacement)."""
 
     # -- listeners -----------------------------------------------------------------------------
 
@@ -96,6 +110,11 @@ class EventPipeline:
     def enqueue(self, event: AgentSessionEvent) -> None:
         """Queue ``event`` for processing; never blocks and never raises."""
         self._pending.append(event)
+        self._start_worker()
+
+    def enqueue_for_listeners(self, event: AgentSessionEvent) -> None:
+        """Queue ``event`` for the session's listeners only (the caller has persisted it)."""
+        self._pending.append(_ForListenersOnly(event))
         self._start_worker()
 
     def _start_worker(self) -> None:
@@ -134,7 +153,10 @@ class EventPipeline:
 
     # -- one event -----------------------------------------------------------------------------
 
-    async def _process(self, event: AgentSessionEvent) -> None:
+    async def _process(self, event: AgentSessionEvent | _ForListenersOnly) -> None:
+        if isinstance(event, _ForListenersOnly):
+            await self._notify(event.event)
+            return
         starts_queued_input = (
             isinstance(event, MessageStart)
             and isinstance(event.message, UserMessage)
@@ -142,6 +164,11 @@ class EventPipeline:
         )
         if starts_queued_input:
             await self._notify(self._queues.snapshot())
+        if self.extension_step is not None:
+            try:
+                await self.extension_step(event)
+            except Exception as exc:  # the event must still reach the listeners and the file
+                self._errors.append(exc)
         await self._notify(event)
         if isinstance(event, MessageEnd):
             self._persist(event.message)

@@ -1,9 +1,12 @@
 """``AgentSessionRuntime``: owns the active session and replaces it (new, resume, fork).
 
 A session is bound to its working directory, so replacing it rebuilds everything the cwd decides
-(settings, context files, skills, templates) through the factory, with the *target* session's cwd.
-The old session is disposed first; a listener the host wants on every session is re-attached by
-the rebind callback.
+(settings, context files, skills, templates, extensions) through the factory, with the *target*
+session's cwd. Extensions may veto a replacement (``session_before_switch`` /
+``session_before_fork``); the old session's extensions then get ``session_shutdown`` and it is
+disposed; the new session's extensions are bound like the old ones were and get
+``session_start``. A listener the host wants on every session is re-attached by the rebind
+callback.
 
     runtime = create_agent_session_runtime(session_runtime_factory(), cwd=cwd, agent_dir=agent_dir,
                                            session_manager=SessionManager.create(cwd))
@@ -16,13 +19,14 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from tau.agent.tool import AgentTool
 from tau.ai.types import Model, TextContent, ThinkingLevelOrOff, UserMessage
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.auth_storage import AuthStorage
 from tau.runtime.errors import AgentSessionError, MissingSessionCwdError
+from tau.runtime.extension_loading import ExtensionOptions
 from tau.runtime.model_resolver import ScopedModel
 from tau.runtime.sdk import create_agent_session
 from tau.runtime.services import (
@@ -31,10 +35,14 @@ from tau.runtime.services import (
     ServiceDiagnostic,
     create_agent_session_services,
 )
+from tau.runtime.session_extensions import ExtensionBinding
 from tau.runtime.tool_registry import NoTools
 from tau.session.entries import MessageEntry
 from tau.session.errors import EntryNotFoundError
 from tau.session.manager import SessionManager
+
+if TYPE_CHECKING:
+    from tau.extensions.events import ShutdownReason, StartReason
 
 __all__ = [
     "AgentSessionRuntime",
@@ -88,6 +96,7 @@ def session_runtime_factory(
     *,
     auth_storage: AuthStorage | None = None,
     resource_options: ResourceOptions | None = None,
+    extension_options: ExtensionOptions | None = None,
     model: Model | None = None,
     thinking_level: ThinkingLevelOrOff | None = None,
     scoped_models: Sequence[ScopedModel] | None = None,
@@ -100,7 +109,11 @@ def session_runtime_factory(
 
     def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
         services = create_agent_session_services(
-            cwd=cwd, agent_dir=agent_dir, auth_storage=auth_storage, resource_options=resource_options
+            cwd=cwd,
+            agent_dir=agent_dir,
+            auth_storage=auth_storage,
+            resource_options=resource_options,
+            extension_options=extension_options,
         )
         result = create_agent_session(
             services=services,
@@ -127,6 +140,7 @@ class AgentSessionRuntime:
         self._agent_dir = agent_dir
         self._created = created
         self._rebind: RebindSession | None = None
+        created.session.extensions.host.replacer = self
 
     @property
     def session(self) -> AgentSession:
@@ -150,6 +164,8 @@ class AgentSessionRuntime:
 
     async def new_session(self, *, parent_session: str | None = None) -> SessionChange:
         """Start an empty session in the same cwd and session folder."""
+        if await self._switch_vetoed("new", None):
+            return SessionChange(cancelled=True)
         current = self.session.session_manager
         cwd = self.services.cwd
         if current.is_persisted():
@@ -158,18 +174,20 @@ class AgentSessionRuntime:
                 manager.new_session(parent_session=parent_session)
         else:
             manager = SessionManager.in_memory(cwd)
-        await self._replace(cwd, manager)
+        await self._replace(cwd, manager, "new")
         return SessionChange()
 
     async def switch_session(self, path: str, cwd_override: str | None = None) -> SessionChange:
         """Resume the session in ``path`` with the services of its own cwd (or ``cwd_override``).
 
         Raises ``MissingSessionCwdError`` (before anything is torn down) when that folder is gone."""
+        if await self._switch_vetoed("resume", path):
+            return SessionChange(cancelled=True)
         manager = SessionManager.open(path, cwd_override=cwd_override)
         cwd = manager.get_cwd()
         if not os.path.isdir(cwd):
             raise MissingSessionCwdError(cwd, manager.get_session_file())
-        await self._replace(cwd, manager)
+        await self._replace(cwd, manager, "resume")
         return SessionChange()
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> ForkResult:
@@ -189,7 +207,14 @@ class AgentSessionRuntime:
                 raise ForkTargetError(f"Entry {entry_id} is not a user message; fork before a user message")
             selected_text = _user_text(entry.message)
             leaf = entry.parent_id
-        await self._teardown()
+        runner = self.session.extension_runner
+        if runner is not None:
+            vetoed = await runner.emit_session_before_fork(entry_id, position)
+            if vetoed is not None and vetoed.cancel:
+                return ForkResult(cancelled=True)
+        previous_file = manager.get_session_file()
+        binding = self.session.extensions.binding
+        await self._teardown("fork")
         if not manager.is_persisted():
             if leaf is None:
                 manager.reset_leaf()
@@ -199,21 +224,41 @@ class AgentSessionRuntime:
             manager.new_session(parent_session=manager.get_session_file())
         else:
             manager.create_branched_session(leaf)
-        await self._rebuild(self.services.cwd, manager)
+        await self._rebuild(self.services.cwd, manager, binding, "fork", previous_file)
         return ForkResult(selected_text=selected_text)
 
     async def dispose(self) -> None:
-        await self._teardown()
+        await self._teardown("quit")
 
-    async def _replace(self, cwd: str, manager: SessionManager) -> None:
-        await self._teardown()
-        await self._rebuild(cwd, manager)
+    async def _switch_vetoed(self, reason: Literal["new", "resume"], target: str | None) -> bool:
+        runner = self.session.extension_runner
+        if runner is None:
+            return False
+        result = await runner.emit_session_before_switch(reason, target)
+        return result is not None and result.cancel
 
-    async def _teardown(self) -> None:
-        await self.session.dispose()
+    async def _replace(self, cwd: str, manager: SessionManager, reason: Literal["new", "resume"]) -> None:
+        previous_file = self.session.session_file
+        binding = self.session.extensions.binding
+        await self._teardown(reason, manager.get_session_file())
+        await self._rebuild(cwd, manager, binding, reason, previous_file)
 
-    async def _rebuild(self, cwd: str, manager: SessionManager) -> None:
+    async def _teardown(self, reason: ShutdownReason, target_session_file: str | None = None) -> None:
+        await self.session.dispose(reason=reason, target_session_file=target_session_file)
+
+    async def _rebuild(
+        self,
+        cwd: str,
+        manager: SessionManager,
+        binding: ExtensionBinding | None,
+        reason: StartReason,
+        previous_file: str | None,
+    ) -> None:
         self._created = self._factory(cwd=cwd, agent_dir=self._agent_dir, session_manager=manager)
+        session = self._created.session
+        session.extensions.host.replacer = self
+        if binding is not None:
+            await session.extensions.bind(binding, reason, previous_file)
         if self._rebind is not None:
             outcome = self._rebind(self._created.session)
             if inspect.isawaitable(outcome):

@@ -99,7 +99,14 @@ def create_agent_session(
         shell_path=settings.shell_path,
         shell_command_prefix=settings.shell_command_prefix,
     )
-    registry_of_tools = ToolRegistry(builtin, custom_tools or (), allowlist=tools, no_tools=no_tools)
+    runner = services.extension_runner
+    registry_of_tools = ToolRegistry(
+        builtin,
+        custom_tools or (),
+        extension=runner.tools if runner is not None else (),
+        allowlist=tools,
+        no_tools=no_tools,
+    )
 
     agent = Agent(
         model=model,

@@ -1,9 +1,10 @@
 """``AgentSessionServices``: everything a session borrows from its working directory.
 
 A session is bound to its cwd: the cwd decides project settings, context files, skills, prompt
-templates and SYSTEM.md. Switching to a session of another folder therefore rebuilds these
+templates, SYSTEM.md and extensions. Switching to a session of another folder therefore rebuilds these
 services rather than only swapping messages. Building them never prints and never exits: problems
-are collected in ``diagnostics`` for the caller to show.
+are collected in ``diagnostics`` for the caller to show. An extension that fails to load is a
+warning (tau goes on without it); a command-line flag no extension registers is an error.
 """
 
 from __future__ import annotations
@@ -12,18 +13,23 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from tau.context.resources import ResourceLoader
 from tau.runtime.auth_storage import AuthStorage
+from tau.runtime.extension_loading import ExtensionOptions, load_extension_runner
 from tau.runtime.model_registry import ModelRegistry
 from tau.runtime.paths import agent_dir as default_agent_dir
 from tau.runtime.paths import models_path
 from tau.runtime.settings import SettingsManager
 
+if TYPE_CHECKING:
+    from tau.extensions.runner import ExtensionRunner
+
 __all__ = [
     "AgentSessionServices",
     "DiagnosticType",
+    "ExtensionOptions",
     "ResourceOptions",
     "ServiceDiagnostic",
     "create_agent_session_services",
@@ -61,6 +67,9 @@ class AgentSessionServices:
     resource_loader: ResourceLoader
     diagnostics: list[ServiceDiagnostic] = field(default_factory=list)
     resource_options: ResourceOptions = field(default_factory=ResourceOptions)
+    extension_options: ExtensionOptions = field(default_factory=ExtensionOptions)
+    extension_runner: ExtensionRunner | None = None
+    """The loaded extensions (``None`` when there are none); replaced by ``AgentSession.reload()``."""
 
 
 def create_agent_session_services(
@@ -71,9 +80,11 @@ def create_agent_session_services(
     settings_manager: SettingsManager | None = None,
     model_registry: ModelRegistry | None = None,
     resource_options: ResourceOptions | None = None,
+    extension_options: ExtensionOptions | None = None,
 ) -> AgentSessionServices:
     """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
-    (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder."""
+    (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder. Extensions
+    are loaded, their providers added to the model registry and the CLI flag values applied."""
     cwd = os.path.abspath(cwd)
     base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
     options = resource_options or ResourceOptions()
@@ -99,6 +110,15 @@ def create_agent_session_services(
         where = f"{found.path}: " if found.path else ""
         level: DiagnosticType = "error" if found.type == "error" else "warning"
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
+    extensions = extension_options or ExtensionOptions()
+    runner, problems = load_extension_runner(cwd, str(base), settings, extensions)
+    if runner is not None:
+        problems += runner.register_providers(registry)
+        flag_errors = [str(p) for p in runner.apply_flag_values(extensions.flag_values)]
+    else:
+        flag_errors = [f"Unknown option: --{name}" for name in extensions.flag_values]
+    diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
+    diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
     return AgentSessionServices(
         cwd=cwd,
         agent_dir=str(base),
@@ -108,4 +128,6 @@ def create_agent_session_services(
         resource_loader=resources,
         diagnostics=diagnostics,
         resource_options=options,
+        extension_options=extensions,
+        extension_runner=runner,
     )

@@ -2,7 +2,7 @@
 
 ``AgentSession.prompt`` runs the steps of spec 30 §1.3. Extensions join at three points
 (commands, ``input``, ``before_agent_start``), reached through ``PromptHooks``; its defaults do
-nothing, and the extension runner supplies a subclass.
+nothing, and ``extension_hooks.ExtensionPromptHooks`` calls the extension runner.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from tau.ai.types import ImageContent
+from tau.ai.types import ImageContent, TextContent
 from tau.context.prompt_templates import expand_prompt_template
 from tau.context.resources import ResourceLoader
 from tau.context.skills import expand_skill_command
+from tau.context.system_prompt import SystemPromptOptions
 from tau.session.messages import CustomMessage
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PromptHooks",
     "StreamingBehavior",
     "expand_input",
+    "split_user_content",
 ]
 
 StreamingBehavior: TypeAlias = Literal["steer", "follow_up"]
@@ -65,7 +67,11 @@ class PromptHooks:
         return InputOutcome(text, images)
 
     async def before_agent_start(
-        self, text: str, images: Sequence[ImageContent] | None, base_system_prompt: str
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None,
+        base_system_prompt: str,
+        base_system_prompt_options: SystemPromptOptions | None = None,
     ) -> AgentStartOverrides:
         return AgentStartOverrides()
 
@@ -80,3 +86,13 @@ def expand_input(text: str, resources: ResourceLoader, *, skill_commands: bool =
         except (OSError, UnicodeDecodeError):
             return text
     return expand_prompt_template(text, resources.prompt_templates)
+
+
+def split_user_content(
+    content: str | Sequence[TextContent | ImageContent],
+) -> tuple[str, list[ImageContent] | None]:
+    """A prompt's text (text blocks joined by newlines) and images from message-style content."""
+    if isinstance(content, str):
+        return content, None
+    text = "\n".join(b.text for b in content if isinstance(b, TextContent))
+    return text, [b for b in content if isinstance(b, ImageContent)] or None

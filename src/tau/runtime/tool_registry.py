@@ -1,7 +1,7 @@
 """Which tools a session has, which of them are active, and the base system prompt they imply.
 
-The registry holds the built-in tools, overlaid by SDK custom tools (a custom tool with a built-in
-name replaces it). An allowlist (``tools=[...]``) limits the registry itself, so only listed
+The registry holds the built-in tools, overlaid by extension tools and then SDK custom tools (a tool
+with a built-in name replaces it). An allowlist (``tools=[...]``) limits the registry itself, so only listed
 names can ever be activated. The base system prompt is rebuilt only when the active set changes,
 from the resource loader's current state (no disk access) and a fixed date, so it stays
 byte-identical through a session and provider prompt caches keep hitting.
@@ -53,32 +53,56 @@ def create_builtin_tools(
 
 
 class ToolRegistry:
-    """The session's tools by name, the active subset, and the base system prompt built from it."""
+    """The session's tools by name, the active subset, and the base system prompt built from it.
+
+    Built-ins are overlaid by extension tools, then by SDK custom tools: a later tool with a
+    taken name replaces the earlier one. Extension tools change at run time (a registration in a
+    handler, a reload): ``set_extension_tools`` rebuilds the overlay."""
 
     def __init__(
         self,
         builtin: Sequence[AgentTool],
         custom: Sequence[AgentTool] = (),
         *,
+        extension: Sequence[AgentTool] = (),
         allowlist: Sequence[str] | None = None,
         no_tools: NoTools | None = None,
     ) -> None:
         if no_tools == "all":
             allowlist = []
-        tools: dict[str, AgentTool] = {t.name: t for t in builtin}
-        tools.update((t.name, t) for t in custom)
-        if allowlist is not None:
-            tools = {name: tool for name, tool in tools.items() if name in allowlist}
-        self._tools = tools
+        self._builtin = list(builtin)
+        self._custom = list(custom)
         self._allowlist = list(allowlist) if allowlist is not None else None
-        custom_names = [t.name for t in custom if t.name in tools]
+        self._tools = self._overlay(extension)
+        added = [t.name for t in (*extension, *custom) if t.name in self._tools]
         if self._allowlist is not None:
             initial = self._allowlist
         elif no_tools == "builtin":
-            initial = custom_names
+            initial = added
         else:
-            initial = [*CODING_TOOL_NAMES, *custom_names]
+            initial = [*CODING_TOOL_NAMES, *added]
         self._active: list[str] = self._known(initial)
+
+    def _overlay(self, extension: Sequence[AgentTool]) -> dict[str, AgentTool]:
+        tools: dict[str, AgentTool] = {t.name: t for t in self._builtin}
+        tools.update((t.name, t) for t in extension)
+        tools.update((t.name, t) for t in self._custom)
+        if self._allowlist is not None:
+            tools = {name: tool for name, tool in tools.items() if name in self._allowlist}
+        return tools
+
+    @property
+    def has_allowlist(self) -> bool:
+        """Whether ``tools=[...]`` limits the registry (new tools are then never activated by themselves)."""
+        return self._allowlist is not None
+
+    def set_extension_tools(self, extension: Sequence[AgentTool]) -> list[str]:
+        """Replace the extension tools; returns the names that were not registered before.
+        Active names whose tool is gone are deactivated."""
+        before = set(self._tools)
+        self._tools = self._overlay(extension)
+        self._active = self._known(self._active)
+        return [name for name in self._tools if name not in before]
 
     def _known(self, names: Iterable[str]) -> list[str]:
         """``names`` that are registered, each once, in the given order."""
@@ -102,6 +126,15 @@ class ToolRegistry:
 
     def all_tools(self) -> list[AgentTool]:
         return list(self._tools.values())
+
+    def origin(self, name: str) -> Literal["builtin", "extension", "sdk"] | None:
+        """Where the tool registered as ``name`` comes from (``None`` when there is none)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return None
+        if any(t is tool for t in self._custom):
+            return "sdk"
+        return "builtin" if any(t is tool for t in self._builtin) else "extension"
 
     def set_active(self, names: Iterable[str]) -> list[str]:
         """Activate exactly the registered ones of ``names`` (unknown names are ignored); returns them."""

@@ -85,8 +85,15 @@ class UserBash:
         if self._running is not None:
             self._running.abort()
 
-    async def run(self, command: str, on_chunk: Callable[[str], None] | None = None) -> BashResult:
-        """Run ``command``; ``on_chunk`` receives the output as it arrives, cleaned for display.
+    async def run(
+        self,
+        command: str,
+        on_chunk: Callable[[str], None] | None = None,
+        *,
+        operations: BashOperations | None = None,
+    ) -> BashResult:
+        """Run ``command`` (with ``operations`` instead of the usual ones, e.g. an extension's
+        remote shell); ``on_chunk`` receives the output as it arrives, cleaned for display.
 
         The caller makes sure only one command runs at a time."""
         controller = AbortController()
@@ -102,7 +109,7 @@ class UserBash:
         script = f"{self._prefix}\n{command}" if self._prefix else command
         cancelled = False
         try:
-            exit_code = await self._ops.exec(
+            exit_code = await (operations or self._ops).exec(
                 script, self._cwd, on_data=on_data, signal=controller.signal, timeout=None, env=os.environ
             )
         except (CommandAborted, CommandTimedOut):

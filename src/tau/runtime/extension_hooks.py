@@ -1,0 +1,255 @@
+"""Where the session calls its extensions: the agent's callbacks, the prompt flow, compaction and
+tree navigation, and the event pipeline.
+
+Every hook is installed once and asks ``current_runner()`` at call time, so a reload (a new
+runner) or a session without extensions (``None``) needs no re-wiring. Without a runner, or
+without a handler for the event, a hook returns at once. ``tau.extensions`` is imported only when
+there is a runner: a session without extensions never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
+
+from tau.agent.agent import Agent
+from tau.agent.hooks import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+)
+from tau.agent.messages import AgentMessage
+from tau.ai.abort import AbortSignal
+from tau.ai.options import ResponseInfo
+from tau.ai.types import ImageContent, JsonObject, Model
+from tau.context.system_prompt import SystemPromptOptions
+from tau.runtime.compaction_hooks import (
+    BeforeCompactEvent,
+    BeforeCompactResult,
+    BeforeTreeEvent,
+    BeforeTreeResult,
+    CompactionHooks,
+)
+from tau.runtime.events import (
+    AgentSessionEvent,
+    AutoRetryEnd,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionStart,
+    QueueUpdate,
+    SessionInfoChanged,
+    ThinkingLevelChanged,
+)
+from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
+from tau.session.entries import BranchSummaryEntry, CompactionEntry
+
+if TYPE_CHECKING:
+    from tau.extensions.runner import ExtensionRunner
+
+__all__ = [
+    "AgentExtensionHooks",
+    "CurrentRunner",
+    "ExtensionCompactionHooks",
+    "ExtensionEventForwarder",
+    "ExtensionPromptHooks",
+]
+
+CurrentRunner: TypeAlias = Callable[[], "ExtensionRunner | None"]
+
+_SESSION_EVENTS = (
+    QueueUpdate,
+    SessionInfoChanged,
+    AutoRetryStart,
+    AutoRetryEnd,
+    CompactionStart,
+    CompactionEnd,
+)
+
+
+class AgentExtensionHooks:
+    """The agent's callbacks: ``context``, ``before_provider_request``, ``after_provider_response``,
+    ``tool_call`` and ``tool_result``."""
+
+    def __init__(self, current_runner: CurrentRunner, drain_events: Callable[[], Awaitable[None]]) -> None:
+        self._runner = current_runner
+        self._drain_events = drain_events
+
+    def install(self, agent: Agent) -> None:
+        agent.transform_context = self.transform_context
+        agent.on_payload = self.on_payload
+        agent.on_response = self.on_response
+        agent.before_tool_call = self.before_tool_call
+        agent.after_tool_call = self.after_tool_call
+
+    async def _runner_for(self, event: str) -> ExtensionRunner | None:
+        """The runner if it has ``event`` handlers, once the session's event queue is drained:
+        handlers then see the events before this one (``agent_start`` before ``context``; the
+        assistant message asking for a tool already in the session file, spec 30 §1.2)."""
+        runner = self._runner()
+        if runner is None or not runner.has_handlers(event):
+            return None
+        await self._drain_events()
+        return runner
+
+    async def transform_context(
+        self, messages: list[AgentMessage], signal: AbortSignal | None
+    ) -> list[AgentMessage]:
+        runner = await self._runner_for("context")
+        return messages if runner is None else await runner.emit_context(messages, signal)
+
+    async def on_payload(self, payload: JsonObject, model: Model) -> JsonObject | None:
+        runner = await self._runner_for("before_provider_request")
+        return None if runner is None else await runner.emit_before_provider_request(payload, model)
+
+    async def on_response(self, info: ResponseInfo, model: Model) -> None:
+        runner = await self._runner_for("after_provider_response")
+        if runner is not None:
+            await runner.emit_after_provider_response(info, model)
+
+    async def before_tool_call(
+        self, context: BeforeToolCallContext, signal: AbortSignal | None
+    ) -> BeforeToolCallResult | None:
+        runner = await self._runner_for("tool_call")
+        return None if runner is None else await runner.before_tool_call(context, signal)
+
+    async def after_tool_call(
+        self, context: AfterToolCallContext, signal: AbortSignal | None
+    ) -> AfterToolCallResult | None:
+        runner = self._runner()
+        return None if runner is None else await runner.after_tool_call(context, signal)
+
+
+class ExtensionEventForwarder:
+    """The event pipeline's extension step: agent events go to ``emit_agent_event`` (turn numbers,
+    ``message_end`` replacements); a thinking-level change becomes ``thinking_level_select``."""
+
+    def __init__(self, current_runner: CurrentRunner, thinking_level: str) -> None:
+        self._runner = current_runner
+        self._thinking_level = thinking_level
+
+    async def __call__(self, event: AgentSessionEvent) -> None:
+        if isinstance(event, ThinkingLevelChanged):
+            previous, self._thinking_level = self._thinking_level, event.level
+            runner = self._runner()
+            if runner is not None and runner.has_handlers("thinking_level_select"):
+                from tau.extensions.events import ThinkingLevelSelectEvent
+
+                await runner.emit(ThinkingLevelSelectEvent(event.level, previous))
+            return
+        if isinstance(event, _SESSION_EVENTS):
+            return
+        runner = self._runner()
+        if runner is not None:
+            await runner.emit_agent_event(event)
+
+
+class ExtensionPromptHooks(PromptHooks):
+    """Commands, ``input`` and ``before_agent_start`` in ``AgentSession.prompt``."""
+
+    def __init__(self, current_runner: CurrentRunner) -> None:
+        self._runner = current_runner
+
+    def is_command(self, text: str) -> bool:
+        runner = self._runner()
+        return runner is not None and runner.is_command(text)
+
+    async def run_command(self, text: str) -> bool:
+        runner = self._runner()
+        return runner is not None and await runner.run_command(text)
+
+    async def on_input(
+        self, text: str, images: Sequence[ImageContent] | None, source: InputSource
+    ) -> InputOutcome:
+        runner = self._runner()
+        if runner is None or not runner.has_handlers("input"):
+            return InputOutcome(text, images)
+        result = await runner.emit_input(text, images, source)
+        if result.action == "handled":
+            return InputOutcome(text, images, handled=True)
+        return InputOutcome(
+            result.text if result.text is not None else text,
+            result.images if result.images is not None else images,
+        )
+
+    async def before_agent_start(
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None,
+        base_system_prompt: str,
+        base_system_prompt_options: SystemPromptOptions | None = None,
+    ) -> AgentStartOverrides:
+        runner = self._runner()
+        if runner is None:
+            return AgentStartOverrides()
+        outcome = await runner.emit_before_agent_start(
+            text, images, base_system_prompt, base_system_prompt_options
+        )
+        return AgentStartOverrides(outcome.system_prompt, list(outcome.messages))
+
+
+class ExtensionCompactionHooks(CompactionHooks):
+    """``session_before_compact`` / ``session_compact`` and ``session_before_tree`` / ``session_tree``."""
+
+    def __init__(self, current_runner: CurrentRunner) -> None:
+        self._runner = current_runner
+
+    async def session_before_compact(self, event: BeforeCompactEvent) -> BeforeCompactResult | None:
+        runner = self._runner()
+        if runner is None:
+            return None
+        result = await runner.emit_session_before_compact(
+            event.preparation, event.branch_entries, event.custom_instructions, event.signal
+        )
+        if result is None:
+            return None
+        return BeforeCompactResult(cancel=result.cancel, compaction=result.compaction)
+
+    async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+        runner = self._runner()
+        if runner is not None and runner.has_handlers("session_compact"):
+            from tau.extensions.events import SessionCompactEvent
+
+            await runner.emit(SessionCompactEvent(entry, from_extension))
+
+    async def session_before_tree(self, event: BeforeTreeEvent) -> BeforeTreeResult | None:
+        runner = self._runner()
+        if runner is None:
+            return None
+        from tau.extensions.events import TreePreparation
+
+        preparation = TreePreparation(
+            event.target_id,
+            event.old_leaf_id,
+            event.common_ancestor_id,
+            event.entries_to_summarize,
+            event.user_wants_summary,
+            event.custom_instructions,
+            event.replace_instructions,
+            event.label,
+        )
+        result = await runner.emit_session_before_tree(preparation)
+        if result is None:
+            return None
+        summary = result.summary
+        return BeforeTreeResult(
+            cancel=result.cancel,
+            summary=summary.summary if summary is not None else None,
+            details=summary.details if summary is not None else None,
+            custom_instructions=result.custom_instructions,
+            replace_instructions=result.replace_instructions,
+            label=result.label,
+        )
+
+    async def session_tree(
+        self,
+        new_leaf_id: str | None,
+        old_leaf_id: str | None,
+        summary_entry: BranchSummaryEntry | None,
+        from_extension: bool,
+    ) -> None:
+        runner = self._runner()
+        if runner is not None and runner.has_handlers("session_tree"):
+            from tau.extensions.events import SessionTreeEvent
+
+            await runner.emit(SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension))

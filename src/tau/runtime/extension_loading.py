@@ -1,0 +1,138 @@
+"""Finding and loading the extensions of a working directory, for ``AgentSessionServices``.
+
+Importing the extension machinery costs more than a whole ``tau --version``, so it is imported
+only when there is something to load. ``might_have_extensions`` answers that from the file
+system alone: ``-e`` paths, ``extensions`` entries in the settings, a ``.py`` file or a folder in
+``<cwd>/.tau/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
+declaring the ``tau.extensions`` entry-point group. It may say yes when the loader then finds
+nothing usable (a folder that is not a package, say); it never says no when the loader would
+find something.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tau.context.resources import PROJECT_DIR_NAME
+from tau.runtime.settings import SettingsManager
+
+if TYPE_CHECKING:
+    from tau.extensions.errors import ExtensionDiagnostic
+    from tau.extensions.runner import ExtensionRunner
+
+__all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
+
+EXTENSIONS_DIR = "extensions"
+ENTRY_POINT_SECTION = b"[tau.extensions]"
+
+
+class ExtensionOptions:
+    """CLI choices about extensions. ``paths`` (``-e``) should be absolute; they load even with
+    ``no_extensions`` (``-ne``), which turns discovery off. ``flag_values`` are the command line's
+    unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
+    dataclass would cost every start-up most of a millisecond.)"""
+
+    __slots__ = ("flag_values", "no_extensions", "paths")
+
+    def __init__(
+        self,
+        *,
+        paths: Sequence[str] = (),
+        no_extensions: bool = False,
+        flag_values: Mapping[str, str | bool] | None = None,
+    ) -> None:
+        self.paths: tuple[str, ...] = tuple(paths)
+        self.no_extensions = no_extensions
+        self.flag_values: dict[str, str | bool] = dict(flag_values or {})
+
+
+def _settings_entries(settings: SettingsManager) -> tuple[list[str], list[str]]:
+    """The ``extensions`` entries of the project and the user settings."""
+
+    def entries(scope: Any) -> list[str]:
+        value = settings.get_scope(scope).get("extensions")
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    return entries("project"), entries("global")
+
+
+def _has_candidates(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as found:
+            return any(
+                not e.name.startswith((".", "_")) and (e.name.endswith(".py") or e.is_dir()) for e in found
+            )
+    except OSError:
+        return False
+
+
+def _has_installed_extensions() -> bool:
+    """Whether a distribution on ``sys.path`` declares ``tau.extensions`` entry points. Reading the
+    ``entry_points.txt`` files directly takes under a millisecond; ``importlib.metadata`` takes ten."""
+    for entry in sys.path:
+        try:
+            listing = os.scandir(entry or ".")
+        except OSError:
+            continue
+        with listing:
+            for item in listing:
+                if not item.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(item.path, "entry_points.txt"), "rb") as f:
+                        if ENTRY_POINT_SECTION in f.read():
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
+def might_have_extensions(
+    cwd: str, agent_dir: str, settings: SettingsManager, options: ExtensionOptions
+) -> bool:
+    """Whether loading could find an extension (see the module docstring)."""
+    if options.paths:
+        return True
+    if options.no_extensions:
+        return False
+    project, user = _settings_entries(settings)
+    return bool(
+        project
+        or user
+        or _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR))
+        or _has_candidates(os.path.join(agent_dir, EXTENSIONS_DIR))
+        or _has_installed_extensions()
+    )
+
+
+def load_extension_runner(
+    cwd: str,
+    agent_dir: str,
+    settings: SettingsManager,
+    options: ExtensionOptions,
+    *,
+    flag_values: Mapping[str, Any] | None = None,
+) -> tuple[ExtensionRunner | None, list[ExtensionDiagnostic]]:
+    """A runner with the extensions of ``cwd`` (``None`` when there are none) and the problems
+    found while loading them. ``flag_values`` carries a previous runner's values over a reload."""
+    if not might_have_extensions(cwd, agent_dir, settings, options):
+        return None, []
+    from tau.extensions.loader import discover_extensions, load_extensions_sync
+
+    project, user = _settings_entries(settings)
+    discovery = discover_extensions(
+        cwd,
+        agent_dir,
+        cli_paths=options.paths,
+        project_settings_paths=project,
+        user_settings_paths=user,
+        include_defaults=not options.no_extensions,
+        include_entry_points=not options.no_extensions and _has_installed_extensions(),
+    )
+    if not discovery.sources:
+        return None, list(discovery.diagnostics)
+    runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)
+    return runner, runner.diagnostics
