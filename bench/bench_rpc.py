@@ -19,28 +19,7 @@ from tau.modes.rpc_client import RpcClient
 
 MODEL = ["--provider", "local", "--model", "fake-model"]
 
-# Until the CLI dispatches `--mode rpc`, this launcher builds the runtime the way the CLI will.
-LAUNCHER = r"""
-import asyncio, os, sys
-from tau.modes.print_mode import take_over_stdout
-from tau.modes.rpc_mode import run_rpc_mode
-from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
-from tau.session.manager import SessionManager
-
-async def main():
-    cwd, agent_dir = os.getcwd(), os.environ["TAU_AGENT_DIR"]
-    runtime = create_agent_session_runtime(
-        session_runtime_factory(), cwd=cwd, agent_dir=agent_dir, session_manager=SessionManager.in_memory(cwd)
-    )
-    return await run_rpc_mode(runtime, out=take_over_stdout())
-
-sys.exit(asyncio.run(main()))
-"""
-RPC_COMMAND = [
-    PYTHON,
-    "-c",
-    LAUNCHER,
-]  # later: [PYTHON, "-m", "tau", "--mode", "rpc", "--no-session", *MODEL]
+RPC_COMMAND = [PYTHON, "-m", "tau", "--mode", "rpc", "--no-session", *MODEL]
 
 
 async def _rpc_run(env: dict[str, str], cwd: Path) -> float:

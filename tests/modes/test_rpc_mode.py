@@ -17,42 +17,24 @@ from tau_command import TauCommand, tau_command
 from tau.modes.rpc_client import RpcClient, RpcError
 from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
 
-# Until the CLI dispatches ``--mode rpc``, a small launcher builds the runtime as the CLI will and
-# calls ``run_rpc_mode``. Switching to the real command is this one function:
-#     return [sys.executable, "-m", "tau", "--mode", "rpc", "--provider", "local", "--model", "fake-model"]
-LAUNCHER = r"""
-import asyncio, os, sys
-from tau.agent.tool import AgentTool, text_result
-from tau.modes.print_mode import take_over_stdout
-from tau.modes.rpc_mode import run_rpc_mode
-from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
-from tau.session.manager import SessionManager
+ASK_EXTENSION = """
+from tau.agent.tool import text_result
+from tau.extensions import ToolDefinition
 
-class Binder:
-    ui = None
-    def set_ui(self, ui):
-        self.ui = ui
 
-binder = Binder()
+def setup(tau):
+    async def ask(tool_call_id, params, signal, on_update, ctx):
+        confirmed = await ctx.ui.confirm("Proceed?", "Run the step?", timeout=params.get("timeout"))
+        return text_result(f"confirmed={confirmed}")
 
-async def ask(tool_call_id, args, signal, on_update):
-    confirmed = await binder.ui.confirm("Proceed?", "Run the step?", timeout=args.get("timeout"))
-    return text_result(f"confirmed={confirmed}")
-
-async def main():
-    cwd, agent_dir = os.getcwd(), os.environ["TAU_AGENT_DIR"]
-    tools = [AgentTool(name="ask", description="Ask the user", parameters={"type": "object"}, execute=ask)]
-    factory = session_runtime_factory(custom_tools=tools if "--ask-tool" in sys.argv else None)
-    manager = SessionManager.create(cwd, agent_dir=agent_dir)
-    runtime = create_agent_session_runtime(factory, cwd=cwd, agent_dir=agent_dir, session_manager=manager)
-    return await run_rpc_mode(runtime, out=take_over_stdout(), extension_runner=binder)
-
-sys.exit(asyncio.run(main()))
+    tau.register_tool(
+        ToolDefinition(name="ask", label="Ask", description="Ask the user", parameters={"type": "object"}, execute=ask)
+    )
 """
 
 
 def rpc_command(*extra: str) -> list[str]:
-    return [sys.executable, "-c", LAUNCHER, *extra]
+    return [sys.executable, "-m", "tau", "--mode", "rpc", "--provider", "local", "--model", "fake-model", *extra]
 
 
 @pytest.fixture
@@ -220,7 +202,9 @@ async def test_export_html_is_not_supported_yet(client: RpcClient) -> None:
 
 
 async def test_an_extension_confirm_is_asked_of_the_client_and_times_out_to_false(tau: TauCommand) -> None:
-    async with RpcClient(rpc_command("--ask-tool"), cwd=str(tau.work), env=tau.env) as rpc:
+    extension = tau.work / "ask.py"
+    extension.write_text(ASK_EXTENSION)
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
         tau.server.add(
             Turn(tool_calls=[ScriptedToolCall("ask", {})]),
             Turn(tool_calls=[ScriptedToolCall("ask", {"timeout": 0.2})]),

@@ -15,7 +15,8 @@ from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
-    from tau.runtime.services import AgentSessionServices
+    from tau.runtime.services import AgentSessionServices, ExtensionOptions, ResourceOptions
+    from tau.runtime.tool_registry import NoTools
     from tau.session.manager import SessionManager
 
 
@@ -62,8 +63,8 @@ async def _main(args: Args) -> int:
     mode = _mode(args)
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
-    if mode == "rpc":
-        raise UsageError("--mode rpc is not available yet; use -p or --mode json")
+    if mode == "rpc" and args.file_args:
+        raise UsageError("@file arguments cannot be used with --mode rpc; send files in prompt commands")
     if args.export is not None:
         raise UsageError("--export is not available yet")
     if args.resume:
@@ -91,6 +92,9 @@ async def _main(args: Args) -> int:
         return 0
 
     model, thinking = _resolve_model(args, services)
+    no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
+    if mode == "rpc":
+        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools)
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
     from tau.cli.initial_message import FileArgumentError, build_initial_message
 
@@ -107,7 +111,7 @@ async def _main(args: Args) -> int:
         model=model,
         thinking_level=thinking,
         tools=args.tools,
-        no_tools="all" if args.no_tools else ("builtin" if args.no_builtin_tools else None),
+        no_tools=no_tools,
     )
     session = result.session
     if result.model_fallback_message:
@@ -194,30 +198,73 @@ def _help_text(args: Args) -> str:
     return text
 
 
+async def _run_rpc(
+    args: Args,
+    services: AgentSessionServices,
+    session_manager: SessionManager,
+    agent_dir: str,
+    model: Model | None,
+    thinking: ThinkingLevelOrOff | None,
+    no_tools: NoTools | None,
+) -> int:
+    """RPC mode: commands on stdin, responses and events on stdout, sessions replaceable."""
+    from tau.modes.print_mode import take_over_stdout
+    from tau.modes.rpc_mode import run_rpc_mode
+    from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
+
+    factory = session_runtime_factory(
+        auth_storage=services.auth_storage,
+        resource_options=_resource_options(args),
+        extension_options=_extension_options(args),
+        model=model,
+        thinking_level=thinking,
+        tools=args.tools,
+        no_tools=no_tools,
+    )
+    runtime = create_agent_session_runtime(
+        factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
+    )
+    if runtime.session.model is None:
+        raise UsageError(_no_model_message(services))
+    return await run_rpc_mode(runtime, out=take_over_stdout())
+
+
 def _create_services(
     args: Args, cwd: str, agent_dir: str, *, flag_values: dict[str, str | bool] | None = None
 ) -> AgentSessionServices:
     from pathlib import Path
 
-    from tau.runtime.services import ExtensionOptions, ResourceOptions, create_agent_session_services
+    from tau.runtime.services import create_agent_session_services
 
     return create_agent_session_services(
         cwd=cwd,
         agent_dir=Path(agent_dir),
-        resource_options=ResourceOptions(
-            system_prompt=_text_or_file(args.system_prompt) if args.system_prompt else None,
-            append_system_prompts=[_text_or_file(v) for v in args.append_system_prompt],
-            skill_paths=[os.path.abspath(p) for p in args.skills],
-            prompt_template_paths=[os.path.abspath(p) for p in args.prompt_templates],
-            no_context_files=args.no_context_files,
-            no_skills=args.no_skills,
-            no_prompt_templates=args.no_prompt_templates,
-        ),
-        extension_options=ExtensionOptions(
-            paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
-            no_extensions=args.no_extensions,
-            flag_values=args.unknown_flags if flag_values is None else flag_values,
-        ),
+        resource_options=_resource_options(args),
+        extension_options=_extension_options(args, flag_values),
+    )
+
+
+def _resource_options(args: Args) -> ResourceOptions:
+    from tau.runtime.services import ResourceOptions
+
+    return ResourceOptions(
+        system_prompt=_text_or_file(args.system_prompt) if args.system_prompt else None,
+        append_system_prompts=[_text_or_file(v) for v in args.append_system_prompt],
+        skill_paths=[os.path.abspath(p) for p in args.skills],
+        prompt_template_paths=[os.path.abspath(p) for p in args.prompt_templates],
+        no_context_files=args.no_context_files,
+        no_skills=args.no_skills,
+        no_prompt_templates=args.no_prompt_templates,
+    )
+
+
+def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = None) -> ExtensionOptions:
+    from tau.runtime.services import ExtensionOptions
+
+    return ExtensionOptions(
+        paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
+        no_extensions=args.no_extensions,
+        flag_values=args.unknown_flags if flag_values is None else flag_values,
     )
 
 

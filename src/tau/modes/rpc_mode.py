@@ -33,11 +33,11 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from tau.agent.events import AgentStart
 from tau.ai.types import ImageContent
-from tau.extensions.ui import ExtensionUI
+from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.event_lines import EventLineWriter, dumps
 from tau.modes.rpc_commands import COMMANDS, NO_DATA
 from tau.modes.rpc_ui import RpcExtensionUI
@@ -54,30 +54,33 @@ _READ_SIZE = 1 << 16
 _BEHAVIORS: dict[str, StreamingBehavior] = {"steer": "steer", "followUp": "follow_up"}
 
 
-class UIBinder(Protocol):
-    """Whatever hands the UI to extensions (the extension runner's ``set_ui``)."""
-
-    def set_ui(self, ui: ExtensionUI | None) -> None: ...
-
-
 async def run_rpc_mode(
     runtime_or_session: AgentSessionRuntime | AgentSession,
     *,
     stdin: asyncio.StreamReader | None = None,
     out: TextIO,
-    extension_runner: UIBinder | None = None,
 ) -> int:
     """Serve RPC commands from ``stdin`` (default: the process's stdin) until end of input or a
-    signal; returns the exit code (0, or 143/129 after SIGTERM/SIGHUP)."""
+    signal; returns the exit code (0, or 143/129 after SIGTERM/SIGHUP).
+
+    Extensions get the RPC dialogs as their UI; their errors are written as ``extension_error``
+    objects. A runtime carries that binding over to a new, switched or forked session.
+    """
     mode = _RpcMode(runtime_or_session, out)
-    if extension_runner is not None:
-        extension_runner.set_ui(mode.ui)
+
+    def report_extension_error(report: ExtensionErrorReport) -> None:
+        mode._write_object(
+            {
+                "type": "extension_error",
+                "extensionPath": report.extension_path,
+                "event": report.event,
+                "error": report.error,
+            }
+        )
+
+    await mode.session.bind_extensions(mode.ui, on_error=report_extension_error)
     reader = stdin if stdin is not None else await _stdin_reader()
-    try:
-        return await mode.serve(reader)
-    finally:
-        if extension_runner is not None:
-            extension_runner.set_ui(None)
+    return await mode.serve(reader)
 
 
 class _RpcMode:
