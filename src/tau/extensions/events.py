@@ -25,15 +25,14 @@ from tau.agent.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
 from tau.agent.messages import AgentMessage
-from tau.agent.tool import AgentToolResult
 from tau.ai.abort import AbortSignal
-from tau.ai.events import AssistantMessageEvent
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -236,15 +235,9 @@ class AfterProviderResponseEvent:
 # -- the agent loop ----------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class AgentStartEvent:
-    type: Literal["agent_start"] = field(default="agent_start", init=False)
-
-
-@dataclass(slots=True)
-class AgentEndEvent:
-    messages: list[AgentMessage]
-    type: Literal["agent_end"] = field(default="agent_end", init=False)
+# The agent's own events reach extensions as they are; only the turn events gain a turn index.
+AgentStartEvent = AgentStart
+AgentEndEvent = AgentEnd
 
 
 @dataclass(slots=True)
@@ -262,51 +255,12 @@ class TurnEndEvent:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
 
 
-@dataclass(slots=True)
-class MessageStartEvent:
-    message: AgentMessage
-    type: Literal["message_start"] = field(default="message_start", init=False)
-
-
-@dataclass(slots=True)
-class MessageUpdateEvent:
-    message: AssistantMessage
-    assistant_message_event: AssistantMessageEvent
-    type: Literal["message_update"] = field(default="message_update", init=False)
-
-
-@dataclass(slots=True)
-class MessageEndEvent:
-    """Return ``{message}`` (same role) to replace the finished message everywhere."""
-
-    message: AgentMessage
-    type: Literal["message_end"] = field(default="message_end", init=False)
-
-
-@dataclass(slots=True)
-class ToolExecutionStartEvent:
-    tool_call_id: str
-    tool_name: str
-    args: JsonObject
-    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
-
-
-@dataclass(slots=True)
-class ToolExecutionUpdateEvent:
-    tool_call_id: str
-    tool_name: str
-    args: JsonObject
-    partial_result: AgentToolResult
-    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
-
-
-@dataclass(slots=True)
-class ToolExecutionEndEvent:
-    tool_call_id: str
-    tool_name: str
-    result: AgentToolResult
-    is_error: bool
-    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
+MessageStartEvent = MessageStart
+MessageUpdateEvent = MessageUpdate
+MessageEndEvent = MessageEnd
+ToolExecutionStartEvent = ToolExecutionStart
+ToolExecutionUpdateEvent = ToolExecutionUpdate
+ToolExecutionEndEvent = ToolExecutionEnd
 
 
 @dataclass(slots=True)
@@ -453,22 +407,8 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
 def from_agent_event(event: AgentEvent, turn_index: int) -> ExtensionEvent:
     """The extension event for an agent event; turns carry ``turn_index`` (``turn_start`` also
     the current time)."""
-    if isinstance(event, AgentStart):
-        return AgentStartEvent()
-    if isinstance(event, AgentEnd):
-        return AgentEndEvent(event.messages)
     if isinstance(event, TurnStart):
         return TurnStartEvent(turn_index, now_ms())
     if isinstance(event, TurnEnd):
         return TurnEndEvent(turn_index, event.message, event.tool_results)
-    if isinstance(event, MessageStart):
-        return MessageStartEvent(event.message)
-    if isinstance(event, MessageUpdate):
-        return MessageUpdateEvent(event.message, event.assistant_message_event)
-    if isinstance(event, MessageEnd):
-        return MessageEndEvent(event.message)
-    if isinstance(event, ToolExecutionStart):
-        return ToolExecutionStartEvent(event.tool_call_id, event.tool_name, event.args)
-    if isinstance(event, ToolExecutionUpdate):
-        return ToolExecutionUpdateEvent(event.tool_call_id, event.tool_name, event.args, event.partial_result)
-    return ToolExecutionEndEvent(event.tool_call_id, event.tool_name, event.result, event.is_error)
+    return event

@@ -45,7 +45,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.runtime.session_prompt import StreamingBehavior
 
-__all__ = ["UIBinder", "run_rpc_mode"]
+__all__ = ["run_rpc_mode"]
 
 JsonDict = dict[str, Any]
 
