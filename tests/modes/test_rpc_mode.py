@@ -221,6 +221,56 @@ async def test_an_extension_confirm_is_asked_of_the_client_and_times_out_to_fals
         assert results == ["confirmed=True", "confirmed=False"]
 
 
+COMMAND_EXTENSION = """
+def setup(tau):
+    @tau.register_command("hello", description="Say hello")
+    async def hello(args, ctx):
+        pass
+"""
+
+
+async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> None:
+    extension = tau.work / "hello.py"
+    extension.write_text(COMMAND_EXTENSION)
+    prompts = tau.work / ".tau" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "review.md").write_text("---\ndescription: Review the code\n---\nReview $@")
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        commands = (await rpc.call("get_commands"))["commands"]
+    first, *rest = commands
+    assert first == {
+        "name": "hello",
+        "description": "Say hello",
+        "source": "extension",
+        "sourceInfo": {"path": str(extension), "source": "extension", "extension": "hello"},
+    }
+    assert [(c["name"], c["source"]) for c in rest] == [("review", "prompt")]
+
+
+SHUTDOWN_EXTENSION = """
+def setup(tau):
+    @tau.register_command("quit", description="Stop tau")
+    async def quit(args, ctx):
+        ctx.shutdown()
+
+    @tau.on("session_shutdown")
+    def goodbye(event, ctx):
+        with open("shutdown.txt", "w") as out:
+            out.write(event.reason)
+"""
+
+
+async def test_an_extension_shutdown_exits_after_the_command_response(tau: TauCommand) -> None:
+    extension = tau.work / "quit.py"
+    extension.write_text(SHUTDOWN_EXTENSION)
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("get_state")
+        assert await rpc.call("prompt", message="/quit") is None
+        assert await asyncio.wait_for(rpc.process.wait(), 10) == 0
+    assert (tau.work / "shutdown.txt").read_text() == "quit"
+    assert not tau.server.requests
+
+
 # -- sessions --------------------------------------------------------------------------------------
 
 

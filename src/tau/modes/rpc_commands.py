@@ -209,8 +209,23 @@ async def _get_last_assistant_text(ctx: CommandContext, command: JsonDict) -> An
 
 
 async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
+    """Extension commands (by invocation name), then prompt templates, then skills, as pi lists them."""
     loader = ctx.session.services.resource_loader
     commands: list[JsonDict] = []
+    runner = ctx.session.extension_runner
+    for name, registered in (runner.commands if runner is not None else {}).items():
+        commands.append(
+            {
+                "name": name,
+                "description": registered.description,
+                "source": "extension",
+                "sourceInfo": {
+                    "path": registered.path,
+                    "source": "extension",
+                    "extension": registered.extension,
+                },
+            }
+        )
     for template in loader.prompt_templates:
         entry: JsonDict = {"name": template.name, "source": "prompt"}
         if template.description:

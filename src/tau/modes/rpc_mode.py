@@ -13,7 +13,9 @@ a failure later in the run only shows up as events.
 Where tau differs from pi: end of input does not drop a running prompt. The run (with its retries
 and compaction) finishes, its events are written, then the session is disposed and the exit code
 is 0. SIGTERM/SIGHUP abort the run cleanly (the aborted reply is recorded, so the session file stays
-whole) and exit with 143/129.
+whole) and exit with 143/129. An extension's ``ctx.shutdown()`` stops the mode with exit code 0 once
+the command being handled has written its response (at once when no command is being handled);
+running work is aborted as on a signal.
 
 The host calls::
 
@@ -78,7 +80,9 @@ async def run_rpc_mode(
             }
         )
 
-    await mode.session.bind_extensions(mode.ui, on_error=report_extension_error)
+    await mode.session.bind_extensions(
+        mode.ui, on_error=report_extension_error, shutdown_handler=mode.request_shutdown
+    )
     reader = stdin if stdin is not None else await _stdin_reader()
     return await mode.serve(reader)
 
@@ -94,7 +98,20 @@ class _RpcMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prompt_gate = asyncio.Lock()
         self._start_waiters: list[asyncio.Future[None]] = []
+        self._stopped: asyncio.Future[int] | None = None
+        self._commands_running = 0
+        self._shutdown_requested = False
         self._follow(self.session)
+
+    def request_shutdown(self) -> None:
+        """``ctx.shutdown()``: stop after the current command's response, or now if there is none."""
+        self._shutdown_requested = True
+        if self._commands_running == 0:
+            self._stop(0)
+
+    def _stop(self, code: int) -> None:
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(code)
 
     # -- CommandContext ------------------------------------------------------------------------
 
@@ -148,6 +165,9 @@ class _RpcMode:
     async def serve(self, reader: asyncio.StreamReader) -> int:
         loop = asyncio.get_running_loop()
         stopped: asyncio.Future[int] = loop.create_future()
+        self._stopped = stopped
+        if self._shutdown_requested:  # asked for during session_start
+            stopped.set_result(0)
         installed = _install_signal_handlers(loop, stopped)
         reading: asyncio.Future[Any] = asyncio.create_task(self._read_commands(reader))
         try:
@@ -189,6 +209,15 @@ class _RpcMode:
         self._track(self._run_command(command))
 
     async def _run_command(self, command: JsonDict) -> None:
+        self._commands_running += 1
+        try:
+            await self._answer_command(command)
+        finally:
+            self._commands_running -= 1
+            if self._shutdown_requested:
+                self._stop(0)
+
+    async def _answer_command(self, command: JsonDict) -> None:
         kind = command.get("type")
         command_id = command.get("id")
         handler = COMMANDS.get(kind) if isinstance(kind, str) else None
