@@ -378,6 +378,46 @@ async def test_session_before_compact_can_supply_a_summary(make_runner) -> None:
     assert result.compaction.details_json() == {"by": "ext"}
 
 
+def _summary_from(text: str) -> Callable[[Any], None]:
+    def setup(tau: Any) -> None:
+        @tau.on("session_before_compact")
+        def handler(event: Any, ctx: Any) -> Any:
+            prep = event.preparation
+            return {
+                "compaction": {
+                    "summary": text,
+                    "firstKeptEntryId": prep.first_kept_entry_id,
+                    "tokensBefore": prep.tokens_before,
+                }
+            }
+
+    return setup
+
+
+def _raising(tau: Any) -> None:
+    @tau.on("session_before_compact")
+    def handler(event: Any, ctx: Any) -> Any:
+        raise RuntimeError("summariser extension broke")
+
+
+async def test_compaction_handlers_run_in_order_and_the_last_result_wins(make_runner) -> None:
+    # spec 50 case 40
+    runner = await make_runner(_summary_from("first"), _raising, _summary_from("last"))
+    errors: list[Any] = []
+    runner.on_error(errors.append)
+    result = await runner.emit_session_before_compact(preparation(), [], None, AbortController().signal)
+    assert result is not None and result.compaction is not None
+    assert result.compaction.summary == "last"
+    assert [e.error for e in errors] == ["RuntimeError: summariser extension broke"]
+
+
+async def test_a_throwing_compaction_handler_leaves_the_default_compaction(make_runner) -> None:
+    runner = await make_runner(_raising)
+    runner.on_error(lambda report: None)
+    result = await runner.emit_session_before_compact(preparation(), [], None, AbortController().signal)
+    assert result is None or (result.compaction is None and not result.cancel)
+
+
 async def test_session_before_cancel_short_circuits(make_runner) -> None:
     later: list[str] = []
     runner = await make_runner(
