@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from event_log import EventLog
 
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.compaction import (
@@ -30,7 +31,7 @@ from tau.runtime.events import CompactionEnd, CompactionStart, session_event_to_
 from tau.session.entries import CompactionEntry, MessageEntry
 from tau.testing.faux import FauxProvider, faux_message
 
-from .conftest import EventLog, SessionFactory, Summarizer, reply_or_summarize, request_text
+from .conftest import SessionFactory, Summarizer, reply_or_summarize, request_text
 
 OVERFLOW = "prompt is too long: 213462 tokens > 200000 maximum"
 

@@ -15,7 +15,6 @@ import pytest
 
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.runtime.agent_session import AgentSession
-from tau.runtime.events import AgentSessionEvent
 from tau.runtime.sdk import create_agent_session
 from tau.runtime.services import AgentSessionServices, ExtensionOptions, create_agent_session_services
 from tau.session.entries import MessageEntry
@@ -97,21 +96,6 @@ def make_session(services: AgentSessionServices, project: str, agent_dir: str) -
         session._spill.close()
 
 
-class EventLog:
-    """A session listener keeping every event."""
-
-    def __init__(self) -> None:
-        self.events: list[AgentSessionEvent] = []
-
-    def __call__(self, event: AgentSessionEvent) -> None:
-        self.events.append(event)
-
-    @property
-    def types(self) -> list[str]:
-        return [e.type for e in self.events]
-
-    def of(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.type == kind]
 
 
 def file_lines(path: str | None) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from event_log import EventLog
 
 from tau.agent.state import PLACEHOLDER_MODEL
 from tau.ai.types import AssistantMessage, Context, ImageContent, UserMessage
@@ -20,7 +21,7 @@ from tau.runtime.services import AgentSessionServices
 from tau.session.manager import SessionManager
 from tau.testing.faux import FauxProvider, faux_message
 
-from .conftest import EventLog, Gate, SessionFactory, file_lines, user_texts
+from .conftest import Gate, SessionFactory, file_lines, user_texts
 
 
 async def test_a_prompt_is_persisted_in_pi_format(make_session: SessionFactory, faux: FauxProvider) -> None:

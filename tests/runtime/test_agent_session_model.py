@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from event_log import EventLog
 
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.runtime.errors import MissingAuthError
 from tau.runtime.services import AgentSessionServices
 from tau.testing.faux import FauxProvider, faux_message
 
-from .conftest import EventLog, SessionFactory, faux_model, file_lines, register_faux_models
+from .conftest import SessionFactory, faux_model, file_lines, register_faux_models
 
 
 def _entries(session: Any, kind: str) -> list[Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from event_log import EventLog
 
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.types import AssistantMessage, Context, Model
@@ -19,7 +20,7 @@ from tau.runtime.services import AgentSessionServices, create_agent_session_serv
 from tau.runtime.settings import RetrySettings
 from tau.testing.faux import FauxProvider, faux_message, faux_tool_call
 
-from .conftest import EventLog, Gate, SessionFactory, file_lines, register_faux_models, user_texts
+from .conftest import Gate, SessionFactory, file_lines, register_faux_models, user_texts
 
 BASE_DELAY_MS = 2
 
