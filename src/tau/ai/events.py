@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 
@@ -254,7 +254,3 @@ class AssistantMessageEventStream:
         if self._final is None:
             raise RuntimeError("stream ended without a result")
         return self._final
-
-
-def is_terminal(event: Any) -> bool:
-    return isinstance(event, (DoneEvent, ErrorEvent))

@@ -153,10 +153,6 @@ class StreamWriter:
         for index in sorted(self._open):
             self.end_block(index)
 
-    @property
-    def open_blocks(self) -> frozenset[int]:
-        return frozenset(self._open)
-
     def _append(self, block: TextContent | ThinkingContent | ToolCall) -> int:
         self.output.content.append(block)
         index = len(self.output.content) - 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tau.session.entries import LabelEntry, SessionEntry
@@ -31,15 +31,6 @@ def apply_label(labels: dict[str, Label], entry: LabelEntry) -> None:
         labels[entry.target_id] = Label(entry.label, entry.timestamp)
     else:
         labels.pop(entry.target_id, None)
-
-
-def resolve_labels(entries: Iterable[SessionEntry]) -> dict[str, Label]:
-    """Label per target id after replaying every label entry in file order (last one wins)."""
-    labels: dict[str, Label] = {}
-    for entry in entries:
-        if isinstance(entry, LabelEntry):
-            apply_label(labels, entry)
-    return labels
 
 
 def build_tree(entries: Sequence[SessionEntry], labels: Mapping[str, Label]) -> list[SessionTreeNode]:
