@@ -193,9 +193,20 @@ async def test_unknown_models_and_non_reasoning_thinking_cycles(client: RpcClien
     assert model["id"] == "fake-model"
 
 
-async def test_export_html_is_not_supported_yet(client: RpcClient) -> None:
-    with pytest.raises(RpcError, match="not supported yet: export_html"):
+async def test_export_html_writes_the_page_once_the_model_has_answered(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    with pytest.raises(RpcError, match="Nothing to export yet"):
         await client.call("export_html")
+    tau.server.add(Turn(text="Hello <b>there</b>"))
+    await client.prompt("hi")
+    named = await client.call("export_html", outputPath="page.html")
+    assert named == {"path": str(tau.work / "page.html")}
+    assert "Hello &lt;b&gt;there&lt;/b&gt;" in (tau.work / "page.html").read_text()
+    state = await client.call("get_state")
+    default = await client.call("export_html")
+    assert default["path"] == str(tau.work / f"tau-session-{Path(state['sessionFile']).stem}.html")
+    assert Path(default["path"]).exists()
 
 
 # -- extension UI ----------------------------------------------------------------------------------

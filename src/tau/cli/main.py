@@ -66,11 +66,9 @@ async def _main(args: Args) -> int:
     if mode == "rpc" and args.file_args:
         raise UsageError("@file arguments cannot be used with --mode rpc; send files in prompt commands")
     if args.export is not None:
-        raise UsageError("--export is not available yet")
-    if args.resume:
-        raise UsageError("-r needs the interactive picker, which is not available yet; use --session <id> or -c")
-    if mode == "interactive":
-        raise UsageError('the interactive terminal UI is not available yet; run tau -p "<your prompt>"')
+        return _export(args.export, args.messages[0] if args.messages else None)
+    if args.resume and mode != "interactive":
+        raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
 
     from tau.runtime.paths import agent_dir as default_agent_dir
 
@@ -95,6 +93,8 @@ async def _main(args: Args) -> int:
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
     if mode == "rpc":
         return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools)
+    if mode == "interactive":
+        return await _run_interactive(args, services, session_manager, agent_dir, model, thinking, no_tools, cwd)
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
     from tau.cli.initial_message import FileArgumentError, build_initial_message
 
@@ -138,6 +138,18 @@ async def _main(args: Args) -> int:
     finally:
         await session.dispose()
         sys.stdout = out
+
+
+def _export(session_file: str, output_path: str | None) -> int:
+    """``tau --export in.jsonl [out.html]``: write the HTML page and say where; needs no model."""
+    from tau.runtime.export_html import ExportError, export_session_html
+
+    try:
+        path = export_session_html(session_file, output_path)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"Exported to: {path}")
+    return 0
 
 
 def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
@@ -227,6 +239,50 @@ async def _run_rpc(
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
     return await run_rpc_mode(runtime, out=take_over_stdout())
+
+
+async def _run_interactive(
+    args: Args,
+    services: AgentSessionServices,
+    session_manager: SessionManager,
+    agent_dir: str,
+    model: Model | None,
+    thinking: ThinkingLevelOrOff | None,
+    no_tools: NoTools | None,
+    cwd: str,
+) -> int:
+    """The terminal UI; the first message and ``@file`` arguments are sent once it is up."""
+    from tau.cli.initial_message import FileArgumentError, build_initial_message
+    from tau.modes.interactive.app import run_interactive_mode
+    from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
+
+    try:
+        initial = build_initial_message(args.messages, args.file_args, None, cwd)
+    except FileArgumentError as exc:
+        raise UsageError(str(exc)) from None
+    factory = session_runtime_factory(
+        auth_storage=services.auth_storage,
+        resource_options=_resource_options(args),
+        extension_options=_extension_options(args),
+        model=model,
+        thinking_level=thinking,
+        tools=args.tools,
+        no_tools=no_tools,
+    )
+    runtime = create_agent_session_runtime(
+        factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
+    )
+    notices = [runtime.model_fallback_message] if runtime.model_fallback_message else []
+    if runtime.session.model is None:
+        notices.append(_no_model_message(services))
+    return await run_interactive_mode(
+        runtime,
+        initial_text=initial.text or None,
+        initial_images=initial.images,
+        messages=initial.remaining,
+        notices=notices,
+        open_resume_picker=args.resume,
+    )
 
 
 def _create_services(

@@ -395,7 +395,8 @@ async def _set_session_name(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _export_html(ctx: CommandContext, command: JsonDict) -> Any:
-    raise RpcCommandError("not supported yet: export_html (tau has no HTML export yet)")
+    output_path = command.get("outputPath")
+    return {"path": ctx.session.export_to_html(output_path if isinstance(output_path, str) else None)}
 
 
 def _user_text(message: UserMessage) -> str:

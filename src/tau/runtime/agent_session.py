@@ -561,6 +561,16 @@ class AgentSession:
         self._session.append_session_info(name)
         self._pipeline.enqueue(SessionInfoChanged(self._session.get_session_name()))
 
+    def export_to_html(self, output_path: str | None = None) -> str:
+        """Write the session as a self-contained HTML page, with the current system prompt and
+        active tools in its header; returns the absolute path (default:
+        ``tau-session-<file name>.html`` in the current directory). Raises ``ExportError`` for an
+        in-memory session or one whose file is not written yet."""
+        from tau.runtime.export_html import export_session_html  # markdown and highlighting: only now
+
+        tools = [tool.to_tool() for tool in self._tools.active_tools]
+        return export_session_html(self._session, output_path, system_prompt=self.system_prompt, tools=tools)
+
     def get_last_assistant_text(self) -> str | None:
         """The text of the last reply, skipping an aborted one that produced nothing."""
         for message in reversed(self._agent.state.messages):
