@@ -1,0 +1,688 @@
+"""Interactive mode: the chat in the terminal (spec 70 §2).
+
+Inline, like pi: the conversation goes into the terminal's own scrollback (``Chat`` +
+``Scrollback``); below it prompt_toolkit draws the live area (the streaming reply, running tools,
+a status line), queued messages, extension widgets, the editor (or a dialog in its place) and the
+footer. Nothing takes over the whole screen, so the history stays scrollable and selectable with
+the terminal's own tools after tau exits.
+
+This module owns the application and the session's events; slash commands are in ``commands``,
+key bindings in ``keys``, dialogs in ``dialogs``, the extension UI in ``ui``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.key_binding import merge_key_bindings
+from prompt_toolkit.key_binding.defaults import load_key_bindings
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.containers import Container
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.styles import Style
+
+from tau.agent.events import AgentEnd, AgentStart, MessageEnd
+from tau.ai.types import AssistantMessage, ImageContent, UserMessage
+from tau.modes.interactive.chat import Block, Chat, ViewFlags
+from tau.modes.interactive.dialogs import Dialog
+from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
+from tau.modes.interactive.footer import FooterInfo, build_footer, git_branch, usage_totals
+from tau.modes.interactive.keymap import load_keymap, register_shift_enter
+from tau.modes.interactive.screen import Scrollback
+from tau.runtime.events import (
+    AutoRetryEnd,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionStart,
+    QueueUpdate,
+    SessionInfoChanged,
+    ThinkingLevelChanged,
+)
+from tau.session.messages import BashExecutionMessage, CompactionSummaryMessage
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.render.blocks import BlockRenderer
+    from tau.runtime.agent_session import AgentSession
+    from tau.runtime.runtime import AgentSessionRuntime
+    from tau.runtime.session_prompt import StreamingBehavior
+
+__all__ = ["InteractiveMode", "run_interactive_mode"]
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_DOUBLE_PRESS = 0.5
+_BORDER_BY_LEVEL = {
+    "off": "#5f5f5f", "minimal": "#5f87af", "low": "#5fafaf", "medium": "#5faf5f",
+    "high": "#d7af5f", "xhigh": "#d75f87",
+}  # fmt: skip
+_STYLE = {
+    "footer": "#a8a8a8",
+    "footer.dim": "#808080",
+    "footer.warning": "#d7af00",
+    "footer.error": "#ff5f5f",
+    "status": "#5fafd7",
+    "status.error": "#ff5f5f",
+    "queue": "#808080 italic",
+    "dialog.title": "bold",
+    "dialog.hint": "#808080",
+    "dialog.selected": "reverse",
+    "dialog.border": "#5f87af",
+    "widget": "",
+    "bash": "#d7875f",
+}
+_LIGHT_STYLE = {**_STYLE, "footer": "#4e4e4e", "footer.dim": "#6c6c6c", "queue": "#6c6c6c italic"}
+
+
+async def run_interactive_mode(
+    runtime: AgentSessionRuntime,
+    *,
+    initial_text: str | None = None,
+    initial_images: Sequence[ImageContent] | None = None,
+    messages: Sequence[str] = (),
+    notices: Sequence[str] = (),
+    open_resume_picker: bool = False,
+) -> int:
+    """Run the TUI until the user quits; returns the exit code. ``open_resume_picker`` (``tau -r``)
+    starts with the session picker open."""
+    mode = InteractiveMode(runtime)
+    return await mode.run(
+        initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
+    )
+
+
+class InteractiveMode:
+    def __init__(self, runtime: AgentSessionRuntime) -> None:
+        self.runtime = runtime
+        settings = self.session.services.settings_manager
+        self.theme_name = str(settings.get("theme") or "dark")
+        self.keymap = load_keymap(self.session.services.agent_dir)
+        self.tools_expanded = False
+        self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
+        self.scrollback = Scrollback()
+        self._renderers: dict[int, BlockRenderer] = {}
+        self.chat = self._new_chat()
+        self.files = ProjectFiles(self.session.cwd)
+        self.completer = EditorCompleter(self.command_infos, self.files)
+        self.editor = create_editor_buffer(self.completer, self._user_history())
+        self.dialog: Dialog | None = None
+        self._dialog_lock = asyncio.Lock()
+        self.working = False
+        self.working_message: str | None = None
+        self.compacting = False
+        self.retry_text: str | None = None
+        self.retry_deadline = 0.0
+        self.bash_block: Block | None = None
+        self.queued: tuple[list[str], list[str]] = ([], [])
+        self.held_for_compaction: list[str] = []
+        self.statuses: dict[str, str] = {}
+        self.widgets: dict[str, tuple[list[str], str]] = {}
+        self.totals = usage_totals(self.session.session_manager.get_entries())
+        self.branch = git_branch(self.session.cwd)
+        self._last_ctrl_c = 0.0
+        self._last_escape = 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._ticker: asyncio.Task[None] | None = None
+        self._seen_width = 0
+        self._resize_pending: asyncio.TimerHandle | None = None
+        self._unsubscribe = self.session.subscribe(self._on_event)
+        runtime.set_rebind_session(self._rebind)
+        self.app = self._build_app()
+
+    # -- state -----------------------------------------------------------------------------------
+
+    @property
+    def session(self) -> AgentSession:
+        return self.runtime.session
+
+    @property
+    def width(self) -> int:
+        try:
+            return max(20, self.app.output.get_size().columns)
+        except Exception:  # no terminal yet (tests drive the mode without one)
+            return 80
+
+    def flags(self) -> ViewFlags:
+        return ViewFlags(self.width, self.tools_expanded, self.show_thinking)
+
+    def renderer(self, width: int) -> BlockRenderer:
+        renderer = self._renderers.get(width)
+        if renderer is None:
+            from tau.modes.interactive.render.blocks import BlockRenderer
+
+            self._renderers.clear()  # one width at a time is all that is ever drawn
+            renderer = self._renderers[width] = BlockRenderer(self.theme(), width)
+        return renderer
+
+    def theme(self) -> Any:
+        from tau.modes.interactive.render.theme import get_theme
+
+        return get_theme(self.theme_name)
+
+    def _new_chat(self) -> Chat:
+        return Chat(
+            self.renderer,
+            self.theme,
+            self.flags,
+            self.scrollback.write,
+            self.invalidate,
+            tool_definition=self._tool_definition,
+            custom_renderer=self._custom_renderer,
+        )
+
+    def _tool_definition(self, name: str) -> Any:
+        runner = self.session.extension_runner
+        if runner is None:
+            return None
+        return next((t for t in runner.tool_definitions if getattr(t, "name", None) == name), None)
+
+    def _custom_renderer(self, custom_type: str) -> Any:
+        runner = self.session.extension_runner
+        if runner is None:
+            return None
+        registered = runner.message_renderers.get(custom_type)
+        return registered.renderer if registered is not None else None
+
+    def _user_history(self) -> list[str]:
+        texts: list[str] = []
+        for message in self.session.messages:
+            if isinstance(message, UserMessage):
+                text = (
+                    message.content
+                    if isinstance(message.content, str)
+                    else "".join(getattr(b, "text", "") for b in message.content)
+                )
+                if text.strip():
+                    texts.append(text)
+        return texts[-200:]
+
+    def command_infos(self) -> list[CommandInfo]:
+        from tau.modes.interactive.commands import BUILTIN_COMMANDS
+
+        infos = [CommandInfo(name, spec.description) for name, spec in BUILTIN_COMMANDS.items()]
+        runner = self.session.extension_runner
+        for name, registered in (runner.commands if runner is not None else {}).items():
+            infos.append(CommandInfo(name, registered.description or "extension command"))
+        loader = self.session.services.resource_loader
+        for template in loader.prompt_templates:
+            infos.append(CommandInfo(template.name, template.description or "prompt template"))
+        for skill in loader.skills:
+            infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
+        return infos
+
+    def invalidate(self) -> None:
+        app = getattr(self, "app", None)
+        if app is not None and app.is_running:
+            app.invalidate()
+
+    def spawn(self, work: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self.chat.add_notice(str(error) or type(error).__name__, "error")
+
+    # -- layout ------------------------------------------------------------------------------------
+
+    def _build_app(self) -> Application[int]:
+        from tau.modes.interactive.keys import build_key_bindings
+
+        register_shift_enter()
+        editor_window = Window(
+            BufferControl(self.editor),
+            height=Dimension(min=1, max=12),
+            wrap_lines=True,
+            dont_extend_height=True,
+        )
+        self.editor_window = editor_window
+        editor_area = HSplit(
+            [
+                Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
+                editor_window,
+                Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
+            ]
+        )
+        self._editor_area = editor_area
+
+        def input_area() -> Container:
+            return self.dialog.container if self.dialog is not None else editor_area
+
+        def text_window(get: Any, style: str = "") -> Container:
+            return ConditionalContainer(
+                Window(FormattedTextControl(get), dont_extend_height=True, wrap_lines=False, style=style),
+                filter=Condition(lambda: bool(get())),
+            )
+
+        root = HSplit(
+            [
+                text_window(self._live_fragments),
+                text_window(self._status_fragments),
+                text_window(self._queue_fragments),
+                text_window(lambda: self._widget_fragments("aboveEditor")),
+                DynamicContainer(input_area),
+                # Below the editor, not floating: an inline app cannot draw past its own bottom.
+                CompletionsMenu(max_height=8, scroll_offset=1),
+                text_window(lambda: self._widget_fragments("belowEditor")),
+                text_window(self._footer_fragments),
+            ]
+        )
+        layout = Layout(root, focused_element=editor_window)
+        style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
+        app: Application[int] = Application(
+            layout=layout,
+            key_bindings=merge_key_bindings([load_key_bindings(), build_key_bindings(self)]),
+            style=style,
+            full_screen=False,
+            mouse_support=False,
+            min_redraw_interval=0.03,
+            erase_when_done=False,
+        )
+        app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
+        app.timeoutlen = 0.5
+        return app
+
+    def _border_colour(self) -> str:
+        if self.editor.text.startswith("!"):
+            return "#d7875f"
+        model = self.session.model
+        level = self.session.thinking_level if model is not None and model.reasoning else "off"
+        return _BORDER_BY_LEVEL.get(level, _BORDER_BY_LEVEL["off"])
+
+    def _reserved_rows(self) -> int:
+        editor_rows = min(12, self.editor.document.line_count) + 2 if self.dialog is None else 16
+        widget_rows = sum(len(lines) for lines, _ in self.widgets.values())
+        return editor_rows + widget_rows + 3 + len(self.statuses and [1]) + 1
+
+    def _live_fragments(self) -> StyleAndTextTuples:
+        rows = self.app.output.get_size().rows if self.app.is_running else 24
+        room = max(3, rows - self._reserved_rows())
+        text = self.chat.live_text(room)
+        if not text:
+            return []
+        lines = text.split("\n")
+        if len(lines) > room:
+            lines = lines[-room:]
+        return to_formatted_text(ANSI("\n".join(lines)))
+
+    def _status_fragments(self) -> StyleAndTextTuples:
+        spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
+        if self.retry_text is not None:
+            left = max(0, int(self.retry_deadline - time.monotonic() + 0.999))
+            return [("class:status.error", f"{spin} {self.retry_text} — retrying in {left}s (esc to cancel)")]
+        if self.compacting:
+            return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
+        if self.bash_block is not None:
+            return [("class:status", f"{spin} Running… (esc to cancel)")]
+        if self.working:
+            return [("class:status", f"{spin} {self.working_message or 'Working…'} (esc to interrupt)")]
+        return []
+
+    def _queue_fragments(self) -> StyleAndTextTuples:
+        steering, follow_up = self.queued
+        out: StyleAndTextTuples = []
+        for label, texts in (("steer", steering), ("follow-up", follow_up)):
+            for text in texts:
+                line = " ".join(text.split())
+                if out:
+                    out.append(("", "\n"))
+                out.append(("class:queue", f"  ⏵ {label}: {line[: self.width - 16]}"))
+        for text in self.held_for_compaction:
+            if out:
+                out.append(("", "\n"))
+            out.append(("class:queue", f"  ⏵ after compaction: {' '.join(text.split())[: self.width - 26]}"))
+        if out:
+            out.append(("class:queue", "\n  (alt+up: back to the editor)"))
+        return out
+
+    def _widget_fragments(self, placement: str) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for key in sorted(self.widgets):
+            lines, where = self.widgets[key]
+            if where != placement:
+                continue
+            for line in lines:
+                if out:
+                    out.append(("", "\n"))
+                out.extend(to_formatted_text(ANSI(line)))
+        return out
+
+    def _footer_fragments(self) -> StyleAndTextTuples:
+        session = self.session
+        model = session.model
+        registry = session.services.model_registry
+        info = FooterInfo(
+            cwd=session.cwd,
+            totals=self.totals,
+            context=session.get_context_usage(),
+            model_id=model.id if model else None,
+            provider=model.provider if model else None,
+            show_provider=len({m.provider for m in registry.get_available()}) > 1,
+            reasoning=bool(model and model.reasoning),
+            thinking_level=session.thinking_level,
+            git_branch=self.branch,
+            session_name=session.session_name,
+            auto_compaction=session.auto_compaction_enabled,
+            subscription=bool(model and registry.is_using_oauth(model)),
+            statuses=self.statuses,
+        )
+        out: StyleAndTextTuples = []
+        for line in build_footer(info, self.width):
+            if out:
+                out.append(("", "\n"))
+            out.extend(line)
+        return out
+
+    # -- running -----------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        initial_text: str | None,
+        initial_images: list[ImageContent],
+        messages: list[str],
+        notices: list[str],
+        open_resume_picker: bool = False,
+    ) -> int:
+        from tau.modes.interactive.header import startup_header
+        from tau.modes.interactive.ui import InteractiveUI
+
+        self.scrollback.write(startup_header(self), new_block=False)
+        for notice in [*notices, *self.keymap.warnings]:
+            self.chat.add_notice(notice, "warning")
+        if self.session.messages:
+            self.chat.add_messages(self.session.messages)
+        self.ui = InteractiveUI(self)
+        await self.session.bind_extensions(
+            self.ui, on_error=self._extension_error, shutdown_handler=self.quit
+        )
+        self._set_title()
+        self.files.start()
+        self.scrollback.attach()
+        self.app.after_render += self._after_first_render
+        if open_resume_picker:
+            from tau.modes.interactive.commands import run_builtin_command
+
+            run_builtin_command(self, "/resume")
+        if initial_text or initial_images or messages:
+            self.spawn(self._initial_prompts(initial_text, initial_images, messages))
+        try:
+            code = await self.app.run_async()
+        finally:
+            await self.scrollback.flush()
+            self.scrollback.detach()
+            for task in list(self._tasks):
+                task.cancel()
+            await self.runtime.dispose()
+        return code if isinstance(code, int) else 0
+
+    def _after_first_render(self, app: Any) -> None:
+        self.app.after_render -= self._after_first_render
+        self._seen_width = self.width
+        self.app.after_render += self._watch_width
+        import threading
+
+        # Warm the renderer (rich, markdown-it, pygments) while the user types the first message.
+        threading.Thread(target=_warm_up_rendering, daemon=True).start()
+
+    def _watch_width(self, app: Any) -> None:
+        """A resize redraws the conversation at the new width (once it has settled)."""
+        width = self.width
+        if width == self._seen_width:
+            return
+        self._seen_width = width
+        if self._resize_pending is not None:
+            self._resize_pending.cancel()
+        self._resize_pending = asyncio.get_running_loop().call_later(0.15, self.on_resize)
+
+    async def _initial_prompts(
+        self, text: str | None, images: list[ImageContent], messages: list[str]
+    ) -> None:
+        if text or images:
+            await self.session.prompt(text or "", images=images or None)
+        for message in messages:
+            await self.session.prompt(message)
+
+    def quit(self) -> None:
+        if self.app.is_running and self.app.future is not None and not self.app.future.done():
+            self.app.exit(result=0)
+
+    def _extension_error(self, report: Any) -> None:
+        self.chat.add_notice(f"extension {report.extension_path} ({report.event}): {report.error}", "error")
+
+    def _set_title(self) -> None:
+        name = self.session.session_name or os.path.basename(self.session.cwd) or "/"
+        title = "".join(ch for ch in f"tau - {name}" if ch.isprintable())
+        self.app.output.set_title(title)
+        self.app.output.flush()
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, AgentStart):
+            self.working = True
+            self._start_ticker()
+        elif isinstance(event, AgentEnd):
+            self.working = False
+            self.working_message = None
+            self.chat.finish_run()
+        elif isinstance(event, QueueUpdate):
+            self.queued = (list(event.steering), list(event.follow_up))
+        elif isinstance(event, CompactionStart):
+            self.compacting = True
+            self._start_ticker()
+        elif isinstance(event, CompactionEnd):
+            self.compacting = False
+            if event.result is not None:
+                summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
+                self.chat.add_messages([summary])
+            elif event.error_message and not event.aborted:
+                self.chat.add_notice(f"Compaction failed: {event.error_message}", "error")
+            elif event.aborted:
+                self.chat.add_notice("Compaction cancelled", "warning")
+            held, self.held_for_compaction = self.held_for_compaction, []
+            for text in held:
+                self.submit(text)
+        elif isinstance(event, AutoRetryStart):
+            self.retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
+            self.retry_deadline = time.monotonic() + event.delay_ms / 1000
+            self._start_ticker()
+        elif isinstance(event, AutoRetryEnd):
+            self.retry_text = None
+            if not event.success and event.final_error:
+                self.chat.add_notice(f"Gave up after {event.attempt} attempts: {event.final_error}", "error")
+        elif isinstance(event, SessionInfoChanged):
+            self._set_title()
+        elif isinstance(event, ThinkingLevelChanged):
+            pass  # the footer and the border read the level when they draw
+        else:
+            if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                self.totals.add(event.message.usage)
+            self.chat.on_agent_event(event)
+        self.invalidate()
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.ensure_future(self._tick())
+
+    async def _tick(self) -> None:
+        while self.working or self.compacting or self.retry_text is not None or self.bash_block is not None:
+            self.invalidate()
+            await asyncio.sleep(0.1)
+        self.invalidate()
+
+    async def _rebind(self, session: AgentSession) -> None:
+        """A new, resumed or forked session replaced the old one: follow it and redraw."""
+        self._unsubscribe = session.subscribe(self._on_event)
+        self.totals = usage_totals(session.session_manager.get_entries())
+        self.files = ProjectFiles(session.cwd)
+        self.completer._files = self.files
+        self.branch = git_branch(session.cwd)
+        self.queued = ([], [])
+        self.redraw_all(reload_messages=True)
+        self._set_title()
+
+    # -- input -----------------------------------------------------------------------------------
+
+    def submit(self, text: str, *, follow_up: bool = False) -> None:
+        """What Enter (or Alt+Enter) does with the editor's text."""
+        text = text.strip("\n")
+        if not text.strip():
+            return
+        self.editor.append_to_history()
+        if text.startswith("!"):
+            exclude = text.startswith("!!")
+            command = text[2:] if exclude else text[1:]
+            if command.strip():
+                self.spawn(self.run_bash(command.strip(), exclude))
+            return
+        if text.startswith("/"):
+            from tau.modes.interactive.commands import run_builtin_command
+
+            if run_builtin_command(self, text):
+                return
+        if self.compacting:
+            self.held_for_compaction.append(text)
+            self.invalidate()
+            return
+        behavior: StreamingBehavior | None = None
+        if self.session.is_streaming:
+            behavior = "follow_up" if follow_up else "steer"
+        self.spawn(self.session.prompt(text, streaming_behavior=behavior))
+
+    async def run_bash(self, command: str, exclude: bool) -> None:
+        if self.session.is_bash_running:
+            self.chat.add_notice("A shell command is already running (esc to cancel it)", "warning")
+            return
+        from tau.modes.interactive.chat import BashBlock
+
+        block = BashBlock(command, exclude)
+        self.bash_block = block
+        self.chat.add_block(block)
+        self._start_ticker()
+
+        def on_chunk(chunk: str) -> None:
+            block.append(chunk)
+            self.invalidate()
+
+        try:
+            result = await self.session.execute_bash(command, on_chunk=on_chunk, exclude_from_context=exclude)
+            block.finish(result.to_message(command, exclude_from_context=exclude))
+        except BaseException:
+            block.finish(BashExecutionMessage(command, block.output, None, cancelled=True))
+            raise
+        finally:
+            self.bash_block = None
+            self.chat.commit_ready()
+
+    def interrupt(self) -> None:
+        """Escape: abort what runs (restoring queued messages to the editor), else close bash mode."""
+        session = self.session
+        if self.bash_block is not None:
+            session.abort_bash()
+        elif self.retry_text is not None:
+            session.abort_retry()
+        elif self.compacting:
+            session.abort_compaction()
+        elif session.is_streaming:
+            steering, follow_up = session.clear_queue()
+            restored = [*steering, *follow_up]
+            if restored:
+                current = self.editor.text
+                self.editor.text = "\n\n".join([*restored, *([current] if current else [])])
+                self.editor.cursor_position = len(self.editor.text)
+            self.spawn(session.abort())
+        else:
+            now = time.monotonic()
+            if not self.editor.text and now - self._last_escape < _DOUBLE_PRESS:
+                self._last_escape = 0.0
+                action = self.session.services.settings_manager.get("doubleEscapeAction", "tree")
+                if action in ("tree", "fork"):
+                    from tau.modes.interactive.commands import run_builtin_command
+
+                    run_builtin_command(self, f"/{action}")
+                return
+            self._last_escape = now
+
+    def clear_or_quit(self) -> None:
+        """Ctrl+C: clear the editor; a second press within half a second quits."""
+        now = time.monotonic()
+        if now - self._last_ctrl_c < _DOUBLE_PRESS:
+            self.quit()
+            return
+        self._last_ctrl_c = now
+        self.editor.reset()
+
+    def dequeue(self) -> None:
+        steering, follow_up = self.session.clear_queue()
+        held, self.held_for_compaction = self.held_for_compaction, []
+        restored = [*steering, *follow_up, *held]
+        if restored:
+            current = self.editor.text
+            self.editor.text = "\n\n".join([*restored, *([current] if current else [])])
+            self.editor.cursor_position = len(self.editor.text)
+
+    # -- dialogs and redraws -----------------------------------------------------------------------
+
+    async def show_dialog(self, dialog: Dialog) -> Any:
+        """Put ``dialog`` where the editor is until it answers (one dialog at a time)."""
+        async with self._dialog_lock:
+            self.dialog = dialog
+            self.app.layout.focus(dialog.focus)
+            self.invalidate()
+            try:
+                return await dialog.future
+            finally:
+                self.dialog = None
+                self.app.layout.focus(self.editor_window)
+                self.invalidate()
+
+    def redraw_all(self, *, reload_messages: bool = False) -> None:
+        """Print the whole conversation again (a resize, Ctrl+O/Ctrl+T, another session)."""
+        if reload_messages:
+            self.chat.clear()
+            self.chat = self._new_chat()
+            header = self._header_text()
+            self.scrollback.redraw([header])
+            self.chat.add_messages(self.session.messages)
+            return
+        blocks = [self._header_text(), *self.chat.render_all()]
+        self.scrollback.redraw(blocks)
+        self.invalidate()
+
+    def _header_text(self) -> str:
+        from tau.modes.interactive.header import startup_header
+
+        return startup_header(self)
+
+    def restyle(self) -> None:
+        """The theme changed: new colours for the frame and for every block."""
+        self.app.style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
+        self._renderers.clear()
+        self.redraw_all()
+
+    def keymap_reload(self) -> None:
+        from tau.modes.interactive.keys import build_key_bindings
+
+        self.keymap = load_keymap(self.session.services.agent_dir)
+        self.app.key_bindings = merge_key_bindings([load_key_bindings(), build_key_bindings(self)])
+        for warning in self.keymap.warnings:
+            self.chat.add_notice(warning, "warning")
+
+    def on_resize(self) -> None:
+        self._renderers.clear()
+        self.redraw_all()
+
+
+def _warm_up_rendering() -> None:
+    import rich.markdown
+    import rich.syntax  # noqa: F401

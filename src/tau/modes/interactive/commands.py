@@ -1,0 +1,431 @@
+"""The built-in slash commands of the interactive mode (spec 70 §2.3).
+
+``run_builtin_command`` answers whether the text was one of them; anything else (extension
+commands, ``/skill:name``, prompt templates) goes to the session like any prompt.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
+from tau.modes.interactive.render.format import format_tokens
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["BUILTIN_COMMANDS", "run_builtin_command"]
+
+Handler = Callable[["InteractiveMode", str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    description: str
+    handler: Handler
+
+
+def run_builtin_command(mode: InteractiveMode, text: str) -> bool:
+    name, _, argument = text[1:].partition(" ")
+    spec = BUILTIN_COMMANDS.get(name)
+    if spec is None:
+        return False
+    mode.spawn(spec.handler(mode, argument.strip()))
+    return True
+
+
+# -- model, thinking, settings -------------------------------------------------------------------
+
+
+async def _model(mode: InteractiveMode, argument: str) -> None:
+    session = mode.session
+    models = session.services.model_registry.get_available()
+    if not models:
+        mode.chat.add_notice("No models have credentials: set an API key (see the README)", "error")
+        return
+    current = session.model
+    items = [
+        ListItem(f"{m.provider}/{m.id}", m, m.name if m.name != m.id else "", f"{m.provider} {m.id} {m.name}")
+        for m in models
+    ]
+    selected = next(
+        (
+            i
+            for i, m in enumerate(models)
+            if current and m.id == current.id and m.provider == current.provider
+        ),
+        0,
+    )
+    dialog = ListDialog("Choose a model", items, selected=selected)
+    if argument:
+        dialog.query.text = argument
+    chosen = await mode.show_dialog(dialog)
+    if chosen is None:
+        return
+    await session.set_model(chosen.value)
+    session.services.settings_manager.set_default_model_and_provider(chosen.value.provider, chosen.value.id)
+    mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
+
+
+_SETTINGS: list[tuple[str, str, list[str]]] = [
+    ("thinking", "Thinking level", []),
+    ("theme", "Theme", ["dark", "light"]),
+    ("steeringMode", "Steering messages", ["one-at-a-time", "all"]),
+    ("followUpMode", "Follow-up messages", ["one-at-a-time", "all"]),
+    ("autoCompaction", "Auto-compaction", ["on", "off"]),
+    ("autoRetry", "Auto-retry", ["on", "off"]),
+    ("hideThinkingBlock", "Hide thinking", ["false", "true"]),
+    ("doubleEscapeAction", "Double Esc", ["tree", "fork", "none"]),
+]
+
+
+def _setting_value(mode: InteractiveMode, key: str) -> str:
+    session = mode.session
+    settings = session.services.settings_manager
+    values = {
+        "thinking": session.thinking_level,
+        "theme": mode.theme_name,
+        "steeringMode": settings.steering_mode,
+        "followUpMode": settings.follow_up_mode,
+        "autoCompaction": "on" if session.auto_compaction_enabled else "off",
+        "autoRetry": "on" if session.auto_retry_enabled else "off",
+        "hideThinkingBlock": "false" if mode.show_thinking else "true",
+        "doubleEscapeAction": str(settings.get("doubleEscapeAction", "tree")),
+    }
+    return str(values[key])
+
+
+async def _settings(mode: InteractiveMode, argument: str) -> None:
+    while True:
+        items = [ListItem(f"{label}: {_setting_value(mode, key)}", key) for key, label, _ in _SETTINGS]
+        chosen = await mode.show_dialog(ListDialog("Settings", items))
+        if chosen is None:
+            return
+        key = chosen.value
+        label, options = next((lbl, opts) for k, lbl, opts in _SETTINGS if k == key)
+        if key == "thinking":
+            options = list(mode.session.get_available_thinking_levels())
+        current = _setting_value(mode, key)
+        value = await mode.show_dialog(
+            ListDialog(
+                label,
+                [ListItem(o, o) for o in options],
+                selected=max(0, options.index(current)) if current in options else 0,
+            )
+        )
+        if value is not None:
+            _apply_setting(mode, key, value.value)
+
+
+def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
+    session = mode.session
+    settings = session.services.settings_manager
+    if key == "thinking":
+        session.set_thinking_level(value)  # type: ignore[arg-type]
+        settings.set_default_thinking_level(session.thinking_level)
+    elif key == "theme":
+        settings.set("theme", value)
+        mode.theme_name = value
+        mode.restyle()
+    elif key == "steeringMode":
+        session.set_steering_mode(value)  # type: ignore[arg-type]
+    elif key == "followUpMode":
+        session.set_follow_up_mode(value)  # type: ignore[arg-type]
+    elif key == "autoCompaction":
+        session.set_auto_compaction_enabled(value == "on")
+    elif key == "autoRetry":
+        session.set_auto_retry_enabled(value == "on")
+    elif key == "hideThinkingBlock":
+        settings.set("hideThinkingBlock", value == "true")
+        mode.show_thinking = value != "true"
+        mode.redraw_all()
+    elif key == "doubleEscapeAction":
+        settings.set("doubleEscapeAction", value)
+
+
+# -- sessions ------------------------------------------------------------------------------------
+
+
+async def _new(mode: InteractiveMode, argument: str) -> None:
+    change = await mode.runtime.new_session()
+    if change.cancelled:
+        mode.chat.add_notice("An extension kept the current session", "warning")
+    else:
+        mode.chat.add_notice("New session")
+
+
+async def _resume(mode: InteractiveMode, argument: str) -> None:
+    from tau.session.listing import list_sessions
+
+    manager = mode.session.session_manager
+    infos = list_sessions(manager.get_session_dir())
+    current = mode.session.session_file
+    infos = [i for i in infos if i.path != current]
+    if not infos:
+        mode.chat.add_notice("No other sessions in this folder yet")
+        return
+    items = [
+        ListItem(
+            _one_line(i.name or i.first_message or "(no messages)", 60),
+            i.path,
+            f"{i.modified:%Y-%m-%d %H:%M} · {i.message_count} msgs",
+            f"{i.name or ''} {i.all_messages_text[:2000]}",
+        )
+        for i in infos
+    ]
+    chosen = await mode.show_dialog(ListDialog("Resume a session", items))
+    if chosen is not None:
+        await mode.runtime.switch_session(chosen.value)
+
+
+async def _name(mode: InteractiveMode, argument: str) -> None:
+    if not argument:
+        name = mode.session.session_name
+        mode.chat.add_notice(
+            f"Session name: {name}" if name else "Usage: /name <name> (this session has no name)"
+        )
+        return
+    mode.session.set_session_name(argument)
+    mode.chat.add_notice(f"Session name: {argument}")
+
+
+async def _session(mode: InteractiveMode, argument: str) -> None:
+    session = mode.session
+    messages = session.messages
+    replies = [m for m in messages if isinstance(m, AssistantMessage)]
+    totals = mode.totals
+    usage = session.get_context_usage()
+    lines = [
+        f"File: {session.session_file or '(not saved)'}",
+        f"ID: {session.session_id}",
+    ]
+    if session.session_name:
+        lines.append(f"Name: {session.session_name}")
+    lines += [
+        f"Messages: {sum(isinstance(m, UserMessage) for m in messages)} user, {len(replies)} assistant, "
+        f"{sum(isinstance(b, ToolCall) for m in replies for b in m.content)} tool calls, "
+        f"{sum(isinstance(m, ToolResultMessage) for m in messages)} tool results",
+        f"Tokens: {format_tokens(totals.input)} in, {format_tokens(totals.output)} out, "
+        f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write",
+        f"Cost: ${totals.cost:.4f}",
+    ]
+    if totals.cache_hit_rate is not None:
+        lines.append(f"Prompt cache hit rate: {totals.cache_hit_rate * 100:.1f}%")
+    if usage is not None:
+        used = "?" if usage.tokens is None else format_tokens(usage.tokens)
+        percent = "" if usage.percent is None else f" ({usage.percent:.1f}%)"
+        lines.append(f"Context: {used} of {format_tokens(usage.context_window)}{percent}")
+    mode.chat.add_notice("\n".join(lines))
+
+
+async def _tree(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.tree_view import tree_items
+
+    session = mode.session
+    manager = session.session_manager
+    items, selected = tree_items(manager)
+    if not items:
+        mode.chat.add_notice("The session is empty")
+        return
+
+    def label(dialog: ListDialog[str], item: ListItem[str]) -> None:
+        async def ask() -> None:
+            text = await mode.show_dialog(
+                InputDialog("Label (empty to clear)", initial=manager.get_label(item.value) or "")
+            )
+            if text is not None:
+                manager.append_label_change(item.value, text.strip() or None)
+            await _tree(mode, argument)
+
+        dialog.close(None)
+        mode.spawn(ask())
+
+    dialog: ListDialog[str] = ListDialog(
+        "Session tree",
+        items,
+        selected=selected,
+        hint="↑↓ move · enter go there · ctrl+l label · esc cancel · type to filter",
+        keys={"c-l": label},
+    )
+    chosen = await mode.show_dialog(dialog)
+    if chosen is None or chosen.value == manager.get_leaf_id():
+        return
+    summary = await mode.show_dialog(
+        ListDialog(
+            "Summarize the branch you are leaving?",
+            [
+                ListItem("No summary", "none"),
+                ListItem("Summarize", "summary"),
+                ListItem("Summarize with instructions…", "custom"),
+            ],
+            filterable=False,
+        )
+    )
+    if summary is None:
+        return
+    instructions = None
+    if summary.value == "custom":
+        instructions = await mode.show_dialog(InputDialog("Instructions for the summary"))
+        if instructions is None:
+            return
+    result = await session.navigate_tree(
+        chosen.value, summarize=summary.value != "none", custom_instructions=instructions or None
+    )
+    if result.cancelled:
+        mode.chat.add_notice(
+            "Stayed where you were" + (" (summary stopped)" if result.aborted else ""), "warning"
+        )
+        return
+    mode.redraw_all(reload_messages=True)
+    if result.editor_text:
+        mode.editor.text = result.editor_text
+        mode.editor.cursor_position = len(result.editor_text)
+
+
+async def _fork(mode: InteractiveMode, argument: str) -> None:
+    from tau.session.entries import MessageEntry
+
+    manager = mode.session.session_manager
+    items = [
+        ListItem(_one_line(_user_text(e.message), 100), e.id)
+        for e in manager.get_branch()
+        if isinstance(e, MessageEntry)
+        and isinstance(e.message, UserMessage)
+        and _user_text(e.message).strip()
+    ]
+    if not items:
+        mode.chat.add_notice("No message to fork from yet")
+        return
+    items.reverse()
+    chosen = await mode.show_dialog(ListDialog("Fork from before which message?", items))
+    if chosen is None:
+        return
+    result = await mode.runtime.fork(chosen.value, "before")
+    if result.cancelled:
+        mode.chat.add_notice("An extension stopped the fork", "warning")
+        return
+    if result.selected_text:
+        mode.editor.text = result.selected_text
+        mode.editor.cursor_position = len(result.selected_text)
+    mode.chat.add_notice("Forked into a new session")
+
+
+async def _clone(mode: InteractiveMode, argument: str) -> None:
+    leaf = mode.session.session_manager.get_leaf_id()
+    if leaf is None:
+        mode.chat.add_notice("Nothing to clone yet")
+        return
+    result = await mode.runtime.fork(leaf, "at")
+    if not result.cancelled:
+        mode.chat.add_notice("Cloned into a new session")
+
+
+async def _compact(mode: InteractiveMode, argument: str) -> None:
+    await mode.session.compact(argument or None)
+
+
+async def _copy(mode: InteractiveMode, argument: str) -> None:
+    text = mode.session.get_last_assistant_text()
+    if not text:
+        mode.chat.add_notice("No reply to copy yet")
+        return
+    copy_to_clipboard(mode, text)
+    mode.chat.add_notice("Copied the last reply")
+
+
+def copy_to_clipboard(mode: InteractiveMode, text: str) -> None:
+    """A clipboard tool when there is one; OSC 52 always (it works over ssh in most terminals)."""
+    for command in (
+        ["pbcopy"],
+        ["wl-copy"],
+        ["xclip", "-selection", "clipboard"],
+        ["xsel", "--clipboard", "--input"],
+    ):
+        if shutil.which(command[0]) and (command[0] != "wl-copy" or os.environ.get("WAYLAND_DISPLAY")):
+            try:
+                subprocess.run(command, input=text, text=True, timeout=5, check=True, capture_output=True)
+                break
+            except (OSError, subprocess.SubprocessError):
+                continue
+    payload = base64.b64encode(text.encode()).decode()
+    mode.app.output.write_raw(f"\x1b]52;c;{payload}\x07")
+    mode.app.output.flush()
+
+
+async def _export(mode: InteractiveMode, argument: str) -> None:
+    session = mode.session
+    target = os.path.expanduser(argument.strip().strip('"').strip("'")) if argument else None
+    if target and target.endswith(".jsonl"):
+        path = session.session_manager.export_branch(os.path.abspath(target))
+    else:
+        from tau.runtime.export_html import ExportError
+
+        try:
+            path = session.export_to_html(target)
+        except ExportError as exc:
+            mode.chat.add_notice(str(exc), "error")
+            return
+    mode.chat.add_notice(f"Exported to: {path}")
+
+
+async def _reload(mode: InteractiveMode, argument: str) -> None:
+    diagnostics = await mode.session.reload()
+    mode.keymap_reload()
+    for diagnostic in diagnostics:
+        mode.chat.add_notice(f"{diagnostic.type}: {diagnostic.message}", "warning")
+    mode.chat.add_notice("Reloaded keybindings, extensions, skills, prompts and context files")
+
+
+async def _hotkeys(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.keymap import DESCRIPTIONS
+
+    keymap = mode.keymap
+    lines = [f"{keymap.describe(action) or '(unbound)':<22} {text}" for action, text in DESCRIPTIONS.items()]
+    lines += [
+        f"{'@':<22} Reference a project file (fuzzy)",
+        f"{'tab':<22} Complete a path",
+        f"{'!cmd / !!cmd':<22} Run a shell command (!! keeps the output from the model)",
+        f"{'ctrl+a/e/k/u/w/y':<22} Emacs-style editing; ctrl+_ undo",
+    ]
+    mode.chat.add_notice("\n".join(lines))
+
+
+async def _quit(mode: InteractiveMode, argument: str) -> None:
+    mode.quit()
+
+
+def _user_text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(getattr(b, "text", "") for b in message.content)
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+BUILTIN_COMMANDS: dict[str, CommandSpec] = {
+    "model": CommandSpec("Choose the model", _model),
+    "settings": CommandSpec("Settings: thinking, theme, queue modes, compaction…", _settings),
+    "resume": CommandSpec("Resume another session", _resume),
+    "new": CommandSpec("Start a new session", _new),
+    "name": CommandSpec("Name this session", _name),
+    "session": CommandSpec("Show session file, counts, tokens and cost", _session),
+    "tree": CommandSpec("Move around the session tree", _tree),
+    "fork": CommandSpec("New session from before an earlier message", _fork),
+    "clone": CommandSpec("New session with this branch", _clone),
+    "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
+    "copy": CommandSpec("Copy the last reply", _copy),
+    "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
+    "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
+    "hotkeys": CommandSpec("List the keys", _hotkeys),
+    "quit": CommandSpec("Quit tau", _quit),
+}

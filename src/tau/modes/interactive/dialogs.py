@@ -1,0 +1,261 @@
+"""Dialogs shown in place of the editor: a filterable list picker, a one-line input and a
+multi-line editor. Each resolves an ``asyncio`` future; the app swaps it in and awaits it.
+
+Extension dialogs (``ctx.ui.select/confirm/input/editor``) and the built-in selectors (model,
+session, tree, settings) are all one of these three.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
+from prompt_toolkit.layout.containers import Container
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.processors import BeforeInput
+
+from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.render.format import truncate_to_width
+
+__all__ = ["Dialog", "EditorDialog", "InputDialog", "ListDialog", "ListItem"]
+
+T = TypeVar("T")
+_VISIBLE_ROWS = 12
+
+
+@dataclass(slots=True)
+class ListItem(Generic[T]):
+    label: str
+    value: T
+    description: str = ""
+    search_text: str | None = None
+
+
+class Dialog:
+    """Something that takes the editor's place until it has an answer."""
+
+    def __init__(self) -> None:
+        self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.container: Container
+        self.focus: Window
+
+    def close(self, value: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(value)
+
+
+def _title_window(title: Callable[[], str]) -> Window:
+    return Window(
+        FormattedTextControl(lambda: [("class:dialog.title", title())]),
+        height=1,
+        dont_extend_height=True,
+    )
+
+
+def _hint_window(hint: Callable[[], str]) -> Window:
+    return Window(FormattedTextControl(lambda: [("class:dialog.hint", hint())]), height=1)
+
+
+class ListDialog(Dialog, Generic[T]):
+    """Pick one of ``items``; typing filters them (fuzzy). Answers the item, or ``None``.
+
+    ``keys`` adds bindings (prompt_toolkit key names) that get the highlighted item."""
+
+    def __init__(
+        self,
+        title: str,
+        items: Sequence[ListItem[T]],
+        *,
+        message: str = "",
+        hint: str = "↑↓ move · enter choose · esc cancel · type to filter",
+        filterable: bool = True,
+        selected: int = 0,
+        keys: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.title = title
+        self.hint = hint
+        self.items = list(items)
+        self.shown = list(self.items)
+        self.index = max(0, min(selected, len(self.items) - 1))
+        self._filterable = filterable
+        self.query = Buffer(multiline=False, on_text_changed=lambda _: self._refilter())
+        bindings = KeyBindings()
+
+        @bindings.add("up")
+        @bindings.add("c-p")
+        def _up(event: KeyPressEvent) -> None:
+            self.move(-1)
+
+        @bindings.add("down")
+        @bindings.add("c-n")
+        def _down(event: KeyPressEvent) -> None:
+            self.move(1)
+
+        @bindings.add("pageup")
+        def _page_up(event: KeyPressEvent) -> None:
+            self.move(-_VISIBLE_ROWS)
+
+        @bindings.add("pagedown")
+        def _page_down(event: KeyPressEvent) -> None:
+            self.move(_VISIBLE_ROWS)
+
+        @bindings.add("enter")
+        def _choose(event: KeyPressEvent) -> None:
+            self.close(self.shown[self.index] if self.shown else None)
+
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        for key, action in (keys or {}).items():
+            bindings.add(key)(self._bound(action))
+
+        list_window = Window(
+            FormattedTextControl(self._rows, focusable=False),
+            height=Dimension(min=1, max=_VISIBLE_ROWS),
+            dont_extend_height=True,
+        )
+        # Not filterable: the query line is there (it holds the key bindings) but zero rows high.
+        self.focus = Window(
+            BufferControl(
+                self.query,
+                key_bindings=bindings,
+                input_processors=[BeforeInput([("class:dialog.hint", "filter: ")])],
+            ),
+            height=1 if filterable else 0,
+        )
+        self._message = message
+        self.container = HSplit(
+            [
+                Window(height=1, char="─", style="class:dialog.border"),
+                _title_window(lambda: self.title),
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(lambda: self._message), dont_extend_height=True, wrap_lines=True
+                    ),
+                    filter=Condition(lambda: bool(self._message)),
+                ),
+                self.focus,
+                list_window,
+                _hint_window(lambda: self.hint),
+            ]
+        )
+
+    def _bound(self, action: Callable[[ListDialog[T], ListItem[T]], None]) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            if self.shown:
+                action(self, self.shown[self.index])
+
+        return handler
+
+    def move(self, delta: int) -> None:
+        if self.shown:
+            self.index = max(0, min(len(self.shown) - 1, self.index + delta))
+
+    def replace_items(self, items: Sequence[ListItem[T]]) -> None:
+        self.items = list(items)
+        self._refilter(keep_index=True)
+
+    def _refilter(self, keep_index: bool = False) -> None:
+        query = self.query.text.strip() if self._filterable else ""
+        self.shown = (
+            fuzzy_filter(query, self.items, lambda i: i.search_text or i.label) if query else list(self.items)
+        )
+        if not keep_index:
+            self.index = 0
+        self.index = max(0, min(self.index, len(self.shown) - 1))
+
+    def _rows(self) -> StyleAndTextTuples:
+        from prompt_toolkit.application import get_app
+
+        width = get_app().output.get_size().columns
+        if not self.shown:
+            return [("class:dialog.hint", "  (no matches)")]
+        start = max(0, min(self.index - _VISIBLE_ROWS // 2, len(self.shown) - _VISIBLE_ROWS))
+        rows: StyleAndTextTuples = []
+        for position in range(start, min(len(self.shown), start + _VISIBLE_ROWS)):
+            item = self.shown[position]
+            chosen = position == self.index
+            marker = "› " if chosen else "  "
+            text = marker + item.label
+            if item.description:
+                text += "  " + item.description
+            style = "class:dialog.selected" if chosen else ""
+            if rows:
+                rows.append(("", "\n"))
+            rows.append((style, truncate_to_width(text, max(1, width - 1))))
+        return rows
+
+
+class InputDialog(Dialog):
+    """One line of text; Enter answers it, Esc answers ``None``."""
+
+    def __init__(self, title: str, *, placeholder: str = "", initial: str = "") -> None:
+        super().__init__()
+        self.buffer = Buffer(multiline=False, document=None)
+        self.buffer.text = initial
+        self.buffer.cursor_position = len(initial)
+        bindings = KeyBindings()
+
+        @bindings.add("enter")
+        def _accept(event: KeyPressEvent) -> None:
+            self.close(self.buffer.text)
+
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        hint = "enter confirm · esc cancel" + (f" · {placeholder}" if placeholder else "")
+        self.focus = Window(BufferControl(self.buffer, key_bindings=bindings), height=1)
+        self.container = HSplit(
+            [
+                Window(height=1, char="─", style="class:dialog.border"),
+                _title_window(lambda: title),
+                self.focus,
+                _hint_window(lambda: hint),
+            ]
+        )
+
+
+class EditorDialog(Dialog):
+    """Several lines of text; Ctrl+S or Alt+Enter answers it, Esc answers ``None``."""
+
+    def __init__(self, title: str, prefill: str = "") -> None:
+        super().__init__()
+        self.buffer = Buffer(multiline=True)
+        self.buffer.text = prefill
+        bindings = KeyBindings()
+
+        @bindings.add("c-s")
+        def _accept(event: KeyPressEvent) -> None:
+            self.close(self.buffer.text)
+
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        self.focus = Window(
+            BufferControl(self.buffer, key_bindings=bindings),
+            height=Dimension(min=3, max=15),
+            wrap_lines=True,
+        )
+        self.container = HSplit(
+            [
+                Window(height=1, char="─", style="class:dialog.border"),
+                _title_window(lambda: title),
+                self.focus,
+                _hint_window(lambda: "ctrl+s save · esc cancel"),
+            ]
+        )

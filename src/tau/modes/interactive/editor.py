@@ -1,0 +1,127 @@
+"""The message editor's buffer and its completions: ``/`` commands, ``@`` project files (fuzzy),
+and file paths on Tab."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+
+from tau.modes.interactive.fuzzy import fuzzy_filter
+
+__all__ = ["CommandInfo", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
+
+_MAX_FILES = 50_000
+_MAX_SUGGESTIONS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    name: str
+    description: str = ""
+
+
+class ProjectFiles:
+    """The files under ``cwd`` that ``@`` offers (ripgrep's list: ignores .gitignore'd files),
+    read once in a background thread."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self._files: list[str] | None = None
+        self._lock = threading.Lock()
+        self._started = False
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._load, name="tau-project-files", daemon=True).start()
+
+    def get(self) -> list[str]:
+        self.start()
+        return self._files or []
+
+    def _load(self) -> None:
+        self._files = _list_files(self.cwd)
+
+
+def _list_files(cwd: str) -> list[str]:
+    from tau.tools.ripgrep import find_rg
+
+    rg = find_rg() or shutil.which("rg")
+    if rg:
+        try:
+            run = subprocess.run(
+                [rg, "--files", "--hidden", "--glob", "!.git"],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            return run.stdout.splitlines()[:_MAX_FILES]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    found: list[str] = []
+    for root, dirs, files in os.walk(cwd):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
+        for name in files:
+            found.append(os.path.relpath(os.path.join(root, name), cwd))
+            if len(found) >= _MAX_FILES:
+                return found
+    return found
+
+
+class EditorCompleter(Completer):
+    def __init__(self, commands: Callable[[], Sequence[CommandInfo]], files: ProjectFiles) -> None:
+        self._commands = commands
+        self._files = files
+        self._paths = PathCompleter(expanduser=True)
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before and "\n" not in before:
+            query = before[1:]
+            commands = (
+                fuzzy_filter(query, self._commands(), lambda c: c.name) if query else list(self._commands())
+            )
+            for command in commands[:_MAX_SUGGESTIONS]:
+                yield Completion(
+                    "/" + command.name,
+                    start_position=-len(before),
+                    display="/" + command.name,
+                    display_meta=command.description,
+                )
+            return
+        word = before.split()[-1] if before and not before[-1].isspace() else ""
+        if word.startswith("@"):
+            query = word[1:]
+            files = self._files.get()
+            for path in fuzzy_filter(query, files, lambda f: f, limit=_MAX_SUGGESTIONS):
+                yield Completion("@" + path + " ", start_position=-len(word), display=path)
+            return
+        if complete_event.completion_requested and word:
+            yield from self._paths.get_completions(Document(word, len(word)), complete_event)
+
+
+def create_editor_buffer(completer: Completer, history: Sequence[str]) -> Buffer:
+    """A multi-line buffer; Enter is the app's to bind (submit), so ``multiline`` stays on."""
+    past = InMemoryHistory()
+    for text in history:
+        past.append_string(text)
+    return Buffer(
+        multiline=True,
+        completer=completer,
+        complete_while_typing=True,
+        history=past,
+        enable_history_search=False,
+    )

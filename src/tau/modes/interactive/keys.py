@@ -1,0 +1,141 @@
+"""The application's key bindings: each action of the keymap bound to what it does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["build_key_bindings"]
+
+
+def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
+    bindings = KeyBindings()
+    in_editor = Condition(lambda: mode.dialog is None)
+    editor = mode.editor
+
+    def bind(action: str, handler: Callable[[KeyPressEvent], None], *, eager: bool = False) -> None:
+        for keys in mode.keymap.keys(action):
+            bindings.add(*keys, filter=in_editor, eager=eager)(handler)
+
+    def submit(event: KeyPressEvent) -> None:
+        state = editor.complete_state
+        if state is not None and state.completions:
+            # Enter takes the highlighted suggestion (the first when none is): a command then
+            # runs, a file reference goes into the text and writing goes on.
+            editor.apply_completion(state.current_completion or state.completions[0])
+            if not editor.text.startswith("/"):
+                return
+        text = editor.text
+        if text.endswith("\\") and editor.cursor_position == len(text):
+            editor.delete_before_cursor(1)
+            editor.insert_text("\n")
+            return
+        editor.reset()
+        mode.submit(text)
+
+    def new_line(event: KeyPressEvent) -> None:
+        editor.insert_text("\n")
+
+    def follow_up(event: KeyPressEvent) -> None:
+        text = editor.text
+        editor.reset()
+        mode.submit(text, follow_up=True)
+
+    def interrupt(event: KeyPressEvent) -> None:
+        if editor.complete_state is not None:
+            editor.cancel_completion()
+            return
+        mode.interrupt()
+
+    def exit_on_empty(event: KeyPressEvent) -> None:
+        if not editor.text:
+            mode.quit()
+        else:
+            editor.delete(1)
+
+    def toggle_tools(event: KeyPressEvent) -> None:
+        mode.tools_expanded = not mode.tools_expanded
+        mode.redraw_all()
+
+    def toggle_thinking(event: KeyPressEvent) -> None:
+        mode.show_thinking = not mode.show_thinking
+        mode.redraw_all()
+
+    def cycle_thinking(event: KeyPressEvent) -> None:
+        level = mode.session.cycle_thinking_level()
+        if level is None:
+            mode.chat.add_notice("This model has no thinking levels", "info")
+        mode.invalidate()
+
+    def cycle_model(direction: str) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            async def cycle() -> None:
+                cycled = await mode.session.cycle_model("forward" if direction == "forward" else "backward")
+                if cycled is None:
+                    mode.chat.add_notice("Only one model is available", "info")
+                else:
+                    mode.chat.add_notice(f"Model: {cycled.model.provider}/{cycled.model.id}", "info")
+
+            mode.spawn(cycle())
+
+        return handler
+
+    def command(text: str) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            from tau.modes.interactive.commands import run_builtin_command
+
+            run_builtin_command(mode, text)
+
+        return handler
+
+    def suspend(event: KeyPressEvent) -> None:
+        event.app.suspend_to_background()
+
+    def external_editor(event: KeyPressEvent) -> None:
+        editor.open_in_editor(validate_and_handle=False)
+
+    bind("submit", submit)
+    bind("newLine", new_line)
+    bind("followUp", follow_up)
+    bind("dequeue", lambda event: mode.dequeue())
+    bind("interrupt", interrupt, eager=True)
+    bind("clear", lambda event: mode.clear_or_quit())
+    bind("exit", exit_on_empty)
+    bind("suspend", suspend)
+    bind("externalEditor", external_editor)
+    bind("selectModel", command("/model"))
+    bind("cycleModelForward", cycle_model("forward"))
+    bind("cycleModelBackward", cycle_model("backward"))
+    bind("cycleThinkingLevel", cycle_thinking)
+    bind("expandTools", toggle_tools)
+    bind("toggleThinking", toggle_thinking)
+    bind("newSession", command("/new"))
+    bind("tree", command("/tree"))
+    bind("fork", command("/fork"))
+    bind("resume", command("/resume"))
+    _bind_extension_shortcuts(mode, bindings, in_editor)
+    return bindings
+
+
+def _bind_extension_shortcuts(mode: InteractiveMode, bindings: KeyBindings, in_editor: Condition) -> None:
+    """Shortcuts extensions registered (``tau.register_shortcut``), in pi's key notation."""
+    from tau.modes.interactive.keymap import to_prompt_toolkit_keys
+
+    runner = mode.session.extension_runner
+    if runner is None:
+        return
+    for key in runner.shortcuts:
+        keys = to_prompt_toolkit_keys(key)
+        if keys is None:
+            continue
+
+        def handler(event: KeyPressEvent, key: str = key) -> None:
+            mode.spawn(mode.session.extension_runner.run_shortcut(key))  # type: ignore[union-attr]
+
+        bindings.add(*keys, filter=in_editor)(handler)

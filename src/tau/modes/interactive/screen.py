@@ -1,0 +1,84 @@
+"""Writing into the terminal's scrollback above the running prompt_toolkit application.
+
+Text is queued and written in one go at most every ``FLUSH_INTERVAL`` (prompt_toolkit hides the
+live area, the text is written, the live area is drawn again below it), so a fast stream costs
+one repaint per frame, not one per delta. Before the application runs, text goes straight out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from typing import TextIO
+
+__all__ = ["Scrollback"]
+
+FLUSH_INTERVAL = 0.03
+CLEAR_ALL = "\x1b[H\x1b[2J\x1b[3J"
+"""Home, clear the screen and the scrollback (xterm's ED 3), as a full redraw needs."""
+
+
+class Scrollback:
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out or sys.stdout
+        self._pending: list[str] = []
+        self._running = False
+        self._wrote_any = False
+        self._flush_task: asyncio.Task[None] | None = None
+
+    def attach(self) -> None:
+        """The application is running: queue from now on."""
+        self._running = True
+
+    def detach(self) -> None:
+        self._running = False
+        self._write_now("".join(self._pending))
+        self._pending.clear()
+
+    def write(self, text: str, new_block: bool = True) -> None:
+        piece = ("\n" if new_block and self._wrote_any else "") + text + "\n"
+        self._wrote_any = True
+        if not self._running:
+            self._write_now(piece)
+            return
+        self._pending.append(piece)
+        self._schedule()
+
+    def redraw(self, blocks: list[str]) -> None:
+        """Clear the terminal and its scrollback, then print ``blocks`` afresh."""
+        self._pending = [CLEAR_ALL + "\n\n".join(blocks) + ("\n" if blocks else "")]
+        self._wrote_any = bool(blocks)
+        if not self._running:
+            self._write_now(self._pending.pop())
+            return
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._flush_task is None or self._flush_task.done():
+            self._flush_task = asyncio.get_running_loop().create_task(self._flush_soon())
+
+    async def _flush_soon(self) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        await asyncio.sleep(FLUSH_INTERVAL)
+        while self._pending and self._running:
+            data = "".join(self._pending)
+            self._pending.clear()
+            await run_in_terminal(functools.partial(self._write_now, data), in_executor=False)
+
+    async def flush(self) -> None:
+        """Write what is queued now (before the application exits)."""
+        if self._flush_task is not None and not self._flush_task.done():
+            await self._flush_task
+        if self._pending and self._running:
+            from prompt_toolkit.application import run_in_terminal
+
+            data = "".join(self._pending)
+            self._pending.clear()
+            await run_in_terminal(lambda: self._write_now(data), in_executor=False)
+
+    def _write_now(self, data: str) -> None:
+        if data:
+            self._out.write(data)
+            self._out.flush()

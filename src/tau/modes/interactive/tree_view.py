@@ -1,0 +1,82 @@
+"""The session tree as picker rows for ``/tree``: depth-first, indented where the conversation
+branches, the path to the current leaf marked, bookkeeping entries (model and thinking changes,
+labels, names) left out."""
+
+from __future__ import annotations
+
+from tau.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from tau.modes.interactive.dialogs import ListItem
+from tau.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    SessionEntry,
+)
+from tau.session.manager import SessionManager
+from tau.session.messages import BashExecutionMessage
+
+__all__ = ["describe_entry", "tree_items"]
+
+
+def tree_items(manager: SessionManager) -> tuple[list[ListItem[str]], int]:
+    """The rows, and the index of the current leaf (or the last row on the leaf's path)."""
+    leaf = manager.get_leaf_id()
+    on_path = {entry.id for entry in manager.get_branch()} if leaf else set()
+    items: list[ListItem[str]] = []
+    selected = 0
+    stack = [(node, 0) for node in reversed(manager.get_tree())]
+    while stack:
+        node, depth = stack.pop()
+        text = describe_entry(node.entry)
+        if text is not None:
+            marker = "● " if node.entry.id == leaf else ("│ " if node.entry.id in on_path else "  ")
+            label = f" [{node.label}]" if node.label else ""
+            items.append(
+                ListItem("  " * depth + marker + text + label, node.entry.id, search_text=text + label)
+            )
+            if node.entry.id in on_path:
+                selected = len(items) - 1
+        child_depth = depth + 1 if len(node.children) > 1 else depth
+        for child in reversed(node.children):
+            stack.append((child, child_depth))
+    return items, selected
+
+
+def describe_entry(entry: SessionEntry) -> str | None:
+    """One line for an entry, or ``None`` for entries the tree leaves out."""
+    if isinstance(entry, MessageEntry):
+        message = entry.message
+        if isinstance(message, UserMessage):
+            content = message.content
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(b.text for b in content if isinstance(b, TextContent))
+            )
+            return "user: " + _line(text)
+        if isinstance(message, AssistantMessage):
+            text = message.text()
+            calls = [b.name for b in message.content if isinstance(b, ToolCall)]
+            if text.strip():
+                return "assistant: " + _line(text) + (f" [{', '.join(calls)}]" if calls else "")
+            if calls:
+                return "assistant: [" + ", ".join(calls) + "]"
+            return f"assistant: ({message.stop_reason})"
+        if isinstance(message, ToolResultMessage):
+            return f"  ↳ {message.tool_name}" + (" (error)" if message.is_error else "")
+        if isinstance(message, BashExecutionMessage):
+            return "! " + _line(message.command)
+        return None
+    if isinstance(entry, CompactionEntry):
+        return f"[compaction: {entry.tokens_before:,} tokens summarized]"
+    if isinstance(entry, BranchSummaryEntry):
+        return "[branch summary] " + _line(entry.summary)
+    if isinstance(entry, CustomMessageEntry):
+        return f"[{entry.custom_type}]" if entry.display else None
+    return None
+
+
+def _line(text: str, limit: int = 90) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,131 @@
+"""``ctx.ui`` in the terminal: extension dialogs take the editor's place, notices go into the
+chat, statuses into the footer, widgets above or below the editor."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tau.ai.abort import AbortSignal
+from tau.extensions.ui import NotifyLevel, WidgetPlacement
+from tau.modes.interactive.dialogs import Dialog, EditorDialog, InputDialog, ListDialog, ListItem
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["InteractiveUI"]
+
+
+class InteractiveUI:
+    def __init__(self, mode: InteractiveMode) -> None:
+        self._mode = mode
+
+    async def _ask(
+        self, dialog: Dialog, timeout: float | None, signal: AbortSignal | None, default: Any
+    ) -> Any:
+        if signal is not None:
+            if signal.aborted:
+                return default
+            signal.add_listener(lambda *_: dialog.close(default))
+        waiting = asyncio.ensure_future(self._mode.show_dialog(dialog))
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiting), timeout) if timeout else await waiting
+        except TimeoutError:
+            dialog.close(default)
+            await waiting
+            return default
+
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        dialog: ListDialog[str] = ListDialog(title, [ListItem(option, option) for option in options])
+        chosen = await self._ask(dialog, timeout, signal, None)
+        return chosen.value if isinstance(chosen, ListItem) else None
+
+    async def confirm(
+        self, title: str, message: str, *, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> bool:
+        dialog: ListDialog[bool] = ListDialog(
+            title,
+            [ListItem("Yes", True), ListItem("No", False)],
+            message=message,
+            filterable=False,
+            hint="↑↓ move · enter choose · esc: no",
+        )
+        chosen = await self._ask(dialog, timeout, signal, None)
+        return bool(chosen.value) if isinstance(chosen, ListItem) else False
+
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        answer = await self._ask(InputDialog(title, placeholder=placeholder or ""), timeout, signal, None)
+        return answer if isinstance(answer, str) else None
+
+    async def editor(self, title: str, prefill: str = "") -> str | None:
+        answer = await self._mode.show_dialog(EditorDialog(title, prefill))
+        return answer if isinstance(answer, str) else None
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        self._mode.chat.add_notice(message, level)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self._mode.statuses[key] = text
+        else:
+            self._mode.statuses.pop(key, None)
+        self._mode.invalidate()
+
+    def set_working_message(self, text: str | None) -> None:
+        self._mode.working_message = text
+        self._mode.invalidate()
+
+    def set_widget(
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+    ) -> None:
+        if lines:
+            self._mode.widgets[key] = ([_printable(line) for line in lines], placement)
+        else:
+            self._mode.widgets.pop(key, None)
+        self._mode.invalidate()
+
+    def set_title(self, title: str) -> None:
+        clean = _printable(title)
+        self._mode.app.output.set_title(clean)
+        self._mode.app.output.flush()
+
+    def set_editor_text(self, text: str) -> None:
+        self._mode.editor.text = text
+        self._mode.editor.cursor_position = len(text)
+
+    def get_editor_text(self) -> str:
+        return self._mode.editor.text
+
+    def paste_to_editor(self, text: str) -> None:
+        self._mode.editor.insert_text(text)
+
+    def get_tools_expanded(self) -> bool:
+        return self._mode.tools_expanded
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        if expanded != self._mode.tools_expanded:
+            self._mode.tools_expanded = expanded
+            self._mode.redraw_all()
+
+
+def _printable(text: str) -> str:
+    """Widget lines and titles may carry colour (SGR) but no other control sequence."""
+    import re
+
+    without_other_escapes = re.sub(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?", "", text)
+    return "".join(ch for ch in without_other_escapes if ch.isprintable() or ch == "\x1b")

@@ -1,0 +1,116 @@
+"""A real pseudo-terminal for TUI tests: the program runs under pexpect, its output is fed to a
+pyte screen (with scrollback), and cursor position requests are answered as a terminal would."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+
+import pexpect
+import pyte
+
+_CPR = re.compile(rb"\x1b\[6n")
+
+
+class Terminal:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        rows: int = 30,
+        cols: int = 100,
+    ) -> None:
+        self.rows, self.cols = rows, cols
+        self.screen = pyte.HistoryScreen(cols, rows, history=5000)
+        self.screen.set_mode(pyte.modes.LNM)  # the tty turns \n into \r\n, as a real terminal shows it
+        self.stream = pyte.ByteStream(self.screen)
+        env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
+        env.pop("NO_COLOR", None)
+        self.child = pexpect.spawn(argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols))
+        self.raw = bytearray()
+
+    def pump(self, timeout: float = 0.05) -> None:
+        """Read whatever the program wrote and put it on the screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=max(0.0, deadline - time.monotonic()))
+            except pexpect.TIMEOUT:
+                return
+            except pexpect.EOF:
+                return
+            self.raw.extend(data)
+            for _ in _CPR.findall(data):
+                y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
+                self.child.send(f"\x1b[{y};{x}R".encode())
+            self.stream.feed(data)
+            if time.monotonic() >= deadline:
+                return
+
+    def display(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def text(self) -> str:
+        """Scrollback and screen together."""
+        history = [
+            "".join(line[x].data for x in range(self.cols)).rstrip() for line in self.screen.history.top
+        ]
+        return "\n".join([*history, self.display()])
+
+    def wait_for(self, what: str | Callable[[], bool], timeout: float = 15.0, *, where: str = "text") -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.pump()
+            if callable(what):
+                if what():
+                    return
+            elif what in (self.text() if where == "text" else self.display()):
+                return
+            if time.monotonic() > deadline or (not self.child.isalive() and not self._more_output()):
+                shown = self.text()
+                raise AssertionError(f"waited {timeout}s for {what!r}; the terminal shows:\n{shown}")
+
+    def _more_output(self) -> bool:
+        before = len(self.raw)
+        self.pump(0.05)
+        return len(self.raw) != before
+
+    def send(self, data: str) -> None:
+        self.child.send(data.encode())
+
+    def type(self, text: str) -> None:
+        for char in text:
+            self.child.send(char.encode())
+            time.sleep(0.002)
+
+    def resize(self, rows: int, cols: int) -> None:
+        self.rows, self.cols = rows, cols
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.child.isalive() and time.monotonic() < deadline:
+            self.pump(0.1)
+        self.pump(0.1)
+        if self.child.isalive():
+            raise AssertionError(f"still running after {timeout}s:\n{self.text()}")
+        self.child.close()
+        return int(
+            self.child.exitstatus if self.child.exitstatus is not None else -(self.child.signalstatus or 0)
+        )
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.kill(9)
+        self.child.close(force=True)
+
+
+ENTER = "\r"
+ESCAPE = "\x1b"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+ALT_ENTER = "\x1b\r"

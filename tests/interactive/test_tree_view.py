@@ -1,0 +1,42 @@
+"""/tree rows: depth-first, indented at branch points, the leaf's path marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tau.ai.types import AssistantMessage, TextContent, ToolCall, UserMessage
+from tau.modes.interactive.tree_view import tree_items
+from tau.session import SessionManager
+
+
+def _reply(text: str, *calls: str) -> AssistantMessage:
+    content: list[TextContent | ToolCall] = [TextContent(text)] if text else []
+    content += [ToolCall(f"c{i}", name) for i, name in enumerate(calls)]
+    return AssistantMessage(content, api="openai-completions", provider="p", model="m")
+
+
+def test_rows_follow_the_tree_and_mark_the_current_leaf(tmp_path: Path) -> None:
+    manager = SessionManager.in_memory(str(tmp_path))
+    manager.append_thinking_level_change("off")
+    first = manager.append_message(UserMessage("first question"))
+    manager.append_message(_reply("first answer"))
+    manager.append_message(UserMessage("abandoned question"))
+    manager.branch(first)
+    manager.append_message(_reply("", "read", "bash"))
+    items, selected = tree_items(manager)
+    labels = [item.label for item in items]
+    assert labels[0] == "│ user: first question"  # the thinking-level entry is left out
+    assert any("assistant: first answer" in label for label in labels)
+    assert any("user: abandoned question" in label for label in labels)
+    assert labels[selected].strip().startswith("● assistant: [read, bash]")
+    # the two children of the first question are indented one step deeper
+    assert all(label.startswith("  ") for label in labels[1:])
+
+
+def test_labels_show_next_to_their_entry(tmp_path: Path) -> None:
+    manager = SessionManager.in_memory(str(tmp_path))
+    entry = manager.append_message(UserMessage("tagged"))
+    manager.append_label_change(entry, "checkpoint")
+    items, _ = tree_items(manager)
+    assert items[0].label.endswith("user: tagged [checkpoint]")
+    assert items[0].value == entry

@@ -1,0 +1,230 @@
+"""The terminal UI end to end: the real `tau` in a pseudo-terminal, the fake server answering."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tau_command import TauCommand
+from terminal import CTRL_C, ENTER, ESCAPE, Terminal
+
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+from tau.testing.fake_llm.script import ScriptedUsage
+
+Start = Callable[..., Terminal]
+
+
+def _session_lines(tau: TauCommand) -> list[dict[str, object]]:
+    [session] = tau.session_files()
+    return [json.loads(line) for line in session.read_text().splitlines()]
+
+
+def _footer_model_line(terminal: Terminal) -> str:
+    return [line for line in terminal.display().splitlines() if line.strip()][-1]
+
+
+def _editor_text(terminal: Terminal) -> str:
+    """The lines between the editor's two border lines."""
+    lines = terminal.display().splitlines()
+    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    if len(borders) < 2:
+        return ""
+    return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()
+
+
+def _ask(terminal: Terminal, text: str) -> None:
+    terminal.type(text)
+    terminal.send(ENTER)
+
+
+def test_a_reply_streams_in_as_rendered_markdown(tau: TauCommand, start_tui: Start) -> None:
+    reply = (
+        "# Plan\n\nSome **bold** words and `code`.\n\n```python\nprint('hello')\n```\n\n- first\n- second\n"
+    )
+    tau.server.add(Turn(text=reply, chunk_size=4))
+    terminal = start_tui()
+    _ask(terminal, "make a plan")
+    terminal.wait_for("second")
+    text = terminal.text()
+    assert "make a plan" in text
+    assert "Plan" in text and "# Plan" not in text
+    assert "bold" in text and "**bold**" not in text
+    assert "print('hello')" in text
+
+
+def test_the_footer_shows_tokens_cost_context_and_model(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="Counted.", usage=ScriptedUsage(input=1500, output=42, cache_read=3000)))
+    terminal = start_tui()
+    _ask(terminal, "count")
+    terminal.wait_for("↑1.5k ↓42 R3.0k", where="display")
+    display = terminal.display()
+    assert "cache 67%" in display  # 3000 cached of 4500 prompt tokens
+    assert "%/100k (auto)" in display
+    assert "fake-model" in display
+
+
+def test_a_tool_call_shows_its_command_and_output(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo tool-said-this"})]),
+        Turn(text="All done."),
+    )
+    terminal = start_tui()
+    _ask(terminal, "run it")
+    terminal.wait_for("All done.")
+    text = terminal.text()
+    assert "echo tool-said-this" in text
+    assert text.count("tool-said-this") >= 2  # the command and its output
+
+
+def test_model_command_switches_the_model(tau: TauCommand, start_tui: Start) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "contextWindow": 50000, "maxTokens": 1000}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    tau.server.add(Turn(text="from the other one"))
+    terminal = start_tui()
+    _ask(terminal, "/model")
+    terminal.wait_for("Choose a model", where="display")
+    terminal.type("other")
+    terminal.wait_for("› local/other-model", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Model: local/other-model")
+    terminal.wait_for(lambda: "other-model" in _footer_model_line(terminal))
+    _ask(terminal, "hello")
+    terminal.wait_for("from the other one")
+    assert tau.server.last_request.body["model"] == "other-model"
+
+
+def test_tree_moves_the_leaf_back_to_an_earlier_message(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="first answer"), Turn(text="second answer"), Turn(text="third answer"))
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    _ask(terminal, "second question")
+    terminal.wait_for("second answer")
+    _ask(terminal, "/tree")
+    terminal.wait_for("Session tree", where="display")
+    terminal.type("second question")
+    terminal.wait_for("› │ user: second question", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Summarize the branch", where="display")
+    terminal.send(ENTER)  # no summary
+    # On a user message the leaf moves to its parent and the text comes back into the editor.
+    terminal.wait_for(lambda: _editor_text(terminal) == "second question")
+    terminal.send(CTRL_C)
+    _ask(terminal, "another question")
+    terminal.wait_for("third answer")
+    sent = json.dumps(tau.server.last_request.body["messages"])
+    assert "first answer" in sent and "another question" in sent
+    assert "second question" not in sent and "second answer" not in sent
+
+
+def test_escape_aborts_the_run_and_the_session_stays_consistent(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(
+        Turn(
+            text="this reply stalls halfway through",
+            chunk_size=4,
+            fault=Fault("stall", after_events=4, seconds=30),
+        ),
+        Turn(text="fresh reply"),
+    )
+    terminal = start_tui()
+    _ask(terminal, "start something long")
+    terminal.wait_for("this", where="display")
+    terminal.send(ESCAPE)
+    terminal.wait_for("Aborted")
+    _ask(terminal, "next")
+    terminal.wait_for("fresh reply")
+    lines = _session_lines(tau)
+    messages = [line["message"] for line in lines if line["type"] == "message"]
+    roles = [m["role"] for m in messages]  # type: ignore[index]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert messages[1]["stopReason"] == "aborted"  # type: ignore[index]
+
+
+def test_a_resize_redraws_the_conversation_at_the_new_width(tau: TauCommand, start_tui: Start) -> None:
+    long_line = " ".join(f"word{i}" for i in range(60))
+    tau.server.add(Turn(text=long_line))
+    terminal = start_tui(cols=100)
+    _ask(terminal, "say a lot")
+    terminal.wait_for("word59")
+    terminal.resize(30, 50)
+    terminal.wait_for(
+        lambda: (
+            "word59" in terminal.display()
+            and all(len(line) <= 50 for line in terminal.display().splitlines())
+        )
+    )
+    assert "word0" in terminal.text()
+
+
+def test_ctrl_c_clears_the_editor_and_twice_quits(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    terminal.type("some draft text")
+    terminal.wait_for("some draft text", where="display")
+    terminal.send(CTRL_C)
+    terminal.wait_for(lambda: "some draft text" not in terminal.display())
+    time.sleep(0.6)  # the double press counts only within half a second
+    terminal.type("more")
+    terminal.wait_for("more", where="display")
+    terminal.send(CTRL_C)
+    terminal.send(CTRL_C)
+    assert terminal.wait_exit() == 0
+
+
+def test_bang_output_reaches_the_model_and_double_bang_output_does_not(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    tau.server.add(Turn(text="seen"))
+    terminal = start_tui()
+    _ask(terminal, "!echo shared-output")
+    terminal.wait_for("shared-output", where="display")
+    _ask(terminal, "!!echo private-output")
+    terminal.wait_for("private-output", where="display")
+    _ask(terminal, "what did you see")
+    terminal.wait_for("seen")
+    sent = json.dumps(tau.server.last_request.body["messages"])
+    assert "shared-output" in sent
+    assert "private-output" not in sent
+
+
+def test_name_without_argument_shows_usage_and_with_one_names_the_session(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = start_tui()
+    _ask(terminal, "/name")
+    terminal.wait_for("Usage: /name")
+    _ask(terminal, "/name release prep")
+    terminal.wait_for("• release prep", where="display")
+
+
+def test_enter_while_working_queues_a_steering_message(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 3; echo slow-done"})]),
+        Turn(text="after steering"),
+    )
+    terminal = start_tui()
+    _ask(terminal, "do the slow thing")
+    terminal.wait_for("sleep 3", where="display")
+    _ask(terminal, "also check the tests")
+    terminal.wait_for("steer: also check the tests", where="display")
+    terminal.wait_for("after steering")
+    sent = json.dumps(tau.server.last_request.body["messages"])
+    assert "also check the tests" in sent
+
+
+def test_the_session_file_is_readable_after_quitting(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    tau.server.add(Turn(text="noted"))
+    terminal = start_tui()
+    _ask(terminal, "remember this")
+    terminal.wait_for("noted")
+    _ask(terminal, "/quit")
+    assert terminal.wait_exit() == 0
+    lines = _session_lines(tau)
+    assert lines[0]["type"] == "session"
+    assert [line["message"]["role"] for line in lines if line["type"] == "message"] == ["user", "assistant"]  # type: ignore[index]
