@@ -131,6 +131,7 @@ class InteractiveMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
+        self._footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self._unsubscribe = self.session.subscribe(self._on_event)
         runtime.set_rebind_session(self._rebind)
@@ -258,23 +259,25 @@ class InteractiveMode:
         def input_area() -> Container:
             return self.dialog.container if self.dialog is not None else editor_area
 
-        def text_window(get: Any, style: str = "") -> Container:
+        def text_window(get: Any, shown: Any = None) -> Container:
             return ConditionalContainer(
-                Window(FormattedTextControl(get), dont_extend_height=True, wrap_lines=False, style=style),
-                filter=Condition(lambda: bool(get())),
+                Window(FormattedTextControl(get), dont_extend_height=True, wrap_lines=False),
+                filter=Condition(shown or (lambda: bool(get()))),
             )
 
         root = HSplit(
             [
-                text_window(self._live_fragments),
+                text_window(self._live_fragments, lambda: bool(self.chat.live)),
                 text_window(self._status_fragments),
-                text_window(self._queue_fragments),
+                text_window(
+                    self._queue_fragments, lambda: bool(any(self.queued) or self.held_for_compaction)
+                ),
                 text_window(lambda: self._widget_fragments("aboveEditor")),
                 DynamicContainer(input_area),
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
                 CompletionsMenu(max_height=8, scroll_offset=1),
                 text_window(lambda: self._widget_fragments("belowEditor")),
-                text_window(self._footer_fragments),
+                text_window(self._footer_fragments, lambda: True),
             ]
         )
         layout = Layout(root, focused_element=editor_window)
@@ -285,7 +288,7 @@ class InteractiveMode:
             style=style,
             full_screen=False,
             mouse_support=False,
-            min_redraw_interval=0.03,
+            min_redraw_interval=0.05,
             erase_when_done=False,
         )
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
@@ -358,6 +361,21 @@ class InteractiveMode:
         return out
 
     def _footer_fragments(self) -> StyleAndTextTuples:
+        # Drawn every frame; what it shows changes a few times per reply, and working it out walks
+        # the context and the model list, so it is kept for a quarter of a second.
+        now = time.monotonic()
+        key = (self.width, self.working, self.session.model, self.session.thinking_level, len(self.statuses))
+        if (
+            self._footer_cache is not None
+            and self._footer_cache[0] == key
+            and now - self._footer_cache[1] < 0.25
+        ):
+            return self._footer_cache[2]
+        fragments = self._build_footer()
+        self._footer_cache = (key, now, fragments)
+        return fragments
+
+    def _build_footer(self) -> StyleAndTextTuples:
         session = self.session
         model = session.model
         registry = session.services.model_registry

@@ -12,6 +12,7 @@ new width or with tool output expanded (``render_all``). Renders are cached per 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,7 @@ class ViewFlags:
 
 
 _LIVE_THINKING_CHARS = 4000
+COMMIT_INTERVAL = 0.05
 
 
 class Block:
@@ -222,6 +224,7 @@ class Chat:
         self.live: list[Block] = []
         self._reply = _Pending()
         self._tools: dict[str, ToolBlock] = {}
+        self._commit_handle: asyncio.TimerHandle | None = None
 
     # -- building blocks from messages ---------------------------------------------------------
 
@@ -334,7 +337,7 @@ class Chat:
                 self.live.append(block)
             if isinstance(update, TextDeltaEvent):
                 block.append(update.delta)
-                self.commit_ready()
+                self._commit_soon()
         elif isinstance(update, ThinkingStartEvent | ThinkingDeltaEvent):
             thinking = blocks.get(update.content_index)
             if not isinstance(thinking, ThinkingBlock):
@@ -384,7 +387,27 @@ class Chat:
 
     # -- scrollback and the live area ----------------------------------------------------------
 
+    def _commit_soon(self) -> None:
+        """Look for newly stable markdown once per frame, not once per delta (a delta is a few
+        characters; finding block boundaries means parsing the open part of the reply)."""
+        if self._commit_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.commit_ready()
+            return
+        self._commit_handle = loop.call_later(COMMIT_INTERVAL, self._scheduled_commit)
+        self._changed()
+
+    def _scheduled_commit(self) -> None:
+        self._commit_handle = None
+        self.commit_ready()
+
     def commit_ready(self) -> None:
+        if self._commit_handle is not None:
+            self._commit_handle.cancel()
+            self._commit_handle = None
         flags = self._flags()
         renderer = self._renderer(flags.width)
         while self.live:
@@ -416,6 +439,8 @@ class Chat:
 
     def live_text(self, max_lines: int | None = None) -> str:
         """ANSI of the blocks not yet in scrollback (a streaming reply's last ``max_lines`` only)."""
+        if self._commit_handle is not None:
+            self.commit_ready()  # commit first: the tail to draw is then at most one block
         flags = self._flags()
         renderer = self._renderer(flags.width)
         parts: list[str] = []

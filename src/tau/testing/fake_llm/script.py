@@ -69,6 +69,8 @@ class Turn:
     response_model: str | None = None
     response_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    frames_per_second: float | None = None
+    """Pace the stream (frames that are due go out together); ``None``: as fast as possible."""
 
     def text_chunks(self) -> list[str]:
         return split_chunks(self.text or "", self.chunk_size)

@@ -26,6 +26,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -225,8 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
         # server, not the client under test, the bottleneck. Faults flush first, so they still land
         # exactly after ``after_events`` frames.
         pending = bytearray()
+        pace = 1 / turn.frames_per_second if turn.frames_per_second else 0.0
+        started = time.monotonic()
         try:
             for index, frame in enumerate(frames):
+                if pace and (wait := started + index * pace - time.monotonic()) > 0:
+                    self._write_chunk(pending)
+                    self.wfile.flush()
+                    if stopping.wait(wait):
+                        return
                 if fault is not None and index == fault.after_events:
                     self._write_chunk(pending)
                     if fault.kind == "cut":

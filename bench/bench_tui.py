@@ -1,0 +1,161 @@
+"""Figures of the interactive TUI, driven in a real pseudo-terminal (100x40) against a local server.
+
+- start to a ready prompt: from spawning `tau` until the footer (model name) is drawn;
+- streaming a 50 KB markdown reply at 2 000 deltas/s (25-character deltas, paced by the server):
+  how late the last line shows after the server sent it, and the CPU tau used (user + system)
+  per second of streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+
+from _common import PYTHON, Figure, median, user_env
+
+SERVER = r"""
+import sys
+from tau.testing.fake_llm import FakeLLMServer, Turn
+
+PARAGRAPH = "Streaming **markdown** with `inline code`, a [link](https://example.com) and plain words. " * 3
+CODE = "```python\n" + "".join(f"def handler_{i}(event):\n    return process(event, level={i})\n" for i in range(15)) + "```\n"
+parts, size = [], 0
+while size < 50_000:
+    piece = f"## Section {len(parts)}\n\n{PARAGRAPH}\n\n- first point\n- second point\n\n{CODE}\n"
+    parts.append(piece)
+    size += len(piece)
+TEXT = "".join(parts) + "THE-END\n"
+
+def reply(request):
+    if "STREAM" in str(request.body):
+        return Turn(text=TEXT, chunk_size=25, frames_per_second=2000)
+    return Turn(text="ok")
+
+server = FakeLLMServer(port=0)
+server.add(*[reply] * 1000)
+server.start()
+print(server.port, len(TEXT), flush=True)
+sys.stdin.read()
+server.stop()
+"""
+
+_CPR = re.compile(rb"\x1b\[6n")
+
+
+class _Pty:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(40, 100))
+        self.output = bytearray()
+
+    def read_until(self, marker: bytes, timeout: float = 60.0) -> float:
+        """Read (answering cursor position requests) until ``marker`` appears; returns the time."""
+        deadline = time.monotonic() + timeout
+        start = max(0, len(self.output) - len(marker))
+        while marker not in self.output[start:]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {marker!r} after {timeout}s: {bytes(self.output[-500:])!r}")
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.01)
+            except pexpect.TIMEOUT:
+                continue
+            if _CPR.search(data):
+                self.child.send(b"\x1b[1;1R")
+            self.output.extend(data)
+        return time.monotonic()
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def close(self) -> None:
+        self.child.sendcontrol("d")
+        try:
+            self.child.expect(pexpect.EOF, timeout=10)
+        except pexpect.ExceptionPexpect:
+            self.child.kill(9)
+        self.child.close(force=True)
+
+
+def run(repeat: int) -> list[Figure]:
+    env = user_env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["TERM"] = "xterm-256color"
+    server = subprocess.Popen(
+        [PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert server.stdout is not None and server.stdin is not None
+    port, size = server.stdout.readline().split()
+    figures: list[Figure] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            work = root / "work"
+            work.mkdir()
+            agent_dir = root / "agent"
+            agent_dir.mkdir()
+            models = {
+                "providers": {
+                    "local": {
+                        "baseUrl": f"http://127.0.0.1:{port}/v1",
+                        "api": "openai-completions",
+                        "apiKey": "local-key",
+                        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 8192}],
+                    }
+                }
+            }
+            (agent_dir / "models.json").write_text(json.dumps(models))
+            env["TAU_AGENT_DIR"] = str(agent_dir)
+            argv = [PYTHON, "-m", "tau", "--provider", "local", "--model", "fake-model", "--no-session"]
+
+            ready: list[float] = []
+            for _ in range(max(repeat, 5)):
+                started = time.monotonic()
+                pty = _Pty(argv, env, work)
+                ready.append(pty.read_until(b"(auto)") - started)
+                pty.close()
+            figures.append(Figure("TUI: start to a ready prompt", median(ready), "s", "<= 0.5 s"))
+
+            lags: list[float] = []
+            loads: list[float] = []
+            frames = int(size) / 25
+            for _ in range(repeat):
+                pty = _Pty(argv, env, work)
+                pty.read_until(b"(auto)")
+                time.sleep(0.3)  # let the start-up work (renderer warm-up) finish
+                before = pty.cpu_seconds()
+                pty.child.send(b"STREAM please\r")
+                sent = time.monotonic()
+                done = pty.read_until(b"THE-END")
+                cpu = pty.cpu_seconds() - before
+                wall = done - sent
+                lags.append(wall - frames / 2000)
+                loads.append(cpu / wall)
+                pty.close()
+            figures.append(
+                Figure(
+                    "TUI: 50 KB at 2000 deltas/s, last line shown after the server sent it",
+                    median(lags),
+                    "s",
+                    "keeps up (< 0.5 s)",
+                )
+            )
+            figures.append(
+                Figure(
+                    "TUI: CPU while streaming it",
+                    median(loads) * 100,
+                    "% of one core",
+                    "not pegged (< 100 %)",
+                )
+            )
+    finally:
+        server.stdin.close()
+        server.wait(timeout=10)
+    return figures
