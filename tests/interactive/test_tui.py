@@ -228,3 +228,127 @@ def test_the_session_file_is_readable_after_quitting(
     lines = _session_lines(tau)
     assert lines[0]["type"] == "session"
     assert [line["message"]["role"] for line in lines if line["type"] == "message"] == ["user", "assistant"]  # type: ignore[index]
+
+
+EXTENSION = """
+from tau.extensions import ExtensionAPI, ExtensionCommandContext
+
+
+def setup(tau: ExtensionAPI) -> None:
+    @tau.register_command("pick", description="Ask which colour")
+    async def pick(args: str, ctx: ExtensionCommandContext) -> None:
+        colour = await ctx.ui.select("Which colour?", ["red", "green", "blue"])
+        ctx.ui.notify(f"picked {colour}")
+        ctx.ui.set_status("colour", f"colour: {colour}")
+        ctx.ui.set_widget("palette", [f"palette widget: {colour}"])
+"""
+
+
+def test_extension_dialogs_notices_status_and_widgets_show(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "colours.py").write_text(EXTENSION)
+    terminal = start_tui("-e", "colours.py")
+    _ask(terminal, "/pick")
+    terminal.wait_for("Which colour?", where="display")
+    terminal.type("gre")
+    terminal.wait_for("› green", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("picked green")
+    terminal.wait_for("palette widget: green", where="display")
+    assert "colour: green" in _footer_model_line(terminal)
+
+
+def test_the_permission_gate_example_asks_in_the_tui(tau: TauCommand, start_tui: Start) -> None:
+    gate = Path(__file__).resolve().parents[2] / "examples" / "extensions" / "permission_gate.py"
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "rm -rf build"})]), Turn(text="understood")
+    )
+    terminal = start_tui("-e", str(gate))
+    _ask(terminal, "clean up")
+    terminal.wait_for("Allow this command?", where="display")
+    terminal.send("\x1b[B")  # down to "No"
+    terminal.wait_for("› No", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("understood")
+    assert "The user declined" in json.dumps(tau.server.last_request.body["messages"])
+
+
+def test_compact_passes_its_instructions_to_the_summary(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    tau.server.add(
+        Turn(text="first answer"),
+        Turn(text="second answer"),
+        Turn(text="## Goal\nsummary text"),
+        Turn(text="prefix summary"),
+    )
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    _ask(terminal, "second question")
+    terminal.wait_for("second answer")
+    _ask(terminal, "/compact focus on the tests")
+    terminal.wait_for(lambda: any(line.get("type") == "compaction" for line in _session_lines(tau)))
+    assert any("focus on the tests" in json.dumps(request.body) for request in tau.server.requests)
+
+
+def test_shift_tab_cycles_the_thinking_level_in_the_footer(tau: TauCommand, start_tui: Start) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["reasoning"] = True
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    terminal = start_tui("--thinking", "low")
+    terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • low"))
+    terminal.send("\x1b[Z")  # Shift+Tab
+    terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • medium"))
+
+
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e5273cd20000000049454e44ae426082"
+)
+
+
+def test_ctrl_v_attaches_the_clipboard_image_to_the_next_message(tau: TauCommand, start_tui: Start) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["input"] = ["text", "image"]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    bin_dir = tau.work.parent / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "image.png").write_bytes(PNG_1X1)
+    fake_xclip = bin_dir / "xclip"
+    fake_xclip.write_text(f"#!/bin/sh\ncat {bin_dir / 'image.png'}\n")
+    fake_xclip.chmod(0o755)
+    tau.env["PATH"] = f"{bin_dir}:{tau.env['PATH']}"
+    tau.env.pop("WAYLAND_DISPLAY", None)
+    tau.server.add(Turn(text="a tiny image"))
+    terminal = start_tui()
+    terminal.type("what is this ")
+    terminal.send("\x16")  # Ctrl+V
+    terminal.wait_for("what is this [image #1]", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("a tiny image")
+    content = tau.server.last_request.body["messages"][-1]["content"]
+    assert any(part.get("type") == "image_url" for part in content)
+
+
+def test_escape_brings_queued_messages_back_into_the_editor(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(
+        Turn(text="working on it slowly", chunk_size=4, fault=Fault("stall", after_events=3, seconds=30)),
+    )
+    terminal = start_tui()
+    _ask(terminal, "start")
+    terminal.wait_for("work", where="display")
+    _ask(terminal, "and then the docs")
+    terminal.wait_for("steer: and then the docs", where="display")
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: _editor_text(terminal) == "and then the docs")
+    assert "steer:" not in terminal.display()
+
+
+def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="exported answer"))
+    terminal = start_tui()
+    _ask(terminal, "question to export")
+    terminal.wait_for("exported answer")
+    _ask(terminal, "/export chat.html")
+    terminal.wait_for("Exported to:")
+    page = (tau.work / "chat.html").read_text()
+    assert "question to export" in page and "exported answer" in page

@@ -30,7 +30,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
-from tau.agent.events import AgentEnd, AgentStart, MessageEnd
+from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
 from tau.modes.interactive.dialogs import Dialog
@@ -117,11 +117,13 @@ class InteractiveMode:
         self.working = False
         self.working_message: str | None = None
         self.compacting = False
+        self.compactions_ended = 0
         self.retry_text: str | None = None
         self.retry_deadline = 0.0
         self.bash_block: Block | None = None
         self.queued: tuple[list[str], list[str]] = ([], [])
         self.held_for_compaction: list[str] = []
+        self.pending_images: list[ImageContent] = []
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.totals = usage_totals(self.session.session_manager.get_entries())
@@ -289,7 +291,7 @@ class InteractiveMode:
             full_screen=False,
             mouse_support=False,
             min_redraw_interval=0.05,
-            erase_when_done=False,
+            erase_when_done=True,  # on quit only the conversation stays in the terminal
         )
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
@@ -364,7 +366,16 @@ class InteractiveMode:
         # Drawn every frame; what it shows changes a few times per reply, and working it out walks
         # the context and the model list, so it is kept for a quarter of a second.
         now = time.monotonic()
-        key = (self.width, self.working, self.session.model, self.session.thinking_level, len(self.statuses))
+        session = self.session
+        key = (
+            self.width,
+            self.working,
+            session,
+            session.model,
+            session.thinking_level,
+            session.auto_compaction_enabled,
+            tuple(self.statuses.items()),
+        )
         if (
             self._footer_cache is not None
             and self._footer_cache[0] == key
@@ -500,11 +511,15 @@ class InteractiveMode:
             self._start_ticker()
         elif isinstance(event, CompactionEnd):
             self.compacting = False
+            self.compactions_ended += 1
             if event.result is not None:
                 summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
                 self.chat.add_messages([summary])
             elif event.error_message and not event.aborted:
-                self.chat.add_notice(f"Compaction failed: {event.error_message}", "error")
+                message = event.error_message
+                if not message.lower().startswith("compaction"):
+                    message = f"Compaction failed: {message}"
+                self.chat.add_notice(message, "error")
             elif event.aborted:
                 self.chat.add_notice("Compaction cancelled", "warning")
             held, self.held_for_compaction = self.held_for_compaction, []
@@ -519,10 +534,13 @@ class InteractiveMode:
             if not event.success and event.final_error:
                 self.chat.add_notice(f"Gave up after {event.attempt} attempts: {event.final_error}", "error")
         elif isinstance(event, SessionInfoChanged):
+            self._footer_cache = None
             self._set_title()
         elif isinstance(event, ThinkingLevelChanged):
             pass  # the footer and the border read the level when they draw
         else:
+            if not isinstance(event, MessageUpdate | ToolExecutionUpdate):
+                self._footer_cache = None  # tokens, context use or the name may have changed
             if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 self.totals.add(event.message.usage)
             self.chat.on_agent_event(event)
@@ -575,7 +593,21 @@ class InteractiveMode:
         behavior: StreamingBehavior | None = None
         if self.session.is_streaming:
             behavior = "follow_up" if follow_up else "steer"
-        self.spawn(self.session.prompt(text, streaming_behavior=behavior))
+        images, self.pending_images = self.pending_images, []
+        self.spawn(self.session.prompt(text, images=images or None, streaming_behavior=behavior))
+
+    async def paste_image(self) -> None:
+        """Ctrl+V: attach the clipboard's image to the next message, marked ``[image #n]``."""
+        from tau.modes.interactive.clipboard import read_clipboard_image
+
+        image = await asyncio.to_thread(read_clipboard_image)
+        if image is None:
+            self.chat.add_notice(
+                "No image on the clipboard (or no clipboard tool: wl-paste, xclip, pngpaste)"
+            )
+            return
+        self.pending_images.append(image)
+        self.editor.insert_text(f"[image #{len(self.pending_images)}]")
 
     async def run_bash(self, command: str, exclude: bool) -> None:
         if self.session.is_bash_running:

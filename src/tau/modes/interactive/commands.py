@@ -328,7 +328,12 @@ async def _clone(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _compact(mode: InteractiveMode, argument: str) -> None:
-    await mode.session.compact(argument or None)
+    ended = mode.compactions_ended
+    try:
+        await mode.session.compact(argument or None)
+    except Exception as exc:
+        if mode.compactions_ended == ended:  # else compaction_end has already told the user
+            mode.chat.add_notice(str(exc), "error")
 
 
 async def _copy(mode: InteractiveMode, argument: str) -> None:

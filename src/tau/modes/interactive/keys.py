@@ -97,6 +97,9 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     def suspend(event: KeyPressEvent) -> None:
         event.app.suspend_to_background()
 
+    def paste_image(event: KeyPressEvent) -> None:
+        mode.spawn(mode.paste_image())
+
     def external_editor(event: KeyPressEvent) -> None:
         editor.open_in_editor(validate_and_handle=False)
 
@@ -109,6 +112,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     bind("exit", exit_on_empty)
     bind("suspend", suspend)
     bind("externalEditor", external_editor)
+    bind("pasteImage", paste_image)
     bind("selectModel", command("/model"))
     bind("cycleModelForward", cycle_model("forward"))
     bind("cycleModelBackward", cycle_model("backward"))
