@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.key_binding.defaults import load_key_bindings
 from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
@@ -32,10 +32,11 @@ from prompt_toolkit.styles import Style
 
 from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
+from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
-from tau.modes.interactive.footer import FooterInfo, build_footer, git_branch, usage_totals
+from tau.modes.interactive.footer import git_branch, usage_totals
 from tau.modes.interactive.keymap import load_keymap, register_shift_enter
 from tau.modes.interactive.screen import Scrollback
 from tau.runtime.events import (
@@ -47,18 +48,15 @@ from tau.runtime.events import (
     SessionInfoChanged,
     ThinkingLevelChanged,
 )
-from tau.session.messages import BashExecutionMessage, CompactionSummaryMessage
+from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
     from tau.modes.interactive.render.blocks import BlockRenderer
     from tau.runtime.agent_session import AgentSession
     from tau.runtime.runtime import AgentSessionRuntime
-    from tau.runtime.session_prompt import StreamingBehavior
 
 __all__ = ["InteractiveMode", "run_interactive_mode"]
 
-_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_DOUBLE_PRESS = 0.5
 _BORDER_BY_LEVEL = {
     "off": "#5f5f5f", "minimal": "#5f87af", "low": "#5fafaf", "medium": "#5faf5f",
     "high": "#d7af5f", "xhigh": "#d75f87",
@@ -128,12 +126,12 @@ class InteractiveMode:
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.totals = usage_totals(self.session.session_manager.get_entries())
         self.branch = git_branch(self.session.cwd)
-        self._last_ctrl_c = 0.0
-        self._last_escape = 0.0
+        self.last_ctrl_c_at = 0.0
+        self.last_escape_at = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
-        self._footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
+        self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self._unsubscribe = self.session.subscribe(self._on_event)
         runtime.set_rebind_session(self._rebind)
@@ -269,17 +267,18 @@ class InteractiveMode:
 
         root = HSplit(
             [
-                text_window(self._live_fragments, lambda: bool(self.chat.live)),
-                text_window(self._status_fragments),
+                text_window(lambda: panels.live_fragments(self), lambda: bool(self.chat.live)),
+                text_window(lambda: panels.status_fragments(self)),
                 text_window(
-                    self._queue_fragments, lambda: bool(any(self.queued) or self.held_for_compaction)
+                    lambda: panels.queue_fragments(self),
+                    lambda: bool(any(self.queued) or self.held_for_compaction),
                 ),
-                text_window(lambda: self._widget_fragments("aboveEditor")),
+                text_window(lambda: panels.widget_fragments(self, "aboveEditor")),
                 DynamicContainer(input_area),
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
                 CompletionsMenu(max_height=8, scroll_offset=1),
-                text_window(lambda: self._widget_fragments("belowEditor")),
-                text_window(self._footer_fragments, lambda: True),
+                text_window(lambda: panels.widget_fragments(self, "belowEditor")),
+                text_window(lambda: panels.footer_fragments(self), lambda: True),
             ]
         )
         layout = Layout(root, focused_element=editor_window)
@@ -303,114 +302,6 @@ class InteractiveMode:
         model = self.session.model
         level = self.session.thinking_level if model is not None and model.reasoning else "off"
         return _BORDER_BY_LEVEL.get(level, _BORDER_BY_LEVEL["off"])
-
-    def _reserved_rows(self) -> int:
-        editor_rows = min(12, self.editor.document.line_count) + 2 if self.dialog is None else 16
-        widget_rows = sum(len(lines) for lines, _ in self.widgets.values())
-        return editor_rows + widget_rows + 3 + len(self.statuses and [1]) + 1
-
-    def _live_fragments(self) -> StyleAndTextTuples:
-        rows = self.app.output.get_size().rows if self.app.is_running else 24
-        room = max(3, rows - self._reserved_rows())
-        text = self.chat.live_text(room)
-        if not text:
-            return []
-        lines = text.split("\n")
-        if len(lines) > room:
-            lines = lines[-room:]
-        return to_formatted_text(ANSI("\n".join(lines)))
-
-    def _status_fragments(self) -> StyleAndTextTuples:
-        spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
-        if self.retry_text is not None:
-            left = max(0, int(self.retry_deadline - time.monotonic() + 0.999))
-            return [("class:status.error", f"{spin} {self.retry_text} — retrying in {left}s (esc to cancel)")]
-        if self.compacting:
-            return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
-        if self.bash_block is not None:
-            return [("class:status", f"{spin} Running… (esc to cancel)")]
-        if self.working:
-            return [("class:status", f"{spin} {self.working_message or 'Working…'} (esc to interrupt)")]
-        return []
-
-    def _queue_fragments(self) -> StyleAndTextTuples:
-        steering, follow_up = self.queued
-        out: StyleAndTextTuples = []
-        for label, texts in (("steer", steering), ("follow-up", follow_up)):
-            for text in texts:
-                line = " ".join(text.split())
-                if out:
-                    out.append(("", "\n"))
-                out.append(("class:queue", f"  ⏵ {label}: {line[: self.width - 16]}"))
-        for text in self.held_for_compaction:
-            if out:
-                out.append(("", "\n"))
-            out.append(("class:queue", f"  ⏵ after compaction: {' '.join(text.split())[: self.width - 26]}"))
-        if out:
-            out.append(("class:queue", "\n  (alt+up: back to the editor)"))
-        return out
-
-    def _widget_fragments(self, placement: str) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
-        for key in sorted(self.widgets):
-            lines, where = self.widgets[key]
-            if where != placement:
-                continue
-            for line in lines:
-                if out:
-                    out.append(("", "\n"))
-                out.extend(to_formatted_text(ANSI(line)))
-        return out
-
-    def _footer_fragments(self) -> StyleAndTextTuples:
-        # Drawn every frame; what it shows changes a few times per reply, and working it out walks
-        # the context and the model list, so it is kept for a quarter of a second.
-        now = time.monotonic()
-        session = self.session
-        key = (
-            self.width,
-            self.working,
-            session,
-            session.model,
-            session.thinking_level,
-            session.auto_compaction_enabled,
-            tuple(self.statuses.items()),
-        )
-        if (
-            self._footer_cache is not None
-            and self._footer_cache[0] == key
-            and now - self._footer_cache[1] < 0.25
-        ):
-            return self._footer_cache[2]
-        fragments = self._build_footer()
-        self._footer_cache = (key, now, fragments)
-        return fragments
-
-    def _build_footer(self) -> StyleAndTextTuples:
-        session = self.session
-        model = session.model
-        registry = session.services.model_registry
-        info = FooterInfo(
-            cwd=session.cwd,
-            totals=self.totals,
-            context=session.get_context_usage(),
-            model_id=model.id if model else None,
-            provider=model.provider if model else None,
-            show_provider=len({m.provider for m in registry.get_available()}) > 1,
-            reasoning=bool(model and model.reasoning),
-            thinking_level=session.thinking_level,
-            git_branch=self.branch,
-            session_name=session.session_name,
-            auto_compaction=session.auto_compaction_enabled,
-            subscription=bool(model and registry.is_using_oauth(model)),
-            statuses=self.statuses,
-        )
-        out: StyleAndTextTuples = []
-        for line in build_footer(info, self.width):
-            if out:
-                out.append(("", "\n"))
-            out.extend(line)
-        return out
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -524,7 +415,7 @@ class InteractiveMode:
                 self.chat.add_notice("Compaction cancelled", "warning")
             held, self.held_for_compaction = self.held_for_compaction, []
             for text in held:
-                self.submit(text)
+                actions.submit(self, text)
         elif isinstance(event, AutoRetryStart):
             self.retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
             self.retry_deadline = time.monotonic() + event.delay_ms / 1000
@@ -534,13 +425,13 @@ class InteractiveMode:
             if not event.success and event.final_error:
                 self.chat.add_notice(f"Gave up after {event.attempt} attempts: {event.final_error}", "error")
         elif isinstance(event, SessionInfoChanged):
-            self._footer_cache = None
+            self.footer_cache = None
             self._set_title()
         elif isinstance(event, ThinkingLevelChanged):
             pass  # the footer and the border read the level when they draw
         else:
             if not isinstance(event, MessageUpdate | ToolExecutionUpdate):
-                self._footer_cache = None  # tokens, context use or the name may have changed
+                self.footer_cache = None  # tokens, context use or the name may have changed
             if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 self.totals.add(event.message.usage)
             self.chat.on_agent_event(event)
@@ -566,120 +457,6 @@ class InteractiveMode:
         self.queued = ([], [])
         self.redraw_all(reload_messages=True)
         self._set_title()
-
-    # -- input -----------------------------------------------------------------------------------
-
-    def submit(self, text: str, *, follow_up: bool = False) -> None:
-        """What Enter (or Alt+Enter) does with the editor's text."""
-        text = text.strip("\n")
-        if not text.strip():
-            return
-        self.editor.append_to_history()
-        if text.startswith("!"):
-            exclude = text.startswith("!!")
-            command = text[2:] if exclude else text[1:]
-            if command.strip():
-                self.spawn(self.run_bash(command.strip(), exclude))
-            return
-        if text.startswith("/"):
-            from tau.modes.interactive.commands import run_builtin_command
-
-            if run_builtin_command(self, text):
-                return
-        if self.compacting:
-            self.held_for_compaction.append(text)
-            self.invalidate()
-            return
-        behavior: StreamingBehavior | None = None
-        if self.session.is_streaming:
-            behavior = "follow_up" if follow_up else "steer"
-        images, self.pending_images = self.pending_images, []
-        self.spawn(self.session.prompt(text, images=images or None, streaming_behavior=behavior))
-
-    async def paste_image(self) -> None:
-        """Ctrl+V: attach the clipboard's image to the next message, marked ``[image #n]``."""
-        from tau.modes.interactive.clipboard import read_clipboard_image
-
-        image = await asyncio.to_thread(read_clipboard_image)
-        if image is None:
-            self.chat.add_notice(
-                "No image on the clipboard (or no clipboard tool: wl-paste, xclip, pngpaste)"
-            )
-            return
-        self.pending_images.append(image)
-        self.editor.insert_text(f"[image #{len(self.pending_images)}]")
-
-    async def run_bash(self, command: str, exclude: bool) -> None:
-        if self.session.is_bash_running:
-            self.chat.add_notice("A shell command is already running (esc to cancel it)", "warning")
-            return
-        from tau.modes.interactive.chat import BashBlock
-
-        block = BashBlock(command, exclude)
-        self.bash_block = block
-        self.chat.add_block(block)
-        self._start_ticker()
-
-        def on_chunk(chunk: str) -> None:
-            block.append(chunk)
-            self.invalidate()
-
-        try:
-            result = await self.session.execute_bash(command, on_chunk=on_chunk, exclude_from_context=exclude)
-            block.finish(result.to_message(command, exclude_from_context=exclude))
-        except BaseException:
-            block.finish(BashExecutionMessage(command, block.output, None, cancelled=True))
-            raise
-        finally:
-            self.bash_block = None
-            self.chat.commit_ready()
-
-    def interrupt(self) -> None:
-        """Escape: abort what runs (restoring queued messages to the editor), else close bash mode."""
-        session = self.session
-        if self.bash_block is not None:
-            session.abort_bash()
-        elif self.retry_text is not None:
-            session.abort_retry()
-        elif self.compacting:
-            session.abort_compaction()
-        elif session.is_streaming:
-            steering, follow_up = session.clear_queue()
-            restored = [*steering, *follow_up]
-            if restored:
-                current = self.editor.text
-                self.editor.text = "\n\n".join([*restored, *([current] if current else [])])
-                self.editor.cursor_position = len(self.editor.text)
-            self.spawn(session.abort())
-        else:
-            now = time.monotonic()
-            if not self.editor.text and now - self._last_escape < _DOUBLE_PRESS:
-                self._last_escape = 0.0
-                action = self.session.services.settings_manager.get("doubleEscapeAction", "tree")
-                if action in ("tree", "fork"):
-                    from tau.modes.interactive.commands import run_builtin_command
-
-                    run_builtin_command(self, f"/{action}")
-                return
-            self._last_escape = now
-
-    def clear_or_quit(self) -> None:
-        """Ctrl+C: clear the editor; a second press within half a second quits."""
-        now = time.monotonic()
-        if now - self._last_ctrl_c < _DOUBLE_PRESS:
-            self.quit()
-            return
-        self._last_ctrl_c = now
-        self.editor.reset()
-
-    def dequeue(self) -> None:
-        steering, follow_up = self.session.clear_queue()
-        held, self.held_for_compaction = self.held_for_compaction, []
-        restored = [*steering, *follow_up, *held]
-        if restored:
-            current = self.editor.text
-            self.editor.text = "\n\n".join([*restored, *([current] if current else [])])
-            self.editor.cursor_position = len(self.editor.text)
 
     # -- dialogs and redraws -----------------------------------------------------------------------
 

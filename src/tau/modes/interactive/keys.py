@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from tau.modes.interactive import actions
+
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
@@ -37,7 +39,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
             editor.insert_text("\n")
             return
         editor.reset()
-        mode.submit(text)
+        actions.submit(mode, text)
 
     def new_line(event: KeyPressEvent) -> None:
         editor.insert_text("\n")
@@ -45,13 +47,13 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     def follow_up(event: KeyPressEvent) -> None:
         text = editor.text
         editor.reset()
-        mode.submit(text, follow_up=True)
+        actions.submit(mode, text, follow_up=True)
 
     def interrupt(event: KeyPressEvent) -> None:
         if editor.complete_state is not None:
             editor.cancel_completion()
             return
-        mode.interrupt()
+        actions.interrupt(mode)
 
     def exit_on_empty(event: KeyPressEvent) -> None:
         if not editor.text:
@@ -98,7 +100,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         event.app.suspend_to_background()
 
     def paste_image(event: KeyPressEvent) -> None:
-        mode.spawn(mode.paste_image())
+        mode.spawn(actions.paste_image(mode))
 
     def external_editor(event: KeyPressEvent) -> None:
         editor.open_in_editor(validate_and_handle=False)
@@ -106,9 +108,9 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     bind("submit", submit)
     bind("newLine", new_line)
     bind("followUp", follow_up)
-    bind("dequeue", lambda event: mode.dequeue())
+    bind("dequeue", lambda event: actions.dequeue(mode))
     bind("interrupt", interrupt, eager=True)
-    bind("clear", lambda event: mode.clear_or_quit())
+    bind("clear", lambda event: actions.clear_or_quit(mode))
     bind("exit", exit_on_empty)
     bind("suspend", suspend)
     bind("externalEditor", external_editor)

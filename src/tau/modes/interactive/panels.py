@@ -1,0 +1,130 @@
+"""What the app draws around the editor, each a function of the mode's state: the live area
+(streaming reply, running tools), the status line (spinner, retry countdown), queued messages,
+extension widgets and the footer."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+
+from tau.modes.interactive.footer import FooterInfo, build_footer
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["footer_fragments", "live_fragments", "queue_fragments", "status_fragments", "widget_fragments"]
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def _reserved_rows(mode: InteractiveMode) -> int:
+    editor_rows = min(12, mode.editor.document.line_count) + 2 if mode.dialog is None else 16
+    widget_rows = sum(len(lines) for lines, _ in mode.widgets.values())
+    return editor_rows + widget_rows + 3 + len(mode.statuses and [1]) + 1
+
+
+def live_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+    rows = mode.app.output.get_size().rows if mode.app.is_running else 24
+    room = max(3, rows - _reserved_rows(mode))
+    text = mode.chat.live_text(room)
+    if not text:
+        return []
+    lines = text.split("\n")
+    if len(lines) > room:
+        lines = lines[-room:]
+    return to_formatted_text(ANSI("\n".join(lines)))
+
+
+def status_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+    spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
+    if mode.retry_text is not None:
+        left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
+        return [("class:status.error", f"{spin} {mode.retry_text} — retrying in {left}s (esc to cancel)")]
+    if mode.compacting:
+        return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
+    if mode.bash_block is not None:
+        return [("class:status", f"{spin} Running… (esc to cancel)")]
+    if mode.working:
+        return [("class:status", f"{spin} {mode.working_message or 'Working…'} (esc to interrupt)")]
+    return []
+
+
+def queue_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+    steering, follow_up = mode.queued
+    out: StyleAndTextTuples = []
+    for label, texts in (("steer", steering), ("follow-up", follow_up)):
+        for text in texts:
+            line = " ".join(text.split())
+            if out:
+                out.append(("", "\n"))
+            out.append(("class:queue", f"  ⏵ {label}: {line[: mode.width - 16]}"))
+    for text in mode.held_for_compaction:
+        if out:
+            out.append(("", "\n"))
+        out.append(("class:queue", f"  ⏵ after compaction: {' '.join(text.split())[: mode.width - 26]}"))
+    if out:
+        out.append(("class:queue", "\n  (alt+up: back to the editor)"))
+    return out
+
+
+def widget_fragments(mode: InteractiveMode, placement: str) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = []
+    for key in sorted(mode.widgets):
+        lines, where = mode.widgets[key]
+        if where != placement:
+            continue
+        for line in lines:
+            if out:
+                out.append(("", "\n"))
+            out.extend(to_formatted_text(ANSI(line)))
+    return out
+
+
+def footer_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+    # Drawn every frame; what it shows changes a few times per reply, and working it out walks
+    # the context and the model list, so it is kept for a quarter of a second.
+    now = time.monotonic()
+    session = mode.session
+    key = (
+        mode.width,
+        mode.working,
+        session,
+        session.model,
+        session.thinking_level,
+        session.auto_compaction_enabled,
+        tuple(mode.statuses.items()),
+    )
+    if mode.footer_cache is not None and mode.footer_cache[0] == key and now - mode.footer_cache[1] < 0.25:
+        return mode.footer_cache[2]
+    fragments = _build_footer(mode)
+    mode.footer_cache = (key, now, fragments)
+    return fragments
+
+
+def _build_footer(mode: InteractiveMode) -> StyleAndTextTuples:
+    session = mode.session
+    model = session.model
+    registry = session.services.model_registry
+    info = FooterInfo(
+        cwd=session.cwd,
+        totals=mode.totals,
+        context=session.get_context_usage(),
+        model_id=model.id if model else None,
+        provider=model.provider if model else None,
+        show_provider=len({m.provider for m in registry.get_available()}) > 1,
+        reasoning=bool(model and model.reasoning),
+        thinking_level=session.thinking_level,
+        git_branch=mode.branch,
+        session_name=session.session_name,
+        auto_compaction=session.auto_compaction_enabled,
+        subscription=bool(model and registry.is_using_oauth(model)),
+        statuses=mode.statuses,
+    )
+    out: StyleAndTextTuples = []
+    for line in build_footer(info, mode.width):
+        if out:
+            out.append(("", "\n"))
+        out.extend(line)
+    return out
