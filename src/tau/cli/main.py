@@ -15,6 +15,7 @@ from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.runtime.runtime import AgentSessionRuntime
     from tau.runtime.services import AgentSessionServices, ExtensionOptions, ResourceOptions
     from tau.runtime.tool_registry import NoTools
     from tau.session.manager import SessionManager
@@ -94,7 +95,9 @@ async def _main(args: Args) -> int:
     if mode == "rpc":
         return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools)
     if mode == "interactive":
-        return await _run_interactive(args, services, session_manager, agent_dir, model, thinking, no_tools, cwd)
+        return await _run_interactive(
+            args, services, session_manager, agent_dir, model, thinking, no_tools, cwd
+        )
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
     from tau.cli.initial_message import FileArgumentError, build_initial_message
 
@@ -222,20 +225,8 @@ async def _run_rpc(
     """RPC mode: commands on stdin, responses and events on stdout, sessions replaceable."""
     from tau.modes.print_mode import take_over_stdout
     from tau.modes.rpc_mode import run_rpc_mode
-    from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
-    factory = session_runtime_factory(
-        auth_storage=services.auth_storage,
-        resource_options=_resource_options(args),
-        extension_options=_extension_options(args),
-        model=model,
-        thinking_level=thinking,
-        tools=args.tools,
-        no_tools=no_tools,
-    )
-    runtime = create_agent_session_runtime(
-        factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
-    )
+    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
     return await run_rpc_mode(runtime, out=take_over_stdout())
@@ -254,24 +245,12 @@ async def _run_interactive(
     """The terminal UI; the first message and ``@file`` arguments are sent once it is up."""
     from tau.cli.initial_message import FileArgumentError, build_initial_message
     from tau.modes.interactive.app import run_interactive_mode
-    from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
     try:
         initial = build_initial_message(args.messages, args.file_args, None, cwd)
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
-    factory = session_runtime_factory(
-        auth_storage=services.auth_storage,
-        resource_options=_resource_options(args),
-        extension_options=_extension_options(args),
-        model=model,
-        thinking_level=thinking,
-        tools=args.tools,
-        no_tools=no_tools,
-    )
-    runtime = create_agent_session_runtime(
-        factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
-    )
+    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
     notices = [runtime.model_fallback_message] if runtime.model_fallback_message else []
     if runtime.session.model is None:
         notices.append(_no_model_message(services))
@@ -282,6 +261,32 @@ async def _run_interactive(
         messages=initial.remaining,
         notices=notices,
         open_resume_picker=args.resume,
+    )
+
+
+def _create_runtime(
+    args: Args,
+    services: AgentSessionServices,
+    session_manager: SessionManager,
+    agent_dir: str,
+    model: Model | None,
+    thinking: ThinkingLevelOrOff | None,
+    no_tools: NoTools | None,
+) -> AgentSessionRuntime:
+    """A runtime whose replacement sessions (new, resume, fork) get the same command-line options."""
+    from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
+
+    factory = session_runtime_factory(
+        auth_storage=services.auth_storage,
+        resource_options=_resource_options(args),
+        extension_options=_extension_options(args),
+        model=model,
+        thinking_level=thinking,
+        tools=args.tools,
+        no_tools=no_tools,
+    )
+    return create_agent_session_runtime(
+        factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
     )
 
 

@@ -51,6 +51,17 @@ class Dialog:
         if not self.future.done():
             self.future.set_result(value)
 
+    def _cancel_bindings(self) -> KeyBindings:
+        """Esc and Ctrl+C answer ``None``."""
+        bindings = KeyBindings()
+
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        return bindings
+
 
 def _title_window(title: Callable[[], str]) -> Window:
     return Window(
@@ -88,7 +99,7 @@ class ListDialog(Dialog, Generic[T]):
         self.index = max(0, min(selected, len(self.items) - 1))
         self._filterable = filterable
         self.query = Buffer(multiline=False, on_text_changed=lambda _: self._refilter())
-        bindings = KeyBindings()
+        bindings = self._cancel_bindings()
 
         @bindings.add("up")
         @bindings.add("c-p")
@@ -111,11 +122,6 @@ class ListDialog(Dialog, Generic[T]):
         @bindings.add("enter")
         def _choose(event: KeyPressEvent) -> None:
             self.close(self.shown[self.index] if self.shown else None)
-
-        @bindings.add("escape", eager=True)
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
 
         for key, action in (keys or {}).items():
             bindings.add(key)(self._bound(action))
@@ -205,16 +211,11 @@ class InputDialog(Dialog):
         self.buffer = Buffer(multiline=False, document=None)
         self.buffer.text = initial
         self.buffer.cursor_position = len(initial)
-        bindings = KeyBindings()
+        bindings = self._cancel_bindings()
 
         @bindings.add("enter")
         def _accept(event: KeyPressEvent) -> None:
             self.close(self.buffer.text)
-
-        @bindings.add("escape", eager=True)
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
 
         hint = "enter confirm · esc cancel" + (f" · {placeholder}" if placeholder else "")
         self.focus = Window(BufferControl(self.buffer, key_bindings=bindings), height=1)
@@ -229,22 +230,17 @@ class InputDialog(Dialog):
 
 
 class EditorDialog(Dialog):
-    """Several lines of text; Ctrl+S or Alt+Enter answers it, Esc answers ``None``."""
+    """Several lines of text; Ctrl+S answers it (Enter is a new line), Esc answers ``None``."""
 
     def __init__(self, title: str, prefill: str = "") -> None:
         super().__init__()
         self.buffer = Buffer(multiline=True)
         self.buffer.text = prefill
-        bindings = KeyBindings()
+        bindings = self._cancel_bindings()
 
         @bindings.add("c-s")
         def _accept(event: KeyPressEvent) -> None:
             self.close(self.buffer.text)
-
-        @bindings.add("escape", eager=True)
-        @bindings.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
 
         self.focus = Window(
             BufferControl(self.buffer, key_bindings=bindings),
