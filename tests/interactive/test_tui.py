@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tau_command import TauCommand
+from tau_command import MODEL, TauCommand
 from terminal import CTRL_C, ENTER, ESCAPE, Terminal
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
@@ -352,3 +352,13 @@ def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) ->
     terminal.wait_for("Exported to:")
     page = (tau.work / "chat.html").read_text()
     assert "question to export" in page and "exported answer" in page
+
+
+def test_resume_flag_opens_the_session_picker_and_loads_the_choice(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="answer from the old session"))
+    assert tau.run(*MODEL, "-p", "an old question").returncode == 0
+    terminal = start_tui("-r", ready="Resume a session")
+    terminal.wait_for("› an old question", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("answer from the old session")
+    assert "an old question" in terminal.text()
