@@ -39,6 +39,12 @@ def run(argv: list[str] | None = None) -> int:
     if args.help:
         print(_help_text(args), end="")
         return 0
+    if args.export is not None:  # synchronous: no event loop to start for writing one page
+        try:
+            return _export(args.export, args.messages[0] if args.messages else None)
+        except UsageError as exc:
+            print(f"tau: {exc}", file=sys.stderr)
+            return 1
     import asyncio
 
     try:
@@ -66,8 +72,6 @@ async def _main(args: Args) -> int:
         os.environ["TAU_OFFLINE"] = "1"
     if mode == "rpc" and args.file_args:
         raise UsageError("@file arguments cannot be used with --mode rpc; send files in prompt commands")
-    if args.export is not None:
-        return _export(args.export, args.messages[0] if args.messages else None)
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
 

@@ -38,8 +38,9 @@ from pygments.token import (
 )
 from pygments.util import ClassNotFound
 
-# About 0.15 s of lexing; an export has two highlighters (conversation, tool content).
-DEFAULT_BUDGET_CHARS = 100_000
+# About 0.1 s of pygments lexing each; an export has two highlighters (conversation, tool
+# content), so a session of a few megabytes still exports in well under a second.
+DEFAULT_BUDGET_CHARS = 60_000
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
