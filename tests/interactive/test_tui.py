@@ -362,3 +362,40 @@ def test_resume_flag_opens_the_session_picker_and_loads_the_choice(tau: TauComma
     terminal.send(ENTER)
     terminal.wait_for("answer from the old session")
     assert "an old question" in terminal.text()
+
+
+def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "src").mkdir()
+    (tau.work / "src" / "session_manager.py").write_text("x = 1\n")
+    (tau.work / "notes.md").write_text("n\n")
+    terminal = start_tui()
+    terminal.type("look at @sesman")
+    terminal.wait_for("src/session_manager.py", where="display")
+    terminal.send(ENTER)  # takes the suggestion; does not send yet
+    terminal.wait_for(lambda: _editor_text(terminal) == "look at @src/session_manager.py")
+
+
+def test_settings_switch_the_theme_and_save_it(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    _ask(terminal, "/settings")
+    terminal.wait_for("Theme: dark", where="display")
+    terminal.type("theme")
+    terminal.wait_for("› Theme: dark", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("› dark", where="display")
+    terminal.send("\x1b[B")
+    terminal.send(ENTER)
+    terminal.wait_for("Theme: light", where="display")
+    terminal.send(ESCAPE)
+    terminal.wait_for(
+        lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("theme") == "light"
+    )
+
+
+def test_hotkeys_lists_the_keys_from_keybindings_json(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "keybindings.json").write_text(json.dumps({"expandTools": "ctrl+x"}))
+    terminal = start_tui()
+    _ask(terminal, "/hotkeys")
+    terminal.wait_for("Expand or collapse tool output")
+    line = next(line for line in terminal.text().splitlines() if "Expand or collapse tool output" in line)
+    assert "ctrl+x" in line

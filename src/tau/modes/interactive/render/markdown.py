@@ -410,10 +410,16 @@ class StreamingMarkdown:
         return _strip_line_ends(to_ansi(self._console, Group(*parts)))
 
     def _live_highlight(self, code: list[str], lang: str) -> list[Text]:
-        """The uncommitted complete lines of the open fence, highlighted once per line that arrives."""
-        key = (self._done, len(code))
-        if self._live_key != key:
-            self._live_key, self._live_lines = key, self._highlight(code, lang)
+        """The uncommitted complete lines of the open fence. Each line is highlighted once, when it
+        arrives (with the lines that arrived together as context): highlighting them all again for
+        every new line made a long fence cost quadratic time. The live view is redrawn with full
+        context when the lines are committed."""
+        if self._live_key is None or self._live_key[0] != self._done or len(self._live_lines) > len(code):
+            self._live_lines = []
+        have = len(self._live_lines)
+        if have < len(code):
+            self._live_lines = self._live_lines + self._highlight(code[have:], lang)
+        self._live_key = (self._done, len(code))
         return self._live_lines
 
     def _uncommitted(self) -> tuple[list[str], str]:
