@@ -81,7 +81,10 @@ class Block:
     def render(self, renderer: BlockRenderer, flags: ViewFlags) -> str:
         if self._cache is not None and self._cache[0] == flags:
             return self._cache[1]
-        text = self._render(renderer, flags)
+        try:
+            text = self._render(renderer, flags)
+        except Exception as exc:  # one odd message must not take the whole screen down
+            text = renderer.notice(f"(this block could not be drawn: {type(exc).__name__}: {exc})", "error")
         if self.finished:
             self._cache = (flags, text)
         return text
