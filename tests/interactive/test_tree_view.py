@@ -40,3 +40,21 @@ def test_labels_show_next_to_their_entry(tmp_path: Path) -> None:
     items, _ = tree_items(manager)
     assert items[0].label.endswith("user: tagged [checkpoint]")
     assert items[0].value == entry
+
+
+def test_filters_choose_which_entries_show(tmp_path: Path) -> None:
+    manager = SessionManager.in_memory(str(tmp_path))
+    manager.append_model_change("p", "m")
+    user = manager.append_message(UserMessage("do it"))
+    manager.append_message(_reply("", "bash"))
+    manager.append_message(_reply("done"))
+    manager.append_label_change(user, "start")
+
+    def shown(filter_mode: str) -> list[str]:
+        return [item.label.strip(" │●") for item in tree_items(manager, filter_mode)[0]]
+
+    assert shown("default") == ["user: do it [start]", "assistant: [bash]", "assistant: done"]
+    assert shown("no-tools") == ["user: do it [start]", "assistant: done"]
+    assert shown("user-only") == ["user: do it [start]"]
+    assert shown("labeled-only") == ["user: do it [start]"]
+    assert shown("all")[0] == "[model_change]" and len(shown("all")) == 5

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -399,3 +401,32 @@ def test_hotkeys_lists_the_keys_from_keybindings_json(tau: TauCommand, start_tui
     terminal.wait_for("Expand or collapse tool output")
     line = next(line for line in terminal.text().splitlines() if "Expand or collapse tool output" in line)
     assert "ctrl+x" in line
+
+
+def test_session_picker_shows_all_projects_on_tab_and_deletes_after_asking(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    other = tau.work.parent / "other-project"
+    other.mkdir()
+    tau.server.add(Turn(text="here"), Turn(text="there"))
+    assert tau.run(*MODEL, "-p", "question in this folder").returncode == 0
+    ran = subprocess.run(
+        [sys.executable, "-m", "tau", *MODEL, "-p", "question elsewhere"],
+        cwd=other,
+        env=tau.env,
+        capture_output=True,
+    )
+    assert ran.returncode == 0
+    terminal = start_tui()
+    _ask(terminal, "/resume")
+    terminal.wait_for("› question in this folder", where="display")
+    assert "question elsewhere" not in terminal.display()
+    terminal.send("\t")
+    terminal.wait_for("Resume a session (all projects)", where="display")
+    terminal.type("elsewhere")
+    terminal.wait_for("› question elsewhere", where="display")
+    terminal.send("\x04")  # Ctrl+D
+    terminal.wait_for("Delete this session file?", where="display")
+    terminal.send("\x1b[B")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: len(tau.session_files()) == 1)

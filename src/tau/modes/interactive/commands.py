@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
 from tau.modes.interactive.render.format import format_tokens
+from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -162,27 +163,62 @@ async def _new(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _resume(mode: InteractiveMode, argument: str) -> None:
-    from tau.session.listing import list_sessions
+    """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
+    Ctrl+D deletes (after asking)."""
+    from tau.session.listing import list_all_sessions, list_sessions
+    from tau.session.paths import sessions_root
 
-    manager = mode.session.session_manager
-    infos = list_sessions(manager.get_session_dir())
-    current = mode.session.session_file
-    infos = [i for i in infos if i.path != current]
-    if not infos:
-        mode.chat.add_notice("No other sessions in this folder yet")
-        return
-    items = [
-        ListItem(
-            _one_line(i.name or i.first_message or "(no messages)", 60),
-            i.path,
-            f"{i.modified:%Y-%m-%d %H:%M} · {i.message_count} msgs",
-            f"{i.name or ''} {i.all_messages_text[:2000]}",
+    everywhere = False
+    while True:
+        manager = mode.session.session_manager
+        if everywhere:
+            infos = list_all_sessions(sessions_root(mode.session.services.agent_dir))
+        else:
+            infos = list_sessions(manager.get_session_dir())
+        current = mode.session.session_file
+        infos = [i for i in infos if i.path != current]
+        items = [
+            ListItem(
+                _one_line(i.name or i.first_message or "(no messages)", 60),
+                i.path,
+                f"{i.modified:%Y-%m-%d %H:%M} · {i.message_count} msgs"
+                + (f" · {i.cwd}" if everywhere else ""),
+                f"{i.name or ''} {i.cwd if everywhere else ''} {i.all_messages_text[:2000]}",
+            )
+            for i in infos
+        ]
+
+        dialog: ListDialog[str] = ListDialog(
+            "Resume a session" + (" (all projects)" if everywhere else ""),
+            items,
+            hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
+            keys={"c-r": _close_with("rename"), "c-d": _close_with("delete")},
         )
-        for i in infos
-    ]
-    chosen = await mode.show_dialog(ListDialog("Resume a session", items))
-    if chosen is not None:
-        await mode.runtime.switch_session(chosen.value)
+        dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
+        chosen = await mode.show_dialog(dialog)
+        if chosen is None:
+            return
+        if isinstance(chosen, ListItem):
+            await mode.runtime.switch_session(chosen.value)
+            return
+        kind, path = chosen
+        if kind == "scope":
+            everywhere = not everywhere
+        elif kind == "rename":
+            name = await mode.show_dialog(InputDialog("New name for the session"))
+            if name and name.strip():
+                SessionManager.open(path).append_session_info(name.strip())
+        elif kind == "delete":
+            sure = await mode.show_dialog(
+                ListDialog(
+                    "Delete this session file?",
+                    [ListItem("No", False), ListItem("Yes, delete it", True)],
+                    message=path,
+                    filterable=False,
+                )
+            )
+            if sure is not None and sure.value:
+                os.remove(path)
 
 
 async def _name(mode: InteractiveMode, argument: str) -> None:
@@ -226,36 +262,39 @@ async def _session(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _tree(mode: InteractiveMode, argument: str) -> None:
-    from tau.modes.interactive.tree_view import tree_items
+    from tau.modes.interactive.tree_view import FILTER_MODES, tree_items
 
     session = mode.session
     manager = session.session_manager
-    items, selected = tree_items(manager)
-    if not items:
-        mode.chat.add_notice("The session is empty")
-        return
+    settings = session.services.settings_manager
+    filter_mode = str(settings.get("treeFilterMode", "default"))
+    filter_mode = filter_mode if filter_mode in FILTER_MODES else "default"
+    while True:
+        items, selected = tree_items(manager, filter_mode)
 
-    def label(dialog: ListDialog[str], item: ListItem[str]) -> None:
-        async def ask() -> None:
+        dialog: ListDialog[str] = ListDialog(
+            f"Session tree ({filter_mode})",
+            items,
+            selected=selected,
+            hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
+            keys={"c-l": _close_with("label")},
+        )
+        dialog.on_empty_key("c-o", lambda shown: shown.close(("filter", "")))
+        chosen = await mode.show_dialog(dialog)
+        if chosen is None:
+            return
+        if isinstance(chosen, ListItem):
+            break
+        kind, entry_id = chosen
+        if kind == "filter":
+            filter_mode = FILTER_MODES[(FILTER_MODES.index(filter_mode) + 1) % len(FILTER_MODES)]
+        elif kind == "label":
             text = await mode.show_dialog(
-                InputDialog("Label (empty to clear)", initial=manager.get_label(item.value) or "")
+                InputDialog("Label (empty to clear)", initial=manager.get_label(entry_id) or "")
             )
             if text is not None:
-                manager.append_label_change(item.value, text.strip() or None)
-            await _tree(mode, argument)
-
-        dialog.close(None)
-        mode.spawn(ask())
-
-    dialog: ListDialog[str] = ListDialog(
-        "Session tree",
-        items,
-        selected=selected,
-        hint="↑↓ move · enter go there · ctrl+l label · esc cancel · type to filter",
-        keys={"c-l": label},
-    )
-    chosen = await mode.show_dialog(dialog)
-    if chosen is None or chosen.value == manager.get_leaf_id():
+                manager.append_label_change(entry_id, text.strip() or None)
+    if chosen.value == manager.get_leaf_id():
         return
     summary = await mode.show_dialog(
         ListDialog(
@@ -404,6 +443,11 @@ async def _hotkeys(mode: InteractiveMode, argument: str) -> None:
 
 async def _quit(mode: InteractiveMode, argument: str) -> None:
     mode.quit()
+
+
+def _close_with(kind: str) -> Callable[[ListDialog[str], ListItem[str]], None]:
+    """A picker key that closes it with ``(kind, highlighted value)`` for the command to act on."""
+    return lambda shown, item: shown.close((kind, item.value))
 
 
 def _user_text(message: UserMessage) -> str:

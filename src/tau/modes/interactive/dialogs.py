@@ -125,6 +125,7 @@ class ListDialog(Dialog, Generic[T]):
 
         for key, action in (keys or {}).items():
             bindings.add(key)(self._bound(action))
+        self._bindings = bindings
 
         list_window = Window(
             FormattedTextControl(self._rows, focusable=False),
@@ -156,6 +157,11 @@ class ListDialog(Dialog, Generic[T]):
                 _hint_window(lambda: self.hint),
             ]
         )
+
+    def on_empty_key(self, key: str, action: Callable[[ListDialog[T]], None]) -> None:
+        """Bind ``key`` to ``action(dialog)`` whether or not anything is listed (Tab in the session
+        picker)."""
+        self._bindings.add(key)(lambda event: action(self))
 
     def _bound(self, action: Callable[[ListDialog[T], ListItem[T]], None]) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:

@@ -1,6 +1,9 @@
 """The session tree as picker rows for ``/tree``: depth-first, indented where the conversation
-branches, the path to the current leaf marked, bookkeeping entries (model and thinking changes,
-labels, names) left out."""
+branches, the path to the current leaf marked.
+
+Filters (pi's ``treeFilterMode``): ``default`` leaves out bookkeeping entries (model and thinking
+changes, labels, names); ``no-tools`` also tool results and replies that only call tools;
+``user-only`` shows your messages; ``labeled-only`` the labelled entries; ``all`` everything."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ from tau.session.entries import (
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage
 
-__all__ = ["describe_entry", "tree_items"]
+__all__ = ["FILTER_MODES", "describe_entry", "tree_items"]
+
+FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 
 
-def tree_items(manager: SessionManager) -> tuple[list[ListItem[str]], int]:
+def tree_items(manager: SessionManager, filter_mode: str = "default") -> tuple[list[ListItem[str]], int]:
     """The rows, and the index of the current leaf (or the last row on the leaf's path)."""
     leaf = manager.get_leaf_id()
     on_path = {entry.id for entry in manager.get_branch()} if leaf else set()
@@ -29,7 +34,9 @@ def tree_items(manager: SessionManager) -> tuple[list[ListItem[str]], int]:
     while stack:
         node, depth = stack.pop()
         text = describe_entry(node.entry)
-        if text is not None:
+        if text is None and filter_mode == "all":
+            text = f"[{node.entry.type}]"
+        if text is not None and _shown(node.entry, text, node.label, filter_mode):
             marker = "● " if node.entry.id == leaf else ("│ " if node.entry.id in on_path else "  ")
             label = f" [{node.label}]" if node.label else ""
             items.append(
@@ -41,6 +48,21 @@ def tree_items(manager: SessionManager) -> tuple[list[ListItem[str]], int]:
         for child in reversed(node.children):
             stack.append((child, child_depth))
     return items, selected
+
+
+def _shown(entry: SessionEntry, text: str, label: str | None, filter_mode: str) -> bool:
+    message = entry.message if isinstance(entry, MessageEntry) else None
+    if filter_mode == "user-only":
+        return isinstance(message, UserMessage)
+    if filter_mode == "labeled-only":
+        return label is not None
+    if filter_mode == "no-tools":
+        if isinstance(message, ToolResultMessage):
+            return False
+        return not (
+            isinstance(message, AssistantMessage) and not message.text().strip() and message.tool_calls()
+        )
+    return True
 
 
 def describe_entry(entry: SessionEntry) -> str | None:
