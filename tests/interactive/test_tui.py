@@ -430,3 +430,16 @@ def test_session_picker_shows_all_projects_on_tab_and_deletes_after_asking(
     terminal.send("\x1b[B")
     terminal.send(ENTER)
     terminal.wait_for(lambda: len(tau.session_files()) == 1)
+
+
+def test_import_copies_a_session_file_here_and_resumes_it(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="imported answer"))
+    assert tau.run(*MODEL, "-p", "imported question").returncode == 0
+    [original] = tau.session_files()
+    outside = tau.work.parent / "shared-session.jsonl"
+    outside.write_bytes(original.read_bytes())
+    original.unlink()
+    terminal = start_tui()
+    _ask(terminal, f"/import {outside}")
+    terminal.wait_for("imported answer")
+    assert [f.name for f in tau.session_files()] == ["shared-session.jsonl"]

@@ -221,6 +221,28 @@ async def _resume(mode: InteractiveMode, argument: str) -> None:
                 os.remove(path)
 
 
+async def _import(mode: InteractiveMode, argument: str) -> None:
+    """``/import <file.jsonl>``: copy a session file into this folder's sessions and resume it."""
+    source = os.path.expanduser(argument.strip().strip('"').strip("'"))
+    if not source:
+        mode.chat.add_notice("Usage: /import <session.jsonl>")
+        return
+    if not os.path.isfile(source):
+        mode.chat.add_notice(f"No such file: {source}", "error")
+        return
+    target_dir = mode.session.session_manager.get_session_dir()
+    os.makedirs(target_dir, exist_ok=True)
+    target = os.path.join(target_dir, os.path.basename(source))
+    if os.path.exists(target) and not os.path.samefile(source, target):
+        stem, ext = os.path.splitext(target)
+        target = f"{stem}-imported{ext}"
+    if not os.path.exists(target):
+        shutil.copyfile(source, target)
+    change = await mode.runtime.switch_session(target)
+    if not change.cancelled:
+        mode.chat.add_notice(f"Imported {source}")
+
+
 async def _name(mode: InteractiveMode, argument: str) -> None:
     if not argument:
         name = mode.session.session_name
@@ -466,6 +488,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "settings": CommandSpec("Settings: thinking, theme, queue modes, compaction…", _settings),
     "resume": CommandSpec("Resume another session", _resume),
     "new": CommandSpec("Start a new session", _new),
+    "import": CommandSpec("Copy a session file here and resume it <file.jsonl>", _import),
     "name": CommandSpec("Name this session", _name),
     "session": CommandSpec("Show session file, counts, tokens and cost", _session),
     "tree": CommandSpec("Move around the session tree", _tree),
