@@ -350,3 +350,34 @@ def audit_html(html: str) -> HtmlAudit:
 def is_harmless_href(href: str) -> bool:
     scheme = re.match(r"([a-z][a-z0-9+.\-]*):", re.sub(r"[\x00-\x20]", "", href).lower())
     return scheme is None or scheme.group(1) in ("http", "https", "mailto")
+
+
+def decode_embedded(page: str) -> dict[str, Any]:
+    """The session data a page embeds, with shown images put back from their ``<img>`` tags (what
+    the page's script does)."""
+    import base64
+    import gzip
+    import json
+    import re
+
+    match = re.search(r'<script type="application/octet-stream" id="session-data">([^<]*)</script>', page)
+    assert match is not None
+    data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(match.group(1))))
+    images = dict(re.findall(r'data-image-key="([0-9a-f]+)" src="data:[^;]+;base64,([^"]*)"', page))
+
+    def restore(value: Any) -> Any:
+        if isinstance(value, list):
+            return [restore(item) for item in value]
+        if isinstance(value, dict):
+            data_field = value.get("data")
+            if (
+                value.get("type") == "image"
+                and isinstance(data_field, str)
+                and data_field.startswith("tau-image:")
+            ):
+                return {**value, "data": images[data_field.removeprefix("tau-image:")]}
+            return {k: restore(v) for k, v in value.items()}
+        return value
+
+    data["entries"] = restore(data["entries"])
+    return data

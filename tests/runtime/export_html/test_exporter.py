@@ -4,18 +4,16 @@ exported (spec 70 cases 32–34), old pi files, and that the input file is never
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from export_session import V1_SESSION, V2_SESSION, BuiltSession, reply
+from export_session import V1_SESSION, V2_SESSION, BuiltSession, decode_embedded, reply
 
-from tau.ai.types import TextContent, UserMessage
+from tau.ai.types import ImageContent, TextContent, UserMessage
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.export_html import ExportError, default_output_path, export_session_html
 from tau.session import SessionManager
@@ -25,11 +23,7 @@ SessionFactory = Callable[..., AgentSession]
 
 
 def embedded(html_path: str | Path) -> dict[str, Any]:
-    html = Path(html_path).read_text(encoding="utf-8")
-    match = re.search(r'id="session-data">([^<]*)</script>', html)
-    assert match is not None
-    data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(match.group(1))))
-    return data
+    return decode_embedded(Path(html_path).read_text(encoding="utf-8"))
 
 
 def test_the_default_file_is_named_after_the_session_file_in_the_current_directory(
@@ -170,3 +164,19 @@ def test_a_tangled_tree_of_duplicate_and_self_parented_ids_still_exports(tmp_pat
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
     html = Path(export_session_html(source, tmp_path / "out.html")).read_text()
     assert "three" in html and "self" in html
+
+
+def test_an_image_is_stored_once_so_an_image_heavy_page_stays_under_twice_the_session(tmp_path: Path) -> None:
+    manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
+    noise = base64.b64encode(os.urandom(300_000)).decode("ascii")  # incompressible, like a screenshot
+    manager.append_message(
+        UserMessage([TextContent("what is on this screenshot?"), ImageContent(noise, "image/png")])
+    )
+    manager.append_message(reply(TextContent("A screenshot.")))
+    path = export_session_html(manager, tmp_path / "out.html")
+    page = Path(path).read_text(encoding="utf-8")
+    assert page.count(noise) == 1
+    session_file = manager.get_session_file()
+    assert session_file is not None
+    assert Path(path).stat().st_size <= 2 * Path(session_file).stat().st_size
+    assert decode_embedded(page)["entries"][0]["message"]["content"][1]["data"] == noise

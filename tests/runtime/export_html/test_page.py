@@ -5,7 +5,6 @@ embedded session data and the Content-Security-Policy."""
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 import re
@@ -13,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 import pytest
-from export_session import PAYLOAD, BuiltSession, audit_html, is_harmless_href
+from export_session import PAYLOAD, BuiltSession, audit_html, decode_embedded, is_harmless_href
 
 from tau.ai.types import Tool
 from tau.runtime.export_html.page import build_page
@@ -43,10 +42,7 @@ def article(page: str, entry_id: str) -> str:
 
 
 def embedded_data(page: str) -> dict[str, Any]:
-    match = re.search(r'<script type="application/octet-stream" id="session-data">([^<]*)</script>', page)
-    assert match is not None
-    data: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(match.group(1))))
-    return data
+    return decode_embedded(page)
 
 
 def test_every_entry_is_rendered_once_with_its_id(page: str, source: ExportSource) -> None:

@@ -22,11 +22,13 @@ import os
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
+from typing import Any
 
 from tau.ai.types import AssistantMessage, JsonObject, Tool, ToolCall, ToolResultMessage
 from tau.runtime.export_html import formatting
 from tau.runtime.export_html.entry_html import EntryRenderer
 from tau.runtime.export_html.markup import CodeHighlighter, MarkdownRenderer, escape, plain_code
+from tau.runtime.export_html.media import IMAGE_REF_PREFIX, RENDERED_IMAGE_KEY, image_key
 from tau.runtime.export_html.sidebar import render_tree
 from tau.runtime.export_html.source import ExportSource
 from tau.runtime.export_html.tool_html import ToolRenderer, line_count, output_box
@@ -79,17 +81,18 @@ def build_page(
         entries=body,
         leaf=escape(leaf.id if leaf is not None else ""),
         jsonl_name=escape(os.path.basename(source.session_file)),
-        data=_session_data(source, system_prompt, tools),
+        data=_session_data(source, system_prompt, tools, set(RENDERED_IMAGE_KEY.findall(body))),
         script=script,
     )
 
 
-def _session_data(source: ExportSource, system_prompt: str | None, tools: Sequence[Tool] | None) -> str:
-    data: JsonObject = {
-        "header": source.header.to_json(),
-        "entries": [e.to_json() for e in source.entries],
-        "leafId": source.leaf_id,
-    }
+def _session_data(
+    source: ExportSource, system_prompt: str | None, tools: Sequence[Tool] | None, shown_images: set[str]
+) -> str:
+    entries = [e.to_json() for e in source.entries]
+    if shown_images:
+        entries = [_image_refs(entry, shown_images) for entry in entries]
+    data: JsonObject = {"header": source.header.to_json(), "entries": entries, "leafId": source.leaf_id}
     if system_prompt is not None:
         data["systemPrompt"] = system_prompt
     if tools is not None:
@@ -100,6 +103,20 @@ def _session_data(source: ExportSource, system_prompt: str | None, tools: Sequen
         raw = json.dumps(data, separators=(",", ":")).encode("ascii")
     # mtime=0: the same session exports to the same bytes.
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _image_refs(value: Any, shown: set[str]) -> Any:
+    """``value`` with the data of every image the page shows replaced by a reference to it."""
+    if isinstance(value, list):
+        return [_image_refs(item, shown) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "image" and isinstance(value.get("data"), str):
+        key = image_key(value["data"])
+        if key in shown:
+            return {**value, "data": IMAGE_REF_PREFIX + key}
+        return value
+    return {k: _image_refs(v, shown) for k, v in value.items()}
 
 
 def _header(source: ExportSource, system_prompt: str | None, tools: Sequence[Tool] | None) -> str:

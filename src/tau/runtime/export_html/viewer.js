@@ -121,7 +121,24 @@
     const bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return JSON.parse(await new Response(stream).text());
+    const data = JSON.parse(await new Response(stream).text());
+    restoreImages(data.entries);
+    return data;
+  }
+
+  // Images shown on the page are stored once, in their <img>; the data holds "tau-image:<key>".
+  function restoreImages(value) {
+    if (Array.isArray(value)) {
+      value.forEach(restoreImages);
+    } else if (value !== null && typeof value === "object") {
+      if (value.type === "image" && typeof value.data === "string" && value.data.startsWith("tau-image:")) {
+        const key = value.data.slice("tau-image:".length);
+        const image = document.querySelector(`img[data-image-key="${CSS.escape(key)}"]`);
+        if (image !== null) value.data = image.getAttribute("src").split(",", 2)[1];
+      } else {
+        Object.values(value).forEach(restoreImages);
+      }
+    }
   }
 
   async function sessionJsonl() {
