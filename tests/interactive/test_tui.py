@@ -443,3 +443,26 @@ def test_import_copies_a_session_file_here_and_resumes_it(tau: TauCommand, start
     _ask(terminal, f"/import {outside}")
     terminal.wait_for("imported answer")
     assert [f.name for f in tau.session_files()] == ["shared-session.jsonl"]
+
+
+def test_login_saves_a_masked_api_key_and_logout_removes_it(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    _ask(terminal, "/login")
+    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.type("anthropic")
+    terminal.wait_for("› anthropic", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("API key for anthropic", where="display")
+    terminal.type("sk-secret-123")
+    terminal.wait_for("*************", where="display")
+    assert "sk-secret-123" not in terminal.display()
+    terminal.send(ENTER)
+    terminal.wait_for("Saved the API key for anthropic")
+    auth = json.loads((tau.agent_dir / "auth.json").read_text())
+    assert auth["anthropic"] == {"type": "api_key", "key": "sk-secret-123"}
+    assert "sk-secret-123" not in terminal.text()
+    _ask(terminal, "/logout")
+    terminal.wait_for("› anthropic", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Removed the credential of anthropic")
+    assert "anthropic" not in json.loads((tau.agent_dir / "auth.json").read_text())

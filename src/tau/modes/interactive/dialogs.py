@@ -20,7 +20,7 @@ from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
 from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
 from tau.modes.interactive.fuzzy import fuzzy_filter
 from tau.modes.interactive.render.format import truncate_to_width
@@ -212,7 +212,9 @@ class ListDialog(Dialog, Generic[T]):
 class InputDialog(Dialog):
     """One line of text; Enter answers it, Esc answers ``None``."""
 
-    def __init__(self, title: str, *, placeholder: str = "", initial: str = "") -> None:
+    def __init__(
+        self, title: str, *, placeholder: str = "", initial: str = "", password: bool = False
+    ) -> None:
         super().__init__()
         self.buffer = Buffer(multiline=False, document=None)
         self.buffer.text = initial
@@ -224,7 +226,12 @@ class InputDialog(Dialog):
             self.close(self.buffer.text)
 
         hint = "enter confirm · esc cancel" + (f" · {placeholder}" if placeholder else "")
-        self.focus = Window(BufferControl(self.buffer, key_bindings=bindings), height=1)
+        self.focus = Window(
+            BufferControl(
+                self.buffer, key_bindings=bindings, input_processors=[PasswordProcessor()] if password else []
+            ),
+            height=1,
+        )
         self.container = HSplit(
             [
                 Window(height=1, char="─", style="class:dialog.border"),
