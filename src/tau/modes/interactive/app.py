@@ -133,7 +133,7 @@ class InteractiveMode:
         self._seen_width = 0
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
-        self._unsubscribe = self.session.subscribe(self._on_event)
+        self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
 
@@ -254,7 +254,6 @@ class InteractiveMode:
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
             ]
         )
-        self._editor_area = editor_area
 
         def input_area() -> Container:
             return self.dialog.container if self.dialog is not None else editor_area
@@ -449,10 +448,10 @@ class InteractiveMode:
 
     async def _rebind(self, session: AgentSession) -> None:
         """A new, resumed or forked session replaced the old one: follow it and redraw."""
-        self._unsubscribe = session.subscribe(self._on_event)
+        session.subscribe(self._on_event)
         self.totals = usage_totals(session.session_manager.get_entries())
         self.files = ProjectFiles(session.cwd)
-        self.completer._files = self.files
+        self.completer.files = self.files
         self.branch = git_branch(session.cwd)
         self.queued = ([], [])
         self.redraw_all(reload_messages=True)

@@ -84,7 +84,7 @@ def _list_files(cwd: str) -> list[str]:
 class EditorCompleter(Completer):
     def __init__(self, commands: Callable[[], Sequence[CommandInfo]], files: ProjectFiles) -> None:
         self._commands = commands
-        self._files = files
+        self.files = files
         self._paths = PathCompleter(expanduser=True)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
@@ -105,7 +105,7 @@ class EditorCompleter(Completer):
         word = before.split()[-1] if before and not before[-1].isspace() else ""
         if word.startswith("@"):
             query = word[1:]
-            files = self._files.get()
+            files = self.files.get()
             for path in fuzzy_filter(query, files, lambda f: f, limit=_MAX_SUGGESTIONS):
                 yield Completion("@" + path + " ", start_position=-len(word), display=path)
             return

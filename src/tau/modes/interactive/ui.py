@@ -4,6 +4,7 @@ chat, statuses into the footer, widgets above or below the editor."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -123,9 +124,10 @@ class InteractiveUI:
             self._mode.redraw_all()
 
 
+_NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")
+
+
 def _printable(text: str) -> str:
     """Widget lines and titles may carry colour (SGR) but no other control sequence."""
-    import re
-
-    without_other_escapes = re.sub(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?", "", text)
+    without_other_escapes = _NOT_SGR.sub("", text)
     return "".join(ch for ch in without_other_escapes if ch.isprintable() or ch == "\x1b")
