@@ -10,6 +10,7 @@ Importing this package loads no provider and no HTTP library; each provider modu
 first time a model of its api is streamed.
 """
 
+from tau.ai import _httpx_setup  # noqa: F401  (first: before any module imports httpx)
 from tau.ai.abort import AbortController, AbortSignal
 from tau.ai.catalogue import UnknownModelError, find_model, get_model, get_models, get_providers
 from tau.ai.events import (
