@@ -466,3 +466,45 @@ def test_login_saves_a_masked_api_key_and_logout_removes_it(tau: TauCommand, sta
     terminal.send(ENTER)
     terminal.wait_for("Removed the credential of anthropic")
     assert "anthropic" not in json.loads((tau.agent_dir / "auth.json").read_text())
+
+
+def test_a_first_message_on_the_command_line_is_sent_at_start(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "spec.txt").write_text("the spec body")
+    tau.server.add(Turn(text="read your spec"))
+    terminal = start_tui("@spec.txt", "summarise this")
+    terminal.wait_for("read your spec")
+    content = tau.server.last_request.body["messages"][-1]["content"][0]["text"]
+    assert "the spec body" in content and content.endswith("summarise this")
+
+
+def test_without_a_model_the_tui_starts_and_says_how_to_get_one(tau: TauCommand) -> None:
+    (tau.agent_dir / "models.json").unlink()
+    terminal = Terminal([sys.executable, "-m", "tau"], cwd=str(tau.work), env=tau.env)
+    try:
+        terminal.wait_for("no model available")
+        _ask(terminal, "hello")
+        terminal.wait_for("No model")
+        assert terminal.child.isalive()
+    finally:
+        terminal.close()
+
+
+def test_ctrl_o_expands_tool_output_and_ctrl_t_hides_thinking(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(
+        Turn(
+            thinking="pondering the request",
+            tool_calls=[ScriptedToolCall("bash", {"command": "seq -w 1 40 | sed 's/^/row-/'"})],
+        ),
+        Turn(text="listed"),
+    )
+    terminal = start_tui()
+    _ask(terminal, "list")
+    terminal.wait_for("listed")
+    assert "pondering the request" in terminal.text()
+    assert "row-01" not in terminal.text() and "row-40" in terminal.text()  # collapsed: the tail
+    terminal.send("\x0f")  # Ctrl+O
+    terminal.wait_for(lambda: "row-01" in terminal.text())
+    terminal.send("\x14")  # Ctrl+T
+    terminal.wait_for(
+        lambda: "pondering the request" not in terminal.text() and "Thinking" in terminal.text()
+    )
