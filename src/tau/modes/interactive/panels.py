@@ -29,6 +29,11 @@ def live_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     rows = mode.app.output.get_size().rows if mode.app.is_running else 24
     room = max(3, rows - _reserved_rows(mode))
     text = mode.chat.live_text(room)
+    # Text already committed but not yet written above stays in view until it is: it then moves
+    # from here to the scrollback in one repaint, never vanishing for a frame in between.
+    waiting = mode.scrollback.waiting_text()
+    if waiting:
+        text = f"{waiting}\n{text}" if text else waiting
     if not text:
         return []
     lines = text.split("\n")

@@ -1,8 +1,10 @@
 """Writing into the terminal's scrollback above the running prompt_toolkit application.
 
 Text is queued and written in one go at most every ``FLUSH_INTERVAL`` (prompt_toolkit hides the
-live area, the text is written, the live area is drawn again below it), so a fast stream costs
-one repaint per frame, not one per delta. Before the application runs, text goes straight out.
+live area, the text is written, the live area is drawn again below it: a full repaint), so a fast
+stream costs a few such repaints a second, not one per block. Until it is written, queued text is
+shown at the top of the live area (``waiting_text``). Before the application runs, text goes
+straight out.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TextIO
 
 __all__ = ["Scrollback"]
 
-FLUSH_INTERVAL = 0.03
+FLUSH_INTERVAL = 0.1
 CLEAR_ALL = "\x1b[H\x1b[2J\x1b[3J"
 """Home, clear the screen and the scrollback (xterm's ED 3), as a full redraw needs."""
 
@@ -44,6 +46,12 @@ class Scrollback:
             return
         self._pending.append(piece)
         self._schedule()
+
+    def waiting_text(self) -> str:
+        """What is queued for the scrollback (``""`` while a full redraw is queued)."""
+        if not self._pending or self._pending[0].startswith(CLEAR_ALL):
+            return ""
+        return "".join(self._pending).strip("\n")
 
     def redraw(self, blocks: list[str]) -> None:
         """Clear the terminal and its scrollback, then print ``blocks`` afresh."""
