@@ -508,3 +508,8 @@ def test_ctrl_o_expands_tool_output_and_ctrl_t_hides_thinking(tau: TauCommand, s
     terminal.wait_for(
         lambda: "pondering the request" not in terminal.text() and "Thinking" in terminal.text()
     )
+
+
+def test_an_unknown_theme_is_named_in_a_notice(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui("--theme", "neon")
+    terminal.wait_for("--theme neon: only the built-in themes dark and light are available")

@@ -126,7 +126,11 @@ def parse_args(argv: list[str]) -> Args:
         following = argv[i + 1] if i + 1 < len(argv) else None
         if arg in _BOOLEAN_FLAGS:
             setattr(args, _BOOLEAN_FLAGS[arg], True)
-        elif arg in _VALUE_FLAGS or arg in _REPEATABLE_FLAGS or arg in ("--mode", "--models", "--tools", "-t", "--thinking"):
+        elif (
+            arg in _VALUE_FLAGS
+            or arg in _REPEATABLE_FLAGS
+            or arg in ("--mode", "--models", "--tools", "-t", "--thinking")
+        ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
                 break
@@ -135,8 +139,10 @@ def parse_args(argv: list[str]) -> Args:
         elif arg in ("--print", "-p"):
             args.print = True
             # The next argument is the first message unless it is a flag or a file (a "---" text is fine).
-            if following is not None and not following.startswith("@") and (
-                not following.startswith("-") or following.startswith("---")
+            if (
+                following is not None
+                and not following.startswith("@")
+                and (not following.startswith("-") or following.startswith("---"))
             ):
                 args.messages.append(following)
                 i += 1

@@ -15,7 +15,8 @@ Usage:
   tau [options] [@files...] [messages...]
 
 Options:
-  -p, --print [message]          Answer and exit (non-interactive); piped stdin is added
+  -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
+                                 Without -p (and with a terminal) tau opens its terminal UI
   --mode text|json|rpc           Output mode (json: one event per line; rpc: commands on stdin)
   --provider <name>              Provider of --model
   --model <pattern>              Model id, provider/id or fuzzy pattern, optional :<thinking>
@@ -40,12 +41,16 @@ Options:
   --skill <path>                 Load a skill (repeatable); -ns, --no-skills
   --prompt-template <path>       Load a prompt template (repeatable); -np, --no-prompt-templates
   --list-models [search]         List the models you can use and exit
+  --export <session.jsonl> [out.html]
+                                 Write a session as one self-contained HTML page and exit
+  --theme dark|light             Colours of the terminal UI (default: the theme setting)
   --offline                      No network at start-up (also TAU_OFFLINE=1)
   --verbose                      Verbose start-up
   -v, --version                  Print the version and exit
   -h, --help                     Print this help and exit
 
 Examples:
+  tau                                        (the terminal UI; /hotkeys lists its keys)
   tau -p "List the Python files in src/"
   tau -c -p "Now add tests for it"
   tau --model anthropic/claude-sonnet-4-5:high "Refactor the parser"

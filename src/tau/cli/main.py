@@ -256,6 +256,12 @@ async def _run_interactive(
         raise UsageError(str(exc)) from None
     runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
     notices = [runtime.model_fallback_message] if runtime.model_fallback_message else []
+    theme = None
+    for name in args.themes:  # the built-in themes by name; pi's theme files are not read yet
+        if name in ("dark", "light"):
+            theme = name
+        else:
+            notices.append(f"--theme {name}: only the built-in themes dark and light are available")
     if runtime.session.model is None:
         notices.append(_no_model_message(services))
     return await run_interactive_mode(
@@ -265,6 +271,7 @@ async def _run_interactive(
         messages=initial.remaining,
         notices=notices,
         open_resume_picker=args.resume,
+        theme=theme,
     )
 
 

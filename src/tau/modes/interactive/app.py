@@ -87,20 +87,21 @@ async def run_interactive_mode(
     messages: Sequence[str] = (),
     notices: Sequence[str] = (),
     open_resume_picker: bool = False,
+    theme: str | None = None,
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``open_resume_picker`` (``tau -r``)
-    starts with the session picker open."""
-    mode = InteractiveMode(runtime)
+    starts with the session picker open; ``theme`` (dark or light) overrides the setting."""
+    mode = InteractiveMode(runtime, theme=theme)
     return await mode.run(
         initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
     )
 
 
 class InteractiveMode:
-    def __init__(self, runtime: AgentSessionRuntime) -> None:
+    def __init__(self, runtime: AgentSessionRuntime, *, theme: str | None = None) -> None:
         self.runtime = runtime
         settings = self.session.services.settings_manager
-        self.theme_name = str(settings.get("theme") or "dark")
+        self.theme_name = theme or str(settings.get("theme") or "dark")
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
