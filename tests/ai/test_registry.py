@@ -103,7 +103,8 @@ def test_importing_tau_ai_loads_no_provider_and_no_http_library() -> None:
 
     code = (
         "import sys, tau.ai; "
-        "bad = [m for m in sys.modules if m.startswith(('httpx', 'tau.ai.providers.', 'jsonschema', 'asyncio'))]; "
+        "bad = [m for m, module in sys.modules.items() if module is not None and "
+        "m.startswith(('httpx', 'tau.ai.providers.', 'jsonschema', 'asyncio'))]; "
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
