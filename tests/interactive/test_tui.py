@@ -513,3 +513,26 @@ def test_ctrl_o_expands_tool_output_and_ctrl_t_hides_thinking(tau: TauCommand, s
 def test_an_unknown_theme_is_named_in_a_notice(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui("--theme", "neon")
     terminal.wait_for("--theme neon: only the built-in themes dark and light are available")
+
+
+def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, start_tui: Start) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [{"id": "other-model"}, {"id": "third-model"}]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    terminal = start_tui()
+    _ask(terminal, "/scoped-models")
+    terminal.wait_for("Models for Ctrl+P", where="display")
+    terminal.type("third")
+    terminal.wait_for("› [ ] local/third-model", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("[x] local/third-model", where="display")
+    terminal.type("fake")
+    terminal.wait_for("› [ ] local/fake-model", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("[x] local/fake-model", where="display")
+    terminal.send("\x13")  # Ctrl+S
+    terminal.wait_for("Ctrl+P cycles local/third-model, local/fake-model")
+    settings = json.loads((tau.agent_dir / "settings.json").read_text())
+    assert settings["enabledModels"] == ["local/third-model", "local/fake-model"]
+    terminal.send("\x10")  # Ctrl+P
+    terminal.wait_for("Model: local/third-model")

@@ -94,7 +94,9 @@ class AgentSession:
         self._spill = spill
         self._queues = DisplayQueues()
         self._pipeline = EventPipeline(session_manager, self._queues)
-        self._extensions = SessionExtensions(self, services, tools, self._apply_active_tools, self._pipeline.drain)
+        self._extensions = SessionExtensions(
+            self, services, tools, self._apply_active_tools, self._pipeline.drain
+        )
         runner = self._extensions.current_runner
         self._hooks = hooks or ExtensionPromptHooks(runner)
         AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
@@ -178,6 +180,10 @@ class AgentSession:
     @property
     def scoped_models(self) -> list[ScopedModel]:
         return list(self._models.scoped_models)
+
+    def set_scoped_models(self, scoped: Sequence[ScopedModel]) -> None:
+        """The models ``cycle_model`` goes through (empty: every available model)."""
+        self._models.scoped_models = list(scoped)
 
     @property
     def is_streaming(self) -> bool:
@@ -301,7 +307,10 @@ class AgentSession:
             self._pipeline.enqueue_for_listeners(MessageEnd(message))
 
     def send_user_message(
-        self, content: str | Sequence[TextContent | ImageContent], *, deliver_as: StreamingBehavior | None = None
+        self,
+        content: str | Sequence[TextContent | ImageContent],
+        *,
+        deliver_as: StreamingBehavior | None = None,
     ) -> None:
         """Prompt as if the user typed ``content``, without command or template expansion (the
         ``input`` event sees source ``extension``). Starts in the background."""
@@ -309,7 +318,11 @@ class AgentSession:
             raise SessionBusyError("The agent is already working: pass deliver_as='steer' or 'follow_up'")
         text, images = split_user_content(content)
         prompt = self.prompt(
-            text, images=images, streaming_behavior=deliver_as, source="extension", expand_prompt_templates=False
+            text,
+            images=images,
+            streaming_behavior=deliver_as,
+            source="extension",
+            expand_prompt_templates=False,
         )
         self._extensions.spawn(prompt, "prompt")
 

@@ -151,6 +151,48 @@ def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
         settings.set("doubleEscapeAction", value)
 
 
+async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
+    """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
+    from tau.runtime.model_resolver import resolve_model_scope
+
+    session = mode.session
+    registry = session.services.model_registry
+    chosen = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    position = 0
+    while True:
+        keys = [f"{m.provider}/{m.id}" for m in registry.get_available()]
+        items = [
+            ListItem(
+                ("[x] " if key in chosen else "[ ] ") + key,
+                key,
+                f"#{chosen.index(key) + 1}" if key in chosen else "",
+            )
+            for key in keys
+        ]
+        dialog: ListDialog[str] = ListDialog(
+            "Models for Ctrl+P",
+            items,
+            selected=position,
+            hint="enter add/remove · ctrl+s save · esc cancel · type to filter",
+            keys={"c-s": _close_with("save")},
+        )
+        picked = await mode.show_dialog(dialog)
+        if picked is None:
+            return
+        if isinstance(picked, ListItem):
+            key = picked.value
+            if key in chosen:
+                chosen.remove(key)
+            else:
+                chosen.append(key)
+            position = keys.index(key)
+            continue
+        session.services.settings_manager.set_enabled_models(chosen or None)
+        session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0])
+        mode.chat.add_notice("Ctrl+P cycles " + (", ".join(chosen) if chosen else "every available model"))
+        return
+
+
 # -- sessions ------------------------------------------------------------------------------------
 
 
@@ -519,6 +561,7 @@ def _one_line(text: str, limit: int) -> str:
 
 BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "model": CommandSpec("Choose the model", _model),
+    "scoped-models": CommandSpec("Choose the models Ctrl+P cycles through", _scoped_models),
     "settings": CommandSpec("Settings: thinking, theme, queue modes, compaction…", _settings),
     "resume": CommandSpec("Resume another session", _resume),
     "new": CommandSpec("Start a new session", _new),
