@@ -243,6 +243,10 @@ def setup(tau: ExtensionAPI) -> None:
         ctx.ui.notify(f"picked {colour}")
         ctx.ui.set_status("colour", f"colour: {colour}")
         ctx.ui.set_widget("palette", [f"palette widget: {colour}"])
+
+    @tau.register_command("shout", description="Print to stdout")
+    def shout(args: str, ctx: ExtensionCommandContext) -> None:
+        print("printed by an extension")
 """
 
 
@@ -536,3 +540,15 @@ def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, 
     assert settings["enabledModels"] == ["local/third-model", "local/fake-model"]
     terminal.send("\x10")  # Ctrl+P
     terminal.wait_for("Model: local/third-model")
+
+
+def test_a_stray_print_shows_above_the_app_and_the_app_goes_on(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "colours.py").write_text(EXTENSION)
+    tau.server.add(Turn(text="still here"))
+    terminal = start_tui("-e", "colours.py")
+    _ask(terminal, "/shout")
+    terminal.wait_for("printed by an extension")
+    _ask(terminal, "are you there")
+    terminal.wait_for("still here")
+    terminal.wait_for(lambda: "fake-model" in _footer_model_line(terminal))
+    assert terminal.text().count("printed by an extension") == 1

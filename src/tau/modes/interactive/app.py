@@ -28,6 +28,7 @@ from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
 from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate
@@ -336,7 +337,9 @@ class InteractiveMode:
         if initial_text or initial_images or messages:
             self.spawn(self._initial_prompts(initial_text, initial_images, messages))
         try:
-            code = await self.app.run_async()
+            # A stray print (an extension's, a library's) goes above the app, not through it.
+            with patch_stdout(raw=True):
+                code = await self.app.run_async()
         finally:
             await self.scrollback.flush()
             self.scrollback.detach()
