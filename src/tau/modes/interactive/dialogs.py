@@ -174,18 +174,12 @@ class ListDialog(Dialog, Generic[T]):
         if self.shown:
             self.index = max(0, min(len(self.shown) - 1, self.index + delta))
 
-    def replace_items(self, items: Sequence[ListItem[T]]) -> None:
-        self.items = list(items)
-        self._refilter(keep_index=True)
-
-    def _refilter(self, keep_index: bool = False) -> None:
+    def _refilter(self) -> None:
         query = self.query.text.strip() if self._filterable else ""
         self.shown = (
             fuzzy_filter(query, self.items, lambda i: i.search_text or i.label) if query else list(self.items)
         )
-        if not keep_index:
-            self.index = 0
-        self.index = max(0, min(self.index, len(self.shown) - 1))
+        self.index = 0
 
     def _rows(self) -> StyleAndTextTuples:
         from prompt_toolkit.application import get_app
