@@ -58,6 +58,16 @@ def test_unregister_by_source_removes_only_that_sources_entries() -> None:
     assert get_api_provider("ext-b") is not None
 
 
+async def test_unregistering_an_override_brings_back_the_provider_it_shadowed() -> None:
+    register_api_provider(_provider("x-api", "base"))
+    register_api_provider(_provider("x-api", "first override"), source_id="ext-1")
+    register_api_provider(_provider("x-api", "second override"), source_id="ext-2")
+    unregister_api_providers("ext-2")
+    assert (await complete(_model("x-api"), CONTEXT)).error_message == "first override"
+    unregister_api_providers("ext-1")
+    assert (await complete(_model("x-api"), CONTEXT)).error_message == "base"
+
+
 async def test_reset_restores_the_builtins() -> None:
     register_api_provider(_provider("anthropic-messages", "override"))
     reset_api_providers()

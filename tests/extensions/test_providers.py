@@ -10,6 +10,7 @@ from tau.ai import complete_simple
 from tau.ai.registry import get_api_provider
 from tau.ai.types import Context, Model, ModelCost, UserMessage
 from tau.extensions import ExtensionRunner, ExtensionSource, load_extensions
+from tau.testing.fake_llm import FakeLLMServer, Turn
 
 ECHO_PROVIDER = '''
 from tau.ai.stream_writer import run_stream
@@ -130,3 +131,47 @@ async def test_a_stream_function_needs_an_api_name(project: Path, runners: list[
     runners.append(runner)
     assert runner.extensions == []
     assert "needs config['api']" in runner.diagnostics[0].message
+
+
+OVERRIDE_PROVIDER = '''
+from tau.ai.stream_writer import error_stream
+
+
+def setup(tau):
+    tau.register_provider(
+        "shadow",
+        {"api": "openai-completions", "baseUrl": "http://localhost:0", "apiKey": "unused", "models": []},
+        stream_simple=lambda model, context, options: error_stream(model, "served by the extension"),
+    )
+    tau.register_command("drop", lambda args, ctx: tau.unregister_provider("shadow"))
+'''
+
+
+def completions_model(server: FakeLLMServer) -> Model:
+    return Model(id="test-model", api="openai-completions", provider="fake", base_url=server.url("/v1"))
+
+
+async def test_disposing_a_runner_brings_back_the_builtin_api_it_overrode(write_extension, load) -> None:
+    runner: ExtensionRunner = await load(write_extension("shadow.py", OVERRIDE_PROVIDER))
+    runner.register_providers(Sink())
+    with FakeLLMServer() as server:
+        server.add(Turn(text="from the built-in"))
+        model = completions_model(server)
+        overridden = await complete_simple(model, Context(messages=[UserMessage("hi")]), api_key="k")
+        assert overridden.error_message == "served by the extension"
+
+        runner.dispose()
+        reply = await complete_simple(model, Context(messages=[UserMessage("hi")]), api_key="k")
+    assert reply.error_message is None
+    assert reply.text() == "from the built-in"
+
+
+async def test_unregistering_a_provider_brings_back_the_builtin_api_it_overrode(write_extension, load) -> None:
+    runner: ExtensionRunner = await load(write_extension("shadow.py", OVERRIDE_PROVIDER))
+    runner.register_providers(Sink())
+    await runner.run_command("/drop")
+    with FakeLLMServer() as server:
+        server.add(Turn(text="from the built-in"))
+        reply = await complete_simple(completions_model(server), Context(messages=[UserMessage("hi")]), api_key="k")
+    assert reply.error_message is None
+    assert reply.text() == "from the built-in"

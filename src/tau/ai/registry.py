@@ -3,6 +3,8 @@
 Built-in APIs are registered by module path and imported on first use, so ``import tau.ai`` loads no
 provider (nor httpx). A module that fails to import turns into an ``error`` event, not an exception.
 Extensions register their own APIs with a ``source_id`` and remove them all at once when unloaded.
+A registration shadows the one it replaces rather than deleting it, so removing an extension's
+override of a built-in api brings the built-in back.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ BUILTIN_APIS: dict[str, str] = {
     "google-generative-ai": "tau.ai.providers.google",
 }
 
-_registry: dict[str, ApiProvider] = {}
+# Per api, every live registration, newest last; the newest one serves.
+_registry: dict[str, list[ApiProvider]] = {}
 
 
 def _lazy_provider(api: str, module_path: str) -> ApiProvider:
@@ -98,22 +101,29 @@ def _checked(provider: ApiProvider) -> ApiProvider:
 
 
 def register_api_provider(provider: ApiProvider, source_id: str | None = None) -> None:
-    """Register (or replace) the provider for ``provider.api``."""
+    """Register the provider for ``provider.api``, shadowing the current one.
+
+    A registration with the same ``source_id`` (or, without one, the previous one without one)
+    is replaced rather than shadowed.
+    """
     if source_id is not None:
         provider = ApiProvider(provider.api, provider.stream, provider.stream_simple, source_id)
-    _registry[provider.api] = _checked(provider)
+    stack = [p for p in _registry.get(provider.api, []) if p.source_id != provider.source_id]
+    stack.append(_checked(provider))
+    _registry[provider.api] = stack
 
 
 def get_api_provider(api: str) -> ApiProvider | None:
-    return _registry.get(api)
+    stack = _registry.get(api)
+    return stack[-1] if stack else None
 
 
 def get_api_providers() -> list[ApiProvider]:
-    return list(_registry.values())
+    return [stack[-1] for stack in _registry.values() if stack]
 
 
 def require_api_provider(api: str) -> ApiProvider:
-    provider = _registry.get(api)
+    provider = get_api_provider(api)
     if provider is None:
         known = ", ".join(sorted(_registry)) or "none"
         raise UnknownApiError(f"No API provider registered for api: {api} (registered: {known})")
@@ -121,9 +131,13 @@ def require_api_provider(api: str) -> ApiProvider:
 
 
 def unregister_api_providers(source_id: str) -> None:
-    """Remove every provider registered with ``source_id``."""
-    for api in [api for api, p in _registry.items() if p.source_id == source_id]:
-        del _registry[api]
+    """Remove every provider registered with ``source_id``; what each one shadowed serves again."""
+    for api in list(_registry):
+        stack = [p for p in _registry[api] if p.source_id != source_id]
+        if stack:
+            _registry[api] = stack
+        else:
+            del _registry[api]
 
 
 def clear_api_providers() -> None:

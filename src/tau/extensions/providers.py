@@ -4,7 +4,7 @@ configs in the model registry (a ``ProviderSink``).
 Registrations made while extensions load wait until the runtime calls ``install_all`` (once the
 model registry exists); later ones are installed at once. Each registration gets its own
 ``source_id`` in the api registry, so unregistering one provider, or disposing the runner,
-removes exactly what it added.
+removes exactly what it added, and an api it overrode (a built-in, say) is served as before.
 """
 
 from __future__ import annotations
