@@ -30,7 +30,7 @@ from tau.agent.events import (
     TurnStart,
 )
 from tau.agent.messages import AgentMessage
-from tau.agent.tool_execution import execute_tool_calls
+from tau.agent.tool_execution import execute_tool_calls, refuse_truncated_tool_calls
 from tau.ai.abort import AbortSignal
 from tau.ai.events import DoneEvent, ErrorEvent, StartEvent
 from tau.ai.streaming import stream_simple
@@ -118,7 +118,10 @@ async def _run_turns(
             has_more_tool_calls = False
             calls = assistant.tool_calls()
             if calls:
-                batch = await execute_tool_calls(context, assistant, calls, config, emit, signal)
+                if assistant.stop_reason == "length":
+                    batch = await refuse_truncated_tool_calls(calls, emit)
+                else:
+                    batch = await execute_tool_calls(context, assistant, calls, config, emit, signal)
                 tool_results = batch.messages
                 has_more_tool_calls = not batch.terminate
                 context.messages.extend(tool_results)
@@ -182,6 +185,7 @@ async def stream_assistant_response(
             await emit(MessageUpdate(_snapshot(partial), event))
 
     final = await response.result()
+    give_duplicate_calls_fresh_ids(final)
     if partial is None:
         context.messages.append(final)
         await emit(MessageStart(_snapshot(final)))
@@ -189,6 +193,23 @@ async def stream_assistant_response(
         context.messages[-1] = final
     await emit(MessageEnd(final))
     return final
+
+
+def give_duplicate_calls_fresh_ids(message: AssistantMessage) -> None:
+    """Rename a tool call whose id an earlier call of the same reply already has.
+
+    Every call must get its own result, and providers reject a request whose tool-call ids repeat;
+    so a repeated id becomes ``<id>_2``, ``<id>_3``… before the message is recorded.
+    """
+    taken: set[str] = set()
+    for call in message.tool_calls():
+        if call.id in taken:
+            base = call.id or "call"
+            number = 2
+            while f"{base}_{number}" in taken:
+                number += 1
+            call.id = f"{base}_{number}"
+        taken.add(call.id)
 
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:

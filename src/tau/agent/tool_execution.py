@@ -161,21 +161,10 @@ class _ToolRun:
         await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
 
     async def emit_end(self, outcome: _Outcome) -> None:
-        await self.emit(
-            ToolExecutionEnd(outcome.call.id, outcome.call.name, outcome.result, outcome.is_error)
-        )
+        await _emit_end(self.emit, outcome)
 
     async def emit_result_message(self, outcome: _Outcome) -> ToolResultMessage:
-        message = ToolResultMessage(
-            tool_call_id=outcome.call.id,
-            tool_name=outcome.call.name,
-            content=list(outcome.result.content),
-            details=outcome.result.details,
-            is_error=outcome.is_error,
-        )
-        await self.emit(MessageStart(message))
-        await self.emit(MessageEnd(message))
-        return message
+        return await _emit_result_message(self.emit, outcome)
 
 
 async def execute_tool_calls(
@@ -194,6 +183,43 @@ async def execute_tool_calls(
         outcomes, messages = await _run_parallel(run, calls)
     terminate = bool(outcomes) and all(o.result.terminate for o in outcomes)
     return ToolBatch(messages, terminate)
+
+
+async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> ToolBatch:
+    """Answer every call of a reply cut off by the output limit with an error, running none.
+
+    The arguments of such calls may be cut short yet still parse (the streaming parser closes what
+    is open), so a ``write`` would save half a file; the model is asked to send the call again.
+    """
+    messages: list[ToolResultMessage] = []
+    for call in calls:
+        await emit(ToolExecutionStart(call.id, call.name, call.arguments))
+        text = (
+            f"Tool call {call.name} was not run: the reply was cut off by the output token limit, "
+            "so its arguments may be truncated. Send the call again with complete arguments "
+            "(split a large write into smaller pieces)."
+        )
+        outcome = _Outcome(call, error_result(text), is_error=True)
+        await _emit_end(emit, outcome)
+        messages.append(await _emit_result_message(emit, outcome))
+    return ToolBatch(messages, terminate=False)
+
+
+async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
+    await emit(ToolExecutionEnd(outcome.call.id, outcome.call.name, outcome.result, outcome.is_error))
+
+
+async def _emit_result_message(emit: Emit, outcome: _Outcome) -> ToolResultMessage:
+    message = ToolResultMessage(
+        tool_call_id=outcome.call.id,
+        tool_name=outcome.call.name,
+        content=list(outcome.result.content),
+        details=outcome.result.details,
+        is_error=outcome.is_error,
+    )
+    await emit(MessageStart(message))
+    await emit(MessageEnd(message))
+    return message
 
 
 def _must_run_sequentially(context: AgentContext, calls: list[ToolCall], config: AgentLoopConfig) -> bool:

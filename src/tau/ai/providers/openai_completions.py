@@ -611,6 +611,8 @@ class ChunkReader:
             if call_id is None or not known_id or known_id == call_id:
                 return index
             return None
+        if stream_index is not None:
+            return None  # a new index is a new call, even when a server repeats an id
         if call_id is not None:
             return self._tools_by_id.get(call_id)
         return self._last_tool if stream_index is None else None
