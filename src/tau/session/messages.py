@@ -180,8 +180,10 @@ def session_message_from_json(data: JsonObject) -> SessionMessage:
 
 
 def content_list_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
-    """User-style content: a string, or the text and image blocks of a list."""
+    """User-style content: a string, or the text and image blocks of a list (anything else: none)."""
     if isinstance(raw, str):
         return raw
-    blocks = [content_from_json(b) for b in raw or [] if isinstance(b, dict)]
+    if not isinstance(raw, list):
+        return []
+    blocks = [content_from_json(b) for b in raw if isinstance(b, dict)]
     return [b for b in blocks if isinstance(b, (TextContent, ImageContent))]
