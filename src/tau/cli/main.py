@@ -81,7 +81,7 @@ async def _main(args: Args) -> int:
     agent_dir = str(default_agent_dir())
     session_manager = _open_session(args, cwd, agent_dir)
     for warning in session_manager.warnings:
-        print(f"tau: warning: {warning} (the line stays in the file)", file=sys.stderr)
+        print(f"tau: warning: {warning}", file=sys.stderr)
     services = _create_services(args, session_manager.get_cwd(), agent_dir)
     for diagnostic in services.diagnostics:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
@@ -162,7 +162,7 @@ def _export(session_file: str, output_path: str | None) -> int:
 def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
     from tau.runtime.settings import SettingsManager
     from tau.session import SessionManager
-    from tau.session.errors import SessionError
+    from tau.session.errors import SessionError, SessionWriteError
     from tau.session.listing import find_session
     from tau.session.paths import resolve_session_dir
 
@@ -177,9 +177,13 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
     try:
         if args.fork:
             found = find_session(args.fork, cwd, session_dir, agent_dir=agent_dir)
-            return SessionManager.fork_from(found.path, cwd, session_dir, agent_dir=agent_dir)
-        if args.session:
+            manager = SessionManager.fork_from(found.path, cwd, session_dir, agent_dir=agent_dir)
+        elif args.session:
             found = find_session(args.session, cwd, session_dir, agent_dir=agent_dir)
+            folder = os.path.dirname(found.path)
+            if not os.path.exists(found.path) and not os.path.isdir(folder):
+                # A new session in a new folder is most likely a typo: it must not start a conversation.
+                raise UsageError(f"no session file {found.path}: the folder {folder} does not exist")
             manager = SessionManager.open(found.path, session_dir if found.scope != "global" else None)
             stored_cwd = manager.get_cwd()
             if stored_cwd and not os.path.isdir(stored_cwd):
@@ -187,12 +191,16 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
                     f"the session's folder {stored_cwd} no longer exists; recreate it, or fork the "
                     f"session into this folder with: tau --fork {manager.get_session_id()[:8]}"
                 )
-            return manager
-        if args.continue_session:
-            return SessionManager.continue_recent(cwd, session_dir, agent_dir=agent_dir)
-        return SessionManager.create(cwd, session_dir, agent_dir=agent_dir)
+        elif args.continue_session:
+            manager = SessionManager.continue_recent(cwd, session_dir, agent_dir=agent_dir)
+        else:
+            manager = SessionManager.create(cwd, session_dir, agent_dir=agent_dir)
+        manager.check_writable()  # before any reply is paid for
+    except SessionWriteError as exc:
+        raise UsageError(f"{exc}; fix that, choose another folder with --session-dir, or use --no-session") from None
     except SessionError as exc:
         raise UsageError(str(exc)) from None
+    return manager
 
 
 def _text_or_file(value: str) -> str:

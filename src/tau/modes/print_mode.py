@@ -8,6 +8,10 @@ header and then one event per line, and nothing else: ``message_update`` events 
 delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
 the reply's length), and deltas arriving in a burst are merged (``event_lines``); ``message_end``
 carries the full message.
+
+When the session file cannot be written (full disk, read-only file) the run stops at the first
+failed write; the reply so far is still printed (it is paid for), then one line says what could not
+be saved, and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Literal, TextIO
 from tau.ai.types import AssistantMessage, ImageContent, TextContent
 from tau.modes.event_lines import EventLineWriter, dumps
 from tau.runtime.agent_session import AgentSession
+from tau.session.errors import SessionWriteError
 
 SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
 
@@ -71,6 +76,7 @@ async def run_print_mode(
             installed.append(signum)
         except (NotImplementedError, RuntimeError):
             pass
+    write_error: SessionWriteError | None = None
     try:
         prompts: list[tuple[str, Sequence[ImageContent]]] = []
         if initial_text is not None or initial_images:
@@ -81,6 +87,8 @@ async def run_print_mode(
                 break
             await session.prompt(text, images=list(images) or None)
         await session.wait_for_idle()
+    except SessionWriteError as exc:
+        write_error = exc
     finally:
         for signum in installed:
             loop.remove_signal_handler(signum)
@@ -88,11 +96,24 @@ async def run_print_mode(
             await task
         if writer is not None:
             writer.flush()
+    if write_error is not None:
+        if mode == "text":
+            _print_reply_text(session, out)
+        err.write(f"tau: {write_error}; the run was stopped (what was saved before stays readable)\n")
+        err.flush()
+        return 1
     if stopped_by:
         return stopped_by[0]
     if mode == "json":
         return 0
     return _print_final_reply(session, out, err)
+
+
+def _print_reply_text(session: AgentSession, out: TextIO) -> None:
+    """The last reply's text if it came to an end (an aborted one was cut off by the failed write)."""
+    last = session.messages[-1] if session.messages else None
+    if isinstance(last, AssistantMessage) and last.stop_reason not in ("error", "aborted"):
+        _write_text(last, out)
 
 
 def _print_final_reply(session: AgentSession, out: TextIO, err: TextIO) -> int:
@@ -104,11 +125,15 @@ def _print_final_reply(session: AgentSession, out: TextIO, err: TextIO) -> int:
         err.write(f"{last.error_message or fallback}\n")
         err.flush()
         return 1
-    for block in last.content:
+    _write_text(last, out)
+    return 0
+
+
+def _write_text(message: AssistantMessage, out: TextIO) -> None:
+    for block in message.content:
         if isinstance(block, TextContent):
             out.write(block.text + "\n")
     out.flush()
-    return 0
 
 
 def take_over_stdout() -> TextIO:

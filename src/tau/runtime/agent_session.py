@@ -103,6 +103,7 @@ class AgentSession:
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._next_turn: list[CustomMessage] = []
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
+        self._pipeline.on_write_error = lambda error: agent.abort()
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)

@@ -23,6 +23,7 @@ from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from tau.runtime.events import AgentSessionEvent, QueueUpdate
+from tau.session.errors import SessionWriteError
 from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
 
@@ -90,6 +91,9 @@ class EventPipeline:
         self.extension_step: ExtensionStep | None = None
         """Awaited with each event before the listeners see it (a ``message_end`` handler may
         replace the message in place, so listeners and the session file get the replacement)."""
+        self.on_write_error: Callable[[SessionWriteError], None] | None = None
+        """Called when a message cannot be saved (the session stops its run there: going on would
+        only pile up results that are lost); the error is then re-raised by ``raise_errors``."""
 
     # -- listeners -----------------------------------------------------------------------------
 
@@ -194,14 +198,19 @@ class EventPipeline:
                 self._errors.append(exc)
 
     def _persist(self, message: AgentMessage) -> None:
-        if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
-            self._session.append_message(message)
-            if isinstance(message, AssistantMessage):
-                self.last_assistant = message
-        elif isinstance(message, CustomMessage):
-            self._session.append_custom_message_entry(
-                message.custom_type, message.content, message.display, message.details
-            )
+        try:
+            if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
+                self._session.append_message(message)
+                if isinstance(message, AssistantMessage):
+                    self.last_assistant = message
+            elif isinstance(message, CustomMessage):
+                self._session.append_custom_message_entry(
+                    message.custom_type, message.content, message.display, message.details
+                )
+        except SessionWriteError as exc:
+            if self.on_write_error is not None:
+                self.on_write_error(exc)
+            raise
 
 
 def _text_of(message: UserMessage) -> str:

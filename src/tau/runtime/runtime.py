@@ -38,7 +38,7 @@ from tau.runtime.services import (
 from tau.runtime.session_extensions import ExtensionBinding
 from tau.runtime.tool_registry import NoTools
 from tau.session.entries import MessageEntry
-from tau.session.errors import EntryNotFoundError
+from tau.session.errors import EntryNotFoundError, SessionFileError
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
@@ -180,7 +180,11 @@ class AgentSessionRuntime:
     async def switch_session(self, path: str, cwd_override: str | None = None) -> SessionChange:
         """Resume the session in ``path`` with the services of its own cwd (or ``cwd_override``).
 
-        Raises ``MissingSessionCwdError`` (before anything is torn down) when that folder is gone."""
+        Raises, before anything is torn down, ``SessionFileError`` when ``path`` is not a file (a
+        typo must not start a new conversation) and ``MissingSessionCwdError`` when the session's
+        folder is gone."""
+        if not os.path.isfile(path):
+            raise SessionFileError(f"Session file not found: {os.path.abspath(path)}")
         if await self._switch_vetoed("resume", path):
             return SessionChange(cancelled=True)
         manager = SessionManager.open(path, cwd_override=cwd_override)

@@ -1,7 +1,10 @@
 """Reading and writing session files: one JSON object per line, appended, flushed.
 
 Reading never drops anything silently: a line that does not parse is kept as its text (and a
-warning), so a full rewrite (migration) puts it back where it was.
+warning), so a full rewrite (migration) puts it back where it was. Writing is all or nothing per
+call: a write that fails (full disk, file-size limit) is cut back to where the file ended, so the
+file never ends in half a line. Files are created readable by their owner only (0600): they hold
+file contents and command output.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from dataclasses import dataclass, field
 import jiter
 
 from tau.ai.types import JsonObject
-from tau.session.errors import SessionFileError
+from tau.session.errors import SessionFileError, SessionWriteError
+
+FILE_MODE = 0o600
 
 
 @dataclass(slots=True)
@@ -54,7 +59,7 @@ def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
             raw.records.append(value)
         else:
             raw.records.append(line.decode("utf-8", "surrogateescape"))
-            raw.warnings.append(f"{name}:{number}: skipped a line that is not a JSON object")
+            raw.warnings.append(f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)")
     return raw
 
 
@@ -70,7 +75,7 @@ def parse_json_line(line: bytes | str) -> JsonObject | None:
     except ValueError:
         try:
             value = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse, a damaged line
             return None
     return value if isinstance(value, dict) else None
 
@@ -91,32 +96,65 @@ def record_line(record: JsonObject | str) -> bytes:
 
 
 def append_lines(path: str, lines: Iterable[bytes], *, newline_first: bool = False) -> None:
-    """Append whole lines to ``path`` (created if missing) and flush them."""
+    """Append whole lines to ``path`` (created 0600 if missing), all of them or none.
+
+    Raises ``SessionWriteError``; the file is then as it was (a file this call created is removed)."""
     payload = b"".join(lines)
     if newline_first:
         payload = b"\n" + payload
-    with open(path, "ab") as f:
-        f.write(payload)
-        f.flush()
+    existed = os.path.lexists(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        raise SessionWriteError.for_file(path, exc) from None
+    try:
+        start = os.fstat(fd).st_size
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        _cut_back(fd, path, start, remove=not existed)
+        raise SessionWriteError.for_file(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _cut_back(fd: int, path: str, size: int, *, remove: bool) -> None:
+    """Undo a partial append (best effort: the disk may refuse this too)."""
+    try:
+        os.ftruncate(fd, size)
+        if remove and size == 0:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def rewrite_file(path: str, lines: Iterable[bytes]) -> None:
-    """Replace ``path`` with ``lines`` atomically (temporary file + ``os.replace``)."""
+    """Replace ``path`` with ``lines`` atomically (temporary file + ``os.replace``), keeping its mode
+    (0600 for a new file). Raises ``SessionWriteError``; ``path`` is then untouched."""
     directory = os.path.dirname(path) or "."
     try:
         mode = os.stat(path).st_mode & 0o777
     except OSError:
-        mode = 0o644
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
+        mode = FILE_MODE
+    temp: str | None = None
     try:
+        fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(b"".join(lines))
         os.chmod(temp, mode)
         os.replace(temp, path)
+    except OSError as exc:
+        _remove(temp)
+        raise SessionWriteError.for_file(path, exc) from None
     except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        _remove(temp)
         raise
+
+
+def _remove(path: str | None) -> None:
+    if path is not None and os.path.exists(path):
+        os.unlink(path)
 
 
 def back_up(path: str) -> str:
@@ -126,6 +164,27 @@ def back_up(path: str) -> str:
     while os.path.exists(target):
         target = f"{path}.invalid.{number}"
         number += 1
-    with open(path, "rb") as src, open(target, "wb") as dst:
-        dst.write(src.read())
+    try:
+        with open(path, "rb") as src:
+            data = src.read()
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        with os.fdopen(fd, "wb") as dst:
+            dst.write(data)
+    except OSError as exc:
+        raise SessionWriteError.for_file(target, exc) from None
     return target
+
+
+def check_writable(path: str) -> None:
+    """Raise ``SessionWriteError`` if ``path`` (or, before it exists, its folder) cannot be written.
+
+    Opening for append writes nothing, and unlike ``os.access`` gives the system's reason."""
+    if os.path.lexists(path):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
+        except OSError as exc:
+            raise SessionWriteError.for_file(path, exc) from None
+        return
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK):
+        raise SessionWriteError(f"could not save the session to {path}: the folder {folder} is not writable", path)

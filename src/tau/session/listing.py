@@ -50,7 +50,11 @@ def read_header(path: str) -> JsonObject | None:
             first = f.readline()
     except OSError:
         return None
-    obj = _loads(first.decode("utf-8", "replace"))
+    return _header(first)
+
+
+def _header(line: bytes) -> JsonObject | None:
+    obj = _loads(line.decode("utf-8", "replace"))
     if obj is None or obj.get("type") != "session" or not isinstance(obj.get("id"), str):
         return None
     return obj
@@ -108,19 +112,38 @@ def list_all_sessions(root: str | None = None, on_progress: Progress | None = No
     return _infos(_files_under(root or sessions_root()), on_progress)
 
 
-def find_most_recent_session(session_dir: str) -> str | None:
-    """The ``.jsonl`` file with a valid header and the newest mtime (``-c``)."""
-    best: tuple[float, str] | None = None
+def find_most_recent_session(session_dir: str, skipped: list[str] | None = None) -> str | None:
+    """The ``.jsonl`` file with a valid header and the newest mtime (``-c``).
+
+    Each newer file that is unreadable or not a session is added to ``skipped`` ("<path>: <why>")."""
+    dated: list[tuple[float, str]] = []
     for path in _jsonl_files(session_dir):
-        if read_header(path) is None:
-            continue
         try:
-            mtime = os.stat(path).st_mtime
+            dated.append((os.stat(path).st_mtime, path))
         except OSError:
             continue
-        if best is None or mtime > best[0]:
-            best = (mtime, path)
-    return best[1] if best else None
+    dated.sort(key=lambda item: (-item[0], item[1]))
+    for _, path in dated:
+        problem = header_problem(path)
+        if problem is None:
+            return path
+        if skipped is not None:
+            skipped.append(f"{path}: {problem}")
+    return None
+
+
+def header_problem(path: str) -> str | None:
+    """Why ``path`` is not a session file, or ``None`` if its first line is a session header."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    if not first.strip():
+        return "not a session file (its first line is empty)"
+    if _header(first) is None:
+        return "not a session file (its first line is not a session header)"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,13 +28,14 @@ from tau.session.entries import (
     entry_from_json,
     is_assistant_entry,
 )
-from tau.session.errors import EntryNotFoundError
+from tau.session.errors import EntryNotFoundError, SessionWriteError
 from tau.session.forking import write_fork
 from tau.session.ids import IdSource
 from tau.session.jsonl import (
     RawSessionFile,
     append_lines,
     back_up,
+    check_writable,
     dump_line,
     read_session_file,
     record_line,
@@ -75,7 +76,7 @@ class SessionManager:
         self._session_file: str | None = None
         self._reset(SessionHeader(id="", timestamp=""))
         if persist and session_dir:
-            os.makedirs(session_dir, exist_ok=True)
+            _make_folder(session_dir)
 
     # ------------------------------------------------------------------ constructors
 
@@ -123,13 +124,20 @@ class SessionManager:
         agent_dir: str | None = None,
         ids: IdSource | None = None,
     ) -> SessionManager:
-        """The session file of ``session_dir`` modified last, or a new session when there is none."""
+        """The session file of ``session_dir`` modified last, or a new session when there is none.
+
+        Newer files that are unreadable or not sessions are named in ``warnings``."""
         directory = session_dir or resolve_session_dir(cwd, agent_dir=agent_dir)
-        recent = find_most_recent_session(directory)
+        skipped: list[str] = []
+        recent = find_most_recent_session(directory, skipped)
         if recent is None:
-            return cls.create(cwd, directory, ids=ids)
-        manager = cls(cwd, directory, ids=ids)
-        manager.set_session_file(recent)
+            manager = cls.create(cwd, directory, ids=ids)
+        else:
+            manager = cls(cwd, directory, ids=ids)
+            manager.set_session_file(recent)
+        manager.warnings[:0] = [f"-c skipped {problem}" for problem in skipped]
+        if skipped and recent is None:
+            manager.warnings.append(f"no session to continue in {directory}: starting a new one")
         return manager
 
     @classmethod
@@ -202,7 +210,13 @@ class SessionManager:
             except ValueError as exc:
                 self.warnings.append(f"{path}: skipped an entry ({exc})")
                 continue
+            if entry.id in self._by_id:
+                self.warnings.append(
+                    f"{path}: entry {entry.id} appears twice; the first copy is used (both stay in the file)"
+                )
+                continue
             self._index(entry)
+        self.warnings.extend(f"{path}: {problem}" for problem in _broken_links(self._entries, self._by_id))
         self._written = 1 + len(self._entries)
         self._newline_owed = not raw.ends_with_newline
 
@@ -248,7 +262,7 @@ class SessionManager:
         if not self._persist or self._session_file is None or not self._has_assistant:
             return
         if self._written == 0:
-            os.makedirs(os.path.dirname(self._session_file), exist_ok=True)
+            _make_folder(os.path.dirname(self._session_file))
             pending: list[SessionHeader | SessionEntry] = [self._header, *self._entries]
         else:
             pending = list(self._entries[self._written - 1 :])
@@ -330,6 +344,12 @@ class SessionManager:
 
     def is_persisted(self) -> bool:
         return self._persist
+
+    def check_writable(self) -> None:
+        """Raise ``SessionWriteError`` now if the session file (or its folder) cannot be written,
+        rather than after the first paid-for reply."""
+        if self._persist and self._session_file is not None:
+            check_writable(self._session_file)
 
     def get_cwd(self) -> str:
         return self._cwd
@@ -476,6 +496,28 @@ class SessionManager:
         os.makedirs(os.path.dirname(output_path), exist_ok=True)
         rewrite_file(output_path, lines)
         return output_path
+
+
+def _make_folder(path: str) -> None:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise SessionWriteError.for_folder(path, exc) from None
+
+
+def _broken_links(entries: list[SessionEntry], by_id: dict[str, SessionEntry]) -> list[str]:
+    """The entries whose parent is themselves or missing: the path from the leaf stops at them, so
+    what came before is out of the conversation (and the user should know)."""
+    problems: list[str] = []
+    for entry in entries:
+        if entry.parent_id == entry.id:
+            problems.append(f"entry {entry.id} names itself as its parent; the conversation starts there")
+        elif entry.parent_id is not None and entry.parent_id not in by_id:
+            problems.append(
+                f"entry {entry.id} points to a parent {entry.parent_id} that is not in the file; "
+                "the conversation starts there"
+            )
+    return problems
 
 
 def _first_header(raw: RawSessionFile) -> SessionHeader | None:
