@@ -112,3 +112,13 @@ def test_a_template_with_broken_frontmatter_is_skipped_with_a_warning(tmp_path: 
     result = load_prompt_templates(cwd=str(tmp_path), agent_dir=str(agent))
     assert result.templates == []
     assert [d.type for d in result.diagnostics] == ["warning"]
+
+
+def test_the_broken_frontmatter_warning_names_the_file_line_and_column(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    path = write(agent / "prompts" / "bad.md", "---\nargument-hint: <file>\ndescription: Fix: it: now\n---\nbody")
+    [warning] = load_prompt_templates(cwd=str(tmp_path), agent_dir=str(agent)).diagnostics
+    assert warning.path == str(path)
+    assert warning.message == (
+        "prompt template not loaded: invalid frontmatter at line 3, column 17: mapping values are not allowed here"
+    )

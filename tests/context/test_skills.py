@@ -104,6 +104,17 @@ def test_unparsable_frontmatter_is_not_loaded(tmp_path: Path) -> None:
     assert skill is None and [d.type for d in diagnostics] == ["warning"]
 
 
+def test_the_unparsable_frontmatter_warning_names_the_file_line_and_column(tmp_path: Path) -> None:
+    text = '---\nname: broken\ndescription: "never closed\n---\nbody\n'
+    path = write(tmp_path / "s" / "broken" / "SKILL.md", text)
+    _, [warning] = load_skill_file(str(path), "path")
+    assert warning.path == str(path)
+    assert warning.message == (
+        "skill not loaded: invalid frontmatter at line 4, column 1: "
+        "found unexpected end of stream while scanning a quoted scalar (from line 3, column 14)"
+    )
+
+
 def test_unknown_frontmatter_keys_are_ignored(tmp_path: Path) -> None:
     path = skill_md(tmp_path / "s" / "ok", extra="license: MIT\nfavourite-colour: blue")
     skill, diagnostics = load_skill_file(str(path), "path")

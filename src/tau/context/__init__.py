@@ -30,6 +30,7 @@ from tau.context.prompt_templates import (
     substitute_arguments,
 )
 from tau.context.resources import ResourceLoader, default_agent_dir
+from tau.context.settings_entries import SettingsEntries
 from tau.context.skills import (
     LoadSkillsResult,
     Skill,
@@ -63,6 +64,7 @@ __all__ = [
     "ResourceDiagnostic",
     "ResourceLoader",
     "ResourceType",
+    "SettingsEntries",
     "Skill",
     "SkillSource",
     "SystemPromptOptions",

@@ -6,7 +6,13 @@ from typing import Any
 
 
 class FrontmatterError(ValueError):
-    """The frontmatter is not valid YAML, or not a mapping."""
+    """The frontmatter is not valid YAML, or not a mapping. ``line`` and ``column`` (1-based, in the
+    whole file) say where YAML found the problem, when it says."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
 
 
 def normalize_newlines(text: str) -> str:
@@ -41,7 +47,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise FrontmatterError(f"invalid frontmatter: {_first_line(str(exc))}") from exc
+        raise _yaml_error(exc) from exc
     if data is None:
         return {}, body
     if not isinstance(data, dict):
@@ -54,5 +60,21 @@ def strip_frontmatter(text: str) -> str:
     return split_frontmatter(text)[1]
 
 
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else "parse error"
+def _yaml_error(exc: Any) -> FrontmatterError:
+    """PyYAML's error as one line, placed in the file: the YAML starts on the line after ``---``."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem, context = getattr(exc, "problem", None), getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if problem:
+        detail = str(problem)
+        if context:
+            detail += f" {context}"
+            if context_mark is not None and context_mark is not mark:
+                detail += f" (from line {context_mark.line + 2}, column {context_mark.column + 1})"
+    else:
+        lines = str(exc).strip().splitlines()
+        detail = lines[0] if lines else "parse error"
+    if mark is None:
+        return FrontmatterError(f"invalid frontmatter: {detail}")
+    line, column = mark.line + 2, mark.column + 1
+    return FrontmatterError(f"invalid frontmatter at line {line}, column {column}: {detail}", line, column)

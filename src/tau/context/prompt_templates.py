@@ -11,6 +11,7 @@ from typing import Literal, TypeAlias
 
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
+from tau.context.settings_entries import SettingsEntries
 
 TemplateSource: TypeAlias = Literal["path", "project", "user"]
 
@@ -75,28 +76,40 @@ def load_prompt_templates(
     agent_dir: str,
     template_paths: Sequence[str] = (),
     include_defaults: bool = True,
+    project_entries: SettingsEntries | None = None,
+    user_entries: SettingsEntries | None = None,
 ) -> LoadPromptTemplatesResult:
-    """Templates from explicit paths, then ``<cwd>/.tau/prompts``, then ``<agent_dir>/prompts``.
+    """Templates from explicit paths, then the project's (its settings' ``prompts`` paths, then
+    ``<cwd>/.tau/prompts``), then the user's (its settings' paths, then ``<agent_dir>/prompts``).
 
-    Folders are read without recursion, ``*.md`` only, in name order. The first template of a name
-    wins; a later one gives a ``collision`` diagnostic.
+    Folders are read without recursion, ``*.md`` only, in name order. Each scope's settings entries
+    also switch off (and on) what is found in that scope. A file reached twice loads once; the first
+    template of a name wins, and a later one gives a ``collision`` diagnostic.
     """
     result = LoadPromptTemplatesResult()
     found: list[tuple[str, TemplateSource]] = []
     for raw in template_paths:
         path = os.path.abspath(os.path.join(cwd, os.path.expanduser(raw.strip())))
-        if os.path.isdir(path):
-            found += [(p, "path") for p in _markdown_files(path)]
-        elif os.path.isfile(path) and path.endswith(".md"):
-            found.append((path, "path"))
-        else:
-            result.diagnostics.append(ResourceDiagnostic("warning", "prompt template path not found", path))
+        found += [(p, "path") for p in _template_files(path, result.diagnostics)]
     if include_defaults:
-        found += [(p, "project") for p in _markdown_files(os.path.join(cwd, ".tau", "prompts"))]
-        found += [(p, "user") for p in _markdown_files(os.path.join(agent_dir, "prompts"))]
+        project_dir = os.path.join(os.path.abspath(cwd), ".tau")
+        scopes: list[tuple[TemplateSource, SettingsEntries, str]] = [
+            ("project", project_entries or SettingsEntries(project_dir), project_dir),
+            ("user", user_entries or SettingsEntries(os.path.abspath(agent_dir)), os.path.abspath(agent_dir)),
+        ]
+        for source, entries, base in scopes:
+            for path in entries.paths:
+                found += [(p, source) for p in _template_files(path, result.diagnostics) if entries.enables(p)]
+            discovered = _markdown_files(os.path.join(base, "prompts"))
+            found += [(p, source) for p in discovered if entries.enables(p, base)]
 
     by_name: dict[str, PromptTemplate] = {}
+    seen: set[str] = set()
     for path, source in found:
+        real = os.path.realpath(path)
+        if real in seen:  # one file reached twice (a settings path naming a discovered folder)
+            continue
+        seen.add(real)
         template, diagnostics = load_prompt_template(path, source)
         result.diagnostics += diagnostics
         if template is None:
@@ -108,6 +121,16 @@ def load_prompt_templates(
             result.diagnostics.append(ResourceDiagnostic("collision", message, path, collision))
     result.templates = list(by_name.values())
     return result
+
+
+def _template_files(path: str, diagnostics: list[ResourceDiagnostic]) -> list[str]:
+    """The templates a path names: the file itself, or a folder's ``*.md`` files."""
+    if os.path.isdir(path):
+        return _markdown_files(path)
+    if os.path.isfile(path) and path.endswith(".md"):
+        return [path]
+    diagnostics.append(ResourceDiagnostic("warning", "prompt template path not found", path))
+    return []
 
 
 def _markdown_files(folder: str) -> list[str]:

@@ -16,6 +16,7 @@ from tau.agent.tool import AgentTool
 from tau.context.context_files import ContextFile, load_context_files
 from tau.context.diagnostics import ResourceDiagnostic
 from tau.context.prompt_templates import PromptTemplate, load_prompt_templates
+from tau.context.settings_entries import EntriesSource, ResourceKind, SettingsEntries, SettingsScope
 from tau.context.skills import Skill, load_skills
 from tau.context.system_prompt import SystemPromptOptions
 
@@ -40,7 +41,8 @@ class ResourceLoader:
     ``system_prompt`` and each of ``append_system_prompts`` are CLI values: a readable file's path
     (relative to ``cwd``) means its text, anything else is the text itself. Without them,
     ``.tau/SYSTEM.md`` / ``.tau/APPEND_SYSTEM.md`` in ``cwd`` win over the agent dir's. The ``no_*``
-    switches turn discovery off but keep explicit paths.
+    switches turn discovery off but keep explicit paths. ``settings_entries`` gives the settings'
+    ``skills`` and ``prompts`` arrays, asked again on every ``reload()``.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class ResourceLoader:
         no_context_files: bool = False,
         no_skills: bool = False,
         no_prompt_templates: bool = False,
+        settings_entries: EntriesSource | None = None,
     ) -> None:
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = os.path.abspath(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -67,6 +70,7 @@ class ResourceLoader:
         self._no_context_files = no_context_files
         self._no_skills = no_skills
         self._no_prompt_templates = no_prompt_templates
+        self._settings_entries = settings_entries
         self._extension_skill_paths: tuple[str, ...] = ()
         self._extension_template_paths: tuple[str, ...] = ()
 
@@ -91,12 +95,16 @@ class ResourceLoader:
             skill_paths=(*self._skill_paths, *self._extension_skill_paths),
             include_defaults=not self._no_skills,
             home=self._home,
+            project_entries=self.settings_entries("skills", "project"),
+            user_entries=self.settings_entries("skills", "user"),
         )
         templates = load_prompt_templates(
             cwd=self.cwd,
             agent_dir=self.agent_dir,
             template_paths=(*self._template_paths, *self._extension_template_paths),
             include_defaults=not self._no_prompt_templates,
+            project_entries=self.settings_entries("prompts", "project"),
+            user_entries=self.settings_entries("prompts", "user"),
         )
         diagnostics += skills.diagnostics + templates.diagnostics
 
@@ -116,6 +124,13 @@ class ResourceLoader:
         self.system_prompt = system_prompt
         self.append_system_prompt = append
         self.diagnostics = diagnostics
+
+    def settings_entries(self, kind: ResourceKind, scope: SettingsScope) -> SettingsEntries:
+        """One scope's settings array of ``kind``, its paths resolved against that settings' folder
+        (``<cwd>/.tau`` for the project, the agent dir for the user)."""
+        base = os.path.join(self.cwd, PROJECT_DIR_NAME) if scope == "project" else self.agent_dir
+        entries = self._settings_entries(kind, scope) if self._settings_entries is not None else ()
+        return SettingsEntries.parse(entries, base)
 
     def set_extension_paths(
         self, skill_paths: Sequence[str] = (), prompt_template_paths: Sequence[str] = ()

@@ -6,9 +6,10 @@ The model sees only the index (name, description, location) and reads a skill's 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -17,6 +18,7 @@ from tau.context._frontmatter import FrontmatterError, parse_frontmatter, strip_
 from tau.context._ignore import IgnoreRules
 from tau.context._xml import escape_xml
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
+from tau.context.settings_entries import SettingsEntries
 
 SkillSource: TypeAlias = Literal["path", "project", "user"]
 
@@ -89,16 +91,26 @@ def load_skill_file(path: str, source: SkillSource) -> tuple[Skill | None, list[
     return skill, diagnostics
 
 
-def load_skills_from_dir(folder: str, source: SkillSource, *, include_root_files: bool) -> LoadSkillsResult:
-    """Every skill under ``folder``.
+def load_skills_from_dir(
+    folder: str,
+    source: SkillSource,
+    *,
+    include_root_files: bool,
+    allows: Callable[[str], bool] | None = None,
+) -> LoadSkillsResult:
+    """Every skill under ``folder`` (that ``allows``, given a skill file's path, lets through).
 
     A folder holding ``SKILL.md`` is one skill and is not searched further; other folders are
     searched recursively, skipping dot-entries, ``node_modules`` and ignored paths. Loose ``*.md``
     files directly in ``folder`` are skills only when ``include_root_files`` is set.
     """
     result = LoadSkillsResult()
-    _scan(folder, source, include_root_files, IgnoreRules(), set(), result)
+    _scan(folder, source, include_root_files, IgnoreRules(), set(), allows or _everything, result)
     return result
+
+
+def _everything(path: str) -> bool:
+    return True
 
 
 def _scan(
@@ -107,6 +119,7 @@ def _scan(
     include_root_files: bool,
     rules: IgnoreRules,
     visited: set[str],
+    allows: Callable[[str], bool],
     result: LoadSkillsResult,
 ) -> None:
     real = os.path.realpath(folder)
@@ -115,7 +128,8 @@ def _scan(
     visited.add(real)
     skill_file = os.path.join(folder, SKILL_FILE_NAME)
     if os.path.isfile(skill_file):
-        _add_loaded(result, *load_skill_file(skill_file, source))
+        if allows(skill_file):
+            _add_loaded(result, *load_skill_file(skill_file, source))
         return
     try:
         names = sorted(os.listdir(folder))
@@ -128,12 +142,13 @@ def _scan(
         path = os.path.join(folder, name)
         if os.path.isdir(path):
             if not rules.is_ignored(path, is_dir=True):
-                _scan(path, source, False, rules, visited, result)
+                _scan(path, source, False, rules, visited, allows, result)
         elif (
             include_root_files
             and name.endswith(".md")
             and os.path.isfile(path)
             and not rules.is_ignored(path, is_dir=False)
+            and allows(path)
         ):
             _add_loaded(result, *load_skill_file(path, source))
 
@@ -151,30 +166,53 @@ def load_skills(
     skill_paths: Sequence[str] = (),
     include_defaults: bool = True,
     home: str | None = None,
+    project_entries: SettingsEntries | None = None,
+    user_entries: SettingsEntries | None = None,
 ) -> LoadSkillsResult:
     """Skills from every location, first-loaded winning a name.
 
     Order: explicit ``skill_paths`` (files or folders, kept even when ``include_defaults`` is off),
-    then the project's (``<cwd>/.tau/skills``, then ``.agents/skills`` from cwd up to the git root),
-    then the user's (``<agent_dir>/skills``, ``~/.agents/skills``). A same-named later skill gives a
-    ``collision`` diagnostic; the same file reached twice (via a symlink) is skipped silently.
+    then the project's (its settings' ``skills`` paths, ``<cwd>/.tau/skills``, then ``.agents/skills``
+    from cwd up to the git root), then the user's (its settings' paths, ``<agent_dir>/skills``,
+    ``~/.agents/skills``). Each scope's settings entries also switch off (and on) what is found in
+    that scope. A same-named later skill gives a ``collision`` diagnostic; the same file reached
+    twice (via a symlink) is skipped silently.
     """
     merged = _SkillMerger()
     for raw in skill_paths:
-        path = _resolve(raw, cwd)
-        if os.path.isdir(path):
-            merged.add(load_skills_from_dir(path, "path", include_root_files=True))
-        elif os.path.isfile(path) and path.endswith(".md"):
-            merged.add(LoadSkillsResult(*_single(load_skill_file(path, "path"))))
-        elif os.path.exists(path):
-            merged.warn("skill path is not a markdown file or a folder", path)
-        else:
-            merged.warn("skill path does not exist", path)
+        _load_path(merged, _resolve(raw, cwd), "path", _everything)
     if include_defaults:
-        for folder, source, root_files in default_skill_dirs(cwd, agent_dir, home=home):
-            if os.path.isdir(folder):
-                merged.add(load_skills_from_dir(folder, source, include_root_files=root_files))
+        dirs = default_skill_dirs(cwd, agent_dir, home=home)
+        scopes: list[tuple[SkillSource, SettingsEntries]] = [
+            ("project", project_entries or SettingsEntries(os.path.join(os.path.abspath(cwd), ".tau"))),
+            ("user", user_entries or SettingsEntries(os.path.abspath(agent_dir))),
+        ]
+        for source, entries in scopes:
+            for path in entries.paths:
+                _load_path(merged, path, source, entries.enables)
+            for folder, folder_source, root_files in dirs:
+                if folder_source == source and os.path.isdir(folder):
+                    base = os.path.dirname(folder)
+                    allows = functools.partial(_enabled_in, entries, base)
+                    merged.add(load_skills_from_dir(folder, source, include_root_files=root_files, allows=allows))
     return merged.result()
+
+
+def _enabled_in(entries: SettingsEntries, base_dir: str, path: str) -> bool:
+    return entries.enables(path, base_dir)
+
+
+def _load_path(merged: _SkillMerger, path: str, source: SkillSource, allows: Callable[[str], bool]) -> None:
+    """A skill file, or a folder of skills, named by the user."""
+    if os.path.isdir(path):
+        merged.add(load_skills_from_dir(path, source, include_root_files=True, allows=allows))
+    elif os.path.isfile(path) and path.endswith(".md"):
+        if allows(path):
+            merged.add(LoadSkillsResult(*_single(load_skill_file(path, source))))
+    elif os.path.exists(path):
+        merged.warn("skill path is not a markdown file or a folder", path)
+    else:
+        merged.warn("skill path does not exist", path)
 
 
 def _single(

@@ -21,7 +21,6 @@ other extensions load.
 from __future__ import annotations
 
 import asyncio
-import glob
 import hashlib
 import importlib
 import importlib.util
@@ -37,6 +36,7 @@ from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
 from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
+from tau.context.settings_entries import SettingsEntries
 from tau.extensions.api import ExtensionAPI
 from tau.extensions.errors import (
     ExtensionDiagnostic,
@@ -107,49 +107,37 @@ def discover_extensions(
     """Every extension to load, in precedence order, without importing any.
 
     CLI paths are relative to ``cwd``; project settings entries to ``<cwd>/.tau``, user settings
-    entries to the agent dir (``~`` is expanded; globs are allowed in settings entries).
-    ``include_defaults=False`` (``--no-extensions``) keeps only the CLI paths.
+    entries to the agent dir (``~`` is expanded; globs are allowed in settings entries, and
+    ``!glob`` / ``+path`` / ``-path`` entries switch off and on what that scope lists or
+    discovers, see ``tau.context.settings_entries``). ``include_defaults=False``
+    (``--no-extensions``) keeps only the CLI paths.
     """
     cwd = os.path.abspath(cwd)
     agent = os.path.abspath(agent_dir) if agent_dir is not None else default_agent_dir()
     found = ExtensionDiscovery()
     seen: set[str] = set()
 
-    def add(sources: Iterable[ExtensionSource]) -> None:
+    def add(sources: Iterable[ExtensionSource], entries: SettingsEntries | None = None) -> None:
         for source in sources:
             key = os.path.realpath(source.path) if source.kind in ("file", "package") else source.path
-            if key not in seen:
-                seen.add(key)
+            if key in seen:
+                continue
+            seen.add(key)  # switched off here means off wherever else it is found
+            if entries is None or entries.enables(source.path, folder=source.search_path):
                 found.sources.append(source)
 
     for entry in cli_paths:
-        add(_explicit(_absolute(entry, cwd), found.diagnostics))
+        add(_explicit(os.path.normpath(os.path.join(cwd, os.path.expanduser(entry))), found.diagnostics))
     if include_defaults:
         project = os.path.join(cwd, PROJECT_DIR_NAME)
-        for path in _settings_paths(project_settings_paths, project):
-            add(_explicit(path, found.diagnostics))
-        add(_scan_dir(os.path.join(project, EXTENSIONS_DIR), found.diagnostics))
-        for path in _settings_paths(user_settings_paths, agent):
-            add(_explicit(path, found.diagnostics))
-        add(_scan_dir(os.path.join(agent, EXTENSIONS_DIR), found.diagnostics))
+        for raw, base in ((project_settings_paths, project), (user_settings_paths, agent)):
+            entries = SettingsEntries.parse(raw, base)
+            for path in entries.paths:
+                add(_explicit(path, found.diagnostics), entries)
+            add(_scan_dir(os.path.join(base, EXTENSIONS_DIR), found.diagnostics), entries)
         if include_entry_points:
             add(_entry_points(found.diagnostics))
     return found
-
-
-def _absolute(entry: str, base: str) -> str:
-    return os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
-
-
-def _settings_paths(entries: Sequence[str], base: str) -> list[str]:
-    paths: list[str] = []
-    for entry in entries:
-        path = _absolute(entry, base)
-        if glob.has_magic(path):
-            paths.extend(sorted(glob.glob(path)))
-        else:
-            paths.append(path)
-    return paths
 
 
 def _explicit(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSource]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau.context.resources import PROJECT_DIR_NAME
+from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
 
 if TYPE_CHECKING:
@@ -49,14 +50,10 @@ class ExtensionOptions:
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
 
 
-def _settings_entries(settings: SettingsManager) -> tuple[list[str], list[str]]:
+def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
     """The ``extensions`` entries of the project and the user settings."""
-
-    def entries(scope: Any) -> list[str]:
-        value = settings.get_scope(scope).get("extensions")
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-    return entries("project"), entries("global")
+    entries = settings_entries_source(settings)
+    return entries("extensions", "project"), entries("extensions", "user")
 
 
 def _has_candidates(folder: str) -> bool:

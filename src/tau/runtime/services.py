@@ -21,6 +21,7 @@ from tau.runtime.extension_loading import ExtensionOptions, load_extension_runne
 from tau.runtime.model_registry import ModelRegistry
 from tau.runtime.paths import agent_dir as default_agent_dir
 from tau.runtime.paths import models_path
+from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ def create_agent_session_services(
         no_context_files=options.no_context_files,
         no_skills=options.no_skills,
         no_prompt_templates=options.no_prompt_templates,
+        settings_entries=settings_entries_source(settings),
     )
     diagnostics = [ServiceDiagnostic("error", e.error.message) for e in settings.drain_errors()]
     diagnostics += [ServiceDiagnostic("error", e.message) for e in auth.drain_errors()]
