@@ -108,6 +108,32 @@ def test_settings_entries_may_be_globs(tmp_path: Path, project: Path) -> None:
     assert names(found) == ["one", "two"]
 
 
+def test_a_minus_path_switches_off_a_discovered_pyproject_folder_and_its_entries(
+    tmp_path: Path, project: Path
+) -> None:
+    write(project / ".tau" / "extensions" / "tools" / "pyproject.toml", '[tool.tau]\nextensions = ["a.py", "b.py"]\n')
+    write(project / ".tau" / "extensions" / "tools" / "a.py", SETUP)
+    write(project / ".tau" / "extensions" / "tools" / "b.py", SETUP)
+    write(project / ".tau" / "extensions" / "kept.py", SETUP)
+    found = discover_extensions(
+        str(project),
+        str(tmp_path / "agent"),
+        project_settings_paths=["-extensions/tools"],
+        include_entry_points=False,
+    )
+    assert names(found) == ["kept"]
+    assert found.diagnostics == []
+
+
+def test_the_projects_switches_leave_the_users_extensions_alone(tmp_path: Path, project: Path) -> None:
+    write(project / ".tau" / "extensions" / "mine.py", SETUP)
+    write(tmp_path / "agent" / "extensions" / "theirs.py", SETUP)
+    found = discover_extensions(
+        str(project), str(tmp_path / "agent"), project_settings_paths=["!*.py"], include_entry_points=False
+    )
+    assert names(found) == ["theirs"]
+
+
 async def test_extensions_load_in_discovery_order_with_packages_and_relative_imports(
     tmp_path: Path, project: Path
 ) -> None:
