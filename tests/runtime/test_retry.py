@@ -18,6 +18,7 @@ from tau.runtime.events import AutoRetryEnd, AutoRetryStart, session_event_to_js
 from tau.runtime.retry import apply_provider_retry_settings, is_retryable_error
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.settings import RetrySettings
+from tau.session.entries import MessageEntry
 from tau.testing.faux import FauxProvider, faux_message, faux_tool_call
 
 from .conftest import Gate, SessionFactory, file_lines, register_faux_models, user_texts
@@ -280,9 +281,12 @@ async def test_abort_during_the_delay_cancels_the_retry(
     [end] = log.of("auto_retry_end")
     assert (end.success, end.attempt, end.final_error) == (False, 1, "Retry cancelled")
     assert faux.state.call_count == 1 and not session.is_retrying
-    # The failed reply is back in the context, as it is in the session file.
-    last = session.messages[-1]
-    assert isinstance(last, AssistantMessage) and last.error_message == "529 overloaded"
+    # As in pi, the failed reply stays out of the context; the session file keeps it.
+    assert [m.role for m in session.messages] == ["user"]
+    assert [e.message.role for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)] == [
+        "user",
+        "assistant",
+    ]
 
 
 async def test_abort_retry_cancels_only_the_wait(

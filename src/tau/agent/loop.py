@@ -176,7 +176,7 @@ async def stream_assistant_response(
         if isinstance(event, StartEvent):
             partial = event.partial
             context.messages.append(partial)
-            await emit(MessageStart(_snapshot(partial)))
+            await emit(MessageStart(_started(partial)))
         elif isinstance(event, (DoneEvent, ErrorEvent)):
             break
         elif partial is not None:
@@ -210,6 +210,16 @@ def give_duplicate_calls_fresh_ids(message: AssistantMessage) -> None:
                 number += 1
             call.id = f"{base}_{number}"
         taken.add(call.id)
+
+
+def _started(message: AssistantMessage) -> AssistantMessage:
+    """The reply as it was at its ``start`` event: no blocks yet. A provider can run ahead of this
+    loop (a whole response read in one go), so by now the shared partial may hold later blocks,
+    and a listener seeding from ``message_start`` would see them twice."""
+    snapshot = copy.copy(message)
+    snapshot.content = []
+    snapshot.usage = copy.deepcopy(message.usage)
+    return snapshot
 
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:

@@ -257,6 +257,8 @@ def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) ->
 
 def _fail(writer: StreamWriter, reason: StopReason, message: str) -> None:
     output = writer.output
+    if reason == "aborted":  # an aborted reply keeps what it has, so its open blocks end as such
+        writer.end_open_blocks()
     writer.finish_blocks_state()
     output.stop_reason = reason
     if reason == "aborted":

@@ -25,7 +25,7 @@ from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.entries import MessageEntry
 
-__all__ = ["COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError"]
+__all__ = ["ANSWERED", "COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError"]
 
 JsonDict = dict[str, Any]
 
@@ -42,6 +42,15 @@ class _NoData:
 NO_DATA: Any = _NoData()
 
 
+class _Answered:
+    def __repr__(self) -> str:
+        return "ANSWERED"
+
+
+ANSWERED: Any = _Answered()
+"""Returned by a handler that has written its response itself (``prompt``, before the run's events)."""
+
+
 class CommandContext(Protocol):
     """What the handlers need from the running RPC mode."""
 
@@ -51,8 +60,10 @@ class CommandContext(Protocol):
     @property
     def runtime(self) -> AgentSessionRuntime | None: ...
 
-    async def start_prompt(self, text: str, images: list[ImageContent] | None, behavior: str | None) -> None:
-        """Start (or queue) a prompt and return once it is accepted; raise if it is refused."""
+    async def start_prompt(
+        self, command_id: object, text: str, images: list[ImageContent] | None, behavior: str | None
+    ) -> None:
+        """Start (or queue) a prompt, answer it once it is accepted and return; raise if it is refused."""
         ...
 
     async def replace_session(self, change: Callable[[AgentSessionRuntime], Awaitable[Any]]) -> Any:
@@ -120,8 +131,8 @@ async def _prompt(ctx: CommandContext, command: JsonDict) -> Any:
     behavior = _optional_str(command, "streamingBehavior")
     if behavior not in (None, "steer", "followUp"):
         raise RpcCommandError(f"Unknown streamingBehavior: {behavior} (use 'steer' or 'followUp')")
-    await ctx.start_prompt(_str(command, "message"), _images(command), behavior)
-    return NO_DATA
+    await ctx.start_prompt(command.get("id"), _str(command, "message"), _images(command), behavior)
+    return ANSWERED
 
 
 async def _steer(ctx: CommandContext, command: JsonDict) -> Any:

@@ -37,13 +37,13 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TextIO
 
-from tau.agent.events import AgentStart
 from tau.ai.types import ImageContent
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.event_lines import EventLineWriter, dumps
-from tau.modes.rpc_commands import COMMANDS, NO_DATA
+from tau.modes.rpc_commands import ANSWERED, COMMANDS, NO_DATA, RpcCommandError
 from tau.modes.rpc_ui import RpcExtensionUI
 from tau.runtime.agent_session import AgentSession
+from tau.runtime.errors import SessionBusyError
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.runtime.session_prompt import StreamingBehavior
 
@@ -54,6 +54,23 @@ JsonDict = dict[str, Any]
 SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 _READ_SIZE = 1 << 16
 _BEHAVIORS: dict[str, StreamingBehavior] = {"steer": "steer", "followUp": "follow_up"}
+# Commands whose own events (thinking_level_changed, queue_update, auto_retry_end, ...) pi writes
+# before their response. Not every command waits: the queue may sit behind an automatic
+# compaction, and get_state or abort must not wait for that.
+_ANSWERED_AFTER_EVENTS = frozenset(
+    {
+        "steer",
+        "follow_up",
+        "set_model",
+        "cycle_model",
+        "set_thinking_level",
+        "cycle_thinking_level",
+        "abort_retry",
+        "compact",
+        "set_session_name",
+    }
+)
+_BUSY = 'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
 
 
 async def run_rpc_mode(
@@ -97,7 +114,6 @@ class _RpcMode:
         self.ui = RpcExtensionUI(self._write_object)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prompt_gate = asyncio.Lock()
-        self._start_waiters: list[asyncio.Future[None]] = []
         self._stopped: asyncio.Future[int] | None = None
         self._commands_running = 0
         self._shutdown_requested = False
@@ -126,27 +142,36 @@ class _RpcMode:
     def runtime(self) -> AgentSessionRuntime | None:
         return self._runtime
 
-    async def start_prompt(self, text: str, images: list[ImageContent] | None, behavior: str | None) -> None:
+    async def start_prompt(
+        self, command_id: object, text: str, images: list[ImageContent] | None, behavior: str | None
+    ) -> None:
         # One prompt at a time until accepted: a second prompt sent right behind the first must see
         # the session streaming, or both would try to start a run.
         async with self._prompt_gate:
-            started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._start_waiters.append(started)
+            accepted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+            def answer() -> None:
+                # Written here, synchronously, so the response precedes the run's agent_start.
+                self._write_object(_success(command_id, "prompt"))
+                accepted.set_result(None)
+
             run = self._track(
                 self.session.prompt(
                     text,
                     images=images,
                     streaming_behavior=_BEHAVIORS.get(behavior) if behavior else None,
                     source="rpc",
+                    on_accepted=answer,
                 )
             )
-            try:
-                await asyncio.wait([run, started], return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if started in self._start_waiters:
-                    self._start_waiters.remove(started)
-                started.cancel()
-            if run.done():
+            await asyncio.wait([run, accepted], return_when=asyncio.FIRST_COMPLETED)
+            if not accepted.done():
+                accepted.cancel()
+                try:
+                    run.result()
+                except SessionBusyError as exc:
+                    raise RpcCommandError(_BUSY) from exc
+            elif run.done():
                 run.result()
             else:
                 run.add_done_callback(_report_late_failure)
@@ -229,8 +254,11 @@ class _RpcMode:
         except Exception as exc:  # any failure of a command is its error response
             self._write_object(_failure(command_id, kind, str(exc) or type(exc).__name__))
             return
-        response: JsonDict = {} if command_id is None else {"id": command_id}
-        response.update(type="response", command=kind, success=True)
+        if data is ANSWERED:
+            return
+        if kind in _ANSWERED_AFTER_EVENTS:
+            await self.session.catch_up_events()
+        response = _success(command_id, kind)
         if data is not NO_DATA:
             response["data"] = data
         self._write_object(response)
@@ -268,10 +296,6 @@ class _RpcMode:
         session.subscribe(self._on_event)
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, AgentStart):
-            for waiter in self._start_waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
         self._events(event)
 
     def _write_object(self, data: JsonDict) -> None:
@@ -286,6 +310,12 @@ class _RpcMode:
             self._out.flush()
         except (BrokenPipeError, ValueError):
             self._output_closed = True  # the client is gone; keep running to a clean end
+
+
+def _success(command_id: object, command: object) -> JsonDict:
+    response: JsonDict = {} if command_id is None else {"id": command_id}
+    response.update(type="response", command=command, success=True)
+    return response
 
 
 def _failure(command_id: object, command: object, error: str) -> JsonDict:

@@ -232,6 +232,10 @@ class AgentSession:
         event, in order; returns a function that unsubscribes it."""
         return self._pipeline.subscribe(listener)
 
+    async def catch_up_events(self) -> None:
+        """Wait until the listeners have seen every event queued so far (not later ones)."""
+        await self._pipeline.catch_up()
+
     # -- prompting -----------------------------------------------------------------------------
 
     async def prompt(
@@ -242,17 +246,23 @@ class AgentSession:
         streaming_behavior: StreamingBehavior | None = None,
         source: InputSource = "interactive",
         expand_prompt_templates: bool = True,
+        on_accepted: Callable[[], None] | None = None,
     ) -> None:
         """Send ``text`` to the agent and return when the run is over (spec 30 §1.3).
 
         While the agent works, ``streaming_behavior`` says whether to steer or follow up (else
         ``SessionBusyError``). Raises ``NoModelError`` / ``MissingAuthError`` before any request
         when the model cannot be used, and after the run the first error a listener raised.
+        ``on_accepted`` is called once the input is taken (a command or extension handled it, it
+        was queued, or the run is about to start), after the listeners have seen the events that
+        came before and before the run's first event: an RPC host answers the command there.
         """
         if expand_prompt_templates and text.startswith("/") and await self._hooks.run_command(text):
+            await self._accepted(on_accepted)
             return
         outcome = await self._hooks.on_input(text, images, source)
         if outcome.handled:
+            await self._accepted(on_accepted)
             return
         text, images = outcome.text, outcome.images
         if expand_prompt_templates:
@@ -263,6 +273,7 @@ class AgentSession:
                     "The agent is already working: pass streaming_behavior='steer' or 'follow_up' to queue this message"
                 )
             self._queue(text, images, streaming_behavior)
+            await self._accepted(on_accepted)
             return
         self._retry.abort_retry()  # new input supersedes a retry still waiting out its delay
         self._flush_deferred_bash()
@@ -275,7 +286,13 @@ class AgentSession:
         )
         messages.extend(overrides.messages)
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
+        await self._accepted(on_accepted)
         await self._run(messages)
+
+    async def _accepted(self, on_accepted: Callable[[], None] | None) -> None:
+        if on_accepted is not None:
+            await self._pipeline.catch_up()
+            on_accepted()
 
     async def _run(self, messages: list[AgentMessage]) -> None:
         """One agent run and everything it sets off (retries, a compaction's continuation)."""

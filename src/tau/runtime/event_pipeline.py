@@ -81,6 +81,9 @@ class EventPipeline:
         self._pending: deque[AgentSessionEvent | _ForListenersOnly] = deque()
         self._worker: asyncio.Task[None] | None = None
         self._errors: list[BaseException] = []
+        self._queued = 0  # events ever queued, and processed: catch_up() compares the two
+        self._processed = 0
+        self._catching_up: list[tuple[int, asyncio.Future[None]]] = []
         self.last_assistant: AssistantMessage | None = None
         self.run_end_checks: list[RunEndCheck] = []
         """Awaited in order at ``agent_end``, after listeners: auto-retry (spec 30 §1.4) then
@@ -114,11 +117,13 @@ class EventPipeline:
     def enqueue(self, event: AgentSessionEvent) -> None:
         """Queue ``event`` for processing; never blocks and never raises."""
         self._pending.append(event)
+        self._queued += 1
         self._start_worker()
 
     def enqueue_for_listeners(self, event: AgentSessionEvent) -> None:
         """Queue ``event`` for the session's listeners only (the caller has persisted it)."""
         self._pending.append(_ForListenersOnly(event))
+        self._queued += 1
         self._start_worker()
 
     def _start_worker(self) -> None:
@@ -140,6 +145,28 @@ class EventPipeline:
                 return
             await asyncio.shield(self._worker)
 
+    async def catch_up(self) -> None:
+        """Wait until the events queued so far have reached the listeners, not for later ones
+        (a reply to a command goes out after the events the command caused, as in pi).
+
+        Called from a listener (inside the worker) it returns at once."""
+        if self._processed >= self._queued or asyncio.current_task() is self._worker:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._catching_up.append((self._queued, waiter))
+        self._start_worker()
+        await waiter
+
+    def _release_caught_up(self) -> None:
+        still: list[tuple[int, asyncio.Future[None]]] = []
+        for target, waiter in self._catching_up:
+            if self._processed >= target:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                still.append((target, waiter))
+        self._catching_up = still
+
     def raise_errors(self) -> None:
         """Re-raise the first listener or persistence error since the last call."""
         if self._errors:
@@ -154,6 +181,10 @@ class EventPipeline:
                 await self._process(event)
             except Exception as exc:
                 self._errors.append(exc)
+            finally:
+                self._processed += 1
+                if self._catching_up:
+                    self._release_caught_up()
 
     # -- one event -----------------------------------------------------------------------------
 

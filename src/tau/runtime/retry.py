@@ -129,7 +129,6 @@ class AutoRetry:
         self._attempt = 0
         self._task: asyncio.Task[None] | None = None
         self._sleeping = False
-        self._failed_reply: AssistantMessage | None = None
 
     @property
     def attempt(self) -> int:
@@ -172,7 +171,6 @@ class AutoRetry:
             return
         if self._attempt > 0:
             attempt, self._attempt = self._attempt, 0
-            self._failed_reply = None
             await self._pipeline.notify_now(AutoRetryEnd(success=True, attempt=attempt))
 
     async def on_run_end(self, event: AgentEnd) -> bool:
@@ -220,16 +218,14 @@ class AutoRetry:
         await self._pipeline.drain()
 
     def abort_retry(self) -> None:
-        """Cancel a retry that is waiting out its delay: ``auto_retry_end`` with "Retry cancelled",
-        and the failed reply goes back into the agent's context, as it is in the session file.
+        """Cancel a retry that is waiting out its delay: ``auto_retry_end`` with "Retry cancelled".
+        The failed reply stays out of the agent's context, as in pi (the session file keeps it).
         A retried run already under way is stopped with ``abort()`` instead."""
         task = self._task
         if task is None or not self._sleeping:
             return
         self._sleeping = False
         task.cancel()
-        if self._failed_reply is not None:
-            self._agent.state.messages.append(self._failed_reply)
         self._pipeline.enqueue(self._close_chain(RETRY_CANCELLED))
 
     async def _retry_after(self, delay_ms: int) -> None:
@@ -245,14 +241,11 @@ class AutoRetry:
     def _close_chain(self, final_error: str) -> AutoRetryEnd:
         """Forget the chain under way; the ``auto_retry_end`` that reports its failure."""
         attempt, self._attempt = self._attempt, 0
-        self._failed_reply = None
         return AutoRetryEnd(success=False, attempt=attempt, final_error=final_error)
 
     def _drop_failed_reply(self) -> None:
         messages = self._agent.state.messages
-        last = messages[-1] if messages else None
-        self._failed_reply = last if isinstance(last, AssistantMessage) else None
-        if self._failed_reply is not None:
+        if messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
 
     def _window(self) -> int | None:

@@ -1,0 +1,165 @@
+"""Behaviours a client written for pi relies on (pi's RpcClient, pi-acp, pi's own RPC tests), through
+a real ``tau --mode rpc`` (and ``--mode json``) process against the fake LLM server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand, tau_command
+
+from tau.modes.rpc_client import RpcClient
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+
+
+def rpc_command(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *extra]
+
+
+@pytest.fixture
+def tau(tmp_path: Path) -> Iterator[TauCommand]:
+    yield from tau_command(tmp_path)
+
+
+@pytest.fixture
+async def client(tau: TauCommand) -> AsyncIterator[RpcClient]:
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        yield rpc
+
+
+def kinds(lines: list[dict[str, Any]]) -> list[str]:
+    """Each line's type, responses as ``response:<command>``."""
+    return [f"response:{line['command']}" if line["type"] == "response" else line["type"] for line in lines]
+
+
+def fast_tool_loop(tau: TauCommand, turns: int = 30) -> None:
+    (tau.work / "a.txt").write_text("a\n")
+    step = Turn(text="reading the file again", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})])
+    tau.server.add(*[step] * turns, Turn(text="done"))
+
+
+def assistant_starts(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        line["message"]
+        for line in lines
+        if line["type"] == "message_start" and line["message"]["role"] == "assistant"
+    ]
+
+
+# -- item 1: message_start is the message as it started -----------------------------------------
+
+
+async def test_every_assistant_message_start_is_empty_in_a_fast_tool_loop_over_rpc(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    fast_tool_loop(tau)
+    events = await client.prompt("loop")
+    starts = assistant_starts(events)
+    assert len(starts) == 31
+    assert [s["content"] for s in starts] == [[]] * 31
+
+
+def test_every_assistant_message_start_is_empty_in_a_fast_tool_loop_in_json_mode(tau: TauCommand) -> None:
+    fast_tool_loop(tau)
+    result = tau.run("--mode", "json", *MODEL, "-p", "loop")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    starts = assistant_starts(lines)
+    assert len(starts) == 31
+    assert [s["content"] for s in starts] == [[]] * 31
+
+
+# -- item 2: a command is answered before the events it causes -----------------------------------
+
+
+async def test_the_prompt_response_comes_before_agent_start(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="hi"))
+    await client.prompt("hello")
+    order = kinds(client.lines)
+    assert order.index("response:prompt") < order.index("agent_start")
+
+
+# -- item 3: an abort mid-text ends the open block -----------------------------------------------
+
+
+async def test_an_abort_mid_text_ends_the_text_block_before_the_aborted_message_end(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(Turn(text="partial text then more", chunk_size=4, fault=Fault("stall", after_events=3, seconds=10)))
+    await client.call("prompt", message="go")
+    seen = await client.wait_for("message_update")
+    while seen[-1]["assistantMessageEvent"]["type"] != "text_delta":
+        seen += await client.wait_for("message_update")
+    await client.call("abort")
+    await client.wait_for("agent_end")
+    events = [line for line in client.lines if line["type"] != "response"]
+    updates = [e["assistantMessageEvent"]["type"] for e in events if e["type"] == "message_update"]
+    assert updates[-1] == "text_end"
+    end = next(e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant")
+    assert end["message"]["stopReason"] == "aborted"
+    assert events.index(end) > max(i for i, e in enumerate(events) if e["type"] == "message_update")
+
+
+
+# -- item 2 (continued) and item 4: model, thinking and retry commands -----------------------------
+
+
+def add_thinking_model(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "thinker", "reasoning": True, "contextWindow": 100000, "maxTokens": 4096}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+
+async def test_model_and_thinking_commands_announce_the_level_before_their_response(tau: TauCommand) -> None:
+    add_thinking_model(tau)
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("set_model", provider="local", modelId="thinker")
+        await rpc.call("cycle_thinking_level")
+        await rpc.call("cycle_model")
+        order = kinds(rpc.lines)
+    assert order == [
+        "thinking_level_changed",
+        "response:set_model",
+        "thinking_level_changed",
+        "response:cycle_thinking_level",
+        "thinking_level_changed",
+        "response:cycle_model",
+    ]
+
+
+async def test_abort_retry_ends_the_retry_before_its_response_and_drops_the_failed_reply(
+    tau: TauCommand,
+) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 30000}}))
+    tau.server.add(Turn(fault=Fault("status", status=503, body={"error": {"message": "down for a bit"}})))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="hello")
+        await rpc.wait_for("auto_retry_start")
+        await rpc.call("abort_retry")
+        order = kinds(rpc.lines)
+        assert order.index("auto_retry_end") < order.index("response:abort_retry")
+        messages = (await rpc.call("get_messages"))["messages"]
+        assert [m["role"] for m in messages] == ["user"]
+        session_file = (await rpc.call("get_state"))["sessionFile"]
+    recorded = [json.loads(line) for line in Path(session_file).read_text().splitlines()]
+    replies = [e["message"] for e in recorded if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert [r["stopReason"] for r in replies] == ["error"]
+
+
+# -- item 8: error texts name RPC fields ----------------------------------------------------------
+
+
+async def test_a_prompt_while_busy_names_the_rpc_field_in_its_error(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=2)))
+    await client.call("prompt", message="start")
+    await client.wait_for("message_start")
+    response = await client.send({"type": "prompt", "message": "again"})
+    assert response["success"] is False
+    assert 'streamingBehavior: "steer" | "followUp"' in response["error"]
+    assert "streaming_behavior" not in response["error"]
