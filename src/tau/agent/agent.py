@@ -37,6 +37,7 @@ from tau.agent.state import AgentState
 from tau.agent.tool import AgentTool
 from tau.ai.abort import AbortController, AbortSignal
 from tau.ai.options import PayloadHook, ResponseHook, SimpleStreamOptions
+from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
 
 Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
@@ -341,7 +342,7 @@ class Agent:
             provider=model.provider,
             model=model.id,
             stop_reason="aborted" if signal.aborted else "error",
-            error_message=str(exc) or type(exc).__name__,
+            error_message=redact(str(exc)) or type(exc).__name__,
         )
         self._state.record_failure(message, message.error_message or "")
         await emit(AgentEnd([message]))

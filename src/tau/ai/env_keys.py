@@ -1,6 +1,7 @@
 """API keys from environment variables, per provider, in pi's priority order.
 
-Empty variables count as unset. Providers that authenticate with ambient credentials (Google
+Values are trimmed (a key pasted from a CRLF ``.env`` file ends in ``\r``), and empty or blank
+variables count as unset. Providers that authenticate with ambient credentials (Google
 Vertex with Application Default Credentials, Amazon Bedrock with the AWS credential chain) report
 the sentinel ``AUTHENTICATED`` instead of a key: the request layer then lets the SDK sign requests.
 """
@@ -11,7 +12,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["AUTHENTICATED", "env_var_names", "find_env_keys", "get_env_api_key"]
+__all__ = [
+    "AUTHENTICATED",
+    "env_var_names",
+    "find_env_keys",
+    "get_env_api_key",
+    "key_problem",
+    "secret_variable_names",
+]
 
 AUTHENTICATED = "<authenticated>"
 
@@ -78,6 +86,30 @@ _BEDROCK_SINGLE_SOURCES = (
 )
 
 
+# Key variables and the ambient credentials that are secrets themselves (redacted from error texts).
+_SECRET_VARIABLES = tuple(
+    sorted(
+        {name for names in _KEY_VARIABLES.values() for name in names}
+        | {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"}
+    )
+)
+
+
+def secret_variable_names() -> tuple[str, ...]:
+    """Every variable that may hold a secret: all providers' key variables and the secret AWS ones."""
+    return _SECRET_VARIABLES
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` (already trimmed) cannot be sent in an HTTP header, or ``None`` when it can."""
+    for char in key:
+        if char < " " or char == "\x7f":
+            return "contains a control character (a line break or tab inside the key?)"
+        if not char.isascii():
+            return f"contains the non-ASCII character {char!r} (pasted with a typographic character?)"
+    return None
+
+
 def env_var_names(provider: str) -> list[str]:
     """The variables a user could set to authenticate ``provider`` (key variables first)."""
     return [*_KEY_VARIABLES.get(provider, ()), *_AMBIENT_VARIABLES.get(provider, ())]
@@ -86,7 +118,7 @@ def env_var_names(provider: str) -> list[str]:
 def find_env_keys(provider: str, env: Mapping[str, str] | None = None) -> list[str]:
     """The key variables of ``provider`` that are set (non-empty), in priority order."""
     env = os.environ if env is None else env
-    return [name for name in _KEY_VARIABLES.get(provider, ()) if env.get(name)]
+    return [name for name in _KEY_VARIABLES.get(provider, ()) if env.get(name, "").strip()]
 
 
 def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -94,7 +126,7 @@ def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str 
     env = os.environ if env is None else env
     found = find_env_keys(provider, env)
     if found:
-        return env[found[0]]
+        return env[found[0]].strip()
     if provider == "google-vertex" and _has_vertex_adc(env):
         return AUTHENTICATED
     if provider == "amazon-bedrock" and _has_aws_credentials(env):

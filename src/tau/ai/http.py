@@ -2,7 +2,10 @@
 
 One ``httpx.AsyncClient`` per (event loop, base URL), so connections are reused across calls to the
 same server. Nothing is retried unless the caller asks (``max_retries``); a ``Retry-After`` longer
-than ``max_retry_delay_ms`` fails at once with the requested delay in the message.
+than ``max_retry_delay_ms`` fails at once with the requested delay in the message. Requests that
+cannot succeed when sent again (a base URL without ``http(s)://``, a header value HTTP does not
+allow, such as a key ending in ``\r``) fail at once, naming the URL or the header, never its value.
+The credential headers of each request are registered with ``tau.ai.redaction``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import email.utils
 import inspect
 import json
+import re
 import socket
 import time
 import weakref
@@ -21,6 +25,7 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from tau.ai.options import ResponseInfo, StreamOptions
+from tau.ai.redaction import register_secret
 from tau.ai.stream_writer import ProviderError
 from tau.ai.types import JsonObject, Model
 
@@ -29,6 +34,10 @@ _MAX_ERROR_BODY = 4000
 _CONNECT_TIMEOUT_S = 30.0
 _DRAIN_SECONDS = 0.25
 _DRAIN_EVENTS = 16
+# Header names whose values are credentials (authorization, x-api-key, x-goog-api-key, ...).
+_CREDENTIAL_HEADER_WORDS = ("auth", "key", "token", "secret")
+# What a header value may hold: visible ASCII, spaces and tabs (what h11 accepts, less obs-text).
+_NOT_HEADER_TEXT = re.compile(r"[^\t\x20-\x7e]")
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
     weakref.WeakKeyDictionary()
@@ -185,6 +194,7 @@ async def open_stream(
         # Lone surrogates (kept on purpose in signed thinking) survive only as \u escapes.
         content = json.dumps(body, separators=(",", ":")).encode()
     request_headers = merge_headers({"content-type": "application/json"}, headers)
+    _check_headers(request_headers)
     while True:
         try:
             response = await _send(client, url, request_headers, content, options.timeout_ms)
@@ -222,17 +232,51 @@ async def open_stream(
 async def _send(
     client: httpx.AsyncClient, url: str, headers: dict[str, str], content: bytes, timeout_ms: int | None
 ) -> httpx.Response:
-    """One POST, up to the response headers; failures to get there become retryable errors."""
-    request = client.build_request("POST", url, headers=headers, content=content)
+    """One POST, up to the response headers; failures to get there become retryable errors, except
+    those that the same request would meet again (an invalid URL, a header h11 refuses)."""
+    try:
+        request = client.build_request("POST", url, headers=headers, content=content)
+    except httpx.InvalidURL as exc:
+        raise ProviderError(f"Invalid base URL in {url!r}: {exc}; fix the provider's baseUrl") from exc
     try:
         async with asyncio.timeout(timeout_ms / 1000 if timeout_ms else None):
             return await client.send(request, stream=True)
     except TimeoutError as exc:
-        raise ProviderError(f"Request timed out after {timeout_ms} ms waiting for {url}", retryable=True) from exc
+        raise ProviderError(
+            f"Request timed out after {timeout_ms} ms waiting for the first byte of a response from {url}",
+            retryable=True,
+        ) from exc
     except httpx.TimeoutException as exc:
         raise ProviderError(f"Request timed out connecting to {url}: {exc}", retryable=True) from exc
+    except httpx.UnsupportedProtocol as exc:
+        raise ProviderError(
+            f"Invalid base URL in {url!r}: it must start with http:// or https://; fix the provider's baseUrl"
+        ) from exc
+    except httpx.LocalProtocolError as exc:
+        # h11's text quotes the offending header value, which is usually a key: keep it out.
+        raise ProviderError(
+            "Invalid request: a header is not valid HTTP (a line break or control character in a key "
+            "or a configured header?)"
+        ) from exc
     except httpx.TransportError as exc:
         raise ProviderError(f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True) from exc
+
+
+def _check_headers(headers: dict[str, str]) -> None:
+    """Register the credential headers' values as secrets, and refuse any value HTTP cannot carry
+    (control characters, non-ASCII), naming the header but not its value."""
+    for name, value in headers.items():
+        lowered = name.lower()
+        if any(word in lowered for word in _CREDENTIAL_HEADER_WORDS):
+            register_secret(value)
+            register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"
+        bad = _NOT_HEADER_TEXT.search(value)
+        if bad is not None:
+            kind = "a non-ASCII character" if not bad.group().isascii() else "a line break or control character"
+            raise ProviderError(
+                f'Invalid request header "{name}": its value contains {kind}; check the API key '
+                "or the headers configured for this provider"
+            )
 
 
 def _backoff_s(attempt: int) -> float:

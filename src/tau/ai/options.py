@@ -24,6 +24,7 @@ class ResponseInfo:
 ResponseHook: TypeAlias = Callable[[ResponseInfo, Model], "Awaitable[None] | None"]
 
 DEFAULT_IDLE_TIMEOUT_MS = 120_000
+DEFAULT_TIMEOUT_MS = 300_000
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 
 
@@ -33,8 +34,10 @@ class StreamOptions:
 
     ``max_retries`` is 0: nothing is retried behind the caller's back. ``max_retry_delay_ms`` caps a
     server's ``Retry-After``; a longer wait fails at once with the requested delay in the message
-    (0 = no cap). ``idle_timeout_ms`` ends a stream that delivers no event for that long as a
-    retryable error (``None`` or 0 = wait forever).
+    (0 = no cap). ``timeout_ms`` bounds each attempt's wait for the first byte of the response (its
+    status line and headers), so a server that accepts the connection and never answers cannot hang
+    the call; ``idle_timeout_ms`` ends a stream that then delivers no event for that long. Both end
+    the call with a retryable error (``None`` or 0 = wait forever).
     """
 
     temperature: float | None = None
@@ -46,7 +49,7 @@ class StreamOptions:
     on_payload: PayloadHook | None = None
     on_response: ResponseHook | None = None
     headers: dict[str, str] | None = None
-    timeout_ms: int | None = None
+    timeout_ms: int | None = DEFAULT_TIMEOUT_MS
     max_retries: int = 0
     max_retry_delay_ms: int = DEFAULT_MAX_RETRY_DELAY_MS
     idle_timeout_ms: int | None = DEFAULT_IDLE_TIMEOUT_MS

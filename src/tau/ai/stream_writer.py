@@ -3,7 +3,8 @@
 A provider writes one coroutine, ``produce(writer)``, that reads its wire protocol and calls the
 writer (``text_start``/``text_delta``/…). ``run_stream`` runs it as a task and guarantees the
 protocol: one ``start``, blocks closed on success, exactly one terminal event, and every failure
-(exception, abort, cancellation, an error stop reason) reported as a value.
+(exception, abort, cancellation, an error stop reason) reported as a value, its text redacted of
+every known secret (``tau.ai.redaction``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tau.ai.events import (
 )
 from tau.ai.options import StreamOptions
 from tau.ai.partial_json import parse_streaming_json
+from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall
 
 
@@ -199,7 +201,7 @@ def error_stream(model: Model, message: str, *, reason: StopReason = "error") ->
     stream = AssistantMessageEventStream()
     output = new_output(model)
     output.stop_reason = reason
-    output.error_message = message
+    output.error_message = redact(message)
     stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
     return stream
 
@@ -262,9 +264,9 @@ def _fail(writer: StreamWriter, reason: StopReason, message: str) -> None:
     writer.finish_blocks_state()
     output.stop_reason = reason
     if reason == "aborted":
-        output.error_message = output.error_message or message
+        output.error_message = redact(output.error_message or message)
     else:
-        output.error_message = message
+        output.error_message = redact(message)
     writer.stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
+from tau.ai.redaction import register_secret
 from tau.ai.registry import BUILTIN_APIS, require_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
 
@@ -25,7 +26,9 @@ def stream(
     Raises only for an unknown api; every other failure arrives as an ``error`` event.
     """
     provider = require_api_provider(model.api)
-    return provider.stream(model, context, build_options(options, overrides, simple=False))
+    resolved = build_options(options, overrides, simple=False)
+    register_secret(resolved.api_key)
+    return provider.stream(model, context, resolved)
 
 
 async def complete(
@@ -48,6 +51,7 @@ def stream_simple(
     resolved = build_options(options, overrides, simple=True)
     if not resolved.api_key:
         resolved.api_key = resolve_api_key(model, required=model.api in BUILTIN_APIS)
+    register_secret(resolved.api_key)
     if resolved.max_tokens is None and model.max_tokens > 0:
         resolved.max_tokens = min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
     return provider.stream_simple(model, context, resolved)

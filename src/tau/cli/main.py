@@ -6,6 +6,7 @@ config file) ends here as one line on stderr and exit code 1, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, TextIO
@@ -50,7 +51,9 @@ def run(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(_main(args))
     except UsageError as exc:
-        print(f"tau: {exc}", file=sys.stderr)
+        from tau.ai.redaction import redact
+
+        print(f"tau: {redact(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -76,9 +79,12 @@ async def _main(args: Args) -> int:
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
 
     from tau.runtime.paths import agent_dir as default_agent_dir
+    from tau.runtime.paths import make_private_dir
 
     cwd = os.getcwd()
     agent_dir = str(default_agent_dir())
+    with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
+        make_private_dir(default_agent_dir())
     session_manager = _open_session(args, cwd, agent_dir)
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)

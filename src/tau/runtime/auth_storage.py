@@ -2,16 +2,20 @@
 
 The file is pi's: ``{"<provider>": {"type": "api_key", "key": "..."}}`` or ``{"type": "oauth",
 "access": ..., "refresh": ..., "expires": <ms epoch>, ...}``. It is created with mode 0600 in a 0700
-directory and re-chmodded on every write. Every write happens under the file's lock, re-reads the
-file first (another tau may have logged in meanwhile) and replaces it atomically. A file that fails
-to parse is reported and never overwritten.
+directory and re-chmodded on every write; an existing file that other users may read is tightened to
+0600 when loaded, with a warning. Every write happens under the file's lock, re-reads the file first
+(another tau may have logged in meanwhile) and replaces it atomically. A file that fails to parse is
+reported and never overwritten.
 
 A key for a provider is found in this order: a runtime override (``--api-key``, never stored), the
 stored ``api_key`` credential, a stored OAuth access token that has not expired, the provider's
 environment variables, and finally the caller's fallback (models.json ``apiKey``). Stored keys and
 fallbacks are config values: ``!command`` runs a shell command and uses its trimmed output (10 s
 limit, successful results cached for the life of the process), otherwise the name of a set
-environment variable yields that variable, otherwise the text is the key itself.
+environment variable yields that variable, otherwise the text is the key itself. Every key is
+trimmed of surrounding whitespace (a key pasted from a CRLF file ends in ``\r``); one with a control
+or non-ASCII character inside is refused with an error naming where it came from, never the key.
+Keys and tokens in use are registered with ``tau.ai.redaction``, so no error text can carry them.
 
 OAuth logins and token refreshes are not done here: an expired OAuth token is skipped, so a key
 from a later source (environment, models.json) is used if there is one.
@@ -19,24 +23,28 @@ from a later source (environment, models.json) is used if there is one.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tau.ai.env_keys import find_env_keys, get_env_api_key
+from tau.ai.env_keys import find_env_keys, get_env_api_key, key_problem
+from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
 from tau.runtime.config_errors import ConfigError, read_json_file
-from tau.runtime.paths import LockTimeoutError, auth_path, file_lock, write_file_atomic
+from tau.runtime.paths import LockTimeoutError, auth_path, file_lock, make_private_dir, write_file_atomic
 
 __all__ = [
     "AuthSource",
     "AuthStatus",
     "AuthStorage",
+    "InvalidApiKeyError",
     "clear_config_value_cache",
     "resolve_config_value",
 ]
@@ -48,14 +56,29 @@ COMMAND_TIMEOUT_S = 10.0
 _command_cache: dict[str, str] = {}
 
 
+class InvalidApiKeyError(ValueError):
+    """A key that cannot be sent (a control or non-ASCII character inside it); the text names its source."""
+
+
 def resolve_config_value(value: str) -> str | None:
-    """A configured secret as used: ``!cmd`` output, else the env variable so named, else the literal.
+    """A configured secret as used, trimmed: ``!cmd`` output, else the env variable so named, else the literal.
 
     ``None`` when a command fails, times out or prints nothing.
     """
+    value = value.strip()
     if value.startswith("!"):
         return _run_command(value[1:])
-    return os.environ.get(value) or value
+    return (os.environ.get(value) or "").strip() or value
+
+
+def describe_config_value(value: str, where: str) -> str:
+    """Where the secret of config value ``value`` (found at ``where``) comes from, for error messages."""
+    value = value.strip()
+    if value.startswith("!"):
+        return f"the command in {where}"
+    if (os.environ.get(value) or "").strip():
+        return f"${value} (named in {where})"
+    return where
 
 
 def clear_config_value_cache() -> None:
@@ -108,12 +131,18 @@ class AuthStorage:
         self._runtime_keys: dict[str, str] = {}
         self._load_error: ConfigError | None = None
         self._errors: list[ConfigError] = []
+        self._warnings: list[str] = []
         self.reload()
 
     @classmethod
     def create(cls, agent_dir_path: Path | None = None) -> AuthStorage:
-        """The store in ``<agent dir>/auth.json`` (default agent dir: ``agent_dir()``)."""
-        return cls(auth_path(agent_dir_path))
+        """The store in ``<agent dir>/auth.json`` (default agent dir: ``agent_dir()``), creating the
+        agent dir with mode 0700 if it does not exist yet: it holds keys and conversations."""
+        path = auth_path(agent_dir_path)
+        # A read-only home: reading still works, and a write reports the problem.
+        with contextlib.suppress(OSError):
+            make_private_dir(path.parent)
+        return cls(path)
 
     @classmethod
     def in_memory(cls, data: dict[str, JsonObject] | None = None) -> AuthStorage:
@@ -136,16 +165,47 @@ class AuthStorage:
         drained, self._errors = self._errors, []
         return drained
 
+    def drain_warnings(self) -> list[str]:
+        """Warnings (one line each) collected since the last call, oldest first."""
+        drained, self._warnings = self._warnings, []
+        return drained
+
     def reload(self) -> None:
         """Re-read auth.json; on failure keep the previous credentials and record the error."""
         if self._path is None:
             return
+        self._make_private(self._path)
         try:
             self._data = self._read(self._path)
             self._load_error = None
         except ConfigError as error:
             self._load_error = error
             self._errors.append(error)
+        for credential in self._data.values():
+            if credential.get("type") == "oauth":
+                register_secret(_string(credential.get("access")))
+                register_secret(_string(credential.get("refresh")))
+
+    def _make_private(self, path: Path) -> None:
+        """Tighten an auth.json that other users may read to 0600, saying so."""
+        if os.name == "nt":
+            return
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            return
+        if not stat.S_ISREG(mode) or not mode & 0o077:
+            return
+        old = f"{stat.S_IMODE(mode):o}"
+        try:
+            os.chmod(path, 0o600)
+        except OSError as error:
+            self._warnings.append(
+                f"{path}: other users may read this file (mode {old}) and it could not be changed "
+                f"({error.strerror}): run chmod 600 {path}"
+            )
+            return
+        self._warnings.append(f"{path}: other users could read this file (mode {old}); changed it to 600")
 
     # ---- stored credentials ----------------------------------------------------------------------
 
@@ -180,7 +240,8 @@ class AuthStorage:
 
     def set_runtime_api_key(self, provider: str, key: str) -> None:
         """Use ``key`` for ``provider`` in this process only (``--api-key``); wins over everything."""
-        self._runtime_keys[provider] = key
+        self._runtime_keys[provider] = key.strip()
+        register_secret(key)
 
     def remove_runtime_api_key(self, provider: str) -> None:
         self._runtime_keys.pop(provider, None)
@@ -216,25 +277,41 @@ class AuthStorage:
         return AuthStatus(True, "oauth", "expired") if expired_oauth else AuthStatus(False)
 
     def get_api_key(self, provider: str, *, fallback: str | None = None) -> str | None:
-        """The key for ``provider`` from the first source that yields one; ``fallback`` is a config value."""
+        """The key for ``provider`` from the first source that yields one; ``fallback`` is a config value
+        (models.json ``apiKey``). Raises ``InvalidApiKeyError`` for a key HTTP cannot carry."""
+        key, source = self._find_api_key(provider, fallback)
+        if key is None:
+            return None
+        problem = key_problem(key)
+        if problem is not None:
+            raise InvalidApiKeyError(f'The API key of provider "{provider}" from {source} {problem}: fix it there')
+        register_secret(key)
+        return key
+
+    def _find_api_key(self, provider: str, fallback: str | None) -> tuple[str | None, str]:
+        """The trimmed key from the first source that yields one, and a description of that source."""
         runtime = self._runtime_keys.get(provider)
         if runtime:
-            return runtime
+            return runtime, "--api-key"
         credential = self._data.get(provider)
+        where = f'auth.json ("{provider}")'
         if credential is not None:
             kind = credential.get("type")
-            if kind == "api_key" and isinstance(credential.get("key"), str):
-                return resolve_config_value(credential["key"])
+            stored = credential.get("key")
+            if kind == "api_key" and isinstance(stored, str):
+                return resolve_config_value(stored), describe_config_value(stored, where)
             if kind == "oauth":
                 access = _oauth_access(credential)
                 if access is not None:
-                    return access
+                    return access.strip(), f"the OAuth token in {where}"
         env_key = get_env_api_key(provider)
         if env_key is not None:
-            return env_key
+            names = find_env_keys(provider)
+            return env_key, f"${names[0]}" if names else "the environment"
         if fallback:
-            return resolve_config_value(fallback)
-        return None
+            where = f'models.json ("apiKey" of provider "{provider}")'
+            return resolve_config_value(fallback), describe_config_value(fallback, where)
+        return None, ""
 
     # ---- file access -----------------------------------------------------------------------------
 
@@ -258,9 +335,8 @@ class AuthStorage:
             raise ConfigError(
                 path, f"not saved: the file could not be read earlier ({self._load_error.problem})"
             )
-        if not path.parent.exists():
-            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
         try:
+            make_private_dir(path.parent)
             with file_lock(path):
                 raw = read_json_file(path)
                 if raw is not None and not isinstance(raw, dict):
@@ -278,6 +354,10 @@ def _apply(data: dict[str, Any], provider: str, credential: JsonObject | None) -
         data.pop(provider, None)
     else:
         data[provider] = credential
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _oauth_access(credential: JsonObject) -> str | None:

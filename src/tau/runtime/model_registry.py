@@ -19,8 +19,9 @@ from typing import Any
 
 from tau.ai.catalogue import get_models, get_providers
 from tau.ai.env_keys import env_var_names
+from tau.ai.redaction import register_secret
 from tau.ai.types import Model
-from tau.runtime.auth_storage import AuthStatus, AuthStorage, resolve_config_value
+from tau.runtime.auth_storage import AuthStatus, AuthStorage, InvalidApiKeyError, resolve_config_value
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.models_config import (
     ModelsConfig,
@@ -242,9 +243,13 @@ class ModelRegistry:
         return self.get_api_key_for_provider(model.provider)
 
     def get_api_key_and_headers(self, model: Model) -> RequestAuth:
-        """The key and resolved configured headers for one request to ``model``."""
+        """The key and resolved configured headers for one request to ``model``; ``error`` says why
+        there are none (a key or header that resolved to nothing, a key HTTP cannot carry)."""
         provider = model.provider
-        api_key = self.get_api_key_for_provider(provider)
+        try:
+            api_key = self.get_api_key_for_provider(provider)
+        except InvalidApiKeyError as error:
+            return RequestAuth(error=str(error))
         if api_key is None:
             status = self.get_auth_status(provider)
             if status.source == "fallback":
@@ -258,6 +263,8 @@ class ModelRegistry:
                 return RequestAuth(
                     error=f'header "{name}" of model {provider}/{model.id} resolved to nothing'
                 )
+            if value != template.strip():  # from a command or a variable: a secret, most likely
+                register_secret(value)
             headers[name] = value
         config = self._providers.get(provider)
         if config is not None and config.auth_header and api_key:

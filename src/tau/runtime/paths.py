@@ -30,6 +30,7 @@ __all__ = [
     "expand_home",
     "file_lock",
     "is_offline",
+    "make_private_dir",
     "models_path",
     "project_config_dir",
     "project_settings_path",
@@ -65,6 +66,19 @@ def agent_dir() -> Path:
     if configured:
         return expand_home(configured)
     return Path.home() / CONFIG_DIR_NAME / "agent"
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` and its missing parents with mode 0700 (the agent dir holds keys and
+    conversations, for its owner only). Folders that exist already keep their mode."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        # The umask can only take bits away from 0700.
+        folder.mkdir(mode=0o700, exist_ok=True)
 
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:

@@ -106,6 +106,7 @@ def create_agent_session_services(
     )
     diagnostics = [ServiceDiagnostic("error", e.error.message) for e in settings.drain_errors()]
     diagnostics += [ServiceDiagnostic("error", e.message) for e in auth.drain_errors()]
+    diagnostics += [ServiceDiagnostic("warning", warning) for warning in auth.drain_warnings()]
     if (models_error := registry.get_error()) is not None:
         diagnostics.append(ServiceDiagnostic("error", models_error.message))
     for found in resources.diagnostics:

@@ -80,7 +80,9 @@ class RetrySettings:
     ``provider_timeout_ms`` / ``provider_max_retries`` / ``provider_idle_timeout_ms`` are ``None``
     when unset (the session's defaults apply); ``provider_max_retry_delay_ms`` caps a server's
     requested wait (0 = no cap). ``provider_idle_timeout_ms`` (``retry.provider.idleTimeoutMs``, a tau
-    addition) ends a stream that sends nothing for that long as a retryable error (0 = never).
+    addition) ends a stream that sends nothing for that long as a retryable error (0 = never). pi's
+    ``httpIdleTimeoutMs`` (milliseconds, or ``"disabled"`` = 0) stands in for both when they are unset:
+    it bounds the wait for a response's first byte and the silence within a stream.
     """
 
     enabled: bool = True
@@ -331,14 +333,17 @@ class SettingsManager:
         provider = self._section("retry").get("provider")
         provider = provider if isinstance(provider, dict) else {}
         max_retry_delay_ms = _optional_int(provider.get("maxRetryDelayMs"))
+        http_idle_timeout_ms = _timeout_ms(self._merged.get("httpIdleTimeoutMs"))
+        timeout_ms = _optional_int(provider.get("timeoutMs"))
+        idle_timeout_ms = _optional_int(provider.get("idleTimeoutMs"))
         return RetrySettings(
             enabled=self._bool("retry", "enabled", True),
             max_retries=self._int("retry", "maxRetries", 3),
             base_delay_ms=self._int("retry", "baseDelayMs", 2000),
-            provider_timeout_ms=_optional_int(provider.get("timeoutMs")),
+            provider_timeout_ms=http_idle_timeout_ms if timeout_ms is None else timeout_ms,
             provider_max_retries=_optional_int(provider.get("maxRetries")),
             provider_max_retry_delay_ms=60000 if max_retry_delay_ms is None else max_retry_delay_ms,
-            provider_idle_timeout_ms=_optional_int(provider.get("idleTimeoutMs")),
+            provider_idle_timeout_ms=http_idle_timeout_ms if idle_timeout_ms is None else idle_timeout_ms,
         )
 
     def set_retry_enabled(self, enabled: bool) -> None:
@@ -588,6 +593,21 @@ def _is_number(value: Any) -> bool:
 
 def _optional_int(value: Any) -> int | None:
     return int(value) if _is_number(value) else None
+
+
+def _timeout_ms(value: Any) -> int | None:
+    """A timeout setting as pi reads it: milliseconds (a number or numeric text), ``"disabled"`` = 0."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() == "disabled":
+            return 0
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if not _is_number(value) or not value >= 0 or value == float("inf"):
+        return None
+    return int(value)
 
 
 def _json_type(value: Any) -> str:
