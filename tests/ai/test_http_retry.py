@@ -106,3 +106,52 @@ async def test_timeout_ms_bounds_the_wait_for_the_response_headers() -> None:
             await post(base_url, timeout_ms=200, max_retries=1)
         assert time.monotonic() - started < 3
     assert failure.value.retryable and "timed out after 200 ms" in str(failure.value)
+
+
+def test_without_a_timeout_option_the_wait_for_the_first_byte_is_bounded() -> None:
+    assert StreamOptions().timeout_ms == 300_000
+
+
+@pytest.mark.parametrize(
+    ("base_url", "problem"),
+    [
+        ("localhost:8080/v1", "it must start with http:// or https://"),
+        ("ftp://127.0.0.1/v1", "it must start with http:// or https://"),
+        ("http://127.0.0.1:port/v1", "Invalid port"),
+    ],
+)
+async def test_an_invalid_base_url_fails_at_once_without_retries(base_url: str, problem: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as failure:
+        await post(base_url, max_retries=3)
+    assert not failure.value.retryable
+    assert str(failure.value).startswith(f"Invalid base URL in '{base_url}/chat/completions': ")
+    assert problem in str(failure.value) and "Connection error" not in str(failure.value)
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("value", ["sk-live-0123456789\r", "sk-live-01\n23456789", "sk-live-01234567…"])
+async def test_a_header_http_cannot_carry_fails_at_once_naming_the_header_not_the_value(
+    server: FakeLLMServer, value: str
+) -> None:
+    server.add(Turn(text="never"))
+    with pytest.raises(ProviderError) as failure:
+        response = await open_stream(
+            model_at(server.url("/v1")),
+            server.url("/v1/chat/completions"),
+            headers={"Authorization": f"Bearer {value}"},
+            body=BODY,
+            options=StreamOptions(max_retries=3),
+        )
+        await response.aclose()
+    assert not failure.value.retryable
+    assert str(failure.value).startswith('Invalid request header "Authorization": its value contains ')
+    assert "sk-live" not in str(failure.value)
+    assert server.requests == []
+
+
+async def test_a_529_is_re_sent_whatever_its_body_says(server: FakeLLMServer) -> None:
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+    server.add(Turn(fault=Fault("status", status=529, body=body)), Turn(text="ok"))
+    assert await post(server.url("/v1"), max_retries=1) == 200
+    assert len(server.requests) == 2

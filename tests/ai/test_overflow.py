@@ -92,6 +92,11 @@ def test_rate_limit_errors_that_mention_tokens_are_not_overflow(text: str) -> No
     assert not is_context_overflow(error_message(text))
 
 
+@pytest.mark.parametrize("text", ["529 prompt is too long", "429 too many tokens in flight, slow down"])
+def test_an_overloaded_or_rate_limited_status_is_not_overflow_whatever_its_body_says(text: str) -> None:
+    assert not is_context_overflow(error_message(text))
+
+
 def test_an_unrelated_error_is_not_overflow() -> None:
     assert not is_context_overflow(error_message("401 invalid x-api-key"))
 

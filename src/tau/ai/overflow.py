@@ -37,6 +37,7 @@ _OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
 _NON_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
+        r"^(?:429|529)(?!\d)",  # rate limited or overloaded: passing, whatever the body says
         r"^(?:Throttling error|Service unavailable):",
         r"rate limit",
         r"too many requests",
