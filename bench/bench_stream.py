@@ -3,7 +3,9 @@
 The fake server runs in its own process; the client runs in another so its peak memory is its own.
 Reported per API: median MB/s over the runs (wall clock: on this fake the server process is often the
 bottleneck), MB per CPU second of the client alone, and peak RSS growth while streaming against the
-reply size. The Responses protocol sends the whole text four more times in its closing events
+reply size. A last figure feeds 20 MB of tool-call arguments in 64-byte deltas straight to the stream
+writer (no server): the partial-argument parsing must stay linear in the argument size.
+The Responses protocol sends the whole text four more times in its closing events
 (text done, part done, item done, response completed), so it moves five times the bytes.
 """
 
@@ -114,4 +116,40 @@ def run(repeat: int) -> list[Figure]:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(timeout=10)
+    figures.append(_tool_argument_figure(repeat))
     return figures
+
+
+ARGUMENT_DELTA_BYTES = 64
+
+
+def _tool_argument_figure(repeat: int) -> Figure:
+    import asyncio
+    import time
+
+    from tau.ai import Model, StreamOptions
+    from tau.ai.stream_writer import StreamWriter, run_stream
+
+    content = ("0123456789abcde\n" * (REPLY_BYTES // 16 + 1))[:REPLY_BYTES]
+    raw = json.dumps({"path": "big.txt", "content": content})
+    model = Model(id="bench", api="bench", provider="bench", base_url="http://127.0.0.1:9")
+
+    async def produce(writer: StreamWriter) -> None:
+        index = writer.toolcall_start("call_1", "write")
+        for start in range(0, len(raw), ARGUMENT_DELTA_BYTES):
+            writer.toolcall_delta(index, raw[start : start + ARGUMENT_DELTA_BYTES])
+        writer.toolcall_end(index)
+
+    async def once() -> float:
+        started = time.process_time()
+        message = await run_stream(model, StreamOptions(), produce).result()
+        assert message.tool_calls()[0].arguments["content"] == content
+        return time.process_time() - started
+
+    seconds = median([asyncio.run(once()) for _ in range(min(repeat, 3))])
+    return Figure(
+        f"tool arguments, {ARGUMENT_DELTA_BYTES} B deltas: MB per CPU second",
+        REPLY_BYTES / 1024 / 1024 / seconds,
+        "MB/s",
+        ">= 20 MB/s",
+    )

@@ -121,3 +121,12 @@ def test_every_prefix_of_a_serialised_object_parses_to_an_object_with_known_keys
 @given(st.text())
 def test_arbitrary_text_never_raises(text: str) -> None:
     assert isinstance(parse_streaming_json(text), dict)
+
+
+def test_repair_finds_a_stray_backslash_after_an_escaped_one() -> None:
+    assert json.loads(repair_json('{"a": "x\\\\\\q", "b": "\\\\n"}')) == {"a": "x\\\\q", "b": "\\n"}
+
+
+def test_repair_leaves_a_string_of_valid_escapes_as_it_is() -> None:
+    text = '{"content": "line\\nline\\t\\"quoted\\" \\u00e9 \\\\"}'
+    assert repair_json(text) is text

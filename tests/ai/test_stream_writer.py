@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 
 from tau.ai import AbortSignal, DoneEvent, ErrorEvent, Model, StreamOptions
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -126,3 +128,24 @@ async def test_pushes_after_the_terminal_event_are_ignored() -> None:
     stream.push(DoneEvent(reason="stop", message=message))
     events = await _collect(stream)
     assert [e.type for e in events] == ["start", "done"]
+
+
+async def test_a_megabyte_of_tool_arguments_in_tiny_deltas_streams_in_linear_time() -> None:
+    content = "line of file content\n" * 50_000  # about 1 MB
+    raw = json.dumps({"path": "big.txt", "content": content})
+    seen_path_early: list[bool] = []
+
+    async def produce(w: StreamWriter) -> None:
+        i = w.toolcall_start("c1", "write")
+        for start in range(0, len(raw), 16):
+            w.toolcall_delta(i, raw[start : start + 16])
+            if start == 48:
+                seen_path_early.append(w.tool_call(i).arguments.get("path") == "big.txt")
+        w.toolcall_end(i)
+
+    started = time.process_time()
+    message = await run_stream(MODEL, StreamOptions(), produce).result()
+    # Re-parsing the whole text on every delta takes minutes here; linear work takes well under a second.
+    assert time.process_time() - started < 10
+    assert seen_path_early == [True]
+    assert message.tool_calls()[0].arguments == {"path": "big.txt", "content": content}

@@ -12,7 +12,10 @@ import jiter
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
 # Inside a string: a valid escape (kept), a stray backslash, or a raw control character.
 _FIXABLE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])|\\|[\x00-\x1f]')
-_NEEDS_REPAIR = re.compile(r"[\\\x00-\x1f]")
+# Something to repair: a raw control character, or a backslash that does not start a valid escape.
+# Every backslash is checked, even the second of a ``\\\\`` pair, so this can find more than there is
+# (then the repair changes nothing) but never less. Most text, escaped newlines and all, has none.
+_NEEDS_REPAIR = re.compile(r'[\x00-\x1f]|\\(?:[^u"\\/bfnrt]|u(?![0-9a-fA-F]{4})|\Z)')
 _SHORT_CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -26,7 +29,10 @@ def _fix(match: re.Match[str]) -> str:
 
 
 def _repair_string(match: re.Match[str]) -> str:
-    return _FIXABLE.sub(_fix, match.group(0))
+    literal = match.group(0)
+    if _NEEDS_REPAIR.search(literal) is None:
+        return literal
+    return _FIXABLE.sub(_fix, literal)
 
 
 def repair_json(text: str) -> str:

@@ -52,7 +52,7 @@ class StreamWriter:
         self._started = False
         self._open: set[int] = set()
         # Raw argument text per tool-call block; scratch state lives here, never on the block.
-        self._tool_json: dict[int, list[str]] = {}
+        self._tool_json: dict[int, _ArgumentText] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -109,22 +109,29 @@ class StreamWriter:
     def toolcall_start(self, call_id: str, name: str, thought_signature: str | None = None) -> int:
         self.start()
         index = self._append(ToolCall(id=call_id, name=name, thought_signature=thought_signature))
-        self._tool_json[index] = []
+        self._tool_json[index] = _ArgumentText()
         self.stream.push(ToolCallStartEvent(content_index=index, partial=self.output))
         return index
 
     def toolcall_delta(self, index: int, fragment: str) -> None:
-        """Append raw argument JSON; ``arguments`` becomes the best-effort parse so far."""
-        pieces = self._tool_json.setdefault(index, [])
-        pieces.append(fragment)
-        block = self.output.content[index]
-        assert isinstance(block, ToolCall)
-        block.arguments = parse_streaming_json("".join(pieces))
+        """Append raw argument JSON; ``arguments`` becomes the best-effort parse so far.
+
+        The parse is redone only once the text has grown enough since the last one (see
+        :class:`_ArgumentText`), so a long argument costs linear time, not quadratic.
+        """
+        text = self._tool_json.setdefault(index, _ArgumentText())
+        text.append(fragment)
+        if text.due():
+            block = self.output.content[index]
+            assert isinstance(block, ToolCall)
+            block.arguments = parse_streaming_json(text.mark_parsed())
         self.stream.push(ToolCallDeltaEvent(content_index=index, delta=fragment, partial=self.output))
 
     def toolcall_replace_json(self, index: int, full_json: str) -> None:
         """Replace the accumulated argument text with the server's complete string."""
-        self._tool_json[index] = [full_json]
+        text = _ArgumentText()
+        text.append(full_json)
+        self._tool_json[index] = text
 
     def toolcall_end(self, index: int) -> None:
         if index not in self._open:
@@ -132,8 +139,8 @@ class StreamWriter:
         self._open.discard(index)
         block = self.output.content[index]
         assert isinstance(block, ToolCall)
-        pieces = self._tool_json.pop(index, [])
-        block.arguments = parse_streaming_json("".join(pieces))
+        text = self._tool_json.pop(index, None)
+        block.arguments = parse_streaming_json(text.mark_parsed() if text is not None else "")
         self.stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=self.output))
 
     def tool_call(self, index: int) -> ToolCall:
@@ -186,6 +193,36 @@ class StreamWriter:
 
     def finish_blocks_state(self) -> None:
         self._tool_json.clear()
+
+
+# Arguments up to this size are re-parsed on every delta; beyond it, each parse waits until the text
+# has doubled, so the parses of an argument of n bytes cost O(n) in all.
+EAGER_PARSE_CHARS = 4096
+
+
+class _ArgumentText:
+    """A tool call's streamed argument text, and when its partial parse is worth redoing."""
+
+    __slots__ = ("_length", "_parsed_at", "_pieces")
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._length = 0
+        self._parsed_at = 0
+
+    def append(self, fragment: str) -> None:
+        self._pieces.append(fragment)
+        self._length += len(fragment)
+
+    def due(self) -> bool:
+        return self._length <= EAGER_PARSE_CHARS or self._length >= 2 * self._parsed_at
+
+    def mark_parsed(self) -> str:
+        """The whole text so far (its pieces joined into one), noted as parsed at this length."""
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        self._parsed_at = self._length
+        return self._pieces[0] if self._pieces else ""
 
 
 StreamProducer = Callable[[StreamWriter], Awaitable[None]]
