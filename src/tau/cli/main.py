@@ -176,7 +176,7 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
         raise UsageError("--fork cannot be combined with --session, -c or --no-session")
     if args.no_session:
         return SessionManager.in_memory(cwd)
-    settings_dir = SettingsManager.create(cwd).get("sessionDir")
+    settings_dir = SettingsManager.create(cwd).session_dir
     session_dir = resolve_session_dir(
         cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir
     )

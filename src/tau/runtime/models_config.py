@@ -177,8 +177,9 @@ def build_custom_model(
         reasoning=bool(definition.get("reasoning", False)),
         input=list(definition.get("input") or ["text"]),
         cost=ModelCost.from_json(cost),
-        context_window=int(definition.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
-        max_tokens=int(definition.get("maxTokens", DEFAULT_MAX_TOKENS)),
+        # null is "not set", as in validation (which refuses 0 and negatives).
+        context_window=int(definition.get("contextWindow") or DEFAULT_CONTEXT_WINDOW),
+        max_tokens=int(definition.get("maxTokens") or DEFAULT_MAX_TOKENS),
         compat=merge_compat(provider.compat, definition.get("compat")),
         thinking_level_map=_copy_level_map(definition.get("thinkingLevelMap")),
     )
@@ -193,9 +194,9 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["reasoning"] = override["reasoning"]
     if "input" in override:
         changes["input"] = list(override["input"])
-    if "contextWindow" in override:
+    if override.get("contextWindow") is not None:
         changes["context_window"] = int(override["contextWindow"])
-    if "maxTokens" in override:
+    if override.get("maxTokens") is not None:
         changes["max_tokens"] = int(override["maxTokens"])
     if "cost" in override:
         changes["cost"] = ModelCost.from_json({**model.cost.to_json(), **override["cost"]})
