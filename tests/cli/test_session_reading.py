@@ -75,6 +75,23 @@ async def test_rpc_switch_session_to_a_missing_file_is_an_error(tau: TauCommand)
     assert not os.path.exists(missing)
 
 
+async def test_rpc_switch_session_to_a_file_that_is_not_a_session_leaves_it_alone(tau: TauCommand) -> None:
+    notes = tau.work / "notes.jsonl"
+    notes.write_text("my notes\n")
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as client:
+        try:
+            await client.call("switch_session", sessionPath=str(notes))
+        except RpcError as exc:
+            assert exc.response["error"] == (
+                f"Cannot resume {notes}: not a session file (its first line is not a session header)"
+            )
+        else:
+            raise AssertionError("switch_session to a file that is not a session succeeded")
+    assert notes.read_text() == "my notes\n"
+    assert sorted(p.name for p in tau.work.iterdir()) == ["notes.jsonl"]
+
+
 def test_continue_names_a_newer_file_that_is_not_a_session_and_takes_the_session_before_it(
     tau: TauCommand,
 ) -> None:

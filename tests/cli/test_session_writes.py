@@ -114,6 +114,18 @@ def test_a_reply_that_cannot_be_saved_is_printed_and_the_exit_code_is_1(tau: Tau
     assert tau.session_files() == []  # the file the failed write created is removed, not left half-written
 
 
+def test_json_mode_ends_with_exit_1_and_one_line_when_the_session_cannot_be_saved(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="The paid-for answer."))
+
+    result = run_with_file_size_limit(tau, 100, *MODEL, "--mode", "json", "hi")
+
+    assert result.returncode == 1
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert any(e["type"] == "message_end" and e["message"]["role"] == "assistant" for e in events)
+    [error] = save_errors(result.stderr)
+    assert result.stderr == error + "\n"
+
+
 def test_a_session_file_made_read_only_mid_run_keeps_whole_lines(tau: TauCommand) -> None:
     tau.server.add(Turn(text="first"))
     assert tau.run(*MODEL, "-p", "start").returncode == 0

@@ -39,6 +39,7 @@ from tau.runtime.session_extensions import ExtensionBinding
 from tau.runtime.tool_registry import NoTools
 from tau.session.entries import MessageEntry
 from tau.session.errors import EntryNotFoundError, SessionFileError
+from tau.session.listing import header_problem
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
@@ -180,11 +181,13 @@ class AgentSessionRuntime:
     async def switch_session(self, path: str, cwd_override: str | None = None) -> SessionChange:
         """Resume the session in ``path`` with the services of its own cwd (or ``cwd_override``).
 
-        Raises, before anything is torn down, ``SessionFileError`` when ``path`` is not a file (a
-        typo must not start a new conversation) and ``MissingSessionCwdError`` when the session's
-        folder is gone."""
+        Raises, before anything is torn down, ``SessionFileError`` when ``path`` is missing or not
+        a session (a typo must neither start a new conversation nor overwrite another file) and
+        ``MissingSessionCwdError`` when the session's folder is gone."""
         if not os.path.isfile(path):
             raise SessionFileError(f"Session file not found: {os.path.abspath(path)}")
+        if (problem := header_problem(path)) is not None:
+            raise SessionFileError(f"Cannot resume {os.path.abspath(path)}: {problem}")
         if await self._switch_vetoed("resume", path):
             return SessionChange(cancelled=True)
         manager = SessionManager.open(path, cwd_override=cwd_override)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from tau.session.entries import SessionHeader
-from tau.session.errors import SessionFileError
+from tau.session.errors import SessionFileError, SessionWriteError
 from tau.session.ids import IdSource
 from tau.session.jsonl import append_lines, dump_line, read_session_file
 from tau.session.migrations import migrate_objects
@@ -29,7 +29,10 @@ def write_fork(source_path: str, target_cwd: str, session_dir: str, ids: IdSourc
     header = SessionHeader(
         id=ids.session_id(), timestamp=ids.now_iso(), cwd=target_cwd, parent_session=source_path
     )
-    os.makedirs(session_dir, exist_ok=True)
+    try:
+        os.makedirs(session_dir, exist_ok=True)
+    except OSError as exc:
+        raise SessionWriteError.for_folder(session_dir, exc) from None
     path = os.path.join(session_dir, session_file_name(header.timestamp, header.id))
     lines = [dump_line(header.to_json())]
     lines.extend(dump_line(obj) for obj in objects[1:] if obj.get("type") != "session")
