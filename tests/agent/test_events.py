@@ -56,7 +56,7 @@ def test_tool_events_serialise_with_camel_case_keys() -> None:
         "args": {"path": "a"},
     }
     update = agent_event_to_json(ToolExecutionUpdate("c1", "read", {}, text_result("half")))
-    assert update["partialResult"] == {"content": [{"type": "text", "text": "half"}], "details": None}
+    assert update["partialResult"] == {"content": [{"type": "text", "text": "half"}]}
     end = agent_event_to_json(
         ToolExecutionEnd("c1", "read", AgentToolResult([TextContent("done")], {"n": 1}, terminate=True), True)
     )

@@ -253,9 +253,15 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
         "name": "hello",
         "description": "Say hello",
         "source": "extension",
-        "sourceInfo": {"path": str(extension), "source": "extension", "extension": "hello"},
+        "sourceInfo": {"path": str(extension), "source": "cli", "scope": "temporary", "origin": "top-level"},
     }
     assert [(c["name"], c["source"]) for c in rest] == [("review", "prompt")]
+    assert rest[0]["sourceInfo"] == {
+        "path": str(prompts / "review.md"),
+        "source": "auto",
+        "scope": "project",
+        "origin": "top-level",
+    }
 
 
 SHUTDOWN_EXTENSION = """

@@ -3,6 +3,7 @@ a real ``tau --mode rpc`` (and ``--mode json``) process against the fake LLM ser
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -163,3 +164,46 @@ async def test_a_prompt_while_busy_names_the_rpc_field_in_its_error(tau: TauComm
     assert response["success"] is False
     assert 'streamingBehavior: "steer" | "followUp"' in response["error"]
     assert "streaming_behavior" not in response["error"]
+
+
+# -- item 6: absent, not null, where pi leaves a key out --------------------------------------------
+
+
+async def test_a_cancelled_bash_has_no_exit_code(client: RpcClient) -> None:
+    running = asyncio.ensure_future(client.call("bash", command="sleep 10"))
+    await asyncio.sleep(0.5)
+    await client.call("abort_bash")
+    data = await asyncio.wait_for(running, 10)
+    assert data["cancelled"] is True
+    assert "exitCode" not in data
+
+
+async def test_session_stats_without_a_session_file_leave_the_key_out(tau: TauCommand) -> None:
+    async with RpcClient(rpc_command("--no-session"), cwd=str(tau.work), env=tau.env) as rpc:
+        stats = await rpc.call("get_session_stats")
+    assert "sessionFile" not in stats and stats["sessionId"]
+
+
+async def test_the_last_assistant_text_before_any_reply_is_empty_data(client: RpcClient) -> None:
+    assert await client.call("get_last_assistant_text") == {}
+
+
+async def test_tool_results_without_details_have_no_details_key(tau: TauCommand, client: RpcClient) -> None:
+    (tau.work / "a.txt").write_text("a\n")
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="ok"))
+    events = await client.prompt("read it")
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert "details" not in end["result"]
+    assert all(v is not None for v in end["result"].values())
+    messages = (await client.call("get_messages"))["messages"]
+    [result] = [m for m in messages if m["role"] == "toolResult"]
+    assert "details" not in result
+
+
+async def test_a_failed_compaction_ends_with_a_null_result(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="first reply"), Turn(fault=Fault("status", status=400, body={"error": {"message": "bad"}})))
+    await client.prompt("hello")
+    response = await client.send({"type": "compact"})
+    assert response["success"] is False
+    [end] = [line for line in client.lines if line["type"] == "compaction_end"]
+    assert end["result"] is None and end["aborted"] is False and end["errorMessage"]

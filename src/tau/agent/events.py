@@ -108,7 +108,9 @@ AgentEvent: TypeAlias = (
 
 
 def tool_result_to_json(result: AgentToolResult) -> JsonObject:
-    out: JsonObject = {"content": [block.to_json() for block in result.content], "details": result.details}
+    out: JsonObject = {"content": [block.to_json() for block in result.content]}
+    if result.details is not None:  # absent rather than null, as pi writes it
+        out["details"] = result.details
     if result.terminate:
         out["terminate"] = True
     return out

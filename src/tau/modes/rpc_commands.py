@@ -7,6 +7,7 @@ and ``AgentSessionRuntime`` surface, reached through the ``CommandContext`` the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -20,6 +21,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.context.resources import PROJECT_DIR_NAME
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
@@ -205,6 +207,8 @@ async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
         "tokens": {**tokens, "total": sum(tokens.values())},
         "cost": cost,
     }
+    if stats["sessionFile"] is None:  # --no-session: pi leaves the key out
+        del stats["sessionFile"]
     usage = session.get_context_usage()
     if usage is not None:
         stats["contextUsage"] = {
@@ -216,40 +220,75 @@ async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _get_last_assistant_text(ctx: CommandContext, command: JsonDict) -> Any:
-    return {"text": ctx.session.get_last_assistant_text()}
+    text = ctx.session.get_last_assistant_text()
+    return {} if text is None else {"text": text}  # pi leaves text out before any reply
 
 
 async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
     """Extension commands (by invocation name), then prompt templates, then skills, as pi lists them."""
-    loader = ctx.session.services.resource_loader
+    session = ctx.session
+    loader = session.services.resource_loader
+    locate = _SourceLocator(session.cwd, session.services.agent_dir)
     commands: list[JsonDict] = []
-    runner = ctx.session.extension_runner
+    runner = session.extension_runner
     for name, registered in (runner.commands if runner is not None else {}).items():
         commands.append(
             {
                 "name": name,
                 "description": registered.description,
                 "source": "extension",
-                "sourceInfo": {
-                    "path": registered.path,
-                    "source": "extension",
-                    "extension": registered.extension,
-                },
+                "sourceInfo": locate(registered.path),
             }
         )
     for template in loader.prompt_templates:
         entry: JsonDict = {"name": template.name, "source": "prompt"}
         if template.description:
             entry["description"] = template.description
-        entry["sourceInfo"] = {"path": template.file_path, "source": template.source}
+        entry["sourceInfo"] = locate(template.file_path, template.source)
         commands.append(entry)
     for skill in loader.skills:
         entry = {"name": f"skill:{skill.name}", "source": "skill"}
         if skill.description:
             entry["description"] = skill.description
-        entry["sourceInfo"] = {"path": skill.file_path, "source": skill.source}
+        entry["sourceInfo"] = locate(skill.file_path, skill.source)
         commands.append(entry)
     return {"commands": commands}
+
+
+class _SourceLocator:
+    """pi's ``sourceInfo`` of a resource file. ``scope``: ``project``, ``user``, or ``temporary``
+    (named for this run); ``source``: ``auto`` (discovered in a resource folder), ``local`` (a
+    settings entry), ``cli`` (named for this run); ``origin``: ``package`` for an installed
+    distribution's entry point, else ``top-level``."""
+
+    def __init__(self, cwd: str, agent_dir: str) -> None:
+        self._scopes = {
+            "project": os.path.join(os.path.abspath(cwd), PROJECT_DIR_NAME),
+            "user": os.path.abspath(agent_dir),
+        }
+
+    def __call__(self, path: str, scope: str | None = None) -> JsonDict:
+        if path.startswith("<inline:"):
+            return {"path": path, "source": "inline", "scope": "temporary", "origin": "top-level"}
+        if path.startswith("<"):  # "<dist entry point name = module:attr>"
+            dist = path[1:].split("entry point", 1)[0].strip()
+            return {"path": path, "source": dist or "entry point", "scope": "user", "origin": "package"}
+        if scope is None:  # an extension: its scope is where its file lives
+            scope = next((name for name, base in self._scopes.items() if _is_within(path, base)), "temporary")
+        if scope not in self._scopes:
+            return {"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"}
+        base = self._scopes[scope]
+        discovered = not _is_within(path, base) or any(
+            _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
+        )
+        return {"path": path, "source": "auto" if discovered else "local", "scope": scope, "origin": "top-level"}
+
+
+_DISCOVERED_DIRS = ("extensions", "prompts", "skills")
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return os.path.abspath(path).startswith(folder.rstrip(os.sep) + os.sep)
 
 
 # -- model and thinking ----------------------------------------------------------------------------
@@ -338,12 +377,10 @@ async def _abort_retry(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
     result = await ctx.session.execute_bash(_str(command, "command"))
-    data: JsonDict = {
-        "output": result.output,
-        "exitCode": result.exit_code,
-        "cancelled": result.cancelled,
-        "truncated": result.truncated,
-    }
+    data: JsonDict = {"output": result.output}
+    if result.exit_code is not None:  # a cancelled command has none; pi leaves the key out
+        data["exitCode"] = result.exit_code
+    data.update(cancelled=result.cancelled, truncated=result.truncated)
     if result.full_output_path is not None:
         data["fullOutputPath"] = result.full_output_path
     return data
