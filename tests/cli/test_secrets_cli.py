@@ -27,7 +27,9 @@ def configure(tau: TauCommand, *, retry: dict[str, Any] | None = None, **provide
 
 
 def store_key(tau: TauCommand, key: str) -> None:
-    (tau.agent_dir / "auth.json").write_text(json.dumps({"local": {"type": "api_key", "key": key}}))
+    auth = tau.agent_dir / "auth.json"
+    auth.write_text(json.dumps({"local": {"type": "api_key", "key": key}}))
+    auth.chmod(0o600)
 
 
 def session_text(tau: TauCommand) -> str:
@@ -68,6 +70,22 @@ def test_a_literal_key_with_surrounding_spaces_in_models_json_is_trimmed(tau: Ta
     result = tau.run(*MODEL, "-p", "hi")
     assert result.returncode == 0, result.stderr
     assert tau.server.last_request.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_key_printed_by_a_command_with_a_crlf_ending_is_trimmed(tau: TauCommand) -> None:
+    configure(tau, apiKey=f"!printf '{SECRET}\\r\\n'")
+    tau.server.add(Turn(text="hello"))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert tau.server.last_request.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_a_blank_key_in_auth_json_is_reported_as_resolving_to_nothing(tau: TauCommand) -> None:
+    store_key(tau, " \r\n")
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 1
+    assert result.stderr == 'auth.json key of provider "local" resolved to nothing\n'
+    assert tau.server.requests == []
 
 
 def test_a_key_with_a_line_break_inside_is_refused_naming_its_source_not_the_key(tau: TauCommand) -> None:

@@ -63,12 +63,12 @@ class InvalidApiKeyError(ValueError):
 def resolve_config_value(value: str) -> str | None:
     """A configured secret as used, trimmed: ``!cmd`` output, else the env variable so named, else the literal.
 
-    ``None`` when a command fails, times out or prints nothing.
+    ``None`` when a command fails, times out or prints nothing, or the value is blank.
     """
     value = value.strip()
     if value.startswith("!"):
         return _run_command(value[1:])
-    return (os.environ.get(value) or "").strip() or value
+    return (os.environ.get(value) or "").strip() or value or None
 
 
 def describe_config_value(value: str, where: str) -> str:

@@ -236,7 +236,8 @@ class ModelRegistry:
         return credential is not None and credential.get("type") == "oauth"
 
     def get_api_key_for_provider(self, provider: str) -> str | None:
-        """The key for ``provider``: runtime override, auth.json, environment, models.json ``apiKey``."""
+        """The key for ``provider``: runtime override, auth.json, environment, models.json ``apiKey``.
+        Raises ``InvalidApiKeyError`` (naming the source) for a key with a control character inside."""
         return self._auth.get_api_key(provider, fallback=self._api_key_config(provider))
 
     def get_api_key(self, model: Model) -> str | None:
