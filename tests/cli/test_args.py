@@ -29,8 +29,9 @@ def test_print_accepts_a_message_that_starts_with_three_dashes() -> None:
     assert parse_args(["-p", "--- a yaml doc"]).messages == ["--- a yaml doc"]
 
 
-def test_an_unknown_mode_is_ignored_and_known_modes_are_set() -> None:
-    assert parse_args(["--mode", "foo"]).mode is None
+def test_an_unknown_mode_is_an_error_and_known_modes_are_set() -> None:
+    unknown = parse_args(["--mode", "foo"])
+    assert unknown.mode is None and unknown.errors == ['--mode "foo" is not a mode; use text, json or rpc']
     assert parse_args(["--mode", "rpc"]).mode == "rpc"
     assert parse_args(["--mode", "json"]).mode == "json"
 
@@ -87,3 +88,11 @@ def test_a_value_flag_at_the_end_is_an_error() -> None:
 def test_short_aliases_map_to_their_flags() -> None:
     args = parse_args(["-c", "-nc", "-nt", "-t", "read"])
     assert args.continue_session and args.no_context_files and args.no_tools and args.tools == ["read"]
+
+
+def test_a_saved_session_flag_with_no_session_is_an_error() -> None:
+    assert parse_args(["-c", "--no-session"]).errors == [
+        "-c opens a saved session; it cannot be combined with --no-session"
+    ]
+    assert len(parse_args(["--no-session", "--session", "abc"]).errors) == 1
+    assert parse_args(["--no-session", "-p", "hi"]).errors == []

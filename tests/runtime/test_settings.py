@@ -418,3 +418,45 @@ def test_saved_file_is_pretty_json_with_unicode_kept(cwd: Path, agent: Path) -> 
     settings.set_theme("thème")
 
     assert (agent / "settings.json").read_text() == '{\n  "theme": "thème"\n}\n'
+
+
+def test_values_of_the_wrong_type_are_reported_by_key_and_the_defaults_used(cwd: Path, agent: Path) -> None:
+    write_json(
+        agent / "settings.json",
+        {"steeringMode": 5, "compaction": "yes", "defaultThinkingLevel": "extreme", "theme": "dark"},
+    )
+    settings = manager(cwd, agent)
+
+    problems = [e.error.message for e in settings.drain_errors()]
+    assert len(problems) == 3
+    assert all(p.startswith(f"{agent / 'settings.json'}: ") for p in problems)
+    assert any('"steeringMode" should be one of "all", "one-at-a-time", not 5' in p for p in problems)
+    assert any('"compaction" should be an object, not "yes"' in p for p in problems)
+    assert any('"defaultThinkingLevel"' in p and '"extreme"' in p for p in problems)
+    assert settings.steering_mode == "one-at-a-time"
+    assert settings.compaction == CompactionSettings()
+    assert settings.default_thinking_level is None
+
+
+def test_negative_retry_values_are_reported_and_the_defaults_used(cwd: Path, agent: Path) -> None:
+    write_json(
+        agent / "settings.json",
+        {"retry": {"maxRetries": -1, "baseDelayMs": -5, "provider": {"maxRetries": -2, "timeoutMs": 0}}},
+    )
+    settings = manager(cwd, agent)
+
+    problems = [e.error.message for e in settings.drain_errors()]
+    assert [p.split(": ", 1)[1].split(" should")[0] for p in problems] == [
+        '"retry.maxRetries"',
+        '"retry.baseDelayMs"',
+        '"retry.provider.maxRetries"',
+    ]
+    assert settings.retry == RetrySettings(provider_timeout_ms=0)
+
+
+def test_unknown_keys_and_valid_values_are_not_reported(cwd: Path, agent: Path) -> None:
+    write_json(
+        agent / "settings.json",
+        {"somePiOnlyKey": [1, 2], "retry": {"maxRetries": 5, "provider": {"idleTimeoutMs": 0}}, "skills": []},
+    )
+    assert manager(cwd, agent).drain_errors() == []

@@ -167,6 +167,11 @@ def parse_args(argv: list[str]) -> Args:
         else:
             args.messages.append(arg)
         i += 1
+    if args.no_session:
+        # Each of these opens a saved session, which --no-session says not to do.
+        for flag, given in (("-c", args.continue_session), ("-r", args.resume), ("--session", args.session)):
+            if given:
+                args.errors.append(f"{flag} opens a saved session; it cannot be combined with --no-session")
     return args
 
 
@@ -174,6 +179,8 @@ def _apply_value_flag(args: Args, flag: str, value: str) -> None:
     if flag == "--mode":
         if value in ("text", "json", "rpc"):
             args.mode = value  # type: ignore[assignment]
+        else:
+            args.errors.append(f'--mode "{value}" is not a mode; use text, json or rpc')
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):

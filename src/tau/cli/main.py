@@ -27,25 +27,24 @@ class UsageError(Exception):
 
 
 def run(argv: list[str] | None = None) -> int:
+    _fill_closed_standard_fds()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        print(f"tau {__version__}")
-        return 0
+        return _write_stdout(f"tau {__version__}\n")
     for warning in args.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
     if args.errors:
         for error in args.errors:
             print(f"tau: {error}", file=sys.stderr)
         return 1
-    if args.help:
-        print(_help_text(args), end="")
-        return 0
-    if args.export is not None:  # synchronous: no event loop to start for writing one page
-        try:
+    try:
+        if args.help:
+            return _write_stdout(_help_text(args))
+        if args.export is not None:  # synchronous: no event loop to start for writing one page
             return _export(args.export, args.messages[0] if args.messages else None)
-        except UsageError as exc:
-            print(f"tau: {exc}", file=sys.stderr)
-            return 1
+    except UsageError as exc:
+        print(f"tau: {exc}", file=sys.stderr)
+        return 1
     import asyncio
 
     try:
@@ -69,8 +68,38 @@ def _mode(args: Args) -> str:
     return "interactive"
 
 
+def _fill_closed_standard_fds() -> None:
+    """Open /dev/null on a closed stdin, stdout or stderr (``tau >&-``).
+
+    Otherwise the next file tau opens gets that number, and a tool's subprocess would write its
+    output into it. ``sys.stdout`` stays ``None``, so the closed stdout is still seen and reported.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+
+
+def _write_stdout(text: str) -> int:
+    """Write a command's whole output; the exit code (141 when the reader is gone, 1 on another failure)."""
+    from tau.modes.line_output import LineOutput
+
+    output = LineOutput(sys.stdout)
+    if output.write(text):
+        return 0
+    if output.message is not None:
+        print(f"tau: {output.message}", file=sys.stderr)
+    return output.exit_code
+
+
 async def _main(args: Args) -> int:
     mode = _mode(args)
+    if sys.stdout is None:
+        raise UsageError("stdout is closed, so nothing could be shown; redirect it to a file or /dev/null")
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
     if mode == "rpc" and args.file_args:
@@ -86,6 +115,15 @@ async def _main(args: Args) -> int:
     with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
         make_private_dir(default_agent_dir())
     session_manager = _open_session(args, cwd, agent_dir)
+    try:
+        return await _run_session(args, mode, session_manager, cwd, agent_dir)
+    finally:
+        _remove_unused_session_folder(session_manager.get_session_dir(), agent_dir)
+
+
+async def _run_session(
+    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str
+) -> int:
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
     services = _create_services(args, session_manager.get_cwd(), agent_dir)
@@ -93,12 +131,17 @@ async def _main(args: Args) -> int:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
     if any(d.type == "error" for d in services.diagnostics):
         return 1
+    for warning in _startup_warnings(args, services):
+        print(f"tau: warning: {warning}", file=sys.stderr)
 
     if args.list_models:
+        import io
+
         from tau.cli.list_models import list_models
 
-        list_models(services.model_registry, args.list_models_search, sys.stdout)
-        return 0
+        table = io.StringIO()
+        list_models(services.model_registry, args.list_models_search, table)
+        return _write_stdout(table.getvalue())
 
     model, thinking = _resolve_model(args, services)
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
@@ -127,10 +170,10 @@ async def _main(args: Args) -> int:
         no_tools=no_tools,
     )
     session = result.session
+    if session.model is None:  # the fallback message would say the same in other words
+        raise UsageError(_no_model_message(services))
     if result.model_fallback_message:
         print(f"tau: {result.model_fallback_message}", file=sys.stderr)
-    if session.model is None:
-        raise UsageError(_no_model_message(services))
 
     from tau.modes.print_mode import run_print_mode, take_over_stdout
     from tau.runtime.errors import AgentSessionError
@@ -153,6 +196,31 @@ async def _main(args: Args) -> int:
         sys.stdout = out
 
 
+def _remove_unused_session_folder(session_dir: str, agent_dir: str) -> None:
+    """Take away the project's session folder under the agent dir if no session was written into it
+    (no model, a bad flag, ``--list-models``), and the ``sessions`` folder if that leaves it empty.
+    A folder the user chose (``--session-dir``, a ``--session`` path) is never touched."""
+    root = os.path.join(agent_dir, "sessions")
+    if os.path.dirname(os.path.abspath(session_dir)) != root:
+        return
+    for folder in (session_dir, root):
+        try:
+            os.rmdir(folder)  # only ever removes an empty folder
+        except OSError:
+            return
+
+
+def _startup_warnings(args: Args, services: AgentSessionServices) -> list[str]:
+    from tau.cli.checks import default_model_warning, unknown_tools_warning
+
+    warnings = []
+    if args.tools is not None and not args.no_tools:
+        warnings.append(unknown_tools_warning(args.tools, services))
+    if not args.model and not args.list_models:  # the setting is what picks the model
+        warnings.append(default_model_warning(services))
+    return [warning for warning in warnings if warning is not None]
+
+
 def _export(session_file: str, output_path: str | None) -> int:
     """``tau --export in.jsonl [out.html]``: write the HTML page and say where; needs no model."""
     from tau.runtime.export_html import ExportError, export_session_html
@@ -161,8 +229,7 @@ def _export(session_file: str, output_path: str | None) -> int:
         path = export_session_html(session_file, output_path)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
-    print(f"Exported to: {path}")
-    return 0
+    return _write_stdout(f"Exported to: {path}\n")
 
 
 def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
@@ -203,18 +270,36 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
             manager = SessionManager.create(cwd, session_dir, agent_dir=agent_dir)
         manager.check_writable()  # before any reply is paid for
     except SessionWriteError as exc:
-        raise UsageError(f"{exc}; fix that, choose another folder with --session-dir, or use --no-session") from None
+        raise UsageError(
+            f"{exc}; fix that, choose another folder with --session-dir, or use --no-session"
+        ) from None
     except SessionError as exc:
         raise UsageError(str(exc)) from None
     return manager
 
 
-def _text_or_file(value: str) -> str:
-    """A flag value that may name a file: its contents if it does, else the text itself."""
-    if os.path.isfile(value):
-        with open(value, encoding="utf-8") as handle:
-            return handle.read()
-    return value
+def _text_or_file(flag: str, value: str) -> str:
+    """A flag value that may name a file: its contents if it does, else the text itself.
+
+    Bytes that are not UTF-8 become U+FFFD with a warning, as pi reads such a file; a file that
+    cannot be read at all is an error rather than a prompt made of its path.
+    """
+    if not os.path.isfile(value):
+        return value
+    try:
+        with open(value, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the {flag} file {value}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        print(
+            f"tau: warning: {flag} file {value} is not valid UTF-8; its undecodable bytes were replaced",
+            file=sys.stderr,
+        )
+    return text.removeprefix("\ufeff")
 
 
 def _help_text(args: Args) -> str:
@@ -269,15 +354,17 @@ async def _run_interactive(
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
     runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
-    notices = [runtime.model_fallback_message] if runtime.model_fallback_message else []
+    notices: list[str] = []
+    if runtime.session.model is None:  # one notice: the fallback message would say the same
+        notices.append(_no_model_message(services))
+    elif runtime.model_fallback_message:
+        notices.append(runtime.model_fallback_message)
     theme = None
     for name in args.themes:  # the built-in themes by name; pi's theme files are not read yet
         if name in ("dark", "light"):
             theme = name
         else:
             notices.append(f"--theme {name}: only the built-in themes dark and light are available")
-    if runtime.session.model is None:
-        notices.append(_no_model_message(services))
     return await run_interactive_mode(
         runtime,
         initial_text=initial.text or None,
@@ -303,7 +390,7 @@ def _create_runtime(
 
     factory = session_runtime_factory(
         auth_storage=services.auth_storage,
-        resource_options=_resource_options(args),
+        resource_options=services.resource_options,
         extension_options=_extension_options(args),
         model=model,
         thinking_level=thinking,
@@ -334,8 +421,8 @@ def _resource_options(args: Args) -> ResourceOptions:
     from tau.runtime.services import ResourceOptions
 
     return ResourceOptions(
-        system_prompt=_text_or_file(args.system_prompt) if args.system_prompt else None,
-        append_system_prompts=[_text_or_file(v) for v in args.append_system_prompt],
+        system_prompt=_text_or_file("--system-prompt", args.system_prompt) if args.system_prompt else None,
+        append_system_prompts=[_text_or_file("--append-system-prompt", v) for v in args.append_system_prompt],
         skill_paths=[os.path.abspath(p) for p in args.skills],
         prompt_template_paths=[os.path.abspath(p) for p in args.prompt_templates],
         no_context_files=args.no_context_files,

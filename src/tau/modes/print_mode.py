@@ -24,6 +24,7 @@ from typing import Literal, TextIO
 
 from tau.ai.types import AssistantMessage, ImageContent, TextContent
 from tau.modes.event_lines import EventLineWriter, dumps
+from tau.modes.line_output import LineOutput
 from tau.runtime.agent_session import AgentSession
 from tau.session.errors import SessionWriteError
 
@@ -37,37 +38,48 @@ async def run_print_mode(
     initial_text: str | None,
     initial_images: Sequence[ImageContent] = (),
     messages: Sequence[str] = (),
-    out: TextIO,
+    out: TextIO | None,
     err: TextIO,
 ) -> int:
-    """Run the prompts; returns the process exit code."""
+    """Run the prompts; returns the process exit code.
+
+    ``out`` may fail (a closed pipe, a full disk) or be ``None`` (a closed stdout): the run is then
+    stopped like an interrupted one, and the exit code is 141 for a closed pipe, else 1 with one line
+    on ``err``.
+    """
 
     def report_extension_error(report: object) -> None:
         err.write(f"tau: {report}\n")
         err.flush()
 
-    writer: EventLineWriter | None = None
-    if mode == "json":
-
-        def write_line(line: str) -> None:
-            out.write(line + "\n")
-            out.flush()
-
-        write_line(dumps(session.session_manager.get_header().to_json()))
-        writer = EventLineWriter(write_line)
-        session.subscribe(writer)
-    await session.bind_extensions(None, on_error=report_extension_error)
-
+    output = LineOutput(out)
     stopped_by: list[int] = []
     aborting: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
 
-    def on_signal(signum: signal.Signals) -> None:
+    def stop(code: int) -> None:
         # The run is aborted, not killed: the aborted reply is written to the session like any other,
         # so the file stays whole.
         if not stopped_by:
-            stopped_by.append(SIGNAL_EXIT_CODES[signum])
+            stopped_by.append(code)
             aborting.append(loop.create_task(session.abort()))
+
+    def on_signal(signum: signal.Signals) -> None:
+        stop(SIGNAL_EXIT_CODES[signum])
+
+    writer: EventLineWriter | None = None
+    if mode == "json":
+
+        def write_line(line: str) -> None:
+            if not output.write(line + "\n"):
+                stop(output.exit_code)  # nobody reads the events any more
+
+        output.write(dumps(session.session_manager.get_header().to_json()) + "\n")
+        writer = EventLineWriter(write_line)
+        session.subscribe(writer)
+    if output.failure is not None:  # nothing could be shown: do not run at all
+        return _output_failed(output, err)
+    await session.bind_extensions(None, on_error=report_extension_error)
 
     installed = []
     for signum in SIGNAL_EXIT_CODES:
@@ -98,25 +110,27 @@ async def run_print_mode(
             writer.flush()
     if write_error is not None:
         if mode == "text":
-            _print_reply_text(session, out)
+            _print_reply_text(session, output)
         err.write(f"tau: {write_error}; the run was stopped (what was saved before stays readable)\n")
         err.flush()
         return 1
+    if output.failure is not None:
+        return _output_failed(output, err)
     if stopped_by:
         return stopped_by[0]
     if mode == "json":
         return 0
-    return _print_final_reply(session, out, err)
+    return _print_final_reply(session, output, err)
 
 
-def _print_reply_text(session: AgentSession, out: TextIO) -> None:
+def _print_reply_text(session: AgentSession, output: LineOutput) -> None:
     """The last reply's text if it came to an end (an aborted one was cut off by the failed write)."""
     last = session.messages[-1] if session.messages else None
     if isinstance(last, AssistantMessage) and last.stop_reason not in ("error", "aborted"):
-        _write_text(last, out)
+        _write_text(last, output)
 
 
-def _print_final_reply(session: AgentSession, out: TextIO, err: TextIO) -> int:
+def _print_final_reply(session: AgentSession, output: LineOutput, err: TextIO) -> int:
     last = session.messages[-1] if session.messages else None
     if not isinstance(last, AssistantMessage):
         return 0
@@ -125,15 +139,22 @@ def _print_final_reply(session: AgentSession, out: TextIO, err: TextIO) -> int:
         err.write(f"{last.error_message or fallback}\n")
         err.flush()
         return 1
-    _write_text(last, out)
+    if not _write_text(last, output):
+        return _output_failed(output, err)
     return 0
 
 
-def _write_text(message: AssistantMessage, out: TextIO) -> None:
-    for block in message.content:
-        if isinstance(block, TextContent):
-            out.write(block.text + "\n")
-    out.flush()
+def _write_text(message: AssistantMessage, output: LineOutput) -> bool:
+    """Write the reply's text blocks; ``False`` when stdout failed."""
+    text = "".join(block.text + "\n" for block in message.content if isinstance(block, TextContent))
+    return not text or output.write(text)
+
+
+def _output_failed(output: LineOutput, err: TextIO) -> int:
+    if output.message is not None:
+        err.write(f"tau: {output.message}\n")
+        err.flush()
+    return output.exit_code
 
 
 def take_over_stdout() -> TextIO:

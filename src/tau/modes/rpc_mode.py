@@ -308,7 +308,7 @@ class _RpcMode:
         try:
             self._out.write(line + "\n")
             self._out.flush()
-        except (BrokenPipeError, ValueError):
+        except (OSError, ValueError):  # a closed pipe, a full disk
             self._output_closed = True  # the client is gone; keep running to a clean end
 
 

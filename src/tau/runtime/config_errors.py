@@ -11,7 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ConfigError", "read_json_file", "strip_json_comments"]
+__all__ = ["MAX_DEPTH", "ConfigError", "read_json_file", "strip_json_comments"]
+
+MAX_DEPTH = 100
+"""How deeply a configuration file may nest arrays and objects."""
 
 
 class ConfigError(Exception):
@@ -59,11 +62,33 @@ def read_json_file(path: Path, *, allow_comments: bool = False) -> Any:
     if allow_comments:
         text = strip_json_comments(text)
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(
             path, f"invalid JSON: {error.msg}", line=error.lineno, column=error.colno
         ) from error
+    except RecursionError:  # the parser recurses once per level
+        too_deep = True
+    else:
+        # Copying, merging and validating recurse too; no real configuration nests this deep.
+        too_deep = _depth_exceeds(data, MAX_DEPTH)
+    if too_deep:
+        raise ConfigError(path, f"arrays and objects nested more than {MAX_DEPTH} levels deep")
+    return data
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether arrays and objects in ``data`` nest deeper than ``limit``; iterative, so any depth is safe."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def strip_json_comments(text: str) -> str:

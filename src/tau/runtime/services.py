@@ -104,11 +104,13 @@ def create_agent_session_services(
         no_prompt_templates=options.no_prompt_templates,
         settings_entries=settings_entries_source(settings),
     )
-    diagnostics = [ServiceDiagnostic("error", e.error.message) for e in settings.drain_errors()]
+    # A broken settings.json or models.json is a warning, as in pi: tau goes on with the defaults
+    # (and the built-in models); a broken settings file is never written over.
+    diagnostics = [ServiceDiagnostic("warning", e.error.message) for e in settings.drain_errors()]
     diagnostics += [ServiceDiagnostic("error", e.message) for e in auth.drain_errors()]
     diagnostics += [ServiceDiagnostic("warning", warning) for warning in auth.drain_warnings()]
     if (models_error := registry.get_error()) is not None:
-        diagnostics.append(ServiceDiagnostic("error", models_error.message))
+        diagnostics.append(ServiceDiagnostic("warning", models_error.message))
     for found in resources.diagnostics:
         where = f"{found.path}: " if found.path else ""
         level: DiagnosticType = "error" if found.type == "error" else "warning"

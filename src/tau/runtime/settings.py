@@ -8,7 +8,8 @@ tau does not know are kept and written back untouched.
 Setters change one scope (global unless told otherwise) and persist at once: under the file's lock
 the current file is re-read, only the changed key (or nested key) is replaced, and the result is
 written atomically, so edits made meanwhile by another process or by hand survive. A file that
-fails to parse is reported (``drain_errors()``), treated as empty, and never written.
+fails to parse is reported (``drain_errors()``), treated as empty, and never written; a value of the
+wrong type is reported too (``settings_schema``) and the default used instead.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tau.runtime.paths import (
     settings_path,
     write_file_atomic,
 )
+from tau.runtime.settings_schema import settings_problems
 
 __all__ = [
     "CompactionSettings",
@@ -186,6 +188,9 @@ class SettingsManager:
             except ConfigError as error:
                 self._load_failed[scope] = True
                 self._errors.append(SettingsError(scope, error))
+                continue
+            for problem in settings_problems(self._layers[scope]):
+                self._errors.append(SettingsError(scope, ConfigError(path, problem)))
         self._remerge()
 
     def drain_errors(self) -> list[SettingsError]:
@@ -276,7 +281,7 @@ class SettingsManager:
         value = self._merged.get("thinkingBudgets")
         if not isinstance(value, dict):
             return None
-        return {level: int(tokens) for level, tokens in value.items() if _is_number(tokens)}
+        return {level: int(tokens) for level, tokens in value.items() if _is_number(tokens) and tokens >= 0}
 
     @property
     def transport(self) -> Transport:
@@ -560,8 +565,9 @@ class SettingsManager:
         return value if isinstance(value, bool) else default
 
     def _int(self, section: str | None, key: str, default: int) -> int:
-        value = self._lookup(section, key)
-        return int(value) if _is_number(value) else default
+        """A count or duration: a negative one is as unusable as a string (``settings_problems`` says so)."""
+        value = _optional_int(self._lookup(section, key))
+        return default if value is None else value
 
     def _str(self, key: str) -> str | None:
         value = self._merged.get(key)
@@ -592,7 +598,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _optional_int(value: Any) -> int | None:
-    return int(value) if _is_number(value) else None
+    return int(value) if _is_number(value) and value >= 0 else None
 
 
 def _timeout_ms(value: Any) -> int | None:

@@ -1,0 +1,44 @@
+"""Start-up checks of what the command line and the settings name: a name that matches nothing is a
+warning, so that a typo is seen instead of silently changing what tau does."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tau.runtime.services import AgentSessionServices
+
+
+def unknown_tools_warning(tools: list[str], services: AgentSessionServices) -> str | None:
+    """``--tools`` names that are neither built-in nor registered by an extension."""
+    from tau.tools import ALL_TOOL_NAMES
+
+    runner = services.extension_runner
+    known = (
+        [*ALL_TOOL_NAMES, *(tool.name for tool in runner.tools)] if runner is not None else [*ALL_TOOL_NAMES]
+    )
+    unknown = [name for name in tools if name not in known]
+    if not unknown:
+        return None
+    listed = ", ".join(f'"{name}"' for name in unknown)
+    return f"--tools: no tool named {listed}; the tools are {', '.join(dict.fromkeys(known))}"
+
+
+def default_model_warning(services: AgentSessionServices) -> str | None:
+    """A ``defaultProvider`` / ``defaultModel`` setting that names nothing tau knows."""
+    settings = services.settings_manager
+    provider, model_id = settings.default_provider, settings.default_model
+    registry = services.model_registry
+    if provider is None:
+        return None
+    if provider not in registry.get_providers():
+        return (
+            f'the defaultProvider setting "{provider}" is not a known provider; a default model is '
+            "chosen instead (tau --list-models lists the models you can use)"
+        )
+    if model_id is not None and registry.find(provider, model_id) is None:
+        return (
+            f'the defaultModel setting "{model_id}" is not a model of {provider} '
+            f"(see tau --list-models {provider}); a default model is chosen instead"
+        )
+    return None
