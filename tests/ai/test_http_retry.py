@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -155,3 +156,28 @@ async def test_a_529_is_re_sent_whatever_its_body_says(server: FakeLLMServer) ->
     server.add(Turn(fault=Fault("status", status=529, body=body)), Turn(text="ok"))
     assert await post(server.url("/v1"), max_retries=1) == 200
     assert len(server.requests) == 2
+
+
+async def test_an_error_status_whose_body_never_comes_fails_within_the_idle_timeout() -> None:
+    # Sends the status line and headers of a 500 announcing a body, then nothing more.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        base_url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+        async def answer_with_a_stalled_error() -> None:
+            loop = asyncio.get_running_loop()
+            listener.setblocking(False)
+            connection, _ = await loop.sock_accept(listener)
+            with connection:
+                await loop.sock_recv(connection, 65536)
+                await loop.sock_sendall(connection, b"HTTP/1.1 500 Oops\r\nContent-Length: 100\r\n\r\n")
+                await asyncio.sleep(5)
+
+        server = asyncio.ensure_future(answer_with_a_stalled_error())
+        started = time.monotonic()
+        with pytest.raises(HttpStatusError) as failure:
+            await post(base_url, idle_timeout_ms=300)
+        server.cancel()
+    assert time.monotonic() - started < 3
+    assert failure.value.status == 500 and str(failure.value) == "500 status code (no body)"

@@ -210,7 +210,7 @@ async def open_stream(
                 await hook
         if response.status_code < 400:
             return response
-        raw = await _read_bounded(response)
+        raw = await _read_bounded(response, options.idle_timeout_ms or options.timeout_ms)
         await response.aclose()
         retry_after = parse_retry_after(response.headers)
         message = error_message_from_body(response.status_code, raw)
@@ -293,14 +293,20 @@ def _duration(seconds: float) -> str:
     return exact
 
 
-async def _read_bounded(response: httpx.Response) -> str:
+async def _read_bounded(response: httpx.Response, limit_ms: int | None) -> str:
+    """The start of an error response's body: what arrived within ``limit_ms`` and before the
+    connection broke, so a server that sends an error status and then stalls cannot hang the call."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_ERROR_BODY * 4:
-            break
+    try:
+        async with asyncio.timeout(limit_ms / 1000 if limit_ms else None):
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > _MAX_ERROR_BODY * 4:
+                    break
+    except (TimeoutError, httpx.TransportError):
+        pass  # the status alone still makes a useful error
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
