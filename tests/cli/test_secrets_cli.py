@@ -131,6 +131,16 @@ def test_a_server_error_quoting_the_key_reaches_no_output_and_no_file(tau: TauCo
     assert "Incorrect API key provided" in page and SECRET not in page
 
 
+def test_a_server_error_quoting_the_key_is_redacted_in_rpc_output(tau: TauCommand) -> None:
+    configure(tau, apiKey="LOCAL_KEY")
+    tau.env["LOCAL_KEY"] = SECRET
+    echo = {"error": {"message": f"Incorrect API key provided: {SECRET}"}}
+    tau.server.add(Turn(fault=Fault("status", status=401, body=echo)))
+    result = tau.run(*MODEL, "--mode", "rpc", stdin=json.dumps({"type": "prompt", "message": "hi"}) + "\n")
+    assert "Incorrect API key provided: [redacted]" in result.stdout
+    assert SECRET not in result.stdout + result.stderr
+
+
 def test_a_key_given_with_api_key_is_redacted_from_errors(tau: TauCommand) -> None:
     echo = {"error": {"message": f"key {SECRET} has no access to this model"}}
     tau.server.add(Turn(fault=Fault("status", status=403, body=echo)))
