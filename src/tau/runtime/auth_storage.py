@@ -71,7 +71,7 @@ def resolve_config_value(value: str) -> str | None:
     return (os.environ.get(value) or "").strip() or value or None
 
 
-def describe_config_value(value: str, where: str) -> str:
+def _describe_config_value(value: str, where: str) -> str:
     """Where the secret of config value ``value`` (found at ``where``) comes from, for error messages."""
     value = value.strip()
     if value.startswith("!"):
@@ -299,7 +299,7 @@ class AuthStorage:
             kind = credential.get("type")
             stored = credential.get("key")
             if kind == "api_key" and isinstance(stored, str):
-                return resolve_config_value(stored), describe_config_value(stored, where)
+                return resolve_config_value(stored), _describe_config_value(stored, where)
             if kind == "oauth":
                 access = _oauth_access(credential)
                 if access is not None:
@@ -310,7 +310,7 @@ class AuthStorage:
             return env_key, f"${names[0]}" if names else "the environment"
         if fallback:
             where = f'models.json ("apiKey" of provider "{provider}")'
-            return resolve_config_value(fallback), describe_config_value(fallback, where)
+            return resolve_config_value(fallback), _describe_config_value(fallback, where)
         return None, ""
 
     # ---- file access -----------------------------------------------------------------------------
