@@ -213,3 +213,10 @@ def test_a_line_nested_too_deep_does_not_stop_an_export(tau: TauCommand) -> None
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"Exported to: {tau.work / 'page.html'}\n"
     assert "second reply" in (tau.work / "page.html").read_text()
+
+
+def test_exporting_a_folder_says_it_is_not_a_file(tau: TauCommand) -> None:
+    (tau.work / "folder.jsonl").mkdir()
+    result = tau.run("--export", "folder.jsonl")
+    assert result.returncode == 1
+    assert result.stderr == f"tau: Not a file: {tau.work / 'folder.jsonl'}\n"

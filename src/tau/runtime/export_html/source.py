@@ -57,7 +57,7 @@ def source_from_file(path: str) -> ExportSource:
     """The session in ``path``, old formats migrated in memory; the leaf is the last entry."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
-        raise ExportError(f"File not found: {path}")
+        raise ExportError(f"{'Not a file' if os.path.exists(path) else 'File not found'}: {path}")
     try:
         raw = read_session_file(path)
     except SessionFileError as exc:
