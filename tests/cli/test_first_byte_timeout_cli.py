@@ -57,3 +57,14 @@ def test_a_first_byte_timeout_is_retried_by_the_session(tau: TauCommand, silent_
     result = tau.run(*MODEL, "--mode", "json", "-p", "hi", timeout=30)
     events = [json.loads(line) for line in result.stdout.splitlines()[1:]]
     assert [e["type"] for e in events].count("auto_retry_start") == 1
+
+
+def test_a_http_idle_timeout_ms_tau_cannot_read_is_a_warning(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"httpIdleTimeoutMs": "soon"}))
+    result = tau.run("--list-models")
+    assert result.returncode == 0
+    settings = tau.agent_dir / "settings.json"
+    assert result.stderr == (
+        f'tau: warning: {settings}: "httpIdleTimeoutMs" should be milliseconds, 0 or more, or "disabled", '
+        'not "soon" (ignored)\n'
+    )

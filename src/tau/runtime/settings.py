@@ -33,7 +33,7 @@ from tau.runtime.paths import (
     settings_path,
     write_file_atomic,
 )
-from tau.runtime.settings_schema import settings_problems
+from tau.runtime.settings_schema import parse_timeout_ms, settings_problems
 
 __all__ = [
     "CompactionSettings",
@@ -338,7 +338,7 @@ class SettingsManager:
         provider = self._section("retry").get("provider")
         provider = provider if isinstance(provider, dict) else {}
         max_retry_delay_ms = _optional_int(provider.get("maxRetryDelayMs"))
-        http_idle_timeout_ms = _timeout_ms(self._merged.get("httpIdleTimeoutMs"))
+        http_idle_timeout_ms = parse_timeout_ms(self._merged.get("httpIdleTimeoutMs"))
         timeout_ms = _optional_int(provider.get("timeoutMs"))
         idle_timeout_ms = _optional_int(provider.get("idleTimeoutMs"))
         return RetrySettings(
@@ -599,21 +599,6 @@ def _is_number(value: Any) -> bool:
 
 def _optional_int(value: Any) -> int | None:
     return int(value) if _is_number(value) and value >= 0 else None
-
-
-def _timeout_ms(value: Any) -> int | None:
-    """A timeout setting as pi reads it: milliseconds (a number or numeric text), ``"disabled"`` = 0."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lower() == "disabled":
-            return 0
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-    if not _is_number(value) or not value >= 0 or value == float("inf"):
-        return None
-    return int(value)
 
 
 def _json_type(value: Any) -> str:

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 from tau.ai.thinking import THINKING_LEVELS
 
-__all__ = ["settings_problems"]
+__all__ = ["parse_timeout_ms", "settings_problems"]
 
 # What a key's value should be: a test and how to describe a value that passes it.
 Rule: TypeAlias = tuple[Callable[[Any], bool], str]
@@ -22,6 +22,22 @@ Rule: TypeAlias = tuple[Callable[[Any], bool], str]
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def parse_timeout_ms(value: Any) -> int | None:
+    """A timeout setting as pi reads it: milliseconds (a number or numeric text), ``"disabled"`` = 0;
+    ``None`` for anything else."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() == "disabled":
+            return 0
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if not _is_number(value) or not 0 <= value < float("inf"):
+        return None
+    return int(value)
 
 
 def _one_of(*choices: str) -> Rule:
@@ -32,6 +48,7 @@ def _one_of(*choices: str) -> Rule:
 _BOOL: Rule = (lambda value: isinstance(value, bool), "true or false")
 _COUNT: Rule = (lambda value: _is_number(value) and value >= 0, "a number, 0 or more")
 _STRING: Rule = (lambda value: isinstance(value, str), "a string")
+_TIMEOUT: Rule = (lambda value: parse_timeout_ms(value) is not None, 'milliseconds, 0 or more, or "disabled"')
 _STRINGS: Rule = (
     lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
     "a list of strings",
@@ -76,6 +93,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "editorPaddingX": _COUNT,
     "autocompleteMaxVisible": _COUNT,
     "showHardwareCursor": _BOOL,
+    "httpIdleTimeoutMs": _TIMEOUT,
 }
 
 _SECTIONS: dict[str, dict[str, Rule]] = {
