@@ -88,9 +88,9 @@ def test_no_extensions_skips_discovered_ones_but_keeps_explicit_ones(tau: TauCom
     )
     plan = write(tau.work / "plan.py", PLAN)
     tau.server.add(Turn(text="one"), Turn(text="two"))
-    assert tau.run(*MODEL, "-p", "hello").returncode == 0
+    assert tau.run(*MODEL, "-a", "-p", "hello").returncode == 0
     assert tau.server.last_request.body["messages"][-1]["content"][0]["text"] == "HELLO"
-    result = tau.run(*MODEL, "-ne", "-e", str(plan), "-p", "hello")
+    result = tau.run(*MODEL, "-a", "-ne", "-e", str(plan), "-p", "hello")
     assert result.returncode == 0, result.stderr
     assert tau.server.last_request.body["messages"][-1]["content"][0]["text"] == "hello"
     assert system_prompt(tau).endswith("\nPlan: slow")

@@ -246,7 +246,7 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
     prompts = tau.work / ".tau" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "review.md").write_text("---\ndescription: Review the code\n---\nReview $@")
-    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+    async with RpcClient(rpc_command("-a", "-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
         commands = (await rpc.call("get_commands"))["commands"]
     first, *rest = commands
     assert first == {

@@ -53,6 +53,8 @@ class Args:
     list_models_search: str | None = None
     verbose: bool = False
     offline: bool = False
+    project_trust: bool | None = None
+    """``-a`` / ``--approve`` (True) or ``-na`` / ``--no-approve`` (False): trust for this run only."""
     messages: list[str] = field(default_factory=list)
     file_args: list[str] = field(default_factory=list)
     unknown_flags: dict[str, str | bool] = field(default_factory=dict)
@@ -86,6 +88,8 @@ _BOOLEAN_FLAGS: dict[str, str] = {
     "--verbose": "verbose",
     "--offline": "offline",
 }
+
+_TRUST_FLAGS: dict[str, bool] = {"--approve": True, "-a": True, "--no-approve": False, "-na": False}
 
 _VALUE_FLAGS: dict[str, str] = {
     "--session": "session",
@@ -126,6 +130,8 @@ def parse_args(argv: list[str]) -> Args:
         following = argv[i + 1] if i + 1 < len(argv) else None
         if arg in _BOOLEAN_FLAGS:
             setattr(args, _BOOLEAN_FLAGS[arg], True)
+        elif arg in _TRUST_FLAGS:
+            args.project_trust = _TRUST_FLAGS[arg]
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS

@@ -44,6 +44,8 @@ Options:
   --export <session.jsonl> [out.html]
                                  Write a session as one self-contained HTML page and exit
   --theme dark|light             Colours of the terminal UI (default: the theme setting)
+  -a, --approve                  Trust this folder's .tau extensions and settings for this run
+  -na, --no-approve              Ignore this folder's .tau extensions and settings for this run
   --offline                      No network at start-up (also TAU_OFFLINE=1)
   --verbose                      Verbose start-up
   -v, --version                  Print the version and exit

@@ -16,6 +16,7 @@ from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.runtime import AgentSessionRuntime
     from tau.runtime.services import AgentSessionServices, ExtensionOptions, ResourceOptions
     from tau.runtime.tool_registry import NoTools
@@ -126,7 +127,16 @@ async def _run_session(
 ) -> int:
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
-    services = _create_services(args, session_manager.get_cwd(), agent_dir)
+    trust = _project_trust(args, agent_dir)
+    session_cwd = session_manager.get_cwd()
+    if mode == "interactive" and trust.needs_question(session_cwd):
+        from tau.modes.interactive.trust import ask_project_trust
+
+        trust.answer(session_cwd, await ask_project_trust(session_cwd))
+    trusted = trust.is_trusted(session_cwd)
+    for warning in trust.warnings:
+        print(f"tau: warning: {warning}", file=sys.stderr)
+    services = _create_services(args, session_cwd, agent_dir, project_trusted=trusted)
     for diagnostic in services.diagnostics:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
     if any(d.type == "error" for d in services.diagnostics):
@@ -146,10 +156,10 @@ async def _run_session(
     model, thinking = _resolve_model(args, services)
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
     if mode == "rpc":
-        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools)
+        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
     if mode == "interactive":
         return await _run_interactive(
-            args, services, session_manager, agent_dir, model, thinking, no_tools, cwd
+            args, services, session_manager, agent_dir, model, thinking, no_tools, cwd, trust
         )
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
     from tau.cli.initial_message import FileArgumentError, build_initial_message
@@ -302,12 +312,23 @@ def _text_or_file(flag: str, value: str) -> str:
     return text.removeprefix("\ufeff")
 
 
+def _project_trust(args: Args, agent_dir: str) -> ProjectTrust:
+    """The trust decisions of this run: ``-a`` / ``-na``, trust.json, ``defaultProjectTrust``."""
+    from tau.runtime.project_trust import ProjectTrust
+    from tau.runtime.settings import SettingsManager
+
+    default = SettingsManager.create(os.getcwd(), agent_dir, project=False).default_project_trust
+    return ProjectTrust(agent_dir, override=args.project_trust, default=default)
+
+
 def _help_text(args: Args) -> str:
-    """The help, with the flags of the extensions that would load here."""
+    """The help, with the flags of the extensions that would load here (never asking about trust)."""
     from tau.cli.help import help_text
     from tau.runtime.paths import agent_dir
 
-    services = _create_services(args, os.getcwd(), str(agent_dir()), flag_values={})
+    cwd, base = os.getcwd(), str(agent_dir())
+    trusted = _project_trust(args, base).is_trusted(cwd)
+    services = _create_services(args, cwd, base, flag_values={}, project_trusted=trusted)
     runner = services.extension_runner
     if runner is None:
         return help_text()
@@ -324,12 +345,13 @@ async def _run_rpc(
     model: Model | None,
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
+    trust: ProjectTrust,
 ) -> int:
     """RPC mode: commands on stdin, responses and events on stdout, sessions replaceable."""
     from tau.modes.print_mode import take_over_stdout
     from tau.modes.rpc_mode import run_rpc_mode
 
-    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
+    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
     return await run_rpc_mode(runtime, out=take_over_stdout())
@@ -344,21 +366,25 @@ async def _run_interactive(
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
     cwd: str,
+    trust: ProjectTrust,
 ) -> int:
     """The terminal UI; the first message and ``@file`` arguments are sent once it is up."""
     from tau.cli.initial_message import FileArgumentError, build_initial_message
     from tau.modes.interactive.app import run_interactive_mode
+    from tau.modes.interactive.trust import untrusted_notice
 
     try:
         initial = build_initial_message(args.messages, args.file_args, None, cwd)
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
-    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools)
+    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
     notices: list[str] = []
     if runtime.session.model is None:  # one notice: the fallback message would say the same
         notices.append(_no_model_message(services))
     elif runtime.model_fallback_message:
         notices.append(runtime.model_fallback_message)
+    if (untrusted := untrusted_notice(services.cwd, services.project_trusted)) is not None:
+        notices.append(untrusted)
     theme = None
     for name in args.themes:  # the built-in themes by name; pi's theme files are not read yet
         if name in ("dark", "light"):
@@ -384,8 +410,11 @@ def _create_runtime(
     model: Model | None,
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
+    trust: ProjectTrust,
 ) -> AgentSessionRuntime:
-    """A runtime whose replacement sessions (new, resume, fork) get the same command-line options."""
+    """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
+    and this run's trust decisions (a folder first met later is not asked about: not trusted
+    unless saved, ``-a`` or ``defaultProjectTrust: "always"`` say otherwise)."""
     from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
     factory = session_runtime_factory(
@@ -396,6 +425,7 @@ def _create_runtime(
         thinking_level=thinking,
         tools=args.tools,
         no_tools=no_tools,
+        project_trusted=trust.is_trusted,
     )
     return create_agent_session_runtime(
         factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
@@ -403,7 +433,12 @@ def _create_runtime(
 
 
 def _create_services(
-    args: Args, cwd: str, agent_dir: str, *, flag_values: dict[str, str | bool] | None = None
+    args: Args,
+    cwd: str,
+    agent_dir: str,
+    *,
+    flag_values: dict[str, str | bool] | None = None,
+    project_trusted: bool,
 ) -> AgentSessionServices:
     from pathlib import Path
 
@@ -414,6 +449,7 @@ def _create_services(
         agent_dir=Path(agent_dir),
         resource_options=_resource_options(args),
         extension_options=_extension_options(args, flag_values),
+        project_trusted=project_trusted,
     )
 
 

@@ -78,6 +78,7 @@ def load_prompt_templates(
     include_defaults: bool = True,
     project_entries: SettingsEntries | None = None,
     user_entries: SettingsEntries | None = None,
+    include_project: bool = True,
 ) -> LoadPromptTemplatesResult:
     """Templates from explicit paths, then the project's (its settings' ``prompts`` paths, then
     ``<cwd>/.tau/prompts``), then the user's (its settings' paths, then ``<agent_dir>/prompts``).
@@ -85,6 +86,7 @@ def load_prompt_templates(
     Folders are read without recursion, ``*.md`` only, in name order. Each scope's settings entries
     also switch off (and on) what is found in that scope. A file reached twice loads once; the first
     template of a name wins, and a later one gives a ``collision`` diagnostic.
+    ``include_project=False`` (a folder not trusted) leaves the project scope out.
     """
     result = LoadPromptTemplatesResult()
     found: list[tuple[str, TemplateSource]] = []
@@ -98,6 +100,8 @@ def load_prompt_templates(
             ("user", user_entries or SettingsEntries(os.path.abspath(agent_dir)), os.path.abspath(agent_dir)),
         ]
         for source, entries, base in scopes:
+            if source == "project" and not include_project:
+                continue
             for path in entries.paths:
                 found += [(p, source) for p in _template_files(path, result.diagnostics) if entries.enables(p)]
             discovered = _markdown_files(os.path.join(base, "prompts"))

@@ -42,7 +42,9 @@ class ResourceLoader:
     (relative to ``cwd``) means its text, anything else is the text itself. Without them,
     ``.tau/SYSTEM.md`` / ``.tau/APPEND_SYSTEM.md`` in ``cwd`` win over the agent dir's. The ``no_*``
     switches turn discovery off but keep explicit paths. ``settings_entries`` gives the settings'
-    ``skills`` and ``prompts`` arrays, asked again on every ``reload()``.
+    ``skills`` and ``prompts`` arrays, asked again on every ``reload()``. ``include_project=False``
+    (a folder not trusted) reads nothing of ``<cwd>/.tau`` or ``.agents/skills``; context files
+    (AGENTS.md) still load: they are text for the model, not configuration.
     """
 
     def __init__(
@@ -59,7 +61,9 @@ class ResourceLoader:
         no_skills: bool = False,
         no_prompt_templates: bool = False,
         settings_entries: EntriesSource | None = None,
+        include_project: bool = True,
     ) -> None:
+        self.include_project = include_project
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = os.path.abspath(agent_dir) if agent_dir is not None else default_agent_dir()
         self._home = home
@@ -97,6 +101,7 @@ class ResourceLoader:
             home=self._home,
             project_entries=self.settings_entries("skills", "project"),
             user_entries=self.settings_entries("skills", "user"),
+            include_project=self.include_project,
         )
         templates = load_prompt_templates(
             cwd=self.cwd,
@@ -105,6 +110,7 @@ class ResourceLoader:
             include_defaults=not self._no_prompt_templates,
             project_entries=self.settings_entries("prompts", "project"),
             user_entries=self.settings_entries("prompts", "user"),
+            include_project=self.include_project,
         )
         diagnostics += skills.diagnostics + templates.diagnostics
 
@@ -156,7 +162,8 @@ class ResourceLoader:
 
     def _prompt_file(self, name: str, diagnostics: list[ResourceDiagnostic]) -> str | None:
         """The project's copy of ``name`` if it exists, else the agent dir's, else None."""
-        for folder in (os.path.join(self.cwd, PROJECT_DIR_NAME), self.agent_dir):
+        folders = [os.path.join(self.cwd, PROJECT_DIR_NAME)] if self.include_project else []
+        for folder in (*folders, self.agent_dir):
             path = os.path.join(folder, name)
             if os.path.isfile(path):
                 return _read_prompt_text(path, diagnostics)

@@ -168,6 +168,7 @@ def load_skills(
     home: str | None = None,
     project_entries: SettingsEntries | None = None,
     user_entries: SettingsEntries | None = None,
+    include_project: bool = True,
 ) -> LoadSkillsResult:
     """Skills from every location, first-loaded winning a name.
 
@@ -176,7 +177,8 @@ def load_skills(
     from cwd up to the git root), then the user's (its settings' paths, ``<agent_dir>/skills``,
     ``~/.agents/skills``). Each scope's settings entries also switch off (and on) what is found in
     that scope. A same-named later skill gives a ``collision`` diagnostic; the same file reached
-    twice (via a symlink) is skipped silently.
+    twice (via a symlink) is skipped silently. ``include_project=False`` (a folder not trusted)
+    leaves the project scope out.
     """
     merged = _SkillMerger()
     for raw in skill_paths:
@@ -188,6 +190,8 @@ def load_skills(
             ("user", user_entries or SettingsEntries(os.path.abspath(agent_dir))),
         ]
         for source, entries in scopes:
+            if source == "project" and not include_project:
+                continue
             for path in entries.paths:
                 _load_path(merged, path, source, entries.enables)
             for folder, folder_source, root_files in dirs:

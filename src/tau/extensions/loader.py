@@ -103,6 +103,7 @@ def discover_extensions(
     user_settings_paths: Sequence[str] = (),
     include_defaults: bool = True,
     include_entry_points: bool = True,
+    include_project: bool = True,
 ) -> ExtensionDiscovery:
     """Every extension to load, in precedence order, without importing any.
 
@@ -110,7 +111,8 @@ def discover_extensions(
     entries to the agent dir (``~`` is expanded; globs are allowed in settings entries, and
     ``!glob`` / ``+path`` / ``-path`` entries switch off and on what that scope lists or
     discovers, see ``tau.context.settings_entries``). ``include_defaults=False``
-    (``--no-extensions``) keeps only the CLI paths.
+    (``--no-extensions``) keeps only the CLI paths; ``include_project=False`` (a folder not
+    trusted) leaves out ``<cwd>/.tau/extensions`` and the project settings entries.
     """
     cwd = os.path.abspath(cwd)
     agent = os.path.abspath(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -130,7 +132,8 @@ def discover_extensions(
         add(_explicit(os.path.normpath(os.path.join(cwd, os.path.expanduser(entry))), found.diagnostics))
     if include_defaults:
         project = os.path.join(cwd, PROJECT_DIR_NAME)
-        for raw, base in ((project_settings_paths, project), (user_settings_paths, agent)):
+        scopes = [(project_settings_paths, project)] if include_project else []
+        for raw, base in (*scopes, (user_settings_paths, agent)):
             entries = SettingsEntries.parse(raw, base)
             for path in entries.paths:
                 add(_explicit(path, found.diagnostics), entries)

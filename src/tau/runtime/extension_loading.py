@@ -6,7 +6,7 @@ system alone: ``-e`` paths, ``extensions`` entries in the settings, a ``.py`` fi
 ``<cwd>/.tau/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
 declaring the ``tau.extensions`` entry-point group. It may say yes when the loader then finds
 nothing usable (a folder that is not a package, say); it never says no when the loader would
-find something.
+find something. A folder not trusted (``include_project=False``) contributes nothing.
 """
 
 from __future__ import annotations
@@ -88,7 +88,12 @@ def _has_installed_extensions() -> bool:
 
 
 def might_have_extensions(
-    cwd: str, agent_dir: str, settings: SettingsManager, options: ExtensionOptions
+    cwd: str,
+    agent_dir: str,
+    settings: SettingsManager,
+    options: ExtensionOptions,
+    *,
+    include_project: bool = True,
 ) -> bool:
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths:
@@ -97,9 +102,9 @@ def might_have_extensions(
         return False
     project, user = _settings_entries(settings)
     return bool(
-        project
+        (include_project and project)
         or user
-        or _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR))
+        or (include_project and _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR)))
         or _has_candidates(os.path.join(agent_dir, EXTENSIONS_DIR))
         or _has_installed_extensions()
     )
@@ -112,10 +117,12 @@ def load_extension_runner(
     options: ExtensionOptions,
     *,
     flag_values: Mapping[str, Any] | None = None,
+    include_project: bool = True,
 ) -> tuple[ExtensionRunner | None, list[ExtensionDiagnostic]]:
     """A runner with the extensions of ``cwd`` (``None`` when there are none) and the problems
-    found while loading them. ``flag_values`` carries a previous runner's values over a reload."""
-    if not might_have_extensions(cwd, agent_dir, settings, options):
+    found while loading them. ``flag_values`` carries a previous runner's values over a reload;
+    ``include_project=False`` leaves the project's own extensions out (a folder not trusted)."""
+    if not might_have_extensions(cwd, agent_dir, settings, options, include_project=include_project):
         return None, []
     from tau.extensions.loader import discover_extensions, load_extensions_sync
 
@@ -128,6 +135,7 @@ def load_extension_runner(
         user_settings_paths=user,
         include_defaults=not options.no_extensions,
         include_entry_points=not options.no_extensions and _has_installed_extensions(),
+        include_project=include_project,
     )
     if not discovery.sources:
         return None, list(discovery.diagnostics)

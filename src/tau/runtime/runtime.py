@@ -104,9 +104,11 @@ def session_runtime_factory(
     tools: list[str] | None = None,
     no_tools: NoTools | None = None,
     custom_tools: Sequence[AgentTool] | None = None,
+    project_trusted: Callable[[str], bool] | None = None,
 ) -> RuntimeFactory:
     """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
-    survive a switch) and a session with the given options."""
+    survive a switch) and a session with the given options. ``project_trusted(cwd)`` decides whether
+    a folder's own configuration and extensions load (default: they do)."""
 
     def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
         services = create_agent_session_services(
@@ -115,6 +117,7 @@ def session_runtime_factory(
             auth_storage=auth_storage,
             resource_options=resource_options,
             extension_options=extension_options,
+            project_trusted=project_trusted(cwd) if project_trusted is not None else True,
         )
         result = create_agent_session(
             services=services,

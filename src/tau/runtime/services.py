@@ -2,7 +2,9 @@
 
 A session is bound to its cwd: the cwd decides project settings, context files, skills, prompt
 templates, SYSTEM.md and extensions. Switching to a session of another folder therefore rebuilds these
-services rather than only swapping messages. Building them never prints and never exits: problems
+services rather than only swapping messages. A folder not trusted (``project_trusted=False``, see
+``tau.runtime.project_trust``) keeps its ``.tau`` settings, skills, templates, system prompt files
+and extensions out; its AGENTS.md still loads. Building them never prints and never exits: problems
 are collected in ``diagnostics`` for the caller to show. An extension that fails to load is a
 warning (tau goes on without it); a command-line flag no extension registers is an error.
 """
@@ -71,6 +73,8 @@ class AgentSessionServices:
     extension_options: ExtensionOptions = field(default_factory=ExtensionOptions)
     extension_runner: ExtensionRunner | None = None
     """The loaded extensions (``None`` when there are none); replaced by ``AgentSession.reload()``."""
+    project_trusted: bool = True
+    """Whether the cwd's own configuration and extensions were allowed to load."""
 
 
 def create_agent_session_services(
@@ -82,15 +86,17 @@ def create_agent_session_services(
     model_registry: ModelRegistry | None = None,
     resource_options: ResourceOptions | None = None,
     extension_options: ExtensionOptions | None = None,
+    project_trusted: bool = True,
 ) -> AgentSessionServices:
     """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
     (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder. Extensions
-    are loaded, their providers added to the model registry and the CLI flag values applied."""
+    are loaded, their providers added to the model registry and the CLI flag values applied.
+    ``project_trusted=False`` leaves the project's own configuration and code unread."""
     cwd = os.path.abspath(cwd)
     base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
     options = resource_options or ResourceOptions()
     auth = auth_storage or (model_registry.auth_storage if model_registry else AuthStorage.create(base))
-    settings = settings_manager or SettingsManager.create(cwd, base)
+    settings = settings_manager or SettingsManager.create(cwd, base, project=project_trusted)
     registry = model_registry or ModelRegistry(auth, models_path(base))
     resources = ResourceLoader(
         cwd,
@@ -103,6 +109,7 @@ def create_agent_session_services(
         no_skills=options.no_skills,
         no_prompt_templates=options.no_prompt_templates,
         settings_entries=settings_entries_source(settings),
+        include_project=project_trusted,
     )
     # A broken settings.json or models.json is a warning, as in pi: tau goes on with the defaults
     # (and the built-in models); a broken settings file is never written over.
@@ -116,7 +123,9 @@ def create_agent_session_services(
         level: DiagnosticType = "error" if found.type == "error" else "warning"
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
     extensions = extension_options or ExtensionOptions()
-    runner, problems = load_extension_runner(cwd, str(base), settings, extensions)
+    runner, problems = load_extension_runner(
+        cwd, str(base), settings, extensions, include_project=project_trusted
+    )
     if runner is not None:
         problems += runner.register_providers(registry)
         flag_errors = [str(p) for p in runner.apply_flag_values(extensions.flag_values)]
@@ -135,4 +144,5 @@ def create_agent_session_services(
         resource_options=options,
         extension_options=extensions,
         extension_runner=runner,
+        project_trusted=project_trusted,
     )

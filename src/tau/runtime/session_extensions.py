@@ -161,6 +161,7 @@ class SessionExtensions:
             services.settings_manager,
             services.extension_options,
             flag_values=flag_values,
+            include_project=services.project_trusted,
         )
         if runner is not None:
             problems += runner.register_providers(services.model_registry)

@@ -156,11 +156,17 @@ class SettingsManager:
 
     @classmethod
     def create(
-        cls, cwd: str | os.PathLike[str] | None = None, agent_dir_path: str | os.PathLike[str] | None = None
+        cls,
+        cwd: str | os.PathLike[str] | None = None,
+        agent_dir_path: str | os.PathLike[str] | None = None,
+        *,
+        project: bool = True,
     ) -> SettingsManager:
-        """The settings of ``cwd`` (default: the process cwd) and the agent dir (default: ``agent_dir()``)."""
+        """The settings of ``cwd`` (default: the process cwd) and the agent dir (default: ``agent_dir()``).
+        ``project=False`` (a folder not trusted) leaves the project file unread, its scope empty."""
         base = Path(agent_dir_path) if agent_dir_path is not None else agent_dir()
-        return cls(settings_path(base), project_settings_path(cwd if cwd is not None else Path.cwd()))
+        folder = cwd if cwd is not None else Path.cwd()
+        return cls(settings_path(base), project_settings_path(folder) if project else None)
 
     @classmethod
     def in_memory(cls, settings: Mapping[str, Any] | None = None) -> SettingsManager:
@@ -418,6 +424,13 @@ class SettingsManager:
     @property
     def themes(self) -> list[str]:
         return self._str_list("themes")
+
+    @property
+    def default_project_trust(self) -> Literal["ask", "always", "never"]:
+        """What a folder nothing has decided about gets; read from the global file only, so a project
+        cannot trust itself."""
+        value = self._layers["global"].get("defaultProjectTrust")
+        return value if value in ("always", "never") else "ask"
 
     @property
     def enable_skill_commands(self) -> bool:

@@ -539,6 +539,12 @@ async def _logout(mode: InteractiveMode, argument: str) -> None:
         mode.chat.add_notice(f"Removed the credential of {chosen.value}")
 
 
+async def _trust(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.trust import trust_command
+
+    await trust_command(mode, argument)
+
+
 async def _quit(mode: InteractiveMode, argument: str) -> None:
     mode.quit()
 
@@ -578,5 +584,6 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "logout": CommandSpec("Remove a stored credential", _logout),
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),
+    "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
     "quit": CommandSpec("Quit tau", _quit),
 }

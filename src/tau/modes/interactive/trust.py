@@ -1,0 +1,114 @@
+"""Project trust in the terminal: the start-up question and ``/trust``.
+
+The question comes before any of the folder's code can load, so before the terminal UI exists: it
+is a one-dialog application of its own, erased once answered. ``/trust`` saves a decision for the
+next start; the running session keeps what it loaded (its extensions already ran, or never did).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.layout import Layout
+from prompt_toolkit.styles import Style
+
+from tau.modes.interactive.dialogs import ListDialog, ListItem
+from tau.runtime.config_errors import ConfigError
+from tau.runtime.project_trust import (
+    SavedDecision,
+    TrustOption,
+    TrustStore,
+    canonical_folder,
+    has_trust_requiring_resources,
+    trust_options,
+    trust_question,
+)
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["ask_project_trust", "trust_command", "untrusted_notice"]
+
+_STYLE = {
+    "dialog.title": "bold",
+    "dialog.hint": "#808080",
+    "dialog.selected": "reverse",
+    "dialog.border": "#5f87af",
+}
+
+
+async def ask_project_trust(cwd: str) -> TrustOption | None:
+    """Ask whether to trust ``cwd``; the chosen answer, or ``None`` when dismissed (Esc, Ctrl+C)."""
+    title, message = trust_question(cwd)
+    items = [ListItem(option.label, option) for option in trust_options(cwd)]
+    dialog: ListDialog[TrustOption] = ListDialog(
+        title, items, message=message, filterable=False, hint="↑↓ move · enter choose · esc: do not trust"
+    )
+    app: Application[None] = Application(
+        layout=Layout(dialog.container, focused_element=dialog.focus),
+        style=Style.from_dict(_STYLE),
+        full_screen=False,
+        mouse_support=False,
+        erase_when_done=True,
+    )
+    dialog.future.add_done_callback(lambda _: app.exit())
+    await app.run_async()
+    chosen = dialog.future.result() if dialog.future.done() else None
+    return chosen.value if isinstance(chosen, ListItem) else None
+
+
+def untrusted_notice(cwd: str, trusted: bool) -> str | None:
+    """The warning for a folder whose protected files were left out, ``None`` when nothing was."""
+    if trusted or not has_trust_requiring_resources(cwd):
+        return None
+    return (
+        "This folder is not trusted: its .tau extensions, settings, skills, prompt templates and system "
+        "prompt files were not loaded. Use /trust to save a decision, then restart tau."
+    )
+
+
+def _describe(saved: SavedDecision | None, folder: str) -> str:
+    if saved is None:
+        return "none"
+    label = "trusted" if saved.trusted else "not trusted"
+    return f"{label} ({saved.path})" if saved.path == folder else f"{label} (inherited from {saved.path})"
+
+
+async def trust_command(mode: InteractiveMode, argument: str) -> None:
+    services = mode.session.services
+    store = TrustStore(services.agent_dir)
+    folder = canonical_folder(services.cwd)
+    try:
+        saved = store.entry(folder)
+    except ConfigError as error:
+        mode.chat.add_notice(f"{error.message}; fix or remove it to save a decision", "error")
+        return
+    options = trust_options(folder, session_only=False)
+    current = next(
+        (
+            i
+            for i, o in enumerate(options)
+            if saved and o.trusted == saved.trusted and o.saved_path == saved.path
+        ),
+        0,
+    )
+    session = "trusted" if services.project_trusted else "not trusted"
+    dialog: ListDialog[TrustOption] = ListDialog(
+        "Project trust",
+        [ListItem(o.label, o, "(saved)" if i == current and saved else "") for i, o in enumerate(options)],
+        message=f"{folder}\nSaved decision: {_describe(saved, folder)}\nThis session: {session}",
+        filterable=False,
+        selected=current,
+        hint="↑↓ move · enter save · esc cancel",
+    )
+    chosen = await mode.show_dialog(dialog)
+    if not isinstance(chosen, ListItem):
+        return
+    try:
+        store.update(chosen.value.updates)
+    except (ConfigError, OSError) as error:
+        mode.chat.add_notice(error.message if isinstance(error, ConfigError) else str(error), "error")
+        return
+    word = "trusted" if chosen.value.trusted else "not trusted"
+    mode.chat.add_notice(f"Saved trust decision: {word}. Restart tau for it to take effect.")
