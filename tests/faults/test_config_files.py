@@ -269,7 +269,7 @@ def test_a_broken_project_settings_file_is_reported_and_kept(campaign: Campaign)
     project.write_bytes(b'{"retry": [1, 2')
     campaign.server.add(Turn(text="ok"))
     with unchanged(project):
-        outcome = campaign.run_check(*MODEL, "-p", "hi")
+        outcome = campaign.run_check(*MODEL, "-a", "-p", "hi")  # project settings load only when trusted
     assert "settings.json" in outcome.stderr
 
 
