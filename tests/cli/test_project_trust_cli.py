@@ -195,7 +195,9 @@ def test_agents_md_reaches_the_model_when_the_folder_is_not_trusted(tau: TauComm
 def test_untrusted_project_settings_skills_and_prompts_are_not_loaded(tau: TauCommand) -> None:
     config = tau.work / ".tau"
     (config / "skills" / "deploy").mkdir(parents=True)
-    (config / "skills" / "deploy" / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship it\n---\nSteps")
+    (config / "skills" / "deploy" / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Ship it\n---\nSteps"
+    )
     (config / "prompts").mkdir()
     (config / "prompts" / "review.md").write_text("Review the project carefully")
     (config / "settings.json").write_text(json.dumps({"defaultModel": "missing-model"}))
@@ -205,7 +207,9 @@ def test_untrusted_project_settings_skills_and_prompts_are_not_loaded(tau: TauCo
     assert tau.server.last_request.body["messages"][-1]["content"][0]["text"] == "/review"
     assert "deploy" not in system_prompt(tau)
     assert tau.run(*MODEL, "-a", "-p", "/review").returncode == 0
-    assert tau.server.last_request.body["messages"][-1]["content"][0]["text"] == "Review the project carefully"
+    assert (
+        tau.server.last_request.body["messages"][-1]["content"][0]["text"] == "Review the project carefully"
+    )
     assert "deploy" in system_prompt(tau)
 
 
