@@ -80,6 +80,8 @@ class LocalFindOperations:
         full_path = "/" in pattern
         matcher = compile_glob(_full_path_pattern(pattern) if full_path else pattern)
         root = cwd.rstrip("/") or "/"
+        if not os.path.isdir(root):
+            raise ToolError(f"Not a directory: {root}; find searches folders (use ls or read for a file)")
         prefix = "/" if root == "/" else root + "/"
 
         def matches(relative: str) -> bool:

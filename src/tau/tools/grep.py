@@ -20,7 +20,7 @@ from tau.ai.types import JsonObject
 from tau.tools.edit_match import to_lf
 from tau.tools.errors import ToolError, raise_if_aborted
 from tau.tools.listing_output import ListingOutput
-from tau.tools.operations import GrepOperations, LocalGrepOperations
+from tau.tools.operations import GrepOperations, LocalGrepOperations, NotRegularFileError
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.ripgrep import require_rg, run_rg
 from tau.tools.truncate import (
@@ -98,6 +98,8 @@ def create_grep_tool(
         limit = max(1, int(args.get("limit") or DEFAULT_GREP_LIMIT))
         try:
             is_dir = await ops.is_directory(root)
+        except NotRegularFileError as error:
+            raise ToolError(f"Cannot search {root}: {error}") from error
         except OSError as error:
             raise ToolError(f"Path not found: {root}") from error
 

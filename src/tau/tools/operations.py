@@ -9,6 +9,7 @@ large file reads and writes to a worker thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -104,15 +105,66 @@ class LsOperations(Protocol):
     async def readdir(self, path: str) -> list[str]: ...
 
 
+class NotRegularFileError(OSError):
+    """The path is a FIFO, a device or a socket: reading or writing it could block or never end."""
+
+    def __init__(self, path: str, mode: int) -> None:
+        super().__init__(0, f"it is {_describe_kind(mode)}, not a regular file", path)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _describe_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def check_regular(path: str, mode: int) -> None:
+    """Raise :class:`NotRegularFileError` unless ``mode`` (of ``path``) is a regular file's or a folder's."""
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise NotRegularFileError(path, mode)
+
+
+def open_regular(path: str, flags: int) -> int:
+    """``os.open`` that refuses anything but a regular file (or a folder, which fails as usual).
+
+    ``O_NONBLOCK`` keeps the open itself from waiting for the other end of a FIFO; the kind is then
+    checked on the opened file, so a path swapped in between cannot slip through.
+    """
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", path)
+        check_regular(path, mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as file:
+    with open(open_regular(path, os.O_RDONLY), "rb") as file:
         return file.read()
 
 
 def _write_text(path: str, text: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        # Checked before opening: opening a FIFO for writing would truncate nothing but could block.
+        check_regular(path, os.stat(path).st_mode)
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     # newline="" writes the text exactly as given; surrogatepass keeps a stray surrogate from a
     # model's JSON from failing the whole write.
-    with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as file:
+    with open(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as file:
         file.write(text)
 
 
@@ -120,6 +172,7 @@ def _check_access(path: str, mode: int) -> None:
     st = os.stat(path)
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "Is a directory", path)
+    check_regular(path, st.st_mode)
     if not os.access(path, mode):
         raise PermissionError(13, "Permission denied", path)
 
@@ -163,7 +216,9 @@ class LocalGrepOperations:
     """Local files for grep's context lines (decoded leniently: a match may sit in a non-UTF-8 file)."""
 
     async def is_directory(self, path: str) -> bool:
-        return stat.S_ISDIR(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
+        check_regular(path, mode)  # ripgrep would wait forever on a FIFO named on its command line
+        return stat.S_ISDIR(mode)
 
     async def read_file(self, path: str) -> str:
         data = await asyncio.to_thread(_read_bytes, path)
