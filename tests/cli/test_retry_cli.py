@@ -120,8 +120,8 @@ def test_a_retry_after_of_days_is_a_clear_error_at_once(tau: TauCommand) -> None
     assert result.stdout == ""
     assert "429" in result.stderr and "259200 s (3 days)" in result.stderr
     assert "Traceback" not in result.stderr
-    # Never re-sent by the provider level; the session level tries its three times and gives up.
-    assert len(tau.server.requests) == 4
+    # Re-sent by neither level: the session level honours the same cap as the provider level.
+    assert len(tau.server.requests) == 1
 
 
 def test_the_two_levels_add_up_instead_of_multiplying(tau: TauCommand) -> None:

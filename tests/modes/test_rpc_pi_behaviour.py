@@ -207,3 +207,47 @@ async def test_a_failed_compaction_ends_with_a_null_result(tau: TauCommand, clie
     assert response["success"] is False
     [end] = [line for line in client.lines if line["type"] == "compaction_end"]
     assert end["result"] is None and end["aborted"] is False and end["errorMessage"]
+
+
+# -- item 9: session-level retries of 529 and Retry-After ----------------------------------------
+
+
+def retry_settings(tau: TauCommand, **retry: Any) -> None:
+    settings = {"retry": {"baseDelayMs": 10, "provider": {"maxRetries": 0}, **retry}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+
+
+async def test_a_529_is_retried_by_the_session_whatever_its_message(tau: TauCommand) -> None:
+    retry_settings(tau)
+    body = {"type": "error", "error": {"type": "capacity_error", "message": "Our servers are busy"}}
+    tau.server.add(Turn(fault=Fault("status", status=529, body=body)), Turn(text="through"))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        events = await rpc.prompt("hello")
+        while not any(e["type"] == "auto_retry_end" for e in events):
+            events += await rpc.wait_for("agent_end")
+    [start] = [e for e in events if e["type"] == "auto_retry_start"]
+    assert start["errorMessage"] == "529 Our servers are busy"
+    assert [e["success"] for e in events if e["type"] == "auto_retry_end"] == [True]
+
+
+async def test_a_session_retry_waits_as_long_as_retry_after_asks(tau: TauCommand) -> None:
+    retry_settings(tau)
+    tau.server.add(Turn(fault=Fault("status", status=503, headers={"Retry-After": "1"})), Turn(text="through"))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="hello")
+        [start] = [e for e in await rpc.wait_for("auto_retry_start") if e["type"] == "auto_retry_start"]
+        await rpc.wait_for("auto_retry_end")
+    assert start["delayMs"] == 1000
+
+
+async def test_a_session_retry_does_not_wait_past_the_cap_and_keeps_the_servers_error(tau: TauCommand) -> None:
+    retry_settings(tau, provider={"maxRetries": 0, "maxRetryDelayMs": 5000})
+    body = {"error": {"message": "quota resets tomorrow"}}
+    tau.server.add(Turn(fault=Fault("status", status=429, body=body, headers={"Retry-After": "86400"})))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        events = await rpc.prompt("hello")
+    assert not [e for e in events if e["type"].startswith("auto_retry")]
+    [end] = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    error = end["message"]["errorMessage"]
+    assert error.startswith("429 quota resets tomorrow") and "86400 s" in error
+    assert len(tau.server.requests) == 1

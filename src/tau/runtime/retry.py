@@ -7,8 +7,10 @@ changes. ``retry.provider.maxRetries`` defaults to 2 here.
 
 Session level (``AutoRetry``, spec 30 §1.4): a run that ended on a transient error (a stream cut
 mid-reply, an idle timeout, a status the provider level gave up on) is rolled back: the failed
-reply leaves the agent's context (it stays in the session file), the session waits
-``baseDelayMs · 2^(n-1)`` and continues the agent, which rebuilds the request from its context.
+reply leaves the agent's context (it stays in the session file), the session waits the server's
+``Retry-After`` if it gave one, else ``baseDelayMs · 2^(n-1)``, never more than
+``retry.provider.maxRetryDelayMs`` (a server asking for longer gets the error, as at the provider
+level), and continues the agent, which rebuilds the request from its context.
 
 The two levels add up rather than multiply: while a session-level retry chain is under way the
 provider level is switched off, so a server that stays down sees at most
@@ -39,6 +41,7 @@ __all__ = [
     "AutoRetry",
     "apply_provider_retry_settings",
     "is_retryable_error",
+    "retry_after_ms",
 ]
 
 DEFAULT_PROVIDER_MAX_RETRIES = 2
@@ -71,7 +74,7 @@ _TRANSIENT_PHRASES = (
     "terminated",
     "retry delay",
 )
-_TRANSIENT_STATUSES = ("429", "500", "502", "503", "504")
+_TRANSIENT_STATUSES = ("429", "500", "502", "503", "504", "529")
 _TRANSIENT = re.compile(
     "|".join(
         [r"[\s_-]*".join(map(re.escape, phrase.split())) for phrase in _TRANSIENT_PHRASES]
@@ -82,6 +85,8 @@ _TRANSIENT = re.compile(
 )
 # Bad requests and refused credentials fail the same way every time, whatever else the text says.
 _NEVER_RETRIED = re.compile(r"^\s*(?:HTTP\s*)?(?:400|401|403)(?!\d)", re.IGNORECASE)
+# The server's Retry-After, as ``tau.ai.http`` words it in the error ("retry after 3 s").
+_RETRY_AFTER = re.compile(r"retry after (\d+(?:\.\d+)?(?:e[+-]?\d+)?) s\b", re.IGNORECASE)
 
 
 def is_retryable_error(message: AssistantMessage, context_window: int | None = None) -> bool:
@@ -96,6 +101,12 @@ def is_retryable_error(message: AssistantMessage, context_window: int | None = N
     if is_context_overflow(message, context_window) or _NEVER_RETRIED.search(error):
         return False
     return _TRANSIENT.search(error) is not None
+
+
+def retry_after_ms(error_message: str) -> int | None:
+    """The wait the server asked for (``Retry-After``) in milliseconds, if the error names one."""
+    found = _RETRY_AFTER.search(error_message)
+    return None if found is None else round(float(found.group(1)) * 1000)
 
 
 def apply_provider_retry_settings(
@@ -186,13 +197,18 @@ class AutoRetry:
                 final_error = message.error_message or "Request was aborted"
                 await self._pipeline.notify_now(self._close_chain(final_error))
             return False
-        if self._attempt >= settings.max_retries:
-            await self._pipeline.notify_now(self._close_chain(message.error_message or ""))
+        cap_ms = settings.provider_max_retry_delay_ms
+        asked_ms = retry_after_ms(message.error_message or "")
+        too_long = asked_ms is not None and cap_ms > 0 and asked_ms > cap_ms
+        if self._attempt >= settings.max_retries or too_long:
+            # A server asking for a longer wait than the cap gets the error, as at the provider level.
+            if self._attempt > 0:
+                await self._pipeline.notify_now(self._close_chain(message.error_message or ""))
             return False
         self._attempt += 1
-        delay_ms = settings.base_delay_ms * 2 ** (self._attempt - 1)
-        if settings.provider_max_retry_delay_ms > 0:
-            delay_ms = min(delay_ms, settings.provider_max_retry_delay_ms)
+        delay_ms = asked_ms if asked_ms is not None else settings.base_delay_ms * 2 ** (self._attempt - 1)
+        if cap_ms > 0:
+            delay_ms = min(delay_ms, cap_ms)
         await self._pipeline.notify_now(
             AutoRetryStart(
                 attempt=self._attempt,
