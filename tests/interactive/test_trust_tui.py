@@ -160,3 +160,15 @@ def test_trust_command_can_take_trust_back(tau: TauCommand, start_tui: Start) ->
     terminal.send(ENTER)
     terminal.wait_for("Saved trust decision: not trusted")
     assert saved(tau) == {str(tau.work.resolve()): False}
+
+
+def test_list_models_in_a_terminal_asks_nothing(tau: TauCommand) -> None:
+    marker = project_extension(tau)
+    terminal = Terminal([sys.executable, "-m", "tau", "--list-models"], cwd=str(tau.work), env=tau.env)
+    try:
+        assert terminal.wait_exit() == 0
+        assert "fake-model" in terminal.text()
+        assert QUESTION not in terminal.text()
+        assert not marker.exists()
+    finally:
+        terminal.close()

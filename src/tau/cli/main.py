@@ -129,7 +129,7 @@ async def _run_session(
         print(f"tau: warning: {warning}", file=sys.stderr)
     trust = _project_trust(args, agent_dir)
     session_cwd = session_manager.get_cwd()
-    if mode == "interactive" and trust.needs_question(session_cwd):
+    if mode == "interactive" and not args.list_models and trust.needs_question(session_cwd):
         from tau.modes.interactive.trust import ask_project_trust
 
         trust.answer(session_cwd, await ask_project_trust(session_cwd))
