@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -245,3 +246,27 @@ def unchanged(*paths: Path) -> Iterator[None]:
     for p, data in before.items():
         now = p.read_bytes() if p.is_file() else None
         assert now == data, f"{p} changed"
+
+
+def processes_running(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker`` (zombies excluded)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != b"Z" and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+
+def kill_processes(pids: Sequence[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
