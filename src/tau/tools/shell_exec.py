@@ -3,7 +3,13 @@
 The command runs in a new session (``start_new_session``), so the shell and everything it starts
 share one process group and one ``killpg`` ends them all. Output is read through an asyncio
 subprocess protocol: each chunk goes straight to ``on_data`` with no stream-reader buffering.
-Groups still running when the interpreter exits are killed.
+
+A call owns its group for its whole length: once the shell has exited (and the output has gone
+quiet), whatever it left running in the background (``sleep 100 &``, ``nohup server &``) is killed
+with it. Groups still alive when tau ends are killed too: at interpreter exit, and on any signal
+that would end tau without running Python's exit code (SIGQUIT, SIGUSR1, SIGTERM where no mode
+handles it...), after which the signal goes on to end tau as before. Only a process that leaves
+the group (``setsid``) or a SIGKILL of tau escapes.
 """
 
 from __future__ import annotations
@@ -15,15 +21,19 @@ import os
 import shutil
 import signal as signals
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
 
-# After the shell exits, how long to wait for the pipe to close: a background process that inherited
-# it (a daemon started with `&`) must not keep the tool call open.
+# After the shell exits, the call ends once the output has been quiet this long (or its pipe closed):
+# a background process that inherited the pipe (a daemon started with `&`) must not keep the call
+# open. Output still arriving re-arms the wait (as pi does), up to EXIT_GRACE_LIMIT_SECONDS in all.
 EXIT_GRACE_SECONDS = 0.1
+EXIT_GRACE_LIMIT_SECONDS = 2.0
 
 _live_groups: set[int] = set()
 
@@ -34,6 +44,45 @@ def _kill_live_groups() -> None:
 
 
 atexit.register(_kill_live_groups)
+
+# Signals whose default action ends the process without Python's exit handlers. SIGINT is left out
+# (Python turns it into KeyboardInterrupt, which unwinds through the calls), SIGPIPE too (ignored).
+_ENDING_SIGNALS = tuple(
+    getattr(signals, name)
+    for name in (
+        "SIGHUP",
+        "SIGQUIT",
+        "SIGTERM",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGALRM",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGPWR",
+    )
+    if hasattr(signals, name)
+)
+
+
+def _kill_groups_then_die(signum: int, frame: object) -> None:
+    _kill_live_groups()
+    signals.signal(signum, signals.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _guard_ending_signals() -> None:
+    """Kill the live groups before a default-action signal ends tau (where nothing else handles it).
+
+    Checked on every call: a mode that handled a signal may have put back the default since.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _ENDING_SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            if signals.getsignal(signum) == signals.SIG_DFL:
+                signals.signal(signum, _kill_groups_then_die)
 
 
 def kill_process_group(pid: int) -> None:
@@ -64,9 +113,22 @@ class _OutputProtocol(asyncio.SubprocessProtocol):
         self._on_data = on_data
         self.exited: asyncio.Future[None] = loop.create_future()
         self.output_closed: asyncio.Future[None] = loop.create_future()
+        self.last_data_at = time.monotonic()
 
     def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        self.last_data_at = time.monotonic()
         self._on_data(bytes(data))
+
+    async def wait_for_quiet_output(self) -> None:
+        """Return when the pipe closes or has been quiet for the grace period (bounded in all)."""
+        give_up_at = time.monotonic() + EXIT_GRACE_LIMIT_SECONDS
+        while not self.output_closed.done():
+            now = time.monotonic()
+            wait = min(self.last_data_at + EXIT_GRACE_SECONDS, give_up_at) - now
+            if wait <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.output_closed), wait)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if not self.output_closed.done():
@@ -96,6 +158,7 @@ class LocalBashOperations:
         if signal is not None and signal.aborted:
             raise CommandAborted()
         shell = find_shell(self.shell_path)
+        _guard_ending_signals()
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.subprocess_exec(
             lambda: _OutputProtocol(on_data, loop),
@@ -128,8 +191,7 @@ class LocalBashOperations:
                 kill_process_group(pid)
                 await protocol.exited
             # Let the rest of the output arrive, but not wait for processes that kept the pipe.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(protocol.output_closed), EXIT_GRACE_SECONDS)
+            await protocol.wait_for_quiet_output()
             if killed_by_us:
                 if aborted in done:
                     raise CommandAborted()
@@ -143,6 +205,9 @@ class LocalBashOperations:
                 remove_listener()
             if transport.get_returncode() is None:
                 kill_process_group(pid)
+            else:  # the shell is gone, but what it left in the background is still in its group
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signals.SIGKILL)
             _live_groups.discard(pid)
             transport.close()
 
