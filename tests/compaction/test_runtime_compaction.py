@@ -354,12 +354,6 @@ async def test_37_manual_compact_refuses_an_empty_or_already_compacted_session(
     assert faux.state.call_count == 0
     assert log.of("compaction_end")[-1].error_message == "Nothing to compact (session too small)"
 
-    faux.set_responses([faux_message("short")])
-    await session.prompt("hello")
-    with pytest.raises(NothingToCompactError, match="Nothing to compact"):
-        await session.compact()
-    assert faux.state.call_count == 1
-
     await prime(session, faux)
     faux.append_responses([faux_message("r" * 1200), Summarizer(), Summarizer()])
     await session.prompt("p" * 1600)
@@ -367,6 +361,21 @@ async def test_37_manual_compact_refuses_an_empty_or_already_compacted_session(
     with pytest.raises(NothingToCompactError, match="Already compacted"):
         await session.compact()
     assert len(compactions(session)) == 1
+
+
+async def test_a_manual_compact_after_one_short_exchange_keeps_it_all_under_a_summary(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    faux.set_responses([faux_message("short"), faux_message("## Goal\nsay hello")])
+    await session.prompt("hello")
+    result = await session.compact()
+    assert result.summary.startswith("## Goal\nsay hello") and result.tokens_before > 0
+    first_message = next(e for e in session.session_manager.get_entries() if isinstance(e, MessageEntry))
+    assert result.first_kept_entry_id == session.session_manager.get_entries()[0].id
+    assert first_message.message.role == "user"
+    assert [m.role for m in session.messages] == ["compactionSummary", "user", "assistant"]
+    assert faux.state.call_count == 2
 
 
 async def test_a_failing_summariser_leaves_the_session_unchanged_and_work_goes_on(

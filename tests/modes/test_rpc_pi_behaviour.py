@@ -251,3 +251,18 @@ async def test_a_session_retry_does_not_wait_past_the_cap_and_keeps_the_servers_
     error = end["message"]["errorMessage"]
     assert error.startswith("429 quota resets tomorrow") and "86400 s" in error
     assert len(tau.server.requests) == 1
+
+
+# -- item 5: a manual compaction of a short session ----------------------------------------------
+
+
+async def test_compact_after_one_exchange_returns_pi_s_result(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="hi there"), Turn(text="## Goal\nGreet the user"))
+    await client.prompt("hello")
+    data = await client.call("compact")
+    assert set(data) == {"summary", "firstKeptEntryId", "tokensBefore", "details"}
+    assert data["summary"].startswith("## Goal\nGreet the user") and data["tokensBefore"] > 0
+    messages = (await client.call("get_messages"))["messages"]
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    [end] = [line for line in client.lines if line["type"] == "compaction_end"]
+    assert end["result"] == data and "errorMessage" not in end

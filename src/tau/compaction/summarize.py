@@ -23,7 +23,7 @@ from tau.ai.types import (
     ThinkingLevelOrOff,
     UserMessage,
 )
-from tau.compaction.errors import CompactionAbortedError, NothingToCompactError, SummarizationError
+from tau.compaction.errors import CompactionAbortedError, SummarizationError
 from tau.compaction.file_ops import FileDetails, format_file_lists
 from tau.compaction.prepare import CompactionPreparation
 from tau.compaction.prompts import (
@@ -163,13 +163,12 @@ async def compact(
 ) -> CompactionResult:
     """Summarise what ``preparation`` selected and return the compaction entry's content.
 
-    Raises ``NothingToCompactError`` (no call made) when nothing was selected, ``SummarizationError``
-    when the model answers with an error, ``CompactionAbortedError`` when aborted.
+    An empty selection (a manual compaction that keeps everything) is summarised as an empty
+    conversation, as pi does. Raises ``SummarizationError`` when the model answers with an error,
+    ``CompactionAbortedError`` when aborted.
     """
     history = preparation.messages_to_summarize
     prefix = preparation.turn_prefix_messages
-    if not history and not prefix:
-        raise NothingToCompactError("Nothing to compact (session too small)")
     reserve = preparation.settings.reserve_tokens
 
     def history_summary() -> Awaitable[str]:

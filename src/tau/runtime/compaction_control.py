@@ -296,7 +296,7 @@ class CompactionControl:
             try:
                 request = self._require_request(controller)
                 path = self._session.get_branch()
-                preparation = prepare_compaction(path, self.settings)
+                preparation = prepare_compaction(path, self.settings, manual=True)
                 if preparation is None:
                     raise NothingToCompactError(nothing_to_compact_reason(path))
                 saved = await self._summarize_and_save(preparation, request, custom_instructions, controller)
