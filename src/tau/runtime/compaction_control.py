@@ -280,7 +280,8 @@ class CompactionControl:
         """Stop the running turn, then summarise the branch now (``/compact [instructions]``).
 
         Raises ``NoModelError`` / ``MissingAuthError`` without a usable model,
-        ``NothingToCompactError`` when there is nothing to summarise (no model call),
+        ``NothingToCompactError`` for a branch without a message or ending in a compaction (no
+        model call; a short session is compacted, keeping everything, as pi does),
         ``CompactionCancelledError`` / ``CompactionAbortedError`` when stopped, and
         ``SummarizationError`` when the summariser fails; the session is unchanged in every case.
         """
