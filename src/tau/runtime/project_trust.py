@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, write_file_atomic
@@ -70,16 +69,14 @@ def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class SavedDecision:
+class SavedDecision(NamedTuple):
     """A decision found in trust.json: the folder it was saved for, and whether that is trust."""
 
     path: str
     trusted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TrustUpdate:
+class TrustUpdate(NamedTuple):
     """One change to trust.json; ``trusted=None`` removes the folder's entry."""
 
     path: str
@@ -142,8 +139,7 @@ class TrustStore:
         return parsed
 
 
-@dataclass(frozen=True, slots=True)
-class TrustOption:
+class TrustOption(NamedTuple):
     """One answer to the trust question: its label, what it decides for this run, what it saves."""
 
     label: str
@@ -178,20 +174,28 @@ def trust_question(cwd: str) -> tuple[str, str]:
     )
 
 
-@dataclass(slots=True)
 class ProjectTrust:
     """The trust decisions of one tau process, made once per folder and kept for its life.
 
-    ``override`` is ``--approve`` (True) / ``--no-approve`` (False). ``warnings`` collects one-line
-    problems (a damaged trust.json) for the caller to show."""
+    ``override`` is ``--approve`` (True) / ``--no-approve`` (False); ``default`` the
+    ``defaultProjectTrust`` setting. ``warnings`` collects one-line problems (a damaged trust.json)
+    for the caller to show. (A plain class: start-up pays for every dataclass.)"""
 
-    agent_dir: str
-    override: bool | None = None
-    default: DefaultProjectTrust = "ask"
-    home: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    _decided: dict[str, bool] = field(default_factory=dict)
-    _reported: set[str] = field(default_factory=set)
+    def __init__(
+        self,
+        agent_dir: str,
+        *,
+        override: bool | None = None,
+        default: DefaultProjectTrust = "ask",
+        home: str | None = None,
+    ) -> None:
+        self.agent_dir = agent_dir
+        self.override = override
+        self.default = default
+        self.home = home
+        self.warnings: list[str] = []
+        self._decided: dict[str, bool] = {}
+        self._reported: set[str] = set()
 
     @property
     def store(self) -> TrustStore:
