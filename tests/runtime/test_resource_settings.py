@@ -31,6 +31,8 @@ MARKER_EXTENSION = """
 def tau(tmp_path: Path) -> Iterator[TauCommand]:
     for command in tau_command(tmp_path):
         (command.work / ".git").mkdir()  # .agents discovery stops at the test's folder
+        # These tests are about loading a project's resources: the folder is trusted (see test_project_trust_cli).
+        (command.agent_dir / "trust.json").write_text(json.dumps({str(command.work.resolve()): True}))
         yield command
 
 
