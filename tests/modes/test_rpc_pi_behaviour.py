@@ -84,6 +84,18 @@ async def test_the_prompt_response_comes_before_agent_start(tau: TauCommand, cli
     assert order.index("response:prompt") < order.index("agent_start")
 
 
+async def test_queued_input_announces_the_queue_before_its_response(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=1)), Turn(text="ok"))
+    await client.call("prompt", message="start")
+    await client.wait_for("message_start")
+    await client.call("steer", message="look here")
+    await client.call("prompt", message="and later", streamingBehavior="followUp")
+    await client.wait_for("agent_end")
+    order = kinds(client.lines)
+    steer_at, follow_at = order.index("response:steer"), order.index("response:prompt", order.index("response:steer"))
+    assert order[steer_at - 1] == "queue_update" and order[follow_at - 1] == "queue_update"
+
+
 # -- item 3: an abort mid-text ends the open block -----------------------------------------------
 
 

@@ -7,8 +7,10 @@ Framing (spec 70 §5.1): one JSON object per line in each direction. Input is sp
 
 Commands run as they arrive, each in its own task, so ``abort`` or ``abort_bash`` reach a long
 ``prompt``, ``compact`` or ``bash``. A response echoes the command's ``id``; events never carry one.
-``prompt`` is answered once the session has accepted it (the run started or the message was queued);
-a failure later in the run only shows up as events.
+As in pi, ``prompt`` is answered once the session has accepted it (the message was queued, or the run
+is about to start: the response precedes ``agent_start``); a failure later in the run only shows up
+as events. Commands that emit events at once (``set_model``, ``abort_retry``, ``steer``...) are
+answered after those events.
 
 Where tau differs from pi: end of input does not drop a running prompt. The run (with its retries
 and compaction) finishes, its events are written, then the session is disposed and the exit code
