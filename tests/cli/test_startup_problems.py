@@ -132,3 +132,15 @@ def test_unknown_tool_names_are_a_warning_and_the_known_ones_are_used(tau: TauCo
     assert '"grpe"' in warning and "grep" in warning
     offered = [tool["function"]["name"] for tool in tau.server.last_request.body["tools"]]
     assert offered == ["read"]
+
+
+def test_a_session_flag_naming_a_file_that_is_not_a_session_leaves_it_alone(tau: TauCommand) -> None:
+    notes = tau.work / "notes.txt"
+    notes.write_text("my notes\n")
+    result = tau.run(*MODEL, "--session", str(notes), "-p", "hi")
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert "notes.txt" in line and "not a session file" in line
+    assert notes.read_text() == "my notes\n"
+    assert sorted(p.name for p in tau.work.iterdir()) == ["notes.txt"]
+    assert tau.server.requests == []

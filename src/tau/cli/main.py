@@ -246,7 +246,7 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
     from tau.runtime.settings import SettingsManager
     from tau.session import SessionManager
     from tau.session.errors import SessionError, SessionWriteError
-    from tau.session.listing import find_session
+    from tau.session.listing import find_session, header_problem
     from tau.session.paths import resolve_session_dir
 
     if args.fork and (args.session or args.continue_session or args.no_session):
@@ -267,6 +267,10 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
             if not os.path.exists(found.path) and not os.path.isdir(folder):
                 # A new session in a new folder is most likely a typo: it must not start a conversation.
                 raise UsageError(f"no session file {found.path}: the folder {folder} does not exist")
+            # Opening another kind of file would set it aside and start a session in its place.
+            problem = header_problem(found.path) if os.path.isfile(found.path) else None
+            if problem is not None and os.path.getsize(found.path) > 0:
+                raise UsageError(f"--session {found.path}: {problem}; the file was left as it is")
             manager = SessionManager.open(found.path, session_dir if found.scope != "global" else None)
             stored_cwd = manager.get_cwd()
             if stored_cwd and not os.path.isdir(stored_cwd):
