@@ -6,13 +6,16 @@ instead, rather than returned as replacement characters.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, TextContent
-from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
+from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
 from tau.tools.images import (
     MAX_IMAGE_BASE64_BYTES,
     MAX_IMAGE_DIMENSION,
@@ -20,12 +23,16 @@ from tau.tools.images import (
     image_size,
     sniff_image_mime_type,
 )
-from tau.tools.operations import LocalFileOperations, ReadOperations
+from tau.tools.line_window import LineWindow, SelectedLines
+from tau.tools.operations import LocalFileOperations, ReadOperations, open_regular
 from tau.tools.paths import resolve_read_path
-from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, utf8_len
+from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 _BINARY_SAMPLE = 8192
 _BINARY_REPLACEMENT_RATIO = 0.1
+_CHUNK_BYTES = 1024 * 1024
+# Far beyond what any provider takes (the resizer brings what it can under the request's cap).
+MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 
 READ_PARAMETERS: JsonObject = {
     "type": "object",
@@ -56,19 +63,18 @@ def _looks_binary(data: bytes) -> bool:
     return decoded.count("\ufffd") > _BINARY_REPLACEMENT_RATIO * len(decoded)
 
 
-def _text_result(text: str, path: str, offset: int | None, limit: int | None) -> AgentToolResult:
-    lines = text.split("\n")
-    total = len(lines)
+def _text_result(selected: SelectedLines, path: str, offset: int | None, limit: int | None) -> AgentToolResult:
+    total = selected.total_lines
     start = max(0, offset - 1) if offset else 0
     if start >= total:
         raise ToolError(f"Offset {offset} is beyond end of file ({total} lines total)")
     end = min(start + max(limit, 0), total) if limit is not None else total
-    cut = truncate_head("\n".join(lines[start:end]))
+    cut = selected.cut
     details: JsonObject | None = None
 
     if cut.first_line_exceeds_limit:
         line_no = start + 1
-        size = format_size(utf8_len(lines[start]))
+        size = format_size(selected.first_line_bytes)
         output = (
             f"[Line {line_no} is {size}, over the {format_size(DEFAULT_MAX_BYTES)} limit. "
             f"Use bash: sed -n '{line_no}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
@@ -87,6 +93,57 @@ def _text_result(text: str, path: str, offset: int | None, limit: int | None) ->
     else:
         output = cut.content
     return AgentToolResult(content=[TextContent(output)], details=details)
+
+
+@dataclass(frozen=True, slots=True)
+class _FileContent:
+    """A file as the read tool needs it: an image's bytes, a binary file's size, or a text window."""
+
+    size: int
+    image: tuple[bytes, str] | None = None
+    binary: bool = False
+    text: SelectedLines | None = None
+
+
+def _classify(head: bytes) -> tuple[str | None, bool]:
+    mime_type = sniff_image_mime_type(head[:16])
+    return mime_type, mime_type is None and _looks_binary(head)
+
+
+def _content_of(data: bytes, start: int, end: int | None) -> _FileContent:
+    """The whole file in memory (operations that only read whole files)."""
+    mime_type, binary = _classify(data[:_BINARY_SAMPLE])
+    if mime_type is not None:
+        return _FileContent(len(data), image=(data, mime_type))
+    if binary:
+        return _FileContent(len(data), binary=True)
+    window = LineWindow(start, end)
+    window.feed(data)
+    return _FileContent(len(data), text=window.finish())
+
+
+def _read_local(path: str, start: int, end: int | None, signal: AbortSignal | None) -> _FileContent:
+    """Read a local file once, keeping no more of a text file than the window can show."""
+    with open(open_regular(path, os.O_RDONLY), "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = file.read(_BINARY_SAMPLE)
+        mime_type, binary = _classify(head)
+        if mime_type is not None:
+            if size > MAX_IMAGE_FILE_BYTES:
+                raise ToolError(
+                    f"Cannot read {path}: the image is {format_size(size)}, over the "
+                    f"{format_size(MAX_IMAGE_FILE_BYTES)} the read tool takes"
+                )
+            return _FileContent(size, image=(head + file.read(), mime_type))
+        if binary:
+            return _FileContent(size, binary=True)
+        window = LineWindow(start, end)
+        window.feed(head)
+        while chunk := file.read(_CHUNK_BYTES):
+            if signal is not None and signal.aborted:
+                raise ToolAborted()
+            window.feed(chunk)
+        return _FileContent(size, text=window.finish())
 
 
 def create_read_tool(
@@ -155,9 +212,14 @@ def create_read_tool(
         offset = int(args["offset"]) if args.get("offset") is not None else None
         limit = int(args["limit"]) if args.get("limit") is not None else None
         absolute = resolve_read_path(path, cwd)
+        start = max(0, offset - 1) if offset else 0
+        end = start + max(limit, 0) if limit is not None else None
         try:
             await ops.access(absolute)
-            data = await ops.read_file(absolute)
+            if type(ops).read_file is LocalFileOperations.read_file:  # local files: read in a window
+                content = await asyncio.to_thread(_read_local, absolute, start, end, signal)
+            else:
+                content = _content_of(await ops.read_file(absolute), start, end)
         except FileNotFoundError as error:
             raise ToolError(f"File not found: {absolute} (ENOENT)") from error
         except IsADirectoryError as error:
@@ -168,15 +230,14 @@ def create_read_tool(
             raise ToolError(f"Cannot read {absolute}: {describe_os_error(error)}") from error
         raise_if_aborted(signal)
 
-        mime_type = sniff_image_mime_type(data[:16])
-        if mime_type is not None:
-            return image_result(data, mime_type)
-        if _looks_binary(data):
+        if content.image is not None:
+            return image_result(*content.image)
+        if content.binary or content.text is None:
             raise ToolError(
-                f"Cannot read {absolute}: it looks like a binary file ({format_size(len(data))}), not text "
-                "or a supported image. Inspect it with bash (file, xxd, strings) instead."
+                f"Cannot read {absolute}: it looks like a binary file ({format_size(content.size)}), not "
+                "text or a supported image. Inspect it with bash (file, xxd, strings) instead."
             )
-        return _text_result(data.decode("utf-8", "replace"), path, offset, limit)
+        return _text_result(content.text, path, offset, limit)
 
     return AgentTool(
         name="read",
