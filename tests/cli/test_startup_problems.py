@@ -144,3 +144,17 @@ def test_a_session_flag_naming_a_file_that_is_not_a_session_leaves_it_alone(tau:
     assert notes.read_text() == "my notes\n"
     assert sorted(p.name for p in tau.work.iterdir()) == ["notes.txt"]
     assert tau.server.requests == []
+
+
+@pytest.mark.parametrize(("number", "problem"), [("1e400", "too large"), ("NaN", "not a JSON number")])
+def test_a_number_in_models_json_that_is_no_number_is_one_warning(
+    tau: TauCommand, number: str, problem: str
+) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    text = json.dumps(models).replace('"contextWindow": 100000', f'"contextWindow": {number}')
+    (tau.agent_dir / "models.json").write_text(text)
+    result = tau.run("--list-models")
+    assert result.returncode == 0
+    assert "Traceback" not in result.stderr
+    [warning] = warnings_in(result.stderr)
+    assert "models.json" in warning and problem in warning

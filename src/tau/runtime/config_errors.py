@@ -7,6 +7,7 @@ Expecting ',' delimiter``. Callers show it and carry on with defaults; nothing h
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,9 @@ def read_json_file(path: Path, *, allow_comments: bool = False) -> Any:
     if allow_comments:
         text = strip_json_comments(text)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NotANumber as error:
+        raise ConfigError(path, f"invalid JSON: {error}") from None
     except json.JSONDecodeError as error:
         raise ConfigError(
             path, f"invalid JSON: {error.msg}", line=error.lineno, column=error.colno
@@ -75,6 +78,22 @@ def read_json_file(path: Path, *, allow_comments: bool = False) -> Any:
     if too_deep:
         raise ConfigError(path, f"arrays and objects nested more than {MAX_DEPTH} levels deep")
     return data
+
+
+class _NotANumber(ValueError):
+    """A number tau cannot use as one: ``NaN``, ``Infinity`` (not JSON, but Python would accept them)
+    or a literal too large for a float (``1e400``)."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotANumber(f"{name} is not a JSON number")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _NotANumber(f"the number {literal[:20]} is too large")
+    return value
 
 
 def _depth_exceeds(data: Any, limit: int) -> bool:
