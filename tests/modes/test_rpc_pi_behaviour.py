@@ -85,7 +85,8 @@ async def test_the_prompt_response_comes_before_agent_start(tau: TauCommand, cli
 
 
 async def test_queued_input_announces_the_queue_before_its_response(tau: TauCommand, client: RpcClient) -> None:
-    tau.server.add(Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=1)), Turn(text="ok"))
+    slow = Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=0.5))
+    tau.server.add(slow, Turn(text="steered"), Turn(text="followed up"))
     await client.call("prompt", message="start")
     await client.wait_for("message_start")
     await client.call("steer", message="look here")
@@ -149,7 +150,8 @@ async def test_model_and_thinking_commands_announce_the_level_before_their_respo
 async def test_abort_retry_ends_the_retry_before_its_response_and_drops_the_failed_reply(
     tau: TauCommand,
 ) -> None:
-    (tau.agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 30000}}))
+    settings = {"retry": {"baseDelayMs": 30000, "provider": {"maxRetries": 0}}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
     tau.server.add(Turn(fault=Fault("status", status=503, body={"error": {"message": "down for a bit"}})))
     async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
         await rpc.call("prompt", message="hello")
@@ -169,7 +171,7 @@ async def test_abort_retry_ends_the_retry_before_its_response_and_drops_the_fail
 
 
 async def test_a_prompt_while_busy_names_the_rpc_field_in_its_error(tau: TauCommand, client: RpcClient) -> None:
-    tau.server.add(Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=2)))
+    tau.server.add(Turn(text="slow", chunk_size=1, fault=Fault("stall", after_events=2, seconds=0.5)))
     await client.call("prompt", message="start")
     await client.wait_for("message_start")
     response = await client.send({"type": "prompt", "message": "again"})
