@@ -78,3 +78,30 @@ async def test_cancelling_the_call_kills_the_process(tmp_path: Path) -> None:
         await task
     await asyncio.sleep(0.4)
     assert not marker.exists()
+
+
+async def test_output_a_background_child_keeps_writing_after_the_shell_exits_is_collected(
+    tmp_path: Path,
+) -> None:
+    chunks: list[bytes] = []
+    command = "(for i in 1 2 3 4 5 6; do sleep 0.06; echo tick$i; done) & echo started"
+    code = await LocalBashOperations().exec(
+        command, str(tmp_path), on_data=chunks.append, signal=None, timeout=None, env=dict(os.environ)
+    )
+    assert code == 0
+    assert b"".join(chunks) == b"started\n" + b"".join(b"tick%d\n" % i for i in range(1, 7))
+
+
+async def test_a_background_child_that_never_goes_quiet_ends_the_call_within_the_limit(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "still-running"
+    command = f"(while true; do echo busy; sleep 0.02; done; ) & (sleep 3; touch {marker}) & echo started"
+    started = asyncio.get_running_loop().time()
+    await LocalBashOperations().exec(
+        command, str(tmp_path), on_data=lambda b: None, signal=None, timeout=None, env=dict(os.environ)
+    )
+    elapsed = asyncio.get_running_loop().time() - started
+    assert elapsed < 2.8
+    await asyncio.sleep(3.5 - elapsed)
+    assert not marker.exists()  # the whole group went with the call
