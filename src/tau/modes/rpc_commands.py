@@ -355,9 +355,7 @@ def _queue_mode(command: JsonDict) -> QueueMode:
 
 async def _compact(ctx: CommandContext, command: JsonDict) -> Any:
     result = await ctx.session.compact(_optional_str(command, "customInstructions"))
-    data = result.to_json()
-    data.setdefault("details", None)
-    return data
+    return result.to_json()  # without details (an extension's summary) the key is absent, as in pi
 
 
 async def _set_auto_compaction(ctx: CommandContext, command: JsonDict) -> Any:
