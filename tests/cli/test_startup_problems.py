@@ -158,3 +158,22 @@ def test_a_number_in_models_json_that_is_no_number_is_one_warning(
     assert "Traceback" not in result.stderr
     [warning] = warnings_in(result.stderr)
     assert "models.json" in warning and problem in warning
+
+
+@pytest.mark.parametrize("chosen", ["fake-model", "other-model"])
+def test_models_flag_starts_a_new_session_with_its_first_model(tau: TauCommand, chosen: str) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append({"id": "other-model"})
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    tau.server.add(Turn(text="ok"))
+    result = tau.run("--models", f"local/{chosen}", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert tau.server.last_request.body["model"] == chosen
+
+
+def test_a_models_pattern_that_matches_nothing_is_a_warning(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "--models", "nope*", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    [warning] = warnings_in(result.stderr)
+    assert "--models" in warning and '"nope*"' in warning

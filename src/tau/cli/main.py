@@ -16,6 +16,7 @@ from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.runtime.model_resolver import ScopedModel
     from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.runtime import AgentSessionRuntime
     from tau.runtime.services import AgentSessionServices, ExtensionOptions, ResourceOptions
@@ -176,6 +177,7 @@ async def _run_session(
         session_manager=session_manager,
         model=model,
         thinking_level=thinking,
+        scoped_models=_scoped_models(args, services),
         tools=args.tools,
         no_tools=no_tools,
     )
@@ -427,6 +429,7 @@ def _create_runtime(
         extension_options=_extension_options(args),
         model=model,
         thinking_level=thinking,
+        scoped_models=_scoped_models(args, services),
         tools=args.tools,
         no_tools=no_tools,
         project_trusted=trust.is_trusted,
@@ -479,6 +482,21 @@ def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = N
         no_extensions=args.no_extensions,
         flag_values=args.unknown_flags if flag_values is None else flag_values,
     )
+
+
+def _scoped_models(args: Args, services: AgentSessionServices) -> list[ScopedModel]:
+    """The models Ctrl+P cycles, from ``--models`` or else the ``enabledModels`` setting; the first
+    one starts a new session when no ``--model`` is given. A pattern that matches nothing is a warning."""
+    from tau.runtime.model_resolver import resolve_model_scope
+
+    patterns = args.models if args.models is not None else services.settings_manager.enabled_models
+    if not patterns:
+        return []
+    source = "--models" if args.models is not None else "the enabledModels setting"
+    scoped, warnings = resolve_model_scope(patterns, services.model_registry.get_available())
+    for warning in warnings:
+        print(f"tau: warning: {source}: {warning}", file=sys.stderr)
+    return scoped
 
 
 def _resolve_model(
