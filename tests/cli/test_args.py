@@ -96,3 +96,16 @@ def test_a_saved_session_flag_with_no_session_is_an_error() -> None:
     ]
     assert len(parse_args(["--no-session", "--session", "abc"]).errors) == 1
     assert parse_args(["--no-session", "-p", "hi"]).errors == []
+
+
+def test_tools_with_no_tools_is_a_warning() -> None:
+    assert parse_args(["--no-tools", "--tools", "read"]).warnings == [
+        "--no-tools turns every tool off; --tools is ignored"
+    ]
+
+
+def test_export_with_more_than_one_output_path_is_an_error() -> None:
+    assert parse_args(["--export", "s.jsonl", "a.html", "b.html"]).errors == [
+        "--export takes a session file and at most one output path"
+    ]
+    assert parse_args(["--export", "s.jsonl", "a.html"]).errors == []

@@ -177,3 +177,11 @@ def test_a_models_pattern_that_matches_nothing_is_a_warning(tau: TauCommand) -> 
     assert result.returncode == 0, result.stderr
     [warning] = warnings_in(result.stderr)
     assert "--models" in warning and '"nope*"' in warning
+
+
+def test_a_message_on_the_command_line_in_rpc_mode_is_an_error(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--mode", "rpc", "hello there")
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert "--mode rpc" in line and "prompt" in line
+    assert tau.server.requests == []

@@ -173,6 +173,10 @@ def parse_args(argv: list[str]) -> Args:
         else:
             args.messages.append(arg)
         i += 1
+    if args.no_tools and args.tools is not None:
+        args.warnings.append("--no-tools turns every tool off; --tools is ignored")
+    if args.export is not None and len(args.messages) > 1:
+        args.errors.append("--export takes a session file and at most one output path")
     if args.no_session:
         # Each of these opens a saved session, which --no-session says not to do.
         for flag, given in (("-c", args.continue_session), ("-r", args.resume), ("--session", args.session)):

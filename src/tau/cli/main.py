@@ -106,6 +106,8 @@ async def _main(args: Args) -> int:
         os.environ["TAU_OFFLINE"] = "1"
     if mode == "rpc" and args.file_args:
         raise UsageError("@file arguments cannot be used with --mode rpc; send files in prompt commands")
+    if mode == "rpc" and args.messages:
+        raise UsageError("messages cannot be given on the command line with --mode rpc; send prompt commands")
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
 
