@@ -106,3 +106,34 @@ def test_a_closed_stdout_is_one_line_before_anything_runs(tau: TauCommand) -> No
         assert line.startswith("tau: stdout is closed")
     assert tau.server.requests == []
     assert not Path(tau.agent_dir / "sessions").exists()
+
+
+def test_a_closed_stdin_reads_as_empty_input(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="The answer."))
+    result = subprocess.run(
+        [sys.executable, "-m", "tau", *MODEL, "-p", "hi"],
+        cwd=tau.work,
+        env=tau.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The answer.\n"
+
+
+def test_a_closed_stderr_keeps_warnings_out_of_the_json_stream(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="The answer."))
+    result = subprocess.run(
+        [sys.executable, "-m", "tau", *MODEL, "--tools", "nope", "--mode", "json", "-p", "hi"],
+        cwd=tau.work,
+        env=tau.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(2),
+    )
+    assert result.returncode == 0
+    assert all(json.loads(line)["type"] for line in result.stdout.splitlines())

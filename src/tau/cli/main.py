@@ -74,7 +74,9 @@ def _fill_closed_standard_fds() -> None:
     """Open /dev/null on a closed stdin, stdout or stderr (``tau >&-``).
 
     Otherwise the next file tau opens gets that number, and a tool's subprocess would write its
-    output into it. ``sys.stdout`` stays ``None``, so the closed stdout is still seen and reported.
+    output into it. A closed stdin reads as empty and a closed stderr swallows the messages (Python
+    would send them to stdout instead); ``sys.stdout`` stays ``None``, so a closed stdout is still
+    seen and reported.
     """
     for fd in (0, 1, 2):
         try:
@@ -84,6 +86,10 @@ def _fill_closed_standard_fds() -> None:
             if devnull != fd:
                 os.dup2(devnull, fd)
                 os.close(devnull)
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull)  # noqa: SIM115 - stays open as the process's stdin
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - likewise
 
 
 def _write_stdout(text: str) -> int:
