@@ -8,8 +8,10 @@ A call owns its group for its whole length: once the shell has exited (and the o
 quiet), whatever it left running in the background (``sleep 100 &``, ``nohup server &``) is killed
 with it. Groups still alive when tau ends are killed too: at interpreter exit, and on any signal
 that would end tau without running Python's exit code (SIGQUIT, SIGUSR1, SIGTERM where no mode
-handles it...), after which the signal goes on to end tau as before. Only a process that leaves
-the group (``setsid``) or a SIGKILL of tau escapes.
+handles it...), after which the signal goes on to end tau as before. A SIGKILL of tau runs none of
+that: for it, a small watcher shell in its own session is told each group as it starts and ends,
+and kills the ones still listed when its stdin closes, that is when tau is gone. Only a process
+that leaves the group (``setsid``) escapes.
 """
 
 from __future__ import annotations
@@ -44,6 +46,44 @@ def _kill_live_groups() -> None:
 
 
 atexit.register(_kill_live_groups)
+
+# Reads "+ <pgid>" / "- <pgid>" lines; at end of input, SIGKILLs the groups still listed.
+_REAPER_SCRIPT = """
+groups=' '
+while read -r op pgid; do
+  case $groups in
+    *" $pgid "*) [ "$op" = - ] && groups="${groups%% $pgid *} ${groups#* $pgid }" ;;
+    *) [ "$op" = + ] && groups="$groups$pgid " ;;
+  esac
+done
+for pgid in $groups; do kill -KILL "-$pgid" 2>/dev/null; done
+"""
+
+
+class _GroupReaper:
+    """The watcher shell that outlives a killed tau; started at the first command."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def tell(self, op: str, pgid: int) -> None:
+        try:
+            if self._process is None:
+                self._process = subprocess.Popen(
+                    ["/bin/sh", "-c", _REAPER_SCRIPT],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # out of reach of a Ctrl+C meant for tau
+                )
+            assert self._process.stdin is not None
+            self._process.stdin.write(f"{op} {pgid}\n".encode())
+            self._process.stdin.flush()
+        except OSError:  # no /bin/sh, or the watcher was killed: the exit handlers still cover the rest
+            pass
+
+
+_reaper = _GroupReaper()
 
 # Signals whose default action ends the process without Python's exit handlers. SIGINT is left out
 # (Python turns it into KeyboardInterrupt, which unwinds through the calls), SIGPIPE too (ignored).
@@ -174,6 +214,7 @@ class LocalBashOperations:
         )
         pid = transport.get_pid()
         _live_groups.add(pid)
+        _reaper.tell("+", pid)
         aborted = loop.create_future()
 
         def on_abort() -> None:
@@ -209,6 +250,7 @@ class LocalBashOperations:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signals.SIGKILL)
             _live_groups.discard(pid)
+            _reaper.tell("-", pid)
             transport.close()
 
 
