@@ -26,6 +26,7 @@ from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from tau.ai.options import ResponseInfo, StreamOptions
 from tau.ai.redaction import register_secret
+from tau.ai.request_cache import encode_body
 from tau.ai.stream_writer import ProviderError
 from tau.ai.types import JsonObject, Model
 
@@ -188,11 +189,7 @@ async def open_stream(
     client = get_client(client_key or model.base_url)
     cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
     attempt = 0
-    try:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:
-        # Lone surrogates (kept on purpose in signed thinking) survive only as \u escapes.
-        content = json.dumps(body, separators=(",", ":")).encode()
+    content = encode_body(body, check_edits=options.on_payload is not None)
     request_headers = merge_headers({"content-type": "application/json"}, headers)
     _check_headers(request_headers)
     while True:

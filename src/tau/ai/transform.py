@@ -9,9 +9,10 @@ call/result pairing every API insists on. The ``normalize_id_*`` functions are t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import replace
 
+from tau.ai.request_cache import MessageMemo, fingerprint
 from tau.ai.short_hash import short_hash
 from tau.ai.types import (
     AssistantContent,
@@ -43,12 +44,23 @@ _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def transform_messages(
-    messages: list[Message], model: Model, normalize_id: ToolCallIdNormalizer | None = None
+    messages: list[Message],
+    model: Model,
+    normalize_id: ToolCallIdNormalizer | None = None,
+    *,
+    memo_key: Hashable = None,
 ) -> list[Message]:
-    """Return a copy of ``messages`` that the target ``model``'s API will accept; the input is not mutated."""
-    visible = _replace_unseeable_images(messages, model)
-    rewritten = _rewrite_for_target(visible, model, normalize_id)
-    return _pair_tool_calls(rewritten)
+    """Return a copy of ``messages`` that the target ``model``'s API will accept; the input is not mutated.
+
+    ``memo_key`` (naming the id rule ``normalize_id`` follows, beyond the target model) lets each
+    message's rewrite be remembered across requests: an unchanged message comes back as the same
+    object, which lets the API's converter reuse its wire form too.
+    """
+    if memo_key is None:
+        visible = _replace_unseeable_images(messages, model)
+        return _pair_tool_calls(_rewrite_for_target(visible, model, normalize_id))
+    key = (memo_key, model.api, model.provider, model.id, "image" in model.input)
+    return _pair_tool_calls(_rewrite_remembered(messages, model, normalize_id, key))
 
 
 def is_same_model(message: AssistantMessage, model: Model) -> bool:
@@ -168,6 +180,34 @@ def _rewrite_for_target(
             if new_id is not None:
                 message = replace(message, tool_call_id=new_id)
         out.append(message)
+    return out
+
+
+_rewrites = MessageMemo()
+
+
+def _rewrite_remembered(
+    messages: list[Message], model: Model, normalize_id: ToolCallIdNormalizer | None, key: Hashable
+) -> list[Message]:
+    """Passes 0 and 1, one message at a time, each remembered with the id renames it made."""
+    _rewrites.next_request(key)
+    renamed_ids: dict[str, str] = {}
+    out: list[Message] = []
+    for message in messages:
+        new_id = renamed_ids.get(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
+        stamp = (fingerprint(message), new_id)
+        remembered: tuple[Message, dict[str, str]] | None = _rewrites.get(message, stamp)
+        if remembered is None:
+            rewritten = _replace_unseeable_images([message], model)[0]
+            renames: dict[str, str] = {}
+            if isinstance(rewritten, AssistantMessage):
+                rewritten = _rewrite_assistant(rewritten, model, normalize_id, renames)
+            elif isinstance(rewritten, ToolResultMessage) and new_id is not None:
+                rewritten = replace(rewritten, tool_call_id=new_id)
+            remembered = (rewritten, renames)
+            _rewrites.put(message, stamp, remembered)
+        out.append(remembered[0])
+        renamed_ids.update(remembered[1])
     return out
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
+from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import normalize_id_anthropic, transform_messages
 from tau.ai.types import (
@@ -248,32 +249,50 @@ def convert_tools(
     return out
 
 
+_fragments = MessageMemo()
+
+
 def convert_messages(
     messages: list[Message], model: Model, *, oauth: bool, cache_control: JsonObject | None
 ) -> list[JsonObject]:
-    """Messages in Anthropic's shape; consecutive tool results share one user message."""
-    transformed = transform_messages(messages, model, lambda call_id, _m, _s: normalize_id_anthropic(call_id))
-    out: list[JsonObject] = []
-    pending_results: list[JsonObject] = []
+    """Messages in Anthropic's shape; consecutive tool results share one user message.
+
+    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
+    """
+    transformed = transform_messages(
+        messages, model, lambda call_id, _m, _s: normalize_id_anthropic(call_id), memo_key="anthropic"
+    )
+    _fragments.next_request((model.api, model.provider, model.id, "image" in model.input, oauth))
+    out = FragmentList()
+    pending_results: list[ToolResultMessage] = []
     for message in transformed:
         if isinstance(message, ToolResultMessage):
-            pending_results.append(_tool_result_block(message))
+            pending_results.append(message)
             continue
         if pending_results:
-            out.append({"role": "user", "content": pending_results})
+            out.add(_tool_results_fragment(pending_results))
             pending_results = []
-        converted = (
-            _user_message(message, model)
-            if isinstance(message, UserMessage)
-            else _assistant_message(message, oauth=oauth)
-        )
-        if converted is not None:
-            out.append(converted)
+        fragment = _fragments.recall(message, lambda m: cached_fragment(_convert(m, model, oauth)))
+        if fragment is not None:
+            out.add(fragment)
     if pending_results:
-        out.append({"role": "user", "content": pending_results})
+        out.add(_tool_results_fragment(pending_results))
     if cache_control is not None:
         _mark_final_user_message(out, cache_control)
     return out
+
+
+def _convert(message: Message, model: Model, oauth: bool) -> JsonObject | None:
+    if isinstance(message, UserMessage):
+        return _user_message(message, model)
+    assert isinstance(message, AssistantMessage)
+    return _assistant_message(message, oauth=oauth)
+
+
+def _tool_results_fragment(results: list[ToolResultMessage]) -> CachedFragment:
+    return _fragments.recall_run(
+        results, lambda run: CachedFragment({"role": "user", "content": [_tool_result_block(m) for m in run]})
+    )
 
 
 def _user_message(message: UserMessage, model: Model) -> JsonObject | None:
@@ -353,12 +372,16 @@ def _tool_result_content(content: list[UserContent]) -> str | list[JsonObject]:
 
 
 def _mark_final_user_message(messages: list[JsonObject], cache_control: JsonObject) -> None:
-    """Cache the whole history by marking the last block of a final user message."""
+    """Cache the whole history by marking the last block of a final user message.
+
+    The marked message is a copy: the unmarked one is shared with later requests.
+    """
     if not messages or messages[-1]["role"] != "user":
         return
     last = messages[-1]
     content: Any = last["content"]
     if isinstance(content, str):
-        last["content"] = [_with_cache({"type": "text", "text": content}, cache_control)]
+        messages[-1] = {**last, "content": [_with_cache({"type": "text", "text": content}, cache_control)]}
     elif content and content[-1].get("type") in ("text", "image", "tool_result"):
-        _with_cache(content[-1], cache_control)
+        marked = _with_cache(dict(content[-1]), cache_control)
+        messages[-1] = {**last, "content": [*content[:-1], marked]}

@@ -9,9 +9,10 @@ Everything here is pure: no HTTP, no environment.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import normalize_id_google, transform_messages
 from tau.ai.types import (
@@ -61,24 +62,69 @@ def is_valid_thought_signature(signature: str | None) -> bool:
 # --- messages -----------------------------------------------------------------------------------
 
 
+_fragments = MessageMemo()
+
+
 def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
-    """The ``contents`` list for ``model``: user, model and function-response turns."""
+    """The ``contents`` list for ``model``: user, model and function-response turns.
+
+    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
+    """
     prepared = transform_messages(
-        messages, model, lambda call_id, target, _source: normalize_id_google(call_id, target.id)
+        messages,
+        model,
+        lambda call_id, target, _source: normalize_id_google(call_id, target.id),
+        memo_key="google-generative-ai",
     )
-    contents: list[JsonObject] = []
+    _fragments.next_request((model.api, model.provider, model.id, "image" in model.input))
+    contents = FragmentList()
+    results: list[ToolResultMessage] = []
     for message in prepared:
-        if isinstance(message, UserMessage):
-            parts = _user_parts(message, model)
-            if parts:
-                contents.append({"role": "user", "parts": parts})
-        elif isinstance(message, AssistantMessage):
-            parts = _assistant_parts(message, model)
-            if parts:
-                contents.append({"role": "model", "parts": parts})
-        else:
-            _append_tool_result(contents, message, model)
+        if isinstance(message, ToolResultMessage):
+            results.append(message)
+            continue
+        if results:
+            _add_tool_results(contents, results, model)
+            results = []
+        fragment = _fragments.recall(message, lambda m: cached_fragment(_message_turn(m, model)))
+        if fragment is not None:
+            contents.add(fragment)
+    if results:
+        _add_tool_results(contents, results, model)
     return contents
+
+
+def _message_turn(message: Message, model: Model) -> JsonObject | None:
+    if isinstance(message, UserMessage):
+        parts = _user_parts(message, model)
+        return {"role": "user", "parts": parts} if parts else None
+    assert isinstance(message, AssistantMessage)
+    parts = _assistant_parts(message, model)
+    return {"role": "model", "parts": parts} if parts else None
+
+
+def _add_tool_results(contents: FragmentList, results: list[ToolResultMessage], model: Model) -> None:
+    """A run of tool results: the user turns ``_append_tool_result`` makes of them, made once."""
+    last = contents[-1] if contents else None
+    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
+        # The run continues the previous one's turn (a skipped empty turn sat between them): extend
+        # a copy, since the previous turn is shared with other requests.
+        built = [{**last, "parts": list(last["parts"])}]
+        for result in results:
+            _append_tool_result(built, result, model)
+        contents[-1] = built[0]
+        for turn in built[1:]:
+            contents.add(turn)
+        return
+
+    def turns(run: Sequence[ToolResultMessage]) -> list[CachedFragment]:
+        built: list[JsonObject] = []
+        for result in run:
+            _append_tool_result(built, result, model)
+        return [CachedFragment(turn) for turn in built]
+
+    for cached in _fragments.recall_run(results, turns):
+        contents.add(cached)
 
 
 def _user_parts(message: UserMessage, model: Model) -> list[JsonObject]:

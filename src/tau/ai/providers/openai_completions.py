@@ -20,6 +20,7 @@ from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
+from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_thinking_level, map_thinking_level, supports_xhigh
@@ -263,43 +264,54 @@ def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[Js
     return out
 
 
+_fragments = MessageMemo()
+
+
 def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
-    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape."""
+    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape.
+
+    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
+    """
     provider = model.provider
     history = transform_messages(
-        context.messages, model, lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider)
+        context.messages,
+        model,
+        lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider),
+        memo_key="openai-completions",
     )
-    out: list[JsonObject] = []
+    vision = "image" in model.input
+    _fragments.next_request((model.api, model.provider, model.id, model.reasoning, vision, compat))
+    out = FragmentList()
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        out.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
-    vision = "image" in model.input
+        out.add({"role": role, "content": sanitize_surrogates(context.system_prompt)})
     last_role: str | None = None
     i = 0
     while i < len(history):
         message = history[i]
         if isinstance(message, ToolResultMessage):
-            run: list[ToolResultMessage] = []
-            while i < len(history) and isinstance(history[i], ToolResultMessage):
-                run.append(history[i])  # type: ignore[arg-type]
+            images: list[JsonObject] = []
+            while i < len(history) and isinstance(result := history[i], ToolResultMessage):
+                fragment, result_images = _fragments.recall(result, lambda r: _convert_tool_result(r, compat, vision))
+                out.add(fragment)
+                images.extend(result_images)
                 i += 1
-            images = _append_tool_results(out, run, compat, vision)
             last_role = "toolResult"
             if images:
                 if compat.requires_assistant_after_tool_result:
-                    out.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-                out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
+                    out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+                out.add({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
                 last_role = "user"
             continue
         i += 1
         if isinstance(message, UserMessage):
             if compat.requires_assistant_after_tool_result and last_role == "toolResult":
-                out.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-            converted = _convert_user(message)
+                out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
         else:
-            converted = _convert_assistant(message, model, compat)
+            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_assistant(m, model, compat)))
         if converted is not None:
-            out.append(converted)
+            out.add(converted)
             last_role = message.role
     return out
 
@@ -368,22 +380,17 @@ def _decode_signature(signature: str | None) -> Any:
         return None
 
 
-def _append_tool_results(
-    out: list[JsonObject], run: list[ToolResultMessage], compat: OpenAICompletionsCompat, vision: bool
-) -> list[JsonObject]:
-    """One ``tool`` message per result; returns the image parts to send after them (vision models only)."""
-    images: list[JsonObject] = []
-    for result in run:
-        text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-        result_images = [b for b in result.content if isinstance(b, ImageContent)]
-        content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
-        message: JsonObject = {"role": "tool", "content": sanitize_surrogates(content), "tool_call_id": result.tool_call_id}
-        if compat.requires_tool_result_name and result.tool_name:
-            message["name"] = result.tool_name
-        out.append(message)
-        if vision:
-            images.extend(_image_part(image) for image in result_images)
-    return images
+def _convert_tool_result(
+    result: ToolResultMessage, compat: OpenAICompletionsCompat, vision: bool
+) -> tuple[CachedFragment, list[JsonObject]]:
+    """One ``tool`` message, and the image parts to send after the run (vision models only)."""
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    result_images = [b for b in result.content if isinstance(b, ImageContent)]
+    content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
+    message: JsonObject = {"role": "tool", "content": sanitize_surrogates(content), "tool_call_id": result.tool_call_id}
+    if compat.requires_tool_result_name and result.tool_name:
+        message["name"] = result.tool_name
+    return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
 
 
 def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) -> JsonObject | None:
@@ -396,31 +403,42 @@ def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) ->
 
 
 def _mark_cache_breakpoints(messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject) -> None:
-    """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text."""
-    for message in messages:
+    """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text.
+
+    Marked messages are copies: the unmarked ones are shared with later requests.
+    """
+    for index, message in enumerate(messages):
         if message["role"] in ("system", "developer"):
-            _mark_last_text(message, marker)
+            marked = _marked_last_text(message, marker)
+            if marked is not None:
+                messages[index] = marked
             break
     if tools:
         tools[-1]["cache_control"] = dict(marker)
-    for message in reversed(messages):
-        if message["role"] in ("user", "assistant") and _mark_last_text(message, marker):
-            break
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] in ("user", "assistant"):
+            marked = _marked_last_text(message, marker)
+            if marked is not None:
+                messages[index] = marked
+                break
 
 
-def _mark_last_text(message: JsonObject, marker: JsonObject) -> bool:
+def _marked_last_text(message: JsonObject, marker: JsonObject) -> JsonObject | None:
+    """A copy of ``message`` whose last text carries ``marker``; ``None`` if it has no text."""
     content = message.get("content")
     if isinstance(content, str):
         if not content:
-            return False
-        message["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
-        return True
+            return None
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": dict(marker)}]}
     if isinstance(content, list):
-        for part in reversed(content):
+        for index in range(len(content) - 1, -1, -1):
+            part = content[index]
             if part.get("type") == "text":
-                part["cache_control"] = dict(marker)
-                return True
-    return False
+                parts = list(content)
+                parts[index] = {**part, "cache_control": dict(marker)}
+                return {**message, "content": parts}
+    return None
 
 
 def _compact_json(value: Any) -> str:

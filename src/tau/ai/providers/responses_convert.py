@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
+from functools import partial
 from typing import Any
 
+from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, normalize_id_responses, transform_messages
@@ -70,15 +72,24 @@ def convert_responses_messages(
     def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
         return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
 
-    messages = transform_messages(context.messages, model, normalize)
-    items: list[JsonObject] = []
+    messages = transform_messages(
+        context.messages, model, normalize, memo_key=("openai-responses", frozenset(allowed_tool_call_providers))
+    )
+    items = FragmentList()
     if include_system_prompt and context.system_prompt:
         role = "developer" if model.reasoning else "system"
-        items.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+        items.add({"role": role, "content": sanitize_surrogates(context.system_prompt)})
     vision = "image" in model.input
+    # Each message's items are made once and reused by later requests (``tau.ai.request_cache``).
+    _fragments.next_request((model.api, model.provider, model.id, vision))
     for position, message in enumerate(messages):
-        items.extend(_convert_message(message, position, model, vision))
+        converted = _fragments.recall(message, partial(_cached_items, position=position, model=model, vision=vision), position)
+        for item in converted:
+            items.add(item)
     return items
+
+
+_fragments = MessageMemo()
 
 
 def convert_responses_tools(tools: list[Tool], *, strict: bool | None = False) -> list[JsonObject]:
@@ -93,6 +104,10 @@ def convert_responses_tools(tools: list[Tool], *, strict: bool | None = False) -
         }
         for tool in tools
     ]
+
+
+def _cached_items(message: Message, *, position: int, model: Model, vision: bool) -> list[CachedFragment]:
+    return [CachedFragment(item) for item in _convert_message(message, position, model, vision)]
 
 
 def _convert_message(message: Message, position: int, model: Model, vision: bool) -> list[JsonObject]:

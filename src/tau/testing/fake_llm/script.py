@@ -96,6 +96,8 @@ class RecordedRequest:
     body: Any
     api: str
     client_port: int = 0
+    raw_body: bytes = b""
+    """The body's bytes as they arrived."""
 
 
 TurnSource: TypeAlias = Turn | Callable[[RecordedRequest], Turn]

@@ -168,6 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             api=route[0] if route else "",
             client_port=int(self.client_address[1]),
+            raw_body=raw,
         )
         turn = owner._next_turn(request)
         if route is None:
