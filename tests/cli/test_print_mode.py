@@ -84,7 +84,7 @@ def test_json_mode_writes_the_header_then_one_event_per_line(tau: TauCommand) ->
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
     assert all("type" in line for line in lines[1:])
-    assert lines[-1]["type"] == "agent_end"
+    assert [line["type"] for line in lines[-2:]] == ["agent_end", "agent_settled"]
     updates = [line for line in lines if line["type"] == "message_update"]
     assert updates and all("message" not in u and "partial" not in u["assistantMessageEvent"] for u in updates)
     deltas = "".join(u["assistantMessageEvent"].get("delta", "") for u in updates)

@@ -135,5 +135,5 @@ async def test_subscribe_events_prints_event_types_and_deltas(
     out = capsys.readouterr().out
     assert "Green tests pass / quietly in the night\n[message_end]" in out
     lines = out.splitlines()
-    assert lines[0] == "[agent_start]" and lines[-1] == "[agent_end]"
+    assert lines[0] == "[agent_start]" and lines[-2:] == ["[agent_end]", "[agent_settled]"]
     assert "[turn_start]" in lines and "[message_start]" in lines

@@ -1,60 +1,44 @@
-"""JSON lines for session events, with bursts of deltas merged."""
+"""JSON lines for session events in pi 1.x's wire shape: one line per event, deltas as they came."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+from typing import Any
 
-from tau.agent.events import MessageEnd, MessageUpdate, TurnStart
-from tau.ai import AssistantMessage, TextContent, TextDeltaEvent, ThinkingDeltaEvent
+from tau.agent.events import MessageEnd, MessageUpdate
+from tau.ai import AssistantMessage, TextContent, TextDeltaEvent, ToolCall
+from tau.ai.events import ToolCallStartEvent
+from tau.ai.types import Usage
 from tau.modes.event_lines import EventLineWriter
+from tau.runtime.events import AgentSettled
 
-MESSAGE = AssistantMessage(content=[TextContent("abc")], api="a", provider="p", model="m")
-
-
-def _update(delta: str, index: int = 0, thinking: bool = False) -> MessageUpdate:
-    kind = ThinkingDeltaEvent if thinking else TextDeltaEvent
-    return MessageUpdate(message=MESSAGE, assistant_message_event=kind(index, delta, MESSAGE))
+MESSAGE = AssistantMessage(content=[TextContent("abc")], api="a", provider="p", model="m", usage=Usage(input=7, output=3))
 
 
-def _writer() -> tuple[EventLineWriter, list[dict]]:  # type: ignore[type-arg]
-    lines: list[dict] = []  # type: ignore[type-arg]
+def _writer() -> tuple[EventLineWriter, list[dict[str, Any]]]:
+    lines: list[dict[str, Any]] = []
     return EventLineWriter(lambda line: lines.append(json.loads(line))), lines
 
 
-async def test_a_burst_of_deltas_becomes_one_line_with_their_text() -> None:
+def test_each_delta_is_its_own_line_with_the_usage_so_far_and_no_partial() -> None:
     writer, lines = _writer()
     for piece in ("a", "b", "c"):
-        writer(_update(piece))
+        writer(MessageUpdate(message=MESSAGE, assistant_message_event=TextDeltaEvent(0, piece, MESSAGE)))
     writer(MessageEnd(message=MESSAGE))
-    assert lines[0] == {"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "abc"}}
-    assert lines[1]["type"] == "message_end"
+    assert [line["assistantMessageEvent"]["delta"] for line in lines[:3]] == ["a", "b", "c"]
+    assert set(lines[0]) == {"type", "usage", "assistantMessageEvent"}
+    assert lines[0]["usage"]["input"] == 7 and lines[0]["usage"]["totalTokens"] == MESSAGE.usage.total_tokens
+    assert lines[3]["type"] == "message_end"
 
 
-async def test_deltas_of_another_block_or_kind_are_not_merged() -> None:
+def test_a_toolcall_start_names_the_call_id_and_tool() -> None:
+    partial = AssistantMessage(content=[ToolCall(id="call_1", name="read", arguments={})], api="a", provider="p", model="m")
     writer, lines = _writer()
-    writer(_update("x", index=0, thinking=True))
-    writer(_update("y", index=1))
-    writer(_update("z", index=2))
-    writer.flush()
-    assert [(line["assistantMessageEvent"]["type"], line["assistantMessageEvent"]["delta"]) for line in lines] == [
-        ("thinking_delta", "x"),
-        ("text_delta", "y"),
-        ("text_delta", "z"),
-    ]
+    writer(MessageUpdate(message=partial, assistant_message_event=ToolCallStartEvent(0, partial)))
+    assert lines[0]["assistantMessageEvent"] == {"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "read"}
 
 
-async def test_a_waiting_delta_is_written_after_the_window_without_another_event() -> None:
-    lines: list[str] = []
-    writer = EventLineWriter(lines.append, window_s=0.01)
-    writer(_update("late"))
-    assert lines == []
-    await asyncio.sleep(0.05)
-    assert json.loads(lines[0])["assistantMessageEvent"]["delta"] == "late"
-
-
-async def test_other_events_keep_their_order_after_pending_deltas() -> None:
+def test_a_session_event_is_written_in_its_own_shape() -> None:
     writer, lines = _writer()
-    writer(_update("a"))
-    writer(TurnStart())
-    assert [line["type"] for line in lines] == ["message_update", "turn_start"]
+    writer(AgentSettled(aborted=True))
+    assert lines == [{"type": "agent_settled", "aborted": True}]

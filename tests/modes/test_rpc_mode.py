@@ -107,7 +107,7 @@ async def test_a_prompt_runs_tool_turns_and_replies(tau: TauCommand, client: Rpc
     tau.server.add(tool_turn("echo one"), tool_turn("echo two"), Turn(text="All done.", chunk_size=3))
     events = await client.prompt("run two commands")
     kinds = [e["type"] for e in events]
-    assert kinds.count("tool_execution_end") == 2 and kinds[-1] == "agent_end"
+    assert kinds.count("tool_execution_end") == 2 and kinds[-2:] == ["agent_end", "agent_settled"]
     outputs = [e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"]
     assert outputs == ["one\n", "two\n"]
     deltas = [e for e in events if e["type"] == "message_update"]
@@ -282,7 +282,7 @@ async def test_an_extension_shutdown_exits_after_the_command_response(tau: TauCo
     extension.write_text(SHUTDOWN_EXTENSION)
     async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
         await rpc.call("get_state")
-        assert await rpc.call("prompt", message="/quit") is None
+        assert await rpc.call("prompt", message="/quit") == {"disposition": "handled"}
         assert await asyncio.wait_for(rpc.process.wait(), 10) == 0
     assert (tau.work / "shutdown.txt").read_text() == "quit"
     assert not tau.server.requests
@@ -350,7 +350,7 @@ async def test_end_of_input_lets_a_running_prompt_finish_then_exits_0(
     await client.call("prompt", message="work")
     state = await client.call("get_state")
     assert await client.close() == 0
-    assert client.lines[-1]["type"] == "agent_end"
+    assert client.lines[-1]["type"] == "agent_settled"
     lines = entries(state["sessionFile"])
     roles = [e["message"]["role"] for e in lines if e["type"] == "message"]
     assert roles == ["user", "assistant", "toolResult", "assistant"]

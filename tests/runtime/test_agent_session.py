@@ -99,7 +99,7 @@ async def test_prompt_returns_after_listeners_saw_every_event(
     session.subscribe(log)
     session.subscribe(slow_listener)
     await session.prompt("go")
-    assert log.types[0] == "agent_start" and log.types[-1] == "agent_end"
+    assert log.types[0] == "agent_start" and log.types[-2:] == ["agent_end", "agent_settled"]
     assert "message_update" in log.types
     assert slow == log.types
 

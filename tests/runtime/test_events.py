@@ -44,6 +44,7 @@ def test_message_update_without_partials_is_only_the_delta() -> None:
     event = MessageUpdate(partial, TextDeltaEvent(content_index=0, delta="lo", partial=partial))
     assert session_event_to_json(event, include_partials=False) == {
         "type": "message_update",
+        "usage": partial.usage.to_json(),  # pi 1.x: the reply's usage so far
         "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "lo"},
     }
 

@@ -158,6 +158,7 @@ async def test_retry_events_come_in_pi_order(make_session: SessionFactory, faux:
         "auto_retry_end",
         "turn_end",
         "agent_end",
+        "agent_settled",  # once, after the whole chain (pi 1.x)
     ]
 
 
@@ -185,7 +186,7 @@ async def test_when_retries_run_out_the_error_is_the_final_reply(
     assert [e.attempt for e in log.of("auto_retry_start")] == [1, 2, 3]
     [end] = log.of("auto_retry_end")
     assert (end.success, end.attempt, end.final_error) == (False, 3, "503 unavailable")
-    assert log.types[-1] == "auto_retry_end"
+    assert log.types[-2:] == ["auto_retry_end", "agent_settled"]
     assert faux.pending == 1 and faux.state.call_count == 4
     last = session.messages[-1]
     assert isinstance(last, AssistantMessage) and last.error_message == "503 unavailable"

@@ -22,9 +22,11 @@ class AgentStart:
 
 @dataclass(slots=True)
 class AgentEnd:
-    """``messages``: every message this run created (prompts, injected, assistant, tool results)."""
+    """``messages``: every message this run created (prompts, injected, assistant, tool results).
+    ``will_retry``: the session is going to retry the run (it sets this before its listeners see it)."""
 
     messages: list[AgentMessage]
+    will_retry: bool = False
     type: Literal["agent_end"] = field(default="agent_end", init=False)
 
 
@@ -84,12 +86,14 @@ class ToolExecutionUpdate:
 
 @dataclass(slots=True)
 class ToolExecutionEnd:
-    """The final result of one call, after the ``after_tool_call`` hook."""
+    """The final result of one call, after the ``after_tool_call`` hook. ``duration_ms``: how long the
+    tool's ``execute()`` took (monotonic clock); ``None`` when it did not run (unknown, blocked...)."""
 
     tool_call_id: str
     tool_name: str
     result: AgentToolResult
     is_error: bool
+    duration_ms: int | None = None
     type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
 
 
@@ -121,6 +125,7 @@ def agent_event_to_json(event: AgentEvent, *, include_partial: bool = True) -> J
     out: JsonObject = {"type": event.type}
     if isinstance(event, AgentEnd):
         out["messages"] = [message_to_json(m) for m in event.messages]
+        out["willRetry"] = event.will_retry
     elif isinstance(event, TurnEnd):
         out["message"] = event.message.to_json()
         out["toolResults"] = [m.to_json() for m in event.tool_results]
@@ -137,6 +142,8 @@ def agent_event_to_json(event: AgentEvent, *, include_partial: bool = True) -> J
         if isinstance(event, ToolExecutionEnd):
             out["result"] = tool_result_to_json(event.result)
             out["isError"] = event.is_error
+            if event.duration_ms is not None:
+                out["durationMs"] = event.duration_ms
         else:
             out["args"] = event.args
             if isinstance(event, ToolExecutionUpdate):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ class _Outcome:
     call: ToolCall
     result: AgentToolResult
     is_error: bool
+    duration_ms: int | None = None  # how long execute() took; None: the tool did not run
 
 
 def error_result(message: str) -> AgentToolResult:
@@ -114,6 +116,7 @@ class _ToolRun:
 
         timeout = self.config.tool_timeout_s
         outcome: _Outcome
+        started = time.monotonic()
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
@@ -127,6 +130,7 @@ class _ToolRun:
             outcome = _Outcome(call, error_result(text), is_error=True)
         except Exception as exc:
             outcome = _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+        outcome.duration_ms = round((time.monotonic() - started) * 1000)
         await updates.close()
         return outcome
 
@@ -140,7 +144,7 @@ class _ToolRun:
         try:
             change = await resolve(hook(context, self.signal))
         except Exception as exc:
-            return _Outcome(outcome.call, error_result(_exception_text(exc)), is_error=True)
+            return _Outcome(outcome.call, error_result(_exception_text(exc)), True, outcome.duration_ms)
         if change is None:
             return outcome
         result = outcome.result
@@ -150,7 +154,7 @@ class _ToolRun:
             terminate=result.terminate if change.terminate is None else change.terminate,
         )
         is_error = outcome.is_error if change.is_error is None else change.is_error
-        return _Outcome(outcome.call, amended, is_error)
+        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms)
 
     async def run_prepared(self, prepared: _Prepared) -> _Outcome:
         outcome = await self.finalize(prepared, await self.execute(prepared))
@@ -206,7 +210,11 @@ async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> Tool
 
 
 async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
-    await emit(ToolExecutionEnd(outcome.call.id, outcome.call.name, outcome.result, outcome.is_error))
+    await emit(
+        ToolExecutionEnd(
+            outcome.call.id, outcome.call.name, outcome.result, outcome.is_error, duration_ms=outcome.duration_ms
+        )
+    )
 
 
 async def _emit_result_message(emit: Emit, outcome: _Outcome) -> ToolResultMessage:

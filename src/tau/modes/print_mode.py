@@ -67,7 +67,6 @@ async def run_print_mode(
     def on_signal(signum: signal.Signals) -> None:
         stop(SIGNAL_EXIT_CODES[signum])
 
-    writer: EventLineWriter | None = None
     if mode == "json":
 
         def write_line(line: str) -> None:
@@ -75,8 +74,7 @@ async def run_print_mode(
                 stop(output.exit_code)  # nobody reads the events any more
 
         output.write(dumps(session.session_manager.get_header().to_json()) + "\n")
-        writer = EventLineWriter(write_line)
-        session.subscribe(writer)
+        session.subscribe(EventLineWriter(write_line))
     if output.failure is not None:  # nothing could be shown: do not run at all
         return _output_failed(output, err)
     await session.bind_extensions(None, on_error=report_extension_error)
@@ -106,8 +104,6 @@ async def run_print_mode(
             loop.remove_signal_handler(signum)
         for task in aborting:
             await task
-        if writer is not None:
-            writer.flush()
     if write_error is not None:
         if mode == "text":
             _print_reply_text(session, output)

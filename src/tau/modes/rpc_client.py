@@ -5,7 +5,7 @@
         async for event in client.events():
             if event["type"] == "message_update":
                 print(event["assistantMessageEvent"].get("delta", ""), end="")
-            if event["type"] == "agent_end":
+            if event["type"] == "agent_settled":  # retries, compaction, queued input are over
                 break
         state = await client.call("get_state")
 
@@ -148,9 +148,12 @@ class RpcClient:
         raise EOFError(f"tau's output ended before a {event_type} event")
 
     async def prompt(self, message: str, *, timeout: float | None = 60, **fields: Any) -> list[JsonDict]:
-        """Send a prompt and return its events through ``agent_end``."""
-        await self.call("prompt", message=message, timeout=timeout, **fields)
-        return await self.wait_for("agent_end", timeout=timeout)
+        """Send a prompt and return its events through ``agent_settled`` (none when a command or an
+        extension handled it: no run starts then)."""
+        data = await self.call("prompt", message=message, timeout=timeout, **fields)
+        if isinstance(data, dict) and data.get("disposition") == "handled":
+            return []
+        return await self.wait_for("agent_settled", timeout=timeout)
 
     # -- ending --------------------------------------------------------------------------------
 

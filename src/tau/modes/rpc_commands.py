@@ -26,6 +26,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.entries import MessageEntry
+from tau.session.tree import SessionTreeNode
 
 __all__ = ["ANSWERED", "COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError"]
 
@@ -70,6 +71,10 @@ class CommandContext(Protocol):
 
     async def replace_session(self, change: Callable[[AgentSessionRuntime], Awaitable[Any]]) -> Any:
         """Run a session replacement on the runtime and follow the new session's events."""
+        ...
+
+    def write_event(self, data: JsonDict) -> None:
+        """Write one protocol object that is not a session event (``bash_execution_update``)."""
         ...
 
 
@@ -138,13 +143,16 @@ async def _prompt(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _steer(ctx: CommandContext, command: JsonDict) -> Any:
-    await ctx.session.steer(_str(command, "message"), _images(command))
-    return NO_DATA
+    return {"disposition": await ctx.session.steer(_str(command, "message"), _images(command), source="rpc")}
 
 
 async def _follow_up(ctx: CommandContext, command: JsonDict) -> Any:
-    await ctx.session.follow_up(_str(command, "message"), _images(command))
-    return NO_DATA
+    return {"disposition": await ctx.session.follow_up(_str(command, "message"), _images(command), source="rpc")}
+
+
+async def _clear_queue(ctx: CommandContext, command: JsonDict) -> Any:
+    steering, follow_up = ctx.session.clear_queue()
+    return {"steering": steering, "followUp": follow_up}
 
 
 async def _abort(ctx: CommandContext, command: JsonDict) -> Any:
@@ -331,6 +339,10 @@ async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
     return None if level is None else {"level": level}
 
 
+async def _get_available_thinking_levels(ctx: CommandContext, command: JsonDict) -> Any:
+    return {"levels": list(ctx.session.get_available_thinking_levels())}
+
+
 async def _set_steering_mode(ctx: CommandContext, command: JsonDict) -> Any:
     ctx.session.set_steering_mode(_queue_mode(command))
     return NO_DATA
@@ -374,7 +386,23 @@ async def _abort_retry(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
-    result = await ctx.session.execute_bash(_str(command, "command"))
+    """Run the command, streaming its output as ``bash_execution_update`` events (with the command's
+    ``id``, when it has one); ``excludeFromContext`` keeps the record away from the model."""
+    command_id = command.get("id")
+    exclude = command.get("excludeFromContext")
+    if exclude is not None and not isinstance(exclude, bool):
+        raise RpcCommandError("Field 'excludeFromContext' must be a boolean")
+
+    def on_chunk(text: str) -> None:
+        update: JsonDict = {"type": "bash_execution_update"}
+        if command_id is not None:
+            update["id"] = command_id
+        update["delta"] = text
+        ctx.write_event(update)
+
+    result = await ctx.session.execute_bash(
+        _str(command, "command"), on_chunk=on_chunk, exclude_from_context=bool(exclude)
+    )
     data: JsonDict = {"output": result.output}
     if result.exit_code is not None:  # a cancelled command has none; pi leaves the key out
         data["exitCode"] = result.exit_code
@@ -432,6 +460,48 @@ async def _get_fork_messages(ctx: CommandContext, command: JsonDict) -> Any:
     return {"messages": found}
 
 
+async def _get_entries(ctx: CommandContext, command: JsonDict) -> Any:
+    """Every entry in file order (all branches, before compactions too); ``since`` an entry id gives
+    only the ones after it, so a client can page on from where it was."""
+    manager = ctx.session.session_manager
+    entries = manager.get_entries()
+    since = _optional_str(command, "since")
+    if since is not None:
+        at = next((i for i, entry in enumerate(entries) if entry.id == since), None)
+        if at is None:
+            raise RpcCommandError(f"Entry not found: {since}")
+        entries = entries[at + 1 :]
+    return {"entries": [entry.to_json() for entry in entries], "leafId": manager.get_leaf_id()}
+
+
+async def _get_tree(ctx: CommandContext, command: JsonDict) -> Any:
+    manager = ctx.session.session_manager
+    return {"tree": [_tree_node_json(root) for root in manager.get_tree()], "leafId": manager.get_leaf_id()}
+
+
+def _tree_node_json(root: SessionTreeNode) -> JsonDict:
+    """``{entry, children, label?, labelTimestamp?}``, built without recursion (a session can be
+    thousands of entries deep)."""
+
+    def node_json(node: SessionTreeNode) -> JsonDict:
+        out: JsonDict = {"entry": node.entry.to_json(), "children": []}
+        if node.label is not None:
+            out["label"] = node.label
+            if node.label_timestamp is not None:
+                out["labelTimestamp"] = node.label_timestamp
+        return out
+
+    top = node_json(root)
+    pending = [(root, top)]
+    while pending:
+        node, out = pending.pop()
+        for child in node.children:
+            child_out = node_json(child)
+            out["children"].append(child_out)
+            pending.append((child, child_out))
+    return top
+
+
 async def _set_session_name(ctx: CommandContext, command: JsonDict) -> Any:
     name = _str(command, "name").strip()
     if not name:
@@ -456,6 +526,7 @@ COMMANDS: dict[str, Handler] = {
     "steer": _steer,
     "follow_up": _follow_up,
     "abort": _abort,
+    "clear_queue": _clear_queue,
     "new_session": _new_session,
     "get_state": _get_state,
     "get_messages": _get_messages,
@@ -464,6 +535,7 @@ COMMANDS: dict[str, Handler] = {
     "get_available_models": _get_available_models,
     "set_thinking_level": _set_thinking_level,
     "cycle_thinking_level": _cycle_thinking_level,
+    "get_available_thinking_levels": _get_available_thinking_levels,
     "set_steering_mode": _set_steering_mode,
     "set_follow_up_mode": _set_follow_up_mode,
     "compact": _compact,
@@ -478,6 +550,8 @@ COMMANDS: dict[str, Handler] = {
     "fork": _fork,
     "clone": _clone,
     "get_fork_messages": _get_fork_messages,
+    "get_entries": _get_entries,
+    "get_tree": _get_tree,
     "get_last_assistant_text": _get_last_assistant_text,
     "set_session_name": _set_session_name,
     "get_commands": _get_commands,

@@ -47,7 +47,7 @@ from tau.modes.rpc_ui import RpcExtensionUI
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.errors import SessionBusyError
 from tau.runtime.runtime import AgentSessionRuntime
-from tau.runtime.session_prompt import StreamingBehavior
+from tau.runtime.session_prompt import InputDisposition, StreamingBehavior
 
 __all__ = ["run_rpc_mode"]
 
@@ -63,6 +63,7 @@ _ANSWERED_AFTER_EVENTS = frozenset(
     {
         "steer",
         "follow_up",
+        "clear_queue",
         "set_model",
         "cycle_model",
         "set_thinking_level",
@@ -152,9 +153,11 @@ class _RpcMode:
         async with self._prompt_gate:
             accepted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-            def answer() -> None:
+            def answer(disposition: InputDisposition) -> None:
                 # Written here, synchronously, so the response precedes the run's agent_start.
-                self._write_object(_success(command_id, "prompt"))
+                response = _success(command_id, "prompt")
+                response["data"] = {"disposition": disposition}
+                self._write_object(response)
                 accepted.set_result(None)
 
             run = self._track(
@@ -186,6 +189,9 @@ class _RpcMode:
         finally:
             if self.session is not before:
                 self._follow(self.session)
+
+    def write_event(self, data: JsonDict) -> None:
+        self._write_object(data)
 
     # -- serving -------------------------------------------------------------------------------
 
@@ -290,7 +296,6 @@ class _RpcMode:
             await self._runtime.dispose()
         else:
             await self.session.dispose()
-        self._events.flush()
 
     # -- output --------------------------------------------------------------------------------
 
@@ -301,7 +306,6 @@ class _RpcMode:
         self._events(event)
 
     def _write_object(self, data: JsonDict) -> None:
-        self._events.flush()  # a merged delta waiting in the writer came first
         self._write_line(dumps(data))
 
     def _write_line(self, line: str) -> None:

@@ -33,7 +33,7 @@ from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
 from tau.runtime.errors import BashBusyError, SessionBusyError
 from tau.runtime.event_pipeline import DisplayQueues, EventPipeline, SessionListener
-from tau.runtime.events import SessionInfoChanged
+from tau.runtime.events import AgentSettled, SessionInfoChanged
 from tau.runtime.extension_hooks import (
     AgentExtensionHooks,
     ExtensionCompactionHooks,
@@ -46,6 +46,7 @@ from tau.runtime.retry import AutoRetry
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
 from tau.runtime.session_extensions import ExtensionBinding, SessionExtensions
 from tau.runtime.session_prompt import (
+    InputDisposition,
     InputSource,
     PromptHooks,
     StreamingBehavior,
@@ -102,9 +103,11 @@ class AgentSession:
         AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._next_turn: list[CustomMessage] = []
+        self._run_aborted = False  # abort() was called during the current run (agent_settled says so)
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
         self._pipeline.run_end_checks.append(self._retry.on_run_end)
@@ -246,23 +249,24 @@ class AgentSession:
         streaming_behavior: StreamingBehavior | None = None,
         source: InputSource = "interactive",
         expand_prompt_templates: bool = True,
-        on_accepted: Callable[[], None] | None = None,
+        on_accepted: Callable[[InputDisposition], None] | None = None,
     ) -> None:
         """Send ``text`` to the agent and return when the run is over (spec 30 §1.3).
 
         While the agent works, ``streaming_behavior`` says whether to steer or follow up (else
         ``SessionBusyError``). Raises ``NoModelError`` / ``MissingAuthError`` before any request
         when the model cannot be used, and after the run the first error a listener raised.
-        ``on_accepted`` is called once the input is taken (a command or extension handled it, it
-        was queued, or the run is about to start), after the listeners have seen the events that
-        came before and before the run's first event: an RPC host answers the command there.
+        ``on_accepted`` is called with what became of the input once it is taken (``handled``: a
+        command or extension took it; ``queued``; ``started``: the run is about to start), after the
+        listeners have seen the events that came before and before the run's first event: an RPC
+        host answers the command there.
         """
         if expand_prompt_templates and text.startswith("/") and await self._hooks.run_command(text):
-            await self._accepted(on_accepted)
+            await self._accepted(on_accepted, "handled")
             return
         outcome = await self._hooks.on_input(text, images, source)
         if outcome.handled:
-            await self._accepted(on_accepted)
+            await self._accepted(on_accepted, "handled")
             return
         text, images = outcome.text, outcome.images
         if expand_prompt_templates:
@@ -273,7 +277,7 @@ class AgentSession:
                     "The agent is already working: pass streaming_behavior='steer' or 'follow_up' to queue this message"
                 )
             self._queue(text, images, streaming_behavior)
-            await self._accepted(on_accepted)
+            await self._accepted(on_accepted, "queued")
             return
         self._retry.abort_retry()  # new input supersedes a retry still waiting out its delay
         self._flush_deferred_bash()
@@ -286,22 +290,30 @@ class AgentSession:
         )
         messages.extend(overrides.messages)
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
-        await self._accepted(on_accepted)
+        await self._accepted(on_accepted, "started")
         await self._run(messages)
 
-    async def _accepted(self, on_accepted: Callable[[], None] | None) -> None:
+    async def _accepted(
+        self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition
+    ) -> None:
         if on_accepted is not None:
             await self._pipeline.catch_up()
-            on_accepted()
+            on_accepted(disposition)
 
     async def _run(self, messages: list[AgentMessage]) -> None:
-        """One agent run and everything it sets off (retries, a compaction's continuation)."""
+        """One agent run and everything it sets off (retries, a compaction's continuation), then
+        ``agent_settled``: a pi 1.x client waits for it, not for ``agent_end``."""
+        self._run_aborted = False
         try:
-            await self._agent.prompt(messages)
+            try:
+                await self._agent.prompt(messages)
+            finally:
+                await self._pipeline.drain()
+            await self._retry.wait()
+            await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
+            self._pipeline.enqueue_for_listeners(AgentSettled(aborted=self._run_aborted))
             await self._pipeline.drain()
-        await self._retry.wait()
-        await self._compaction.wait_for_continuation(self._retry.wait)
         self._pipeline.raise_errors()
 
     def send_custom_message(
@@ -350,15 +362,29 @@ class AgentSession:
         await self._agent.wait_for_idle()
         await self._pipeline.drain()
 
-    async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
-        """Queue a message for the agent's next turn (after the current tool calls)."""
-        self._refuse_command(text)
-        self._queue(self._expand(text), images, "steer")
+    async def steer(
+        self, text: str, images: Sequence[ImageContent] | None = None, *, source: InputSource = "interactive"
+    ) -> InputDisposition:
+        """Queue a message for the agent's next turn (after the current tool calls), unless an
+        extension's ``input`` handler takes it; says which (``queued`` or ``handled``)."""
+        return await self._queue_input(text, images, source, "steer")
 
-    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> None:
-        """Queue a message for when the agent would otherwise stop."""
+    async def follow_up(
+        self, text: str, images: Sequence[ImageContent] | None = None, *, source: InputSource = "interactive"
+    ) -> InputDisposition:
+        """Queue a message for when the agent would otherwise stop, unless an extension's ``input``
+        handler takes it; says which (``queued`` or ``handled``)."""
+        return await self._queue_input(text, images, source, "follow_up")
+
+    async def _queue_input(
+        self, text: str, images: Sequence[ImageContent] | None, source: InputSource, behavior: StreamingBehavior
+    ) -> InputDisposition:
         self._refuse_command(text)
-        self._queue(self._expand(text), images, "follow_up")
+        outcome = await self._hooks.on_input(text, images, source)
+        if outcome.handled:
+            return "handled"
+        self._queue(self._expand(outcome.text), outcome.images, behavior)
+        return "queued"
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         """Drop every queued message; returns the ``(steering, follow_up)`` texts (for the editor)."""
@@ -370,6 +396,8 @@ class AgentSession:
     async def abort(self) -> None:
         """Stop the current run (or cancel a pending retry) and wait until it has ended and its
         events are handled."""
+        if self.is_streaming or self.is_retrying:
+            self._run_aborted = True
         self._retry.abort_retry()
         self._compaction.cancel_continuation()
         self._agent.abort()

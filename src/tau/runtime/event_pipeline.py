@@ -91,6 +91,8 @@ class EventPipeline:
         hand (a retry is under way) and the later checks are skipped."""
         self.message_end_checks: list[MessageEndCheck] = []
         """Awaited in order at ``message_end``, after listeners and persistence."""
+        self.will_retry: Callable[[AgentEnd], bool] | None = None
+        """Says, before anyone sees an ``agent_end``, whether a retry follows (its ``will_retry``)."""
         self.extension_step: ExtensionStep | None = None
         """Awaited with each event before the listeners see it (a ``message_end`` handler may
         replace the message in place, so listeners and the session file get the replacement)."""
@@ -199,6 +201,8 @@ class EventPipeline:
         )
         if starts_queued_input:
             await self._notify(self._queues.snapshot())
+        if isinstance(event, AgentEnd) and self.will_retry is not None:
+            event.will_retry = self.will_retry(event)
         if self.extension_step is not None:
             try:
                 await self.extension_step(event)

@@ -4,9 +4,10 @@ Session events are dataclasses with a ``type`` of pi's names and a ``to_json()``
 shape. ``session_event_to_json`` turns any event a session listener receives into JSON for the
 JSON and RPC modes.
 
-Where tau differs from pi: by default (``include_partials=False``) a ``message_update`` carries only
-the provider event without its ``partial`` message, and no ``message`` key, so a reply of N bytes
-streams as O(N) output instead of O(N²); ``message_end`` still carries the whole message.
+As in pi 1.x, by default (``include_partials=False``) a ``message_update`` carries only the provider
+event without its ``partial`` message, plus the reply's ``usage`` so far, and no ``message`` key, so a
+reply of N bytes streams as O(N) output instead of O(N²); a ``toolcall_start`` names the call's ``id``
+and ``toolName``. ``message_end`` still carries the whole message.
 """
 
 from __future__ import annotations
@@ -14,13 +15,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from tau.agent.events import AgentEvent, MessageUpdate, agent_event_to_json
-from tau.ai.events import event_to_json
-from tau.ai.types import JsonObject, ThinkingLevelOrOff
+from tau.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+    agent_event_to_json,
+)
+from tau.ai.events import AssistantMessageEvent, ToolCallStartEvent, event_to_json
+from tau.ai.types import JsonObject, ThinkingLevelOrOff, ToolCall
 from tau.compaction.summarize import CompactionResult
 
 __all__ = [
     "AgentSessionEvent",
+    "AgentSettled",
     "AutoRetryEnd",
     "AutoRetryStart",
     "CompactionEnd",
@@ -32,6 +47,18 @@ __all__ = [
     "ThinkingLevelChanged",
     "session_event_to_json",
 ]
+
+
+@dataclass(slots=True)
+class AgentSettled:
+    """The session will not go on by itself: the run, its retries, a compaction's continuation and
+    the queued messages are all over. ``aborted``: the run ended because it was aborted."""
+
+    aborted: bool
+    type: Literal["agent_settled"] = field(default="agent_settled", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": self.type, "aborted": self.aborted}
 
 
 @dataclass(slots=True)
@@ -146,21 +173,40 @@ class CompactionEnd:
 
 
 SessionEvent: TypeAlias = (
-    QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
+    AgentSettled | QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
     | CompactionStart | CompactionEnd
 )
 AgentSessionEvent: TypeAlias = AgentEvent | SessionEvent
 
 
 def session_event_to_json(event: AgentSessionEvent, *, include_partials: bool = False) -> JsonObject:
-    """``event`` in pi's JSON shape; without ``include_partials`` a ``message_update`` is only its delta."""
+    """``event`` in pi's JSON shape; without ``include_partials`` a ``message_update`` is only its delta
+    and the usage so far. Every other session event gives its own ``to_json()``, so one added later
+    (a compaction's retries) passes through as it is."""
     if isinstance(event, MessageUpdate) and not include_partials:
         return {
             "type": event.type,
-            "assistantMessageEvent": event_to_json(event.assistant_message_event, include_partial=False),
+            "usage": event.message.usage.to_json(),
+            "assistantMessageEvent": _delta_to_json(event.assistant_message_event),
         }
-    if isinstance(event, (QueueUpdate, ThinkingLevelChanged, SessionInfoChanged, AutoRetryStart, AutoRetryEnd)):
-        return event.to_json()
-    if isinstance(event, (CompactionStart, CompactionEnd)):
-        return event.to_json()
-    return agent_event_to_json(event, include_partial=True)
+    if isinstance(event, _AGENT_EVENTS):
+        return agent_event_to_json(event, include_partial=True)
+    out: JsonObject = event.to_json()
+    return out
+
+
+_AGENT_EVENTS = (
+    AgentStart, AgentEnd, TurnStart, TurnEnd, MessageStart, MessageUpdate, MessageEnd,
+    ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd,
+)
+
+
+def _delta_to_json(event: AssistantMessageEvent) -> JsonObject:
+    out = event_to_json(event, include_partial=False)
+    if isinstance(event, ToolCallStartEvent):
+        blocks = event.partial.content
+        call = blocks[event.content_index] if event.content_index < len(blocks) else None
+        if isinstance(call, ToolCall):
+            out["id"] = call.id
+            out["toolName"] = call.name
+    return out

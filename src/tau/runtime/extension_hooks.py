@@ -33,6 +33,7 @@ from tau.runtime.compaction_hooks import (
 )
 from tau.runtime.events import (
     AgentSessionEvent,
+    AgentSettled,
     AutoRetryEnd,
     AutoRetryStart,
     CompactionEnd,
@@ -58,6 +59,7 @@ __all__ = [
 CurrentRunner: TypeAlias = Callable[[], "ExtensionRunner | None"]
 
 _SESSION_EVENTS = (
+    AgentSettled,
     QueueUpdate,
     SessionInfoChanged,
     AutoRetryStart,

@@ -184,6 +184,19 @@ class AutoRetry:
             attempt, self._attempt = self._attempt, 0
             await self._pipeline.notify_now(AutoRetryEnd(success=True, attempt=attempt))
 
+    def will_retry(self, event: AgentEnd) -> bool:
+        """Whether ``on_run_end`` is going to schedule a retry for this run (pi's ``willRetry`` on
+        ``agent_end``, known before the listeners see the event)."""
+        message = _last_assistant(event.messages)
+        settings = self._settings.retry
+        if message is None or not settings.enabled or self._attempt >= settings.max_retries:
+            return False
+        if not is_retryable_error(message, self._window()):
+            return False
+        asked_ms = retry_after_ms(message.error_message or "")
+        cap_ms = settings.provider_max_retry_delay_ms
+        return not (asked_ms is not None and cap_ms > 0 and asked_ms > cap_ms)
+
     async def on_run_end(self, event: AgentEnd) -> bool:
         """At ``agent_end``: schedule a retry if the run failed transiently (True: later run-end
         checks are skipped), or close the chain under way."""

@@ -20,6 +20,7 @@ from tau.session.messages import CustomMessage
 
 __all__ = [
     "AgentStartOverrides",
+    "InputDisposition",
     "InputOutcome",
     "InputSource",
     "PromptHooks",
@@ -30,6 +31,9 @@ __all__ = [
 
 StreamingBehavior: TypeAlias = Literal["steer", "follow_up"]
 InputSource: TypeAlias = Literal["interactive", "rpc", "extension"]
+InputDisposition: TypeAlias = Literal["started", "queued", "handled"]
+"""What became of one input (pi's ``disposition``): it starts a run, waits in a queue, or a command or
+an extension's ``input`` handler took it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,224 @@
+"""pi 1.x's RPC and JSON protocol (pi 1.6.0), through a real ``tau --mode rpc`` / ``--mode json``
+process against the fake LLM server. The shapes were taken from pi 1.6 run side by side on the same
+scripted exchanges; ``fixtures/pi16_rpc_tool_exchange.jsonl`` is pi 1.6's own output for one of them
+(its system-prompt messages, which tau does not have, left out)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand, tau_command
+
+from tau.modes.rpc_client import RpcClient, RpcError
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+
+PI16_TOOL_EXCHANGE = Path(__file__).parent / "fixtures" / "pi16_rpc_tool_exchange.jsonl"
+
+INPUT_HANDLER = """
+def setup(tau):
+    @tau.on("input")
+    def swallow(event, ctx):
+        if event.text.startswith("handled:"):
+            return {"action": "handled"}
+"""
+
+
+def rpc_command(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *extra]
+
+
+@pytest.fixture
+def tau(tmp_path: Path) -> Iterator[TauCommand]:
+    yield from tau_command(tmp_path)
+
+
+@pytest.fixture
+async def client(tau: TauCommand) -> AsyncIterator[RpcClient]:
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        yield rpc
+
+
+def stalled(text: str, seconds: float = 10) -> Turn:
+    return Turn(text=text, chunk_size=2, fault=Fault("stall", after_events=3, seconds=seconds))
+
+
+def shape(line: dict[str, Any]) -> tuple[Any, ...]:
+    """What the protocol fixes about a line: its kind and keys, and a streamed event's kind and keys."""
+    update = line.get("assistantMessageEvent")
+    return (
+        line["type"],
+        line.get("command"),
+        tuple(sorted(line)),
+        None if update is None else (update["type"], tuple(sorted(update))),
+    )
+
+
+# -- the streamed reply ---------------------------------------------------------------------------
+
+
+async def test_a_tool_exchange_has_pi16s_lines_and_keys(tau: TauCommand, client: RpcClient) -> None:
+    (tau.work / "a.txt").write_text("a\n")
+    tau.server.add(Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done"))
+    await client.call("prompt", message="go")
+    await client.wait_for("agent_settled")
+    pi = [json.loads(line) for line in PI16_TOOL_EXCHANGE.read_text().splitlines()]
+    # pi's openai-completions parser also streams an empty first argument delta; that is the
+    # provider's business, not the protocol's.
+    pi = [line for line in pi if line.get("assistantMessageEvent", {}).get("delta", None) != ""]
+    assert [shape(line) for line in client.lines] == [shape(line) for line in pi]
+
+
+async def test_each_delta_is_its_own_message_update_with_the_usage_so_far(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(Turn(text="hello there friend", chunk_size=5))
+    events = await client.prompt("hi")
+    updates = [e for e in events if e["type"] == "message_update"]
+    assert [u["assistantMessageEvent"].get("delta") for u in updates] == [None, "hello", " ther", "e fri", "end", None]
+    assert all(set(u) == {"type", "usage", "assistantMessageEvent"} for u in updates)
+    end = next(e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant")
+    assert updates[-1]["usage"] == end["message"]["usage"]
+
+
+async def test_toolcall_start_names_the_call_and_tool_execution_end_its_duration(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 0.2"})]), Turn(text="done"))
+    events = await client.prompt("go")
+    [start] = [e["assistantMessageEvent"] for e in events if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "toolcall_start"]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert (start["id"], start["toolName"]) == (end["toolCallId"], "bash")
+    assert 200 <= end["durationMs"] < 5000
+
+
+async def test_an_unknown_tool_has_no_duration(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("no_such_tool", {})]), Turn(text="done"))
+    events = await client.prompt("go")
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] is True and "durationMs" not in end
+
+
+# -- agent_settled and willRetry ------------------------------------------------------------------
+
+
+async def test_agent_settled_comes_once_after_the_retries(tau: TauCommand) -> None:
+    settings = {"retry": {"baseDelayMs": 10, "provider": {"maxRetries": 0}}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(fault=Fault("status", status=503, body="unavailable")), Turn(text="through"))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        events = await rpc.prompt("hello")
+    kinds = [e["type"] for e in events if e["type"] in ("agent_end", "auto_retry_start", "auto_retry_end", "agent_settled")]
+    assert kinds == ["agent_end", "auto_retry_start", "auto_retry_end", "agent_end", "agent_settled"]
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [True, False]
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_an_aborted_run_settles_as_aborted(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(stalled("slow slow slow"))
+    await client.call("prompt", message="go")
+    await client.wait_for("message_update")
+    await client.call("abort")
+    settled = await client.wait_for("agent_settled")
+    assert settled[-1] == {"type": "agent_settled", "aborted": True}
+
+
+def test_json_mode_ends_with_agent_settled(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="hi"))
+    result = tau.run("--mode", "json", *MODEL, "-p", "hello")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[-2]["type"] == "agent_end" and lines[-2]["willRetry"] is False
+    assert lines[-1] == {"type": "agent_settled", "aborted": False}
+
+
+# -- input dispositions and the queue --------------------------------------------------------------
+
+
+async def test_queued_input_answers_queued_and_clear_queue_hands_the_texts_back(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(stalled("slow slow slow", seconds=1), Turn(text="never needed"))
+    assert await client.call("prompt", message="go") == {"disposition": "started"}
+    await client.wait_for("message_update")
+    assert await client.call("steer", message="s1") == {"disposition": "queued"}
+    assert await client.call("follow_up", message="f1") == {"disposition": "queued"}
+    assert await client.call("prompt", message="f2", streamingBehavior="followUp") == {"disposition": "queued"}
+    assert await client.call("clear_queue") == {"steering": ["s1"], "followUp": ["f1", "f2"]}
+    await client.wait_for("agent_settled")
+    answer = next(i for i, e in enumerate(client.lines) if e.get("command") == "clear_queue")
+    assert client.lines[answer - 1] == {"type": "queue_update", "steering": [], "followUp": []}
+    users = [e for e in client.lines if e["type"] == "message_start" and e["message"]["role"] == "user"]
+    assert len(users) == 1  # the cleared messages were not sent
+
+
+async def test_input_an_extension_handles_answers_handled_and_starts_no_run(tau: TauCommand) -> None:
+    extension = tau.work / "swallow.py"
+    extension.write_text(INPUT_HANDLER)
+    tau.server.add(stalled("slow slow slow", seconds=1))
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        assert await rpc.call("prompt", message="handled: idle") == {"disposition": "handled"}
+        assert await rpc.call("prompt", message="go") == {"disposition": "started"}
+        await rpc.wait_for("message_update")
+        assert await rpc.call("steer", message="handled: steer") == {"disposition": "handled"}
+        assert await rpc.call("follow_up", message="handled: later") == {"disposition": "handled"}
+        await rpc.wait_for("agent_settled")
+        assert [line["type"] for line in rpc.lines].count("agent_start") == 1
+        assert not any(line["type"] == "queue_update" for line in rpc.lines)
+
+
+# -- commands --------------------------------------------------------------------------------------
+
+
+async def test_available_thinking_levels_are_off_for_a_model_without_reasoning(client: RpcClient) -> None:
+    assert await client.call("get_available_thinking_levels") == {"levels": ["off"]}
+
+
+async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    await client.prompt("first")
+    everything = await client.call("get_entries")
+    entries, leaf = everything["entries"], everything["leafId"]
+    assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", "message", "message"]
+    assert leaf == entries[-1]["id"]
+    await client.prompt("second")
+    later = await client.call("get_entries", since=leaf)
+    assert [e["message"]["role"] for e in later["entries"]] == ["user", "assistant"]
+    assert later["entries"][0]["parentId"] == leaf
+    tree = await client.call("get_tree")
+    assert tree["leafId"] == later["leafId"]
+    [root] = tree["tree"]
+    chain = [root]
+    while chain[-1]["children"]:
+        [child] = chain[-1]["children"]
+        chain.append(child)
+    assert [node["entry"]["id"] for node in chain] == [e["id"] for e in entries + later["entries"]]
+    with pytest.raises(RpcError, match="Entry not found: nope"):
+        await client.call("get_entries", since="nope")
+
+
+async def test_bash_streams_its_output_with_the_command_id_and_can_stay_out_of_context(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    response = await client.send({"id": "sh-1", "type": "bash", "command": "echo secret-output", "excludeFromContext": True})
+    assert response["data"]["output"] == "secret-output\n"
+    updates = [line for line in client.lines if line["type"] == "bash_execution_update"]
+    assert updates and all(u["id"] == "sh-1" for u in updates)
+    assert "".join(u["delta"] for u in updates) == "secret-output\n"
+    assert client.lines.index(updates[-1]) < client.lines.index(response)
+    entries = (await client.call("get_entries"))["entries"]
+    assert entries[-1]["message"]["role"] == "bashExecution" and entries[-1]["message"]["excludeFromContext"] is True
+    tau.server.add(Turn(text="ok"))
+    await client.prompt("what did it say?")
+    assert "secret-output" not in json.dumps(tau.server.last_request.body["messages"])
+
+
+async def test_a_session_name_is_announced_before_its_response(client: RpcClient) -> None:
+    await client.call("set_session_name", name="  named  ")
+    kinds = [line["type"] for line in client.lines]
+    assert client.lines[kinds.index("session_info_changed")] == {"type": "session_info_changed", "name": "named"}
+    assert kinds.index("session_info_changed") < kinds.index("response")
