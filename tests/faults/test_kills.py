@@ -132,6 +132,7 @@ def test_a_signal_while_a_tool_runs(campaign: Campaign, signum: signal.Signals) 
     loop.finished = False
     process = start(campaign, "-c", "-p", "long tool")
     wait_for(lambda: processes_running(marker))
+    time.sleep(0.2)  # the command is running, not just starting
     TALLY.bad_inputs += 1
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=10)

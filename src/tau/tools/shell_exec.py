@@ -66,9 +66,10 @@ class _GroupReaper:
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
 
-    def tell(self, op: str, pgid: int) -> None:
-        try:
-            if self._process is None:
+    def start(self) -> None:
+        """Start the watcher if it is not running (before the first shell, so none goes unwatched)."""
+        if self._process is None:
+            with contextlib.suppress(OSError):  # no /bin/sh: the exit handlers still cover the rest
                 self._process = subprocess.Popen(
                     ["/bin/sh", "-c", _REAPER_SCRIPT],
                     stdin=subprocess.PIPE,
@@ -76,11 +77,13 @@ class _GroupReaper:
                     stderr=subprocess.DEVNULL,
                     start_new_session=True,  # out of reach of a Ctrl+C meant for tau
                 )
-            assert self._process.stdin is not None
+
+    def tell(self, op: str, pgid: int) -> None:
+        if self._process is None or self._process.stdin is None:
+            return
+        with contextlib.suppress(OSError):  # the watcher was killed: the exit handlers still cover the rest
             self._process.stdin.write(f"{op} {pgid}\n".encode())
             self._process.stdin.flush()
-        except OSError:  # no /bin/sh, or the watcher was killed: the exit handlers still cover the rest
-            pass
 
 
 _reaper = _GroupReaper()
@@ -199,6 +202,7 @@ class LocalBashOperations:
             raise CommandAborted()
         shell = find_shell(self.shell_path)
         _guard_ending_signals()
+        _reaper.start()
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.subprocess_exec(
             lambda: _OutputProtocol(on_data, loop),
