@@ -27,6 +27,17 @@ def setup(tau):
             return {"action": "handled"}
 """
 
+MARKER = """
+def setup(tau):
+    @tau.on("session_start")
+    def at_start(event, ctx):
+        tau.append_entry("note", {"at": "start"})
+
+    @tau.register_command("mark", description="Add a note")
+    async def mark(args, ctx):
+        tau.append_entry("note", {"at": args})
+"""
+
 
 def rpc_command(*extra: str) -> list[str]:
     return [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *extra]
@@ -222,3 +233,31 @@ async def test_a_session_name_is_announced_before_its_response(client: RpcClient
     kinds = [line["type"] for line in client.lines]
     assert client.lines[kinds.index("session_info_changed")] == {"type": "session_info_changed", "name": "named"}
     assert kinds.index("session_info_changed") < kinds.index("response")
+
+
+async def test_entries_an_extension_appends_are_announced_from_session_start_on(tau: TauCommand) -> None:
+    extension = tau.work / "marker.py"
+    extension.write_text(MARKER)
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        assert await rpc.call("prompt", message="/mark here") == {"disposition": "handled"}
+        appended = [line for line in rpc.lines if line["type"] == "entry_appended"]
+        assert [(e["entry"]["type"], e["entry"]["customType"], e["entry"]["data"]) for e in appended] == [
+            ("custom", "note", {"at": "start"}),
+            ("custom", "note", {"at": "here"}),
+        ]
+        kinds = [line["type"] for line in rpc.lines]
+        assert kinds.index("response") > kinds.index("entry_appended")
+        ids = [e["id"] for e in (await rpc.call("get_entries"))["entries"]]
+        assert [e["entry"]["id"] for e in appended] == ids[-2:]
+
+
+def test_json_mode_announces_an_entry_appended_at_session_start(tau: TauCommand) -> None:
+    extension = tau.work / "marker.py"
+    extension.write_text(MARKER)
+    tau.server.add(Turn(text="hi"))
+    result = tau.run("--mode", "json", *MODEL, "-e", str(extension), "-p", "hello")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    [appended] = [line for line in lines if line["type"] == "entry_appended"]
+    assert appended["entry"]["data"] == {"at": "start"}
+    assert [line["type"] for line in lines].index("entry_appended") < [line["type"] for line in lines].index("agent_start")

@@ -33,7 +33,7 @@ from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
 from tau.runtime.errors import BashBusyError, SessionBusyError
 from tau.runtime.event_pipeline import DisplayQueues, EventPipeline, SessionListener
-from tau.runtime.events import AgentSettled, SessionInfoChanged
+from tau.runtime.events import AgentSettled, EntryAppended, SessionInfoChanged
 from tau.runtime.extension_hooks import (
     AgentExtensionHooks,
     ExtensionCompactionHooks,
@@ -615,6 +615,15 @@ class AgentSession:
         return await self._extensions.reload()
 
     # -- the rest of the surface ---------------------------------------------------------------
+
+    def append_custom_entry(self, custom_type: str, data: object = None) -> str:
+        """Record an extension's own entry (not part of the conversation) and announce it
+        (``entry_appended``); returns its id."""
+        entry_id = self._session.append_custom_entry(custom_type, data)
+        entry = self._session.get_entry(entry_id)
+        if entry is not None:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+        return entry_id
 
     def set_session_name(self, name: str) -> None:
         """Name the session (a blank name clears it); recorded in the file and announced."""

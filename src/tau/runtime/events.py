@@ -32,6 +32,7 @@ from tau.agent.events import (
 from tau.ai.events import AssistantMessageEvent, ToolCallStartEvent, event_to_json
 from tau.ai.types import JsonObject, ThinkingLevelOrOff, ToolCall
 from tau.compaction.summarize import CompactionResult
+from tau.session.entries import SessionEntry
 
 __all__ = [
     "AgentSessionEvent",
@@ -41,6 +42,7 @@ __all__ = [
     "CompactionEnd",
     "CompactionReason",
     "CompactionStart",
+    "EntryAppended",
     "QueueUpdate",
     "SessionEvent",
     "SessionInfoChanged",
@@ -59,6 +61,17 @@ class AgentSettled:
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "aborted": self.aborted}
+
+
+@dataclass(slots=True)
+class EntryAppended:
+    """An extension added an entry of its own to the session file (``append_entry``)."""
+
+    entry: SessionEntry
+    type: Literal["entry_appended"] = field(default="entry_appended", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": self.type, "entry": self.entry.to_json()}
 
 
 @dataclass(slots=True)
@@ -173,7 +186,7 @@ class CompactionEnd:
 
 
 SessionEvent: TypeAlias = (
-    AgentSettled | QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
+    AgentSettled | EntryAppended | QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
     | CompactionStart | CompactionEnd
 )
 AgentSessionEvent: TypeAlias = AgentEvent | SessionEvent

@@ -38,6 +38,7 @@ from tau.runtime.events import (
     AutoRetryStart,
     CompactionEnd,
     CompactionStart,
+    EntryAppended,
     QueueUpdate,
     SessionInfoChanged,
     ThinkingLevelChanged,
@@ -60,6 +61,7 @@ CurrentRunner: TypeAlias = Callable[[], "ExtensionRunner | None"]
 
 _SESSION_EVENTS = (
     AgentSettled,
+    EntryAppended,
     QueueUpdate,
     SessionInfoChanged,
     AutoRetryStart,

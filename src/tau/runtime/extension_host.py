@@ -121,7 +121,7 @@ class SessionExtensionHost:
         self._session.send_user_message(content, deliver_as=deliver_as)
 
     def append_entry(self, custom_type: str, data: Any) -> str:
-        return self._session.session_manager.append_custom_entry(custom_type, data)
+        return self._session.append_custom_entry(custom_type, data)
 
     def set_session_name(self, name: str) -> None:
         self._session.set_session_name(name)
