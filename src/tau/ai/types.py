@@ -322,6 +322,11 @@ class AssistantMessage:
     response_model: str | None = None
     response_id: str | None = None
     diagnostics: list[JsonObject] | None = None
+    # Recorded by pi 1.x: the provider's own stop reason, the response's wall time and the
+    # thinking level the request asked for. Kept so a session file round-trips through tau.
+    raw_stop_reason: str | None = None
+    duration_ms: int | None = None
+    thinking_level: str | None = None
     role: Literal["assistant"] = field(default="assistant", init=False)
 
     def to_json(self) -> JsonObject:
@@ -343,6 +348,12 @@ class AssistantMessage:
         if self.error_message is not None:
             out["errorMessage"] = self.error_message
         out["timestamp"] = self.timestamp
+        if self.raw_stop_reason is not None:
+            out["rawStopReason"] = self.raw_stop_reason
+        if self.duration_ms is not None:
+            out["durationMs"] = self.duration_ms
+        if self.thinking_level is not None:
+            out["thinkingLevel"] = self.thinking_level
         return out
 
     @classmethod
@@ -364,6 +375,9 @@ class AssistantMessage:
             response_model=data.get("responseModel"),
             response_id=data.get("responseId"),
             diagnostics=data.get("diagnostics"),
+            raw_stop_reason=_optional_str(data.get("rawStopReason")),
+            duration_ms=_optional_int(data.get("durationMs")),
+            thinking_level=_optional_str(data.get("thinkingLevel")),
         )
 
     def text(self) -> str:
@@ -415,6 +429,16 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _optional_int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
 
 
 def message_from_json(data: JsonObject) -> Message:

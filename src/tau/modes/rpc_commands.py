@@ -27,6 +27,7 @@ from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.entries import MessageEntry
 from tau.session.tree import SessionTreeNode
+from tau.session.usage import usages
 
 __all__ = ["ANSWERED", "COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError"]
 
@@ -198,12 +199,13 @@ async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
     assistants = [m for m in messages if isinstance(m, AssistantMessage)]
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
-    for reply in assistants:
-        tokens["input"] += reply.usage.input
-        tokens["output"] += reply.usage.output
-        tokens["cacheRead"] += reply.usage.cache_read
-        tokens["cacheWrite"] += reply.usage.cache_write
-        cost += reply.usage.cost.total
+    # Every usage the file records (all branches, summaries, usage entries), as pi counts it.
+    for recorded in usages(session.session_manager.get_entries()):
+        tokens["input"] += recorded.input
+        tokens["output"] += recorded.output
+        tokens["cacheRead"] += recorded.cache_read
+        tokens["cacheWrite"] += recorded.cache_write
+        cost += recorded.cost.total
     stats: JsonDict = {
         "sessionFile": session.session_file,
         "sessionId": session.session_id,

@@ -1,15 +1,27 @@
-"""What the model sees of a session: the messages on the root → leaf path, compaction applied."""
+"""What the model sees of a session: the messages on the root → leaf path, compaction and
+context edits applied (pi's session projection)."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from tau.ai.types import AssistantMessage
+from tau.ai.types import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    content_from_json,
+)
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomMessageEntry,
     MessageEntry,
     ModelChangeEntry,
@@ -22,6 +34,9 @@ from tau.session.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     SessionMessage,
+    SystemMessage,
+    content_list_from_json,
+    replay_system_messages,
 )
 
 
@@ -46,6 +61,11 @@ class SessionContext:
     messages: list[SessionMessage] = field(default_factory=list)
     thinking_level: str = "off"
     model: ModelRef | None = None
+    system_message: SystemMessage | None = None
+    """The prompt and tools the branch's pi 1.x system messages declare, replayed into one
+    (the compaction's checkpoint first, if any); ``None`` when the branch declares none. System
+    messages are not in ``messages``: tau sends one leading system prompt, as pi does for APIs
+    without mid-conversation system messages."""
 
 
 def path_to(leaf: SessionEntry | None, by_id: Mapping[str, SessionEntry]) -> list[SessionEntry]:
@@ -91,29 +111,46 @@ def build_session_context(
         elif isinstance(entry, CompactionEntry):
             compaction_index = index
 
-    messages = context.messages
     if compaction_index < 0:
-        kept: Sequence[SessionEntry] = path
+        selected: list[SessionEntry] = list(path)
     else:
         compaction = path[compaction_index]
         assert isinstance(compaction, CompactionEntry)
-        messages.append(
-            CompactionSummaryMessage(compaction.summary, compaction.tokens_before, _ms(compaction.timestamp))
-        )
         before = path[:compaction_index]
         first_kept = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), None)
-        kept = (before[first_kept:] if first_kept is not None else []) + path[compaction_index + 1 :]
-    for entry in kept:
+        # The compaction's checkpoint stands for the system messages before it.
+        kept = [e for e in before[first_kept:] if not _is_system(e)] if first_kept is not None else []
+        selected = [compaction, *kept, *path[compaction_index + 1 :]]
+
+    edits = {e.target_id: e for e in selected if isinstance(e, ContextEditEntry)}
+    system: list[SystemMessage] = []
+    for index, entry in enumerate(selected):
+        if isinstance(entry, CompactionEntry):
+            # Only the latest compaction (first) counts; an older one kept in range adds nothing.
+            if index == 0:
+                if entry.system_message is not None:
+                    system.append(entry.system_message)
+                context.messages.append(
+                    CompactionSummaryMessage(entry.summary, entry.tokens_before, _ms(entry.timestamp))
+                )
+            continue
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
+            system.append(entry.message)
+            continue
         message = entry_message(entry)
+        edit = edits.get(entry.id)
+        if message is not None and edit is not None:
+            message = apply_context_edit(message, edit)
         if message is not None:
-            messages.append(message)
+            context.messages.append(message)
+    context.system_message = replay_system_messages(system)
     return context
 
 
 def entry_message(entry: SessionEntry) -> SessionMessage | None:
     """The message an entry contributes to the context, if any."""
     if isinstance(entry, MessageEntry):
-        return entry.message
+        return None if isinstance(entry.message, SystemMessage) else entry.message
     if isinstance(entry, CustomMessageEntry):
         return CustomMessage(
             custom_type=entry.custom_type,
@@ -130,3 +167,41 @@ def entry_message(entry: SessionEntry) -> SessionMessage | None:
 def _ms(timestamp: str) -> int:
     ms = ms_from_iso(timestamp)
     return ms if ms is not None else 0
+
+
+def apply_context_edit(message: SessionMessage, edit: ContextEditEntry) -> SessionMessage | None:
+    """``message`` as ``edit`` leaves it in the context: gone (``None``), or with the edit's
+    content in place of its own. Messages of other roles (shell runs, summaries) are unchanged."""
+    if edit.replacement is None:
+        return None
+    content: Any = edit.replacement.get("content")
+    if isinstance(message, AssistantMessage):
+        blocks = [TextContent(content)] if isinstance(content, str) else _blocks(content)
+        assistant = [b for b in blocks if isinstance(b, TextContent | ThinkingContent | ToolCall)]
+        return dataclasses.replace(message, content=assistant)
+    if isinstance(message, ToolResultMessage):
+        return dataclasses.replace(message, content=_user_content(content, as_list=True))
+    if isinstance(message, UserMessage | CustomMessage):
+        return dataclasses.replace(message, content=_user_content(content, as_list=False))
+    return message
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [content_from_json(b) for b in _known(content)] if isinstance(content, list) else []
+
+
+def _user_content(content: Any, *, as_list: bool) -> Any:
+    value = content_list_from_json(_known(content) if isinstance(content, list) else content)
+    return [TextContent(value)] if as_list and isinstance(value, str) else value
+
+
+def _known(blocks: list[Any]) -> list[Any]:
+    """The blocks tau can read; an edit written by a newer tool may hold others."""
+    return [b for b in blocks if isinstance(b, dict) and b.get("type") in _EDITABLE_BLOCKS]
+
+
+_EDITABLE_BLOCKS = frozenset({"text", "thinking", "image", "toolCall"})
+
+
+def _is_system(entry: SessionEntry) -> bool:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)

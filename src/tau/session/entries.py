@@ -1,4 +1,4 @@
-"""The lines of a session file as typed objects: the header and the nine entry types.
+"""The lines of a session file as typed objects: the header and the eleven entry types.
 
 An entry read from a file keeps the JSON object it came from (``raw``) and dumps back to exactly
 that object, unknown keys and key order included. An entry made by tau dumps in pi's key order,
@@ -10,8 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent
-from tau.session.messages import SessionMessage, content_list_from_json, session_message_from_json
+from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent, Usage
+from tau.session.messages import (
+    SessionMessage,
+    SystemMessage,
+    content_list_from_json,
+    session_message_from_json,
+)
 
 CURRENT_SESSION_VERSION = 3
 
@@ -82,9 +87,10 @@ class _Entry:
 
 @dataclass(slots=True, kw_only=True)
 class MessageEntry(_Entry):
-    """A conversation message: user, assistant, toolResult, bashExecution or custom."""
+    """A conversation message: user, assistant, toolResult, bashExecution or custom, or a pi 1.x
+    system message (the prompt sections and tools the branch declares)."""
 
-    message: SessionMessage
+    message: SessionMessage | SystemMessage
     type: Literal["message"] = field(default="message", init=False)
 
     def _build_json(self) -> JsonObject:
@@ -126,6 +132,10 @@ class CompactionEntry(_Entry):
     tokens_before: int
     details: Any = None
     from_hook: bool | None = None
+    usage: Usage | None = None
+    """What making the summary cost (pi 1.x); counted in the session's totals."""
+    system_message: SystemMessage | None = None
+    """pi 1.x: the branch's prompt and tools replayed at the compaction (its checkpoint)."""
     type: Literal["compaction"] = field(default="compaction", init=False)
 
     def _build_json(self) -> JsonObject:
@@ -134,7 +144,11 @@ class CompactionEntry(_Entry):
         out["firstKeptEntryId"] = self.first_kept_entry_id
         out["tokensBefore"] = self.tokens_before
         _put_optional(out, "details", self.details)
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
         _put_optional(out, "fromHook", self.from_hook)
+        if self.system_message is not None:
+            out["systemMessage"] = self.system_message.to_json()
         return out
 
 
@@ -146,6 +160,8 @@ class BranchSummaryEntry(_Entry):
     summary: str
     details: Any = None
     from_hook: bool | None = None
+    usage: Usage | None = None
+    """What making the summary cost (pi 1.x); counted in the session's totals."""
     type: Literal["branch_summary"] = field(default="branch_summary", init=False)
 
     def _build_json(self) -> JsonObject:
@@ -153,6 +169,8 @@ class BranchSummaryEntry(_Entry):
         out["fromId"] = self.from_id
         out["summary"] = self.summary
         _put_optional(out, "details", self.details)
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
         _put_optional(out, "fromHook", self.from_hook)
         return out
 
@@ -221,6 +239,40 @@ class SessionInfoEntry(_Entry):
 
 
 @dataclass(slots=True, kw_only=True)
+class UsageEntry(_Entry):
+    """Model usage outside any reply, such as cache warming (pi 1.x): counted in the session's
+    totals, never part of the context. ``kind`` names the operation (any string)."""
+
+    kind: str
+    provider: str
+    model: str
+    usage: Usage
+    type: Literal["usage"] = field(default="usage", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("usage")
+        out.update(kind=self.kind, provider=self.provider, model=self.model, usage=self.usage.to_json())
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class ContextEditEntry(_Entry):
+    """pi 1.x: from here on the branch's context shows ``target_id`` with other content
+    (``replacement``: ``{"content": ...}``) or not at all (``replacement`` ``None``). The target
+    itself is unchanged; the latest edit of a target on the branch wins."""
+
+    target_id: str
+    replacement: JsonObject | None
+    type: Literal["context_edit"] = field(default="context_edit", init=False)
+
+    def _build_json(self) -> JsonObject:
+        out = self._base("context_edit")
+        out["targetId"] = self.target_id
+        out["replacement"] = self.replacement
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
 class UnknownEntry(_Entry):
     """An entry tau cannot interpret (a newer type, an unreadable message): kept in the tree and
     written back verbatim, never part of the model's context."""
@@ -245,6 +297,8 @@ SessionEntry: TypeAlias = (
     | CustomMessageEntry
     | LabelEntry
     | SessionInfoEntry
+    | UsageEntry
+    | ContextEditEntry
     | UnknownEntry
 )
 
@@ -285,6 +339,8 @@ def entry_from_json(data: JsonObject) -> SessionEntry:
             tokens_before=tokens if isinstance(tokens, int) else 0,
             details=data.get("details"),
             from_hook=data.get("fromHook"),
+            usage=_usage(data.get("usage")),
+            system_message=_system_message(data.get("systemMessage")),
             **base,
         )
     if kind == "branch_summary":
@@ -293,8 +349,27 @@ def entry_from_json(data: JsonObject) -> SessionEntry:
             summary=_str(data.get("summary")),
             details=data.get("details"),
             from_hook=data.get("fromHook"),
+            usage=_usage(data.get("usage")),
             **base,
         )
+    if kind == "usage":
+        usage = _usage(data.get("usage"))
+        if usage is None:
+            return UnknownEntry(kind=kind, **base)
+        return UsageEntry(
+            kind=_str(data.get("kind")),
+            provider=_str(data.get("provider")),
+            model=_str(data.get("model")),
+            usage=usage,
+            **base,
+        )
+    if kind == "context_edit":
+        replacement = data.get("replacement")
+        target = data.get("targetId")
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        if not isinstance(target, str) or not (replacement is None or isinstance(content, str | list)):
+            return UnknownEntry(kind=kind, **base)
+        return ContextEditEntry(target_id=target, replacement=replacement, **base)
     if kind == "custom":
         return CustomEntry(custom_type=_str(data.get("customType")), data=data.get("data"), **base)
     if kind == "custom_message":
@@ -320,11 +395,13 @@ def is_assistant_entry(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
 
 
-def _message_from_json(data: Any) -> SessionMessage | None:
+def _message_from_json(data: Any) -> SessionMessage | SystemMessage | None:
     """The message of a ``message`` entry, tolerating content blocks of unknown types and old
     usage objects without ``totalTokens``; ``None`` when it cannot be read at all."""
     if not isinstance(data, dict):
         return None
+    if data.get("role") == "system":
+        return SystemMessage.from_json(data)
     content = data.get("content")
     if isinstance(content, list) and any(_block_type(b) not in _KNOWN_BLOCK_TYPES for b in content):
         data = {**data, "content": _known_blocks(content)}
@@ -337,6 +414,19 @@ def _message_from_json(data: Any) -> SessionMessage | None:
         if isinstance(usage, dict) and "totalTokens" not in usage:
             message.usage.recompute_total()
     return message
+
+
+def _usage(data: Any) -> Usage | None:
+    if not isinstance(data, dict):
+        return None
+    usage = Usage.from_json(data)
+    if "totalTokens" not in data:
+        usage.recompute_total()
+    return usage
+
+
+def _system_message(data: Any) -> SystemMessage | None:
+    return SystemMessage.from_json(data) if isinstance(data, dict) and data.get("role") == "system" else None
 
 
 def _known_blocks(content: Any) -> Any:

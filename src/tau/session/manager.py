@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from typing import TypedDict
 
-from tau.ai.types import ImageContent, JsonObject, TextContent
+from tau.ai.types import ImageContent, JsonObject, TextContent, Usage
 from tau.session.context import SessionContext, build_session_context, path_to
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
@@ -25,12 +26,13 @@ from tau.session.entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
     entry_from_json,
     is_assistant_entry,
 )
 from tau.session.errors import EntryNotFoundError, SessionWriteError
 from tau.session.forking import write_fork
-from tau.session.ids import IdSource
+from tau.session.ids import IdSource, ms_from_iso
 from tau.session.jsonl import (
     RawSessionFile,
     append_lines,
@@ -42,7 +44,12 @@ from tau.session.jsonl import (
     rewrite_file,
 )
 from tau.session.listing import find_most_recent_session
-from tau.session.messages import BranchSummaryMessage, CompactionSummaryMessage, SessionMessage
+from tau.session.messages import (
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    SessionMessage,
+    SystemMessage,
+)
 from tau.session.migrations import migrate_objects
 from tau.session.paths import resolve_session_dir, session_file_name
 from tau.session.tree import Label, SessionTreeNode, apply_label, build_tree
@@ -281,7 +288,7 @@ class SessionManager:
             "timestamp": self._ids.now_iso(),
         }
 
-    def append_message(self, message: SessionMessage) -> str:
+    def append_message(self, message: SessionMessage | SystemMessage) -> str:
         """Store a user, assistant, toolResult, bashExecution or custom message; returns the entry id.
 
         Summaries are not messages on disk: use ``append_compaction`` / ``branch_with_summary``."""
@@ -302,15 +309,37 @@ class SessionManager:
         tokens_before: int,
         details: object = None,
         from_hook: bool | None = None,
+        usage: Usage | None = None,
     ) -> str:
+        """Summarise the branch before ``first_kept_entry_id``. If the branch declares a prompt
+        (pi 1.x system messages), the compaction records it as its checkpoint, as pi does."""
+        base = self._base()
+        checkpoint = self.build_session_context().system_message
+        if checkpoint is not None:
+            checkpoint.timestamp = ms_from_iso(base["timestamp"]) or checkpoint.timestamp
         entry = CompactionEntry(
             summary=summary,
             first_kept_entry_id=first_kept_entry_id,
             tokens_before=tokens_before,
             details=details,
             from_hook=from_hook,
-            **self._base(),
+            usage=usage,
+            system_message=checkpoint,
+            **base,
         )
+        return self._append(entry)
+
+    def append_usage(self, kind: str, provider: str, model: str, usage: Usage) -> str:
+        """Model usage outside any reply (counted in totals, never in the context)."""
+        entry = UsageEntry(kind=kind, provider=provider, model=model, usage=usage, **self._base())
+        return self._append(entry)
+
+    def append_context_edit(self, target_id: str, replacement: JsonObject | None) -> str:
+        """From here on the branch's context shows ``target_id`` with ``replacement["content"]``,
+        or without it (``None``). The target must be on the current branch."""
+        if target_id not in {e.id for e in self.get_branch()}:
+            raise EntryNotFoundError(target_id)
+        entry = ContextEditEntry(target_id=target_id, replacement=replacement, **self._base())
         return self._append(entry)
 
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
@@ -418,7 +447,12 @@ class SessionManager:
         self._leaf_id = None
 
     def branch_with_summary(
-        self, entry_id: str | None, summary: str, details: object = None, from_hook: bool | None = None
+        self,
+        entry_id: str | None,
+        summary: str,
+        details: object = None,
+        from_hook: bool | None = None,
+        usage: Usage | None = None,
     ) -> str:
         """Move the leaf to ``entry_id`` (``None``: before the root) and append a ``branch_summary``
         of the abandoned branch there."""
@@ -430,6 +464,7 @@ class SessionManager:
             summary=summary,
             details=details,
             from_hook=from_hook,
+            usage=usage,
             **self._base(),
         )
         return self._append(entry)
@@ -507,7 +542,8 @@ def _make_folder(path: str) -> None:
 
 def _broken_links(entries: list[SessionEntry], by_id: dict[str, SessionEntry]) -> list[str]:
     """The entries whose parent is themselves or missing: the path from the leaf stops at them, so
-    what came before is out of the conversation (and the user should know)."""
+    what came before is out of the conversation (and the user should know); and context edits of
+    entries the file does not hold, which change nothing."""
     problems: list[str] = []
     for entry in entries:
         if entry.parent_id == entry.id:
@@ -517,6 +553,8 @@ def _broken_links(entries: list[SessionEntry], by_id: dict[str, SessionEntry]) -
                 f"entry {entry.id} points to a parent {entry.parent_id} that is not in the file; "
                 "the conversation starts there"
             )
+        if isinstance(entry, ContextEditEntry) and entry.target_id not in by_id:
+            problems.append(f"context edit {entry.id} targets entry {entry.target_id}, which is not in the file; ignored")
     return problems
 
 

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -187,3 +188,96 @@ def content_list_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
         return []
     blocks = [content_from_json(b) for b in raw if isinstance(b, dict)]
     return [b for b in blocks if isinstance(b, (TextContent, ImageContent))]
+
+
+@dataclass(slots=True)
+class SystemMessage:
+    """pi 1.x's record of the prompt and tools a branch declares (``role: "system"``).
+
+    The first one holds every prompt section and tool declaration; later ones patch ``sections``
+    by name (``None`` removes a section) and list ``tools_added`` / ``tools_removed``. Replaying
+    them in order (``replay_system_messages``) gives the branch's current prompt and tools.
+    ``content`` is free prompt text that comes before the sections.
+    """
+
+    content: str = ""
+    sections: dict[str, str | None] | None = None
+    tools_added: list[JsonObject] | None = None
+    tools_removed: list[JsonObject] | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["system"] = field(default="system", init=False)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"role": "system", "content": self.content}
+        if self.sections is not None:
+            out["sections"] = dict(self.sections)
+        out["timestamp"] = self.timestamp
+        if self.tools_added is not None:
+            out["toolsAdded"] = list(self.tools_added)
+        if self.tools_removed is not None:
+            out["toolsRemoved"] = list(self.tools_removed)
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> SystemMessage:
+        content = data.get("content")
+        if isinstance(content, list):  # text blocks, as pi-ai allows
+            content = "\n".join(
+                b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+            )
+        raw_sections = data.get("sections")
+        sections = (
+            {k: v for k, v in raw_sections.items() if v is None or isinstance(v, str)}
+            if isinstance(raw_sections, dict)
+            else None
+        )
+        return cls(
+            content=content if isinstance(content, str) else "",
+            sections=sections,
+            tools_added=_tool_list(data.get("toolsAdded")),
+            tools_removed=_tool_list(data.get("toolsRemoved")),
+            timestamp=data.get("timestamp", 0) if isinstance(data.get("timestamp"), int) else 0,
+        )
+
+    def text(self) -> str:
+        """The whole prompt this message states: its content, then each section, blank-line apart."""
+        parts = [self.content, *(v for v in (self.sections or {}).values() if v is not None)]
+        return "\n\n".join(p for p in parts if p)
+
+
+def _tool_list(raw: Any) -> list[JsonObject] | None:
+    if not isinstance(raw, list):
+        return None
+    return [t for t in raw if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def replay_system_messages(messages: Iterable[SystemMessage]) -> SystemMessage | None:
+    """One system message holding the prompt and tools after every one of ``messages``, in order
+    (``None`` when there are none): contents are joined, sections patched by name, tools
+    removed then added by name."""
+    contents: list[str] = []
+    sections: dict[str, str] = {}
+    tools: dict[str, JsonObject] = {}
+    timestamp: int | None = None
+    for message in messages:
+        if timestamp is None:
+            timestamp = message.timestamp
+        if message.content:
+            contents.append(message.content)
+        for name, value in (message.sections or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for tool in message.tools_removed or []:
+            tools.pop(tool["name"], None)
+        for tool in message.tools_added or []:
+            tools[tool["name"]] = tool
+    if timestamp is None:
+        return None
+    return SystemMessage(
+        content="\n\n".join(contents),
+        sections=dict(sections) if sections else None,
+        tools_added=list(tools.values()) if tools else None,
+        timestamp=timestamp,
+    )

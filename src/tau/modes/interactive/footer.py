@@ -1,6 +1,6 @@
 """The footer under the editor (spec 70 §2.5): where you are, what it costs, which model.
 
-Line 1: cwd (``~`` for home), git branch, session name. Line 2: token totals over every reply in
+Line 1: cwd (``~`` for home), git branch, session name. Line 2: token totals over all recorded usage in
 the session file (all branches, before compactions too), cost, the prompt-cache hit rate (tau's
 addition: the share of prompt tokens read from cache, the number that says whether caching works),
 context use; on the right the model and thinking level. Line 3: extension statuses, when any.
@@ -13,10 +13,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from tau.ai.types import AssistantMessage, Usage
+from tau.ai.types import Usage
 from tau.modes.interactive.render.format import format_tokens, terminal_safe, truncate_to_width, visible_width
 from tau.runtime.context_usage import ContextUsage
-from tau.session.entries import MessageEntry, SessionEntry
+from tau.session.entries import SessionEntry
+from tau.session.usage import usages
 
 __all__ = ["FooterInfo", "UsageTotals", "build_footer", "git_branch", "usage_totals"]
 
@@ -50,9 +51,8 @@ class UsageTotals:
 
 def usage_totals(entries: Iterable[SessionEntry]) -> UsageTotals:
     totals = UsageTotals()
-    for entry in entries:
-        if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-            totals.add(entry.message.usage)
+    for usage in usages(entries):
+        totals.add(usage)
     return totals
 
 
