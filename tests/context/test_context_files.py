@@ -59,3 +59,23 @@ def test_an_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
     files, diagnostics = load_context_files(str(tmp_path / "p"), str(tmp_path / "agent"))
     assert under([f.path for f in files], tmp_path) == [str(tmp_path / "agent" / "AGENTS.md")]
     assert [(d.type, d.path) for d in diagnostics] == [("warning", str(tmp_path / "p" / "AGENTS.md"))]
+
+
+def test_agents_override_md_replaces_that_folders_agents_md_only(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write(agent / "AGENTS.md", "global")
+    write(tmp_path / "a" / "AGENTS.md", "parent")
+    write(tmp_path / "a" / "b" / "AGENTS.md", "plain")
+    write(tmp_path / "a" / "b" / "CLAUDE.md", "claude")
+    write(tmp_path / "a" / "b" / "AGENTS.override.md", "override")
+    files, diagnostics = load_context_files(str(tmp_path / "a" / "b"), str(agent))
+    assert [f.content for f in files if f.path.startswith(str(tmp_path))] == ["global", "parent", "override"]
+    assert diagnostics == []
+
+
+def test_agents_override_md_in_the_agent_dir_replaces_the_global_file(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write(agent / "AGENTS.md", "global")
+    write(agent / "AGENTS.override.md", "global override")
+    files, _ = load_context_files(str(tmp_path / "p"), str(agent))
+    assert under([f.path for f in files], tmp_path) == [str(agent / "AGENTS.override.md")]

@@ -1,4 +1,5 @@
-"""Project instructions: the ``AGENTS.md`` / ``CLAUDE.md`` files that go into ``<project_context>``."""
+"""Project instructions: the ``AGENTS.md`` / ``CLAUDE.md`` (or ``AGENTS.override.md``) files that go
+into ``<project_context>``."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import dataclass
 
 from tau.context.diagnostics import ResourceDiagnostic
 
-CONTEXT_FILE_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
-"""Looked for in this order; a folder contributes only the first one it has."""
+CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+"""Looked for in this order; a folder contributes only the first one it has, so an
+``AGENTS.override.md`` stands in for that folder's ``AGENTS.md`` (as in pi 1.x) and no other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,8 @@ class ContextFile:
 
 
 def find_context_file(folder: str) -> str | None:
-    """The path of ``folder``'s instructions file, preferring ``AGENTS.md`` over ``CLAUDE.md``."""
+    """The path of ``folder``'s instructions file: ``AGENTS.override.md``, else ``AGENTS.md``, else
+    ``CLAUDE.md``."""
     for name in CONTEXT_FILE_NAMES:
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate):
