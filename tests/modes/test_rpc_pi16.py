@@ -138,6 +138,18 @@ async def test_an_aborted_run_settles_as_aborted(tau: TauCommand, client: RpcCli
     assert settled[-1] == {"type": "agent_settled", "aborted": True}
 
 
+async def test_an_abort_while_a_retry_waits_settles_as_aborted(tau: TauCommand) -> None:
+    settings = {"retry": {"baseDelayMs": 20000, "provider": {"maxRetries": 0}}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(fault=Fault("status", status=503, body="unavailable")))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="hello")
+        await rpc.wait_for("auto_retry_start")
+        await rpc.call("abort")
+        events = await rpc.wait_for("agent_settled")
+    assert events[-1] == {"type": "agent_settled", "aborted": True}
+
+
 def test_json_mode_ends_with_agent_settled(tau: TauCommand) -> None:
     tau.server.add(Turn(text="hi"))
     result = tau.run("--mode", "json", *MODEL, "-p", "hello")

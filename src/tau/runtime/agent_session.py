@@ -103,6 +103,7 @@ class AgentSession:
         AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._next_turn: list[CustomMessage] = []
+        self._run_active = False
         self._run_aborted = False  # abort() was called during the current run (agent_settled says so)
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
@@ -303,7 +304,7 @@ class AgentSession:
     async def _run(self, messages: list[AgentMessage]) -> None:
         """One agent run and everything it sets off (retries, a compaction's continuation), then
         ``agent_settled``: a pi 1.x client waits for it, not for ``agent_end``."""
-        self._run_aborted = False
+        self._run_active, self._run_aborted = True, False
         try:
             try:
                 await self._agent.prompt(messages)
@@ -312,6 +313,7 @@ class AgentSession:
             await self._retry.wait()
             await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
+            self._run_active = False
             self._pipeline.enqueue_for_listeners(AgentSettled(aborted=self._run_aborted))
             await self._pipeline.drain()
         self._pipeline.raise_errors()
@@ -396,7 +398,7 @@ class AgentSession:
     async def abort(self) -> None:
         """Stop the current run (or cancel a pending retry) and wait until it has ended and its
         events are handled."""
-        if self.is_streaming or self.is_retrying:
+        if self._run_active:  # a retry's wait or a compaction's continuation counts too
             self._run_aborted = True
         self._retry.abort_retry()
         self._compaction.cancel_continuation()
