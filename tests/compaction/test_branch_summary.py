@@ -19,7 +19,7 @@ from tau.compaction import (
     generate_branch_summary,
     prepare_branch_entries,
 )
-from tau.compaction.prompts import BRANCH_SUMMARY_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE
+from tau.compaction.prompts import BRANCH_SUMMARY_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT
 from tau.session.entries import BranchSummaryEntry, MessageEntry
 from tau.session.manager import SessionManager
 from tau.testing.faux import FauxProvider, faux_message, register_faux_provider
@@ -99,7 +99,7 @@ async def test_44_nothing_to_summarize_makes_no_call(faux: FauxProvider) -> None
     assert faux.state.call_count == 0
 
 
-async def test_45_instructions_focus_or_replacement_and_2048_tokens(faux: FauxProvider) -> None:
+async def test_45_instructions_focus_or_replacement_and_the_output_limit_fitted_to_the_window(faux: FauxProvider) -> None:
     seen: list[tuple[str, int | None, Any]] = []
 
     def record(context: Context, options: Any, state: Any, model: Model) -> AssistantMessage:
@@ -120,7 +120,9 @@ async def test_45_instructions_focus_or_replacement_and_2048_tokens(faux: FauxPr
     assert plain.endswith(BRANCH_SUMMARY_INSTRUCTIONS)
     assert focused.endswith(BRANCH_SUMMARY_INSTRUCTIONS + "\n\nAdditional focus: the tests")
     assert replaced.endswith("</conversation>\n\nONLY THIS")
-    assert {max_tokens for _, max_tokens, _ in seen} == {2048}
+    for text, max_tokens, _ in seen:  # 20000-token window: what is left after the input and 4096
+        input_tokens = -(-(len(SUMMARIZER_SYSTEM_PROMPT) + len(text)) // 4)
+        assert max_tokens == 20_000 - input_tokens - 4096 < 16_384
     assert reasoning is None
 
 

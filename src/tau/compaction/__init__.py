@@ -32,6 +32,7 @@ from tau.compaction.errors import (
 )
 from tau.compaction.file_ops import FileDetails, FileOperations, format_file_lists
 from tau.compaction.prepare import CompactionPreparation, nothing_to_compact_reason, prepare_compaction
+from tau.compaction.retry import SummaryRetry
 from tau.compaction.serialize import serialize_conversation
 from tau.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
 from tau.compaction.summarize import (
@@ -68,6 +69,7 @@ __all__ = [
     "NothingToCompactError",
     "SummarizationError",
     "SummaryRequest",
+    "SummaryRetry",
     "calculate_context_tokens",
     "collect_entries_for_branch_summary",
     "compact",

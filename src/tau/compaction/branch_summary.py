@@ -22,8 +22,8 @@ from tau.compaction.prompts import (
     with_focus,
 )
 from tau.compaction.serialize import serialize_conversation
-from tau.compaction.settings import BRANCH_SUMMARY_MAX_TOKENS, DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS
-from tau.compaction.summarize import SummaryRequest, reply_text, request_summary
+from tau.compaction.settings import DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS
+from tau.compaction.summarize import SummaryRequest, failure, reply_text, request_summary
 from tau.compaction.tokens import estimate_tokens
 from tau.context.convert import convert_to_llm
 from tau.session.context import entry_message
@@ -160,13 +160,12 @@ async def generate_branch_summary(
         instructions = with_focus(BRANCH_SUMMARY_INSTRUCTIONS, custom_instructions)
     text = conversation_block(serialize_conversation(convert_to_llm(prepared.messages))) + instructions
     try:
-        reply = await request_summary(request, text, BRANCH_SUMMARY_MAX_TOKENS, reasoning=False)
+        reply = await request_summary(request, text, reasoning=False)
     except CompactionAbortedError:
         return BranchSummaryResult(aborted=True)
-    if reply.stop_reason == "error":
-        return BranchSummaryResult(
-            error=f"Branch summarization failed: {reply.error_message or 'unknown error'}"
-        )
+    problem = failure(reply, "Branch summarization")
+    if problem is not None:
+        return BranchSummaryResult(error=problem)
     details = prepared.file_ops.details()
     summary = f"{BRANCH_SUMMARY_PREAMBLE}\n\n{reply_text(reply)}{format_file_lists(details)}"
     return BranchSummaryResult(summary=summary, details=details)

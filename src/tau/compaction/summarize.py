@@ -1,14 +1,18 @@
 """Writing the summary: one plain model call (no tools, no agent loop) per part.
 
 ``compact`` summarises a ``CompactionPreparation``: the history, merged into the previous summary
-when there is one, and the opening of a split turn (both calls run at once). The program then
-appends the lists of files read and modified; the model is never asked to remember them.
+when there is one, then the opening of a split turn (one call after the other, as a local server
+may answer only one at a time). The program then appends the lists of files read and modified; the
+model is never asked to remember them.
+
+A summary may use the model's whole output limit (``summary_max_tokens``): a reasoning model can
+think at length before writing it. ``reserveTokens`` only decides when compaction starts. A reply
+cut at that limit is incomplete and is refused rather than stored.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tau.agent.messages import AgentMessage
@@ -37,7 +41,9 @@ from tau.compaction.prompts import (
     previous_summary_block,
     with_focus,
 )
+from tau.compaction.retry import SummaryRetry, with_retries
 from tau.compaction.serialize import serialize_conversation
+from tau.compaction.tokens import CHARS_PER_TOKEN
 from tau.context.convert import convert_to_llm
 
 __all__ = [
@@ -48,7 +54,15 @@ __all__ = [
     "generate_turn_prefix_summary",
     "reply_text",
     "request_summary",
+    "summary_max_tokens",
 ]
+
+# Room kept free beside the estimated input: a fixed margin, or 15% of the input when that is
+# larger (a gateway may count the input higher than the estimate), as long as the 15% still leaves
+# at least ``_MIN_ROOMY_OUTPUT`` to write in; else only the fixed margin, with output at most that.
+_SAFETY_TOKENS = 4096
+_SAFETY_RATIO = 0.15
+_MIN_ROOMY_OUTPUT = 32768
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +91,15 @@ class CompactionResult:
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
-    """How to reach the summarising model: its key and headers, an abort signal, and the session's
-    thinking level (used only by reasoning models)."""
+    """How to reach the summarising model: its key and headers, an abort signal, the session's
+    thinking level (used only by reasoning models), and how to retry a passing failure."""
 
     model: Model
     api_key: str | None = None
     headers: dict[str, str] | None = None
     signal: AbortSignal | None = None
     thinking_level: ThinkingLevelOrOff = "off"
+    retry: SummaryRetry | None = None
 
     def reasoning(self) -> ThinkingLevelOrOff | None:
         if self.model.reasoning and self.thinking_level != "off":
@@ -92,26 +107,55 @@ class SummaryRequest:
         return None
 
 
-async def request_summary(
-    request: SummaryRequest, prompt_text: str, max_tokens: int, *, reasoning: bool = True
-) -> AssistantMessage:
-    """One completion of the summariser prompt; raises ``CompactionAbortedError`` if aborted."""
+def summary_max_tokens(model: Model, input_chars: int) -> int | None:
+    """The output budget of a summary request of ``input_chars`` characters: the model's output
+    limit, lowered when needed so that the estimated input, a safety margin and the output fit the
+    context window (at least 1). ``None`` for a model without a known output limit (the client's
+    default applies)."""
+    if model.max_tokens <= 0:
+        return None
+    if model.context_window <= 0:
+        return model.max_tokens
+    estimate = -(-input_chars // CHARS_PER_TOKEN)
+    margin = max(_SAFETY_TOKENS, -(-estimate * 15 // 100))
+    room = model.context_window - estimate - margin
+    if room < _MIN_ROOMY_OUTPUT:
+        room = min(_MIN_ROOMY_OUTPUT, model.context_window - estimate - _SAFETY_TOKENS)
+    return min(model.max_tokens, max(1, room))
+
+
+async def request_summary(request: SummaryRequest, prompt_text: str, *, reasoning: bool = True) -> AssistantMessage:
+    """One completion of the summariser prompt, retried per ``request.retry``; raises
+    ``CompactionAbortedError`` if aborted."""
     context = Context(
         system_prompt=SUMMARIZER_SYSTEM_PROMPT,
         messages=[UserMessage([TextContent(prompt_text)])],
     )
-    reply = await complete_simple(
-        request.model,
-        context,
-        max_tokens=max_tokens,
-        api_key=request.api_key,
-        headers=request.headers,
-        signal=request.signal,
-        reasoning=request.reasoning() if reasoning else None,
-    )
+
+    async def attempt() -> AssistantMessage:
+        return await complete_simple(
+            request.model,
+            context,
+            max_tokens=summary_max_tokens(request.model, len(SUMMARIZER_SYSTEM_PROMPT) + len(prompt_text)),
+            api_key=request.api_key,
+            headers=request.headers,
+            signal=request.signal,
+            reasoning=request.reasoning() if reasoning else None,
+        )
+
+    reply = await with_retries(attempt, request.retry, request.signal)
     if reply.stop_reason == "aborted" or (request.signal is not None and request.signal.aborted):
         raise CompactionAbortedError("Compaction aborted")
     return reply
+
+
+def failure(reply: AssistantMessage, label: str) -> str | None:
+    """Why ``reply`` cannot be stored as a summary: an error, or a text cut at the output limit."""
+    if reply.stop_reason == "error":
+        return f"{label} failed: {reply.error_message or 'unknown error'}"
+    if reply.stop_reason == "length":
+        return f"{label} failed: the reply reached the output token limit, so the summary is incomplete"
+    return None
 
 
 def reply_text(reply: AssistantMessage) -> str:
@@ -122,36 +166,35 @@ def reply_text(reply: AssistantMessage) -> str:
 async def generate_summary(
     messages: Sequence[AgentMessage],
     request: SummaryRequest,
-    reserve_tokens: int,
     *,
     custom_instructions: str | None = None,
     previous_summary: str | None = None,
 ) -> str:
     """The structured summary of ``messages``, merged into ``previous_summary`` when given.
 
-    Output is capped at 80% of ``reserve_tokens``. Raises ``SummarizationError`` on an error reply.
+    Raises ``SummarizationError`` on an error reply or one cut at the output limit.
     """
     instructions = UPDATE_SUMMARY_INSTRUCTIONS if previous_summary else INITIAL_SUMMARY_INSTRUCTIONS
     text = conversation_block(serialize_conversation(convert_to_llm(messages)))
     if previous_summary:
         text += previous_summary_block(previous_summary)
     text += with_focus(instructions, custom_instructions)
-    reply = await request_summary(request, text, int(0.8 * reserve_tokens))
-    if reply.stop_reason == "error":
-        raise SummarizationError(f"Summarization failed: {reply.error_message or 'unknown error'}")
-    return reply_text(reply)
+    return _checked(await request_summary(request, text), "Summarization")
 
 
 async def generate_turn_prefix_summary(
-    messages: Sequence[AgentMessage], request: SummaryRequest, reserve_tokens: int
+    messages: Sequence[AgentMessage], request: SummaryRequest, *, custom_instructions: str | None = None
 ) -> str:
-    """A short summary of the opening of a split turn, capped at half of ``reserve_tokens``."""
-    text = conversation_block(serialize_conversation(convert_to_llm(messages))) + TURN_PREFIX_INSTRUCTIONS
-    reply = await request_summary(request, text, int(0.5 * reserve_tokens))
-    if reply.stop_reason == "error":
-        raise SummarizationError(
-            f"Turn prefix summarization failed: {reply.error_message or 'unknown error'}"
-        )
+    """A short summary of the opening of a split turn (with the ``/compact`` focus, if any)."""
+    text = conversation_block(serialize_conversation(convert_to_llm(messages)))
+    text += with_focus(TURN_PREFIX_INSTRUCTIONS, custom_instructions)
+    return _checked(await request_summary(request, text), "Turn prefix summarization")
+
+
+def _checked(reply: AssistantMessage, label: str) -> str:
+    problem = failure(reply, label)
+    if problem is not None:
+        raise SummarizationError(problem)
     return reply_text(reply)
 
 
@@ -164,30 +207,24 @@ async def compact(
     """Summarise what ``preparation`` selected and return the compaction entry's content.
 
     An empty selection (a manual compaction that keeps everything) is summarised as an empty
-    conversation, as pi does. Raises ``SummarizationError`` when the model answers with an error,
-    ``CompactionAbortedError`` when aborted.
+    conversation, as pi does. A split turn with no earlier history to summarise keeps the previous
+    summary as its history part. Raises ``SummarizationError`` when the model answers with an
+    error, ``CompactionAbortedError`` when aborted.
     """
     history = preparation.messages_to_summarize
     prefix = preparation.turn_prefix_messages
-    reserve = preparation.settings.reserve_tokens
 
-    def history_summary() -> Awaitable[str]:
-        return generate_summary(
+    async def history_summary() -> str:
+        return await generate_summary(
             history,
             request,
-            reserve,
             custom_instructions=custom_instructions,
             previous_summary=preparation.previous_summary,
         )
 
     if preparation.is_split_turn and prefix:
-        if history:
-            summary_text, prefix_text = await _both(
-                history_summary(), generate_turn_prefix_summary(prefix, request, reserve)
-            )
-        else:
-            summary_text = NO_PRIOR_HISTORY
-            prefix_text = await generate_turn_prefix_summary(prefix, request, reserve)
+        summary_text = await history_summary() if history else preparation.previous_summary or NO_PRIOR_HISTORY
+        prefix_text = await generate_turn_prefix_summary(prefix, request, custom_instructions=custom_instructions)
         summary = f"{summary_text}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix_text}"
     else:
         summary = await history_summary()
@@ -198,21 +235,3 @@ async def compact(
         tokens_before=preparation.tokens_before,
         details=details,
     )
-
-
-async def _both(first: Awaitable[str], second: Awaitable[str]) -> tuple[str, str]:
-    """Run both at once; when one fails the other is cancelled and the failure is raised."""
-    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
-    try:
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        raise
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    for task in tasks:
-        if task in done and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
-    return tasks[0].result(), tasks[1].result()

@@ -36,6 +36,7 @@ from tau.compaction import (
     NothingToCompactError,
     SummarizationError,
     SummaryRequest,
+    SummaryRetry,
     collect_entries_for_branch_summary,
     compact,
     estimate_context_tokens,
@@ -44,6 +45,7 @@ from tau.compaction import (
     prepare_compaction,
     should_compact,
 )
+from tau.compaction.settings import for_model
 from tau.compaction.tokens import calculate_context_tokens
 from tau.runtime.compaction_hooks import (
     BeforeCompactEvent,
@@ -54,8 +56,18 @@ from tau.runtime.compaction_hooks import (
 from tau.runtime.context_usage import ContextUsage, context_usage
 from tau.runtime.errors import MissingAuthError, NoModelError
 from tau.runtime.event_pipeline import EventPipeline
-from tau.runtime.events import AgentSessionEvent, CompactionEnd, CompactionReason, CompactionStart
+from tau.runtime.events import (
+    AgentSessionEvent,
+    CompactionEnd,
+    CompactionReason,
+    CompactionStart,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+    SummarizationSource,
+)
 from tau.runtime.model_control import auth_error
+from tau.runtime.retry import is_retryable_error
 from tau.runtime.services import AgentSessionServices
 from tau.session.entries import (
     BranchSummaryEntry,
@@ -118,8 +130,13 @@ class CompactionControl:
 
     @property
     def settings(self) -> CompactionSettings:
-        current = self._services.settings_manager.compaction
-        return CompactionSettings(current.enabled, current.reserve_tokens, current.keep_recent_tokens)
+        """``compaction.*`` for the current model (its ``compaction.modelOverrides`` entry applied)."""
+        manager = self._services.settings_manager
+        current = manager.compaction
+        ordinary = CompactionSettings(current.enabled, current.reserve_tokens, current.keep_recent_tokens)
+        model = self._get_model()
+        key = f"{model.provider}/{model.id}" if model is not None else None
+        return for_model(ordinary, manager.compaction_model_overrides, key)
 
     def set_auto_compaction_enabled(self, enabled: bool) -> None:
         """Turn automatic compaction on or off (saved as ``compaction.enabled``)."""
@@ -216,7 +233,7 @@ class CompactionControl:
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:
-            request = self._request(controller)
+            request = self._request(controller, "compaction", reason)
             preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
             if request is None or preparation is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
@@ -295,7 +312,7 @@ class CompactionControl:
             await self._emit(CompactionStart("manual"))
             controller = self._begin()
             try:
-                request = self._require_request(controller)
+                request = self._require_request(controller, "compaction", "manual")
                 path = self._session.get_branch()
                 preparation = prepare_compaction(path, self.settings, manual=True)
                 if preparation is None:
@@ -350,14 +367,18 @@ class CompactionControl:
             raise MissingAuthError(problem)
         return model
 
-    def _require_request(self, controller: AbortController) -> SummaryRequest:
-        request = self._request(controller)
+    def _require_request(
+        self, controller: AbortController, source: SummarizationSource, reason: CompactionReason | None
+    ) -> SummaryRequest:
+        request = self._request(controller, source, reason)
         if request is None:
             model = self._require_model()
             raise MissingAuthError(f'The credentials for provider "{model.provider}" could not be resolved')
         return request
 
-    def _request(self, controller: AbortController) -> SummaryRequest | None:
+    def _request(
+        self, controller: AbortController, source: SummarizationSource, reason: CompactionReason | None
+    ) -> SummaryRequest | None:
         """How to call the current model, or ``None`` without a model or usable credentials."""
         model = self._get_model()
         registry = self._services.model_registry
@@ -372,6 +393,35 @@ class CompactionControl:
             headers=dict(auth.headers) or None,
             signal=controller.signal,
             thinking_level=self._agent.state.thinking_level,
+            retry=self._retry_policy(model, source, reason),
+        )
+
+    def _retry_policy(
+        self, model: Model, source: SummarizationSource, reason: CompactionReason | None
+    ) -> SummaryRetry | None:
+        """The session's ``retry.*`` policy for summary requests, reporting each step as a
+        ``summarization_retry_*`` event; ``None`` when retries are off."""
+        settings = self._services.settings_manager.retry
+        if not settings.enabled or settings.max_retries <= 0:
+            return None
+
+        async def scheduled(attempt: int, max_attempts: int, delay_ms: int, error: str) -> None:
+            await self._emit(SummarizationRetryScheduled(attempt, max_attempts, delay_ms, error))
+
+        async def attempt_start() -> None:
+            await self._emit(SummarizationRetryAttemptStart(source, reason))
+
+        async def finished() -> None:
+            await self._emit(SummarizationRetryFinished())
+
+        return SummaryRetry(
+            max_retries=settings.max_retries,
+            base_delay_ms=settings.base_delay_ms,
+            max_delay_ms=settings.provider_max_retry_delay_ms,
+            is_transient=lambda reply: is_retryable_error(reply, model.context_window),
+            on_scheduled=scheduled,
+            on_attempt_start=attempt_start,
+            on_finished=finished,
         )
 
     async def _summarize_and_save(
@@ -509,7 +559,7 @@ class CompactionControl:
     ) -> BranchSummaryResult:
         controller = self._begin()
         try:
-            request = self._require_request(controller)
+            request = self._require_request(controller, "branchSummary", None)
             return await generate_branch_summary(
                 entries,
                 request,

@@ -46,6 +46,11 @@ __all__ = [
     "QueueUpdate",
     "SessionEvent",
     "SessionInfoChanged",
+    "SummarizationRetryAttemptStart",
+    "SummarizationRetryEvent",
+    "SummarizationRetryFinished",
+    "SummarizationRetryScheduled",
+    "SummarizationSource",
     "ThinkingLevelChanged",
     "session_event_to_json",
 ]
@@ -185,9 +190,64 @@ class CompactionEnd:
         return out
 
 
+SummarizationSource: TypeAlias = Literal["compaction", "branchSummary"]
+
+
+@dataclass(slots=True)
+class SummarizationRetryScheduled:
+    """A compaction or branch summary request failed for a passing reason; it is sent again after
+    ``delay_ms`` (attempt ``attempt`` of at most ``max_attempts`` retries)."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: Literal["summarization_retry_scheduled"] = field(default="summarization_retry_scheduled", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "type": self.type,
+            "attempt": self.attempt,
+            "maxAttempts": self.max_attempts,
+            "delayMs": self.delay_ms,
+            "errorMessage": self.error_message,
+        }
+
+
+@dataclass(slots=True)
+class SummarizationRetryAttemptStart:
+    """The wait is over and the summary request is sent again; ``reason`` only for a compaction."""
+
+    source: SummarizationSource
+    reason: CompactionReason | None = None
+    type: Literal["summarization_retry_attempt_start"] = field(
+        default="summarization_retry_attempt_start", init=False
+    )
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": self.type, "source": self.source}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(slots=True)
+class SummarizationRetryFinished:
+    """A summary request that was retried is over (it came through, failed for good, or was aborted)."""
+
+    type: Literal["summarization_retry_finished"] = field(default="summarization_retry_finished", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": self.type}
+
+
+SummarizationRetryEvent: TypeAlias = (
+    SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished
+)
 SessionEvent: TypeAlias = (
     AgentSettled | EntryAppended | QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
     | CompactionStart | CompactionEnd
+    | SummarizationRetryEvent
 )
 AgentSessionEvent: TypeAlias = AgentEvent | SessionEvent
 

@@ -41,6 +41,9 @@ from tau.runtime.events import (
     EntryAppended,
     QueueUpdate,
     SessionInfoChanged,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
 from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
@@ -68,6 +71,9 @@ _SESSION_EVENTS = (
     AutoRetryEnd,
     CompactionStart,
     CompactionEnd,
+    SummarizationRetryScheduled,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
 )
 
 

@@ -328,6 +328,12 @@ class SettingsManager:
             keep_recent_tokens=self._int("compaction", "keepRecentTokens", 20000),
         )
 
+    @property
+    def compaction_model_overrides(self) -> JsonObject:
+        """``compaction.modelOverrides`` as written (``tau.compaction.for_model`` applies it)."""
+        value = self._section("compaction").get("modelOverrides")
+        return value if isinstance(value, dict) else {}
+
     def set_compaction_enabled(self, enabled: bool) -> None:
         self.set_nested("compaction", "enabled", enabled)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from tau.ai.thinking import THINKING_LEVELS
+from tau.compaction.settings import OVERRIDE_KEYS, is_token_count
 
 __all__ = ["parse_timeout_ms", "settings_problems"]
 
@@ -127,7 +128,27 @@ def settings_problems(settings: Mapping[str, Any]) -> list[str]:
         section = _section(settings, path, problems)
         for key, rule in rules.items():
             _check(section, key, f"{path}.{key}", rule, problems)
+    _check_model_overrides(_section(settings, "compaction", []), problems)
     return problems
+
+
+def _check_model_overrides(compaction: Mapping[str, Any], problems: list[str]) -> None:
+    """``compaction.modelOverrides``: ``{"provider/modelId": {"reserveTokens": n, ...}}``."""
+    name = "compaction.modelOverrides"
+    overrides = compaction.get("modelOverrides")
+    if overrides is None:
+        return
+    if not isinstance(overrides, dict):
+        problems.append(_problem(name, 'an object keyed by "provider/modelId"', overrides))
+        return
+    for model, entry in overrides.items():
+        if not isinstance(entry, dict):
+            problems.append(_problem(f"{name}.{model}", "an object", entry))
+            continue
+        for key in OVERRIDE_KEYS:
+            value = entry.get(key)
+            if value is not None and not is_token_count(value):
+                problems.append(_problem(f"{name}.{model}.{key}", "a whole number, 0 or more", value))
 
 
 def _section(settings: Mapping[str, Any], path: str, problems: list[str]) -> Mapping[str, Any]:
