@@ -19,7 +19,11 @@ from tau.compaction import (
     generate_branch_summary,
     prepare_branch_entries,
 )
-from tau.compaction.prompts import BRANCH_SUMMARY_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, SUMMARIZER_SYSTEM_PROMPT
+from tau.compaction.prompts import (
+    BRANCH_SUMMARY_INSTRUCTIONS,
+    BRANCH_SUMMARY_PREAMBLE,
+    SUMMARIZER_SYSTEM_PROMPT,
+)
 from tau.session.entries import BranchSummaryEntry, MessageEntry
 from tau.session.manager import SessionManager
 from tau.testing.faux import FauxProvider, faux_message, register_faux_provider
