@@ -34,7 +34,8 @@ from .conftest import assistant, chain, compaction, tool_result, user
 @pytest.fixture
 def faux() -> Iterator[FauxProvider]:
     model = Model(id="m", api="x", provider="faux", base_url="", cost=ModelCost(), context_window=20_000)
-    provider = register_faux_provider(models=[model], chunk_chars=256)
+    thinker = Model(id="r", api="x", provider="faux", base_url="", cost=ModelCost(), reasoning=True)
+    provider = register_faux_provider(models=[model, thinker], chunk_chars=256)
     yield provider
     provider.unregister()
 
@@ -127,7 +128,21 @@ async def test_45_instructions_focus_or_replacement_and_the_output_limit_fitted_
     for text, max_tokens, _ in seen:  # 20000-token window: what is left after the input and 4096
         input_tokens = -(-(len(SUMMARIZER_SYSTEM_PROMPT) + len(text)) // 4)
         assert max_tokens == 20_000 - input_tokens - 4096 < 16_384
-    assert reasoning is None
+    assert reasoning is None  # not a reasoning model
+
+
+async def test_a_reasoning_model_summarises_the_branch_at_the_sessions_thinking_level(faux: FauxProvider) -> None:
+    levels: list[Any] = []
+
+    def record(context: Context, options: Any, state: Any, model: Model) -> AssistantMessage:
+        levels.append(getattr(options, "reasoning", None))
+        return faux_message("## Goal\nexplored")
+
+    faux.set_responses([record, record])
+    entries = chain(user("try it"), assistant("tried"))
+    await generate_branch_summary(entries, SummaryRequest(faux.get_model("r"), thinking_level="low"))
+    await generate_branch_summary(entries, SummaryRequest(faux.get_model("r"), thinking_level="off"))
+    assert levels == ["low", None]
 
 
 async def test_46_summary_text_carries_preamble_and_file_lists(faux: FauxProvider) -> None:

@@ -11,6 +11,7 @@ import pytest
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.compaction.prompts import BRANCH_SUMMARY_PREAMBLE
 from tau.runtime.agent_session import AgentSession
+from tau.runtime.events import session_event_to_json
 from tau.session.entries import BranchSummaryEntry, LabelEntry, MessageEntry
 from tau.session.errors import EntryNotFoundError
 from tau.testing.faux import FauxProvider, faux_message
@@ -95,3 +96,45 @@ async def test_46_an_aborted_branch_summary_cancels_the_move(
     assert result.cancelled and result.aborted
     assert session.session_manager.get_leaf_id() == second_reply
     assert not any(isinstance(e, BranchSummaryEntry) for e in session.session_manager.get_entries())
+
+
+def overloaded() -> AssistantMessage:
+    return faux_message("", stop_reason="error", error_message="529 Overloaded")
+
+
+async def test_a_passing_branch_summary_failure_is_retried_with_events_without_a_reason(
+    make_session: SessionFactory, faux: FauxProvider, services: Any
+) -> None:
+    services.settings_manager.apply_overrides({"retry": {"baseDelayMs": 5}})
+    session = make_session()
+    _, _, second_user, _ = await two_exchanges(session, faux)
+    events: list[dict[str, Any]] = []
+    session.subscribe(lambda event: events.append(session_event_to_json(event)))
+    faux.append_responses([overloaded(), faux_message("## Goal\nsummary after a retry")])
+    result = await session.navigate_tree(second_user, summarize=True)
+    assert result.summary_entry is not None and "summary after a retry" in result.summary_entry.summary
+    assert [e for e in events if e["type"].startswith("summarization_retry_")] == [
+        {"type": "summarization_retry_scheduled", "attempt": 1, "maxAttempts": 3, "delayMs": 5,
+         "errorMessage": "529 Overloaded"},
+        {"type": "summarization_retry_attempt_start", "source": "branchSummary"},
+        {"type": "summarization_retry_finished"},
+    ]
+
+
+async def test_an_abort_during_the_retry_wait_cancels_the_move_at_once(
+    make_session: SessionFactory, faux: FauxProvider, services: Any
+) -> None:
+    services.settings_manager.apply_overrides({"retry": {"baseDelayMs": 30_000}})
+    session = make_session()
+    _, _, second_user, second_reply = await two_exchanges(session, faux)
+    events: list[str] = []
+    session.subscribe(lambda event: events.append(event.type))
+    faux.append_responses([overloaded()])
+    moving = asyncio.ensure_future(session.navigate_tree(second_user, summarize=True))
+    while "summarization_retry_scheduled" not in events:
+        await asyncio.sleep(0.01)
+    session.abort_compaction()
+    result = await asyncio.wait_for(moving, 2)  # not the 30 s wait
+    assert result.cancelled and result.aborted
+    assert events[-1] == "summarization_retry_finished"
+    assert session.session_manager.get_leaf_id() == second_reply

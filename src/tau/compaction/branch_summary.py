@@ -160,7 +160,7 @@ async def generate_branch_summary(
         instructions = with_focus(BRANCH_SUMMARY_INSTRUCTIONS, custom_instructions)
     text = conversation_block(serialize_conversation(convert_to_llm(prepared.messages))) + instructions
     try:
-        reply = await request_summary(request, text, reasoning=False)
+        reply = await request_summary(request, text)
     except CompactionAbortedError:
         return BranchSummaryResult(aborted=True)
     problem = failure(reply, "Branch summarization")

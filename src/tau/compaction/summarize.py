@@ -124,7 +124,7 @@ def summary_max_tokens(model: Model, input_chars: int) -> int | None:
     return min(model.max_tokens, max(1, room))
 
 
-async def request_summary(request: SummaryRequest, prompt_text: str, *, reasoning: bool = True) -> AssistantMessage:
+async def request_summary(request: SummaryRequest, prompt_text: str) -> AssistantMessage:
     """One completion of the summariser prompt, retried per ``request.retry``; raises
     ``CompactionAbortedError`` if aborted."""
     context = Context(
@@ -140,7 +140,7 @@ async def request_summary(request: SummaryRequest, prompt_text: str, *, reasonin
             api_key=request.api_key,
             headers=request.headers,
             signal=request.signal,
-            reasoning=request.reasoning() if reasoning else None,
+            reasoning=request.reasoning(),
         )
 
     reply = await with_retries(attempt, request.retry, request.signal)
