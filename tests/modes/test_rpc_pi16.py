@@ -201,6 +201,15 @@ async def test_available_thinking_levels_are_off_for_a_model_without_reasoning(c
     assert await client.call("get_available_thinking_levels") == {"levels": ["off"]}
 
 
+async def test_available_thinking_levels_of_a_reasoning_model_are_pi16s(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["reasoning"] = True
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
+        levels = await rpc.call("get_available_thinking_levels")
+    assert levels == {"levels": ["off", "minimal", "low", "medium", "high"]}
+
+
 async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(tau: TauCommand, client: RpcClient) -> None:
     tau.server.add(Turn(text="one"), Turn(text="two"))
     await client.prompt("first")

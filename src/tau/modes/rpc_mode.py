@@ -7,9 +7,10 @@ Framing (spec 70 §5.1): one JSON object per line in each direction. Input is sp
 
 Commands run as they arrive, each in its own task, so ``abort`` or ``abort_bash`` reach a long
 ``prompt``, ``compact`` or ``bash``. A response echoes the command's ``id``; events never carry one.
-As in pi, ``prompt`` is answered once the session has accepted it (the message was queued, or the run
-is about to start: the response precedes ``agent_start``); a failure later in the run only shows up
-as events. Commands that emit events at once (``set_model``, ``abort_retry``, ``steer``...) are
+As in pi, ``prompt`` is answered once the session has accepted it, with its ``disposition``
+(``started``: the run is about to start, the response precedes ``agent_start``; ``queued``;
+``handled`` by a command or an extension); a failure later in the run only shows up as events, and
+``agent_settled`` says the session will not go on by itself. Commands that emit events at once (``set_model``, ``abort_retry``, ``steer``...) are
 answered after those events.
 
 Where tau differs from pi: end of input does not drop a running prompt. The run (with its retries
