@@ -81,6 +81,21 @@ def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauC
     assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
 
 
+def test_the_summary_request_writes_nothing_to_the_prompt_cache(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"].update(api="anthropic-messages", baseUrl=tau.server.url(""))
+    models["providers"]["local"]["models"][0].update(contextWindow=40_000, maxTokens=8000)
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
+    tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
+    result = tau.run(*MODEL, "-p", "first task")
+    assert result.returncode == 0, result.stderr
+    turn, summarizer = (request.body for request in tau.server.requests)
+    assert "cache_control" in json.dumps(turn)  # the conversation itself is cached as usual
+    assert "cache_control" not in json.dumps(summarizer)
+    assert "first task" in json.dumps(summarizer["messages"])
+
+
 def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
     set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}})

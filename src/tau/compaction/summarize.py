@@ -7,7 +7,8 @@ model is never asked to remember them.
 
 A summary may use the model's whole output limit (``summary_max_tokens``): a reasoning model can
 think at length before writing it. ``reserveTokens`` only decides when compaction starts. A reply
-cut at that limit is incomplete and is refused rather than stored.
+cut at that limit is incomplete and is refused rather than stored. Summary requests ask the
+provider not to cache their prompt.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ async def request_summary(request: SummaryRequest, prompt_text: str) -> Assistan
             headers=request.headers,
             signal=request.signal,
             reasoning=request.reasoning(),
+            cache_retention="none",  # a one-off prompt: writing it to the provider's cache is waste
         )
 
     reply = await with_retries(attempt, request.retry, request.signal)
