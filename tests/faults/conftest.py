@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,4 +23,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture
 def campaign(tmp_path: Path) -> Iterator[Campaign]:
     for tau in tau_command(tmp_path):
+        # No retries unless a test asks: a failure shows at once instead of after seconds of waits.
+        (tau.agent_dir / "settings.json").write_text(json.dumps(NO_RETRIES))
         yield Campaign(tau)
+
+
+NO_RETRIES = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}

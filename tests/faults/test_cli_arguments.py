@@ -106,6 +106,7 @@ def test_arguments_that_are_not_utf8_in_a_real_process(campaign: Campaign) -> No
 
 
 def test_a_flag_value_that_is_not_utf8_in_a_real_process(campaign: Campaign) -> None:
+    campaign.server.add(Turn(text="ok"))
     campaign.process_check(*MODEL, "--thinking", b"\xff", "-p", "hi")
 
 

@@ -212,7 +212,7 @@ SETTINGS_KEYS: list[tuple[str, ...]] = [
     ("images", "blockImages"),
     ("terminal", "imageWidthCells"),
 ]
-SETTINGS_WRONG = {k: WRONG[k] for k in ("null", "true", "negative", "huge", "string", "list", "object")}
+SETTINGS_WRONG = {k: WRONG[k] for k in ("negative", "string", "list", "object")}
 SETTINGS_CASES = {
     f"{'.'.join(path)}={name}": (path, value)
     for path in SETTINGS_KEYS

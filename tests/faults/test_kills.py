@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 from fault_campaign import TALLY, Campaign, count_lost, kill_processes, processes_running, session_lines
@@ -58,6 +59,14 @@ def start(campaign: Campaign, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def wait_for(condition: Callable[[], object], process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + 15
+    while not condition():
+        assert process is None or process.poll() is None, "tau ended early"
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
 def session_bytes(campaign: Campaign) -> bytes:
     files = campaign.session_files()
     assert len(files) <= 1, files
@@ -103,21 +112,18 @@ def test_kill_9_at_twenty_random_moments_of_a_tool_loop(campaign: Campaign) -> N
     for number in range(KILLS):
         TALLY.bad_inputs += 1
         args = ["-p", "start the loop"] if not before else ["-c", "-p", f"go on ({number})"]
+        requests = len(campaign.server.requests)
         process = start(campaign, *args)
-        time.sleep(rng.uniform(0.1, 1.4))
+        # A moment inside the loop, whatever the start-up takes on a busy machine: a random time
+        # after the first request, while the reply streams, a command runs or entries are written.
+        wait_for(lambda seen=requests: len(campaign.server.requests) > seen, process)
+        time.sleep(rng.uniform(0.0, 0.6))
         process.kill()
         process.communicate(timeout=10)
         assert_no_leftovers(marker)
         before = assert_whole(campaign, before)
-    assert loop.steps >= 5, "the kills never reached the loop"
+    assert loop.steps >= KILLS
     continue_to_the_end(campaign, loop, before)
-
-
-def wait_for(condition: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.02)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])

@@ -160,7 +160,9 @@ WHOLE_FILES: dict[str, bytes] = {
 
 
 @pytest.mark.parametrize("name", sorted(WHOLE_FILES))
-def test_a_file_that_is_not_a_session_is_opened_or_refused_without_losing_it(campaign: Campaign, name: str) -> None:
+def test_a_file_that_is_not_a_session_is_opened_or_refused_without_losing_it(
+    campaign: Campaign, name: str
+) -> None:
     path = campaign.work / "odd.jsonl"
     data = WHOLE_FILES[name]
     path.write_bytes(data)
