@@ -16,6 +16,7 @@ with ``create_agent_session``.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
@@ -104,6 +105,7 @@ class AgentSession:
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._next_turn: list[CustomMessage] = []
         self._run_active = False
+        self._settle_waiters: list[asyncio.Future[None]] = []  # abort() callers waiting for agent_settled
         self._run_aborted = False  # abort() was called during the current run (agent_settled says so)
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
@@ -315,7 +317,13 @@ class AgentSession:
         finally:
             self._run_active = False
             self._pipeline.enqueue_for_listeners(AgentSettled(aborted=self._run_aborted))
-            await self._pipeline.drain()
+            try:
+                await self._pipeline.drain()
+            finally:
+                waiters, self._settle_waiters = self._settle_waiters, []
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
         self._pipeline.raise_errors()
 
     def send_custom_message(
@@ -397,14 +405,20 @@ class AgentSession:
 
     async def abort(self) -> None:
         """Stop the current run (or cancel a pending retry) and wait until it has ended and its
-        events are handled."""
+        events are handled, ``agent_settled`` included (as in pi, an RPC ``abort`` is answered after
+        it). Never await it from inside the run itself (an event listener): spawn it."""
+        settled: asyncio.Future[None] | None = None
         if self._run_active:  # a retry's wait or a compaction's continuation counts too
             self._run_aborted = True
+            settled = asyncio.get_running_loop().create_future()
+            self._settle_waiters.append(settled)
         self._retry.abort_retry()
         self._compaction.cancel_continuation()
         self._agent.abort()
         await self._agent.wait_for_idle()
         await self._pipeline.drain()
+        if settled is not None:
+            await settled
 
     # -- auto-retry (spec 30 §1.4; the logic is in ``retry``) -----------------------------------
 
