@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TypedDict
 
+from tau.ai.gc_pause import collector_paused
 from tau.ai.types import ImageContent, JsonObject, TextContent, Usage
 from tau.session.context import SessionContext, build_session_context, path_to
 from tau.session.entries import (
@@ -59,6 +60,9 @@ class _EntryFields(TypedDict):
     id: str
     parent_id: str | None
     timestamp: str
+
+
+_FREEZE_BYTES = 16_000_000
 
 
 class SessionManager:
@@ -115,11 +119,12 @@ class SessionManager:
         be written to exactly that path; an empty or invalid one is replaced by a fresh header
         (its old content kept beside it as ``<path>.invalid``)."""
         path = os.path.abspath(path)
-        raw = read_session_file(path) if os.path.exists(path) else None
-        header = _first_header(raw) if raw is not None else None
-        cwd = cwd_override or (header.cwd if header is not None else "") or os.getcwd()
-        manager = cls(cwd, session_dir or os.path.dirname(path), ids=ids)
-        manager._adopt_file(path, raw)
+        with collector_paused(freeze=_is_big(path)):
+            raw = read_session_file(path) if os.path.exists(path) else None
+            header = _first_header(raw) if raw is not None else None
+            cwd = cwd_override or (header.cwd if header is not None else "") or os.getcwd()
+            manager = cls(cwd, session_dir or os.path.dirname(path), ids=ids)
+            manager._adopt_file(path, raw)
         return manager
 
     @classmethod
@@ -190,7 +195,8 @@ class SessionManager:
     def set_session_file(self, path: str) -> None:
         """Switch to the session in ``path`` (see ``open`` for missing and invalid files)."""
         path = os.path.abspath(path)
-        self._adopt_file(path, read_session_file(path) if os.path.exists(path) else None)
+        with collector_paused(freeze=_is_big(path)):
+            self._adopt_file(path, read_session_file(path) if os.path.exists(path) else None)
 
     def _adopt_file(self, path: str, raw: RawSessionFile | None) -> None:
         if raw is None:
@@ -432,7 +438,8 @@ class SessionManager:
 
     def build_session_context(self) -> SessionContext:
         """What the model sees: the messages of the current branch, compaction applied."""
-        return build_session_context(self._entries, self._leaf_id, self._by_id)
+        with collector_paused():
+            return build_session_context(self._entries, self._leaf_id, self._by_id)
 
     # ------------------------------------------------------------------ branching
 
@@ -531,6 +538,14 @@ class SessionManager:
         os.makedirs(os.path.dirname(output_path), exist_ok=True)
         rewrite_file(output_path, lines)
         return output_path
+
+
+def _is_big(path: str) -> bool:
+    """A session file big enough that later collector passes over its objects would cost seconds."""
+    try:
+        return os.path.getsize(path) >= _FREEZE_BYTES
+    except OSError:
+        return False
 
 
 def _make_folder(path: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.ai.gc_pause import collector_paused
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
@@ -252,6 +253,7 @@ def convert_tools(
 _fragments = MessageMemo()
 
 
+@collector_paused()  # a first request after a resume converts a whole history
 def convert_messages(
     messages: list[Message], model: Model, *, oauth: bool, cache_control: JsonObject | None
 ) -> list[JsonObject]:

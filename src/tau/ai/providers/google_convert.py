@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tau.ai.gc_pause import collector_paused
 from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import normalize_id_google, transform_messages
@@ -65,6 +66,7 @@ def is_valid_thought_signature(signature: str | None) -> bool:
 _fragments = MessageMemo()
 
 
+@collector_paused()  # a first request after a resume converts a whole history
 def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
     """The ``contents`` list for ``model``: user, model and function-response turns.
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
+from tau.ai.gc_pause import collector_paused
 from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
@@ -267,6 +268,7 @@ def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[Js
 _fragments = MessageMemo()
 
 
+@collector_paused()  # a first request after a resume converts a whole history
 def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
     """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape.
 

@@ -13,6 +13,7 @@ from collections.abc import Collection
 from functools import partial
 from typing import Any
 
+from tau.ai.gc_pause import collector_paused
 from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
@@ -60,6 +61,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
     return signature, None
 
 
+@collector_paused()  # a first request after a resume converts a whole history
 def convert_responses_messages(
     model: Model,
     context: Context,

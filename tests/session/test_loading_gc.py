@@ -1,0 +1,70 @@
+"""Opening a session pauses the cyclic garbage collector and always switches it back on."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tau.session import SessionManager
+from tau.session.errors import SessionFileError
+
+
+def _write_session(path: Path, messages: int, text: str = "hello") -> None:
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}]
+    parent = None
+    for n in range(messages):
+        entry_id = f"{n:08x}"
+        message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": n}
+        lines.append({"type": "message", "id": entry_id, "parentId": parent,
+                      "timestamp": "2026-01-01T00:00:00.000Z", "message": message})  # fmt: skip
+        parent = entry_id
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    gc.enable()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_the_collector_is_on_again_after_a_session_is_opened_and_projected(tmp_path: Path, collector_on: None) -> None:
+    path = tmp_path / "s.jsonl"
+    _write_session(path, 50)
+    manager = SessionManager.open(str(path))
+    assert len(manager.build_session_context().messages) == 50
+    assert gc.isenabled()
+
+
+def test_the_collector_is_on_again_when_opening_fails(tmp_path: Path, collector_on: None) -> None:
+    with pytest.raises(SessionFileError):
+        SessionManager.open(str(tmp_path))  # a folder, not a file
+    assert gc.isenabled()
+
+
+def test_a_collector_that_was_off_stays_off(tmp_path: Path, collector_on: None) -> None:
+    path = tmp_path / "s.jsonl"
+    _write_session(path, 5)
+    gc.disable()
+    SessionManager.open(str(path)).build_session_context()
+    assert not gc.isenabled()
+
+
+def test_a_big_session_is_frozen_out_of_later_collections_and_a_small_one_is_not(
+    tmp_path: Path, collector_on: None
+) -> None:
+    small = tmp_path / "small.jsonl"
+    _write_session(small, 5)
+    big = tmp_path / "big.jsonl"
+    _write_session(big, 1700, text="x" * 10_000)  # about 17 MB
+    frozen = gc.get_freeze_count()
+    SessionManager.open(str(small))
+    assert gc.get_freeze_count() == frozen
+    manager = SessionManager.open(str(big))
+    assert gc.get_freeze_count() > frozen
+    assert len(manager.get_entries()) == 1700 and gc.isenabled()
