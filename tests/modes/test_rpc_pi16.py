@@ -282,3 +282,10 @@ def test_json_mode_announces_an_entry_appended_at_session_start(tau: TauCommand)
     [appended] = [line for line in lines if line["type"] == "entry_appended"]
     assert appended["entry"]["data"] == {"at": "start"}
     assert [line["type"] for line in lines].index("entry_appended") < [line["type"] for line in lines].index("agent_start")
+
+
+async def test_the_last_assistant_text_skips_a_failed_reply_without_text(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="  the answer \n"), Turn(fault=Fault("status", status=400, body="bad request")))
+    await client.prompt("first")
+    await client.prompt("second")
+    assert await client.call("get_last_assistant_text") == {"text": "the answer"}

@@ -657,13 +657,16 @@ class AgentSession:
         return export_session_html(self._session, output_path, system_prompt=self.system_prompt, tools=tools)
 
     def get_last_assistant_text(self) -> str | None:
-        """The text of the last reply, skipping an aborted one that produced nothing."""
+        """The text of the last reply, trimmed (``None`` if blank). A reply without text from a turn
+        that did not end normally (aborted, failed, only calling tools) is skipped, as in pi 1.6; one
+        that ended normally counts even without text."""
         for message in reversed(self._agent.state.messages):
             if not isinstance(message, AssistantMessage):
                 continue
-            if message.stop_reason == "aborted" and not message.content:
+            text = message.text()
+            if message.stop_reason != "stop" and not text.strip():
                 continue
-            return message.text()
+            return text.strip() or None
         return None
 
     def get_context_usage(self) -> ContextUsage | None:
