@@ -81,6 +81,19 @@ def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauC
     assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
 
 
+def test_the_compaction_entry_and_event_carry_what_the_summary_cost(tau: TauCommand) -> None:
+    set_model(tau, context_window=4000, max_tokens=1000)
+    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}})
+    tau.server.add(full_turn(3500), Turn(text="## Goal\nsummary", usage=ScriptedUsage(input=1234, output=56)))
+    result = tau.run(*MODEL, "--mode", "json", "-p", "first task")
+    assert result.returncode == 0, result.stderr
+    [end] = [line for line in events(result.stdout) if line["type"] == "compaction_end"]
+    assert (end["result"]["usage"]["input"], end["result"]["usage"]["output"]) == (1234, 56)
+    [session] = tau.session_files()
+    [entry] = [json.loads(line) for line in session.read_text().splitlines() if '"compaction"' in line]
+    assert entry["usage"] == end["result"]["usage"]
+
+
 def test_the_summary_request_writes_nothing_to_the_prompt_cache(tau: TauCommand) -> None:
     models = json.loads((tau.agent_dir / "models.json").read_text())
     models["providers"]["local"].update(api="anthropic-messages", baseUrl=tau.server.url(""))

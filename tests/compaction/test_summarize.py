@@ -175,9 +175,12 @@ async def test_worked_example_makes_two_calls_one_after_the_other_and_appends_th
     assert result.summary == (
         "H\n\n---\n\n**Turn Context (split turn):**\n\nP\n\n<read-files>\nsrc/a.ts\n</read-files>"
     )
+    assert result.usage is not None
     assert result.to_json() == {
         "summary": result.summary,
         "firstKeptEntryId": "e7",
         "tokensBefore": 184_500,
+        "usage": result.usage.to_json(),
         "details": {"readFiles": ["src/a.ts"], "modifiedFiles": []},
     }
+    assert result.usage.output == 2  # one token written by each of the two requests

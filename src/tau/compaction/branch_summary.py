@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tau.agent.messages import AgentMessage
-from tau.ai.types import ToolResultMessage
+from tau.ai.types import ToolResultMessage, Usage
 from tau.compaction.errors import CompactionAbortedError
 from tau.compaction.file_ops import FileDetails, FileOperations, format_file_lists
 from tau.compaction.prompts import (
@@ -129,10 +129,12 @@ def prepare_branch_entries(entries: Sequence[SessionEntry], token_budget: int = 
 
 @dataclass(frozen=True, slots=True)
 class BranchSummaryResult:
-    """A summary with its file lists, or why there is none (``aborted`` / ``error``)."""
+    """A summary with its file lists and what writing it cost, or why there is none (``aborted`` /
+    ``error``)."""
 
     summary: str | None = None
     details: FileDetails | None = None
+    usage: Usage | None = None
     aborted: bool = False
     error: str | None = None
 
@@ -168,4 +170,4 @@ async def generate_branch_summary(
         return BranchSummaryResult(error=problem)
     details = prepared.file_ops.details()
     summary = f"{BRANCH_SUMMARY_PREAMBLE}\n\n{reply_text(reply)}{format_file_lists(details)}"
-    return BranchSummaryResult(summary=summary, details=details)
+    return BranchSummaryResult(summary=summary, details=details, usage=reply.usage)

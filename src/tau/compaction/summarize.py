@@ -26,6 +26,7 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
+    Usage,
     UserMessage,
 )
 from tau.compaction.errors import CompactionAbortedError, SummarizationError
@@ -69,12 +70,14 @@ _MIN_ROOMY_OUTPUT = 32768
 @dataclass(frozen=True, slots=True)
 class CompactionResult:
     """What a compaction entry stores: the summary, where the kept history starts, the estimated
-    context size before, and the file lists."""
+    context size before, the file lists, and what writing the summary cost (counted in the
+    session's totals)."""
 
     summary: str
     first_kept_entry_id: str
     tokens_before: int
     details: FileDetails | None = None
+    usage: Usage | None = None
 
     def details_json(self) -> JsonObject | None:
         return self.details.to_json() if self.details is not None else None
@@ -85,6 +88,8 @@ class CompactionResult:
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
         }
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
         if self.details is not None:
             out["details"] = self.details.to_json()
         return out
@@ -176,6 +181,16 @@ async def generate_summary(
 
     Raises ``SummarizationError`` on an error reply or one cut at the output limit.
     """
+    text, _ = await _history_summary(messages, request, custom_instructions, previous_summary)
+    return text
+
+
+async def _history_summary(
+    messages: Sequence[AgentMessage],
+    request: SummaryRequest,
+    custom_instructions: str | None,
+    previous_summary: str | None,
+) -> tuple[str, Usage]:
     instructions = UPDATE_SUMMARY_INSTRUCTIONS if previous_summary else INITIAL_SUMMARY_INSTRUCTIONS
     text = conversation_block(serialize_conversation(convert_to_llm(messages)))
     if previous_summary:
@@ -188,16 +203,37 @@ async def generate_turn_prefix_summary(
     messages: Sequence[AgentMessage], request: SummaryRequest, *, custom_instructions: str | None = None
 ) -> str:
     """A short summary of the opening of a split turn (with the ``/compact`` focus, if any)."""
+    text, _ = await _turn_prefix_summary(messages, request, custom_instructions)
+    return text
+
+
+async def _turn_prefix_summary(
+    messages: Sequence[AgentMessage], request: SummaryRequest, custom_instructions: str | None
+) -> tuple[str, Usage]:
     text = conversation_block(serialize_conversation(convert_to_llm(messages)))
     text += with_focus(TURN_PREFIX_INSTRUCTIONS, custom_instructions)
     return _checked(await request_summary(request, text), "Turn prefix summarization")
 
 
-def _checked(reply: AssistantMessage, label: str) -> str:
+def _checked(reply: AssistantMessage, label: str) -> tuple[str, Usage]:
     problem = failure(reply, label)
     if problem is not None:
         raise SummarizationError(problem)
-    return reply_text(reply)
+    return reply_text(reply), reply.usage
+
+
+def _add_usage(first: Usage, second: Usage) -> Usage:
+    """The usage of two requests together."""
+    total = Usage(
+        input=first.input + second.input,
+        output=first.output + second.output,
+        cache_read=first.cache_read + second.cache_read,
+        cache_write=first.cache_write + second.cache_write,
+    )
+    total.recompute_total()
+    for name in ("input", "output", "cache_read", "cache_write", "total"):
+        setattr(total.cost, name, getattr(first.cost, name) + getattr(second.cost, name))
+    return total
 
 
 async def compact(
@@ -215,25 +251,22 @@ async def compact(
     """
     history = preparation.messages_to_summarize
     prefix = preparation.turn_prefix_messages
-
-    async def history_summary() -> str:
-        return await generate_summary(
-            history,
-            request,
-            custom_instructions=custom_instructions,
-            previous_summary=preparation.previous_summary,
-        )
-
+    previous = preparation.previous_summary
+    usage: Usage | None = None
     if preparation.is_split_turn and prefix:
-        summary_text = await history_summary() if history else preparation.previous_summary or NO_PRIOR_HISTORY
-        prefix_text = await generate_turn_prefix_summary(prefix, request, custom_instructions=custom_instructions)
+        summary_text = previous or NO_PRIOR_HISTORY
+        if history:
+            summary_text, usage = await _history_summary(history, request, custom_instructions, previous)
+        prefix_text, prefix_usage = await _turn_prefix_summary(prefix, request, custom_instructions)
+        usage = prefix_usage if usage is None else _add_usage(usage, prefix_usage)
         summary = f"{summary_text}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix_text}"
     else:
-        summary = await history_summary()
+        summary, usage = await _history_summary(history, request, custom_instructions, previous)
     details = preparation.file_ops.details()
     return CompactionResult(
         summary=summary + format_file_lists(details),
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
         details=details,
+        usage=usage,
     )

@@ -23,7 +23,7 @@ from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController
 from tau.ai.overflow import is_context_overflow
-from tau.ai.types import AssistantMessage, Model, TextContent, UserMessage
+from tau.ai.types import AssistantMessage, Model, TextContent, Usage, UserMessage
 from tau.compaction import (
     BranchSummaryResult,
     CompactionAbortedError,
@@ -450,6 +450,7 @@ class CompactionControl:
             record.tokens_before,
             details,
             True if from_extension else None,
+            record.usage if isinstance(record, CompactionResult) else None,
         )
         result = (
             record
@@ -520,6 +521,7 @@ class CompactionControl:
 
         summary_text: str | None = None
         details: object = None
+        usage: Usage | None = None
         from_extension = False
         if summarize and hooked is not None and hooked.summary is not None:
             summary_text, details, from_extension = hooked.summary, hooked.details, True
@@ -531,12 +533,13 @@ class CompactionControl:
                 raise SummarizationError(outcome.error)
             summary_text = outcome.summary
             details = outcome.details.to_json() if outcome.details is not None else None
+            usage = outcome.usage
 
         new_leaf, editor_text = _landing(target)
         summary_entry: BranchSummaryEntry | None = None
         if summary_text is not None:
             summary_id = self._session.branch_with_summary(
-                new_leaf, summary_text, details, True if from_extension else None
+                new_leaf, summary_text, details, True if from_extension else None, usage
             )
             found = self._session.get_entry(summary_id)
             assert isinstance(found, BranchSummaryEntry)
