@@ -73,7 +73,9 @@ def test_a_tool_on_a_file_that_never_ends(campaign: Campaign, tool: str, target:
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
-@pytest.mark.parametrize("command", ["cat fifo", "cat /dev/urandom", "yes", "sleep 987 & echo started"])
+@pytest.mark.parametrize(
+    "command", ["cat fifo", "cat /dev/zero", "cat /dev/urandom", "yes", "sleep 987 & echo started"]
+)
 def test_bash_on_a_stream_that_never_ends_stops_at_its_timeout(campaign: Campaign, command: str) -> None:
     make_fifo(campaign.work)
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,3 +38,13 @@ def test_plain_text_is_returned_as_is() -> None:
 @given(st.text())
 def test_sanitising_never_changes_the_number_of_lines(text: str) -> None:
     assert sanitize_terminal_output(text).count("\n") == text.count("\n")
+
+
+def test_redraws_on_several_lines_each_keep_their_last_state() -> None:
+    assert sanitize_terminal_output("a\rb\r\rc\nx\ry\n\rz") == "c\ny\nz"
+
+
+def test_a_long_line_of_control_characters_is_cleaned_in_linear_time() -> None:
+    started = time.monotonic()
+    assert sanitize_terminal_output("\x00" * 2_000_000 + "end") == "end"
+    assert time.monotonic() - started < 2  # was minutes: every position rescanned the line

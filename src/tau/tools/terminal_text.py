@@ -10,8 +10,10 @@ _ESCAPES = re.compile(
     r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
     r"|\x1b[ -/]*[0-~]"  # two-character escapes, charset selection
 )
-# Everything on a line up to a carriage return that more text overwrites (progress bars).
-_REDRAWN = re.compile(r"[^\n]*\r(?=[^\r\n])")
+# Everything on a line up to a carriage return that more text overwrites (progress bars). Tried at
+# line starts only: unanchored, a long line without one was rescanned from every position (minutes
+# for the megabytes of NULs of `cat /dev/zero`).
+_REDRAWN = re.compile(r"^[^\n]*\r(?=[^\r\n])", re.MULTILINE)
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]")
 
 
