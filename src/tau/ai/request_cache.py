@@ -43,44 +43,45 @@ def fingerprint(message: Message) -> tuple[Any, ...]:
     return (id(content), len(content))
 
 
-_Entry = tuple[Any, Any, object, Any, tuple["CachedFragment", ...]]
-
-
 class MessageMemo:
-    """Values derived from messages under a conversion key, kept for the last two requests' messages.
+    """Values derived from messages under a conversion key, kept while requests keep using them.
 
     Call ``next_request(key)`` once per request (``key``: what else the values depend on, e.g.
     the target model), then ``recall`` (or ``get`` / ``put``). Entries are found by
-    ``id(message)`` and hold the message, so an id cannot be reused while its entry lives.
+    ``id(message)`` and hold the message, so an id cannot be reused while its entry lives; those
+    the last two requests did not use are dropped.
     """
 
     def __init__(self) -> None:
         self._key: object = None
-        self._current: dict[int, _Entry] = {}
-        self._previous: dict[int, _Entry] = {}
+        self._request = 0
+        self._used = 0  # entries used by the request before this one
+        # id(message) -> [message, stamp, key, value, fragments in value, last request that used it]
+        self._entries: dict[int, list[Any]] = {}
 
     def next_request(self, key: object) -> None:
-        """Start a request: what the one before last used and this one does not is dropped."""
+        """Start a request; now and then drop what the last two requests did not use."""
         if key != self._key:
             self._key = key  # else the old object stays, so entries compare by identity
-        self._previous = self._current
-        self._current = {}
+        self._request += 1
+        if len(self._entries) > 2 * self._used + 64:
+            oldest = self._request - 2
+            self._entries = {k: e for k, e in self._entries.items() if e[5] >= oldest}
+        self._used = 0
 
     def get(self, message: Any, stamp: Any) -> Any | None:
         """The value stored for this very ``message`` under the key, if its stamp is unchanged."""
-        entry = self._current.get(id(message))
-        if entry is None:
-            entry = self._previous.get(id(message))
-            if entry is None:
-                return None
-            self._current[id(message)] = entry
-        if entry[0] is not message or entry[1] != stamp:
+        entry = self._entries.get(id(message))
+        if entry is None or entry[0] is not message or entry[1] != stamp:
             return None
         if entry[2] is not self._key and entry[2] != self._key:
             return None
         for fragment in entry[4]:
             if fragment.spoiled:
                 return None
+        if entry[5] != self._request:
+            entry[5] = self._request
+            self._used += 1
         return entry[3]
 
     def put(self, message: Any, stamp: Any, value: Any) -> None:
@@ -90,7 +91,8 @@ class MessageMemo:
             fragments = tuple(item for item in value if isinstance(item, CachedFragment))
         else:
             fragments = ()
-        self._current[id(message)] = (message, stamp, self._key, value, fragments)
+        self._entries[id(message)] = [message, stamp, self._key, value, fragments, self._request]
+        self._used += 1
 
     def recall(self, message: _M, make: Callable[[_M], _T], also: Hashable = None) -> _T:
         """The remembered value for ``message``, else ``make(message)`` (then remembered).
@@ -159,17 +161,21 @@ class FragmentList(list[JsonObject]):
             self.append(item)
             self._cached.append(None)
 
-    def utf8(self, check_edits: bool) -> bytes | None:
-        """The encoded list from cached fragments, or ``None`` when it was changed as a list."""
+    def encode_into(self, out: list[bytes], check_edits: bool) -> bool:
+        """Append the encoded list to ``out`` from cached fragments; ``False`` (nothing appended)
+        when it was changed as a list."""
         if len(self) != len(self._cached):
-            return None
-        parts: list[bytes] = []
+            return False
+        separator = b"["
         for value, cached in zip(self, self._cached, strict=True):
+            out.append(separator)
+            separator = b","
             if cached is None or cached.value is not value or (check_edits and not cached.unchanged()):
-                parts.append(_dumps(value))
+                out.append(_dumps(value))
             else:
-                parts.append(cached.utf8())
-        return b"[" + b",".join(parts) + b"]"
+                out.append(cached.utf8())
+        out.append(b"]" if self else b"[]")
+        return True
 
 
 def encode_body(body: JsonObject, *, check_edits: bool) -> bytes:
@@ -178,13 +184,19 @@ def encode_body(body: JsonObject, *, check_edits: bool) -> bytes:
     ``check_edits``: a payload hook saw the body and may have edited cached fragments in place.
     """
     try:
-        parts: list[bytes] = []
+        out: list[bytes] = []
+        separator = b"{"
         for key, value in body.items():
             if not isinstance(key, str):
                 return _dumps(body)
-            encoded = value.utf8(check_edits) if isinstance(value, FragmentList) else None
-            parts.append(_dumps(key) + b":" + (encoded if encoded is not None else _dumps(value)))
-        return b"{" + b",".join(parts) + b"}"
+            out.append(separator)
+            separator = b","
+            out.append(_dumps(key))
+            out.append(b":")
+            if not (isinstance(value, FragmentList) and value.encode_into(out, check_edits)):
+                out.append(_dumps(value))
+        out.append(b"}" if body else b"{}")
+        return b"".join(out)
     except UnicodeEncodeError:
         # Lone surrogates (kept on purpose in signed thinking) survive only as \u escapes.
         return json.dumps(body, separators=_SEPARATORS).encode()
