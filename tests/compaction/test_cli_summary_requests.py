@@ -92,6 +92,18 @@ def test_the_compaction_entry_and_event_carry_what_the_summary_cost(tau: TauComm
     [session] = tau.session_files()
     [entry] = [json.loads(line) for line in session.read_text().splitlines() if '"compaction"' in line]
     assert entry["usage"] == end["result"]["usage"]
+    assert "estimatedTokensAfter" not in entry  # only in the result: a heuristic of the moment
+
+
+def test_the_compaction_result_estimates_the_context_left(tau: TauCommand) -> None:
+    set_model(tau, context_window=4000, max_tokens=1000)
+    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}})
+    tau.server.add(full_turn(3500), Turn(text="## Goal\nsummary"))
+    result = tau.run(*MODEL, "--mode", "json", "-p", "first task")
+    [end] = [line for line in events(result.stdout) if line["type"] == "compaction_end"]
+    after = end["result"]["estimatedTokensAfter"]
+    # what is left: the summary message and the kept reply of ~2000 characters, about 4 per token
+    assert 500 < after < end["result"]["tokensBefore"]
 
 
 def test_the_summary_request_writes_nothing_to_the_prompt_cache(tau: TauCommand) -> None:

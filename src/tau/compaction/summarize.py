@@ -71,13 +71,15 @@ _MIN_ROOMY_OUTPUT = 32768
 class CompactionResult:
     """What a compaction entry stores: the summary, where the kept history starts, the estimated
     context size before, the file lists, and what writing the summary cost (counted in the
-    session's totals)."""
+    session's totals). ``estimated_tokens_after``, set once the compaction is saved, estimates the
+    rebuilt context (four characters a token), for showing how much was freed."""
 
     summary: str
     first_kept_entry_id: str
     tokens_before: int
     details: FileDetails | None = None
     usage: Usage | None = None
+    estimated_tokens_after: int | None = None
 
     def details_json(self) -> JsonObject | None:
         return self.details.to_json() if self.details is not None else None
@@ -88,6 +90,8 @@ class CompactionResult:
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
         }
+        if self.estimated_tokens_after is not None:
+            out["estimatedTokensAfter"] = self.estimated_tokens_after
         if self.usage is not None:
             out["usage"] = self.usage.to_json()
         if self.details is not None:

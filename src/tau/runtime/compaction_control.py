@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
@@ -40,6 +41,7 @@ from tau.compaction import (
     collect_entries_for_branch_summary,
     compact,
     estimate_context_tokens,
+    estimate_tokens,
     generate_branch_summary,
     nothing_to_compact_reason,
     prepare_compaction,
@@ -460,6 +462,8 @@ class CompactionControl:
             )
         )
         self._agent.state.messages = self._session.build_session_context().messages
+        after = sum(estimate_tokens(message) for message in self._agent.state.messages)
+        result = replace(result, estimated_tokens_after=after)
         entry = self._session.get_entry(entry_id)
         assert isinstance(entry, CompactionEntry)
         await self.hooks.session_compact(entry, from_extension)
