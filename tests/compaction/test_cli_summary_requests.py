@@ -156,7 +156,7 @@ def test_a_bad_request_from_the_summariser_is_not_retried(tau: TauCommand) -> No
     lines = events(result.stdout)
     assert retry_events(lines) == []
     [end] = [line for line in lines if line["type"] == "compaction_end"]
-    assert end["result"] is None and "Auto-compaction failed" in end["errorMessage"]
+    assert end.get("result") is None and "Auto-compaction failed" in end["errorMessage"]
     assert len(tau.server.requests) == 2
     [session] = tau.session_files()
     assert '"compaction"' not in session.read_text()

@@ -569,7 +569,6 @@ def test_compaction_events_in_json() -> None:
     assert session_event_to_json(failed) == {
         "type": "compaction_end",
         "reason": "threshold",
-        "result": None,
         "aborted": False,
         "willRetry": False,
         "errorMessage": "Auto-compaction failed: x",

@@ -5,6 +5,7 @@ scripted exchanges; ``fixtures/pi16_rpc_tool_exchange.jsonl`` is pi 1.6's own ou
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -289,3 +290,15 @@ async def test_the_last_assistant_text_skips_a_failed_reply_without_text(tau: Ta
     await client.prompt("first")
     await client.prompt("second")
     assert await client.call("get_last_assistant_text") == {"text": "the answer"}
+
+
+async def test_abort_stops_a_manual_compaction(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="one"), stalled("a summary that never finishes"))
+    await client.prompt("hi")
+    compact = asyncio.ensure_future(client.send({"id": "c", "type": "compact"}))
+    await client.wait_for("compaction_start")
+    await client.call("abort")
+    response = await compact
+    assert response["success"] is False
+    [end] = [line for line in client.lines if line["type"] == "compaction_end"]
+    assert end["aborted"] is True and "result" not in end

@@ -404,7 +404,8 @@ class AgentSession:
         return steering, follow_up
 
     async def abort(self) -> None:
-        """Stop the current run (or cancel a pending retry) and wait until it has ended and its
+        """Stop the current run (or cancel a pending retry, a compaction or a branch summary) and
+        wait until it has ended and its
         events are handled, ``agent_settled`` included (as in pi, an RPC ``abort`` is answered after
         it). Never await it from inside the run itself (an event listener): spawn it."""
         settled: asyncio.Future[None] | None = None
@@ -413,7 +414,7 @@ class AgentSession:
             settled = asyncio.get_running_loop().create_future()
             self._settle_waiters.append(settled)
         self._retry.abort_retry()
-        self._compaction.cancel_continuation()
+        self._compaction.abort()  # a running compaction or branch summary too, as in pi
         self._agent.abort()
         await self._agent.wait_for_idle()
         await self._pipeline.drain()

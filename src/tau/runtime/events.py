@@ -178,11 +178,9 @@ class CompactionEnd:
     type: Literal["compaction_end"] = field(default="compaction_end", init=False)
 
     def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "type": self.type,
-            "reason": self.reason,
-            "result": None if self.result is None else self.result.to_json(),  # null: pi's rpc.md
-        }
+        out: JsonObject = {"type": self.type, "reason": self.reason}
+        if self.result is not None:  # absent otherwise, as pi 1.x writes it (0.73 wrote null)
+            out["result"] = self.result.to_json()
         out["aborted"] = self.aborted
         out["willRetry"] = self.will_retry
         if self.error_message is not None:
