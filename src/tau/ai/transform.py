@@ -207,7 +207,8 @@ def _rewrite_remembered(
             remembered = (rewritten, renames)
             _rewrites.put(message, stamp, remembered)
         out.append(remembered[0])
-        renamed_ids.update(remembered[1])
+        if remembered[1]:
+            renamed_ids.update(remembered[1])
     return out
 
 
