@@ -145,3 +145,39 @@ def test_stdout_closed_early_in_a_real_process(campaign: Campaign) -> None:
     from fault_campaign import Outcome
 
     campaign.check(Outcome(done.returncode, "", done.stderr.decode()), codes=(0, 1, 120, 141))
+
+
+# Files that never end or cannot be opened, and folders that cannot be used: a real process each
+# (reading one in process could block the test).
+ODD_IN_A_REAL_PROCESS: dict[str, list[str]] = {
+    "append-system-prompt-binary-file": [*MODEL, "--append-system-prompt", "{work}/binary.bin"],
+    "system-prompt-binary-file": [*MODEL, "--system-prompt", "{work}/binary.bin"],
+    "system-prompt-latin1-file": [*MODEL, "--system-prompt", "{work}/latin1.txt"],
+    "at-socket": [*MODEL, "@{work}/sock"],
+    "at-fifo": [*MODEL, "@{work}/fifo"],
+    "at-dev-zero": [*MODEL, "@/dev/zero"],
+    "at-dev-urandom": [*MODEL, "@/dev/urandom"],
+    "at-100mb-file": [*MODEL, "@{work}/big.txt"],
+    "session-dir-a-file": [*MODEL, "--session-dir", "{work}/notes.txt"],
+    "session-dir-cannot-be-created": [*MODEL, "--session-dir", "{work}/notes.txt/sessions"],
+    "session-dir-read-only": [*MODEL, "--session-dir", "/proc/sessions"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_IN_A_REAL_PROCESS))
+def test_an_odd_file_or_folder_on_the_command_line_in_a_real_process(campaign: Campaign, case: str) -> None:
+    work = campaign.work
+    (work / "notes.txt").write_text("notes\n")
+    (work / "binary.bin").write_bytes(bytes(range(256)) * 16)
+    (work / "latin1.txt").write_bytes("café système".encode("latin-1"))
+    os.mkfifo(work / "fifo")
+    with open(work / "big.txt", "wb") as big:
+        big.truncate(100 * 1024 * 1024)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(work / "sock"))
+    try:
+        args = [a.replace("{work}", str(work)) for a in ODD_IN_A_REAL_PROCESS[case]]
+        campaign.server.add(Turn(text="ok"))
+        campaign.process_check(*args, "-p", "hi", timeout=10)
+    finally:
+        listener.close()

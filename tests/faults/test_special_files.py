@@ -44,25 +44,7 @@ def finish_after(campaign: Campaign, call: ScriptedToolCall) -> None:
     session_lines(session)
 
 
-# Still hanging (issue #21, being fixed): read, edit and grep on the FIFO and the endless devices,
-# write on the FIFO; kept out until they pass.
-PENDING = {
-    ("read", "fifo"),
-    ("read", "dev-zero"),
-    ("read", "dev-urandom"),
-    ("edit", "fifo"),
-    ("edit", "dev-zero"),
-    ("edit", "dev-urandom"),
-    ("grep", "fifo"),
-    ("grep", "dev-zero"),
-    ("write", "fifo"),
-}
-CASES = [
-    (tool, target)
-    for tool in sorted(TOOL_CALLS)
-    for target in sorted(TARGETS)
-    if (tool, target) not in PENDING
-]
+CASES = [(tool, target) for tool in sorted(TOOL_CALLS) for target in sorted(TARGETS)]
 
 
 @pytest.mark.parametrize(("tool", "target"), CASES)
@@ -82,3 +64,14 @@ def test_bash_on_a_stream_that_never_ends_stops_at_its_timeout(campaign: Campaig
         finish_after(campaign, ScriptedToolCall("bash", {"command": command, "timeout": 1}))
     finally:  # a process the command put in the background may stay (a server started with &)
         kill_processes(processes_running("sleep 987"))
+
+
+def test_write_with_20_mb_of_streamed_content(campaign: Campaign) -> None:
+    content = "w" * 20_000_000
+    call = ScriptedToolCall("write", {"path": "big.txt", "content": content})
+    campaign.server.add(Turn(tool_calls=[call], chunk_size=4096), Turn(text="done"))
+    outcome = campaign.process_check(*MODEL, *ALL_TOOLS, "-p", "go", timeout=40)
+    assert outcome.code == 0 and outcome.stdout == "done\n", outcome
+    assert (campaign.work / "big.txt").stat().st_size == len(content)
+    [session] = campaign.session_files()
+    session_lines(session)
