@@ -234,6 +234,9 @@ class _RpcMode:
         except ValueError as exc:
             self._write_object(_failure(None, "parse", f"Failed to parse command: {exc}"))
             return
+        except RecursionError:  # the parser recurses once per level
+            self._write_object(_failure(None, "parse", "Failed to parse command: nested too deeply"))
+            return
         if not isinstance(command, dict):
             self._write_object(_failure(None, "parse", "Failed to parse command: expected a JSON object"))
             return
