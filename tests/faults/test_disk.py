@@ -111,3 +111,22 @@ def test_a_full_disk_then_continuing_once_there_is_room(campaign: Campaign, smal
     assert outcome.code == 0 and outcome.stdout == "finished\n", outcome
     assert session.read_bytes().startswith(before)
     session_lines(session)
+
+
+@pytest.mark.parametrize("how", ["--session", "-c", "--session-dir"])
+def test_a_session_that_cannot_be_written_is_refused_at_start(
+    campaign: Campaign, small_disk: Path, how: str
+) -> None:
+    """A read-only session file or folder (root ignores file modes; a read-only mount it cannot)."""
+    sessions = small_disk / "sessions"
+    campaign.server.add(Turn(text="first"))
+    assert campaign.process(*MODEL, "--session-dir", str(sessions), "-p", "hi").code == 0
+    [session] = sorted(sessions.glob("*.jsonl"))
+    before = session.read_bytes()
+    read_only(small_disk)
+    campaign.server.add(Turn(text="second"))
+    target = {"--session": ["--session", str(session)], "-c": ["--session-dir", str(sessions), "-c"]}
+    args = target.get(how, ["--session-dir", str(sessions)])
+    outcome = campaign.process_check(*MODEL, *args, "-p", "again")
+    assert outcome.code == 1
+    assert session.read_bytes() == before
