@@ -30,7 +30,7 @@ def test_print_mode_runs_tools_and_keeps_the_session(tau: TauCommand) -> None:
     [session] = tau.session_files()
     lines = [json.loads(line) for line in session.read_text().splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
-    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]
+    roles = [line["message"]["role"] for line in lines if line["type"] == "message" and line["message"]["role"] != "system"]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
 
 

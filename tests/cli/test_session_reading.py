@@ -32,7 +32,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 def message_index(lines: list[dict[str, Any]], text: str) -> int:
     """The line of the message whose first text block is ``text``."""
     return next(
-        i for i, line in enumerate(lines) if line.get("type") == "message" and line["message"]["content"][0]["text"] == text
+        i for i, line in enumerate(lines) if line.get("type") == "message" and line["message"]["content"] and line["message"]["content"][0]["text"] == text
     )
 
 

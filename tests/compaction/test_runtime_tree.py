@@ -24,7 +24,8 @@ async def two_exchanges(session: AgentSession, faux: FauxProvider) -> list[str]:
     faux.append_responses([faux_message("first answer"), faux_message("second answer")])
     await session.prompt("first question")
     await session.prompt("read the config")
-    return [e.id for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)]
+    entries = session.session_manager.get_entries()
+    return [e.id for e in entries if isinstance(e, MessageEntry) and e.message.role != "system"]
 
 
 async def test_navigating_to_a_user_message_moves_to_its_parent_and_returns_its_text(

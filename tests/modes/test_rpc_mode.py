@@ -352,7 +352,7 @@ async def test_end_of_input_lets_a_running_prompt_finish_then_exits_0(
     assert await client.close() == 0
     assert client.lines[-1]["type"] == "agent_settled"
     lines = entries(state["sessionFile"])
-    roles = [e["message"]["role"] for e in lines if e["type"] == "message"]
+    roles = [e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
     assert lines[-1]["message"]["stopReason"] == "stop"
     assert lines[-1]["message"]["content"][0]["text"] == "finished after the input ended"

@@ -216,7 +216,7 @@ async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(tau: T
     await client.prompt("first")
     everything = await client.call("get_entries")
     entries, leaf = everything["entries"], everything["leafId"]
-    assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", "message", "message"]
+    assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", *["message"] * 3]  # system, user, assistant
     assert leaf == entries[-1]["id"]
     await client.prompt("second")
     later = await client.call("get_entries", since=leaf)

@@ -58,7 +58,7 @@ def file_roles(session: AgentSession) -> list[tuple[str, str | None]]:
     return [
         (line["message"]["role"], line["message"].get("stopReason"))
         for line in file_lines(session.session_file)
-        if line["type"] == "message"
+        if line["type"] == "message" and line["message"]["role"] != "system"
     ]
 
 
@@ -284,7 +284,8 @@ async def test_abort_during_the_delay_cancels_the_retry(
     assert faux.state.call_count == 1 and not session.is_retrying
     # As in pi, the failed reply stays out of the context; the session file keeps it.
     assert [m.role for m in session.messages] == ["user"]
-    assert [e.message.role for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)] == [
+    entries = session.session_manager.get_entries()
+    assert [e.message.role for e in entries if isinstance(e, MessageEntry) and e.message.role != "system"] == [
         "user",
         "assistant",
     ]

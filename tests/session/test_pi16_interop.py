@@ -64,3 +64,56 @@ def test_the_pi16_system_message_gives_the_branch_prompt_and_tools() -> None:
     assert list(system.sections) == ["preamble", "tools", "rules", "docs", "cwd"]
     assert [t["name"] for t in system.tools_added or []] == ["read", "bash", "edit", "write"]
     assert "system" not in [m.role for m in context.messages]
+
+
+def system_lines(path: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [
+        line["message"] for line in lines if line["type"] == "message" and line["message"]["role"] == "system"
+    ]
+
+
+def test_tau_records_its_prompt_and_tools_before_the_first_message_as_pi_does(tau: TauCommand) -> None:
+    tau.server.add(text_turn("hi"), text_turn("again"))
+    assert tau.run(*MODEL, "-p", "hello").returncode == 0
+    [session] = tau.session_files()
+    [system] = system_lines(session)
+    sent = tau.server.requests[0].body
+    assert system["sections"] == {"prompt": sent["messages"][0]["content"]}
+    declared = [(t["name"], t["description"], t["parameters"]) for t in system["toolsAdded"]]
+    assert declared == [
+        (t["function"]["name"], t["function"]["description"], t["function"]["parameters"])
+        for t in sent["tools"]
+    ]
+    types = [json.loads(line)["type"] for line in session.read_text().splitlines()]
+    assert types[1:4] == ["model_change", "thinking_level_change", "message"]  # the system message leads
+    # Continuing with the same prompt and tools records nothing new.
+    assert tau.run(*MODEL, "-c", "-p", "more").returncode == 0
+    assert len(system_lines(session)) == 1
+
+
+def test_a_changed_tool_set_is_recorded_as_a_patch(tau: TauCommand) -> None:
+    tau.server.add(text_turn("hi"), text_turn("again"))
+    assert tau.run(*MODEL, "-p", "hello").returncode == 0
+    assert tau.run(*MODEL, "--tools", "read,bash", "-c", "-p", "more").returncode == 0
+    [session] = tau.session_files()
+    _, patch = system_lines(session)
+    assert [t["name"] for t in patch["toolsRemoved"]] == ["edit", "write"]
+    assert "toolsAdded" not in patch and list(patch["sections"]) == ["prompt"]
+    branch = SessionManager.open(str(session)).build_session_context().system_message
+    assert branch is not None and [t["name"] for t in branch.tools_added or []] == ["read", "bash"]
+    assert branch.text() == tau.server.requests[1].body["messages"][0]["content"]
+
+
+def test_continuing_a_pi16_file_patches_pi_sections_away_and_sends_the_replayed_prompt(
+    tau: TauCommand,
+) -> None:
+    sent, session = continue_with_tau(tau)
+    *_, update = system_lines(session)
+    assert update["sections"] == {
+        "prompt": sent["messages"][0]["content"],
+        **dict.fromkeys(["preamble", "tools", "rules", "docs", "cwd"]),
+    }
+    branch = SessionManager.open(str(session)).build_session_context().system_message
+    assert branch is not None and branch.text() == sent["messages"][0]["content"]
+    assert [t["name"] for t in branch.tools_added or []] == [t["function"]["name"] for t in sent["tools"]]

@@ -21,7 +21,7 @@ from tau.session.entries import (
     MessageEntry,
     SessionEntry,
 )
-from tau.session.messages import BashExecutionMessage
+from tau.session.messages import BashExecutionMessage, SystemMessage
 
 __all__ = [
     "CutPoint",
@@ -99,10 +99,18 @@ def find_cut_point(
             if at_or_after < len(cut_points):
                 cut = cut_points[at_or_after]
             break
-    while cut > start and not isinstance(entries[cut - 1], (MessageEntry, CompactionEntry)):
+    while cut > start and not _stops_pull(entries[cut - 1]):
         cut -= 1
     cut_entry = entries[cut]
     if isinstance(cut_entry, MessageEntry) and isinstance(cut_entry.message, UserMessage):
         return CutPoint(cut, -1, False)
     turn_start = find_turn_start_index(entries, cut, start)
     return CutPoint(cut, turn_start, turn_start != -1)
+
+
+def _stops_pull(entry: SessionEntry) -> bool:
+    """A conversation message or a compaction; a pi 1.x system message is pulled like a setting
+    (the compaction's checkpoint carries it anyway)."""
+    if isinstance(entry, MessageEntry):
+        return not isinstance(entry.message, SystemMessage)
+    return isinstance(entry, CompactionEntry)

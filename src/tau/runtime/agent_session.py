@@ -59,6 +59,7 @@ from tau.runtime.user_bash import BashResult, UserBash
 from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage
+from tau.session.system_record import TAU_PROMPT_SECTION, tool_declaration
 from tau.tools import SpillDirectory
 
 if TYPE_CHECKING:
@@ -293,8 +294,16 @@ class AgentSession:
         )
         messages.extend(overrides.messages)
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
+        self._record_system_prompt()
         await self._accepted(on_accepted, "started")
         await self._run(messages)
+
+    def _record_system_prompt(self) -> None:
+        """Keep the branch's prompt and tools in its transcript, as pi 1.x does, so a resumed branch
+        (in tau or pi) knows what it had. The base prompt, not an extension's override: pi records
+        the structured prompt and sends a forced one without recording it."""
+        tools = [tool_declaration(t.name, t.description, t.parameters) for t in self._agent.state.tools]
+        self._session.record_system_prompt({TAU_PROMPT_SECTION: self._base_system_prompt}, tools)
 
     async def _accepted(
         self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition

@@ -9,6 +9,7 @@ which each new entry is one appended, flushed line.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from tau.ai.gc_pause import collector_paused
@@ -53,6 +54,7 @@ from tau.session.messages import (
 )
 from tau.session.migrations import migrate_objects
 from tau.session.paths import resolve_session_dir, session_file_name
+from tau.session.system_record import system_update
 from tau.session.tree import Label, SessionTreeNode, apply_label, build_tree
 
 
@@ -334,6 +336,17 @@ class SessionManager:
             **base,
         )
         return self._append(entry)
+
+    def record_system_prompt(self, sections: Mapping[str, str], tools: Sequence[JsonObject]) -> str | None:
+        """State the prompt sections and tool declarations the next request uses: if they differ
+        from what the branch's system messages replay to, append a system message with the
+        difference (pi 1.x's record) and return its id; else ``None``."""
+        update = system_update(self.build_session_context().system_message, sections, tools, 0)
+        if update is None:
+            return None  # no id or clock reading used: a session that never changes reads as before
+        base = self._base()
+        update.timestamp = ms_from_iso(base["timestamp"]) or 0
+        return self._append(MessageEntry(message=update, **base))
 
     def append_usage(self, kind: str, provider: str, model: str, usage: Usage) -> str:
         """Model usage outside any reply (counted in totals, never in the context)."""
