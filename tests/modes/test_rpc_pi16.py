@@ -302,3 +302,16 @@ async def test_abort_stops_a_manual_compaction(tau: TauCommand, client: RpcClien
     assert response["success"] is False
     [end] = [line for line in client.lines if line["type"] == "compaction_end"]
     assert end["aborted"] is True and "result" not in end
+
+
+async def test_a_new_sessions_start_entries_come_before_the_new_session_response(tau: TauCommand) -> None:
+    extension = tau.work / "marker.py"
+    extension.write_text(MARKER)
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("get_state")
+        assert await rpc.call("new_session") == {"cancelled": False}
+        answer = next(i for i, line in enumerate(rpc.lines) if line.get("command") == "new_session")
+        before = rpc.lines[answer - 1]
+        assert before["type"] == "entry_appended" and before["entry"]["data"] == {"at": "start"}
+        entries = (await rpc.call("get_entries"))["entries"]
+    assert before["entry"]["id"] in [e["id"] for e in entries]  # the new session's, not the old one's

@@ -72,6 +72,11 @@ _ANSWERED_AFTER_EVENTS = frozenset(
         "abort_retry",
         "compact",
         "set_session_name",
+        # The new session's session_start handlers may have announced entries (pi 1.6 order).
+        "new_session",
+        "switch_session",
+        "fork",
+        "clone",
     }
 )
 _BUSY = 'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
