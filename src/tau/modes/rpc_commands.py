@@ -393,7 +393,7 @@ async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
     command_id = command.get("id")
     exclude = command.get("excludeFromContext")
     if exclude is not None and not isinstance(exclude, bool):
-        raise RpcCommandError("Field 'excludeFromContext' must be a boolean")
+        raise RpcCommandError("bash needs a boolean field 'excludeFromContext' (or none)")
 
     def on_chunk(text: str) -> None:
         update: JsonDict = {"type": "bash_execution_update"}
