@@ -1,5 +1,5 @@
 """Every tool on files that never end or never open: a FIFO nobody writes, /dev/zero, /dev/urandom.
-A real process each (a tool stuck in ``open`` would hang this one), with a short timeout: the
+A real process per file (a tool stuck in ``open`` would hang this one), with a short timeout: the
 call gets an error result, the run finishes, the special file is still there."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from fault_campaign import Campaign, kill_processes, processes_running, session_lines
+from fault_campaign import TALLY, Campaign, kill_processes, processes_running, session_lines
 from tau_command import MODEL
 
 from tau.testing.fake_llm import ScriptedToolCall, Turn
@@ -34,34 +34,39 @@ def make_fifo(work: Path) -> Path:
     return fifo
 
 
-def finish_after(campaign: Campaign, call: ScriptedToolCall) -> None:
-    campaign.server.add(Turn(tool_calls=[call]), Turn(text="done"))
+def finish_after(campaign: Campaign, calls: list[ScriptedToolCall]) -> None:
+    """The model asks for ``calls`` in one reply (they run side by side), then says "done": every
+    call gets a result and the run ends; each call counts as one bad input."""
+    campaign.server.add(Turn(tool_calls=calls), Turn(text="done"))
     outcome = campaign.process_check(*MODEL, *ALL_TOOLS, "-p", "go", timeout=15)
+    TALLY.bad_inputs += len(calls) - 1
     assert outcome.code == 0 and outcome.stdout == "done\n", outcome
     results = [m for m in campaign.server.last_request.body["messages"] if m["role"] == "tool"]
-    assert len(results) == 1
+    assert len(results) == len(calls)
     [session] = campaign.session_files()
     session_lines(session)
 
 
-CASES = [(tool, target) for tool in sorted(TOOL_CALLS) for target in sorted(TARGETS)]
-
-
-@pytest.mark.parametrize(("tool", "target"), CASES)
-def test_a_tool_on_a_file_that_never_ends(campaign: Campaign, tool: str, target: str) -> None:
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_tool_on_a_file_that_never_ends(campaign: Campaign, target: str) -> None:
     fifo = make_fifo(campaign.work)
     path = TARGETS[target].replace("{work}", str(campaign.work))
-    finish_after(campaign, ScriptedToolCall(tool, {**TOOL_CALLS[tool], "path": path}))
+    finish_after(
+        campaign,
+        [ScriptedToolCall(tool, {**args, "path": path}) for tool, args in sorted(TOOL_CALLS.items())],
+    )
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
-@pytest.mark.parametrize(
-    "command", ["cat fifo", "cat /dev/zero", "cat /dev/urandom", "yes", "sleep 987 & echo started"]
-)
-def test_bash_on_a_stream_that_never_ends_stops_at_its_timeout(campaign: Campaign, command: str) -> None:
+BASH_COMMANDS = ["cat fifo", "cat /dev/zero", "cat /dev/urandom", "yes", "sleep 987 & echo started"]
+
+
+def test_bash_on_streams_that_never_end_stops_at_its_timeout(campaign: Campaign) -> None:
     make_fifo(campaign.work)
     try:
-        finish_after(campaign, ScriptedToolCall("bash", {"command": command, "timeout": 1}))
+        finish_after(
+            campaign, [ScriptedToolCall("bash", {"command": c, "timeout": 1}) for c in BASH_COMMANDS]
+        )
     finally:  # a process the command put in the background may stay (a server started with &)
         kill_processes(processes_running("sleep 987"))
 
