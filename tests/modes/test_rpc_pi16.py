@@ -16,7 +16,7 @@ import pytest
 from tau_command import MODEL, TauCommand, tau_command
 
 from tau.modes.rpc_client import RpcClient, RpcError
-from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 PI16_TOOL_EXCHANGE = Path(__file__).parent / "fixtures" / "pi16_rpc_tool_exchange.jsonl"
 
@@ -315,3 +315,37 @@ async def test_a_new_sessions_start_entries_come_before_the_new_session_response
         assert before["type"] == "entry_appended" and before["entry"]["data"] == {"at": "start"}
         entries = (await rpc.call("get_entries"))["entries"]
     assert before["entry"]["id"] in [e["id"] for e in entries]  # the new session's, not the old one's
+
+
+def small_window(tau: TauCommand) -> None:
+    """A 4000-token window with 1000 reserved: a reply reporting 4100 tokens crosses the threshold."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["contextWindow"] = 4000
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    settings = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+
+
+def test_agent_settled_follows_a_threshold_compaction(tau: TauCommand) -> None:
+    small_window(tau)
+    tau.server.add(Turn(text="first reply " + "x" * 2000, usage=ScriptedUsage(input=3500, output=600)), Turn(text="## Goal\\nsummary"))
+    result = tau.run("--mode", "json", *MODEL, "-p", "a long task")
+    assert result.returncode == 0, result.stderr
+    kinds = [json.loads(line)["type"] for line in result.stdout.splitlines()]
+    assert kinds[-4:] == ["agent_end", "compaction_start", "compaction_end", "agent_settled"]
+
+
+def test_agent_settled_follows_the_run_an_overflow_compaction_continues(tau: TauCommand) -> None:
+    small_window(tau)
+    tau.server.add(Turn(text="setup done " + "y" * 2000))
+    assert tau.run(*MODEL, "-p", "set things up").returncode == 0
+    too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+    tau.server.add(Turn(fault=Fault("status", status=400, body=too_long)), Turn(text="## Goal\\ncompacted"), Turn(text="recovered"))
+    result = tau.run("--mode", "json", *MODEL, "-c", "-p", "now the real work")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [line["type"] for line in lines]
+    assert kinds.count("agent_settled") == 1 and kinds[-2:] == ["agent_end", "agent_settled"]
+    [end] = [line for line in lines if line["type"] == "compaction_end"]
+    assert end["reason"] == "overflow" and end["willRetry"] is True
+    assert kinds.index("compaction_end") < len(kinds) - 1 - kinds[::-1].index("agent_start")
