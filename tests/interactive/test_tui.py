@@ -297,6 +297,25 @@ def test_compact_passes_its_instructions_to_the_summary(tau: TauCommand, start_t
     assert any("focus on the tests" in json.dumps(request.body) for request in tau.server.requests)
 
 
+def test_a_retried_summary_shows_its_countdown_and_escape_cancels_the_compaction(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    settings = {"compaction": {"keepRecentTokens": 1}, "retry": {"baseDelayMs": 30_000}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    tau.server.add(Turn(text="first answer"), Turn(fault=Fault("status", status=529, body=overloaded)))
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    _ask(terminal, "/compact")
+    terminal.wait_for("retrying the summary in")
+    assert "529 Overloaded (attempt 1/3)" in terminal.text()
+    terminal.send(ESCAPE)
+    terminal.wait_for("Compaction cancelled")
+    assert "retrying the summary" not in terminal.display()
+    assert not any(line.get("type") == "compaction" for line in _session_lines(tau))
+
+
 def test_shift_tab_cycles_the_thinking_level_in_the_footer(tau: TauCommand, start_tui: Start) -> None:
     models = json.loads((tau.agent_dir / "models.json").read_text())
     models["providers"]["local"]["models"][0]["reasoning"] = True

@@ -92,7 +92,7 @@ def interrupt(mode: InteractiveMode) -> None:
         session.abort_bash()
     elif mode.retry_text is not None:
         session.abort_retry()
-    elif mode.compacting:
+    elif mode.compacting or mode.summary_retry_text is not None:
         session.abort_compaction()
     elif session.is_streaming:
         steering, follow_up = session.clear_queue()

@@ -47,6 +47,9 @@ from tau.runtime.events import (
     CompactionStart,
     QueueUpdate,
     SessionInfoChanged,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
 from tau.session.messages import CompactionSummaryMessage
@@ -119,6 +122,7 @@ class InteractiveMode:
         self.compacting = False
         self.compactions_ended = 0
         self.retry_text: str | None = None
+        self.summary_retry_text: str | None = None  # a compaction's or branch summary's request
         self.retry_deadline = 0.0
         self.bash_block: Block | None = None
         self.queued: tuple[list[str], list[str]] = ([], [])
@@ -427,6 +431,12 @@ class InteractiveMode:
             self.retry_text = None
             if not event.success and event.final_error:
                 self.chat.add_notice(f"Gave up after {event.attempt} attempts: {event.final_error}", "error")
+        elif isinstance(event, SummarizationRetryScheduled):
+            self.summary_retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
+            self.retry_deadline = time.monotonic() + event.delay_ms / 1000
+            self._start_ticker()
+        elif isinstance(event, SummarizationRetryAttemptStart | SummarizationRetryFinished):
+            self.summary_retry_text = None
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()
@@ -445,7 +455,13 @@ class InteractiveMode:
             self._ticker = asyncio.ensure_future(self._tick())
 
     async def _tick(self) -> None:
-        while self.working or self.compacting or self.retry_text is not None or self.bash_block is not None:
+        while (
+            self.working
+            or self.compacting
+            or self.retry_text is not None
+            or self.summary_retry_text is not None
+            or self.bash_block is not None
+        ):
             self.invalidate()
             await asyncio.sleep(0.1)
         self.invalidate()

@@ -47,6 +47,10 @@ def status_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     if mode.retry_text is not None:
         left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
         return [("class:status.error", f"{spin} {mode.retry_text} — retrying in {left}s (esc to cancel)")]
+    if mode.summary_retry_text is not None:
+        left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
+        text = f"{spin} {mode.summary_retry_text} — retrying the summary in {left}s (esc to cancel)"
+        return [("class:status.error", text)]
     if mode.compacting:
         return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
     if mode.bash_block is not None:
