@@ -117,3 +117,19 @@ def test_continuing_a_pi16_file_patches_pi_sections_away_and_sends_the_replayed_
     branch = SessionManager.open(str(session)).build_session_context().system_message
     assert branch is not None and branch.text() == sent["messages"][0]["content"]
     assert [t["name"] for t in branch.tools_added or []] == [t["function"]["name"] for t in sent["tools"]]
+
+
+def test_a_resumed_branch_gets_back_the_tools_it_recorded(tau: TauCommand) -> None:
+    tau.server.add(text_turn("hi"), text_turn("again"))
+    assert tau.run(*MODEL, "--tools", "read,bash", "-p", "hello").returncode == 0
+    assert tau.run(*MODEL, "-c", "-p", "more").returncode == 0  # no --tools: the branch's own
+    assert [t["function"]["name"] for t in tau.server.requests[1].body["tools"]] == ["read", "bash"]
+    [session] = tau.session_files()
+    assert len(system_lines(session)) == 1  # nothing changed, nothing recorded
+
+
+def test_an_explicit_tool_list_wins_over_the_recorded_one(tau: TauCommand) -> None:
+    tau.server.add(text_turn("hi"), text_turn("again"))
+    assert tau.run(*MODEL, "--tools", "read", "-p", "hello").returncode == 0
+    assert tau.run(*MODEL, "--tools", "read,write", "-c", "-p", "more").returncode == 0
+    assert [t["function"]["name"] for t in tau.server.requests[1].body["tools"]] == ["read", "write"]

@@ -145,6 +145,7 @@ class AgentSession:
         self._prompt_date = _session_day(session_manager)
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._restore_branch_tools()
         self._apply_active_tools()
 
     # -- what the session is -------------------------------------------------------------------
@@ -297,6 +298,13 @@ class AgentSession:
         self._record_system_prompt()
         await self._accepted(on_accepted, "started")
         await self._run(messages)
+
+    def _restore_branch_tools(self) -> None:
+        """A resumed branch that recorded its tools (pi 1.x system messages) gets them back, as in
+        pi, instead of the defaults; an explicit tool list (``--tools``, ``--no-tools``) wins."""
+        recorded = self._session.build_session_context().system_message
+        if recorded is not None and not self._tools.has_allowlist:
+            self._tools.set_active(t["name"] for t in recorded.tools_added or [])
 
     def _record_system_prompt(self) -> None:
         """Keep the branch's prompt and tools in its transcript, as pi 1.x does, so a resumed branch
