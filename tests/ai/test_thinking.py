@@ -83,7 +83,7 @@ def test_xhigh_clamps_down_to_high_when_nothing_higher_is_supported() -> None:
 
 def test_a_non_reasoning_model_clamps_every_level_to_off() -> None:
     model = make_model(reasoning=False)
-    assert [clamp_thinking_level(model, level) for level in THINKING_LEVELS] == ["off"] * 6
+    assert [clamp_thinking_level(model, level) for level in THINKING_LEVELS] == ["off"] * len(THINKING_LEVELS)
 
 
 def test_off_clamps_upward_when_off_is_unsupported() -> None:
@@ -130,3 +130,9 @@ def test_an_unmapped_level_maps_to_itself() -> None:
 
 def test_a_level_mapped_to_null_maps_to_none() -> None:
     assert map_thinking_level(make_model(level_map={"off": None}), "off") is None
+
+
+def test_max_is_offered_only_when_the_level_map_names_it() -> None:
+    assert "max" not in get_supported_thinking_levels(make_model(level_map={"xhigh": "xhigh"}))
+    assert clamp_thinking_level(make_model(level_map={"xhigh": "xhigh"}), "max") == "xhigh"
+    assert clamp_thinking_level(make_model(level_map={"max": "max"}), "max") == "max"

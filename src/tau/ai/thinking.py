@@ -8,7 +8,18 @@ from typing import Final
 
 from tau.ai.types import Model, ThinkingLevel, ThinkingLevelOrOff
 
-THINKING_LEVELS: Final[tuple[ThinkingLevelOrOff, ...]] = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: Final[tuple[ThinkingLevelOrOff, ...]] = (
+    "off",
+    "minimal",
+    "low",
+    "medium",
+    "high",
+    "xhigh",
+    "max",
+)
+
+# Levels above high are opt-in: a model offers them only when its thinkingLevelMap names them.
+_OPT_IN_LEVELS: Final = frozenset({"xhigh", "max"})
 
 DEFAULT_THINKING_BUDGETS: Final[Mapping[str, int]] = {
     "minimal": 1024,
@@ -25,8 +36,8 @@ _XHIGH_MODEL_IDS = re.compile(r"gpt-5\.[234]|opus-4[-.]6")
 
 
 def clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel:
-    """Map ``xhigh`` to ``high`` for APIs that know no level above high."""
-    return "high" if level == "xhigh" else level
+    """Map ``xhigh`` and ``max`` to ``high`` for APIs that know no level above high."""
+    return "high" if level in _OPT_IN_LEVELS else level
 
 
 def adjust_max_tokens_for_thinking(
@@ -45,7 +56,7 @@ def adjust_max_tokens_for_thinking(
 
 
 def get_supported_thinking_levels(model: Model) -> list[ThinkingLevelOrOff]:
-    """The levels a model accepts: ``off`` only without reasoning; ``xhigh`` only when mapped."""
+    """The levels a model accepts: ``off`` only without reasoning; ``xhigh`` and ``max`` only when mapped."""
     if not model.reasoning:
         return ["off"]
     level_map = model.thinking_level_map or {}
@@ -53,7 +64,7 @@ def get_supported_thinking_levels(model: Model) -> list[ThinkingLevelOrOff]:
     for level in THINKING_LEVELS:
         if level in level_map and level_map[level] is None:
             continue
-        if level == "xhigh" and level not in level_map:
+        if level in _OPT_IN_LEVELS and level not in level_map:
             continue
         supported.append(level)
     return supported
@@ -78,6 +89,11 @@ def supports_xhigh(model: Model) -> bool:
     if level_map is not None and "xhigh" in level_map:
         return level_map["xhigh"] is not None
     return _XHIGH_MODEL_IDS.search(model.id) is not None
+
+
+def supports_max(model: Model) -> bool:
+    """Whether ``max`` may be sent: only a non-null ``thinkingLevelMap`` entry offers it."""
+    return (model.thinking_level_map or {}).get("max") is not None
 
 
 def map_thinking_level(model: Model, level: str) -> str | None:

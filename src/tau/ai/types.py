@@ -17,8 +17,8 @@ from typing import Any, Literal, TypeAlias
 Api: TypeAlias = str
 Provider: TypeAlias = str
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
-ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
-ThinkingLevelOrOff: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
+ThinkingLevelOrOff: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
 JsonObject: TypeAlias = dict[str, Any]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Mode = Literal["text", "json", "rpc"]
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 RESERVED_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
 

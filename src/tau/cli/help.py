@@ -21,7 +21,7 @@ Options:
   --provider <name>              Provider of --model
   --model <pattern>              Model id, provider/id or fuzzy pattern, optional :<thinking>
   --api-key <key>                API key for the chosen model's provider (this run only)
-  --thinking <level>             off, minimal, low, medium, high, xhigh
+  --thinking <level>             off, minimal, low, medium, high, xhigh, max
   --models <a,b,...>             Models to cycle through
   -c, --continue                 Continue the most recent session in this folder
   -r, --resume                   Pick a session to resume

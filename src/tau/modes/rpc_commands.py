@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from tau.agent.messages import message_to_json
 from tau.agent.queues import QueueMode
+from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -331,7 +332,7 @@ async def _get_available_models(ctx: CommandContext, command: JsonDict) -> Any:
 async def _set_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
     level = _str(command, "level")
     if not is_valid_thinking_level(level):
-        raise RpcCommandError(f"Unknown thinking level: {level}")
+        raise RpcCommandError(f"Unknown thinking level: {level}. Valid values: {', '.join(THINKING_LEVELS)}")
     ctx.session.set_thinking_level(level)
     return NO_DATA
 

@@ -180,7 +180,7 @@ class SessionExtensionHost:
     def set_thinking_level(self, level: str) -> None:
         if not is_valid_thinking_level(level):
             raise ValueError(
-                f"unknown thinking level {level!r}: use off, minimal, low, medium, high or xhigh"
+                f"unknown thinking level {level!r}: use off, minimal, low, medium, high, xhigh or max"
             )
         self._session.set_thinking_level(level)
 

@@ -97,7 +97,7 @@ def simple_reasoning_effort(model: Model, reasoning: str | None) -> str | None:
     if reasoning is None or not model.reasoning:
         return None
     level = clamp_thinking_level(model, reasoning)
-    if reasoning == "xhigh" and level != "xhigh" and supports_xhigh(model):
+    if reasoning in ("xhigh", "max") and level not in ("xhigh", "max") and supports_xhigh(model):
         level = "xhigh"
     return None if level == "off" else level
 

@@ -24,7 +24,7 @@ from tau.ai.providers.responses_convert import (
     encode_text_signature,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_xhigh
+from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_max, supports_xhigh
 from tau.ai.types import (
     Context,
     ImageContent,
@@ -103,7 +103,11 @@ def stream_simple(
     """Stream with a reasoning level: it becomes ``reasoning_effort`` (absent = reasoning off)."""
     extra = dict(options.extra)
     if options.reasoning is not None and model.reasoning:
-        level = options.reasoning if supports_xhigh(model) else clamp_reasoning(options.reasoning)
+        level = options.reasoning
+        if level == "max" and not supports_max(model):
+            level = "xhigh"
+        if level == "xhigh" and not supports_xhigh(model):
+            level = clamp_reasoning(level)
         extra["reasoning_effort"] = level
     else:
         extra.pop("reasoning_effort", None)

@@ -63,7 +63,7 @@ __all__ = ["InteractiveMode", "run_interactive_mode"]
 
 _BORDER_BY_LEVEL = {
     "off": "#5f5f5f", "minimal": "#5f87af", "low": "#5fafaf", "medium": "#5faf5f",
-    "high": "#d7af5f", "xhigh": "#d75f87",
+    "high": "#d7af5f", "xhigh": "#d75f87", "max": "#d75f87",
 }  # fmt: skip
 _STYLE = {
     "footer": "#a8a8a8",

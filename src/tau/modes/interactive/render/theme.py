@@ -65,13 +65,14 @@ class Theme:
     """Pygments style used to highlight code."""
 
     def editor_border(self, thinking_level: str) -> str:
-        """The editor border's style for a thinking level (``off`` … ``xhigh``); unknown levels get ``off``."""
+        """The editor border's style for a thinking level (``off`` … ``max``); unknown levels get ``off``."""
         return {
             "minimal": self.border_minimal,
             "low": self.border_low,
             "medium": self.border_medium,
             "high": self.border_high,
             "xhigh": self.border_xhigh,
+            "max": self.border_xhigh,  # no colour of its own: the strongest one
         }.get(thinking_level, self.border_off)
 
 

@@ -1,0 +1,91 @@
+"""The command-line flags and settings of pi 1.6, run through the real ``tau`` process."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import Turn
+
+
+def _models(tau: TauCommand, **model: Any) -> None:
+    """Replace the fake provider's one model by ``fake-model`` with the given extra fields."""
+    config = json.loads((tau.agent_dir / "models.json").read_text())
+    config["providers"]["local"]["models"] = [
+        {"id": "fake-model", "contextWindow": 100000, "maxTokens": 4096, **model}
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(config))
+
+
+def _body(tau: TauCommand) -> dict[str, Any]:
+    body = tau.server.last_request.body
+    assert isinstance(body, dict)
+    return body
+
+
+def _tool_names(tau: TauCommand) -> list[str]:
+    return sorted(tool["function"]["name"] for tool in _body(tau).get("tools", []))
+
+
+# -- 1. the max thinking level --------------------------------------------------------------------
+
+
+def test_thinking_max_is_sent_when_the_model_maps_it(tau: TauCommand) -> None:
+    _models(tau, reasoning=True, thinkingLevelMap={"xhigh": "xhigh", "max": "max"})
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "--thinking", "max", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "max"
+
+
+def test_thinking_max_falls_back_to_the_highest_level_a_model_offers(tau: TauCommand) -> None:
+    _models(tau, reasoning=True)
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "--thinking", "max", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "high"
+
+
+def test_model_suffix_max_sets_the_level(tau: TauCommand) -> None:
+    _models(tau, reasoning=True, thinkingLevelMap={"max": "max"})
+    tau.server.add(Turn(text="ok"))
+    result = tau.run("--model", "local/fake-model:max", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "max"
+
+
+def test_default_thinking_level_setting_accepts_max(tau: TauCommand) -> None:
+    _models(tau, reasoning=True, thinkingLevelMap={"max": "max"})
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultThinkingLevel": "max"}))
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "max"
+    assert "defaultThinkingLevel" not in result.stderr
+
+
+def test_unknown_thinking_level_warns_with_the_valid_levels(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "--thinking", "maximum", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert (
+        'Invalid thinking level "maximum". Valid values: off, minimal, low, medium, high, xhigh, max'
+        in result.stderr
+    )
+
+
+def test_rpc_set_thinking_level_accepts_max_and_names_the_valid_levels(tau: TauCommand) -> None:
+    _models(tau, reasoning=True, thinkingLevelMap={"max": "max"})
+    commands = [
+        {"id": "1", "type": "set_thinking_level", "level": "max"},
+        {"id": "2", "type": "get_state"},
+        {"id": "3", "type": "set_thinking_level", "level": "huge"},
+    ]
+    result = tau.run(*MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands))
+    responses = {r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"}
+    assert responses["1"]["success"] is True
+    assert responses["2"]["data"]["thinkingLevel"] == "max"
+    assert responses["3"]["success"] is False
+    assert "Valid values: off, minimal, low, medium, high, xhigh, max" in responses["3"]["error"]
