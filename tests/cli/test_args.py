@@ -98,10 +98,16 @@ def test_a_saved_session_flag_with_no_session_is_an_error() -> None:
     assert parse_args(["--no-session", "-p", "hi"]).errors == []
 
 
-def test_tools_with_no_tools_is_a_warning() -> None:
-    assert parse_args(["--no-tools", "--tools", "read"]).warnings == [
-        "--no-tools turns every tool off; --tools is ignored"
+def test_tools_with_no_tools_is_no_warning() -> None:
+    # As in pi 1.6, --no-tools only turns off the defaults: --tools still names what is active.
+    assert parse_args(["--no-tools", "--tools", "read"]).warnings == []
+
+
+def test_tools_mixing_names_and_modifiers_is_an_error() -> None:
+    assert parse_args(["--tools", "read,+grep"]).errors == [
+        "--tools: use either tool names and patterns, or only +name/-name entries, not both"
     ]
+    assert parse_args(["-t", "+gr*"]).errors == ["-t: +name/-name entries take exact tool names, not patterns: +gr*"]
 
 
 def test_export_with_more_than_one_output_path_is_an_error() -> None:

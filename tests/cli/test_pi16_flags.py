@@ -89,3 +89,65 @@ def test_rpc_set_thinking_level_accepts_max_and_names_the_valid_levels(tau: TauC
     assert responses["2"]["data"]["thinkingLevel"] == "max"
     assert responses["3"]["success"] is False
     assert "Valid values: off, minimal, low, medium, high, xhigh, max" in responses["3"]["error"]
+
+
+# -- 2. tool selection ----------------------------------------------------------------------------
+
+
+def _tools_sent(tau: TauCommand, *flags: str) -> list[str]:
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, *flags, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    return _tool_names(tau)
+
+
+def test_tools_accepts_star_patterns(tau: TauCommand) -> None:
+    assert _tools_sent(tau, "--tools", "gr*,read") == ["grep", "read"]
+
+
+def test_tools_plus_and_minus_entries_edit_the_defaults(tau: TauCommand) -> None:
+    assert _tools_sent(tau, "--tools", "+grep,-bash") == ["edit", "grep", "read", "write"]
+
+
+def test_exclude_tools_removes_names_and_patterns(tau: TauCommand) -> None:
+    assert _tools_sent(tau, "--exclude-tools", "e*,write") == ["bash", "read"]
+    assert _tools_sent(tau, "-t", "*", "-xt", "bash,ls") == ["edit", "find", "grep", "read", "write"]
+
+
+def test_no_builtin_tools_with_plus_entries_starts_from_nothing(tau: TauCommand) -> None:
+    assert _tools_sent(tau, "-nbt", "--tools", "+ls") == ["ls"]
+
+
+def test_no_tools_still_activates_a_tools_allowlist(tau: TauCommand) -> None:
+    assert _tools_sent(tau, "--no-tools", "--tools", "find") == ["find"]
+
+
+def test_tools_mixing_names_and_plus_entries_is_refused(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--tools", "read,+grep", "-p", "hi")
+    assert result.returncode == 1
+    assert "--tools: use either tool names and patterns, or only +name/-name entries" in result.stderr
+    assert tau.server.requests == []
+
+
+def test_default_tools_setting_replaces_the_defaults(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultTools": ["read", "grep"]}))
+    assert _tools_sent(tau) == ["grep", "read"]
+
+
+def test_default_tools_modifiers_of_a_project_edit_the_global_list(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultTools": ["read", "grep"]}))
+    (tau.work / ".tau").mkdir()
+    (tau.work / ".tau" / "settings.json").write_text(json.dumps({"defaultTools": ["+find", "-read"]}))
+    assert _tools_sent(tau, "-a") == ["find", "grep"]
+
+
+def test_default_tools_plus_entries_alone_add_to_the_built_in_defaults(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultTools": ["+ls"]}))
+    assert _tools_sent(tau) == ["bash", "edit", "ls", "read", "write"]
+
+
+def test_an_exclude_entry_that_matches_no_tool_is_a_warning(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "-xt", "nosuch*", "-p", "hi")
+    assert result.returncode == 0
+    assert '--exclude-tools: no tool named "nosuch*"' in result.stderr

@@ -37,6 +37,7 @@ class Args:
     system_prompt: str | None = None
     append_system_prompt: list[str] = field(default_factory=list)
     tools: list[str] | None = None
+    exclude_tools: list[str] = field(default_factory=list)
     no_tools: bool = False
     no_builtin_tools: bool = False
     extensions: list[str] = field(default_factory=list)
@@ -135,7 +136,7 @@ def parse_args(argv: list[str]) -> Args:
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
-            or arg in ("--mode", "--models", "--tools", "-t", "--thinking")
+            or arg in ("--mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
@@ -173,8 +174,6 @@ def parse_args(argv: list[str]) -> Args:
         else:
             args.messages.append(arg)
         i += 1
-    if args.no_tools and args.tools is not None:
-        args.warnings.append("--no-tools turns every tool off; --tools is ignored")
     if args.export is not None and len(args.messages) > 1:
         args.errors.append("--export takes a session file and at most one output path")
     if args.no_session:
@@ -194,7 +193,16 @@ def _apply_value_flag(args: Args, flag: str, value: str) -> None:
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):
-        args.tools = _comma_list(value)
+        from tau.runtime.tool_selection import tool_list_error
+
+        tools = _comma_list(value)
+        problem = tool_list_error(tools)
+        if problem is None:
+            args.tools = tools
+        else:
+            args.errors.append(f"{flag}: {problem}")
+    elif flag in ("--exclude-tools", "-xt"):
+        args.exclude_tools = _comma_list(value)
     elif flag == "--thinking":
         if value in THINKING_LEVELS:
             args.thinking = value

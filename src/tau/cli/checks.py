@@ -9,19 +9,22 @@ if TYPE_CHECKING:
     from tau.runtime.services import AgentSessionServices
 
 
-def unknown_tools_warning(tools: list[str], services: AgentSessionServices) -> str | None:
-    """``--tools`` names that are neither built-in nor registered by an extension."""
+def unknown_tools_warning(flag: str, tools: list[str], services: AgentSessionServices) -> str | None:
+    """Entries of a tool list (``--tools``, ``--exclude-tools``) that name or match no tool, built-in
+    or registered by an extension."""
+    from tau.runtime.tool_selection import is_tool_modifier, tool_name_matcher
     from tau.tools import ALL_TOOL_NAMES
 
     runner = services.extension_runner
     known = (
         [*ALL_TOOL_NAMES, *(tool.name for tool in runner.tools)] if runner is not None else [*ALL_TOOL_NAMES]
     )
-    unknown = [name for name in tools if name not in known]
+    names = [entry[1:] if is_tool_modifier(entry) else entry for entry in tools]
+    unknown = [name for name in names if not any(map(tool_name_matcher([name]), known))]
     if not unknown:
         return None
     listed = ", ".join(f'"{name}"' for name in unknown)
-    return f"--tools: no tool named {listed}; the tools are {', '.join(dict.fromkeys(known))}"
+    return f"{flag}: no tool named {listed}; the tools are {', '.join(dict.fromkeys(known))}"
 
 
 def default_model_warning(services: AgentSessionServices) -> str | None:

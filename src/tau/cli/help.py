@@ -29,9 +29,11 @@ Options:
   --fork <path|id>               Copy a session into a new one in this folder
   --session-dir <dir>            Where sessions are stored
   --no-session                   Keep nothing on disk
-  -t, --tools <a,b,...>          Tools to enable (read, bash, edit, write, grep, find, ls)
-  -nt, --no-tools                No tools
-  -nbt, --no-builtin-tools       No built-in tools (extension tools stay)
+  -t, --tools <a,b,...>          Only these tools (names or * patterns; read, bash, edit, write,
+                                 grep, find, ls); only +name/-name entries edit the defaults
+  -xt, --exclude-tools <a,b,...> Leave out these tools (names or * patterns)
+  -nt, --no-tools                No tools by default
+  -nbt, --no-builtin-tools       No built-in tools by default (extension tools stay)
   --system-prompt <text|file>    Replace the default system prompt
   --append-system-prompt <text|file>
                                  Append to the system prompt (repeatable)

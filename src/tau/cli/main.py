@@ -188,6 +188,7 @@ async def _run_session(
         scoped_models=_scoped_models(args, services),
         tools=args.tools,
         no_tools=no_tools,
+        exclude_tools=args.exclude_tools,
     )
     session = result.session
     if session.model is None:  # the fallback message would say the same in other words
@@ -234,8 +235,10 @@ def _startup_warnings(args: Args, services: AgentSessionServices) -> list[str]:
     from tau.cli.checks import default_model_warning, unknown_tools_warning
 
     warnings = []
-    if args.tools is not None and not args.no_tools:
-        warnings.append(unknown_tools_warning(args.tools, services))
+    if args.tools is not None:
+        warnings.append(unknown_tools_warning("--tools", args.tools, services))
+    if args.exclude_tools:
+        warnings.append(unknown_tools_warning("--exclude-tools", args.exclude_tools, services))
     if not args.model and not args.list_models:  # the setting is what picks the model
         warnings.append(default_model_warning(services))
     return [warning for warning in warnings if warning is not None]
@@ -440,6 +443,7 @@ def _create_runtime(
         scoped_models=_scoped_models(args, services),
         tools=args.tools,
         no_tools=no_tools,
+        exclude_tools=args.exclude_tools,
         project_trusted=trust.is_trusted,
     )
     return create_agent_session_runtime(

@@ -104,6 +104,7 @@ def session_runtime_factory(
     tools: list[str] | None = None,
     no_tools: NoTools | None = None,
     custom_tools: Sequence[AgentTool] | None = None,
+    exclude_tools: Sequence[str] = (),
     project_trusted: Callable[[str], bool] | None = None,
 ) -> RuntimeFactory:
     """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
@@ -128,6 +129,7 @@ def session_runtime_factory(
             tools=tools,
             no_tools=no_tools,
             custom_tools=custom_tools,
+            exclude_tools=exclude_tools,
         )
         return CreatedRuntime(
             result.session, services, list(services.diagnostics), result.model_fallback_message

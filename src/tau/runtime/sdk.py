@@ -33,10 +33,11 @@ from tau.runtime.model_resolver import (
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.settings import SettingsManager
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
+from tau.runtime.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
 from tau.session.manager import SessionManager
-from tau.tools import SpillDirectory
+from tau.tools import CODING_TOOL_NAMES, SpillDirectory
 
 __all__ = ["NO_MODELS_MESSAGE", "CreateAgentSessionResult", "create_agent_session"]
 
@@ -66,13 +67,19 @@ def create_agent_session(
     tools: list[str] | None = None,
     no_tools: NoTools | None = None,
     custom_tools: Sequence[AgentTool] | None = None,
+    exclude_tools: Sequence[str] = (),
 ) -> CreateAgentSessionResult:
     """A new ``AgentSession`` (see the module docstring); never prints.
 
-    ``tools`` is an allowlist: exactly those names are active and only they can be activated later.
-    ``no_tools="all"`` activates nothing; ``"builtin"`` leaves built-ins inactive but custom tools
-    active. Without either: read, bash, edit, write plus every custom tool.
+    ``tools`` is an allowlist of names and ``*`` patterns: exactly the matching tools are active and
+    only they can be activated later; a list of only ``+name`` / ``-name`` entries edits the default
+    selection instead. ``no_tools="all"`` activates nothing; ``"builtin"`` leaves built-ins inactive
+    but custom tools active. Without either: the ``defaultTools`` setting (read, bash, edit, write)
+    plus every custom tool. ``exclude_tools`` (names, patterns) removes its matches from all of that.
+    A malformed ``tools`` list raises ``ValueError``.
     """
+    if tools is not None and (problem := tool_list_error(tools)) is not None:
+        raise ValueError(f"Invalid tools option: {problem}")
     if services is None:
         base_cwd = cwd or (session_manager.get_cwd() if session_manager is not None else None) or os.getcwd()
         services = create_agent_session_services(cwd=base_cwd, agent_dir=agent_dir)
@@ -100,12 +107,24 @@ def create_agent_session(
         shell_command_prefix=settings.shell_command_prefix,
     )
     runner = services.extension_runner
+    setting = settings.default_tools
+    defaults = [] if no_tools else (list(CODING_TOOL_NAMES) if setting is None else setting)
+    allowlist = tools
+    if tools and all(is_tool_modifier(entry) for entry in tools):
+        defaults = apply_tool_modifiers(defaults, tools)
+        # Under --no-tools the edited selection is all there is; otherwise it only says what starts active.
+        allowlist = defaults if no_tools == "all" else None
+        no_tools = None
+    elif tools is not None:
+        no_tools = None  # an allowlist says exactly what is active, --no-tools or not
     registry_of_tools = ToolRegistry(
         builtin,
         custom_tools or (),
         extension=runner.tools if runner is not None else (),
-        allowlist=tools,
+        allowlist=allowlist,
         no_tools=no_tools,
+        exclude=exclude_tools,
+        defaults=defaults,
     )
 
     agent = Agent(

@@ -34,6 +34,7 @@ from tau.runtime.paths import (
     write_file_atomic,
 )
 from tau.runtime.settings_schema import parse_timeout_ms, settings_problems
+from tau.runtime.tool_selection import merge_default_tools, resolve_default_tools
 
 __all__ = [
     "CompactionSettings",
@@ -97,13 +98,16 @@ class RetrySettings:
 
 
 def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> JsonObject:
-    """``overrides`` over ``base``: values win, objects present in both merge one level deep."""
+    """``overrides`` over ``base``: values win, objects present in both merge one level deep, and a
+    ``defaultTools`` list of only ``+name``/``-name`` entries edits the inherited one."""
     result: JsonObject = dict(base)
     for key, value in overrides.items():
         if value is None:
             continue
         current = result.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
+        if key == "defaultTools":
+            result[key] = merge_default_tools(current, value)
+        elif isinstance(value, dict) and isinstance(current, dict):
             result[key] = {**current, **value}
         else:
             result[key] = value
@@ -281,6 +285,14 @@ class SettingsManager:
 
     def set_enabled_models(self, patterns: list[str] | None) -> None:
         self.set("enabledModels", patterns)
+
+    @property
+    def default_tools(self) -> list[str] | None:
+        """The tools active at start-up by the ``defaultTools`` setting, or ``None`` when unset."""
+        value = self._merged.get("defaultTools")
+        if value is None:
+            return None
+        return resolve_default_tools(value if isinstance(value, list) else [])
 
     @property
     def thinking_budgets(self) -> dict[str, int] | None:

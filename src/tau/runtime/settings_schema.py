@@ -68,6 +68,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "defaultModel": _STRING,
     "defaultThinkingLevel": _one_of(*THINKING_LEVELS),
     "enabledModels": _STRINGS,
+    "defaultTools": _STRINGS,
     "thinkingBudgets": _BUDGETS,
     "transport": _one_of("sse", "websocket", "auto"),
     "steeringMode": _one_of("all", "one-at-a-time"),

@@ -1,8 +1,8 @@
 """Which tools a session has, which of them are active, and the base system prompt they imply.
 
 The registry holds the built-in tools, overlaid by extension tools and then SDK custom tools (a tool
-with a built-in name replaces it). An allowlist (``tools=[...]``) limits the registry itself, so only listed
-names can ever be activated. The base system prompt is rebuilt only when the active set changes,
+with a built-in name replaces it). An allowlist (``tools=[...]``, names or ``*`` patterns) limits the
+registry itself, so only matching names can ever be activated; an exclusion list removes its matches. The base system prompt is rebuilt only when the active set changes,
 from the resource loader's current state (no disk access) and a fixed date, so it stays
 byte-identical through a session and provider prompt caches keep hitting.
 """
@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias
 from tau.agent.tool import AgentTool
 from tau.context.resources import ResourceLoader
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
+from tau.runtime.tool_selection import tool_name_matcher
 from tau.tools import (
     CODING_TOOL_NAMES,
     SpillDirectory,
@@ -67,29 +68,38 @@ class ToolRegistry:
         extension: Sequence[AgentTool] = (),
         allowlist: Sequence[str] | None = None,
         no_tools: NoTools | None = None,
+        exclude: Sequence[str] = (),
+        defaults: Sequence[str] = CODING_TOOL_NAMES,
     ) -> None:
+        """``defaults``: the built-in names active without an allowlist (the ``defaultTools`` setting)."""
         if no_tools == "all":
             allowlist = []
         self._builtin = list(builtin)
         self._custom = list(custom)
         self._allowlist = list(allowlist) if allowlist is not None else None
+        self._allowed = tool_name_matcher(self._allowlist) if self._allowlist is not None else None
+        self._excluded = tool_name_matcher(exclude) if exclude else None
         self._tools = self._overlay(extension)
         added = [t.name for t in (*extension, *custom) if t.name in self._tools]
         if self._allowlist is not None:
-            initial = self._allowlist
+            # Named tools first, in the list's order; then every other one a pattern matches.
+            initial = [*self._allowlist, *self._tools]
         elif no_tools == "builtin":
             initial = added
         else:
-            initial = [*CODING_TOOL_NAMES, *added]
+            initial = [*defaults, *added]
         self._active: list[str] = self._known(initial)
 
     def _overlay(self, extension: Sequence[AgentTool]) -> dict[str, AgentTool]:
         tools: dict[str, AgentTool] = {t.name: t for t in self._builtin}
         tools.update((t.name, t) for t in extension)
         tools.update((t.name, t) for t in self._custom)
-        if self._allowlist is not None:
-            tools = {name: tool for name, tool in tools.items() if name in self._allowlist}
-        return tools
+        return {name: tool for name, tool in tools.items() if self._is_allowed(name)}
+
+    def _is_allowed(self, name: str) -> bool:
+        if self._excluded is not None and self._excluded(name):
+            return False
+        return self._allowed is None or self._allowed(name)
 
     @property
     def has_allowlist(self) -> bool:
