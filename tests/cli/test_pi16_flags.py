@@ -151,3 +151,55 @@ def test_an_exclude_entry_that_matches_no_tool_is_a_warning(tau: TauCommand) -> 
     result = tau.run(*MODEL, "-xt", "nosuch*", "-p", "hi")
     assert result.returncode == 0
     assert '--exclude-tools: no tool named "nosuch*"' in result.stderr
+
+
+# -- 3. --name and --session-id -------------------------------------------------------------------
+
+
+def _entries(path: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_name_gives_the_new_session_its_display_name(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "-n", "Refactor auth", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    [session] = tau.session_files()
+    infos = [e for e in _entries(session) if e["type"] == "session_info"]
+    assert [e["name"] for e in infos] == ["Refactor auth"]
+
+
+def test_an_empty_name_is_refused(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--name", "  ", "-p", "hi")
+    assert result.returncode == 1
+    assert "--name needs a non-empty name" in result.stderr
+    assert tau.server.requests == []
+
+
+def test_session_id_creates_a_session_with_that_id_then_reopens_it(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="first answer"), Turn(text="second answer"))
+    first = tau.run(*MODEL, "--session-id", "task-42", "-p", "one")
+    assert first.returncode == 0, first.stderr
+    assert "starting a new one with it" in first.stderr
+    [session] = tau.session_files()
+    assert _entries(session)[0]["id"] == "task-42"
+
+    second = tau.run(*MODEL, "--session-id", "task-42", "-p", "two")
+    assert second.returncode == 0, second.stderr
+    assert "starting a new one" not in second.stderr
+    assert tau.session_files() == [session]
+    sent = json.dumps(_body(tau)["messages"])
+    assert "first answer" in sent and "two" in sent
+
+
+def test_session_id_must_be_usable_in_a_file_name(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--session-id", "../escape", "-p", "hi")
+    assert result.returncode == 1
+    assert '--session-id "../escape": use letters, digits' in result.stderr
+    assert tau.session_files() == []
+
+
+def test_session_id_cannot_be_combined_with_continue(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--session-id", "abc", "-c", "-p", "hi")
+    assert result.returncode == 1
+    assert "--session-id cannot be combined with -c" in result.stderr

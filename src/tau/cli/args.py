@@ -26,6 +26,8 @@ class Args:
     continue_session: bool = False
     resume: bool = False
     session: str | None = None
+    session_id: str | None = None
+    name: str | None = None
     fork: str | None = None
     session_dir: str | None = None
     no_session: bool = False
@@ -94,6 +96,9 @@ _TRUST_FLAGS: dict[str, bool] = {"--approve": True, "-a": True, "--no-approve": 
 
 _VALUE_FLAGS: dict[str, str] = {
     "--session": "session",
+    "--session-id": "session_id",
+    "--name": "name",
+    "-n": "name",
     "--fork": "fork",
     "--session-dir": "session_dir",
     "--provider": "provider",
@@ -181,6 +186,12 @@ def parse_args(argv: list[str]) -> Args:
         for flag, given in (("-c", args.continue_session), ("-r", args.resume), ("--session", args.session)):
             if given:
                 args.errors.append(f"{flag} opens a saved session; it cannot be combined with --no-session")
+    if args.session_id is not None:
+        openers = (("--session", args.session), ("-c", args.continue_session), ("-r", args.resume))
+        if clashing := [flag for flag, value in openers if value]:
+            args.errors.append(f"--session-id cannot be combined with {', '.join(clashing)}")
+    if args.name is not None and not args.name.strip():
+        args.errors.append("--name needs a non-empty name")
     return args
 
 

@@ -26,9 +26,11 @@ Options:
   -c, --continue                 Continue the most recent session in this folder
   -r, --resume                   Pick a session to resume
   --session <path|id>            Open a session file, or a session by id prefix
+  --session-id <id>              This folder's session with exactly this id, or a new one with it
   --fork <path|id>               Copy a session into a new one in this folder
   --session-dir <dir>            Where sessions are stored
   --no-session                   Keep nothing on disk
+  -n, --name <name>              Display name of the session
   -t, --tools <a,b,...>          Only these tools (names or * patterns; read, bash, edit, write,
                                  grep, find, ls); only +name/-name entries edit the defaults
   -xt, --exclude-tools <a,b,...> Leave out these tools (names or * patterns)

@@ -256,24 +256,41 @@ def _export(session_file: str, output_path: str | None) -> int:
 
 
 def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
+    """The session of this run (``--name`` gives it its display name)."""
+    if args.fork and (args.session or args.continue_session or args.no_session):
+        raise UsageError("--fork cannot be combined with --session, -c or --no-session")
+    manager = _open_session_manager(args, cwd, agent_dir)
+    if args.name is not None:
+        manager.append_session_info(args.name.strip())
+    return manager
+
+
+def _open_session_manager(args: Args, cwd: str, agent_dir: str) -> SessionManager:
+    from tau.cli.session_id import find_local_session, session_id_problem
     from tau.runtime.settings import SettingsManager
     from tau.session import SessionManager
     from tau.session.errors import SessionError, SessionWriteError
     from tau.session.listing import find_session, header_problem
     from tau.session.paths import resolve_session_dir
 
-    if args.fork and (args.session or args.continue_session or args.no_session):
-        raise UsageError("--fork cannot be combined with --session, -c or --no-session")
+    if args.session_id is not None and (problem := session_id_problem(args.session_id)) is not None:
+        raise UsageError(problem)
     if args.no_session:
-        return SessionManager.in_memory(cwd)
+        manager = SessionManager.in_memory(cwd)
+        if args.session_id is not None:
+            manager.new_session(id=args.session_id)
+        return manager
     settings_dir = SettingsManager.create(cwd).session_dir
     session_dir = resolve_session_dir(
         cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir
     )
     try:
+        existing = find_local_session(session_dir, args.session_id) if args.session_id is not None else None
         if args.fork:
+            if existing is not None:
+                raise UsageError(f"--session-id: a session with the id {args.session_id} already exists here")
             found = find_session(args.fork, cwd, session_dir, agent_dir=agent_dir)
-            manager = SessionManager.fork_from(found.path, cwd, session_dir, agent_dir=agent_dir)
+            manager = _fork(found.path, cwd, session_dir, args.session_id)
         elif args.session:
             found = find_session(args.session, cwd, session_dir, agent_dir=agent_dir)
             folder = os.path.dirname(found.path)
@@ -293,8 +310,17 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
                 )
         elif args.continue_session:
             manager = SessionManager.continue_recent(cwd, session_dir, agent_dir=agent_dir)
+        elif existing is not None:
+            manager = SessionManager.open(existing, session_dir)
         else:
             manager = SessionManager.create(cwd, session_dir, agent_dir=agent_dir)
+            if args.session_id is not None:
+                print(
+                    f"tau: warning: no session of this folder has the id {args.session_id}; "
+                    "starting a new one with it",
+                    file=sys.stderr,
+                )
+                manager.new_session(id=args.session_id)
         manager.check_writable()  # before any reply is paid for
     except SessionWriteError as exc:
         raise UsageError(
@@ -303,6 +329,19 @@ def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
     except SessionError as exc:
         raise UsageError(str(exc)) from None
     return manager
+
+
+def _fork(source: str, cwd: str, session_dir: str, session_id: str | None) -> SessionManager:
+    """A copy of the session in ``source`` for ``cwd``; with the given id, else a fresh one."""
+    from tau.session import SessionManager
+
+    if session_id is None:
+        return SessionManager.fork_from(source, cwd, session_dir)
+    from tau.session.forking import write_fork
+    from tau.session.ids import IdSource
+
+    path = write_fork(source, cwd, session_dir, IdSource(session_uuid=lambda: session_id))
+    return SessionManager.open(path, session_dir)
 
 
 def _text_or_file(flag: str, value: str) -> str:
