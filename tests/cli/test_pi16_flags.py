@@ -203,3 +203,27 @@ def test_session_id_cannot_be_combined_with_continue(tau: TauCommand) -> None:
     result = tau.run(*MODEL, "--session-id", "abc", "-c", "-p", "hi")
     assert result.returncode == 1
     assert "--session-id cannot be combined with -c" in result.stderr
+
+
+# -- 4. unknown flags and "--" --------------------------------------------------------------------
+
+
+def test_unknown_long_flags_are_one_error_naming_them_all(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--foo", "--bar=1", "-p", "hi")
+    assert result.returncode == 1
+    assert "Unknown options: --foo, --bar" in result.stderr
+    assert tau.server.requests == []
+
+
+def test_one_unknown_long_flag_is_named_alone(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "--frobnicate", "-p", "hi")
+    assert result.returncode == 1
+    assert "tau: error: Unknown option: --frobnicate\n" in result.stderr
+
+
+def test_double_dash_ends_the_options(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"), Turn(text="ok"))
+    result = tau.run(*MODEL, "-p", "--", "- first point", "--not-a-flag")
+    assert result.returncode == 0, result.stderr
+    sent = json.dumps(_body(tau)["messages"])  # the second prompt's request holds both
+    assert "- first point" in sent and "--not-a-flag" in sent

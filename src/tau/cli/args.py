@@ -1,8 +1,8 @@
 """Command-line arguments with pi's semantics.
 
 pi's parser is not argparse-shaped: ``-p`` takes an optional message, ``@path`` arguments are files,
-list flags accumulate, and unknown long flags are kept for extensions (``--plan``, ``--plan=fast``,
-``--plan fast``). So the parser is a small loop over the arguments, written to match that behaviour.
+list flags accumulate, unknown long flags are kept for extensions (``--plan``, ``--plan=fast``,
+``--plan fast``; one that no extension registers is an error later), and ``--`` ends the options. So the parser is a small loop over the arguments, written to match that behaviour.
 """
 
 from __future__ import annotations
@@ -134,6 +134,13 @@ def parse_args(argv: list[str]) -> Args:
     while i < len(argv):
         arg = argv[i]
         following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg == "--":  # everything after it is a message or a file, even when it starts with "-"
+            for rest in argv[i + 1 :]:
+                if rest.startswith("@"):
+                    args.file_args.append(rest[1:])
+                else:
+                    args.messages.append(rest)
+            break
         if arg in _BOOLEAN_FLAGS:
             setattr(args, _BOOLEAN_FLAGS[arg], True)
         elif arg in _TRUST_FLAGS:

@@ -12,7 +12,7 @@ HELP = """\
 tau - a minimal, hackable coding agent for the terminal
 
 Usage:
-  tau [options] [@files...] [messages...]
+  tau [options] [--] [@files...] [messages...]
 
 Options:
   -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
@@ -54,6 +54,7 @@ Options:
   --verbose                      Verbose start-up
   -v, --version                  Print the version and exit
   -h, --help                     Print this help and exit
+  --                             End of options: the rest are messages and @files
 
 Examples:
   tau                                        (the terminal UI; /hotkeys lists its keys)

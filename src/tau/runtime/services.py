@@ -126,11 +126,13 @@ def create_agent_session_services(
     runner, problems = load_extension_runner(
         cwd, str(base), settings, extensions, include_project=project_trusted
     )
+    registered = runner.flags if runner is not None else {}
+    unknown = [f"--{name}" for name in extensions.flag_values if name not in registered]
+    flag_errors = [f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"] if unknown else []
     if runner is not None:
         problems += runner.register_providers(registry)
-        flag_errors = [str(p) for p in runner.apply_flag_values(extensions.flag_values)]
-    else:
-        flag_errors = [f"Unknown option: --{name}" for name in extensions.flag_values]
+        known = {name: value for name, value in extensions.flag_values.items() if name in registered}
+        flag_errors += [str(p) for p in runner.apply_flag_values(known)]
     diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
     diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
     return AgentSessionServices(
