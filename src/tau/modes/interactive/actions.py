@@ -24,7 +24,7 @@ def submit(mode: InteractiveMode, text: str, *, follow_up: bool = False) -> None
     text = text.strip("\n")
     if not text.strip():
         return
-    mode.editor.append_to_history()
+    mode.editor.remember(text)
     if text.startswith("!"):
         exclude = text.startswith("!!")
         command = text[2:] if exclude else text[1:]

@@ -38,7 +38,7 @@ from tau.modes.interactive.chat import Block, Chat, ViewFlags
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
 from tau.modes.interactive.footer import git_branch, usage_totals
-from tau.modes.interactive.keymap import load_keymap, register_shift_enter
+from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
 from tau.modes.interactive.screen import Scrollback
 from tau.runtime.events import (
     AutoRetryEnd,
@@ -208,7 +208,7 @@ class InteractiveMode:
                 )
                 if text.strip():
                     texts.append(text)
-        return texts[-200:]
+        return texts
 
     def command_infos(self) -> list[CommandInfo]:
         from tau.modes.interactive.commands import BUILTIN_COMMANDS
@@ -245,7 +245,7 @@ class InteractiveMode:
     def _build_app(self) -> Application[int]:
         from tau.modes.interactive.keys import build_key_bindings
 
-        register_shift_enter()
+        register_enter_sequences()
         editor_window = Window(
             BufferControl(self.editor),
             height=Dimension(min=1, max=12),

@@ -23,6 +23,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
 from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.keys import lone_escape
 from tau.modes.interactive.render.format import truncate_to_width
 
 __all__ = ["Dialog", "EditorDialog", "InputDialog", "ListDialog", "ListItem"]
@@ -55,7 +56,7 @@ class Dialog:
         """Esc and Ctrl+C answer ``None``."""
         bindings = KeyBindings()
 
-        @bindings.add("escape", eager=True)
+        @bindings.add("escape", eager=lone_escape)
         @bindings.add("c-c")
         def _cancel(event: KeyPressEvent) -> None:
             self.close(None)

@@ -17,10 +17,11 @@ from prompt_toolkit.history import InMemoryHistory
 
 from tau.modes.interactive.fuzzy import fuzzy_filter
 
-__all__ = ["CommandInfo", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
+__all__ = ["CommandInfo", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
 
 _MAX_FILES = 50_000
 _MAX_SUGGESTIONS = 30
+MAX_HISTORY = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +114,55 @@ class EditorCompleter(Completer):
             yield from self._paths.get_completions(Document(word, len(word)), complete_event)
 
 
-def create_editor_buffer(completer: Completer, history: Sequence[str]) -> Buffer:
+class EditorBuffer(Buffer):
+    """The editor, with pi's Up/Down: on the first line Up recalls the previous message (when the
+    editor is empty, the cursor is at the line's start or a message is already recalled), else it
+    goes to the line's start; on the last line Down goes to a newer message while one is
+    recalled, else to the line's end. Between them the arrows move the cursor."""
+
+    def remember(self, text: str) -> None:
+        """Add a sent message to the history (not twice in a row)."""
+        text = text.strip()
+        strings = self.history.get_strings()
+        if text and (not strings or strings[-1] != text):
+            self.history.append_string(text)
+
+    def _browsing(self) -> bool:
+        return self.working_index < len(self._working_lines) - 1
+
+    def history_up(self) -> None:
+        document = self.document
+        if self.complete_state is not None:
+            self.complete_previous()
+        elif document.cursor_position_row > 0:
+            self.cursor_up()
+        elif not self.text or self._browsing() or document.cursor_position_col == 0:
+            before = self.working_index
+            self.history_backward()
+            if self.working_index != before:
+                self.cursor_position = 0  # so that the next Up goes on back, as in pi
+        else:
+            self.cursor_position += document.get_start_of_line_position()
+
+    def history_down(self) -> None:
+        document = self.document
+        if self.complete_state is not None:
+            self.complete_next()
+        elif document.cursor_position_row < document.line_count - 1:
+            self.cursor_down()
+        elif self._browsing():
+            self.history_forward()
+            self.cursor_position = len(self.text)
+        else:
+            self.cursor_position += document.get_end_of_line_position()
+
+
+def create_editor_buffer(completer: Completer, history: Sequence[str]) -> EditorBuffer:
     """A multi-line buffer; Enter is the app's to bind (submit), so ``multiline`` stays on."""
     past = InMemoryHistory()
-    for text in history:
+    for text in history[-MAX_HISTORY:]:
         past.append_string(text)
-    return Buffer(
+    return EditorBuffer(
         multiline=True,
         completer=completer,
         complete_while_typing=True,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["DEFAULT_BINDINGS", "Keymap", "load_keymap", "register_shift_enter", "to_prompt_toolkit_keys"]
+__all__ = ["DEFAULT_BINDINGS", "Keymap", "load_keymap", "register_enter_sequences", "to_prompt_toolkit_keys"]
 
 KeySequence = tuple[str, ...]
 
@@ -73,17 +73,21 @@ _NAMED: Final[Mapping[str, str]] = {
 }  # fmt: skip
 _ARROWS: Final = ("up", "down", "left", "right", "home", "end")
 SHIFT_ENTER: Final = "f24"
-"""Shift+Enter arrives as F24: ``register_shift_enter`` maps the sequences terminals that tell it
-from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
+"""Shift+Enter arrives as F24: ``register_enter_sequences`` maps the sequences terminals that tell
+it from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
 
 
-def register_shift_enter() -> None:
-    """Teach prompt_toolkit's input parser the Shift+Enter sequences (once per process)."""
+def register_enter_sequences() -> None:
+    """Teach prompt_toolkit's input parser the modified-Enter sequences (once per process):
+    Shift+Enter as F24, and Alt+Enter in the kitty / xterm modifyOtherKeys forms as the Esc, Enter
+    pair it is in every other terminal (else their tail, ``[13;3u``, lands in the editor)."""
     from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
     from prompt_toolkit.keys import Keys
 
     for sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
         ANSI_SEQUENCES[sequence] = Keys.F24
+    for sequence in ("\x1b[13;3u", "\x1b[27;3;13~"):
+        ANSI_SEQUENCES[sequence] = (Keys.Escape, Keys.ControlM)
 
 
 def to_prompt_toolkit_keys(key: str) -> KeySequence | None:

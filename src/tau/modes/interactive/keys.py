@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.application import get_app
+from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from tau.modes.interactive import actions
@@ -13,7 +14,15 @@ from tau.modes.interactive import actions
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
-__all__ = ["build_key_bindings"]
+__all__ = ["build_key_bindings", "lone_escape"]
+
+
+@Condition
+def lone_escape() -> bool:
+    """Esc with nothing after it in the same read from the terminal: a press of Esc itself, to
+    act on at once. Esc with more behind it (ESC CR, ESC b, the ESC [1;3A that the parser splits
+    into Esc + Up) is a terminal's Alt+key and waits for its second half."""
+    return not get_app().key_processor.input_queue
 
 
 def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
@@ -21,7 +30,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     in_editor = Condition(lambda: mode.dialog is None)
     editor = mode.editor
 
-    def bind(action: str, handler: Callable[[KeyPressEvent], None], *, eager: bool = False) -> None:
+    def bind(action: str, handler: Callable[[KeyPressEvent], None], *, eager: FilterOrBool = False) -> None:
         for keys in mode.keymap.keys(action):
             bindings.add(*keys, filter=in_editor, eager=eager)(handler)
 
@@ -105,11 +114,14 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     def external_editor(event: KeyPressEvent) -> None:
         editor.open_in_editor(validate_and_handle=False)
 
+    # Up/Down are fixed keys, not keymap actions: pi's history rules (see ``EditorBuffer``).
+    bindings.add("up", filter=in_editor)(lambda event: editor.history_up())
+    bindings.add("down", filter=in_editor)(lambda event: editor.history_down())
     bind("submit", submit)
     bind("newLine", new_line)
     bind("followUp", follow_up)
     bind("dequeue", lambda event: actions.dequeue(mode))
-    bind("interrupt", interrupt, eager=True)
+    bind("interrupt", interrupt, eager=lone_escape)
     bind("clear", lambda event: actions.clear_or_quit(mode))
     bind("exit", exit_on_empty)
     bind("suspend", suspend)

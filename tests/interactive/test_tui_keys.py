@@ -1,0 +1,148 @@
+"""The editor's keys as a terminal sends them: the raw bytes (ESC-prefixed Alt keys, CSI forms),
+into the real `tau` in a pseudo-terminal."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from tau_command import MODEL, TauCommand
+from terminal import ENTER, ESCAPE, Terminal
+
+from tau.testing.fake_llm import Fault, Turn
+
+Start = Callable[..., Terminal]
+
+UP = "\x1b[A"
+DOWN = "\x1b[B"
+ALT_UP = "\x1b[1;3A"
+ALT_LEFT = "\x1b[1;3D"
+ALT_RIGHT = "\x1b[1;3C"
+ALT_BACKSPACE = "\x1b\x7f"
+
+
+def _editor_text(terminal: Terminal) -> str:
+    """The lines between the editor's two border lines."""
+    lines = terminal.display().splitlines()
+    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    if len(borders) < 2:
+        return ""
+    return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()
+
+
+def _stalled_run(tau: TauCommand, start_tui: Start) -> Terminal:
+    """tau in the middle of a reply that does not end (for 30 s)."""
+    tau.server.add(
+        Turn(text="working on it slowly", chunk_size=4, fault=Fault("stall", after_events=3, seconds=30)),
+        Turn(text="second reply"),
+    )
+    terminal = start_tui()
+    terminal.type("start")
+    terminal.send(ENTER)
+    terminal.wait_for("work", where="display")
+    return terminal
+
+
+def _editor_shows(terminal: Terminal, text: str) -> None:
+    terminal.wait_for(lambda: _editor_text(terminal) == text, timeout=5)
+
+
+@pytest.mark.parametrize(
+    "alt_enter", ["\x1b\r", "\x1b[13;3u", "\x1b[27;3;13~"], ids=["esc-cr", "csi-u", "modify-other-keys"]
+)
+def test_alt_enter_while_working_queues_a_follow_up(tau: TauCommand, start_tui: Start, alt_enter: str) -> None:
+    terminal = _stalled_run(tau, start_tui)
+    terminal.type("and then the docs")
+    terminal.send(alt_enter)
+    terminal.wait_for("follow-up: and then the docs", where="display")
+    time.sleep(0.3)
+    terminal.pump()
+    assert "Aborted" not in terminal.text()
+    assert _editor_text(terminal) == ""
+
+
+def test_alt_up_brings_queued_messages_back_without_aborting(tau: TauCommand, start_tui: Start) -> None:
+    terminal = _stalled_run(tau, start_tui)
+    terminal.type("and then the docs")
+    terminal.send(ENTER)
+    terminal.wait_for("steer: and then the docs", where="display")
+    terminal.send(ALT_UP)
+    _editor_shows(terminal, "and then the docs")
+    time.sleep(0.3)
+    terminal.pump()
+    assert "Aborted" not in terminal.text()
+    assert "steer:" not in terminal.display()
+
+
+def test_a_lone_escape_aborts_within_a_moment(tau: TauCommand, start_tui: Start) -> None:
+    terminal = _stalled_run(tau, start_tui)
+    sent = time.monotonic()
+    terminal.send(ESCAPE)
+    terminal.wait_for("Aborted", timeout=5)
+    assert time.monotonic() - sent < 0.4  # 50 ms of it is the wait for a second byte
+
+
+def test_up_and_down_walk_through_this_sessions_messages(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="first answer"), Turn(text="second answer"))
+    terminal = start_tui()
+    for text, answer in (("first question", "first answer"), ("second question", "second answer")):
+        terminal.type(text)
+        terminal.send(ENTER)
+        terminal.wait_for(answer)
+    terminal.type("a draft")
+    terminal.send(UP)
+    _editor_shows(terminal, "a draft")  # the cursor is not at the line's start: Up goes there first
+    terminal.send(UP)
+    _editor_shows(terminal, "second question")
+    terminal.send(UP)
+    _editor_shows(terminal, "first question")
+    terminal.send(DOWN)
+    _editor_shows(terminal, "second question")
+    terminal.send(DOWN)
+    _editor_shows(terminal, "a draft")
+
+
+def test_up_recalls_the_messages_of_a_continued_session(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="earlier answer"))
+    assert tau.run(*MODEL, "-p", "an earlier question").returncode == 0
+    terminal = start_tui("-c")
+    terminal.wait_for("earlier answer")
+    terminal.send(UP)
+    _editor_shows(terminal, "an earlier question")
+
+
+def test_up_in_a_multi_line_message_moves_up_a_line_first(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="an answer"))
+    terminal = start_tui()
+    terminal.type("sent before")
+    terminal.send(ENTER)
+    terminal.wait_for("an answer")
+    terminal.type("line one\\")
+    terminal.send(ENTER)
+    terminal.type("line two")
+    terminal.send(UP)
+    terminal.type("X")
+    _editor_shows(terminal, "line oneX\nline two")
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ("\x1bb\x1bbX", "one Xtwo three"),  # Alt+B twice: back two words
+        ("\x1bb\x1bb\x1bfX", "one twoX three"),  # and Alt+F: forward to the end of a word
+        (ALT_LEFT + ALT_LEFT + "X", "one Xtwo three"),
+        (ALT_LEFT + ALT_LEFT + ALT_RIGHT + "X", "one two Xthree"),
+        (ALT_BACKSPACE, "one two"),
+        ("\x1bb\x1bb\x1bd", "one  three"),  # Alt+D deletes the word after the cursor
+    ],
+    ids=["alt-b", "alt-f", "alt-left", "alt-right", "alt-backspace", "alt-d"],
+)
+def test_alt_word_keys_move_and_delete_by_word(
+    tau: TauCommand, start_tui: Start, keys: str, expected: str
+) -> None:
+    terminal = start_tui()
+    terminal.type("one two three")
+    _editor_shows(terminal, "one two three")
+    terminal.send(keys)
+    _editor_shows(terminal, expected)
