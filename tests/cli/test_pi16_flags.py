@@ -7,7 +7,7 @@ from typing import Any
 
 from tau_command import MODEL, TauCommand
 
-from tau.testing.fake_llm import Turn
+from tau.testing.fake_llm import Fault, Turn
 
 
 def _models(tau: TauCommand, **model: Any) -> None:
@@ -227,3 +227,17 @@ def test_double_dash_ends_the_options(tau: TauCommand) -> None:
     assert result.returncode == 0, result.stderr
     sent = json.dumps(_body(tau)["messages"])  # the second prompt's request holds both
     assert "- first point" in sent and "--not-a-flag" in sent
+
+
+# -- 5. settings ----------------------------------------------------------------------------------
+
+
+def test_retry_max_agent_delay_caps_the_backoff(tau: TauCommand) -> None:
+    settings = {"retry": {"baseDelayMs": 600_000, "maxAgentDelayMs": 5, "provider": {"maxRetries": 0}}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(fault=Fault("status", status=529)), Turn(text="Back again."))
+    result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    [start] = [e for e in events if e.get("type") == "auto_retry_start"]
+    assert start["delayMs"] == 5

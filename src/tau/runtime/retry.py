@@ -219,7 +219,8 @@ class AutoRetry:
                 await self._pipeline.notify_now(self._close_chain(message.error_message or ""))
             return False
         self._attempt += 1
-        delay_ms = asked_ms if asked_ms is not None else settings.base_delay_ms * 2 ** (self._attempt - 1)
+        backoff_ms = min(settings.base_delay_ms * 2 ** (self._attempt - 1), settings.max_agent_delay_ms)
+        delay_ms = asked_ms if asked_ms is not None else backoff_ms
         if cap_ms > 0:
             delay_ms = min(delay_ms, cap_ms)
         await self._pipeline.notify_now(

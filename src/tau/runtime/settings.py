@@ -82,7 +82,7 @@ class RetrySettings:
 
     ``provider_timeout_ms`` / ``provider_max_retries`` / ``provider_idle_timeout_ms`` are ``None``
     when unset (the session's defaults apply); ``provider_max_retry_delay_ms`` caps a server's
-    requested wait (0 = no cap). ``provider_idle_timeout_ms`` (``retry.provider.idleTimeoutMs``, a tau
+    requested wait (0 = no cap); ``max_agent_delay_ms`` caps the agent's own backoff. ``provider_idle_timeout_ms`` (``retry.provider.idleTimeoutMs``, a tau
     addition) ends a stream that sends nothing for that long as a retryable error (0 = never). pi's
     ``httpIdleTimeoutMs`` (milliseconds, or ``"disabled"`` = 0) stands in for both when they are unset:
     it bounds the wait for a response's first byte and the silence within a stream.
@@ -91,6 +91,7 @@ class RetrySettings:
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
+    max_agent_delay_ms: int = 60000
     provider_timeout_ms: int | None = None
     provider_max_retries: int | None = None
     provider_max_retry_delay_ms: int = 60000
@@ -369,6 +370,7 @@ class SettingsManager:
             enabled=self._bool("retry", "enabled", True),
             max_retries=self._int("retry", "maxRetries", 3),
             base_delay_ms=self._int("retry", "baseDelayMs", 2000),
+            max_agent_delay_ms=self._int("retry", "maxAgentDelayMs", 60000),
             provider_timeout_ms=http_idle_timeout_ms if timeout_ms is None else timeout_ms,
             provider_max_retries=_optional_int(provider.get("maxRetries")),
             provider_max_retry_delay_ms=60000 if max_retry_delay_ms is None else max_retry_delay_ms,

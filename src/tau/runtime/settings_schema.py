@@ -101,7 +101,7 @@ _TOP_LEVEL: dict[str, Rule] = {
 _SECTIONS: dict[str, dict[str, Rule]] = {
     "compaction": {"enabled": _BOOL, "reserveTokens": _COUNT, "keepRecentTokens": _COUNT},
     "branchSummary": {"reserveTokens": _COUNT, "skipPrompt": _BOOL},
-    "retry": {"enabled": _BOOL, "maxRetries": _COUNT, "baseDelayMs": _COUNT},
+    "retry": {"enabled": _BOOL, "maxRetries": _COUNT, "baseDelayMs": _COUNT, "maxAgentDelayMs": _COUNT},
     "retry.provider": {
         "timeoutMs": _COUNT,
         "maxRetries": _COUNT,
