@@ -241,3 +241,30 @@ def test_retry_max_agent_delay_caps_the_backoff(tau: TauCommand) -> None:
     events = [json.loads(line) for line in result.stdout.splitlines()]
     [start] = [e for e in events if e.get("type") == "auto_retry_start"]
     assert start["delayMs"] == 5
+
+
+def test_model_thinking_levels_sets_the_start_level_of_that_model(tau: TauCommand) -> None:
+    _models(tau, reasoning=True)
+    settings = {"defaultThinkingLevel": "high", "modelThinkingLevels": {"local/fake-model": "low"}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(text="ok"))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "low"
+
+
+def test_model_thinking_levels_applies_when_switching_models(tau: TauCommand) -> None:
+    config = json.loads((tau.agent_dir / "models.json").read_text())
+    config["providers"]["local"]["models"] = [
+        {"id": m, "contextWindow": 100000, "maxTokens": 4096, "reasoning": True} for m in ("fake-model", "other")
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(config))
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"modelThinkingLevels": {"local/other": "minimal"}}))
+    commands = [
+        {"id": "1", "type": "set_model", "provider": "local", "modelId": "other"},
+        {"id": "2", "type": "get_state"},
+    ]
+    result = tau.run(*MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands))
+    responses = {r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"}
+    assert responses["1"]["success"] is True, responses["1"]
+    assert responses["2"]["data"]["thinkingLevel"] == "minimal"

@@ -123,7 +123,7 @@ class ModelControl:
         problem = auth_error(self._registry, model)
         if problem is not None:
             raise MissingAuthError(problem)
-        self._apply_model(model, self._preferred_thinking_level())
+        self._apply_model(model, self._preferred_thinking_level(model))
 
     def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
         """The next model of the scoped list (those with credentials), else of every available
@@ -139,7 +139,9 @@ class ModelControl:
             index = 0
         chosen = candidates[(index + step) % len(candidates)]
         level = (
-            chosen.thinking_level if scoped and chosen.thinking_level else self._preferred_thinking_level()
+            chosen.thinking_level
+            if scoped and chosen.thinking_level
+            else self._preferred_thinking_level(chosen.model)
         )
         self._apply_model(chosen.model, level)
         return ModelCycle(chosen.model, self.thinking_level, bool(scoped))
@@ -177,9 +179,12 @@ class ModelControl:
         assert model is not None
         return model
 
-    def _preferred_thinking_level(self) -> ThinkingLevelOrOff:
-        """The level the user wants: the current one, unless the current model cannot think (then
-        the saved default)."""
+    def _preferred_thinking_level(self, target: Model) -> ThinkingLevelOrOff:
+        """The level for switching to ``target``: its ``modelThinkingLevels`` entry, else the current
+        one, unless the current model cannot think (then the saved default)."""
+        per_model = self._settings.model_thinking_level(target.provider, target.id)
+        if per_model is not None:
+            return per_model
         current = self.model
         if current is not None and current.reasoning:
             return self.thinking_level

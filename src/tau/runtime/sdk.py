@@ -96,7 +96,7 @@ def create_agent_session(
     fallback_message: str | None = None
     if model is None:
         model, fallback_message = _initial_model(services, existing if resuming else None, scoped)
-    level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None)
+    level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None, model)
     level = clamp_thinking_level(model, level) if model is not None else "off"
 
     spill = SpillDirectory()
@@ -185,15 +185,20 @@ def _initial_model(
 
 
 def _initial_thinking_level(
-    explicit: ThinkingLevelOrOff | None, settings: SettingsManager, resumed: SessionManager | None
+    explicit: ThinkingLevelOrOff | None,
+    settings: SettingsManager,
+    resumed: SessionManager | None,
+    model: Model | None,
 ) -> ThinkingLevelOrOff:
-    """Explicit, else the resumed session's last recorded level, else the settings default, else medium."""
+    """Explicit, else the resumed session's last recorded level, else the model's entry of
+    ``modelThinkingLevels``, else the settings default, else medium."""
     if explicit is not None:
         return explicit
     recorded = _recorded_thinking_level(resumed) if resumed is not None else None
     if recorded is not None and is_valid_thinking_level(recorded):
         return recorded
-    return settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+    per_model = settings.model_thinking_level(model.provider, model.id) if model is not None else None
+    return per_model or settings.default_thinking_level or DEFAULT_THINKING_LEVEL
 
 
 def _recorded_thinking_level(session_manager: SessionManager) -> str | None:

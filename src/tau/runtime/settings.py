@@ -278,6 +278,12 @@ class SettingsManager:
     def set_default_thinking_level(self, level: ThinkingLevelOrOff) -> None:
         self.set("defaultThinkingLevel", level)
 
+    def model_thinking_level(self, provider: str, model_id: str) -> ThinkingLevelOrOff | None:
+        """The ``modelThinkingLevels`` entry of exactly ``provider/model_id``, if it is a level."""
+        levels = self._merged.get("modelThinkingLevels")
+        value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
+        return cast(ThinkingLevelOrOff, value) if value in THINKING_LEVELS else None
+
     @property
     def enabled_models(self) -> list[str] | None:
         """Model patterns for cycling (the ``--models`` format), or ``None`` when unset."""

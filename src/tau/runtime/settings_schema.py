@@ -63,10 +63,16 @@ _BUDGETS: Rule = (
     "an object of token counts",
 )
 
+_LEVELS: Rule = (
+    lambda value: isinstance(value, dict) and all(v in THINKING_LEVELS for v in value.values()),
+    f"an object of thinking levels ({', '.join(THINKING_LEVELS)})",
+)
+
 _TOP_LEVEL: dict[str, Rule] = {
     "defaultProvider": _STRING,
     "defaultModel": _STRING,
     "defaultThinkingLevel": _one_of(*THINKING_LEVELS),
+    "modelThinkingLevels": _LEVELS,
     "enabledModels": _STRINGS,
     "defaultTools": _STRINGS,
     "thinkingBudgets": _BUDGETS,
