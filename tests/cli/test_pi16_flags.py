@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import http.client
 import json
-from typing import Any
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
+import pytest
 from tau_command import MODEL, TauCommand
 
 from tau.testing.fake_llm import Fault, Turn
@@ -268,3 +274,62 @@ def test_model_thinking_levels_applies_when_switching_models(tau: TauCommand) ->
     responses = {r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"}
     assert responses["1"]["success"] is True, responses["1"]
     assert responses["2"]["data"]["thinkingLevel"] == "minimal"
+
+
+class _ForwardingProxy(BaseHTTPRequestHandler):
+    """A plain-HTTP proxy: takes absolute-URI requests, records them and forwards them."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.seen.append(self.path)
+        target = urllib.parse.urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        upstream = http.client.HTTPConnection(target.hostname or "", target.port, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")}
+        upstream.request("POST", target.path, body=body, headers=headers)
+        response = upstream.getresponse()
+        data = response.read()
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.getheader("Content-Type") or "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy() -> Iterator[tuple[str, list[str]]]:
+    seen: ClassVar[list[str]] = []
+    handler = type("Handler", (_ForwardingProxy,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_proxy_setting_routes_model_requests_through_the_proxy(
+    tau: TauCommand, proxy: tuple[str, list[str]]
+) -> None:
+    url, seen = proxy
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"httpProxy": url}))
+    tau.server.add(Turn(text="through the proxy"))
+    result = tau.run(*MODEL, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "through the proxy\n"
+    assert seen == [tau.server.url("/v1/chat/completions")]
+
+
+def test_http_proxy_of_a_project_is_not_used(tau: TauCommand, proxy: tuple[str, list[str]]) -> None:
+    url, seen = proxy
+    (tau.work / ".tau").mkdir()
+    (tau.work / ".tau" / "settings.json").write_text(json.dumps({"httpProxy": url}))
+    tau.server.add(Turn(text="direct"))
+    result = tau.run(*MODEL, "-a", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert seen == []

@@ -45,6 +45,20 @@ _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.Asy
 )
 
 
+def environment_proxy(base_url: str) -> str | None:
+    """The proxy ``HTTP_PROXY`` / ``HTTPS_PROXY`` name for ``base_url``, unless ``NO_PROXY`` exempts
+    its host. (An explicit transport makes httpx ignore these variables, so they are read here.)"""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(base_url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
+
+
 def get_client(base_url: str) -> httpx.AsyncClient:
     """The pooled client for ``base_url`` on the running event loop."""
     loop = asyncio.get_running_loop()
@@ -56,13 +70,14 @@ def get_client(base_url: str) -> httpx.AsyncClient:
         # TCP_NODELAY: a request's headers and body go out as separate writes; with Nagle's algorithm
         # the second waits for the server's delayed ACK (40 ms) on every reused connection.
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        proxy = environment_proxy(base_url)
         if base_url.startswith("http://"):
             # Plain HTTP (local servers): no TLS, so skip building a certificate store (~70 ms) and
             # do not follow a redirect that could lead to an unverified https host.
-            transport = httpx.AsyncHTTPTransport(verify=False, socket_options=nodelay)
+            transport = httpx.AsyncHTTPTransport(verify=False, socket_options=nodelay, proxy=proxy)
             client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
         else:
-            transport = httpx.AsyncHTTPTransport(socket_options=nodelay)
+            transport = httpx.AsyncHTTPTransport(socket_options=nodelay, proxy=proxy)
             client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
         pool[base_url] = client
     return client

@@ -124,6 +124,7 @@ async def _main(args: Args) -> int:
     agent_dir = str(default_agent_dir())
     with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
         make_private_dir(default_agent_dir())
+    _apply_http_proxy(cwd, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir)
     try:
         return await _run_session(args, mode, session_manager, cwd, agent_dir)
@@ -366,6 +367,17 @@ def _text_or_file(flag: str, value: str) -> str:
             file=sys.stderr,
         )
     return text.removeprefix("\ufeff")
+
+
+def _apply_http_proxy(cwd: str, agent_dir: str) -> None:
+    """The user's ``httpProxy`` setting (never a project's) as ``HTTP_PROXY`` / ``HTTPS_PROXY``,
+    unless those are set already; the model requests and extensions' HTTP clients then use it."""
+    from tau.runtime.settings import SettingsManager
+
+    proxy = SettingsManager.create(cwd, agent_dir, project=False).get("httpProxy")
+    if isinstance(proxy, str) and proxy.strip():
+        for name in ("HTTP_PROXY", "HTTPS_PROXY"):
+            os.environ.setdefault(name, proxy.strip())
 
 
 def _project_trust(args: Args, agent_dir: str) -> ProjectTrust:

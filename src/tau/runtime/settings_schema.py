@@ -102,6 +102,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "autocompleteMaxVisible": _COUNT,
     "showHardwareCursor": _BOOL,
     "httpIdleTimeoutMs": _TIMEOUT,
+    "httpProxy": _STRING,
 }
 
 _SECTIONS: dict[str, dict[str, Rule]] = {
