@@ -9,6 +9,9 @@ session of two turns (a tool call and an answer), then continues it with a third
 script keeps the session as pi left it after the first run (``session.jsonl``), the same file after
 pi continued it (``continued.jsonl``) and the body of the request pi sent for the third prompt
 (``continue_request.json``): what a continuation of ``session.jsonl`` should send.
+
+pi's own prose (its prompt sections, system prompt and tool descriptions) is replaced by
+placeholders before anything is written: the fixtures keep pi's format, not its text.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from tau.testing.fake_llm import FakeLLMServer, text_turn, tool_turn
 
@@ -73,11 +77,46 @@ def main() -> None:
     if len(requests) != 3:
         sys.exit(f"expected three requests, the fake server got {len(requests)}")
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "session.jsonl").write_text(first)
-    (OUT / "continued.jsonl").write_text(files[0].read_text())
-    (OUT / "first_request.json").write_text(json.dumps(requests[0], indent=2) + "\n")
-    (OUT / "continue_request.json").write_text(json.dumps(requests[2], indent=2) + "\n")
+    (OUT / "session.jsonl").write_text(scrub_session(first))
+    (OUT / "continued.jsonl").write_text(scrub_session(files[0].read_text()))
+    (OUT / "first_request.json").write_text(json.dumps(scrub_request(requests[0]), indent=2) + "\n")
+    (OUT / "continue_request.json").write_text(json.dumps(scrub_request(requests[2]), indent=2) + "\n")
     print(f"wrote {OUT}")
+
+
+def scrub_descriptions(value: Any) -> Any:
+    """``value`` with every ``description`` text replaced by a placeholder."""
+    if isinstance(value, dict):
+        return {
+            k: "(description)" if k == "description" and isinstance(v, str) else scrub_descriptions(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [scrub_descriptions(v) for v in value]
+    return value
+
+
+def scrub_session(text: str) -> str:
+    """A session file with the texts of its system messages' sections and tools replaced."""
+    lines = []
+    for line in text.splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "system":
+            sections = message.get("sections") or {}
+            message["sections"] = {k: None if v is None else f"({k} section)" for k, v in sections.items()}
+            entry["message"] = scrub_descriptions(message)
+        lines.append(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
+def scrub_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body with its system prompt and tool descriptions replaced."""
+    body = scrub_descriptions(body)
+    for message in body.get("messages", []):
+        if message.get("role") in ("system", "developer"):
+            message["content"] = "(system prompt)"
+    return body
 
 
 if __name__ == "__main__":

@@ -21,7 +21,16 @@ PI16 = Path(__file__).parent / "fixtures" / "pi16"
 
 @pytest.fixture
 def tau(tmp_path: Path) -> Iterator[TauCommand]:
-    yield from tau_command(tmp_path)
+    # pi ran in this folder; tau refuses to continue a session whose folder is gone, so it must exist.
+    header = json.loads((PI16 / "session.jsonl").read_text().splitlines()[0])
+    folder = Path(header["cwd"])
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield from tau_command(tmp_path)
+    finally:
+        if made:
+            shutil.rmtree(folder.parent if folder.parent.name.startswith("tau-pi16") else folder)
 
 
 def continue_with_tau(tau: TauCommand) -> tuple[dict[str, Any], Path]:
