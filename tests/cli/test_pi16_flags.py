@@ -333,3 +333,27 @@ def test_http_proxy_of_a_project_is_not_used(tau: TauCommand, proxy: tuple[str, 
     result = tau.run(*MODEL, "-a", "-p", "hi")
     assert result.returncode == 0, result.stderr
     assert seen == []
+
+
+def test_models_glob_picks_the_first_matching_model_for_a_new_session(tau: TauCommand) -> None:
+    config = json.loads((tau.agent_dir / "models.json").read_text())
+    config["providers"]["local"]["models"] = [
+        {"id": m, "contextWindow": 100000, "maxTokens": 4096} for m in ("fake-model", "other-model")
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(config))
+    tau.server.add(Turn(text="ok"))
+    result = tau.run("--models", "local/oth*", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["model"] == "other-model"
+
+
+def test_a_session_recorded_at_max_resumes_at_max(tau: TauCommand) -> None:
+    _models(tau, reasoning=True, thinkingLevelMap={"max": "max"})
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    assert tau.run(*MODEL, "--thinking", "max", "-p", "hi").returncode == 0
+    [session] = tau.session_files()
+    levels = [e["thinkingLevel"] for e in _entries(session) if e["type"] == "thinking_level_change"]
+    assert levels == ["max"]
+    result = tau.run(*MODEL, "-c", "-p", "again")
+    assert result.returncode == 0, result.stderr
+    assert _body(tau)["reasoning_effort"] == "max"
