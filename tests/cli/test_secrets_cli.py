@@ -167,3 +167,11 @@ def test_an_auth_json_others_can_read_is_tightened_with_a_warning(tau: TauComman
     assert result.returncode == 0, result.stderr
     assert auth.stat().st_mode & 0o777 == 0o600
     assert result.stderr == f"tau: warning: {auth}: other users could read this file (mode 644); changed it to 600\n"
+
+
+def test_an_rpc_error_response_never_quotes_a_key(tau: TauCommand) -> None:
+    command = {"id": "s", "type": "switch_session", "sessionPath": f"/nowhere/{SECRET}.jsonl"}
+    result = tau.run(*MODEL, "--api-key", SECRET, "--mode", "rpc", stdin=json.dumps(command) + "\n")
+    [response] = [json.loads(line) for line in result.stdout.splitlines() if '"response"' in line]
+    assert response["success"] is False and "/nowhere/[redacted].jsonl" in response["error"]
+    assert SECRET not in result.stdout + result.stderr

@@ -40,6 +40,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TextIO
 
+from tau.ai.redaction import redact
 from tau.ai.types import ImageContent
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.event_lines import EventLineWriter, dumps
@@ -102,7 +103,7 @@ async def run_rpc_mode(
                 "type": "extension_error",
                 "extensionPath": report.extension_path,
                 "event": report.event,
-                "error": report.error,
+                "error": redact(report.error),
             }
         )
 
@@ -335,13 +336,14 @@ def _success(command_id: object, command: object) -> JsonDict:
 
 def _failure(command_id: object, command: object, error: str) -> JsonDict:
     response: JsonDict = {} if command_id is None else {"id": command_id}
-    response.update(type="response", command=command, success=False, error=error)
+    # An exception's text can quote anything (a header, a URL with a token): never a known secret.
+    response.update(type="response", command=command, success=False, error=redact(error))
     return response
 
 
 def _report_late_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and (exc := task.exception()) is not None:
-        print(f"tau: prompt failed: {exc}", file=sys.stderr)
+        print(f"tau: prompt failed: {redact(str(exc))}", file=sys.stderr)
 
 
 def _install_signal_handlers(loop: asyncio.AbstractEventLoop, stopped: asyncio.Future[int]) -> list[int]:
