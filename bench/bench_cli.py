@@ -104,7 +104,7 @@ def run(repeat: int) -> list[Figure]:
             figures.append(Figure("harness time per extra tool turn (bash echo)", per_turn * 1000, "ms", "<= 10 ms (pi 29-44 ms)"))
 
             _, result = _run_tau([*model, "--no-session", "--mode", "json", "-p", "BIG reply please"], launcher_env, work)
-            figures.append(Figure("--mode json output for a 20 KB reply", len(result.stdout) / 1024, "KB", "<= 200 KB (pi 26 MB)"))
+            figures.append(Figure("--mode json output for a 20 KB reply", len(result.stdout) / 1024, "KB", "linear; pi 1.6's line per delta with usage (spec: <= 200 KB merged; pi 0.73 26 MB)"))
 
             session_dir = root / "sessions"
             _make_large_session(session_dir, work)
