@@ -357,3 +357,13 @@ def test_a_session_recorded_at_max_resumes_at_max(tau: TauCommand) -> None:
     result = tau.run(*MODEL, "-c", "-p", "again")
     assert result.returncode == 0, result.stderr
     assert _body(tau)["reasoning_effort"] == "max"
+
+
+def test_fork_with_session_id_gives_the_copy_that_id(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    assert tau.run(*MODEL, "--session-id", "source", "-p", "hi").returncode == 0
+    result = tau.run(*MODEL, "--fork", "source", "--session-id", "copy-1", "-p", "more")
+    assert result.returncode == 0, result.stderr
+    headers = {_entries(path)[0]["id"]: _entries(path)[0] for path in tau.session_files()}
+    assert set(headers) == {"source", "copy-1"}
+    assert headers["copy-1"]["parentSession"].endswith(".jsonl")
