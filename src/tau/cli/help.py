@@ -22,7 +22,7 @@ Options:
   --model <pattern>              Model id, provider/id or fuzzy pattern, optional :<thinking>
   --api-key <key>                API key for the chosen model's provider (this run only)
   --thinking <level>             off, minimal, low, medium, high, xhigh, max
-  --models <a,b,...>             Models to cycle through
+  --models <a,b,...>             Models to cycle through (globs work: "local/*", "*sonnet*")
   -c, --continue                 Continue the most recent session in this folder
   -r, --resume                   Pick a session to resume
   --session <path|id>            Open a session file, or a session by id prefix
