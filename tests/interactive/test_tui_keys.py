@@ -51,7 +51,9 @@ def _editor_shows(terminal: Terminal, text: str) -> None:
 @pytest.mark.parametrize(
     "alt_enter", ["\x1b\r", "\x1b[13;3u", "\x1b[27;3;13~"], ids=["esc-cr", "csi-u", "modify-other-keys"]
 )
-def test_alt_enter_while_working_queues_a_follow_up(tau: TauCommand, start_tui: Start, alt_enter: str) -> None:
+def test_alt_enter_while_working_queues_a_follow_up(
+    tau: TauCommand, start_tui: Start, alt_enter: str
+) -> None:
     terminal = _stalled_run(tau, start_tui)
     terminal.type("and then the docs")
     terminal.send(alt_enter)
