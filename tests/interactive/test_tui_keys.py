@@ -105,6 +105,18 @@ def test_up_and_down_walk_through_this_sessions_messages(tau: TauCommand, start_
     _editor_shows(terminal, "a draft")
 
 
+def test_up_recalls_shell_commands_but_not_built_in_commands(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    terminal.type("!echo from-the-shell")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: terminal.text().count("from-the-shell") >= 2)  # the command and its output
+    terminal.type("/name a name")
+    terminal.send(ENTER)
+    terminal.wait_for("Session name: a name")
+    terminal.send(UP)
+    _editor_shows(terminal, "!echo from-the-shell")
+
+
 def test_up_recalls_the_messages_of_a_continued_session(tau: TauCommand, start_tui: Start) -> None:
     tau.server.add(Turn(text="earlier answer"))
     assert tau.run(*MODEL, "-p", "an earlier question").returncode == 0

@@ -24,18 +24,19 @@ def submit(mode: InteractiveMode, text: str, *, follow_up: bool = False) -> None
     text = text.strip("\n")
     if not text.strip():
         return
-    mode.editor.remember(text)
     if text.startswith("!"):
         exclude = text.startswith("!!")
         command = text[2:] if exclude else text[1:]
         if command.strip():
+            mode.editor.remember(text)
             mode.spawn(run_bash(mode, command.strip(), exclude))
         return
     if text.startswith("/"):
         from tau.modes.interactive.commands import run_builtin_command
 
         if run_builtin_command(mode, text):
-            return
+            return  # as in pi, built-in commands are not kept in the Up/Down history
+    mode.editor.remember(text)
     if mode.compacting:
         mode.held_for_compaction.append(text)
         mode.invalidate()
