@@ -125,13 +125,7 @@ class AutoRetryStart:
     type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
 
     def to_json(self) -> JsonObject:
-        return {
-            "type": self.type,
-            "attempt": self.attempt,
-            "maxAttempts": self.max_attempts,
-            "delayMs": self.delay_ms,
-            "errorMessage": self.error_message,
-        }
+        return _scheduled_retry_json(self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message)
 
 
 @dataclass(slots=True)
@@ -203,13 +197,7 @@ class SummarizationRetryScheduled:
     type: Literal["summarization_retry_scheduled"] = field(default="summarization_retry_scheduled", init=False)
 
     def to_json(self) -> JsonObject:
-        return {
-            "type": self.type,
-            "attempt": self.attempt,
-            "maxAttempts": self.max_attempts,
-            "delayMs": self.delay_ms,
-            "errorMessage": self.error_message,
-        }
+        return _scheduled_retry_json(self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message)
 
 
 @dataclass(slots=True)
@@ -281,3 +269,14 @@ def _delta_to_json(event: AssistantMessageEvent) -> JsonObject:
             out["id"] = call.id
             out["toolName"] = call.name
     return out
+
+
+def _scheduled_retry_json(type_: str, attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> JsonObject:
+    """The wire shape pi gives both kinds of scheduled retry (a run's and a summary's)."""
+    return {
+        "type": type_,
+        "attempt": attempt,
+        "maxAttempts": max_attempts,
+        "delayMs": delay_ms,
+        "errorMessage": error_message,
+    }
