@@ -109,7 +109,17 @@ _ENDING_SIGNALS = tuple(
 )
 
 
+# A signal that comes while a shell is being started (it may already run, its group not yet known)
+# waits until the group is registered, so that group is killed too.
+_spawning = 0
+_deferred_signal: int | None = None
+
+
 def _kill_groups_then_die(signum: int, frame: object) -> None:
+    global _deferred_signal
+    if _spawning:
+        _deferred_signal = signum
+        return
     _kill_live_groups()
     signals.signal(signum, signals.SIG_DFL)
     os.kill(os.getpid(), signum)
@@ -204,21 +214,28 @@ class LocalBashOperations:
         _guard_ending_signals()
         _reaper.start()
         loop = asyncio.get_running_loop()
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _OutputProtocol(on_data, loop),
-            shell,
-            "-c",
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
-        pid = transport.get_pid()
-        _live_groups.add(pid)
-        _reaper.tell("+", pid)
+        global _spawning
+        _spawning += 1
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _OutputProtocol(on_data, loop),
+                shell,
+                "-c",
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
+            pid = transport.get_pid()
+            _live_groups.add(pid)
+            _reaper.tell("+", pid)
+        finally:
+            _spawning -= 1
+        if not _spawning and _deferred_signal is not None:
+            _kill_groups_then_die(_deferred_signal, None)
         aborted = loop.create_future()
 
         def on_abort() -> None:
