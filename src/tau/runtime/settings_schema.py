@@ -101,6 +101,8 @@ _TOP_LEVEL: dict[str, Rule] = {
     "editorPaddingX": _COUNT,
     "autocompleteMaxVisible": _COUNT,
     "showHardwareCursor": _BOOL,
+    "externalEditor": _STRING,
+    "outputPad": ((lambda value: value in (0, 1) and not isinstance(value, bool)), "0 or 1"),
     "httpIdleTimeoutMs": _TIMEOUT,
     "httpProxy": _STRING,
 }

@@ -51,7 +51,7 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     "clear": "Clear the editor; twice quickly: quit",
     "exit": "Quit (on an empty editor)",
     "suspend": "Suspend to the background",
-    "externalEditor": "Edit the message in $VISUAL / $EDITOR",
+    "externalEditor": "Edit the message in the externalEditor setting / $VISUAL / $EDITOR",
     "pasteImage": "Attach the image on the clipboard",
     "selectModel": "Choose a model",
     "cycleModelForward": "Next model",

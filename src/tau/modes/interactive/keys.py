@@ -112,7 +112,9 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         mode.spawn(actions.paste_image(mode))
 
     def external_editor(event: KeyPressEvent) -> None:
-        editor.open_in_editor(validate_and_handle=False)
+        from tau.modes.interactive.external_editor import open_external_editor
+
+        mode.spawn(open_external_editor(mode))
 
     # Up/Down are fixed keys, not keymap actions: pi's history rules (see ``EditorBuffer``).
     bindings.add("up", filter=in_editor)(lambda event: editor.history_up())
