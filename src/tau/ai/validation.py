@@ -4,7 +4,10 @@ Models often send ``"3"`` for an integer or ``"true"`` for a boolean. Before val
 the arguments is coerced towards the schema's types (the rules of AJV's ``coerceTypes``, which pi
 uses). Validation is JSON Schema Draft 2020-12 (or the draft a schema names in ``$schema``).
 
-``jsonschema`` costs about 100 ms to import, so it is imported on the first validation.
+``jsonschema`` costs tens of milliseconds to import and to compile a validator, so the plain schemas
+of most tools (``type``, ``properties``, ``required``, ``items``, ``enum`` and simple bounds) are
+checked by a small exact checker first; ``jsonschema`` is imported only for any other schema, or to
+report what is wrong with arguments that fail.
 """
 
 from __future__ import annotations
@@ -58,6 +61,12 @@ def validate_tool_arguments(tool: SchemaTool, args: Mapping[str, Any]) -> JsonOb
     The original ``args`` are never modified.
     """
     schema = tool.parameters
+    if _is_plain(schema):
+        # Plain schemas have no anyOf/oneOf, the only place coercion needs a validator.
+        coerced = coerce_to_schema(_copy_json(dict(args)), schema)
+        if _plain_valid(coerced, schema):
+            plain: JsonObject = coerced
+            return plain
     validator = _validator_for(schema)
     coerced = coerce_to_schema(_copy_json(dict(args)), schema, validator)
     errors = list(validator.iter_errors(coerced))
@@ -65,6 +74,107 @@ def validate_tool_arguments(tool: SchemaTool, args: Mapping[str, Any]) -> JsonOb
         raise ToolArgumentsError(tool.name, [_describe(error) for error in errors], args)
     result: JsonObject = coerced
     return result
+
+
+# -- the checker for plain schemas --------------------------------------------------------------
+
+# Keywords the plain checker understands; a schema using any other (or naming a draft) goes to jsonschema.
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment", "format", "deprecated"})
+_PLAIN_KEYWORDS = _ANNOTATIONS | {
+    "type", "properties", "required", "additionalProperties", "items", "enum",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "minLength", "maxLength", "minItems", "maxItems",
+}  # fmt: skip
+_JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+_plain_schemas: dict[int, tuple[JsonObject, bool]] = {}
+
+
+def _is_plain(schema: JsonObject) -> bool:
+    hit = _plain_schemas.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    plain = _plain_node(schema)
+    if len(_plain_schemas) >= _CACHE_LIMIT:
+        _plain_schemas.clear()
+    _plain_schemas[id(schema)] = (schema, plain)
+    return plain
+
+
+def _plain_node(schema: Any) -> bool:
+    if not isinstance(schema, dict) or not schema.keys() <= _PLAIN_KEYWORDS:
+        return False
+    types = schema.get("type", "object")
+    names = [types] if isinstance(types, str) else types
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and n in _JSON_TYPES for n in names)
+    ):
+        return False
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or not all(_plain_node(p) for p in properties.values()):
+        return False
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return False
+    additional = schema.get("additionalProperties", True)
+    if not isinstance(additional, bool) and not _plain_node(additional):
+        return False
+    if "items" in schema and not _plain_node(schema["items"]):
+        return False
+    enum = schema.get("enum", [])
+    if not isinstance(enum, list) or not all(
+        isinstance(m, str | int | float | bool) or m is None for m in enum
+    ):
+        return False
+    bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+    counts = ("minLength", "maxLength", "minItems", "maxItems")
+    return all(_is_number(schema[k]) for k in bounds if k in schema) and all(
+        type(schema[k]) is int and schema[k] >= 0 for k in counts if k in schema
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _plain_valid(value: Any, schema: JsonObject) -> bool:
+    """Whether ``value`` satisfies a plain ``schema``, exactly as JSON Schema 2020-12 says."""
+    types = schema.get("type")
+    if types is not None and not any(
+        _is_type(value, t) for t in ([types] if isinstance(types, str) else types)
+    ):
+        return False
+    if "enum" in schema and not any(type(m) is type(value) and m == value for m in schema["enum"]):
+        return False  # (equal values of different types, 1 and 1.0, are left to jsonschema)
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        if any(name not in value for name in schema.get("required", ())):
+            return False
+        additional = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            sub = properties.get(key, additional)
+            if sub is False or (sub is not True and not _plain_valid(item, sub)):
+                return False
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if items is not None and not all(_plain_valid(item, items) for item in value):
+            return False
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            return False
+    elif isinstance(value, str):
+        if not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
+            return False
+    elif _is_number(value):
+        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
+            return False
+        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+            return False
+        if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
+            return False
+    elif isinstance(value, float):  # inf or nan against a bound: let jsonschema decide
+        return not any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+    return True
 
 
 # -- validators ----------------------------------------------------------------------------------
