@@ -5,9 +5,9 @@ at runtime, and tests only read the checked-in file.
 
 How to run (node >= 18 must be on PATH; the generated module is plain data, it imports nothing)::
 
-    cd /tmp && npm pack @mariozechner/pi-ai@0.73.1        # -> mariozechner-pi-ai-0.73.1.tgz
+    cd /tmp && npm pack @earendil-works/pi-ai@1.6.0       # -> earendil-works-pi-ai-1.6.0.tgz
     cd /work/main
-    .venv/bin/python scripts/generate_catalogue.py /tmp/mariozechner-pi-ai-0.73.1.tgz
+    .venv/bin/python scripts/generate_catalogue.py /tmp/earendil-works-pi-ai-1.6.0.tgz
     # or an unpacked folder: the tarball's ``package/`` directory, or the folder holding it
     .venv/bin/python scripts/generate_catalogue.py /tmp/package --output some/other/models.json
 
@@ -15,6 +15,11 @@ The script imports ``dist/models.generated.js`` with node, prints its ``MODELS``
 validates every entry and writes ``{"<provider>": {"<model id>": Model}}`` with providers and ids
 sorted and each model's keys in pi's field order (the order ``tau.ai.types.Model.to_json`` emits),
 one provider per line without spaces. Only data is taken from the package, never code.
+
+Since pi-ai 1.x every entry carries ``type: "chat"`` (``MODELS`` holds only chat models; image and
+classifier models live in other constants): it is checked and dropped, as pi treats a missing type
+as chat. The ``radius`` router's listing fields (``lab``, ``enabled``, ``providers``, ``free``) are
+not part of pi's ``Model`` type and are dropped too.
 
 Validation (any failure aborts without writing): every required field present with the right type,
 no unknown fields, ``provider``/``id`` agree with their keys, ``api`` is one of ``KNOWN_APIS``,
@@ -50,6 +55,7 @@ KNOWN_APIS = frozenset(
         "openai-codex-responses",
         "openai-completions",
         "openai-responses",
+        "pi-messages",
     }
 )
 
@@ -66,9 +72,11 @@ REQUIRED_FIELDS = (
     "contextWindow",
     "maxTokens",
 )
-OPTIONAL_FIELDS = ("headers", "compat", "thinkingLevelMap")
+OPTIONAL_FIELDS = ("headers", "compat", "thinkingLevelMap", "inputLimits", "promptCache")
+# Checked, then left out of the catalogue (see the module docstring).
+DROPPED_FIELDS = ("type", "lab", "enabled", "providers", "free")
 COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
-THINKING_LEVELS = frozenset({"off", "minimal", "low", "medium", "high", "xhigh"})
+THINKING_LEVELS = frozenset({"off", "minimal", "low", "medium", "high", "xhigh", "max"})
 
 _DUMP_MODELS_JS = """
 const { pathToFileURL } = await import("node:url");
@@ -130,7 +138,7 @@ def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str],
     errors: list[str] = []
     warnings: list[str] = []
     missing = [name for name in REQUIRED_FIELDS if name not in model]
-    unknown = sorted(set(model) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
+    unknown = sorted(set(model) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS) - set(DROPPED_FIELDS))
     if missing:
         errors.append(f"{where}: missing fields {missing}")
     if unknown:
@@ -138,6 +146,8 @@ def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str],
     if missing:
         return errors, warnings
 
+    if model.get("type", "chat") != "chat":
+        errors.append(f"{where}: type {model['type']!r} is not a chat model")
     if model["id"] != model_id:
         errors.append(f"{where}: id {model['id']!r} differs from its key")
     if model["provider"] != provider:
@@ -147,7 +157,7 @@ def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str],
     if model["api"] not in KNOWN_APIS:
         errors.append(f"{where}: unknown api {model['api']!r}")
     base_url = model["baseUrl"]
-    if not isinstance(base_url, str) or (not base_url and model["api"] != "azure-openai-responses"):
+    if not isinstance(base_url, str) or (not base_url and provider != "azure"):
         errors.append(f"{where}: baseUrl must be a non-empty string (empty only for Azure)")
     if not isinstance(model["reasoning"], bool):
         errors.append(f"{where}: reasoning must be a boolean")
@@ -156,12 +166,14 @@ def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str],
         errors.append(f"{where}: input must be a subset of ['text', 'image'] containing 'text': {inputs!r}")
 
     cost = model["cost"]
-    if not isinstance(cost, dict) or set(cost) != set(COST_FIELDS):
-        errors.append(f"{where}: cost must have exactly {list(COST_FIELDS)}: {cost!r}")
+    if not isinstance(cost, dict) or set(cost) - {"tiers"} != set(COST_FIELDS):
+        errors.append(f"{where}: cost must have exactly {list(COST_FIELDS)} (and tiers): {cost!r}")
     elif not all(_is_number(cost[name]) for name in COST_FIELDS):
         errors.append(f"{where}: cost values must be numbers: {cost!r}")
-    elif any(cost[name] < 0 for name in COST_FIELDS):
-        warnings.append(f"{where}: negative price {cost!r}")
+    else:
+        if any(cost[name] < 0 for name in COST_FIELDS):
+            warnings.append(f"{where}: negative price {cost!r}")
+        errors.extend(_tier_errors(where, cost.get("tiers", [])))
 
     if not _is_positive_int(model["contextWindow"]):
         errors.append(f"{where}: contextWindow must be a positive integer: {model['contextWindow']!r}")
@@ -190,13 +202,34 @@ def validate_model(provider: str, model_id: str, model: Any) -> tuple[list[str],
         and all(v is None or isinstance(v, str) for v in level_map.values())
     ):
         errors.append(f"{where}: thinkingLevelMap must map thinking levels to strings or null")
+    for name in ("inputLimits", "promptCache"):
+        if name in model and not isinstance(model[name], dict):
+            errors.append(f"{where}: {name} must be an object")
     return errors, warnings
+
+
+def _tier_errors(where: str, tiers: Any) -> list[str]:
+    if not isinstance(tiers, list):
+        return [f"{where}: cost tiers must be a list"]
+    for tier in tiers:
+        if not (
+            isinstance(tier, dict)
+            and set(tier) == {"inputTokensAbove", *COST_FIELDS}
+            and _is_positive_int(tier["inputTokensAbove"])
+            and all(_is_number(tier[name]) for name in COST_FIELDS)
+        ):
+            return [f"{where}: each cost tier needs a positive inputTokensAbove and the four prices: {tier!r}"]
+    return []
 
 
 def normalise_model(model: dict[str, Any]) -> dict[str, Any]:
     """The entry with its keys in pi's field order (the order ``Model.to_json`` emits)."""
     ordered = {name: model[name] for name in REQUIRED_FIELDS}
     ordered["cost"] = {name: model["cost"][name] for name in COST_FIELDS}
+    if model["cost"].get("tiers"):
+        ordered["cost"]["tiers"] = [
+            {name: tier[name] for name in ("inputTokensAbove", *COST_FIELDS)} for tier in model["cost"]["tiers"]
+        ]
     for name in OPTIONAL_FIELDS:
         if name in model:
             ordered[name] = model[name]
@@ -212,8 +245,12 @@ def build_catalogue(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     catalogue: dict[str, dict[str, Any]] = {}
     for provider in sorted(raw):
         models = raw[provider]
-        if not isinstance(models, dict) or not models:
-            errors.append(f"{provider}: expected a non-empty object of models")
+        if not isinstance(models, dict):
+            errors.append(f"{provider}: expected an object of models")
+            continue
+        if not models:
+            # pi lists providers that have only image or classifier models (typesafe) with no chat models.
+            warnings.append(f"{provider}: no chat models, left out")
             continue
         catalogue[provider] = {}
         for model_id in sorted(models):

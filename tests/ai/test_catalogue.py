@@ -24,6 +24,7 @@ CATALOGUE_APIS = {
     "openai-codex-responses",
     "openai-completions",
     "openai-responses",
+    "pi-messages",
 }
 REQUIRED_KEYS = {
     "id",
@@ -37,7 +38,7 @@ REQUIRED_KEYS = {
     "contextWindow",
     "maxTokens",
 }
-OPTIONAL_KEYS = {"headers", "compat", "thinkingLevelMap"}
+OPTIONAL_KEYS = {"headers", "compat", "thinkingLevelMap", "inputLimits", "promptCache"}
 
 
 def _raw_catalogue() -> dict[str, dict[str, Any]]:
@@ -50,10 +51,11 @@ def _entries() -> list[tuple[str, str, dict[str, Any]]]:
     return [(p, i, m) for p, models in _raw_catalogue().items() for i, m in models.items()]
 
 
-def test_catalogue_holds_pi_073_providers_and_models() -> None:
+def test_catalogue_holds_pi_ai_160_providers_and_models() -> None:
     raw = _raw_catalogue()
-    assert len(raw) == 31
-    assert sum(len(models) for models in raw.values()) == 969
+    # pi-ai 1.6.0 lists 43 providers; typesafe has only classifier models, so it is left out.
+    assert len(raw) == 42
+    assert sum(len(models) for models in raw.values()) == 1698
     assert list(raw) == sorted(raw)
 
 
@@ -65,7 +67,7 @@ def test_every_entry_has_the_required_fields_and_nothing_unknown() -> None:
         assert isinstance(entry["name"], str) and entry["name"]
         assert isinstance(entry["reasoning"], bool)
         assert "text" in entry["input"] and set(entry["input"]) <= {"text", "image"}
-        assert set(entry["cost"]) == {"input", "output", "cacheRead", "cacheWrite"}
+        assert set(entry["cost"]) - {"tiers"} == {"input", "output", "cacheRead", "cacheWrite"}
 
 
 def test_every_entry_has_positive_context_window_and_max_tokens() -> None:
@@ -80,8 +82,8 @@ def test_every_entry_uses_a_known_api() -> None:
 
 
 def test_only_azure_models_have_an_empty_base_url() -> None:
-    for _, _, entry in _entries():
-        assert entry["baseUrl"] or entry["api"] == "azure-openai-responses"
+    for provider, _, entry in _entries():
+        assert entry["baseUrl"] or provider == "azure"
 
 
 def test_every_entry_round_trips_through_model_json() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tau.ai.cost import apply_service_tier, calculate_cost
-from tau.ai.types import Model, ModelCost, Usage
+from tau.ai.types import CostTier, Model, ModelCost, Usage
 
 
 def make_model(model_id: str = "m", **prices: float) -> Model:
@@ -33,6 +33,39 @@ def test_every_part_is_priced_per_million_and_summed() -> None:
         (3.0, 7.5, 0.6, 0.375)
     )
     assert cost.total == pytest.approx(11.475)
+
+
+def _tiered_model() -> Model:
+    prices = ModelCost(
+        input=2,
+        output=6,
+        tiers=[
+            CostTier(input_tokens_above=200_000, input=4, output=12),
+            CostTier(input_tokens_above=100_000, input=3, output=9),
+        ],
+    )
+    return Model(id="m", api="openai-responses", provider="xai", base_url="", cost=prices)
+
+
+def test_a_long_request_is_billed_at_the_highest_tier_its_input_exceeds() -> None:
+    cost = calculate_cost(_tiered_model(), Usage(input=150_000, cache_read=100_000, output=1_000_000))
+    assert (cost.input, cost.output) == pytest.approx((0.6, 12.0))
+
+
+def test_a_request_at_a_tier_threshold_keeps_the_base_prices() -> None:
+    cost = calculate_cost(_tiered_model(), Usage(input=100_000, output=1_000_000))
+    assert (cost.input, cost.output) == pytest.approx((0.2, 6.0))
+
+
+def test_price_tiers_round_trip_through_pi_json() -> None:
+    data = {
+        "input": 2,
+        "output": 6,
+        "cacheRead": 0.5,
+        "cacheWrite": 0,
+        "tiers": [{"inputTokensAbove": 200000, "input": 4, "output": 12, "cacheRead": 1, "cacheWrite": 0}],
+    }
+    assert ModelCost.from_json(data).to_json() == data
 
 
 def test_the_cost_is_written_into_the_usage_and_returned() -> None:

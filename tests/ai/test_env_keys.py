@@ -10,7 +10,7 @@ from tau.ai.env_keys import AUTHENTICATED, env_var_names, find_env_keys, get_env
 
 SINGLE_VARIABLE_PROVIDERS = [
     ("openai", "OPENAI_API_KEY"),
-    ("azure-openai-responses", "AZURE_OPENAI_API_KEY"),
+    ("azure", "AZURE_OPENAI_API_KEY"),
     ("google", "GEMINI_API_KEY"),
     ("groq", "GROQ_API_KEY"),
     ("cerebras", "CEREBRAS_API_KEY"),

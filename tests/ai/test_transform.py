@@ -228,7 +228,7 @@ def test_the_responses_normaliser_gives_one_part_for_providers_outside_the_allow
 
 
 def test_the_responses_normaliser_accepts_azure_with_its_allow_list() -> None:
-    azure = Model(id="gpt-5", api="azure-openai-responses", provider="azure-openai-responses", base_url="")
+    azure = Model(id="gpt-5", api="azure-openai-responses", provider="azure", base_url="")
     source = assistant(by=azure)
     assert normalize_id_responses("c|fc_1", azure, source, AZURE_TOOL_CALL_PROVIDERS) == "c|fc_1"
 

@@ -250,7 +250,7 @@ def test_every_provider_in_the_default_table_has_a_catalogue_model() -> None:
 
 
 def test_default_choice_follows_provider_order_of_the_preference_table() -> None:
-    models = [local_model("gpt-5.5", "openai"), local_model("claude-opus-4-6", "anthropic"), local_model("x")]
+    models = [local_model("gpt-6.2-sol", "openai"), local_model("claude-opus-5-5", "anthropic"), local_model("x")]
 
     chosen = choose_default_model(models)
 
@@ -274,7 +274,7 @@ def test_initial_model_uses_settings_default_when_its_provider_has_auth(
 
     assert with_auth.model is not None and (with_auth.model.id, with_auth.thinking_level) == ("gpt-4o", "low")
     assert without_auth.model is not None
-    assert (without_auth.model.provider, without_auth.model.id) == ("openai", "gpt-5.5")
+    assert (without_auth.model.provider, without_auth.model.id) == ("openai", "gpt-6.2-sol")
     assert without_auth.thinking_level == "medium"
 
 
@@ -290,7 +290,7 @@ def test_initial_model_from_cli_flags_and_provider_alone(tmp_path: Path) -> None
 
     assert from_model.model is not None and from_model.thinking_level == "low"
     assert from_provider.model is not None
-    assert (from_provider.model.id, from_provider.thinking_level) == ("claude-opus-4-7", "high")
+    assert (from_provider.model.id, from_provider.thinking_level) == ("claude-opus-5-5", "high")
     with pytest.raises(ModelResolutionError):
         find_initial_model(registry, cli_provider="nope")
 
@@ -320,9 +320,9 @@ def test_restoring_a_model_that_lost_its_credentials_falls_back_with_a_message(
     gone = restore_model(registry, "openai", "gpt-0")
 
     assert kept.model is not None and kept.model.id == "gpt-4o" and kept.message is None
-    assert replaced.model is not None and replaced.model.id == "gpt-5.5"
+    assert replaced.model is not None and replaced.model.id == "gpt-6.2-sol"
     assert replaced.message == (
-        "Could not restore model anthropic/claude-opus-4-6 (no auth configured). Using openai/gpt-5.5."
+        "Could not restore model anthropic/claude-opus-4-6 (no auth configured). Using openai/gpt-6.2-sol."
     )
     assert gone.message is not None and "model no longer exists" in gone.message
 

@@ -61,6 +61,10 @@ def _new_model(entry: JsonObject) -> Model:
         model.compat = copy.deepcopy(model.compat)
     if model.thinking_level_map is not None:
         model.thinking_level_map = dict(model.thinking_level_map)
+    if model.input_limits is not None:
+        model.input_limits = copy.deepcopy(model.input_limits)
+    if model.prompt_cache is not None:
+        model.prompt_cache = dict(model.prompt_cache)
     return model
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from tau.ai.types import Cost, Model, Usage
+from tau.ai.types import Cost, CostTier, Model, ModelCost, Usage
 
 _PER_MILLION = 1_000_000
 
 
 def calculate_cost(model: Model, usage: Usage) -> Cost:
-    """Fill ``usage.cost`` from the model's prices (negative sentinel prices count as 0) and return it."""
-    prices = model.cost
+    """Fill ``usage.cost`` from the model's prices (negative sentinel prices count as 0) and return it.
+
+    A long request is billed at the highest price tier whose threshold its input (fresh plus cached
+    tokens) exceeds, as pi does.
+    """
+    prices = _prices_for(model.cost, usage.input + usage.cache_read + usage.cache_write)
     cost = usage.cost
     cost.input = _price(prices.input) * usage.input
     cost.output = _price(prices.output) * usage.output
@@ -17,6 +21,15 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
     cost.cache_write = _price(prices.cache_write) * usage.cache_write
     _recompute_total(cost)
     return cost
+
+
+def _prices_for(cost: ModelCost, input_tokens: int) -> ModelCost | CostTier:
+    chosen: ModelCost | CostTier = cost
+    threshold = -1
+    for tier in cost.tiers:
+        if input_tokens > tier.input_tokens_above > threshold:
+            chosen, threshold = tier, tier.input_tokens_above
+    return chosen
 
 
 def service_tier_multiplier(tier: str | None, model_id: str) -> float:

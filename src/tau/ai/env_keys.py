@@ -27,7 +27,9 @@ AUTHENTICATED = "<authenticated>"
 _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "amazon-bedrock": (),
     "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
-    "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
+    "ant-ling": ("ANT_LING_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY",),
+    "baseten": ("BASETEN_API_KEY",),
     "cerebras": ("CEREBRAS_API_KEY",),
     "cloudflare-ai-gateway": ("CLOUDFLARE_API_KEY",),
     "cloudflare-workers-ai": ("CLOUDFLARE_API_KEY",),
@@ -40,15 +42,24 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "huggingface": ("HF_TOKEN",),
     "kimi-coding": ("KIMI_API_KEY",),
     "minimax": ("MINIMAX_API_KEY",),
+    "meta": ("META_API_KEY",),
     "minimax-cn": ("MINIMAX_CN_API_KEY",),
     "mistral": ("MISTRAL_API_KEY",),
     "moonshotai": ("MOONSHOT_API_KEY",),
     "moonshotai-cn": ("MOONSHOT_API_KEY",),
+    "nvidia": ("NVIDIA_API_KEY",),
     "openai": ("OPENAI_API_KEY",),
     "openai-codex": (),
     "opencode": ("OPENCODE_API_KEY",),
     "opencode-go": ("OPENCODE_API_KEY",),
     "openrouter": ("OPENROUTER_API_KEY",),
+    # The per-plan variable first, then the region one both plans shared before.
+    "qwen-token-plan": ("QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"),
+    "qwen-token-plan-cn": ("QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"),
+    "qwen-token-plan-individual": ("QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"),
+    "qwen-token-plan-individual-cn": ("QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"),
+    "radius": ("RADIUS_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
     "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
     "xai": ("XAI_API_KEY",),
     "xiaomi": ("XIAOMI_API_KEY",),
@@ -56,6 +67,7 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "xiaomi-token-plan-cn": ("XIAOMI_TOKEN_PLAN_CN_API_KEY",),
     "xiaomi-token-plan-sgp": ("XIAOMI_TOKEN_PLAN_SGP_API_KEY",),
     "zai": ("ZAI_API_KEY",),
+    "zai-coding-cn": ("ZAI_CODING_CN_API_KEY",),
 }
 
 # Variables that configure ambient credentials instead of a key (named in error messages).

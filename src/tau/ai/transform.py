@@ -38,7 +38,7 @@ MISSING_TOOL_RESULT_TEXT = "No result provided"
 
 # Target providers whose Responses endpoints accept replayed ``call_id|item_id`` pairs.
 RESPONSES_TOOL_CALL_PROVIDERS: frozenset[str] = frozenset({"openai", "openai-codex", "opencode"})
-AZURE_TOOL_CALL_PROVIDERS: frozenset[str] = RESPONSES_TOOL_CALL_PROVIDERS | {"azure-openai-responses"}
+AZURE_TOOL_CALL_PROVIDERS: frozenset[str] = RESPONSES_TOOL_CALL_PROVIDERS | {"azure"}
 
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 

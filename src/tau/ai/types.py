@@ -501,9 +501,10 @@ class Context:
 
 
 @dataclass(slots=True)
-class ModelCost:
-    """Prices in US dollars per million tokens."""
+class CostTier:
+    """Prices that replace the base ones once a request's input exceeds ``input_tokens_above``."""
 
+    input_tokens_above: int
     input: float = 0.0
     output: float = 0.0
     cache_read: float = 0.0
@@ -511,11 +512,44 @@ class ModelCost:
 
     def to_json(self) -> JsonObject:
         return {
+            "inputTokensAbove": self.input_tokens_above,
             "input": self.input,
             "output": self.output,
             "cacheRead": self.cache_read,
             "cacheWrite": self.cache_write,
         }
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CostTier:
+        return cls(
+            input_tokens_above=data.get("inputTokensAbove", 0),
+            input=data.get("input", 0),
+            output=data.get("output", 0),
+            cache_read=data.get("cacheRead", 0),
+            cache_write=data.get("cacheWrite", 0),
+        )
+
+
+@dataclass(slots=True)
+class ModelCost:
+    """Prices in US dollars per million tokens; ``tiers`` hold long-context prices (pi-ai 1.x)."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    tiers: list[CostTier] = field(default_factory=list)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+        }
+        if self.tiers:
+            out["tiers"] = [tier.to_json() for tier in self.tiers]
+        return out
 
     @classmethod
     def from_json(cls, data: JsonObject) -> ModelCost:
@@ -524,6 +558,7 @@ class ModelCost:
             output=data.get("output", 0),
             cache_read=data.get("cacheRead", 0),
             cache_write=data.get("cacheWrite", 0),
+            tiers=[CostTier.from_json(tier) for tier in data.get("tiers") or []],
         )
 
 
@@ -547,6 +582,9 @@ class Model:
     headers: dict[str, str] | None = None
     compat: JsonObject | None = None
     thinking_level_map: dict[str, str | None] | None = None
+    # pi's image limits and prompt-cache lifetimes, kept as pi's JSON (camelCase keys).
+    input_limits: JsonObject | None = None
+    prompt_cache: JsonObject | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -571,6 +609,10 @@ class Model:
             out["compat"] = dict(self.compat)
         if self.thinking_level_map is not None:
             out["thinkingLevelMap"] = dict(self.thinking_level_map)
+        if self.input_limits is not None:
+            out["inputLimits"] = dict(self.input_limits)
+        if self.prompt_cache is not None:
+            out["promptCache"] = dict(self.prompt_cache)
         return out
 
     @classmethod
@@ -589,6 +631,8 @@ class Model:
             headers=data.get("headers"),
             compat=data.get("compat"),
             thinking_level_map=data.get("thinkingLevelMap"),
+            input_limits=data.get("inputLimits"),
+            prompt_cache=data.get("promptCache"),
         )
 
 
