@@ -26,7 +26,7 @@ from tau.compaction.settings import DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS
 from tau.compaction.summarize import SummaryRequest, failure, reply_text, request_summary
 from tau.compaction.tokens import estimate_tokens
 from tau.context.convert import convert_to_llm
-from tau.session.context import entry_message
+from tau.session.context import entry_message, project_context_edits
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -102,6 +102,7 @@ def prepare_branch_entries(entries: Sequence[SessionEntry], token_budget: int = 
     File lists carry over from earlier branch summaries made by tau or pi.
     """
     prepared = BranchPreparation()
+    entries = project_context_edits(entries)  # the branch as its model saw it
     for entry in entries:
         if isinstance(entry, BranchSummaryEntry) and not entry.from_hook:
             carried = FileDetails.from_json(entry.details)

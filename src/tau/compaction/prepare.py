@@ -10,7 +10,7 @@ from tau.compaction.cut_point import find_cut_point, find_valid_cut_points
 from tau.compaction.file_ops import FileDetails, FileOperations
 from tau.compaction.settings import CompactionSettings
 from tau.compaction.tokens import estimate_context_tokens
-from tau.session.context import build_session_context, entry_message
+from tau.session.context import build_session_context, entry_message, project_context_edits
 from tau.session.entries import CompactionEntry, SessionEntry
 
 __all__ = ["CompactionPreparation", "nothing_to_compact_reason", "prepare_compaction"]
@@ -38,7 +38,8 @@ class CompactionPreparation:
 def prepare_compaction(
     path: Sequence[SessionEntry], settings: CompactionSettings, *, manual: bool = False
 ) -> CompactionPreparation | None:
-    """What compacting the branch ``path`` (root first, every entry type) would summarise and keep.
+    """What compacting the branch ``path`` (root first, every entry type) would summarise and keep,
+    with its context edits applied (an omitted message is not summarised and never the cut).
 
     ``None`` when there is nothing to do: the branch ends in a compaction, it has no message, or
     the cut keeps every message so nothing would be summarised. A ``manual`` request (``/compact``)
@@ -48,6 +49,8 @@ def prepare_compaction(
     """
     if not path or isinstance(path[-1], CompactionEntry):
         return None
+    tokens_before = estimate_context_tokens(build_session_context(path, path[-1].id).messages).tokens
+    path = project_context_edits(path)  # what the edits took out is neither summarised nor counted
     previous_index = _last_compaction_index(path)
     previous = path[previous_index] if previous_index >= 0 else None
     assert previous is None or isinstance(previous, CompactionEntry)
@@ -57,7 +60,6 @@ def prepare_compaction(
         start = kept_from if kept_from is not None else previous_index + 1
     end = len(path)
 
-    tokens_before = estimate_context_tokens(build_session_context(path, path[-1].id).messages).tokens
     cut = find_cut_point(path, start, end, settings.keep_recent_tokens)
     if cut.first_kept_entry_index >= end:
         return None

@@ -147,6 +147,33 @@ def build_session_context(
     return context
 
 
+def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]:
+    """``entries`` (part of a branch, oldest first) as the model sees them once the context edits
+    among them apply: an entry an edit omits is left out, one it replaces carries the replacement
+    under its own id. Compaction and branch summaries work on this, so that what an edit took out
+    of the conversation is neither summarised nor counted (as in pi 1.6)."""
+    edits = {e.target_id: e for e in entries if isinstance(e, ContextEditEntry)}
+    if not edits:
+        return list(entries)
+    out: list[SessionEntry] = []
+    for entry in entries:
+        edit = edits.get(entry.id)
+        message = entry_message(entry) if edit is not None else None
+        if edit is None or message is None:
+            out.append(entry)
+            continue
+        edited = apply_context_edit(message, edit)
+        if edited is None:
+            continue
+        if isinstance(entry, MessageEntry):
+            out.append(dataclasses.replace(entry, message=edited, raw=None))
+        elif isinstance(entry, CustomMessageEntry) and isinstance(edited, CustomMessage):
+            out.append(dataclasses.replace(entry, content=edited.content, raw=None))
+        else:
+            out.append(entry)
+    return out
+
+
 def entry_message(entry: SessionEntry) -> SessionMessage | None:
     """The message an entry contributes to the context, if any."""
     if isinstance(entry, MessageEntry):
