@@ -396,6 +396,8 @@ def _help_text(args: Args) -> str:
 
     cwd, base = os.getcwd(), str(agent_dir())
     trusted = _project_trust(args, base).is_trusted(cwd)
+    if not _might_have_extensions(args, cwd, base, project_trusted=trusted):
+        return help_text()  # without the services (a third of a second of imports)
     services = _create_services(args, cwd, base, flag_values={}, project_trusted=trusted)
     runner = services.extension_runner
     if runner is None:
@@ -502,6 +504,15 @@ def _create_runtime(
     )
 
 
+def _might_have_extensions(args: Args, cwd: str, agent_dir: str, *, project_trusted: bool) -> bool:
+    from tau.runtime.extension_loading import might_have_extensions
+    from tau.runtime.settings import SettingsManager
+
+    settings = SettingsManager.create(cwd, agent_dir, project=project_trusted)
+    options = _extension_options(args)
+    return might_have_extensions(cwd, agent_dir, settings, options, include_project=project_trusted)
+
+
 def _create_services(
     args: Args,
     cwd: str,
@@ -538,7 +549,7 @@ def _resource_options(args: Args) -> ResourceOptions:
 
 
 def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = None) -> ExtensionOptions:
-    from tau.runtime.services import ExtensionOptions
+    from tau.runtime.extension_loading import ExtensionOptions
 
     return ExtensionOptions(
         paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],

@@ -12,15 +12,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from tau.context._ignore import IgnoreRules
 from tau.context._xml import escape_xml
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
 from tau.context.settings_entries import SettingsEntries
-
-SkillSource: TypeAlias = Literal["path", "project", "user"]
+from tau.context.skill_dirs import SkillSource, default_skill_dirs
 
 SKILL_FILE_NAME = "SKILL.md"
 MAX_NAME_LENGTH = 64
@@ -198,7 +197,9 @@ def load_skills(
                 if folder_source == source and os.path.isdir(folder):
                     base = os.path.dirname(folder)
                     allows = functools.partial(_enabled_in, entries, base)
-                    merged.add(load_skills_from_dir(folder, source, include_root_files=root_files, allows=allows))
+                    merged.add(
+                        load_skills_from_dir(folder, source, include_root_files=root_files, allows=allows)
+                    )
     return merged.result()
 
 
@@ -224,31 +225,6 @@ def _single(
 ) -> tuple[list[Skill], list[ResourceDiagnostic]]:
     skill, diagnostics = loaded
     return ([skill] if skill else []), diagnostics
-
-
-def default_skill_dirs(
-    cwd: str, agent_dir: str, *, home: str | None = None
-) -> list[tuple[str, SkillSource, bool]]:
-    """The auto-discovered skill folders in precedence order, each with its source and whether loose
-    ``*.md`` files in it count as skills."""
-    cwd = os.path.abspath(cwd)
-    home_dir = home if home is not None else str(Path.home())
-    dirs: list[tuple[str, SkillSource, bool]] = [(os.path.join(cwd, ".tau", "skills"), "project", True)]
-    dirs += [(os.path.join(d, ".agents", "skills"), "project", False) for d in _up_to_git_root(cwd)]
-    dirs.append((os.path.join(os.path.abspath(agent_dir), "skills"), "user", True))
-    dirs.append((os.path.join(home_dir, ".agents", "skills"), "user", False))
-    return dirs
-
-
-def _up_to_git_root(folder: str) -> list[str]:
-    """``folder`` and its ancestors, stopping at the first one holding ``.git`` (or at the root)."""
-    chain = [folder]
-    while not os.path.exists(os.path.join(chain[-1], ".git")):
-        parent = os.path.dirname(chain[-1])
-        if parent == chain[-1]:
-            break
-        chain.append(parent)
-    return chain
 
 
 class _SkillMerger:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tau.context.resources import PROJECT_DIR_NAME
+from tau.runtime.paths import CONFIG_DIR_NAME as PROJECT_DIR_NAME
 from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple, TypeAlias
 
+from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, write_file_atomic
 
@@ -56,8 +57,6 @@ def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
     """Whether ``cwd`` has something trust would let load: an entry of ``.tau`` that tau reads, or a
     project ``.agents/skills`` folder the skill loader would read (cwd up to the git root). The
     user's own ``~/.agents/skills`` is a user resource, even when tau runs in the home folder."""
-    from tau.context.skills import default_skill_dirs
-
     folder = canonical_folder(cwd)
     config = os.path.join(folder, CONFIG_DIR_NAME)
     if any(os.path.exists(os.path.join(config, entry)) for entry in _PROTECTED_ENTRIES):
