@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from codex_token import codex_access_token
 
 from tau.ai import (
     AbortSignal,
@@ -27,6 +28,9 @@ BASE_PATHS = {
     "openai-responses": "/v1",
     "anthropic-messages": "",
     "google-generative-ai": "/v1beta",
+    "azure-openai-responses": "/openai/v1",
+    "openai-codex-responses": "/backend-api",
+    "mistral-conversations": "/mistral",
 }
 APIS = list(BASE_PATHS)
 READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
@@ -42,10 +46,15 @@ def _model(server: FakeLLMServer, api: str, model_id: str = "test-model") -> Mod
     return Model(id=model_id, api=api, provider="fake", base_url=server.url(BASE_PATHS[api]), reasoning=True)
 
 
+def _key(api: str) -> str:
+    """A key the api accepts: Codex's is a ChatGPT access token (a JWT naming the account)."""
+    return codex_access_token("acct-1") if api == "openai-codex-responses" else "k"
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_a_text_reply_streams_and_completes(server: FakeLLMServer, api: str) -> None:
     server.add(Turn(text="Hello there, friend.", usage=ScriptedUsage(input=12, output=4)))
-    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="k")
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api))
     assert reply.stop_reason == "stop", reply.error_message
     assert reply.text() == "Hello there, friend."
     usage = reply.usage
@@ -63,12 +72,12 @@ async def test_a_tool_call_round_trip_reaches_the_server_as_the_protocol_expects
     )
     model = _model(server, api)
     context = Context(messages=[UserMessage("what does main.py do?")], tools=[READ_TOOL])
-    first = await complete(model, context, api_key="k")
+    first = await complete(model, context, api_key=_key(api))
     assert first.stop_reason == "toolUse", first.error_message
     call = first.tool_calls()[0]
     assert (call.name, call.arguments) == ("read", {"path": "src/main.py"})
     context.messages += [first, ToolResultMessage(call.id, "read", [TextContent("print('hello')")])]
-    second = await complete(model, context, api_key="k")
+    second = await complete(model, context, api_key=_key(api))
     assert second.text() == "It prints hello."
     assert "print('hello')" in str(server.last_request.body)
 
@@ -82,7 +91,7 @@ async def test_every_start_event_has_one_end_event_at_the_same_index(server: Fak
             tool_calls=[ScriptedToolCall("read", {"path": "a"}), ScriptedToolCall("read", {"path": "b"})],
         )
     )
-    s = stream(_model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key="k")
+    s = stream(_model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api))
     events = [e async for e in s]
     assert events[0].type == "start" and events[-1].type == "done"
     starts = [(e.type.split("_")[0], e.content_index) for e in events if e.type.endswith("_start") and e.type != "start"]
@@ -96,7 +105,7 @@ async def test_every_start_event_has_one_end_event_at_the_same_index(server: Fak
 @pytest.mark.parametrize("api", APIS)
 async def test_an_http_error_is_a_value_with_status_and_message(server: FakeLLMServer, api: str) -> None:
     server.add(Turn(fault=Fault("status", status=401)))
-    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="bad")
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api))
     assert reply.stop_reason == "error"
     assert "401" in (reply.error_message or "")
 
@@ -104,7 +113,7 @@ async def test_an_http_error_is_a_value_with_status_and_message(server: FakeLLMS
 @pytest.mark.parametrize("api", APIS)
 async def test_a_dropped_connection_is_an_error_not_a_hang(server: FakeLLMServer, api: str) -> None:
     server.add(Turn(text="x" * 200, chunk_size=10, fault=Fault("cut", after_events=4)))
-    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key="k")
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api))
     assert reply.stop_reason == "error"
 
 
@@ -112,7 +121,7 @@ async def test_a_dropped_connection_is_an_error_not_a_hang(server: FakeLLMServer
 async def test_a_stalled_stream_ends_with_an_idle_timeout(server: FakeLLMServer, api: str) -> None:
     server.add(Turn(text="x" * 100, chunk_size=10, fault=Fault("stall", after_events=3, seconds=20)))
     reply = await complete(
-        _model(server, api), Context(messages=[UserMessage("hi")]), api_key="k", idle_timeout_ms=300
+        _model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api), idle_timeout_ms=300
     )
     assert reply.stop_reason == "error"
     assert "idle" in (reply.error_message or "").lower()
@@ -130,14 +139,14 @@ async def test_an_aborted_reply_is_dropped_from_history_and_the_follow_up_succee
     model = _model(server, api)
     context = Context(messages=[UserMessage("tell me a story")])
     signal = AbortSignal()
-    s = stream(model, context, api_key="k", signal=signal)
+    s = stream(model, context, api_key=_key(api), signal=signal)
     async for event in s:
         if event.type == "text_delta":
             signal.abort()
     aborted = await s.result()
     assert aborted.stop_reason == "aborted"
     context.messages += [aborted, UserMessage("shorter please")]
-    follow_up = await complete(model, context, api_key="k")
+    follow_up = await complete(model, context, api_key=_key(api))
     assert follow_up.text() == "Fresh answer."
     assert "word word" not in str(server.last_request.body)
 
@@ -164,7 +173,7 @@ async def test_a_conversation_from_another_api_hands_off_cleanly(server: FakeLLM
         tools=[READ_TOOL],
     )
     server.add(Turn(text="It sets x."))
-    reply = await complete(_model(server, target), context, api_key="k")
+    reply = await complete(_model(server, target), context, api_key=_key(target))
     assert reply.stop_reason == "stop", reply.error_message
     body = str(server.last_request.body)
     assert "private reasoning" in body  # foreign thinking travels as plain text
@@ -176,6 +185,6 @@ async def test_consecutive_requests_reuse_one_connection(server: FakeLLMServer, 
     server.add(Turn(text="one"), Turn(text="two"), Turn(text="three"))
     model = _model(server, api)
     for _ in range(3):
-        reply = await complete(model, Context(messages=[UserMessage("hi")]), api_key="k")
+        reply = await complete(model, Context(messages=[UserMessage("hi")]), api_key=_key(api))
         assert reply.stop_reason == "stop", reply.error_message
     assert len({request.client_port for request in server.requests}) == 1

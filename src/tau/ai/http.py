@@ -18,7 +18,7 @@ import re
 import socket
 import time
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx
@@ -93,10 +93,12 @@ async def close_clients() -> None:
 class HttpStatusError(ProviderError):
     """The server answered with an error status."""
 
-    def __init__(self, status: int, message: str, retry_after_s: float | None) -> None:
+    def __init__(self, status: int, message: str, retry_after_s: float | None, body: str = "") -> None:
         super().__init__(message, retryable=status in RETRYABLE_STATUSES)
         self.status = status
         self.retry_after_s = retry_after_s
+        self.body = body
+        """The start of the response body, for providers that read more than the message from it."""
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
@@ -193,13 +195,15 @@ async def open_stream(
     body: JsonObject,
     options: StreamOptions,
     client_key: str | None = None,
+    should_retry: Callable[[int, str], bool] | None = None,
 ) -> httpx.Response:
     """POST ``body`` and return the streaming response once a success status arrived.
 
     Error statuses raise ``HttpStatusError`` with the provider's message. Retries (only when
     ``options.max_retries`` > 0) re-send the same bytes after a retryable status or a connection
     failure before any response, honouring ``Retry-After`` up to ``options.max_retry_delay_ms``.
-    ``options.timeout_ms`` bounds each attempt's wait for the response headers.
+    ``options.timeout_ms`` bounds each attempt's wait for the response headers. ``should_retry``
+    (status, body) can veto retrying a retryable status, e.g. a 429 that means a spent quota.
     """
     client = get_client(client_key or model.base_url)
     cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
@@ -232,11 +236,15 @@ async def open_stream(
                 f"{message} (the server asked to retry after {_duration(retry_after)}, longer than the "
                 f"retry delay cap of {cap_s:g} s set by max_retry_delay_ms)",
                 retry_after,
+                raw,
             )
-        if attempt >= options.max_retries or response.status_code not in RETRYABLE_STATUSES:
+        retryable = response.status_code in RETRYABLE_STATUSES and (
+            should_retry is None or should_retry(response.status_code, raw)
+        )
+        if attempt >= options.max_retries or not retryable:
             if retry_after is not None:
                 message = f"{message} (retry after {retry_after:g} s)"
-            raise HttpStatusError(response.status_code, message, retry_after)
+            raise HttpStatusError(response.status_code, message, retry_after, raw)
         attempt += 1
         await _sleep_abortable(retry_after if retry_after is not None else _backoff_s(attempt), options)
 

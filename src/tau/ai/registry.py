@@ -47,6 +47,9 @@ BUILTIN_APIS: dict[str, str] = {
     "openai-completions": "tau.ai.providers.openai_completions",
     "openai-responses": "tau.ai.providers.openai_responses",
     "google-generative-ai": "tau.ai.providers.google",
+    "azure-openai-responses": "tau.ai.providers.azure_openai_responses",
+    "openai-codex-responses": "tau.ai.providers.openai_codex_responses",
+    "mistral-conversations": "tau.ai.providers.mistral_conversations",
 }
 
 # Per api, every live registration, newest last; the newest one serves.

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.ai.cost import apply_service_tier
 from tau.ai.env_keys import get_env_api_key
@@ -25,6 +26,7 @@ from tau.ai.providers.responses_convert import (
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_max, supports_xhigh
+from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
 from tau.ai.types import (
     Context,
     ImageContent,
@@ -37,6 +39,9 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 SUMMARY_SEPARATOR = "\n\n"
@@ -84,23 +89,39 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             options=options,
         )
         writer.start()
-        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
-        async with aclosing(iter_sse(response, options)) as events:
-            async for sse in events:
-                if sse.event in _REPEAT_EVENTS:
-                    continue
-                event = _decode_event(sse.data, sse.event)
-                if event is not None:
-                    reader.handle(event)
-        reader.finish()
+        await read_responses_stream(
+            ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier")),
+            response,
+            options,
+        )
 
     return run_stream(model, options, produce)
+
+
+async def read_responses_stream(
+    reader: ResponsesEventReader, response: httpx.Response, options: StreamOptions
+) -> None:
+    """Feed every event of a streamed Responses reply to ``reader``, then check that it completed."""
+    async with aclosing(iter_sse(response, options)) as events:
+        async for sse in events:
+            if sse.event in _REPEAT_EVENTS:
+                continue
+            event = _decode_event(sse.data, sse.event)
+            if event is not None:
+                reader.handle(event)
+    reader.finish()
 
 
 def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
     """Stream with a reasoning level: it becomes ``reasoning_effort`` (absent = reasoning off)."""
+    return stream(model, context, dataclasses.replace(options, extra=simple_reasoning_extra(model, options)))
+
+
+def simple_reasoning_extra(model: Model, options: SimpleStreamOptions) -> JsonObject:
+    """``options.extra`` with the reasoning level as ``reasoning_effort``, clamped to what the model
+    supports; without a level (or for a model that does not reason) both reasoning keys are dropped."""
     extra = dict(options.extra)
     if options.reasoning is not None and model.reasoning:
         level = options.reasoning
@@ -112,18 +133,26 @@ def stream_simple(
     else:
         extra.pop("reasoning_effort", None)
         extra.pop("reasoning_summary", None)
-    return stream(model, context, dataclasses.replace(options, extra=extra))
+    return extra
 
 
 # --- request ----------------------------------------------------------------------------------------
 
 
-def build_request_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
-    """The JSON body of a Responses request (before the ``on_payload`` hook)."""
+def build_request_body(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    allowed_tool_call_providers: Collection[str] = RESPONSES_TOOL_CALL_PROVIDERS,
+) -> JsonObject:
+    """The JSON body of a Responses request (before the ``on_payload`` hook).
+
+    ``allowed_tool_call_providers``: whose ``call_id|item_id`` pairs the target accepts back.
+    """
     retention = resolve_cache_retention(options.cache_retention)
     body: JsonObject = {
         "model": model.id,
-        "input": convert_responses_messages(model, context),
+        "input": convert_responses_messages(model, context, allowed_tool_call_providers),
         "stream": True,
     }
     if retention != "none" and options.session_id:

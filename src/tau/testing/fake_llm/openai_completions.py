@@ -89,7 +89,10 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
 def _usage(turn: Turn) -> dict[str, Any]:
     usage = turn.usage
     prompt = usage.input + usage.cache_read + usage.cache_write
-    prompt_details: dict[str, Any] = {"cached_tokens": usage.cache_read + usage.cache_write, "audio_tokens": 0}
+    prompt_details: dict[str, Any] = {
+        "cached_tokens": usage.cache_read + usage.cache_write,
+        "audio_tokens": 0,
+    }
     if usage.cache_write:
         prompt_details["cache_write_tokens"] = usage.cache_write
     return {

@@ -1,15 +1,22 @@
-"""A fake LLM server on 127.0.0.1 speaking four streaming wire protocols.
+"""A fake LLM server on 127.0.0.1 speaking the streaming wire protocols tau calls.
 
 It answers each POST with the next scripted ``Turn``, rendered in the protocol the path asks for:
 
-================================  =======================
-path ends with                    protocol
-================================  =======================
-``/chat/completions``             OpenAI Chat Completions
-``/responses``                    OpenAI Responses
-``/messages``                     Anthropic Messages
-``:streamGenerateContent``        Google Generative AI
-================================  =======================
+=================================  =======================
+path ends with                     protocol
+=================================  =======================
+``/mistral/v1/chat/completions``   Mistral chat
+``/chat/completions``              OpenAI Chat Completions
+``/openai/v1/responses``           Azure OpenAI Responses
+``/openai/responses``              Azure OpenAI Responses
+``/codex/responses``               ChatGPT Codex Responses
+``/responses``                     OpenAI Responses
+``/messages``                      Anthropic Messages
+``:streamGenerateContent``         Google Generative AI
+=================================  =======================
+
+A protocol may refuse a request before any turn is used (its ``reject``), as the real service
+would: Mistral's tool-call id rules, Codex's required headers, Azure's credentials.
 
 Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
 cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
@@ -37,7 +44,11 @@ from urllib.parse import urlsplit
 from tau.testing.fake_llm.script import Fault, RecordedRequest, Turn, TurnSource
 
 _ROUTES: tuple[tuple[str, str, str], ...] = (
+    ("/mistral/v1/chat/completions", "mistral-conversations", "tau.testing.fake_llm.mistral"),
     ("/chat/completions", "openai-completions", "tau.testing.fake_llm.openai_completions"),
+    ("/openai/v1/responses", "azure-openai-responses", "tau.testing.fake_llm.azure_openai_responses"),
+    ("/openai/responses", "azure-openai-responses", "tau.testing.fake_llm.azure_openai_responses"),
+    ("/codex/responses", "openai-codex-responses", "tau.testing.fake_llm.openai_codex_responses"),
     ("/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
     ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
     (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
@@ -119,6 +130,10 @@ class FakeLLMServer:
     def last_request(self) -> RecordedRequest:
         return self.requests[-1]
 
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
     def _next_turn(self, request: RecordedRequest) -> Turn | None:
         with self._lock:
             self.requests.append(request)
@@ -170,6 +185,11 @@ class _Handler(BaseHTTPRequestHandler):
             client_port=int(self.client_address[1]),
             raw_body=raw,
         )
+        refusal = route[1].reject(request) if route is not None and hasattr(route[1], "reject") else None
+        if refusal is not None:
+            owner._record(request)
+            self._send_json(*refusal)
+            return
         turn = owner._next_turn(request)
         if route is None:
             self._send_json(404, {"error": {"message": f"fake server: no route for {parts.path}"}})

@@ -1,0 +1,229 @@
+"""The ChatGPT-backed Responses endpoint of a Codex (ChatGPT Plus/Pro) login.
+
+``POST {base_url}/codex/responses`` (base ``https://chatgpt.com/backend-api``) streamed as OpenAI
+Responses events, read by ``openai_responses.ResponsesEventReader``. The api key is the login's
+OAuth access token, a JWT: the ChatGPT account id travels in ``chatgpt-account-id``, taken from the
+token's ``https://api.openai.com/auth`` claim, so a token put in ``auth.json`` by hand works too.
+
+What differs from the public API: the conversation is never stored (``store: false``), reasoning
+comes back encrypted (``include``) so the next request can replay it, tool definitions carry
+``strict: null``, the text verbosity defaults to ``low``, and the session id keys the prompt cache
+(``prompt_cache_key``, ``session-id``). pi's WebSocket transport and zstd request bodies are
+optimisations tau does not use; the SSE endpoint serves the same conversation.
+Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``, ``service_tier``,
+``text_verbosity``, ``tool_choice``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import re
+import time
+from typing import Any
+
+from tau.ai.events import AssistantMessageEventStream
+from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.providers.openai_responses import (
+    ENCRYPTED_REASONING,
+    ResponsesEventReader,
+    read_responses_stream,
+    simple_reasoning_extra,
+)
+from tau.ai.providers.responses_convert import convert_responses_messages, convert_responses_tools
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
+from tau.ai.types import Context, JsonObject, Model
+
+DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
+JWT_CLAIM = "https://api.openai.com/auth"
+# The backend wants an originator on every request (it names the client family, not a user).
+ORIGINATOR = "pi"
+MIN_OUTPUT_TOKENS = 16
+PROMPT_CACHE_KEY_MAX = 64
+# A 429 that waiting will not fix: the plan's quota is spent.
+_TERMINAL_LIMIT = re.compile(
+    r"usage_limit_reached|usage_not_included|GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached"
+    r"|available balance|insufficient_quota|out of budget|quota exceeded|billing",
+    re.IGNORECASE,
+)
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """Stream one Codex call with raw per-API options."""
+
+    async def produce(writer: StreamWriter) -> None:
+        token = options.api_key
+        if not token:
+            raise ProviderError(
+                f"No API key for provider: {model.provider} (log in with ChatGPT Plus/Pro: tau auth login {model.provider})"
+            )
+        account_id = extract_account_id(token)
+        session_id = _cache_session_id(options)
+        body = await apply_payload_hook(
+            build_request_body(model, context, options, session_id), model, options
+        )
+        try:
+            response = await open_stream(
+                model,
+                resolve_codex_url(model.base_url),
+                headers=build_request_headers(model, options, token, account_id, session_id),
+                body=body,
+                options=options,
+                should_retry=lambda status, text: not _TERMINAL_LIMIT.search(text),
+            )
+        except HttpStatusError as exc:
+            friendly = usage_limit_message(exc)
+            if friendly is None:
+                raise
+            raise ProviderError(friendly) from exc
+        writer.start()
+        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
+        await read_responses_stream(reader, response, options)
+
+    return run_stream(model, options, produce)
+
+
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
+    """Stream with a reasoning level; without one a reasoning model is asked for effort ``none``."""
+    return stream(model, context, dataclasses.replace(options, extra=simple_reasoning_extra(model, options)))
+
+
+# --- request ----------------------------------------------------------------------------------------
+
+
+def resolve_codex_url(base_url: str) -> str:
+    """``…/codex/responses`` under the base URL (which may already end in ``/codex`` or the full path)."""
+    base = (base_url.strip() or DEFAULT_BASE_URL).rstrip("/")
+    if base.endswith("/codex/responses"):
+        return base
+    if base.endswith("/codex"):
+        return f"{base}/responses"
+    return f"{base}/codex/responses"
+
+
+def build_request_body(
+    model: Model, context: Context, options: StreamOptions, session_id: str | None
+) -> JsonObject:
+    """The JSON body of a Codex request (before the ``on_payload`` hook)."""
+    extra = options.extra
+    body: JsonObject = {
+        "model": model.id,
+        "store": False,
+        "stream": True,
+        # The system prompt leads ``input`` as a developer item rather than going in ``instructions``,
+        # which the backend appends after the input, so that it stays in the cached prefix.
+        "input": convert_responses_messages(model, context, RESPONSES_TOOL_CALL_PROVIDERS),
+        "text": {"verbosity": extra.get("text_verbosity") or "low"},
+        "include": [ENCRYPTED_REASONING],
+        "tool_choice": extra.get("tool_choice") or "auto",
+        "parallel_tool_calls": True,
+    }
+    if session_id:
+        body["prompt_cache_key"] = session_id
+    if options.max_tokens:
+        body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if extra.get("service_tier") is not None:
+        body["service_tier"] = extra["service_tier"]
+    if context.tools:
+        body["tools"] = convert_responses_tools(context.tools, strict=None)
+    reasoning = _reasoning(model, extra)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+    return body
+
+
+def _reasoning(model: Model, extra: JsonObject) -> JsonObject | None:
+    """The requested effort (through the model's level map), else the model's "off" value."""
+    if not model.reasoning:
+        return None
+    level_map = model.thinking_level_map or {}
+    effort = extra.get("reasoning_effort")
+    if isinstance(effort, str) and effort:
+        mapped = level_map.get(effort, effort)
+        if mapped is None:
+            return None  # the model takes no reasoning field at this level
+        return {"effort": mapped, "summary": extra.get("reasoning_summary") or "auto"}
+    if "off" in level_map and level_map["off"] is None:
+        return None  # the model cannot stop reasoning: send nothing rather than a rejected value
+    return {"effort": level_map.get("off") or "none"}
+
+
+def build_request_headers(
+    model: Model, options: StreamOptions, token: str, account_id: str, session_id: str | None
+) -> dict[str, str]:
+    """The originator first (model and caller headers may override it), then what the backend requires."""
+    required = {
+        **bearer(token),
+        "chatgpt-account-id": account_id,
+        "OpenAI-Beta": "responses=experimental",
+        "accept": "text/event-stream",
+    }
+    if session_id:
+        required["session-id"] = session_id
+        required["x-client-request-id"] = session_id
+    return merge_headers({"originator": ORIGINATOR}, model.headers, options.headers, required)
+
+
+def _cache_session_id(options: StreamOptions) -> str | None:
+    if not options.session_id or resolve_cache_retention(options.cache_retention) == "none":
+        return None
+    return options.session_id[:PROMPT_CACHE_KEY_MAX]
+
+
+def extract_account_id(token: str) -> str:
+    """The ChatGPT account id inside a Codex access token; a token without one is refused."""
+    claims = _jwt_claims(token)
+    auth = claims.get(JWT_CLAIM) if claims is not None else None
+    account_id = auth.get("chatgpt_account_id") if isinstance(auth, dict) else None
+    if not isinstance(account_id, str) or not account_id:
+        raise ProviderError(
+            "The OpenAI Codex credential is not a ChatGPT access token (no account id in it): "
+            "log in again with tau auth login openai-codex"
+        )
+    return account_id
+
+
+def _jwt_claims(token: str) -> dict[str, Any] | None:
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload))
+    except (ValueError, binascii.Error):
+        return None
+    return claims if isinstance(claims, dict) else None
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+
+def usage_limit_message(exc: HttpStatusError) -> str | None:
+    """``You have hit your ChatGPT usage limit (plus plan). Try again in ~42 min.`` for a spent quota.
+
+    Other 429s keep their status in the message, so that a session-level retry still sees them.
+    """
+    if not _TERMINAL_LIMIT.search(exc.body):
+        return None
+    try:
+        data = json.loads(exc.body)
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    error = error if isinstance(error, dict) else {}
+    plan_type = error.get("plan_type")
+    plan = f" ({plan_type.lower()} plan)" if isinstance(plan_type, str) and plan_type else ""
+    resets_at = error.get("resets_at")
+    when = ""
+    if isinstance(resets_at, int | float) and not isinstance(resets_at, bool):
+        minutes = max(0, round((resets_at - time.time()) / 60))
+        when = f" Try again in ~{minutes} min."
+    return f"You have hit your ChatGPT usage limit{plan}.{when}"
