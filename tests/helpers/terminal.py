@@ -1,5 +1,6 @@
 """A real pseudo-terminal for TUI tests: the program runs under pexpect, its output is fed to a
-pyte screen (with scrollback), and cursor position requests are answered as a terminal would."""
+pyte screen (with scrollback), and cursor position and device attribute requests are answered as
+a terminal would; ``kitty=True`` makes it a terminal that speaks the kitty keyboard protocol."""
 
 from __future__ import annotations
 
@@ -11,6 +12,20 @@ import pexpect
 import pyte
 
 _CPR = re.compile(rb"\x1b\[6n")
+_KITTY_QUERY = re.compile(rb"\x1b\[\?u")
+
+
+class _AnsweringScreen(pyte.HistoryScreen):
+    """A screen that sends its answers (DA1) back to the program; cursor reports are answered in
+    ``Terminal.pump`` (from the screen as it is once the whole read is drawn)."""
+
+    def __init__(self, columns: int, lines: int, answer: Callable[[str], None]) -> None:
+        super().__init__(columns, lines, history=5000)
+        self._answer = answer
+
+    def write_process_input(self, data: str) -> None:
+        if not data.endswith("R"):
+            self._answer(data)
 
 
 class Terminal:
@@ -22,9 +37,11 @@ class Terminal:
         env: dict[str, str],
         rows: int = 30,
         cols: int = 100,
+        kitty: bool = False,
     ) -> None:
         self.rows, self.cols = rows, cols
-        self.screen = pyte.HistoryScreen(cols, rows, history=5000)
+        self.kitty = kitty
+        self.screen = _AnsweringScreen(cols, rows, self.send)
         self.screen.set_mode(pyte.modes.LNM)  # the tty turns \n into \r\n, as a real terminal shows it
         self.stream = pyte.ByteStream(self.screen)
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
@@ -46,6 +63,9 @@ class Terminal:
             for _ in _CPR.findall(data):
                 y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
                 self.child.send(f"\x1b[{y};{x}R".encode())
+            if self.kitty:
+                for _ in _KITTY_QUERY.findall(data):
+                    self.child.send(b"\x1b[?1u")  # the flags tau pushed just before
             self.stream.feed(data)
             if time.monotonic() >= deadline:
                 return

@@ -3,6 +3,8 @@ into the real `tau` in a pseudo-terminal."""
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
 from collections.abc import Callable
 
@@ -170,3 +172,41 @@ def test_alt_word_keys_move_and_delete_by_word(
     _editor_shows(terminal, "one two three")
     terminal.send(keys)
     _editor_shows(terminal, expected)
+
+
+def test_a_kitty_terminal_gets_the_protocol_pushed_and_popped(tau: TauCommand) -> None:
+    terminal = Terminal([sys.executable, "-m", "tau", *MODEL], cwd=str(tau.work), env=tau.env, kitty=True)
+    try:
+        terminal.wait_for("fake-model")
+        terminal.type("one")
+        terminal.send("\x1b[13;2u")  # Shift+Enter
+        terminal.type("two")
+        _editor_shows(terminal, "one\ntwo")
+        terminal.send("\x1b[99;5u")  # Ctrl+C
+        _editor_shows(terminal, "")
+        terminal.send("\x1b[100;5u")  # Ctrl+D on the empty editor quits
+        assert terminal.wait_exit() == 0
+    finally:
+        terminal.close()
+    raw = bytes(terminal.raw)
+    assert raw.index(b"\x1b[>1u") < raw.rindex(b"\x1b[<u")  # pushed, popped at the end
+    assert b"\x1b[>4;2m" not in raw  # no modifyOtherKeys on top of the protocol
+
+
+def test_other_terminals_get_modify_other_keys_until_a_signal_ends_tau(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = start_tui()
+    terminal.wait_for(lambda: b"\x1b[>4;2m" in terminal.raw)  # asked for once DA1 answered
+    terminal.type("one")
+    terminal.send("\x1b[27;2;13~")  # Shift+Enter, as xterm and tmux send it then
+    terminal.type("two")
+    _editor_shows(terminal, "one\ntwo")
+    terminal.send("\x1b[27;5;99~")  # Ctrl+C
+    _editor_shows(terminal, "")
+    terminal.send("\x1b[27;2;9~")  # Shift+Tab: the next thinking level
+    terminal.wait_for("no thinking levels")
+    terminal.child.kill(signal.SIGTERM)
+    assert terminal.wait_exit() == 143
+    raw = bytes(terminal.raw)
+    assert raw.rindex(b"\x1b[>4;0m") > raw.index(b"\x1b[>4;2m")

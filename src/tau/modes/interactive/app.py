@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ from tau.modes.interactive.chat import Block, Chat, ViewFlags
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
 from tau.modes.interactive.footer import git_branch, usage_totals
+from tau.modes.interactive.frames import create_frame_output, print_above
+from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
 from tau.modes.interactive.screen import Scrollback
 from tau.runtime.events import (
@@ -288,8 +291,21 @@ class InteractiveMode:
         )
         layout = Layout(root, focused_element=editor_window)
         style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
+        from prompt_toolkit.input import create_input
+
+        app_input = create_input()
+        output = create_frame_output()
+
+        def write(data: str) -> None:
+            output.write_raw(data)
+            output.flush()
+
+        self.keyboard = KeyboardProtocol(write, _fileno(output))
+        self.keyboard.install(app_input)
         app: Application[int] = Application(
             layout=layout,
+            input=app_input,
+            output=output,
             key_bindings=merge_key_bindings([load_key_bindings(), build_key_bindings(self)]),
             style=style,
             full_screen=False,
@@ -332,8 +348,12 @@ class InteractiveMode:
         )
         self._set_title()
         self.files.start()
-        self.scrollback.attach()
+        self.scrollback.attach(lambda text: print_above(self.app, text))
         self.app.after_render += self._after_first_render
+        self.keyboard.start()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(signum, self._on_signal, signum)
         if open_resume_picker:
             from tau.modes.interactive.commands import run_builtin_command
 
@@ -345,6 +365,9 @@ class InteractiveMode:
             with patch_stdout(raw=True):
                 code = await self.app.run_async()
         finally:
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(signum)
+            self.keyboard.restore()
             await self.scrollback.flush()
             self.scrollback.detach()
             for task in list(self._tasks):
@@ -379,9 +402,14 @@ class InteractiveMode:
         for message in messages:
             await self.session.prompt(message)
 
-    def quit(self) -> None:
+    def quit(self, code: int = 0) -> None:
         if self.app.is_running and self.app.future is not None and not self.app.future.done():
-            self.app.exit(result=0)
+            self.app.exit(result=code)
+
+    def _on_signal(self, signum: int) -> None:
+        """SIGTERM/SIGHUP: leave as on a quit (the terminal restored, the session saved), with the
+        signal's exit code."""
+        self.quit(128 + signum)
 
     def _extension_error(self, report: Any) -> None:
         self.chat.add_notice(f"extension {report.extension_path} ({report.event}): {report.error}", "error")
@@ -527,6 +555,13 @@ class InteractiveMode:
     def on_resize(self) -> None:
         self._renderers.clear()
         self.redraw_all()
+
+
+def _fileno(output: Any) -> int | None:
+    try:
+        return int(output.fileno())
+    except Exception:  # not a terminal
+        return None
 
 
 def _warm_up_rendering() -> None:

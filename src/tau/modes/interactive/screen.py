@@ -1,8 +1,9 @@
 """Writing into the terminal's scrollback above the running prompt_toolkit application.
 
-Text is queued and written in one go at most every ``FLUSH_INTERVAL`` (prompt_toolkit hides the
-live area, the text is written, the live area is drawn again below it: a full repaint), so a fast
-stream costs a few such repaints a second, not one per block. Until it is written, queued text is
+Text is queued and written in one go at most every ``FLUSH_INTERVAL`` (the live area is hidden,
+the text is written, the live area is drawn again below it: a full repaint, sent as one
+synchronized frame by ``frames.print_above``), so a fast stream costs a few such repaints a second,
+not one per block. Until it is written, queued text is
 shown at the top of the live area (``waiting_text``). Before the application runs, text goes
 straight out.
 """
@@ -10,8 +11,8 @@ straight out.
 from __future__ import annotations
 
 import asyncio
-import functools
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 __all__ = ["Scrollback"]
@@ -28,9 +29,11 @@ class Scrollback:
         self._running = False
         self._wrote_any = False
         self._flush_task: asyncio.Task[None] | None = None
+        self._print_above: Callable[[str], None] = self._write_now
 
-    def attach(self) -> None:
-        """The application is running: queue from now on."""
+    def attach(self, print_above: Callable[[str], None]) -> None:
+        """The application is running: queue from now on, and print with ``print_above``."""
+        self._print_above = print_above
         self._running = True
 
     def detach(self) -> None:
@@ -67,24 +70,20 @@ class Scrollback:
             self._flush_task = asyncio.get_running_loop().create_task(self._flush_soon())
 
     async def _flush_soon(self) -> None:
-        from prompt_toolkit.application import run_in_terminal
-
         await asyncio.sleep(FLUSH_INTERVAL)
-        while self._pending and self._running:
+        self._print_pending()
+
+    def _print_pending(self) -> None:
+        if self._pending and self._running:
             data = "".join(self._pending)
             self._pending.clear()
-            await run_in_terminal(functools.partial(self._write_now, data), in_executor=False)
+            self._print_above(data)
 
     async def flush(self) -> None:
         """Write what is queued now (before the application exits)."""
         if self._flush_task is not None and not self._flush_task.done():
-            await self._flush_task
-        if self._pending and self._running:
-            from prompt_toolkit.application import run_in_terminal
-
-            data = "".join(self._pending)
-            self._pending.clear()
-            await run_in_terminal(lambda: self._write_now(data), in_executor=False)
+            self._flush_task.cancel()
+        self._print_pending()
 
     def _write_now(self, data: str) -> None:
         if data:

@@ -1,0 +1,89 @@
+"""Whole frames: every write to the terminal is one synchronized update, so it never shows half a
+frame.
+
+A terminal that knows synchronized output (mode 2026: kitty, WezTerm, iTerm2, foot, Ghostty,
+Windows Terminal, tmux 3.4+, ...) holds what arrives between ``CSI ?2026h`` and ``CSI ?2026l`` and
+shows it at once; others ignore both. ``FrameOutput`` wraps each flush so; ``print_above`` puts
+text into the scrollback above the application in one frame (hide the live area, print, draw the
+live area again), where prompt_toolkit's ``run_in_terminal`` flushed three times and switched
+the terminal to cooked mode and back, leaving frames without the editor and footer between.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from prompt_toolkit.output import ColorDepth, Output, create_output
+from prompt_toolkit.output.flush_stdout import flush_stdout
+from prompt_toolkit.output.vt100 import Vt100_Output
+from prompt_toolkit.patch_stdout import StdoutProxy
+from prompt_toolkit.utils import get_bell_environment_variable, get_term_environment_variable
+
+__all__ = ["BEGIN", "END", "FrameOutput", "create_frame_output", "print_above"]
+
+BEGIN = "\x1b[?2026h"
+END = "\x1b[?2026l"
+
+
+class FrameOutput(Vt100_Output):
+    """A vt100 output whose every flush is one synchronized update; inside ``frame()`` flushes
+    are held and go out together when it ends."""
+
+    _held = 0
+
+    def flush(self) -> None:
+        if self._held or not self._buffer:
+            return
+        data = "".join(self._buffer)
+        self._buffer = []
+        flush_stdout(self.stdout, BEGIN + data + END)
+
+    @contextmanager
+    def frame(self) -> Iterator[None]:
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            self.flush()
+
+
+def create_frame_output() -> Output:
+    """A ``FrameOutput`` on the terminal, or prompt_toolkit's usual output when stdout is none."""
+    stdout: Any = sys.stdout
+    while isinstance(stdout, StdoutProxy):
+        stdout = stdout.original_stdout
+    if stdout is None or sys.platform == "win32" or not stdout.isatty():
+        return create_output()
+    return FrameOutput.from_pty(
+        stdout,
+        term=get_term_environment_variable(),
+        default_color_depth=ColorDepth.from_env(),
+        enable_bell=get_bell_environment_variable(),
+    )
+
+
+def print_above(app: Any, text: str) -> None:
+    """Write ``text`` into the scrollback above the running ``app`` and draw the app again below
+    it, as one frame."""
+    output = app.output
+    if not app.is_running:
+        output.write_raw(text)
+        output.flush()
+        return
+    held = output.frame() if isinstance(output, FrameOutput) else _nothing()
+    with held:
+        app.renderer.erase()
+        output.write_raw(text)
+        output.flush()
+        app.renderer.reset()
+        app._request_absolute_cursor_position()
+        app._redraw()
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield

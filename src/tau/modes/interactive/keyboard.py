@@ -1,0 +1,210 @@
+"""Modified keys from the terminal: asking for them, reading them, and giving the terminal back.
+
+Legacy terminal input cannot tell Shift+Enter from Enter, and under tmux not even Shift+Tab from
+Tab. As pi does, tau asks at start-up: it pushes the kitty keyboard protocol (flag 1,
+*disambiguate*: modified keys as ``CSI code;mods u``), queries it (``CSI ?u``) and sends a device
+attributes query (``CSI c``) as a sentinel. A terminal that speaks the protocol answers the query
+first (``CSI ?1u``); one that does not only answers DA, and then gets xterm's modifyOtherKeys level
+2 (``CSI >4;2m``: modified keys as ``CSI 27;mods;code ~``), which xterm, tmux (``extended-keys``) and
+most others understand. Only flag 1 is pushed: tau binds no key releases or alternate layouts.
+
+``KeyParser`` turns both forms into the keys prompt_toolkit binds (Shift+Enter as F24, see
+``keymap.SHIFT_ENTER``; Ctrl+C as ``c-c``; Alt+x as Esc, x) and swallows the answers. What was
+switched on is switched off again on exit, on SIGTERM/SIGHUP, on a crash (``atexit``) and while
+suspended (Ctrl+Z).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+from prompt_toolkit.input.vt100_parser import Vt100Parser
+from prompt_toolkit.key_binding.key_processor import KeyPress
+from prompt_toolkit.keys import Keys
+
+from tau.modes.interactive.keymap import SHIFT_ENTER
+
+__all__ = ["KeyParser", "KeyboardProtocol", "decode_key"]
+
+QUERY = "\x1b[>1u\x1b[?u\x1b[c"
+"""Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal)."""
+MODIFY_OTHER_KEYS_ON = "\x1b[>4;2m"
+MODIFY_OTHER_KEYS_OFF = "\x1b[>4;0m"
+KITTY_POP = "\x1b[<u"
+
+# Answers and extended keys: kitty flags (CSI ? n u), DA1 (CSI ? ... c), kitty keys
+# (CSI code[:alternates] [; mods[:event] [; text]] u) and xterm's (CSI 27 ; mods ; code ~).
+_SEQUENCE = re.compile(r"\x1b\[(?:\?(\d+)u|\?[\d;]*c|([\d:;]+)u|27;(\d+);(\d+)~)")
+_PASTE_START = "\x1b[200~"
+
+_SHIFT, _ALT, _CTRL = 1, 2, 4
+_LOCKS = 64 | 128  # Caps Lock and Num Lock: they change no binding
+_KEYPAD_ENTER = 57414
+
+KeyList = list[tuple[str, str]]
+"""(prompt_toolkit key, the text it inserts)."""
+
+
+def decode_key(code: int, modifiers: int, shifted: int | None = None) -> KeyList:
+    """The keys for a key ``code`` (a Unicode code point) pressed with ``modifiers`` (the protocol's
+    1 + bit set: shift 1, alt 2, ctrl 4); ``shifted`` is the shifted key, when the terminal says.
+    Empty when nothing tau binds could mean it (super, hyper; Ctrl+Shift+letter)."""
+    bits = max(0, modifiers - 1) & ~_LOCKS
+    if bits & ~(_SHIFT | _ALT | _CTRL):
+        return []
+    shift, alt, ctrl = bits & _SHIFT, bits & _ALT, bits & _CTRL
+    main: str | None
+    text = ""
+    if code in (13, _KEYPAD_ENTER):
+        main = SHIFT_ENTER if shift and not ctrl else None if ctrl else Keys.ControlM
+        text = "\r" if main == Keys.ControlM else ""
+    elif code == 9:
+        main = Keys.BackTab if shift and not ctrl else None if ctrl else Keys.ControlI
+    elif code in (127, 8):
+        # Ctrl+Backspace deletes a word, as Alt+Backspace does.
+        main, alt = Keys.ControlH, alt or ctrl
+    elif code == 27:
+        main = Keys.Escape
+    elif code == 32:
+        main = Keys.ControlAt if ctrl else " "
+        text = "" if ctrl else " "
+    elif 32 < code < 0x110000 and not 0xE000 <= code <= 0xF8FF:  # the private use area: keypad etc.
+        char = chr(code)
+        if ctrl:
+            if shift and char.isalpha():
+                return []
+            main = _control_key(char)
+        else:
+            if shift:
+                char = chr(shifted) if shifted else char.upper()
+            main, text = char, char
+    else:
+        return []
+    if main is None:
+        return []
+    key = main if len(main) == 1 else Keys(main)
+    return [(Keys.Escape, ""), (key, text)] if alt else [(key, text)]
+
+
+def _control_key(char: str) -> str | None:
+    lowered = char.lower()
+    if "a" <= lowered <= "z":
+        return f"c-{lowered}"
+    return {"@": "c-@", "[": Keys.Escape, "\\": "c-\\", "]": "c-]", "^": "c-^", "_": "c-_"}.get(char)
+
+
+def _kitty_key(fields: str) -> KeyList:
+    """Keys of a ``CSI ... u`` body; a release (event 3) is none."""
+    parts = fields.split(";")
+    codes = parts[0].split(":")
+    mods = parts[1].split(":") if len(parts) > 1 else ["1"]
+    try:
+        code = int(codes[0])
+        shifted = int(codes[1]) if len(codes) > 1 and codes[1] else None
+        modifiers = int(mods[0] or 1)
+        event = int(mods[1]) if len(mods) > 1 and mods[1] else 1
+    except ValueError:
+        return []
+    return [] if event == 3 else decode_key(code, modifiers, shifted)
+
+
+class KeyParser(Vt100Parser):
+    """prompt_toolkit's input parser, reading the extended key forms and the protocol's answers
+    as well. ``on_answer(kind, flags)`` gets ``("kitty", flags)`` and ``("da", 0)``."""
+
+    def __init__(self, feed_key_callback: Callable[[KeyPress], None], on_answer: Callable[[str, int], None]):
+        self._on_answer = on_answer
+        super().__init__(feed_key_callback)
+
+    def feed(self, data: str) -> None:
+        if self._in_bracketed_paste or "\x1b[" not in data:
+            super().feed(data)
+            return
+        paste = data.find(_PASTE_START)
+        scan, rest = (data, "") if paste < 0 else (data[:paste], data[paste:])
+        position = 0
+        for match in _SEQUENCE.finditer(scan):
+            if match.start() > position:
+                super().feed(scan[position : match.start()])
+            super().flush()  # what came before is complete: this sequence cannot continue it
+            self._handle(match)
+            position = match.end()
+        if position < len(scan):
+            super().feed(scan[position:])
+        if rest:
+            super().feed(rest)
+
+    def _handle(self, match: re.Match[str]) -> None:
+        kitty_flags, kitty_key, modifiers, code = match.groups()
+        if kitty_flags is not None:
+            self._on_answer("kitty", int(kitty_flags))
+            return
+        if kitty_key is not None:
+            keys = _kitty_key(kitty_key)
+        elif code is not None:
+            keys = decode_key(int(code), int(modifiers))
+        else:
+            self._on_answer("da", 0)
+            return
+        for key, text in keys:
+            self.feed_key_callback(KeyPress(key, text))
+
+
+class KeyboardProtocol:
+    """The negotiation with one terminal, and its undoing."""
+
+    def __init__(self, write: Callable[[str], None], fd: int | None) -> None:
+        self._write = write
+        self._fd = fd
+        self.kitty = False
+        self.modify_other_keys = False
+        self._pushed = False
+        self._asked = False
+        atexit.register(self._restore_at_exit)
+
+    def install(self, app_input: Any) -> bool:
+        """Read keys through ``KeyParser`` (a vt100 input only); whether it could."""
+        parser = getattr(app_input, "vt100_parser", None)
+        if not isinstance(parser, Vt100Parser):
+            return False
+        app_input.vt100_parser = KeyParser(parser.feed_key_callback, self.on_answer)
+        return True
+
+    def start(self) -> None:
+        """Push the kitty flags and ask which protocol the terminal speaks."""
+        self._pushed = True
+        self._asked = True
+        self._write(QUERY)
+
+    def on_answer(self, kind: str, flags: int) -> None:
+        if kind == "kitty":
+            self.kitty = flags != 0
+            if self.kitty:
+                self._asked = False
+            return
+        if self._asked and not self.kitty and not self.modify_other_keys:
+            self.modify_other_keys = True
+            self._write(MODIFY_OTHER_KEYS_ON)
+        self._asked = False
+
+    def restore_sequence(self) -> str:
+        out = KITTY_POP if self._pushed else ""
+        return out + (MODIFY_OTHER_KEYS_OFF if self.modify_other_keys else "")
+
+    def restore(self) -> None:
+        """Give the terminal its keys back (idempotent)."""
+        sequence = self.restore_sequence()
+        self._pushed = self.kitty = self.modify_other_keys = self._asked = False
+        if sequence:
+            self._write(sequence)
+
+    def _restore_at_exit(self) -> None:
+        sequence = self.restore_sequence()
+        if sequence and self._fd is not None:
+            with contextlib.suppress(OSError):  # the terminal is gone
+                os.write(self._fd, sequence.encode())
