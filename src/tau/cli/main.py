@@ -30,7 +30,12 @@ class UsageError(Exception):
 
 def run(argv: list[str] | None = None) -> int:
     _fill_closed_standard_fds()
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["auth"]:
+        from tau.cli.auth_command import run_auth
+
+        return run_auth(argv[1:])
+    args = parse_args(argv)
     if args.version:
         return _write_stdout(f"tau {__version__}\n")
     for warning in args.warnings:

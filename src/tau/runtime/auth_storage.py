@@ -17,8 +17,13 @@ trimmed of surrounding whitespace (a key pasted from a CRLF file ends in ``\r``)
 or non-ASCII character inside is refused with an error naming where it came from, never the key.
 Keys and tokens in use are registered with ``tau.ai.redaction``, so no error text can carry them.
 
-OAuth logins and token refreshes are not done here: an expired OAuth token is skipped, so a key
-from a later source (environment, models.json) is used if there is one.
+An OAuth credential of a provider tau can log in to (``tau.runtime.oauth``) owns that provider, as
+in pi: its token is refreshed when less than five minutes of it are left, under auth.json's lock,
+so two tau processes that find it stale at once make one refresh request between them (the second
+re-reads the file under the lock and finds the fresh token). The key such a login yields is the
+flow's (the access token; Google's logins a JSON of token and project). A refused refresh raises
+``OAuthRefreshError`` saying to log in again and leaves the file as it was. An OAuth credential of
+another provider is used while it has not expired and skipped after that.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "AuthStatus",
     "AuthStorage",
     "InvalidApiKeyError",
+    "OAuthRefreshError",
     "clear_config_value_cache",
     "resolve_config_value",
 ]
@@ -52,12 +58,20 @@ __all__ = [
 AuthSource: TypeAlias = Literal["runtime", "api_key", "oauth", "env", "fallback"]
 
 COMMAND_TIMEOUT_S = 10.0
+# pi refreshes a token with less than this left; the stored expiry is already 5 minutes early.
+OAUTH_MIN_VALIDITY_MS = 5 * 60 * 1000
+# A refresh holds the lock for its HTTP round trip; others wait for it rather than refresh again.
+REFRESH_LOCK_TIMEOUT_S = 60.0
 
 _command_cache: dict[str, str] = {}
 
 
 class InvalidApiKeyError(ValueError):
     """A key that cannot be sent (a control or non-ASCII character inside it); the text names its source."""
+
+
+class OAuthRefreshError(ValueError):
+    """A stored login could not be refreshed; the text is one line saying what to do."""
 
 
 def resolve_config_value(value: str) -> str | None:
@@ -263,7 +277,7 @@ class AuthStorage:
             if kind == "api_key":
                 return AuthStatus(True, "api_key")
             if kind == "oauth":
-                if _oauth_access(credential) is not None:
+                if _oauth_access(credential) is not None or _refreshable(provider, credential):
                     return AuthStatus(True, "oauth")
                 expired_oauth = True
         env_names = find_env_keys(provider)
@@ -300,6 +314,8 @@ class AuthStorage:
             stored = credential.get("key")
             if kind == "api_key" and isinstance(stored, str):
                 return resolve_config_value(stored), _describe_config_value(stored, where)
+            if kind == "oauth" and _refreshable(provider, credential):
+                return self._oauth_api_key(provider), f"the OAuth login in {where}"
             if kind == "oauth":
                 access = _oauth_access(credential)
                 if access is not None:
@@ -312,6 +328,85 @@ class AuthStorage:
             where = f'models.json ("apiKey" of provider "{provider}")'
             return resolve_config_value(fallback), _describe_config_value(fallback, where)
         return None, ""
+
+    # ---- OAuth logins ----------------------------------------------------------------------------
+
+    def get_oauth_base_url(self, provider: str) -> str | None:
+        """The API base URL ``provider``'s login must be used with (Copilot's per-account host), if any."""
+        credential = self._data.get(provider)
+        if credential is None or credential.get("type") != "oauth":
+            return None
+        from tau.runtime.oauth import get_oauth_flow
+
+        flow = get_oauth_flow(provider)
+        return flow.base_url(credential) if flow is not None else None
+
+    def _oauth_api_key(self, provider: str) -> str | None:
+        credential = self.refresh_oauth(provider)
+        if credential is None:
+            return None
+        from tau.runtime.oauth import get_oauth_flow
+
+        flow = get_oauth_flow(provider)
+        key = flow.api_key(credential) if flow is not None else None
+        return key.strip() if key else None
+
+    def refresh_oauth(self, provider: str, *, min_validity_ms: int = OAUTH_MIN_VALIDITY_MS) -> JsonObject | None:
+        """``provider``'s OAuth credential with at least ``min_validity_ms`` left, refreshed if needed
+        (once across processes: the check is repeated under the file's lock). ``None`` when there is
+        no OAuth login (logged out meanwhile). Raises ``OAuthRefreshError``."""
+        credential = self._data.get(provider)
+        if credential is None or credential.get("type") != "oauth":
+            return None
+        if not _expires_within(credential, min_validity_ms):
+            return copy.deepcopy(credential)
+        path = self._path
+        if path is None:
+            fresh = self._refreshed(provider, credential)
+            self._data[provider] = fresh
+            return copy.deepcopy(fresh)
+        try:
+            with file_lock(path, timeout_s=REFRESH_LOCK_TIMEOUT_S):
+                raw = read_json_file(path)
+                current = raw.get(provider) if isinstance(raw, dict) else None
+                if not isinstance(current, dict) or current.get("type") != "oauth":
+                    self._data.pop(provider, None)
+                    return None
+                if _expires_within(current, min_validity_ms):
+                    current = self._refreshed(provider, current)
+                    assert isinstance(raw, dict)
+                    raw[provider] = current
+                    write_file_atomic(path, json.dumps(raw, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+        except (OSError, LockTimeoutError) as error:
+            raise OAuthRefreshError(f'Could not refresh the login for "{provider}": {error}') from error
+        except ConfigError as error:
+            raise OAuthRefreshError(f'Could not refresh the login for "{provider}": {error}') from error
+        self._data = {name: entry for name, entry in raw.items() if isinstance(entry, dict)}
+        register_secret(_string(current.get("access")))
+        register_secret(_string(current.get("refresh")))
+        return copy.deepcopy(current)
+
+    @staticmethod
+    def _refreshed(provider: str, credential: JsonObject) -> JsonObject:
+        from tau.runtime.oauth import LoginError, RefreshRejectedError, get_oauth_flow
+
+        flow = get_oauth_flow(provider)
+        if flow is None:
+            raise OAuthRefreshError(f'tau cannot refresh logins of "{provider}": log in again')
+        try:
+            fresh = flow.refresh(credential)
+        except RefreshRejectedError as error:
+            raise OAuthRefreshError(
+                f'The login for "{provider}" was refused ({error}): log in again with "tau auth login {provider}"'
+            ) from error
+        except LoginError as error:
+            raise OAuthRefreshError(
+                f'Could not refresh the login for "{provider}" ({error}): try again, '
+                f'or log in again with "tau auth login {provider}"'
+            ) from error
+        register_secret(_string(fresh.get("access")))
+        register_secret(_string(fresh.get("refresh")))
+        return fresh
 
     # ---- file access -----------------------------------------------------------------------------
 
@@ -358,6 +453,20 @@ def _apply(data: dict[str, Any], provider: str, credential: JsonObject | None) -
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _refreshable(provider: str, credential: JsonObject) -> bool:
+    """Whether tau can refresh this login itself (its provider has a flow and it has a refresh token)."""
+    from tau.runtime.oauth import OAUTH_PROVIDERS
+
+    return provider in OAUTH_PROVIDERS and isinstance(credential.get("refresh"), str) and bool(credential["refresh"])
+
+
+def _expires_within(credential: JsonObject, window_ms: int) -> bool:
+    expires = credential.get("expires")
+    if not isinstance(expires, int | float) or not credential.get("access"):
+        return True
+    return time.time() * 1000 + window_ms >= expires
 
 
 def _oauth_access(credential: JsonObject) -> str | None:

@@ -9,7 +9,7 @@ configured headers of every request, so a rotated key or a ``!command`` is picke
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from tau.agent.agent import Agent
@@ -71,6 +71,8 @@ def create_stream_fn(registry: ModelRegistry) -> StreamFn:
         if problem is not None:
             return _failed_stream(model, options, problem)
         options.api_key = api_key
+        if auth.base_url:
+            model = replace(model, base_url=auth.base_url)
         if auth.headers:
             options.headers = {**(options.headers or {}), **auth.headers}
         return stream_simple(model, context, options)

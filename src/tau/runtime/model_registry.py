@@ -21,7 +21,13 @@ from tau.ai.catalogue import get_models, get_providers
 from tau.ai.env_keys import env_var_names
 from tau.ai.redaction import register_secret
 from tau.ai.types import Model
-from tau.runtime.auth_storage import AuthStatus, AuthStorage, InvalidApiKeyError, resolve_config_value
+from tau.runtime.auth_storage import (
+    AuthStatus,
+    AuthStorage,
+    InvalidApiKeyError,
+    OAuthRefreshError,
+    resolve_config_value,
+)
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.models_config import (
     ModelsConfig,
@@ -49,6 +55,8 @@ class RequestAuth:
     api_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    # The API host a login must be used with (GitHub Copilot's per-account endpoint), else None.
+    base_url: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -249,7 +257,7 @@ class ModelRegistry:
         provider = model.provider
         try:
             api_key = self.get_api_key_for_provider(provider)
-        except InvalidApiKeyError as error:
+        except (InvalidApiKeyError, OAuthRefreshError) as error:
             return RequestAuth(error=str(error))
         if api_key is None:
             status = self.get_auth_status(provider)
@@ -270,7 +278,7 @@ class ModelRegistry:
         config = self._providers.get(provider)
         if config is not None and config.auth_header and api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        return RequestAuth(api_key=api_key, headers=headers)
+        return RequestAuth(api_key=api_key, headers=headers, base_url=self._auth.get_oauth_base_url(provider))
 
     def _api_key_config(self, provider: str) -> str | None:
         config = self._providers.get(provider)

@@ -1,0 +1,512 @@
+"""``tau auth``: log in to and out of providers, show how each is authenticated, and print the
+credentials for other programs (pi 1.6's ``pi auth`` verbs, plus ``status``).
+
+Every failure is one line on stderr and exit code 1 (``check``: 1 not ready, 2 invalid).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tau.runtime.oauth import OAUTH_PROVIDERS
+from tau.runtime.oauth.interaction import SelectOption
+
+if TYPE_CHECKING:
+    from tau.runtime.auth_storage import AuthStorage
+    from tau.runtime.model_registry import ModelRegistry
+
+__all__ = ["AUTH_HELP", "run_auth"]
+
+AUTH_HELP = """Usage:
+  tau auth login [provider] [--api-key] [--no-browser]
+  tau auth logout [provider]
+  tau auth status
+  tau auth print-api-key [--provider <provider>] [--model <model>]
+  tau auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
+  tau auth check [--provider <provider>] [--model <model>] [--json]
+
+Log in to and out of model providers, see how each is authenticated, or print its credentials for
+other programs. Credentials are stored in <agent dir>/auth.json (mode 0600).
+
+Commands:
+  login [provider]      Sign in with an account in the browser, or save an API key
+  logout [provider]     Remove the stored credential; environment variables and models.json stay
+  status                List the providers that have credentials, and where each comes from
+  print-api-key         Print the resolved API key (refreshes an expiring login)
+  print-bearer-token    Print an OAuth access token (refreshes an expiring login)
+  check                 Print ready, not_ready or invalid; exit with 0, 1 or 2
+
+Options:
+  --api-key             Save an API key instead of signing in with an account
+  --no-browser          Open no browser; use the provider's other sign-in (copy code, device code)
+  --min-expiry <d>      print-bearer-token: minimum remaining lifetime, e.g. 30m or 1h
+  --json                check: print the result as JSON
+"""
+
+_DURATION = re.compile(r"^(\d+)(ms|s|m|h)$", re.IGNORECASE)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+class _AuthUsageError(Exception):
+    """A wrong ``tau auth`` command line; one line."""
+
+
+def run_auth(argv: list[str]) -> int:
+    """Run ``tau auth <argv>``; the exit code."""
+    verb, rest = (argv[0], argv[1:]) if argv else ("help", [])
+    if verb in ("help", "--help", "-h") or "--help" in rest or "-h" in rest:
+        sys.stdout.write(AUTH_HELP)
+        return 0
+    commands: dict[str, Callable[[list[str]], int]] = {
+        "login": _login,
+        "logout": _logout,
+        "status": _status,
+        "print-api-key": lambda args: _print_credential(args, bearer=False),
+        "print-bearer-token": lambda args: _print_credential(args, bearer=True),
+        "check": _check,
+    }
+    command = commands.get(verb)
+    try:
+        if command is None:
+            raise _AuthUsageError(
+                f'Unknown auth command "{verb}": use login, logout, status, print-api-key, print-bearer-token or check'
+            )
+        return command(rest)
+    except _AuthUsageError as error:
+        _error(str(error))
+        return 2 if verb == "check" else 1
+    except KeyboardInterrupt:
+        _error("Login cancelled." if verb == "login" else "Interrupted.")
+        return 130
+
+
+# ---- login / logout ---------------------------------------------------------------------------
+
+
+def _login(args: list[str]) -> int:
+    from tau.runtime.oauth import LoginCancelledError, LoginError, get_oauth_flow
+
+    api_key = "--api-key" in args
+    browser = "--no-browser" not in args
+    positional = [a for a in args if a not in ("--api-key", "--no-browser")]
+    if any(a.startswith("-") for a in positional) or len(positional) > 1:
+        raise _AuthUsageError("Usage: tau auth login [provider] [--api-key] [--no-browser]")
+    if api_key and not browser:
+        raise _AuthUsageError("--no-browser only applies to account sign-in; omit it with --api-key.")
+    storage = _storage()
+    registry = _registry(storage)
+    known = set(registry.get_providers()) | set(OAUTH_PROVIDERS)
+    if positional:
+        provider = positional[0]
+    elif sys.stdin.isatty():
+        choices = sorted(OAUTH_PROVIDERS) if not api_key else sorted(known)
+        provider = _choose("Log in to which provider?", choices)
+    else:
+        raise _AuthUsageError(
+            f"Usage: tau auth login <provider>; providers with a login: {', '.join(OAUTH_PROVIDERS)}"
+        )
+    if provider not in known:
+        _error(f'Unknown provider "{_printable(provider)}".')
+        _error(f"Providers: {', '.join(sorted(known))}")
+        return 1
+    flow = None if api_key else get_oauth_flow(provider)
+    if flow is None:
+        return _save_api_key(storage, provider)
+    ui = _TerminalInteraction(browser=browser, provider=provider)
+    try:
+        credential = flow.login(ui)
+    except LoginCancelledError:
+        _error("Login cancelled.")
+        return 1
+    except LoginError as error:
+        _error(f"Failed to log in to {flow.name}: {error}")
+        return 1
+    except KeyboardInterrupt:
+        ui.cancelled.set()
+        _error("Login cancelled.")
+        return 1
+    return _saved(storage, provider, credential, f"Logged in to {flow.name}")
+
+
+def _save_api_key(storage: AuthStorage, provider: str) -> int:
+    import getpass
+
+    try:
+        key = (
+            getpass.getpass(f"Enter the API key for {provider}: ")
+            if sys.stdin.isatty()
+            else sys.stdin.readline()
+        )
+    except (EOFError, KeyboardInterrupt):
+        _error("Login cancelled.")
+        return 1
+    if not key.strip():
+        _error("No API key given; nothing saved.")
+        return 1
+    return _saved(storage, provider, {"type": "api_key", "key": key.strip()}, f"Saved API key for {provider}")
+
+
+def _saved(storage: AuthStorage, provider: str, credential: dict[str, object], done: str) -> int:
+    from tau.runtime.config_errors import ConfigError
+
+    try:
+        storage.set(provider, credential)
+    except ConfigError as error:
+        _error(str(error))
+        return 1
+    print(f"{done}. Credentials saved to {storage.path}")
+    return 0
+
+
+def _logout(args: list[str]) -> int:
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        raise _AuthUsageError("Usage: tau auth logout [provider]")
+    storage = _storage()
+    stored = storage.list()
+    if args:
+        provider = args[0]
+    elif stored and sys.stdin.isatty():
+        provider = _choose("Log out of which provider?", stored)
+    else:
+        raise _AuthUsageError(
+            f"Usage: tau auth logout <provider>; stored credentials: {', '.join(stored) or 'none'}"
+        )
+    name = OAUTH_PROVIDERS[provider][0] if provider in OAUTH_PROVIDERS else provider
+    credential = storage.get(provider)
+    if credential is None:
+        known = set(_registry(storage).get_providers()) | set(OAUTH_PROVIDERS)
+        if provider not in known:
+            _error(f'Unknown provider "{_printable(provider)}".')
+            _error(f"Stored credentials: {', '.join(sorted(stored)) or 'none'}")
+            return 1
+        print(
+            f"No stored credentials for {name}. Environment variables and models.json config are unchanged."
+        )
+        return 0
+    from tau.runtime.config_errors import ConfigError
+
+    try:
+        storage.remove(provider)
+    except ConfigError as error:
+        _error(f"Logout failed: {error}")
+        return 1
+    if credential.get("type") == "oauth":
+        print(f"Logged out of {name}.")
+    else:
+        print(
+            f"Removed stored API key for {name}. Environment variables and models.json config are unchanged."
+        )
+    return 0
+
+
+# ---- status / print / check --------------------------------------------------------------------
+
+
+def _status(args: list[str]) -> int:
+    if args:
+        raise _AuthUsageError("Usage: tau auth status")
+    storage = _storage()
+    registry = _registry(storage)
+    providers = list(dict.fromkeys([*storage.list(), *registry.get_providers()]))
+    lines = []
+    for provider in providers:
+        credential = storage.get(provider)
+        status = registry.get_auth_status(provider)
+        if credential is not None and credential.get("type") == "oauth":
+            lines.append((provider, _oauth_status(provider, credential)))
+        elif status.configured:
+            lines.append((provider, _source_text(status.source, status.detail)))
+    print(f"Credentials: {storage.path}")
+    if not lines:
+        print(
+            'No provider has credentials: log in with "tau auth login <provider>" or set an API key variable'
+        )
+        return 0
+    width = max(len(provider) for provider, _ in lines)
+    for provider, text in lines:
+        print(f"  {provider:<{width}}  {text}")
+    return 0
+
+
+def _oauth_status(provider: str, credential: dict[str, object]) -> str:
+    expires = credential.get("expires")
+    left_ms = float(expires) - time.time() * 1000 if isinstance(expires, int | float) else 0.0
+    refreshable = provider in OAUTH_PROVIDERS and bool(credential.get("refresh"))
+    if left_ms > 0:
+        timing = f"token valid for {_duration(left_ms)}"
+    else:
+        timing = "token expired, refreshed on next use" if refreshable else "token expired: log in again"
+    email = credential.get("email")
+    who = f" as {email}" if isinstance(email, str) and email else ""
+    return f"logged in{who} (OAuth), {timing}"
+
+
+def _source_text(source: str | None, detail: str | None) -> str:
+    if source == "api_key":
+        return "API key in auth.json"
+    if source == "env":
+        return f"${detail}" if detail and detail != "ambient credentials" else "ambient credentials"
+    if source == "fallback":
+        return 'models.json "apiKey"'
+    if source == "runtime":
+        return "--api-key"
+    return source or ""
+
+
+def _duration(ms: float) -> str:
+    minutes = int(ms // 60_000)
+    if minutes < 60:
+        return f"{max(minutes, 0)}m"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m" if hours < 48 else f"{hours // 24}d"
+
+
+def _print_credential(args: list[str], *, bearer: bool) -> int:
+    from tau.runtime.auth_storage import InvalidApiKeyError, OAuthRefreshError
+
+    options = _options(
+        args, allowed={"--provider", "--model", "--min-expiry"} if bearer else {"--provider", "--model"}
+    )
+    storage = _storage()
+    provider = _target_provider(options, _registry(storage), what="Credential printing")
+    try:
+        if bearer:
+            min_validity = _duration_ms(options["--min-expiry"]) if "--min-expiry" in options else None
+            value = _bearer_token(storage, provider, min_validity)
+        else:
+            key = _registry(storage).get_api_key_for_provider(provider)
+            if key is None:
+                raise _AuthUsageError(f'No credentials for provider "{provider}"')
+            value = key
+    except (InvalidApiKeyError, OAuthRefreshError) as error:
+        _error(str(error))
+        return 1
+    sys.stdout.write(value + "\n")
+    return 0
+
+
+def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int | None) -> str:
+    from tau.runtime.auth_storage import OAUTH_MIN_VALIDITY_MS
+
+    credential = storage.get(provider)
+    if credential is None or credential.get("type") != "oauth":
+        raise _AuthUsageError(
+            f'No OAuth login for provider "{provider}": log in with "tau auth login {provider}"'
+        )
+    window = max(OAUTH_MIN_VALIDITY_MS, min_validity_ms or 0)
+    fresh = storage.refresh_oauth(provider, min_validity_ms=window)
+    if fresh is None:
+        raise _AuthUsageError(f'No OAuth login for provider "{provider}"')
+    expires = fresh.get("expires")
+    if (
+        min_validity_ms is not None
+        and isinstance(expires, int | float)
+        and time.time() * 1000 + min_validity_ms > expires
+    ):
+        raise _AuthUsageError(f"The refreshed token of {provider} expires too soon for --min-expiry")
+    return str(fresh.get("access"))
+
+
+def _check(args: list[str]) -> int:
+    options = _options(args, allowed={"--provider", "--model", "--json"}, flags={"--json"})
+    storage = _storage()
+    registry = _registry(storage)
+    provider = _target_provider(options, registry, what="Auth checks")
+    result: dict[str, str]
+    if storage.load_error is not None or registry.get_error() is not None:
+        result = {"status": "invalid", "provider": provider, "reason": "invalid_state"}
+    elif provider not in set(registry.get_providers()) | set(OAUTH_PROVIDERS) | set(storage.list()):
+        result = {"status": "not_ready", "provider": provider, "reason": "provider_not_found"}
+    else:
+        status = registry.get_auth_status(provider)
+        if not status.configured:
+            result = {"status": "not_ready", "provider": provider, "reason": "credentials_not_configured"}
+        else:
+            result = {"status": "ready", "provider": provider, "authType": status.source or ""}
+    print(json.dumps(result) if "--json" in options else result["status"])
+    return {"ready": 0, "not_ready": 1}.get(result["status"], 2)
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def _options(args: list[str], *, allowed: set[str], flags: set[str] | None = None) -> dict[str, str]:
+    flags = flags or set()
+    options: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in flags:
+            options[arg] = ""
+        elif arg in allowed:
+            if index + 1 >= len(args):
+                raise _AuthUsageError(f"{arg} needs a value")
+            options[arg] = args[index + 1]
+            index += 1
+        elif not arg.startswith("-") and "--provider" not in options:
+            options["--provider"] = arg  # ``tau auth print-api-key anthropic``
+        else:
+            raise _AuthUsageError(f'Unknown option {arg} for "tau auth"')
+        index += 1
+    return options
+
+
+def _target_provider(options: dict[str, str], registry: ModelRegistry, *, what: str) -> str:
+    provider = options.get("--provider", "").strip()
+    model = options.get("--model", "").strip()
+    if model:
+        if "/" in model and not provider:
+            return model.split("/", 1)[0]
+        matches = [
+            m for m in registry.get_all() if m.id == model and (not provider or m.provider == provider)
+        ]
+        if not matches:
+            raise _AuthUsageError(f'Unknown model "{_printable(model)}"')
+        return matches[0].provider
+    if not provider:
+        raise _AuthUsageError(f"{what} requires --provider <provider> or --model <model>")
+    return provider
+
+
+def _duration_ms(text: str) -> int:
+    match = _DURATION.match(text)
+    if not match:
+        raise _AuthUsageError("--min-expiry must use a duration such as 30m or 1h")
+    return int(match.group(1)) * _UNIT_MS[match.group(2).lower()]
+
+
+def _storage() -> AuthStorage:
+    from tau.runtime.auth_storage import AuthStorage
+
+    storage = AuthStorage.create()
+    for warning in storage.drain_warnings():
+        _error(f"warning: {warning}")
+    if storage.load_error is not None:
+        raise _AuthUsageError(str(storage.load_error))
+    return storage
+
+
+def _registry(storage: AuthStorage) -> ModelRegistry:
+    from tau.runtime.model_registry import ModelRegistry
+    from tau.runtime.paths import models_path
+
+    return ModelRegistry(storage, models_path())
+
+
+def _choose(message: str, choices: list[str]) -> str:
+    return _select_in_terminal(message, [SelectOption(c, c) for c in choices])
+
+
+def _select_in_terminal(message: str, options: list[SelectOption]) -> str:
+    print(message)
+    for number, option in enumerate(options, 1):
+        print(f"  {number}. {option.label}")
+    while True:
+        try:
+            answer = input(f"Select 1-{len(options)}: ").strip()
+        except EOFError:
+            raise KeyboardInterrupt from None
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1].id
+        print(f"Enter a number from 1 to {len(options)}.")
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _error(line: str) -> None:
+    from tau.ai.redaction import redact
+
+    print(f"tau: {redact(line)}", file=sys.stderr, flush=True)
+
+
+class _TerminalInteraction:
+    """A login in the terminal: URLs and codes on stdout, answers from stdin, the browser opened with
+    ``webbrowser`` unless ``--no-browser``. stdin need not be a terminal (a pasted code can be piped)."""
+
+    def __init__(self, *, browser: bool, provider: str) -> None:
+        self.cancelled = threading.Event()
+        self._browser = browser
+        self._provider = provider
+        self._skipped: list[str] = []
+        self._pasting = threading.Event()
+
+    def show_url(self, url: str, instructions: str) -> None:
+        print(f"Open this URL to sign in:\n  {url}", flush=True)
+        print(instructions, flush=True)
+        if self._browser:
+            self._open(url)
+        if len(self._skipped) == 1:
+            print(
+                f'To use "{self._skipped[0]}" instead, run "tau auth login {self._provider} --no-browser"',
+                flush=True,
+            )
+
+    def show_device_code(self, url: str, code: str) -> None:
+        print(f"Open {url} and enter code: {code}", flush=True)
+        if self._browser:
+            self._open(url)
+        print("Waiting for authentication...", flush=True)
+
+    def progress(self, message: str) -> None:
+        print(message, flush=True)
+
+    def notice(self, message: str) -> None:
+        _error(message)
+
+    def ask(self, message: str, placeholder: str = "") -> str:
+        hint = f" ({placeholder})" if placeholder else ""
+        try:
+            return input(f"{message}{hint}: ")
+        except EOFError:
+            from tau.runtime.oauth import LoginCancelledError
+
+            raise LoginCancelledError("Login cancelled.") from None
+
+    def select(self, message: str, options: list[SelectOption]) -> str:
+        first, others = options[0], options[1:]
+        if self._browser or not others:
+            self._skipped = [option.label for option in others]
+            return first.id
+        if len(others) > 1:
+            return _select_in_terminal(message, others)
+        print(f"{message} {others[0].label}", flush=True)
+        return others[0].id
+
+    def start_paste(self, message: str, placeholder: str, deliver: Callable[[str | None], None]) -> None:
+        self._pasting.set()
+        sys.stdout.write(f"{message}: ")
+        sys.stdout.flush()
+
+        def read() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while self._pasting.is_set():
+                    line = sys.stdin.readline()
+                    if not line:
+                        deliver(None)
+                        return
+                    if line.strip():
+                        deliver(line)
+                        return
+
+        threading.Thread(target=read, name="oauth-paste", daemon=True).start()
+
+    def stop_paste(self) -> None:
+        if self._pasting.is_set():
+            self._pasting.clear()
+            print(flush=True)
+
+    @staticmethod
+    def _open(url: str) -> None:
+        import webbrowser
+
+        with contextlib.suppress(Exception):
+            webbrowser.open(url)

@@ -1,0 +1,44 @@
+"""Subscription logins (OAuth) for the providers that offer them, as pi's: each flow is one module,
+imported only when that provider's login is used or refreshed.
+
+Flows run synchronously (a worker thread in the TUI); ``tau.runtime.auth_storage`` refreshes their
+credentials under auth.json's lock.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from tau.runtime.oauth.errors import LoginCancelledError, LoginError, RefreshRejectedError
+from tau.runtime.oauth.flow import OAuthFlow
+from tau.runtime.oauth.interaction import LoginInteraction, SelectOption
+
+__all__ = [
+    "OAUTH_PROVIDERS",
+    "LoginCancelledError",
+    "LoginError",
+    "LoginInteraction",
+    "OAuthFlow",
+    "RefreshRejectedError",
+    "SelectOption",
+    "get_oauth_flow",
+]
+
+# provider id -> (display name, module, class): the names list without importing the flows.
+OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "anthropic": ("Anthropic (Claude Pro/Max)", "anthropic", "AnthropicFlow"),
+    "openai-codex": ("OpenAI (ChatGPT Plus/Pro)", "openai_codex", "OpenAICodexFlow"),
+    "github-copilot": ("GitHub Copilot", "github_copilot", "GitHubCopilotFlow"),
+    "google-gemini-cli": ("Google Cloud Code Assist (Gemini CLI)", "google", "GeminiCliFlow"),
+    "google-antigravity": ("Antigravity (Gemini 3, Claude, GPT-OSS)", "google", "AntigravityFlow"),
+}
+
+
+def get_oauth_flow(provider: str) -> OAuthFlow | None:
+    """The login flow of ``provider``, or ``None`` when it has none."""
+    entry = OAUTH_PROVIDERS.get(provider)
+    if entry is None:
+        return None
+    module = importlib.import_module(f"tau.runtime.oauth.{entry[1]}")
+    flow: OAuthFlow = getattr(module, entry[2])()
+    return flow

@@ -1,0 +1,63 @@
+"""Polling a device-code login (RFC 8628) until the user has entered the code."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+from tau.runtime.oauth._common import LoginCancelledError, LoginError
+from tau.runtime.oauth.interaction import LoginInteraction
+
+__all__ = ["PollResult", "poll_device_code"]
+
+T = TypeVar("T")
+
+# ("done", value), ("pending", None), ("slow_down", new interval in s or None), ("failed", message)
+PollResult = tuple[Literal["done", "pending", "slow_down", "failed"], object]
+
+_MIN_INTERVAL_S = 1.0
+_DEFAULT_INTERVAL_S = 5.0  # RFC 8628 §3.2, when the server gives none
+_SLOW_DOWN_STEP_S = 5.0  # RFC 8628 §3.5
+
+
+def poll_device_code(
+    ui: LoginInteraction,
+    poll: Callable[[], PollResult],
+    *,
+    interval_s: float | None,
+    expires_in_s: float,
+    wait_first: bool,
+) -> object:
+    """The value ``poll`` returns with ``"done"``; waits ``interval_s`` between polls (more after a
+    ``slow_down``). Raises ``LoginCancelledError`` or ``LoginError`` (failed, timed out)."""
+    deadline = time.monotonic() + expires_in_s
+    interval = max(_MIN_INTERVAL_S, interval_s if interval_s is not None else _DEFAULT_INTERVAL_S)
+    slowed = False
+    if wait_first:
+        _sleep(ui, min(interval, max(0.0, deadline - time.monotonic())))
+    while time.monotonic() < deadline:
+        status, value = poll()
+        if status == "done":
+            return value
+        if status == "failed":
+            raise LoginError(str(value))
+        if status == "slow_down":
+            slowed = True
+            interval = (
+                max(_MIN_INTERVAL_S, float(value))
+                if isinstance(value, int | float) and value > 0
+                else interval + _SLOW_DOWN_STEP_S
+            )
+        _sleep(ui, min(interval, max(0.0, deadline - time.monotonic())))
+    if slowed:
+        raise LoginError(
+            "The device login timed out after slow_down answers; a drifting clock (WSL, VMs) often "
+            "causes this: sync the clock and try again"
+        )
+    raise LoginError("The device login timed out: log in again")
+
+
+def _sleep(ui: LoginInteraction, seconds: float) -> None:
+    if ui.cancelled.wait(seconds):
+        raise LoginCancelledError("Login cancelled.")

@@ -1,0 +1,17 @@
+"""The ways a login or a token refresh fails; each text is one line for the user."""
+
+from __future__ import annotations
+
+__all__ = ["LoginCancelledError", "LoginError", "RefreshRejectedError"]
+
+
+class LoginError(Exception):
+    """A login or refresh that failed; the text is one line for the user."""
+
+
+class LoginCancelledError(LoginError):
+    """The user stopped the login (Ctrl+C, Esc, end of input)."""
+
+
+class RefreshRejectedError(LoginError):
+    """The provider refused a token (HTTP 400/401/403): revoked, expired, or from another client."""

@@ -1,0 +1,410 @@
+"""A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
+GitHub Copilot and Google (Gemini CLI, Antigravity), with real PKCE checks, refresh-token rotation,
+revocation, and a count of refresh requests.
+
+Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
+real host is served under ``/<host>/…``. A test plays the browser by GETting the authorise URL tau
+prints: the answer is a redirect to tau's callback carrying ``code`` and ``state`` (or ``error`` when
+``deny`` is set). Requests to Copilot's API host other than its model list are forwarded to
+``copilot_upstream`` (a ``FakeLLMServer``), so a chat request arrives there with its headers::
+
+    with FakeOAuthServer() as oauth:
+        env["TAU_OAUTH_TEST_HOSTS"] = oauth.hosts_env()
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+__all__ = ["FakeOAuthServer", "codex_access_token"]
+
+_HOSTS = (
+    "claude.ai",
+    "platform.claude.com",
+    "auth.openai.com",
+    "github.com",
+    "api.github.com",
+    "api.individual.githubcopilot.com",
+    "accounts.google.com",
+    "oauth2.googleapis.com",
+    "www.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "daily-cloudcode-pa.sandbox.googleapis.com",
+)
+_PROVIDER_OF_TOKEN_HOST = {
+    "platform.claude.com": "anthropic",
+    "auth.openai.com": "openai-codex",
+    "oauth2.googleapis.com": "google",
+}
+
+
+def codex_access_token(account_id: str, serial: str) -> str:
+    """An unsigned JWT naming a ChatGPT account, as Codex access tokens do."""
+
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    claims = {"https://api.openai.com/auth": {"chatgpt_account_id": account_id}, "jti": serial}
+    return f"{part({'alg': 'none'})}.{part(claims)}.sig"
+
+
+@dataclass
+class _Grant:
+    challenge: str
+    redirect_uri: str
+    client_id: str
+
+
+@dataclass
+class FakeOAuthServer:
+    """The fake; ``start()``/``stop()`` or ``with``. Its settings may be changed between requests."""
+
+    expires_in: int = 3600
+    deny: bool = False  # the user refuses in the browser: the callback carries error=access_denied
+    refresh_delay_s: float = 0.3  # widens the window in which a second refresher would slip in
+    copilot_upstream: str | None = None
+    device_pending_polls: int = 0
+    google_onboarding: bool = False  # the Google account has no project yet: onboardUser provisions one
+    account_id: str = "acct-fake-123"
+    refresh_counts: Counter[str] = field(default_factory=Counter)
+    requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._grants: dict[str, _Grant] = {}
+        self._live_refresh: dict[str, str] = {}  # refresh token -> provider
+        self._revoked: set[str] = set()
+        self._device_polls = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self.issued: list[dict[str, Any]] = []
+
+    # ---- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> FakeOAuthServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner._dispatch(self, "GET")
+
+            def do_POST(self) -> None:
+                owner._dispatch(self, "POST")
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeOAuthServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def hosts_env(self) -> str:
+        """The value of ``TAU_OAUTH_TEST_HOSTS`` that sends every provider host here."""
+        return json.dumps({host: f"{self.url}/{host}" for host in _HOSTS})
+
+    # ---- test controls ---------------------------------------------------------------------------
+
+    def revoke_all(self) -> None:
+        """Revoke every refresh token issued so far (the user signed out everywhere)."""
+        with self._lock:
+            self._revoked.update(self._live_refresh)
+
+    # ---- dispatch --------------------------------------------------------------------------------
+
+    def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        parts = urlsplit(handler.path)
+        host, _, path = parts.path.lstrip("/").partition("/")
+        path = "/" + path
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self._lock:
+            self.requests.append((method, f"{host}{path}", headers))
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        body = _parse_body(raw, headers.get("content-type", ""))
+        if host == "api.individual.githubcopilot.com" and not path.startswith("/models"):
+            self._forward(handler, method, path, raw, headers)
+            return
+        route = _ROUTES.get((method, host, path))
+        if route is None and path.startswith("/models/") and path.endswith("/policy"):
+            route = FakeOAuthServer._copilot_policy
+        if route is None:
+            _send(handler, 404, {"error": f"fake oauth: no route {method} {host}{path}"})
+            return
+        route(self, handler, host, path, query, body, headers)
+
+    # ---- browser side ----------------------------------------------------------------------------
+
+    def _authorize(self, handler: Any, host: str, path: str, query: dict[str, str], *_: Any) -> None:
+        redirect = query.get("redirect_uri", "")
+        state = query.get("state", "")
+        if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+            _send(handler, 400, {"error": "invalid_request", "error_description": "PKCE S256 required"})
+            return
+        if self.deny:
+            target = f"{redirect}?{urlencode({'error': 'access_denied', 'error_description': 'The user denied access', 'state': state})}"
+        else:
+            code = "code-" + secrets.token_hex(8)
+            with self._lock:
+                self._grants[code] = _Grant(query["code_challenge"], redirect, query.get("client_id", ""))
+            target = f"{redirect}?{urlencode({'code': code, 'state': state})}"
+        handler.send_response(302)
+        handler.send_header("Location", target)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    # ---- token endpoints -------------------------------------------------------------------------
+
+    def _token(
+        self, handler: Any, host: str, path: str, query: dict[str, str], body: dict[str, Any], *_: Any
+    ) -> None:
+        provider = _PROVIDER_OF_TOKEN_HOST[host]
+        grant_type = body.get("grant_type")
+        if grant_type == "authorization_code":
+            with self._lock:
+                grant = self._grants.pop(str(body.get("code")), None)
+            verifier = str(body.get("code_verifier", ""))
+            if (
+                grant is None
+                or _s256(verifier) != grant.challenge
+                or body.get("redirect_uri") != grant.redirect_uri
+            ):
+                _send(
+                    handler,
+                    400,
+                    {"error": "invalid_grant", "error_description": "bad code, verifier or redirect_uri"},
+                )
+                return
+            if provider == "google" and not body.get("client_secret"):
+                _send(handler, 401, {"error": "invalid_client"})
+                return
+            _send(handler, 200, self._issue(provider))
+            return
+        if grant_type == "refresh_token":
+            token = str(body.get("refresh_token"))
+            with self._lock:
+                self.refresh_counts[provider] += 1
+                known = self._live_refresh.get(token) == provider and token not in self._revoked
+            time.sleep(self.refresh_delay_s)
+            if not known:
+                _send(handler, 400, {"error": "invalid_grant", "error_description": "Refresh token revoked"})
+                return
+            with self._lock:
+                if provider != "google":  # Google keeps the refresh token; the others rotate it
+                    self._live_refresh.pop(token, None)
+            answer = self._issue(provider)
+            if provider == "google":
+                answer.pop("refresh_token")
+            _send(handler, 200, answer)
+            return
+        _send(handler, 400, {"error": "unsupported_grant_type"})
+
+    def _issue(self, provider: str) -> dict[str, Any]:
+        serial = secrets.token_hex(6)
+        if provider == "anthropic":
+            access, refresh = f"sk-ant-oat01-{serial}", f"sk-ant-ort01-{serial}"
+        elif provider == "openai-codex":
+            access, refresh = codex_access_token(self.account_id, serial), f"rt-{serial}"
+        else:
+            access, refresh = f"ya29.{serial}", f"1//google-{serial}"
+        with self._lock:
+            self._live_refresh[refresh] = provider
+            self.issued.append({"provider": provider, "access": access, "refresh": refresh})
+        return {
+            "access_token": access,
+            "refresh_token": refresh,
+            "expires_in": self.expires_in,
+            "token_type": "Bearer",
+        }
+
+    # ---- OpenAI device code ----------------------------------------------------------------------
+
+    def _codex_device_start(self, handler: Any, *_: Any) -> None:
+        _send(handler, 200, {"device_auth_id": "dev-1", "user_code": "ABCD-1234", "interval": "1"})
+
+    def _codex_device_poll(self, handler: Any, *_: Any) -> None:
+        verifier = secrets.token_urlsafe(32)
+        code = "code-" + secrets.token_hex(8)
+        with self._lock:
+            self._grants[code] = _Grant(_s256(verifier), "https://auth.openai.com/deviceauth/callback", "")
+        _send(handler, 200, {"authorization_code": code, "code_verifier": verifier})
+
+    # ---- GitHub Copilot --------------------------------------------------------------------------
+
+    def _github_device_code(self, handler: Any, *_: Any) -> None:
+        _send(
+            handler,
+            200,
+            {
+                "device_code": "gh-device-1",
+                "user_code": "WDJB-MJHT",
+                "verification_uri": "https://github.com/login/device",
+                "interval": 1,
+                "expires_in": 60,
+            },
+        )
+
+    def _github_access_token(
+        self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
+    ) -> None:
+        with self._lock:
+            self._device_polls += 1
+            pending = self._device_polls <= self.device_pending_polls
+        if body.get("device_code") != "gh-device-1":
+            _send(handler, 200, {"error": "expired_token"})
+        elif pending:
+            _send(handler, 200, {"error": "authorization_pending"})
+        else:
+            token = "gho_" + secrets.token_hex(8)
+            with self._lock:
+                self._live_refresh[token] = "github-copilot"
+            _send(handler, 200, {"access_token": token, "token_type": "bearer", "scope": "read:user"})
+
+    def _copilot_token(
+        self, handler: Any, host: str, path: str, query: Any, body: Any, headers: dict[str, str]
+    ) -> None:
+        github_token = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        with self._lock:
+            self.refresh_counts["github-copilot"] += 1
+            known = (
+                self._live_refresh.get(github_token) == "github-copilot" and github_token not in self._revoked
+            )
+        time.sleep(self.refresh_delay_s)
+        if not known:
+            _send(handler, 401, {"message": "Bad credentials"})
+            return
+        expires_at = int(time.time()) + self.expires_in
+        token = f"tid={secrets.token_hex(6)};exp={expires_at};sku=free;proxy-ep=proxy.individual.githubcopilot.com;"
+        with self._lock:
+            self.issued.append({"provider": "github-copilot", "access": token, "refresh": github_token})
+        _send(handler, 200, {"token": token, "expires_at": expires_at, "refresh_in": 1500})
+
+    def _copilot_models(self, handler: Any, *_: Any) -> None:
+        _send(
+            handler,
+            200,
+            {
+                "data": [
+                    {"id": "gpt-4.1", "model_picker_enabled": True, "policy": {"state": "enabled"}},
+                    {
+                        "id": "claude-sonnet-4.5",
+                        "model_picker_enabled": True,
+                        "policy": {"state": "unconfigured"},
+                    },
+                    {
+                        "id": "no-tools",
+                        "model_picker_enabled": True,
+                        "capabilities": {"supports": {"tool_calls": False}},
+                    },
+                ]
+            },
+        )
+
+    def _copilot_policy(self, handler: Any, *_: Any) -> None:
+        _send(handler, 200, {"state": "enabled"})
+
+    def _forward(self, handler: Any, method: str, path: str, raw: bytes, headers: dict[str, str]) -> None:
+        import httpx
+
+        if not self.copilot_upstream:
+            _send(handler, 502, {"error": "fake oauth: no copilot_upstream set"})
+            return
+        keep = {k: v for k, v in headers.items() if k not in ("host", "content-length", "connection")}
+        answer = httpx.request(
+            method, self.copilot_upstream.rstrip("/") + path, headers=keep, content=raw, timeout=30
+        )
+        handler.send_response(answer.status_code)
+        for name in ("content-type",):
+            if name in answer.headers:
+                handler.send_header(name, answer.headers[name])
+        handler.send_header("Content-Length", str(len(answer.content)))
+        handler.end_headers()
+        handler.wfile.write(answer.content)
+
+    # ---- Google ----------------------------------------------------------------------------------
+
+    def _google_userinfo(self, handler: Any, *_: Any) -> None:
+        _send(handler, 200, {"email": "user@example.com"})
+
+    def _load_code_assist(self, handler: Any, *_: Any) -> None:
+        if self.google_onboarding:
+            _send(handler, 200, {"allowedTiers": [{"id": "free-tier", "isDefault": True}]})
+        else:
+            _send(
+                handler, 200, {"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": "proj-fake-42"}
+            )
+
+    def _onboard_user(self, handler: Any, *_: Any) -> None:
+        _send(
+            handler, 200, {"done": True, "response": {"cloudaicompanionProject": {"id": "proj-onboarded-7"}}}
+        )
+
+
+_ROUTES: dict[tuple[str, str, str], Any] = {
+    ("GET", "claude.ai", "/oauth/authorize"): FakeOAuthServer._authorize,
+    ("POST", "platform.claude.com", "/v1/oauth/token"): FakeOAuthServer._token,
+    ("GET", "auth.openai.com", "/oauth/authorize"): FakeOAuthServer._authorize,
+    ("POST", "auth.openai.com", "/oauth/token"): FakeOAuthServer._token,
+    ("POST", "auth.openai.com", "/api/accounts/deviceauth/usercode"): FakeOAuthServer._codex_device_start,
+    ("POST", "auth.openai.com", "/api/accounts/deviceauth/token"): FakeOAuthServer._codex_device_poll,
+    ("POST", "github.com", "/login/device/code"): FakeOAuthServer._github_device_code,
+    ("POST", "github.com", "/login/oauth/access_token"): FakeOAuthServer._github_access_token,
+    ("GET", "api.github.com", "/copilot_internal/v2/token"): FakeOAuthServer._copilot_token,
+    ("GET", "api.individual.githubcopilot.com", "/models"): FakeOAuthServer._copilot_models,
+    ("GET", "accounts.google.com", "/o/oauth2/v2/auth"): FakeOAuthServer._authorize,
+    ("POST", "oauth2.googleapis.com", "/token"): FakeOAuthServer._token,
+    ("GET", "www.googleapis.com", "/oauth2/v1/userinfo"): FakeOAuthServer._google_userinfo,
+    ("POST", "cloudcode-pa.googleapis.com", "/v1internal:loadCodeAssist"): FakeOAuthServer._load_code_assist,
+    ("POST", "cloudcode-pa.googleapis.com", "/v1internal:onboardUser"): FakeOAuthServer._onboard_user,
+}
+
+
+def _s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+def _parse_body(raw: bytes, content_type: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if "json" in content_type:
+        data = json.loads(raw)
+        return data if isinstance(data, dict) else {}
+    return {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+
+
+def _send(handler: Any, status: int, data: Any) -> None:
+    body = json.dumps(data).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
