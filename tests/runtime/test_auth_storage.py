@@ -169,14 +169,15 @@ def test_oauth_access_token_is_used_until_it_expires(auth_file: Path) -> None:
     storage = AuthStorage(auth_file)
     now_ms = int(time.time() * 1000)
     storage.set(
-        "anthropic", {"type": "oauth", "access": "sk-ant-oat-1", "refresh": "r", "expires": now_ms + 60_000}
+        "anthropic", {"type": "oauth", "access": "sk-ant-oat-1", "refresh": "r", "expires": now_ms + 600_000}
     )
-    storage.set("openai-codex", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
+    # kimi-coding: a login tau cannot refresh itself (those it can are tested in tests/cli/test_oauth_cli.py).
+    storage.set("kimi-coding", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
 
     assert storage.get_api_key("anthropic") == "sk-ant-oat-1"
-    assert storage.get_api_key("openai-codex") is None
-    assert storage.has_auth("openai-codex")
-    assert storage.get_auth_status("openai-codex") == AuthStatus(True, "oauth", "expired")
+    assert storage.get_api_key("kimi-coding") is None
+    assert storage.has_auth("kimi-coding")
+    assert storage.get_auth_status("kimi-coding") == AuthStatus(True, "oauth", "expired")
 
 
 def test_auth_status_names_the_source_without_the_secret(
@@ -232,12 +233,12 @@ def test_entries_that_are_not_objects_are_ignored(auth_file: Path) -> None:
     assert storage.get_api_key("a") is None
 
 
-def test_an_expired_oauth_token_gives_way_to_an_environment_key(
+def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environment_key(
     auth_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
+    monkeypatch.setenv("XAI_API_KEY", "xai-env-key")
     storage = AuthStorage(auth_file)
-    storage.set("anthropic", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
+    storage.set("xai", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
 
-    assert storage.get_api_key("anthropic") == "sk-env"
-    assert storage.get_auth_status("anthropic") == AuthStatus(True, "env", "ANTHROPIC_API_KEY")
+    assert storage.get_api_key("xai") == "xai-env-key"
+    assert storage.get_auth_status("xai") == AuthStatus(True, "env", "XAI_API_KEY")

@@ -1,0 +1,409 @@
+"""Subscription logins end to end: the real ``tau auth`` process against the fake OAuth server (the
+test plays the browser), then the stored login used by a real ``tau -p`` request to the fake LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tau.ai.catalogue import get_models
+from tau.testing.fake_llm import FakeLLMServer, Turn
+from tau.testing.fake_oauth import FakeOAuthServer
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def oauth(llm: FakeLLMServer) -> Iterator[FakeOAuthServer]:
+    with FakeOAuthServer(copilot_upstream=llm.base_url) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def fresh_fake(oauth: FakeOAuthServer) -> None:
+    oauth.deny = False
+    oauth.expires_in = 3600
+    oauth.google_onboarding = False
+    oauth.refresh_delay_s = 0.05
+    oauth.refresh_counts.clear()
+
+
+@dataclass
+class Tau:
+    agent_dir: Path
+    env: dict[str, str]
+
+    @property
+    def auth_file(self) -> Path:
+        return self.agent_dir / "auth.json"
+
+    def stored(self) -> dict[str, dict[str, object]]:
+        data: dict[str, dict[str, object]] = json.loads(self.auth_file.read_text())
+        return data
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tau", *args],
+            env=self.env,
+            cwd=self.agent_dir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tau", *args],
+            env=self.env,
+            cwd=self.agent_dir,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def login(
+        self, provider: str, *, stdin: str = "", browse: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """``tau auth login provider``, playing the browser: GET the printed URL and follow its redirect
+        to tau's callback, as a browser does after the user approves."""
+        process = self.popen("auth", "login", provider)
+        assert process.stdin and process.stdout
+        if stdin:
+            process.stdin.write(stdin)
+            process.stdin.flush()
+        seen = []
+        for line in process.stdout:
+            seen.append(line)
+            if browse and line.startswith("  http"):
+                httpx.get(line.strip(), follow_redirects=True, timeout=10)
+                break
+        out, err = process.communicate(timeout=30)
+        return subprocess.CompletedProcess(process.args, process.returncode, "".join(seen) + out, err)
+
+
+@pytest.fixture
+def tau(tmp_path: Path, oauth: FakeOAuthServer) -> Tau:
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith("TAU_")
+    }
+    env.update(
+        TAU_AGENT_DIR=str(agent_dir),
+        TAU_OAUTH_TEST_HOSTS=oauth.hosts_env(),
+        TAU_OAUTH_TEST_CALLBACK_PORT="0",
+        BROWSER="true",  # webbrowser runs `true <url>`: the test is the browser
+    )
+    return Tau(agent_dir, env)
+
+
+def _expired(tau: Tau, provider: str) -> None:
+    """Make the stored login of ``provider`` stale, as after an hour away."""
+    data = tau.stored()
+    data[provider]["expires"] = int(time.time() * 1000) - 1000
+    tau.auth_file.write_text(json.dumps(data))
+
+
+def _model(provider: str, api: str) -> str:
+    return next(m.id for m in get_models(provider) if m.api == api)
+
+
+# ---- Anthropic: PKCE with a localhost callback -------------------------------------------------
+
+
+def test_anthropic_login_stores_pi_credential_privately_and_requests_carry_the_token(
+    tau: Tau, llm: FakeLLMServer
+) -> None:
+    result = tau.login("anthropic")
+
+    assert result.returncode == 0, result.stderr
+    assert "Logged in to Anthropic (Claude Pro/Max). Credentials saved to" in result.stdout
+    credential = tau.stored()["anthropic"]
+    assert set(credential) == {"type", "refresh", "access", "expires"}
+    assert credential["type"] == "oauth"
+    assert str(credential["access"]).startswith("sk-ant-oat01-")
+    assert isinstance(credential["expires"], int) and credential["expires"] > time.time() * 1000 + 50 * 60_000
+    assert stat.S_IMODE(tau.auth_file.stat().st_mode) == 0o600
+
+    models = {"providers": {"anthropic": {"baseUrl": llm.url()}}}
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    llm.add(Turn(text="hello from claude"))
+    answer = tau.run(
+        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+    )
+
+    assert answer.returncode == 0, answer.stderr
+    assert "hello from claude" in answer.stdout
+    headers = llm.last_request.headers
+    assert headers["authorization"] == f"Bearer {credential['access']}"
+    assert "x-api-key" not in headers
+    assert "oauth-2025-04-20" in headers["anthropic-beta"]
+
+
+def test_a_login_refused_in_the_browser_is_one_line_and_writes_nothing(
+    tau: Tau, oauth: FakeOAuthServer
+) -> None:
+    oauth.deny = True
+
+    result = tau.login("anthropic")
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "tau: Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in was not completed in the "
+        "browser: The user denied access"
+    ]
+    assert not tau.auth_file.exists()
+
+
+def test_a_login_that_waits_too_long_for_the_browser_times_out_in_one_line(tau: Tau) -> None:
+    tau.auth_file.write_text('{"openai": {"type": "api_key", "key": "sk-kept"}}')
+    tau.auth_file.chmod(0o600)
+    tau.env["TAU_OAUTH_TEST_TIMEOUT_S"] = "0.5"
+
+    result = tau.login("anthropic", browse=False)
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "tau: Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in timed out after 0.5 s"
+    ]
+    assert tau.stored() == {"openai": {"type": "api_key", "key": "sk-kept"}}
+
+
+def test_the_copy_code_login_takes_a_pasted_code(tau: Tau, oauth: FakeOAuthServer) -> None:
+    process = tau.popen("auth", "login", "anthropic", "--no-browser")
+    assert process.stdin and process.stdout
+    url = next(line.strip() for line in process.stdout if line.startswith("  http"))
+    assert "redirect_uri=https%3A%2F%2Fplatform.claude.com%2Foauth%2Fcode%2Fcallback" in url
+    location = httpx.get(url).headers["location"]  # the page Anthropic shows holds code and state
+    query = dict(pair.split("=", 1) for pair in location.split("?", 1)[1].split("&"))
+    out, err = process.communicate(f"{query['code']}#{query['state']}\n", timeout=30)
+
+    assert process.returncode == 0, err
+    assert tau.stored()["anthropic"]["type"] == "oauth"
+
+
+# ---- refresh: expiry, two processes at once, revocation ----------------------------------------
+
+
+@pytest.fixture
+def logged_in(tau: Tau) -> Tau:
+    assert tau.login("anthropic").returncode == 0
+    data = tau.stored()
+    data["openai"] = {"type": "api_key", "key": "sk-other-entry"}
+    tau.auth_file.write_text(json.dumps(data))
+    return tau
+
+
+def test_an_expired_token_is_refreshed_once_and_saved_keeping_the_other_entries(
+    logged_in: Tau, oauth: FakeOAuthServer
+) -> None:
+    old = logged_in.stored()["anthropic"]
+    _expired(logged_in, "anthropic")
+
+    first = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+    second = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+
+    assert first.returncode == 0, first.stderr
+    stored = logged_in.stored()
+    assert first.stdout.strip() == second.stdout.strip() == stored["anthropic"]["access"] != old["access"]
+    assert stored["anthropic"]["refresh"] != old["refresh"]  # rotated
+    assert stored["openai"] == {"type": "api_key", "key": "sk-other-entry"}
+    assert oauth.refresh_counts["anthropic"] == 1
+    assert stat.S_IMODE(logged_in.auth_file.stat().st_mode) == 0o600
+
+
+def test_two_processes_refreshing_at_once_make_one_refresh_request_and_both_go_on(
+    logged_in: Tau, oauth: FakeOAuthServer
+) -> None:
+    _expired(logged_in, "anthropic")
+    oauth.refresh_delay_s = 1.5  # the second process surely finds the token stale while the first refreshes
+
+    processes = [logged_in.popen("auth", "print-bearer-token", "--provider", "anthropic") for _ in range(2)]
+    results = [p.communicate(timeout=60) for p in processes]
+
+    assert [p.returncode for p in processes] == [0, 0], results
+    tokens = {out.strip() for out, _ in results}
+    assert tokens == {logged_in.stored()["anthropic"]["access"]}
+    assert oauth.refresh_counts["anthropic"] == 1
+
+
+def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
+    logged_in: Tau, oauth: FakeOAuthServer, llm: FakeLLMServer
+) -> None:
+    _expired(logged_in, "anthropic")
+    before = logged_in.auth_file.read_bytes()
+    oauth.revoke_all()
+
+    printed = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+    (logged_in.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
+    )
+    prompted = logged_in.run(
+        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+    )
+
+    expected = (
+        'The login for "anthropic" was refused (Anthropic token refresh failed (HTTP 400: invalid_grant - '
+        'Refresh token revoked)): log in again with "tau auth login anthropic"'
+    )
+    assert printed.returncode == 1
+    assert printed.stderr.strip().splitlines() == [f"tau: {expected}"]
+    assert prompted.returncode == 1
+    assert expected in prompted.stderr and "Traceback" not in prompted.stderr
+    assert logged_in.auth_file.read_bytes() == before
+
+
+# ---- OpenAI Codex: fixed port 1455, or a pasted redirect URL -----------------------------------
+
+
+def test_codex_login_stores_the_account_and_its_key_is_the_access_token(tau: Tau) -> None:
+    result = tau.login("openai-codex")
+
+    assert result.returncode == 0, result.stderr
+    credential = tau.stored()["openai-codex"]
+    assert credential["accountId"] == "acct-fake-123"
+    printed = tau.run("auth", "print-api-key", "openai-codex")
+    assert printed.stdout.strip() == credential["access"]
+
+
+def test_with_the_callback_port_in_use_the_redirect_url_can_be_pasted(tau: Tau) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        tau.env["TAU_OAUTH_TEST_CALLBACK_PORT"] = str(port)
+        process = tau.popen("auth", "login", "openai-codex")
+        assert process.stdin and process.stdout
+        url = next(line.strip() for line in process.stdout if line.startswith("  http"))
+        # The browser cannot reach tau (another machine, SSH): the user copies the address it ends on.
+        location = httpx.get(url).headers["location"]
+        out, err = process.communicate(location + "\n", timeout=30)
+
+    assert process.returncode == 0, err
+    assert err.strip().splitlines() == [
+        f"tau: The sign-in callback cannot listen on 127.0.0.1:{port} (Address already "
+        "in use); after signing in, paste the address the browser ends on"
+    ]
+    assert tau.stored()["openai-codex"]["accountId"] == "acct-fake-123"
+
+
+def test_codex_device_code_login_without_a_browser(tau: Tau) -> None:
+    result = tau.run("auth", "login", "openai-codex", "--no-browser")
+
+    assert result.returncode == 0, result.stderr
+    assert "enter code: ABCD-1234" in result.stdout
+    assert tau.stored()["openai-codex"]["accountId"] == "acct-fake-123"
+
+
+# ---- GitHub Copilot: device code, token exchange, per-account API host --------------------------
+
+
+def test_copilot_device_login_then_requests_go_to_the_token_host_with_copilot_headers(
+    tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer
+) -> None:
+    result = tau.run("auth", "login", "github-copilot", stdin="\n")
+
+    assert result.returncode == 0, result.stderr
+    assert "Open https://github.com/login/device and enter code: WDJB-MJHT" in result.stdout
+    credential = tau.stored()["github-copilot"]
+    assert str(credential["refresh"]).startswith("gho_")
+    assert "proxy-ep=proxy.individual.githubcopilot.com" in str(credential["access"])
+    assert "no-tools" not in credential["availableModelIds"]  # type: ignore[operator]
+
+    llm.add(Turn(text="hello from copilot"))
+    model = _model("github-copilot", "openai-completions")
+    answer = tau.run("-p", "hi", "--provider", "github-copilot", "--model", model)
+
+    assert answer.returncode == 0, answer.stderr
+    assert "hello from copilot" in answer.stdout
+    request = llm.last_request
+    assert request.headers["authorization"] == f"Bearer {credential['access']}"
+    assert request.headers["editor-version"].startswith("vscode/")
+    assert request.headers["x-initiator"] == "user"
+    method, path, _ = oauth.requests[-1]
+    assert (method, path) == ("POST", "api.individual.githubcopilot.com/chat/completions")
+
+
+def test_copilot_refresh_exchanges_the_github_token_again(tau: Tau, oauth: FakeOAuthServer) -> None:
+    assert tau.run("auth", "login", "github-copilot", stdin="\n").returncode == 0
+    github_token = tau.stored()["github-copilot"]["refresh"]
+    _expired(tau, "github-copilot")
+    oauth.refresh_counts.clear()
+
+    printed = tau.run("auth", "print-api-key", "--provider", "github-copilot")
+
+    assert printed.returncode == 0, printed.stderr
+    assert tau.stored()["github-copilot"]["refresh"] == github_token
+    assert printed.stdout.strip() == tau.stored()["github-copilot"]["access"]
+    assert oauth.refresh_counts["github-copilot"] == 1
+
+
+# ---- Google: Gemini CLI and Antigravity, with project discovery ---------------------------------
+
+
+@pytest.mark.parametrize("provider", ["google-gemini-cli", "google-antigravity"])
+def test_google_login_finds_the_project_and_the_key_is_token_and_project(tau: Tau, provider: str) -> None:
+    result = tau.login(provider)
+
+    assert result.returncode == 0, result.stderr
+    credential = tau.stored()[provider]
+    assert credential["projectId"] == "proj-fake-42"
+    assert credential["email"] == "user@example.com"
+    printed = tau.run("auth", "print-api-key", provider)
+    assert json.loads(printed.stdout) == {"token": credential["access"], "projectId": "proj-fake-42"}
+
+
+def test_gemini_cli_onboards_an_account_without_a_project(tau: Tau, oauth: FakeOAuthServer) -> None:
+    oauth.google_onboarding = True
+
+    result = tau.login("google-gemini-cli")
+
+    assert result.returncode == 0, result.stderr
+    assert tau.stored()["google-gemini-cli"]["projectId"] == "proj-onboarded-7"
+
+
+def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: FakeOAuthServer) -> None:
+    assert tau.login("google-gemini-cli").returncode == 0
+    before = tau.stored()["google-gemini-cli"]
+    _expired(tau, "google-gemini-cli")
+
+    printed = tau.run("auth", "print-api-key", "google-gemini-cli")
+
+    after = tau.stored()["google-gemini-cli"]
+    assert printed.returncode == 0, printed.stderr
+    assert (after["refresh"], after["projectId"]) == (before["refresh"], before["projectId"])
+    assert after["access"] != before["access"]
+
+
+# ---- status and logout ---------------------------------------------------------------------------
+
+
+def test_status_and_logout(logged_in: Tau) -> None:
+    status = logged_in.run("auth", "status")
+    logout = logged_in.run("auth", "logout", "anthropic")
+    again = logged_in.run("auth", "logout", "anthropic")
+
+    assert "  anthropic  logged in (OAuth), token valid for 5" in status.stdout
+    assert "  openai     API key in auth.json" in status.stdout
+    assert logout.stdout.strip() == "Logged out of Anthropic (Claude Pro/Max)."
+    assert again.stdout.strip().startswith("No stored credentials for Anthropic (Claude Pro/Max).")
+    assert list(logged_in.stored()) == ["openai"]
