@@ -195,7 +195,7 @@ def test_the_copy_code_login_takes_a_pasted_code(tau: Tau, oauth: FakeOAuthServe
     assert "redirect_uri=https%3A%2F%2Fplatform.claude.com%2Foauth%2Fcode%2Fcallback" in url
     location = httpx.get(url).headers["location"]  # the page Anthropic shows holds code and state
     query = dict(pair.split("=", 1) for pair in location.split("?", 1)[1].split("&"))
-    out, err = process.communicate(f"{query['code']}#{query['state']}\n", timeout=30)
+    _, err = process.communicate(f"{query['code']}#{query['state']}\n", timeout=30)
 
     assert process.returncode == 0, err
     assert tau.stored()["anthropic"]["type"] == "oauth"
@@ -296,7 +296,7 @@ def test_with_the_callback_port_in_use_the_redirect_url_can_be_pasted(tau: Tau) 
         url = next(line.strip() for line in process.stdout if line.startswith("  http"))
         # The browser cannot reach tau (another machine, SSH): the user copies the address it ends on.
         location = httpx.get(url).headers["location"]
-        out, err = process.communicate(location + "\n", timeout=30)
+        _, err = process.communicate(location + "\n", timeout=30)
 
     assert process.returncode == 0, err
     assert err.strip().splitlines() == [
