@@ -45,7 +45,15 @@ async def test_an_empty_queue_yields_an_error_message(faux: FauxProvider) -> Non
 
 async def test_streaming_splits_blocks_into_pieces_with_the_full_protocol(faux: FauxProvider) -> None:
     faux.set_responses(
-        [faux_message([faux_thinking("let me think"), faux_text("hello world"), faux_tool_call("read", {"path": "a.py"})])]
+        [
+            faux_message(
+                [
+                    faux_thinking("let me think"),
+                    faux_text("hello world"),
+                    faux_tool_call("read", {"path": "a.py"}),
+                ]
+            )
+        ]
     )
     events = [e async for e in stream(faux.get_model(), _context())]
     kinds = [e.type for e in events]

@@ -33,7 +33,12 @@ def _stream(server: FakeLLMServer, **kwargs: Any) -> list[Any]:
 
 
 def test_the_sdk_streams_a_text_turn_and_its_usage_chunk(server: FakeLLMServer) -> None:
-    server.add(Turn(text="Hello from the fake server", usage=ScriptedUsage(input=12, output=6, cache_read=4, reasoning=2)))
+    server.add(
+        Turn(
+            text="Hello from the fake server",
+            usage=ScriptedUsage(input=12, output=6, cache_read=4, reasoning=2),
+        )
+    )
     chunks = _stream(server)
     with_choices = [c for c in chunks if c.choices]
     assert with_choices[0].choices[0].delta.role == "assistant"
@@ -74,7 +79,9 @@ def test_the_sdk_accumulates_parallel_tool_calls(server: FakeLLMServer) -> None:
 
 
 def test_the_sdk_stream_helper_builds_the_final_completion(server: FakeLLMServer) -> None:
-    server.add(Turn(thinking="pondering", text="Answer", tool_calls=[ScriptedToolCall("read", {"path": "a"})]))
+    server.add(
+        Turn(thinking="pondering", text="Answer", tool_calls=[ScriptedToolCall("read", {"path": "a"})])
+    )
     tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
     with _client(server).chat.completions.stream(model="gpt-4o", messages=MESSAGES, tools=tools) as stream:
         for _ in stream:
@@ -90,7 +97,9 @@ def test_the_sdk_stream_helper_builds_the_final_completion(server: FakeLLMServer
 def test_reasoning_content_arrives_as_an_extra_delta_field(server: FakeLLMServer) -> None:
     server.add(Turn(thinking="step by step", text="done"))
     chunks = _stream(server)
-    reasoning = "".join((c.choices[0].delta.model_extra or {}).get("reasoning_content", "") for c in chunks if c.choices)
+    reasoning = "".join(
+        (c.choices[0].delta.model_extra or {}).get("reasoning_content", "") for c in chunks if c.choices
+    )
     assert reasoning == "step by step"
 
 
