@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tau.ai.cost import apply_service_tier, calculate_cost
-from tau.ai.types import CostTier, Model, ModelCost, Usage
+from tau.ai.cost import apply_reported_cost, apply_service_tier, calculate_cost
+from tau.ai.types import Cost, CostTier, Model, ModelCost, Usage
 
 
 def make_model(model_id: str = "m", **prices: float) -> Model:
@@ -106,3 +106,31 @@ def test_other_tiers_leave_the_cost_alone(tier: str | None) -> None:
     usage = priced_usage()
     apply_service_tier(usage, tier, "gpt-5.5")
     assert usage.cost.total == pytest.approx(11.475)
+
+
+def test_openrouters_billed_cost_replaces_the_estimate_only_when_complete() -> None:
+    def total(reported: object) -> tuple[float, bool | None]:
+        usage = Usage(input=1000, output=100)
+        usage.cost = Cost(input=0.001, output=0.002, total=0.003, total_from_provider=False)
+        apply_reported_cost(usage, reported)
+        return usage.cost.total, usage.cost.total_from_provider
+
+    assert total({"cost": 0.5, "is_byok": False}) == (0.5, True)
+    byok = {"cost": 0.01, "is_byok": True, "cost_details": {"upstream_inference_cost": 0.2}}
+    assert total(byok) == (0.01 + 0.2, True)
+    split = {
+        "upstream_inference_cost": None,
+        "upstream_inference_prompt_cost": 0.1,
+        "upstream_inference_completions_cost": 0.2,
+    }
+    assert total({"cost": 0.0, "is_byok": True, "cost_details": split}) == (0.0 + (0.1 + 0.2), True)
+    assert total({"cost": 0.5}) == (0.003, False)  # BYOK unknown: the estimate stays
+    assert total({"cost": -1, "is_byok": False}) == (0.003, False)
+    assert total({"cost": 0.01, "is_byok": True}) == (0.003, False)  # no upstream figures
+
+
+def test_an_hour_long_cache_write_is_billed_at_twice_the_input_price() -> None:
+    model = Model(id="m", api="x", provider="p", base_url="", cost=ModelCost(input=3.0, cache_write=3.75))
+    usage = Usage(cache_write=1_000_000, cache_write_1h=400_000)
+    assert calculate_cost(model, usage).cache_write == 3.75 * 0.6 + 6.0 * 0.4
+    assert usage.cost.total_from_provider is False

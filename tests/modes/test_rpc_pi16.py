@@ -85,6 +85,48 @@ async def test_a_tool_exchange_has_pi16s_lines_and_keys(tau: TauCommand, client:
     assert [shape(line) for line in client.lines] == [shape(line) for line in pi]
 
 
+def message_fields(line: dict[str, Any]) -> tuple[Any, ...] | None:
+    """An assistant message's field names in order (with its usage's and cost's) and its stop reason."""
+    message = line.get("message")
+    usage = line.get("usage") if message is None else message.get("usage")
+    if usage is None:
+        return None
+    keys = (list(usage), list(usage["cost"]))
+    if message is None:
+        return (line["type"], keys)
+    return (line["type"], list(message), keys, message["stopReason"])
+
+
+async def test_assistant_messages_have_pi16s_fields_in_pi16s_order(tau: TauCommand, client: RpcClient) -> None:
+    (tau.work / "a.txt").write_text("a\n")
+    tau.server.add(Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done"))
+    await client.call("prompt", message="go")
+    await client.wait_for("agent_settled")
+    pi = [json.loads(line) for line in PI16_TOOL_EXCHANGE.read_text().splitlines()]
+    pi = [line for line in pi if line.get("assistantMessageEvent", {}).get("delta", None) != ""]
+    ours = [fields for fields in map(message_fields, client.lines) if fields is not None]
+    assert ours == [fields for fields in map(message_fields, pi) if fields is not None]
+    start = ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"]
+    assert (ours[0][0], ours[0][1], ours[0][3]) == ("message_start", start, "pending")
+
+
+def test_a_reply_records_its_reasoning_tokens_duration_and_thinking_level(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["reasoning"] = True
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    tau.server.add(Turn(text="hi", thinking="hmm", usage=ScriptedUsage(input=100, output=20, reasoning=7)))
+    result = tau.run(*MODEL, "--thinking", "high", "--mode", "json", "-p", "go")
+    assert result.returncode == 0, result.stderr
+    [end] = [e for e in map(json.loads, result.stdout.splitlines()) if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    message = end["message"]
+    assert (message["usage"]["reasoning"], message["usage"]["cost"]["totalFromProvider"]) == (7, False)
+    assert (message["rawStopReason"], message["thinkingLevel"]) == ("stop", "high")
+    assert isinstance(message["durationMs"], int) and 0 <= message["durationMs"] < 10_000
+    [session] = tau.session_files()
+    saved = [json.loads(line) for line in session.read_text().splitlines()][-1]
+    assert saved["message"] == message  # the session file keeps the same fields
+
+
 async def test_each_delta_is_its_own_message_update_with_the_usage_so_far(
     tau: TauCommand, client: RpcClient
 ) -> None:

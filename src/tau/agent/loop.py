@@ -176,7 +176,7 @@ async def stream_assistant_response(
         if isinstance(event, StartEvent):
             partial = event.partial
             context.messages.append(partial)
-            await emit(MessageStart(_started(partial)))
+            await emit(MessageStart(event.at_start or _started(partial)))
         elif isinstance(event, (DoneEvent, ErrorEvent)):
             break
         elif partial is not None:
@@ -185,6 +185,7 @@ async def stream_assistant_response(
             await emit(MessageUpdate(_snapshot(partial), event))
 
     final = await response.result()
+    final.thinking_level = options.reasoning or "off"  # the level asked for, whichever stream answered
     give_duplicate_calls_fresh_ids(final)
     if partial is None:
         context.messages.append(final)
@@ -213,12 +214,13 @@ def give_duplicate_calls_fresh_ids(message: AssistantMessage) -> None:
 
 
 def _started(message: AssistantMessage) -> AssistantMessage:
-    """The reply as it was at its ``start`` event: no blocks yet. A provider can run ahead of this
-    loop (a whole response read in one go), so by now the shared partial may hold later blocks,
-    and a listener seeding from ``message_start`` would see them twice."""
+    """The reply as it was at its ``start`` event, for a stream that did not record it: no blocks yet.
+    A provider can run ahead of this loop (a whole response read in one go), so by now the shared
+    partial may hold later blocks, and a listener seeding from ``message_start`` would see them twice."""
     snapshot = copy.copy(message)
     snapshot.content = []
     snapshot.usage = copy.deepcopy(message.usage)
+    snapshot.stop_reason = "pending"
     return snapshot
 
 

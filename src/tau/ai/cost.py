@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from tau.ai.types import Cost, CostTier, Model, ModelCost, Usage
 
 _PER_MILLION = 1_000_000
@@ -18,9 +20,46 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
     cost.input = _price(prices.input) * usage.input
     cost.output = _price(prices.output) * usage.output
     cost.cache_read = _price(prices.cache_read) * usage.cache_read
-    cost.cache_write = _price(prices.cache_write) * usage.cache_write
+    long_write = min(usage.cache_write_1h or 0, usage.cache_write)
+    cost.cache_write = (
+        _price(prices.cache_write) * (usage.cache_write - long_write) + 2 * _price(prices.input) * long_write
+    )
     _recompute_total(cost)
+    cost.total_from_provider = False
     return cost
+
+
+def apply_reported_cost(usage: Usage, reported: object) -> None:
+    """Take OpenRouter's billed cost (its ``usage.cost``) as the total when the report is complete,
+    as pi-ai does: a non-BYOK request costs what it says; a BYOK one adds the upstream cost."""
+    if not isinstance(reported, dict) or not _is_cost(reported.get("cost")):
+        return
+    billed = float(reported["cost"])
+    byok = reported.get("is_byok")
+    if byok is False:
+        total = billed
+    elif byok is True:
+        details = reported.get("cost_details")
+        if not isinstance(details, dict):
+            return
+        upstream = details.get("upstream_inference_cost")
+        if upstream is None:
+            prompt = details.get("upstream_inference_prompt_cost")
+            completion = details.get("upstream_inference_completions_cost")
+            if not (_is_cost(prompt) and _is_cost(completion)):
+                return
+            upstream = float(prompt) + float(completion)  # type: ignore[arg-type]
+        if not _is_cost(upstream):
+            return
+        total = billed + float(upstream)
+    else:
+        return
+    usage.cost.total = total
+    usage.cost.total_from_provider = True
+
+
+def _is_cost(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _prices_for(cost: ModelCost, input_tokens: int) -> ModelCost | CostTier:

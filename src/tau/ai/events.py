@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class StartEvent:
     partial: AssistantMessage
+    at_start: AssistantMessage | None = None
+    """A copy of the message as it was when this event was pushed (no blocks, usage so far): the
+    shared ``partial`` may have run ahead by the time a consumer reads the event."""
     type: Literal["start"] = field(default="start", init=False)
 
 

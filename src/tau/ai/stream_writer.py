@@ -10,6 +10,8 @@ every known secret (``tau.ai.redaction``).
 from __future__ import annotations
 
 import asyncio
+import copy
+import time
 from collections.abc import Awaitable, Callable
 
 from tau.ai.cost import calculate_cost
@@ -60,7 +62,10 @@ class StreamWriter:
         """Announce that the server accepted the request (idempotent)."""
         if not self._started:
             self._started = True
-            self.stream.push(StartEvent(partial=self.output))
+            at_start = copy.copy(self.output)
+            at_start.content = []
+            at_start.usage = copy.deepcopy(self.output.usage)
+            self.stream.push(StartEvent(partial=self.output, at_start=at_start))
 
     # -- text and thinking ---------------------------------------------------------------------
 
@@ -177,9 +182,15 @@ class StreamWriter:
         output: int | None = None,
         cache_read: int | None = None,
         cache_write: int | None = None,
+        reasoning: int | None = None,
+        cache_write_1h: int | None = None,
     ) -> None:
         """Overwrite the counts that are given, then recompute the total and the cost."""
         usage = self.output.usage
+        if reasoning is not None:
+            usage.reasoning = max(0, reasoning)
+        if cache_write_1h is not None:
+            usage.cache_write_1h = max(0, cache_write_1h)
         if input is not None:
             usage.input = max(0, input)
         if output is not None:
@@ -239,6 +250,7 @@ def error_stream(model: Model, message: str, *, reason: StopReason = "error") ->
     output = new_output(model)
     output.stop_reason = reason
     output.error_message = redact(message)
+    output.duration_ms = 0
     stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
     return stream
 
@@ -250,6 +262,8 @@ def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) ->
     """
     stream = AssistantMessageEventStream()
     output = new_output(model)
+    output.stop_reason = "pending"  # until the provider says how the reply ended (as pi 1.6)
+    started = time.monotonic()
     writer = StreamWriter(stream, output, model)
     signal = options.signal
     loop = asyncio.get_running_loop()
@@ -260,6 +274,8 @@ def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) ->
             if signal is not None and signal.aborted:
                 raise asyncio.CancelledError
             await produce(writer)
+            if output.stop_reason == "pending":  # an API that names no reason for a normal end
+                output.stop_reason = "stop"
             if output.stop_reason in ("error", "aborted"):
                 raise ProviderError(output.error_message or f"Provider stopped with {output.stop_reason}")
             writer.end_open_blocks()
@@ -268,11 +284,14 @@ def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) ->
             writer.finish_blocks_state()
             reason = output.stop_reason
             assert reason in ("stop", "length", "toolUse")
+            _time(output, started)
             stream.push(DoneEvent(reason=reason, message=output))
         except asyncio.CancelledError:
+            _time(output, started)
             _fail(writer, "aborted", "Request was aborted" if not abandoned else "Stream consumer went away")
         except Exception as exc:  # every failure is reported in-band
             aborted = signal is not None and signal.aborted
+            _time(output, started)
             _fail(writer, "aborted" if aborted else "error", _describe(exc))
 
     task = loop.create_task(main())
@@ -292,6 +311,12 @@ def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) ->
         task.add_done_callback(lambda _: remove_listener())
     stream.attach_producer(task)
     return stream
+
+
+def _time(output: AssistantMessage, started: float) -> None:
+    """The reply's wall time, from the request to its end, in whole milliseconds (pi 1.6's ``durationMs``)."""
+    if output.duration_ms is None:
+        output.duration_ms = max(0, round((time.monotonic() - started) * 1000))
 
 
 def _fail(writer: StreamWriter, reason: StopReason, message: str) -> None:

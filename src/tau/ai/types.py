@@ -16,7 +16,8 @@ from typing import Any, Literal, TypeAlias
 
 Api: TypeAlias = str
 Provider: TypeAlias = str
-StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted"]
+"""``pending``: a reply still streaming (pi 1.x); a finished message never has it."""
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 ThinkingLevelOrOff: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 CacheRetention: TypeAlias = Literal["none", "short", "long"]
@@ -229,24 +230,32 @@ class Cost:
     cache_read: float = 0.0
     cache_write: float = 0.0
     total: float = 0.0
+    total_from_provider: bool | None = None
+    """Whether ``total`` is what the provider billed (OpenRouter reports it) rather than the catalogue
+    estimate; ``None``: not known (a message written before pi 1.x)."""
 
     def to_json(self) -> JsonObject:
-        return {
+        out: JsonObject = {
             "input": _js_number(self.input),
             "output": _js_number(self.output),
             "cacheRead": _js_number(self.cache_read),
             "cacheWrite": _js_number(self.cache_write),
             "total": _js_number(self.total),
         }
+        if self.total_from_provider is not None:
+            out["totalFromProvider"] = self.total_from_provider
+        return out
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Cost:
+        from_provider = data.get("totalFromProvider")
         return cls(
             input=data.get("input", 0),
             output=data.get("output", 0),
             cache_read=data.get("cacheRead", 0),
             cache_write=data.get("cacheWrite", 0),
             total=data.get("total", 0),
+            total_from_provider=from_provider if isinstance(from_provider, bool) else None,
         )
 
 
@@ -260,22 +269,35 @@ class Usage:
     cache_write: int = 0
     total_tokens: int = 0
     cost: Cost = field(default_factory=Cost)
+    reasoning: int | None = None
+    """The reasoning tokens among ``output`` (not added to it again), as the APIs that break them
+    out report them; ``None`` for an API that does not (Anthropic)."""
+    cache_write_1h: int | None = None
+    """The part of ``cache_write`` kept for an hour (billed at twice the input price); only
+    Anthropic reports the split."""
 
     def recompute_total(self) -> None:
         self.total_tokens = self.input + self.output + self.cache_read + self.cache_write
 
     def to_json(self) -> JsonObject:
-        return {
+        out: JsonObject = {
             "input": self.input,
             "output": self.output,
             "cacheRead": self.cache_read,
             "cacheWrite": self.cache_write,
-            "totalTokens": self.total_tokens,
-            "cost": self.cost.to_json(),
         }
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        out["totalTokens"] = self.total_tokens
+        out["cost"] = self.cost.to_json()
+        if self.cache_write_1h is not None:
+            out["cacheWrite1h"] = self.cache_write_1h
+        return out
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Usage:
+        reasoning = data.get("reasoning")
+        long_write = data.get("cacheWrite1h")
         return cls(
             input=data.get("input", 0),
             output=data.get("output", 0),
@@ -283,6 +305,8 @@ class Usage:
             cache_write=data.get("cacheWrite", 0),
             total_tokens=data.get("totalTokens", 0),
             cost=Cost.from_json(data.get("cost") or {}),
+            reasoning=reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
+            cache_write_1h=long_write if isinstance(long_write, int) and not isinstance(long_write, bool) else None,
         )
 
 
@@ -336,20 +360,21 @@ class AssistantMessage:
             "api": self.api,
             "provider": self.provider,
             "model": self.model,
+            "usage": self.usage.to_json(),
+            "stopReason": self.stop_reason,
+            "timestamp": self.timestamp,
         }
-        if self.response_model is not None:
-            out["responseModel"] = self.response_model
+        # The fields a reply learns while it streams come after, in the order pi 1.6 adds them.
         if self.response_id is not None:
             out["responseId"] = self.response_id
+        if self.response_model is not None:
+            out["responseModel"] = self.response_model
         if self.diagnostics is not None:
             out["diagnostics"] = self.diagnostics
-        out["usage"] = self.usage.to_json()
-        out["stopReason"] = self.stop_reason
-        if self.error_message is not None:
-            out["errorMessage"] = self.error_message
-        out["timestamp"] = self.timestamp
         if self.raw_stop_reason is not None:
             out["rawStopReason"] = self.raw_stop_reason
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
         if self.duration_ms is not None:
             out["durationMs"] = self.duration_ms
         if self.thinking_level is not None:

@@ -188,6 +188,7 @@ class _EventReader:
             output=_as_int(usage.get("output_tokens")),
             cache_read=_as_int(usage.get("cache_read_input_tokens")),
             cache_write=_as_int(usage.get("cache_creation_input_tokens")),
+            cache_write_1h=_as_int(_long_cache_write(usage)),
         )
 
     def _block_start(self, stream_index: Any, block: JsonObject) -> None:
@@ -240,6 +241,7 @@ class _EventReader:
         reason = delta.get("stop_reason")
         if isinstance(reason, str):
             output = self.writer.output
+            output.raw_stop_reason = reason
             output.stop_reason = map_stop_reason(reason)
             if reason in _ERROR_STOP_MESSAGES:
                 output.error_message = _ERROR_STOP_MESSAGES[reason]
@@ -249,7 +251,14 @@ class _EventReader:
             output=_as_optional_int(usage.get("output_tokens")),
             cache_read=_as_optional_int(usage.get("cache_read_input_tokens")),
             cache_write=_as_optional_int(usage.get("cache_creation_input_tokens")),
+            cache_write_1h=_as_optional_int(_long_cache_write(usage)),
         )
+
+
+def _long_cache_write(usage: JsonObject) -> Any:
+    """The cache writes kept for an hour: ``usage.cache_creation.ephemeral_1h_input_tokens``."""
+    creation = usage.get("cache_creation")
+    return creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else None
 
 
 def _as_int(value: Any) -> int:

@@ -152,6 +152,7 @@ class _ResponseReader:
             finish = candidate.get("finishReason")
             if isinstance(finish, str) and finish:
                 self.finish_reason = finish
+                self.writer.output.raw_stop_reason = finish
                 message = candidate.get("finishMessage")
                 self.finish_message = message if isinstance(message, str) and message else None
         usage = chunk.get("usageMetadata")
@@ -232,7 +233,13 @@ class _ResponseReader:
         prompt = _count(usage, "promptTokenCount")
         cached = _count(usage, "cachedContentTokenCount")
         generated = _count(usage, "candidatesTokenCount") + _count(usage, "thoughtsTokenCount")
-        self.writer.set_usage(input=prompt - cached, output=generated, cache_read=cached, cache_write=0)
+        self.writer.set_usage(
+            input=prompt - cached,
+            output=generated,
+            cache_read=cached,
+            cache_write=0,
+            reasoning=_count(usage, "thoughtsTokenCount"),
+        )
 
     def _read_prompt_feedback(self, feedback: Any) -> None:
         if not isinstance(feedback, dict):

@@ -15,6 +15,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
+from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.gc_pause import collector_paused
@@ -506,6 +507,17 @@ def usage_counts(raw: JsonObject) -> tuple[int, int, int, int]:
     return max(0, prompt - read - write), output, read, write
 
 
+def reasoning_tokens(raw: JsonObject) -> int:
+    """The reasoning tokens a usage object counts among the completion tokens (0 when it names none)."""
+    details = raw.get("completion_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    return _first_positive(details.get("reasoning_tokens"), raw.get("reasoning_tokens"))
+
+
+def is_openrouter(model: Model) -> bool:
+    return model.provider == "openrouter" or "openrouter.ai" in model.base_url
+
+
 def _first_positive(*values: Any) -> int:
     for value in values:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
@@ -544,7 +556,11 @@ class ChunkReader:
             usage = choice.get("usage")  # Moonshot reports usage on the choice
         if isinstance(usage, dict):
             read = usage_counts(usage)
-            self.writer.set_usage(input=read[0], output=read[1], cache_read=read[2], cache_write=read[3])
+            self.writer.set_usage(
+                input=read[0], output=read[1], cache_read=read[2], cache_write=read[3], reasoning=reasoning_tokens(usage)
+            )
+            if is_openrouter(self.writer.model):
+                apply_reported_cost(self.writer.output.usage, usage)
         if choice is None:
             return
         reason = choice.get("finish_reason")
@@ -572,6 +588,7 @@ class ChunkReader:
     def _finish(self, reason: str) -> None:
         self.finish_reason = reason
         output = self.writer.output
+        output.raw_stop_reason = reason
         output.stop_reason, output.error_message = map_finish_reason(reason)
 
     def _apply_delta(self, delta: JsonObject) -> None:

@@ -423,6 +423,7 @@ class ResponsesEventReader:
                 output=_int(usage.get("output_tokens")),
                 cache_read=cached,
                 cache_write=0,
+                reasoning=_int(_object(usage.get("output_tokens_details")).get("reasoning_tokens")),
             )
         else:
             self.writer.set_usage()
@@ -439,6 +440,9 @@ class ResponsesEventReader:
             raise ProviderError(f"Unhandled Responses status: {status}")
         output = self.writer.output
         output.stop_reason = reason
+        if isinstance(status, str):
+            incomplete = _object(data.get("incomplete_details")).get("reason")
+            output.raw_stop_reason = f"{status}.{incomplete}" if isinstance(incomplete, str) and incomplete else status
         if reason == "error":
             output.error_message = f"Response ended with status {status}"
         self.completed = True
