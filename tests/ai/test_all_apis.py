@@ -31,6 +31,7 @@ BASE_PATHS = {
     "azure-openai-responses": "/openai/v1",
     "openai-codex-responses": "/backend-api",
     "mistral-conversations": "/mistral",
+    "bedrock-converse-stream": "",
 }
 APIS = list(BASE_PATHS)
 READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})

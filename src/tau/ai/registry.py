@@ -50,6 +50,7 @@ BUILTIN_APIS: dict[str, str] = {
     "azure-openai-responses": "tau.ai.providers.azure_openai_responses",
     "openai-codex-responses": "tau.ai.providers.openai_codex_responses",
     "mistral-conversations": "tau.ai.providers.mistral_conversations",
+    "bedrock-converse-stream": "tau.ai.providers.bedrock",
 }
 
 # Per api, every live registration, newest last; the newest one serves.

@@ -53,6 +53,7 @@ _TRANSIENT_PHRASES = (
     "provider returned error",
     "rate limit",
     "too many requests",
+    "throttling",  # Bedrock's ThrottlingException, also sent as an event mid-stream
     "service unavailable",
     "server error",
     "internal error",

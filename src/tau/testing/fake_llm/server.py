@@ -13,10 +13,12 @@ path ends with                     protocol
 ``/responses``                     OpenAI Responses
 ``/messages``                      Anthropic Messages
 ``:streamGenerateContent``         Google Generative AI
+``/converse-stream``               Amazon Bedrock ConverseStream
 =================================  =======================
 
 A protocol may refuse a request before any turn is used (its ``reject``), as the real service
-would: Mistral's tool-call id rules, Codex's required headers, Azure's credentials.
+would: Mistral's tool-call id rules, Codex's required headers, Azure's credentials,
+Bedrock's SigV4 signature.
 
 Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
 cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
@@ -36,6 +38,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
@@ -52,6 +55,7 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
     ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
     (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
+    ("/converse-stream", "bedrock-converse-stream", "tau.testing.fake_llm.bedrock"),
 )
 
 
@@ -224,6 +228,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = fault.body
         if body is None:
             body = protocol.error_body(fault.status, f"fake server error {fault.status}")
+        if hasattr(protocol, "error_headers"):
+            fault = replace(fault, headers={**protocol.error_headers(fault.status), **fault.headers})
         if body == "":
             self.send_response(fault.status)
             self.send_header("content-length", "0")
@@ -237,7 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = turn.fault
         stopping = self.server.owner._stopping
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", getattr(protocol, "CONTENT_TYPE", "text/event-stream"))
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         for key, value in turn.headers.items():
