@@ -124,6 +124,19 @@ def test_get_model_returns_a_fresh_object_each_call() -> None:
     assert "X-Test" not in second.headers  # type: ignore[operator]
 
 
+def test_editing_a_models_nested_compat_or_input_limits_leaves_the_catalogue_unchanged() -> None:
+    first = get_model("anthropic", "claude-fable-5")
+    assert first.compat is not None and first.input_limits is not None
+    first.compat["allowedFallbackModels"][0]["cost"]["input"] = 999
+    first.compat["allowedFallbackModels"].append({"provider": "x"})
+    first.input_limits["images"]["resize"]["maxWidth"] = 1
+    second = get_model("anthropic", "claude-fable-5")
+    assert second.compat is not None and second.input_limits is not None
+    assert second.compat["allowedFallbackModels"][0]["cost"]["input"] == 5
+    assert len(second.compat["allowedFallbackModels"]) == 2
+    assert second.input_limits["images"]["resize"]["maxWidth"] == 2000
+
+
 def test_get_providers_lists_every_provider_sorted() -> None:
     providers = get_providers()
     assert providers == sorted(providers)
