@@ -1,0 +1,132 @@
+"""Azure, Codex and Mistral through the real `tau` process: a tool loop after a hand-off from another API.
+
+Each test answers a first prompt with the local OpenAI-compatible model (which reads a file), then
+continues the session with the provider under test, configured as a user would (environment
+variables, ``models.json`` base URLs, an ``auth.json`` login): its first request carries the other
+API's tool call and result, its model calls a tool itself and the loop finishes with its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+from codex_token import codex_access_token
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, Turn
+
+
+def _read(path: str, call_id: str | None = None) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall("read", {"path": path}, id=call_id)])
+
+
+def _hand_off(tau: TauCommand, *target: str, api: str) -> list[RecordedRequest]:
+    """Run the local turn, then continue with ``target``; return the target's requests."""
+    (tau.work / "first.txt").write_text("alpha-content")
+    (tau.work / "second.txt").write_text("beta-content")
+    tau.server.add(_read("first.txt", "call_local_1"), Turn(text="Read the first."))
+    first = tau.run(*MODEL, "-p", "read first.txt")
+    assert first.returncode == 0, first.stderr
+    tau.server.add(_read("second.txt"), Turn(text="Both files read."))
+    result = tau.run(*target, "-c", "-p", "now read second.txt")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Both files read.\n"
+    requests = [r for r in tau.server.requests if r.api == api]
+    assert len(requests) == 2
+    assert "alpha-content" in json.dumps(requests[0].body)  # the other API's tool result came along
+    assert "beta-content" in json.dumps(requests[1].body)  # and this API's own tool ran
+    return requests
+
+
+def _write_models(tau: TauCommand, providers: dict[str, Any]) -> None:
+    path = tau.agent_dir / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"].update(providers)
+    path.write_text(json.dumps(config))
+
+
+def test_azure_runs_a_tool_loop_after_a_hand_off(tau: TauCommand) -> None:
+    tau.env.update(
+        AZURE_OPENAI_API_KEY="azure-key",
+        AZURE_OPENAI_BASE_URL=tau.server.url("/openai/v1"),
+        AZURE_OPENAI_DEPLOYMENT_NAME_MAP="gpt-4.1=team-gpt41",
+    )
+    requests = _hand_off(tau, "--provider", "azure", "--model", "gpt-4.1", api="azure-openai-responses")
+    for request in requests:
+        assert request.headers["api-key"] == "azure-key"
+        assert request.query == "api-version=v1"
+        assert request.body["model"] == "team-gpt41"
+    calls = [item for item in requests[0].body["input"] if item.get("type") == "function_call"]
+    assert [call["call_id"] for call in calls] == ["call_local_1"]
+
+
+def test_azure_names_a_missing_deployment_in_one_line(tau: TauCommand) -> None:
+    tau.env.update(AZURE_OPENAI_API_KEY="azure-key", AZURE_OPENAI_BASE_URL=tau.server.url("/openai/v1"))
+    tau.server.add(Turn(fault=Fault("status", status=404)))
+    result = tau.run("--provider", "azure", "--model", "gpt-4.1", "-p", "hi")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "Azure OpenAI deployment 'gpt-4.1' does not exist" in result.stderr
+    assert "AZURE_OPENAI_DEPLOYMENT_NAME_MAP=gpt-4.1=<deployment>" in result.stderr
+
+
+def test_codex_runs_a_tool_loop_with_a_stored_login(tau: TauCommand) -> None:
+    token = codex_access_token("acct-cli")
+    login = {"type": "oauth", "access": token, "refresh": "r", "expires": int(time.time() * 1000) + 3_600_000}
+    (tau.agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": "acct-cli"}}))
+    (tau.agent_dir / "auth.json").chmod(0o600)
+    _write_models(tau, {"openai-codex": {"baseUrl": tau.server.url("/backend-api")}})
+    requests = _hand_off(
+        tau, "--provider", "openai-codex", "--model", "gpt-6.2-sol", api="openai-codex-responses"
+    )
+    for request in requests:
+        assert request.headers["authorization"] == f"Bearer {token}"
+        assert request.headers["chatgpt-account-id"] == "acct-cli"
+        assert request.body["store"] is False
+        assert request.headers["session-id"] == request.body["prompt_cache_key"]
+
+
+def test_mistral_runs_a_tool_loop_with_foreign_ids_mapped(tau: TauCommand) -> None:
+    tau.env["MISTRAL_API_KEY"] = "mistral-key"
+    _write_models(tau, {"mistral": {"baseUrl": tau.server.url("/mistral")}})
+    requests = _hand_off(
+        tau, "--provider", "mistral", "--model", "devstral-medium-latest", api="mistral-conversations"
+    )
+    assert requests[0].headers["authorization"] == "Bearer mistral-key"
+    sent_ids = {
+        call["id"] for message in requests[1].body["messages"] for call in message.get("tool_calls") or []
+    }
+    assert len(sent_ids) == 2
+    assert all(len(call_id) == 9 and call_id.isalnum() for call_id in sent_ids)  # the fake refuses others
+
+
+# Runs tau's entry point in this interpreter and reports which of the named modules it loaded.
+_PROBE = """
+import json, sys
+from tau.cli.main import run
+code = run(sys.argv[2:])
+sys.stdout.flush()
+sys.stderr.write(json.dumps([code, sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)]))
+"""
+
+
+def test_an_openai_compatible_run_imports_none_of_the_new_providers(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="ok"))
+    new = [
+        f"tau.ai.providers.{name}"
+        for name in ("azure_openai_responses", "openai_codex_responses", "mistral_conversations")
+    ]
+    watched = ["tau.ai.providers.openai_completions", *new]
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(watched), *MODEL, "-p", "hi"],
+        cwd=tau.work,
+        env=tau.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(run.stderr.splitlines()[-1]) == [0, ["tau.ai.providers.openai_completions"]]
