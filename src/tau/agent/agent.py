@@ -314,6 +314,7 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             tool_timeout_s=self.tool_timeout_s,
+            get_tools=lambda: self._state.tools,
         )
 
     def _steering_poll(self, *, skip_first: bool) -> PollMessages:

@@ -7,13 +7,14 @@ ends the loop without its normal events (the ``Agent`` turns it into a failed ru
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from tau.agent.context import AgentContext
 from tau.agent.hooks import AfterToolCall, BeforeToolCall
 from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.tool import AgentTool
 from tau.ai.abort import AbortSignal
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions
@@ -57,7 +58,8 @@ class AgentLoopConfig:
     ``stream_options`` go to every LLM call (``reasoning`` is the thinking level, ``None`` = off);
     the loop fills in ``signal`` and the API key (``get_api_key(provider)`` per call, falling back
     to ``stream_options.api_key``). ``tool_timeout_s`` (beyond pi) turns a tool that runs longer
-    into an error result.
+    into an error result. ``get_tools``, when set, gives the tools before each model call after
+    the first, so tools activated during a run (``tool_search``) are declared on the next call.
     """
 
     model: Model
@@ -72,3 +74,4 @@ class AgentLoopConfig:
     after_tool_call: AfterToolCall | None = None
     should_stop_after_turn: ShouldStopAfterTurn | None = None
     tool_timeout_s: float | None = None
+    get_tools: Callable[[], Sequence[AgentTool]] | None = None

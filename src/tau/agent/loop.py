@@ -99,6 +99,8 @@ async def _run_turns(
         while has_more_tool_calls or pending:
             if not first_turn:
                 await emit(TurnStart())
+                if config.get_tools is not None:
+                    context.tools = list(config.get_tools())
             first_turn = False
             for message in pending:
                 await emit(MessageStart(message))

@@ -44,6 +44,7 @@ class Args:
     no_builtin_tools: bool = False
     extensions: list[str] = field(default_factory=list)
     no_extensions: bool = False
+    no_mcp: bool = False
     skills: list[str] = field(default_factory=list)
     no_skills: bool = False
     prompt_templates: list[str] = field(default_factory=list)
@@ -81,6 +82,7 @@ _BOOLEAN_FLAGS: dict[str, str] = {
     "-nbt": "no_builtin_tools",
     "--no-extensions": "no_extensions",
     "-ne": "no_extensions",
+    "--no-mcp": "no_mcp",
     "--no-skills": "no_skills",
     "-ns": "no_skills",
     "--no-prompt-templates": "no_prompt_templates",

@@ -42,6 +42,7 @@ Options:
   -nc, --no-context-files        Do not load AGENTS.md / CLAUDE.md
   -e, --extension <path>         Load an extension (repeatable)
   -ne, --no-extensions           Do not discover extensions
+  --no-mcp                       Do not start the MCP servers of mcp.json (see: tau mcp --help)
   --skill <path>                 Load a skill (repeatable); -ns, --no-skills
   --prompt-template <path>       Load a prompt template (repeatable); -np, --no-prompt-templates
   --list-models [search]         List the models you can use and exit

@@ -35,6 +35,10 @@ def run(argv: list[str] | None = None) -> int:
         from tau.cli.auth_command import run_auth
 
         return run_auth(argv[1:])
+    if argv[:1] == ["mcp"]:
+        from tau.cli.mcp_command import run_mcp_command
+
+        return run_mcp_command(argv[1:])
     args = parse_args(argv)
     if args.version:
         return _write_stdout(f"tau {__version__}\n")
@@ -559,6 +563,7 @@ def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = N
     return ExtensionOptions(
         paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
         no_extensions=args.no_extensions,
+        no_mcp=args.no_mcp,
         flag_values=args.unknown_flags if flag_values is None else flag_values,
     )
 

@@ -67,7 +67,8 @@ class ToolDefinition:
     string enums to unions of literals (Google's API accepts only those). ``prompt_snippet`` is the
     tool's one line under "Available tools" in the system prompt; ``prompt_guidelines`` are bullets
     added while the tool is active (name the tool in them). A tool with a built-in's name replaces
-    the built-in's execution, but not its prompt text.
+    the built-in's execution, but not its prompt text. ``default_active=False`` registers the tool
+    inactive (pi's ``defaultActive``): ``--tools``, ``defaultTools`` or ``set_active_tools`` turn it on.
     """
 
     name: str
@@ -81,6 +82,7 @@ class ToolDefinition:
     execution_mode: ExecutionMode | None = None
     render_call: Callable[..., Any] | None = None
     render_result: Callable[..., Any] | None = None
+    default_active: bool = True
 
     def schema(self) -> JsonObject:
         """``parameters`` as a JSON Schema dict."""

@@ -7,6 +7,10 @@ system alone: ``-e`` paths, ``extensions`` entries in the settings, a ``.py`` fi
 declaring the ``tau.extensions`` entry-point group. It may say yes when the loader then finds
 nothing usable (a folder that is not a package, say); it never says no when the loader would
 find something. A folder not trusted (``include_project=False``) contributes nothing.
+
+The built-in MCP support (``tau.mcp``) is one more extension, loaded only when an ``mcp.json``
+exists (``<agent dir>/mcp.json``, or a trusted project's ``.tau/mcp.json`` or ``.pi/mcp.json``) and
+neither ``--no-mcp`` nor ``--no-extensions`` is given; without one, nothing of it is imported.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ class ExtensionOptions:
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("flag_values", "no_extensions", "paths")
+    __slots__ = ("flag_values", "no_extensions", "no_mcp", "paths")
 
     def __init__(
         self,
@@ -44,9 +48,11 @@ class ExtensionOptions:
         paths: Sequence[str] = (),
         no_extensions: bool = False,
         flag_values: Mapping[str, str | bool] | None = None,
+        no_mcp: bool = False,
     ) -> None:
         self.paths: tuple[str, ...] = tuple(paths)
         self.no_extensions = no_extensions
+        self.no_mcp = no_mcp
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
 
 
@@ -87,6 +93,17 @@ def _has_installed_extensions() -> bool:
     return False
 
 
+def _has_mcp_config(cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool) -> bool:
+    """Whether the built-in MCP extension should load (three ``stat`` calls; see the module docstring)."""
+    if options.no_mcp or options.no_extensions:
+        return False
+    if os.path.exists(os.path.join(agent_dir, "mcp.json")):
+        return True
+    return include_project and any(
+        os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi")
+    )
+
+
 def might_have_extensions(
     cwd: str,
     agent_dir: str,
@@ -96,7 +113,7 @@ def might_have_extensions(
     include_project: bool = True,
 ) -> bool:
     """Whether loading could find an extension (see the module docstring)."""
-    if options.paths:
+    if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project):
         return True
     if options.no_extensions:
         return False
@@ -137,6 +154,10 @@ def load_extension_runner(
         include_entry_points=not options.no_extensions and _has_installed_extensions(),
         include_project=include_project,
     )
+    if _has_mcp_config(cwd, agent_dir, options, include_project):
+        from tau.mcp.extension import mcp_extension_source
+
+        discovery.sources.append(mcp_extension_source(cwd, agent_dir, include_project=include_project))
     if not discovery.sources:
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)

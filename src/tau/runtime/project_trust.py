@@ -45,7 +45,16 @@ TRUST_FILE = "trust.json"
 DefaultProjectTrust: TypeAlias = Literal["ask", "always", "never"]
 
 # What in <cwd>/.tau makes tau load something. A bare .tau folder (sessions, say) asks nothing.
-_PROTECTED_ENTRIES = ("settings.json", "extensions", "skills", "prompts", "SYSTEM.md", "APPEND_SYSTEM.md")
+# mcp.json starts programs (or reaches servers), so it is project code; pi's .pi/mcp.json is read too.
+_PROTECTED_ENTRIES = (
+    "settings.json",
+    "extensions",
+    "skills",
+    "prompts",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+    "mcp.json",
+)
 
 
 def canonical_folder(path: str | os.PathLike[str]) -> str:
@@ -60,6 +69,8 @@ def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
     folder = canonical_folder(cwd)
     config = os.path.join(folder, CONFIG_DIR_NAME)
     if any(os.path.exists(os.path.join(config, entry)) for entry in _PROTECTED_ENTRIES):
+        return True
+    if os.path.exists(os.path.join(folder, ".pi", "mcp.json")):
         return True
     user_skills = canonical_folder(os.path.join(home or str(Path.home()), ".agents", "skills"))
     return any(

@@ -19,6 +19,7 @@ from tau.runtime.extension_host import SessionExtensionHost
 from tau.runtime.extension_loading import load_extension_runner
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
 from tau.runtime.tool_registry import ToolRegistry
+from tau.runtime.tool_selection import is_mcp_tool_name
 from tau.runtime.user_bash import BashResult
 
 if TYPE_CHECKING:
@@ -175,11 +176,20 @@ class SessionExtensions:
     # -- tools ---------------------------------------------------------------------------------
 
     def refresh_tools(self) -> None:
-        """Take the runner's current tools; new names become active unless an allowlist is in force."""
+        """Take the runner's current tools; new names become active unless registered inactive or
+        an allowlist is in force (which activates only MCP tools it names or matches)."""
         runner = self._runner
         added = self._tools.set_extension_tools(runner.tools if runner is not None else [])
-        if added and not self._tools.has_allowlist:
-            self._tools.set_active([*self._tools.active_names, *added])
+        inactive = {t.definition.name for t in runner.tool_definitions if not t.definition.default_active} if runner else set()
+        tools = self._tools
+        activate = [
+            name
+            for name in added
+            if name not in inactive
+            and (not tools.has_allowlist or (is_mcp_tool_name(name) and tools.allowlist_selects(name)))
+        ]
+        if activate:
+            tools.set_active([*tools.active_names, *activate])
         self._apply_tools()
 
     def tool_source(self, name: str) -> str:

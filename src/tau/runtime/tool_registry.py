@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 from tau.agent.tool import AgentTool
 from tau.context.resources import ResourceLoader
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
-from tau.runtime.tool_selection import tool_name_matcher
+from tau.runtime.tool_selection import is_mcp_tool_name, tool_name_matcher
 from tau.tools import (
     CODING_TOOL_NAMES,
     SpillDirectory,
@@ -78,6 +78,8 @@ class ToolRegistry:
         self._custom = list(custom)
         self._allowlist = list(allowlist) if allowlist is not None else None
         self._allowed = tool_name_matcher(self._allowlist) if self._allowlist is not None else None
+        # As in pi, an allowlist filters MCP tools only once one of its entries names them.
+        self._filters_mcp = any(entry.startswith("mcp__") for entry in self._allowlist or ())
         self._excluded = tool_name_matcher(exclude) if exclude else None
         self._tools = self._overlay(extension)
         added = [t.name for t in (*extension, *custom) if t.name in self._tools]
@@ -99,6 +101,12 @@ class ToolRegistry:
     def _is_allowed(self, name: str) -> bool:
         if self._excluded is not None and self._excluded(name):
             return False
+        if self._allowed is None or (not self._filters_mcp and is_mcp_tool_name(name)):
+            return True
+        return self._allowed(name)
+
+    def allowlist_selects(self, name: str) -> bool:
+        """Whether the allowlist names or matches ``name`` (``True`` without one)."""
         return self._allowed is None or self._allowed(name)
 
     @property

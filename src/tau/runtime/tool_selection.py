@@ -13,12 +13,22 @@ from typing import Any
 
 __all__ = [
     "apply_tool_modifiers",
+    "is_mcp_tool_name",
     "is_tool_modifier",
     "merge_default_tools",
     "resolve_default_tools",
     "tool_list_error",
     "tool_name_matcher",
 ]
+
+
+MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
+
+
+def is_mcp_tool_name(name: str) -> bool:
+    """Whether ``name`` is an MCP tool (``mcp__<server>__<tool>`` or a resource tool): a ``--tools``
+    list filters those only once one of its entries starts with ``mcp__``, as in pi."""
+    return name.startswith("mcp__") or name in MCP_RESOURCE_TOOLS
 
 
 def is_tool_modifier(entry: object) -> bool:

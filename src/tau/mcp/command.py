@@ -1,0 +1,91 @@
+"""``/mcp``: the servers' state, and reconnecting, enabling or disabling one.
+
+``/mcp`` alone shows the status (in the TUI, a picker: choose a server, then what to do with it);
+``/mcp reconnect|enable|disable <server>`` does it at once. Enabling and disabling are saved to the
+``mcp.json`` that defines the server (its project override, when there is one).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.extensions.api import ExtensionAPI
+    from tau.mcp.extension import McpServers
+
+__all__ = ["register_mcp_command"]
+
+_ACTIONS = ("reconnect", "enable", "disable")
+
+
+def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
+    async def mcp(args: str, ctx: Any) -> None:
+        words = args.split()
+        if not words:
+            if ctx.has_ui and servers.connections:
+                await _pick(servers, ctx)
+            else:
+                _show(ctx, "\n".join(servers.status_lines()))
+            return
+        if len(words) != 2 or words[0] not in _ACTIONS:
+            _show(ctx, "usage: /mcp [reconnect|enable|disable <server>]", error=True)
+            return
+        await _act(servers, ctx, words[0], words[1])
+
+    def complete(prefix: str) -> list[str]:
+        words = prefix.split(" ")
+        if len(words) <= 1:
+            return [a for a in _ACTIONS if a.startswith(words[0])]
+        return [f"{words[0]} {n}" for n in servers.connections if n.startswith(words[1])]
+
+    tau.register_command(
+        "mcp", mcp, description="MCP servers: status, reconnect, enable, disable", complete=complete
+    )
+
+
+async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:
+    if name not in servers.connections:
+        _show(ctx, f"no MCP server named {name!r} (see /mcp)", error=True)
+        return
+    if action == "reconnect":
+        connection = await servers.reconnect(name)
+        if connection.state == "connected":
+            _show(ctx, f"MCP server {name!r} reconnected ({len(connection.tools)} tools)")
+        else:
+            _show(
+                ctx,
+                f"MCP server {name!r} is {connection.state}: {connection.error or ''}".rstrip(": "),
+                error=True,
+            )
+        return
+    try:
+        await servers.set_enabled(name, action == "enable")
+    except (OSError, ValueError) as exc:
+        _show(ctx, f"could not save the change: {exc}", error=True)
+        return
+    _show(ctx, f"MCP server {name!r} {action}d")
+
+
+async def _pick(servers: McpServers, ctx: Any) -> None:
+    from tau.mcp.listing import describe_server
+
+    labels = {describe_server(c)[0]: name for name, c in servers.connections.items()}
+    chosen = await ctx.ui.select("MCP servers", list(labels))
+    if chosen is None:
+        return
+    name = labels[chosen]
+    connection = servers.connections[name]
+    actions = ["Show details", "Reconnect", "Disable" if connection.config.enabled else "Enable"]
+    action = await ctx.ui.select(f"MCP server {name}", actions)
+    if action == "Show details":
+        _show(ctx, "\n".join(describe_server(connection)))
+    elif action is not None:
+        await _act(servers, ctx, action.lower(), name)
+
+
+def _show(ctx: Any, text: str, *, error: bool = False) -> None:
+    if ctx.has_ui:
+        ctx.ui.notify(text, "error" if error else "info")
+    else:
+        print(text, file=sys.stderr if error else sys.stdout, flush=True)

@@ -1,0 +1,329 @@
+"""One MCP server connection: start it, keep it, call it, notice when it is gone.
+
+The SDK's transports and ``ClientSession`` are async context managers that must be entered and left
+in one task, so ``_serve`` owns them and holds them open until ``close``; tool calls come from other
+tasks through the session. A connection that breaks (the server exits, the HTTP stream drops) is
+marked ``disconnected`` with the reason, and the next call starts it again. Each request has the
+server's ``timeout``; a server that does not answer in time fails that call but stays connected.
+
+This module imports the ``mcp`` SDK (the ``tau-agent[mcp]`` extra) when a server first starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from typing import IO, Any, Literal, TypeAlias
+
+from tau.mcp.config import ServerConfig, expand_value
+
+__all__ = ["MISSING_SDK_MESSAGE", "ConnectionState", "McpCallError", "ServerConnection", "require_sdk"]
+
+ConnectionState: TypeAlias = Literal[
+    "idle", "connecting", "connected", "failed", "disconnected", "needs-auth"
+]
+MISSING_SDK_MESSAGE = "MCP servers need the MCP SDK: pip install 'tau-agent[mcp]'"
+_STDERR_TAIL = 2000
+
+
+class McpCallError(Exception):
+    """A request to a server failed (not answered in time, the server went away, or it refused)."""
+
+
+def require_sdk() -> None:
+    """Raise ``McpCallError`` with the one-line install hint when the SDK is missing."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise McpCallError(MISSING_SDK_MESSAGE) from None
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    """An SDK object as its wire JSON (camelCase)."""
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def _reason(exc: BaseException) -> str:
+    """The real failure inside anyio's task-group wrappers, as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename:
+        text = f"{exc.strerror or exc}: {exc.filename}"
+    return text.splitlines()[0]
+
+
+class ServerConnection:
+    """The connection to one configured server (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        cwd: str,
+        *,
+        auth_factory: Callable[[ServerConfig], Any] | None = None,
+        on_change: Callable[[ServerConnection], None] | None = None,
+    ) -> None:
+        """``auth_factory`` makes the httpx auth (OAuth) for an HTTP server; ``on_change`` is called
+        whenever the state or the tool list changes."""
+        self.config = config
+        self.cwd = cwd
+        self.state: ConnectionState = "idle"
+        self.error: str | None = None
+        self.tools: list[dict[str, Any]] = []
+        self.instructions = ""
+        self.has_resources = False
+        self.starts = 0
+        self._auth_factory = auth_factory
+        self._on_change = on_change
+        self._session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._stderr: IO[bytes] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Future[None]:
+        """Begin connecting in the background (again, when the last connection is gone); returns the
+        future that completes once connected (or fails with ``McpCallError``)."""
+        if self._ready is not None and self._task is not None and not self._task.done():
+            return self._ready
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "never retrieved"
+        self._stop = asyncio.Event()
+        self.state, self.error = "connecting", None
+        self.starts += 1
+        self._task = loop.create_task(self._serve(self._ready, self._stop), name=f"mcp:{self.name}")
+        self._changed()
+        return self._ready
+
+    async def connected(self, timeout: float | None = None) -> None:
+        """Wait until connected, starting the server when it is not running; raises ``McpCallError``."""
+        ready = self.start()
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            raise McpCallError(f"MCP server {self.name!r} did not start within {timeout:g} s") from None
+
+    async def close(self) -> None:
+        """Stop the server (stdio: close stdin, then SIGTERM and SIGKILL its process group)."""
+        task, stop = self._task, self._stop
+        if task is None or stop is None:
+            return
+        stop.set()
+        if self._session is None:
+            task.cancel()  # still starting: nothing to wind down politely
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5)
+        except (TimeoutError, Exception):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        self._task = None
+
+    async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        try:
+            await _import_sdk()
+        except ImportError:
+            self._fail(ready, MISSING_SDK_MESSAGE)
+            return
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                session = await stack.enter_async_context(ClientSession(read, write))
+                info = _dump(await session.initialize())
+                self.instructions = str(info.get("instructions") or "")
+                capabilities = info.get("capabilities", {})
+                self.has_resources = "resources" in capabilities
+                self.tools = await self._list_tools(session) if "tools" in capabilities else []
+                self._session = session
+                self.state, self.error = "connected", None
+                ready.set_result(None)
+                self._changed()
+                await stop.wait()
+        except Exception as exc:
+            self._fail(ready, self._describe(exc))
+        except asyncio.CancelledError:
+            self._fail(ready, "the connection was cancelled")
+            raise
+        finally:
+            self._session = None
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
+        if stop.is_set() and self.state == "connected":
+            self.state = "idle"
+            self._changed()
+
+    def _fail(self, ready: asyncio.Future[None], reason: str) -> None:
+        if self._session is not None or self.state == "connected":
+            self.state = "disconnected"
+        elif "401" in reason or "nauthorized" in reason:
+            self.state = "needs-auth"
+        else:
+            self.state = "failed"
+        self.error = reason
+        self._session = None
+        if not ready.done():
+            ready.set_exception(McpCallError(f"MCP server {self.name!r}: {reason}"))
+        self._changed()
+
+    def _describe(self, exc: BaseException) -> str:
+        reason = _reason(exc)
+        tail = self.stderr_tail()
+        return f"{reason}\n{tail}" if tail else reason
+
+    def stderr_tail(self) -> str:
+        """The last lines a stdio server wrote to stderr (for the error report)."""
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - _STDERR_TAIL))
+            return self._stderr.read().decode("utf-8", "replace").strip()
+        return ""
+
+    def _transport(self) -> Any:
+        config = self.config
+        if config.transport == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            env = {key: expand_value(value) for key, value in config.env.items()}
+            # Relative to the session's folder; a leading ~/ is the home directory (as in pi).
+            cwd = os.path.join(self.cwd, os.path.expanduser(config.cwd)) if config.cwd else self.cwd
+            params = StdioServerParameters(
+                command=os.path.expanduser(config.command),
+                args=[os.path.expanduser(a) if a.startswith("~/") else a for a in config.args],
+                env=env or None,
+                cwd=cwd,
+            )
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs; closed in _serve
+            return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {key: expand_value(value) for key, value in config.headers.items()}
+        has_authorization = any(key.lower() == "authorization" for key in headers)
+        auth = self._auth_factory(config) if self._auth_factory and not has_authorization else None
+        client = create_mcp_http_client(headers=headers, auth=auth)
+        return _http_transport(streamable_http_client, config.url, client)
+
+    @staticmethod
+    async def _list_tools(session: Any) -> list[dict[str, Any]]:
+        from mcp.types import PaginatedRequestParams
+
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools += [_dump(tool) for tool in page.tools]
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def request(self, what: str, call: Callable[[Any], Any]) -> Any:
+        """``await call(session)`` on a live connection (started first when needed), within the
+        server's timeout. A broken connection is marked so the next request starts it again."""
+        timeout = self.config.timeout_s
+        await self.connected(timeout)
+        session = self._session
+        if session is None:
+            raise McpCallError(f"MCP server {self.name!r} is {self.state}: {self.error or 'not connected'}")
+        try:
+            return await asyncio.wait_for(call(session), timeout)
+        except TimeoutError:
+            raise McpCallError(
+                f"MCP server {self.name!r} did not answer {what} within {timeout:g} s"
+            ) from None
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+
+            if isinstance(exc, MCPError) and exc.error.code != _CONNECTION_CLOSED:
+                raise McpCallError(f"MCP server {self.name!r} refused {what}: {exc.error.message}") from None
+            reason = self._describe(exc)
+            await self._drop(reason)
+            raise McpCallError(
+                f"MCP server {self.name!r} failed during {what} ({reason.splitlines()[0]}); "
+                "it is restarted on the next call"
+            ) from None
+
+    async def _drop(self, reason: str) -> None:
+        """Forget a broken connection (its task is stopped) so that the next request reconnects."""
+        self.error = reason
+        await self.close()
+        self.state, self.error = "disconnected", reason
+        self._changed()
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The ``CallToolResult`` of ``tool`` as wire JSON."""
+        result = await self.request(f"{tool!r}", lambda s: s.call_tool(tool, arguments))
+        return _dump(result)
+
+    async def list_resources(self, cursor: str | None = None) -> dict[str, Any]:
+        from mcp.types import PaginatedRequestParams
+
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        return _dump(await self.request("resources/list", lambda s: s.list_resources(params=params)))
+
+    async def list_resource_templates(self, cursor: str | None = None) -> dict[str, Any]:
+        from mcp.types import PaginatedRequestParams
+
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        return _dump(
+            await self.request("resources/templates/list", lambda s: s.list_resource_templates(params=params))
+        )
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return _dump(await self.request("resources/read", lambda s: s.read_resource(uri)))
+
+
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared._httpx_utils", "mcp.types")
+
+
+async def _import_sdk() -> None:
+    """Import the SDK in a worker thread: it takes most of a second, which the event loop (the
+    session starting, the first request streaming) must not wait for. Servers starting together
+    share the work through the import lock."""
+    import sys
+
+    if not all(name in sys.modules for name in _SDK_MODULES):
+        await asyncio.to_thread(_import_modules)
+
+
+def _import_modules() -> None:
+    import importlib
+
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
+
+
+_CONNECTION_CLOSED = -32000
+"""The JSON-RPC code the SDK gives requests cut off by a closed connection."""
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(open_stream: Any, url: str, client: Any) -> Any:
+    """The Streamable HTTP streams, with the HTTP client closed afterwards."""
+    async with client, open_stream(url, http_client=client) as streams:
+        yield streams[0], streams[1]

@@ -1,0 +1,373 @@
+"""The built-in MCP extension: configured servers' tools, ``tool_search``, resources and ``/mcp``.
+
+Loaded by ``tau.runtime.extension_loading`` only when an ``mcp.json`` exists. At ``session_start``
+every enabled server starts in the background, all at once; nothing waits for them, except that
+the first prompt waits (up to 10 s) for servers with ``direct`` tools, since those belong in its
+request. A server's tools are registered once it is connected:
+
+- ``direct``: declared to the model like a built-in tool;
+- ``deferred`` and ``codemode`` (pi's default; tau has no codemode tool, so these are reached the
+  same way): registered inactive, found and declared by ``tool_search`` for the next model call, so
+  a server with hundreds of tools costs the prompt nothing and the prompt prefix does not change
+  when it connects;
+- ``hidden``: not registered.
+
+A server that fails to start is reported once; one that dies is reported in the failing call's
+result and started again by the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tau.agent.tool import AgentToolResult, text_result
+from tau.ai.abort import AbortSignal
+from tau.extensions.loader import ExtensionSource
+from tau.extensions.types import ToolDefinition
+from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure
+from tau.mcp.connection import McpCallError, ServerConnection
+from tau.mcp.resources import resource_tools
+from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, to_tool_result
+
+if TYPE_CHECKING:
+    from tau.extensions.api import ExtensionAPI
+    from tau.extensions.context import ExtensionContext
+
+__all__ = ["FIRST_PROMPT_WAIT_S", "McpServers", "mcp_extension_source"]
+
+FIRST_PROMPT_WAIT_S = 10.0
+TOOL_SEARCH = "tool_search"
+_SEARCH_LIMIT = 8
+_SEARCH_DESCRIPTION = (
+    "Search the tools that are not declared yet (such as the tools of MCP servers) by what they do, "
+    f"and declare the best matches for your next call. To find an MCP tool, always use {TOOL_SEARCH}."
+)
+
+
+def mcp_extension_source(cwd: str, agent_dir: str, *, include_project: bool) -> ExtensionSource:
+    """The extension source of the MCP support for ``cwd`` (a project's file only when trusted)."""
+
+    def setup(tau: ExtensionAPI) -> None:
+        config = load_mcp_config(cwd, agent_dir, include_project=include_project)
+        McpServers(tau, config, cwd, agent_dir).install()
+
+    return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
+
+
+@dataclass(slots=True)
+class _RegisteredTool:
+    server: str
+    remote: str
+    exposure: str
+    description: str
+
+
+class McpServers:
+    """The servers of one session and the tools they registered."""
+
+    def __init__(self, tau: ExtensionAPI, config: McpConfig, cwd: str, agent_dir: str) -> None:
+        self.tau = tau
+        self.config = config
+        self.cwd = cwd
+        self.agent_dir = agent_dir
+        self.connections: dict[str, ServerConnection] = {}
+        self.tools: dict[str, _RegisteredTool] = {}
+        self._registered_servers: dict[str, list[str]] = {}
+        self._ctx: ExtensionContext | None = None
+        self._reported: set[tuple[str, int]] = set()
+        self._first_prompt = True
+        self._resource_tools_registered = False
+        for name, server in config.servers.items():
+            self.connections[name] = self._connection(server)
+
+    def _connection(self, server: ServerConfig) -> ServerConnection:
+        from tau.mcp.oauth import oauth_factory
+
+        return ServerConnection(
+            server, self.cwd, auth_factory=oauth_factory(self.agent_dir), on_change=self._changed
+        )
+
+    def install(self) -> None:
+        tau = self.tau
+        tau.on("session_start", self._session_start)
+        tau.on("before_agent_start", self._before_agent_start)
+        tau.on("session_shutdown", self._session_shutdown)
+        from tau.mcp.command import register_mcp_command
+
+        register_mcp_command(tau, self)
+        if any(self._may_defer(s) for s in self.config.servers.values() if s.enabled):
+            tau.register_tool(
+                ToolDefinition(
+                    name=TOOL_SEARCH,
+                    label=TOOL_SEARCH,
+                    description=_SEARCH_DESCRIPTION,
+                    prompt_snippet="Search for tools that are not loaded yet and load the matches",
+                    parameters={
+                        "type": "object",
+                        "properties": {
+                            "query": {"type": "string", "description": "What the tool should do."},
+                            "limit": {
+                                "type": "integer",
+                                "description": f"Most tools to load (default {_SEARCH_LIMIT}).",
+                            },
+                        },
+                        "required": ["query"],
+                    },
+                    execute=self._tool_search,
+                )
+            )
+
+    @staticmethod
+    def _may_defer(server: ServerConfig) -> bool:
+        exposures = {server.exposure, *server.tool_exposure.values()}
+        return bool(exposures & {"deferred", "codemode"})
+
+    @staticmethod
+    def _may_be_direct(server: ServerConfig) -> bool:
+        return "direct" in {server.exposure, *server.tool_exposure.values()}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def _session_start(self, event: Any, ctx: ExtensionContext) -> None:
+        self._ctx = ctx
+        for error in self.config.errors:
+            self.report(f"MCP config error: {error}")
+        for connection in self.connections.values():
+            if connection.config.enabled:
+                connection.start()
+
+    async def _before_agent_start(self, event: Any, ctx: ExtensionContext) -> None:
+        self._ctx = ctx
+        if not self._first_prompt:
+            return
+        self._first_prompt = False
+        waiting = [
+            c.start()
+            for c in self.connections.values()
+            if c.config.enabled and c.state == "connecting" and self._may_be_direct(c.config)
+        ]
+        if waiting:
+            await asyncio.wait(waiting, timeout=FIRST_PROMPT_WAIT_S)
+
+    async def _session_shutdown(self, event: Any, ctx: ExtensionContext) -> None:
+        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+        self._ctx = None
+
+    def report(self, message: str, level: str = "warning") -> None:
+        """One line for the user: a notification in the TUI, stderr elsewhere."""
+        ctx = self._ctx
+        if ctx is not None and ctx.has_ui:
+            ctx.ui.notify(message, "error" if level == "error" else "warning")
+        else:
+            print(f"tau: {level}: {message}", file=sys.stderr, flush=True)
+
+    def _changed(self, connection: ServerConnection) -> None:
+        if connection.state == "connected":
+            self._register_tools(connection)
+            if connection.has_resources:
+                self._register_resource_tools()
+        elif (
+            connection.state in ("failed", "needs-auth")
+            and (connection.name, connection.starts) not in self._reported
+        ):
+            self._reported.add((connection.name, connection.starts))
+            what = (
+                "needs sign-in (run: tau mcp login " + connection.name + ")"
+                if connection.state == "needs-auth"
+                else "failed"
+            )
+            first_line = (connection.error or "").splitlines()[0] if connection.error else ""
+            self.report(f"MCP server {connection.name!r} {what}: {first_line}")
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def _register_tools(self, connection: ServerConnection) -> None:
+        server = connection.config
+        names: list[str] = []
+        taken: set[str] = set()
+        for tool in connection.tools:
+            remote = str(tool.get("name", ""))
+            exposure = tool_exposure(server, remote)
+            if not remote or exposure == "hidden":
+                continue
+            name = mcp_tool_name(server.name, remote, lambda n: n in taken)
+            taken.add(name)
+            names.append(name)
+            description = str(tool.get("description") or f"{remote} (MCP server {server.name})")
+            self.tools[name] = _RegisteredTool(server.name, remote, exposure, description)
+            if name in self._registered_servers.get(server.name, ()):
+                continue  # a reconnect: the registration still stands
+            self.tau.register_tool(
+                ToolDefinition(
+                    name=name,
+                    label=str(tool.get("title") or remote),
+                    description=description,
+                    parameters=_input_schema(tool.get("inputSchema")),
+                    execute=self._tool_executor(server.name, remote),
+                    default_active=exposure == "direct",
+                )
+            )
+        self._registered_servers[server.name] = names
+
+    def _tool_executor(self, server: str, remote: str) -> Any:
+        async def execute(
+            tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+        ) -> AgentToolResult:
+            connection = self.connections[server]
+            if not connection.config.enabled:
+                raise RuntimeError(f"MCP server {server!r} is disabled (enable it with /mcp enable {server})")
+            try:
+                result = await _abortable(connection.call_tool(remote, params), signal)
+            except McpCallError as exc:
+                raise RuntimeError(str(exc)) from None
+            return to_tool_result(server, result)
+
+        return execute
+
+    def _register_resource_tools(self) -> None:
+        if self._resource_tools_registered:
+            return
+        self._resource_tools_registered = True
+        exposures = [
+            c.config.exposure
+            for c in self.connections.values()
+            if c.config.enabled and c.config.exposure != "hidden"
+        ]
+        direct = "direct" in exposures
+        for definition in resource_tools(self, default_active=direct):
+            self.tau.register_tool(definition)
+            self.tools[definition.name] = _RegisteredTool(
+                "", definition.name, "direct" if direct else "deferred", definition.description
+            )
+
+    async def wait_for_all(self) -> None:
+        """Wait for every enabled server that is still starting (each within its timeout)."""
+        waiting = [
+            (c.start(), c.config.timeout_s)
+            for c in self.connections.values()
+            if c.config.enabled and c.state == "connecting"
+        ]
+        if waiting:
+            await asyncio.wait([w for w, _ in waiting], timeout=max(t for _, t in waiting))
+
+    async def _tool_search(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> AgentToolResult:
+        query = str(params.get("query", "")).strip()
+        if not query:
+            raise ValueError("query must not be empty")
+        limit = params.get("limit", _SEARCH_LIMIT)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+            raise ValueError("limit must be a positive integer")
+        await _abortable(self.wait_for_all(), signal)
+        active = self.tau.get_active_tools()
+        registered = {info.name for info in self.tau.get_all_tools()}
+        candidates = [
+            SearchDocument(name, tool.remote, tool.description, self._server_description(tool.server))
+            for name, tool in self.tools.items()
+            if tool.exposure in ("deferred", "codemode")
+            and name not in active
+            and name in registered
+            and self._enabled(tool.server)
+        ]
+        matches = rank_tools(query, candidates, limit)
+        if matches:
+            self.tau.set_active_tools([*active, *(m.name for m in matches)])
+            now_active = set(self.tau.get_active_tools())
+            matches = [m for m in matches if m.name in now_active]
+        if not matches:
+            return text_result("No matching tools found.")
+        lines = [
+            f"- {m.name}: {m.description.strip().splitlines()[0] if m.description.strip() else ''}"
+            for m in matches
+        ]
+        count = len(matches)
+        text = (
+            f"Loaded {count} tool{'s' if count != 1 else ''}. They are available from your next call:\n"
+            + "\n".join(lines)
+        )
+        return AgentToolResult([*text_result(text).content], details={"loaded": [m.name for m in matches]})
+
+    def _enabled(self, server: str) -> bool:
+        connection = self.connections.get(server)
+        return connection is None or connection.config.enabled
+
+    def _server_description(self, server: str) -> str:
+        connection = self.connections.get(server)
+        if connection is None:
+            return ""
+        text = connection.config.description.strip() or connection.instructions.strip()
+        return text.splitlines()[0] if text else ""
+
+    # -- /mcp actions ------------------------------------------------------------------------
+
+    async def reconnect(self, name: str) -> ServerConnection:
+        connection = self.connections[name]
+        await connection.close()
+        with contextlib.suppress(McpCallError):  # the state and error say what happened
+            await connection.connected(connection.config.timeout_s)
+        return connection
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """Enable or disable ``name`` for this session and in the file that defines it."""
+        from dataclasses import replace
+
+        from tau.mcp.config import set_server_fields
+
+        connection = self.connections[name]
+        server = replace(connection.config, enabled=enabled)
+        connection.config = server
+        self.config.servers[name] = server
+        path = server.override or server.source
+        if path:
+            from pathlib import Path
+
+            set_server_fields(Path(path), name, {"enabled": enabled})
+        mine = set(self._registered_servers.get(name, ()))
+        if enabled:
+            await self.reconnect(name)
+            direct = [n for n in mine if self.tools[n].exposure == "direct"]
+            self.tau.set_active_tools([*self.tau.get_active_tools(), *direct])
+        else:
+            await connection.close()
+            connection.state = "idle"
+            self.tau.set_active_tools([n for n in self.tau.get_active_tools() if n not in mine])
+
+    def status_lines(self) -> list[str]:
+        """One block per server, as ``tau mcp list`` prints it; servers that need attention first."""
+        from tau.mcp.listing import describe_server
+
+        order = sorted(
+            self.connections.values(), key=lambda c: (c.state == "connected" or not c.config.enabled, c.name)
+        )
+        lines: list[str] = []
+        for connection in order:
+            lines += describe_server(connection)
+        lines += [f"config error: {error}" for error in self.config.errors]
+        return lines or ["No MCP servers configured."]
+
+
+def _input_schema(schema: Any) -> dict[str, Any]:
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return schema
+    return {"type": "object", "properties": {}}
+
+
+async def _abortable(work: Any, signal: AbortSignal | None) -> Any:
+    """``await work``, cancelled when the tool call's ``signal`` aborts."""
+    task = asyncio.ensure_future(work)
+    if signal is None:
+        return await task
+    remove = signal.add_listener(task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if signal.aborted:
+            raise RuntimeError("aborted") from None
+        raise
+    finally:
+        remove()

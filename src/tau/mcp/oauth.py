@@ -1,0 +1,212 @@
+"""OAuth for remote MCP servers, on the SDK's ``OAuthClientProvider`` (discovery, dynamic client
+registration, PKCE, token refresh).
+
+Credentials are kept in ``<agent dir>/mcp-auth.json`` (mode 0600), one entry per server name and
+URL, like pi's file: ``{"<name>|<url>": {"tokens": {...}, "clientInfo": {...}}}``. A running session
+only uses stored tokens (and refreshes them); signing in, which needs a browser, is ``tau mcp login``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import webbrowser
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from tau.mcp.config import ServerConfig
+
+__all__ = ["AUTH_FILE", "FileTokenStorage", "SignInRequiredError", "oauth_factory", "sign_in"]
+
+AUTH_FILE = "mcp-auth.json"
+
+
+class SignInRequiredError(Exception):
+    """The server wants a sign-in and this process cannot open one."""
+
+
+def _key(config: ServerConfig) -> str:
+    return f"{config.name}|{config.url}"
+
+
+class FileTokenStorage:
+    """The SDK's ``TokenStorage`` over one entry of ``mcp-auth.json``."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self.key = key
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _entry(self) -> dict[str, Any]:
+        entry = self._read().get(self.key)
+        return entry if isinstance(entry, dict) else {}
+
+    def _write(self, field: str, value: dict[str, Any]) -> None:
+        data = self._read()
+        entry = data.setdefault(self.key, {})
+        entry[field] = value
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+        os.replace(temporary, self.path)
+
+    async def get_tokens(self) -> Any:
+        from mcp.shared.auth import OAuthToken
+
+        tokens = self._entry().get("tokens")
+        return OAuthToken.model_validate(tokens) if tokens else None
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+
+    async def get_client_info(self) -> Any:
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        info = self._entry().get("clientInfo")
+        return OAuthClientInformationFull.model_validate(info) if info else None
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self._write("clientInfo", client_info.model_dump(mode="json", exclude_none=True))
+
+    def forget(self) -> bool:
+        data = self._read()
+        if data.pop(self.key, None) is None:
+            return False
+        self.path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        return True
+
+
+def _provider(
+    agent_dir: str,
+    config: ServerConfig,
+    *,
+    redirect_uri: str,
+    redirect_handler: Callable[[str], Awaitable[None]],
+    callback_handler: Callable[[], Awaitable[Any]],
+) -> Any:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+
+    oauth = config.oauth
+    metadata = OAuthClientMetadata.model_validate(
+        {
+            "client_name": str(oauth.get("clientName") or "tau"),
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "client_secret_post" if oauth.get("clientSecret") else "none",
+            **({"scope": oauth["scope"]} if oauth.get("scope") else {}),
+        }
+    )
+    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+    return OAuthClientProvider(
+        config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler
+    )
+
+
+def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
+    """The auth of a session's HTTP servers: stored tokens (refreshed when they expire); a server
+    that needs a new sign-in fails with a hint to run ``tau mcp login``."""
+
+    def make(config: ServerConfig) -> Any:
+        try:
+            import mcp.client.auth  # noqa: F401
+        except ImportError:
+            return None
+
+        async def refuse(url: str) -> None:
+            raise SignInRequiredError(f"401 Unauthorized: sign in with: tau mcp login {config.name}")
+
+        async def never() -> Any:
+            raise SignInRequiredError(f"401 Unauthorized: sign in with: tau mcp login {config.name}")
+
+        port = int(config.oauth.get("callbackPort") or 0)
+        return _provider(
+            agent_dir,
+            config,
+            redirect_uri=f"http://127.0.0.1:{port or 1}/callback",
+            redirect_handler=refuse,
+            callback_handler=never,
+        )
+
+    return make
+
+
+async def sign_in(
+    agent_dir: str,
+    config: ServerConfig,
+    *,
+    open_url: Callable[[str], None] | None = None,
+    timeout: float = 300.0,
+) -> None:
+    """Sign in to ``config`` through the browser: a loopback server on 127.0.0.1 receives the
+    redirect, then the tokens are stored. ``open_url`` replaces opening a browser (tests)."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    received: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            request = (await reader.readline()).decode("latin-1").split(" ")
+            query = parse_qs(urlparse(request[1]).query) if len(request) > 1 else {}
+            body = b"Signed in; you can close this page."
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            await writer.drain()
+            if "code" in query and not received.done():
+                received.set_result((query["code"][0], query.get("state", [None])[0]))
+            elif "error" in query and not received.done():
+                received.set_exception(RuntimeError(f"sign-in refused: {query['error'][0]}"))
+        writer.close()
+
+    port = int(config.oauth.get("callbackPort") or 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    port = server.sockets[0].getsockname()[1]
+
+    async def redirect(url: str) -> None:
+        (open_url or webbrowser.open)(url)
+
+    async def callback() -> Any:
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        code, state = await received
+        return AuthorizationCodeResult(code=code, state=state)
+
+    auth = _provider(
+        agent_dir,
+        config,
+        redirect_uri=f"http://127.0.0.1:{port}/callback",
+        redirect_handler=redirect,
+        callback_handler=callback,
+    )
+    from tau.mcp.config import expand_value
+
+    headers = {key: expand_value(value) for key, value in config.headers.items()}
+    try:
+        async with server:
+            async with asyncio.timeout(timeout):
+                client = create_mcp_http_client(headers=headers, auth=auth)
+                async with (
+                    client,
+                    streamable_http_client(config.url, http_client=client) as streams,
+                    ClientSession(streams[0], streams[1]) as session,
+                ):
+                    await session.initialize()
+    finally:
+        server.close()

@@ -1,0 +1,288 @@
+"""MCP servers in the real ``tau`` process: real servers written here on the ``mcp`` SDK's server side
+(stdio, and one Streamable HTTP server shared by the module), against the fake LLM server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import ScriptedToolCall, Turn
+
+SERVER_HEAD = """
+import os, sys, time
+from mcp.server.mcpserver import MCPServer
+"""
+
+CALC = SERVER_HEAD + textwrap.dedent(
+    """
+    server = MCPServer("calc", instructions="Adds numbers.")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    @server.tool()
+    def crash() -> str:
+        \"\"\"End the server in the middle of the call.\"\"\"
+        os._exit(3)
+
+    @server.tool()
+    def hang() -> str:
+        \"\"\"Never answer.\"\"\"
+        time.sleep(600)
+        return "late"
+
+    @server.resource("memo://note")
+    def note() -> str:
+        return "the note's text"
+
+    if __name__ == "__main__":
+        if len(sys.argv) > 1:
+            server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+        else:
+            server.run()
+    """
+)
+
+BIG = SERVER_HEAD + textwrap.dedent(
+    """
+    server = MCPServer("big")
+
+    def make(number: int):
+        def tool(text: str) -> str:
+            return f"tool {number} did {text}"
+        return tool
+
+    for number in range(200):
+        topic = "frobnicate the widget" if number == 137 else f"handle record kind {number}"
+        server.add_tool(make(number), name=f"tool_{number}", description=f"Tool {number}: {topic}.")
+
+    if __name__ == "__main__":
+        server.run()
+    """
+)
+
+STUCK = "import time\ntime.sleep(600)\n"
+
+
+@pytest.fixture(scope="module")
+def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("mcp-servers")
+    paths = {}
+    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK)):
+        path = folder / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        paths[name] = str(path)
+    return paths
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def http_url(scripts: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, scripts["calc"], str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def stdio(script: str, **fields: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [script], **fields}
+
+
+def configure(tau: TauCommand, servers: dict[str, Any], path: Path | None = None) -> None:
+    target = path or tau.agent_dir / "mcp.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+
+
+def tool_names(request: Any) -> list[str]:
+    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+
+def tool_results(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_a_direct_mcp_tool_is_called_and_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__calc__add", {"a": 2, "b": 3})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__calc__crash", {})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__calc__add", {"a": 4, "b": 3})]),
+        Turn(text="Recovered."),
+    )
+
+    done = tau.run("-p", *MODEL, "add, crash, add")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Recovered."
+    first, last = tau.server.requests[0], tau.server.requests[-1]
+    assert {"mcp__calc__add", "mcp__calc__crash", "mcp__calc__hang"} <= set(tool_names(first))
+    assert {"list_mcp_resources", "read_mcp_resource"} <= set(tool_names(first))
+    added, crashed, added_again = tool_results(last)
+    assert added == "5"
+    assert crashed == "MCP server 'calc' failed during 'crash' (Connection closed); it is restarted on the next call"
+    assert added_again == "7"
+
+
+def test_a_hanging_server_fails_the_call_at_its_timeout_and_one_stuck_at_start_delays_nothing(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(
+        tau,
+        {
+            "calc": stdio(scripts["calc"], exposure="direct", timeout=1),
+            "stuck": stdio(scripts["stuck"], exposure="deferred"),
+        },
+    )
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__calc__hang", {})]), Turn(text="It hung."))
+
+    started = time.monotonic()
+    done = tau.run("-p", *MODEL, "call hang")
+    elapsed = time.monotonic() - started
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "It hung."
+    assert tool_results(tau.server.requests[-1]) == ["MCP server 'calc' did not answer 'hang' within 1 s"]
+    # The stuck server is never waited for (its tools are deferred); stopping it costs the SDK's grace period.
+    assert elapsed < 15
+
+
+def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loads_one(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(tau, {"big": stdio(scripts["big"], exposure="deferred")})
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("tool_search", {"query": "frobnicate widget"})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__big__tool_137", {"text": "it"})]),
+        Turn(text="Frobnicated."),
+    )
+
+    done = tau.run("-p", *MODEL, "frobnicate the widget")
+
+    assert done.returncode == 0, done.stderr
+    first, second, third = tau.server.requests
+    assert tool_names(first) == ["read", "bash", "edit", "write", "tool_search"]
+    assert len(json.dumps(first.body["tools"])) < 6000
+    assert "Loaded" in tool_results(second)[0] and "mcp__big__tool_137" in tool_results(second)[0]
+    assert "mcp__big__tool_137" in tool_names(second)
+    assert not any(name.startswith("mcp__big__tool_1") and name != "mcp__big__tool_137" for name in tool_names(second))
+    assert tool_results(third)[-1] == "tool 137 did it"
+    # The prompt prefix does not change when the server connects or a tool is loaded.
+    assert first.body["messages"][0] == second.body["messages"][0] == third.body["messages"][0]
+
+
+def test_an_http_server_works_and_mcp_list_reports_every_server(
+    tau: TauCommand, scripts: dict[str, str], http_url: str
+) -> None:
+    configure(tau, {"remote": {"url": http_url, "exposure": "direct"}, "local": stdio(scripts["calc"])})
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 20, "b": 22})]), Turn(text="42."))
+
+    done = tau.run("-p", *MODEL, "add remotely")
+    listed = tau.run("mcp", "list", "--json")
+    text = tau.run("mcp", "list")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_results(tau.server.requests[-1]) == ["42"]
+    assert listed.returncode == 0, listed.stderr
+    report = {s["name"]: s for s in json.loads(listed.stdout)["servers"]}
+    assert report["remote"]["state"] == report["local"]["state"] == "connected"
+    assert report["remote"]["tools"] == ["add", "crash", "hang"]
+    assert report["local"]["exposure"] == "codemode" and report["local"]["resources"] is True
+    assert "remote: connected, 3 tools (direct, global)" in text.stdout
+
+
+def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_takes_it_out(tau: TauCommand) -> None:
+    config = tau.agent_dir / "mcp.json"
+    added = tau.run("mcp", "add", "gone", "--env", "KEY=value", "--exposure", "direct", "--", "/nonexistent/server", "-x")
+    written = json.loads(config.read_text())
+    listed = tau.run("mcp", "list")
+    removed = tau.run("mcp", "remove", "gone")
+    bad = tau.run("mcp", "add", "bad name", "--", "x")
+
+    assert added.returncode == 0, added.stderr
+    entry = {"command": "/nonexistent/server", "args": ["-x"], "env": {"KEY": "value"}, "exposure": "direct"}
+    assert written == {"mcpServers": {"gone": entry}}
+    assert listed.returncode == 1
+    assert listed.stdout.startswith("gone: failed (direct, global)")
+    assert removed.returncode == 0
+    assert json.loads(config.read_text()) == {"mcpServers": {}}
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "letters, digits" in bad.stderr
+
+
+def test_no_mcp_and_untrusted_projects_start_no_server(tau: TauCommand, scripts: dict[str, str]) -> None:
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
+    configure(tau, {"proj": stdio(scripts["calc"], exposure="direct")}, tau.work / ".tau" / "mcp.json")
+    tau.server.add(Turn(text="a"), Turn(text="b"), Turn(text="c"))
+
+    without = tau.run("-p", *MODEL, "--no-mcp", "hi")
+    untrusted = tau.run("-p", *MODEL, "--no-approve", "hi")
+    trusted = tau.run("-p", *MODEL, "--approve", "hi")
+
+    assert without.returncode == untrusted.returncode == trusted.returncode == 0
+    first, second, third = (tool_names(r) for r in tau.server.requests)
+    assert not any(name.startswith("mcp__") for name in first)
+    assert "mcp__calc__add" in second and not any(n.startswith("mcp__proj__") for n in second)
+    assert "mcp__calc__add" in third and "mcp__proj__add" in third
+
+
+def test_tools_allowlist_keeps_mcp_tools_undeclared_unless_an_entry_names_them(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
+    tau.server.add(Turn(text="a"), Turn(text="b"))
+
+    plain = tau.run("-p", *MODEL, "--tools", "read", "hi")
+    named = tau.run("-p", *MODEL, "--tools", "read,mcp__calc__a*", "hi")
+
+    assert plain.returncode == named.returncode == 0
+    first, second = (tool_names(r) for r in tau.server.requests)
+    assert first == ["read"]
+    assert second == ["read", "mcp__calc__add"]
+
+
+def test_tau_without_mcp_config_never_imports_the_mcp_support(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="hi"))
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tau", "-p", *MODEL, "hi"],
+        cwd=tau.work,
+        env=tau.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
+    assert not [name for name in imported if name.startswith(("tau.mcp", "mcp"))]
