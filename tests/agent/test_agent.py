@@ -490,3 +490,27 @@ async def test_a_listener_that_takes_only_the_event_is_called_with_it() -> None:
         assert seen[0] == "agent_start" and seen[-1] == "agent_end"
     finally:
         faux.unregister()
+
+
+async def test_live_tools_changed_mid_run_are_offered_from_the_next_model_call(
+    make_tool: MakeTool, faux: FauxProvider, make_agent: Callable[..., Agent]
+) -> None:
+    offered: list[list[str]] = []
+
+    def reply(message: AssistantMessage) -> Any:
+        def factory(context: Any, options: Any, state: Any, model: Any) -> AssistantMessage:
+            offered.append([t.name for t in context.tools or []])
+            return message
+
+        return factory
+
+    faux.set_responses([reply(faux_message(faux_tool_call("old", {}))), reply(faux_message("done"))])
+    agent = make_agent(tools=[make_tool("old")], live_tools=True)
+
+    def swap_tools(event: AgentEvent, signal: AbortSignal) -> None:
+        if event.type == "message_start" and event.message.role == "assistant":
+            agent.state.tools = [make_tool("new")]
+
+    agent.subscribe(swap_tools)
+    await agent.prompt("first")
+    assert offered == [["old"], ["new"]]

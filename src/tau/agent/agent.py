@@ -57,7 +57,8 @@ class Agent:
     """Holds the conversation (``state``) and runs the agent loop over it.
 
     Every option is also a public attribute; changes apply from the next run, because each run
-    works on a snapshot of the state and configuration taken when it starts.
+    works on a snapshot of the state and configuration taken when it starts (``live_tools=True``
+    makes the tools the exception).
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class Agent:
         max_retry_delay_ms: int | None = None,
         tool_execution: ToolExecutionMode = "parallel",
         tool_timeout_s: float | None = None,
+        live_tools: bool = False,
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -108,6 +110,9 @@ class Agent:
         self.max_retry_delay_ms = max_retry_delay_ms
         self.tool_execution: ToolExecutionMode = tool_execution
         self.tool_timeout_s = tool_timeout_s
+        self.live_tools = live_tools
+        """Whether a run sees ``state.tools`` changed during it from its next model call on (a
+        coding session's ``tool_search``); by default a run keeps the tools it started with."""
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: list[Listener] = []
@@ -314,7 +319,7 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             tool_timeout_s=self.tool_timeout_s,
-            get_tools=lambda: self._state.tools,
+            get_tools=(lambda: self._state.tools) if self.live_tools else None,
         )
 
     def _steering_poll(self, *, skip_first: bool) -> PollMessages:

@@ -140,6 +140,7 @@ def create_agent_session(
         transport=settings.transport,
         max_retry_delay_ms=settings.retry.provider_max_retry_delay_ms,
         tool_execution=settings.tool_execution,
+        live_tools=True,  # tools activated during a run (tool_search, set_active_tools) reach its next call
     )
     if not resuming:
         if model is not None:
