@@ -32,14 +32,21 @@ BASE_PATHS = {
     "openai-codex-responses": "/backend-api",
     "mistral-conversations": "/mistral",
     "bedrock-converse-stream": "",
+    "google-vertex": "",
+    "google-gemini-cli": "",
 }
 APIS = list(BASE_PATHS)
 READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    # The keys are Vertex API keys the fake accepts (so scripted errors are what the tests see), and
+    # bare Cloud Code Assist access tokens whose project comes from the environment.
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "test-project")
     with FakeLLMServer() as fake:
+        fake.google.allow_api_key("k")
+        fake.google.allow_api_key("bad")
         yield fake
 
 

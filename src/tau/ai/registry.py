@@ -51,6 +51,8 @@ BUILTIN_APIS: dict[str, str] = {
     "openai-codex-responses": "tau.ai.providers.openai_codex_responses",
     "mistral-conversations": "tau.ai.providers.mistral_conversations",
     "bedrock-converse-stream": "tau.ai.providers.bedrock",
+    "google-vertex": "tau.ai.providers.google_vertex",
+    "google-gemini-cli": "tau.ai.providers.google_gemini_cli",
 }
 
 # Per api, every live registration, newest last; the newest one serves.

@@ -85,8 +85,13 @@ def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
     """Stream with a reasoning level: Gemini 3 / Gemma 4 get a thinking level, others a budget."""
+    return stream(model, context, simple_stream_options(model, options))
+
+
+def simple_stream_options(model: Model, options: SimpleStreamOptions) -> SimpleStreamOptions:
+    """``options`` with the raw ``thinking`` option for its reasoning level."""
     thinking = simple_thinking_option(model, options)
-    return stream(model, context, replace(options, extra={**options.extra, "thinking": thinking}))
+    return replace(options, extra={**options.extra, "thinking": thinking})
 
 
 def simple_thinking_option(model: Model, options: SimpleStreamOptions) -> JsonObject:
@@ -102,8 +107,14 @@ def stream_url(model: Model) -> str:
     return f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
 
 
-async def read_gemini_stream(writer: StreamWriter, events: AsyncIterator[ServerSentEvent]) -> None:
-    """Turn a stream of ``GenerateContentResponse`` events into blocks, usage and a stop reason."""
+async def read_gemini_stream(
+    writer: StreamWriter, events: AsyncIterator[ServerSentEvent], *, envelope: str | None = None
+) -> None:
+    """Turn a stream of ``GenerateContentResponse`` events into blocks, usage and a stop reason.
+
+    ``envelope`` names the field that wraps each response (Cloud Code Assist's ``response``);
+    events without it carry no content and are skipped.
+    """
     reader = _ResponseReader(writer)
     async for event in events:
         data = event.data.strip()
@@ -115,6 +126,10 @@ async def read_gemini_stream(writer: StreamWriter, events: AsyncIterator[ServerS
             raise ProviderError(f"Could not parse a Gemini stream event: {data[:200]}") from exc
         if not isinstance(chunk, dict):
             raise ProviderError(f"Unexpected Gemini stream event: {data[:200]}")
+        if envelope is not None and "error" not in chunk:
+            chunk = chunk.get(envelope)
+            if not isinstance(chunk, dict):
+                continue
         reader.read(chunk)
     reader.finish()
 

@@ -1,8 +1,9 @@
 """Building Gemini ``generateContent`` request bodies from tau's data model.
 
-Shared by every API that speaks Gemini's wire format (``google-generative-ai`` today, Vertex later):
-messages become ``contents`` (roles ``user`` / ``model``), tools become ``functionDeclarations``,
-and the thinking, tool-choice and sampling options become ``generationConfig`` / ``toolConfig``.
+Shared by every API that speaks Gemini's wire format (``google-generative-ai``, ``google-vertex``,
+``google-gemini-cli``): messages become ``contents`` (roles ``user`` / ``model``), tools become
+``functionDeclarations``, and the thinking, tool-choice and sampling options become
+``generationConfig`` / ``toolConfig``.
 Everything here is pure: no HTTP, no environment.
 """
 
@@ -437,15 +438,16 @@ def build_request_body(
     *,
     temperature: float | None,
     max_tokens: int | None,
+    legacy_tool_parameters: bool = False,
 ) -> JsonObject:
-    """The full ``generateContent`` body (REST field names)."""
+    """The full ``generateContent`` body (REST field names); see ``convert_tools`` for the last flag."""
     body: JsonObject = {"contents": convert_messages(model, context.messages)}
     if context.system_prompt:
         body["systemInstruction"] = {
             "role": "user",
             "parts": [{"text": sanitize_surrogates(context.system_prompt)}],
         }
-    tools = convert_tools(context)
+    tools = convert_tools(context, legacy_parameters=legacy_tool_parameters)
     if tools is not None:
         body["tools"] = tools
         mode = map_tool_choice(options_extra.get("tool_choice"))

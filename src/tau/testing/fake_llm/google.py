@@ -51,7 +51,13 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 
 def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     """The SSE frames answering ``request`` with ``turn``."""
-    model_version = turn.response_model or _model_from_path(request.path)
+    for response in responses(turn, _model_from_path(request.path)):
+        yield sse_frame(response)
+
+
+def responses(turn: Turn, model: str) -> Iterator[dict[str, Any]]:
+    """The ``GenerateContentResponse`` objects of ``turn``, one per frame, from model ``model``."""
+    model_version = turn.response_model or model
     response_id = turn.response_id or uuid.uuid4().hex[:22]
     parts = _parts(turn)
     usage = _usage(turn)
@@ -70,14 +76,12 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
         last = number == len(parts)
         if last:
             candidate["finishReason"] = finish_reason
-        yield sse_frame(
-            {
-                "candidates": [candidate],
-                "usageMetadata": usage if last else prompt_only,
-                "modelVersion": model_version,
-                "responseId": response_id,
-            }
-        )
+        yield {
+            "candidates": [candidate],
+            "usageMetadata": usage if last else prompt_only,
+            "modelVersion": model_version,
+            "responseId": response_id,
+        }
 
 
 def _parts(turn: Turn) -> list[list[dict[str, Any]]]:

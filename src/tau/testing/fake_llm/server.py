@@ -12,13 +12,19 @@ path ends with                     protocol
 ``/codex/responses``               ChatGPT Codex Responses
 ``/responses``                     OpenAI Responses
 ``/messages``                      Anthropic Messages
+``/v1internal:streamGen…``         Cloud Code Assist (Gemini CLI, Antigravity)
+``/publishers/google/models/…``    Vertex AI (checks credentials: ``server.google``)
 ``:streamGenerateContent``         Google Generative AI
 ``/converse-stream``               Amazon Bedrock ConverseStream
 =================================  =======================
 
 A protocol may refuse a request before any turn is used (its ``reject``), as the real service
 would: Mistral's tool-call id rules, Codex's required headers, Azure's credentials,
-Bedrock's SigV4 signature.
+Bedrock's SigV4 signature; Vertex's credentials are checked against ``server.google`` (its
+``check_credentials``).
+
+``server.google`` also serves Google's OAuth token endpoint at ``server.url(TOKEN_PATH)``
+(``fake_llm.google_auth``).
 
 Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
 cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
@@ -30,6 +36,7 @@ cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import socket
@@ -44,6 +51,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from tau.testing.fake_llm.google_auth import TOKEN_PATH, FakeGoogleAuth
 from tau.testing.fake_llm.script import Fault, RecordedRequest, Turn, TurnSource
 
 _ROUTES: tuple[tuple[str, str, str], ...] = (
@@ -54,14 +62,17 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/codex/responses", "openai-codex-responses", "tau.testing.fake_llm.openai_codex_responses"),
     ("/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
     ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
+    ("/v1internal:streamGenerateContent", "google-gemini-cli", "tau.testing.fake_llm.google_cloud_code"),
+    ("*/publishers/google/models/*:streamGenerateContent", "google-vertex", "tau.testing.fake_llm.google_vertex"),
     (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
     ("/converse-stream", "bedrock-converse-stream", "tau.testing.fake_llm.bedrock"),
 )
 
 
 def _route(path: str) -> tuple[str, ModuleType] | None:
+    """The first route whose suffix (or ``*`` pattern) matches ``path``."""
     for suffix, api, module_path in _ROUTES:
-        if path.endswith(suffix):
+        if fnmatch.fnmatchcase(path, suffix) if "*" in suffix else path.endswith(suffix):
             return api, importlib.import_module(module_path)
     return None
 
@@ -77,6 +88,7 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[RecordedRequest] = []
+        self.google = FakeGoogleAuth()
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -178,6 +190,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", errors="replace")
         parts = urlsplit(self.path)
+        if parts.path == TOKEN_PATH:
+            self._send_json(*owner.google.token_response(raw, owner.url(TOKEN_PATH)))
+            return
         route = _route(parts.path)
         request = RecordedRequest(
             method="POST",
@@ -190,6 +205,8 @@ class _Handler(BaseHTTPRequestHandler):
             raw_body=raw,
         )
         refusal = route[1].reject(request) if route is not None and hasattr(route[1], "reject") else None
+        if refusal is None and route is not None and hasattr(route[1], "check_credentials"):
+            refusal = route[1].check_credentials(request, owner.google)
         if refusal is not None:
             owner._record(request)
             self._send_json(*refusal)
