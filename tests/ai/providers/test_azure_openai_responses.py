@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, Model, UserMessage, complete
-from tau.ai.providers.azure_openai_responses import parse_deployment_map, resolve_base_url
+from tau.ai.providers.azure_config import parse_deployment_map, resolve_base_url
 from tau.ai.stream_writer import ProviderError
 from tau.testing.fake_llm import FakeLLMServer, Fault, Turn
 
@@ -167,3 +167,18 @@ def test_an_unparsable_base_url_is_refused_by_name() -> None:
 
 def test_the_deployment_map_skips_malformed_entries() -> None:
     assert parse_deployment_map(" a = x ,b=,=c, d=y=z,,") == {"a": "x", "d": "y=z"}
+
+
+async def test_an_azure_chat_model_goes_to_the_same_endpoint_and_deployment(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_BASE_URL", server.url("/openai/v1"))
+    monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "deepseek-v4-pro=team-deepseek")
+    server.add(Turn(text="chat ok"))
+    model = azure_model(id="deepseek-v4-pro", api="openai-completions", reasoning=False)
+    reply = await complete(model, ask(), api_key="resource-key")
+    assert reply.text() == "chat ok", reply.error_message
+    request = server.last_request
+    assert (request.path, request.api) == ("/openai/v1/chat/completions", "openai-completions")
+    assert request.body["model"] == "team-deepseek"
+    assert request.headers["authorization"] == "Bearer resource-key"

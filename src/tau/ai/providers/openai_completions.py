@@ -19,7 +19,7 @@ from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.gc_pause import collector_paused
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
+from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
@@ -66,11 +66,24 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         compat = resolve_compat(model)
         retention = resolve_cache_retention(options.cache_retention)
         api_key = options.api_key or get_env_api_key(model.provider)
-        url = f"{resolve_base_url(model).rstrip('/')}/chat/completions"
+        # pi's Azure chat models share the Responses models' endpoint and deployment names.
+        azure = _azure_target(model, options) if model.provider == "azure" else None
+        base_url = azure[0] if azure is not None else resolve_base_url(model).rstrip("/")
+        url = f"{base_url}/chat/completions"
         headers = build_headers(model, context, options, api_key, compat=compat, retention=retention)
         body = build_body(model, context, options, compat=compat, retention=retention)
+        if azure is not None:
+            body["model"] = azure[1]
         body = await apply_payload_hook(body, model, options)
-        response = await open_stream(model, url, headers=headers, body=body, options=options)
+        try:
+            response = await open_stream(
+                model, url, headers=headers, body=body, options=options, client_key=azure[0] if azure else None
+            )
+        except HttpStatusError as exc:
+            explained = _azure_explained(exc, model, azure) if azure is not None else None
+            if explained is None:
+                raise
+            raise explained from exc
         writer.start()
         reader = ChunkReader(writer)
         async with aclosing(iter_sse(response, options)) as events:
@@ -101,6 +114,19 @@ def simple_reasoning_effort(model: Model, reasoning: str | None) -> str | None:
     if reasoning in ("xhigh", "max") and level not in ("xhigh", "max") and supports_xhigh(model):
         level = "xhigh"
     return None if level == "off" else level
+
+
+def _azure_target(model: Model, options: StreamOptions) -> tuple[str, str]:
+    """(endpoint, deployment) of an Azure chat model."""
+    from tau.ai.providers import azure_config
+
+    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(model, options.extra)
+
+
+def _azure_explained(exc: HttpStatusError, model: Model, azure: tuple[str, str]) -> ProviderError | None:
+    from tau.ai.providers import azure_config
+
+    return azure_config.missing_deployment_error(exc, model, azure[1], azure[0])
 
 
 def resolve_base_url(model: Model) -> str:
