@@ -113,7 +113,9 @@ def test_a_bare_tau_folder_needs_no_trust(tmp_path: Path) -> None:
     assert not has_trust_requiring_resources(str(folder), home=str(tmp_path / "home"))
 
 
-@pytest.mark.parametrize("entry", ["settings.json", "skills", "prompts", "SYSTEM.md", "APPEND_SYSTEM.md"])
+@pytest.mark.parametrize(
+    "entry", ["settings.json", "skills", "prompts", "SYSTEM.md", "APPEND_SYSTEM.md", "mcp.json", "../.pi/mcp.json"]
+)
 def test_each_protected_entry_of_tau_needs_trust(tmp_path: Path, entry: str) -> None:
     folder = tmp_path / "p"
     (folder / ".git").mkdir(parents=True)
