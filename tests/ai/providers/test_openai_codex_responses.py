@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from codex_token import codex_access_token
 
-from tau.ai import Context, Model, Tool, UserMessage, complete, stream_simple
+from tau.ai import Context, Model, ModelCost, Tool, UserMessage, complete, stream_simple
 from tau.ai.providers.openai_codex_responses import resolve_codex_url
-from tau.testing.fake_llm import FakeLLMServer, Fault, Turn
+from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedUsage, Turn
 
 READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 TOKEN = codex_access_token("acct-42")
@@ -135,3 +135,17 @@ async def test_a_transient_429_is_retried(server: FakeLLMServer) -> None:
 )
 def test_the_codex_url_is_found_under_any_base(base_url: str, expected: str) -> None:
     assert resolve_codex_url(base_url) == expected
+
+
+async def test_a_requested_priority_tier_is_priced_though_the_backend_says_default(
+    server: FakeLLMServer,
+) -> None:
+    model = codex_model(server, cost=ModelCost(input=1, output=10))
+    costs = []
+    for tier in (None, "priority"):
+        server.add(Turn(text="ok", usage=ScriptedUsage(input=1000, output=100)))
+        reply = await complete(model, Context(messages=[UserMessage("hi")]), api_key=TOKEN, service_tier=tier)
+        assert reply.stop_reason == "stop", reply.error_message
+        costs.append(reply.usage.cost.total)
+    assert server.last_request.body["service_tier"] == "priority"
+    assert costs[1] == pytest.approx(costs[0] * 2)

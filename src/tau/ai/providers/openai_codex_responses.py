@@ -81,7 +81,11 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise ProviderError(friendly) from exc
         writer.start()
-        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
+        reader = ResponsesEventReader(
+            writer,
+            requested_service_tier=options.extra.get("service_tier"),
+            requested_tier_wins_over_default=True,
+        )
         await read_responses_stream(reader, response, options)
 
     return run_stream(model, options, produce)

@@ -256,9 +256,17 @@ class ResponsesEventReader:
     own block. Raises ``ProviderError`` for ``error`` and ``response.failed`` events.
     """
 
-    def __init__(self, writer: StreamWriter, *, requested_service_tier: str | None = None) -> None:
+    def __init__(
+        self,
+        writer: StreamWriter,
+        *,
+        requested_service_tier: str | None = None,
+        requested_tier_wins_over_default: bool = False,
+    ) -> None:
         self.writer = writer
         self.requested_service_tier = requested_service_tier
+        # The Codex backend reports "default" even when it served the flex or priority tier asked for.
+        self.requested_tier_wins_over_default = requested_tier_wins_over_default
         self.completed = False
         self._blocks: dict[int, int] = {}
         self._summary_parts: dict[int, int] = {}
@@ -428,6 +436,8 @@ class ResponsesEventReader:
         else:
             self.writer.set_usage()
         tier = data.get("service_tier") or self.requested_service_tier
+        if tier == "default" and self.requested_tier_wins_over_default and self.requested_service_tier:
+            tier = self.requested_service_tier
         apply_service_tier(
             self.writer.output.usage, tier if isinstance(tier, str) else None, self.writer.model.id
         )
@@ -442,7 +452,9 @@ class ResponsesEventReader:
         output.stop_reason = reason
         if isinstance(status, str):
             incomplete = _object(data.get("incomplete_details")).get("reason")
-            output.raw_stop_reason = f"{status}.{incomplete}" if isinstance(incomplete, str) and incomplete else status
+            output.raw_stop_reason = (
+                f"{status}.{incomplete}" if isinstance(incomplete, str) and incomplete else status
+            )
         if reason == "error":
             output.error_message = f"Response ended with status {status}"
         self.completed = True
