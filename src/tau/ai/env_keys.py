@@ -37,6 +37,9 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "fireworks": ("FIREWORKS_API_KEY",),
     "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
     "google": ("GEMINI_API_KEY",),
+    # Cloud Code Assist takes only a Google login (tau auth login).
+    "google-antigravity": (),
+    "google-gemini-cli": (),
     "google-vertex": ("GOOGLE_CLOUD_API_KEY",),
     "groq": ("GROQ_API_KEY",),
     "huggingface": ("HF_TOKEN",),
