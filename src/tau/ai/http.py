@@ -150,7 +150,7 @@ def _find_message(data: Any) -> str | None:
             return f"{message}\n{raw}" if isinstance(raw, str) and raw else message
     if isinstance(error, str) and error:
         return error
-    message = data.get("message")
+    message = data.get("message") or data.get("detail")  # FastAPI-style servers (ChatGPT's) say "detail"
     return message if isinstance(message, str) and message else None
 
 

@@ -149,3 +149,13 @@ async def test_a_requested_priority_tier_is_priced_though_the_backend_says_defau
         costs.append(reply.usage.cost.total)
     assert server.last_request.body["service_tier"] == "priority"
     assert costs[1] == pytest.approx(costs[0] * 2)
+
+
+async def test_a_refused_token_says_to_log_in_again(server: FakeLLMServer) -> None:
+    expired = {"detail": "Could not parse your authentication token. Please try signing in again."}
+    server.add(Turn(fault=Fault("status", status=401, body=expired)))
+    reply = await complete(codex_model(server), Context(messages=[UserMessage("hi")]), api_key=TOKEN)
+    assert reply.error_message == (
+        "401 Could not parse your authentication token. Please try signing in again. "
+        "(log in again: tau auth login openai-codex)"
+    )

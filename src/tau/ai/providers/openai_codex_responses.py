@@ -76,6 +76,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 should_retry=lambda status, text: not _TERMINAL_LIMIT.search(text),
             )
         except HttpStatusError as exc:
+            if exc.status == 401:
+                raise ProviderError(f"{exc} (log in again: tau auth login {model.provider})") from exc
             friendly = usage_limit_message(exc)
             if friendly is None:
                 raise
