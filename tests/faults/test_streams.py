@@ -1,5 +1,5 @@
 """A server that fails: error statuses, cut, truncated, stalled and malformed streams, odd replies,
-in each of the four wire protocols. tau reports one line and exits 1 (or finishes), the session
+in each wire protocol with a reader of its own. tau reports one line and exits 1 (or finishes), the session
 file stays whole."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ BASE_PATHS = {
     "openai-responses": "/v1",
     "anthropic-messages": "",
     "google-generative-ai": "/v1beta",
+    # Azure and Codex read their streams with openai-responses' reader: covered by it.
+    "mistral-conversations": "/mistral",
 }
 
 FAULTS: dict[str, Turn] = {
