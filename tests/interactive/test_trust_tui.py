@@ -172,3 +172,32 @@ def test_list_models_in_a_terminal_asks_nothing(tau: TauCommand) -> None:
         assert not marker.exists()
     finally:
         terminal.close()
+
+
+ASKING_EXTENSION = """\
+def setup(tau):
+    @tau.on("project_trust")
+    async def ask(event, ctx):
+        if not ctx.has_ui or ctx.mode != "tui":
+            return {"trusted": "undecided"}
+        choice = await ctx.ui.select("Extension asks: trust " + event.cwd + "?", ["Keep it out", "Let it in"])
+        return {"trusted": "yes" if choice == "Let it in" else "no"}
+"""
+
+
+def test_a_user_extension_can_ask_its_own_trust_question_instead(tau: TauCommand) -> None:
+    marker = project_extension(tau)
+    (tau.agent_dir / "extensions").mkdir()
+    (tau.agent_dir / "extensions" / "ask.py").write_text(ASKING_EXTENSION)
+    terminal = Terminal([sys.executable, "-m", "tau", *MODEL], cwd=str(tau.work), env=tau.env)
+    try:
+        terminal.wait_for("Extension asks: trust")
+        assert not marker.exists()
+        terminal.send(DOWN)
+        terminal.send(ENTER)
+        terminal.wait_for("fake-model", where="display")
+        assert QUESTION not in terminal.text()  # the extension decided: tau does not ask
+        assert marker.read_text() == "ran"
+        assert not (tau.agent_dir / "trust.json").exists()
+    finally:
+        terminal.close()

@@ -16,6 +16,8 @@ from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.extensions.context import TrustMode
+    from tau.extensions.runner import ExtensionRunner
     from tau.runtime.model_resolver import ScopedModel
     from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.runtime import AgentSessionRuntime
@@ -67,6 +69,9 @@ def run(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+_TRUST_MODES: dict[str, TrustMode] = {"interactive": "tui", "text": "print", "json": "json", "rpc": "rpc"}
 
 
 def _mode(args: Args) -> str:
@@ -148,6 +153,14 @@ async def _run_session(
         print(f"tau: warning: {warning}", file=sys.stderr)
     trust = _project_trust(args, agent_dir)
     session_cwd = session_manager.get_cwd()
+    preloaded = None
+    if trust.asks_extensions(session_cwd):
+        from tau.cli.trust_extensions import decide_trust_by_extensions
+
+        trust_mode: TrustMode = "print" if args.list_models else _TRUST_MODES[mode]
+        preloaded = await decide_trust_by_extensions(
+            session_cwd, agent_dir, _extension_options(args), trust, trust_mode
+        )
     if mode == "interactive" and not args.list_models and trust.needs_question(session_cwd):
         from tau.modes.interactive.trust import ask_project_trust
 
@@ -155,7 +168,7 @@ async def _run_session(
     trusted = trust.is_trusted(session_cwd)
     for warning in trust.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
-    services = _create_services(args, session_cwd, agent_dir, project_trusted=trusted)
+    services = _create_services(args, session_cwd, agent_dir, project_trusted=trusted, preloaded=preloaded)
     for diagnostic in services.diagnostics:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
     if any(d.type == "error" for d in services.diagnostics):
@@ -529,6 +542,7 @@ def _create_services(
     *,
     flag_values: dict[str, str | bool] | None = None,
     project_trusted: bool,
+    preloaded: ExtensionRunner | None = None,
 ) -> AgentSessionServices:
     from pathlib import Path
 
@@ -540,6 +554,7 @@ def _create_services(
         resource_options=_resource_options(args),
         extension_options=_extension_options(args, flag_values),
         project_trusted=project_trusted,
+        preloaded_extensions=preloaded,
     )
 
 

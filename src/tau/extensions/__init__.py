@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
-    from tau.extensions.context import ExtensionCommandContext, ExtensionContext
+    from tau.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
     from tau.extensions.errors import (
         ExtensionDiagnostic,
         ExtensionError,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         MessageStartEvent,
         MessageUpdateEvent,
         ModelSelectEvent,
+        ProjectTrustEvent,
         ResourcesDiscoverEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
         ContextResult,
         InputResult,
         MessageEndResult,
+        ProjectTrustResult,
         ResourcesDiscoverResult,
         SessionBeforeCompactResult,
         SessionBeforeForkResult,
@@ -138,6 +140,9 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "NoUI",
+    "ProjectTrustContext",
+    "ProjectTrustEvent",
+    "ProjectTrustResult",
     "ProviderSink",
     "RenderOptions",
     "ResourcesDiscoverEvent",

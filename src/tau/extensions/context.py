@@ -8,7 +8,7 @@ the agent or replace the session: from an event handler they could wait for the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import Model
@@ -17,7 +17,9 @@ from tau.extensions.host import ForkPosition
 from tau.extensions.ui import ExtensionUI
 from tau.session.manager import SessionManager
 
-__all__ = ["ExtensionCommandContext", "ExtensionContext"]
+__all__ = ["ExtensionCommandContext", "ExtensionContext", "ProjectTrustContext", "TrustMode"]
+
+TrustMode = Literal["tui", "print", "json", "rpc"]
 
 
 class _FromHost:
@@ -109,6 +111,11 @@ class ExtensionContext:
         """Start a compaction in the background; the callbacks report how it went."""
         self._binding.require_host("ctx.compact()").compact(custom_instructions, on_complete, on_error)
 
+    def is_project_trusted(self) -> bool:
+        """Whether the session's folder is trusted now (also by ``-a`` or an answer for this run
+        only): read a project's own configuration only when it is."""
+        return self._binding.require_host("ctx.is_project_trusted()").is_project_trusted()
+
     def get_system_prompt(self) -> str:
         """The system prompt of the next request; inside ``before_agent_start``, the prompt as the
         handlers before this one left it."""
@@ -144,3 +151,18 @@ class ExtensionCommandContext(ExtensionContext):
 
     async def reload(self) -> None:
         await self._binding.require_host("ctx.reload()").reload()
+
+
+class ProjectTrustContext:
+    """The ``ctx`` of a ``project_trust`` handler. No session exists yet, so it has only the folder,
+    the mode (``"tui"``, ``"print"``, ``"json"``, ``"rpc"``) and the dialogs of ``ui`` (``select``,
+    ``confirm``, ``input``; ``notify``): in the terminal UI they ask, elsewhere they answer "no
+    answer" at once, so check ``has_ui`` first."""
+
+    __slots__ = ("cwd", "has_ui", "mode", "ui")
+
+    def __init__(self, cwd: str, mode: TrustMode, ui: ExtensionUI, *, has_ui: bool) -> None:
+        self.cwd = cwd
+        self.mode = mode
+        self.ui = ui
+        self.has_ui = has_ui

@@ -63,6 +63,7 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "ModelSelectEvent",
+    "ProjectTrustEvent",
     "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
@@ -91,6 +92,16 @@ ShutdownReason: TypeAlias = Literal["quit", "reload", "new", "resume", "fork"]
 
 
 # -- session lifecycle -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ProjectTrustEvent:
+    """Before tau decides whether ``cwd`` (a folder with project files to protect) is trusted; only
+    the user's and ``-e`` extensions hear it. A handler returns ``{"trusted": "yes" | "no" |
+    "undecided", "remember": bool}``: the first yes or no decides (``remember`` saves it)."""
+
+    cwd: str
+    type: Literal["project_trust"] = field(default="project_trust", init=False)
 
 
 @dataclass(slots=True)
@@ -350,6 +361,7 @@ ExtensionEvent: TypeAlias = (
 
 EVENT_TYPES: frozenset[str] = frozenset(
     {
+        "project_trust",
         "resources_discover",
         "session_start",
         "session_before_switch",
@@ -399,6 +411,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "tool_result",
         "user_bash",
         "resources_discover",
+        "project_trust",
     }
 )
 """Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""

@@ -60,6 +60,10 @@ class ExtensionHost(Protocol):
         """The system prompt of the next request."""
         ...
 
+    def is_project_trusted(self) -> bool:
+        """Whether the session's folder was trusted, so its own configuration loaded."""
+        ...
+
     # -- actions of ``ctx`` --------------------------------------------------------------------
 
     def abort(self) -> None:

@@ -384,11 +384,18 @@ def load_extensions_sync(
     *,
     cwd: str,
     flag_values: Mapping[str, FlagValue] | None = None,
+    into: ExtensionRunner | None = None,
 ) -> ExtensionRunner:
     """``load_extensions`` for synchronous callers. An ``async def setup`` runs on a private event
-    loop (in a helper thread when the caller's loop is running), so it should only register."""
+    loop (in a helper thread when the caller's loop is running), so it should only register.
+    ``into`` adds the extensions to a runner that already has some (a folder's own extensions,
+    loaded once it is trusted, join the user's that took part in the decision)."""
     listed, found = _sources(sources)
-    runner = _new_runner(cwd, flag_values, found)
+    if into is None:
+        runner = _new_runner(cwd, flag_values, found)
+    else:
+        runner = into
+        runner.registry.diagnostics.extend(found)
     for source in listed:
         prepared = _prepare(source, runner)
         if prepared is None:

@@ -27,6 +27,7 @@ __all__ = [
     "InputAction",
     "InputResult",
     "MessageEndResult",
+    "ProjectTrustResult",
     "ResourcesDiscoverResult",
     "SessionBeforeCompactResult",
     "SessionBeforeForkResult",
@@ -43,6 +44,15 @@ __all__ = [
 
 InputAction: TypeAlias = Literal["continue", "transform", "handled"]
 T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class ProjectTrustResult:
+    """``trusted``: ``"yes"`` / ``"no"`` decide, ``"undecided"`` leaves it to the next handler and
+    then to tau; ``remember`` saves a yes or no in trust.json."""
+
+    trusted: Literal["yes", "no", "undecided"] = "undecided"
+    remember: bool = False
 
 
 @dataclass(slots=True)
@@ -451,7 +461,20 @@ def _user_bash(value: Any) -> UserBashResult:
     return UserBashResult(data.get("operations"), data.get("result"))
 
 
+def _project_trust(value: Any) -> ProjectTrustResult:
+    what = "project_trust"
+    got = _mapping_or(ProjectTrustResult, value, what)
+    if isinstance(got, ProjectTrustResult):
+        return got
+    data = _keys(got, {"trusted", "remember"}, what)
+    trusted = data.get("trusted")
+    if trusted not in ("yes", "no", "undecided"):
+        raise MalformedResultError(f'{what}: "trusted" must be "yes", "no" or "undecided", not {trusted!r}')
+    return ProjectTrustResult(trusted, bool(_optional(data.get("remember"), bool, "remember", what)))
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
+    "project_trust": _project_trust,
     "resources_discover": _resources_discover,
     "session_before_switch": _before_switch,
     "session_before_fork": _before_fork,

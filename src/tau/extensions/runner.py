@@ -43,7 +43,13 @@ from tau.compaction import CompactionPreparation
 from tau.context.system_prompt import SystemPromptOptions
 from tau.extensions.binding import SessionBinding
 from tau.extensions.bus import EventBus, TaskSupervisor
-from tau.extensions.context import _FROM_HOST, ExtensionCommandContext, ExtensionContext, _FromHost
+from tau.extensions.context import (
+    _FROM_HOST,
+    ExtensionCommandContext,
+    ExtensionContext,
+    ProjectTrustContext,
+    _FromHost,
+)
 from tau.extensions.errors import (
     ExtensionDiagnostic,
     ExtensionErrorReport,
@@ -61,6 +67,7 @@ from tau.extensions.events import (
     InputEvent,
     InputSource,
     MessageEndEvent,
+    ProjectTrustEvent,
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
@@ -80,6 +87,7 @@ from tau.extensions.reporting import ErrorListener, ErrorReporter
 from tau.extensions.results import (
     BeforeAgentStartOutcome,
     InputResult,
+    ProjectTrustResult,
     ResourcesDiscoverResult,
     SessionBeforeCompactResult,
     SessionBeforeForkResult,
@@ -489,6 +497,24 @@ class ExtensionRunner:
         return AfterToolCallResult(content=patch.content, details=patch.details, is_error=patch.is_error)
 
     # -- session lifecycle -----------------------------------------------------------------------
+
+    async def emit_project_trust(self, ctx: ProjectTrustContext) -> tuple[ProjectTrustResult | None, list[str]]:
+        """Ask the handlers whether ``ctx.cwd`` is trusted: the first ``"yes"`` or ``"no"`` (``None``
+        when every handler is undecided), and one warning line per handler that failed."""
+        event = ProjectTrustEvent(ctx.cwd)
+        problems: list[str] = []
+        for extension, handler in list(self.registry.handlers(event.type)):
+            try:
+                value = handler(event, ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+                result = parse_result(event.type, value)
+            except Exception as error:  # an extension's failure never decides trust
+                problems.append(f'Extension "{extension.path}" project_trust error: {error}')
+                continue
+            if isinstance(result, ProjectTrustResult) and result.trusted != "undecided":
+                return result, problems
+        return None, problems
 
     async def emit_resources_discover(
         self, cwd: str, reason: Literal["startup", "reload"]

@@ -82,6 +82,9 @@ class SessionExtensionHost:
     def get_system_prompt(self) -> str:
         return self._session.system_prompt
 
+    def is_project_trusted(self) -> bool:
+        return self._session.services.project_trusted
+
     # -- actions of ``ctx`` --------------------------------------------------------------------
 
     def abort(self) -> None:

@@ -26,6 +26,7 @@ from tau.runtime.settings import SettingsManager
 
 if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic
+    from tau.extensions.loader import ExtensionDiscovery
     from tau.extensions.runner import ExtensionRunner
 
 __all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
@@ -135,10 +136,15 @@ def load_extension_runner(
     *,
     flag_values: Mapping[str, Any] | None = None,
     include_project: bool = True,
+    preloaded: ExtensionRunner | None = None,
 ) -> tuple[ExtensionRunner | None, list[ExtensionDiagnostic]]:
     """A runner with the extensions of ``cwd`` (``None`` when there are none) and the problems
     found while loading them. ``flag_values`` carries a previous runner's values over a reload;
-    ``include_project=False`` leaves the project's own extensions out (a folder not trusted)."""
+    ``include_project=False`` leaves the project's own extensions out (a folder not trusted).
+    ``preloaded`` holds the user's and ``-e`` extensions, loaded already to decide trust
+    (``project_trust``); only what it lacks is loaded, into it."""
+    if preloaded is not None:
+        return _complete(preloaded, cwd, agent_dir, settings, options, include_project=include_project)
     if not might_have_extensions(cwd, agent_dir, settings, options, include_project=include_project):
         return None, []
     from tau.extensions.loader import discover_extensions, load_extensions_sync
@@ -162,3 +168,46 @@ def load_extension_runner(
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)
     return runner, runner.diagnostics
+
+
+def _complete(
+    runner: ExtensionRunner,
+    cwd: str,
+    agent_dir: str,
+    settings: SettingsManager,
+    options: ExtensionOptions,
+    *,
+    include_project: bool,
+) -> tuple[ExtensionRunner, list[ExtensionDiagnostic]]:
+    """``runner`` with the project's extensions added when the folder turned out trusted: what a
+    discovery with the project finds beyond the one without it."""
+    if include_project and might_have_extensions(cwd, agent_dir, settings, options, include_project=True):
+        before = _discover(cwd, agent_dir, settings, options, include_project=False)
+        after = _discover(cwd, agent_dir, settings, options, include_project=True)
+        seen = {source.path for source in before.sources}
+        reported = {str(d) for d in before.diagnostics}
+        after.sources = [source for source in after.sources if source.path not in seen]
+        after.diagnostics = [d for d in after.diagnostics if str(d) not in reported]
+        if after.sources or after.diagnostics:
+            from tau.extensions.loader import load_extensions_sync
+
+            load_extensions_sync(after, cwd=cwd, into=runner)
+    return runner, runner.diagnostics
+
+
+def _discover(
+    cwd: str, agent_dir: str, settings: SettingsManager, options: ExtensionOptions, *, include_project: bool
+) -> ExtensionDiscovery:
+    from tau.extensions.loader import discover_extensions
+
+    project, user = _settings_entries(settings)
+    return discover_extensions(
+        cwd,
+        agent_dir,
+        cli_paths=options.paths,
+        project_settings_paths=project,
+        user_settings_paths=user,
+        include_defaults=not options.no_extensions,
+        include_entry_points=not options.no_extensions and _has_installed_extensions(),
+        include_project=include_project,
+    )

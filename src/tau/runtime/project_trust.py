@@ -219,6 +219,24 @@ class ProjectTrust:
             self._warn(f"{error.message}; saved trust decisions are ignored until it is fixed or removed")
             return None
 
+    def asks_extensions(self, cwd: str) -> bool:
+        """Whether the ``project_trust`` event should decide first for ``cwd``: no ``-a`` / ``-na``,
+        no decision made in this run yet, and something to protect (saved decisions and
+        ``defaultProjectTrust`` come after the extensions' answer, as in pi 1.6)."""
+        folder = canonical_folder(cwd)
+        return (
+            self.override is None
+            and folder not in self._decided
+            and has_trust_requiring_resources(folder, home=self.home)
+        )
+
+    def decide(self, cwd: str, trusted: bool, *, remember: bool = False) -> None:
+        """An extension's decision for ``cwd``; ``remember`` saves it for the folder itself."""
+        folder = canonical_folder(cwd)
+        self._decided[folder] = trusted
+        if remember:
+            self.save([TrustUpdate(folder, trusted)])
+
     def needs_question(self, cwd: str) -> bool:
         """Whether nothing decides for ``cwd`` yet, so a UI that can ask should."""
         folder = canonical_folder(cwd)

@@ -87,11 +87,13 @@ def create_agent_session_services(
     resource_options: ResourceOptions | None = None,
     extension_options: ExtensionOptions | None = None,
     project_trusted: bool = True,
+    preloaded_extensions: ExtensionRunner | None = None,
 ) -> AgentSessionServices:
     """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
     (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder. Extensions
     are loaded, their providers added to the model registry and the CLI flag values applied.
-    ``project_trusted=False`` leaves the project's own configuration and code unread."""
+    ``project_trusted=False`` leaves the project's own configuration and code unread.
+    ``preloaded_extensions``: the user's and ``-e`` extensions, loaded already to decide trust."""
     cwd = os.path.abspath(cwd)
     base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
     options = resource_options or ResourceOptions()
@@ -124,7 +126,7 @@ def create_agent_session_services(
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
     extensions = extension_options or ExtensionOptions()
     runner, problems = load_extension_runner(
-        cwd, str(base), settings, extensions, include_project=project_trusted
+        cwd, str(base), settings, extensions, include_project=project_trusted, preloaded=preloaded_extensions
     )
     registered = runner.flags if runner is not None else {}
     unknown = [f"--{name}" for name in extensions.flag_values if name not in registered]

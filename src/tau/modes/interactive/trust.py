@@ -7,13 +7,16 @@ next start; the running session keeps what it loaded (its extensions already ran
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.layout import Layout
 from prompt_toolkit.styles import Style
 
-from tau.modes.interactive.dialogs import ListDialog, ListItem
+from tau.ai.abort import AbortSignal
+from tau.extensions.ui import NoUI
+from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.project_trust import (
     SavedDecision,
@@ -28,7 +31,7 @@ from tau.runtime.project_trust import (
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
-__all__ = ["ask_project_trust", "trust_command", "untrusted_notice"]
+__all__ = ["StartupUI", "ask_project_trust", "trust_command", "untrusted_notice"]
 
 _STYLE = {
     "dialog.title": "bold",
@@ -45,6 +48,12 @@ async def ask_project_trust(cwd: str) -> TrustOption | None:
     dialog: ListDialog[TrustOption] = ListDialog(
         title, items, message=message, filterable=False, hint="↑↓ move · enter choose · esc: do not trust"
     )
+    chosen = await _run_alone(dialog)
+    return chosen.value if isinstance(chosen, ListItem) else None
+
+
+async def _run_alone(dialog: Dialog) -> Any:
+    """A dialog as a small application of its own (before the terminal UI exists); its answer."""
     app: Application[None] = Application(
         layout=Layout(dialog.container, focused_element=dialog.focus),
         style=Style.from_dict(_STYLE),
@@ -54,8 +63,50 @@ async def ask_project_trust(cwd: str) -> TrustOption | None:
     )
     dialog.future.add_done_callback(lambda _: app.exit())
     await app.run_async()
-    chosen = dialog.future.result() if dialog.future.done() else None
+    return dialog.future.result() if dialog.future.done() else None
+
+
+async def _choose(title: str, options: Sequence[str], *, message: str = "") -> str | None:
+    items = [ListItem(option, option) for option in options]
+    hint = "↑↓ move · enter choose · esc cancel"
+    chosen = await _run_alone(ListDialog(title, items, message=message, filterable=False, hint=hint))
     return chosen.value if isinstance(chosen, ListItem) else None
+
+
+class StartupUI(NoUI):
+    """``ctx.ui`` of a ``project_trust`` handler in the terminal: its dialogs ask, one at a time,
+    before the terminal UI starts; everything else does nothing (there is no screen yet)."""
+
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        return await _choose(title, options)
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> bool:
+        return await _choose(title, ["Yes", "No"], message=message) == "Yes"
+
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        answer = await _run_alone(InputDialog(title, placeholder=placeholder or ""))
+        return answer if isinstance(answer, str) else None
 
 
 def untrusted_notice(cwd: str, trusted: bool) -> str | None:
