@@ -19,6 +19,7 @@ __all__ = [
     "get_env_api_key",
     "key_problem",
     "secret_variable_names",
+    "vertex_setup_hint",
 ]
 
 AUTHENTICATED = "<authenticated>"
@@ -149,6 +150,30 @@ def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str 
     return None
 
 
+def vertex_setup_hint(env: Mapping[str, str] | None = None) -> str:
+    """What to set for Vertex AI, naming what the Google Cloud credentials still lack."""
+    env = os.environ if env is None else env
+    missing = []
+    explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if explicit and not Path(explicit).exists():
+        missing.append(f"GOOGLE_APPLICATION_CREDENTIALS names no file ({explicit})")
+    elif not explicit and not _gcloud_adc_file(env).exists():
+        missing.append(
+            "`gcloud auth application-default login` (or GOOGLE_APPLICATION_CREDENTIALS naming a "
+            "service-account file)"
+        )
+    if not (env.get("GOOGLE_CLOUD_PROJECT") or env.get("GCLOUD_PROJECT")):
+        missing.append("GOOGLE_CLOUD_PROJECT")
+    if not env.get("GOOGLE_CLOUD_LOCATION"):
+        missing.append("GOOGLE_CLOUD_LOCATION")
+    return f"set GOOGLE_CLOUD_API_KEY, or for Google Cloud credentials: {', '.join(missing)}"
+
+
+def _gcloud_adc_file(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or str(Path.home())
+    return Path(home) / ".config" / "gcloud" / "application_default_credentials.json"
+
+
 def _has_vertex_adc(env: Mapping[str, str]) -> bool:
     """An ADC file exists and a project and a location are configured."""
     if not (env.get("GOOGLE_CLOUD_PROJECT") or env.get("GCLOUD_PROJECT")):
@@ -158,8 +183,7 @@ def _has_vertex_adc(env: Mapping[str, str]) -> bool:
     explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
     if explicit:
         return Path(explicit).exists()
-    home = env.get("HOME") or str(Path.home())
-    return (Path(home) / ".config" / "gcloud" / "application_default_credentials.json").exists()
+    return _gcloud_adc_file(env).exists()
 
 
 def _has_aws_credentials(env: Mapping[str, str]) -> bool:

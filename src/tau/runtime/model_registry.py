@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.ai.catalogue import get_models, get_providers
-from tau.ai.env_keys import env_var_names
+from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
 from tau.ai.types import Model
 from tau.runtime.auth_storage import (
@@ -65,6 +65,8 @@ class RequestAuth:
 
 def missing_auth_message(provider: str) -> str:
     """A one-line hint for a provider without credentials, naming the variables that would work."""
+    if provider == "google-vertex":
+        return f'No credentials for provider "google-vertex": {vertex_setup_hint()}'
     variables = env_var_names(provider)
     where = f"set {' or '.join(variables)}, " if variables else ""
     return (

@@ -1,0 +1,164 @@
+"""Vertex AI and Cloud Code Assist through the real `tau` process, configured as a user would.
+
+Vertex runs on a service-account file (google-auth's JWT exchange against the fake's token
+endpoint), Cloud Code Assist on a Gemini CLI login placed in ``auth.json`` by hand. Each test first
+answers with the local OpenAI-compatible model (which reads a file), then continues the session with
+the Google API: its first request carries the other API's tool call and result, its model calls a
+tool itself and the loop ends with its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, Turn
+from tau.testing.fake_llm.google_auth import TOKEN_PATH, service_disabled_body
+
+ACCOUNT = "tau-cli@vertex-project.iam.gserviceaccount.com"
+VERTEX = ("--provider", "google-vertex", "--model", "gemini-2.5-flash")
+
+
+def _read(path: str, call_id: str | None = None) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall("read", {"path": path}, id=call_id)])
+
+
+def _route_to_fake(tau: TauCommand, provider: str) -> None:
+    path = tau.agent_dir / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"][provider] = {"baseUrl": tau.server.url("")}
+    path.write_text(json.dumps(config))
+
+
+def _vertex_env(tau: TauCommand, tmp_path: Path) -> None:
+    """A service-account file trusted by the fake, with pi's project and location variables."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    tau.server.google.add_service_account(ACCOUNT, public)
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    info = {
+        "type": "service_account",
+        "project_id": "vertex-project",
+        "private_key_id": "k1",
+        "private_key": private,
+        "client_email": ACCOUNT,
+        "client_id": "1",
+        "token_uri": tau.server.url(TOKEN_PATH),
+    }
+    credentials = tmp_path / "service-account.json"
+    credentials.write_text(json.dumps(info))
+    tau.env.update(
+        GOOGLE_APPLICATION_CREDENTIALS=str(credentials),
+        GOOGLE_CLOUD_PROJECT="vertex-project",
+        GOOGLE_CLOUD_LOCATION="us-central1",
+        NO_GCE_CHECK="true",
+    )
+    _route_to_fake(tau, "google-vertex")
+
+
+def _hand_off(tau: TauCommand, *target: str, api: str) -> list[RecordedRequest]:
+    """Run the local turn, then continue with ``target``; return the target's requests."""
+    (tau.work / "first.txt").write_text("alpha-content")
+    (tau.work / "second.txt").write_text("beta-content")
+    tau.server.add(_read("first.txt", "call_local_1"), Turn(text="Read the first."))
+    first = tau.run(*MODEL, "-p", "read first.txt")
+    assert first.returncode == 0, first.stderr
+    tau.server.add(_read("second.txt"), Turn(text="Both files read."))
+    result = tau.run(*target, "-c", "-p", "now read second.txt")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Both files read.\n"
+    requests = [r for r in tau.server.requests if r.api == api]
+    assert len(requests) == 2
+    return requests
+
+
+def _parts(contents: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [part[kind] for turn in contents for part in turn["parts"] if kind in part]
+
+
+def test_vertex_runs_a_tool_loop_after_a_hand_off_on_a_service_account(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    _vertex_env(tau, tmp_path)
+    requests = _hand_off(tau, *VERTEX, api="google-vertex")
+    first, second = (request.body["contents"] for request in requests)
+    assert _parts(first, "functionCall") == [{"name": "read", "args": {"path": "first.txt"}}]
+    assert _parts(first, "functionResponse") == [{"name": "read", "response": {"output": "alpha-content"}}]
+    assert _parts(second, "functionResponse")[-1] == {"name": "read", "response": {"output": "beta-content"}}
+    assert [r.headers["authorization"] for r in requests] == ["Bearer ya29.fake-1"] * 2
+    assert len(tau.server.google.grants) == 1  # one JWT exchange for the whole run
+
+
+def test_vertex_with_the_api_disabled_fails_in_one_line(tau: TauCommand, tmp_path: Path) -> None:
+    _vertex_env(tau, tmp_path)
+    tau.server.add(Turn(fault=Fault("status", status=403, body=service_disabled_body("4242"))))
+    result = tau.run(*VERTEX, "-p", "hi")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert (
+        "the aiplatform.googleapis.com API is not enabled for project 4242; enable it with " in result.stderr
+    )
+
+
+def test_gemini_cli_runs_a_tool_loop_on_a_login_placed_by_hand(tau: TauCommand) -> None:
+    login = {
+        "type": "oauth",
+        "access": "ya29.by-hand",
+        "refresh": "1//refresh",
+        "expires": int(time.time() * 1000) + 3_600_000,
+        "projectId": "hand-project",
+    }
+    (tau.agent_dir / "auth.json").write_text(json.dumps({"google-gemini-cli": login}))
+    _route_to_fake(tau, "google-gemini-cli")
+    target = ("--provider", "google-gemini-cli", "--model", "gemini-2.5-pro")
+    requests = _hand_off(tau, *target, api="google-gemini-cli")
+    for request in requests:
+        assert request.headers["authorization"] == "Bearer ya29.by-hand"
+        assert (request.body["project"], request.body["model"]) == ("hand-project", "gemini-2.5-pro")
+    assert _parts(requests[0].body["request"]["contents"], "functionResponse") == [
+        {"name": "read", "response": {"output": "alpha-content"}}
+    ]
+
+
+def test_print_mode_on_an_openai_compatible_server_imports_no_google_module(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="hi"))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tau", "-p", *MODEL, "hi"],
+        cwd=tau.work,
+        env=tau.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert done.stdout == "hi\n"
+    assert "tau.ai.http" in imported  # the listing does show what the request needed
+    google = {"google", "google.auth", "tau.ai.providers.google_vertex", "tau.ai.providers.google_gemini_cli"}
+    assert not imported & google
+
+
+def test_vertex_without_credentials_names_what_is_missing(tau: TauCommand, tmp_path: Path) -> None:
+    tau.env.update(HOME=str(tmp_path), GOOGLE_CLOUD_PROJECT="vertex-project")
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_LOCATION"):
+        tau.env.pop(name, None)
+    result = tau.run(*VERTEX, "-p", "hi")
+    assert result.returncode != 0
+    assert result.stderr == (
+        'tau: No credentials for provider "google-vertex": set GOOGLE_CLOUD_API_KEY, or for Google Cloud '
+        "credentials: `gcloud auth application-default login` (or GOOGLE_APPLICATION_CREDENTIALS naming a "
+        "service-account file), GOOGLE_CLOUD_LOCATION\n"
+    )
+    assert tau.server.requests == []
