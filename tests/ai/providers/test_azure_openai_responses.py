@@ -182,3 +182,13 @@ async def test_an_azure_chat_model_goes_to_the_same_endpoint_and_deployment(
     assert (request.path, request.api) == ("/openai/v1/chat/completions", "openai-completions")
     assert request.body["model"] == "team-deepseek"
     assert request.headers["authorization"] == "Bearer resource-key"
+
+
+async def test_long_cache_retention_keeps_the_cache_key_but_sends_no_retention(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    await complete(
+        azure_model(server.url("/openai/v1")), ask(), api_key="k", session_id="sess", cache_retention="long"
+    )
+    body = server.last_request.body
+    assert body["prompt_cache_key"] == "sess"
+    assert "prompt_cache_retention" not in body

@@ -54,6 +54,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             options_for_body = options
         body = build_request_body(model, context, options_for_body, AZURE_TOOL_CALL_PROVIDERS)
         body["model"] = deployment
+        body.pop(
+            "prompt_cache_retention", None
+        )  # OpenAI's extended cache retention: not offered by Azure (pi sends none)
         body = await apply_payload_hook(body, model, options)
         url = f"{base_url}/responses?api-version={quote(api_version(options.extra), safe='')}"
         headers = merge_headers(auth_headers(api_key), model.headers, options.headers)
