@@ -85,6 +85,7 @@ class ServerConnection:
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._stderr: IO[bytes] | None = None
+        self._refused = False
 
     @property
     def name(self) -> str:
@@ -141,7 +142,7 @@ class ServerConnection:
         except ImportError:
             self._fail(ready, MISSING_SDK_MESSAGE)
             return
-        from mcp import ClientSession
+        from mcp.client.session import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -174,8 +175,9 @@ class ServerConnection:
     def _fail(self, ready: asyncio.Future[None], reason: str) -> None:
         if self._session is not None or self.state == "connected":
             self.state = "disconnected"
-        elif "401" in reason or "nauthorized" in reason:
+        elif self._refused or reason.startswith("401"):
             self.state = "needs-auth"
+            reason = "the server requires sign-in (HTTP 401)" if self._refused else reason
         else:
             self.state = "failed"
         self.error = reason
@@ -203,8 +205,7 @@ class ServerConnection:
     def _transport(self) -> Any:
         config = self.config
         if config.transport == "stdio":
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
+            from mcp.client.stdio import StdioServerParameters, stdio_client
 
             env = {key: expand_value(value) for key, value in config.env.items()}
             # Relative to the session's folder; a leading ~/ is the home directory (as in pi).
@@ -224,6 +225,13 @@ class ServerConnection:
         has_authorization = any(key.lower() == "authorization" for key in headers)
         auth = self._auth_factory(config) if self._auth_factory and not has_authorization else None
         client = create_mcp_http_client(headers=headers, auth=auth)
+        self._refused = False
+
+        async def notice_refusal(response: Any) -> None:
+            if response.status_code == 401:
+                self._refused = True  # the SDK turns the status into a generic error
+
+        client.event_hooks["response"].append(notice_refusal)
         return _http_transport(streamable_http_client, config.url, client)
 
     @staticmethod
@@ -313,7 +321,12 @@ async def _import_sdk() -> None:
 
 def _import_modules() -> None:
     import importlib
+    import logging
 
+    # The SDK logs failures (with tracebacks) that tau reports itself, in one line.
+    sdk_log = logging.getLogger("mcp")
+    sdk_log.addHandler(logging.NullHandler())
+    sdk_log.propagate = False
     for name in _SDK_MODULES:
         importlib.import_module(name)
 

@@ -2,8 +2,10 @@
 registration, PKCE, token refresh).
 
 Credentials are kept in ``<agent dir>/mcp-auth.json`` (mode 0600), one entry per server name and
-URL, like pi's file: ``{"<name>|<url>": {"tokens": {...}, "clientInfo": {...}}}``. A running session
-only uses stored tokens (and refreshes them); signing in, which needs a browser, is ``tau mcp login``.
+URL, as pi keys them: ``{"<name>|<url>": {"tokens": {...}, "expiresAt": <unix s>, "clientInfo":
+{...}}}``. ``expiresAt`` lets a later process know an access token has expired (the SDK only knows
+it for tokens it received itself), so a session refreshes it before use. A running session only
+uses stored tokens; signing in, which needs a browser, is ``tau mcp login``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -47,14 +50,20 @@ class FileTokenStorage:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def entry(self) -> dict[str, Any]:
+        """The stored entry of this server (empty when there is none)."""
+        return self._entry()
+
     def _entry(self) -> dict[str, Any]:
         entry = self._read().get(self.key)
         return entry if isinstance(entry, dict) else {}
 
-    def _write(self, field: str, value: dict[str, Any]) -> None:
+    def _write(self, fields: dict[str, Any]) -> None:
         data = self._read()
         entry = data.setdefault(self.key, {})
-        entry[field] = value
+        entry.update(fields)
+        for key in [k for k, v in entry.items() if v is None]:
+            del entry[key]  # an expiry the new tokens do not have
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -69,7 +78,12 @@ class FileTokenStorage:
         return OAuthToken.model_validate(tokens) if tokens else None
 
     async def set_tokens(self, tokens: Any) -> None:
-        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        expires_at = time.time() + float(tokens.expires_in) if tokens.expires_in is not None else None
+        self._write({"tokens": tokens.model_dump(mode="json", exclude_none=True), "expiresAt": expires_at})
+
+    def expires_at(self) -> float | None:
+        value = self._entry().get("expiresAt")
+        return float(value) if isinstance(value, (int, float)) else None
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -78,7 +92,7 @@ class FileTokenStorage:
         return OAuthClientInformationFull.model_validate(info) if info else None
 
     async def set_client_info(self, client_info: Any) -> None:
-        self._write("clientInfo", client_info.model_dump(mode="json", exclude_none=True))
+        self._write({"clientInfo": client_info.model_dump(mode="json", exclude_none=True)})
 
     def forget(self) -> bool:
         data = self._read()
@@ -111,9 +125,15 @@ def _provider(
         }
     )
     storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
-    return OAuthClientProvider(
-        config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler
-    )
+
+    class Provider(OAuthClientProvider):
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            # Stored tokens come without the time they were issued; without this, an expired
+            # access token would be sent (and refused) instead of refreshed.
+            self.context.token_expiry_time = storage.expires_at()
+
+    return Provider(config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler)
 
 
 def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
@@ -121,16 +141,15 @@ def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
     that needs a new sign-in fails with a hint to run ``tau mcp login``."""
 
     def make(config: ServerConfig) -> Any:
-        try:
-            import mcp.client.auth  # noqa: F401
-        except ImportError:
-            return None
+        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+        if "tokens" not in storage.entry():
+            return None  # not signed in: the server's 401 says "needs sign-in", and nothing is registered
 
         async def refuse(url: str) -> None:
-            raise SignInRequiredError(f"401 Unauthorized: sign in with: tau mcp login {config.name}")
+            raise SignInRequiredError("401 Unauthorized: the stored sign-in is no longer accepted")
 
         async def never() -> Any:
-            raise SignInRequiredError(f"401 Unauthorized: sign in with: tau mcp login {config.name}")
+            raise SignInRequiredError("401 Unauthorized: the stored sign-in is no longer accepted")
 
         port = int(config.oauth.get("callbackPort") or 0)
         return _provider(
@@ -153,7 +172,7 @@ async def sign_in(
 ) -> None:
     """Sign in to ``config`` through the browser: a loopback server on 127.0.0.1 receives the
     redirect, then the tokens are stored. ``open_url`` replaces opening a browser (tests)."""
-    from mcp import ClientSession
+    from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -180,7 +199,9 @@ async def sign_in(
     port = server.sockets[0].getsockname()[1]
 
     async def redirect(url: str) -> None:
-        (open_url or webbrowser.open)(url)
+        # In a thread: a browser command may only return once the page is done, and the page's
+        # redirect comes to the server of this very loop.
+        asyncio.get_running_loop().run_in_executor(None, open_url or webbrowser.open, url)
 
     async def callback() -> Any:
         from mcp.shared.auth import AuthorizationCodeResult
@@ -188,13 +209,12 @@ async def sign_in(
         code, state = await received
         return AuthorizationCodeResult(code=code, state=state)
 
-    auth = _provider(
-        agent_dir,
-        config,
-        redirect_uri=f"http://127.0.0.1:{port}/callback",
-        redirect_handler=redirect,
-        callback_handler=callback,
-    )
+    redirect_uri = f"http://127.0.0.1:{port}/callback"
+    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+    registered = await storage.get_client_info()
+    if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or ()]:
+        storage.forget()  # registered for another redirect URI: register again
+    auth = _provider(agent_dir, config, redirect_uri=redirect_uri, redirect_handler=redirect, callback_handler=callback)
     from tau.mcp.config import expand_value
 
     headers = {key: expand_value(value) for key, value in config.headers.items()}
