@@ -275,7 +275,9 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
 # ---- OpenAI Codex: fixed port 1455, or a pasted redirect URL -----------------------------------
 
 
-def test_codex_login_stores_the_account_and_its_key_is_the_access_token(tau: Tau) -> None:
+def test_codex_login_stores_the_account_and_requests_carry_the_access_token(
+    tau: Tau, llm: FakeLLMServer
+) -> None:
     result = tau.login("openai-codex")
 
     assert result.returncode == 0, result.stderr
@@ -283,6 +285,18 @@ def test_codex_login_stores_the_account_and_its_key_is_the_access_token(tau: Tau
     assert credential["accountId"] == "acct-fake-123"
     printed = tau.run("auth", "print-api-key", "openai-codex")
     assert printed.stdout.strip() == credential["access"]
+
+    (tau.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"openai-codex": {"baseUrl": llm.url()}}})
+    )
+    llm.add(Turn(text="hello from codex"))
+    model = _model("openai-codex", "openai-codex-responses")
+    answer = tau.run("-p", "hi", "--provider", "openai-codex", "--model", model)
+
+    assert answer.returncode == 0, answer.stderr
+    assert "hello from codex" in answer.stdout
+    assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"
+    assert llm.last_request.headers["chatgpt-account-id"] == "acct-fake-123"
 
 
 def test_with_the_callback_port_in_use_the_redirect_url_can_be_pasted(tau: Tau) -> None:

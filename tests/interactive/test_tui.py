@@ -478,6 +478,10 @@ def test_import_copies_a_session_file_here_and_resumes_it(tau: TauCommand, start
 def test_login_saves_a_masked_api_key_and_logout_removes_it(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui()
     _ask(terminal, "/login")
+    terminal.wait_for("Select authentication method:", where="display")
+    terminal.type("API key")
+    terminal.wait_for("› Sign in with an API key", where="display")
+    terminal.send(ENTER)
     terminal.wait_for("Log in to which provider?", where="display")
     terminal.type("anthropic")
     terminal.wait_for("› anthropic", where="display")

@@ -18,11 +18,13 @@ import base64
 import hashlib
 import json
 import secrets
+import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -132,6 +134,18 @@ class FakeOAuthServer:
         return json.dumps({host: f"{self.url}/{host}" for host in _HOSTS})
 
     # ---- test controls ---------------------------------------------------------------------------
+
+    @staticmethod
+    def write_browser(path: Path) -> Path:
+        """An executable at ``path`` for ``BROWSER``: it loads the URL it is given and follows the
+        redirect to tau's callback, as a browser does once the user approves (quietly)."""
+        path.write_text(
+            f"#!{sys.executable}\n"
+            "import sys, httpx\n"
+            "httpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n"
+        )
+        path.chmod(0o700)
+        return path
 
     def revoke_all(self) -> None:
         """Revoke every refresh token issued so far (the user signed out everywhere)."""

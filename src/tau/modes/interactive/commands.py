@@ -506,37 +506,15 @@ async def _hotkeys(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _login(mode: InteractiveMode, argument: str) -> None:
-    """Store an API key for a provider in auth.json (OAuth sign-in is not built)."""
-    registry = mode.session.services.model_registry
-    providers = registry.get_providers()
-    items = [ListItem(p, p, "configured" if registry.has_configured_auth(p) else "") for p in providers]
-    chosen = await mode.show_dialog(ListDialog("Log in to which provider?", items))
-    if chosen is None:
-        return
-    key = await mode.show_dialog(
-        InputDialog(f"API key for {chosen.value}", placeholder="kept in auth.json (mode 0600)", password=True)
-    )
-    if not key or not key.strip():
-        return
-    registry.auth_storage.set_api_key(chosen.value, key.strip())
-    registry.refresh()
-    mode.footer_cache = None
-    hint = "" if mode.session.model is not None else "; choose a model with /model"
-    mode.chat.add_notice(f"Saved the API key for {chosen.value}{hint}")
+    from tau.modes.interactive.login import login_command
+
+    await login_command(mode, argument)
 
 
 async def _logout(mode: InteractiveMode, argument: str) -> None:
-    storage = mode.session.services.model_registry.auth_storage
-    stored = storage.list()
-    if not stored:
-        mode.chat.add_notice("No credentials are stored in auth.json")
-        return
-    chosen = await mode.show_dialog(
-        ListDialog("Remove the stored credential of", [ListItem(p, p) for p in stored])
-    )
-    if chosen is not None:
-        storage.remove(chosen.value)
-        mode.chat.add_notice(f"Removed the credential of {chosen.value}")
+    from tau.modes.interactive.login import logout_command
+
+    await logout_command(mode, argument)
 
 
 async def _trust(mode: InteractiveMode, argument: str) -> None:
@@ -580,7 +558,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
     "copy": CommandSpec("Copy the last reply", _copy),
     "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
-    "login": CommandSpec("Save an API key for a provider", _login),
+    "login": CommandSpec("Sign in with an account or save an API key [provider]", _login),
     "logout": CommandSpec("Remove a stored credential", _logout),
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),

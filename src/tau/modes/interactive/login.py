@@ -1,0 +1,237 @@
+"""``/login`` and ``/logout``: sign in with an account (OAuth, as ``tau auth login``) or save an API
+key, and remove a stored credential.
+
+The OAuth flow runs in a worker thread; what it asks (a method, a domain, a pasted code) becomes a
+dialog on the event loop, and what it says becomes a notice in the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
+from tau.runtime.oauth import OAUTH_PROVIDERS, SelectOption
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["login_command", "logout_command"]
+
+T = TypeVar("T")
+_ACCOUNT = "Sign in with an account"
+_API_KEY = "Sign in with an API key"
+
+
+async def login_command(mode: InteractiveMode, argument: str) -> None:
+    registry = mode.session.services.model_registry
+    if argument:
+        provider = argument.strip()
+        method = _ACCOUNT if provider in OAUTH_PROVIDERS else _API_KEY
+    else:
+        chosen = await mode.show_dialog(
+            ListDialog(
+                "Select authentication method:", [ListItem(_ACCOUNT, _ACCOUNT), ListItem(_API_KEY, _API_KEY)]
+            )
+        )
+        if chosen is None:
+            return
+        method = chosen.value
+        if method == _ACCOUNT:
+            items = [
+                ListItem(name, pid, _stored_note(mode, pid)) for pid, (name, _, _) in OAUTH_PROVIDERS.items()
+            ]
+        else:
+            items = [
+                ListItem(p, p, "configured" if registry.has_configured_auth(p) else "")
+                for p in registry.get_providers()
+            ]
+        picked = await mode.show_dialog(ListDialog("Log in to which provider?", items))
+        if picked is None:
+            return
+        provider = picked.value
+    if method == _ACCOUNT:
+        await _oauth_login(mode, provider)
+    else:
+        await _api_key_login(mode, provider)
+
+
+async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
+    registry = mode.session.services.model_registry
+    key = await mode.show_dialog(
+        InputDialog(f"API key for {provider}", placeholder="kept in auth.json (mode 0600)", password=True)
+    )
+    if not key or not key.strip():
+        return
+    registry.auth_storage.set_api_key(provider, key.strip())
+    _after_change(mode)
+    hint = "" if mode.session.model is not None else "; choose a model with /model"
+    mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
+
+
+async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
+    from tau.runtime.config_errors import ConfigError
+    from tau.runtime.oauth import LoginCancelledError, LoginError, get_oauth_flow
+
+    flow = get_oauth_flow(provider)
+    if flow is None:
+        mode.chat.add_notice(f'"{provider}" has no account sign-in: use "Sign in with an API key"', "error")
+        return
+    ui = _DialogInteraction(mode, asyncio.get_running_loop())
+    try:
+        credential = await asyncio.to_thread(flow.login, ui)
+    except LoginCancelledError:
+        mode.chat.add_notice("Login cancelled.", "warning")
+        return
+    except LoginError as error:
+        mode.chat.add_notice(f"Failed to log in to {flow.name}: {error}", "error")
+        return
+    finally:
+        ui.cancelled.set()  # a paste dialog still open is withdrawn
+    try:
+        mode.session.services.model_registry.auth_storage.set(provider, credential)
+    except ConfigError as error:
+        mode.chat.add_notice(str(error), "error")
+        return
+    _after_change(mode)
+    hint = "" if mode.session.model is not None else "; choose a model with /model"
+    mode.chat.add_notice(f"Logged in to {flow.name}{hint}")
+
+
+async def logout_command(mode: InteractiveMode, argument: str) -> None:
+    storage = mode.session.services.model_registry.auth_storage
+    stored = storage.list()
+    if not stored:
+        mode.chat.add_notice(
+            "No stored credentials to remove. /logout only removes credentials saved by /login; "
+            "environment variables and models.json config are unchanged."
+        )
+        return
+    if argument.strip() in stored:
+        provider = argument.strip()
+    else:
+        chosen = await mode.show_dialog(
+            ListDialog("Remove the stored credential of", [ListItem(p, p, _kind(mode, p)) for p in stored])
+        )
+        if chosen is None:
+            return
+        provider = chosen.value
+    credential = storage.get(provider) or {}
+    storage.remove(provider)
+    _after_change(mode)
+    if credential.get("type") == "oauth":
+        mode.chat.add_notice(f"Logged out of {OAUTH_PROVIDERS.get(provider, (provider,))[0]}")
+    else:
+        mode.chat.add_notice(f"Removed the credential of {provider}")
+
+
+def _after_change(mode: InteractiveMode) -> None:
+    mode.session.services.model_registry.refresh()
+    mode.footer_cache = None
+
+
+def _stored_note(mode: InteractiveMode, provider: str) -> str:
+    credential = mode.session.services.model_registry.auth_storage.get(provider)
+    return "logged in" if credential is not None and credential.get("type") == "oauth" else ""
+
+
+def _kind(mode: InteractiveMode, provider: str) -> str:
+    credential = mode.session.services.model_registry.auth_storage.get(provider) or {}
+    return "account" if credential.get("type") == "oauth" else "API key"
+
+
+class _DialogInteraction:
+    """A login's questions as TUI dialogs and its messages as chat notices (called from the flow's thread)."""
+
+    def __init__(self, mode: InteractiveMode, loop: asyncio.AbstractEventLoop) -> None:
+        self.cancelled = threading.Event()
+        self._mode = mode
+        self._loop = loop
+        self._paste: Dialog | None = None
+        self._paste_withdrawn = False
+
+    def _notice(self, text: str, level: str = "info") -> None:
+        def show() -> None:
+            self._mode.chat.add_notice(text, level)
+            self._mode.invalidate()
+
+        self._loop.call_soon_threadsafe(show)
+
+    def _await(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        return asyncio.run_coroutine_threadsafe(make(), self._loop).result()
+
+    def show_url(self, url: str, instructions: str) -> None:
+        self._notice(f"Open this URL to sign in:\n{url}\n{instructions}")
+        _open_browser(url)
+
+    def show_device_code(self, url: str, code: str) -> None:
+        self._notice(f"Open {url} and enter code: {code}\nWaiting for authentication...")
+        _open_browser(url)
+
+    def progress(self, message: str) -> None:
+        self._notice(message)
+
+    def notice(self, message: str) -> None:
+        self._notice(message, "warning")
+
+    def ask(self, message: str, placeholder: str = "") -> str:
+        async def ask() -> str | None:
+            answer: str | None = await self._mode.show_dialog(InputDialog(message, placeholder=placeholder))
+            return answer
+
+        answer = self._await(ask)
+        if answer is None:
+            self.cancelled.set()
+            from tau.runtime.oauth import LoginCancelledError
+
+            raise LoginCancelledError("Login cancelled.")
+        return answer
+
+    def select(self, message: str, options: list[SelectOption]) -> str:
+        async def select() -> str | None:
+            items = [ListItem(option.label, option.id) for option in options]
+            chosen = await self._mode.show_dialog(ListDialog(message, items))
+            return chosen.value if chosen is not None else None
+
+        answer = self._await(select)
+        if answer is None:
+            self.cancelled.set()
+            from tau.runtime.oauth import LoginCancelledError
+
+            raise LoginCancelledError("Login cancelled.")
+        return answer
+
+    def start_paste(self, message: str, placeholder: str, deliver: Callable[[str | None], None]) -> None:
+        async def paste() -> None:
+            if self._paste_withdrawn:  # the browser answered before the dialog could open
+                return
+            dialog = InputDialog(f"{message} (or finish in the browser)", placeholder=placeholder)
+            self._paste = dialog
+            answer = await self._mode.show_dialog(dialog)
+            if self._paste_withdrawn:
+                return
+            if answer is None:
+                self.cancelled.set()  # Esc: the user gives up on this login
+            else:
+                deliver(answer)
+
+        self._paste_withdrawn = False
+        asyncio.run_coroutine_threadsafe(paste(), self._loop)
+
+    def stop_paste(self) -> None:
+        def withdraw() -> None:
+            self._paste_withdrawn = True
+            if self._paste is not None:
+                self._paste.close(None)
+
+        self._loop.call_soon_threadsafe(withdraw)
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    with contextlib.suppress(Exception):
+        webbrowser.open(url)

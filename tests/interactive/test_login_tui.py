@@ -1,0 +1,104 @@
+"""``/login`` with an account in the real TUI: the flow against the fake OAuth server, the browser
+played by a script ``webbrowser`` runs, then a prompt sent with the new login; ``/logout``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+from tau_command import TauCommand
+from terminal import ENTER, ESCAPE, Terminal
+
+from tau.ai.catalogue import get_models
+from tau.testing.fake_llm import Turn
+from tau.testing.fake_oauth import FakeOAuthServer
+
+Start = Callable[..., Terminal]
+
+
+@pytest.fixture
+def oauth(tau: TauCommand) -> Iterator[FakeOAuthServer]:
+    with FakeOAuthServer() as server:
+        tau.env.update(
+            TAU_OAUTH_TEST_HOSTS=server.hosts_env(),
+            TAU_OAUTH_TEST_CALLBACK_PORT="0",
+            BROWSER=str(server.write_browser(tau.agent_dir / "browser")),
+        )
+        yield server
+
+
+def _login_anthropic(terminal: Terminal) -> None:
+    terminal.type("/login")
+    terminal.send(ENTER)
+    terminal.wait_for("Select authentication method:", where="display")
+    terminal.send(ENTER)  # Sign in with an account
+    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.type("Anthropic")
+    terminal.wait_for("› Anthropic (Claude Pro/Max)", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Select Anthropic login method:", where="display")
+    terminal.send(ENTER)  # Browser login
+
+
+def test_login_with_an_account_saves_the_login_and_the_next_prompt_uses_it(
+    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
+) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["anthropic"] = {"baseUrl": tau.server.url()}
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    terminal = start_tui()
+
+    _login_anthropic(terminal)
+    terminal.wait_for("Logged in to Anthropic (Claude Pro/Max)")
+
+    credential = json.loads((tau.agent_dir / "auth.json").read_text())["anthropic"]
+    assert credential["type"] == "oauth" and str(credential["access"]).startswith("sk-ant-oat01-")
+    model = next(m.id for m in get_models("anthropic") if m.api == "anthropic-messages")
+    terminal.type(f"/model {model}")
+    terminal.send(ENTER)
+    terminal.wait_for(f"› anthropic/{model}", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for(f"Model: anthropic/{model}")
+    tau.server.add(Turn(text="subscribed answer"))
+    terminal.type("hello")
+    terminal.send(ENTER)
+    terminal.wait_for("subscribed answer")
+    assert tau.server.last_request.headers["authorization"] == f"Bearer {credential['access']}"
+
+    terminal.type("/logout")
+    terminal.send(ENTER)
+    terminal.wait_for("› anthropic", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Logged out of Anthropic (Claude Pro/Max)")
+    assert "anthropic" not in json.loads((tau.agent_dir / "auth.json").read_text())
+
+
+def test_a_login_refused_in_the_browser_is_a_notice_and_the_tui_goes_on(
+    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
+) -> None:
+    oauth.deny = True
+    terminal = start_tui()
+
+    _login_anthropic(terminal)
+
+    terminal.wait_for("Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in was not completed")
+    assert not (tau.agent_dir / "auth.json").exists()
+    tau.server.add(Turn(text="still here"))
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("still here")
+
+
+def test_esc_in_the_paste_dialog_cancels_the_login(
+    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
+) -> None:
+    tau.env["BROWSER"] = "true"  # the browser never comes back
+    terminal = start_tui()
+
+    _login_anthropic(terminal)
+    terminal.wait_for("or finish in the browser", where="display")
+    terminal.send(ESCAPE)
+
+    terminal.wait_for("Login cancelled.")
+    assert not (tau.agent_dir / "auth.json").exists()
