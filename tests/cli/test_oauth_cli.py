@@ -205,11 +205,14 @@ def test_the_copy_code_login_takes_a_pasted_code(tau: Tau, oauth: FakeOAuthServe
 
 
 @pytest.fixture
-def logged_in(tau: Tau) -> Tau:
-    assert tau.login("anthropic").returncode == 0
-    data = tau.stored()
-    data["openai"] = {"type": "api_key", "key": "sk-other-entry"}
+def logged_in(tau: Tau, oauth: FakeOAuthServer) -> Tau:
+    """Signed in to Anthropic (as the login test above does), plus another provider's key."""
+    data = {
+        "anthropic": oauth.issue_login("anthropic"),
+        "openai": {"type": "api_key", "key": "sk-other-entry"},
+    }
     tau.auth_file.write_text(json.dumps(data))
+    tau.auth_file.chmod(0o600)
     return tau
 
 
@@ -331,7 +334,7 @@ def test_codex_device_code_login_without_a_browser(tau: Tau) -> None:
 # ---- GitHub Copilot: device code, token exchange, per-account API host --------------------------
 
 
-def test_copilot_device_login_then_requests_go_to_the_token_host_with_copilot_headers(
+def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_token_is_exchanged_again(
     tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer
 ) -> None:
     result = tau.run("auth", "login", "github-copilot", stdin="\n")
@@ -356,19 +359,15 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_with_copilot_he
     method, path, _ = oauth.requests[-1]
     assert (method, path) == ("POST", "api.individual.githubcopilot.com/chat/completions")
 
-
-def test_copilot_refresh_exchanges_the_github_token_again(tau: Tau, oauth: FakeOAuthServer) -> None:
-    assert tau.run("auth", "login", "github-copilot", stdin="\n").returncode == 0
-    github_token = tau.stored()["github-copilot"]["refresh"]
+    # A stale Copilot token is replaced by exchanging the GitHub token again.
     _expired(tau, "github-copilot")
-    oauth.refresh_counts.clear()
-
     printed = tau.run("auth", "print-api-key", "--provider", "github-copilot")
 
     assert printed.returncode == 0, printed.stderr
-    assert tau.stored()["github-copilot"]["refresh"] == github_token
-    assert printed.stdout.strip() == tau.stored()["github-copilot"]["access"]
-    assert oauth.refresh_counts["github-copilot"] == 1
+    fresh = tau.stored()["github-copilot"]
+    assert (fresh["refresh"], printed.stdout.strip()) == (credential["refresh"], fresh["access"])
+    assert fresh["access"] != credential["access"]
+    assert oauth.refresh_counts["github-copilot"] == 2  # the login's exchange and this one
 
 
 # ---- Google: Gemini CLI and Antigravity, with project discovery ---------------------------------

@@ -147,6 +147,19 @@ class FakeOAuthServer:
         path.chmod(0o700)
         return path
 
+    def issue_login(self, provider: str = "anthropic") -> dict[str, Any]:
+        """A valid auth.json login for ``provider`` (``anthropic``, ``openai-codex``), as if signed in."""
+        tokens = self._issue(provider)
+        credential: dict[str, Any] = {
+            "type": "oauth",
+            "refresh": tokens["refresh_token"],
+            "access": tokens["access_token"],
+            "expires": int(time.time() * 1000) + self.expires_in * 1000,
+        }
+        if provider == "openai-codex":
+            credential["accountId"] = self.account_id
+        return credential
+
     def revoke_all(self) -> None:
         """Revoke every refresh token issued so far (the user signed out everywhere)."""
         with self._lock:

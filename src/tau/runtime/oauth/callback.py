@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import queue
@@ -43,14 +44,19 @@ class CallbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                status, title, text = owner._handle(self.path)
+                status, title, text, event = owner._handle(self.path)
                 body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Cache-Control", "no-store")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(OSError):
+                    self.wfile.write(body)
+                    self.wfile.flush()
+                # Only now: the login may end (and tau exit) as soon as the event is read.
+                if event is not None:
+                    owner.events.put(event)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -64,28 +70,28 @@ class CallbackServer:
         self._thread = threading.Thread(target=self._server.serve_forever, name="oauth-callback", daemon=True)
         self._thread.start()
 
-    def _handle(self, raw_path: str) -> tuple[int, str, str]:
+    def _handle(self, raw_path: str) -> tuple[int, str, str, _Event | None]:
+        """The page to answer with, and the event for the waiting login (if this request decides it)."""
         parts = urlsplit(raw_path)
         if parts.path != self._path:
-            return 404, "Not found", "This is not the sign-in callback."
+            return 404, "Not found", "This is not the sign-in callback.", None
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
         if query.get("state") != self._state:
-            return 400, "State mismatch", "This answer belongs to another sign-in; start the login again."
+            return 400, "State mismatch", "This answer belongs to another sign-in; start the login again.", None
         with self._lock:
             if self._claimed:
-                return 409, "Already handled", "This sign-in has already been handled."
+                return 409, "Already handled", "This sign-in has already been handled.", None
             error = query.get("error")
             code = query.get("code")
             if not error and not code:
-                return 400, "Missing code", "The answer carried no authorization code."
+                return 400, "Missing code", "The answer carried no authorization code.", None
             self._claimed = True
         if error:
             reason = " ".join((query.get("error_description") or error).split())[:200]
-            self.events.put(("error", f"{self._name} sign-in was not completed in the browser: {reason}"))
-            return 400, f"{self._name} sign-in failed", reason
+            event = ("error", f"{self._name} sign-in was not completed in the browser: {reason}")
+            return 400, f"{self._name} sign-in failed", reason, event
         assert code is not None
-        self.events.put(("code", code))
-        return 200, f"Signed in to {self._name}", "You may close this page and go back to tau."
+        return 200, f"Signed in to {self._name}", "You may close this page and go back to tau.", ("code", code)
 
     def close(self) -> None:
         self._server.shutdown()
