@@ -61,17 +61,37 @@ def test_a_user_image_is_a_placeholder_with_type_and_size(renderer: BlockRendere
     assert "[image: image/png, 12 KB]" in out
 
 
-def test_assistant_text_is_the_markdown_render(renderer: BlockRenderer) -> None:
-    assert renderer.assistant_text("# Hi\n\ntext") == render_markdown("# Hi\n\ntext", 60, DARK)
+def test_assistant_text_is_the_markdown_render_inside_the_output_padding(renderer: BlockRenderer) -> None:
+    padded = "\n".join(" " + line for line in render_markdown("# Hi\n\ntext", 58, DARK).split("\n"))
+    assert renderer.assistant_text("# Hi\n\ntext") == padded
+    unpadded = BlockRenderer(DARK, 60, output_pad=0)
+    assert unpadded.assistant_text("# Hi\n\ntext") == render_markdown("# Hi\n\ntext", 60, DARK)
+
+
+def test_output_pad_0_draws_every_block_from_the_first_column(plain: Plain) -> None:
+    """As pi 1.6's ``"outputPad": 0``: no side padding on boxes or text (the boxes keep their blank
+    line above and below)."""
+    padded, flush = BlockRenderer(DARK, 40), BlockRenderer(DARK, 40, output_pad=0)
+    for draw in (
+        lambda r: r.user(UserMessage("question")),
+        lambda r: r.assistant_text("answer"),
+        lambda r: r.thinking("hmm", expanded=False),
+        lambda r: r.notice("a notice"),
+        lambda r: r.tool(ToolCall("c", "bash", {"command": "ls"}), None, expanded=False),
+    ):
+        text_lines = [line for line in plain(draw(flush)).split("\n") if line.strip()]
+        assert text_lines and all(not line.startswith(" ") for line in text_lines)
+        padded_lines = [line for line in plain(draw(padded)).split("\n") if line.strip()]
+        assert all(line.startswith(" ") for line in padded_lines)
 
 
 def test_collapsed_thinking_is_one_line_with_its_word_count(renderer: BlockRenderer, plain: Plain) -> None:
-    assert plain(renderer.thinking("one two three", expanded=False)) == "Thinking… (Ctrl+T to show, 3 words)"
+    assert plain(renderer.thinking("one two three", expanded=False)) == " Thinking… (Ctrl+T to show, 3 words)"
 
 
 def test_expanded_thinking_is_the_text_in_the_thinking_style(renderer: BlockRenderer, plain: Plain) -> None:
     out = renderer.thinking("one two three", expanded=True)
-    assert plain(out) == "one two three"
+    assert plain(out) == " one two three"
     assert "\x1b[3;" + rgb("#808080") in out
 
 
@@ -87,7 +107,7 @@ def test_a_failed_or_aborted_reply_ends_in_a_red_line(
     renderer: BlockRenderer, plain: Plain, stop_reason: Any, error: str | None, shown: str
 ) -> None:
     message = AssistantMessage([], "api", "provider", "model", stop_reason=stop_reason, error_message=error)
-    assert plain(renderer.assistant_error(message)) == shown
+    assert plain(renderer.assistant_error(message)) == (f" {shown}" if shown else "")
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,9 @@ class InteractiveMode:
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
+        from tau.modes.interactive.render.padding import output_pad
+
+        self.output_pad = output_pad(settings.get("outputPad"))
         self.scrollback = Scrollback()
         self._renderers: dict[int, BlockRenderer] = {}
         self.chat = self._new_chat()
@@ -168,7 +171,7 @@ class InteractiveMode:
             from tau.modes.interactive.render.blocks import BlockRenderer
 
             self._renderers.clear()  # one width at a time is all that is ever drawn
-            renderer = self._renderers[width] = BlockRenderer(self.theme(), width)
+            renderer = self._renderers[width] = BlockRenderer(self.theme(), width, output_pad=self.output_pad)
         return renderer
 
     def theme(self) -> Any:

@@ -110,14 +110,15 @@ class _Static(Block):
 class TextBlock(Block):
     """Assistant text; while it streams, its stable part is handed out by ``take_stable``."""
 
-    def __init__(self, width: int, theme: Any) -> None:
+    def __init__(self, width: int, theme: Any, pad: int = 0) -> None:
         super().__init__()
         self.finished = False
         from tau.modes.interactive.render.markdown import StreamingMarkdown
 
         self.text_parts: list[str] = []
-        self.stream: StreamingMarkdown | None = StreamingMarkdown(width=width, theme=theme)
+        self.stream: StreamingMarkdown | None = StreamingMarkdown(width=width - 2 * pad, theme=theme)
         self.streamed_width = width
+        self.pad = pad  # the outputPad the stream was laid out for: its chunks are shifted by it
         self.committed_any = False
 
     @property
@@ -335,7 +336,8 @@ class Chat:
         if isinstance(update, TextStartEvent | TextDeltaEvent):
             block = blocks.get(update.content_index)
             if not isinstance(block, TextBlock):
-                block = TextBlock(self._flags().width, self._theme())
+                width = self._flags().width
+                block = TextBlock(width, self._theme(), self._renderer(width).output_pad)
                 blocks[update.content_index] = block
                 self.live.append(block)
             if isinstance(update, TextDeltaEvent):
@@ -418,7 +420,7 @@ class Chat:
             if isinstance(block, TextBlock) and block.stream is not None:
                 stable = block.stream.take_stable() if block.streamed_width == flags.width else None
                 if stable:
-                    self._write(stable, not block.committed_any)
+                    self._write(_padded(stable, block.pad), not block.committed_any)
                     block.committed_any = True
                 if not block.finished:
                     break
@@ -426,6 +428,8 @@ class Chat:
                 block.stream = None
                 if rest is None or not block.committed_any:
                     rest = block.render(renderer, flags)
+                else:
+                    rest = _padded(rest, block.pad)
                 if rest:
                     self._write(rest, not block.committed_any)
                 self.history.append(block)
@@ -451,7 +455,7 @@ class Chat:
             if isinstance(block, TextBlock) and block.stream is not None:
                 tail = block.stream.render_tail(max_lines)
                 if tail:
-                    parts.append(tail)
+                    parts.append(_padded(tail, block.pad))
             elif isinstance(block, ThinkingBlock) and not block.finished and flags.show_thinking:
                 # Only the tail is drawn while it streams, so a long thought costs the same per frame.
                 tail = "".join(block.parts)[-_LIVE_THINKING_CHARS:]
@@ -476,7 +480,8 @@ class Chat:
         for block in self.live:
             if isinstance(block, TextBlock) and block.stream is not None:
                 # Restart the stream at the new width: what it had committed is re-drawn whole.
-                block.stream = StreamingMarkdown(width=flags.width, theme=self._theme())
+                block.pad = renderer.output_pad
+                block.stream = StreamingMarkdown(width=flags.width - 2 * block.pad, theme=self._theme())
                 block.stream.append(block.text)
                 block.streamed_width = flags.width
                 block.committed_any = False
@@ -491,3 +496,9 @@ class Chat:
 
 def _text_drawer(text: str) -> Callable[[BlockRenderer, ViewFlags], str]:
     return lambda renderer, flags: renderer.assistant_text(text)
+
+
+def _padded(text: str, pad: int) -> str:
+    from tau.modes.interactive.render.padding import pad_lines
+
+    return pad_lines(text, pad)

@@ -22,6 +22,7 @@ from tau.extensions.types import RenderOptions
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
 from tau.modes.interactive.render.format import terminal_safe
 from tau.modes.interactive.render.markdown import markdown_renderable, render_markdown
+from tau.modes.interactive.render.padding import pad_lines
 from tau.modes.interactive.render.theme import Theme
 from tau.modes.interactive.render.tools import image_placeholder, tool_body, tool_title
 from tau.session.messages import (
@@ -64,13 +65,20 @@ def _content_text(content: str | list[TextContent | ImageContent]) -> tuple[str,
 
 
 class BlockRenderer:
-    """Renders chat blocks for one theme and width."""
+    """Renders chat blocks for one theme and width; ``output_pad`` is the ``outputPad`` setting (the
+    side padding of every block, 0 or 1; none on a terminal narrower than 10 cells)."""
 
-    def __init__(self, theme: Theme, width: int, *, color_system: ColorSystem = "truecolor") -> None:
+    def __init__(
+        self, theme: Theme, width: int, *, color_system: ColorSystem = "truecolor", output_pad: int = 1
+    ) -> None:
         self.theme = theme
         self.width = max(1, width)
+        self.output_pad = output_pad if self.width >= 10 else 0
         self._color_system: ColorSystem = color_system
         self._console = console_for(theme, self.width, color_system)
+        self._text_console = (
+            console_for(theme, self.text_width, color_system) if self.output_pad else self._console
+        )
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -79,8 +87,17 @@ class BlockRenderer:
 
     def _box(self, parts: list[RenderableType], background: str) -> str:
         """``parts`` on a full-width background with one cell (and one line) of padding around."""
-        pad = (1, 1) if self.width >= 10 else (0, 0)
+        pad = (1, self.output_pad) if self.width >= 10 else (0, 0)
         return self._print(Padding(Group(*parts), pad, style=f"on {background}", expand=True))
+
+    @property
+    def text_width(self) -> int:
+        """The width of plain lines inside the padding."""
+        return self.width - 2 * self.output_pad
+
+    def _plain(self, renderable: RenderableType) -> str:
+        """A plain (unboxed) block: drawn inside the padding."""
+        return pad_lines(to_ansi(self._text_console, renderable), self.output_pad)
 
     def _extension(self, produce: Callable[[], Any], width: int) -> _Rendered | None:
         """What an extension's renderer returned, rendered at ``width``; ``None`` when it returned
@@ -118,17 +135,22 @@ class BlockRenderer:
 
     def assistant_text(self, text: str) -> str:
         """Assistant prose as markdown (the same output a finished ``StreamingMarkdown`` gives)."""
-        return render_markdown(text, self.width, self.theme, color_system=self._color_system)
+        return pad_lines(
+            render_markdown(text, self.text_width, self.theme, color_system=self._color_system), self.output_pad
+        )
 
     def thinking(self, text: str, *, expanded: bool) -> str:
         """Reasoning text: one dim line with its length when collapsed, dim italic markdown when expanded."""
         if expanded and text.strip():
-            return render_markdown(
-                text, self.width, self.theme, style=self.theme.thinking, color_system=self._color_system
+            return pad_lines(
+                render_markdown(
+                    text, self.text_width, self.theme, style=self.theme.thinking, color_system=self._color_system
+                ),
+                self.output_pad,
             )
         words = len(text.split())
         label = f"Thinking… (Ctrl+T to show, {words} words)" if words else "Thinking…"
-        return self._print(Text(label, style=self.theme.thinking, no_wrap=True, overflow="ellipsis"))
+        return self._plain(Text(label, style=self.theme.thinking, no_wrap=True, overflow="ellipsis"))
 
     def assistant_error(self, message: AssistantMessage) -> str:
         """The red line ending a reply that failed or was aborted; ``""`` for any other stop reason."""
@@ -138,7 +160,7 @@ class BlockRenderer:
             line = f"Error: {terminal_safe(message.error_message or 'unknown error')}"
         else:
             return ""
-        return self._print(Text(line, style=self.theme.error))
+        return self._plain(Text(line, style=self.theme.error))
 
     def tool(
         self,
@@ -155,7 +177,7 @@ class BlockRenderer:
         extension's ``render_call(args, theme)`` / ``render_result(result, options, theme)``; each
         replaces the default title or body unless it returns ``None`` or raises.
         """
-        inner = self.width - (2 if self.width >= 10 else 0)
+        inner = self.text_width
         render_call = getattr(definition, "render_call", None)
         render_result = getattr(definition, "render_result", None)
         title: RenderableType | None = None
@@ -263,4 +285,4 @@ class BlockRenderer:
         style = {"info": self.theme.notice_info, "warning": self.theme.notice_warning}.get(
             level, self.theme.notice_error
         )
-        return self._print(Text(terminal_safe(text), style=style))
+        return self._plain(Text(terminal_safe(text), style=style))
