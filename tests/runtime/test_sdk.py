@@ -177,3 +177,17 @@ def test_the_sdk_entry_is_reachable_lazily_from_tau() -> None:
         "assert create_agent_session is again\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+
+
+def test_the_sdk_takes_the_max_level_and_clamps_it_to_what_the_model_offers(
+    services: AgentSessionServices, project: str, agent_dir: str
+) -> None:
+    levels = []
+    for model_id in ("faux-think-map", "faux-think", "faux-1"):  # offers up to xhigh / high / none
+        manager = SessionManager.create(project, agent_dir=agent_dir)
+        model = faux_model(services, model_id)
+        created = create_agent_session(
+            services=services, session_manager=manager, model=model, thinking_level="max"
+        )
+        levels.append(created.session.thinking_level)
+    assert levels == ["xhigh", "high", "off"]
