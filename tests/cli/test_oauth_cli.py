@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -201,6 +202,44 @@ def test_the_copy_code_login_takes_a_pasted_code(tau: Tau, oauth: FakeOAuthServe
     assert tau.stored()["anthropic"]["type"] == "oauth"
 
 
+def test_ctrl_c_while_waiting_for_the_browser_cancels_in_one_line(tau: Tau) -> None:
+    process = tau.popen("auth", "login", "anthropic")
+    assert process.stdout
+    next(line for line in process.stdout if line.startswith("  http"))
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+
+    assert process.returncode == 1
+    assert err.strip().splitlines() == ["tau: Login cancelled."]
+    assert not tau.auth_file.exists()
+
+
+def _imported(tau: Tau, *args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tau", *args],
+        env=tau.env,
+        cwd=tau.agent_dir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+
+
+def test_no_login_flow_is_imported_until_a_login_is_used(tau: Tau, llm: FakeLLMServer) -> None:
+    local = {"baseUrl": llm.url("/v1"), "api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}
+    (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {"local": local}}))
+    llm.add(Turn(text="plain"))
+
+    printed = _imported(tau, "-p", "hi", "--provider", "local", "--model", "m")
+    status = _imported(tau, "auth", "status")
+
+    assert not {name for name in printed if name.startswith("tau.runtime.oauth")}
+    flows = {"anthropic", "openai_codex", "github_copilot", "google", "callback", "_common"}
+    assert not {name.rsplit(".", 1)[-1] for name in status if name.startswith("tau.runtime.oauth.")} & flows
+
+
 # ---- refresh: expiry, two processes at once, revocation ----------------------------------------
 
 
@@ -374,7 +413,9 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_tok
 
 
 @pytest.mark.parametrize("provider", ["google-gemini-cli", "google-antigravity"])
-def test_google_login_finds_the_project_and_the_key_is_token_and_project(tau: Tau, provider: str) -> None:
+def test_google_login_finds_the_project_and_requests_carry_token_and_project(
+    tau: Tau, llm: FakeLLMServer, provider: str
+) -> None:
     result = tau.login(provider)
 
     assert result.returncode == 0, result.stderr
@@ -383,6 +424,16 @@ def test_google_login_finds_the_project_and_the_key_is_token_and_project(tau: Ta
     assert credential["email"] == "user@example.com"
     printed = tau.run("auth", "print-api-key", provider)
     assert json.loads(printed.stdout) == {"token": credential["access"], "projectId": "proj-fake-42"}
+
+    (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {provider: {"baseUrl": llm.url()}}}))
+    llm.add(Turn(text="hello from cloud code"))
+    model = _model(provider, "google-gemini-cli")
+    answer = tau.run("-p", "hi", "--provider", provider, "--model", model)
+
+    assert answer.returncode == 0, answer.stderr
+    assert "hello from cloud code" in answer.stdout
+    assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"
+    assert llm.last_request.body["project"] == "proj-fake-42"
 
 
 def test_gemini_cli_onboards_an_account_without_a_project(tau: Tau, oauth: FakeOAuthServer) -> None:
