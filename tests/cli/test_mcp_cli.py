@@ -186,12 +186,18 @@ def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loa
         Turn(tool_calls=[ScriptedToolCall("tool_search", {"query": "frobnicate widget"})]),
         Turn(tool_calls=[ScriptedToolCall("mcp__big__tool_137", {"text": "it"})]),
         Turn(text="Frobnicated."),
+        Turn(text="Still here."),
+        Turn(text="Resumed."),
     )
 
-    done = tau.run("-p", *MODEL, "frobnicate the widget")
+    done = tau.run("-p", *MODEL, "frobnicate the widget", "and now?")
+    resumed = tau.run("-p", *MODEL, "-c", "again")
 
     assert done.returncode == 0, done.stderr
-    first, second, third = tau.server.requests
+    assert resumed.returncode == 0, resumed.stderr
+    first, second, third, _, after_resume = tau.server.requests
+    # The branch keeps the tool it loaded: a resumed session declares it again.
+    assert "mcp__big__tool_137" in tool_names(after_resume)
     assert tool_names(first) == ["read", "bash", "edit", "write", "tool_search"]
     assert len(json.dumps(first.body["tools"])) < 6000
     assert "Loaded" in tool_results(second)[0] and "mcp__big__tool_137" in tool_results(second)[0]
@@ -238,6 +244,25 @@ def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_take
     assert removed.returncode == 0
     assert json.loads(config.read_text()) == {"mcpServers": {}}
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "letters, digits" in bad.stderr
+
+
+def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_file(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
+
+    done = tau.run("-p", *MODEL, "/mcp reconnect calc", "/mcp", "/mcp disable calc", "/mcp enable nope")
+
+    assert done.returncode == 0, done.stderr
+    # Without a UI the answers are printed; in -p mode stdout is kept for the reply, so on stderr.
+    lines = done.stderr.splitlines()
+    assert lines[0] == "MCP server 'calc' reconnected (3 tools)"
+    assert lines[1] == "calc: connected, 3 tools (direct, global)"
+    assert "MCP server 'calc' disabled" in lines
+    assert "no MCP server named 'nope' (see /mcp)" in lines
+    saved = json.loads((tau.agent_dir / "mcp.json").read_text())["mcpServers"]["calc"]
+    assert saved["enabled"] is False
+    assert tau.server.requests == []
 
 
 def test_no_mcp_and_untrusted_projects_start_no_server(tau: TauCommand, scripts: dict[str, str]) -> None:

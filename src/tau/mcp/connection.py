@@ -128,12 +128,10 @@ class ServerConnection:
         stop.set()
         if self._session is None:
             task.cancel()  # still starting: nothing to wind down politely
-        try:
-            await asyncio.wait_for(asyncio.shield(task), 5)
-        except (TimeoutError, Exception):
+        _, pending = await asyncio.wait({task}, timeout=5)
+        if pending:
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            await asyncio.wait({task})
         self._task = None
 
     async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:

@@ -3,7 +3,8 @@
 Loaded by ``tau.runtime.extension_loading`` only when an ``mcp.json`` exists. At ``session_start``
 every enabled server starts in the background, all at once; nothing waits for them, except that
 the first prompt waits (up to 10 s) for servers with ``direct`` tools, since those belong in its
-request. A server's tools are registered once it is connected:
+request (and for servers whose tools a resumed branch had loaded with ``tool_search``: they are
+declared again). A server's tools are registered once it is connected:
 
 - ``direct``: declared to the model like a built-in tool;
 - ``deferred`` and ``codemode`` (pi's default; tau has no codemode tool, so these are reached the
@@ -80,6 +81,8 @@ class McpServers:
         self._ctx: ExtensionContext | None = None
         self._reported: set[tuple[str, int]] = set()
         self._first_prompt = True
+        self._restore: set[str] = set()
+        """Deferred tools this branch had loaded (resume, reload): active again once registered."""
         self._resource_tools_registered = False
         for name, server in config.servers.items():
             self.connections[name] = self._connection(server)
@@ -134,6 +137,9 @@ class McpServers:
 
     async def _session_start(self, event: Any, ctx: ExtensionContext) -> None:
         self._ctx = ctx
+        recorded = ctx.session_manager.build_session_context().system_message
+        if recorded is not None:
+            self._restore = {str(t.get("name")) for t in recorded.tools_added or [] if str(t.get("name")).startswith("mcp__")}
         for error in self.config.errors:
             self.report(f"MCP config error: {error}")
         for connection in self.connections.values():
@@ -145,10 +151,13 @@ class McpServers:
         if not self._first_prompt:
             return
         self._first_prompt = False
+        restoring = {name.split("__")[1] for name in self._restore}
         waiting = [
             c.start()
             for c in self.connections.values()
-            if c.config.enabled and c.state == "connecting" and self._may_be_direct(c.config)
+            if c.config.enabled
+            and c.state == "connecting"
+            and (self._may_be_direct(c.config) or c.name.replace("-", "_") in restoring)
         ]
         if waiting:
             await asyncio.wait(waiting, timeout=FIRST_PROMPT_WAIT_S)
@@ -212,6 +221,10 @@ class McpServers:
                 )
             )
         self._registered_servers[server.name] = names
+        restored = [name for name in names if name in self._restore]
+        if restored:
+            self._restore -= set(restored)
+            self.tau.set_active_tools([*self.tau.get_active_tools(), *restored])
 
     def _tool_executor(self, server: str, remote: str) -> Any:
         async def execute(
