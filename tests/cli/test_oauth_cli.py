@@ -256,17 +256,25 @@ def logged_in(tau: Tau, oauth: FakeOAuthServer) -> Tau:
 
 
 def test_an_expired_token_is_refreshed_once_and_saved_keeping_the_other_entries(
-    logged_in: Tau, oauth: FakeOAuthServer
+    logged_in: Tau, oauth: FakeOAuthServer, llm: FakeLLMServer
 ) -> None:
     old = logged_in.stored()["anthropic"]
     _expired(logged_in, "anthropic")
+    (logged_in.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
+    )
+    llm.add(Turn(text="after refresh"))
 
-    first = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
-    second = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+    answer = logged_in.run(
+        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+    )
+    printed = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
 
-    assert first.returncode == 0, first.stderr
+    assert answer.returncode == 0, answer.stderr
     stored = logged_in.stored()
-    assert first.stdout.strip() == second.stdout.strip() == stored["anthropic"]["access"] != old["access"]
+    assert stored["anthropic"]["access"] != old["access"]
+    assert llm.last_request.headers["authorization"] == f"Bearer {stored['anthropic']['access']}"
+    assert printed.stdout.strip() == stored["anthropic"]["access"]
     assert stored["anthropic"]["refresh"] != old["refresh"]  # rotated
     assert stored["openai"] == {"type": "api_key", "key": "sk-other-entry"}
     assert oauth.refresh_counts["anthropic"] == 1

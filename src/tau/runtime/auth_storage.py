@@ -331,6 +331,17 @@ class AuthStorage:
 
     # ---- OAuth logins ----------------------------------------------------------------------------
 
+    def oauth_refresh_due(self, provider: str) -> bool:
+        """Whether resolving ``provider``'s key will refresh its login first (network, maybe a lock
+        wait): async callers then resolve it in a worker thread. No I/O."""
+        credential = self._data.get(provider)
+        return (
+            credential is not None
+            and credential.get("type") == "oauth"
+            and _refreshable(provider, credential)
+            and _expires_within(credential, OAUTH_MIN_VALIDITY_MS)
+        )
+
     def get_oauth_base_url(self, provider: str) -> str | None:
         """The API base URL ``provider``'s login must be used with (Copilot's per-account host), if any."""
         credential = self._data.get(provider)

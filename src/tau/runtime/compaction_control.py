@@ -390,7 +390,7 @@ class CompactionControl:
         if auth.error is not None:
             return None
         return SummaryRequest(
-            model,
+            replace(model, base_url=auth.base_url) if auth.base_url else model,
             api_key=auth.api_key,
             headers=dict(auth.headers) or None,
             signal=controller.signal,

@@ -8,7 +8,8 @@ configured headers of every request, so a rotated key or a ``!command`` is picke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -24,7 +25,7 @@ from tau.ai.thinking import clamp_thinking_level, get_supported_thinking_levels
 from tau.ai.types import Context, Model, ThinkingLevelOrOff, models_are_equal
 from tau.runtime.errors import MissingAuthError, NoModelError
 from tau.runtime.events import SessionEvent, ThinkingLevelChanged
-from tau.runtime.model_registry import ModelRegistry, missing_auth_message
+from tau.runtime.model_registry import ModelRegistry, RequestAuth, missing_auth_message
 from tau.runtime.model_resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from tau.runtime.settings import SettingsManager
 from tau.session.manager import SessionManager
@@ -62,8 +63,21 @@ def create_stream_fn(registry: ModelRegistry) -> StreamFn:
     (The provider client's retry limits, ``retry.provider.*``, are the session's to set: see
     ``AutoRetry.wrap_stream_fn``.)"""
 
-    def stream(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
-        auth = registry.get_api_key_and_headers(model)
+    def stream(
+        model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]:
+        if registry.auth_storage.oauth_refresh_due(model.provider):
+            # The refresh is an HTTP round trip (and may wait for another tau's): off the event loop.
+            async def refreshed() -> AssistantMessageEventStream:
+                auth = await asyncio.to_thread(registry.get_api_key_and_headers, model)
+                return send(model, context, options, auth)
+
+            return refreshed()
+        return send(model, context, options, registry.get_api_key_and_headers(model))
+
+    def send(
+        model: Model, context: Context, options: SimpleStreamOptions, auth: RequestAuth
+    ) -> AssistantMessageEventStream:
         problem = auth.error
         api_key = auth.api_key or options.api_key
         if problem is None and not api_key and model.api in BUILTIN_APIS:
