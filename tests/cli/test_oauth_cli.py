@@ -391,7 +391,10 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_tok
     credential = tau.stored()["github-copilot"]
     assert str(credential["refresh"]).startswith("gho_")
     assert "proxy-ep=proxy.individual.githubcopilot.com" in str(credential["access"])
-    assert "no-tools" not in credential["availableModelIds"]  # type: ignore[operator]
+    account_models = [m.id for m in get_models("github-copilot")[:2]]
+    assert credential["availableModelIds"] == account_models  # the second enabled by the login
+    listed = tau.run("--list-models", "github-copilot").stdout.splitlines()[1:]
+    assert [line.split()[1] for line in listed] == account_models
 
     llm.add(Turn(text="hello from copilot"))
     model = _model("github-copilot", "openai-completions")

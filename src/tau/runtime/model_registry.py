@@ -216,13 +216,24 @@ class ModelRegistry:
     def get_available(self) -> list[Model]:
         """The models whose provider has some auth configured (runs no command, refreshes nothing)."""
         configured: dict[str, bool] = {}
+        copilot = self._login_model_ids("github-copilot")
         available = []
         for model in self._models:
             if model.provider not in configured:
                 configured[model.provider] = self.has_configured_auth(model.provider)
+            if model.provider == "github-copilot" and copilot is not None and model.id not in copilot:
+                continue
             if configured[model.provider]:
                 available.append(model)
         return available
+
+    def _login_model_ids(self, provider: str) -> set[str] | None:
+        """The models a login says its account may use (Copilot's ``availableModelIds``, as pi), if any."""
+        credential = self._auth.get(provider)
+        allowed = credential.get("availableModelIds") if credential and credential.get("type") == "oauth" else None
+        if not isinstance(allowed, list) or not all(isinstance(item, str) for item in allowed):
+            return None
+        return set(allowed)
 
     def get_providers(self) -> list[str]:
         """Providers with at least one model, in model order."""

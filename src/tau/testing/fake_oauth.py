@@ -336,25 +336,20 @@ class FakeOAuthServer:
         _send(handler, 200, {"token": token, "expires_at": expires_at, "refresh_in": 1500})
 
     def _copilot_models(self, handler: Any, *_: Any) -> None:
-        _send(
-            handler,
-            200,
+        from tau.ai.catalogue import get_models
+
+        # The account's list: one model enabled, one whose policy the login must enable, one without tools.
+        first, second = (model.id for model in get_models("github-copilot")[:2])
+        data = [
+            {"id": first, "model_picker_enabled": True, "policy": {"state": "enabled"}},
+            {"id": second, "model_picker_enabled": True, "policy": {"state": "unconfigured"}},
             {
-                "data": [
-                    {"id": "gpt-4.1", "model_picker_enabled": True, "policy": {"state": "enabled"}},
-                    {
-                        "id": "claude-sonnet-4.5",
-                        "model_picker_enabled": True,
-                        "policy": {"state": "unconfigured"},
-                    },
-                    {
-                        "id": "no-tools",
-                        "model_picker_enabled": True,
-                        "capabilities": {"supports": {"tool_calls": False}},
-                    },
-                ]
+                "id": "no-tools",
+                "model_picker_enabled": True,
+                "capabilities": {"supports": {"tool_calls": False}},
             },
-        )
+        ]
+        _send(handler, 200, {"data": data})
 
     def _copilot_policy(self, handler: Any, *_: Any) -> None:
         _send(handler, 200, {"state": "enabled"})
