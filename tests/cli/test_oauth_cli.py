@@ -41,6 +41,7 @@ def fresh_fake(oauth: FakeOAuthServer) -> None:
     oauth.expires_in = 3600
     oauth.google_onboarding = False
     oauth.refresh_delay_s = 0.05
+    oauth.device_pending_polls = 0
     oauth.refresh_counts.clear()
 
 
@@ -370,7 +371,11 @@ def test_with_the_callback_port_in_use_the_redirect_url_can_be_pasted(tau: Tau) 
     assert tau.stored()["openai-codex"]["accountId"] == "acct-fake-123"
 
 
-def test_codex_device_code_login_without_a_browser(tau: Tau) -> None:
+def test_codex_device_code_login_without_a_browser_waits_until_the_code_is_entered(
+    tau: Tau, oauth: FakeOAuthServer
+) -> None:
+    oauth.device_pending_polls = 1
+
     result = tau.run("auth", "login", "openai-codex", "--no-browser")
 
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
 from tau_command import TauCommand
 from terminal import ENTER, ESCAPE, Terminal
@@ -74,23 +75,25 @@ def test_login_with_an_account_saves_the_login_and_the_next_prompt_uses_it(
     assert "anthropic" not in json.loads((tau.agent_dir / "auth.json").read_text())
 
 
-def test_a_login_refused_in_the_browser_is_a_notice_and_the_tui_goes_on(
+def test_over_ssh_the_redirect_url_is_pasted_into_the_dialog(
     tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
 ) -> None:
-    oauth.deny = True
+    url_file = tau.agent_dir / "url"
+    tau.env["BROWSER"] = str(oauth.write_browser(tau.agent_dir / "remote", elsewhere=url_file))
     terminal = start_tui()
 
     _login_anthropic(terminal)
-
-    terminal.wait_for("Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in was not completed")
-    assert not (tau.agent_dir / "auth.json").exists()
-    tau.server.add(Turn(text="still here"))
-    terminal.type("hi")
+    terminal.wait_for("or finish in the browser", where="display")
+    # The user signs in on another machine and copies the address the browser ends on.
+    location = httpx.get(url_file.read_text()).headers["location"]
+    terminal.send(location)  # a paste arrives at once
     terminal.send(ENTER)
-    terminal.wait_for("still here")
+
+    terminal.wait_for("Logged in to Anthropic (Claude Pro/Max)")
+    assert json.loads((tau.agent_dir / "auth.json").read_text())["anthropic"]["type"] == "oauth"
 
 
-def test_esc_in_the_paste_dialog_cancels_the_login(
+def test_esc_in_the_paste_dialog_cancels_the_login_and_the_tui_goes_on(
     tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
 ) -> None:
     tau.env["BROWSER"] = "true"  # the browser never comes back
@@ -102,3 +105,7 @@ def test_esc_in_the_paste_dialog_cancels_the_login(
 
     terminal.wait_for("Login cancelled.")
     assert not (tau.agent_dir / "auth.json").exists()
+    tau.server.add(Turn(text="still here"))
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("still here")

@@ -75,7 +75,7 @@ class FakeOAuthServer:
     deny: bool = False  # the user refuses in the browser: the callback carries error=access_denied
     refresh_delay_s: float = 0.3  # widens the window in which a second refresher would slip in
     copilot_upstream: str | None = None
-    device_pending_polls: int = 0
+    device_pending_polls: int = 0  # the next device-login polls that answer "not yet"
     google_onboarding: bool = False  # the Google account has no project yet: onboardUser provisions one
     account_id: str = "acct-fake-123"
     refresh_counts: Counter[str] = field(default_factory=Counter)
@@ -85,7 +85,6 @@ class FakeOAuthServer:
         self._grants: dict[str, _Grant] = {}
         self._live_refresh: dict[str, str] = {}  # refresh token -> provider
         self._revoked: set[str] = set()
-        self._device_polls = 0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self.issued: list[dict[str, Any]] = []
@@ -136,14 +135,16 @@ class FakeOAuthServer:
     # ---- test controls ---------------------------------------------------------------------------
 
     @staticmethod
-    def write_browser(path: Path) -> Path:
+    def write_browser(path: Path, *, elsewhere: Path | None = None) -> Path:
         """An executable at ``path`` for ``BROWSER``: it loads the URL it is given and follows the
-        redirect to tau's callback, as a browser does once the user approves (quietly)."""
-        path.write_text(
-            f"#!{sys.executable}\n"
-            "import sys, httpx\n"
-            "httpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n"
+        redirect to tau's callback, as a browser does once the user approves (quietly). With
+        ``elsewhere`` it only writes the URL there: the browser is on another machine (SSH)."""
+        action = (
+            f"open({str(elsewhere)!r}, 'w').write(sys.argv[1])\n"
+            if elsewhere is not None
+            else "httpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n"
         )
+        path.write_text(f"#!{sys.executable}\nimport sys, httpx\n{action}")
         path.chmod(0o700)
         return path
 
@@ -279,6 +280,12 @@ class FakeOAuthServer:
         _send(handler, 200, {"device_auth_id": "dev-1", "user_code": "ABCD-1234", "interval": "1"})
 
     def _codex_device_poll(self, handler: Any, *_: Any) -> None:
+        with self._lock:
+            pending = self.device_pending_polls > 0
+            self.device_pending_polls -= pending
+        if pending:  # the user has not entered the code yet
+            _send(handler, 403, {"error": {"code": "deviceauth_authorization_pending"}})
+            return
         verifier = secrets.token_urlsafe(32)
         code = "code-" + secrets.token_hex(8)
         with self._lock:
@@ -304,8 +311,8 @@ class FakeOAuthServer:
         self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
     ) -> None:
         with self._lock:
-            self._device_polls += 1
-            pending = self._device_polls <= self.device_pending_polls
+            pending = self.device_pending_polls > 0
+            self.device_pending_polls -= pending
         if body.get("device_code") != "gh-device-1":
             _send(handler, 200, {"error": "expired_token"})
         elif pending:

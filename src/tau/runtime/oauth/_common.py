@@ -107,21 +107,29 @@ def _request(method: str, url: str, *, what: str, **kwargs: Any) -> Any:
     except httpx.HTTPError as error:
         raise LoginError(f"{what} failed: {error or type(error).__name__}") from error
     if response.status_code >= 400:
-        detail = _error_detail(response)
+        body = _json_or_none(response)
+        detail = _error_detail(body)
         kind = RefreshRejectedError if response.status_code in (400, 401, 403) else LoginError
-        raise kind(f"{what} failed (HTTP {response.status_code}{': ' + detail if detail else ''})")
+        raise kind(
+            f"{what} failed (HTTP {response.status_code}{': ' + detail if detail else ''})",
+            status=response.status_code,
+            body=body,
+        )
     try:
         return response.json()
     except ValueError as error:
         raise LoginError(f"{what} failed: the answer is not JSON") from error
 
 
-def _error_detail(response: httpx.Response) -> str:
-    """The short reason a token endpoint gives (``error`` / ``error_description``), never the body in full."""
+def _json_or_none(response: httpx.Response) -> object:
     try:
-        data = response.json()
+        return response.json()
     except ValueError:
-        return ""
+        return None
+
+
+def _error_detail(data: object) -> str:
+    """The short reason a token endpoint gives (``error`` / ``error_description``), never the body in full."""
     if not isinstance(data, dict):
         return ""
     error = data.get("error")

@@ -77,7 +77,12 @@ class CallbackServer:
             return 404, "Not found", "This is not the sign-in callback.", None
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
         if query.get("state") != self._state:
-            return 400, "State mismatch", "This answer belongs to another sign-in; start the login again.", None
+            return (
+                400,
+                "State mismatch",
+                "This answer belongs to another sign-in; start the login again.",
+                None,
+            )
         with self._lock:
             if self._claimed:
                 return 409, "Already handled", "This sign-in has already been handled.", None
@@ -91,7 +96,12 @@ class CallbackServer:
             event = ("error", f"{self._name} sign-in was not completed in the browser: {reason}")
             return 400, f"{self._name} sign-in failed", reason, event
         assert code is not None
-        return 200, f"Signed in to {self._name}", "You may close this page and go back to tau.", ("code", code)
+        return (
+            200,
+            f"Signed in to {self._name}",
+            "You may close this page and go back to tau.",
+            ("code", code),
+        )
 
     def close(self) -> None:
         self._server.shutdown()

@@ -6,7 +6,13 @@ __all__ = ["LoginCancelledError", "LoginError", "RefreshRejectedError"]
 
 
 class LoginError(Exception):
-    """A login or refresh that failed; the text is one line for the user."""
+    """A login or refresh that failed; the text is one line for the user. ``status`` and ``body``
+    are the HTTP answer's, when an endpoint refused."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: object = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
 
 
 class LoginCancelledError(LoginError):

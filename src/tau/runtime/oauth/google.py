@@ -189,7 +189,7 @@ class GeminiCliFlow(_GoogleFlow):
             )
         except LoginError as error:
             # VPC Service Controls block loadCodeAssist for some accounts, which are then standard tier.
-            if "SECURITY_POLICY_VIOLATED" not in str(error):
+            if not _security_policy_violated(error.body):
                 raise
             loaded = {"currentTier": {"id": _STANDARD_TIER}}
         if not isinstance(loaded, dict):
@@ -272,6 +272,14 @@ class AntigravityFlow(_GoogleFlow):
                 return project
         ui.progress("Using the default project...")
         return self.default_project
+
+
+def _security_policy_violated(body: object) -> bool:
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    return isinstance(details, list) and any(
+        isinstance(detail, dict) and detail.get("reason") == "SECURITY_POLICY_VIOLATED" for detail in details
+    )
 
 
 def _project_id(value: object) -> str | None:

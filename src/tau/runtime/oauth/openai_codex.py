@@ -11,7 +11,6 @@ from urllib.parse import urlencode
 from tau.ai.types import JsonObject
 from tau.runtime.oauth._common import (
     LoginError,
-    RefreshRejectedError,
     expires_at_ms,
     oauth_url,
     pkce_pair,
@@ -121,19 +120,26 @@ def _device_login(ui: LoginInteraction) -> tuple[str, str, str]:
                 {"device_auth_id": device_id, "user_code": user_code},
                 what="OpenAI Codex device login",
             )
-        except RefreshRejectedError as error:
-            # 403 (and 404) mean "not yet": the user has not entered the code.
-            if "HTTP 403" in str(error) or "deviceauth_authorization_pending" in str(error):
-                return "pending", None
-            return "failed", str(error)
         except LoginError as error:
-            return ("pending", None) if "HTTP 404" in str(error) else ("failed", str(error))
+            code = _error_code(error.body)
+            # 403/404 (or this code) mean "not yet": the user has not entered the code.
+            if error.status in (403, 404) or code == "deviceauth_authorization_pending":
+                return "pending", None
+            if code == "slow_down":
+                return "slow_down", None
+            return "failed", str(error)
         return "done", answer
 
     answer = poll_device_code(ui, poll, interval_s=interval, expires_in_s=_DEVICE_TIMEOUT_S, wait_first=False)
     code = require_string(answer, "authorization_code", "OpenAI Codex device login")
     verifier = require_string(answer, "code_verifier", "OpenAI Codex device login")
     return code, verifier, _DEVICE_REDIRECT
+
+
+def _error_code(body: object) -> str | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else error
+    return code if isinstance(code, str) else None
 
 
 def account_id(access_token: str) -> str | None:
