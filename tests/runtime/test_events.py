@@ -90,7 +90,8 @@ async def test_a_long_reply_streams_in_output_linear_in_its_length(
     session.subscribe(record)
     await session.prompt("talk")
     compact = sum(len(line) for line in lines[False])
-    assert compact < 10 * len(reply)  # ~300 small deltas plus the final message a few times
+    # ~300 small deltas (each with pi 1.6's usage, ~270 bytes) plus the final message a few times
+    assert compact < 12 * len(reply)
     assert sum(len(line) for line in lines[True]) > 20 * compact
     ends = [json.loads(line) for line in lines[False] if '"message_end"' in line[:30]]
     assert ends[-1]["message"]["content"] == [{"type": "text", "text": reply}]
