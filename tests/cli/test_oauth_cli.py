@@ -269,7 +269,7 @@ def test_an_expired_token_is_refreshed_once_and_saved_keeping_the_other_entries(
     answer = logged_in.run(
         "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
     )
-    printed = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+    printed = logged_in.run("auth", "print-bearer-token", "--provider", "anthropic")
 
     assert answer.returncode == 0, answer.stderr
     stored = logged_in.stored()
@@ -304,7 +304,7 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
     before = logged_in.auth_file.read_bytes()
     oauth.revoke_all()
 
-    printed = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
+    printed = logged_in.run("auth", "print-bearer-token", "--provider", "anthropic")
     (logged_in.agent_dir / "models.json").write_text(
         json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
     )
@@ -334,7 +334,7 @@ def test_codex_login_stores_the_account_and_requests_carry_the_access_token(
     assert result.returncode == 0, result.stderr
     credential = tau.stored()["openai-codex"]
     assert credential["accountId"] == "acct-fake-123"
-    printed = tau.run("auth", "print-api-key", "openai-codex")
+    printed = tau.run("auth", "print-bearer-token", "openai-codex")
     assert printed.stdout.strip() == credential["access"]
 
     (tau.agent_dir / "models.json").write_text(
@@ -416,7 +416,7 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_tok
 
     # A stale Copilot token is replaced by exchanging the GitHub token again.
     _expired(tau, "github-copilot")
-    printed = tau.run("auth", "print-api-key", "--provider", "github-copilot")
+    printed = tau.run("auth", "print-bearer-token", "--provider", "github-copilot")
 
     assert printed.returncode == 0, printed.stderr
     fresh = tau.stored()["github-copilot"]
@@ -438,8 +438,8 @@ def test_google_login_finds_the_project_and_requests_carry_token_and_project(
     credential = tau.stored()[provider]
     assert credential["projectId"] == "proj-fake-42"
     assert credential["email"] == "user@example.com"
-    printed = tau.run("auth", "print-api-key", provider)
-    assert json.loads(printed.stdout) == {"token": credential["access"], "projectId": "proj-fake-42"}
+    printed = tau.run("auth", "print-bearer-token", provider)
+    assert printed.stdout.strip() == credential["access"]
 
     (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {provider: {"baseUrl": llm.url()}}}))
     llm.add(Turn(text="hello from cloud code"))
@@ -466,7 +466,7 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
     before = tau.stored()["google-gemini-cli"]
     _expired(tau, "google-gemini-cli")
 
-    printed = tau.run("auth", "print-api-key", "google-gemini-cli")
+    printed = tau.run("auth", "print-bearer-token", "google-gemini-cli")
 
     after = tau.stored()["google-gemini-cli"]
     assert printed.returncode == 0, printed.stderr
@@ -477,13 +477,17 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
 # ---- status and logout ---------------------------------------------------------------------------
 
 
-def test_status_and_logout(logged_in: Tau) -> None:
+def test_status_printing_and_logout(logged_in: Tau) -> None:
     status = logged_in.run("auth", "status")
+    api_key = logged_in.run("auth", "print-api-key", "--provider", "openai")
+    not_a_key = logged_in.run("auth", "print-api-key", "--provider", "anthropic")
     logout = logged_in.run("auth", "logout", "anthropic")
     again = logged_in.run("auth", "logout", "anthropic")
 
     assert "  anthropic  logged in (OAuth), token valid for 5" in status.stdout
     assert "  openai     API key in auth.json" in status.stdout
+    assert api_key.stdout == "sk-other-entry\n"
+    assert not_a_key.stderr == 'tau: Provider "anthropic" is configured with OAuth, not an API key\n'
     assert logout.stdout.strip() == "Logged out of Anthropic (Claude Pro/Max)."
     assert again.stdout.strip().startswith("No stored credentials for Anthropic (Claude Pro/Max).")
     assert list(logged_in.stored()) == ["openai"]

@@ -39,8 +39,8 @@ Commands:
   login [provider]      Sign in with an account in the browser, or save an API key
   logout [provider]     Remove the stored credential; environment variables and models.json stay
   status                List the providers that have credentials, and where each comes from
-  print-api-key         Print the resolved API key (refreshes an expiring login)
-  print-bearer-token    Print an OAuth access token (refreshes an expiring login)
+  print-api-key         Print the resolved API key (not a login's token)
+  print-bearer-token    Print a login's OAuth access token (refreshed if it expires sooner than 30m)
   check                 Print ready, not_ready or invalid; exit with 0, 1 or 2
 
 Options:
@@ -269,21 +269,33 @@ def _duration(ms: float) -> str:
 
 
 def _print_credential(args: list[str], *, bearer: bool) -> int:
+    """pi's print-api-key (an API key, never a login's token) and print-bearer-token (a login's
+    access token with at least ``--min-expiry`` left, default 30 minutes; refreshed if needed)."""
     from tau.runtime.auth_storage import InvalidApiKeyError, OAuthRefreshError
 
     options = _options(
         args, allowed={"--provider", "--model", "--min-expiry"} if bearer else {"--provider", "--model"}
     )
     storage = _storage()
-    provider = _target_provider(options, _registry(storage), what="Credential printing")
+    registry = _registry(storage)
+    provider = _target_provider(options, registry, what="Credential printing")
+    if provider not in set(registry.get_providers()) | set(OAUTH_PROVIDERS) | set(storage.list()):
+        raise _AuthUsageError(
+            f'Unknown provider "{_printable(provider)}". Use --list-models to see available providers.'
+        )
+    stored = storage.get(provider)
+    is_oauth = stored is not None and stored.get("type") == "oauth"
     try:
         if bearer:
-            min_validity = _duration_ms(options["--min-expiry"]) if "--min-expiry" in options else None
-            value = _bearer_token(storage, provider, min_validity)
+            if not is_oauth:
+                raise _AuthUsageError(f'Provider "{provider}" is not configured with an OAuth bearer token')
+            value = _bearer_token(storage, provider, _duration_ms(options.get("--min-expiry", "30m")))
         else:
-            key = _registry(storage).get_api_key_for_provider(provider)
+            if is_oauth:
+                raise _AuthUsageError(f'Provider "{provider}" is configured with OAuth, not an API key')
+            key = registry.get_api_key_for_provider(provider)
             if key is None:
-                raise _AuthUsageError(f'No credentials for provider "{provider}"')
+                raise _AuthUsageError("No usable API key is configured")
             value = key
     except (InvalidApiKeyError, OAuthRefreshError) as error:
         _error(str(error))
@@ -292,25 +304,15 @@ def _print_credential(args: list[str], *, bearer: bool) -> int:
     return 0
 
 
-def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int | None) -> str:
+def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int) -> str:
     from tau.runtime.auth_storage import OAUTH_MIN_VALIDITY_MS
 
-    credential = storage.get(provider)
-    if credential is None or credential.get("type") != "oauth":
-        raise _AuthUsageError(
-            f'No OAuth login for provider "{provider}": log in with "tau auth login {provider}"'
-        )
-    window = max(OAUTH_MIN_VALIDITY_MS, min_validity_ms or 0)
-    fresh = storage.refresh_oauth(provider, min_validity_ms=window)
+    fresh = storage.refresh_oauth(provider, min_validity_ms=max(OAUTH_MIN_VALIDITY_MS, min_validity_ms))
     if fresh is None:
-        raise _AuthUsageError(f'No OAuth login for provider "{provider}"')
+        raise _AuthUsageError(f'Provider "{provider}" is not configured with an OAuth bearer token')
     expires = fresh.get("expires")
-    if (
-        min_validity_ms is not None
-        and isinstance(expires, int | float)
-        and time.time() * 1000 + min_validity_ms > expires
-    ):
-        raise _AuthUsageError(f"The refreshed token of {provider} expires too soon for --min-expiry")
+    if isinstance(expires, int | float) and time.time() * 1000 + min_validity_ms > expires:
+        raise _AuthUsageError(f"OAuth refresh returned a token that expires too soon for {provider}")
     return str(fresh.get("access"))
 
 
