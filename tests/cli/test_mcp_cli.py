@@ -216,7 +216,6 @@ def test_an_http_server_works_and_mcp_list_reports_every_server(
 
     done = tau.run("-p", *MODEL, "add remotely")
     listed = tau.run("mcp", "list", "--json")
-    text = tau.run("mcp", "list")
 
     assert done.returncode == 0, done.stderr
     assert tool_results(tau.server.requests[-1]) == ["42"]
@@ -225,7 +224,21 @@ def test_an_http_server_works_and_mcp_list_reports_every_server(
     assert report["remote"]["state"] == report["local"]["state"] == "connected"
     assert report["remote"]["tools"] == ["add", "crash", "hang"]
     assert report["local"]["exposure"] == "codemode" and report["local"]["resources"] is True
-    assert "remote: connected, 3 tools (direct, global)" in text.stdout
+
+
+def test_print_mode_without_direct_tools_starts_no_server_the_model_never_searches(tau: TauCommand) -> None:
+    marker = tau.work / "started"
+    script = tau.work / "marker_server.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    configure(tau, {"lazy": stdio(str(script), exposure="deferred")})
+    # A reply slow enough (1.6 s) for a server started at session start to have run.
+    tau.server.add(Turn(text="No tools needed.", chunk_size=1, frames_per_second=10))
+
+    done = tau.run("-p", *MODEL, "hi")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "tool_search"]
+    assert not marker.exists()
 
 
 def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_takes_it_out(tau: TauCommand) -> None:

@@ -21,6 +21,7 @@ _ACTIONS = ("reconnect", "enable", "disable")
 
 def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
     async def mcp(args: str, ctx: Any) -> None:
+        servers.start_all()  # the status of servers not started yet would say nothing
         words = args.split()
         if not words:
             if ctx.has_ui and servers.connections:

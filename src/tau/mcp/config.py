@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -297,6 +295,8 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
     a value starting with ``!`` is a shell command whose output (trimmed) is the value."""
     env = os.environ if environ is None else environ
     if value.startswith("!"):
+        import subprocess
+
         done = subprocess.run(value[1:], shell=True, capture_output=True, text=True, timeout=30, check=False)
         if done.returncode != 0:
             raise ValueError(f"command {value[1:]!r} failed with exit code {done.returncode}")
@@ -319,6 +319,8 @@ def _edit(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
         raise ValueError(f'{path}: expected an object with an "mcpServers" object')
     if not change(servers):
         return False
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable
 from typing import IO, Any, Literal, TypeAlias
 
@@ -214,6 +213,8 @@ class ServerConnection:
                 env=env or None,
                 cwd=cwd,
             )
+            import tempfile
+
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs; closed in _serve
             return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
         from mcp.client.streamable_http import streamable_http_client

@@ -1,8 +1,9 @@
 """The built-in MCP extension: configured servers' tools, ``tool_search``, resources and ``/mcp``.
 
 Loaded by ``tau.runtime.extension_loading`` only when an ``mcp.json`` exists. At ``session_start``
-every enabled server starts in the background, all at once; nothing waits for them, except that
-the first prompt waits (up to 10 s) for servers with ``direct`` tools, since those belong in its
+every enabled server starts in the background, all at once (without a UI and without ``direct``
+tools, when the model first searches for tools: until then no server can matter); nothing waits
+for them, except that the first prompt waits (up to 10 s) for servers with ``direct`` tools, since those belong in its
 request (and for servers whose tools a resumed branch had loaded with ``tool_search``: they are
 declared again). A server's tools are registered once it is connected:
 
@@ -31,7 +32,6 @@ from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
 from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure
 from tau.mcp.connection import McpCallError, ServerConnection
-from tau.mcp.resources import resource_tools
 from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, to_tool_result
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class McpServers:
         self._ctx: ExtensionContext | None = None
         self._reported: set[tuple[str, int]] = set()
         self._first_prompt = True
+        self._start_pending = False
         self._restore: set[str] = set()
         """Deferred tools this branch had loaded (resume, reload): active again once registered."""
         self._resource_tools_registered = False
@@ -88,11 +89,12 @@ class McpServers:
             self.connections[name] = self._connection(server)
 
     def _connection(self, server: ServerConfig) -> ServerConnection:
-        from tau.mcp.oauth import oauth_factory
+        auth_factory = None
+        if server.transport == "http":
+            from tau.mcp.oauth import oauth_factory
 
-        return ServerConnection(
-            server, self.cwd, auth_factory=oauth_factory(self.agent_dir), on_change=self._changed
-        )
+            auth_factory = oauth_factory(self.agent_dir)
+        return ServerConnection(server, self.cwd, auth_factory=auth_factory, on_change=self._changed)
 
     def install(self) -> None:
         tau = self.tau
@@ -142,10 +144,21 @@ class McpServers:
             self._restore = {str(t.get("name")) for t in recorded.tools_added or [] if str(t.get("name")).startswith("mcp__")}
         for error in self.config.errors:
             self.report(f"MCP config error: {error}")
-        for connection in self.connections.values():
-            if connection.config.enabled:
-                connection.start()
+        enabled = [s for s in self.config.servers.values() if s.enabled]
+        if ctx.has_ui or self._restore or any(self._may_be_direct(s) for s in enabled):
+            self.start_all()
+        else:
+            # Without a UI (-p, JSON mode) and without direct tools, a server matters only once the
+            # model searches its tools: it starts then (tool_search, the resource tools and /mcp
+            # start them all), so a run that never needs it neither waits for it nor spawns it.
+            self._start_pending = True
 
+    def start_all(self) -> None:
+        """Start every enabled server that is not running (in the background)."""
+        self._start_pending = False
+        for connection in self.connections.values():
+            if connection.config.enabled and connection.state in ("idle", "connecting"):
+                connection.start()
     async def _before_agent_start(self, event: Any, ctx: ExtensionContext) -> None:
         self._ctx = ctx
         if not self._first_prompt:
@@ -251,6 +264,8 @@ class McpServers:
             if c.config.enabled and c.config.exposure != "hidden"
         ]
         direct = "direct" in exposures
+        from tau.mcp.resources import resource_tools
+
         for definition in resource_tools(self, default_active=direct):
             self.tau.register_tool(definition)
             self.tools[definition.name] = _RegisteredTool(
@@ -259,6 +274,8 @@ class McpServers:
 
     async def wait_for_all(self) -> None:
         """Wait for every enabled server that is still starting (each within its timeout)."""
+        if self._start_pending:
+            self.start_all()
         waiting = [
             (c.start(), c.config.timeout_s)
             for c in self.connections.values()

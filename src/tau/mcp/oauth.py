@@ -15,11 +15,9 @@ import contextlib
 import json
 import os
 import time
-import webbrowser
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from tau.mcp.config import ServerConfig
 
@@ -172,6 +170,9 @@ async def sign_in(
 ) -> None:
     """Sign in to ``config`` through the browser: a loopback server on 127.0.0.1 receives the
     redirect, then the tokens are stored. ``open_url`` replaces opening a browser (tests)."""
+    import webbrowser
+    from urllib.parse import parse_qs, urlparse
+
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
