@@ -86,3 +86,28 @@ def test_an_editor_that_cannot_start_is_named(tau: TauCommand, start_tui: Start)
     terminal.send(CTRL_G)
     terminal.wait_for("Failed to launch external editor: /nonexistent/editor", timeout=10)
     terminal.wait_for(lambda: _editor_text(terminal) == "keep me", timeout=5)
+
+
+NOTE_EXTENSION = """\
+def setup(tau):
+    @tau.register_command("note", description="Edit a note")
+    async def note(args, ctx):
+        text = await ctx.ui.editor("Edit the note", "draft note")
+        ctx.ui.notify("note: " + str(text))
+"""
+
+
+def test_ctrl_g_in_an_extensions_editor_dialog_uses_the_external_editor_too(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _settings(tau, externalEditor=_editor(tau, "configured.py"))
+    (tau.agent_dir / "extensions").mkdir()
+    (tau.agent_dir / "extensions" / "note.py").write_text(NOTE_EXTENSION)
+    terminal = start_tui()
+    terminal.type("/note")
+    terminal.send(ENTER)
+    terminal.wait_for("Edit the note", where="display")
+    terminal.send(CTRL_G)
+    terminal.wait_for("DRAFT NOTE (edited by configured.py)", where="display", timeout=10)
+    terminal.send("\x13")  # Ctrl+S saves the dialog
+    terminal.wait_for("note: DRAFT NOTE (edited by configured.py)")

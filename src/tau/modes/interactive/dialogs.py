@@ -238,9 +238,12 @@ class InputDialog(Dialog):
 
 
 class EditorDialog(Dialog):
-    """Several lines of text; Ctrl+S answers it (Enter is a new line), Esc answers ``None``."""
+    """Several lines of text; Ctrl+S answers it (Enter is a new line), Esc answers ``None``;
+    ``external_editor(buffer)``, when given, is what Ctrl+G does (edit the text in another program)."""
 
-    def __init__(self, title: str, prefill: str = "") -> None:
+    def __init__(
+        self, title: str, prefill: str = "", *, external_editor: Callable[[Buffer], None] | None = None
+    ) -> None:
         super().__init__()
         self.buffer = Buffer(multiline=True)
         self.buffer.text = prefill
@@ -249,6 +252,9 @@ class EditorDialog(Dialog):
         @bindings.add("c-s")
         def _accept(event: KeyPressEvent) -> None:
             self.close(self.buffer.text)
+
+        if external_editor is not None:
+            bindings.add("c-g")(lambda event: external_editor(self.buffer))
 
         self.focus = Window(
             BufferControl(self.buffer, key_bindings=bindings),
@@ -260,6 +266,10 @@ class EditorDialog(Dialog):
                 Window(height=1, char="─", style="class:dialog.border"),
                 _title_window(lambda: title),
                 self.focus,
-                _hint_window(lambda: "ctrl+s save · esc cancel"),
+                _hint_window(
+                    lambda: "ctrl+s save · ctrl+g external editor · esc cancel"
+                    if external_editor is not None
+                    else "ctrl+s save · esc cancel"
+                ),
             ]
         )

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from prompt_toolkit.buffer import Buffer
+
     from tau.modes.interactive.app import InteractiveMode
 
 __all__ = ["EditOutcome", "edit_in_external_editor", "external_editor_command", "open_external_editor"]
@@ -75,12 +77,13 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
     return EditOutcome(text.removesuffix("\n"))
 
 
-async def open_external_editor(mode: InteractiveMode) -> None:
-    """The key's action: the application steps aside while the editor owns the terminal."""
+async def open_external_editor(mode: InteractiveMode, buffer: Buffer | None = None) -> None:
+    """The key's action on ``buffer`` (default: the message editor; also an extension's editor
+    dialog): the application steps aside while the external editor owns the terminal."""
     from prompt_toolkit.application import run_in_terminal
 
     command = external_editor_command(mode.session.services.settings_manager.get("externalEditor"))
-    buffer = mode.editor
+    buffer = buffer if buffer is not None else mode.editor
     content = buffer.text
     outcome: EditOutcome = await run_in_terminal(
         lambda: edit_in_external_editor(command, content, cwd=mode.session.cwd), in_executor=True

@@ -13,6 +13,8 @@ from tau.extensions.ui import NotifyLevel, WidgetPlacement
 from tau.modes.interactive.dialogs import Dialog, EditorDialog, InputDialog, ListDialog, ListItem
 
 if TYPE_CHECKING:
+    from prompt_toolkit.buffer import Buffer
+
     from tau.modes.interactive.app import InteractiveMode
 
 __all__ = ["InteractiveUI"]
@@ -74,7 +76,12 @@ class InteractiveUI:
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
-        answer = await self._mode.show_dialog(EditorDialog(title, prefill))
+        from tau.modes.interactive.external_editor import open_external_editor
+
+        def external(buffer: Buffer) -> None:
+            self._mode.spawn(open_external_editor(self._mode, buffer))
+
+        answer = await self._mode.show_dialog(EditorDialog(title, prefill, external_editor=external))
         return answer if isinstance(answer, str) else None
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
