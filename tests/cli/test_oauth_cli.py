@@ -313,8 +313,8 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
     )
 
     expected = (
-        'The login for "anthropic" was refused (Anthropic token refresh failed (HTTP 400: invalid_grant - '
-        'Refresh token revoked)): log in again with "tau auth login anthropic"'
+        'The login for "anthropic" was refused when refreshing it (HTTP 400: invalid_grant - Refresh token '
+        'revoked): log in again with "tau auth login anthropic"'
     )
     assert printed.returncode == 1
     assert printed.stderr.strip().splitlines() == [f"tau: {expected}"]

@@ -408,7 +408,8 @@ class AuthStorage:
             fresh = flow.refresh(credential)
         except RefreshRejectedError as error:
             raise OAuthRefreshError(
-                f'The login for "{provider}" was refused ({error}): log in again with "tau auth login {provider}"'
+                f'The login for "{provider}" was refused when refreshing it ({error.reason}): '
+                f'log in again with "tau auth login {provider}"'
             ) from error
         except LoginError as error:
             raise OAuthRefreshError(

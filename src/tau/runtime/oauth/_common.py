@@ -110,11 +110,8 @@ def _request(method: str, url: str, *, what: str, **kwargs: Any) -> Any:
         body = _json_or_none(response)
         detail = _error_detail(body)
         kind = RefreshRejectedError if response.status_code in (400, 401, 403) else LoginError
-        raise kind(
-            f"{what} failed (HTTP {response.status_code}{': ' + detail if detail else ''})",
-            status=response.status_code,
-            body=body,
-        )
+        reason = f"HTTP {response.status_code}{': ' + detail if detail else ''}"
+        raise kind(f"{what} failed ({reason})", status=response.status_code, body=body, reason=reason)
     try:
         return response.json()
     except ValueError as error:

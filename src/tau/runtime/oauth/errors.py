@@ -6,13 +6,16 @@ __all__ = ["LoginCancelledError", "LoginError", "RefreshRejectedError"]
 
 
 class LoginError(Exception):
-    """A login or refresh that failed; the text is one line for the user. ``status`` and ``body``
-    are the HTTP answer's, when an endpoint refused."""
+    """A login or refresh that failed; the text is one line for the user. ``status``, ``body`` and
+    ``reason`` (``HTTP 400: invalid_grant``) describe the HTTP answer, when an endpoint refused."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: object = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, body: object = None, reason: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.reason = reason or message
 
 
 class LoginCancelledError(LoginError):
