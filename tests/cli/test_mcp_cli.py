@@ -73,6 +73,29 @@ BIG = SERVER_HEAD + textwrap.dedent(
     """
 )
 
+GROWING = SERVER_HEAD + textwrap.dedent(
+    """
+    from mcp.server.mcpserver import Context
+
+    server = MCPServer("growing")
+
+    def fresh() -> str:
+        \"\"\"A tool that appears later.\"\"\"
+        return "fresh result"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        \"\"\"Offer one more tool and withdraw this one.\"\"\"
+        server.add_tool(fresh, name="fresh")
+        server.remove_tool("grow")
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    if __name__ == "__main__":
+        server.run()
+    """
+)
+
 STUCK = "import time\ntime.sleep(600)\n"
 
 
@@ -80,7 +103,7 @@ STUCK = "import time\ntime.sleep(600)\n"
 def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("mcp-servers")
     paths = {}
-    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK)):
+    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK), ("growing", GROWING)):
         path = folder / f"{name}.py"
         path.write_text(text, encoding="utf-8")
         paths[name] = str(path)
@@ -153,6 +176,25 @@ def test_a_direct_mcp_tool_is_called_and_a_server_that_crashes_mid_call_is_resta
     assert added == "5"
     assert crashed == "MCP server 'calc' failed during 'crash' (Connection closed); it is restarted on the next call"
     assert added_again == "7"
+
+
+def test_a_changed_tool_list_adds_the_new_tools_and_withdrawn_ones_become_unreachable(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(tau, {"growing": stdio(scripts["growing"], exposure="direct")})
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__growing__grow", {})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__growing__fresh", {})]),
+        Turn(text="Grown."),
+    )
+
+    done = tau.run("-p", *MODEL, "grow")
+
+    assert done.returncode == 0, done.stderr
+    first, second, third = tau.server.requests
+    assert "mcp__growing__grow" in tool_names(first) and "mcp__growing__fresh" not in tool_names(first)
+    assert "mcp__growing__fresh" in tool_names(second) and "mcp__growing__grow" not in tool_names(second)
+    assert tool_results(third) == ["grown", "fresh result"]
 
 
 def test_a_hanging_server_fails_the_call_at_its_timeout_and_one_stuck_at_start_delays_nothing(
@@ -294,19 +336,19 @@ def test_no_mcp_and_untrusted_projects_start_no_server(tau: TauCommand, scripts:
     assert "mcp__calc__add" in third and "mcp__proj__add" in third
 
 
-def test_tools_allowlist_keeps_mcp_tools_undeclared_unless_an_entry_names_them(
+def test_tools_allowlist_keeps_mcp_tools_undeclared_unless_an_entry_names_them_and_exclusions_apply(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
     configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
     tau.server.add(Turn(text="a"), Turn(text="b"))
 
     plain = tau.run("-p", *MODEL, "--tools", "read", "hi")
-    named = tau.run("-p", *MODEL, "--tools", "read,mcp__calc__a*", "hi")
+    named = tau.run("-p", *MODEL, "--tools", "read,mcp__calc__*", "--exclude-tools", "mcp__calc__c*", "hi")
 
     assert plain.returncode == named.returncode == 0
     first, second = (tool_names(r) for r in tau.server.requests)
     assert first == ["read"]
-    assert second == ["read", "mcp__calc__add"]
+    assert second == ["read", "mcp__calc__add", "mcp__calc__hang"]
 
 
 def test_tau_without_mcp_config_never_imports_the_mcp_support(tau: TauCommand) -> None:

@@ -85,6 +85,7 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._stderr: IO[bytes] | None = None
         self._refused = False
+        self._refreshing: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
@@ -144,7 +145,9 @@ class ServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=self._on_message)
+                )
                 info = _dump(await session.initialize())
                 self.instructions = str(info.get("instructions") or "")
                 capabilities = info.get("capabilities", {})
@@ -233,6 +236,21 @@ class ServerConnection:
         client.event_hooks["response"].append(notice_refusal)
         return _http_transport(streamable_http_client, config.url, client)
 
+    async def _on_message(self, message: Any) -> None:
+        """A server notification: a changed tool list is fetched again (new tools are added, withdrawn
+        ones become unreachable)."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification) and self._session is not None:
+            self._refreshing = asyncio.ensure_future(self._refresh_tools(self._session))
+
+    async def _refresh_tools(self, session: Any) -> None:
+        try:
+            self.tools = await asyncio.wait_for(self._list_tools(session), self.config.timeout_s)
+        except Exception:  # the old list stands; the next change notice tries again
+            return
+        self._changed()
+
     @staticmethod
     async def _list_tools(session: Any) -> list[dict[str, Any]]:
         from mcp.types import PaginatedRequestParams
@@ -258,7 +276,13 @@ class ServerConnection:
         if session is None:
             raise McpCallError(f"MCP server {self.name!r} is {self.state}: {self.error or 'not connected'}")
         try:
-            return await asyncio.wait_for(call(session), timeout)
+            result = await asyncio.wait_for(call(session), timeout)
+            if self._refreshing is not None:
+                # A tool list changed during the call (the notice comes before the result): let the
+                # new tools be registered before the model is asked again.
+                await asyncio.wait({self._refreshing}, timeout=timeout)
+                self._refreshing = None
+            return result
         except TimeoutError:
             raise McpCallError(
                 f"MCP server {self.name!r} did not answer {what} within {timeout:g} s"

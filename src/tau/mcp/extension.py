@@ -209,6 +209,7 @@ class McpServers:
 
     def _register_tools(self, connection: ServerConnection) -> None:
         server = connection.config
+        before = set(self._registered_servers.get(server.name, ()))
         names: list[str] = []
         taken: set[str] = set()
         for tool in connection.tools:
@@ -221,8 +222,8 @@ class McpServers:
             names.append(name)
             description = str(tool.get("description") or f"{remote} (MCP server {server.name})")
             self.tools[name] = _RegisteredTool(server.name, remote, exposure, description)
-            if name in self._registered_servers.get(server.name, ()):
-                continue  # a reconnect: the registration still stands
+            if name in before:
+                continue  # a reconnect or a changed list: the registration still stands
             self.tau.register_tool(
                 ToolDefinition(
                     name=name,
@@ -234,6 +235,11 @@ class McpServers:
                 )
             )
         self._registered_servers[server.name] = names
+        withdrawn = before - set(names)
+        if withdrawn:
+            for name in withdrawn:
+                self.tools.pop(name, None)
+            self.tau.set_active_tools([n for n in self.tau.get_active_tools() if n not in withdrawn])
         restored = [name for name in names if name in self._restore]
         if restored:
             self._restore -= set(restored)
@@ -246,6 +252,8 @@ class McpServers:
             connection = self.connections[server]
             if not connection.config.enabled:
                 raise RuntimeError(f"MCP server {server!r} is disabled (enable it with /mcp enable {server})")
+            if connection.state == "connected" and not any(t.get("name") == remote for t in connection.tools):
+                raise RuntimeError(f"MCP server {server!r} no longer offers the tool {remote!r}")
             try:
                 result = await _abortable(connection.call_tool(remote, params), signal)
             except McpCallError as exc:
