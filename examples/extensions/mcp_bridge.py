@@ -1,5 +1,9 @@
 """MCP bridge: the tools of an MCP server (stdio transport) become tau tools.
 
+tau has MCP built in (``mcp.json``, ``tau mcp``, ``/mcp``; see the README): use that for real
+servers. This example stays as a short, complete picture of an extension holding a long-lived
+connection and registering tools from it.
+
 On ``session_start`` the extension starts the server, lists its tools and registers each one as
 ``mcp_<server>_<tool>`` with the server's description and JSON schema; a call is forwarded to the
 server and its text and image content comes back as the tool result (structured content goes in

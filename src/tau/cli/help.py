@@ -14,6 +14,7 @@ tau - a minimal, hackable coding agent for the terminal
 Usage:
   tau [options] [--] [@files...] [messages...]
   tau auth login|logout|status|print-api-key|print-bearer-token|check   (see: tau auth --help)
+  tau mcp add|remove|list|login|logout                                  (see: tau mcp --help)
 
 Options:
   -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
