@@ -474,6 +474,28 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
     assert after["access"] != before["access"]
 
 
+# ---- xAI: a standard device-code login ------------------------------------------------------------
+
+
+def test_xai_device_login_then_requests_carry_the_access_token(
+    tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer
+) -> None:
+    oauth.device_pending_polls = 1
+
+    result = tau.run("auth", "login", "xai")
+
+    assert result.returncode == 0, result.stderr
+    assert "Open https://accounts.x.ai/device?code=XAI-7788 and enter code: XAI-7788" in result.stdout
+    credential = tau.stored()["xai"]
+    model = get_models("xai")[0]
+    (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {"xai": {"baseUrl": llm.url("/v1")}}}))
+    llm.add(Turn(text="hello from grok"))
+    answer = tau.run("-p", "hi", "--provider", "xai", "--model", model.id)
+
+    assert answer.returncode == 0, answer.stderr
+    assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"
+
+
 # ---- status and logout ---------------------------------------------------------------------------
 
 

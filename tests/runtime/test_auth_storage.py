@@ -236,9 +236,9 @@ def test_entries_that_are_not_objects_are_ignored(auth_file: Path) -> None:
 def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environment_key(
     auth_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XAI_API_KEY", "xai-env-key")
+    monkeypatch.setenv("KIMI_API_KEY", "kimi-env-key")
     storage = AuthStorage(auth_file)
-    storage.set("xai", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
+    storage.set("kimi-coding", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
 
-    assert storage.get_api_key("xai") == "xai-env-key"
-    assert storage.get_auth_status("xai") == AuthStatus(True, "env", "XAI_API_KEY")
+    assert storage.get_api_key("kimi-coding") == "kimi-env-key"
+    assert storage.get_auth_status("kimi-coding") == AuthStatus(True, "env", "KIMI_API_KEY")

@@ -1,5 +1,5 @@
 """A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
-GitHub Copilot and Google (Gemini CLI, Antigravity), with real PKCE checks, refresh-token rotation,
+GitHub Copilot, Google (Gemini CLI, Antigravity) and xAI, with real PKCE checks, refresh-token rotation,
 revocation, and a count of refresh requests.
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
@@ -42,11 +42,13 @@ _HOSTS = (
     "www.googleapis.com",
     "cloudcode-pa.googleapis.com",
     "daily-cloudcode-pa.sandbox.googleapis.com",
+    "auth.x.ai",
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
     "auth.openai.com": "openai-codex",
     "oauth2.googleapis.com": "google",
+    "auth.x.ai": "xai",
 }
 
 
@@ -217,6 +219,17 @@ class FakeOAuthServer:
     ) -> None:
         provider = _PROVIDER_OF_TOKEN_HOST[host]
         grant_type = body.get("grant_type")
+        if grant_type == "urn:ietf:params:oauth:grant-type:device_code" and provider == "xai":
+            with self._lock:
+                pending = self.device_pending_polls > 0
+                self.device_pending_polls -= pending
+            if pending:
+                _send(handler, 400, {"error": "authorization_pending"})
+            elif body.get("device_code") != "xai-device-1":
+                _send(handler, 400, {"error": "expired_token"})
+            else:
+                _send(handler, 200, self._issue(provider))
+            return
         if grant_type == "authorization_code":
             with self._lock:
                 grant = self._grants.pop(str(body.get("code")), None)
@@ -262,6 +275,8 @@ class FakeOAuthServer:
             access, refresh = f"sk-ant-oat01-{serial}", f"sk-ant-ort01-{serial}"
         elif provider == "openai-codex":
             access, refresh = codex_access_token(self.account_id, serial), f"rt-{serial}"
+        elif provider == "xai":
+            access, refresh = f"xai-at-{serial}", f"xai-rt-{serial}"
         else:
             access, refresh = f"ya29.{serial}", f"1//google-{serial}"
         with self._lock:
@@ -291,6 +306,20 @@ class FakeOAuthServer:
         with self._lock:
             self._grants[code] = _Grant(_s256(verifier), "https://auth.openai.com/deviceauth/callback", "")
         _send(handler, 200, {"authorization_code": code, "code_verifier": verifier})
+
+    def _xai_device_code(self, handler: Any, *_: Any) -> None:
+        _send(
+            handler,
+            200,
+            {
+                "device_code": "xai-device-1",
+                "user_code": "XAI-7788",
+                "verification_uri": "https://accounts.x.ai/device",
+                "verification_uri_complete": "https://accounts.x.ai/device?code=XAI-7788",
+                "interval": 1,
+                "expires_in": 60,
+            },
+        )
 
     # ---- GitHub Copilot --------------------------------------------------------------------------
 
@@ -414,6 +443,8 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("GET", "www.googleapis.com", "/oauth2/v1/userinfo"): FakeOAuthServer._google_userinfo,
     ("POST", "cloudcode-pa.googleapis.com", "/v1internal:loadCodeAssist"): FakeOAuthServer._load_code_assist,
     ("POST", "cloudcode-pa.googleapis.com", "/v1internal:onboardUser"): FakeOAuthServer._onboard_user,
+    ("POST", "auth.x.ai", "/oauth2/device/code"): FakeOAuthServer._xai_device_code,
+    ("POST", "auth.x.ai", "/oauth2/token"): FakeOAuthServer._token,
 }
 
 

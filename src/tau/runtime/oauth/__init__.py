@@ -31,6 +31,7 @@ OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
     "github-copilot": ("GitHub Copilot", "github_copilot", "GitHubCopilotFlow"),
     "google-gemini-cli": ("Google Cloud Code Assist (Gemini CLI)", "google", "GeminiCliFlow"),
     "google-antigravity": ("Antigravity (Gemini 3, Claude, GPT-OSS)", "google", "AntigravityFlow"),
+    "xai": ("xAI (Grok/X subscription)", "xai", "XaiFlow"),
 }
 
 
