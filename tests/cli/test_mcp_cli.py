@@ -20,7 +20,7 @@ from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 SERVER_HEAD = """
 import os, sys, time
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 """
 
 CALC = SERVER_HEAD + textwrap.dedent(
@@ -28,8 +28,9 @@ CALC = SERVER_HEAD + textwrap.dedent(
     server = MCPServer("calc", instructions="Adds numbers.")
 
     @server.tool()
-    def add(a: int, b: int) -> int:
+    async def add(a: int, b: int, ctx: Context) -> int:
         \"\"\"Add two numbers.\"\"\"
+        await ctx.info(f"adding {a} and {b}")
         return a + b
 
     @server.tool()
@@ -173,6 +174,8 @@ def test_a_direct_mcp_tool_is_called_and_a_server_that_crashes_mid_call_is_resta
     assert {"mcp__calc__add", "mcp__calc__crash", "mcp__calc__hang"} <= set(tool_names(first))
     assert {"list_mcp_resources", "read_mcp_resource"} <= set(tool_names(first))
     added, crashed, added_again = tool_results(last)
+    log = (tau.agent_dir / "mcp.log").read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in log] == ["[calc] info -: adding 2 and 3", "[calc] info -: adding 4 and 3"]
     assert added == "5"
     assert crashed == "MCP server 'calc' failed during 'crash' (Connection closed); it is restarted on the next call"
     assert added_again == "7"
@@ -197,7 +200,7 @@ def test_a_changed_tool_list_adds_the_new_tools_and_withdrawn_ones_become_unreac
     assert tool_results(third) == ["grown", "fresh result"]
 
 
-def test_a_hanging_server_fails_the_call_at_its_timeout_and_one_stuck_at_start_delays_nothing(
+def test_a_hanging_server_fails_the_call_at_its_timeout_one_stuck_at_start_delays_nothing_and_failures_are_reported(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
     configure(
@@ -205,6 +208,8 @@ def test_a_hanging_server_fails_the_call_at_its_timeout_and_one_stuck_at_start_d
         {
             "calc": stdio(scripts["calc"], exposure="direct", timeout=1),
             "stuck": stdio(scripts["stuck"], exposure="deferred"),
+            "gone": {"command": "/nonexistent/mcp-server", "exposure": "direct"},
+            "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
         },
     )
     tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__calc__hang", {})]), Turn(text="It hung."))
@@ -216,6 +221,9 @@ def test_a_hanging_server_fails_the_call_at_its_timeout_and_one_stuck_at_start_d
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "It hung."
     assert tool_results(tau.server.requests[-1]) == ["MCP server 'calc' did not answer 'hang' within 1 s"]
+    # A server that cannot start and a bad entry are reported once each; the others work.
+    assert done.stderr.count("MCP server 'gone' failed: ") == 1 and "/nonexistent/mcp-server" in done.stderr
+    assert done.stderr.count('MCP config error: ') == 1 and 'server "old": the SSE transport' in done.stderr
     # The stuck server is never waited for (its tools are deferred); stopping it costs the SDK's grace period.
     assert elapsed < 15
 

@@ -66,9 +66,11 @@ class ServerConnection:
         *,
         auth_factory: Callable[[ServerConfig], Any] | None = None,
         on_change: Callable[[ServerConnection], None] | None = None,
+        log_dir: str | None = None,
     ) -> None:
         """``auth_factory`` makes the httpx auth (OAuth) for an HTTP server; ``on_change`` is called
-        whenever the state or the tool list changes."""
+        whenever the state or the tool list changes; the server's log notifications go to
+        ``<log_dir>/mcp.log``."""
         self.config = config
         self.cwd = cwd
         self.state: ConnectionState = "idle"
@@ -78,6 +80,7 @@ class ServerConnection:
         self.has_resources = False
         self.starts = 0
         self._auth_factory = auth_factory
+        self._log_dir = log_dir
         self._on_change = on_change
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -146,7 +149,7 @@ class ServerConnection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, message_handler=self._on_message)
+                    ClientSession(read, write, logging_callback=self._on_log, message_handler=self._on_message)
                 )
                 info = _dump(await session.initialize())
                 self.instructions = str(info.get("instructions") or "")
@@ -235,6 +238,12 @@ class ServerConnection:
 
         client.event_hooks["response"].append(notice_refusal)
         return _http_transport(streamable_http_client, config.url, client)
+
+    async def _on_log(self, params: Any) -> None:
+        if self._log_dir is not None:
+            from tau.mcp.log import append_server_log
+
+            append_server_log(self._log_dir, self.name, str(params.level), params.logger, params.data)
 
     async def _on_message(self, message: Any) -> None:
         """A server notification: a changed tool list is fetched again (new tools are added, withdrawn

@@ -94,7 +94,9 @@ class McpServers:
             from tau.mcp.oauth import oauth_factory
 
             auth_factory = oauth_factory(self.agent_dir)
-        return ServerConnection(server, self.cwd, auth_factory=auth_factory, on_change=self._changed)
+        return ServerConnection(
+            server, self.cwd, auth_factory=auth_factory, on_change=self._changed, log_dir=self.agent_dir
+        )
 
     def install(self) -> None:
         tau = self.tau
