@@ -305,6 +305,7 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
     oauth.revoke_all()
 
     printed = logged_in.run("auth", "print-bearer-token", "--provider", "anthropic")
+    checked = logged_in.run("auth", "check", "--provider", "anthropic")
     (logged_in.agent_dir / "models.json").write_text(
         json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
     )
@@ -318,6 +319,7 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
     )
     assert printed.returncode == 1
     assert printed.stderr.strip().splitlines() == [f"tau: {expected}"]
+    assert (checked.returncode, checked.stdout) == (2, "invalid\n")
     assert prompted.returncode == 1
     assert expected in prompted.stderr and "Traceback" not in prompted.stderr
     assert logged_in.auth_file.read_bytes() == before
@@ -488,7 +490,9 @@ def test_xai_device_login_then_requests_carry_the_access_token(
     assert "Open https://accounts.x.ai/device?code=XAI-7788 and enter code: XAI-7788" in result.stdout
     credential = tau.stored()["xai"]
     model = get_models("xai")[0]
-    (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {"xai": {"baseUrl": llm.url("/v1")}}}))
+    (tau.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"xai": {"baseUrl": llm.url("/v1")}}})
+    )
     llm.add(Turn(text="hello from grok"))
     answer = tau.run("-p", "hi", "--provider", "xai", "--model", model.id)
 

@@ -30,7 +30,7 @@ AUTH_HELP = """Usage:
   tau auth status
   tau auth print-api-key [--provider <provider>] [--model <model>]
   tau auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
-  tau auth check [--provider <provider>] [--model <model>] [--json]
+  tau auth check [--provider <provider>] [--model <model>] [--json] [--no-refresh]
 
 Log in to and out of model providers, see how each is authenticated, or print its credentials for
 other programs. Credentials are stored in <agent dir>/auth.json (mode 0600).
@@ -48,6 +48,7 @@ Options:
   --no-browser          Open no browser; use the provider's other sign-in (copy code, device code)
   --min-expiry <d>      print-bearer-token: minimum remaining lifetime, e.g. 30m or 1h
   --json                check: print the result as JSON
+  --no-refresh          check: do not refresh an expiring login
 """
 
 _DURATION = re.compile(r"^(\d+)(ms|s|m|h)$", re.IGNORECASE)
@@ -317,8 +318,13 @@ def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int) -> 
 
 
 def _check(args: list[str]) -> int:
-    options = _options(args, allowed={"--provider", "--model", "--json"}, flags={"--json"})
-    storage = _storage()
+    """pi's check: ready / not_ready / invalid; an expiring login is refreshed unless --no-refresh."""
+    from tau.runtime.auth_storage import AuthStorage, OAuthRefreshError
+
+    options = _options(
+        args, allowed={"--provider", "--model", "--json", "--no-refresh"}, flags={"--json", "--no-refresh"}
+    )
+    storage = AuthStorage.create()
     registry = _registry(storage)
     provider = _target_provider(options, registry, what="Auth checks")
     result: dict[str, str]
@@ -328,10 +334,14 @@ def _check(args: list[str]) -> int:
         result = {"status": "not_ready", "provider": provider, "reason": "provider_not_found"}
     else:
         status = registry.get_auth_status(provider)
+        result = {"status": "ready", "provider": provider, "authType": status.source or ""}
         if not status.configured:
             result = {"status": "not_ready", "provider": provider, "reason": "credentials_not_configured"}
-        else:
-            result = {"status": "ready", "provider": provider, "authType": status.source or ""}
+        elif status.source == "oauth" and "--no-refresh" not in options:
+            try:
+                storage.refresh_oauth(provider)
+            except OAuthRefreshError:
+                result = {"status": "invalid", "provider": provider, "reason": "invalid_state"}
     print(json.dumps(result) if "--json" in options else result["status"])
     return {"ready": 0, "not_ready": 1}.get(result["status"], 2)
 
