@@ -256,6 +256,7 @@ def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loa
     assert tool_results(third)[-1] == "tool 137 did it"
     # The prompt prefix does not change when the server connects or a tool is loaded.
     assert first.body["messages"][0] == second.body["messages"][0] == third.body["messages"][0]
+    assert "Use tool_search to find and load the tools of these MCP servers: big" in str(first.body["messages"][0])
 
 
 def test_an_http_server_works_and_mcp_list_reports_every_server(

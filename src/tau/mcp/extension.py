@@ -106,13 +106,15 @@ class McpServers:
         from tau.mcp.command import register_mcp_command
 
         register_mcp_command(tau, self)
-        if any(self._may_defer(s) for s in self.config.servers.values() if s.enabled):
+        searchable = [s for s in self.config.servers.values() if s.enabled and self._may_defer(s)]
+        if searchable:
             tau.register_tool(
                 ToolDefinition(
                     name=TOOL_SEARCH,
                     label=TOOL_SEARCH,
                     description=_SEARCH_DESCRIPTION,
                     prompt_snippet="Search for tools that are not loaded yet and load the matches",
+                    prompt_guidelines=[_servers_guideline(searchable)],
                     parameters={
                         "type": "object",
                         "properties": {
@@ -389,6 +391,15 @@ class McpServers:
             lines += describe_server(connection)
         lines += [f"config error: {error}" for error in self.config.errors]
         return lines or ["No MCP servers configured."]
+
+
+def _servers_guideline(servers: list[ServerConfig]) -> str:
+    """The system prompt's line about the servers behind ``tool_search`` (pi's ``mcp_servers``
+    section, from the configuration only, so that it does not change when servers connect)."""
+    described = [
+        f"{s.name} ({s.description.strip().splitlines()[0]})" if s.description.strip() else s.name for s in servers
+    ]
+    return f"Use {TOOL_SEARCH} to find and load the tools of these MCP servers: {'; '.join(described)}"
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:
