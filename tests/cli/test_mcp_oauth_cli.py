@@ -39,7 +39,7 @@ SERVER = textwrap.dedent(
         \"\"\"Add two numbers.\"\"\"
         return a + b
 
-    clients, codes, valid = {}, {}, set()
+    clients, codes, valid = {"fixed-client": {}}, {}, set()  # fixed-client: registered by hand
 
     def log(entry):
         with open(log_path, "a") as f:
@@ -78,7 +78,7 @@ SERVER = textwrap.dedent(
 
     async def token(request):
         form = await request.form()
-        log({"grant": form["grant_type"]})
+        log({"grant": form["grant_type"], "client": form.get("client_id")})
         if form["grant_type"] == "authorization_code":
             challenge, redirect = codes.pop(form["code"])
             digest = hashlib.sha256(form["code_verifier"].encode()).digest()
@@ -142,7 +142,9 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     tau: TauCommand, secure_server: tuple[str, Path], tmp_path: Path
 ) -> None:
     url, log = secure_server
-    (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}))
+    fixed = {"url": url, "oauth": {"clientId": "fixed-client"}}
+    servers = {"secure": {"url": url, "exposure": "direct"}, "fixed": fixed}
+    (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     visit = tmp_path / "visit.py"
     visit.write_text(VISIT)
     tau.env["BROWSER"] = f"{sys.executable} {visit} %s"  # the "browser" approves at once
@@ -156,8 +158,9 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     stored[f"secure|{url}"]["expiresAt"] = time.time() - 1  # the hour has passed
     store.write_text(json.dumps(stored))
     done = tau.run("-p", *MODEL, "add 1 and 2")
+    fixed_login = tau.run("mcp", "login", "fixed", "--timeout", "30")
 
-    assert before.returncode == 1 and "secure: needs sign-in" in before.stdout
+    assert before.returncode == 1 and "secure: needs sign-in" in before.stdout and "fixed: needs sign-in" in before.stdout
     assert "sign in with: tau mcp login secure" in before.stdout
     assert login.returncode == 0, login.stderr
     assert login.stdout.strip().endswith("Signed in to secure")
@@ -167,10 +170,13 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     assert done.returncode == 0, done.stderr
     assert [m["content"] for m in tau.server.requests[-1].body["messages"] if m["role"] == "tool"] == ["3"]
     grants = [json.loads(line) for line in log.read_text().splitlines()]
+    client = signed_in["clientInfo"]["client_id"]
     assert grants == [
-        {"registered": signed_in["clientInfo"]["client_id"], "name": "tau"},
-        {"grant": "authorization_code"},
-        {"grant": "refresh_token"},
+        {"registered": client, "name": "tau"},
+        {"grant": "authorization_code", "client": client},
+        {"grant": "refresh_token", "client": client},
+        {"grant": "authorization_code", "client": "fixed-client"},  # a configured client is not registered
     ]
+    assert fixed_login.returncode == 0, fixed_login.stderr
     refreshed = json.loads(store.read_text())[f"secure|{url}"]["tokens"]
     assert refreshed["access_token"] != signed_in["tokens"]["access_token"]

@@ -194,7 +194,7 @@ class McpServers:
     def _changed(self, connection: ServerConnection) -> None:
         if connection.state == "connected":
             self._register_tools(connection)
-            if connection.has_resources:
+            if connection.has_resources and connection.config.exposure != "hidden":
                 self._register_resource_tools()
         elif (
             connection.state in ("failed", "needs-auth")

@@ -37,9 +37,12 @@ def _key(config: ServerConfig) -> str:
 class FileTokenStorage:
     """The SDK's ``TokenStorage`` over one entry of ``mcp-auth.json``."""
 
-    def __init__(self, path: Path, key: str) -> None:
+    def __init__(self, path: Path, key: str, *, static_client: dict[str, Any] | None = None) -> None:
+        """``static_client``: a client registered by hand (``oauth.clientId``), used instead of
+        registering one."""
         self.path = path
         self.key = key
+        self.static_client = static_client
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -86,7 +89,7 @@ class FileTokenStorage:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        info = self._entry().get("clientInfo")
+        info = self.static_client or self._entry().get("clientInfo")
         return OAuthClientInformationFull.model_validate(info) if info else None
 
     async def set_client_info(self, client_info: Any) -> None:
@@ -98,6 +101,22 @@ class FileTokenStorage:
             return False
         self.path.write_text(json.dumps(data, indent=2), encoding="utf-8")
         return True
+
+
+def _static_client(config: ServerConfig, redirect_uri: str) -> dict[str, Any] | None:
+    """The configured ``clientId`` (and ``clientSecret``, which may be ``${NAME}`` or ``!command``)."""
+    oauth = config.oauth
+    if not oauth.get("clientId"):
+        return None
+    from tau.mcp.config import expand_value
+
+    secret = expand_value(str(oauth["clientSecret"])) if oauth.get("clientSecret") else None
+    return {
+        "client_id": str(oauth["clientId"]),
+        "redirect_uris": [redirect_uri],
+        "token_endpoint_auth_method": "client_secret_post" if secret else "none",
+        **({"client_secret": secret} if secret else {}),
+    }
 
 
 def _provider(
@@ -122,7 +141,7 @@ def _provider(
             **({"scope": oauth["scope"]} if oauth.get("scope") else {}),
         }
     )
-    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config), static_client=_static_client(config, redirect_uri))
 
     class Provider(OAuthClientProvider):
         async def _initialize(self) -> None:

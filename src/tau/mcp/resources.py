@@ -49,10 +49,14 @@ def resource_tools(servers: McpServers, *, default_active: bool) -> list[ToolDef
     def offering(name: str | None) -> list[ServerConnection]:
         if name is not None:
             connection = servers.connections.get(name)
-            if connection is None or not connection.config.enabled:
+            if connection is None or not connection.config.enabled or connection.config.exposure == "hidden":
                 raise ValueError(f"no enabled MCP server named {name!r}")
             return [connection]
-        return [c for c in servers.connections.values() if c.config.enabled and c.has_resources]
+        return [
+            c
+            for c in servers.connections.values()
+            if c.config.enabled and c.config.exposure != "hidden" and c.has_resources
+        ]
 
     async def listing(params: dict[str, Any], templates: bool) -> AgentToolResult:
         key = "resourceTemplates" if templates else "resources"
