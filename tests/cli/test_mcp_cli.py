@@ -155,7 +155,7 @@ def tool_results(request: Any) -> list[str]:
     return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
 
 
-def test_a_direct_mcp_tool_is_called_and_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(
+def test_a_direct_mcp_tool_is_called_a_server_that_crashes_mid_call_is_restarted_and_resources_are_read(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
     configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
@@ -163,17 +163,21 @@ def test_a_direct_mcp_tool_is_called_and_a_server_that_crashes_mid_call_is_resta
         Turn(tool_calls=[ScriptedToolCall("mcp__calc__add", {"a": 2, "b": 3})]),
         Turn(tool_calls=[ScriptedToolCall("mcp__calc__crash", {})]),
         Turn(tool_calls=[ScriptedToolCall("mcp__calc__add", {"a": 4, "b": 3})]),
+        Turn(tool_calls=[ScriptedToolCall("list_mcp_resources", {})]),
+        Turn(tool_calls=[ScriptedToolCall("read_mcp_resource", {"server": "calc", "uri": "memo://note"})]),
         Turn(text="Recovered."),
     )
 
-    done = tau.run("-p", *MODEL, "add, crash, add")
+    done = tau.run("-p", *MODEL, "add, crash, add, read the note")
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Recovered."
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert {"mcp__calc__add", "mcp__calc__crash", "mcp__calc__hang"} <= set(tool_names(first))
     assert {"list_mcp_resources", "read_mcp_resource"} <= set(tool_names(first))
-    added, crashed, added_again = tool_results(last)
+    added, crashed, added_again, listed, note = tool_results(last)
+    assert [(r["server"], r["uri"]) for r in json.loads(listed)["resources"]] == [("calc", "memo://note")]
+    assert note == "the note's text"
     log = (tau.agent_dir / "mcp.log").read_text().splitlines()
     assert [line.split(" ", 1)[1] for line in log] == ["[calc] info -: adding 2 and 3", "[calc] info -: adding 4 and 3"]
     assert added == "5"
