@@ -476,25 +476,32 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
     assert after["access"] != before["access"]
 
 
-# ---- xAI: a standard device-code login ------------------------------------------------------------
+# ---- xAI and Kimi Code: standard device-code logins ------------------------------------------------------------
 
 
-def test_xai_device_login_then_requests_carry_the_access_token(
-    tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer
+@pytest.mark.parametrize(
+    ("provider", "page", "code"),
+    [
+        ("xai", "https://accounts.x.ai/device?code=XAI-7788", "XAI-7788"),
+        ("kimi-coding", "https://www.kimi.com/device?user_code=KIMI-4455", "KIMI-4455"),
+    ],
+)
+def test_device_login_waits_for_the_code_then_requests_carry_the_access_token(
+    tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer, provider: str, page: str, code: str
 ) -> None:
     oauth.device_pending_polls = 1
 
-    result = tau.run("auth", "login", "xai")
+    result = tau.run("auth", "login", provider)
 
     assert result.returncode == 0, result.stderr
-    assert "Open https://accounts.x.ai/device?code=XAI-7788 and enter code: XAI-7788" in result.stdout
-    credential = tau.stored()["xai"]
-    model = get_models("xai")[0]
+    assert f"Open {page} and enter code: {code}" in result.stdout
+    credential = tau.stored()[provider]
+    model = get_models(provider)[0]
     (tau.agent_dir / "models.json").write_text(
-        json.dumps({"providers": {"xai": {"baseUrl": llm.url("/v1")}}})
+        json.dumps({"providers": {provider: {"baseUrl": llm.url("/v1")}}})
     )
-    llm.add(Turn(text="hello from grok"))
-    answer = tau.run("-p", "hi", "--provider", "xai", "--model", model.id)
+    llm.add(Turn(text="hello"))
+    answer = tau.run("-p", "hi", "--provider", provider, "--model", model.id)
 
     assert answer.returncode == 0, answer.stderr
     assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"

@@ -171,13 +171,13 @@ def test_oauth_access_token_is_used_until_it_expires(auth_file: Path) -> None:
     storage.set(
         "anthropic", {"type": "oauth", "access": "sk-ant-oat-1", "refresh": "r", "expires": now_ms + 600_000}
     )
-    # kimi-coding: a login tau cannot refresh itself (those it can are tested in tests/cli/test_oauth_cli.py).
-    storage.set("kimi-coding", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
+    # openrouter: a login tau cannot refresh itself (those it can are tested in tests/cli/test_oauth_cli.py).
+    storage.set("openrouter", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
 
     assert storage.get_api_key("anthropic") == "sk-ant-oat-1"
-    assert storage.get_api_key("kimi-coding") is None
-    assert storage.has_auth("kimi-coding")
-    assert storage.get_auth_status("kimi-coding") == AuthStatus(True, "oauth", "expired")
+    assert storage.get_api_key("openrouter") is None
+    assert storage.has_auth("openrouter")
+    assert storage.get_auth_status("openrouter") == AuthStatus(True, "oauth", "expired")
 
 
 def test_auth_status_names_the_source_without_the_secret(
@@ -236,9 +236,9 @@ def test_entries_that_are_not_objects_are_ignored(auth_file: Path) -> None:
 def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environment_key(
     auth_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("KIMI_API_KEY", "kimi-env-key")
+    monkeypatch.setenv("OPENROUTER_API_KEY", "or-env-key")
     storage = AuthStorage(auth_file)
-    storage.set("kimi-coding", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
+    storage.set("openrouter", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
 
-    assert storage.get_api_key("kimi-coding") == "kimi-env-key"
-    assert storage.get_auth_status("kimi-coding") == AuthStatus(True, "env", "KIMI_API_KEY")
+    assert storage.get_api_key("openrouter") == "or-env-key"
+    assert storage.get_auth_status("openrouter") == AuthStatus(True, "env", "OPENROUTER_API_KEY")

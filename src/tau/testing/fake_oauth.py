@@ -1,5 +1,5 @@
 """A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
-GitHub Copilot, Google (Gemini CLI, Antigravity) and xAI, with real PKCE checks, refresh-token rotation,
+GitHub Copilot, Google (Gemini CLI, Antigravity), xAI and Kimi Code, with real PKCE checks, refresh-token rotation,
 revocation, and a count of refresh requests.
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
@@ -43,13 +43,16 @@ _HOSTS = (
     "cloudcode-pa.googleapis.com",
     "daily-cloudcode-pa.sandbox.googleapis.com",
     "auth.x.ai",
+    "auth.kimi.com",
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
     "auth.openai.com": "openai-codex",
     "oauth2.googleapis.com": "google",
     "auth.x.ai": "xai",
+    "auth.kimi.com": "kimi-coding",
 }
+_DEVICE_CODES = {"xai": "xai-device-1", "kimi-coding": "kimi-device-1"}
 
 
 def codex_access_token(account_id: str, serial: str) -> str:
@@ -219,13 +222,13 @@ class FakeOAuthServer:
     ) -> None:
         provider = _PROVIDER_OF_TOKEN_HOST[host]
         grant_type = body.get("grant_type")
-        if grant_type == "urn:ietf:params:oauth:grant-type:device_code" and provider == "xai":
+        if grant_type == "urn:ietf:params:oauth:grant-type:device_code" and provider in _DEVICE_CODES:
             with self._lock:
                 pending = self.device_pending_polls > 0
                 self.device_pending_polls -= pending
             if pending:
                 _send(handler, 400, {"error": "authorization_pending"})
-            elif body.get("device_code") != "xai-device-1":
+            elif body.get("device_code") != _DEVICE_CODES[provider]:
                 _send(handler, 400, {"error": "expired_token"})
             else:
                 _send(handler, 200, self._issue(provider))
@@ -275,8 +278,8 @@ class FakeOAuthServer:
             access, refresh = f"sk-ant-oat01-{serial}", f"sk-ant-ort01-{serial}"
         elif provider == "openai-codex":
             access, refresh = codex_access_token(self.account_id, serial), f"rt-{serial}"
-        elif provider == "xai":
-            access, refresh = f"xai-at-{serial}", f"xai-rt-{serial}"
+        elif provider in _DEVICE_CODES:
+            access, refresh = f"{provider}-at-{serial}", f"{provider}-rt-{serial}"
         else:
             access, refresh = f"ya29.{serial}", f"1//google-{serial}"
         with self._lock:
@@ -316,6 +319,20 @@ class FakeOAuthServer:
                 "user_code": "XAI-7788",
                 "verification_uri": "https://accounts.x.ai/device",
                 "verification_uri_complete": "https://accounts.x.ai/device?code=XAI-7788",
+                "interval": 1,
+                "expires_in": 60,
+            },
+        )
+
+    def _kimi_device_code(self, handler: Any, *_: Any) -> None:
+        _send(
+            handler,
+            200,
+            {
+                "device_code": "kimi-device-1",
+                "user_code": "KIMI-4455",
+                "verification_uri": "https://www.kimi.com/device",
+                "verification_uri_complete": "https://www.kimi.com/device?user_code=KIMI-4455",
                 "interval": 1,
                 "expires_in": 60,
             },
@@ -445,6 +462,8 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "cloudcode-pa.googleapis.com", "/v1internal:onboardUser"): FakeOAuthServer._onboard_user,
     ("POST", "auth.x.ai", "/oauth2/device/code"): FakeOAuthServer._xai_device_code,
     ("POST", "auth.x.ai", "/oauth2/token"): FakeOAuthServer._token,
+    ("POST", "auth.kimi.com", "/api/oauth/device_authorization"): FakeOAuthServer._kimi_device_code,
+    ("POST", "auth.kimi.com", "/api/oauth/token"): FakeOAuthServer._token,
 }
 
 

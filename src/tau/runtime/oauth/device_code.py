@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
-from tau.runtime.oauth._common import LoginCancelledError, LoginError
+from tau.runtime.oauth.errors import LoginCancelledError, LoginError
 from tau.runtime.oauth.interaction import LoginInteraction
 
-__all__ = ["PollResult", "poll_device_code"]
+__all__ = ["PollResult", "poll_device_code", "token_error_result"]
 
 T = TypeVar("T")
 
@@ -61,3 +61,18 @@ def poll_device_code(
 def _sleep(ui: LoginInteraction, seconds: float) -> None:
     if ui.cancelled.wait(seconds):
         raise LoginCancelledError("Login cancelled.")
+
+
+def token_error_result(error: LoginError, *, name: str) -> PollResult:
+    """What an RFC 8628 token endpoint's refusal means for the polling (``error`` in its body)."""
+    body = error.body if isinstance(error.body, dict) else {}
+    code = body.get("error")
+    if code == "authorization_pending":
+        return "pending", None
+    if code == "slow_down":
+        return "slow_down", body.get("interval")
+    if code in ("access_denied", "authorization_denied"):
+        return "failed", f"{name} login was denied"
+    if code == "expired_token":
+        return "failed", f"The {name} device code expired: log in again"
+    return "failed", str(error)

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from tau.ai.types import JsonObject
 from tau.runtime.oauth._common import expires_at_ms, post_form
-from tau.runtime.oauth.device_code import PollResult, poll_device_code
+from tau.runtime.oauth.device_code import PollResult, poll_device_code, token_error_result
 from tau.runtime.oauth.errors import LoginError
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction
@@ -52,16 +52,7 @@ class XaiFlow(OAuthFlow):
                     what="xAI device token polling",
                 )
             except LoginError as error:
-                code = error.body.get("error") if isinstance(error.body, dict) else None
-                if code == "authorization_pending":
-                    return "pending", None
-                if code == "slow_down":
-                    return "slow_down", error.body.get("interval") if isinstance(error.body, dict) else None
-                if code in ("access_denied", "authorization_denied"):
-                    return "failed", "xAI device authorization was denied"
-                if code == "expired_token":
-                    return "failed", "xAI device code expired: log in again"
-                return "failed", str(error)
+                return token_error_result(error, name="xAI")
             return "done", answer
 
         tokens = poll_device_code(
