@@ -158,7 +158,7 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     stored[f"secure|{url}"]["expiresAt"] = time.time() - 1  # the hour has passed
     store.write_text(json.dumps(stored))
     done = tau.run("-p", *MODEL, "add 1 and 2")
-    fixed_login = tau.run("mcp", "login", "fixed", "--timeout", "30")
+    fixed_login = tau.run("-p", *MODEL, "/mcp login fixed")  # the same sign-in, from a session
 
     assert before.returncode == 1 and "secure: needs sign-in" in before.stdout and "fixed: needs sign-in" in before.stdout
     assert "sign in with: tau mcp login secure" in before.stdout
@@ -178,5 +178,6 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
         {"grant": "authorization_code", "client": "fixed-client"},  # a configured client is not registered
     ]
     assert fixed_login.returncode == 0, fixed_login.stderr
+    assert "Signed in to fixed (connected)" in fixed_login.stderr
     refreshed = json.loads(store.read_text())[f"secure|{url}"]["tokens"]
     assert refreshed["access_token"] != signed_in["tokens"]["access_token"]

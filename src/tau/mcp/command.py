@@ -1,7 +1,8 @@
 """``/mcp``: the servers' state, and reconnecting, enabling or disabling one.
 
 ``/mcp`` alone shows the status (in the TUI, a picker: choose a server, then what to do with it);
-``/mcp reconnect|enable|disable <server>`` does it at once. Enabling and disabling are saved to the
+``/mcp reconnect|enable|disable|login|logout <server>`` does it at once (``login``: OAuth through the
+browser, as ``tau mcp login``). Enabling and disabling are saved to the
 ``mcp.json`` that defines the server (its project override, when there is one).
 """
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register_mcp_command"]
 
-_ACTIONS = ("reconnect", "enable", "disable")
+_ACTIONS = ("reconnect", "enable", "disable", "login", "logout")
 
 
 def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
@@ -30,7 +31,7 @@ def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
                 _show(ctx, "\n".join(servers.status_lines()))
             return
         if len(words) != 2 or words[0] not in _ACTIONS:
-            _show(ctx, "usage: /mcp [reconnect|enable|disable <server>]", error=True)
+            _show(ctx, "usage: /mcp [reconnect|enable|disable|login|logout <server>]", error=True)
             return
         await _act(servers, ctx, words[0], words[1])
 
@@ -48,6 +49,9 @@ def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
 async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:
     if name not in servers.connections:
         _show(ctx, f"no MCP server named {name!r} (see /mcp)", error=True)
+        return
+    if action in ("login", "logout"):
+        await _sign(servers, ctx, name, login=action == "login")
         return
     if action == "reconnect":
         connection = await servers.reconnect(name)
@@ -68,6 +72,36 @@ async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:
     _show(ctx, f"MCP server {name!r} {action}d")
 
 
+async def _sign(servers: McpServers, ctx: Any, name: str, *, login: bool) -> None:
+    """Sign in through the browser (then reconnect), or delete the stored sign-in."""
+    from pathlib import Path
+
+    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, sign_in
+
+    config = servers.connections[name].config
+    if config.transport != "http":
+        _show(ctx, f"MCP server {name!r} is not an HTTP server: it has no sign-in", error=True)
+        return
+    if not login:
+        storage = FileTokenStorage(Path(servers.agent_dir) / AUTH_FILE, f"{config.name}|{config.url}")
+        _show(ctx, f"Signed out of {name}" if storage.forget() else f"No stored sign-in for {name}")
+        return
+
+    def open_page(url: str) -> None:
+        import webbrowser
+
+        webbrowser.open(url)
+
+    _show(ctx, f"Signing in to {name} in the browser...")
+    try:
+        await sign_in(servers.agent_dir, config, open_url=open_page)
+    except Exception as exc:  # the sign-in's failure is the user's news, in one line
+        _show(ctx, f"sign-in to {name} failed: {str(exc).strip() or type(exc).__name__}", error=True)
+        return
+    connection = await servers.reconnect(name)
+    _show(ctx, f"Signed in to {name} ({connection.state})")
+
+
 async def _pick(servers: McpServers, ctx: Any) -> None:
     from tau.mcp.listing import describe_server
 
@@ -78,6 +112,8 @@ async def _pick(servers: McpServers, ctx: Any) -> None:
     name = labels[chosen]
     connection = servers.connections[name]
     actions = ["Show details", "Reconnect", "Disable" if connection.config.enabled else "Enable"]
+    if connection.config.transport == "http":
+        actions += ["Login", "Logout"]
     action = await ctx.ui.select(f"MCP server {name}", actions)
     if action == "Show details":
         _show(ctx, "\n".join(describe_server(connection)))
