@@ -333,18 +333,25 @@ def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_f
     assert tau.server.requests == []
 
 
-def test_no_mcp_and_untrusted_projects_start_no_server(tau: TauCommand, scripts: dict[str, str]) -> None:
+def test_no_mcp_a_builtin_mcp_switch_and_untrusted_projects_start_no_server(tau: TauCommand, scripts: dict[str, str]) -> None:
     configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
     configure(tau, {"proj": stdio(scripts["calc"], exposure="direct")}, tau.work / ".tau" / "mcp.json")
     tau.server.add(Turn(text="a"), Turn(text="b"), Turn(text="c"))
 
+    tau.server.add(Turn(text="d"))
+    settings = tau.agent_dir / "settings.json"
+
     without = tau.run("-p", *MODEL, "--no-mcp", "hi")
     untrusted = tau.run("-p", *MODEL, "--no-approve", "hi")
     trusted = tau.run("-p", *MODEL, "--approve", "hi")
+    settings.write_text(json.dumps({"extensions": ["-builtin:mcp"]}))
+    switched_off = tau.run("-p", *MODEL, "--approve", "hi")
 
-    assert without.returncode == untrusted.returncode == trusted.returncode == 0
-    first, second, third = (tool_names(r) for r in tau.server.requests)
+    assert without.returncode == untrusted.returncode == trusted.returncode == switched_off.returncode == 0
+    first, second, third, fourth = (tool_names(r) for r in tau.server.requests)
     assert not any(name.startswith("mcp__") for name in first)
+    assert not any(name.startswith("mcp__") for name in fourth)
+    assert switched_off.stderr == ""
     assert "mcp__calc__add" in second and not any(n.startswith("mcp__proj__") for n in second)
     assert "mcp__calc__add" in third and "mcp__proj__add" in third
 

@@ -10,7 +10,8 @@ find something. A folder not trusted (``include_project=False``) contributes not
 
 The built-in MCP support (``tau.mcp``) is one more extension, loaded only when an ``mcp.json``
 exists (``<agent dir>/mcp.json``, or a trusted project's ``.tau/mcp.json`` or ``.pi/mcp.json``) and
-neither ``--no-mcp`` nor ``--no-extensions`` is given; without one, nothing of it is imported.
+neither ``--no-mcp``, ``--no-extensions`` nor a ``-builtin:mcp`` settings entry switches it off;
+without one, nothing of it is imported.
 """
 
 from __future__ import annotations
@@ -94,9 +95,18 @@ def _has_installed_extensions() -> bool:
     return False
 
 
-def _has_mcp_config(cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool) -> bool:
-    """Whether the built-in MCP extension should load (three ``stat`` calls; see the module docstring)."""
+BUILTIN_MCP = "builtin:mcp"
+
+
+def _has_mcp_config(
+    cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool, settings: SettingsManager
+) -> bool:
+    """Whether the built-in MCP extension should load (three ``stat`` calls; see the module docstring).
+    ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
     if options.no_mcp or options.no_extensions:
+        return False
+    project, user = _settings_entries(settings)
+    if f"-{BUILTIN_MCP}" in (*(project if include_project else ()), *user):
         return False
     if os.path.exists(os.path.join(agent_dir, "mcp.json")):
         return True
@@ -114,7 +124,7 @@ def might_have_extensions(
     include_project: bool = True,
 ) -> bool:
     """Whether loading could find an extension (see the module docstring)."""
-    if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project):
+    if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         return True
     if options.no_extensions:
         return False
@@ -160,7 +170,7 @@ def load_extension_runner(
         include_entry_points=not options.no_extensions and _has_installed_extensions(),
         include_project=include_project,
     )
-    if _has_mcp_config(cwd, agent_dir, options, include_project):
+    if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         from tau.mcp.extension import mcp_extension_source
 
         discovery.sources.append(mcp_extension_source(cwd, agent_dir, include_project=include_project))
