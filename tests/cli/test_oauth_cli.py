@@ -507,6 +507,29 @@ def test_device_login_waits_for_the_code_then_requests_carry_the_access_token(
     assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"
 
 
+# ---- OpenRouter: a sign-in that yields a permanent API key -----------------------------------------
+
+
+def test_openrouter_login_stores_a_key_that_never_expires_and_requests_use_it(
+    tau: Tau, llm: FakeLLMServer
+) -> None:
+    result = tau.login("openrouter")
+
+    assert result.returncode == 0, result.stderr
+    credential = tau.stored()["openrouter"]
+    assert credential["type"] == "oauth" and credential["refresh"] == ""
+    assert credential["expires"] == 2**53 - 1
+    model = get_models("openrouter")[0]
+    (tau.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"openrouter": {"baseUrl": llm.url("/v1")}}})
+    )
+    llm.add(Turn(text="hello"))
+    answer = tau.run("-p", "hi", "--provider", "openrouter", "--model", model.id)
+
+    assert answer.returncode == 0, answer.stderr
+    assert llm.last_request.headers["authorization"] == f"Bearer {credential['access']}"
+
+
 # ---- status and logout ---------------------------------------------------------------------------
 
 

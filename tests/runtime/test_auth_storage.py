@@ -171,13 +171,13 @@ def test_oauth_access_token_is_used_until_it_expires(auth_file: Path) -> None:
     storage.set(
         "anthropic", {"type": "oauth", "access": "sk-ant-oat-1", "refresh": "r", "expires": now_ms + 600_000}
     )
-    # openrouter: a login tau cannot refresh itself (those it can are tested in tests/cli/test_oauth_cli.py).
-    storage.set("openrouter", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
+    # groq: a login tau cannot refresh itself (those it can are tested in tests/cli/test_oauth_cli.py).
+    storage.set("groq", {"type": "oauth", "access": "old", "refresh": "r", "expires": now_ms - 1})
 
     assert storage.get_api_key("anthropic") == "sk-ant-oat-1"
-    assert storage.get_api_key("openrouter") is None
-    assert storage.has_auth("openrouter")
-    assert storage.get_auth_status("openrouter") == AuthStatus(True, "oauth", "expired")
+    assert storage.get_api_key("groq") is None
+    assert storage.has_auth("groq")
+    assert storage.get_auth_status("groq") == AuthStatus(True, "oauth", "expired")
 
 
 def test_auth_status_names_the_source_without_the_secret(
@@ -236,9 +236,9 @@ def test_entries_that_are_not_objects_are_ignored(auth_file: Path) -> None:
 def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environment_key(
     auth_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENROUTER_API_KEY", "or-env-key")
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-env-key")
     storage = AuthStorage(auth_file)
-    storage.set("openrouter", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
+    storage.set("groq", {"type": "oauth", "access": "old", "refresh": "r", "expires": 0})
 
-    assert storage.get_api_key("openrouter") == "or-env-key"
-    assert storage.get_auth_status("openrouter") == AuthStatus(True, "env", "OPENROUTER_API_KEY")
+    assert storage.get_api_key("groq") == "gsk-env-key"
+    assert storage.get_auth_status("groq") == AuthStatus(True, "env", "GROQ_API_KEY")

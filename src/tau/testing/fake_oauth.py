@@ -1,5 +1,5 @@
 """A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
-GitHub Copilot, Google (Gemini CLI, Antigravity), xAI and Kimi Code, with real PKCE checks, refresh-token rotation,
+GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code and OpenRouter, with real PKCE checks, refresh-token rotation,
 revocation, and a count of refresh requests.
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
@@ -44,6 +44,7 @@ _HOSTS = (
     "daily-cloudcode-pa.sandbox.googleapis.com",
     "auth.x.ai",
     "auth.kimi.com",
+    "openrouter.ai",
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
@@ -338,6 +339,33 @@ class FakeOAuthServer:
             },
         )
 
+    def _openrouter_authorize(
+        self, handler: Any, host: str, path: str, query: dict[str, str], *_: Any
+    ) -> None:
+        if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+            _send(handler, 400, {"error": "PKCE S256 required"})
+            return
+        code = "or-code-" + secrets.token_hex(8)
+        with self._lock:
+            self._grants[code] = _Grant(query["code_challenge"], query.get("callback_url", ""), "")
+        handler.send_response(302)
+        handler.send_header("Location", f"{query.get('callback_url', '')}?{urlencode({'code': code})}")
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    def _openrouter_keys(
+        self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
+    ) -> None:
+        with self._lock:
+            grant = self._grants.pop(str(body.get("code")), None)
+        if grant is None or _s256(str(body.get("code_verifier", ""))) != grant.challenge:
+            _send(handler, 403, {"error": {"message": "Invalid code or verifier"}})
+            return
+        key = "sk-or-v1-" + secrets.token_hex(8)
+        with self._lock:
+            self.issued.append({"provider": "openrouter", "access": key, "refresh": ""})
+        _send(handler, 200, {"key": key, "user_id": "user-1"})
+
     # ---- GitHub Copilot --------------------------------------------------------------------------
 
     def _github_device_code(self, handler: Any, *_: Any) -> None:
@@ -464,6 +492,8 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "auth.x.ai", "/oauth2/token"): FakeOAuthServer._token,
     ("POST", "auth.kimi.com", "/api/oauth/device_authorization"): FakeOAuthServer._kimi_device_code,
     ("POST", "auth.kimi.com", "/api/oauth/token"): FakeOAuthServer._token,
+    ("GET", "openrouter.ai", "/auth"): FakeOAuthServer._openrouter_authorize,
+    ("POST", "openrouter.ai", "/api/v1/auth/keys"): FakeOAuthServer._openrouter_keys,
 }
 
 

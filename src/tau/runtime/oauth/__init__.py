@@ -33,6 +33,7 @@ OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
     "google-antigravity": ("Antigravity (Gemini 3, Claude, GPT-OSS)", "google", "AntigravityFlow"),
     "xai": ("xAI (Grok/X subscription)", "xai", "XaiFlow"),
     "kimi-coding": ("Kimi Code (subscription)", "kimi_coding", "KimiCodingFlow"),
+    "openrouter": ("OpenRouter", "openrouter", "OpenRouterFlow"),
 }
 
 

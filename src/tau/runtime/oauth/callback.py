@@ -31,9 +31,10 @@ _Event = tuple[str, str]
 
 
 class CallbackServer:
-    """Listens on ``host:port`` for ``GET <path>?code=…&state=…``; the first valid answer wins."""
+    """Listens on ``host:port`` for ``GET <path>?code=…&state=…``; the first valid answer wins.
+    ``state=None``: the provider sends none back (OpenRouter), the unguessable path guards instead."""
 
-    def __init__(self, provider_name: str, host: str, port: int, path: str, state: str) -> None:
+    def __init__(self, provider_name: str, host: str, port: int, path: str, state: str | None) -> None:
         self.events: queue.Queue[_Event] = queue.Queue()
         self._name = provider_name
         self._path = path
@@ -76,7 +77,7 @@ class CallbackServer:
         if parts.path != self._path:
             return 404, "Not found", "This is not the sign-in callback.", None
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
-        if query.get("state") != self._state:
+        if self._state is not None and query.get("state") != self._state:
             return (
                 400,
                 "State mismatch",
@@ -192,9 +193,10 @@ def browser_sign_in(
     provider_name: str,
     port: int,
     path: str,
-    state: str,
+    state: str | None,
     build_url: Callable[[str], str],
     any_port: bool = False,
+    redirect_host: str = "localhost",
 ) -> tuple[str, str]:
     """Run the browser half of an authorization-code login: ``(code, redirect_uri)``.
 
@@ -211,7 +213,7 @@ def browser_sign_in(
             problem = problem or str(error)
     if callback is None:
         ui.notice(f"The sign-in callback {problem}; after signing in, paste the address the browser ends on")
-    redirect_uri = f"http://localhost:{callback.port if callback else callback_port(port)}{path}"
+    redirect_uri = f"http://{redirect_host}:{callback.port if callback else callback_port(port)}{path}"
     try:
         ui.show_url(build_url(redirect_uri), "Complete the sign-in in your browser.")
         kind, value = wait_for_code(
@@ -227,7 +229,7 @@ def browser_sign_in(
     if kind == "callback":
         return value, redirect_uri
     code, pasted_state = parse_pasted_code(value)
-    if pasted_state and pasted_state != state:
+    if pasted_state and state is not None and pasted_state != state:
         raise LoginError("The pasted answer belongs to another sign-in (state mismatch): log in again")
     if not code:
         raise LoginError("The pasted text holds no authorization code")

@@ -1,0 +1,56 @@
+"""OpenRouter: a PKCE sign-in whose code is exchanged for a permanent API key (stored as a login
+that never expires, as pi); the browser comes back to a random path on any free local port."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlencode
+
+from tau.ai.types import JsonObject
+from tau.runtime.oauth._common import oauth_url, pkce_pair, post_json
+from tau.runtime.oauth.callback import browser_sign_in, callback_host
+from tau.runtime.oauth.flow import OAuthFlow, require_string
+from tau.runtime.oauth.interaction import LoginInteraction
+
+__all__ = ["OpenRouterFlow"]
+
+_AUTHORIZE_URL = "https://openrouter.ai/auth"
+_KEYS_URL = "https://openrouter.ai/api/v1/auth/keys"
+_NEVER_MS = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER, pi's "never expires"
+
+
+class OpenRouterFlow(OAuthFlow):
+    provider_id = "openrouter"
+    name = "OpenRouter"
+
+    def login(self, ui: LoginInteraction) -> JsonObject:
+        verifier, challenge = pkce_pair()
+
+        def authorize_url(callback_url: str) -> str:
+            query = {
+                "callback_url": callback_url,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            }
+            return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
+
+        code, _ = browser_sign_in(
+            ui,
+            provider_name="OpenRouter",
+            port=0,
+            path=f"/oauth/callback/{uuid.uuid4()}",
+            state=None,
+            build_url=authorize_url,
+            redirect_host=callback_host(),
+        )
+        ui.progress("Exchanging the authorization code for an API key...")
+        answer = post_json(
+            _KEYS_URL,
+            {"code": code, "code_verifier": verifier, "code_challenge_method": "S256"},
+            what="OpenRouter key exchange",
+        )
+        key = require_string(answer, "key", "OpenRouter key exchange")
+        return {"type": "oauth", "access": key, "refresh": "", "expires": _NEVER_MS}
+
+    def refresh(self, credential: JsonObject) -> JsonObject:
+        return credential  # the key does not expire
