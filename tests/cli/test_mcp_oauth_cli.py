@@ -153,9 +153,9 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     before = tau.run("mcp", "list")
     login = tau.run("mcp", "login", "secure", "--timeout", "30")
     store = tau.agent_dir / "mcp-auth.json"
-    signed_in = json.loads(store.read_text())[f"secure|{url}"]
+    signed_in = json.loads(store.read_text())[f"mcp__secure|{url}"]
     stored = json.loads(store.read_text())
-    stored[f"secure|{url}"]["expiresAt"] = time.time() - 1  # the hour has passed
+    stored[f"mcp__secure|{url}"]["tokensExpireAt"] = int(time.time() * 1000) - 1000  # the hour has passed
     store.write_text(json.dumps(stored))
     done = tau.run("-p", *MODEL, "add 1 and 2")
     fixed_login = tau.run("-p", *MODEL, "/mcp login fixed")  # the same sign-in, from a session
@@ -165,12 +165,12 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     assert login.returncode == 0, login.stderr
     assert login.stdout.strip().endswith("Signed in to secure")
     assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
-    assert signed_in["clientInfo"]["client_id"].startswith("client-")
+    assert signed_in["clientInformation"]["client_id"].startswith("client-")
     assert signed_in["tokens"]["access_token"].startswith("at-")
     assert done.returncode == 0, done.stderr
     assert [m["content"] for m in tau.server.requests[-1].body["messages"] if m["role"] == "tool"] == ["3"]
     grants = [json.loads(line) for line in log.read_text().splitlines()]
-    client = signed_in["clientInfo"]["client_id"]
+    client = signed_in["clientInformation"]["client_id"]
     assert grants == [
         {"registered": client, "name": "tau"},
         {"grant": "authorization_code", "client": client},
@@ -179,5 +179,5 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     ]
     assert fixed_login.returncode == 0, fixed_login.stderr
     assert "Signed in to fixed (connected)" in fixed_login.stderr
-    refreshed = json.loads(store.read_text())[f"secure|{url}"]["tokens"]
+    refreshed = json.loads(store.read_text())[f"mcp__secure|{url}"]["tokens"]
     assert refreshed["access_token"] != signed_in["tokens"]["access_token"]

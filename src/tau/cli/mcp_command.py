@@ -291,7 +291,7 @@ async def _connect_all(config: Any, cwd: str, agent_dir: str) -> list[Any]:
 
 
 def _login(argv: list[str], *, logout: bool) -> int:
-    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, sign_in
+    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, credentials_key, sign_in
 
     words, options, _ = _parse(argv)
     if len(words) != 1:
@@ -302,7 +302,7 @@ def _login(argv: list[str], *, logout: bool) -> int:
     if server is None or server.transport != "http":
         raise _UsageError(f"no HTTP MCP server named {words[0]!r} in mcp.json")
     if logout:
-        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, f"{server.name}|{server.url}")
+        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(server))
         print(f"Signed out of {server.name}" if storage.forget() else f"No stored sign-in for {server.name}")
         return 0
     timeout = float(_number(options.get("timeout", "300"), "--timeout"))

@@ -76,14 +76,14 @@ async def _sign(servers: McpServers, ctx: Any, name: str, *, login: bool) -> Non
     """Sign in through the browser (then reconnect), or delete the stored sign-in."""
     from pathlib import Path
 
-    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, sign_in
+    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, credentials_key, sign_in
 
     config = servers.connections[name].config
     if config.transport != "http":
         _show(ctx, f"MCP server {name!r} is not an HTTP server: it has no sign-in", error=True)
         return
     if not login:
-        storage = FileTokenStorage(Path(servers.agent_dir) / AUTH_FILE, f"{config.name}|{config.url}")
+        storage = FileTokenStorage(Path(servers.agent_dir) / AUTH_FILE, credentials_key(config))
         _show(ctx, f"Signed out of {name}" if storage.forget() else f"No stored sign-in for {name}")
         return
 

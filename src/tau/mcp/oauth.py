@@ -1,10 +1,10 @@
 """OAuth for remote MCP servers, on the SDK's ``OAuthClientProvider`` (discovery, dynamic client
 registration, PKCE, token refresh).
 
-Credentials are kept in ``<agent dir>/mcp-auth.json`` (mode 0600), one entry per server name and
-URL, as pi keys them: ``{"<name>|<url>": {"tokens": {...}, "expiresAt": <unix s>, "clientInfo":
-{...}}}``. ``expiresAt`` lets a later process know an access token has expired (the SDK only knows
-it for tokens it received itself), so a session refreshes it before use. A running session only
+Credentials are kept in ``<agent dir>/mcp-auth.json`` (mode 0600) as pi keeps them, one entry per
+server name and URL: ``{"mcp__<name>|<url>": {"tokens": {...}, "tokensExpireAt": <unix ms>,
+"clientInformation": {...}}}``. ``tokensExpireAt`` lets a later process know an access token has
+expired (the SDK only knows it for tokens it received itself), so a session refreshes it first. A running session only
 uses stored tokens; signing in, which needs a browser, is ``tau mcp login``.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from tau.mcp.config import ServerConfig
 
-__all__ = ["AUTH_FILE", "FileTokenStorage", "SignInRequiredError", "oauth_factory", "sign_in"]
+__all__ = ["AUTH_FILE", "FileTokenStorage", "SignInRequiredError", "credentials_key", "oauth_factory", "sign_in"]
 
 AUTH_FILE = "mcp-auth.json"
 
@@ -30,8 +30,14 @@ class SignInRequiredError(Exception):
     """The server wants a sign-in and this process cannot open one."""
 
 
-def _key(config: ServerConfig) -> str:
-    return f"{config.name}|{config.url}"
+def credentials_key(config: ServerConfig) -> str:
+    """pi's key of a server's entry: its namespace and its URL as a WHATWG URL parser writes it
+    (a bare host gets its "/"), so one sign-in serves pi and tau."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(config.url)
+    url = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, parts.fragment))
+    return f"mcp__{config.name.replace('-', '_')}|{url}"
 
 
 class FileTokenStorage:
@@ -79,21 +85,22 @@ class FileTokenStorage:
         return OAuthToken.model_validate(tokens) if tokens else None
 
     async def set_tokens(self, tokens: Any) -> None:
-        expires_at = time.time() + float(tokens.expires_in) if tokens.expires_in is not None else None
-        self._write({"tokens": tokens.model_dump(mode="json", exclude_none=True), "expiresAt": expires_at})
+        expires_at = int((time.time() + float(tokens.expires_in)) * 1000) if tokens.expires_in is not None else None
+        self._write({"tokens": tokens.model_dump(mode="json", exclude_none=True), "tokensExpireAt": expires_at})
 
     def expires_at(self) -> float | None:
-        value = self._entry().get("expiresAt")
-        return float(value) if isinstance(value, (int, float)) else None
+        """When the stored access token expires (Unix seconds), if known."""
+        value = self._entry().get("tokensExpireAt")
+        return float(value) / 1000 if isinstance(value, (int, float)) else None
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        info = self.static_client or self._entry().get("clientInfo")
+        info = self.static_client or self._entry().get("clientInformation")
         return OAuthClientInformationFull.model_validate(info) if info else None
 
     async def set_client_info(self, client_info: Any) -> None:
-        self._write({"clientInfo": client_info.model_dump(mode="json", exclude_none=True)})
+        self._write({"clientInformation": client_info.model_dump(mode="json", exclude_none=True)})
 
     def forget(self) -> bool:
         data = self._read()
@@ -141,7 +148,7 @@ def _provider(
             **({"scope": oauth["scope"]} if oauth.get("scope") else {}),
         }
     )
-    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config), static_client=_static_client(config, redirect_uri))
+    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config), static_client=_static_client(config, redirect_uri))
 
     class Provider(OAuthClientProvider):
         async def _initialize(self) -> None:
@@ -158,7 +165,7 @@ def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
     that needs a new sign-in fails with a hint to run ``tau mcp login``."""
 
     def make(config: ServerConfig) -> Any:
-        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config))
         if "tokens" not in storage.entry():
             return None  # not signed in: the server's 401 says "needs sign-in", and nothing is registered
 
@@ -230,7 +237,7 @@ async def sign_in(
         return AuthorizationCodeResult(code=code, state=state)
 
     redirect_uri = f"http://127.0.0.1:{port}/callback"
-    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, _key(config))
+    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config))
     registered = await storage.get_client_info()
     if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or ()]:
         storage.forget()  # registered for another redirect URI: register again
