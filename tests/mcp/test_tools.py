@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tau.ai.types import ImageContent, TextContent
@@ -35,7 +37,11 @@ def test_long_text_loses_its_middle_around_a_marker() -> None:
     (block,) = to_tool_result("s", {"content": [{"type": "text", "text": text}]}).content
     assert isinstance(block, TextContent)
     assert block.text.startswith("a" * 100) and block.text.endswith("b" * 100)
-    assert "…10000 chars truncated…" in block.text
+    marker = block.text[15_000 - 5_000 : -10_000]
+    assert marker.startswith("\n…10000 chars truncated (full text: ")
+    saved = Path(marker.split("full text: ", 1)[1].split(")…", 1)[0])
+    assert saved.read_text(encoding="utf-8") == text
+    saved.unlink()
 
 
 def test_ranking_prefers_the_tool_whose_own_name_and_description_cover_the_query() -> None:

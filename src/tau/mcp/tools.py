@@ -34,11 +34,16 @@ def mcp_tool_name(server: str, tool: str, is_taken: Callable[[str], bool] = lamb
 
 
 def _middle_cut(text: str) -> str:
-    """Text over 20 KB with its middle replaced by a marker, as pi sends it to the model."""
+    """Text over 20 KB with its middle replaced by a marker, as pi sends it to the model; the whole
+    text is saved to a temporary file the marker names."""
     if len(text) <= _TEXT_LIMIT:
         return text
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="tau-mcp-", suffix=".txt", delete=False) as f:
+        f.write(text)
     keep = _TEXT_LIMIT // 2
-    return f"{text[:keep]}\n…{len(text) - 2 * keep} chars truncated…\n{text[-keep:]}"
+    return f"{text[:keep]}\n…{len(text) - 2 * keep} chars truncated (full text: {f.name})…\n{text[-keep:]}"
 
 
 def to_tool_result(server: str, result: dict[str, Any]) -> AgentToolResult:
