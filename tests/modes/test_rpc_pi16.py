@@ -1,7 +1,7 @@
 """pi 1.x's RPC and JSON protocol (pi 1.6.0), through a real ``tau --mode rpc`` / ``--mode json``
 process against the fake LLM server. The shapes were taken from pi 1.6 run side by side on the same
 scripted exchanges; ``fixtures/pi16_rpc_tool_exchange.jsonl`` is pi 1.6's own output for one of them
-(its system-prompt messages, which tau does not have, left out)."""
+(the prose of its system message replaced by placeholders)."""
 
 from __future__ import annotations
 
@@ -83,6 +83,24 @@ async def test_a_tool_exchange_has_pi16s_lines_and_keys(tau: TauCommand, client:
     # provider's business, not the protocol's.
     pi = [line for line in pi if line.get("assistantMessageEvent", {}).get("delta", None) != ""]
     assert [shape(line) for line in client.lines] == [shape(line) for line in pi]
+
+
+async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(tau: TauCommand, client: RpcClient) -> None:
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    first = await client.prompt("first")
+    kinds = [(e["type"], e.get("message", {}).get("role")) for e in first]
+    assert kinds[:6] == [
+        ("agent_start", None), ("turn_start", None), ("message_start", "system"),
+        ("message_end", "system"), ("message_start", "user"), ("message_end", "user"),
+    ]  # fmt: skip
+    [end] = [e for e in first if e["type"] == "agent_end"]
+    assert [m["role"] for m in end["messages"]] == ["system", "user", "assistant"]
+    entries = (await client.call("get_entries"))["entries"]
+    assert next(e["message"] for e in entries if e["type"] == "message") == first[2]["message"]
+    second = await client.prompt("second")  # same prompt and tools: nothing new is recorded
+    assert all(e.get("message", {}).get("role") != "system" for e in second)
+    [end] = [e for e in second if e["type"] == "agent_end"]
+    assert [m["role"] for m in end["messages"]] == ["user", "assistant"]
 
 
 def message_fields(line: dict[str, Any]) -> tuple[Any, ...] | None:

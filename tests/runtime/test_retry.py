@@ -147,6 +147,7 @@ async def test_retry_events_come_in_pi_order(make_session: SessionFactory, faux:
     assert types == [
         "agent_start",
         "turn_start",
+        "message_end",  # the system message recorded for the run (pi 1.6)
         "message_end",  # the user message
         "message_end",  # the failed reply
         "turn_end",

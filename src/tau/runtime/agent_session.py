@@ -56,9 +56,10 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
+from tau.session.entries import MessageEntry
 from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
-from tau.session.messages import BashExecutionMessage, CustomMessage
+from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.session.system_record import TAU_PROMPT_SECTION, tool_declaration
 from tau.tools import SpillDirectory
 
@@ -311,7 +312,10 @@ class AgentSession:
         (in tau or pi) knows what it had. The base prompt, not an extension's override: pi records
         the structured prompt and sends a forced one without recording it."""
         tools = [tool_declaration(t.name, t.description, t.parameters) for t in self._agent.state.tools]
-        self._session.record_system_prompt({TAU_PROMPT_SECTION: self._base_system_prompt}, tools)
+        recorded = self._session.record_system_prompt({TAU_PROMPT_SECTION: self._base_system_prompt}, tools)
+        entry = self._session.get_entry(recorded) if recorded is not None else None
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
+            self._pipeline.announce_system_message(entry.message)
 
     async def _accepted(
         self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition

@@ -14,18 +14,19 @@ the first one once the run is over, so the session file stays consistent either 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
-from tau.agent.events import AgentEnd, MessageEnd, MessageStart
+from tau.agent.events import AgentEnd, MessageEnd, MessageStart, TurnStart
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from tau.runtime.events import AgentSessionEvent, QueueUpdate
 from tau.session.errors import SessionWriteError
 from tau.session.manager import SessionManager
-from tau.session.messages import CustomMessage
+from tau.session.messages import CustomMessage, SystemMessage
 
 __all__ = ["DisplayQueues", "EventPipeline", "MessageEndCheck", "RunEndCheck", "SessionListener"]
 
@@ -96,6 +97,8 @@ class EventPipeline:
         self.extension_step: ExtensionStep | None = None
         """Awaited with each event before the listeners see it (a ``message_end`` handler may
         replace the message in place, so listeners and the session file get the replacement)."""
+        self._system_message: SystemMessage | None = None
+        self._system_shown = False
         self.on_write_error: Callable[[SessionWriteError], None] | None = None
         """Called when a message cannot be saved (the session stops its run there: going on would
         only pile up results that are lost); the error is then re-raised by ``raise_errors``."""
@@ -121,6 +124,12 @@ class EventPipeline:
         self._pending.append(event)
         self._queued += 1
         self._start_worker()
+
+    def announce_system_message(self, message: SystemMessage) -> None:
+        """``message`` was recorded for the run about to start: its listeners see it as pi 1.6
+        shows a run's system message, ``message_start`` / ``message_end`` after the first
+        ``turn_start`` and first in ``agent_end``'s messages (it is persisted already)."""
+        self._system_message, self._system_shown = message, False
 
     def enqueue_for_listeners(self, event: AgentSessionEvent) -> None:
         """Queue ``event`` for the session's listeners only (the caller has persisted it)."""
@@ -208,7 +217,7 @@ class EventPipeline:
                 await self.extension_step(event)
             except Exception as exc:  # the event must still reach the listeners and the file
                 self._errors.append(exc)
-        await self._notify(event)
+        await self._notify_with_system_message(event)
         if isinstance(event, MessageEnd):
             self._persist(event.message)
             for message_check in list(self.message_end_checks):
@@ -222,6 +231,21 @@ class EventPipeline:
         """Hand ``event`` to the listeners at once. Only for checks, which run inside the worker:
         the event then follows the one being processed, ahead of anything queued behind it."""
         await self._notify(event)
+
+    async def _notify_with_system_message(self, event: AgentSessionEvent) -> None:
+        system = self._system_message
+        if system is None:
+            await self._notify(event)
+        elif isinstance(event, AgentEnd):
+            self._system_message = None
+            shown = self._system_shown
+            await self._notify(dataclasses.replace(event, messages=[system, *event.messages]) if shown else event)
+        else:
+            await self._notify(event)
+            if isinstance(event, TurnStart) and not self._system_shown:
+                self._system_shown = True
+                await self._notify(MessageStart(system))
+                await self._notify(MessageEnd(system))
 
     async def _notify(self, event: AgentSessionEvent) -> None:
         for listener in list(self._listeners):
