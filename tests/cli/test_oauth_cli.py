@@ -484,6 +484,7 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
     [
         ("xai", "https://accounts.x.ai/device?code=XAI-7788", "XAI-7788"),
         ("kimi-coding", "https://www.kimi.com/device?user_code=KIMI-4455", "KIMI-4455"),
+        ("meta", "https://auth.meta.com/device?user_code=META-1122", "META-1122"),
     ],
 )
 def test_device_login_waits_for_the_code_then_requests_carry_the_access_token(

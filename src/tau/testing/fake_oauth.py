@@ -1,5 +1,5 @@
 """A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
-GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code and OpenRouter, with real PKCE checks, refresh-token rotation,
+GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code, Meta and OpenRouter, with real PKCE checks, refresh-token rotation,
 revocation, and a count of refresh requests.
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
@@ -45,6 +45,8 @@ _HOSTS = (
     "auth.x.ai",
     "auth.kimi.com",
     "openrouter.ai",
+    "auth.meta.com",
+    "api.meta.ai",
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
@@ -52,8 +54,9 @@ _PROVIDER_OF_TOKEN_HOST = {
     "oauth2.googleapis.com": "google",
     "auth.x.ai": "xai",
     "auth.kimi.com": "kimi-coding",
+    "auth.meta.com": "meta",
 }
-_DEVICE_CODES = {"xai": "xai-device-1", "kimi-coding": "kimi-device-1"}
+_DEVICE_CODES = {"xai": "xai-device-1", "kimi-coding": "kimi-device-1", "meta": "meta-device-1"}
 
 
 def codex_access_token(account_id: str, serial: str) -> str:
@@ -285,6 +288,8 @@ class FakeOAuthServer:
             access, refresh = f"ya29.{serial}", f"1//google-{serial}"
         with self._lock:
             self._live_refresh[refresh] = provider
+            if provider == "meta":  # Meta's identity token (the access token here) mints its API keys
+                self._live_refresh[access] = provider
             self.issued.append({"provider": provider, "access": access, "refresh": refresh})
         return {
             "access_token": access,
@@ -327,17 +332,26 @@ class FakeOAuthServer:
 
     def _kimi_device_code(self, handler: Any, *_: Any) -> None:
         _send(
-            handler,
-            200,
-            {
-                "device_code": "kimi-device-1",
-                "user_code": "KIMI-4455",
-                "verification_uri": "https://www.kimi.com/device",
-                "verification_uri_complete": "https://www.kimi.com/device?user_code=KIMI-4455",
-                "interval": 1,
-                "expires_in": 60,
-            },
+            handler, 200, _device_answer("kimi-coding", "KIMI-4455", "https://www.kimi.com/device?user_code=")
         )
+
+    def _meta_device_code(self, handler: Any, *_: Any) -> None:
+        _send(handler, 200, _device_answer("meta", "META-1122", "https://auth.meta.com/device?user_code="))
+
+    def _meta_mint(
+        self, handler: Any, host: str, path: str, query: Any, body: Any, headers: dict[str, str]
+    ) -> None:
+        identity = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        with self._lock:
+            self.refresh_counts["meta"] += 1
+            known = self._live_refresh.get(identity) == "meta" and identity not in self._revoked
+        if not known:
+            _send(handler, 401, {"error": {"message": "Session expired"}})
+            return
+        key = "meta-key-" + secrets.token_hex(6)
+        with self._lock:
+            self.issued.append({"provider": "meta", "access": key, "refresh": identity})
+        _send(handler, 200, {"api_key": key})
 
     def _openrouter_authorize(
         self, handler: Any, host: str, path: str, query: dict[str, str], *_: Any
@@ -492,9 +506,23 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "auth.x.ai", "/oauth2/token"): FakeOAuthServer._token,
     ("POST", "auth.kimi.com", "/api/oauth/device_authorization"): FakeOAuthServer._kimi_device_code,
     ("POST", "auth.kimi.com", "/api/oauth/token"): FakeOAuthServer._token,
+    ("POST", "auth.meta.com", "/oidc/device/authorization/"): FakeOAuthServer._meta_device_code,
+    ("POST", "auth.meta.com", "/oidc/device/token/"): FakeOAuthServer._token,
+    ("POST", "api.meta.ai", "/muse-code/key"): FakeOAuthServer._meta_mint,
     ("GET", "openrouter.ai", "/auth"): FakeOAuthServer._openrouter_authorize,
     ("POST", "openrouter.ai", "/api/v1/auth/keys"): FakeOAuthServer._openrouter_keys,
 }
+
+
+def _device_answer(provider: str, user_code: str, page: str) -> dict[str, Any]:
+    return {
+        "device_code": _DEVICE_CODES[provider],
+        "user_code": user_code,
+        "verification_uri": page.split("?")[0],
+        "verification_uri_complete": page + user_code,
+        "interval": 1,
+        "expires_in": 60,
+    }
 
 
 def _s256(verifier: str) -> str:

@@ -34,6 +34,7 @@ OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
     "xai": ("xAI (Grok/X subscription)", "xai", "XaiFlow"),
     "kimi-coding": ("Kimi Code (subscription)", "kimi_coding", "KimiCodingFlow"),
     "openrouter": ("OpenRouter", "openrouter", "OpenRouterFlow"),
+    "meta": ("Meta (Muse subscription)", "meta", "MetaFlow"),
 }
 
 
