@@ -151,11 +151,16 @@ class ServerConnection:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, logging_callback=self._on_log, message_handler=self._on_message)
                 )
-                info = _dump(await session.initialize())
+                timeout = self.config.timeout_s  # the handshake's requests are requests like any other
+                try:
+                    info = _dump(await asyncio.wait_for(session.initialize(), timeout))
+                    capabilities = info.get("capabilities", {})
+                    tools = await asyncio.wait_for(self._list_tools(session), timeout) if "tools" in capabilities else []
+                except TimeoutError:
+                    raise McpCallError(f"did not answer within {timeout:g} s") from None
                 self.instructions = str(info.get("instructions") or "")
-                capabilities = info.get("capabilities", {})
                 self.has_resources = "resources" in capabilities
-                self.tools = await self._list_tools(session) if "tools" in capabilities else []
+                self.tools = tools
                 self._session = session
                 self.state, self.error = "connected", None
                 ready.set_result(None)
