@@ -109,3 +109,20 @@ def test_esc_in_the_paste_dialog_cancels_the_login_and_the_tui_goes_on(
     terminal.type("hi")
     terminal.send(ENTER)
     terminal.wait_for("still here")
+
+
+def test_esc_while_a_device_login_waits_for_the_code_cancels_it(
+    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
+) -> None:
+    oauth.device_pending_polls = 1000  # the code is never entered
+    terminal = start_tui()
+
+    terminal.type("/login github-copilot")
+    terminal.send(ENTER)
+    terminal.wait_for("GitHub Enterprise URL/domain", where="display")
+    terminal.send(ENTER)  # github.com
+    terminal.wait_for("Enter code WDJB-MJHT at https://github.com/login/device", where="display")
+    terminal.send(ESCAPE)
+
+    terminal.wait_for("Login cancelled.")
+    assert not (tau.agent_dir / "auth.json").exists()

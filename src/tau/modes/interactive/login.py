@@ -90,7 +90,7 @@ async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
         mode.chat.add_notice(f"Failed to log in to {flow.name}: {error}", "error")
         return
     finally:
-        ui.cancelled.set()  # a paste dialog still open is withdrawn
+        ui.finish()
     try:
         mode.session.services.model_registry.auth_storage.set(provider, credential)
     except ConfigError as error:
@@ -150,8 +150,9 @@ class _DialogInteraction:
         self.cancelled = threading.Event()
         self._mode = mode
         self._loop = loop
-        self._paste: Dialog | None = None
-        self._paste_withdrawn = False
+        self._open: tuple[int, Dialog] | None = None  # the paste or waiting dialog shown while the flow waits
+        self._offers = 0
+        self._withdrawn_upto = 0
 
     def _notice(self, text: str, level: str = "info") -> None:
         def show() -> None:
@@ -170,6 +171,15 @@ class _DialogInteraction:
     def show_device_code(self, url: str, code: str) -> None:
         self._notice(f"Open {url} and enter code: {code}\nWaiting for authentication...")
         _open_browser(url)
+
+        def waiting() -> Dialog:
+            item = ListItem("Cancel the login", "cancel")
+            return ListDialog(
+                f"Enter code {code} at {url}", [item], hint="waiting for authentication · esc cancels"
+            )
+
+        # Whatever the user answers, it ends the wait: the only way out before the code is entered.
+        self._offer(waiting, lambda answer: self.cancelled.set())
 
     def progress(self, message: str) -> None:
         self._notice(message)
@@ -205,27 +215,52 @@ class _DialogInteraction:
         return answer
 
     def start_paste(self, message: str, placeholder: str, deliver: Callable[[str | None], None]) -> None:
-        async def paste() -> None:
-            if self._paste_withdrawn:  # the browser answered before the dialog could open
-                return
-            dialog = InputDialog(f"{message} (or finish in the browser)", placeholder=placeholder)
-            self._paste = dialog
-            answer = await self._mode.show_dialog(dialog)
-            if self._paste_withdrawn:
-                return
+        def paste() -> Dialog:
+            return InputDialog(f"{message} (or finish in the browser)", placeholder=placeholder)
+
+        def answered(answer: Any) -> None:
             if answer is None:
                 self.cancelled.set()  # Esc: the user gives up on this login
             else:
                 deliver(answer)
 
-        self._paste_withdrawn = False
-        asyncio.run_coroutine_threadsafe(paste(), self._loop)
+        self._offer(paste, answered)
 
     def stop_paste(self) -> None:
+        self._withdraw()
+
+    def finish(self) -> None:
+        """The flow is over: withdraw a dialog still open and stop anything still waiting."""
+        self.cancelled.set()
+        self._withdraw()
+
+    def _offer(self, make: Callable[[], Dialog], answered: Callable[[Any], None]) -> None:
+        """Show ``make()`` until the user answers it (``answered``) or the flow withdraws it.
+
+        Offers are numbered in the flow's thread, so a withdrawal reaching the event loop before
+        the dialog it withdraws (the browser answered at once) still keeps that dialog away."""
+        self._offers += 1
+        number = self._offers
+
+        async def show() -> None:
+            if number <= self._withdrawn_upto:
+                return
+            dialog = make()
+            self._open = (number, dialog)
+            answer = await self._mode.show_dialog(dialog)
+            if number > self._withdrawn_upto:
+                answered(answer)
+
+        asyncio.run_coroutine_threadsafe(show(), self._loop)
+
+    def _withdraw(self) -> None:
+        upto = self._offers
+
         def withdraw() -> None:
-            self._paste_withdrawn = True
-            if self._paste is not None:
-                self._paste.close(None)
+            self._withdrawn_upto = max(self._withdrawn_upto, upto)
+            if self._open is not None and self._open[0] <= upto:
+                self._open[1].close(None)
+                self._open = None
 
         self._loop.call_soon_threadsafe(withdraw)
 
