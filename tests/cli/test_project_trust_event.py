@@ -5,10 +5,12 @@ rules; the folder's extensions never take part (they load only once it is truste
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tau_command import MODEL, TauCommand
 
+from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import Turn
 
 MARKER_EXTENSION = """\
@@ -23,6 +25,7 @@ def setup(tau):
 # what its handler saw to ``seen.json``.
 DECIDER = """\
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -154,3 +157,21 @@ def test_an_extension_given_with_e_takes_part_and_loads_once(tau: TauCommand) ->
     assert tau.run(*MODEL, "-e", str(outside / "decider.py"), "-p", "hi").returncode == 0
     assert marker.exists()
     assert (outside / "loads.txt").read_text() == "x"  # kept for the session, not loaded again
+
+
+async def test_switching_to_a_session_of_a_new_folder_lets_the_extensions_decide_there(tau: TauCommand) -> None:
+    folder = decider(tau, {"trusted": "yes"})
+    other = tau.work.parent / "other-project"
+    (other / ".tau" / "extensions").mkdir(parents=True)
+    (other / ".tau" / "extensions" / "mark.py").write_text(MARKER_EXTENSION)
+    session = other / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "s-other", "timestamp": "2026-01-01T00:00:00.000Z",
+              "cwd": str(other)}  # fmt: skip
+    session.write_text(json.dumps(header) + "\n")
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        assert seen(folder) is None  # the start folder has nothing to protect
+        assert await rpc.call("switch_session", sessionPath=str(session)) == {"cancelled": False}
+    cwd = str(other.resolve())
+    assert seen(folder) == {"cwd": cwd, "ctx_cwd": cwd, "mode": "rpc", "has_ui": False}
+    assert (other / "marker.txt").read_text() == "ran"

@@ -443,7 +443,9 @@ async def _run_rpc(
     from tau.modes.print_mode import take_over_stdout
     from tau.modes.rpc_mode import run_rpc_mode
 
-    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
+    runtime = _create_runtime(
+        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "rpc"
+    )
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
     return await run_rpc_mode(runtime, out=take_over_stdout())
@@ -469,7 +471,9 @@ async def _run_interactive(
         initial = build_initial_message(args.messages, args.file_args, None, cwd)
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
-    runtime = _create_runtime(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
+    runtime = _create_runtime(
+        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "tui"
+    )
     notices: list[str] = []
     if runtime.session.model is None:  # one notice: the fallback message would say the same
         notices.append(_no_model_message(services))
@@ -503,11 +507,26 @@ def _create_runtime(
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
     trust: ProjectTrust,
+    trust_mode: TrustMode,
 ) -> AgentSessionRuntime:
     """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
-    and this run's trust decisions (a folder first met later is not asked about: not trusted
-    unless saved, ``-a`` or ``defaultProjectTrust: "always"`` say otherwise)."""
+    and this run's trust decisions (a folder first met later is not asked about: the extensions'
+    ``project_trust`` handlers may decide, else it is not trusted unless saved, ``-a`` or
+    ``defaultProjectTrust: "always"`` say otherwise)."""
     from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
+
+    # The extensions loaded to decide a new folder's trust, until its session takes them over.
+    decided_with: dict[str, ExtensionRunner] = {}
+
+    async def before_replacement(cwd: str) -> None:
+        if trust.asks_extensions(cwd):
+            from tau.cli.trust_extensions import decide_trust_by_extensions
+
+            runner = await decide_trust_by_extensions(
+                cwd, agent_dir, _extension_options(args), trust, trust_mode, at_start=False
+            )
+            if runner is not None:
+                decided_with[cwd] = runner
 
     factory = session_runtime_factory(
         auth_storage=services.auth_storage,
@@ -520,10 +539,13 @@ def _create_runtime(
         no_tools=no_tools,
         exclude_tools=args.exclude_tools,
         project_trusted=trust.is_trusted,
+        preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
     )
-    return create_agent_session_runtime(
+    runtime = create_agent_session_runtime(
         factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
     )
+    runtime.before_replacement = before_replacement
+    return runtime
 
 
 def _might_have_extensions(args: Args, cwd: str, agent_dir: str, *, project_trusted: bool) -> bool:

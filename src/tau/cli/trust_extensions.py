@@ -31,10 +31,18 @@ class _StderrNotices(NoUI):
 
 
 async def decide_trust_by_extensions(
-    cwd: str, agent_dir: str, options: ExtensionOptions, trust: ProjectTrust, mode: TrustMode
+    cwd: str,
+    agent_dir: str,
+    options: ExtensionOptions,
+    trust: ProjectTrust,
+    mode: TrustMode,
+    *,
+    at_start: bool = True,
 ) -> ExtensionRunner | None:
     """Load the extensions that may take part and let their ``project_trust`` handlers decide for
-    ``cwd`` (into ``trust``); the loaded runner, for the session to keep (``None``: there are none)."""
+    ``cwd`` (into ``trust``); the loaded runner, for the session to keep (``None``: there are none).
+    Only at start-up can the terminal UI show their dialogs; a folder met later, by switching
+    sessions, gets dialogs that answer at once (``has_ui`` false), as in pi 1.6."""
     from tau.extensions.context import ProjectTrustContext
     from tau.runtime.extension_loading import load_extension_runner
     from tau.runtime.settings import SettingsManager
@@ -44,15 +52,19 @@ async def decide_trust_by_extensions(
     if runner is None or not runner.registry.has_handlers("project_trust"):
         return runner
     ui: ExtensionUI
-    if mode == "tui":
+    if mode != "tui":
+        ui = _StderrNotices()
+    elif at_start:
         from tau.modes.interactive.trust import StartupUI
 
         ui = StartupUI()
     else:
-        ui = _StderrNotices()
-    result, problems = await runner.emit_project_trust(ProjectTrustContext(cwd, mode, ui, has_ui=mode == "tui"))
+        ui = NoUI()  # the terminal UI is running: nothing may write past it
+    context = ProjectTrustContext(cwd, mode, ui, has_ui=mode == "tui" and at_start)
+    result, problems = await runner.emit_project_trust(context)
     for problem in problems:
-        print(f"tau: warning: {problem}", file=sys.stderr)
+        if at_start or mode != "tui":
+            print(f"tau: warning: {problem}", file=sys.stderr)
     if result is not None:
         trust.decide(cwd, result.trusted == "yes", remember=result.remember)
     return runner

@@ -44,6 +44,7 @@ from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
     from tau.extensions.events import ShutdownReason, StartReason
+    from tau.extensions.runner import ExtensionRunner
 
 __all__ = [
     "AgentSessionRuntime",
@@ -106,10 +107,12 @@ def session_runtime_factory(
     custom_tools: Sequence[AgentTool] | None = None,
     exclude_tools: Sequence[str] = (),
     project_trusted: Callable[[str], bool] | None = None,
+    preloaded_extensions: Callable[[str], ExtensionRunner | None] | None = None,
 ) -> RuntimeFactory:
     """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
     survive a switch) and a session with the given options. ``project_trusted(cwd)`` decides whether
-    a folder's own configuration and extensions load (default: they do)."""
+    a folder's own configuration and extensions load (default: they do); ``preloaded_extensions(cwd)``
+    hands over the extensions already loaded to decide that, if any."""
 
     def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
         services = create_agent_session_services(
@@ -119,6 +122,7 @@ def session_runtime_factory(
             resource_options=resource_options,
             extension_options=extension_options,
             project_trusted=project_trusted(cwd) if project_trusted is not None else True,
+            preloaded_extensions=preloaded_extensions(cwd) if preloaded_extensions is not None else None,
         )
         result = create_agent_session(
             services=services,
@@ -146,6 +150,9 @@ class AgentSessionRuntime:
         self._agent_dir = agent_dir
         self._created = created
         self._rebind: RebindSession | None = None
+        self.before_replacement: Callable[[str], Awaitable[None]] | None = None
+        """Awaited with the cwd of every replacement session before it is built (the CLI lets
+        extensions decide the trust of a folder met for the first time there)."""
         created.session.extensions.host.replacer = self
 
     @property
@@ -266,6 +273,8 @@ class AgentSessionRuntime:
         reason: StartReason,
         previous_file: str | None,
     ) -> None:
+        if self.before_replacement is not None:
+            await self.before_replacement(cwd)
         self._created = self._factory(cwd=cwd, agent_dir=self._agent_dir, session_manager=manager)
         session = self._created.session
         session.extensions.host.replacer = self
