@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, ESCAPE, Terminal
 
 from tau.testing.fake_llm import Turn
 
@@ -31,3 +31,24 @@ def test_the_conversation_is_inset_by_the_output_pad(
     [question] = [line for line in lines if "my question" in line and "─" not in line]
     assert reply.index(REPLY) == column
     assert question.index("my question") == column
+
+
+def test_settings_switch_the_output_pad_and_redraw_the_conversation(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text=REPLY))
+    terminal = start_tui()
+    terminal.type("my question")
+    terminal.send(ENTER)
+    terminal.wait_for(REPLY)
+    terminal.type("/settings")
+    terminal.send(ENTER)
+    terminal.wait_for("Output padding: 1", where="display")
+    terminal.type("output")
+    terminal.wait_for("› Output padding: 1", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("› 1", where="display")
+    terminal.send("\x1b[A")  # up to 0
+    terminal.send(ENTER)
+    terminal.wait_for("Output padding: 0", where="display")
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("outputPad") == 0)
+    terminal.wait_for(lambda: [line for line in terminal.text().splitlines() if REPLY in line][-1].startswith(REPLY))

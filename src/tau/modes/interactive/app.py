@@ -547,6 +547,12 @@ class InteractiveMode:
         self._renderers.clear()
         self.redraw_all()
 
+    def set_output_pad(self, pad: int) -> None:
+        """The ``outputPad`` setting changed: every block is laid out again inside the new padding."""
+        self.output_pad = pad
+        self._renderers.clear()
+        self.redraw_all(reload_messages=True)
+
     def keymap_reload(self) -> None:
         from tau.modes.interactive.keys import build_key_bindings
 

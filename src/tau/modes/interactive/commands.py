@@ -84,6 +84,7 @@ _SETTINGS: list[tuple[str, str, list[str]]] = [
     ("autoRetry", "Auto-retry", ["on", "off"]),
     ("hideThinkingBlock", "Hide thinking", ["false", "true"]),
     ("doubleEscapeAction", "Double Esc", ["tree", "fork", "none"]),
+    ("outputPad", "Output padding", ["0", "1"]),
 ]
 
 
@@ -99,6 +100,7 @@ def _setting_value(mode: InteractiveMode, key: str) -> str:
         "autoRetry": "on" if session.auto_retry_enabled else "off",
         "hideThinkingBlock": "false" if mode.show_thinking else "true",
         "doubleEscapeAction": str(settings.get("doubleEscapeAction", "tree")),
+        "outputPad": str(mode.output_pad),
     }
     return str(values[key])
 
@@ -149,6 +151,9 @@ def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
         mode.redraw_all()
     elif key == "doubleEscapeAction":
         settings.set("doubleEscapeAction", value)
+    elif key == "outputPad":
+        settings.set("outputPad", int(value))
+        mode.set_output_pad(int(value))
 
 
 async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
