@@ -20,6 +20,7 @@ from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 SERVER_HEAD = """
 import os, sys, time
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 """
 
@@ -39,9 +40,9 @@ CALC = SERVER_HEAD + textwrap.dedent(
         os._exit(3)
 
     @server.tool()
-    def hang() -> str:
-        \"\"\"Never answer.\"\"\"
-        time.sleep(600)
+    async def hang() -> str:
+        \"\"\"Never answer (asleep in the event loop, so the server still stops when its stdin closes).\"\"\"
+        await anyio.sleep(600)
         return "late"
 
     @server.resource("memo://note")
@@ -97,7 +98,7 @@ GROWING = SERVER_HEAD + textwrap.dedent(
     """
 )
 
-STUCK = "import time\ntime.sleep(600)\n"
+STUCK = "import sys\nsys.stdin.read()  # reads every request, answers none\n"
 
 
 @pytest.fixture(scope="module")
@@ -228,9 +229,8 @@ def test_hanging_servers_fail_at_their_timeout_tau_still_answers_and_failures_ar
     # A server that cannot start and a bad entry are reported once each; the others work.
     assert done.stderr.count("MCP server 'gone' failed: ") == 1 and "/nonexistent/mcp-server" in done.stderr
     assert done.stderr.count('MCP config error: ') == 1 and 'server "old": the SSE transport' in done.stderr
-    # The stuck server is waited for only up to its timeout, then reported; stopping the hung one
-    # costs the SDK's grace period.
-    assert elapsed < 15
+    # The stuck server is waited for only up to its timeout, then reported.
+    assert elapsed < 10
     assert "MCP server 'stuck' failed: did not answer within 1 s" in done.stderr
 
 
