@@ -189,6 +189,7 @@ async def test_length_finishes_stop_with_length(server: FakeLLMServer, finish: s
     server.add(Turn(text="cut", stop_reason=finish))
     reply = await complete(mistral_model(server), Context(messages=[UserMessage("hi")]), api_key="mk")
     assert reply.stop_reason == reason
+    assert reply.raw_stop_reason == finish  # the provider's own word, kept as pi 1.6 keeps it
 
 
 async def test_an_error_finish_is_a_retryable_server_error(server: FakeLLMServer) -> None:

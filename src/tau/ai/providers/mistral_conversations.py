@@ -421,6 +421,7 @@ class _ChunkReader:
     def _finish_reason(self, reason: str) -> None:
         output = self.writer.output
         self.finished = True
+        output.raw_stop_reason = reason
         stop = _STOP_REASONS.get(reason)
         if stop is not None:
             output.stop_reason = stop
