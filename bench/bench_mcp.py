@@ -51,7 +51,9 @@ def _setup(root: Path, url: str) -> Path:
     return agent
 
 
-def _first_request_s(env: dict[str, str], cwd: Path, server: FakeLLMServer, arrivals: list[float]) -> tuple[float, float]:
+def _first_request_s(
+    env: dict[str, str], cwd: Path, server: FakeLLMServer, arrivals: list[float]
+) -> tuple[float, float]:
     """Seconds from launch to the model request, and to the process's end."""
     arrivals.clear()
     started = time.perf_counter()
@@ -83,7 +85,9 @@ def run(repeat: int) -> list[Figure]:
         script.write_text(MCP_SERVER)
         work = root / "work"
         work.mkdir()
-        servers = {f"unused{n}": {"command": PYTHON, "args": [str(script)], "exposure": "deferred"} for n in range(3)}
+        servers = {
+            f"unused{n}": {"command": PYTHON, "args": [str(script)], "exposure": "deferred"} for n in range(3)
+        }
 
         def measure(with_servers: bool) -> tuple[float, float]:
             config = agent / "mcp.json"

@@ -180,9 +180,15 @@ def test_a_direct_mcp_tool_is_called_a_server_that_crashes_mid_call_is_restarted
     assert [(r["server"], r["uri"]) for r in json.loads(listed)["resources"]] == [("calc", "memo://note")]
     assert note == "the note's text"
     log = (tau.agent_dir / "mcp.log").read_text().splitlines()
-    assert [line.split(" ", 1)[1] for line in log] == ["[calc] info -: adding 2 and 3", "[calc] info -: adding 4 and 3"]
+    assert [line.split(" ", 1)[1] for line in log] == [
+        "[calc] info -: adding 2 and 3",
+        "[calc] info -: adding 4 and 3",
+    ]
     assert added == "5"
-    assert crashed == "MCP server 'calc' failed during 'crash' (Connection closed); it is restarted on the next call"
+    assert (
+        crashed
+        == "MCP server 'calc' failed during 'crash' (Connection closed); it is restarted on the next call"
+    )
     assert added_again == "7"
 
 
@@ -228,7 +234,7 @@ def test_hanging_servers_fail_at_their_timeout_tau_still_answers_and_failures_ar
     assert tool_results(tau.server.requests[-1]) == ["MCP server 'calc' did not answer 'hang' within 1 s"]
     # A server that cannot start and a bad entry are reported once each; the others work.
     assert done.stderr.count("MCP server 'gone' failed: ") == 1 and "/nonexistent/mcp-server" in done.stderr
-    assert done.stderr.count('MCP config error: ') == 1 and 'server "old": the SSE transport' in done.stderr
+    assert done.stderr.count("MCP config error: ") == 1 and 'server "old": the SSE transport' in done.stderr
     # The stuck server is waited for only up to its timeout, then reported.
     assert elapsed < 10
     assert "MCP server 'stuck' failed: did not answer within 1 s" in done.stderr
@@ -258,18 +264,24 @@ def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loa
     assert len(json.dumps(first.body["tools"])) < 6000
     assert "Loaded" in tool_results(second)[0] and "mcp__big__tool_137" in tool_results(second)[0]
     assert "mcp__big__tool_137" in tool_names(second)
-    assert not any(name.startswith("mcp__big__tool_1") and name != "mcp__big__tool_137" for name in tool_names(second))
+    assert not any(
+        name.startswith("mcp__big__tool_1") and name != "mcp__big__tool_137" for name in tool_names(second)
+    )
     assert tool_results(third)[-1] == "tool 137 did it"
     # The prompt prefix does not change when the server connects or a tool is loaded.
     assert first.body["messages"][0] == second.body["messages"][0] == third.body["messages"][0]
-    assert "Use tool_search to find and load the tools of these MCP servers: big" in str(first.body["messages"][0])
+    assert "Use tool_search to find and load the tools of these MCP servers: big" in str(
+        first.body["messages"][0]
+    )
 
 
 def test_an_http_server_works_and_mcp_list_reports_every_server(
     tau: TauCommand, scripts: dict[str, str], http_url: str
 ) -> None:
     configure(tau, {"remote": {"url": http_url, "exposure": "direct"}, "local": stdio(scripts["calc"])})
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 20, "b": 22})]), Turn(text="42."))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 20, "b": 22})]), Turn(text="42.")
+    )
 
     done = tau.run("-p", *MODEL, "add remotely")
     listed = tau.run("mcp", "list", "--json")
@@ -298,9 +310,13 @@ def test_print_mode_without_direct_tools_starts_no_server_the_model_never_search
     assert not marker.exists()
 
 
-def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_takes_it_out(tau: TauCommand) -> None:
+def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_takes_it_out(
+    tau: TauCommand,
+) -> None:
     config = tau.agent_dir / "mcp.json"
-    added = tau.run("mcp", "add", "gone", "--env", "KEY=value", "--exposure", "direct", "--", "/nonexistent/server", "-x")
+    added = tau.run(
+        "mcp", "add", "gone", "--env", "KEY=value", "--exposure", "direct", "--", "/nonexistent/server", "-x"
+    )
     written = json.loads(config.read_text())
     listed = tau.run("mcp", "list")
     removed = tau.run("mcp", "remove", "gone")
@@ -335,7 +351,9 @@ def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_f
     assert tau.server.requests == []
 
 
-def test_no_mcp_a_builtin_mcp_switch_and_untrusted_projects_start_no_server(tau: TauCommand, scripts: dict[str, str]) -> None:
+def test_no_mcp_a_builtin_mcp_switch_and_untrusted_projects_start_no_server(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
     configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
     configure(tau, {"proj": stdio(scripts["calc"], exposure="direct")}, tau.work / ".tau" / "mcp.json")
     tau.server.add(Turn(text="a"), Turn(text="b"), Turn(text="c"))

@@ -160,7 +160,11 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     done = tau.run("-p", *MODEL, "add 1 and 2")
     fixed_login = tau.run("-p", *MODEL, "/mcp login fixed")  # the same sign-in, from a session
 
-    assert before.returncode == 1 and "secure: needs sign-in" in before.stdout and "fixed: needs sign-in" in before.stdout
+    assert (
+        before.returncode == 1
+        and "secure: needs sign-in" in before.stdout
+        and "fixed: needs sign-in" in before.stdout
+    )
     assert "sign in with: tau mcp login secure" in before.stdout
     assert login.returncode == 0, login.stderr
     assert login.stdout.strip().endswith("Signed in to secure")

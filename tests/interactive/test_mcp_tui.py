@@ -34,7 +34,11 @@ def test_slash_mcp_picks_a_server_shows_its_tools_and_disables_it(tau: TauComman
     script = tau.work / "calc_server.py"
     script.write_text(SERVER)
     config = tau.agent_dir / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"calc": {"command": sys.executable, "args": [str(script)], "exposure": "direct"}}}))
+    config.write_text(
+        json.dumps(
+            {"mcpServers": {"calc": {"command": sys.executable, "args": [str(script)], "exposure": "direct"}}}
+        )
+    )
     tau.server.add(Turn(text="hello there"))
     terminal = start_tui()
     terminal.type("hi")

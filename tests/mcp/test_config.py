@@ -23,13 +23,18 @@ def write(path: Path, servers: dict[str, Any]) -> Path:
     return path
 
 
-def test_a_project_entry_replaces_the_global_one_and_an_override_changes_only_its_switches(tmp_path: Path) -> None:
+def test_a_project_entry_replaces_the_global_one_and_an_override_changes_only_its_switches(
+    tmp_path: Path,
+) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "work"
     write(
         agent / "mcp.json",
         {"a": {"command": "a-server", "env": {"K": "v"}}, "b": {"url": "https://b.example/mcp"}},
     )
-    write(cwd / ".tau" / "mcp.json", {"a": {"enabled": False, "exposure": "direct"}, "b": {"command": "local-b"}})
+    write(
+        cwd / ".tau" / "mcp.json",
+        {"a": {"enabled": False, "exposure": "direct"}, "b": {"command": "local-b"}},
+    )
 
     config = load_mcp_config(str(cwd), str(agent))
 
@@ -40,7 +45,9 @@ def test_a_project_entry_replaces_the_global_one_and_an_override_changes_only_it
     assert (b.transport, b.command, b.scope) == ("stdio", "local-b", "project")
 
 
-def test_an_untrusted_project_file_is_not_read_and_pis_folder_is_read_when_tau_has_none(tmp_path: Path) -> None:
+def test_an_untrusted_project_file_is_not_read_and_pis_folder_is_read_when_tau_has_none(
+    tmp_path: Path,
+) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "work"
     write(cwd / ".pi" / "mcp.json", {"p": {"command": "p-server"}})
 

@@ -22,7 +22,10 @@ def test_a_result_keeps_text_and_images_and_an_error_result_raises_its_text() ->
     result = to_tool_result(
         "s",
         {
-            "content": [{"type": "text", "text": "hi"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+            "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            ],
             "structuredContent": {"n": 1},
         },
     )
@@ -46,10 +49,15 @@ def test_long_text_loses_its_middle_around_a_marker() -> None:
 
 def test_ranking_prefers_the_tool_whose_own_name_and_description_cover_the_query() -> None:
     documents = [
-        SearchDocument(f"mcp__big__tool_{n}", f"tool_{n}", f"Tool {n}: handle record kind {n}.") for n in range(50)
+        SearchDocument(f"mcp__big__tool_{n}", f"tool_{n}", f"Tool {n}: handle record kind {n}.")
+        for n in range(50)
     ]
-    documents.append(SearchDocument("mcp__gh__create_issue", "create_issue", "Open a new issue in a repository."))
-    documents.append(SearchDocument("mcp__gh__list_issues", "list_issues", "List the issues of a repository."))
+    documents.append(
+        SearchDocument("mcp__gh__create_issue", "create_issue", "Open a new issue in a repository.")
+    )
+    documents.append(
+        SearchDocument("mcp__gh__list_issues", "list_issues", "List the issues of a repository.")
+    )
 
     assert [d.name for d in rank_tools("create issue", documents, 1)] == ["mcp__gh__create_issue"]
     assert rank_tools("tool_7", documents, 3)[0].name == "mcp__big__tool_7"

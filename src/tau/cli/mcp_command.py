@@ -163,7 +163,11 @@ def _add(argv: list[str]) -> int:
             headers["Authorization"] = f"Bearer ${{{options['bearer']}}}"
         if headers:
             entry["headers"] = headers
-        oauth: dict[str, Any] = {k: options[k] for k in ("clientId", "clientSecret", "clientName", "clientRegistration") if k in options}
+        oauth: dict[str, Any] = {
+            k: options[k]
+            for k in ("clientId", "clientSecret", "clientName", "clientRegistration")
+            if k in options
+        }
         if "callbackPort" in options:
             oauth["callbackPort"] = _number(options["callbackPort"], "--oauth-callback-port", integer=True)
         if oauth:
@@ -230,7 +234,9 @@ def _load(cwd: str, agent_dir: str) -> tuple[Any, str | None]:
     trusted = _trusted(cwd, agent_dir)
     note = None
     if not trusted and project_config_path(cwd).exists():
-        note = f"{project_config_path(cwd)} is not read: this folder is not trusted (start tau here to trust it)"
+        note = (
+            f"{project_config_path(cwd)} is not read: this folder is not trusted (start tau here to trust it)"
+        )
     return load_mcp_config(cwd, agent_dir, include_project=trusted), note
 
 
@@ -258,7 +264,9 @@ def _list(argv: list[str]) -> int:
         print(json.dumps(body, indent=2))
         return 1 if failed else 0
     if not connections and not config.errors:
-        print(f"No MCP servers configured. Add them with: tau mcp add (or edit {Path(agent_dir) / 'mcp.json'})")
+        print(
+            f"No MCP servers configured. Add them with: tau mcp add (or edit {Path(agent_dir) / 'mcp.json'})"
+        )
     for connection in connections:
         print("\n".join(describe_server(connection)))
     for error in config.errors:
@@ -272,7 +280,9 @@ async def _connect_all(config: Any, cwd: str, agent_dir: str) -> list[Any]:
     from tau.mcp.connection import McpCallError, ServerConnection
     from tau.mcp.oauth import oauth_factory
 
-    connections = [ServerConnection(s, cwd, auth_factory=oauth_factory(agent_dir)) for s in config.servers.values()]
+    connections = [
+        ServerConnection(s, cwd, auth_factory=oauth_factory(agent_dir)) for s in config.servers.values()
+    ]
 
     async def check(connection: ServerConnection) -> None:
         if not connection.config.enabled:

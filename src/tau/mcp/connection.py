@@ -149,13 +149,19 @@ class ServerConnection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, logging_callback=self._on_log, message_handler=self._on_message)
+                    ClientSession(
+                        read, write, logging_callback=self._on_log, message_handler=self._on_message
+                    )
                 )
                 timeout = self.config.timeout_s  # the handshake's requests are requests like any other
                 try:
                     info = _dump(await asyncio.wait_for(session.initialize(), timeout))
                     capabilities = info.get("capabilities", {})
-                    tools = await asyncio.wait_for(self._list_tools(session), timeout) if "tools" in capabilities else []
+                    tools = (
+                        await asyncio.wait_for(self._list_tools(session), timeout)
+                        if "tools" in capabilities
+                        else []
+                    )
                 except TimeoutError:
                     raise McpCallError(f"did not answer within {timeout:g} s") from None
                 self.instructions = str(info.get("instructions") or "")
@@ -343,7 +349,13 @@ class ServerConnection:
         return _dump(await self.request("resources/read", lambda s: s.read_resource(uri)))
 
 
-_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared._httpx_utils", "mcp.types")
+_SDK_MODULES = (
+    "mcp",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+    "mcp.types",
+)
 
 
 async def _import_sdk() -> None:

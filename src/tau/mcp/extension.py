@@ -145,7 +145,11 @@ class McpServers:
         self._ctx = ctx
         recorded = ctx.session_manager.build_session_context().system_message
         if recorded is not None:
-            self._restore = {str(t.get("name")) for t in recorded.tools_added or [] if str(t.get("name")).startswith("mcp__")}
+            self._restore = {
+                str(t.get("name"))
+                for t in recorded.tools_added or []
+                if str(t.get("name")).startswith("mcp__")
+            }
         for error in self.config.errors:
             self.report(f"MCP config error: {error}")
         enabled = [s for s in self.config.servers.values() if s.enabled]
@@ -163,6 +167,7 @@ class McpServers:
         for connection in self.connections.values():
             if connection.config.enabled and connection.state in ("idle", "connecting"):
                 connection.start()
+
     async def _before_agent_start(self, event: Any, ctx: ExtensionContext) -> None:
         self._ctx = ctx
         if not self._first_prompt:
@@ -397,7 +402,8 @@ def _servers_guideline(servers: list[ServerConfig]) -> str:
     """The system prompt's line about the servers behind ``tool_search`` (pi's ``mcp_servers``
     section, from the configuration only, so that it does not change when servers connect)."""
     described = [
-        f"{s.name} ({s.description.strip().splitlines()[0]})" if s.description.strip() else s.name for s in servers
+        f"{s.name} ({s.description.strip().splitlines()[0]})" if s.description.strip() else s.name
+        for s in servers
     ]
     return f"Use {TOOL_SEARCH} to find and load the tools of these MCP servers: {'; '.join(described)}"
 

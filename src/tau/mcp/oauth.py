@@ -21,7 +21,14 @@ from typing import Any
 
 from tau.mcp.config import ServerConfig
 
-__all__ = ["AUTH_FILE", "FileTokenStorage", "SignInRequiredError", "credentials_key", "oauth_factory", "sign_in"]
+__all__ = [
+    "AUTH_FILE",
+    "FileTokenStorage",
+    "SignInRequiredError",
+    "credentials_key",
+    "oauth_factory",
+    "sign_in",
+]
 
 AUTH_FILE = "mcp-auth.json"
 
@@ -36,7 +43,9 @@ def credentials_key(config: ServerConfig) -> str:
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(config.url)
-    url = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, parts.fragment))
+    url = urlunsplit(
+        (parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, parts.fragment)
+    )
     return f"mcp__{config.name.replace('-', '_')}|{url}"
 
 
@@ -85,8 +94,12 @@ class FileTokenStorage:
         return OAuthToken.model_validate(tokens) if tokens else None
 
     async def set_tokens(self, tokens: Any) -> None:
-        expires_at = int((time.time() + float(tokens.expires_in)) * 1000) if tokens.expires_in is not None else None
-        self._write({"tokens": tokens.model_dump(mode="json", exclude_none=True), "tokensExpireAt": expires_at})
+        expires_at = (
+            int((time.time() + float(tokens.expires_in)) * 1000) if tokens.expires_in is not None else None
+        )
+        self._write(
+            {"tokens": tokens.model_dump(mode="json", exclude_none=True), "tokensExpireAt": expires_at}
+        )
 
     def expires_at(self) -> float | None:
         """When the stored access token expires (Unix seconds), if known."""
@@ -148,7 +161,11 @@ def _provider(
             **({"scope": oauth["scope"]} if oauth.get("scope") else {}),
         }
     )
-    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config), static_client=_static_client(config, redirect_uri))
+    storage = FileTokenStorage(
+        Path(agent_dir) / AUTH_FILE,
+        credentials_key(config),
+        static_client=_static_client(config, redirect_uri),
+    )
 
     class Provider(OAuthClientProvider):
         async def _initialize(self) -> None:
@@ -157,7 +174,9 @@ def _provider(
             # access token would be sent (and refused) instead of refreshed.
             self.context.token_expiry_time = storage.expires_at()
 
-    return Provider(config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler)
+    return Provider(
+        config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler
+    )
 
 
 def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
@@ -241,7 +260,9 @@ async def sign_in(
     registered = await storage.get_client_info()
     if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or ()]:
         storage.forget()  # registered for another redirect URI: register again
-    auth = _provider(agent_dir, config, redirect_uri=redirect_uri, redirect_handler=redirect, callback_handler=callback)
+    auth = _provider(
+        agent_dir, config, redirect_uri=redirect_uri, redirect_handler=redirect, callback_handler=callback
+    )
     from tau.mcp.config import expand_value
 
     headers = {key: expand_value(value) for key, value in config.headers.items()}

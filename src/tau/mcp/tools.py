@@ -40,7 +40,9 @@ def _middle_cut(text: str) -> str:
         return text
     import tempfile
 
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="tau-mcp-", suffix=".txt", delete=False) as f:
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", prefix="tau-mcp-", suffix=".txt", delete=False
+    ) as f:
         f.write(text)
     keep = _TEXT_LIMIT // 2
     return f"{text[:keep]}\n…{len(text) - 2 * keep} chars truncated (full text: {f.name})…\n{text[-keep:]}"
