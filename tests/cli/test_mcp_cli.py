@@ -332,6 +332,26 @@ def test_mcp_add_writes_the_entry_list_fails_for_a_broken_server_and_remove_take
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "letters, digits" in bad.stderr
 
 
+def test_mcp_add_local_writes_an_http_entry_to_the_project_file(tau: TauCommand) -> None:
+    added = tau.run(
+        "mcp", "add", "docs", "-l", "--url", "https://docs.example/mcp", "--bearer-token-env-var", "DOCS_TOKEN",
+        "--header", "X-Team=core", "--oauth-callback-port", "8765", "--description", "Product docs",
+    )  # fmt: skip
+
+    assert added.returncode == 0, added.stderr
+    assert json.loads((tau.work / ".tau" / "mcp.json").read_text()) == {
+        "mcpServers": {
+            "docs": {
+                "url": "https://docs.example/mcp",
+                "headers": {"X-Team": "core", "Authorization": "Bearer ${DOCS_TOKEN}"},
+                "oauth": {"callbackPort": 8765},
+                "description": "Product docs",
+            }
+        }
+    }
+    assert not (tau.agent_dir / "mcp.json").exists()
+
+
 def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_file(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
