@@ -105,14 +105,14 @@ def _has_mcp_config(
     ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
     if options.no_mcp or options.no_extensions:
         return False
-    project, user = _settings_entries(settings)
-    if f"-{BUILTIN_MCP}" in (*(project if include_project else ()), *user):
-        return False
-    if os.path.exists(os.path.join(agent_dir, "mcp.json")):
-        return True
-    return include_project and any(
-        os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi")
+    found = os.path.exists(os.path.join(agent_dir, "mcp.json")) or (
+        include_project
+        and any(os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi"))
     )
+    if not found:
+        return False
+    project, user = _settings_entries(settings)
+    return f"-{BUILTIN_MCP}" not in (*(project if include_project else ()), *user)
 
 
 def might_have_extensions(
