@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tau.ai.types import ImageContent, TextContent
-from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, to_tool_result
+from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
 
 
 def test_tool_names_replace_other_characters_and_get_a_hash_when_too_long_or_taken() -> None:
@@ -62,3 +62,26 @@ def test_ranking_prefers_the_tool_whose_own_name_and_description_cover_the_query
     assert [d.name for d in rank_tools("create issue", documents, 1)] == ["mcp__gh__create_issue"]
     assert rank_tools("tool_7", documents, 3)[0].name == "mcp__big__tool_7"
     assert rank_tools("zebra", documents, 3) == []
+
+
+def test_search_text_covers_parameters_behind_a_ref_and_survives_a_recursive_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"filter": {"$ref": "#/$defs/Filter"}},
+        "$defs": {
+            "Filter": {
+                "type": "object",
+                "properties": {
+                    "assignee": {"type": "string", "description": "Login of the person"},
+                    "parent": {"$ref": "#/$defs/Filter"},
+                },
+            }
+        },
+    }
+    text = schema_text(schema)
+    assert text.split() == ["filter", "assignee", "Login", "of", "the", "person", "parent"]
+    documents = [
+        SearchDocument("mcp__gh__search", "search", "Search.", parameters=text),
+        SearchDocument("mcp__gh__other", "other", "Other."),
+    ]
+    assert [d.name for d in rank_tools("assignee", documents, 5)] == ["mcp__gh__search"]

@@ -32,7 +32,7 @@ from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
 from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure
 from tau.mcp.connection import McpCallError, ServerConnection
-from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, to_tool_result
+from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
@@ -65,6 +65,7 @@ class _RegisteredTool:
     remote: str
     exposure: str
     description: str
+    parameters: str = ""
 
 
 class McpServers:
@@ -230,7 +231,8 @@ class McpServers:
             taken.add(name)
             names.append(name)
             description = str(tool.get("description") or f"{remote} (MCP server {server.name})")
-            self.tools[name] = _RegisteredTool(server.name, remote, exposure, description)
+            parameters = schema_text(tool.get("inputSchema"))
+            self.tools[name] = _RegisteredTool(server.name, remote, exposure, description, parameters)
             if name in before:
                 continue  # a reconnect or a changed list: the registration still stands
             self.tau.register_tool(
@@ -314,7 +316,9 @@ class McpServers:
         active = self.tau.get_active_tools()
         registered = {info.name for info in self.tau.get_all_tools()}
         candidates = [
-            SearchDocument(name, tool.remote, tool.description, self._server_description(tool.server))
+            SearchDocument(
+                name, tool.remote, tool.description, self._server_description(tool.server), tool.parameters
+            )
             for name, tool in self.tools.items()
             if tool.exposure in ("deferred", "codemode")
             and name not in active

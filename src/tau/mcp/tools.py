@@ -18,7 +18,7 @@ from typing import Any
 from tau.agent.tool import AgentToolResult
 from tau.ai.types import ImageContent, TextContent
 
-__all__ = ["SearchDocument", "mcp_tool_name", "rank_tools", "to_tool_result"]
+__all__ = ["SearchDocument", "mcp_tool_name", "rank_tools", "schema_text", "to_tool_result"]
 
 _MAX_NAME = 64
 _TEXT_LIMIT = 20_000
@@ -89,6 +89,38 @@ class SearchDocument:
     tool: str
     description: str
     server_description: str = ""
+    parameters: str = ""
+    """The names and descriptions of the tool's parameters (``schema_text``)."""
+
+
+def schema_text(schema: Any) -> str:
+    """The property names and descriptions of an input schema, ``$ref``s into ``$defs`` followed once
+    each, as search text."""
+    if not isinstance(schema, dict):
+        return ""
+    definitions = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    words: list[str] = []
+    seen: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
+            seen.add(ref)
+            walk(definitions.get(ref.rsplit("/", 1)[-1]))
+        for name, child in (node.get("properties") or {}).items():
+            words.append(str(name))
+            if isinstance(child, dict) and isinstance(child.get("description"), str):
+                words.append(child["description"])
+            walk(child)
+        for key in ("items", "anyOf", "oneOf", "allOf"):
+            value = node.get(key)
+            for child in value if isinstance(value, list) else [value]:
+                walk(child)
+
+    walk(schema)
+    return " ".join(words)
 
 
 def _terms(text: str) -> list[str]:
@@ -125,7 +157,7 @@ def _bag(document: SearchDocument) -> dict[str, float]:
     bag: dict[str, float] = {}
     for weight, texts in (
         (3.0, (document.tool,)),
-        (1.0, (document.description, document.server_description)),
+        (1.0, (document.description, document.server_description, document.parameters)),
     ):
         for term in _words(texts):
             bag[term] = bag.get(term, 0.0) + weight
