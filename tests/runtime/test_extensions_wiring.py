@@ -101,6 +101,30 @@ async def test_a_registered_tool_is_offered_to_the_model_and_runs(
     assert not result.is_error and result_text(result) == f"Hello, Ada! (cwd {project})"
 
 
+LATENT = """
+    from tau.extensions import ExtensionAPI, ToolDefinition
+
+    def setup(tau: ExtensionAPI) -> None:
+        tau.register_tool(ToolDefinition(
+            name="latent",
+            description="Registered inactive",
+            parameters={"type": "object", "properties": {}},
+            execute=lambda *args: "latent ran",
+            default_active=False,
+        ))
+"""
+
+
+async def test_a_tool_registered_inactive_waits_for_set_active_tools(
+    extension_session: ExtensionSessionFactory,
+) -> None:
+    session = await extension_session(latent=LATENT)
+    assert "latent" in [t.name for t in session.get_all_tools()]
+    assert "latent" not in session.get_active_tool_names()
+    session.set_active_tools([*session.get_active_tool_names(), "latent"])
+    assert "latent" in session.get_active_tool_names()
+
+
 async def test_a_context_handler_changes_the_request_but_not_the_session(
     extension_session: ExtensionSessionFactory, faux: FauxProvider
 ) -> None:

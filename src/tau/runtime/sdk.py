@@ -125,6 +125,9 @@ def create_agent_session(
         no_tools=no_tools,
         exclude=exclude_tools,
         defaults=defaults,
+        inactive=[t.definition.name for t in runner.tool_definitions if not t.definition.default_active]
+        if runner is not None
+        else (),
     )
 
     agent = Agent(

@@ -10,7 +10,7 @@ byte-identical through a session and provider prompt caches keep hitting.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, TypeAlias
 
 from tau.agent.tool import AgentTool
@@ -70,8 +70,11 @@ class ToolRegistry:
         no_tools: NoTools | None = None,
         exclude: Sequence[str] = (),
         defaults: Sequence[str] = CODING_TOOL_NAMES,
+        inactive: Collection[str] = (),
     ) -> None:
-        """``defaults``: the built-in names active without an allowlist (the ``defaultTools`` setting)."""
+        """``defaults``: the built-in names active without an allowlist (the ``defaultTools`` setting);
+        ``inactive``: extension tools registered inactive (only a name in ``defaults`` or the
+        allowlist activates one)."""
         if no_tools == "all":
             allowlist = []
         self._builtin = list(builtin)
@@ -82,10 +85,10 @@ class ToolRegistry:
         self._filters_mcp = any(entry.startswith("mcp__") for entry in self._allowlist or ())
         self._excluded = tool_name_matcher(exclude) if exclude else None
         self._tools = self._overlay(extension)
-        added = [t.name for t in (*extension, *custom) if t.name in self._tools]
+        added = [t.name for t in (*extension, *custom) if t.name in self._tools and t.name not in inactive]
         if self._allowlist is not None:
             # Named tools first, in the list's order; then every other one a pattern matches.
-            initial = [*self._allowlist, *self._tools]
+            initial = [*self._allowlist, *(name for name in self._tools if name not in inactive)]
         elif no_tools == "builtin":
             initial = added
         else:
