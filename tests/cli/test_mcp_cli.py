@@ -411,6 +411,25 @@ def test_tools_allowlist_keeps_mcp_tools_undeclared_unless_an_entry_names_them_a
     assert second == ["read", "mcp__calc__add", "mcp__calc__hang"]
 
 
+def test_without_the_mcp_sdk_one_line_names_the_extra_and_tau_still_answers(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    blocker = tau.work / "no-sdk" / "mcp"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError(\"No module named 'mcp'\")\n")
+    tau.env["PYTHONPATH"] = str(blocker.parent)
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
+    tau.server.add(Turn(text="Answered anyway."))
+
+    listed = tau.run("mcp", "list")
+    done = tau.run("-p", *MODEL, "hi")
+
+    hint = "MCP servers need the MCP SDK: pip install 'tau-agent[mcp]'"
+    assert listed.returncode == 1 and listed.stderr == f"tau: {hint}\n"
+    assert done.returncode == 0 and done.stdout.strip() == "Answered anyway."
+    assert done.stderr == f"tau: warning: MCP server 'calc' failed: {hint}\n"
+
+
 def test_tau_without_mcp_config_never_imports_the_mcp_support(tau: TauCommand) -> None:
     tau.server.add(Turn(text="hi"))
 
