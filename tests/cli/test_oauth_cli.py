@@ -31,7 +31,7 @@ def llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def oauth(llm: FakeLLMServer) -> Iterator[FakeOAuthServer]:
-    with FakeOAuthServer(copilot_upstream=llm.base_url) as server:
+    with FakeOAuthServer(copilot_upstream=llm.base_url, device_interval_s=0.05) as server:
         yield server
 
 
@@ -113,6 +113,7 @@ def tau(tmp_path: Path, oauth: FakeOAuthServer) -> Tau:
         TAU_AGENT_DIR=str(agent_dir),
         TAU_OAUTH_TEST_HOSTS=oauth.hosts_env(),
         TAU_OAUTH_TEST_CALLBACK_PORT="0",
+        TAU_OAUTH_TEST_POLL_S="0.05",  # device logins poll every 50 ms, not every second
         BROWSER="true",  # webbrowser runs `true <url>`: the test is the browser
     )
     return Tau(agent_dir, env)
@@ -286,7 +287,7 @@ def test_two_processes_refreshing_at_once_make_one_refresh_request_and_both_go_o
     logged_in: Tau, oauth: FakeOAuthServer
 ) -> None:
     _expired(logged_in, "anthropic")
-    oauth.refresh_delay_s = 1.5  # the second process surely finds the token stale while the first refreshes
+    oauth.refresh_delay_s = 1.0  # the second process surely finds the token stale while the first refreshes
 
     processes = [logged_in.popen("auth", "print-bearer-token", "--provider", "anthropic") for _ in range(2)]
     results = [p.communicate(timeout=60) for p in processes]
@@ -490,7 +491,7 @@ def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: Fak
 def test_device_login_waits_for_the_code_then_requests_carry_the_access_token(
     tau: Tau, llm: FakeLLMServer, oauth: FakeOAuthServer, provider: str, page: str, code: str
 ) -> None:
-    oauth.device_pending_polls = 1
+    oauth.device_pending_polls = 2  # the user takes a moment to enter the code
 
     result = tau.run("auth", "login", provider)
 

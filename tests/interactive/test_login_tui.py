@@ -20,10 +20,11 @@ Start = Callable[..., Terminal]
 
 @pytest.fixture
 def oauth(tau: TauCommand) -> Iterator[FakeOAuthServer]:
-    with FakeOAuthServer() as server:
+    with FakeOAuthServer(device_interval_s=0.05) as server:
         tau.env.update(
             TAU_OAUTH_TEST_HOSTS=server.hosts_env(),
             TAU_OAUTH_TEST_CALLBACK_PORT="0",
+            TAU_OAUTH_TEST_POLL_S="0.05",
             BROWSER=str(server.write_browser(tau.agent_dir / "browser")),
         )
         yield server
@@ -93,29 +94,17 @@ def test_over_ssh_the_redirect_url_is_pasted_into_the_dialog(
     assert json.loads((tau.agent_dir / "auth.json").read_text())["anthropic"]["type"] == "oauth"
 
 
-def test_esc_in_the_paste_dialog_cancels_the_login_and_the_tui_goes_on(
+def test_esc_cancels_a_login_waiting_for_the_browser_or_for_a_device_code_and_the_tui_goes_on(
     tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
 ) -> None:
     tau.env["BROWSER"] = "true"  # the browser never comes back
+    oauth.device_pending_polls = 10**6  # the device code is never entered
     terminal = start_tui()
 
     _login_anthropic(terminal)
     terminal.wait_for("or finish in the browser", where="display")
     terminal.send(ESCAPE)
-
     terminal.wait_for("Login cancelled.")
-    assert not (tau.agent_dir / "auth.json").exists()
-    tau.server.add(Turn(text="still here"))
-    terminal.type("hi")
-    terminal.send(ENTER)
-    terminal.wait_for("still here")
-
-
-def test_esc_while_a_device_login_waits_for_the_code_cancels_it(
-    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
-) -> None:
-    oauth.device_pending_polls = 1000  # the code is never entered
-    terminal = start_tui()
 
     terminal.type("/login github-copilot")
     terminal.send(ENTER)
@@ -123,6 +112,10 @@ def test_esc_while_a_device_login_waits_for_the_code_cancels_it(
     terminal.send(ENTER)  # github.com
     terminal.wait_for("Enter code WDJB-MJHT at https://github.com/login/device", where="display")
     terminal.send(ESCAPE)
+    terminal.wait_for(lambda: terminal.text().count("Login cancelled.") == 2)
 
-    terminal.wait_for("Login cancelled.")
     assert not (tau.agent_dir / "auth.json").exists()
+    tau.server.add(Turn(text="still here"))
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("still here")

@@ -84,6 +84,7 @@ class FakeOAuthServer:
     deny: bool = False  # the user refuses in the browser: the callback carries error=access_denied
     refresh_delay_s: float = 0.3  # widens the window in which a second refresher would slip in
     copilot_upstream: str | None = None
+    device_interval_s: float = 1.0  # the polling interval device logins are told to keep
     device_pending_polls: int = 0  # the next device-login polls that answer "not yet"
     google_onboarding: bool = False  # the Google account has no project yet: onboardUser provisions one
     account_id: str = "acct-fake-123"
@@ -301,7 +302,11 @@ class FakeOAuthServer:
     # ---- OpenAI device code ----------------------------------------------------------------------
 
     def _codex_device_start(self, handler: Any, *_: Any) -> None:
-        _send(handler, 200, {"device_auth_id": "dev-1", "user_code": "ABCD-1234", "interval": "1"})
+        _send(
+            handler,
+            200,
+            {"device_auth_id": "dev-1", "user_code": "ABCD-1234", "interval": str(self.device_interval_s)},
+        )
 
     def _codex_device_poll(self, handler: Any, *_: Any) -> None:
         with self._lock:
@@ -325,18 +330,28 @@ class FakeOAuthServer:
                 "user_code": "XAI-7788",
                 "verification_uri": "https://accounts.x.ai/device",
                 "verification_uri_complete": "https://accounts.x.ai/device?code=XAI-7788",
-                "interval": 1,
+                "interval": self.device_interval_s,
                 "expires_in": 60,
             },
         )
 
     def _kimi_device_code(self, handler: Any, *_: Any) -> None:
         _send(
-            handler, 200, _device_answer("kimi-coding", "KIMI-4455", "https://www.kimi.com/device?user_code=")
+            handler,
+            200,
+            _device_answer(
+                "kimi-coding", "KIMI-4455", "https://www.kimi.com/device?user_code=", self.device_interval_s
+            ),
         )
 
     def _meta_device_code(self, handler: Any, *_: Any) -> None:
-        _send(handler, 200, _device_answer("meta", "META-1122", "https://auth.meta.com/device?user_code="))
+        _send(
+            handler,
+            200,
+            _device_answer(
+                "meta", "META-1122", "https://auth.meta.com/device?user_code=", self.device_interval_s
+            ),
+        )
 
     def _meta_mint(
         self, handler: Any, host: str, path: str, query: Any, body: Any, headers: dict[str, str]
@@ -390,7 +405,7 @@ class FakeOAuthServer:
                 "device_code": "gh-device-1",
                 "user_code": "WDJB-MJHT",
                 "verification_uri": "https://github.com/login/device",
-                "interval": 1,
+                "interval": self.device_interval_s,
                 "expires_in": 60,
             },
         )
@@ -514,13 +529,13 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
 }
 
 
-def _device_answer(provider: str, user_code: str, page: str) -> dict[str, Any]:
+def _device_answer(provider: str, user_code: str, page: str, interval_s: float) -> dict[str, Any]:
     return {
         "device_code": _DEVICE_CODES[provider],
         "user_code": user_code,
         "verification_uri": page.split("?")[0],
         "verification_uri_complete": page + user_code,
-        "interval": 1,
+        "interval": interval_s,
         "expires_in": 60,
     }
 

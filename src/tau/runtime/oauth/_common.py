@@ -9,6 +9,7 @@ Test-only environment variables (never set them outside tests; they let the whol
 - ``TAU_OAUTH_TEST_CALLBACK_PORT``: the port the local callback server listens on instead of the
   provider's registered one.
 - ``TAU_OAUTH_TEST_TIMEOUT_S``: how long a login waits for the browser (default 10 minutes).
+- ``TAU_OAUTH_TEST_POLL_S``: the shortest wait between device-login polls (default 1 s, as pi).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "expires_at_ms",
     "get_json",
     "login_timeout_s",
+    "min_interval_s",
     "oauth_url",
     "pkce_pair",
     "post_form",
@@ -43,6 +45,7 @@ __all__ = [
 
 _HTTP_TIMEOUT_S = 30.0
 _DEFAULT_LOGIN_TIMEOUT_S = 600.0
+_MIN_POLL_INTERVAL_S = 1.0
 
 
 def oauth_url(url: str) -> str:
@@ -67,6 +70,11 @@ def callback_port(registered: int) -> int:
 def login_timeout_s() -> float:
     override = os.environ.get("TAU_OAUTH_TEST_TIMEOUT_S")
     return float(override) if override else _DEFAULT_LOGIN_TIMEOUT_S
+
+
+def min_interval_s() -> float:
+    override = os.environ.get("TAU_OAUTH_TEST_POLL_S")
+    return float(override) if override else _MIN_POLL_INTERVAL_S
 
 
 def pkce_pair() -> tuple[str, str]:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
+from tau.runtime.oauth._common import min_interval_s
 from tau.runtime.oauth.errors import LoginCancelledError, LoginError
 from tau.runtime.oauth.interaction import LoginInteraction
 
@@ -16,7 +17,6 @@ T = TypeVar("T")
 # ("done", value), ("pending", None), ("slow_down", new interval in s or None), ("failed", message)
 PollResult = tuple[Literal["done", "pending", "slow_down", "failed"], object]
 
-_MIN_INTERVAL_S = 1.0
 _DEFAULT_INTERVAL_S = 5.0  # RFC 8628 §3.2, when the server gives none
 _SLOW_DOWN_STEP_S = 5.0  # RFC 8628 §3.5
 
@@ -32,7 +32,8 @@ def poll_device_code(
     """The value ``poll`` returns with ``"done"``; waits ``interval_s`` between polls (more after a
     ``slow_down``). Raises ``LoginCancelledError`` or ``LoginError`` (failed, timed out)."""
     deadline = time.monotonic() + expires_in_s
-    interval = max(_MIN_INTERVAL_S, interval_s if interval_s is not None else _DEFAULT_INTERVAL_S)
+    floor = min_interval_s()
+    interval = max(floor, interval_s if interval_s is not None else _DEFAULT_INTERVAL_S)
     slowed = False
     if wait_first:
         _sleep(ui, min(interval, max(0.0, deadline - time.monotonic())))
@@ -45,7 +46,7 @@ def poll_device_code(
         if status == "slow_down":
             slowed = True
             interval = (
-                max(_MIN_INTERVAL_S, float(value))
+                max(floor, float(value))
                 if isinstance(value, int | float) and value > 0
                 else interval + _SLOW_DOWN_STEP_S
             )
