@@ -185,3 +185,9 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     assert "Signed in to fixed (connected)" in fixed_login.stderr
     refreshed = json.loads(store.read_text())[f"mcp__secure|{url}"]["tokens"]
     assert refreshed["access_token"] != signed_in["tokens"]["access_token"]
+
+    not_local = tau.run("mcp", "logout", "secure", "-l")
+    logout = tau.run("mcp", "logout", "secure")
+    assert not_local.returncode == 1 and "not defined in this project's mcp.json" in not_local.stderr
+    assert logout.returncode == 0 and logout.stdout.strip() == "Signed out of secure"
+    assert f"mcp__secure|{url}" not in json.loads(store.read_text())

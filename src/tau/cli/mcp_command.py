@@ -23,14 +23,15 @@ Usage:
   tau mcp add <server> [options] --url <url>
   tau mcp remove <server> [-l]
   tau mcp list [--json]
-  tau mcp login <server> [--timeout <seconds>]
-  tau mcp logout <server>
+  tau mcp login <server> [-l] [--timeout <seconds>]
+  tau mcp logout <server> [-l]
 
 Configure and check MCP servers without starting a session. Reads <agent dir>/mcp.json and, in
 trusted projects, .tau/mcp.json (or pi's .pi/mcp.json).
 
-Options for add and remove:
+Options for add, remove, login and logout:
   -l, --local             Use .tau/mcp.json in the current folder instead of the global file
+                          (login, logout: the server must be defined there)
 Options for add:
   --url <url>             Streamable HTTP server URL (instead of a command)
   --env <KEY=VALUE>       Environment variable for a stdio server (repeatable)
@@ -311,6 +312,8 @@ def _login(argv: list[str], *, logout: bool) -> int:
     server = config.servers.get(words[0])
     if server is None or server.transport != "http":
         raise _UsageError(f"no HTTP MCP server named {words[0]!r} in mcp.json")
+    if options.get("local") and server.scope != "project":
+        raise _UsageError(f"MCP server {words[0]!r} is not defined in this project's mcp.json (-l)")
     if logout:
         storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(server))
         print(f"Signed out of {server.name}" if storage.forget() else f"No stored sign-in for {server.name}")
