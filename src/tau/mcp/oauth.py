@@ -80,6 +80,10 @@ class FileTokenStorage:
         entry.update(fields)
         for key in [k for k, v in entry.items() if v is None]:
             del entry[key]  # an expiry the new tokens do not have
+        self._save(data)
+
+    def _save(self, data: dict[str, Any]) -> None:
+        """Replace the file atomically, readable by its owner only (it holds tokens)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -119,7 +123,7 @@ class FileTokenStorage:
         data = self._read()
         if data.pop(self.key, None) is None:
             return False
-        self.path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        self._save(data)
         return True
 
 
