@@ -386,6 +386,34 @@ def test_codex_device_code_login_without_a_browser_waits_until_the_code_is_enter
     assert tau.stored()["openai-codex"]["accountId"] == "acct-fake-123"
 
 
+def test_sign_in_with_chatgpt_registers_a_client_and_the_openai_provider_uses_the_token(
+    tau: Tau, llm: FakeLLMServer
+) -> None:
+    result = tau.login("openai")
+
+    assert result.returncode == 0, result.stderr
+    credential = tau.stored()["openai"]
+    assert str(credential["clientId"]).startswith("app_issued_")
+    assert "chatgpt.tokens.use.direct" in credential["scopes"]  # type: ignore[operator]
+    settings = json.loads((tau.agent_dir / "settings.json").read_text())
+    assert len(settings["deviceId"]) == 36  # the installation's id, kept for the next login
+    _expired(tau, "openai")
+    printed = tau.run("auth", "print-bearer-token", "openai")
+    fresh = tau.stored()["openai"]
+    assert printed.stdout.strip() == fresh["access"] != credential["access"]
+    assert fresh["clientId"] == credential["clientId"]
+
+    (tau.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"openai": {"baseUrl": llm.url("/v1")}}})
+    )
+    llm.add(Turn(text="hello"))
+    model = _model("openai", "openai-responses")
+    answer = tau.run("-p", "hi", "--provider", "openai", "--model", model)
+
+    assert answer.returncode == 0, answer.stderr
+    assert llm.last_request.headers["authorization"] == f"Bearer {fresh['access']}"
+
+
 # ---- GitHub Copilot: device code, token exchange, per-account API host --------------------------
 
 

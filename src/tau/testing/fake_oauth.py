@@ -55,6 +55,7 @@ _PROVIDER_OF_TOKEN_HOST = {
     "auth.x.ai": "xai",
     "auth.kimi.com": "kimi-coding",
     "auth.meta.com": "meta",
+    "auth.openai.com#chatgpt": "openai",
 }
 _DEVICE_CODES = {"xai": "xai-device-1", "kimi-coding": "kimi-device-1", "meta": "meta-device-1"}
 
@@ -273,6 +274,8 @@ class FakeOAuthServer:
             answer = self._issue(provider)
             if provider == "google":
                 answer.pop("refresh_token")
+            if provider == "openai":
+                answer["scope"] = "openid offline_access chatgpt.tokens.use.direct"
             _send(handler, 200, answer)
             return
         _send(handler, 400, {"error": "unsupported_grant_type"})
@@ -283,6 +286,8 @@ class FakeOAuthServer:
             access, refresh = f"sk-ant-oat01-{serial}", f"sk-ant-ort01-{serial}"
         elif provider == "openai-codex":
             access, refresh = codex_access_token(self.account_id, serial), f"rt-{serial}"
+        elif provider == "openai":
+            access, refresh = f"chatgpt-at-{serial}", f"chatgpt-rt-{serial}"
         elif provider in _DEVICE_CODES:
             access, refresh = f"{provider}-at-{serial}", f"{provider}-rt-{serial}"
         else:
@@ -298,6 +303,50 @@ class FakeOAuthServer:
             "expires_in": self.expires_in,
             "token_type": "Bearer",
         }
+
+    # ---- OpenAI "Sign in with ChatGPT": each login registers its own client --------------------------
+
+    def _chatgpt_authorize(self, handler: Any, host: str, path: str, query: dict[str, str], *_: Any) -> None:
+        if query.get("client_id") != "dynamic_agent_client" or not query.get(
+            "ext_agent_host_id", ""
+        ).startswith("urn:uuid:"):
+            _send(handler, 400, {"error": "invalid_request"})
+            return
+        code = "code-" + secrets.token_hex(8)
+        client_id = "app_issued_" + secrets.token_hex(4)
+        with self._lock:
+            self._grants[code] = _Grant(
+                query.get("code_challenge", ""), query.get("redirect_uri", ""), client_id
+            )
+        answer = {"code": code, "state": query.get("state", ""), "client_id": client_id}
+        handler.send_response(302)
+        handler.send_header("Location", f"{query.get('redirect_uri', '')}?{urlencode(answer)}")
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    def _chatgpt_token(
+        self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
+    ) -> None:
+        if body.get("resource") != "https://api.openai.com/v1":
+            _send(handler, 400, {"error": "invalid_target"})
+            return
+        if body.get("grant_type") == "authorization_code":
+            with self._lock:
+                grant = self._grants.pop(str(body.get("code")), None)
+            if (
+                grant is None
+                or grant.client_id != body.get("client_id")
+                or _s256(str(body.get("code_verifier", ""))) != grant.challenge
+            ):
+                _send(handler, 400, {"error": "invalid_grant"})
+                return
+            answer = self._issue("openai")
+            answer.update(
+                id_token="id." + secrets.token_hex(4), scope="openid offline_access chatgpt.tokens.use.direct"
+            )
+            _send(handler, 200, answer)
+            return
+        self._token(handler, "auth.openai.com#chatgpt", path, query, body)
 
     # ---- OpenAI device code ----------------------------------------------------------------------
 
@@ -506,6 +555,8 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "platform.claude.com", "/v1/oauth/token"): FakeOAuthServer._token,
     ("GET", "auth.openai.com", "/oauth/authorize"): FakeOAuthServer._authorize,
     ("POST", "auth.openai.com", "/oauth/token"): FakeOAuthServer._token,
+    ("GET", "auth.openai.com", "/api/accounts/authorize"): FakeOAuthServer._chatgpt_authorize,
+    ("POST", "auth.openai.com", "/api/accounts/oauth/token"): FakeOAuthServer._chatgpt_token,
     ("POST", "auth.openai.com", "/api/accounts/deviceauth/usercode"): FakeOAuthServer._codex_device_start,
     ("POST", "auth.openai.com", "/api/accounts/deviceauth/token"): FakeOAuthServer._codex_device_poll,
     ("POST", "github.com", "/login/device/code"): FakeOAuthServer._github_device_code,

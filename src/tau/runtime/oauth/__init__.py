@@ -28,6 +28,7 @@ __all__ = [
 OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("Anthropic (Claude Pro/Max)", "anthropic", "AnthropicFlow"),
     "openai-codex": ("OpenAI (ChatGPT Plus/Pro)", "openai_codex", "OpenAICodexFlow"),
+    "openai": ("OpenAI (ChatGPT subscription)", "openai_chatgpt", "OpenAIChatGPTFlow"),
     "github-copilot": ("GitHub Copilot", "github_copilot", "GitHubCopilotFlow"),
     "google-gemini-cli": ("Google Cloud Code Assist (Gemini CLI)", "google", "GeminiCliFlow"),
     "google-antigravity": ("Antigravity (Gemini 3, Claude, GPT-OSS)", "google", "AntigravityFlow"),

@@ -41,6 +41,7 @@ class CallbackServer:
         self._state = state
         self._claimed = False
         self._lock = threading.Lock()
+        self.answer: dict[str, str] = {}  # the query of the callback that won (state, code, client_id…)
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -92,6 +93,7 @@ class CallbackServer:
             if not error and not code:
                 return 400, "Missing code", "The answer carried no authorization code.", None
             self._claimed = True
+            self.answer = query
         if error:
             reason = " ".join((query.get("error_description") or error).split())[:200]
             event = ("error", f"{self._name} sign-in was not completed in the browser: {reason}")
@@ -197,11 +199,15 @@ def browser_sign_in(
     build_url: Callable[[str], str],
     any_port: bool = False,
     redirect_host: str = "localhost",
+    paste_if_port_taken: bool = True,
+    on_answer: Callable[[dict[str, str]], None] | None = None,
 ) -> tuple[str, str]:
     """Run the browser half of an authorization-code login: ``(code, redirect_uri)``.
 
     The callback server listens on the provider's registered ``port``; when that is taken, on any
-    free port if the provider accepts one (``any_port``), else the user pastes the redirect URL."""
+    free port if the provider accepts one (``any_port``), else the user pastes the redirect URL
+    (unless ``paste_if_port_taken`` is off: then it is an error). ``on_answer`` receives the whole
+    query of the answer (callback or pasted URL), for providers that send more than the code."""
     host = callback_host()
     callback: CallbackServer | None = None
     problem = ""
@@ -211,6 +217,11 @@ def browser_sign_in(
             break
         except OSError as error:
             problem = problem or str(error)
+    if callback is None and not paste_if_port_taken:
+        raise LoginError(
+            f"The sign-in callback {problem}, probably for an unfinished login in another tau or the "
+            "Codex CLI: finish or cancel that login and try again"
+        )
     if callback is None:
         ui.notice(f"The sign-in callback {problem}; after signing in, paste the address the browser ends on")
     redirect_uri = f"http://{redirect_host}:{callback.port if callback else callback_port(port)}{path}"
@@ -227,7 +238,12 @@ def browser_sign_in(
         if callback is not None:
             callback.close()
     if kind == "callback":
+        if on_answer is not None and callback is not None:
+            on_answer(callback.answer)
         return value, redirect_uri
+    if on_answer is not None:
+        parts = urlsplit(value.strip())
+        on_answer({key: values[0] for key, values in parse_qs(parts.query).items()} if parts.query else {})
     code, pasted_state = parse_pasted_code(value)
     if pasted_state and state is not None and pasted_state != state:
         raise LoginError("The pasted answer belongs to another sign-in (state mismatch): log in again")
