@@ -549,6 +549,7 @@ def test_openrouter_login_stores_a_key_that_never_expires_and_requests_use_it(
     credential = tau.stored()["openrouter"]
     assert credential["type"] == "oauth" and credential["refresh"] == ""
     assert credential["expires"] == 2**53 - 1
+    assert "openrouter  logged in (OAuth), does not expire" in tau.run("auth", "status").stdout
     model = get_models("openrouter")[0]
     (tau.agent_dir / "models.json").write_text(
         json.dumps({"providers": {"openrouter": {"baseUrl": llm.url("/v1")}}})

@@ -240,7 +240,9 @@ def _oauth_status(provider: str, credential: dict[str, object]) -> str:
     expires = credential.get("expires")
     left_ms = float(expires) - time.time() * 1000 if isinstance(expires, int | float) else 0.0
     refreshable = provider in OAUTH_PROVIDERS and bool(credential.get("refresh"))
-    if left_ms > 0:
+    if isinstance(expires, int | float) and expires >= 2**53 - 1:
+        timing = "does not expire"  # OpenRouter's login is a permanent key
+    elif left_ms > 0:
         timing = f"token valid for {_duration(left_ms)}"
     else:
         timing = "token expired, refreshed on next use" if refreshable else "token expired: log in again"
