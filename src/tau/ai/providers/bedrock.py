@@ -254,7 +254,7 @@ def _profile_region(aws: _Botocore, profile: str | None) -> str | None:
     try:
         region = _session(aws, profile).get_config_variable("region")
     except aws.botocore_error as exc:
-        raise ProviderError(f"AWS configuration for Amazon Bedrock could not be read: {exc}") from exc
+        raise ProviderError(_credential_problem(exc, profile)) from exc
     return region if isinstance(region, str) and region else None
 
 
@@ -376,7 +376,10 @@ def _status_error(exc: HttpStatusError, error_type: str) -> HttpStatusError:
     message = text[len(str(exc.status)) :].lstrip() if text.startswith(str(exc.status)) else text
     prefix = _ERROR_PREFIXES.get(error_type, error_type)
     readable = f"{exc.status} {prefix}: {message}" if prefix else text
-    return HttpStatusError(exc.status, readable + _ERROR_HINTS.get(error_type, ""), exc.retry_after_s)
+    hint = _ERROR_HINTS.get(error_type, "")
+    if hint and not readable.endswith("."):
+        readable += "."
+    return HttpStatusError(exc.status, readable + hint, exc.retry_after_s)
 
 
 def _exception_message(name: str, payload: JsonObject) -> str:
@@ -540,11 +543,22 @@ class _EventReader:
     def _metadata(self, payload: JsonObject) -> None:
         usage = payload.get("usage")
         if isinstance(usage, dict):
+            details = usage.get("cacheDetails")
+            one_hour = (
+                sum(
+                    _as_int(d.get("inputTokens"))
+                    for d in details
+                    if isinstance(d, dict) and d.get("ttl") == "1h"
+                )
+                if isinstance(details, list)
+                else None
+            )
             self.writer.set_usage(
                 input=_as_int(usage.get("inputTokens")),
                 output=_as_int(usage.get("outputTokens")),
                 cache_read=_as_int(usage.get("cacheReadInputTokens")),
                 cache_write=_as_int(usage.get("cacheWriteInputTokens")),
+                cache_write_1h=one_hour,
             )
 
 

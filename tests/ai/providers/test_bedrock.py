@@ -1,0 +1,478 @@
+"""The bedrock-converse-stream provider against the fake server: request shape, auth, stream, errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tau.ai import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    complete,
+    complete_simple,
+)
+from tau.ai.env_keys import AUTHENTICATED
+from tau.ai.options import StreamOptions
+from tau.ai.providers import bedrock
+from tau.ai.stream_writer import ProviderError
+from tau.runtime.retry import is_retryable_error
+from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
+from tau.testing.fake_llm.bedrock import EXPIRED_SESSION_TOKEN, FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY
+
+CLAUDE_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+READ = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
+PNG = "iVBORw0KGgo="
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS setting of the machine leaks in; keys for the fake are set, files point nowhere."""
+    for name in list(os.environ):
+        if name.startswith("AWS_") or name in ("PI_CACHE_RETENTION", "TAU_CACHE_RETENTION"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", FAKE_ACCESS_KEY_ID)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", FAKE_SECRET_ACCESS_KEY)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def _model(server: FakeLLMServer, model_id: str = CLAUDE_ID, **fields: Any) -> Model:
+    return Model(
+        id=model_id,
+        api="bedrock-converse-stream",
+        provider="amazon-bedrock",
+        base_url=server.url(),
+        reasoning=True,
+        input=["text", "image"],
+        max_tokens=8000,
+        **fields,
+    )
+
+
+async def _ask(
+    server: FakeLLMServer, model: Model, context: Context | None = None, **options: Any
+) -> AssistantMessage:
+    options.setdefault("api_key", AUTHENTICATED)
+    return await complete(model, context or Context(messages=[UserMessage("hi")]), **options)
+
+
+# --- request shape --------------------------------------------------------------------------------
+
+
+async def test_a_claude_request_carries_system_tools_and_cache_points(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    context = Context(messages=[UserMessage("hi")], system_prompt="Be brief.", tools=[READ])
+    reply = await _ask(server, _model(server), context, max_tokens=500, temperature=0.2)
+    assert reply.stop_reason == "stop", reply.error_message
+    body = server.last_request.body
+    assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"text": "hi"}, {"cachePoint": {"type": "default"}}]}
+    ]
+    assert body["inferenceConfig"] == {"maxTokens": 500, "temperature": 0.2}
+    assert body["toolConfig"] == {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": "read",
+                    "description": "Read a file",
+                    "inputSchema": {"json": READ.parameters},
+                }
+            }
+        ]
+    }
+    assert server.last_request.path == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+
+
+async def test_long_cache_retention_asks_for_an_hour_and_other_models_get_no_cache_points(
+    server: FakeLLMServer,
+) -> None:
+    server.add(Turn(text="ok"), Turn(text="ok"))
+    await _ask(
+        server,
+        _model(server),
+        Context(messages=[UserMessage("hi")], system_prompt="s"),
+        cache_retention="long",
+    )
+    assert server.last_request.body["system"][1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
+    await _ask(
+        server,
+        _model(server, "amazon.nova-pro-v1:0"),
+        Context(messages=[UserMessage("hi")], system_prompt="s"),
+    )
+    body = server.last_request.body
+    assert body["system"] == [{"text": "s"}]
+    assert "inferenceConfig" in body and "maxTokens" not in body["inferenceConfig"]
+
+
+async def test_history_becomes_bedrock_turns_with_grouped_tool_results_and_images(
+    server: FakeLLMServer,
+) -> None:
+    server.add(Turn(text="done"))
+    assistant = AssistantMessage(
+        content=[
+            ThinkingContent("checking", thinking_signature="sig-9"),
+            TextContent("Reading both."),
+            ToolCall("toolu_01", "read", {"path": "a"}),
+            ToolCall("toolu_02", "read", {"path": "b"}),
+        ],
+        api="bedrock-converse-stream",
+        provider="amazon-bedrock",
+        model=CLAUDE_ID,
+        stop_reason="toolUse",
+    )
+    context = Context(
+        messages=[
+            UserMessage([TextContent("look"), ImageContent(PNG, "image/png")]),
+            assistant,
+            ToolResultMessage("toolu_01", "read", [TextContent("A")]),
+            ToolResultMessage("toolu_02", "read", [TextContent("no such file")], is_error=True),
+        ],
+        tools=[READ],
+    )
+    await _ask(server, _model(server), context, cache_retention="none")
+    messages = server.last_request.body["messages"]
+    assert messages[0] == {
+        "role": "user",
+        "content": [{"text": "look"}, {"image": {"format": "png", "source": {"bytes": PNG}}}],
+    }
+    assert messages[1] == {
+        "role": "assistant",
+        "content": [
+            {"reasoningContent": {"reasoningText": {"text": "checking", "signature": "sig-9"}}},
+            {"text": "Reading both."},
+            {"toolUse": {"toolUseId": "toolu_01", "name": "read", "input": {"path": "a"}}},
+            {"toolUse": {"toolUseId": "toolu_02", "name": "read", "input": {"path": "b"}}},
+        ],
+    }
+    assert messages[2] == {
+        "role": "user",
+        "content": [
+            {"toolResult": {"toolUseId": "toolu_01", "content": [{"text": "A"}], "status": "success"}},
+            {
+                "toolResult": {
+                    "toolUseId": "toolu_02",
+                    "content": [{"text": "no such file"}],
+                    "status": "error",
+                }
+            },
+        ],
+    }
+
+
+async def test_reasoning_goes_to_non_claude_models_without_a_signature(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    model = _model(server, "openai.gpt-oss-120b-1:0")
+    earlier = AssistantMessage(
+        content=[ThinkingContent("plan", thinking_signature="sig"), TextContent("x")],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+    )
+    context = Context(messages=[UserMessage("a"), earlier, UserMessage("b")])
+    await complete_simple(model, context, api_key=AUTHENTICATED, reasoning="xhigh")
+    body = server.last_request.body
+    assert body["messages"][1]["content"][0] == {"reasoningContent": {"reasoningText": {"text": "plan"}}}
+    assert body["additionalModelRequestFields"] == {"reasoning_effort": "high"}
+
+
+async def test_adaptive_claude_thinking_sends_an_effort(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    await complete_simple(
+        _model(server, "us.anthropic.claude-opus-4-6-v1"),
+        Context(messages=[UserMessage("hi")]),
+        reasoning="medium",
+    )
+    assert server.last_request.body["additionalModelRequestFields"] == {
+        "thinking": {"type": "adaptive", "display": "summarized"},
+        "output_config": {"effort": "medium"},
+    }
+
+
+async def test_budget_claude_thinking_keeps_room_for_the_answer(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    await complete_simple(
+        _model(server), Context(messages=[UserMessage("hi")]), reasoning="low", max_tokens=1000
+    )
+    body = server.last_request.body
+    assert body["inferenceConfig"]["maxTokens"] == 3048
+    assert body["additionalModelRequestFields"] == {
+        "thinking": {"type": "enabled", "budget_tokens": 2024, "display": "summarized"},
+        "anthropic_beta": ["interleaved-thinking-2025-05-14"],
+    }
+
+
+async def test_reasoning_off_sends_no_thinking_fields(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    await complete_simple(_model(server), Context(messages=[UserMessage("hi")]))
+    assert "additionalModelRequestFields" not in server.last_request.body
+
+
+# --- the stream -----------------------------------------------------------------------------------
+
+
+async def test_thinking_text_tool_calls_and_usage_come_back(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(
+            thinking="Look first.",
+            thinking_signature="sig-xyz",
+            text="Reading.",
+            tool_calls=[ScriptedToolCall("read", {"path": "a.py"}, id="tooluse_7")],
+            usage=ScriptedUsage(input=20, output=9, cache_read=5, cache_write=3),
+        )
+    )
+    reply = await _ask(
+        server, _model(server, cost=replace(Model("m", "x", "x", "").cost, input=3)), tools=None
+    )
+    thinking, text, call = reply.content
+    assert isinstance(thinking, ThinkingContent) and thinking.thinking == "Look first."
+    assert thinking.thinking_signature == "sig-xyz"
+    assert isinstance(text, TextContent) and text.text == "Reading."
+    assert isinstance(call, ToolCall) and (call.id, call.name, call.arguments) == (
+        "tooluse_7",
+        "read",
+        {"path": "a.py"},
+    )
+    assert reply.stop_reason == "toolUse"
+    usage = reply.usage
+    assert (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens) == (
+        20,
+        9,
+        5,
+        3,
+        37,
+    )
+    assert usage.cost.input == pytest.approx(20 * 3 / 1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("bedrock_reason", "stop_reason", "error"),
+    [
+        ("max_tokens", "length", None),
+        ("model_context_window_exceeded", "length", None),
+        ("guardrail_intervened", "error", "Provider stopped with: guardrail_intervened"),
+    ],
+)
+async def test_stop_reasons_map_to_taus(
+    server: FakeLLMServer, bedrock_reason: str, stop_reason: str, error: str | None
+) -> None:
+    server.add(Turn(text="partial", stop_reason=bedrock_reason))
+    reply = await _ask(server, _model(server))
+    assert (reply.stop_reason, reply.error_message) == (stop_reason, error)
+    assert reply.raw_stop_reason == bedrock_reason
+
+
+# --- authentication -------------------------------------------------------------------------------
+
+
+async def test_a_request_is_sigv4_signed_with_the_environment_keys(server: FakeLLMServer) -> None:
+    server.add(Turn(text="signed"))
+    reply = await _ask(server, _model(server), headers={"x-team": "blue", "Authorization": "not mine"})
+    assert reply.text() == "signed", reply.error_message
+    headers = server.last_request.headers
+    assert headers["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={FAKE_ACCESS_KEY_ID}/")
+    assert "/us-east-1/bedrock/aws4_request" in headers["authorization"]
+    assert "x-team" in headers["authorization"]  # caller headers are signed too
+    assert headers["x-team"] == "blue"
+
+
+async def test_a_bearer_token_from_the_environment_replaces_the_signature(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-1")
+    server.add(Turn(text="ok"))
+    reply = await _ask(server, _model(server))
+    assert reply.stop_reason == "stop", reply.error_message
+    assert server.last_request.headers["authorization"] == "Bearer bedrock-api-key-1"
+
+
+async def test_profile_credentials_from_the_shared_files_sign_the_request(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    (tmp_path / "aws-credentials").write_text(
+        f"[files-profile]\naws_access_key_id = {FAKE_ACCESS_KEY_ID}\naws_secret_access_key = {FAKE_SECRET_ACCESS_KEY}\n"
+    )
+    (tmp_path / "aws-config").write_text("[profile files-profile]\nregion = eu-central-1\n")
+    monkeypatch.setenv("AWS_PROFILE", "files-profile")
+    server.add(Turn(text="from a profile"))
+    reply = await _ask(server, _model(server))
+    assert reply.text() == "from a profile", reply.error_message
+    assert "/eu-central-1/bedrock/aws4_request" in server.last_request.headers["authorization"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        (
+            "AWS_SESSION_TOKEN",
+            EXPIRED_SESSION_TOKEN,
+            "403 Expired AWS credentials: The security token included in the request is expired. Refresh them",
+        ),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            "wrong",
+            "403 Invalid AWS signature: The request signature we calculated does not match",
+        ),
+        (
+            "AWS_ACCESS_KEY_ID",
+            "AKIAUNKNOWN",
+            "403 Invalid AWS credentials: The security token included in the request is invalid.",
+        ),
+    ],
+)
+async def test_refused_credentials_are_one_readable_line_and_not_retried(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    reply = await _ask(server, _model(server), max_retries=2)
+    assert reply.stop_reason == "error"
+    assert (reply.error_message or "").startswith(expected)
+    assert "\n" not in (reply.error_message or "")
+    assert not is_retryable_error(reply)
+
+
+async def test_an_sso_profile_without_a_login_says_to_run_aws_sso_login(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    (tmp_path / "aws-config").write_text(
+        "[profile sso-dev]\nsso_start_url = https://example.awsapps.com/start\nsso_region = us-east-1\n"
+        "sso_account_id = 123456789012\nsso_role_name = Dev\nregion = us-west-2\n"
+    )
+    monkeypatch.setenv("AWS_PROFILE", "sso-dev")
+    reply = await _ask(server, _model(server))
+    assert reply.stop_reason == "error"
+    assert (reply.error_message or "").startswith(
+        "AWS SSO credentials for Amazon Bedrock are missing or expired: run aws sso login --profile sso-dev"
+    )
+
+
+async def test_no_credentials_anywhere_names_what_to_set(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    (tmp_path / "aws-config").write_text("[profile empty]\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_PROFILE", "empty")
+    reply = await _ask(server, _model(server))
+    assert (reply.error_message or "").startswith("No AWS credentials for Amazon Bedrock: set AWS_PROFILE")
+
+
+# --- region and endpoint --------------------------------------------------------------------------
+
+
+def _target(model_id: str, base_url: str, **extra: Any) -> bedrock.Target:
+    model = Model(id=model_id, api="bedrock-converse-stream", provider="amazon-bedrock", base_url=base_url)
+    return bedrock.resolve_target(model, StreamOptions(extra=extra), os.environ, bedrock._botocore())
+
+
+def test_a_standard_endpoint_follows_the_configured_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    standard = "https://bedrock-runtime.us-east-1.amazonaws.com"
+    assert _target("m", standard) == bedrock.Target("us-east-1", standard, None)
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    assert _target("m", standard).endpoint == "https://bedrock-runtime.eu-west-3.amazonaws.com"
+    assert (
+        _target("m", standard, region="cn-north-1").endpoint
+        == "https://bedrock-runtime.cn-north-1.amazonaws.com.cn"
+    )
+
+
+def test_an_inference_profile_arn_names_the_region_and_a_custom_endpoint_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    arn = "arn:aws:bedrock:ap-south-1:123456789012:application-inference-profile/abc"
+    assert _target(arn, "https://bedrock-runtime.us-east-1.amazonaws.com").region == "ap-south-1"
+    assert (
+        _target("m", "https://vpce-1.bedrock.example.internal/").endpoint
+        == "https://vpce-1.bedrock.example.internal"
+    )
+
+
+def test_a_profile_without_a_region_is_one_line_saying_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "aws-config").write_text("[profile no-region]\n")
+    monkeypatch.setenv("AWS_PROFILE", "no-region")
+    with pytest.raises(
+        ProviderError,
+        match=r"^No AWS region for Amazon Bedrock: set AWS_REGION, or a region for profile 'no-region'",
+    ):
+        _target("m", "https://bedrock-runtime.us-east-1.amazonaws.com")
+
+
+async def test_a_malformed_region_fails_before_any_request(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "Frankfurt")
+    count = len(server.requests)
+    reply = await _ask(server, _model(server))
+    assert (
+        reply.error_message
+        == "Invalid AWS region 'Frankfurt' for Amazon Bedrock: set AWS_REGION to e.g. us-east-1"
+    )
+    assert len(server.requests) == count
+
+
+# --- transient errors -----------------------------------------------------------------------------
+
+
+async def test_http_throttling_is_retried_and_then_succeeds(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(fault=Fault("status", status=429, headers={"retry-after": "0"})), Turn(text="after the wait")
+    )
+    reply = await _ask(server, _model(server), max_retries=1)
+    assert reply.text() == "after the wait", reply.error_message
+
+
+async def test_http_throttling_without_retries_left_is_a_transient_error(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(
+            fault=Fault(
+                "status", status=429, body={"message": "Too many requests, please wait before trying again."}
+            )
+        )
+    )
+    reply = await _ask(server, _model(server))
+    assert reply.error_message == "429 Throttling error: Too many requests, please wait before trying again."
+    assert is_retryable_error(reply)
+
+
+async def test_a_throttling_exception_mid_stream_is_a_transient_error(server: FakeLLMServer) -> None:
+    server.add(Turn(text="partial answer", stop_reason="throttlingException"))
+    reply = await _ask(server, _model(server))
+    assert reply.stop_reason == "error"
+    assert (reply.error_message or "").startswith(
+        "Throttling error: fake throttlingException: Too many tokens"
+    )
+    assert is_retryable_error(reply)
+
+
+async def test_a_corrupt_frame_is_an_error_naming_the_event_stream(server: FakeLLMServer) -> None:
+    server.add(Turn(text="x" * 40, fault=Fault("malformed", after_events=2)))
+    reply = await _ask(server, _model(server))
+    assert (reply.error_message or "").startswith("Malformed Bedrock event stream:")
