@@ -101,6 +101,20 @@ def test_vertex_runs_a_tool_loop_after_a_hand_off_on_a_service_account(
     assert len(tau.server.google.grants) == 1  # one JWT exchange for the whole run
 
 
+def test_vertex_uses_the_settings_pis_vertex_login_stored_in_auth_json(tau: TauCommand, tmp_path: Path) -> None:
+    _vertex_env(tau, tmp_path)
+    stored = {
+        name: tau.env.pop(name)
+        for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
+    }
+    (tau.agent_dir / "auth.json").write_text(json.dumps({"google-vertex": {"type": "api_key", "env": stored}}))
+    tau.server.add(Turn(text="From the stored settings."))
+    result = tau.run(*VERTEX, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "From the stored settings.\n"
+    assert tau.server.last_request.headers["authorization"] == "Bearer ya29.fake-1"
+
+
 def test_vertex_with_the_api_disabled_fails_in_one_line(tau: TauCommand, tmp_path: Path) -> None:
     _vertex_env(tau, tmp_path)
     tau.server.add(Turn(fault=Fault("status", status=403, body=service_disabled_body("4242"))))

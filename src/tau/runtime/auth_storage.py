@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tau.ai.env_keys import find_env_keys, get_env_api_key, key_problem
+from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_problem
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
 from tau.runtime.config_errors import ConfigError, read_json_file
@@ -314,6 +314,9 @@ class AuthStorage:
             stored = credential.get("key")
             if kind == "api_key" and isinstance(stored, str):
                 return resolve_config_value(stored), _describe_config_value(stored, where)
+            if kind == "api_key" and self.get_credential_env(provider):
+                # pi's Google Vertex login stores settings for ambient credentials, not a key.
+                return AUTHENTICATED, f"the settings in {where}"
             if kind == "oauth" and _refreshable(provider, credential):
                 return self._oauth_api_key(provider), f"the OAuth login in {where}"
             if kind == "oauth":
@@ -328,6 +331,15 @@ class AuthStorage:
             where = f'models.json ("apiKey" of provider "{provider}")'
             return resolve_config_value(fallback), _describe_config_value(fallback, where)
         return None, ""
+
+    def get_credential_env(self, provider: str) -> dict[str, str]:
+        """The variables a stored ``api_key`` credential sets for its requests (pi's ``env``, e.g.
+        ``GOOGLE_CLOUD_PROJECT`` from a Vertex login); they win over the process environment."""
+        credential = self._data.get(provider)
+        env = credential.get("env") if credential is not None and credential.get("type") == "api_key" else None
+        if not isinstance(env, dict):
+            return {}
+        return {name: value.strip() for name, value in env.items() if isinstance(value, str) and value.strip()}
 
     # ---- OAuth logins ----------------------------------------------------------------------------
 

@@ -89,6 +89,8 @@ def create_stream_fn(registry: ModelRegistry) -> StreamFn:
             model = replace(model, base_url=auth.base_url)
         if auth.headers:
             options.headers = {**(options.headers or {}), **auth.headers}
+        if auth.env:
+            options.extra = {**options.extra, "env": dict(auth.env)}
         return stream_simple(model, context, options)
 
     return stream

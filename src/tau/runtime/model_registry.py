@@ -57,6 +57,8 @@ class RequestAuth:
     error: str | None = None
     # The API host a login must be used with (GitHub Copilot's per-account endpoint), else None.
     base_url: str | None = None
+    # Settings the stored credential carries for the provider (pi's ``env``: Vertex's project, ...).
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -291,7 +293,12 @@ class ModelRegistry:
         config = self._providers.get(provider)
         if config is not None and config.auth_header and api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        return RequestAuth(api_key=api_key, headers=headers, base_url=self._auth.get_oauth_base_url(provider))
+        return RequestAuth(
+            api_key=api_key,
+            headers=headers,
+            base_url=self._auth.get_oauth_base_url(provider),
+            env=self._auth.get_credential_env(provider),
+        )
 
     def _api_key_config(self, provider: str) -> str | None:
         config = self._providers.get(provider)

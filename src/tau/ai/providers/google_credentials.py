@@ -46,9 +46,10 @@ class AccessToken:
     quota_project: str | None
 
 
-async def access_token(*, force_refresh: bool = False) -> AccessToken:
-    """A valid access token for the ambient credentials, refreshing them if needed (or asked)."""
-    return await asyncio.to_thread(_access_token, force_refresh)
+async def access_token(credentials_file: str | None = None, *, force_refresh: bool = False) -> AccessToken:
+    """A valid access token for ``credentials_file`` (default: the ambient credentials), refreshing
+    them if needed (or asked)."""
+    return await asyncio.to_thread(_access_token, credentials_file, force_refresh)
 
 
 def forget_credentials() -> None:
@@ -57,10 +58,10 @@ def forget_credentials() -> None:
         _credentials.clear()
 
 
-def _access_token(force_refresh: bool) -> AccessToken:
+def _access_token(credentials_file: str | None, force_refresh: bool) -> AccessToken:
     google_auth = _import_google_auth()
     with _lock:
-        credentials = _load(google_auth)
+        credentials = _load(google_auth, credentials_file)
         if force_refresh or not credentials.valid:
             _refresh(google_auth, credentials)
         token = credentials.token
@@ -80,8 +81,8 @@ def _import_google_auth() -> Any:
     return google.auth
 
 
-def _load(google_auth: Any) -> Any:
-    explicit = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "").strip()
+def _load(google_auth: Any, credentials_file: str | None) -> Any:
+    explicit = (credentials_file or os.environ.get("GOOGLE_APPLICATION_CREDENTIALS", "")).strip()
     key = (explicit, str(_gcloud_adc_path()))
     cached = _credentials.get(key)
     if cached is not None:

@@ -9,7 +9,7 @@ differs is where the request goes and how it is authenticated. Two modes, as pi'
   ``https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/
   google/models/{id}:streamGenerateContent``, the project from ``GOOGLE_CLOUD_PROJECT`` (or
   ``GCLOUD_PROJECT``) and the location from ``GOOGLE_CLOUD_LOCATION`` (``extra`` keys ``project`` and
-  ``location`` win). ``global`` and the multi-regions ``us``/``eu`` have their own hosts.
+  ``location`` win, then the ``env`` map that pi's Vertex login stores with its credential). ``global`` and the multi-regions ``us``/``eu`` have their own hosts.
 
 A model whose base URL has no ``{location}`` placeholder (a proxy, a test server) gets the request at
 that URL, without the project and location in the path, and with ``/v1`` unless the URL already
@@ -64,10 +64,10 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             location = resolve_location(options)
             url = regional_url(model, project, location)
             try:
-                response = await _open(model, url, await _bearer(), body, options, None)
+                response = await _open(model, url, await _bearer(options), body, options, None)
             except _Unauthorized:
                 # The token was revoked or expired early (clock skew): one fresh token, one more try.
-                response = await _open(model, url, await _bearer(refresh=True), body, options, None)
+                response = await _open(model, url, await _bearer(options, refresh=True), body, options, None)
         writer.start()
         async with aclosing(iter_sse(response, options)) as events:
             await read_gemini_stream(writer, events)
@@ -86,11 +86,12 @@ class _Unauthorized(ProviderError):
     """A 401 for a bearer token (retried once with a refreshed token)."""
 
 
-async def _bearer(*, refresh: bool = False) -> dict[str, str]:
+async def _bearer(options: StreamOptions, *, refresh: bool = False) -> dict[str, str]:
     # Imported here: google-auth is only needed (and installed) for this mode.
     from tau.ai.providers.google_credentials import access_token
 
-    token = await access_token(force_refresh=refresh)
+    credentials_file = _env(options, "GOOGLE_APPLICATION_CREDENTIALS")
+    token = await access_token(credentials_file, force_refresh=refresh)
     headers = {"authorization": f"Bearer {token.token}"}
     if token.quota_project:
         headers["x-goog-user-project"] = token.quota_project
@@ -126,7 +127,11 @@ def explicit_api_key(api_key: str | None) -> str | None:
 
 
 def resolve_project(options: StreamOptions) -> str:
-    project = _option(options, "project") or _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT")
+    project = (
+        _option(options, "project")
+        or _env(options, "GOOGLE_CLOUD_PROJECT")
+        or _env(options, "GCLOUD_PROJECT")
+    )
     if not project:
         raise ProviderError(
             "Vertex AI needs a Google Cloud project: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT), "
@@ -136,7 +141,7 @@ def resolve_project(options: StreamOptions) -> str:
 
 
 def resolve_location(options: StreamOptions) -> str:
-    location = _option(options, "location") or _env("GOOGLE_CLOUD_LOCATION")
+    location = _option(options, "location") or _env(options, "GOOGLE_CLOUD_LOCATION")
     if not location:
         raise ProviderError(
             "Vertex AI needs a location: set GOOGLE_CLOUD_LOCATION (e.g. us-central1, or global)"
@@ -195,5 +200,10 @@ def _option(options: StreamOptions, name: str) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _env(name: str) -> str | None:
+def _env(options: StreamOptions, name: str) -> str | None:
+    """``name`` from the ``env`` option (settings stored with a pi login), else the environment."""
+    stored = options.extra.get("env")
+    value = stored.get(name) if isinstance(stored, dict) else None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
     return os.environ.get(name, "").strip() or None
