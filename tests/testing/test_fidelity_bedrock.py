@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,6 +61,18 @@ def test_boto3_parses_a_turn_with_reasoning_text_and_a_tool_call(server: FakeLLM
     assert events[-2]["messageStop"]["stopReason"] == "tool_use"
     usage = events[-1]["metadata"]["usage"]
     assert (usage["inputTokens"], usage["outputTokens"], usage["cacheReadInputTokens"]) == (12, 7, 3)
+
+
+def test_boto3_decodes_encrypted_reasoning_pieces_as_bytes(server: FakeLLMServer) -> None:
+    secret = bytes(range(50))
+    server.add(Turn(thinking_signature="redacted:" + base64.b64encode(secret).decode(), text="x"))
+    events = list(_client(server).converse_stream(modelId=MODEL_ID, messages=HI)["stream"])
+    pieces = [
+        e["contentBlockDelta"]["delta"]["reasoningContent"]["redactedContent"]
+        for e in events
+        if "reasoningContent" in e.get("contentBlockDelta", {}).get("delta", {})
+    ]
+    assert len(pieces) == 2 and b"".join(pieces) == secret
 
 
 def test_boto3_signature_is_accepted_and_the_request_recorded_as_sent(server: FakeLLMServer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator
 from dataclasses import replace
@@ -264,6 +265,19 @@ async def test_thinking_text_tool_calls_and_usage_come_back(server: FakeLLMServe
         37,
     )
     assert usage.cost.input == pytest.approx(20 * 3 / 1_000_000)
+
+
+async def test_encrypted_reasoning_is_kept_whole_and_replayed_verbatim(server: FakeLLMServer) -> None:
+    secret = base64.b64encode(bytes(range(7, 40))).decode()
+    server.add(Turn(thinking_signature=f"redacted:{secret}", text="answer"), Turn(text="next"))
+    model = _model(server, "openai.gpt-5-1")
+    reply = await _ask(server, model)
+    thinking = reply.content[0]
+    assert isinstance(thinking, ThinkingContent) and thinking.redacted
+    assert (thinking.thinking, thinking.thinking_signature) == ("[Reasoning redacted]", secret)
+    await _ask(server, model, Context(messages=[UserMessage("hi"), reply, UserMessage("more")]))
+    replayed = server.last_request.body["messages"][1]["content"]
+    assert replayed == [{"reasoningContent": {"redactedContent": secret}}, {"text": "answer"}]
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,14 @@ Frames follow the service: ``messageStart``, per block (thinking, text, tool cal
 with ``contentBlockIndex`` (text and reasoning blocks have no start event, tool calls do), then
 ``messageStop`` and ``metadata`` with the usage. Each payload carries the ``p`` padding field the
 service adds. A ``Turn.stop_reason`` ending in ``Exception`` (``"throttlingException"``) ends the
-stream with that exception event instead of ``messageStop``.
+stream with that exception event instead of ``messageStop``. A ``Turn.thinking_signature`` of
+``"redacted:<base64>"`` streams those bytes as encrypted reasoning (``redactedContent``), in two
+pieces, instead of reasoning text.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 import time
@@ -121,7 +124,15 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     started = time.monotonic()
     yield _event("messageStart", {"role": "assistant"})
     index = 0
-    if turn.thinking is not None:
+    signature = turn.thinking_signature or ""
+    if signature.startswith("redacted:"):
+        secret = base64.b64decode(signature.removeprefix("redacted:"))
+        half = len(secret) // 2
+        for piece in (secret[:half], secret[half:]):
+            yield _delta(index, {"reasoningContent": {"redactedContent": base64.b64encode(piece).decode()}})
+        yield _event("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    elif turn.thinking is not None:
         for chunk in turn.thinking_chunks():
             yield _delta(index, {"reasoningContent": {"text": chunk}})
         yield _delta(index, {"reasoningContent": {"signature": turn.thinking_signature or DEFAULT_SIGNATURE}})
