@@ -406,7 +406,7 @@ def _target(model_id: str, base_url: str, **extra: Any) -> bedrock.Target:
 
 def test_a_standard_endpoint_follows_the_configured_region(monkeypatch: pytest.MonkeyPatch) -> None:
     standard = "https://bedrock-runtime.us-east-1.amazonaws.com"
-    assert _target("m", standard) == bedrock.Target("us-east-1", standard, None)
+    assert _target("m", standard) == bedrock.Target("us-east-1", standard, None, standard=True)
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
     assert _target("m", standard).endpoint == "https://bedrock-runtime.eu-west-3.amazonaws.com"
     assert (
@@ -450,6 +450,23 @@ async def test_a_malformed_region_fails_before_any_request(
         == "Invalid AWS region 'Frankfurt' for Amazon Bedrock: set AWS_REGION to e.g. us-east-1"
     )
     assert len(server.requests) == count
+
+
+async def test_a_region_without_an_endpoint_is_named_when_its_host_does_not_resolve(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_REGION", "us-east-99")  # no such region, so no such host
+    for proxy in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+    model = replace(_model(server), base_url="https://bedrock-runtime.us-east-1.amazonaws.com")
+    reply = await _ask(server, model, max_retries=0)
+    message = reply.error_message or ""
+    assert message.startswith(
+        "Connection error calling https://bedrock-runtime.us-east-99.amazonaws.com/model/"
+    )
+    assert message.endswith(
+        "(no Amazon Bedrock endpoint found for AWS region 'us-east-99': check AWS_REGION, or the network)"
+    )
 
 
 # --- transient errors -----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import binascii
 import json
 import os
 import re
+import socket
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, fields, replace
@@ -123,6 +124,15 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             )
         except HttpStatusError as exc:
             raise _status_error(exc, error_types[-1] if error_types else "") from exc
+        except ProviderError as exc:
+            if target.standard and _unresolved_host(exc):
+                # AWS names a regional endpoint only for regions that exist: say which one was tried.
+                raise ProviderError(
+                    f"{exc} (no Amazon Bedrock endpoint found for AWS region {target.region!r}: "
+                    "check AWS_REGION, or the network)",
+                    retryable=True,
+                ) from exc
+            raise
         writer.start()
         reader = _EventReader(writer)
         # Read to the end (metadata follows messageStop), so the connection goes back to the pool.
@@ -207,6 +217,8 @@ class Target:
     region: str
     endpoint: str
     profile: str | None
+    standard: bool = False
+    """The endpoint is AWS's own ``bedrock-runtime.<region>`` host, built from the region."""
 
 
 def resolve_target(model: Model, options: StreamOptions, env: Mapping[str, str], aws: _Botocore) -> Target:
@@ -238,11 +250,23 @@ def resolve_target(model: Model, options: StreamOptions, env: Mapping[str, str],
             f"Invalid AWS region {region!r} for Amazon Bedrock: set AWS_REGION to e.g. us-east-1"
         )
     if use_base_url and base_url:
-        endpoint = base_url
-    else:
-        suffix = ".amazonaws.com.cn" if region.startswith("cn-") else ".amazonaws.com"
-        endpoint = f"https://bedrock-runtime.{region}{suffix}"
-    return Target(region=region, endpoint=endpoint, profile=profile)
+        return Target(region=region, endpoint=base_url, profile=profile, standard=standard is not None)
+    suffix = ".amazonaws.com.cn" if region.startswith("cn-") else ".amazonaws.com"
+    return Target(
+        region=region, endpoint=f"https://bedrock-runtime.{region}{suffix}", profile=profile, standard=True
+    )
+
+
+def _unresolved_host(exc: BaseException) -> bool:
+    """Whether the failure behind ``exc`` is a host name that did not resolve."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _option(options: StreamOptions, name: str) -> str | None:
