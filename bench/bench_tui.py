@@ -3,7 +3,11 @@
 - start to a ready prompt: from spawning `tau` until the footer (model name) is drawn;
 - streaming a 50 KB markdown reply at 2 000 deltas/s (25-character deltas, paced by the server),
   and 20 KB in 4-character deltas (what models send) at the same rate: how late the last line
-  shows after the server sent it, and the CPU tau used (user + system) per second of streaming.
+  shows after the server sent it, and the CPU tau used (user + system) per second of streaming;
+- 10 KB of markdown in 4-character deltas at 1 ms (issue #18: at most 40 % of a core);
+- a 2 MB reply that is one paragraph, in 64-character deltas as fast as the server sends them:
+  the time until its last word shows (issue #18: at most 15 s; it was 90 s when the open
+  paragraph was rendered whole on every frame).
 """
 
 from __future__ import annotations
@@ -33,8 +37,15 @@ while size < 50_000:
     size += len(piece)
 TEXT = "".join(parts) + "THE-END\n"
 SMALL = TEXT[: TEXT.index("## Section", 20_000)] + "THE-END\n"
+TEN = TEXT[: TEXT.index("## Section", 10_000)] + "THE-END\n"
+WORDS = ("streaming **bold** words and `code` in one very long paragraph of plain prose " * 30_000)
+HUGE = WORDS[: 2_000_000] + " THE-END"
 
 def reply(request):
+    if "HUGEPARAGRAPH" in str(request.body):
+        return Turn(text=HUGE, chunk_size=64)
+    if "TENKB" in str(request.body):
+        return Turn(text=TEN, chunk_size=4, frames_per_second=1000)
     if "SMALLDELTAS" in str(request.body):
         return Turn(text=SMALL, chunk_size=4, frames_per_second=2000)
     if "STREAM" in str(request.body):
@@ -44,12 +55,13 @@ def reply(request):
 server = FakeLLMServer(port=0)
 server.add(*[reply] * 1000)
 server.start()
-print(server.port, len(TEXT), len(SMALL), flush=True)
+print(server.port, len(TEXT), len(SMALL), len(TEN), flush=True)
 sys.stdin.read()
 server.stop()
 """
 
 _CPR = re.compile(rb"\x1b\[6n")
+_DA = re.compile(rb"\x1b\[c")
 
 
 class _Pty:
@@ -58,10 +70,12 @@ class _Pty:
         self.output = bytearray()
 
     def read_until(self, marker: bytes, timeout: float = 60.0) -> float:
-        """Read (answering cursor position requests) until ``marker`` appears; returns the time."""
+        """Read (answering cursor position and device attribute requests) until ``marker`` appears;
+        returns the time."""
         deadline = time.monotonic() + timeout
         start = max(0, len(self.output) - len(marker))
-        while marker not in self.output[start:]:
+        while self.output.find(marker, start) < 0:
+            start = max(start, len(self.output) - len(marker))  # search only what is new
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no {marker!r} after {timeout}s: {bytes(self.output[-500:])!r}")
             try:
@@ -70,6 +84,8 @@ class _Pty:
                 continue
             if _CPR.search(data):
                 self.child.send(b"\x1b[1;1R")
+            if _DA.search(data):
+                self.child.send(b"\x1b[?62c")
             self.output.extend(data)
         return time.monotonic()
 
@@ -117,7 +133,7 @@ def run(repeat: int) -> list[Figure]:
         [PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
     )
     assert server.stdout is not None and server.stdin is not None
-    port, size, small = server.stdout.readline().split()
+    port, size, small, ten = server.stdout.readline().split()
     figures: list[Figure] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -169,6 +185,17 @@ def run(repeat: int) -> list[Figure]:
             figures.append(
                 Figure("TUI: CPU while streaming it", load * 100, "% of one core", "not pegged (< 100 %)")
             )
+            lag, load = _stream(argv, env, work, b"TENKB please\r", int(ten) / 4 * 2, max(1, repeat // 2))
+            figures.append(
+                Figure(
+                    "TUI: CPU, 10 KB markdown in 4-char deltas at 1 ms",
+                    load * 100,
+                    "% of one core",
+                    "<= 40 %",
+                )
+            )
+            took, _load = _stream(argv, env, work, b"HUGEPARAGRAPH please\r", 0, 1)
+            figures.append(Figure("TUI: a 2 MB one-paragraph reply in 64-char deltas", took, "s", "<= 15 s"))
     finally:
         server.stdin.close()
         server.wait(timeout=10)

@@ -222,3 +222,28 @@ def test_a_docstring_cut_between_chunks_reads_the_same_though_its_escapes_may_ch
     code = '```python\ndef f():\n    """Doc with a \\n escape.\n' + "    more\n" * 6 + '    """\n```\n'
     outputs = stream(code, [5], [True], live_code_lines=2)
     assert plain(joined(outputs)) == plain(render_markdown(code, 50, DARK))
+
+
+WORDS = [
+    "plain", "words", "**bold**", "*em*", "`code`", "[a link](https://example.com)", "snake_case",
+    "2 * 3", "**opened", "closed**", "<b>", "~~gone~~", "end.\n", "x\\*y", "&amp;", "longerwordhere",
+]  # fmt: skip
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=300, max_size=500), sizes, takes)
+def test_a_long_paragraph_streams_to_the_same_render(
+    words: list[str], sizes: list[int], takes: list[bool]
+) -> None:
+    text = " ".join(words)
+    assert joined(stream(text, sizes, takes, width=40)) == render_markdown(text, 40, DARK)
+
+
+def test_a_long_paragraph_goes_to_scrollback_as_it_streams() -> None:
+    markdown = StreamingMarkdown(width=80, theme=DARK)
+    committed = 0
+    for n in range(3000):  # about 100 KB in one paragraph with markup, no blank line
+        markdown.append(f"word{n} **bold {n}** and `code` then ")
+        committed += len(markdown.take_stable() or "")
+    assert committed > 100_000
+    assert len(markdown.render_tail().split("\n")) < 40  # the live part stays small

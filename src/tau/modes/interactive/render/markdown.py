@@ -220,6 +220,10 @@ def _closes_fence(marker: str, line: str) -> bool:
     return fence.content == ""
 
 
+PARAGRAPH_COMMIT_SIZE = 2000
+"""Characters of an open paragraph from which its final lines are committed while it streams."""
+
+
 def _source(lines: list[str], partial: str = "") -> str:
     """Complete lines (each ends in a newline: it matters at the end of an open fence) and a partial one."""
     return "".join(f"{line}\n" for line in lines) + partial
@@ -285,6 +289,7 @@ class StreamingMarkdown:
         self._parsed = 0
         """Number of lines there were when block boundaries were last looked for."""
         self._fence: _OpenFence | None = None
+        self._paragraph_retry_at = 0
         self._need_separator = False
         """Whether a new block after what was committed must start with a blank line."""
         self._version = 0
@@ -315,6 +320,8 @@ class StreamingMarkdown:
         if self._fence is None and self._parsed != len(self._lines):
             self._parsed = len(self._lines)
             self._commit_blocks(parts)
+        if self._fence is None:
+            self._commit_paragraph_head(parts)
         if not parts:
             return None
         self._version += 1
@@ -364,6 +371,7 @@ class StreamingMarkdown:
             if text:
                 parts.append(self._new_block(text))
             self._done += start
+            self._paragraph_retry_at = 0
         code_lines = len(region) - start - 1
         unclosed = last.type == "fence" and last.content.count("\n") == code_lines
         if unclosed and region[start].startswith(last.markup) and code_lines > self._live_code_lines:
@@ -373,6 +381,44 @@ class StreamingMarkdown:
             self._need_separator = False  # what follows continues this block
             self._done = fence.scanned = len(self._lines)
             self._fence = fence
+
+    def _commit_paragraph_head(self, parts: list[str]) -> None:
+        """A long paragraph still open: commit its lines that can no longer change, keeping the
+        last few (see ``paragraph.split_paragraph``), so that a reply of one huge paragraph costs
+        the same per frame at its end as at its start."""
+        lines = self._lines[self._done :]
+        size = sum(len(line) + 1 for line in lines) + sum(len(piece) for piece in self._partial)
+        if size < max(PARAGRAPH_COMMIT_SIZE, self._paragraph_retry_at):
+            return
+        partial = terminal_safe("".join(self._partial))
+        blocks = _top_level_blocks([*lines, partial] if partial else lines)
+        if len(blocks) != 1 or blocks[0].type != "paragraph_open":
+            return
+        from tau.modes.interactive.render.paragraph import split_paragraph
+
+        found = split_paragraph(
+            lambda text: _render(self._console, text, self._theme, self._style),
+            _source(lines, partial),
+            keep=2,
+        )
+        if found is None:
+            # Markup left open (or no break found): try again once it has grown by a quarter, so
+            # that a paragraph that cannot be cut costs a bounded number of extra renders.
+            self._paragraph_retry_at = size + size // 4
+            return
+        self._paragraph_retry_at = 0
+        head, offset = found
+        parts.append(self._new_block(head))
+        self._need_separator = False  # the rest of the paragraph goes on from the next line
+        position = 0
+        for index, line in enumerate(lines):
+            if offset <= position + len(line):
+                self._lines[self._done + index] = line[offset - position :]
+                self._done += index
+                return
+            position += len(line) + 1
+        self._partial = [partial[offset - position :]]
+        self._done = len(self._lines)
 
     def _commit_fence(self, parts: list[str]) -> None:
         fence = self._fence
