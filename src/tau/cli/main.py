@@ -41,6 +41,10 @@ def run(argv: list[str] | None = None) -> int:
         from tau.cli.mcp_command import run_mcp_command
 
         return run_mcp_command(argv[1:])
+    if argv[:1] and argv[0] in ("install", "remove", "uninstall", "list", "update"):
+        from tau.cli.package_command import run_package_command
+
+        return run_package_command(argv)
     args = parse_args(argv)
     if args.version:
         return _write_stdout(f"tau {__version__}\n")

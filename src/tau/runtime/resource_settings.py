@@ -1,4 +1,5 @@
-"""The resource arrays (``extensions``, ``skills``, ``prompts``) of a ``SettingsManager``'s two scopes."""
+"""The resource arrays (``extensions``, ``skills``, ``prompts``) of a ``SettingsManager``'s two scopes,
+with the resources of the scope's installed packages added as paths."""
 
 from __future__ import annotations
 
@@ -14,7 +15,24 @@ def settings_entries_source(settings: SettingsManager) -> EntriesSource:
     """Reads one array from ``settings`` on each call, so a reload of the settings is seen."""
 
     def entries(kind: ResourceKind, scope: SettingsScope) -> Sequence[str]:
-        value = settings.get_scope("project" if scope == "project" else "global").get(kind)
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        layer = settings.get_scope("project" if scope == "project" else "global")
+        value = layer.get(kind)
+        own = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        if not layer.get("packages") and not settings.get_scope("project").get("packages"):
+            return own
+        return [*_package_paths(settings, kind, scope), *own]
 
     return entries
+
+
+def _package_paths(settings: SettingsManager, kind: ResourceKind, scope: SettingsScope) -> list[str]:
+    """The ``kind`` resources of ``scope``'s installed packages (a project entry of the same package
+    replaces the user's, so the user's scope also looks at the project's list)."""
+    from tau.runtime.packages.configured import add_to_import_path, configured_packages, declared_scopes
+
+    packages, _ = configured_packages(declared_scopes(settings))
+    wanted = "project" if scope == "project" else "user"
+    mine = [p for p in packages if p.scope == wanted and p.installed]
+    if kind == "extensions":
+        add_to_import_path(mine)
+    return [path for package in mine for path in package.contents().found[kind]]

@@ -1,0 +1,300 @@
+"""``tau install / remove / list / update``: the packages of the ``packages`` setting, as pi's commands.
+
+``install`` puts a package in tau's managed folders and records it in settings.json (``-l``: the
+project's ``.tau/settings.json``, which needs the folder's trust); ``remove`` undoes both; ``list``
+shows what is declared and what tau takes from each package; ``update`` fetches newer versions
+(pinned git refs and npm versions stay). A package's resources load on the next start. Any
+failure is one line on stderr, exit code 1, and settings.json stays as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["PACKAGE_COMMANDS", "run_package_command"]
+
+PACKAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update")
+
+HELP = """\
+Usage:
+  tau install <source> [-l]     Install a package and add it to settings.json
+  tau remove <source> [-l]      Remove a package and its settings entry (alias: uninstall)
+  tau list                      List the packages of the user's and the project's settings
+  tau update [<source>]         Update all packages, or one
+
+Sources:
+  pip:<requirement>             A Python package, pip-installed into <agent dir>/pip/<name>
+                                (a requirement, a wheel, or a folder: pip:./my-tools)
+  git:<url>[@ref], <git URL>    A git repository, cloned into <agent dir>/git/<host>/<path>
+  npm:<name>[@version]          A pi package from the npm registry ($npm_config_registry), unpacked
+                                into <agent dir>/npm/node_modules/<name>: its skills and prompts
+                                load; TypeScript extensions do not
+  <path>                        A local folder (or one extension file), used where it is
+
+Options:
+  -l, --local                   Use the project's .tau/settings.json and .tau/ folders
+  -a, --approve                 Trust this folder's project files for this command
+"""
+
+
+class _UsageError(Exception):
+    pass
+
+
+def run_package_command(argv: list[str]) -> int:
+    """Run ``tau <command> ...``; returns the exit code."""
+    command, rest = argv[0], argv[1:]
+    if any(a in ("-h", "--help") for a in rest):
+        print(HELP, end="")
+        return 0
+    from tau.runtime.packages.installers import InstallError
+    from tau.runtime.packages.sources import SourceError
+
+    try:
+        words, local, approve = _parse(rest)
+        if command == "install":
+            return _install(_one(words, command), local, approve)
+        if command in ("remove", "uninstall"):
+            return _remove(_one(words, command), local, approve)
+        if command == "list":
+            if words:
+                raise _UsageError("usage: tau list")
+            return _list(approve)
+        if len(words) > 1:
+            raise _UsageError("usage: tau update [<source>]")
+        return _update(words[0] if words else None, approve)
+    except (_UsageError, SourceError, InstallError) as exc:
+        print(f"tau: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"tau: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parse(argv: list[str]) -> tuple[list[str], bool, bool | None]:
+    words: list[str] = []
+    local = False
+    approve: bool | None = None
+    for arg in argv:
+        if arg in ("-l", "--local"):
+            local = True
+        elif arg in ("-a", "--approve"):
+            approve = True
+        elif arg in ("-na", "--no-approve"):
+            approve = False
+        elif arg == "--extensions":  # pi's spelling of "the packages, not pi itself"
+            continue
+        elif arg.startswith("-") and len(arg) > 1:
+            raise _UsageError(f"unknown option {arg} (see: tau install --help)")
+        else:
+            words.append(arg)
+    return words, local, approve
+
+
+def _one(words: list[str], command: str) -> str:
+    if len(words) != 1:
+        raise _UsageError(f"usage: tau {command} <source> [-l]")
+    return words[0]
+
+
+class _Context:
+    """The folders and settings one command works on."""
+
+    def __init__(self, approve: bool | None, *, need_project: bool) -> None:
+        from tau.runtime.paths import agent_dir
+        from tau.runtime.project_trust import ProjectTrust
+        from tau.runtime.settings import SettingsManager
+
+        self.cwd = os.getcwd()
+        self.agent_dir = str(agent_dir())
+        default = SettingsManager.create(self.cwd, self.agent_dir, project=False).default_project_trust
+        self.trusted = ProjectTrust(self.agent_dir, override=approve, default=default).is_trusted(self.cwd)
+        if need_project and not self.trusted:
+            raise _UsageError(
+                "this folder is not trusted, so its project packages are not changed: "
+                "start tau here and trust it, or pass --approve"
+            )
+        self.settings = SettingsManager.create(self.cwd, self.agent_dir, project=self.trusted)
+        for error in self.settings.drain_errors():
+            if error.scope == "global" or self.trusted:
+                raise _UsageError(f"{error.error.message} (fix it first; nothing was changed)")
+
+    def base(self, local: bool) -> str:
+        return os.path.join(self.cwd, ".tau") if local else self.agent_dir
+
+    def entries(self, local: bool) -> list[Any]:
+        value = self.settings.get_scope("project" if local else "global").get("packages")
+        return list(value) if isinstance(value, list) else []
+
+    def save(self, local: bool, packages: list[Any]) -> None:
+        self.settings.set("packages", packages or None, scope="project" if local else "global")
+        for error in self.settings.drain_errors():
+            raise _UsageError(error.error.message)
+
+
+def _install(raw: str, local: bool, approve: bool | None) -> int:
+    from tau.runtime.packages.configured import ConfiguredPackage, entry_source
+    from tau.runtime.packages.installers import install
+    from tau.runtime.packages.sources import parse_source
+
+    context = _Context(approve, need_project=local)
+    base = context.base(local)
+    source = parse_source(raw, cwd=context.cwd)
+    recorded = source.raw
+    if source.kind == "local":
+        path = os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec)))
+        if not os.path.exists(path):
+            raise _UsageError(f"path does not exist: {path}")
+        recorded = os.path.relpath(path, base) if not source.spec.startswith("~") else source.spec
+        source = parse_source(recorded if os.path.isabs(recorded) else os.path.join(base, recorded))
+    identity = source.identity(base)
+    entries = context.entries(local)
+    target = source.install_dir(base)
+    print(f"Installing {raw}...", flush=True)
+    install(source, target)
+    replaced = False
+    for index, entry in enumerate(entries):
+        existing = entry_source(entry)
+        if existing is not None and _identity(existing, base) == identity:
+            entries[index] = {**entry, "source": recorded} if isinstance(entry, dict) else recorded
+            replaced = True
+    if not replaced:
+        entries.append(recorded)
+    context.save(local, entries)
+    print(f"Installed {raw}")
+    package = ConfiguredPackage("project" if local else "user", recorded, source, base, target)
+    for line in _describe(package):
+        print(f"  {line}")
+    return 0
+
+
+def _identity(raw: str, base: str) -> str | None:
+    from tau.runtime.packages.sources import SourceError, parse_source
+
+    try:
+        return parse_source(raw, cwd=base).identity(base)
+    except SourceError:
+        return None
+
+
+def _remove(raw: str, local: bool, approve: bool | None) -> int:
+    from tau.runtime.packages.configured import entry_source
+    from tau.runtime.packages.installers import uninstall
+    from tau.runtime.packages.sources import parse_source
+
+    context = _Context(approve, need_project=local)
+    base = context.base(local)
+    source = parse_source(raw, cwd=context.cwd)
+    if source.kind == "local":
+        source = parse_source(os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec))))
+    identity = source.identity(base)
+    entries = context.entries(local)
+    kept = [e for e in entries if (s := entry_source(e)) is None or _identity(s, base) != identity]
+    if len(kept) == len(entries):
+        where = "the project's" if local else "the user's"
+        raise _UsageError(f"no matching package found for {raw} in {where} settings (see: tau list)")
+    context.save(local, kept)
+    uninstall(source, source.install_dir(base))
+    print(f"Removed {raw}")
+    return 0
+
+
+def _list(approve: bool | None) -> int:
+    from tau.runtime.packages.configured import configured_packages, declared_scopes
+
+    context = _Context(approve, need_project=False)
+    packages, problems = configured_packages(declared_scopes(context.settings))
+    if not packages and not problems:
+        print("No packages installed.")
+    for scope, title in (("user", "User packages:"), ("project", "Project packages:")):
+        mine = [p for p in packages if p.scope == scope]
+        if not mine:
+            continue
+        print(title)
+        for package in mine:
+            filtered = " (filtered)" if package.filters is not None else ""
+            print(f"  {package.source.raw}{filtered}")
+            print(f"    {package.install_dir}")
+            for line in _describe(package):
+                print(f"    {line}")
+    for problem in problems:
+        print(f"tau: warning: {problem}", file=sys.stderr)
+    if not context.trusted and os.path.isfile(os.path.join(context.cwd, ".tau", "settings.json")):
+        print("(the project's packages are not read: this folder is not trusted)")
+    return 0
+
+
+def _describe(package: Any) -> list[str]:
+    """What tau takes from an installed package, one line per kind, and what it cannot load."""
+    if not package.installed:
+        return ["not installed (run: tau update)"]
+    contents = package.contents()
+    lines = []
+    for kind, paths in contents.found.items():
+        if not paths:
+            continue
+        names = ", ".join(_short(p, package.install_dir) for p in paths)
+        note = " (tau does not load theme files yet)" if kind == "themes" else ""
+        lines.append(f"{kind}: {names}{note}")
+    for path, why in contents.not_loadable:
+        lines.append(f"not loadable: {_short(path, package.install_dir)} ({why})")
+    lines += contents.problems
+    if package.source.kind == "pip":
+        lines += _entry_point_lines(package.install_dir)
+    return lines or ["nothing tau can load"]
+
+
+def _entry_point_lines(folder: str) -> list[str]:
+    from importlib.metadata import distributions
+
+    names = [
+        point.name
+        for dist in distributions(path=[folder])
+        for point in dist.entry_points
+        if point.group == "tau.extensions"
+    ]
+    return [f"extensions (entry points): {', '.join(sorted(names))}"] if names else []
+
+
+def _short(path: str, root: str) -> str:
+    relative = os.path.relpath(path, root)
+    return os.path.basename(path) if relative == "." else relative
+
+
+def _update(raw: str | None, approve: bool | None) -> int:
+    from tau.runtime.packages.configured import configured_packages, declared_scopes
+    from tau.runtime.packages.installers import update
+
+    context = _Context(approve, need_project=False)
+    packages, _ = configured_packages(declared_scopes(context.settings))
+    if raw is not None:
+        wanted = _identity_anywhere(raw, context)
+        packages = [p for p in packages if p.source.identity(p.base_dir) in wanted]
+        if not packages:
+            raise _UsageError(f"no matching package found for {raw} (see: tau list)")
+    changed: list[str] = []
+    for package in packages:
+        if package.source.kind == "local":
+            continue
+        print(f"Updating {package.source.raw}...", flush=True)
+        before, after = update(package.source, package.install_dir)
+        if before != after:
+            changed.append(f"{package.source.raw} {before or '(none)'} -> {after or '(none)'}")
+    if not changed:
+        print(f"{raw} is already up to date" if raw else "Packages are already up to date")
+    else:
+        print(f"Updated {len(changed)} package{'s' if len(changed) != 1 else ''}:")
+        for line in changed:
+            print(f"  {line}")
+    return 0
+
+
+def _identity_anywhere(raw: str, context: _Context) -> set[str]:
+    from tau.runtime.packages.sources import parse_source
+
+    source = parse_source(raw, cwd=context.cwd)
+    if source.kind == "local":
+        source = parse_source(os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec))))
+    return {source.identity(context.base(local)) for local in (False, True)}

@@ -1,0 +1,232 @@
+"""Putting a package's files in place: git clones, npm tarballs, pip ``--target`` folders.
+
+Each install goes to a fresh folder next to the final one and is moved there only when it worked,
+so a failure leaves the previous copy (or nothing) behind. Failures raise ``InstallError`` with
+one line for the user.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from urllib.parse import quote
+
+from tau.runtime.packages.sources import PackageSource
+
+__all__ = ["NPM_REGISTRY_ENV", "InstallError", "install", "uninstall", "update", "version_of"]
+
+NPM_REGISTRY_ENV = "npm_config_registry"
+"""npm's own variable for the registry URL; tau reads it too (default https://registry.npmjs.org)."""
+_DEFAULT_REGISTRY = "https://registry.npmjs.org"
+
+
+class InstallError(Exception):
+    """An install or update that failed; the message is one line."""
+
+
+def install(source: PackageSource, target: str) -> None:
+    """Put ``source``'s files at ``target`` (replacing what is there)."""
+    if source.kind == "local":
+        if not os.path.exists(target):
+            raise InstallError(f"path does not exist: {target}")
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".installing-", dir=os.path.dirname(target))
+    try:
+        if source.kind == "git":
+            _clone(source, staging)
+        elif source.kind == "npm":
+            _unpack_npm(source, staging)
+        else:
+            _pip_install(source, staging)
+        _replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def update(source: PackageSource, target: str) -> tuple[str | None, str | None]:
+    """Bring an installed package up to date; returns its version (or commit) before and after."""
+    before = version_of(source, target)
+    if source.kind == "local":
+        return before, before
+    if source.kind == "git" and os.path.isdir(os.path.join(target, ".git")):
+        _git(["fetch", "--quiet", "--tags", "origin"], target, source)
+        if source.ref:
+            _git(["checkout", "--quiet", "--force", source.ref], target, source)
+        else:
+            _git(["reset", "--quiet", "--hard", "@{upstream}"], target, source)
+    else:
+        install(source, target)
+    return before, version_of(source, target)
+
+
+def uninstall(source: PackageSource, target: str) -> None:
+    """Delete a managed package folder; a local package's folder is the user's and stays."""
+    if source.kind != "local" and os.path.isdir(target):
+        shutil.rmtree(target)
+
+
+def version_of(source: PackageSource, target: str) -> str | None:
+    """The installed version: a git commit (short), an npm or pip package's version."""
+    if not os.path.exists(target):
+        return None
+    if source.kind == "git":
+        done = subprocess.run(
+            ["git", "rev-parse", "--short=7", "HEAD"], cwd=target, capture_output=True, text=True
+        )
+        return done.stdout.strip() or None if done.returncode == 0 else None
+    if source.kind == "npm":
+        import json
+
+        try:
+            with open(os.path.join(target, "package.json"), encoding="utf-8") as f:
+                version = json.load(f).get("version")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return version if isinstance(version, str) else None
+    if source.kind == "pip":
+        from importlib.metadata import distributions
+
+        for dist in distributions(path=[target]):
+            if _normal(dist.metadata["Name"] or "") == _normal(source.name):
+                return dist.version
+    return None
+
+
+def _normal(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name.lower())
+
+
+def _replace(staging: str, target: str) -> None:
+    old = None
+    if os.path.exists(target):
+        old = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
+        os.rename(target, os.path.join(old, "old"))
+    os.rename(staging, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# -- git -----------------------------------------------------------------------------------------
+
+
+def _clone(source: PackageSource, folder: str) -> None:
+    if shutil.which("git") is None:
+        raise InstallError(f"cannot install {source.raw}: git is not installed")
+    _git(["clone", "--quiet", source.spec, folder], None, source)
+    if source.ref:
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{source.ref}^{{commit}}"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
+        if found.returncode != 0:
+            raise InstallError(f"git ref {source.ref!r} does not exist in {source.spec}")
+        _git(["checkout", "--quiet", source.ref], folder, source)
+
+
+def _git(args: list[str], cwd: str | None, source: PackageSource) -> None:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait for a password nobody types
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise InstallError(f"git {args[0]} of {source.spec} failed: {last}")
+
+
+# -- npm -----------------------------------------------------------------------------------------
+
+
+def _unpack_npm(source: PackageSource, folder: str) -> None:
+    """Fetch the package's tarball from the registry (no npm needed) and unpack it; its npm
+    dependencies are not installed: tau uses a package's skills, prompts and themes only."""
+    import httpx
+
+    registry = (os.environ.get(NPM_REGISTRY_ENV) or _DEFAULT_REGISTRY).rstrip("/")
+    url = f"{registry}/{quote(source.name, safe='@')}"
+    try:
+        response = httpx.get(url, headers={"Accept": "application/json"}, timeout=30, follow_redirects=True)
+        if response.status_code == 404:
+            raise InstallError(f"npm package {source.name!r} not found in {registry}")
+        response.raise_for_status()
+        document = response.json()
+        version = _npm_version(source, document)
+        tarball = document["versions"][version]["dist"]["tarball"]
+        data = httpx.get(tarball, timeout=60, follow_redirects=True)
+        data.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise InstallError(f"cannot fetch {source.raw} from {registry}: {exc}") from None
+    except (ValueError, KeyError, TypeError):
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data.content), mode="r:gz") as archive:
+            archive.extractall(folder, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise InstallError(f"cannot unpack {source.raw}: {exc}") from None
+    inner = os.path.join(folder, "package")  # npm tarballs hold one top folder, usually "package"
+    tops = os.listdir(folder)
+    if len(tops) == 1 and os.path.isdir(os.path.join(folder, tops[0])):
+        inner = os.path.join(folder, tops[0])
+        for name in os.listdir(inner):
+            os.rename(os.path.join(inner, name), os.path.join(folder, name))
+        os.rmdir(inner)
+
+
+def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
+    versions = document.get("versions")
+    tags = document.get("dist-tags")
+    if not isinstance(versions, dict) or not isinstance(tags, dict):
+        raise KeyError("versions")
+    wanted = source.version or "latest"
+    if wanted in versions:
+        return wanted
+    if isinstance(tags.get(wanted), str):
+        return str(tags[wanted])
+    raise InstallError(
+        f"npm package {source.name!r} has no version or tag {wanted!r} (tau takes exact versions and tags)"
+    )
+
+
+# -- pip -----------------------------------------------------------------------------------------
+
+
+def _pip_install(source: PackageSource, folder: str) -> None:
+    command = [sys.executable, "-m", "pip"]
+    probe = subprocess.run([*command, "--version"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        uv = shutil.which("uv")
+        if uv is None:
+            raise InstallError(
+                f"cannot install {source.raw}: tau's Python has no pip (and uv is not installed)"
+            )
+        command = [uv, "pip"]
+    args = [
+        "install",
+        "--target",
+        folder,
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-input",
+        source.spec,
+    ]
+    done = subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PIP_NO_INPUT": "1"},
+    )
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        reason = next(
+            (line for line in reversed(lines) if line.startswith("ERROR")), lines[-1] if lines else ""
+        )
+        raise InstallError(f"pip install {source.spec} failed: {reason or f'exit code {done.returncode}'}")
