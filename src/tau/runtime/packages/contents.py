@@ -2,7 +2,8 @@
 
 A ``package.json`` with a ``pi`` key lists the paths of each kind (globs, ``!glob`` to leave some
 out); without one, the conventional folders ``extensions/``, ``skills/``, ``prompts/`` and
-``themes/`` are read. A pip package's own import folders are read the same way. The object form
+``themes/`` are read (and the folder itself as an extension when its ``pyproject.toml`` lists
+``[tool.tau] extensions``). A pip package's own import folders are read the same way. The object form
 of a ``packages`` entry narrows each kind further (pi's filters: ``[]`` for none, globs, ``!glob``,
 ``+path``, ``-path``). TypeScript and JavaScript extensions are found but not loadable: tau runs
 Python extensions only.
@@ -65,7 +66,11 @@ def package_contents(
 def _add_extension(contents: PackageContents, path: str) -> None:
     if path.endswith(_SCRIPT_SUFFIXES):
         contents.not_loadable.append((path, NOT_LOADABLE))
-    elif path.endswith(".py") or os.path.isfile(os.path.join(path, "__init__.py")):
+    elif (
+        path.endswith(".py")
+        or os.path.isfile(os.path.join(path, "__init__.py"))
+        or os.path.isfile(os.path.join(path, "pyproject.toml"))
+    ):
         contents.found["extensions"].append(path)
 
 
@@ -123,7 +128,24 @@ def _declared(folder: str, kind: Kind, patterns: Sequence[str]) -> list[str]:
 
 def _conventional(folder: str, kind: Kind) -> list[str]:
     path = os.path.join(folder, kind)
-    return _expand(path, kind) if os.path.isdir(path) else []
+    found = _expand(path, kind) if os.path.isdir(path) else []
+    if kind == "extensions" and _lists_tau_extensions(folder):
+        found.insert(0, folder)  # the extension loader reads its [tool.tau] entries
+    return found
+
+
+def _lists_tau_extensions(folder: str) -> bool:
+    """Whether ``folder``'s pyproject.toml names extensions (``[tool.tau] extensions = [...]``)."""
+    path = os.path.join(folder, "pyproject.toml")
+    if not os.path.isfile(path):
+        return False
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return "extensions" in tomllib.load(f).get("tool", {}).get("tau", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
 
 
 def _expand(folder: str, kind: Kind) -> list[str]:
