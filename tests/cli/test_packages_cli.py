@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 import pytest
@@ -57,7 +57,7 @@ def _url(repo: Path) -> str:
     return f"git:{repo.as_uri()}"
 
 
-def _settings(tau: TauCommand) -> dict[str, object]:
+def _settings(tau: TauCommand) -> dict[str, Any]:
     path = tau.agent_dir / "settings.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -331,3 +331,23 @@ def test_a_start_without_packages_imports_no_package_module(tau: TauCommand) -> 
         timeout=60,
     )
     assert run.stdout.strip().splitlines()[-1] == "0 []", run.stderr
+
+
+def test_config_switches_a_package_skill_off_and_on_in_pis_filter_shape(tau: TauCommand, repo: Path) -> None:
+    assert tau.run("install", str(repo)).returncode == 0
+    off = tau.run("config", "disable", str(repo), "skills/deploy")
+    assert off.returncode == 0, off.stderr
+    [entry] = _settings(tau)["packages"]
+    assert entry["skills"] == ["-skills/deploy"]
+    assert "  [ ] skill     skills/deploy" in tau.run("config").stdout.splitlines()
+    tau.env[MARK] = str(tau.work / "mark.txt")
+    tau.server.add(Turn(text="ok"), Turn(text="ok"))
+    assert tau.run(*MODEL, "-p", "hi").returncode == 0
+    assert "deploy" not in _system_prompt(tau)
+    assert tau.run("config", "enable", str(repo), "skills/deploy/SKILL.md").returncode == 0
+    [entry] = _settings(tau)["packages"]
+    assert entry["skills"] == ["+skills/deploy"]
+    assert tau.run(*MODEL, "-p", "hi").returncode == 0
+    assert "deploy" in _system_prompt(tau)
+    wrong = tau.run("config", "disable", str(repo), "skills/missing")
+    assert (wrong.returncode, wrong.stderr.count("\n")) == (1, 1)

@@ -93,3 +93,8 @@ def test_a_python_project_folder_listing_tau_extensions_is_one_extension(tmp_pat
     (tmp_path / "pyproject.toml").write_text('[tool.tau]\nextensions = ["tools/main.py"]\n')
     contents = package_contents(str(tmp_path))
     assert contents.found["extensions"] == [str(tmp_path)]
+
+
+def test_a_skill_is_switched_off_by_its_skill_file_as_pi_config_writes_it(package: Path) -> None:
+    contents = package_contents(str(package), {"skills": ["-skills/lint/SKILL.md"]})
+    assert _relative(contents.found["skills"], package) == ["skills/deploy"]

@@ -41,7 +41,7 @@ def run(argv: list[str] | None = None) -> int:
         from tau.cli.mcp_command import run_mcp_command
 
         return run_mcp_command(argv[1:])
-    if argv[:1] and argv[0] in ("install", "remove", "uninstall", "list", "update"):
+    if argv[:1] and argv[0] in ("install", "remove", "uninstall", "list", "update", "config"):
         from tau.cli.package_command import run_package_command
 
         return run_package_command(argv)

@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["PACKAGE_COMMANDS", "run_package_command"]
 
-PACKAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update")
+PACKAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 
 HELP = """\
 Usage:
@@ -23,6 +23,9 @@ Usage:
   tau remove <source> [-l]      Remove a package and its settings entry (alias: uninstall)
   tau list                      List the packages of the user's and the project's settings
   tau update [<source>]         Update all packages, or one
+  tau config [-l]               Show which resources of each package load ([x]) and which do not
+  tau config enable|disable <source> <path> [-l]
+                                Switch one resource (a path inside the package) on or off
 
 Sources:
   pip:<requirement>             A Python package, pip-installed into <agent dir>/pip/<name>
@@ -62,6 +65,8 @@ def run_package_command(argv: list[str]) -> int:
             if words:
                 raise _UsageError("usage: tau list")
             return _list(approve)
+        if command == "config":
+            return _config(words, local, approve)
         if len(words) > 1:
             raise _UsageError("usage: tau update [<source>]")
         return _update(words[0] if words else None, approve)
@@ -298,3 +303,76 @@ def _identity_anywhere(raw: str, context: _Context) -> set[str]:
     if source.kind == "local":
         source = parse_source(os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec))))
     return {source.identity(context.base(local)) for local in (False, True)}
+
+
+def _config(words: list[str], local: bool, approve: bool | None) -> int:
+    """Without words: each package's resources, on or off. ``enable|disable <source> <path>``
+    writes pi's ``+path`` / ``-path`` filter into that package's entry (its object form)."""
+    from tau.runtime.packages.configured import configured_packages, declared_scopes, entry_source
+
+    context = _Context(approve, need_project=local and bool(words))
+    packages, _ = configured_packages(declared_scopes(context.settings))
+    if not words:
+        scope = "project" if local else "user"
+        mine = [p for p in packages if p.scope == scope and p.installed]
+        if not mine:
+            print("No packages installed.")
+        for package in mine:
+            print(package.source.raw)
+            _print_switches(package)
+        return 0
+    if len(words) != 3 or words[0] not in ("enable", "disable"):
+        raise _UsageError("usage: tau config enable|disable <source> <path> [-l]")
+    action, raw, path = words
+    base = context.base(local)
+    wanted = _identity_anywhere(raw, context)
+    entries = context.entries(local)
+    index = next(
+        (
+            i
+            for i, e in enumerate(entries)
+            if (s := entry_source(e)) is not None and _identity(s, base) in wanted
+        ),
+        None,
+    )
+    chosen = next((p for p in packages if p.source.identity(p.base_dir) in wanted), None)
+    if index is None or chosen is None or not chosen.installed:
+        raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
+    kind, pattern = _resource_of(chosen, path)
+    entry = entries[index]
+    updated: dict[str, Any] = dict(entry) if isinstance(entry, dict) else {"source": entry}
+    same = {pattern, f"{pattern}/SKILL.md"}
+    kept = [p for p in updated.get(kind, []) if not (isinstance(p, str) and p.lstrip("!+-") in same)]
+    updated[kind] = [*kept, f"{'+' if action == 'enable' else '-'}{pattern}"]
+    entries[index] = updated
+    context.save(local, entries)
+    print(
+        f"{'Enabled' if action == 'enable' else 'Disabled'} {kind[:-1]} {pattern} of {raw} (from the next start)"
+    )
+    return 0
+
+
+def _resource_of(package: Any, path: str) -> tuple[str, str]:
+    """The kind of resource ``path`` (relative to the package) is, and its path as filters name it
+    (a skill by its folder), from the unfiltered contents."""
+    from tau.runtime.packages.contents import package_contents
+
+    everything = package_contents(package.install_dir, None, python_package=package.source.kind == "pip")
+    target = os.path.normpath(os.path.join(package.install_dir, path))
+    for kind, paths in everything.found.items():
+        for found in paths:
+            if target == found or (kind == "skills" and os.path.dirname(target) == found):
+                return kind, os.path.relpath(found, package.install_dir).replace(os.sep, "/")
+    raise _UsageError(f"{path} is not a resource of {package.source.raw} (see: tau config)")
+
+
+def _print_switches(package: Any) -> None:
+    from tau.runtime.packages.contents import package_contents
+
+    python = package.source.kind == "pip"
+    everything = package_contents(package.install_dir, None, python_package=python)
+    loaded = package.contents().found
+    for kind, paths in everything.found.items():
+        for path in paths:
+            mark = "x" if path in loaded[kind] else " "
+            print(f"  [{mark}] {kind[:-1]:<9} {_short(path, package.install_dir)}")

@@ -196,7 +196,12 @@ def _filtered(folder: str, found: list[str], patterns: Any) -> list[str]:
         kept = [p for p in found if p in chosen or any(p.startswith(c + os.sep) for c in chosen)]
         forced = [p for p in found if p not in kept and _exact_in(p, folder, entries.force_includes)]
         found = [p for p in found if p in kept or p in forced]
-    return [p for p in found if entries.enables(p, folder, folder=p if os.path.isdir(p) else None)]
+    # A skill folder answers to its own path and to its SKILL.md's (the path pi's config writes).
+    return [
+        p
+        for p in found
+        if entries.enables(os.path.join(p, "SKILL.md") if os.path.isdir(p) else p, folder, folder=p)
+    ]
 
 
 def _exact_in(path: str, folder: str, exact: Sequence[str]) -> bool:
