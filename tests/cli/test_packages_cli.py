@@ -351,3 +351,21 @@ def test_config_switches_a_package_skill_off_and_on_in_pis_filter_shape(tau: Tau
     assert "deploy" in _system_prompt(tau)
     wrong = tau.run("config", "disable", str(repo), "skills/missing")
     assert (wrong.returncode, wrong.stderr.count("\n")) == (1, 1)
+
+
+def test_a_declared_package_not_installed_is_a_warning_at_start_and_update_installs_it(
+    tau: TauCommand, repo: Path
+) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"packages": [f"{_url(repo)}@v1"]}))
+    tau.server.add(Turn(text="ok"), Turn(text="ok"))
+    first = tau.run(*MODEL, "-p", "/review")
+    assert first.returncode == 0, first.stderr
+    assert f"package {_url(repo)}@v1 (user) is not installed; install it with: tau update" in first.stderr
+    assert _last_user_text(tau) == "/review"
+    updated = tau.run("update")
+    assert updated.returncode == 0, updated.stderr
+    assert "Updated 1 package:" in updated.stdout
+    tau.env[MARK] = str(tau.work / "mark.txt")
+    second = tau.run(*MODEL, "-p", "/review")
+    assert "not installed" not in second.stderr
+    assert _last_user_text(tau) == "Review version one"

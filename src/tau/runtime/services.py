@@ -124,6 +124,10 @@ def create_agent_session_services(
         where = f"{found.path}: " if found.path else ""
         level: DiagnosticType = "error" if found.type == "error" else "warning"
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
+    if settings.packages:  # only a configuration that declares packages reads them here
+        from tau.runtime.packages.configured import package_problems
+
+        diagnostics += [ServiceDiagnostic("warning", problem) for problem in package_problems(settings)]
     extensions = extension_options or ExtensionOptions()
     runner, problems = load_extension_runner(
         cwd, str(base), settings, extensions, include_project=project_trusted, preloaded=preloaded_extensions

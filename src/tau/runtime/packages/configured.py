@@ -100,6 +100,17 @@ def declared_scopes(settings: SettingsManager) -> dict[Scope, tuple[list[Any], s
     return scopes
 
 
+def package_problems(settings: SettingsManager) -> list[str]:
+    """One line per ``packages`` entry that gives nothing: unreadable, or declared but not installed."""
+    packages, problems = configured_packages(declared_scopes(settings))
+    missing = [
+        f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
+        for p in packages
+        if not p.installed
+    ]
+    return problems + missing
+
+
 def add_to_import_path(packages: list[ConfiguredPackage]) -> None:
     """Put installed pip packages' folders at the end of ``sys.path``, so their ``tau.extensions``
     entry points and their dependencies import (after tau's own environment, which wins)."""
