@@ -15,6 +15,7 @@ Usage:
   tau [options] [--] [@files...] [messages...]
   tau auth login|logout|status|print-api-key|print-bearer-token|check   (see: tau auth --help)
   tau mcp add|remove|list|login|logout                                  (see: tau mcp --help)
+  tau install|remove|list|update|config [<source>] [-l]                 (see: tau install --help)
 
 Options:
   -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
