@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Mode = Literal["text", "json", "rpc"]
+Mode = Literal["text", "json", "rpc", "acp"]
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 RESERVED_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
@@ -206,10 +206,10 @@ def parse_args(argv: list[str]) -> Args:
 
 def _apply_value_flag(args: Args, flag: str, value: str) -> None:
     if flag == "--mode":
-        if value in ("text", "json", "rpc"):
+        if value in ("text", "json", "rpc", "acp"):
             args.mode = value  # type: ignore[assignment]
         else:
-            args.errors.append(f'--mode "{value}" is not a mode; use text, json or rpc')
+            args.errors.append(f'--mode "{value}" is not a mode; use text, json, rpc or acp')
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):

@@ -20,7 +20,8 @@ Usage:
 Options:
   -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
                                  Without -p (and with a terminal) tau opens its terminal UI
-  --mode text|json|rpc           Output mode (json: one event per line; rpc: commands on stdin)
+  --mode text|json|rpc|acp       Output mode (json: one event per line; rpc: commands on stdin;
+                                 acp: an Agent Client Protocol server for editors)
   --provider <name>              Provider of --model
   --model <pattern>              Model id, provider/id or fuzzy pattern, optional :<thinking>
   --api-key <key>                API key for the chosen model's provider (this run only)

@@ -15,6 +15,9 @@ from tau import __version__
 from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from tau.agent.tool import AgentTool
     from tau.ai.types import Model, ThinkingLevelOrOff
     from tau.extensions.context import TrustMode
     from tau.extensions.runner import ExtensionRunner
@@ -75,12 +78,19 @@ def run(argv: list[str] | None = None) -> int:
         return 130
 
 
-_TRUST_MODES: dict[str, TrustMode] = {"interactive": "tui", "text": "print", "json": "json", "rpc": "rpc"}
+# ACP sessions are headless like RPC: extensions' trust questions get RPC's answer.
+_TRUST_MODES: dict[str, TrustMode] = {
+    "interactive": "tui",
+    "text": "print",
+    "json": "json",
+    "rpc": "rpc",
+    "acp": "rpc",
+}
 
 
 def _mode(args: Args) -> str:
-    if args.mode == "rpc":
-        return "rpc"
+    if args.mode in ("rpc", "acp"):
+        return args.mode
     if args.mode == "json":
         return "json"
     if args.print or not sys.stdin.isatty():
@@ -128,10 +138,10 @@ async def _main(args: Args) -> int:
         raise UsageError("stdout is closed, so nothing could be shown; redirect it to a file or /dev/null")
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
-    if mode == "rpc" and args.file_args:
-        raise UsageError("@file arguments cannot be used with --mode rpc; send files in prompt commands")
-    if mode == "rpc" and args.messages:
-        raise UsageError("messages cannot be given on the command line with --mode rpc; send prompt commands")
+    if mode in ("rpc", "acp") and args.file_args:
+        raise UsageError(f"@file arguments cannot be used with --mode {mode}; send files in prompt commands")
+    if mode in ("rpc", "acp") and args.messages:
+        raise UsageError(f"messages cannot be given on the command line with --mode {mode}; send prompts")
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
 
@@ -193,6 +203,8 @@ async def _run_session(
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
     if mode == "rpc":
         return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
+    if mode == "acp":
+        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust)
     if mode == "interactive":
         return await _run_interactive(
             args, services, session_manager, agent_dir, model, thinking, no_tools, cwd, trust
@@ -455,6 +467,38 @@ async def _run_rpc(
     return await run_rpc_mode(runtime, out=take_over_stdout())
 
 
+async def _run_acp(
+    args: Args,
+    services: AgentSessionServices,
+    agent_dir: str,
+    model: Model | None,
+    thinking: ThinkingLevelOrOff | None,
+    no_tools: NoTools | None,
+    trust: ProjectTrust,
+) -> int:
+    """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout."""
+    import importlib.util
+
+    if importlib.util.find_spec("acp") is None:
+        raise UsageError("--mode acp needs the Agent Client Protocol SDK: pip install 'tau-agent[acp]'")
+    from tau.modes.acp import SessionOpener, run_acp_mode
+    from tau.modes.print_mode import take_over_stdout
+    from tau.runtime.settings import SettingsManager
+    from tau.session.paths import resolve_session_dir
+
+    def session_dir(cwd: str) -> str:
+        settings_dir = SettingsManager.create(cwd, agent_dir).session_dir
+        return resolve_session_dir(cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir)
+
+    def open_runtime(manager: SessionManager, custom_tools: Sequence[AgentTool]) -> AgentSessionRuntime:
+        return _create_runtime(
+            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools
+        )
+
+    opener = SessionOpener(agent_dir=agent_dir, session_dir=session_dir, open_runtime=open_runtime)
+    return await run_acp_mode(opener, out=take_over_stdout())
+
+
 async def _run_interactive(
     args: Args,
     services: AgentSessionServices,
@@ -512,6 +556,7 @@ def _create_runtime(
     no_tools: NoTools | None,
     trust: ProjectTrust,
     trust_mode: TrustMode,
+    custom_tools: Sequence[AgentTool] = (),
 ) -> AgentSessionRuntime:
     """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
     and this run's trust decisions (a folder first met later is not asked about: the extensions'
@@ -542,6 +587,7 @@ def _create_runtime(
         tools=args.tools,
         no_tools=no_tools,
         exclude_tools=args.exclude_tools,
+        custom_tools=custom_tools,
         project_trusted=trust.is_trusted,
         preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
     )

@@ -1,0 +1,57 @@
+"""asyncio streams over the process's stdin and the real stdout (``sys.stdout`` points at stderr in
+this mode, so stray prints never reach the protocol)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import TextIO
+
+__all__ = ["stdio_streams"]
+
+_LIMIT = 50 * 1024 * 1024  # a prompt may embed large files or images on one line
+
+
+class _WriteProtocol(asyncio.BaseProtocol):
+    """Flow control for a pipe writer (what ``StreamWriter.drain`` waits on)."""
+
+    def __init__(self) -> None:
+        self._paused = False
+        self._resumed: asyncio.Future[None] | None = None
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self._resumed is not None and not self._resumed.done():
+            self._resumed.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.resume_writing()
+
+    async def _drain_helper(self) -> None:
+        if self._paused:
+            self._resumed = asyncio.get_running_loop().create_future()
+            await self._resumed
+
+
+async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_LIMIT)
+    stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError):  # a regular file or a terminal: read it in a thread
+
+        def pump() -> None:
+            while chunk := os.read(0, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, name="tau-acp-stdin", daemon=True).start()
+    stdout = os.fdopen(out.fileno(), "wb", buffering=0, closefd=False)
+    protocol = _WriteProtocol()
+    transport, _ = await loop.connect_write_pipe(lambda: protocol, stdout)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)

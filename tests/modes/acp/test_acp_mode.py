@@ -1,0 +1,170 @@
+"""``tau --mode acp`` driven by the ACP SDK's client side against the fake LLM server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    SessionNotification,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+    WriteTextFileResponse,
+)
+from tau_command import MODEL, TauCommand, tau_command
+
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn, text_turn, tool_turn
+
+pytestmark = pytest.mark.timeout(30)
+
+
+class RecordingClient:
+    """An ACP client: records every update (validated by the SDK's models on the way in), answers
+    permission requests with ``answer``, and serves ``files`` from memory when given."""
+
+    def __init__(self, answer: str | None = "allow-once", files: dict[str, str] | None = None) -> None:
+        self.updates: list[SessionNotification] = []
+        self.permission_requests: list[Any] = []
+        self.answer = answer
+        self.files = files
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(SessionNotification(session_id=session_id, update=update))
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kwargs: Any) -> Any:
+        self.permission_requests.append((tool_call, options))
+        if self.answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> ReadTextFileResponse:
+        assert self.files is not None
+        return ReadTextFileResponse(content=self.files[path])
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        assert self.files is not None
+        self.files[path] = content
+        return WriteTextFileResponse()
+
+    def of(self, kind: type) -> list[Any]:
+        return [n.update for n in self.updates if isinstance(n.update, kind)]
+
+    def message_text(self) -> str:
+        return "".join(u.content.text for u in self.of(AgentMessageChunk))
+
+
+@pytest.fixture
+def tau(tmp_path: Path) -> Iterator[TauCommand]:
+    yield from tau_command(tmp_path)
+
+
+def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> Any:
+    return spawn_agent_process(
+        client, sys.executable, "-m", "tau", "--mode", "acp", *MODEL, *extra, env=tau.env, cwd=str(tau.work)
+    )
+
+
+async def _initialize(conn: Any, fs: bool = False) -> Any:
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+    return await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+
+
+async def test_full_flow_new_prompt_with_tools_and_diff_cancel_then_load_in_a_new_process(
+    tau: TauCommand,
+) -> None:
+    target = tau.work / "notes.txt"
+    target.write_text("alpha\nbeta\n")
+    tau.server.add(
+        Turn(
+            thinking="Let me look.",
+            tool_calls=[ScriptedToolCall("read", {"path": "notes.txt"}, id="call-read")],
+        ),
+        tool_turn(
+            "edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}, id="call-edit"
+        ),
+        text_turn("Changed beta to gamma."),
+        # The second prompt stalls mid-stream until it is cancelled.
+        Turn(
+            text="This reply never ends " * 20,
+            chunk_size=4,
+            fault=Fault("stall", after_events=12, seconds=20),
+        ),
+    )
+    client = RecordingClient()
+    async with _spawn(tau, client) as (conn, process):
+        init = await _initialize(conn)
+        assert init.protocol_version == PROTOCOL_VERSION
+        assert init.agent_capabilities.load_session is True
+        assert init.agent_capabilities.prompt_capabilities.image is True
+        assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+        new = await conn.new_session(cwd=str(tau.work), mcp_servers=[])
+        session_id = new.session_id
+        assert {o.id for o in new.config_options} >= {"model", "thinking"}
+
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Rename beta")])
+        assert answer.stop_reason == "end_turn"
+        assert client.message_text() == "Changed beta to gamma."
+        assert "".join(u.content.text for u in client.of(AgentThoughtChunk)) == "Let me look."
+        starts = {u.tool_call_id: u for u in client.of(ToolCallStart)}
+        assert starts["call-read"].kind == "read" and starts["call-read"].title == "Read notes.txt"
+        assert starts["call-read"].locations[0].path == str(target)
+        assert starts["call-edit"].kind == "edit"
+        finals = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status is not None}
+        assert finals["call-read"].status == "completed"
+        diff = finals["call-edit"].content[0]
+        assert diff.type == "diff" and (diff.path, diff.old_text, diff.new_text) == (
+            str(target),
+            "beta",
+            "gamma",
+        )
+        assert finals["call-edit"].locations[0].line == 2
+        assert target.read_text() == "alpha\ngamma\n"
+
+        streaming = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("Go on")]))
+        while "This" not in client.message_text():
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(streaming, 10)).stop_reason == "cancelled"
+    assert process.returncode == 0
+
+    files = tau.session_files()
+    assert len(files) == 1
+    assert json.loads(files[0].read_text().splitlines()[0])["id"] == session_id
+
+    tau.server.add(text_turn("Still here."))
+    replay = RecordingClient()
+    async with _spawn(tau, replay) as (conn, process):
+        await _initialize(conn)
+        listed = await conn.list_sessions(cwd=str(tau.work))
+        assert [s.session_id for s in listed.sessions] == [session_id]
+        await conn.load_session(cwd=str(tau.work), session_id=session_id, mcp_servers=[])
+        assert [u.content.text for u in replay.of(UserMessageChunk)] == ["Rename beta", "Go on"]
+        assert "Changed beta to gamma." in replay.message_text()
+        assert {u.tool_call_id for u in replay.of(ToolCallStart)} == {"call-read", "call-edit"}
+        before = len(replay.updates)
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Still there?")])
+        assert answer.stop_reason == "end_turn"
+        assert "Still here." in "".join(
+            u.update.content.text for u in replay.updates[before:] if isinstance(u.update, AgentMessageChunk)
+        )
+    # The model saw the whole conversation, the cancelled reply included.
+    sent = json.dumps(tau.server.last_request.body)
+    assert "Rename beta" in sent and "Still there?" in sent
+    assert len(tau.session_files()) == 1
