@@ -48,6 +48,10 @@ def run(argv: list[str] | None = None) -> int:
         from tau.cli.package_command import run_package_command
 
         return run_package_command(argv)
+    if argv[:1] == ["batch"]:
+        from tau.cli.batch_command import run_batch_command
+
+        return run_batch_command(argv[1:])
     args = parse_args(argv)
     if args.version:
         return _write_stdout(f"tau {__version__}\n")
