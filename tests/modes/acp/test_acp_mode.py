@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -168,3 +170,104 @@ async def test_full_flow_new_prompt_with_tools_and_diff_cancel_then_load_in_a_ne
     sent = json.dumps(tau.server.last_request.body)
     assert "Rename beta" in sent and "Still there?" in sent
     assert len(tau.session_files()) == 1
+
+    # The editor's session continues in a terminal.
+    tau.server.add(text_turn("From the terminal."))
+    continued = tau.run("-c", "-p", "And now?", *MODEL)
+    assert continued.returncode == 0 and "From the terminal." in continued.stdout
+    assert "Still there?" in json.dumps(tau.server.last_request.body)
+    assert len(tau.session_files()) == 1
+
+
+@pytest.mark.parametrize(("answer", "blocked"), [("allow-once", False), ("reject", True)])
+async def test_an_extension_confirm_becomes_a_permission_request_and_a_rejected_call_is_blocked(
+    tau: TauCommand, answer: str, blocked: bool
+) -> None:
+    doomed = tau.work / "build"
+    doomed.mkdir()
+    gate = Path(__file__).parents[3] / "examples" / "extensions" / "permission_gate.py"
+    tau.server.add(tool_turn("bash", {"command": "rm -rf build"}, id="call-rm"), text_turn("Done."))
+    client = RecordingClient(answer=answer)
+    async with _spawn(tau, client, "-e", str(gate)) as (conn, _):
+        await _initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        assert (
+            await conn.prompt(session_id=session_id, prompt=[text_block("Clean")])
+        ).stop_reason == "end_turn"
+    [(tool_call, options)] = client.permission_requests
+    assert tool_call.tool_call_id == "call-rm" and tool_call.title == "rm -rf build"
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-rm" and u.status)
+    assert final.status == ("failed" if blocked else "completed")
+    assert doomed.exists() is blocked
+
+
+async def test_read_and_edit_go_through_the_clients_file_system_when_it_offers_one(tau: TauCommand) -> None:
+    path = str(tau.work / "unsaved.py")
+    files = {path: "x = 1\n"}  # an editor buffer that was never saved to disk
+    tau.server.add(
+        tool_turn("read", {"path": "unsaved.py"}, id="call-read"),
+        tool_turn("edit", {"path": "unsaved.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]}),
+        text_turn("Bumped."),
+    )
+    client = RecordingClient(files=files)
+    async with _spawn(tau, client) as (conn, _):
+        await _initialize(conn, fs=True)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        assert (
+            await conn.prompt(session_id=session_id, prompt=[text_block("Bump x")])
+        ).stop_reason == "end_turn"
+    assert files[path] == "x = 2\n"
+    assert not os.path.exists(path)
+    read_result = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-read" and u.status)
+    assert read_result.status == "completed" and "x = 1" in read_result.content[0].content.text
+
+
+def test_end_of_input_during_a_prompt_exits_cleanly_with_the_session_file_whole(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="slow " * 50, chunk_size=5, fault=Fault("stall", after_events=5, seconds=20)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tau", "--mode", "acp", *MODEL],
+        cwd=tau.work,
+        env=tau.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def call(request_id: int, method: str, params: dict[str, Any]) -> None:
+        line = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        process.stdin.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+
+    call(0, "initialize", {"protocolVersion": PROTOCOL_VERSION})
+    assert json.loads(process.stdout.readline())["result"]["protocolVersion"] == PROTOCOL_VERSION
+    call(1, "session/new", {"cwd": str(tau.work), "mcpServers": []})
+    session_id = json.loads(process.stdout.readline())["result"]["sessionId"]
+    call(2, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go"}]})
+    while "agent_message_chunk" not in process.stdout.readline():  # the reply is streaming
+        pass
+    process.stdin.close()
+    process.stdout.close()  # the editor is gone: no one reads the rest
+    assert process.wait(timeout=10) == 0
+    assert "Traceback" not in process.stderr.read()  # type: ignore[union-attr]
+    [session_file] = tau.session_files()
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    assert entries[0]["id"] == session_id
+    assert any(e.get("message", {}).get("role") == "user" for e in entries)
+
+
+def test_print_mode_does_not_import_the_acp_sdk(tau: TauCommand) -> None:
+    tau.server.add(text_turn("hi"))
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tau", "-p", "hi", *MODEL],
+        cwd=tau.work,
+        env=tau.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert "tau.modes.acp" not in imported and "acp" not in imported
