@@ -369,3 +369,12 @@ def test_a_declared_package_not_installed_is_a_warning_at_start_and_update_insta
     second = tau.run(*MODEL, "-p", "/review")
     assert "not installed" not in second.stderr
     assert _last_user_text(tau) == "Review version one"
+
+
+def test_an_unreadable_settings_file_is_not_written_over_by_install(tau: TauCommand, repo: Path) -> None:
+    (tau.agent_dir / "settings.json").write_text("{ not json")
+    result = tau.run("install", str(repo))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "settings.json" in line and "nothing was changed" in line
+    assert (tau.agent_dir / "settings.json").read_text() == "{ not json"

@@ -122,9 +122,18 @@ class _Context:
                 "start tau here and trust it, or pass --approve"
             )
         self.settings = SettingsManager.create(self.cwd, self.agent_dir, project=self.trusted)
+        self.errors: dict[str, list[str]] = {"global": [], "project": []}
         for error in self.settings.drain_errors():
-            if error.scope == "global" or self.trusted:
-                raise _UsageError(f"{error.error.message} (fix it first; nothing was changed)")
+            self.errors[error.scope].append(error.error.message)
+
+    def check_writable(self, local: bool) -> None:
+        """A settings file tau cannot read is never written over: stop before changing anything."""
+        for message in self.errors["project" if local else "global"]:
+            raise _UsageError(f"{message} (fix it first; nothing was changed)")
+
+    def warn(self) -> None:
+        for message in self.errors["global"] + self.errors["project"]:
+            print(f"tau: warning: {message}", file=sys.stderr)
 
     def base(self, local: bool) -> str:
         return os.path.join(self.cwd, ".tau") if local else self.agent_dir
@@ -134,9 +143,15 @@ class _Context:
         return list(value) if isinstance(value, list) else []
 
     def save(self, local: bool, packages: list[Any]) -> None:
-        self.settings.set("packages", packages or None, scope="project" if local else "global")
+        from tau.runtime.settings import SettingsManager, SettingsScope
+
+        scope: SettingsScope = "project" if local else "global"
+        self.settings.set("packages", packages or None, scope=scope)
         for error in self.settings.drain_errors():
             raise _UsageError(error.error.message)
+        written = SettingsManager.create(self.cwd, self.agent_dir, project=local).get_scope(scope)
+        if written.get("packages") != (packages or None):  # the file changed under us, or was not writable
+            raise _UsageError(f"could not record the package in {self.settings.path(scope)}")
 
 
 def _install(raw: str, local: bool, approve: bool | None) -> int:
@@ -145,6 +160,7 @@ def _install(raw: str, local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
+    context.check_writable(local)
     base = context.base(local)
     source = parse_source(raw, cwd=context.cwd)
     recorded = source.raw
@@ -190,6 +206,7 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
+    context.check_writable(local)
     base = context.base(local)
     source = parse_source(raw, cwd=context.cwd)
     if source.kind == "local":
@@ -210,6 +227,7 @@ def _list(approve: bool | None) -> int:
     from tau.runtime.packages.configured import configured_packages, declared_scopes
 
     context = _Context(approve, need_project=False)
+    context.warn()
     packages, problems = configured_packages(declared_scopes(context.settings))
     if not packages and not problems:
         print("No packages installed.")
@@ -273,6 +291,7 @@ def _update(raw: str | None, approve: bool | None) -> int:
     from tau.runtime.packages.installers import update
 
     context = _Context(approve, need_project=False)
+    context.warn()
     packages, _ = configured_packages(declared_scopes(context.settings))
     if raw is not None:
         wanted = _identity_anywhere(raw, context)
@@ -323,6 +342,7 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
         return 0
     if len(words) != 3 or words[0] not in ("enable", "disable"):
         raise _UsageError("usage: tau config enable|disable <source> <path> [-l]")
+    context.check_writable(local)
     action, raw, path = words
     base = context.base(local)
     wanted = _identity_anywhere(raw, context)
