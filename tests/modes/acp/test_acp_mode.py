@@ -17,6 +17,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
@@ -202,7 +203,7 @@ async def test_an_extension_confirm_becomes_a_permission_request_and_a_rejected_
     assert doomed.exists() is blocked
 
 
-async def test_read_and_edit_go_through_the_clients_file_system_when_it_offers_one(tau: TauCommand) -> None:
+async def test_read_and_edit_go_through_the_clients_file_system_and_commands_are_offered(tau: TauCommand) -> None:
     path = str(tau.work / "unsaved.py")
     files = {path: "x = 1\n"}  # an editor buffer that was never saved to disk
     tau.server.add(
@@ -210,6 +211,8 @@ async def test_read_and_edit_go_through_the_clients_file_system_when_it_offers_o
         tool_turn("edit", {"path": "unsaved.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]}),
         text_turn("Bumped."),
     )
+    (tau.agent_dir / "prompts").mkdir()
+    (tau.agent_dir / "prompts" / "review.md").write_text("---\ndescription: Review the diff\n---\nReview it.\n")
     client = RecordingClient(files=files)
     async with _spawn(tau, client) as (conn, _):
         await _initialize(conn, fs=True)
@@ -217,6 +220,8 @@ async def test_read_and_edit_go_through_the_clients_file_system_when_it_offers_o
         assert (
             await conn.prompt(session_id=session_id, prompt=[text_block("Bump x")])
         ).stop_reason == "end_turn"
+    [commands] = client.of(AvailableCommandsUpdate)
+    assert [(c.name, c.description) for c in commands.available_commands] == [("review", "Review the diff")]
     assert files[path] == "x = 2\n"
     assert not os.path.exists(path)
     read_result = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-read" and u.status)

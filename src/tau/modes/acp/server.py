@@ -46,6 +46,7 @@ from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
+from tau.modes.acp.commands import available_commands
 from tau.modes.acp.permissions import AcpExtensionUI
 from tau.modes.acp.prompt_blocks import PromptBlock, to_tau_prompt
 from tau.modes.acp.session_config import config_options, set_config_option
@@ -267,6 +268,8 @@ class TauAcpAgent:
 
         ui = AcpExtensionUI(self._conn, session_id, lambda: live.running_call)
         await runtime.session.bind_extensions(ui, on_error=report_error)
+        # After the response that names the session: a client ignores updates of unknown sessions.
+        asyncio.get_running_loop().call_soon(self._put, session_id, available_commands(runtime.session))
         return live
 
     def _live(self, session_id: str) -> _Live:
