@@ -120,6 +120,8 @@ def test_update_moves_an_unpinned_git_package_and_keeps_a_pinned_ref(
     assert tau.run(*MODEL, "-p", "/review").returncode == 0
     assert _last_user_text(tau) == "Review version two"  # the first package wins the name
     assert "Packages are already up to date" in tau.run("update").stdout
+    one = tau.run("update", _url(repo))  # the ref does not matter to name the package
+    assert f"{_url(repo)} is already up to date" in one.stdout, one.stderr
 
 
 def test_remove_deletes_the_managed_clone_and_the_settings_entry(tau: TauCommand, repo: Path) -> None:
