@@ -17,12 +17,18 @@ from typing import Any
 from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, ScriptedToolCall, Turn
 
 STEPS_MARK = "STEPS:"
+TASK_MARK = "TASK:"
 
 
 def steps_prompt(*steps: list[Any]) -> str:
     """A prompt the fake model follows: ``["bash", cmd]``, ``["write", path, text]``, ``["text", t]``
     one step per reply (after the last step it answers "done")."""
     return f"do the task {STEPS_MARK}{json.dumps(list(steps))}"
+
+
+def tagged_prompt(task_id: str, *steps: list[Any]) -> str:
+    """``steps_prompt`` that also tells the responder which task asks (``requests_by_task``)."""
+    return f"{TASK_MARK}{task_id} {steps_prompt(*steps)}"
 
 
 @dataclass
@@ -33,6 +39,7 @@ class Responder:
     in_flight: int = 0
     most_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    requests_by_task: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, request: RecordedRequest) -> Turn:
         with self.lock:
@@ -48,6 +55,10 @@ class Responder:
 
     def _turn(self, messages: list[dict[str, Any]]) -> Turn:
         prompt = next(_text(m) for m in messages if m["role"] == "user")
+        if TASK_MARK in prompt:
+            task = prompt.split(TASK_MARK, 1)[1].split()[0]
+            with self.lock:
+                self.requests_by_task[task] = self.requests_by_task.get(task, 0) + 1
         steps = json.loads(prompt.split(STEPS_MARK, 1)[1]) if STEPS_MARK in prompt else []
         index = sum(1 for m in messages if m["role"] == "assistant")
         step = steps[index] if index < len(steps) else ["text", "done"]

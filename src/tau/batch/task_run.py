@@ -237,6 +237,8 @@ def _describe(messages: list[Any], outcome: _Outcome) -> None:
     for message in messages:
         if not isinstance(message, AssistantMessage):
             continue
+        if outcome.budget is not None and message.stop_reason == "aborted":
+            continue  # the request the budget stopped is not a turn the task had
         turns += 1
         last = message
         usage = message.usage

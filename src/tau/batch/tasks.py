@@ -74,7 +74,7 @@ def read_tasks(path: Path, *, base: Path) -> Iterator[BatchTask | TaskProblem]:
 
 def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
     try:
-        data = json.loads(text)
+        data = json.loads(text.strip())
     except json.JSONDecodeError as exc:
         return TaskProblem(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
     if not isinstance(data, dict):
