@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 from batch_run import BatchRun, steps_prompt
 
@@ -70,3 +71,14 @@ def test_an_unknown_default_model_or_a_missing_out_is_one_line(batch: BatchRun) 
     assert no_out.stderr == "tau: --out DIR is required (where results.jsonl and the sessions go)\n"
     missing = batch.run("nothing.jsonl", "--out", "out")
     assert missing.stderr == "tau: task file nothing.jsonl not found\n"
+
+
+def test_tau_print_mode_never_imports_the_batch_runner(batch: BatchRun) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tau", "-p", "--model", "local/fake-model", "hi"],
+        cwd=batch.root, env=batch.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
+    assert "tau.runtime.sdk" in imported
+    assert not [name for name in imported if name.startswith(("tau.batch", "tau.cli.batch", "ray"))]
