@@ -31,7 +31,7 @@ def test_print_accepts_a_message_that_starts_with_three_dashes() -> None:
 
 def test_an_unknown_mode_is_an_error_and_known_modes_are_set() -> None:
     unknown = parse_args(["--mode", "foo"])
-    assert unknown.mode is None and unknown.errors == ['--mode "foo" is not a mode; use text, json or rpc']
+    assert unknown.mode is None and unknown.errors == ['--mode "foo" is not a mode; use text, json, rpc or acp']
     assert parse_args(["--mode", "rpc"]).mode == "rpc"
     assert parse_args(["--mode", "json"]).mode == "json"
 

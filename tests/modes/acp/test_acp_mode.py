@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -203,7 +203,9 @@ async def test_an_extension_confirm_becomes_a_permission_request_and_a_rejected_
     assert doomed.exists() is blocked
 
 
-async def test_read_and_edit_go_through_the_clients_file_system_and_commands_are_offered(tau: TauCommand) -> None:
+async def test_read_and_edit_go_through_the_clients_file_system_and_commands_are_offered(
+    tau: TauCommand,
+) -> None:
     path = str(tau.work / "unsaved.py")
     files = {path: "x = 1\n"}  # an editor buffer that was never saved to disk
     tau.server.add(
@@ -212,7 +214,9 @@ async def test_read_and_edit_go_through_the_clients_file_system_and_commands_are
         text_turn("Bumped."),
     )
     (tau.agent_dir / "prompts").mkdir()
-    (tau.agent_dir / "prompts" / "review.md").write_text("---\ndescription: Review the diff\n---\nReview it.\n")
+    (tau.agent_dir / "prompts" / "review.md").write_text(
+        "---\ndescription: Review the diff\n---\nReview it.\n"
+    )
     client = RecordingClient(files=files)
     async with _spawn(tau, client) as (conn, _):
         await _initialize(conn, fs=True)
@@ -276,3 +280,35 @@ def test_print_mode_does_not_import_the_acp_sdk(tau: TauCommand) -> None:
     assert result.returncode == 0
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
     assert "tau.modes.acp" not in imported and "acp" not in imported
+
+
+def test_without_the_sdk_the_mode_names_the_extra_to_install(tau: TauCommand) -> None:
+    hide_sdk = "import sys; sys.modules['acp'] = None; from tau.cli import main; sys.exit(main())"
+    result = subprocess.run(
+        [sys.executable, "-c", hide_sdk, "--mode", "acp", *MODEL],
+        cwd=tau.work,
+        env=tau.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "tau: --mode acp needs the Agent Client Protocol SDK: pip install 'tau-agent[acp]'"
+    ]
+    assert result.stdout == ""
+
+
+async def test_a_failed_model_request_answers_the_prompt_with_an_error_naming_it(tau: TauCommand) -> None:
+    tau.server.add(
+        Turn(fault=Fault("status", status=400, body={"error": {"message": "bad request: no such model"}}))
+    )
+    client = RecordingClient()
+    async with _spawn(tau, client) as (conn, process):
+        await _initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as failure:
+            await conn.prompt(session_id=session_id, prompt=[text_block("Hi")])
+        assert "no such model" in json.dumps(failure.value.data)
+    assert process.returncode == 0
