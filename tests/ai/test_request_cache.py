@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tau.agent import Agent, AgentMessage, AgentTool, AgentToolResult, text_result
+from tau.ai.request_cache import CachedFragment, FragmentList, encode_body
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -202,3 +203,27 @@ async def test_a_message_given_new_content_in_place_is_sent_as_it_is_now(api: st
         await agent.prompt("Two.")
         second = server.requests[1].raw_body
     assert b"rewritten in place" in second and b"print(1)" not in second
+
+
+def _fragment_body(count: int) -> tuple[JsonObject, list[Any]]:
+    fragments = [
+        CachedFragment({"role": "user", "content": f"message {i} caf\u00e9 " + "x" * 90})
+        for i in range(count)
+    ]
+    return {"model": "m", "messages": FragmentList(fragments), "stream": True}, fragments
+
+
+def test_encodings_are_kept_for_the_first_limit_bytes_of_the_messages_only() -> None:
+    body, fragments = _fragment_body(100)
+    expected = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    for _ in range(2):  # a first request, and a second one reusing what was kept
+        assert encode_body(body, check_edits=False, limit=1000) == expected
+        kept = [f.kept_bytes for f in fragments]
+        assert 1000 <= sum(kept) < 1000 + max(kept)
+        assert kept[-1] == 0 and kept[0] > 0
+
+
+def test_a_history_under_the_limit_keeps_every_encoding() -> None:
+    body, fragments = _fragment_body(100)
+    encode_body(body, check_edits=False)
+    assert all(f.kept_bytes > 0 for f in fragments)

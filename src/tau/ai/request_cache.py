@@ -9,7 +9,10 @@ only, and an entry is used only for the same message object with the same finger
 edited, compacted or replaced history is converted afresh.
 
 ``FragmentList`` is a body's message list whose items carry their encoded JSON, made once per
-fragment; ``encode_body`` splices those bytes into the body. The result is byte-identical to
+fragment; ``encode_body`` splices those bytes into the body. Encodings are kept for the first
+``ENCODED_BYTES_LIMIT`` bytes of a body's message list only: a history larger than any context
+window (a session never compacted) would otherwise keep a second copy of itself; the rest is
+encoded on each request. The result is byte-identical to
 ``json.dumps(body, ensure_ascii=False, separators=(",", ":"))`` (and to the ASCII fallback when a
 lone surrogate makes UTF-8 impossible). When a payload hook ran, every cached fragment is checked
 against a private copy first: one the hook edited in place is encoded afresh and never served again.
@@ -24,6 +27,8 @@ from typing import Any, TypeVar, cast
 from tau.ai.types import AssistantMessage, JsonObject, Message, ToolResultMessage
 
 _SEPARATORS = (",", ":")
+# Encoded message bytes kept per body (a 1M-token context is about 4 MB of JSON).
+ENCODED_BYTES_LIMIT = 16 * 1024 * 1024
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=Message)
 
@@ -131,11 +136,19 @@ class CachedFragment:
         self._utf8: bytes | None = None
         self.spoiled = False
 
-    def utf8(self) -> bytes:
-        """The compact UTF-8 encoding; raises ``UnicodeEncodeError`` on a lone surrogate."""
-        if self._utf8 is None:
-            self._utf8 = _dumps(self.value)
-        return self._utf8
+    def utf8(self, keep: bool = True) -> bytes:
+        """The compact UTF-8 encoding, kept for the next request unless ``keep`` is false; raises
+        ``UnicodeEncodeError`` on a lone surrogate."""
+        data = self._utf8
+        if data is None:
+            data = _dumps(self.value)
+        self._utf8 = data if keep else None
+        return data
+
+    @property
+    def kept_bytes(self) -> int:
+        """The size of the encoding kept for the next request (0: none)."""
+        return 0 if self._utf8 is None else len(self._utf8)
 
     def unchanged(self) -> bool:
         """Whether nobody edited ``value`` in place; a fragment that was edited stays spoiled."""
@@ -161,27 +174,31 @@ class FragmentList(list[JsonObject]):
             self.append(item)
             self._cached.append(None)
 
-    def encode_into(self, out: list[bytes], check_edits: bool) -> bool:
-        """Append the encoded list to ``out`` from cached fragments; ``False`` (nothing appended)
-        when it was changed as a list."""
+    def encode_into(self, out: list[bytes], check_edits: bool, limit: int = ENCODED_BYTES_LIMIT) -> bool:
+        """Append the encoded list to ``out`` from cached fragments, keeping encodings for the first
+        ``limit`` bytes; ``False`` (nothing appended) when it was changed as a list."""
         if len(self) != len(self._cached):
             return False
         separator = b"["
+        kept = 0
         for value, cached in zip(self, self._cached, strict=True):
             out.append(separator)
             separator = b","
             if cached is None or cached.value is not value or (check_edits and not cached.unchanged()):
                 out.append(_dumps(value))
             else:
-                out.append(cached.utf8())
+                data = cached.utf8(keep=kept < limit)
+                kept += len(data)
+                out.append(data)
         out.append(b"]" if self else b"[]")
         return True
 
 
-def encode_body(body: JsonObject, *, check_edits: bool) -> bytes:
+def encode_body(body: JsonObject, *, check_edits: bool, limit: int = ENCODED_BYTES_LIMIT) -> bytes:
     """``body`` as compact JSON bytes, reusing the encodings cached in its ``FragmentList`` values.
 
     ``check_edits``: a payload hook saw the body and may have edited cached fragments in place.
+    ``limit``: how many encoded bytes of each message list to keep for the next request.
     """
     try:
         out: list[bytes] = []
@@ -193,7 +210,7 @@ def encode_body(body: JsonObject, *, check_edits: bool) -> bytes:
             separator = b","
             out.append(_dumps(key))
             out.append(b":")
-            if not (isinstance(value, FragmentList) and value.encode_into(out, check_edits)):
+            if not (isinstance(value, FragmentList) and value.encode_into(out, check_edits, limit)):
                 out.append(_dumps(value))
         out.append(b"}" if body else b"{}")
         return b"".join(out)
