@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+    spawn_agent_process,
+    text_block,
+)
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -312,3 +321,29 @@ async def test_a_failed_model_request_answers_the_prompt_with_an_error_naming_it
             await conn.prompt(session_id=session_id, prompt=[text_block("Hi")])
         assert "no such model" in json.dumps(failure.value.data)
     assert process.returncode == 0
+
+
+async def test_prompt_blocks_reach_the_model_as_text_files_and_images(tau: TauCommand) -> None:
+    models_json = tau.agent_dir / "models.json"
+    models = json.loads(models_json.read_text())
+    models["providers"]["local"]["models"][0]["input"] = ["text", "image"]
+    models_json.write_text(json.dumps(models))
+    tau.server.add(text_turn("Seen."))
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    linked = tau.work / "linked file.py"
+    client = RecordingClient()
+    async with _spawn(tau, client) as (conn, _):
+        await _initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        blocks = [
+            text_block("Compare these"),
+            resource_link_block("linked file.py", linked.as_uri()),
+            resource_block(embedded_text_resource("file:///tmp/buffer.py", "print('unsaved')")),
+            image_block(pixel, "image/png"),
+        ]
+        assert (await conn.prompt(session_id=session_id, prompt=blocks)).stop_reason == "end_turn"
+    sent = json.dumps(tau.server.last_request.body)
+    assert "Compare these" in sent
+    assert json.dumps(f"@{linked}")[1:-1] in sent
+    assert json.dumps("<file name=\"/tmp/buffer.py\">\nprint('unsaved')\n</file>")[1:-1] in sent
+    assert pixel in sent
