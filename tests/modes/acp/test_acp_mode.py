@@ -347,3 +347,28 @@ async def test_prompt_blocks_reach_the_model_as_text_files_and_images(tau: TauCo
     assert json.dumps(f"@{linked}")[1:-1] in sent
     assert json.dumps("<file name=\"/tmp/buffer.py\">\nprint('unsaved')\n</file>")[1:-1] in sent
     assert pixel in sent
+
+
+async def test_the_model_is_a_config_option_and_switching_it_changes_the_next_request(
+    tau: TauCommand,
+) -> None:
+    models_json = tau.agent_dir / "models.json"
+    models = json.loads(models_json.read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "contextWindow": 100000, "maxTokens": 4096}
+    )
+    models_json.write_text(json.dumps(models))
+    tau.server.add(text_turn("From the other one."))
+    client = RecordingClient()
+    async with _spawn(tau, client) as (conn, _):
+        await _initialize(conn)
+        new = await conn.new_session(cwd=str(tau.work), mcp_servers=[])
+        model = next(o for o in new.config_options if o.id == "model")
+        assert model.current_value == "local/fake-model"
+        assert {o.value for o in model.options} == {"local/fake-model", "local/other-model"}
+        changed = await conn.set_config_option(
+            config_id="model", session_id=new.session_id, value="local/other-model"
+        )
+        assert next(o for o in changed.config_options if o.id == "model").current_value == "local/other-model"
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
+    assert tau.server.last_request.body["model"] == "other-model"
