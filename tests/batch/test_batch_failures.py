@@ -32,23 +32,23 @@ def test_a_worker_killed_mid_task_is_retried_once_then_reported_as_error(batch: 
 
 def test_a_killed_run_run_again_runs_only_the_unfinished_tasks(batch: BatchRun) -> None:
     (batch.root / "project").mkdir()
-    tasks = [{"id": f"t{i}", "prompt": tagged_prompt(f"t{i}", ["bash", "sleep 0.3"]), "cwd": "project"} for i in range(12)]
+    tasks = [{"id": f"t{i}", "prompt": tagged_prompt(f"t{i}", ["bash", "sleep 0.2"]), "cwd": "project"} for i in range(8)]
     batch.write_tasks(tasks)
     run = batch.popen("tasks.jsonl", "--out", "out", "--workers", "2", "--model", "local/fake-model")
     results = batch.root / "out" / "results.jsonl"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 3):
+    while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 2):
         time.sleep(0.05)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
     first = {json.loads(line)["id"] for line in results.read_text().splitlines() if line.strip()}
-    assert 3 <= len(first) < 12
+    assert 2 <= len(first) < 8
     batch.responder.requests_by_task.clear()
     again = batch.run("tasks.jsonl", "--out", "out", "--workers", "2", "--model", "local/fake-model")
     assert again.returncode == 0, again.stderr
     assert f"{len(first)} task(s) already in" in again.stderr
     ids = [r["id"] for r in batch.results()]
-    assert sorted(ids) == sorted(f"t{i}" for i in range(12))  # each exactly once
+    assert sorted(ids) == sorted(f"t{i}" for i in range(8))  # each exactly once
     assert not set(batch.responder.requests_by_task) & first  # finished tasks were not asked again
 
 

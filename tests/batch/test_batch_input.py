@@ -82,3 +82,15 @@ def test_tau_print_mode_never_imports_the_batch_runner(batch: BatchRun) -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
     assert "tau.runtime.sdk" in imported
     assert not [name for name in imported if name.startswith(("tau.batch", "tau.cli.batch", "ray"))]
+
+
+def test_ray_without_the_ray_extra_is_one_line_naming_it(batch: BatchRun) -> None:
+    (batch.root / "project").mkdir()
+    shadow = batch.root / "no-ray"
+    shadow.mkdir()
+    (shadow / "ray.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
+    batch.env["PYTHONPATH"] = str(shadow)
+    batch.write_tasks([{"id": "a", "prompt": steps_prompt(["text", "ok"]), "cwd": "project"}])
+    done = batch.run("tasks.jsonl", "--out", "out", "--ray", "--model", "local/fake-model")
+    assert done.returncode == 1
+    assert done.stderr == "tau: --ray needs Ray, which is not installed: pip install 'tau-agent[ray]'\n"

@@ -1,0 +1,52 @@
+"""``tau batch --ray`` on a Ray started for the run (2 CPUs): one run, the facts read from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from batch_run import batch_run, steps_prompt
+
+
+@pytest.fixture(scope="module")
+def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]]:
+    for batch in batch_run(tmp_path_factory.mktemp("ray")):
+        (batch.root / "project").mkdir()
+        marker = batch.root / "killed-once"
+        kill_once = f"test -e {marker} || {{ touch {marker}; kill -9 $PPID; }}; echo survived > out.txt"
+        tasks: list[dict[str, Any] | str] = [
+            {"id": f"task-{i:02d}", "prompt": steps_prompt(["write", "out.txt", f"answer {i}\n"]), "cwd": "project",
+             "check": f"grep -qx 'answer {i if i % 5 else -1}' out.txt"}
+            for i in range(20)
+        ]
+        tasks += [
+            {"id": "dies-once", "prompt": steps_prompt(["bash", kill_once]), "cwd": "project", "check": "test -e out.txt"},
+            {"id": "dies-always", "prompt": steps_prompt(["bash", "kill -9 $PPID"]), "cwd": "project"},
+        ]
+        batch.write_tasks(tasks)
+        done = batch.run("tasks.jsonl", "--out", "out", "--ray", "--model", "local/fake-model", timeout=120)
+        yield done, {r["id"]: r for r in batch.results()}, batch.root / "out"
+
+
+def test_every_ray_task_ends_once_with_its_verdict_patch_and_session(ray_run: Any) -> None:
+    done, results, out = ray_run
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == len(results) == 22
+    for i in range(20):
+        result = results[f"task-{i:02d}"]
+        assert result["status"] == ("passed" if i % 5 else "failed"), result
+        assert f"+answer {i}" in result["patch"]
+        session = [json.loads(line) for line in (out / result["sessionFile"]).read_text().splitlines()]
+        assert session[0]["type"] == "session"
+
+
+def test_a_ray_worker_killed_mid_task_is_run_again_by_ray_or_reported_as_error(ray_run: Any) -> None:
+    _done, results, _out = ray_run
+    assert results["dies-once"]["status"] == "passed"
+    assert results["dies-always"]["status"] == "error"
+    assert results["dies-always"]["error"].startswith("the Ray task failed: ")
