@@ -13,7 +13,7 @@ from batch_run import batch_run, steps_prompt
 
 
 @pytest.fixture(scope="module")
-def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]]:
+def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path, int]]:
     for batch in batch_run(tmp_path_factory.mktemp("ray")):
         (batch.root / "project").mkdir()
         marker = batch.root / "killed-once"
@@ -28,12 +28,14 @@ def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subproce
             {"id": "dies-always", "prompt": steps_prompt(["bash", "kill -9 $PPID"]), "cwd": "project"},
         ]
         batch.write_tasks(tasks)
+        batch.settings({"retry": {"enabled": False}, "batch": {"limits": {"local": {"concurrency": 1}}}})
+        batch.responder.delay = 0.02
         done = batch.run("tasks.jsonl", "--out", "out", "--ray", "--model", "local/fake-model", timeout=120)
-        yield done, {r["id"]: r for r in batch.results()}, batch.root / "out"
+        yield done, {r["id"]: r for r in batch.results()}, batch.root / "out", batch.responder.most_in_flight
 
 
 def test_every_ray_task_ends_once_with_its_verdict_patch_and_session(ray_run: Any) -> None:
-    done, results, out = ray_run
+    done, results, out, _most = ray_run
     assert done.returncode == 0, done.stderr[-3000:]
     lines = (out / "results.jsonl").read_text().splitlines()
     assert len(lines) == len(results) == 22
@@ -46,7 +48,14 @@ def test_every_ray_task_ends_once_with_its_verdict_patch_and_session(ray_run: An
 
 
 def test_a_ray_worker_killed_mid_task_is_run_again_by_ray_or_reported_as_error(ray_run: Any) -> None:
-    _done, results, _out = ray_run
+    _done, results, _out, _most = ray_run
     assert results["dies-once"]["status"] == "passed"
     assert results["dies-always"]["status"] == "error"
     assert results["dies-always"]["error"].startswith("the Ray task failed: ")
+
+
+def test_the_provider_limit_is_held_by_one_actor_for_all_ray_workers(ray_run: Any) -> None:
+    """With a concurrency of 1 the fake server never sees two requests at once, across Ray workers."""
+    _done, results, _out, most_in_flight = ray_run
+    assert most_in_flight == 1
+    assert len(results) == 22

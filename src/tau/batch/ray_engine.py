@@ -7,9 +7,7 @@ limit book is a Ray actor that every task asks. ``ray`` is imported only here.
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,13 +35,14 @@ class _ActorClient:
 
 
 def _run_remote(task: dict[str, Any], context: dict[str, Any], book: Any) -> dict[str, Any]:
-    client = _ActorClient(book) if book is not None else None
-    holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        return run_task(BatchTask.from_wire(task), RunContext.from_wire(context), client, holder)
-    finally:
-        if book is not None:
-            book.release_holder.remote(holder)
+    # The task's id holds its slots: one id runs once at a time, and what a killed attempt still
+    # held is given back when Ray runs it again (or by the driver once it has given up).
+    holder = str(task["id"])
+    client = None
+    if book is not None:
+        _ray().get(book.release_holder.remote(holder))
+        client = _ActorClient(book)
+    return run_task(BatchTask.from_wire(task), RunContext.from_wire(context), client, holder)
 
 
 def run_ray(
@@ -84,12 +83,17 @@ def run_ray(
         ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
         for ref in ready:
             task, started = in_flight.pop(ref)
-            on_result(_collect(ray, ref, task, started))
+            result = _collect(ray, ref, task, started)
+            if book is not None:
+                book.release_holder.remote(task.id)
+            on_result(result)
         now = time.monotonic()
         for ref, (task, started) in list(in_flight.items()):
             if task.timeout_s is not None and now - started > task.timeout_s + _TIMEOUT_GRACE_S:
                 ray.cancel(ref, force=True)
                 del in_flight[ref]
+                if book is not None:
+                    book.release_holder.remote(task.id)
                 result = error_result(task.id, f"the task ran {task.timeout_s:g} s over its timeout and was killed",
                                       wall_seconds=now - started)
                 result.update(status="timeout", stopReason="timeout")
