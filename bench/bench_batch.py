@@ -2,11 +2,13 @@
 
 - 200 trivial tasks on 2 local workers: wall time per task (wall x workers / tasks), next to one
   `tau -p` run of the same reply; the difference is what the batch harness adds per task;
-- the driver's peak RSS for 100 and for 1000 tasks (it should not grow with the task count).
+- the driver's peak RSS for 100 and for 1000 tasks (it should not grow with the task count);
+- with ray installed, 200 tasks under `--ray` on a Ray started for the run (its start included).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -30,12 +32,12 @@ def _setup(root: Path, server: FakeLLMServer) -> dict[str, str]:
     return env
 
 
-def _batch(root: Path, env: dict[str, str], tasks: int, workers: int, name: str) -> tuple[float, float]:
+def _batch(root: Path, env: dict[str, str], tasks: int, workers: int, name: str, *extra: str) -> tuple[float, float]:
     """Wall seconds and the driver's peak RSS (MiB, VmHWM) of one run."""
     path = root / f"{name}.jsonl"
     path.write_text("".join(json.dumps({"id": f"t{i}", "prompt": "hi", "cwd": "empty"}) + "\n" for i in range(tasks)))
     argv = [PYTHON, "-m", "tau", "batch", str(path), "--out", str(root / name), "--workers", str(workers),
-            "--model", "local/fake-model"]
+            "--model", "local/fake-model", *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0.0
@@ -70,6 +72,10 @@ def run(repeat: int) -> list[Figure]:
         _wall, large = _batch(root, env, 1000, 2, "thousand")
         figures.append(Figure("tau batch driver peak RSS, 100 tasks", small, "MiB"))
         figures.append(Figure("tau batch driver peak RSS, 1000 tasks", large, "MiB", "flat"))
+        if importlib.util.find_spec("ray") is not None:
+            wall, _peak = _batch(root, env, 200, 2, "ray", "--ray")
+            figures.append(Figure("tau batch --ray (local, 2 CPUs), 200 tasks: total", wall, "s"))
+            figures.append(Figure("tau batch --ray (local, 2 CPUs), 200 tasks: per task", wall * 2 / 200 * 1000, "ms"))
     return figures
 
 

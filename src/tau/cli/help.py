@@ -16,6 +16,7 @@ Usage:
   tau auth login|logout|status|print-api-key|print-bearer-token|check   (see: tau auth --help)
   tau mcp add|remove|list|login|logout                                  (see: tau mcp --help)
   tau install|remove|list|update|config [<source>] [-l]                 (see: tau install --help)
+  tau batch TASKS.jsonl --out DIR [--workers N] [--ray [ADDRESS]]       (see: tau batch --help)
 
 Options:
   -p, --print [message]          Answer and exit (non-interactive); piped stdin is added.
