@@ -59,3 +59,18 @@ def test_report_of_a_folder_without_results_is_one_line(batch: BatchRun) -> None
     done = batch.run("report", "nowhere")
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == ["tau: nowhere/results.jsonl not found (run tau batch with --out nowhere first)"]
+
+
+def test_on_a_terminal_progress_is_one_line_rewritten_in_place(batch: BatchRun) -> None:
+    import pexpect
+
+    (batch.root / "project").mkdir()
+    batch.write_tasks([{"id": f"t{i}", "prompt": steps_prompt(["text", "ok"]), "cwd": "project"} for i in range(3)])
+    program, *args = batch.command("tasks.jsonl", "--out", "out", "--model", "local/fake-model")
+    child = pexpect.spawn(program, args, cwd=str(batch.root), env=batch.env, encoding="utf-8", timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+    screen = child.before
+    assert child.exitstatus == 0, screen
+    assert "\r\x1b[2K3/3 done · 3 passed · 0 failed · 0 other · $0.0000 · ETA 0:00" in screen
+    assert "[1/3]" not in screen
