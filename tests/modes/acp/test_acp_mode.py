@@ -349,13 +349,13 @@ async def test_prompt_blocks_reach_the_model_as_text_files_and_images(tau: TauCo
     assert pixel in sent
 
 
-async def test_the_model_is_a_config_option_and_switching_it_changes_the_next_request(
+async def test_model_and_thinking_level_are_selectable_and_change_the_session(
     tau: TauCommand,
 ) -> None:
     models_json = tau.agent_dir / "models.json"
     models = json.loads(models_json.read_text())
     models["providers"]["local"]["models"].append(
-        {"id": "other-model", "contextWindow": 100000, "maxTokens": 4096}
+        {"id": "other-model", "contextWindow": 100000, "maxTokens": 4096, "reasoning": True}
     )
     models_json.write_text(json.dumps(models))
     tau.server.add(text_turn("From the other one."))
@@ -370,5 +370,9 @@ async def test_the_model_is_a_config_option_and_switching_it_changes_the_next_re
             config_id="model", session_id=new.session_id, value="local/other-model"
         )
         assert next(o for o in changed.config_options if o.id == "model").current_value == "local/other-model"
+        assert [m.id for m in new.modes.available_modes] == ["off"]  # fake-model does not reason
+        await conn.set_session_mode(session_id=new.session_id, mode_id="high")
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
     assert tau.server.last_request.body["model"] == "other-model"
+    entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
+    assert [e["thinkingLevel"] for e in entries if e["type"] == "thinking_level_change"][-1] == "high"

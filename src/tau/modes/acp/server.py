@@ -36,6 +36,7 @@ from acp.schema import (
     SessionInfo,
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     StopReason,
 )
 
@@ -49,7 +50,7 @@ from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
 from tau.modes.acp.permissions import AcpExtensionUI
 from tau.modes.acp.prompt_blocks import PromptBlock, to_tau_prompt
-from tau.modes.acp.session_config import config_options, set_config_option
+from tau.modes.acp.session_config import config_options, modes, set_config_option, set_thinking_level
 from tau.modes.acp.streams import stdio_streams
 from tau.modes.acp.tool_calls import title_of
 from tau.modes.acp.updates import SessionUpdate, UpdateSender, event_updates, history_updates
@@ -183,7 +184,9 @@ class TauAcpAgent:
         manager = SessionManager.create(cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir)
         live = await self._open(manager, cwd)
         return NewSessionResponse(
-            session_id=manager.get_session_id(), config_options=config_options(live.runtime)
+            session_id=manager.get_session_id(),
+            modes=modes(live.runtime),
+            config_options=config_options(live.runtime),
         )
 
     async def load_session(
@@ -203,7 +206,7 @@ class TauAcpAgent:
             self._put(session_id, update)
         assert self._sender is not None
         await self._sender.flush()
-        return LoadSessionResponse(config_options=config_options(live.runtime))
+        return LoadSessionResponse(modes=modes(live.runtime), config_options=config_options(live.runtime))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -308,6 +311,10 @@ class TauAcpAgent:
             return
         live.cancelled = True
         await live.runtime.session.abort()
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        set_thinking_level(self._live(session_id).runtime, mode_id)
+        return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any

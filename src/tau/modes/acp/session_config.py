@@ -1,18 +1,25 @@
 """Model and thinking level as ACP session config options (``session/set_config_option``).
 
 The model option lists the models with credentials as ``provider/id``; the thinking option the
-levels the current model supports.
+levels the current model supports. The thinking levels are also the session's modes
+(``session/set_mode``), for clients that show modes but not config options.
 """
 
 from __future__ import annotations
 
 from acp import RequestError
-from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
+from acp.schema import (
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+)
 
 from tau.ai.types import Model
 from tau.runtime.runtime import AgentSessionRuntime
 
-__all__ = ["config_options", "set_config_option"]
+__all__ = ["config_options", "modes", "set_config_option", "set_thinking_level"]
 
 MODEL_OPTION, THINKING_OPTION = "model", "thinking"
 
@@ -64,8 +71,26 @@ async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value:
             raise RequestError.invalid_params({"message": f"unknown model {value}"})
         await session.set_model(model)
     elif config_id == THINKING_OPTION and isinstance(value, str):
-        if value not in session.get_available_thinking_levels():
-            raise RequestError.invalid_params({"message": f"thinking level {value} is not available"})
-        session.set_thinking_level(value)
+        set_thinking_level(runtime, value)
     else:
         raise RequestError.invalid_params({"message": f"unknown config option {config_id}"})
+
+
+def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
+    session = runtime.session
+    for available in session.get_available_thinking_levels():
+        if available == level:
+            session.set_thinking_level(available)
+            return
+    raise RequestError.invalid_params({"message": f"thinking level {level} is not available"})
+
+
+def modes(runtime: AgentSessionRuntime) -> SessionModeState:
+    session = runtime.session
+    return SessionModeState(
+        current_mode_id=session.thinking_level,
+        available_modes=[
+            SessionMode(id=level, name=f"Thinking: {level}")
+            for level in session.get_available_thinking_levels()
+        ],
+    )
