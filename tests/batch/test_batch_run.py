@@ -67,7 +67,7 @@ def test_on_a_terminal_progress_is_one_line_rewritten_in_place(batch: BatchRun) 
     (batch.root / "project").mkdir()
     batch.write_tasks([{"id": f"t{i}", "prompt": steps_prompt(["text", "ok"]), "cwd": "project"} for i in range(3)])
     program, *args = batch.command("tasks.jsonl", "--out", "out", "--model", "local/fake-model")
-    child = pexpect.spawn(program, args, cwd=str(batch.root), env=batch.env, encoding="utf-8", timeout=60)
+    child = pexpect.spawn(program, args, cwd=str(batch.root), env=batch.env, encoding="utf-8", timeout=60, use_poll=True)
     child.expect(pexpect.EOF)
     child.close()
     screen = child.before

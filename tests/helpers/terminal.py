@@ -46,7 +46,10 @@ class Terminal:
         self.stream = pyte.ByteStream(self.screen)
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
         env.pop("NO_COLOR", None)
-        self.child = pexpect.spawn(argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols))
+        # poll, not select: select fails on a descriptor numbered above 1023
+        self.child = pexpect.spawn(
+            argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols), use_poll=True
+        )
         self.raw = bytearray()
 
     def pump(self, timeout: float = 0.05) -> None:
