@@ -122,3 +122,10 @@ def test_no_line_is_wider_than_the_width(width: int) -> None:
 
     out = render_markdown(SAMPLE + "\n" + "日本語のテキスト " * 20 + "\n\n" + "x" * 300, width, DARK)
     assert all(visible_width(line) <= width for line in out.split("\n"))
+
+
+def test_a_narrow_table_wraps_a_long_cell_instead_of_cutting_it(plain: Callable[[str], str]) -> None:
+    table = "| name | note |\n|---|---|\n| a_very_long_identifier_name_here | short |\n"
+    shown = plain(render_markdown(table, 30, DARK))
+    assert "…" not in shown
+    assert "name_here" in shown  # the rest of the word, on the cell's next line

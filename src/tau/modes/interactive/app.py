@@ -441,6 +441,7 @@ class InteractiveMode:
         elif isinstance(event, CompactionEnd):
             self.compacting = False
             self.compactions_ended += 1
+            self.footer_cache = None  # the context use is unknown now ("?"), as in pi
             if event.result is not None:
                 summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
                 self.chat.add_messages([summary])

@@ -95,15 +95,14 @@ def _location_line(info: FooterInfo, width: int) -> Line:
     return [("class:footer.dim", truncate_to_width(text, width))]
 
 
+# Which usage fields go first when the line is too narrow: the write and read cache counts, the
+# hit rate, the cost, then the token totals; the context use stays longest.
+_DROP_ORDER = ("W", "R", "cache", "$", "↑", "↓")
+
+
 def _usage_line(info: FooterInfo, width: int) -> Line:
     totals = info.totals
-    parts: Line = []
-
-    def add(style: str, text: str) -> None:
-        if parts:
-            parts.append(("class:footer", " "))
-        parts.append((style, text))
-
+    fields: list[tuple[str, str, str]] = []  # (kind, style, text)
     for prefix, value in (
         ("↑", totals.input),
         ("↓", totals.output),
@@ -111,12 +110,12 @@ def _usage_line(info: FooterInfo, width: int) -> Line:
         ("W", totals.cache_write),
     ):
         if value:
-            add("class:footer", f"{prefix}{format_tokens(value)}")
+            fields.append((prefix, "class:footer", f"{prefix}{format_tokens(value)}"))
     if totals.cost or info.subscription:
-        add("class:footer", f"${totals.cost:.3f}" + (" (sub)" if info.subscription else ""))
+        fields.append(("$", "class:footer", f"${totals.cost:.3f}" + (" (sub)" if info.subscription else "")))
     hit_rate = totals.cache_hit_rate
     if hit_rate is not None:
-        add("class:footer", f"cache {hit_rate * 100:.0f}%")
+        fields.append(("cache", "class:footer", f"cache {hit_rate * 100:.0f}%"))
     if info.context is not None:
         window = format_tokens(info.context.context_window)
         percent = info.context.percent
@@ -128,8 +127,18 @@ def _usage_line(info: FooterInfo, width: int) -> Line:
             style = "class:footer.error"
         elif percent is not None and percent > 70:
             style = "class:footer.warning"
-        add(style, text)
-    left_width = sum(visible_width(text) for _, text in parts)
+        fields.append(("context", style, text))
+    # A field that does not fit is left out whole, never cut in the middle of a number.
+    for kind in (*_DROP_ORDER, "context"):
+        if _fields_width(fields) <= width:
+            break
+        fields = [field for field in fields if field[0] != kind]
+    parts: Line = []
+    for _, style, text in fields:
+        if parts:
+            parts.append(("class:footer", " "))
+        parts.append((style, text))
+    left_width = _fields_width(fields)
     right = _model_text(info, width - left_width - 2)
     if not right:
         return parts
@@ -137,6 +146,10 @@ def _usage_line(info: FooterInfo, width: int) -> Line:
     if left_width + gap + visible_width(right) > width:
         return parts
     return [*parts, ("class:footer", " " * gap), ("class:footer.dim", right)]
+
+
+def _fields_width(fields: list[tuple[str, str, str]]) -> int:
+    return sum(visible_width(text) for _, _, text in fields) + max(0, len(fields) - 1)
 
 
 def _model_text(info: FooterInfo, room: int) -> str:

@@ -19,8 +19,9 @@ from typing import ClassVar, cast
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
-from rich.markdown import Heading, Markdown, MarkdownContext, MarkdownElement, TextElement
+from rich.markdown import Heading, Markdown, MarkdownContext, MarkdownElement, TableElement, TextElement
 from rich.segment import Segment
+from rich.table import Table
 from rich.text import Text, TextType
 
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
@@ -106,6 +107,17 @@ class _HtmlBlock(TextElement):
         yield text
 
 
+class _Table(TableElement):
+    """A table whose narrow cells wrap long words onto more lines rather than cut them with "…"."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for part in super().__rich_console__(console, options):
+            if isinstance(part, Table):
+                for column in part.columns:
+                    column.overflow = "fold"
+            yield part
+
+
 class _Markdown(Markdown):
     """rich's markdown with the elements above, line breaks at single newlines, and exactly one blank
     line between top-level blocks (rich alone puts one before a list even at the top, and two after a
@@ -117,6 +129,7 @@ class _Markdown(Markdown):
         "fence": _CodeBlock,
         "code_block": _CodeBlock,
         "html_block": _HtmlBlock,
+        "table_open": _Table,
     }
 
     def __init__(self, markup: str, theme: Theme, style: str | None) -> None:
