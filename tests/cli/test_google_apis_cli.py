@@ -101,13 +101,17 @@ def test_vertex_runs_a_tool_loop_after_a_hand_off_on_a_service_account(
     assert len(tau.server.google.grants) == 1  # one JWT exchange for the whole run
 
 
-def test_vertex_uses_the_settings_pis_vertex_login_stored_in_auth_json(tau: TauCommand, tmp_path: Path) -> None:
+def test_vertex_uses_the_settings_pis_vertex_login_stored_in_auth_json(
+    tau: TauCommand, tmp_path: Path
+) -> None:
     _vertex_env(tau, tmp_path)
     stored = {
         name: tau.env.pop(name)
         for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
     }
-    (tau.agent_dir / "auth.json").write_text(json.dumps({"google-vertex": {"type": "api_key", "env": stored}}))
+    (tau.agent_dir / "auth.json").write_text(
+        json.dumps({"google-vertex": {"type": "api_key", "env": stored}})
+    )
     tau.server.add(Turn(text="From the stored settings."))
     result = tau.run(*VERTEX, "-p", "hi")
     assert result.returncode == 0, result.stderr
@@ -176,3 +180,53 @@ def test_vertex_without_credentials_names_what_is_missing(tau: TauCommand, tmp_p
         "service-account file), GOOGLE_CLOUD_LOCATION\n"
     )
     assert tau.server.requests == []
+
+
+def test_auth_login_google_vertex_stores_pis_settings_and_a_request_uses_them(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    _vertex_env(tau, tmp_path)
+    answers = [tau.env.pop(name) for name in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")]
+    answers.append(tau.env.pop("GOOGLE_APPLICATION_CREDENTIALS"))
+    login = tau.run("auth", "login", "google-vertex", stdin="3\n" + "\n".join(answers) + "\n")
+    assert login.returncode == 0, login.stderr
+    assert "Service account credentials file" in login.stdout
+    auth_file = tau.agent_dir / "auth.json"
+    assert auth_file.stat().st_mode & 0o777 == 0o600
+    assert json.loads(auth_file.read_text()) == {
+        "google-vertex": {
+            "type": "api_key",
+            "env": {
+                "GOOGLE_CLOUD_PROJECT": "vertex-project",
+                "GOOGLE_CLOUD_LOCATION": "us-central1",
+                "GOOGLE_APPLICATION_CREDENTIALS": answers[2],
+            },
+        }
+    }
+    tau.server.add(Turn(text="Through the login."))
+    result = tau.run(*VERTEX, "-p", "hi")
+    assert (result.returncode, result.stdout) == (0, "Through the login.\n"), result.stderr
+    assert tau.server.last_request.headers["authorization"] == "Bearer ya29.fake-1"
+
+
+def test_auth_login_google_vertex_with_an_api_key_stores_the_key(tau: TauCommand) -> None:
+    login = tau.run("auth", "login", "google-vertex", stdin="1\nAIza-vertex-key\n")
+    assert login.returncode == 0, login.stderr
+    stored = json.loads((tau.agent_dir / "auth.json").read_text())
+    assert stored == {"google-vertex": {"type": "api_key", "key": "AIza-vertex-key"}}
+
+
+def test_auth_login_google_vertex_cancelled_or_without_the_file_saves_nothing(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    cancelled = tau.run("auth", "login", "google-vertex", stdin="2\nvertex-project\n")
+    assert (cancelled.returncode, cancelled.stderr) == (1, "tau: Login cancelled.\n")
+    missing = tau.run(
+        "auth", "login", "google-vertex", stdin=f"3\np\nus-central1\n{tmp_path / 'none.json'}\n"
+    )
+    assert missing.returncode == 1
+    assert (
+        missing.stderr
+        == f"tau: No service account credentials file at {tmp_path / 'none.json'}; nothing saved.\n"
+    )
+    assert not (tau.agent_dir / "auth.json").exists()

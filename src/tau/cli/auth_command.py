@@ -118,6 +118,8 @@ def _login(args: list[str]) -> int:
         _error(f"Providers: {', '.join(sorted(known))}")
         return 1
     flow = None if api_key else get_oauth_flow(provider)
+    if flow is None and provider == "google-vertex":
+        return _vertex_login(storage)
     if flow is None:
         return _save_api_key(storage, provider)
     ui = _TerminalInteraction(browser=browser, provider=provider)
@@ -152,6 +154,41 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
         _error("No API key given; nothing saved.")
         return 1
     return _saved(storage, provider, {"type": "api_key", "key": key.strip()}, f"Saved API key for {provider}")
+
+
+def _vertex_login(storage: AuthStorage) -> int:
+    """pi's Vertex login: an API key, or the project and location (and a service-account file) that
+    Google Cloud credentials need."""
+    from tau.runtime import vertex_login
+
+    try:
+        method = _select_in_terminal(vertex_login.METHOD_MESSAGE, vertex_login.METHODS)
+        if method == "adc":
+            print(vertex_login.ADC_HINT, flush=True)
+        answers = {
+            key: _read_secret(f"{prompt}: ") if key == "key" else input(f"{prompt}: ")
+            for key, prompt in vertex_login.questions_for(method)
+        }
+        credential = vertex_login.vertex_credential(method, answers)
+    except (EOFError, KeyboardInterrupt):
+        _error("Login cancelled.")
+        return 1
+    except vertex_login.VertexLoginError as error:
+        _error(str(error))
+        return 1
+    done = "Saved the API key" if "key" in credential else "Saved the project and location"
+    return _saved(storage, vertex_login.PROVIDER, credential, f"{done} for Google Vertex AI")
+
+
+def _read_secret(prompt: str) -> str:
+    import getpass
+
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
 
 
 def _saved(storage: AuthStorage, provider: str, credential: dict[str, object], done: str) -> int:

@@ -61,6 +61,9 @@ async def login_command(mode: InteractiveMode, argument: str) -> None:
 
 async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
     registry = mode.session.services.model_registry
+    if provider == "google-vertex":
+        await _vertex_login(mode)
+        return
     key = await mode.show_dialog(
         InputDialog(f"API key for {provider}", placeholder="kept in auth.json (mode 0600)", password=True)
     )
@@ -70,6 +73,32 @@ async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
     _after_change(mode)
     hint = "" if mode.session.model is not None else "; choose a model with /model"
     mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
+
+
+async def _vertex_login(mode: InteractiveMode) -> None:
+    from tau.runtime import vertex_login
+
+    items = [ListItem(option.label, option.id) for option in vertex_login.METHODS]
+    chosen = await mode.show_dialog(ListDialog(vertex_login.METHOD_MESSAGE, items))
+    if chosen is None:
+        return
+    if chosen.value == "adc":
+        mode.chat.add_notice(vertex_login.ADC_HINT)
+    answers: dict[str, str] = {}
+    for key, prompt in vertex_login.questions_for(chosen.value):
+        answer = await mode.show_dialog(InputDialog(prompt, password=key == "key"))
+        if answer is None:
+            mode.chat.add_notice("Login cancelled.", "warning")
+            return
+        answers[key] = answer
+    try:
+        credential = vertex_login.vertex_credential(chosen.value, answers)
+    except vertex_login.VertexLoginError as error:
+        mode.chat.add_notice(str(error), "error")
+        return
+    mode.session.services.model_registry.auth_storage.set(vertex_login.PROVIDER, credential)
+    _after_change(mode)
+    mode.chat.add_notice("Saved the Google Vertex AI credentials")
 
 
 async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
