@@ -380,3 +380,36 @@ def test_an_unreadable_settings_file_is_not_written_over_by_install(tau: TauComm
     [line] = result.stderr.strip().splitlines()
     assert "settings.json" in line and "nothing was changed" in line
     assert (tau.agent_dir / "settings.json").read_text() == "{ not json"
+
+
+def test_a_project_entry_with_autoload_false_overrides_only_what_it_names_in_the_users_package(
+    tau: TauCommand, repo: Path
+) -> None:
+    user = {"source": str(repo), "prompts": []}
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"packages": [user]}))
+    (tau.work / ".tau").mkdir()
+    delta = {"source": str(repo), "autoload": False, "skills": ["-skills/deploy"]}
+    (tau.work / ".tau" / "settings.json").write_text(json.dumps({"packages": [delta]}))
+    mark = tau.work / "mark.txt"
+    tau.env[MARK] = str(mark)
+    tau.server.add(Turn(text="ok"))
+    run = tau.run(*MODEL, "-a", "-p", "/review")
+    assert run.returncode == 0, run.stderr
+    assert "deploy" not in _system_prompt(tau)  # the project's delta switched it off
+    assert _last_user_text(tau) == "/review"  # the user's entry still decides the rest
+    assert mark.read_text() == "git\n"  # loaded once, not once per entry
+
+
+def test_a_user_entry_with_autoload_false_loads_only_what_its_patterns_switch_on(
+    tau: TauCommand, repo: Path
+) -> None:
+    entry = {"source": str(repo), "autoload": False, "prompts": ["prompts/*.md"], "skills": ["!*"]}
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"packages": [entry]}))
+    mark = tau.work / "mark.txt"
+    tau.env[MARK] = str(mark)
+    tau.server.add(Turn(text="ok"))
+    run = tau.run(*MODEL, "-p", "/review")
+    assert run.returncode == 0, run.stderr
+    assert _last_user_text(tau) == "Review version one"
+    assert "deploy" not in _system_prompt(tau)
+    assert not mark.exists()  # extensions: no pattern, so none

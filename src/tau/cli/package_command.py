@@ -299,9 +299,11 @@ def _update(raw: str | None, approve: bool | None) -> int:
         if not packages:
             raise _UsageError(f"no matching package found for {raw} (see: tau list)")
     changed: list[str] = []
+    done: set[str] = set()  # a project "autoload": false entry shares the user's copy
     for package in packages:
-        if package.source.kind == "local":
+        if package.source.kind == "local" or package.install_dir in done:
             continue
+        done.add(package.install_dir)
         print(f"Updating {package.source.raw}...", flush=True)
         before, after = update(package.source, package.install_dir)
         if before != after:

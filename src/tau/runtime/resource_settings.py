@@ -28,11 +28,14 @@ def settings_entries_source(settings: SettingsManager) -> EntriesSource:
 def _package_paths(settings: SettingsManager, kind: ResourceKind, scope: SettingsScope) -> list[str]:
     """The ``kind`` resources of ``scope``'s installed packages (a project entry of the same package
     replaces the user's, so the user's scope also looks at the project's list)."""
-    from tau.runtime.packages.configured import add_to_import_path, configured_packages, declared_scopes
+    from tau.runtime.packages.configured import (
+        add_to_import_path,
+        configured_packages,
+        declared_scopes,
+        package_resources,
+    )
 
     packages, _ = configured_packages(declared_scopes(settings))
-    wanted = "project" if scope == "project" else "user"
-    mine = [p for p in packages if p.scope == wanted and p.installed]
     if kind == "extensions":
-        add_to_import_path(mine)
-    return [path for package in mine for path in package.contents().found[kind]]
+        add_to_import_path(packages)
+    return package_resources(packages)["project" if scope == "project" else "user"][kind]

@@ -1,7 +1,9 @@
 """The packages the settings declare, in both scopes, resolved to folders and resources.
 
-Project entries come first and replace a user entry of the same package (pi's rule). A declared
-package that is not installed yet is listed with ``installed=False`` and contributes nothing.
+Project entries come first and replace a user entry of the same package (pi's rule), except a
+project entry with ``"autoload": false``: it is a delta over the user's entry (same installed
+folder), deciding only the resources its patterns name, and the user's entry decides the rest. A
+declared package that is not installed yet is listed with ``installed=False`` and contributes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from tau.runtime.packages.contents import PackageContents, package_contents
+from tau.runtime.packages.contents import KINDS, PackageContents, package_contents, package_delta
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
 from tau.runtime.settings import SettingsManager, SettingsScope
 
@@ -23,6 +25,7 @@ __all__ = [
     "configured_packages",
     "declared_scopes",
     "entry_source",
+    "package_resources",
 ]
 
 Scope: TypeAlias = Literal["user", "project"]
@@ -44,8 +47,21 @@ class ConfiguredPackage:
     def filters(self) -> Mapping[str, Any] | None:
         return self.entry if isinstance(self.entry, Mapping) else None
 
+    @property
+    def autoload(self) -> bool:
+        """``False``: the entry starts empty and only its patterns switch resources on or off."""
+        return self.filters is None or self.filters.get("autoload") is not False
+
     def contents(self) -> PackageContents:
-        return package_contents(self.install_dir, self.filters, python_package=self.source.kind == "pip")
+        """What this entry loads by itself (for an ``autoload: false`` entry, what its patterns
+        switch on)."""
+        python = self.source.kind == "pip"
+        if self.autoload:
+            return package_contents(self.install_dir, self.filters, python_package=python)
+        contents = package_contents(self.install_dir, {kind: [] for kind in KINDS}, python_package=python)
+        for kind, switches in package_delta(self.install_dir, self.filters or {}, python_package=python).items():
+            contents.found[kind] = [path for path, on in switches.items() if on]
+        return contents
 
 
 def entry_source(entry: object) -> str | None:
@@ -65,6 +81,7 @@ def configured_packages(
     packages: list[ConfiguredPackage] = []
     problems: list[str] = []
     seen: set[str] = set()
+    deltas: dict[str, int] = {}  # identity -> index of a project autoload:false entry
     for scope in ("project", "user"):
         if scope not in scopes:
             continue
@@ -80,11 +97,46 @@ def configured_packages(
                 problems.append(f"{scope} packages: {exc}")
                 continue
             identity = source.identity(base)
-            if identity in seen:
+            if identity in deltas and scope == "user":
+                # the project's delta works on the user's installed copy
+                index = deltas.pop(identity)
+                packages[index] = ConfiguredPackage(
+                    "project", packages[index].entry, source, base, source.install_dir(base)
+                )
+            elif identity in seen:
                 continue
             seen.add(identity)
-            packages.append(ConfiguredPackage(scope, entry, source, base, source.install_dir(base)))
+            configured = ConfiguredPackage(scope, entry, source, base, source.install_dir(base))
+            if scope == "project" and not configured.autoload:
+                deltas[identity] = len(packages)
+            packages.append(configured)
     return packages, problems
+
+
+def package_resources(packages: list[ConfiguredPackage]) -> dict[Scope, dict[str, list[str]]]:
+    """The resources each scope loads from ``packages`` (as ``configured_packages`` orders them):
+    the first entry to decide a path wins it, so a project delta overrides the user's entry for
+    the paths it names."""
+    decided: dict[str, dict[str, tuple[Scope, bool]]] = {kind: {} for kind in KINDS}
+    for package in packages:
+        if not package.installed:
+            continue
+        python = package.source.kind == "pip"
+        if package.autoload:
+            everything = package_contents(package.install_dir, None, python_package=python).found
+            loaded = package.contents().found
+            switches: dict[str, dict[str, bool]] = {
+                k: {p: p in loaded[k] for p in everything[k]} for k in KINDS
+            }
+        else:
+            switches = package_delta(package.install_dir, package.filters or {}, python_package=python)
+        for kind in KINDS:
+            for path, on in switches[kind].items():
+                decided[kind].setdefault(path, (package.scope, on))
+    return {
+        scope: {kind: [p for p, (s, on) in paths.items() if on and s == scope] for kind, paths in decided.items()}
+        for scope in ("project", "user")
+    }
 
 
 def declared_scopes(settings: SettingsManager) -> dict[Scope, tuple[list[Any], str]]:
@@ -103,12 +155,12 @@ def declared_scopes(settings: SettingsManager) -> dict[Scope, tuple[list[Any], s
 def package_problems(settings: SettingsManager) -> list[str]:
     """One line per ``packages`` entry that gives nothing: unreadable, or declared but not installed."""
     packages, problems = configured_packages(declared_scopes(settings))
-    missing = [
-        f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
-        for p in packages
+    missing = {
+        p.install_dir: f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
+        for p in reversed(packages)  # a delta and the user's entry it works on: one line, the user's
         if not p.installed
-    ]
-    return problems + missing
+    }
+    return problems + list(reversed(missing.values()))
 
 
 def add_to_import_path(packages: list[ConfiguredPackage]) -> None:

@@ -5,8 +5,9 @@ out); without one, the conventional folders ``extensions/``, ``skills/``, ``prom
 ``themes/`` are read (and the folder itself as an extension when its ``pyproject.toml`` lists
 ``[tool.tau] extensions``). A pip package's own import folders are read the same way. The object form
 of a ``packages`` entry narrows each kind further (pi's filters: ``[]`` for none, globs, ``!glob``,
-``+path``, ``-path``). TypeScript and JavaScript extensions are found but not loadable: tau runs
-Python extensions only.
+``+path``, ``-path``); with ``"autoload": false`` it starts empty and only its patterns count, each
+switching what it matches on (a glob, ``+path``) or off (``!glob``, ``-path``), the last match winning.
+TypeScript and JavaScript extensions are found but not loadable: tau runs Python extensions only.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 
 from tau.context.settings_entries import SettingsEntries
 
-__all__ = ["KINDS", "PackageContents", "package_contents"]
+__all__ = ["KINDS", "PackageContents", "package_contents", "package_delta"]
 
 Kind: TypeAlias = Literal["extensions", "skills", "prompts", "themes"]
 KINDS: tuple[Kind, ...] = ("extensions", "skills", "prompts", "themes")
@@ -61,6 +62,35 @@ def package_contents(
             else:
                 contents.found[kind].extend(selected)
     return contents
+
+
+def package_delta(
+    root: str, filters: Mapping[str, Any], *, python_package: bool = False
+) -> dict[str, dict[str, bool]]:
+    """What an ``"autoload": false`` entry says about each resource of ``root``, per kind: on, off,
+    or (absent) nothing, so another entry of the same package decides."""
+    everything = package_contents(root, None, python_package=python_package)
+    delta: dict[str, dict[str, bool]] = {kind: {} for kind in KINDS}
+    for kind in KINDS:
+        patterns = filters.get(kind)
+        if not isinstance(patterns, list):
+            continue
+        for pattern in (p for p in patterns if isinstance(p, str) and p.strip()):
+            for path in everything.found[kind]:
+                if _matches(pattern, path, root):
+                    delta[kind][path] = not pattern.startswith(("!", "-"))
+    return delta
+
+
+def _matches(pattern: str, path: str, root: str) -> bool:
+    """Whether one filter pattern names ``path``: ``+``/``-`` exactly, a glob or ``!glob`` as a glob.
+    (A switch that turns ``path`` off is exactly a match.)"""
+    exact = pattern.startswith(("+", "-"))
+    body = pattern[1:] if pattern.startswith(("!", "+", "-")) else pattern
+    entries = SettingsEntries.parse([f"{'-' if exact else '!'}{body}"], root)
+    folder = path if os.path.isdir(path) else None
+    target = os.path.join(path, "SKILL.md") if folder is not None else path
+    return not entries.enables(target, root, folder=folder)
 
 
 def _add_extension(contents: PackageContents, path: str) -> None:
