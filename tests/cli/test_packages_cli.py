@@ -413,3 +413,45 @@ def test_a_user_entry_with_autoload_false_loads_only_what_its_patterns_switch_on
     assert _last_user_text(tau) == "Review version one"
     assert "deploy" not in _system_prompt(tau)
     assert not mark.exists()  # extensions: no pattern, so none
+
+
+def test_dash_e_with_a_git_source_loads_the_package_for_one_run_from_a_cache_refreshed_each_start(
+    tau: TauCommand, repo: Path, tmp_path: Path
+) -> None:
+    moving = tmp_path / "moving"
+    subprocess.run(["git", "clone", "-q", str(repo), str(moving)], check=True)
+    mark = tau.work / "mark.txt"
+    tau.env[MARK] = str(mark)
+    tau.server.add(Turn(text="ok"), Turn(text="ok"), Turn(text="ok"))
+    first = tau.run(*MODEL, "-e", _url(moving), "-p", "/review")
+    assert first.returncode == 0, first.stderr
+    assert _last_user_text(tau) == "Review version one"
+    assert "deploy" in _system_prompt(tau)
+    assert mark.read_text() == "git\n"
+    assert "legacy.ts not loaded (a TypeScript" in first.stderr
+    assert not (tau.agent_dir / "settings.json").exists()  # nothing recorded
+    cached = tau.agent_dir / "tmp" / "extensions" / "git" / "local" / Path(*moving.parts[1:])
+    assert (cached / "prompts" / "review.md").is_file()
+    (moving / "prompts" / "review.md").write_text("Review version two")
+    _git(moving, "commit", "-qam", "two")
+    assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
+    assert _last_user_text(tau) == "Review version two"
+    tau.env["TAU_OFFLINE"] = "1"  # offline: the cached copy, no fetch
+    (moving / "prompts" / "review.md").write_text("Review version three")
+    _git(moving, "commit", "-qam", "three")
+    assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
+    assert _last_user_text(tau) == "Review version two"
+
+
+def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_warning(
+    tau: TauCommand, registry: str
+) -> None:
+    tau.env["npm_config_registry"] = registry
+    tau.server.add(Turn(text="ok"))
+    run = tau.run(*MODEL, "-e", "npm:@demo/pi-tools", "-e", "npm:@demo/missing", "-p", "/fix")
+    assert run.returncode == 0, run.stderr
+    assert _last_user_text(tau) == "Fix it from npm"
+    assert "lint" in _system_prompt(tau)
+    assert (tau.agent_dir / "tmp" / "extensions" / "npm" / "node_modules" / "@demo" / "pi-tools").is_dir()
+    [warning] = [line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")]
+    assert "npm package '@demo/missing' not found" in warning and warning.endswith("its resources are not loaded")

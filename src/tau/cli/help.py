@@ -45,7 +45,8 @@ Options:
   --append-system-prompt <text|file>
                                  Append to the system prompt (repeatable)
   -nc, --no-context-files        Do not load AGENTS.md / CLAUDE.md
-  -e, --extension <path>         Load an extension (repeatable)
+  -e, --extension <path|source>  Load an extension (repeatable); a package source (npm:, git:,
+                                 pip:) loads that package for this run only (cached, not recorded)
   -ne, --no-extensions           Do not discover extensions
   --no-mcp                       Do not start the MCP servers of mcp.json (see: tau mcp --help)
   --skill <path>                 Load a skill (repeatable); -ns, --no-skills

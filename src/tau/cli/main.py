@@ -179,11 +179,30 @@ async def _main(args: Args) -> int:
     with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
         make_private_dir(default_agent_dir())
     _apply_http_proxy(cwd, agent_dir)
+    if any(":" in e and not os.path.exists(e) for e in args.extensions):  # cheap: no import otherwise
+        _add_temporary_packages(args, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir)
     try:
         return await _run_session(args, mode, session_manager, cwd, agent_dir)
     finally:
         _remove_unused_session_folder(session_manager.get_session_dir(), agent_dir)
+
+
+def _add_temporary_packages(args: Args, agent_dir: str) -> None:
+    """``-e npm:…`` / ``-e git:…`` / ``-e pip:…``: fetch the package into the cache and load what it
+    offers for this run, as the command line's own paths (see ``tau.runtime.packages.temporary``)."""
+    from tau.runtime.packages.temporary import is_package_source, load_temporary_packages
+    from tau.runtime.paths import is_offline
+
+    sources = [e for e in args.extensions if is_package_source(e)]
+    if not sources:
+        return
+    found = load_temporary_packages(sources, agent_dir, offline=is_offline())
+    for warning in found.warnings:
+        print(f"tau: warning: {warning}", file=sys.stderr)
+    args.extensions = [e for e in args.extensions if e not in sources] + found.extensions
+    args.skills += found.skills
+    args.prompt_templates += found.prompts
 
 
 async def _run_session(

@@ -18,7 +18,15 @@ from urllib.parse import quote
 
 from tau.runtime.packages.sources import PackageSource
 
-__all__ = ["NPM_REGISTRY_ENV", "InstallError", "install", "uninstall", "update", "version_of"]
+__all__ = [
+    "NPM_REGISTRY_ENV",
+    "InstallError",
+    "install",
+    "npm_available_version",
+    "uninstall",
+    "update",
+    "version_of",
+]
 
 NPM_REGISTRY_ENV = "npm_config_registry"
 """npm's own variable for the registry URL; tau reads it too (default https://registry.npmjs.org)."""
@@ -149,16 +157,10 @@ def _unpack_npm(source: PackageSource, folder: str) -> None:
     dependencies are not installed: tau uses a package's skills, prompts and themes only."""
     import httpx
 
-    registry = (os.environ.get(NPM_REGISTRY_ENV) or _DEFAULT_REGISTRY).rstrip("/")
-    url = f"{registry}/{quote(source.name, safe='@')}"
+    registry, document = _npm_document(source)
     try:
-        response = httpx.get(url, headers={"Accept": "application/json"}, timeout=30, follow_redirects=True)
-        if response.status_code == 404:
-            raise InstallError(f"npm package {source.name!r} not found in {registry}")
-        response.raise_for_status()
-        document = response.json()
         version = _npm_version(source, document)
-        tarball = document["versions"][version]["dist"]["tarball"]
+        tarball = document["versions"][version]["dist"]["tarball"]  # type: ignore[index]
         data = httpx.get(tarball, timeout=60, follow_redirects=True)
         data.raise_for_status()
     except httpx.HTTPError as exc:
@@ -179,6 +181,36 @@ def _unpack_npm(source: PackageSource, folder: str) -> None:
         for name in os.listdir(inner):
             os.rename(os.path.join(inner, name), os.path.join(folder, name))
         os.rmdir(inner)
+
+
+def npm_available_version(source: PackageSource) -> str:
+    """The version the registry gives ``source``'s version or tag today."""
+    _, document = _npm_document(source)
+    try:
+        return _npm_version(source, document)
+    except (KeyError, TypeError):
+        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+
+
+def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
+    """The registry's URL and its package document for ``source``."""
+    import httpx
+
+    registry = (os.environ.get(NPM_REGISTRY_ENV) or _DEFAULT_REGISTRY).rstrip("/")
+    url = f"{registry}/{quote(source.name, safe='@')}"
+    try:
+        response = httpx.get(url, headers={"Accept": "application/json"}, timeout=30, follow_redirects=True)
+        if response.status_code == 404:
+            raise InstallError(f"npm package {source.name!r} not found in {registry}")
+        response.raise_for_status()
+        document = response.json()
+    except httpx.HTTPError as exc:
+        raise InstallError(f"cannot fetch {source.raw} from {registry}: {exc}") from None
+    except ValueError:
+        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+    if not isinstance(document, dict):
+        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document")
+    return registry, document
 
 
 def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
