@@ -4,24 +4,44 @@ a terminal would; ``kitty=True`` makes it a terminal that speaks the kitty keybo
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pexpect
 import pyte
 
 _CPR = re.compile(rb"\x1b\[6n")
 _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
+_ALTERNATE = 1049
 
 
 class _AnsweringScreen(pyte.HistoryScreen):
     """A screen that sends its answers (DA1) back to the program; cursor reports are answered in
-    ``Terminal.pump`` (from the screen as it is once the whole read is drawn)."""
+    ``Terminal.pump`` (from the screen as it is once the whole read is drawn). It has xterm's
+    alternate screen (mode 1049), which pyte lacks: entering it keeps the main screen and its
+    scrollback aside, leaving it brings them back as they were."""
 
     def __init__(self, columns: int, lines: int, answer: Callable[[str], None]) -> None:
         super().__init__(columns, lines, history=5000)
         self._answer = answer
+        self.main_screen: tuple[Any, Any, Any] | None = None
+        """The main screen's lines, scrollback and cursor while the alternate screen is shown."""
+
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private") and _ALTERNATE in modes and self.main_screen is None:
+            self.main_screen = (copy.deepcopy(self.buffer), copy.deepcopy(self.history), copy.copy(self.cursor))
+            self.erase_in_display(2)
+        super().set_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private") and _ALTERNATE in modes and self.main_screen is not None:
+            self.buffer, self.history, self.cursor = self.main_screen
+            self.main_screen = None
+            self.dirty.update(range(self.lines))
+        super().reset_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
 
     def write_process_input(self, data: str) -> None:
         if not data.endswith("R"):
@@ -72,6 +92,10 @@ class Terminal:
             self.stream.feed(data)
             if time.monotonic() >= deadline:
                 return
+
+    @property
+    def on_alternate_screen(self) -> bool:
+        return self.screen.main_screen is not None
 
     def display(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)

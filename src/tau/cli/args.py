@@ -50,6 +50,8 @@ class Args:
     prompt_templates: list[str] = field(default_factory=list)
     no_prompt_templates: bool = False
     themes: list[str] = field(default_factory=list)
+    tui_mode: str | None = None
+    """``--tui-mode regular|fullscreen``: the terminal UI's mode for this run."""
     no_themes: bool = False
     no_context_files: bool = False
     export: str | None = None
@@ -150,7 +152,7 @@ def parse_args(argv: list[str]) -> Args:
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
-            or arg in ("--mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
+            or arg in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
@@ -210,6 +212,11 @@ def _apply_value_flag(args: Args, flag: str, value: str) -> None:
             args.mode = value  # type: ignore[assignment]
         else:
             args.errors.append(f'--mode "{value}" is not a mode; use text, json, rpc or acp')
+    elif flag == "--tui-mode":
+        if value in ("regular", "fullscreen"):
+            args.tui_mode = value
+        else:
+            args.errors.append(f'--tui-mode "{value}" is not a mode; use fullscreen or regular')
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):

@@ -54,7 +54,9 @@ Options:
   --list-models [search]         List the models you can use and exit
   --export <session.jsonl> [out.html]
                                  Write a session as one self-contained HTML page and exit
-  --theme dark|light             Colours of the terminal UI (default: the theme setting)
+  --theme dark|light|system      Colours of the terminal UI (default: the theme setting)
+  --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
+                                 (default: the tuiMode setting)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run
   -na, --no-approve              Ignore this folder's .tau extensions and settings for this run
   --offline                      No network at start-up (also TAU_OFFLINE=1)

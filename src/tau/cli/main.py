@@ -580,10 +580,10 @@ async def _run_interactive(
         notices.append(untrusted)
     theme = None
     for name in args.themes:  # the built-in themes by name; pi's theme files are not read yet
-        if name in ("dark", "light"):
+        if name in ("dark", "light", "system"):
             theme = name
         else:
-            notices.append(f"--theme {name}: only the built-in themes dark and light are available")
+            notices.append(f"--theme {name}: only the built-in themes dark, light and system are available")
     return await run_interactive_mode(
         runtime,
         initial_text=initial.text or None,
@@ -592,6 +592,7 @@ async def _run_interactive(
         notices=notices,
         open_resume_picker=args.resume,
         theme=theme,
+        tui_mode=args.tui_mode,
     )
 
 

@@ -40,6 +40,7 @@ from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
 from tau.modes.interactive.footer import git_branch, usage_totals
 from tau.modes.interactive.frames import create_frame_output, print_above
+from tau.modes.interactive.fullscreen import Transcript
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
 from tau.modes.interactive.screen import Scrollback
@@ -62,7 +63,10 @@ if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession
     from tau.runtime.runtime import AgentSessionRuntime
 
-__all__ = ["InteractiveMode", "run_interactive_mode"]
+__all__ = ["DEFAULT_TUI_MODE", "InteractiveMode", "run_interactive_mode"]
+
+DEFAULT_TUI_MODE = "regular"
+"""Without a ``tuiMode`` setting or ``--tui-mode``: the inline UI."""
 
 _BORDER_BY_LEVEL = {
     "off": "#5f5f5f", "minimal": "#5f87af", "low": "#5fafaf", "medium": "#5faf5f",
@@ -82,8 +86,21 @@ _STYLE = {
     "dialog.border": "#5f87af",
     "widget": "",
     "bash": "#d7875f",
+    "search": "bg:#262626",
+    "search.border": "#5f87af",
+    "search.hint": "#808080",
+    "search.match": "bg:ansibrightblack fg:ansiwhite",
+    "search.current": "bg:ansiyellow fg:ansiblack",
+    "transcript.selected": "reverse",
+    "transcript.jump": "#808080",
 }
-_LIGHT_STYLE = {**_STYLE, "footer": "#4e4e4e", "footer.dim": "#6c6c6c", "queue": "#6c6c6c italic"}
+_LIGHT_STYLE = {
+    **_STYLE,
+    "footer": "#4e4e4e",
+    "footer.dim": "#6c6c6c",
+    "queue": "#6c6c6c italic",
+    "search": "bg:#e4e4e4",
+}
 
 
 async def run_interactive_mode(
@@ -95,27 +112,33 @@ async def run_interactive_mode(
     notices: Sequence[str] = (),
     open_resume_picker: bool = False,
     theme: str | None = None,
+    tui_mode: str | None = None,
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``open_resume_picker`` (``tau -r``)
-    starts with the session picker open; ``theme`` (dark or light) overrides the setting."""
-    mode = InteractiveMode(runtime, theme=theme)
+    starts with the session picker open; ``theme`` (dark, light or system) and ``tui_mode``
+    (fullscreen or regular) override the settings."""
+    mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode)
     return await mode.run(
         initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
     )
 
 
 class InteractiveMode:
-    def __init__(self, runtime: AgentSessionRuntime, *, theme: str | None = None) -> None:
+    def __init__(
+        self, runtime: AgentSessionRuntime, *, theme: str | None = None, tui_mode: str | None = None
+    ) -> None:
         self.runtime = runtime
         settings = self.session.services.settings_manager
         self.theme_name = theme or str(settings.get("theme") or "dark")
+        self.fullscreen = (tui_mode or settings.get("tuiMode") or DEFAULT_TUI_MODE) == "fullscreen"
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
         from tau.modes.interactive.render.padding import output_pad
 
         self.output_pad = output_pad(settings.get("outputPad"))
-        self.scrollback = Scrollback()
+        self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
+        self.flash_text = ""
         self._renderers: dict[int, BlockRenderer] = {}
         self.chat = self._new_chat()
         self.files = ProjectFiles(self.session.cwd)
@@ -249,8 +272,6 @@ class InteractiveMode:
     # -- layout ------------------------------------------------------------------------------------
 
     def _build_app(self) -> Application[int]:
-        from tau.modes.interactive.keys import build_key_bindings
-
         register_enter_sequences()
         editor_window = Window(
             BufferControl(self.editor),
@@ -276,9 +297,15 @@ class InteractiveMode:
                 filter=Condition(shown or (lambda: bool(get()))),
             )
 
-        root = HSplit(
+        transcript: list[Container] = []
+        if self.fullscreen:
+            transcript = self._transcript_pane()
+        root: Container = HSplit(
             [
-                text_window(lambda: panels.live_fragments(self), lambda: bool(self.chat.live)),
+                *transcript,
+                text_window(
+                    lambda: panels.live_fragments(self), lambda: bool(self.chat.live) and not self.fullscreen
+                ),
                 text_window(lambda: panels.status_fragments(self)),
                 text_window(
                     lambda: panels.queue_fragments(self),
@@ -292,6 +319,8 @@ class InteractiveMode:
                 text_window(lambda: panels.footer_fragments(self), lambda: True),
             ]
         )
+        if self.fullscreen:
+            root = self._with_search_box(root)
         layout = Layout(root, focused_element=editor_window)
         style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
         from prompt_toolkit.input import create_input
@@ -309,16 +338,66 @@ class InteractiveMode:
             layout=layout,
             input=app_input,
             output=output,
-            key_bindings=merge_key_bindings([load_key_bindings(), build_key_bindings(self)]),
+            key_bindings=merge_key_bindings(self._key_bindings()),
             style=style,
-            full_screen=False,
-            mouse_support=False,
+            full_screen=self.fullscreen,
+            mouse_support=self.fullscreen,
             min_redraw_interval=0.05,
             erase_when_done=True,  # on quit only the conversation stays in the terminal
         )
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
         return app
+
+    def _key_bindings(self) -> list[Any]:
+        from tau.modes.interactive.keys import build_key_bindings
+
+        bindings = [load_key_bindings(), build_key_bindings(self)]
+        if self.fullscreen:
+            from tau.modes.interactive.fullscreen import build_bindings
+
+            bindings.append(build_bindings(self, self.transcript_view, self.search_window))
+        return bindings
+
+    def _transcript_pane(self) -> list[Container]:
+        """The fullscreen transcript, and a line saying so while it is scrolled up."""
+        from tau.modes.interactive.fullscreen import TranscriptView
+
+        self.transcript_view = view = TranscriptView(self)
+        jump: StyleAndTextTuples = [
+            ("class:transcript.jump", "  ↓ scrolled up · ctrl+end jumps to the latest message")
+        ]
+        return [
+            Window(view, wrap_lines=False),
+            ConditionalContainer(
+                Window(FormattedTextControl(lambda: jump), height=1),
+                filter=Condition(view.scrolled_up),
+            ),
+        ]
+
+    def _with_search_box(self, root: Container) -> Container:
+        from prompt_toolkit.layout import Float, FloatContainer
+
+        from tau.modes.interactive.fullscreen import search_box
+
+        box, self.search_window = search_box(self, self.transcript_view)
+        shown = Condition(lambda: self.transcript_view.search is not None)
+        width = lambda: max(32, self.width * 2 // 5)  # noqa: E731
+        return FloatContainer(
+            root, floats=[Float(ConditionalContainer(box, filter=shown), top=1, right=1, width=width)]
+        )
+
+    def flash(self, text: str) -> None:
+        """A short confirmation on the status line ("Copied"), gone after a second and a half."""
+        self.flash_text = text
+        self.invalidate()
+
+        def clear() -> None:
+            if self.flash_text == text:
+                self.flash_text = ""
+                self.invalidate()
+
+        asyncio.get_running_loop().call_later(1.5, clear)
 
     def _border_colour(self) -> str:
         if self.editor.text.startswith("!"):
@@ -363,20 +442,41 @@ class InteractiveMode:
             run_builtin_command(self, "/resume")
         if initial_text or initial_images or messages:
             self.spawn(self._initial_prompts(initial_text, initial_images, messages))
+        from tau.modes.interactive.fullscreen import restore_terminal_at_exit
+
+        restored = restore_terminal_at_exit(_fileno(self.app.output) if self.fullscreen else None)
         try:
             # A stray print (an extension's, a library's) goes above the app, not through it.
             with patch_stdout(raw=True):
                 code = await self.app.run_async()
         finally:
+            restored()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 loop.remove_signal_handler(signum)
             self.keyboard.restore()
+            if self.fullscreen:
+                self._print_exit_output()
             await self.scrollback.flush()
             self.scrollback.detach()
             for task in list(self._tasks):
                 task.cancel()
             await self.runtime.dispose()
         return code if isinstance(code, int) else 0
+
+    def _print_exit_output(self) -> None:
+        """Back on the main screen after fullscreen: the conversation (``fullscreenExitOutput``
+        ``transcript``, the default) or how to resume it (``resume-hint``), as pi does."""
+        import sys
+
+        settings = self.session.services.settings_manager
+        if settings.get("fullscreenExitOutput") == "resume-hint":
+            session_file = self.session.session_manager.get_session_file()
+            text = f"To resume this session:\ntau --session {session_file}\n" if session_file else ""
+        else:
+            text = self.scrollback.text() + "\n" if isinstance(self.scrollback, Transcript) else ""
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
     def _after_first_render(self, app: Any) -> None:
         self.app.after_render -= self._after_first_render
@@ -555,10 +655,8 @@ class InteractiveMode:
         self.redraw_all(reload_messages=True)
 
     def keymap_reload(self) -> None:
-        from tau.modes.interactive.keys import build_key_bindings
-
         self.keymap = load_keymap(self.session.services.agent_dir)
-        self.app.key_bindings = merge_key_bindings([load_key_bindings(), build_key_bindings(self)])
+        self.app.key_bindings = merge_key_bindings(self._key_bindings())
         for warning in self.keymap.warnings:
             self.chat.add_notice(warning, "warning")
 

@@ -29,7 +29,7 @@ from prompt_toolkit.keys import Keys
 
 from tau.modes.interactive.keymap import SHIFT_ENTER
 
-__all__ = ["KeyParser", "KeyboardProtocol", "decode_key"]
+__all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key"]
 
 QUERY = "\x1b[>1u\x1b[?u\x1b[c"
 """Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal)."""
@@ -46,6 +46,10 @@ _SHIFT, _ALT, _CTRL = 1, 2, 4
 _LOCKS = 64 | 128  # Caps Lock and Num Lock: they change no binding
 _KEYPAD_ENTER = 57414
 
+CTRL_SHIFT_KEYS = {"f": Keys.F23, "g": Keys.F22}
+"""Ctrl+Shift+F and Ctrl+Shift+G (the fullscreen transcript's search keys, as pi's) arrive as
+keys prompt_toolkit has no name for: they are read as these spare function keys."""
+
 KeyList = list[tuple[str, str]]
 """(prompt_toolkit key, the text it inserts)."""
 
@@ -53,7 +57,7 @@ KeyList = list[tuple[str, str]]
 def decode_key(code: int, modifiers: int, shifted: int | None = None) -> KeyList:
     """The keys for a key ``code`` (a Unicode code point) pressed with ``modifiers`` (the protocol's
     1 + bit set: shift 1, alt 2, ctrl 4); ``shifted`` is the shifted key, when the terminal says.
-    Empty when nothing tau binds could mean it (super, hyper; Ctrl+Shift+letter)."""
+    Empty when nothing tau binds could mean it (super, hyper; Ctrl+Shift+letter but F and G)."""
     bits = max(0, modifiers - 1) & ~_LOCKS
     if bits & ~(_SHIFT | _ALT | _CTRL):
         return []
@@ -77,7 +81,8 @@ def decode_key(code: int, modifiers: int, shifted: int | None = None) -> KeyList
         char = chr(code)
         if ctrl:
             if shift and char.isalpha():
-                return []
+                ctrl_shift = CTRL_SHIFT_KEYS.get(char.lower())
+                return [(ctrl_shift, "")] if ctrl_shift is not None else []
             main = _control_key(char)
         else:
             if shift:

@@ -44,6 +44,8 @@ def live_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
 
 def status_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
+    if mode.flash_text:
+        return [("class:status", mode.flash_text)]
     if mode.retry_text is not None:
         left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
         return [("class:status.error", f"{spin} {mode.retry_text} — retrying in {left}s (esc to cancel)")]

@@ -1,0 +1,481 @@
+"""The fullscreen mode's transcript: the conversation in a pane of its own on the alternate screen.
+
+In ``tuiMode: "fullscreen"`` the application owns the whole screen: the editor and footer stay at
+the bottom, and the conversation scrolls in the pane above them (PageUp/PageDown, Ctrl+Home/End,
+the mouse wheel). The blocks are the ones the inline mode prints (``Chat`` and the renderers are
+shared): ``Transcript`` takes what ``Chat`` would write into the terminal's scrollback and keeps it
+as lines; ``TranscriptView`` draws the lines in view, with the live blocks after them, and handles
+search (Ctrl+Shift+F) and mouse selection (a drag selects, and copies on release as pi does).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.formatted_text.utils import fragment_list_to_text
+from prompt_toolkit.layout.controls import UIContent, UIControl
+from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
+from prompt_toolkit.utils import get_cwidth
+
+if TYPE_CHECKING:
+    from prompt_toolkit.buffer import Buffer
+    from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent
+    from prompt_toolkit.layout import Container, Window
+
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = [
+    "SearchState",
+    "Transcript",
+    "TranscriptView",
+    "build_bindings",
+    "restore_terminal_at_exit",
+    "search_box",
+]
+
+WHEEL_LINES = 3
+_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
+_PARSED_CACHE = 4096
+RESTORE = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1049l\x1b[?25h"
+"""Mouse reports off, the main screen back, the cursor shown: what a crash must not leave on."""
+
+
+class Transcript:
+    """What the inline mode's ``Scrollback`` prints, kept as lines for the fullscreen pane (same
+    interface: ``Chat`` writes into either)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.version = 0
+        """Grows with every change, so views know when their search results are stale."""
+        self._wrote_any = False
+
+    def attach(self, print_above: Callable[[str], None]) -> None:
+        pass  # the pane draws the lines; nothing is printed while the application runs
+
+    def detach(self) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
+    def waiting_text(self) -> str:
+        return ""
+
+    def write(self, text: str, new_block: bool = True) -> None:
+        if new_block and self._wrote_any:
+            self.lines.append("")
+        self.lines.extend(text.split("\n"))
+        self._wrote_any = True
+        self.version += 1
+
+    def redraw(self, blocks: list[str]) -> None:
+        self.lines = []
+        self._wrote_any = False
+        for block in blocks:
+            self.write(block)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    line: int
+    start: int
+    end: int
+    """Character offsets in the line's plain text."""
+
+
+@dataclass
+class SearchState:
+    query: str = ""
+    matches: tuple[Match, ...] = ()
+    current: int = -1
+    version: tuple[int, int] = (-1, -1)
+
+
+Point = tuple[int, int]
+"""(line, cell column) in the transcript."""
+
+
+class TranscriptView(UIControl):
+    """The lines of the transcript in view: scrolled by ``top`` (``None``: follow the end)."""
+
+    def __init__(self, mode: InteractiveMode) -> None:
+        self.mode = mode
+        self.top: int | None = None
+        self.height = 1
+        self.search: SearchState | None = None
+        self.selection: tuple[Point, Point] | None = None
+        self._dragging = False
+        self._parsed: dict[str, tuple[StyleAndTextTuples, str]] = {}
+        self._live: list[str] = []
+        self._shown_top = 0
+        self.search_field: Buffer | None = None
+        self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
+
+    # -- lines ---------------------------------------------------------------------------------
+
+    @property
+    def committed(self) -> list[str]:
+        transcript = self.mode.scrollback
+        return transcript.lines if isinstance(transcript, Transcript) else []
+
+    def line_count(self) -> int:
+        return len(self.committed) + len(self._live)
+
+    def line(self, index: int) -> str:
+        committed = self.committed
+        return committed[index] if index < len(committed) else self._live[index - len(committed)]
+
+    def _parse(self, line: str) -> tuple[StyleAndTextTuples, str]:
+        parsed = self._parsed.get(line)
+        if parsed is None:
+            if len(self._parsed) > _PARSED_CACHE:
+                self._parsed.clear()
+            fragments: StyleAndTextTuples = (
+                list(to_formatted_text(ANSI(line))) if "\x1b" in line else [("", line)]
+            )
+            parsed = self._parsed[line] = (fragments, fragment_list_to_text(fragments))
+        return parsed
+
+    def plain(self, index: int) -> str:
+        line = self.line(index)
+        return _SGR.sub("", line) if "\x1b" in line else line
+
+    def _refresh_live(self) -> None:
+        live = self.mode.chat.live_text(max(3, self.height))
+        self._live = ["", *live.split("\n")] if live and self.committed else live.split("\n") if live else []
+
+    # -- scrolling -----------------------------------------------------------------------------
+
+    def max_top(self) -> int:
+        return max(0, self.line_count() - self.height)
+
+    def scrolled_up(self) -> bool:
+        return self.top is not None
+
+    def scroll(self, lines: int) -> None:
+        """Down by ``lines`` (up when negative); reaching the end follows new output again."""
+        top = (self.max_top() if self.top is None else self.top) + lines
+        self.top = None if top >= self.max_top() else max(0, top)
+        self.mode.invalidate()
+
+    def page(self, pages: float) -> None:
+        self.scroll(int(pages * max(1, self.height - 1)))
+
+    def to_top(self) -> None:
+        self.top = 0 if self.max_top() > 0 else None
+        self.mode.invalidate()
+
+    def to_bottom(self) -> None:
+        self.top = None
+        self.mode.invalidate()
+
+    def reveal(self, line: int) -> None:
+        """Scroll so that ``line`` is in view (about a third from the top when it was not)."""
+        top = self.max_top() if self.top is None else self.top
+        if not top <= line < top + self.height:
+            self.top = max(0, line - self.height // 3)
+            if self.top >= self.max_top():
+                self.top = None
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def is_focusable(self) -> bool:
+        return False
+
+    def create_content(self, width: int, height: int) -> UIContent:
+        self.height = max(1, height)
+        self._refresh_live()
+        search = self.search
+        if search is not None and search.version != self._version():
+            self._find(search)
+        total = self.line_count()
+        top = min(self.max_top(), self.top) if self.top is not None else self.max_top()
+        self._shown_top = top
+        rows = [self._row(index) for index in range(top, min(total, top + self.height))]
+
+        def get_line(number: int) -> StyleAndTextTuples:
+            return rows[number] if number < len(rows) else []
+
+        return UIContent(get_line=get_line, line_count=len(rows), show_cursor=False)
+
+    def _row(self, index: int) -> StyleAndTextTuples:
+        fragments, plain = self._parse(self.line(index))
+        marks: list[tuple[int, int, str]] = []
+        if self.search is not None:
+            for number, match in enumerate(self.search.matches):
+                if match.line == index:
+                    current = number == self.search.current
+                    marks.append(
+                        (match.start, match.end, "class:search.current" if current else "class:search.match")
+                    )
+        if self.selection is not None:
+            (l0, c0), (l1, c1) = sorted(self.selection)
+            if l0 <= index <= l1:
+                start = _char_at(plain, c0) if index == l0 else 0
+                end = _char_at(plain, c1) if index == l1 else len(plain)
+                marks.append((start, end, "class:transcript.selected"))
+        return _marked(fragments, marks) if marks else fragments
+
+    # -- search --------------------------------------------------------------------------------
+
+    def _version(self) -> tuple[int, int]:
+        transcript = self.mode.scrollback
+        return (transcript.version if isinstance(transcript, Transcript) else 0, len(self._live))
+
+    def open_search(self) -> None:
+        self.search = SearchState()
+        self.mode.invalidate()
+
+    def close_search(self) -> None:
+        self.search = None
+        self.mode.invalidate()
+
+    def set_query(self, query: str) -> None:
+        if self.search is None:
+            return
+        self.search.query = query
+        self._find(self.search, anchor=self.top if self.top is not None else self.max_top())
+        self._reveal_current()
+
+    def step(self, direction: int) -> None:
+        """To the next match (1, further down, wrapping) or the previous one (-1)."""
+        search = self.search
+        if search is None or not search.matches:
+            return
+        search.current = (search.current + direction) % len(search.matches)
+        self._reveal_current()
+
+    def _find(self, search: SearchState, anchor: int | None = None) -> None:
+        needle = search.query.casefold()
+        kept = search.matches[search.current] if 0 <= search.current < len(search.matches) else None
+        matches: list[Match] = []
+        if needle.strip():
+            for index in range(self.line_count()):
+                text = self.plain(index).casefold()
+                start = text.find(needle)
+                while start >= 0:
+                    matches.append(Match(index, start, start + len(needle)))
+                    start = text.find(needle, start + len(needle))
+        search.matches = tuple(matches)
+        search.version = self._version()
+        if not matches:
+            search.current = -1
+        elif anchor is not None:  # a new query: the first match from the top of the view on
+            search.current = next((n for n, m in enumerate(matches) if m.line >= anchor), 0)
+        else:
+            search.current = (
+                matches.index(kept) if kept in matches else min(max(0, search.current), len(matches) - 1)
+            )
+
+    def _reveal_current(self) -> None:
+        search = self.search
+        if search is not None and 0 <= search.current < len(search.matches):
+            self.reveal(search.matches[search.current].line)
+        self.mode.invalidate()
+
+    def search_status(self) -> str:
+        search = self.search
+        if search is None or not search.query:
+            return ""
+        return f"{search.current + 1}/{len(search.matches)}" if search.matches else "No matches"
+
+    # -- mouse ---------------------------------------------------------------------------------
+
+    def mouse_handler(self, mouse_event: MouseEvent) -> None:
+        kind = mouse_event.event_type
+        point = (self._shown_top + mouse_event.position.y, mouse_event.position.x)
+        if kind == MouseEventType.SCROLL_UP:
+            self.scroll(-WHEEL_LINES)
+        elif kind == MouseEventType.SCROLL_DOWN:
+            self.scroll(WHEEL_LINES)
+        elif kind == MouseEventType.MOUSE_DOWN and mouse_event.button == MouseButton.LEFT:
+            self.selection = (point, point)
+            self._dragging = True
+        elif kind == MouseEventType.MOUSE_MOVE and self._dragging and self.selection is not None:
+            self.selection = (self.selection[0], point)
+        elif kind == MouseEventType.MOUSE_UP and self._dragging:
+            self._dragging = False
+            if self.selection is not None and self.selection[0] != point:
+                self.selection = (self.selection[0], point)
+                if self.copy_on_select:
+                    self.copy_selection()
+            else:
+                self.selection = None  # a click: nothing selected
+        self.mode.invalidate()
+
+    def selected_text(self) -> str:
+        if self.selection is None:
+            return ""
+        (l0, c0), (l1, c1) = sorted(self.selection)
+        out: list[str] = []
+        for index in range(l0, min(l1, self.line_count() - 1) + 1):
+            plain = self._parse(self.line(index))[1]
+            start = _char_at(plain, c0) if index == l0 else 0
+            end = _char_at(plain, c1) if index == l1 else len(plain)
+            out.append(plain[start:end].rstrip())
+        return "\n".join(out)
+
+    def copy_selection(self) -> bool:
+        text = self.selected_text()
+        if not text:
+            return False
+        from tau.modes.interactive.commands import copy_to_clipboard
+
+        copy_to_clipboard(self.mode, text)
+        self.mode.flash("Copied")
+        return True
+
+    def get_key_bindings(self) -> KeyBindingsBase | None:
+        return None
+
+
+def _char_at(text: str, column: int) -> int:
+    """The index of the character at cell ``column`` of ``text`` (its length past the end)."""
+    cells = 0
+    for index, char in enumerate(text):
+        if cells >= column:
+            return index
+        cells += get_cwidth(char)
+    return len(text)
+
+
+def _marked(fragments: StyleAndTextTuples, marks: list[tuple[int, int, str]]) -> StyleAndTextTuples:
+    """``fragments`` with the character ranges of ``marks`` given an extra style (later marks win)."""
+    out: StyleAndTextTuples = []
+    position = 0
+    for fragment in fragments:
+        style, text = fragment[0], fragment[1]
+        if "[ZeroWidthEscape]" in style:
+            out.append((style, text))
+            continue
+        for char in text:
+            extra = ""
+            for start, end, mark in marks:
+                if start <= position < end:
+                    extra = mark
+            out.append((f"{style} {extra}" if extra else style, char))
+            position += 1
+    return out
+
+
+_active_fd: list[int] = []
+
+
+def restore_terminal_at_exit(fd: int | None) -> Callable[[], None]:
+    """Until the returned function is called, an exit that skips the application's own teardown
+    (a crash, ``sys.exit`` from a thread) still gives the terminal its main screen and mouse back."""
+    if fd is None:
+        return lambda: None
+    _active_fd.append(fd)
+
+    def done() -> None:
+        if fd in _active_fd:
+            _active_fd.remove(fd)
+
+    return done
+
+
+@atexit.register
+def _restore() -> None:
+    for fd in _active_fd:
+        with contextlib.suppress(OSError):  # the terminal is gone
+            os.write(fd, RESTORE.encode())
+
+
+def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, Window]:
+    """The search field at the top right of the transcript (as pi places it): a box with the
+    query and ``n/m``; returns the box and the field's window (to focus)."""
+    from prompt_toolkit.buffer import Buffer
+    from prompt_toolkit.layout import HSplit, VSplit, Window
+    from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+    from prompt_toolkit.layout.processors import AfterInput
+
+    field = Buffer(multiline=False, on_text_changed=lambda buffer: view.set_query(buffer.text))
+    view.search_field = field
+    border = "class:search.border"
+    window = Window(
+        BufferControl(
+            field,
+            input_processors=[
+                AfterInput(lambda: "" if field.text else "Find in transcript", "class:search.hint")
+            ],
+        ),
+        height=1,
+    )
+    box = HSplit(
+        [
+            Window(height=1, char="─", style=border),
+            VSplit(
+                [
+                    window,
+                    Window(
+                        FormattedTextControl(lambda: [("class:search.hint", f" {view.search_status()} ")]),
+                        dont_extend_width=True,
+                    ),
+                ]
+            ),
+            Window(
+                FormattedTextControl(
+                    lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]
+                ),
+                height=1,
+            ),
+            Window(height=1, char="─", style=border),
+        ],
+        style="class:search",
+    )
+    return box, window
+
+
+def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: Window) -> KeyBindings:
+    """The transcript's keys (pi's ``tui.altScreen.*``): before the editor's, except while a
+    dialog or the completion menu has the keys."""
+    from prompt_toolkit.application import get_app
+    from prompt_toolkit.filters import Condition
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
+
+    from tau.modes.interactive.keymap import SHIFT_ENTER
+    from tau.modes.interactive.keys import lone_escape
+
+    bindings = KeyBindings()
+    editing = Condition(lambda: mode.dialog is None and mode.editor.complete_state is None)
+    searching = Condition(lambda: view.search is not None)
+    in_field = Condition(lambda: view.search is not None and get_app().layout.current_window is search_window)
+
+    bindings.add("pageup", filter=editing)(lambda event: view.page(-1))
+    bindings.add("pagedown", filter=editing)(lambda event: view.page(1))
+    bindings.add(Keys.ControlHome, filter=editing)(lambda event: view.to_top())
+    bindings.add(Keys.ControlEnd, filter=editing)(lambda event: view.to_bottom())
+
+    @bindings.add(Keys.F23)
+    def toggle_search(event: KeyPressEvent) -> None:
+        if view.search is not None:
+            close_search(event)
+            return
+        view.open_search()
+        if view.search_field is not None:
+            view.search_field.reset()
+        event.app.layout.focus(search_window)
+
+    def close_search(event: KeyPressEvent) -> None:
+        view.close_search()
+        event.app.layout.focus(mode.dialog.focus if mode.dialog is not None else mode.editor_window)
+
+    bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
+    bindings.add("enter", filter=in_field)(lambda event: view.step(1))
+    bindings.add("c-g", filter=in_field)(lambda event: view.step(1))
+    bindings.add(SHIFT_ENTER, filter=in_field)(lambda event: view.step(-1))
+    bindings.add(Keys.F22, filter=in_field)(lambda event: view.step(-1))
+    return bindings

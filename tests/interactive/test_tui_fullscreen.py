@@ -1,0 +1,120 @@
+"""The fullscreen terminal UI (``tuiMode: "fullscreen"`` / ``--tui-mode fullscreen``): the real
+`tau` in a pseudo-terminal whose screen knows xterm's alternate screen, the fake server answering."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+
+from tau_command import TauCommand
+from terminal import CTRL_D, ENTER, ESCAPE, Terminal
+
+from tau.testing.fake_llm import Turn
+
+Start = Callable[..., Terminal]
+
+PAGE_UP = "\x1b[5~"
+CTRL_END = "\x1b[1;5F"
+CTRL_SHIFT_F = "\x1b[102;6u"  # as a terminal speaking the kitty keyboard protocol sends it
+NUMBERED = "\n\n".join(f"line {n:02}" for n in range(1, 41))
+
+
+def _rows(terminal: Terminal) -> list[str]:
+    return terminal.display().split("\n")
+
+
+def _editor_rows(terminal: Terminal) -> list[int]:
+    return [n for n, row in enumerate(_rows(terminal)) if row.startswith("─" * 40)]
+
+
+def _shown_numbers(terminal: Terminal) -> list[int]:
+    return [int(n) for n in re.findall(r"line (\d\d)", terminal.display())]
+
+
+def _scrolled_reply(tau: TauCommand, start_tui: Start) -> Terminal:
+    tau.server.add(Turn(text=NUMBERED))
+    terminal = start_tui("--tui-mode", "fullscreen", rows=20, cols=80)
+    terminal.type("count")
+    terminal.send(ENTER)
+    terminal.wait_for("line 40", where="display")
+    return terminal
+
+
+def test_fullscreen_scrolls_the_transcript_while_the_editor_stays_put_and_restores_the_screen(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = _scrolled_reply(tau, start_tui)
+    assert terminal.on_alternate_screen
+    editor = _editor_rows(terminal)
+    assert editor[-1] == 17  # the editor's lower border, then the two footer lines at the bottom
+    assert "line 01" not in terminal.text()  # nothing went to the terminal's own scrollback
+
+    terminal.send(PAGE_UP)
+    terminal.wait_for(lambda: max(_shown_numbers(terminal), default=40) < 40)
+    assert _editor_rows(terminal) == editor
+    assert "ctrl+end jumps to the latest message" in terminal.display()
+
+    terminal.send("\x1b[<64;10;5M")  # the wheel, one notch up: three lines
+    before = min(_shown_numbers(terminal))
+    terminal.wait_for(lambda: min(_shown_numbers(terminal)) < before)
+
+    terminal.send(CTRL_END)
+    terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
+    assert "ctrl+end" not in terminal.display()
+
+    terminal.send(CTRL_D)
+    assert terminal.wait_exit() == 0
+    assert not terminal.on_alternate_screen
+    # The main screen again, with the conversation printed on it (fullscreenExitOutput "transcript").
+    text = terminal.text()
+    assert "line 01" in text and "line 40" in text and "count" in text
+
+
+def test_search_finds_text_above_the_view_and_steps_between_matches(tau: TauCommand, start_tui: Start) -> None:
+    terminal = _scrolled_reply(tau, start_tui)
+    terminal.send(CTRL_SHIFT_F)
+    terminal.wait_for("Find in transcript", where="display")
+    terminal.type("line 0")
+    terminal.wait_for("1/9", where="display")
+    assert "line 01" in terminal.display()  # the first match, scrolled into view
+    terminal.send(ENTER)
+    terminal.wait_for("2/9", where="display")
+    terminal.send("\x1b[13;2u")  # Shift+Enter: back to the previous match
+    terminal.wait_for("1/9", where="display")
+    terminal.type("7")
+    terminal.wait_for("1/1", where="display")
+    assert "line 07" in terminal.display()
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: "Find in transcript" not in terminal.display() and "1/1" not in terminal.display())
+    terminal.type("typed after the search")  # the editor has the keys again
+    terminal.wait_for("typed after the search", where="display")
+
+
+def test_a_mouse_drag_selects_transcript_text_and_copies_it(tau: TauCommand, start_tui: Start) -> None:
+    terminal = _scrolled_reply(tau, start_tui)
+    row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
+    # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
+    terminal.send(f"\x1b[<0;2;{row}M\x1b[<32;5;{row + 1}M\x1b[<32;6;{row + 2}M\x1b[<0;6;{row + 2}m")
+    terminal.wait_for("Copied", where="display")
+    copied = [base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)]
+    assert copied == ["line 38\n\n line"]
+
+
+def test_the_tui_mode_setting_is_used_and_the_flag_overrides_it(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
+    fullscreen = start_tui()
+    assert fullscreen.on_alternate_screen
+    fullscreen.send(CTRL_D)
+    assert fullscreen.wait_exit() == 0
+
+    regular = start_tui("--tui-mode", "regular")
+    assert b"\x1b[?1049h" not in regular.raw and b"\x1b[?1000h" not in regular.raw  # no mouse capture
+    assert not regular.on_alternate_screen
+
+
+def test_an_unknown_tui_mode_is_one_clear_error(tau: TauCommand) -> None:
+    run = tau.run("--tui-mode", "tiled")
+    assert run.returncode != 0
+    assert run.stderr.strip().splitlines() == ['tau: --tui-mode "tiled" is not a mode; use fullscreen or regular']
