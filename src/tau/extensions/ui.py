@@ -13,7 +13,7 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from tau.ai.abort import AbortSignal
 
-__all__ = ["ExtensionUI", "NoUI", "NotifyLevel", "WidgetPlacement"]
+__all__ = ["ExtensionUI", "NeutralUI", "NoUI", "NotifyLevel", "WidgetPlacement"]
 
 NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
 WidgetPlacement: TypeAlias = Literal["aboveEditor", "belowEditor"]
@@ -83,28 +83,9 @@ class ExtensionUI(Protocol):
     def set_tools_expanded(self, expanded: bool) -> None: ...
 
 
-class NoUI:
-    """No screen: dialogs answer "no answer" at once, display calls do nothing."""
-
-    async def select(
-        self,
-        title: str,
-        options: Sequence[str],
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> str | None:
-        return None
-
-    async def confirm(
-        self,
-        title: str,
-        message: str,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> bool:
-        return False
+class NeutralUI:
+    """``ExtensionUI`` without a screen, all but its choices: text dialogs get no answer, display
+    calls change nothing. UIs that can ask only some things (ACP, RPC) build on it."""
 
     async def input(
         self,
@@ -150,3 +131,27 @@ class NoUI:
 
     def set_tools_expanded(self, expanded: bool) -> None:
         return None
+
+
+class NoUI(NeutralUI):
+    """No screen: dialogs answer "no answer" at once, display calls do nothing."""
+
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        return None
+
+    async def confirm(
+        self,
+        title: str,
+        message: str,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> bool:
+        return False

@@ -15,15 +15,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NeutralUI, NotifyLevel, WidgetPlacement
 
 __all__ = ["RpcExtensionUI"]
 
 JsonDict = dict[str, Any]
 
 
-class RpcExtensionUI:
-    """An ``ExtensionUI`` that asks the RPC client; ``resolve`` feeds it the client's answers."""
+class RpcExtensionUI(NeutralUI):
+    """An ``ExtensionUI`` that asks the RPC client; ``resolve`` feeds it the client's answers. What
+    pi's RPC mode has no message for (the working message, editor contents, tool expansion) keeps
+    ``NeutralUI``'s answers."""
 
     def __init__(self, write: Callable[[JsonDict], None]) -> None:
         self._write = write
@@ -118,9 +120,6 @@ class RpcExtensionUI:
             fields["statusText"] = text
         self._tell("setStatus", fields)
 
-    def set_working_message(self, text: str | None) -> None:
-        return None  # pi's RPC mode has no working message either
-
     def set_widget(
         self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
     ) -> None:
@@ -135,17 +134,8 @@ class RpcExtensionUI:
     def set_editor_text(self, text: str) -> None:
         self._tell("set_editor_text", {"text": text})
 
-    def get_editor_text(self) -> str:
-        return ""
-
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
-
-    def get_tools_expanded(self) -> bool:
-        return False
-
-    def set_tools_expanded(self, expanded: bool) -> None:
-        return None
 
     def _tell(self, method: str, fields: JsonDict) -> None:
         if not self._closed:

@@ -16,14 +16,16 @@ from typing import Any
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NeutralUI, NotifyLevel
 
 __all__ = ["AcpExtensionUI"]
 
 _ALLOW_ONCE, _ALLOW_ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
 
 
-class AcpExtensionUI:
+class AcpExtensionUI(NeutralUI):
+    """Dialogs ask the client; what ACP cannot show keeps ``NeutralUI``'s answers."""
+
     def __init__(
         self, conn: Any, session_id: str, current_call: Callable[[], tuple[str, str] | None]
     ) -> None:
@@ -86,47 +88,5 @@ class AcpExtensionUI:
             return None
         return options[int(answer)]
 
-    async def input(
-        self,
-        title: str,
-        placeholder: str | None = None,
-        *,
-        timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> str | None:
-        return None
-
-    async def editor(self, title: str, prefill: str = "") -> str | None:
-        return None
-
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         print(f"tau: {level}: {message}", file=sys.stderr)
-
-    def set_status(self, key: str, text: str | None) -> None:
-        return None
-
-    def set_working_message(self, text: str | None) -> None:
-        return None
-
-    def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
-    ) -> None:
-        return None
-
-    def set_title(self, title: str) -> None:
-        return None
-
-    def set_editor_text(self, text: str) -> None:
-        return None
-
-    def get_editor_text(self) -> str:
-        return ""
-
-    def paste_to_editor(self, text: str) -> None:
-        return None
-
-    def get_tools_expanded(self) -> bool:
-        return False
-
-    def set_tools_expanded(self, expanded: bool) -> None:
-        return None
