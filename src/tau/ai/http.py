@@ -1,7 +1,8 @@
 """HTTP for providers: pooled clients, error statuses as readable messages, SSE with an idle timeout.
 
-One ``httpx.AsyncClient`` per (event loop, base URL), so connections are reused across calls to the
-same server. Nothing is retried unless the caller asks (``max_retries``); a ``Retry-After`` longer
+One client per (event loop, base URL), so connections are reused across calls to the same server:
+``tau.ai.wire`` (HTTP/1.1 on asyncio streams), or httpx where that does not reach (a proxy other than
+``http://``, a redirect of an https request), imported only then. Nothing is retried unless the caller asks (``max_retries``); a ``Retry-After`` longer
 than ``max_retry_delay_ms`` fails at once with the requested delay in the message. Requests that
 cannot succeed when sent again (a base URL without ``http(s)://``, a header value HTTP does not
 allow, such as a key ending in ``\r``) fail at once, naming the URL or the header, never its value.
@@ -11,28 +12,29 @@ The credential headers of each request are registered with ``tau.ai.redaction``.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import inspect
 import json
 import re
-import socket
 import time
 import weakref
-from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-import httpx
-from httpx_sse import EventSource, ServerSentEvent, SSEError
-
+from tau.ai import wire
 from tau.ai.options import ResponseInfo, StreamOptions
 from tau.ai.redaction import register_secret
 from tau.ai.request_cache import encode_body
+from tau.ai.sse import ServerSentEvent, SSEError, aiter_events, check_content_type
 from tau.ai.stream_writer import ProviderError
 from tau.ai.types import JsonObject, Model
+
+if TYPE_CHECKING:
+    import httpx
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 _MAX_ERROR_BODY = 4000
 _CONNECT_TIMEOUT_S = 30.0
+_WRITE_TIMEOUT_S = 60.0
 _DRAIN_SECONDS = 0.25
 _DRAIN_EVENTS = 16
 # Header names whose values are credentials (authorization, x-api-key, x-goog-api-key, ...).
@@ -40,14 +42,16 @@ _CREDENTIAL_HEADER_WORDS = ("auth", "key", "token", "secret")
 # What a header value may hold: visible ASCII, spaces and tabs (what h11 accepts, less obs-text).
 _NOT_HEADER_TEXT = re.compile(r"[^\t\x20-\x7e]")
 
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
-    weakref.WeakKeyDictionary()
-)
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Client]] = weakref.WeakKeyDictionary()
 
 
 def environment_proxy(base_url: str) -> str | None:
     """The proxy ``HTTP_PROXY`` / ``HTTPS_PROXY`` name for ``base_url``, unless ``NO_PROXY`` exempts
     its host. (An explicit transport makes httpx ignore these variables, so they are read here.)"""
+    import os
+
+    if not any(name[-6:].lower() == "_proxy" for name in os.environ):
+        return None  # urllib.request costs more to import than most requests take to start
     import urllib.parse
     import urllib.request
 
@@ -59,26 +63,56 @@ def environment_proxy(base_url: str) -> str | None:
     return proxy
 
 
-def get_client(base_url: str) -> httpx.AsyncClient:
+class _Client:
+    """The connections for one base URL: ``tau.ai.wire``'s, and httpx's once a request needs it."""
+
+    def __init__(self, base_url: str) -> None:
+        self.proxy = environment_proxy(base_url)
+        # Plain HTTP (local servers): no TLS, so no certificate store to build (~70 ms), and no
+        # redirect followed, which could lead to an unverified https host.
+        self.follow_redirects = not base_url.startswith("http://")
+        self.lean = self.proxy is None or self.proxy.lower().startswith("http://")
+        self.wire = wire.Client(
+            proxy=self.proxy if self.lean else None,
+            verify=self.follow_redirects,
+            connect_timeout_s=_CONNECT_TIMEOUT_S,
+            write_timeout_s=_WRITE_TIMEOUT_S,
+        )
+        self.httpx: httpx.AsyncClient | None = None
+        self.is_closed = False
+
+    async def post(self, url: str, headers: dict[str, str], content: bytes) -> wire.Response:
+        if self.lean:
+            response = await self.wire.post(url, headers, content)
+            if not (self.follow_redirects and wire.is_redirect(response)):
+                return response
+            await response.aclose()
+        return await self._post_with_httpx(url, headers, content)
+
+    async def _post_with_httpx(self, url: str, headers: dict[str, str], content: bytes) -> wire.Response:
+        from tau.ai import httpx_transport
+
+        if self.httpx is None:
+            self.httpx = httpx_transport.make_client(
+                self.proxy, verify=self.follow_redirects, follow_redirects=self.follow_redirects,
+                connect_timeout_s=_CONNECT_TIMEOUT_S, write_timeout_s=_WRITE_TIMEOUT_S,
+            )  # fmt: skip
+        return await httpx_transport.post(self.httpx, url, headers, content)
+
+    async def aclose(self) -> None:
+        self.is_closed = True
+        await self.wire.aclose()
+        if self.httpx is not None:
+            await self.httpx.aclose()
+
+
+def get_client(base_url: str) -> _Client:
     """The pooled client for ``base_url`` on the running event loop."""
     loop = asyncio.get_running_loop()
     pool = _pools.setdefault(loop, {})
     client = pool.get(base_url)
     if client is None or client.is_closed:
-        # Read timeouts are handled by the idle watchdog at the event level, not per socket read.
-        timeout = httpx.Timeout(connect=_CONNECT_TIMEOUT_S, read=None, write=60.0, pool=60.0)
-        # TCP_NODELAY: a request's headers and body go out as separate writes; with Nagle's algorithm
-        # the second waits for the server's delayed ACK (40 ms) on every reused connection.
-        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        proxy = environment_proxy(base_url)
-        if base_url.startswith("http://"):
-            # Plain HTTP (local servers): no TLS, so skip building a certificate store (~70 ms) and
-            # do not follow a redirect that could lead to an unverified https host.
-            transport = httpx.AsyncHTTPTransport(verify=False, socket_options=nodelay, proxy=proxy)
-            client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False)
-        else:
-            transport = httpx.AsyncHTTPTransport(socket_options=nodelay, proxy=proxy)
-            client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
+        client = _Client(base_url)
         pool[base_url] = client
     return client
 
@@ -101,7 +135,7 @@ class HttpStatusError(ProviderError):
         """The start of the response body, for providers that read more than the message from it."""
 
 
-def parse_retry_after(headers: httpx.Headers) -> float | None:
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
     millis = headers.get("retry-after-ms")
     if millis:
@@ -115,6 +149,8 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        import email.utils
+
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         if parsed is None:
             return None
@@ -196,7 +232,7 @@ async def open_stream(
     options: StreamOptions,
     client_key: str | None = None,
     should_retry: Callable[[int, str], bool] | None = None,
-) -> httpx.Response:
+) -> wire.Response:
     """POST ``body`` and return the streaming response once a success status arrived.
 
     Error statuses raise ``HttpStatusError`` with the provider's message. Retries (only when
@@ -250,36 +286,36 @@ async def open_stream(
 
 
 async def _send(
-    client: httpx.AsyncClient, url: str, headers: dict[str, str], content: bytes, timeout_ms: int | None
-) -> httpx.Response:
+    client: _Client, url: str, headers: dict[str, str], content: bytes, timeout_ms: int | None
+) -> wire.Response:
     """One POST, up to the response headers; failures to get there become retryable errors, except
-    those that the same request would meet again (an invalid URL, a header h11 refuses)."""
-    try:
-        request = client.build_request("POST", url, headers=headers, content=content)
-    except httpx.InvalidURL as exc:
-        raise ProviderError(f"Invalid base URL in {url!r}: {exc}; fix the provider's baseUrl") from exc
+    those that the same request would meet again (an invalid URL, a header HTTP cannot carry)."""
     try:
         async with asyncio.timeout(timeout_ms / 1000 if timeout_ms else None):
-            return await client.send(request, stream=True)
+            return await client.post(url, headers, content)
     except TimeoutError as exc:
         raise ProviderError(
             f"Request timed out after {timeout_ms} ms waiting for the first byte of a response from {url}",
             retryable=True,
         ) from exc
-    except httpx.TimeoutException as exc:
+    except wire.ConnectTimeout as exc:
         raise ProviderError(f"Request timed out connecting to {url}: {exc}", retryable=True) from exc
-    except httpx.UnsupportedProtocol as exc:
+    except wire.UnsupportedProtocol as exc:
         raise ProviderError(
             f"Invalid base URL in {url!r}: it must start with http:// or https://; fix the provider's baseUrl"
         ) from exc
-    except httpx.LocalProtocolError as exc:
-        # h11's text quotes the offending header value, which is usually a key: keep it out.
+    except wire.InvalidURL as exc:
+        raise ProviderError(f"Invalid base URL in {url!r}: {exc}; fix the provider's baseUrl") from exc
+    except wire.InvalidHeader as exc:
+        # The offending value is usually a key: it is never quoted.
         raise ProviderError(
             "Invalid request: a header is not valid HTTP (a line break or control character in a key "
             "or a configured header?)"
         ) from exc
-    except httpx.TransportError as exc:
-        raise ProviderError(f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True) from exc
+    except wire.TransportError as exc:
+        raise ProviderError(
+            f"Connection error calling {url}: {exc or type(exc).__name__}", retryable=True
+        ) from exc
 
 
 def _check_headers(headers: dict[str, str]) -> None:
@@ -292,7 +328,9 @@ def _check_headers(headers: dict[str, str]) -> None:
             register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"
         bad = _NOT_HEADER_TEXT.search(value)
         if bad is not None:
-            kind = "a non-ASCII character" if not bad.group().isascii() else "a line break or control character"
+            kind = (
+                "a non-ASCII character" if not bad.group().isascii() else "a line break or control character"
+            )
             raise ProviderError(
                 f'Invalid request header "{name}": its value contains {kind}; check the API key '
                 "or the headers configured for this provider"
@@ -313,7 +351,7 @@ def _duration(seconds: float) -> str:
     return exact
 
 
-async def _read_bounded(response: httpx.Response, limit_ms: int | None) -> str:
+async def _read_bounded(response: wire.Response, limit_ms: int | None) -> str:
     """The start of an error response's body: what arrived within ``limit_ms`` and before the
     connection broke, so a server that sends an error status and then stalls cannot hang the call."""
     chunks: list[bytes] = []
@@ -325,18 +363,24 @@ async def _read_bounded(response: httpx.Response, limit_ms: int | None) -> str:
                 size += len(chunk)
                 if size > _MAX_ERROR_BODY * 4:
                     break
-    except (TimeoutError, httpx.TransportError):
+    except (TimeoutError, wire.TransportError):
         pass  # the status alone still makes a useful error
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGenerator[ServerSentEvent, None]:
+async def _events(response: wire.Response) -> AsyncGenerator[ServerSentEvent, None]:
+    check_content_type(response.headers.get("content-type", ""))
+    async for event in aiter_events(response.aiter_bytes()):
+        yield event
+
+
+async def iter_sse(response: wire.Response, options: StreamOptions) -> AsyncGenerator[ServerSentEvent, None]:
     """Server-sent events of ``response``; a gap longer than the idle timeout raises a retryable error.
 
     The timer counts events, not bytes: keep-alive comments do not keep a dead stream alive.
     """
     idle_s = (options.idle_timeout_ms or 0) / 1000 or None
-    source = EventSource(response).aiter_sse()
+    source = _events(response)
     watchdog = _IdleWatchdog(idle_s) if idle_s else None
     stopped_early = False
     try:
@@ -354,7 +398,7 @@ async def iter_sse(response: httpx.Response, options: StreamOptions) -> AsyncGen
                 raise
             except SSEError as exc:
                 raise ProviderError(f"Unexpected response: {exc}") from exc
-            except httpx.TransportError as exc:
+            except wire.TransportError as exc:
                 raise ProviderError(
                     f"Connection lost while streaming: {exc or type(exc).__name__}", retryable=True
                 ) from exc
@@ -381,7 +425,7 @@ async def _drain(source: AsyncGenerator[ServerSentEvent, None]) -> None:
         async with asyncio.timeout(_DRAIN_SECONDS):
             for _ in range(_DRAIN_EVENTS):
                 await anext(source)
-    except (StopAsyncIteration, TimeoutError, SSEError, httpx.HTTPError):
+    except (StopAsyncIteration, TimeoutError, SSEError, wire.TransportError):
         return
 
 

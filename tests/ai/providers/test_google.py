@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from httpx_sse import ServerSentEvent
 
 from tau.ai import (
     AbortSignal,
@@ -36,6 +35,7 @@ from tau.ai import (
 from tau.ai.events import DoneEvent, ErrorEvent
 from tau.ai.providers import google
 from tau.ai.providers.google_convert import SKIP_THOUGHT_SIGNATURE, schema_for_google, thinking_config
+from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import StreamWriter, run_stream
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 

@@ -11,8 +11,7 @@ from contextlib import aclosing
 from dataclasses import fields
 from typing import Any
 
-import httpx
-
+from tau.ai import wire
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, iter_sse, open_stream
@@ -74,7 +73,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                     if sse.data and reader.handle(_parse_event_data(sse.data), sse.event):
                         break
         except ProviderError as exc:
-            if isinstance(exc.__cause__, httpx.TransportError):
+            if isinstance(exc.__cause__, wire.TransportError):
                 raise ProviderError(f"{_ENDED_EARLY}: {exc}", retryable=True) from exc
             raise
         if not reader.saw_message_stop:

@@ -1,9 +1,9 @@
-"""The ``bedrock-converse-stream`` API: Amazon Bedrock's ConverseStream over httpx.
+"""The ``bedrock-converse-stream`` API: Amazon Bedrock's ConverseStream.
 
 ``POST {endpoint}/model/{modelId}/converse-stream`` answers with binary
 ``application/vnd.amazon.eventstream`` frames. botocore (the ``bedrock`` extra) resolves the AWS
 credential chain (environment, profiles, SSO, container and instance roles), signs the request with
-SigV4 and decodes the frames; httpx stays the transport, so pooling, retries, timeouts and proxies
+SigV4 and decodes the frames; ``tau.ai.http`` stays the transport, so pooling, retries, timeouts and proxies
 work as for every other API. A Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``, or the ``api_key``
 option) is sent as a bearer token instead of a signature.
 
@@ -30,8 +30,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-import httpx
-
+from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream
@@ -418,7 +417,7 @@ def _exception_message(name: str, payload: JsonObject) -> str:
 
 
 async def _frames(
-    aws: _Botocore, response: httpx.Response, options: StreamOptions
+    aws: _Botocore, response: wire.Response, options: StreamOptions
 ) -> AsyncGenerator[tuple[dict[str, Any], JsonObject], None]:
     """Each event-stream message's headers and JSON payload; a silent stream fails after the idle timeout."""
     idle_s = (options.idle_timeout_ms or 0) / 1000 or None
@@ -436,7 +435,7 @@ async def _frames(
                     f"Stream idle timeout: no data from the provider for {idle_s:g} s (timed out)",
                     retryable=True,
                 ) from exc
-            except httpx.TransportError as exc:
+            except wire.TransportError as exc:
                 raise ProviderError(
                     f"Connection lost while streaming: {exc or type(exc).__name__}", retryable=True
                 ) from exc

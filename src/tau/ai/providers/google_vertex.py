@@ -24,8 +24,7 @@ from contextlib import aclosing
 from typing import Final
 from urllib.parse import urlsplit
 
-import httpx
-
+from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream
@@ -105,7 +104,7 @@ async def _open(
     body: JsonObject,
     options: StreamOptions,
     api_key: str | None,
-) -> httpx.Response:
+) -> wire.Response:
     headers = merge_headers(auth, model.headers, options.headers)
     try:
         return await open_stream(

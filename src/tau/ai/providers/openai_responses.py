@@ -41,7 +41,7 @@ from tau.ai.types import (
 )
 
 if TYPE_CHECKING:
-    import httpx
+    from tau.ai import wire
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 SUMMARY_SEPARATOR = "\n\n"
@@ -99,7 +99,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
 
 
 async def read_responses_stream(
-    reader: ResponsesEventReader, response: httpx.Response, options: StreamOptions
+    reader: ResponsesEventReader, response: wire.Response, options: StreamOptions
 ) -> None:
     """Feed every event of a streamed Responses reply to ``reader``, then check that it completed."""
     async with aclosing(iter_sse(response, options)) as events:

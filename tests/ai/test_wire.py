@@ -1,0 +1,243 @@
+"""tau's own HTTP/1.1 client (``tau.ai.wire``) as the providers use it through ``tau.ai.http``:
+verified TLS, an HTTP proxy's CONNECT tunnel, kept-alive connections, chunked gzip bodies, a stale
+connection replaced, an https redirect followed. Real sockets and a real TLS certificate."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tau.ai import Model, StreamOptions
+from tau.ai.http import close_clients, iter_sse, open_stream
+from tau.ai.stream_writer import ProviderError
+from tau.testing.fake_llm import FakeLLMServer, Turn
+
+BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+async def _clean(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    yield
+    await close_clients()
+
+
+def _tls(certificate: tuple[Path, Path]) -> object:
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    return context
+
+
+async def _serve(handler: Handler, tls: object = None) -> tuple[asyncio.Server, int, list[int]]:
+    """A server on 127.0.0.1; the list counts the connections it accepted."""
+    accepted: list[int] = []
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        try:
+            await handler(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(on_connection, "127.0.0.1", 0, ssl=tls)  # type: ignore[arg-type]
+    return server, server.sockets[0].getsockname()[1], accepted
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+
+
+def _relay_to(port: int) -> Handler:
+    """Forwards a connection to 127.0.0.1:``port`` (a TLS front for the fake server)."""
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+    return relay
+
+
+async def _ask(url: str) -> list[str]:
+    """POST to ``url`` and return the data of the events of the reply."""
+    model = Model(id="m", api="openai-completions", provider="fake", base_url=url.rsplit("/", 2)[0])
+    response = await open_stream(model, url, headers={}, body=BODY, options=StreamOptions())
+    return [event.data async for event in iter_sse(response, StreamOptions())]
+
+
+def _texts(events: list[str]) -> str:
+    return "".join(
+        (choice.get("delta") or {}).get("content") or ""
+        for data in events
+        if data != "[DONE]"
+        for choice in json.loads(data).get("choices", [])
+    )
+
+
+async def test_https_is_verified_against_ssl_cert_file_and_one_connection_serves_both_requests(
+    fake: FakeLLMServer, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    fake.add(Turn(text="first"), Turn(text="second"))
+    server, port, accepted = await _serve(_relay_to(fake.port), _tls(certificate))
+    async with server:
+        url = f"https://localhost:{port}/v1/chat/completions"
+        assert _texts(await _ask(url)) == "first"
+        assert _texts(await _ask(url)) == "second"
+    assert len(accepted) == 1
+
+
+async def test_a_certificate_the_store_does_not_trust_is_a_connection_error(
+    fake: FakeLLMServer, certificate: tuple[Path, Path]
+) -> None:
+    server, port, _ = await _serve(_relay_to(fake.port), _tls(certificate))
+    async with server:
+        with pytest.raises(ProviderError) as failure:
+            await _ask(f"https://localhost:{port}/v1/chat/completions")
+    assert failure.value.retryable
+    assert "Connection error calling https://localhost:" in str(failure.value)
+    assert "CERTIFICATE_VERIFY_FAILED" in str(failure.value)
+    assert fake.requests == []
+
+
+async def test_https_through_an_http_proxy_goes_through_a_connect_tunnel_with_the_proxy_credentials(
+    fake: FakeLLMServer, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bytes] = []
+
+    async def tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head)
+        host, _, port = head.split(b" ")[1].decode().rpartition(":")
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+    fake.add(Turn(text="tunnelled"))
+    tls_server, tls_port, _ = await _serve(_relay_to(fake.port), _tls(certificate))
+    proxy, proxy_port, _ = await _serve(tunnel)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    monkeypatch.setenv("HTTPS_PROXY", f"http://me:s%40cret@127.0.0.1:{proxy_port}")
+    async with tls_server, proxy:
+        assert _texts(await _ask(f"https://localhost:{tls_port}/v1/chat/completions")) == "tunnelled"
+    (head,) = seen
+    assert head.startswith(f"CONNECT localhost:{tls_port} HTTP/1.1\r\n".encode())
+    assert b"Proxy-Authorization: Basic " + base64.b64encode(b"me:s@cret") in head
+
+
+def _reply(body: bytes, *headers: str) -> bytes:
+    lines = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    """A request's head and body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    size = next(
+        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+    )
+    return head + await reader.readexactly(size)
+
+
+async def test_a_chunked_gzip_event_stream_is_decoded() -> None:
+    packed = gzip.compress(
+        b"data: one\r\n\r\ndata: two\ndata: lines\n\n: comment\n\nevent: end\ndata: [DONE]\n\n"
+    )
+    chunked = (
+        b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in (packed[:7], packed[7:])) + b"0\r\n\r\n"
+    )
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_reply(chunked, "Transfer-Encoding: chunked", "Content-Encoding: gzip"))
+        await writer.drain()
+
+    server, port, _ = await _serve(answer)
+    async with server:
+        assert await _ask(f"http://127.0.0.1:{port}/v1/chat/completions") == ["one", "two\nlines", "[DONE]"]
+
+
+async def test_a_kept_alive_connection_the_server_closed_meanwhile_is_replaced() -> None:
+    async def answer_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        body = b"data: ok\n\n"
+        writer.write(_reply(body, f"Content-Length: {len(body)}"))
+        await writer.drain()  # then the connection is closed, though the reply did not say so
+
+    server, port, accepted = await _serve(answer_once)
+    async with server:
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        assert await _ask(url) == ["ok"]
+        await asyncio.sleep(0.05)
+        assert await _ask(url) == ["ok"]
+    assert len(accepted) == 2
+
+
+async def test_an_https_redirect_is_followed(
+    fake: FakeLLMServer, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.add(Turn(text="moved here"))
+
+    async def redirect_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await _read_request(reader)
+        if request.startswith(b"POST /old"):
+            writer.write(
+                b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /v1/chat/completions\r\nContent-Length: 0\r\n\r\n"
+            )
+            await writer.drain()
+            request = await _read_request(reader)  # the same request, sent again by httpx
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", fake.port)
+        upstream_writer.write(request)
+        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    server, port, _ = await _serve(redirect_once, _tls(certificate))
+    async with server:
+        assert _texts(await _ask(f"https://localhost:{port}/old")) == "moved here"
+    assert fake.requests[0].body == BODY
+
+
+def test_a_plain_run_does_not_import_httpx() -> None:
+    probe = "import sys, tau.ai.http, tau.ai.providers.openai_completions; print('httpx' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
