@@ -16,6 +16,7 @@ import pyte
 _CPR = re.compile(rb"\x1b\[6n")
 _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
 _ALTERNATE = 1049
+_BACKGROUND_QUERY = re.compile(rb"\x1b\]11;\?(?:\x07|\x1b\\)")
 
 
 class _AnsweringScreen(pyte.HistoryScreen):
@@ -58,9 +59,12 @@ class Terminal:
         rows: int = 30,
         cols: int = 100,
         kitty: bool = False,
+        background: str | None = None,
     ) -> None:
         self.rows, self.cols = rows, cols
         self.kitty = kitty
+        self.background = background
+        """The colour answered to OSC 11 (``rgb:ffff/ffff/ffff``); ``None``: the query goes unanswered."""
         self.screen = _AnsweringScreen(cols, rows, self.send)
         self.screen.set_mode(pyte.modes.LNM)  # the tty turns \n into \r\n, as a real terminal shows it
         self.stream = pyte.ByteStream(self.screen)
@@ -86,6 +90,9 @@ class Terminal:
             for _ in _CPR.findall(data):
                 y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
                 self.child.send(f"\x1b[{y};{x}R".encode())
+            if self.background is not None:
+                for _ in _BACKGROUND_QUERY.findall(data):
+                    self.child.send(f"\x1b]11;{self.background}\x1b\\".encode())
             if self.kitty:
                 for _ in _KITTY_QUERY.findall(data):
                     self.child.send(b"\x1b[?1u")  # the flags tau pushed just before

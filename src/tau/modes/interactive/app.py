@@ -101,6 +101,28 @@ _LIGHT_STYLE = {
     "queue": "#6c6c6c italic",
     "search": "bg:#e4e4e4",
 }
+# The system theme: the terminal's own 16 colours and its default colours, no RGB.
+_SYSTEM_BORDER_BY_LEVEL = {
+    "off": "ansibrightblack", "minimal": "ansibrightblack", "low": "ansiblue", "medium": "ansicyan",
+    "high": "ansimagenta", "xhigh": "ansibrightmagenta", "max": "ansibrightmagenta",
+}  # fmt: skip
+_SYSTEM_STYLE = {
+    **_STYLE,
+    "footer": "",
+    "footer.dim": "dim",
+    "footer.warning": "ansiyellow",
+    "footer.error": "ansired",
+    "status": "ansicyan",
+    "status.error": "ansired",
+    "queue": "dim italic",
+    "dialog.hint": "dim",
+    "dialog.border": "ansiblue",
+    "bash": "ansiyellow",
+    "search": "",
+    "search.border": "ansiblue",
+    "search.hint": "dim",
+    "transcript.jump": "dim",
+}
 
 
 async def run_interactive_mode(
@@ -131,6 +153,10 @@ class InteractiveMode:
         settings = self.session.services.settings_manager
         self.theme_name = theme or str(settings.get("theme") or "dark")
         self.fullscreen = (tui_mode or settings.get("tuiMode") or DEFAULT_TUI_MODE) == "fullscreen"
+        from tau.modes.interactive.render.theme import light_from_colorfgbg
+
+        # Until the terminal answers the background query: its COLORFGBG, else dark (as pi).
+        self.light_terminal = light_from_colorfgbg(os.environ.get("COLORFGBG"))
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
@@ -200,7 +226,7 @@ class InteractiveMode:
     def theme(self) -> Any:
         from tau.modes.interactive.render.theme import get_theme
 
-        return get_theme(self.theme_name)
+        return get_theme(self.theme_name, light_terminal=self.light_terminal)
 
     def _new_chat(self) -> Chat:
         return Chat(
@@ -322,7 +348,7 @@ class InteractiveMode:
         if self.fullscreen:
             root = self._with_search_box(root)
         layout = Layout(root, focused_element=editor_window)
-        style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
+        style = self._style()
         from prompt_toolkit.input import create_input
 
         app_input = create_input()
@@ -333,7 +359,8 @@ class InteractiveMode:
             output.flush()
 
         self.keyboard = KeyboardProtocol(write, _fileno(output))
-        self.keyboard.install(app_input)
+        if self.keyboard.install(app_input):
+            self.keyboard.on_background = self._on_background
         app: Application[int] = Application(
             layout=layout,
             input=app_input,
@@ -399,12 +426,28 @@ class InteractiveMode:
 
         asyncio.get_running_loop().call_later(1.5, clear)
 
+    def _style(self) -> Style:
+        styles = {"light": _LIGHT_STYLE, "system": _SYSTEM_STYLE}
+        return Style.from_dict(styles.get(self.theme_name, _STYLE))
+
+    def _on_background(self, colour: str) -> None:
+        """The terminal told its background (OSC 11): the system theme follows light or dark."""
+        from tau.modes.interactive.render.theme import is_light_background
+
+        light = is_light_background(colour)
+        if light is not None and light != self.light_terminal:
+            self.light_terminal = light
+            if self.theme_name == "system":
+                self.restyle()
+
     def _border_colour(self) -> str:
+        system = self.theme_name == "system"
         if self.editor.text.startswith("!"):
-            return "#d7875f"
+            return "ansiyellow" if system else "#d7875f"
         model = self.session.model
         level = self.session.thinking_level if model is not None and model.reasoning else "off"
-        return _BORDER_BY_LEVEL.get(level, _BORDER_BY_LEVEL["off"])
+        borders = _SYSTEM_BORDER_BY_LEVEL if system else _BORDER_BY_LEVEL
+        return borders.get(level, borders["off"])
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -644,8 +687,10 @@ class InteractiveMode:
 
     def restyle(self) -> None:
         """The theme changed: new colours for the frame and for every block."""
-        self.app.style = Style.from_dict(_LIGHT_STYLE if self.theme_name == "light" else _STYLE)
+        self.app.style = self._style()
         self._renderers.clear()
+        for block in self.chat.history:
+            block.invalidate()  # a block keeps its drawing per width and flags, not per theme
         self.redraw_all()
 
     def set_output_pad(self, pad: int) -> None:

@@ -77,7 +77,7 @@ async def _model(mode: InteractiveMode, argument: str) -> None:
 
 _SETTINGS: list[tuple[str, str, list[str]]] = [
     ("thinking", "Thinking level", []),
-    ("theme", "Theme", ["dark", "light"]),
+    ("theme", "Theme", ["dark", "light", "system"]),
     ("steeringMode", "Steering messages", ["one-at-a-time", "all"]),
     ("followUpMode", "Follow-up messages", ["one-at-a-time", "all"]),
     ("autoCompaction", "Auto-compaction", ["on", "off"]),

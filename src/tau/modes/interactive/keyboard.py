@@ -41,6 +41,9 @@ KITTY_POP = "\x1b[<u"
 # (CSI code[:alternates] [; mods[:event] [; text]] u) and xterm's (CSI 27 ; mods ; code ~).
 _SEQUENCE = re.compile(r"\x1b\[(?:\?(\d+)u|\?[\d;]*c|([\d:;]+)u|27;(\d+);(\d+)~)")
 _PASTE_START = "\x1b[200~"
+_OSC_REPLY = re.compile(r"\x1b\](\d+);([^\x07\x1b]*)(?:\x07|\x1b\\)")
+BACKGROUND_QUERY = "\x1b]11;?\x07"
+"""OSC 11: the terminal's background colour (the ``system`` theme's light or dark, as pi asks)."""
 
 _SHIFT, _ALT, _CTRL = 1, 2, 4
 _LOCKS = 64 | 128  # Caps Lock and Num Lock: they change no binding
@@ -122,11 +125,22 @@ class KeyParser(Vt100Parser):
     """prompt_toolkit's input parser, reading the extended key forms and the protocol's answers
     as well. ``on_answer(kind, flags)`` gets ``("kitty", flags)`` and ``("da", 0)``."""
 
-    def __init__(self, feed_key_callback: Callable[[KeyPress], None], on_answer: Callable[[str, int], None]):
+    def __init__(
+        self,
+        feed_key_callback: Callable[[KeyPress], None],
+        on_answer: Callable[[str, int], None],
+        on_colour: Callable[[int, str], None] = lambda number, value: None,
+    ):
         self._on_answer = on_answer
+        self._on_colour = on_colour
         super().__init__(feed_key_callback)
 
     def feed(self, data: str) -> None:
+        if "\x1b]" in data and not self._in_bracketed_paste:
+            # Answers to colour queries (OSC 10/11 ``rgb:...``): taken out, never typed.
+            for match in _OSC_REPLY.finditer(data):
+                self._on_colour(int(match.group(1)), match.group(2))
+            data = _OSC_REPLY.sub("", data)
         if self._in_bracketed_paste or "\x1b[" not in data:
             super().feed(data)
             return
@@ -170,21 +184,27 @@ class KeyboardProtocol:
         self.modify_other_keys = False
         self._pushed = False
         self._asked = False
+        self.on_background: Callable[[str], None] | None = None
+        """Set to ask for the background colour (``start``); called with the reply's colour."""
         atexit.register(self._restore_at_exit)
+
+    def _colour(self, number: int, value: str) -> None:
+        if number == 11 and self.on_background is not None:
+            self.on_background(value)
 
     def install(self, app_input: Any) -> bool:
         """Read keys through ``KeyParser`` (a vt100 input only); whether it could."""
         parser = getattr(app_input, "vt100_parser", None)
         if not isinstance(parser, Vt100Parser):
             return False
-        app_input.vt100_parser = KeyParser(parser.feed_key_callback, self.on_answer)
+        app_input.vt100_parser = KeyParser(parser.feed_key_callback, self.on_answer, self._colour)
         return True
 
     def start(self) -> None:
         """Push the kitty flags and ask which protocol the terminal speaks."""
         self._pushed = True
         self._asked = True
-        self._write(QUERY)
+        self._write((BACKGROUND_QUERY if self.on_background is not None else "") + QUERY)
 
     def on_answer(self, kind: str, flags: int) -> None:
         if kind == "kitty":

@@ -7,7 +7,7 @@ the editor and footer read it for the first frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,9 +166,88 @@ LIGHT = Theme(
     code_theme="friendly",
 )
 
+SYSTEM = Theme(
+    name="system",
+    accent="cyan",
+    muted="dim",
+    dim="dim",
+    text="default",
+    thinking="italic dim",
+    user_bg="default",
+    custom_bg="default",
+    custom_label="bold magenta",
+    tool_title="bold",
+    tool_pending_bg="default",
+    tool_success_bg="default",
+    tool_error_bg="default",
+    tool_output="default",
+    error="red",
+    warning="yellow",
+    success="green",
+    diff_added="green",
+    diff_removed="red",
+    diff_context="dim",
+    bash_mode="green",
+    notice_info="dim",
+    notice_warning="yellow",
+    notice_error="red",
+    footer="dim",
+    footer_warning="yellow",
+    footer_error="red",
+    border_off="dim",
+    border_minimal="bright_black",
+    border_low="blue",
+    border_medium="cyan",
+    border_high="magenta",
+    border_xhigh="bright_magenta",
+    md_heading="bold yellow",
+    md_link="blue",
+    md_link_url="dim",
+    md_code="cyan",
+    md_code_border="dim",
+    md_quote="italic dim",
+    md_bullet="cyan",
+    md_hr="dim",
+    code_theme="ansi_dark",
+)
+"""The terminal's own colours: the 16 ANSI colours and its default foreground and background, no
+fixed RGB anywhere (the terminal's palette decides what they look like), as pi's ``system`` theme
+when the terminal reports no colours. Panels get no background of their own."""
+
+SYSTEM_LIGHT = replace(SYSTEM, code_theme="ansi_light")
+"""``system`` on a light background (the terminal's answer to OSC 11, else ``COLORFGBG``): the
+plain ANSI colours for code, where the dark variant uses the bright ones."""
+
 _THEMES = {DARK.name: DARK, LIGHT.name: LIGHT}
+THEME_NAMES = ("dark", "light", "system")
 
 
-def get_theme(name: str) -> Theme:
-    """The theme called ``name``; the dark theme for an unknown name."""
+def get_theme(name: str, *, light_terminal: bool = False) -> Theme:
+    """The theme called ``name``; the dark theme for an unknown name. ``light_terminal`` picks the
+    variant of ``system``."""
+    if name == SYSTEM.name:
+        return SYSTEM_LIGHT if light_terminal else SYSTEM
     return _THEMES.get(name, DARK)
+
+
+def is_light_background(reply: str) -> bool | None:
+    """Whether the colour of an OSC 11 reply (``rgb:RRRR/GGGG/BBBB``, 1 to 4 hex digits a channel)
+    is light; ``None`` when it is not one."""
+    if not reply.startswith("rgb:"):
+        return None
+    channels = reply[4:].split("/")
+    try:
+        values = [int(c, 16) / (16 ** len(c) - 1) for c in channels]
+    except (ValueError, ZeroDivisionError):
+        return None
+    if len(values) != 3:
+        return None
+    red, green, blue = values
+    return bool(0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.5)
+
+
+def light_from_colorfgbg(value: str | None) -> bool:
+    """``COLORFGBG`` (``"15;0"``: the foreground and background palette indices, as rxvt sets it):
+    a light background is white (7) or one of the bright colours but black (9 to 15)."""
+    background = (value or "").rsplit(";", 1)[-1]
+    return background.isdigit() and (background == "7" or 9 <= int(background) <= 15)

@@ -1,0 +1,59 @@
+"""The ``system`` theme: the terminal's own palette (its 16 colours and default colours), light or
+dark as the terminal's answer to the background query (OSC 11) says."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from tau_command import MODEL, TauCommand
+from terminal import ENTER, Terminal
+
+from tau.testing.fake_llm import Turn
+
+REPLY = "Here:\n\n```python\ndef answer():\n    return 42\n```\n"
+# SGR colours that are not the palette's 16: 256-colour indices 16-255 and RGB.
+_FIXED_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:[34]8;2;|[34]8;5;(?:1[6-9]|[2-9]\d|\d{3}))")
+
+
+def _run(tau: TauCommand, background: str | None) -> Terminal:
+    tau.server.add(Turn(text=REPLY))
+    terminal = Terminal(
+        [sys.executable, "-m", "tau", *MODEL, "--theme", "system"],
+        cwd=str(tau.work),
+        env=tau.env,
+        background=background,
+    )
+    terminal.wait_for("fake-model")
+    terminal.type("show code")
+    terminal.send(ENTER)
+    terminal.wait_for("return 42")
+    return terminal
+
+
+def _colour_of(terminal: Terminal, word: str) -> str:
+    for row in terminal.screen.buffer.values():
+        line = "".join(row[x].data for x in range(terminal.cols))
+        column = line.find(word)
+        if column >= 0:
+            return str(row[column].fg)
+    raise AssertionError(f"{word!r} is not on the screen:\n{terminal.display()}")
+
+
+def test_the_system_theme_uses_only_the_terminals_palette_and_asks_for_its_background(tau: TauCommand) -> None:
+    terminal = _run(tau, background=None)
+    try:
+        assert b"\x1b]11;?" in terminal.raw  # asked, as pi asks
+        assert not _FIXED_COLOUR.findall(bytes(terminal.raw))
+        assert _colour_of(terminal, "def") == "brightblue"  # no answer: dark, the bright colours
+    finally:
+        terminal.close()
+
+
+def test_the_system_theme_follows_a_light_background(tau: TauCommand) -> None:
+    terminal = _run(tau, background="rgb:ffff/ffff/f0f0")
+    try:
+        assert _colour_of(terminal, "def") == "blue"
+        assert not _FIXED_COLOUR.findall(bytes(terminal.raw))
+    finally:
+        terminal.close()
