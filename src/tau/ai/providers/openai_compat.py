@@ -112,15 +112,11 @@ def detect_compat(model: Model) -> OpenAICompletionsCompat:
         supports_developer_role=not is_non_standard,
         supports_reasoning_effort=not (is_xai or is_zai or is_moonshot or is_cf_gateway),
         reasoning_effort_map=effort_map,
-        max_tokens_field="max_tokens"
-        if ("chutes.ai" in url or is_moonshot or is_cf_gateway)
-        else "max_completion_tokens",
+        max_tokens_field="max_tokens" if ("chutes.ai" in url or is_moonshot or is_cf_gateway) else "max_completion_tokens",
         requires_reasoning_content_on_assistant_messages=is_deepseek,
         thinking_format=thinking_format,
         supports_strict_mode=not (is_moonshot or is_cf_gateway),
-        cache_control_format="anthropic"
-        if provider == "openrouter" and model.id.startswith("anthropic/")
-        else None,
+        cache_control_format="anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
         supports_long_cache_retention=not (is_cf_workers or is_cf_gateway),
     )
 

@@ -77,12 +77,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         body = await apply_payload_hook(body, model, options)
         try:
             response = await open_stream(
-                model,
-                url,
-                headers=headers,
-                body=body,
-                options=options,
-                client_key=azure[0] if azure else None,
+                model, url, headers=headers, body=body, options=options, client_key=azure[0] if azure else None
             )
         except HttpStatusError as exc:
             explained = _azure_explained(exc, model, azure) if azure is not None else None
@@ -105,9 +100,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     return run_stream(model, options, produce)
 
 
-def stream_simple(
-    model: Model, context: Context, options: SimpleStreamOptions
-) -> AssistantMessageEventStream:
+def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
     """Stream with a reasoning level, mapped to the server's thinking parameters by ``build_body``."""
     effort = simple_reasoning_effort(model, options.reasoning)
     return stream(model, context, replace(options, extra={**options.extra, "reasoning_effort": effort}))
@@ -127,9 +120,7 @@ def _azure_target(model: Model, options: StreamOptions) -> tuple[str, str]:
     """(endpoint, deployment) of an Azure chat model."""
     from tau.ai.providers import azure_config
 
-    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(
-        model, options.extra
-    )
+    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(model, options.extra)
 
 
 def _azure_explained(exc: HttpStatusError, model: Model, azure: tuple[str, str]) -> ProviderError | None:
@@ -171,9 +162,7 @@ def build_headers(
         dynamic.update(copilot_headers(context.messages))
     session_id = options.session_id
     if session_id and retention != "none" and compat.send_session_affinity_headers:
-        dynamic.update(
-            {"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id}
-        )
+        dynamic.update({"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id})
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
     auth = {} if is_cf_gateway else bearer(api_key)
     headers = merge_headers(auth, model.headers, dynamic, options.headers)
@@ -248,9 +237,7 @@ def build_body(
     return body
 
 
-def _apply_thinking(
-    body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None
-) -> None:
+def _apply_thinking(body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None) -> None:
     """Thinking on/off and effort in the dialect the server understands (nothing for non-reasoning models)."""
     if not model.reasoning:
         return
@@ -298,11 +285,7 @@ def has_tool_history(messages: list[Message]) -> bool:
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
     out: list[JsonObject] = []
     for tool in tools:
-        function: JsonObject = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.parameters,
-        }
+        function: JsonObject = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
         if compat.supports_strict_mode:
             function["strict"] = False
         out.append({"type": "function", "function": function})
@@ -338,9 +321,7 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCo
         if isinstance(message, ToolResultMessage):
             images: list[JsonObject] = []
             while i < len(history) and isinstance(result := history[i], ToolResultMessage):
-                fragment, result_images = _fragments.recall(
-                    result, lambda r: _convert_tool_result(r, compat, vision)
-                )
+                fragment, result_images = _fragments.recall(result, lambda r: _convert_tool_result(r, compat, vision))
                 out.add(fragment)
                 images.extend(result_images)
                 i += 1
@@ -357,9 +338,7 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCo
                 out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
             converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
         else:
-            converted = _fragments.recall(
-                message, lambda m: cached_fragment(_convert_assistant(m, model, compat))
-            )
+            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_assistant(m, model, compat)))
         if converted is not None:
             out.add(converted)
             last_role = message.role
@@ -382,18 +361,13 @@ def _convert_user(message: UserMessage) -> JsonObject | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _convert_assistant(
-    message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat
-) -> JsonObject | None:
+def _convert_assistant(message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat) -> JsonObject | None:
     """One assistant turn; content is always a single string (models echo a parts array back)."""
     text = "".join(
         sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()
     )
     thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
-    out: JsonObject = {
-        "role": "assistant",
-        "content": "" if compat.requires_assistant_after_tool_result else None,
-    }
+    out: JsonObject = {"role": "assistant", "content": "" if compat.requires_assistant_after_tool_result else None}
     if thinking and compat.requires_thinking_as_text:
         # Plain text, no tags: models imitate tags in their own answers.
         thinking_text = "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)
@@ -418,11 +392,7 @@ def _convert_assistant(
         details = [d for d in (_decode_signature(c.thought_signature) for c in calls) if d is not None]
         if details:
             out["reasoning_details"] = details
-    if (
-        compat.requires_reasoning_content_on_assistant_messages
-        and model.reasoning
-        and "reasoning_content" not in out
-    ):
+    if compat.requires_reasoning_content_on_assistant_messages and model.reasoning and "reasoning_content" not in out:
         out["reasoning_content"] = ""
     if not out["content"] and not calls:
         # Servers reject an assistant turn with neither content nor tool calls (e.g. an empty aborted one).
@@ -446,11 +416,7 @@ def _convert_tool_result(
     text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
     result_images = [b for b in result.content if isinstance(b, ImageContent)]
     content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
-    message: JsonObject = {
-        "role": "tool",
-        "content": sanitize_surrogates(content),
-        "tool_call_id": result.tool_call_id,
-    }
+    message: JsonObject = {"role": "tool", "content": sanitize_surrogates(content), "tool_call_id": result.tool_call_id}
     if compat.requires_tool_result_name and result.tool_name:
         message["name"] = result.tool_name
     return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
@@ -465,9 +431,7 @@ def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) ->
     return marker
 
 
-def _mark_cache_breakpoints(
-    messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject
-) -> None:
+def _mark_cache_breakpoints(messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject) -> None:
     """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text.
 
     Marked messages are copies: the unmarked ones are shared with later requests.
@@ -556,14 +520,10 @@ def usage_counts(raw: JsonObject) -> tuple[int, int, int, int]:
     prompt = _first_positive(raw.get("prompt_tokens"), raw.get("promptTokenCount"))
     output = _first_positive(raw.get("completion_tokens"))
     if not output:
-        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(
-            raw.get("thoughtsTokenCount")
-        )
+        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(raw.get("thoughtsTokenCount"))
     cached = _first_positive(details.get("cached_tokens"))
     read = cached or _first_positive(
-        raw.get("prompt_cache_hit_tokens"),
-        raw.get("cache_read_input_tokens"),
-        raw.get("cachedContentTokenCount"),
+        raw.get("prompt_cache_hit_tokens"), raw.get("cache_read_input_tokens"), raw.get("cachedContentTokenCount")
     )
     details_write = _first_positive(details.get("cache_write_tokens"))
     write = details_write or _first_positive(raw.get("cache_creation_input_tokens"))
@@ -616,20 +576,14 @@ class ChunkReader:
             raise ProviderError(describe_stream_error(error))
         self._note_identity(chunk)
         choices = chunk.get("choices")
-        choice = (
-            choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-        )
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
         usage = chunk.get("usage")
         if not isinstance(usage, dict) and choice is not None:
             usage = choice.get("usage")  # Moonshot reports usage on the choice
         if isinstance(usage, dict):
             read = usage_counts(usage)
             self.writer.set_usage(
-                input=read[0],
-                output=read[1],
-                cache_read=read[2],
-                cache_write=read[3],
-                reasoning=reasoning_tokens(usage),
+                input=read[0], output=read[1], cache_read=read[2], cache_write=read[3], reasoning=reasoning_tokens(usage)
             )
             if is_openrouter(self.writer.model):
                 apply_reported_cost(self.writer.output.usage, usage)

@@ -75,10 +75,7 @@ def convert_responses_messages(
         return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
 
     messages = transform_messages(
-        context.messages,
-        model,
-        normalize,
-        memo_key=("openai-responses", frozenset(allowed_tool_call_providers)),
+        context.messages, model, normalize, memo_key=("openai-responses", frozenset(allowed_tool_call_providers))
     )
     items = FragmentList()
     if include_system_prompt and context.system_prompt:
@@ -88,9 +85,7 @@ def convert_responses_messages(
     # Each message's items are made once and reused by later requests (``tau.ai.request_cache``).
     _fragments.next_request((model.api, model.provider, model.id, vision))
     for position, message in enumerate(messages):
-        converted = _fragments.recall(
-            message, partial(_cached_items, position=position, model=model, vision=vision), position
-        )
+        converted = _fragments.recall(message, partial(_cached_items, position=position, model=model, vision=vision), position)
         for item in converted:
             items.add(item)
     return items
