@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import base64
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
-from tau.runtime.oauth._common import LoginError, expires_at_ms, oauth_url, pkce_pair, post_json
-from tau.runtime.oauth.callback import browser_sign_in, parse_pasted_code
+from tau.runtime.oauth._common import LoginError, expires_at_ms, post_json
+from tau.runtime.oauth.callback import browser_sign_in
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction, SelectOption
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["AnthropicFlow"]
 
@@ -36,33 +36,17 @@ class AnthropicFlow(OAuthFlow):
                 SelectOption("copy_code", "Copy code login (headless)"),
             ],
         )
-        verifier, challenge = pkce_pair()
-
-        def authorize_url(redirect_uri: str) -> str:
-            query = {
-                "code": "true",
-                "client_id": _CLIENT_ID,
-                "response_type": "code",
-                "redirect_uri": redirect_uri,
-                "scope": _SCOPES,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "state": verifier,
-            }
-            return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
-
+        pkce = PkceLogin.start()
+        authorize_url = pkce.authorize_url(
+            _AUTHORIZE_URL,
+            {"code": "true", "client_id": _CLIENT_ID, "response_type": "code", "scope": _SCOPES},
+        )
         if method == "copy_code":
             ui.show_url(
                 authorize_url(_COPY_CODE_REDIRECT),
                 "Complete the sign-in in your browser, then copy the code Anthropic shows.",
             )
-            code, state = parse_pasted_code(
-                ui.ask("Paste the code Anthropic shows after you sign in", "code#state")
-            )
-            if state and state != verifier:
-                raise LoginError("The pasted code belongs to another sign-in (state mismatch): log in again")
-            if not code:
-                raise LoginError("The pasted text holds no authorization code")
+            code = pkce.pasted_code(ui.ask("Paste the code Anthropic shows after you sign in", "code#state"))
             redirect_uri = _COPY_CODE_REDIRECT
         else:
             code, redirect_uri = browser_sign_in(
@@ -70,7 +54,7 @@ class AnthropicFlow(OAuthFlow):
                 provider_name="Anthropic",
                 port=_PORT,
                 path=_PATH,
-                state=verifier,
+                state=pkce.state,
                 build_url=authorize_url,
                 any_port=True,
             )
@@ -81,9 +65,9 @@ class AnthropicFlow(OAuthFlow):
                 "grant_type": "authorization_code",
                 "client_id": _CLIENT_ID,
                 "code": code,
-                "state": verifier,
+                "state": pkce.verifier,
                 "redirect_uri": redirect_uri,
-                "code_verifier": verifier,
+                "code_verifier": pkce.verifier,
             },
             what="Anthropic token exchange",
         )

@@ -18,7 +18,14 @@ from urllib.parse import parse_qs, urlsplit
 from tau.runtime.oauth._common import LoginCancelledError, LoginError, callback_port, login_timeout_s
 from tau.runtime.oauth.interaction import LoginInteraction
 
-__all__ = ["CallbackServer", "browser_sign_in", "callback_host", "parse_pasted_code", "wait_for_code"]
+__all__ = [
+    "CallbackServer",
+    "browser_sign_in",
+    "callback_host",
+    "code_from_paste",
+    "parse_pasted_code",
+    "wait_for_code",
+]
 
 _PAGE = (
     "<!doctype html><html><head><meta charset='utf-8'><title>tau</title></head>"
@@ -244,9 +251,15 @@ def browser_sign_in(
     if on_answer is not None:
         parts = urlsplit(value.strip())
         on_answer({key: values[0] for key, values in parse_qs(parts.query).items()} if parts.query else {})
-    code, pasted_state = parse_pasted_code(value)
+    return code_from_paste(value, state), redirect_uri
+
+
+def code_from_paste(text: str, state: str | None) -> str:
+    """The authorization code in pasted ``text``; a ``LoginError`` when it holds none or names
+    another sign-in's state."""
+    code, pasted_state = parse_pasted_code(text)
     if pasted_state and state is not None and pasted_state != state:
         raise LoginError("The pasted answer belongs to another sign-in (state mismatch): log in again")
     if not code:
         raise LoginError("The pasted text holds no authorization code")
-    return code, redirect_uri
+    return code

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
 from tau.runtime.oauth._common import (
@@ -20,14 +19,13 @@ from tau.runtime.oauth._common import (
     RefreshRejectedError,
     expires_at_ms,
     get_json,
-    oauth_url,
-    pkce_pair,
     post_form,
     post_json,
 )
 from tau.runtime.oauth.callback import browser_sign_in
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["AntigravityFlow", "GeminiCliFlow"]
 
@@ -66,29 +64,21 @@ class _GoogleFlow(OAuthFlow):
     label = ""
 
     def login(self, ui: LoginInteraction) -> JsonObject:
-        verifier, challenge = pkce_pair()
-
-        def authorize_url(redirect_uri: str) -> str:
-            query = {
-                "client_id": self.client_id,
-                "response_type": "code",
-                "redirect_uri": redirect_uri,
-                "scope": " ".join(self.scopes),
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "state": verifier,
-                "access_type": "offline",
-                "prompt": "consent",
-            }
-            return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
-
+        pkce = PkceLogin.start()
+        params = {
+            "client_id": self.client_id,
+            "response_type": "code",
+            "scope": " ".join(self.scopes),
+            "access_type": "offline",
+            "prompt": "consent",
+        }
         code, redirect_uri = browser_sign_in(
             ui,
             provider_name=self.label,
             port=self.port,
             path=self.path,
-            state=verifier,
-            build_url=authorize_url,
+            state=pkce.state,
+            build_url=pkce.authorize_url(_AUTHORIZE_URL, params),
         )
         ui.progress("Exchanging the authorization code for tokens...")
         tokens = post_form(
@@ -99,7 +89,7 @@ class _GoogleFlow(OAuthFlow):
                 "code": code,
                 "grant_type": "authorization_code",
                 "redirect_uri": redirect_uri,
-                "code_verifier": verifier,
+                "code_verifier": pkce.verifier,
             },
             what=f"{self.label} token exchange",
         )

@@ -9,14 +9,14 @@ from __future__ import annotations
 import secrets
 import uuid
 from pathlib import Path
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
-from tau.runtime.oauth._common import expires_at_ms, oauth_url, pkce_pair, post_form
+from tau.runtime.oauth._common import expires_at_ms, post_form
 from tau.runtime.oauth.callback import browser_sign_in
 from tau.runtime.oauth.errors import LoginError
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["OpenAIChatGPTFlow"]
 
@@ -37,39 +37,29 @@ class OpenAIChatGPTFlow(OAuthFlow):
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         host_id = f"urn:uuid:{_device_id()}"
-        verifier, challenge = pkce_pair()
-        state = secrets.token_urlsafe(32)
-        nonce = secrets.token_urlsafe(32)
+        pkce = PkceLogin.start(state=secrets.token_urlsafe(32))
+        params = {
+            "client_id": _DYNAMIC_CLIENT_ID,
+            "agent_name_hint": "tau",
+            "ext_agent_host_id": host_id,
+            "response_type": "code",
+            "resource": _RESOURCE,
+            "scope": _SCOPE,
+            "nonce": secrets.token_urlsafe(32),
+        }
         answer: dict[str, str] = {}
-
-        def authorize_url(redirect_uri: str) -> str:
-            query = {
-                "client_id": _DYNAMIC_CLIENT_ID,
-                "agent_name_hint": "tau",
-                "ext_agent_host_id": host_id,
-                "response_type": "code",
-                "redirect_uri": redirect_uri,
-                "resource": _RESOURCE,
-                "scope": _SCOPE,
-                "state": state,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "nonce": nonce,
-            }
-            return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
-
         code, redirect_uri = browser_sign_in(
             ui,
             provider_name="ChatGPT",
             port=_PORT,
             path=_PATH,
-            state=state,
-            build_url=authorize_url,
+            state=pkce.state,
+            build_url=pkce.authorize_url(_AUTHORIZE_URL, params),
             redirect_host="127.0.0.1",
             paste_if_port_taken=False,
             on_answer=answer.update,
         )
-        if answer.get("state") != state:
+        if answer.get("state") != pkce.state:
             raise LoginError("The sign-in answer carries no matching state: paste the full redirect URL")
         client_id = (answer.get("client_id") or "").strip()
         if not client_id:
@@ -83,7 +73,7 @@ class OpenAIChatGPTFlow(OAuthFlow):
                 "grant_type": "authorization_code",
                 "client_id": client_id,
                 "code": code,
-                "code_verifier": verifier,
+                "code_verifier": pkce.verifier,
                 "redirect_uri": redirect_uri,
                 "resource": _RESOURCE,
             },

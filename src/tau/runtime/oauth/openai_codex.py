@@ -6,21 +6,14 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
-from tau.runtime.oauth._common import (
-    LoginError,
-    expires_at_ms,
-    oauth_url,
-    pkce_pair,
-    post_form,
-    post_json,
-)
+from tau.runtime.oauth._common import LoginError, expires_at_ms, oauth_url, post_form, post_json
 from tau.runtime.oauth.callback import browser_sign_in
 from tau.runtime.oauth.device_code import PollResult, poll_device_code
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction, SelectOption
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["OpenAICodexFlow", "account_id"]
 
@@ -54,27 +47,24 @@ class OpenAICodexFlow(OAuthFlow):
         if method == "device_code":
             code, verifier, redirect_uri = _device_login(ui)
         else:
-            verifier, challenge = pkce_pair()
-            state = secrets.token_hex(16)
-
-            def authorize_url(redirect_uri: str) -> str:
-                query = {
-                    "response_type": "code",
-                    "client_id": _CLIENT_ID,
-                    "redirect_uri": redirect_uri,
-                    "scope": _SCOPE,
-                    "code_challenge": challenge,
-                    "code_challenge_method": "S256",
-                    "state": state,
-                    "id_token_add_organizations": "true",
-                    "codex_cli_simplified_flow": "true",
-                    "originator": "tau",
-                }
-                return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
-
+            pkce = PkceLogin.start(state=secrets.token_hex(16))
+            params = {
+                "response_type": "code",
+                "client_id": _CLIENT_ID,
+                "scope": _SCOPE,
+                "id_token_add_organizations": "true",
+                "codex_cli_simplified_flow": "true",
+                "originator": "tau",
+            }
             code, redirect_uri = browser_sign_in(
-                ui, provider_name="OpenAI", port=_PORT, path=_PATH, state=state, build_url=authorize_url
+                ui,
+                provider_name="OpenAI",
+                port=_PORT,
+                path=_PATH,
+                state=pkce.state,
+                build_url=pkce.authorize_url(_AUTHORIZE_URL, params),
             )
+            verifier = pkce.verifier
         ui.progress("Exchanging the authorization code for tokens...")
         tokens = post_form(
             _TOKEN_URL,

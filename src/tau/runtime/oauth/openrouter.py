@@ -4,13 +4,13 @@ that never expires, as pi); the browser comes back to a random path on any free 
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
-from tau.runtime.oauth._common import oauth_url, pkce_pair, post_json
+from tau.runtime.oauth._common import post_json
 from tau.runtime.oauth.callback import browser_sign_in, callback_host
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["OpenRouterFlow"]
 
@@ -24,29 +24,20 @@ class OpenRouterFlow(OAuthFlow):
     name = "OpenRouter"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
-        verifier, challenge = pkce_pair()
-
-        def authorize_url(callback_url: str) -> str:
-            query = {
-                "callback_url": callback_url,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-            }
-            return f"{oauth_url(_AUTHORIZE_URL)}?{urlencode(query)}"
-
+        pkce = PkceLogin.start(state=None)  # OpenRouter sends no state back
         code, _ = browser_sign_in(
             ui,
             provider_name="OpenRouter",
             port=0,
             path=f"/oauth/callback/{uuid.uuid4()}",
             state=None,
-            build_url=authorize_url,
+            build_url=pkce.authorize_url(_AUTHORIZE_URL, {}, redirect_param="callback_url"),
             redirect_host=callback_host(),
         )
         ui.progress("Exchanging the authorization code for an API key...")
         answer = post_json(
             _KEYS_URL,
-            {"code": code, "code_verifier": verifier, "code_challenge_method": "S256"},
+            {"code": code, "code_verifier": pkce.verifier, "code_challenge_method": "S256"},
             what="OpenRouter key exchange",
         )
         key = require_string(answer, "key", "OpenRouter key exchange")
