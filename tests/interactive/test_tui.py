@@ -546,7 +546,7 @@ def test_ctrl_o_expands_tool_output_and_ctrl_t_hides_thinking(tau: TauCommand, s
 
 def test_an_unknown_theme_is_named_in_a_notice(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui("--theme", "neon")
-    terminal.wait_for("--theme neon: only the built-in themes dark, light and system are available")
+    terminal.wait_for("theme neon: no such theme (the themes are: dark, light, system)")
 
 
 def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, start_tui: Start) -> None:

@@ -52,6 +52,7 @@ class Args:
     themes: list[str] = field(default_factory=list)
     tui_mode: str | None = None
     """``--tui-mode regular|fullscreen``: the terminal UI's mode for this run."""
+    use_theme: str | None = None
     no_themes: bool = False
     no_context_files: bool = False
     export: str | None = None
@@ -110,6 +111,7 @@ _VALUE_FLAGS: dict[str, str] = {
     "--api-key": "api_key",
     "--system-prompt": "system_prompt",
     "--export": "export",
+    "--use-theme": "use_theme",
 }
 
 _REPEATABLE_FLAGS: dict[str, str] = {

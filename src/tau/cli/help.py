@@ -54,7 +54,10 @@ Options:
   --list-models [search]         List the models you can use and exit
   --export <session.jsonl> [out.html]
                                  Write a session as one self-contained HTML page and exit
-  --theme dark|light|system      Colours of the terminal UI (default: the theme setting)
+  --theme <name|path>            A theme to use (dark, light, system, or a loaded theme's name),
+                                 or a pi theme file or folder to load (repeatable)
+  --no-themes                    Do not load discovered theme files (--theme paths still load)
+  --use-theme <name>             The theme to use for this run (default: the theme setting)
   --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
                                  (default: the tuiMode setting)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run

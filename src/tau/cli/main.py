@@ -203,6 +203,7 @@ def _add_temporary_packages(args: Args, agent_dir: str) -> None:
     args.extensions = [e for e in args.extensions if e not in sources] + found.extensions
     args.skills += found.skills
     args.prompt_templates += found.prompts
+    args.themes += found.themes
 
 
 async def _run_session(
@@ -578,12 +579,10 @@ async def _run_interactive(
         notices.append(runtime.model_fallback_message)
     if (untrusted := untrusted_notice(services.cwd, services.project_trusted)) is not None:
         notices.append(untrusted)
-    theme = None
-    for name in args.themes:  # the built-in themes by name; pi's theme files are not read yet
-        if name in ("dark", "light", "system"):
-            theme = name
-        else:
-            notices.append(f"--theme {name}: only the built-in themes dark, light and system are available")
+    from tau.modes.interactive.theme_loading import load_run_themes
+
+    theme, theme_notices = load_run_themes(services, args.themes, args.use_theme, no_themes=args.no_themes)
+    notices += theme_notices
     return await run_interactive_mode(
         runtime,
         initial_text=initial.text or None,

@@ -259,8 +259,7 @@ def _describe(package: Any) -> list[str]:
         if not paths:
             continue
         names = ", ".join(_short(p, package.install_dir) for p in paths)
-        note = " (tau does not load theme files yet)" if kind == "themes" else ""
-        lines.append(f"{kind}: {names}{note}")
+        lines.append(f"{kind}: {names}")
     for path, why in contents.not_loadable:
         lines.append(f"not loadable: {_short(path, package.install_dir)} ({why})")
     lines += contents.problems

@@ -115,6 +115,10 @@ async def _settings(mode: InteractiveMode, argument: str) -> None:
         label, options = next((lbl, opts) for k, lbl, opts in _SETTINGS if k == key)
         if key == "thinking":
             options = list(mode.session.get_available_thinking_levels())
+        elif key == "theme":
+            from tau.modes.interactive.render.theme import theme_names
+
+            options = theme_names()  # the built-in ones and the loaded theme files
         current = _setting_value(mode, key)
         value = await mode.show_dialog(
             ListDialog(

@@ -222,6 +222,17 @@ _THEMES = {DARK.name: DARK, LIGHT.name: LIGHT}
 THEME_NAMES = ("dark", "light", "system")
 
 
+def register_theme(theme: Theme) -> None:
+    """Add a theme read from a file (``theme_files``); a name already there keeps its theme."""
+    if theme.name not in THEME_NAMES:
+        _THEMES.setdefault(theme.name, theme)
+
+
+def theme_names() -> list[str]:
+    """The names ``get_theme`` knows: the built-in themes, then the registered ones."""
+    return [*THEME_NAMES, *(name for name in _THEMES if name not in THEME_NAMES)]
+
+
 def get_theme(name: str, *, light_terminal: bool = False) -> Theme:
     """The theme called ``name``; the dark theme for an unknown name. ``light_terminal`` picks the
     variant of ``system``."""
