@@ -43,6 +43,16 @@ async def test_stdin_is_empty(tmp_path: Path) -> None:
     assert b"".join(chunks) == b"end\n"
 
 
+async def test_stdin_is_a_pipe_at_end_of_file_not_dev_null(tmp_path: Path) -> None:
+    # Some sandboxes make /dev/null a regular file that others write into; an empty pipe is always empty.
+    chunks: list[bytes] = []
+    await LocalBashOperations().exec(
+        "[ -p /dev/stdin ] && echo pipe; wc -c", str(tmp_path), on_data=chunks.append, signal=None, timeout=5,
+        env=dict(os.environ),
+    )
+    assert b"".join(chunks).split() == [b"pipe", b"0"]
+
+
 async def test_a_timeout_raises_with_the_seconds(tmp_path: Path) -> None:
     with pytest.raises(CommandTimedOut) as caught:
         await LocalBashOperations().exec(

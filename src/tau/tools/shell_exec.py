@@ -216,13 +216,17 @@ class LocalBashOperations:
         loop = asyncio.get_running_loop()
         global _spawning
         _spawning += 1
+        # stdin is a pipe already at end of file rather than /dev/null: a sandbox may replace
+        # /dev/null with a regular file that other programs have written into.
+        empty_stdin, stdin_writer = os.pipe()
+        os.close(stdin_writer)
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _OutputProtocol(on_data, loop),
                 shell,
                 "-c",
                 command,
-                stdin=subprocess.DEVNULL,
+                stdin=empty_stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
@@ -233,6 +237,7 @@ class LocalBashOperations:
             _live_groups.add(pid)
             _reaper.tell("+", pid)
         finally:
+            os.close(empty_stdin)
             _spawning -= 1
         if not _spawning and _deferred_signal is not None:
             _kill_groups_then_die(_deferred_signal, None)
