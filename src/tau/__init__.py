@@ -6,7 +6,9 @@ Subpackages are imported on demand so that ``import tau.ai`` stays fast; ``tau.c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.runtime.sdk import create_agent_session
@@ -15,10 +17,4 @@ __version__ = "0.1.0"
 
 __all__ = ["__version__", "create_agent_session"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "create_agent_session":
-        from tau.runtime.sdk import create_agent_session
-
-        return create_agent_session
-    raise AttributeError(f"module 'tau' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(globals(), {"create_agent_session": "runtime.sdk"})

@@ -12,8 +12,9 @@ authors need) stays cheap; the loop and asyncio load when first used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.agent.agent import Agent, AgentBusyError, Listener
@@ -97,17 +98,4 @@ __all__ = [
 # load the loop.
 _MODULES = ("tool", "messages", "events", "context", "hooks", "queues", "state", "config", "loop", "agent")
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        for home in _MODULES:
-            module = importlib.import_module(f"tau.agent.{home}")
-            if hasattr(module, name):
-                value = getattr(module, name)
-                globals()[name] = value
-                return value
-    raise AttributeError(f"module 'tau.agent' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_exports(globals(), _MODULES)

@@ -19,8 +19,9 @@ summariser (and with it the model-calling and conversion modules).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.compaction.branch_summary import (
@@ -138,15 +139,4 @@ _HOMES: dict[str, str] = {
     "should_compact": "tokens",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tau.compaction' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tau.compaction.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -15,8 +15,9 @@ does not load the others (skills, ignore rules and with them the tools).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.context.context_files import (
@@ -145,15 +146,4 @@ _HOMES: dict[str, str] = {
     "tau_readme_path": "system_prompt",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tau.context' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tau.context.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

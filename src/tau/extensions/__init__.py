@@ -19,8 +19,9 @@ each hook point. Names are imported on first access.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
@@ -184,17 +185,4 @@ __all__ = [
 # Searched in this order: what extension authors import first, the loader and runner last.
 _MODULES = ("types", "errors", "events", "results", "ui", "context", "host", "api", "runner", "loader")
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        for home in _MODULES:
-            module = importlib.import_module(f"tau.extensions.{home}")
-            if hasattr(module, name):
-                value = getattr(module, name)
-                globals()[name] = value
-                return value
-    raise AttributeError(f"module 'tau.extensions' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_exports(globals(), _MODULES)

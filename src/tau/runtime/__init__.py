@@ -13,8 +13,9 @@ Names are imported on first access, so ``import tau.runtime`` loads nothing.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession
@@ -109,15 +110,4 @@ __all__ = [
     "session_runtime_factory",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tau.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"tau.runtime.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
