@@ -2,15 +2,20 @@
 the ACP SDK's client to `tau --mode acp` and, for comparison, with `tau -p`. Each run is a fresh
 process against a local fake server (start-up, initialize and session/new included).
 
-Figures: wall time of the whole ACP run relative to the print-mode run (goal: within 10 %), and
-of the tool loop alone: the ``session/prompt`` round trip in a running server (after a plain
-reply) against the print run of 20 tool turns minus a print run of one plain reply (start-up and exit are paid once per
-editor session, the loop on every prompt).
+Figures, each as wall time and as the tau process's CPU time (its own and its children's, the
+`echo`s; steadier than wall time on a busy machine):
+- the whole run against the print-mode run (goal: within 10 %);
+- start-up: process start to the first plain reply answered, against `tau -p hello`;
+- one tool turn: the 20-turn ``session/prompt`` in a running server (after a plain reply) against
+  the print run of 20 tool turns minus a print run of one plain reply, over 20 (start-up is paid
+  once per editor session, the loop on every prompt).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,8 +41,28 @@ class _CountingClient:
             self.finished_calls += 1
 
 
-async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    started = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds of a running process and of its children that ended (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+class _Run:
+    """Wall and CPU seconds of one measured span."""
+
+    def __init__(self, wall: float, cpu: float) -> None:
+        self.wall, self.cpu = wall, cpu
+
+
+async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[_Run, _Run, _Run]:
+    """The whole run, its start-up (to the first reply) and the 20-turn prompt."""
+    started, cpu_before = time.perf_counter(), _children_cpu()
     client = _CountingClient()
     command = [PYTHON, "-m", "tau", "--mode", "acp", *MODEL]
     async with spawn_agent_process(client, *command, env=env, cwd=str(cwd)) as (conn, process):
@@ -46,14 +71,25 @@ async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[float, float]:
         # A plain reply first, as the print-mode figure subtracts one: the first request's lazy
         # imports and connection belong to neither loop.
         await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
-        prompted = time.perf_counter()
+        prompted, cpu_prompted = time.perf_counter(), _process_cpu(process.pid)
+        start_up = _Run(prompted - started, cpu_prompted)
         await conn.prompt(session_id=session.session_id, prompt=[text_block("TOOLS please")])
-        loop = time.perf_counter() - prompted
+        loop = _Run(time.perf_counter() - prompted, _process_cpu(process.pid) - cpu_prompted)
     if client.finished_calls != 20:
         raise RuntimeError(f"the ACP run made {client.finished_calls} tool calls, not 20")
     if process.returncode != 0:
         raise RuntimeError(f"the ACP run exited with {process.returncode}")
-    return time.perf_counter() - started, loop
+    return _Run(time.perf_counter() - started, _children_cpu() - cpu_before), start_up, loop
+
+
+def _print_run(argv: list[str], env: dict[str, str], cwd: Path) -> _Run:
+    cpu_before = _children_cpu()
+    wall = _run_tau([*MODEL, "--no-session", *argv], env, cwd)[0]
+    return _Run(wall, _children_cpu() - cpu_before)
+
+
+def _pct(value: float, base: float) -> float:
+    return (value / base - 1) * 100
 
 
 def run(repeat: int) -> list[Figure]:
@@ -63,42 +99,46 @@ def run(repeat: int) -> list[Figure]:
     )
     assert server.stdout is not None and server.stdin is not None
     port = server.stdout.readline().strip()
+    runs: dict[str, list[_Run]] = {"print": [], "plain": [], "acp": [], "acp start": [], "acp loop": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             work = root / "work"
             work.mkdir()
             env["TAU_AGENT_DIR"] = str(_agent_dir(root, port))
-            _run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)  # warm the bytecode cache
+            _print_run(["-p", "TOOLS please"], env, work)  # warm the bytecode cache
             asyncio.run(_acp_run(env, work))
-            printed: list[float] = []
-            plain: list[float] = []
-            acp: list[float] = []
-            acp_loop: list[float] = []
             for _ in range(repeat):
-                printed.append(_run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)[0])
-                plain.append(_run_tau([*MODEL, "--no-session", "-p", "hello"], env, work)[0])
-                whole, loop = asyncio.run(_acp_run(env, work))
-                acp.append(whole)
-                acp_loop.append(loop)
+                runs["print"].append(_print_run(["-p", "TOOLS please"], env, work))
+                runs["plain"].append(_print_run(["-p", "hello"], env, work))
+                whole, start_up, loop = asyncio.run(_acp_run(env, work))
+                runs["acp"].append(whole)
+                runs["acp start"].append(start_up)
+                runs["acp loop"].append(loop)
     finally:
         server.stdin.close()
         server.wait(timeout=10)
-    overhead = (median(acp) / median(printed) - 1) * 100
-    print_loop = median(printed) - median(plain)
-    return [
-        Figure("20 tool turns over ACP (process start to exit)", median(acp), "s"),
-        Figure("20 tool turns with tau -p", median(printed), "s"),
-        Figure("ACP overhead relative to print mode", overhead, "%", "<= 10 %"),
-        Figure("the 20-turn session/prompt in a running server", median(acp_loop), "s"),
-        Figure("the 20-turn loop in print mode (minus a plain reply)", print_loop, "s"),
-        Figure(
-            "ACP loop overhead relative to print mode",
-            (median(acp_loop) / print_loop - 1) * 100,
-            "%",
-            "<= 10 %",
-        ),
-    ]
+
+    figures: list[Figure] = []
+    for measure, unit in (("wall", "s"), ("cpu", "s CPU")):
+
+        def m(name: str, measure: str = measure) -> float:
+            return median([getattr(r, measure) for r in runs[name]])
+
+        print_turn = (m("print") - m("plain")) / 20 * 1000
+        acp_turn = m("acp loop") / 20 * 1000
+        figures += [
+            Figure(f"[{measure}] 20 tool turns over ACP (start to exit)", m("acp"), unit),
+            Figure(f"[{measure}] 20 tool turns with tau -p", m("print"), unit),
+            Figure(f"[{measure}] ACP overhead, whole run", _pct(m("acp"), m("print")), "%", "<= 10 %"),
+            Figure(f"[{measure}] start-up: ACP to the first reply", m("acp start"), unit),
+            Figure(f"[{measure}] start-up: tau -p hello", m("plain"), unit),
+            Figure(f"[{measure}] ACP start-up overhead", _pct(m("acp start"), m("plain")), "%"),
+            Figure(f"[{measure}] one tool turn over ACP", acp_turn, "ms"),
+            Figure(f"[{measure}] one tool turn in print mode", print_turn, "ms"),
+            Figure(f"[{measure}] ACP per-turn overhead", _pct(acp_turn, print_turn), "%", "<= 10 %"),
+        ]
+    return figures
 
 
 if __name__ == "__main__":

@@ -526,12 +526,7 @@ async def _run_acp(
     trust: ProjectTrust,
 ) -> int:
     """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout."""
-    try:
-        from tau.modes.acp import SessionOpener, run_acp_mode
-    except ImportError as exc:
-        if exc.name not in ("acp", "pydantic") and not (exc.name or "").startswith(("acp.", "pydantic")):
-            raise
-        raise UsageError("--mode acp needs the Agent Client Protocol SDK: pip install 'tau-agent[acp]'") from None
+    from tau.modes.acp import SessionOpener, run_acp_mode
     from tau.modes.print_mode import take_over_stdout
     from tau.runtime.settings import SettingsManager
     from tau.session.paths import resolve_session_dir

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from acp.schema import (
     UserMessageChunk,
     WriteTextFileResponse,
 )
+from acp_wire import WireChecker
 from tau_command import MODEL, TauCommand, tau_command
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn, text_turn, tool_turn
@@ -87,10 +89,26 @@ def tau(tmp_path: Path) -> Iterator[TauCommand]:
     yield from tau_command(tmp_path)
 
 
-def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> Any:
-    return spawn_agent_process(
-        client, sys.executable, "-m", "tau", "--mode", "acp", *MODEL, *extra, env=tau.env, cwd=str(tau.work)
-    )
+@contextlib.asynccontextmanager
+async def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> AsyncIterator[Any]:
+    """The SDK's client connected to a ``tau --mode acp`` process; at the end, every message tau
+    sent must have matched the protocol's schema exactly."""
+    wire = WireChecker()
+    async with spawn_agent_process(
+        client,
+        sys.executable,
+        "-m",
+        "tau",
+        "--mode",
+        "acp",
+        *MODEL,
+        *extra,
+        env=tau.env,
+        cwd=str(tau.work),
+        observers=[wire.observe],
+    ) as (conn, process):
+        yield conn, process
+    assert wire.checked > 0 and wire.problems == []
 
 
 async def _initialize(conn: Any, fs: bool = False) -> Any:
@@ -291,22 +309,20 @@ def test_print_mode_does_not_import_the_acp_sdk(tau: TauCommand) -> None:
     assert "tau.modes.acp" not in imported and "acp" not in imported
 
 
-def test_without_the_sdk_the_mode_names_the_extra_to_install(tau: TauCommand) -> None:
-    hide_sdk = "import sys; sys.modules['acp'] = None; from tau.cli import main; sys.exit(main())"
+def test_the_mode_needs_neither_the_sdk_nor_pydantic(tau: TauCommand) -> None:
+    hide = "import sys; sys.modules['acp'] = sys.modules['pydantic'] = None; from tau.cli import main; main()"
+    request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
     result = subprocess.run(
-        [sys.executable, "-c", hide_sdk, "--mode", "acp", *MODEL],
+        [sys.executable, "-c", hide, "--mode", "acp", *MODEL],
         cwd=tau.work,
         env=tau.env,
-        stdin=subprocess.DEVNULL,
+        input=json.dumps(request) + "\n",
         capture_output=True,
         text=True,
         timeout=30,
     )
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        "tau: --mode acp needs the Agent Client Protocol SDK: pip install 'tau-agent[acp]'"
-    ]
-    assert result.stdout == ""
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"]["agentInfo"]["name"] == "tau"
 
 
 async def test_a_failed_model_request_answers_the_prompt_with_an_error_naming_it(tau: TauCommand) -> None:

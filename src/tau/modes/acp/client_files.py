@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from tau.agent.tool import AgentTool
+from tau.modes.acp.jsonrpc import Connection
 from tau.tools.edit import create_edit_tool
 from tau.tools.read import create_read_tool
 from tau.tools.write import create_write_tool
@@ -22,7 +22,7 @@ __all__ = ["ClientFileOperations", "client_file_tools"]
 class ClientFileOperations:
     """The read/write/edit operations of one ACP session over the client's file system."""
 
-    conn: Any  # acp's AgentSideConnection
+    conn: Connection
     session_id: str
     can_read: bool
     can_write: bool
@@ -32,10 +32,15 @@ class ClientFileOperations:
             with open(path, "rb") as file:
                 return file.read()
         try:
-            response = await self.conn.read_text_file(session_id=self.session_id, path=path)
+            response = await self.conn.request(
+                "fs/read_text_file", {"sessionId": self.session_id, "path": path}
+            )
         except Exception as exc:  # the client's JSON-RPC error, e.g. no such file
             raise FileNotFoundError(2, str(exc) or "the editor could not read it", path) from exc
-        return str(response.content).encode("utf-8")
+        content = response.get("content") if isinstance(response, dict) else None
+        if not isinstance(content, str):
+            raise OSError(5, "the editor sent no file content", path)
+        return content.encode("utf-8")
 
     async def write_file(self, path: str, text: str) -> None:
         if not self.can_write:
@@ -43,7 +48,8 @@ class ClientFileOperations:
                 file.write(text)
             return
         try:
-            await self.conn.write_text_file(session_id=self.session_id, path=path, content=text)
+            params = {"sessionId": self.session_id, "path": path, "content": text}
+            await self.conn.request("fs/write_text_file", params)
         except Exception as exc:
             raise OSError(5, str(exc) or "the editor could not write it", path) from exc
 

@@ -3,25 +3,20 @@
 
 from __future__ import annotations
 
-from acp.schema import AvailableCommand, AvailableCommandsUpdate
-
+from tau.ai.types import JsonObject
 from tau.runtime.agent_session import AgentSession
 
 __all__ = ["available_commands"]
 
 
-def available_commands(session: AgentSession) -> AvailableCommandsUpdate:
-    commands: list[AvailableCommand] = []
+def available_commands(session: AgentSession) -> JsonObject:
+    commands: list[JsonObject] = []
     runner = session.extension_runner
     for name, registered in (runner.commands if runner is not None else {}).items():
-        commands.append(AvailableCommand(name=name, description=registered.description or name))
+        commands.append({"name": name, "description": registered.description or name})
     loader = session.services.resource_loader
     for template in loader.prompt_templates:
-        commands.append(
-            AvailableCommand(name=template.name, description=template.description or "prompt template")
-        )
+        commands.append({"name": template.name, "description": template.description or "prompt template"})
     for skill in loader.skills:
-        commands.append(
-            AvailableCommand(name=f"skill:{skill.name}", description=skill.description or "skill")
-        )
-    return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+        commands.append({"name": f"skill:{skill.name}", "description": skill.description or "skill"})
+    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}

@@ -13,14 +13,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
-
 from tau.ai.abort import AbortSignal
+from tau.ai.types import JsonObject
 from tau.extensions.ui import NeutralUI, NotifyLevel
 
 __all__ = ["AcpExtensionUI"]
 
 _ALLOW_ONCE, _ALLOW_ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
+
+
+def _option(option_id: str, name: str, kind: str) -> JsonObject:
+    return {"optionId": option_id, "name": name, "kind": kind}
 
 
 class AcpExtensionUI(NeutralUI):
@@ -34,26 +37,26 @@ class AcpExtensionUI(NeutralUI):
         self._current_call = current_call
         self._always: set[tuple[str, str]] = set()
 
-    def _tool_call(self, title: str) -> ToolCallUpdate:
+    def _tool_call(self, title: str) -> JsonObject:
         call = self._current_call()
         if call is None:
-            return ToolCallUpdate(tool_call_id=f"dialog-{id(self)}", title=title)
+            return {"toolCallId": f"dialog-{id(self)}", "title": title}
         call_id, call_title = call
-        return ToolCallUpdate(tool_call_id=call_id, title=call_title)
+        return {"toolCallId": call_id, "title": call_title}
 
-    async def _ask(
-        self, title: str, options: list[PermissionOption], signal: AbortSignal | None
-    ) -> str | None:
+    async def _ask(self, title: str, options: list[JsonObject], signal: AbortSignal | None) -> str | None:
         if signal is not None and signal.aborted:
             return None
+        params = {"sessionId": self._session_id, "toolCall": self._tool_call(title), "options": options}
         try:
-            response = await self._conn.request_permission(
-                session_id=self._session_id, tool_call=self._tool_call(title), options=options
-            )
+            response = await self._conn.request("session/request_permission", params)
         except Exception:  # the client is gone or refused the request: no answer
             return None
-        outcome = response.outcome
-        return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+        outcome = response.get("outcome") if isinstance(response, dict) else None
+        if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+            option_id = outcome.get("optionId")
+            return option_id if isinstance(option_id, str) else None
+        return None
 
     async def confirm(
         self, title: str, message: str, *, timeout: float | None = None, signal: AbortSignal | None = None
@@ -62,9 +65,9 @@ class AcpExtensionUI(NeutralUI):
         if key in self._always:
             return True
         options = [
-            PermissionOption(option_id=_ALLOW_ONCE, name="Allow once", kind="allow_once"),
-            PermissionOption(option_id=_ALLOW_ALWAYS, name="Always allow", kind="allow_always"),
-            PermissionOption(option_id=_REJECT, name="Reject", kind="reject_once"),
+            _option(_ALLOW_ONCE, "Allow once", "allow_once"),
+            _option(_ALLOW_ALWAYS, "Always allow", "allow_always"),
+            _option(_REJECT, "Reject", "reject_once"),
         ]
         answer = await self._ask(f"{title}\n{message}", options, signal)
         if answer == _ALLOW_ALWAYS:
@@ -80,7 +83,7 @@ class AcpExtensionUI(NeutralUI):
         signal: AbortSignal | None = None,
     ) -> str | None:
         choices = [
-            PermissionOption(option_id=str(i), name=option, kind="allow_once" if i == 0 else "reject_once")
+            _option(str(i), option, "allow_once" if i == 0 else "reject_once")
             for i, option in enumerate(options)
         ]
         answer = await self._ask(title, choices, signal)

@@ -7,30 +7,13 @@ are, inside ``<file name="...">`` tags; an embedded binary resource that is an i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acp.schema import (
-    AudioContentBlock,
-    BlobResourceContents,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
-    ResourceContentBlock,
-    TextContentBlock,
-    TextResourceContents,
-)
-
 from tau.ai.types import ImageContent
+from tau.modes.acp.jsonrpc import RpcError
 
-__all__ = ["PromptBlock", "to_tau_prompt", "uri_path"]
-
-PromptBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
+__all__ = ["to_tau_prompt", "uri_path"]
 
 
 def uri_path(uri: str) -> str:
@@ -39,25 +22,38 @@ def uri_path(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
-def to_tau_prompt(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]]:
+def _str(block: dict[str, Any], name: str) -> str:
+    value = block.get(name)
+    if not isinstance(value, str):
+        raise RpcError.invalid_params(f"a {block.get('type')} block needs {name}")
+    return value
+
+
+def to_tau_prompt(blocks: list[Any]) -> tuple[str, list[ImageContent]]:
     parts: list[str] = []
     images: list[ImageContent] = []
     for block in blocks:
-        if isinstance(block, TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, ImageContentBlock):
-            images.append(ImageContent(data=block.data, mime_type=block.mime_type))
-        elif isinstance(block, ResourceContentBlock):
-            parts.append(f"@{uri_path(block.uri)}")
-        elif isinstance(block, EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, TextResourceContents):
-                parts.append(f'<file name="{uri_path(resource.uri)}">\n{resource.text}\n</file>')
-            elif isinstance(resource, BlobResourceContents) and (resource.mime_type or "").startswith(
-                "image/"
-            ):
-                images.append(ImageContent(data=resource.blob, mime_type=resource.mime_type or "image/png"))
+        if not isinstance(block, dict):
+            raise RpcError.invalid_params("a prompt is a list of content blocks")
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(_str(block, "text"))
+        elif kind == "image":
+            images.append(ImageContent(data=_str(block, "data"), mime_type=_str(block, "mimeType")))
+        elif kind == "resource_link":
+            parts.append(f"@{uri_path(_str(block, 'uri'))}")
+        elif kind == "resource":
+            resource = block.get("resource")
+            if not isinstance(resource, dict):
+                raise RpcError.invalid_params("a resource block needs resource")
+            uri = uri_path(_str(resource, "uri"))
+            mime_type = resource.get("mimeType")
+            if isinstance(text := resource.get("text"), str):
+                parts.append(f'<file name="{uri}">\n{text}\n</file>')
+            elif isinstance(blob := resource.get("blob"), str) and str(mime_type or "").startswith("image/"):
+                images.append(ImageContent(data=blob, mime_type=str(mime_type)))
             else:
-                parts.append(f"@{uri_path(resource.uri)}")
-        # Audio is not offered (promptCapabilities.audio is false), so a client never sends it.
+                parts.append(f"@{uri}")
+        elif kind != "audio":  # audio is not offered (promptCapabilities.audio is false)
+            raise RpcError.invalid_params(f"unsupported content block {kind!r}")
     return "\n\n".join(part for part in parts if part), images

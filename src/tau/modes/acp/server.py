@@ -18,27 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Any, TextIO, cast
-
-from acp import PROTOCOL_VERSION, Agent, RequestError
-from acp.core import AgentSideConnection
-from acp.schema import (
-    AgentCapabilities,
-    ClientCapabilities,
-    Implementation,
-    InitializeResponse,
-    ListSessionsResponse,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PromptCapabilities,
-    PromptResponse,
-    SessionCapabilities,
-    SessionInfo,
-    SessionListCapabilities,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
-    StopReason,
-)
+from typing import Any, TextIO
 
 from tau import __version__
 from tau.agent.events import ToolExecutionEnd, ToolExecutionStart
@@ -48,12 +28,13 @@ from tau.ai.types import AssistantMessage
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
+from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, RpcError, param
 from tau.modes.acp.permissions import AcpExtensionUI
-from tau.modes.acp.prompt_blocks import PromptBlock, to_tau_prompt
+from tau.modes.acp.prompt_blocks import to_tau_prompt
 from tau.modes.acp.session_config import config_options, modes, set_config_option, set_thinking_level
 from tau.modes.acp.streams import stdio_streams
 from tau.modes.acp.tool_calls import title_of
-from tau.modes.acp.updates import SessionUpdate, UpdateSender, event_updates, history_updates
+from tau.modes.acp.updates import event_updates, history_updates
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.errors import SessionError
@@ -88,8 +69,8 @@ class _Live:
 async def run_acp_mode(opener: SessionOpener, *, out: TextIO) -> int:
     """Serve ACP on stdin and ``out`` until end of input or a signal; the exit code."""
     reader, writer = await stdio_streams(out)
-    agent = TauAcpAgent(opener)
-    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
+    conn = Connection(reader, writer)
+    agent = TauAcpAgent(opener, conn)
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[int] = loop.create_future()
 
@@ -104,7 +85,7 @@ async def run_acp_mode(opener: SessionOpener, *, out: TextIO) -> int:
             installed.append(signum)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
-    listening: asyncio.Future[None] = asyncio.ensure_future(conn.listen())
+    listening: asyncio.Future[None] = asyncio.ensure_future(conn.serve(agent.handle))
     try:
         waiting: list[asyncio.Future[Any]] = [listening, stopped]
         await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
@@ -114,30 +95,39 @@ async def run_acp_mode(opener: SessionOpener, *, out: TextIO) -> int:
             loop.remove_signal_handler(signum)
         listening.cancel()
         await agent.shutdown()
-        with contextlib.suppress(Exception):  # already broken: nothing more can reach the client
-            await asyncio.wait_for(conn.close(), 2)
+        await conn.drain()
+        await conn.close()
 
 
 class TauAcpAgent:
-    """The ``acp.Agent`` side of tau (method names and parameters are the SDK's)."""
+    """The agent side of ACP: one handler per method, parameters and results in the protocol's
+    camelCase."""
 
-    def __init__(self, opener: SessionOpener) -> None:
+    def __init__(self, opener: SessionOpener, conn: Connection) -> None:
         self._opener = opener
-        self._conn: Any = None
-        self._client = ClientCapabilities()
-        self._sessions: dict[str, _Live] = {}
-        self._sender: UpdateSender | None = None
-
-    def on_connect(self, conn: Any) -> None:
         self._conn = conn
-        self._sender = UpdateSender(self._send)
+        self._client: dict[str, Any] = {}
+        self._sessions: dict[str, _Live] = {}
+        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/list": self.list_sessions,
+            "session/prompt": self.prompt,
+            "session/cancel": self.cancel,
+            "session/set_mode": self.set_session_mode,
+            "session/set_config_option": self.set_config_option,
+        }
 
-    async def _send(self, session_id: str, update: SessionUpdate) -> None:
-        await self._conn.session_update(session_id=session_id, update=update)
+    async def handle(self, method: str, params: dict[str, Any]) -> Any:
+        handler = self._methods.get(method)
+        if handler is None:
+            raise RpcError.method_not_found(method)
+        return await handler(params)
 
-    def _put(self, session_id: str, update: SessionUpdate) -> None:
-        assert self._sender is not None
-        self._sender.put(session_id, update)
+    def _put(self, session_id: str, update: dict[str, Any]) -> None:
+        self._conn.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def shutdown(self) -> None:
         for live in list(self._sessions.values()):
@@ -148,51 +138,46 @@ class TauAcpAgent:
                 await asyncio.wait_for(session.abort(), 5)
             await live.runtime.dispose()
         self._sessions.clear()
-        if self._sender is not None:
-            await self._sender.close()
 
     # -- connection ----------------------------------------------------------------------------
 
-    async def initialize(
-        self,
-        protocol_version: int,
-        client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
-        **kwargs: Any,
-    ) -> InitializeResponse:
-        self._client = client_capabilities or ClientCapabilities()
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-            ),
-            agent_info=Implementation(name="tau", title="tau", version=__version__),
-            auth_methods=[],
-        )
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        version = param(params, "protocolVersion", int)
+        capabilities = param(params, "clientCapabilities", dict, None)
+        self._client = capabilities or {}
+        return {
+            "protocolVersion": min(version, PROTOCOL_VERSION),
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "sessionCapabilities": {"list": {}},
+            },
+            "agentInfo": {"name": "tau", "title": "tau", "version": __version__},
+            "authMethods": [],
+        }
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError.invalid_params(
-            {"message": "tau offers no login methods; use `tau auth` in a terminal"}
-        )
+    async def authenticate(self, params: dict[str, Any]) -> None:
+        raise RpcError.invalid_params("tau offers no login methods; use `tau auth` in a terminal")
+
+    def _can(self, group: str, capability: str) -> bool:
+        offered = self._client.get(group)
+        return isinstance(offered, dict) and offered.get(capability) is True
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
-        cwd = _checked_cwd(cwd)
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = _checked_cwd(param(params, "cwd", str))
         manager = SessionManager.create(cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir)
         live = await self._open(manager, cwd)
-        return NewSessionResponse(
-            session_id=manager.get_session_id(),
-            modes=modes(live.runtime),
-            config_options=config_options(live.runtime),
-        )
+        return {
+            "sessionId": manager.get_session_id(),
+            "modes": modes(live.runtime),
+            "configOptions": config_options(live.runtime),
+        }
 
-    async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
-    ) -> LoadSessionResponse:
-        cwd = _checked_cwd(cwd)
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = _checked_cwd(param(params, "cwd", str))
+        session_id = param(params, "sessionId", str)
         if session_id in self._sessions:
             live = self._sessions[session_id]
         else:
@@ -200,29 +185,27 @@ class TauAcpAgent:
             try:
                 manager = SessionManager.open(path, self._opener.session_dir(cwd), cwd_override=cwd)
             except SessionError as exc:
-                raise RequestError.invalid_params({"message": str(exc)}) from exc
+                raise RpcError.invalid_params(str(exc)) from exc
             live = await self._open(manager, cwd)
         for update in history_updates(live.runtime.session.messages, cwd):
             self._put(session_id, update)
-        assert self._sender is not None
-        await self._sender.flush()
-        return LoadSessionResponse(modes=modes(live.runtime), config_options=config_options(live.runtime))
+        await self._conn.drain()
+        return {"modes": modes(live.runtime), "configOptions": config_options(live.runtime)}
 
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
-    ) -> ListSessionsResponse:
+    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = param(params, "cwd", str, None)
         infos = list_sessions(self._opener.session_dir(cwd)) if cwd else list_all_sessions()
-        return ListSessionsResponse(
-            sessions=[
-                SessionInfo(
-                    session_id=info.id,
-                    cwd=info.cwd,
-                    title=info.name or info.first_message,
-                    updated_at=info.modified.astimezone(UTC).isoformat().replace("+00:00", "Z"),
-                )
-                for info in infos
-            ]
-        )
+        sessions = []
+        for info in infos:
+            entry = {
+                "sessionId": info.id,
+                "cwd": info.cwd,
+                "updatedAt": info.modified.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            }
+            if title := info.name or info.first_message:
+                entry["title"] = title
+            sessions.append(entry)
+        return {"sessions": sessions}
 
     def _find(self, session_id: str, cwd: str) -> str:
         try:
@@ -233,7 +216,7 @@ class TauAcpAgent:
             found = None
         header = read_header(found.path) if found is not None else None
         if found is None or header is None or header.get("id") != session_id:
-            raise RequestError.resource_not_found(session_id)
+            raise RpcError.resource_not_found(session_id)
         return found.path
 
     async def _open(self, manager: SessionManager, cwd: str) -> _Live:
@@ -241,8 +224,8 @@ class TauAcpAgent:
         files = ClientFileOperations(
             self._conn,
             session_id,
-            can_read=bool(self._client.fs and self._client.fs.read_text_file),
-            can_write=bool(self._client.fs and self._client.fs.write_text_file),
+            can_read=self._can("fs", "readTextFile"),
+            can_write=self._can("fs", "writeTextFile"),
         )
         runtime = self._opener.open_runtime(manager, client_file_tools(cwd, files))
         live = _Live(runtime, cwd)
@@ -278,53 +261,48 @@ class TauAcpAgent:
     def _live(self, session_id: str) -> _Live:
         live = self._sessions.get(session_id)
         if live is None:
-            raise RequestError.invalid_params(
-                {"message": f"no open session {session_id}; call session/new or session/load"}
-            )
+            raise RpcError.invalid_params(f"no open session {session_id}; call session/new or session/load")
         return live
 
     # -- prompts -------------------------------------------------------------------------------
 
-    async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = param(params, "sessionId", str)
         live = self._live(session_id)
         if live.prompting:
-            raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
-        text, images = to_tau_prompt(prompt)
+            raise RpcError.invalid_request("a prompt is already running in this session")
+        text, images = to_tau_prompt(param(params, "prompt", list))
         session = live.runtime.session
         live.prompting, live.cancelled = True, False
         try:
             await session.prompt(text, images=images or None, source="rpc")
         except Exception as exc:
             if not live.cancelled:
-                raise RequestError.internal_error(
-                    {"message": redact(str(exc) or type(exc).__name__)}
-                ) from exc
+                raise RpcError.internal_error(redact(str(exc) or type(exc).__name__)) from exc
         finally:
             live.prompting = False
-            assert self._sender is not None
-            await self._sender.flush()
-        return PromptResponse(stop_reason=_stop_reason(live, session.messages))
+            await self._conn.drain()
+        return {"stopReason": _stop_reason(live, session.messages)}
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        live = self._sessions.get(session_id)
+    async def cancel(self, params: dict[str, Any]) -> None:
+        live = self._sessions.get(param(params, "sessionId", str))
         if live is None or not live.prompting:
             return
         live.cancelled = True
         await live.runtime.session.abort()
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        set_thinking_level(self._live(session_id).runtime, mode_id)
-        return SetSessionModeResponse()
+    async def set_session_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        live = self._live(param(params, "sessionId", str))
+        set_thinking_level(live.runtime, param(params, "modeId", str))
+        return {}
 
-    async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
-    ) -> SetSessionConfigOptionResponse:
-        live = self._live(session_id)
-        await set_config_option(live.runtime, config_id, value)
-        return SetSessionConfigOptionResponse(config_options=config_options(live.runtime))
+    async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        live = self._live(param(params, "sessionId", str))
+        await set_config_option(live.runtime, param(params, "configId", str), params.get("value"))
+        return {"configOptions": config_options(live.runtime)}
 
 
-def _stop_reason(live: _Live, messages: list[Any]) -> StopReason:
+def _stop_reason(live: _Live, messages: list[Any]) -> str:
     if live.cancelled:
         return "cancelled"
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
@@ -334,15 +312,11 @@ def _stop_reason(live: _Live, messages: list[Any]) -> StopReason:
         if last.stop_reason == "length":
             return "max_tokens"
         if last.stop_reason == "error":
-            raise RequestError.internal_error(
-                {"message": redact(last.error_message or "the model request failed")}
-            )
+            raise RpcError.internal_error(redact(last.error_message or "the model request failed"))
     return "end_turn"
 
 
 def _checked_cwd(cwd: str) -> str:
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise RequestError.invalid_params(
-            {"message": f"cwd must be an existing absolute folder, not {cwd!r}"}
-        )
+        raise RpcError.invalid_params(f"cwd must be an existing absolute folder, not {cwd!r}")
     return cwd

@@ -7,16 +7,8 @@ levels the current model supports. The thinking levels are also the session's mo
 
 from __future__ import annotations
 
-from acp import RequestError
-from acp.schema import (
-    SessionConfigOptionBoolean,
-    SessionConfigOptionSelect,
-    SessionConfigSelectOption,
-    SessionMode,
-    SessionModeState,
-)
-
-from tau.ai.types import Model
+from tau.ai.types import JsonObject, Model
+from tau.modes.acp.jsonrpc import RpcError
 from tau.runtime.runtime import AgentSessionRuntime
 
 __all__ = ["config_options", "modes", "set_config_option", "set_thinking_level"]
@@ -28,52 +20,47 @@ def _key(model: Model) -> str:
     return f"{model.provider}/{model.id}"
 
 
-def config_options(
-    runtime: AgentSessionRuntime,
-) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+def _select(
+    option_id: str, name: str, category: str, current: str, values: list[tuple[str, str]]
+) -> JsonObject:
+    return {
+        "type": "select",
+        "id": option_id,
+        "name": name,
+        "category": category,
+        "currentValue": current,
+        "options": [{"value": value, "name": label} for value, label in values],
+    }
+
+
+def config_options(runtime: AgentSessionRuntime) -> list[JsonObject]:
     session = runtime.session
-    options: list[SessionConfigOptionSelect | SessionConfigOptionBoolean] = []
+    options: list[JsonObject] = []
     models = runtime.services.model_registry.get_available()
     current = session.model
     if current is not None and all(_key(m) != _key(current) for m in models):
         models = [current, *models]
     if current is not None:
-        options.append(
-            SessionConfigOptionSelect(
-                type="select",
-                id=MODEL_OPTION,
-                name="Model",
-                category="model",
-                current_value=_key(current),
-                options=[SessionConfigSelectOption(value=_key(m), name=m.name or m.id) for m in models],
-            )
-        )
+        choices = [(_key(m), m.name or m.id) for m in models]
+        options.append(_select(MODEL_OPTION, "Model", "model", _key(current), choices))
     levels = session.get_available_thinking_levels()
-    options.append(
-        SessionConfigOptionSelect(
-            type="select",
-            id=THINKING_OPTION,
-            name="Thinking",
-            category="thought_level",
-            current_value=session.thinking_level,
-            options=[SessionConfigSelectOption(value=level, name=level) for level in levels],
-        )
-    )
+    choices = [(level, level) for level in levels]
+    options.append(_select(THINKING_OPTION, "Thinking", "thought_level", session.thinking_level, choices))
     return options
 
 
-async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value: str | bool) -> None:
+async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value: object) -> None:
     session = runtime.session
     if config_id == MODEL_OPTION and isinstance(value, str):
         provider, _, model_id = value.partition("/")
         model = runtime.services.model_registry.find(provider, model_id)
         if model is None:
-            raise RequestError.invalid_params({"message": f"unknown model {value}"})
+            raise RpcError.invalid_params(f"unknown model {value}")
         await session.set_model(model)
     elif config_id == THINKING_OPTION and isinstance(value, str):
         set_thinking_level(runtime, value)
     else:
-        raise RequestError.invalid_params({"message": f"unknown config option {config_id}"})
+        raise RpcError.invalid_params(f"unknown config option {config_id}")
 
 
 def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
@@ -82,15 +69,14 @@ def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
         if available == level:
             session.set_thinking_level(available)
             return
-    raise RequestError.invalid_params({"message": f"thinking level {level} is not available"})
+    raise RpcError.invalid_params(f"thinking level {level} is not available")
 
 
-def modes(runtime: AgentSessionRuntime) -> SessionModeState:
+def modes(runtime: AgentSessionRuntime) -> JsonObject:
     session = runtime.session
-    return SessionModeState(
-        current_mode_id=session.thinking_level,
-        available_modes=[
-            SessionMode(id=level, name=f"Thinking: {level}")
-            for level in session.get_available_thinking_levels()
+    return {
+        "currentModeId": session.thinking_level,
+        "availableModes": [
+            {"id": level, "name": f"Thinking: {level}"} for level in session.get_available_thinking_levels()
         ],
-    )
+    }

@@ -10,23 +10,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from acp.schema import (
-    ContentToolCallContent,
-    FileEditToolCallContent,
-    TerminalToolCallContent,
-    TextContentBlock,
-    ToolCallLocation,
-    ToolKind,
-)
-
 from tau.agent.tool import AgentToolResult
 from tau.ai.types import JsonObject, TextContent
 
-__all__ = ["ToolContent", "kind_of", "locations_of", "result_content", "started_content", "title_of"]
+__all__ = ["kind_of", "locations_of", "result_content", "started_content", "text_content", "title_of"]
 
-ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-
-_KINDS: dict[str, ToolKind] = {
+_KINDS: dict[str, str] = {
     "read": "read",
     "edit": "edit",
     "write": "edit",
@@ -37,7 +26,7 @@ _KINDS: dict[str, ToolKind] = {
 }
 
 
-def kind_of(tool_name: str) -> ToolKind:
+def kind_of(tool_name: str) -> str:
     return _KINDS.get(tool_name, "other")
 
 
@@ -61,9 +50,7 @@ def title_of(tool_name: str, args: JsonObject) -> str:
     return tool_name
 
 
-def locations_of(
-    tool_name: str, args: JsonObject, cwd: str, details: Any = None
-) -> list[ToolCallLocation] | None:
+def locations_of(tool_name: str, args: JsonObject, cwd: str, details: Any = None) -> list[JsonObject] | None:
     if tool_name not in ("read", "edit", "write"):
         return None
     path = _path(args, cwd)
@@ -75,7 +62,7 @@ def locations_of(
     elif tool_name == "edit" and isinstance(details, dict):
         first = details.get("firstChangedLine")
         line = first if isinstance(first, int) else None
-    return [ToolCallLocation(path=path, line=line)]
+    return [{"path": path} if line is None else {"path": path, "line": line}]
 
 
 def _edit_pairs(args: JsonObject) -> list[tuple[str, str]]:
@@ -92,18 +79,26 @@ def _edit_pairs(args: JsonObject) -> list[tuple[str, str]]:
     return pairs
 
 
-def started_content(tool_name: str, args: JsonObject, cwd: str) -> list[ToolContent] | None:
+def _diff(path: str, old: str | None, new: str) -> JsonObject:
+    diff: JsonObject = {"type": "diff", "path": path, "newText": new}
+    if old is not None:
+        diff["oldText"] = old
+    return diff
+
+
+def text_content(text: str) -> JsonObject:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def started_content(tool_name: str, args: JsonObject, cwd: str) -> list[JsonObject] | None:
     """What a client shows before the call ran: the edit's or write's proposed change."""
     path = _path(args, cwd)
     if path is None:
         return None
     if tool_name == "edit":
-        return [
-            FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
-            for old, new in _edit_pairs(args)
-        ] or None
+        return [_diff(path, old, new) for old, new in _edit_pairs(args)] or None
     if tool_name == "write" and isinstance(content := args.get("content"), str):
-        return [FileEditToolCallContent(type="diff", path=path, old_text=None, new_text=content)]
+        return [_diff(path, None, content)]
     return None
 
 
@@ -113,14 +108,12 @@ def _text(result: AgentToolResult) -> str:
 
 def result_content(
     tool_name: str, args: JsonObject, cwd: str, result: AgentToolResult, is_error: bool
-) -> list[ToolContent]:
+) -> list[JsonObject]:
     """The content of a finished call: an edit's or write's diff (on success), then its text."""
-    content: list[ToolContent] = []
+    content: list[JsonObject] = []
     if not is_error:
         content.extend(started_content(tool_name, args, cwd) or [])
     text = _text(result)
     if text:
-        content.append(
-            ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
-        )
+        content.append(text_content(text))
     return content
