@@ -12,7 +12,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from tau.ai.types import (
@@ -95,6 +94,8 @@ def _js_number(value: float) -> str:
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""
+    from decimal import Decimal  # imported on the first use: a few ms of every start-up
+
     _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
     assert isinstance(exponent, int)
     point = len(digit_tuple) + exponent  # the value is 0.<digits> x 10^point

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,6 +188,8 @@ def write_file_atomic(path: Path, text: str, mode: int | None = None) -> None:
             mode = target.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
+    import tempfile  # imported on the first write, not at start-up
+
     fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import secrets
 import shutil
-import tempfile
 import threading
 from typing import BinaryIO
 
@@ -38,6 +36,8 @@ class SpillDirectory:
     def _ensure(self) -> str:
         with self._lock:
             if self._path is None or not os.path.isdir(self._path):
+                import tempfile  # imported when the first output is spilled, not at start-up
+
                 self._path = tempfile.mkdtemp(prefix=self._prefix, dir=self._parent)
             return self._path
 
@@ -45,6 +45,8 @@ class SpillDirectory:
         """Create a new uniquely named file; returns its path and a buffered binary writer."""
         folder = self._ensure()
         while True:
+            import secrets
+
             path = os.path.join(folder, f"{stem}-{secrets.token_hex(8)}{suffix}")
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

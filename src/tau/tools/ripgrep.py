@@ -13,7 +13,6 @@ import os
 import shutil
 import signal as signals
 import sys
-import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,8 @@ def find_rg(bin_dir: str | None = None) -> str | None:
     candidates: list[Path] = []
     if bin_dir:
         candidates.append(Path(bin_dir) / name)
+    import sysconfig  # imported when rg is looked for, not at start-up
+
     scripts = sysconfig.get_path("scripts")
     if scripts:
         candidates.append(Path(scripts) / name)
