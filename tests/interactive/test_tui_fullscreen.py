@@ -33,18 +33,19 @@ def _shown_numbers(terminal: Terminal) -> list[int]:
     return [int(n) for n in re.findall(r"line (\d\d)", terminal.display())]
 
 
-def _scrolled_reply(tau: TauCommand, start_tui: Start) -> Terminal:
+def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     tau.server.add(Turn(text=NUMBERED))
-    terminal = start_tui("--tui-mode", "fullscreen", rows=20, cols=80)
+    terminal = start_tui(*args, rows=20, cols=80)
     terminal.type("count")
     terminal.send(ENTER)
     terminal.wait_for("line 40", where="display")
     return terminal
 
 
-def test_fullscreen_scrolls_the_transcript_while_the_editor_stays_put_and_restores_the_screen(
+def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_stays_put_and_restores_the_screen(
     tau: TauCommand, start_tui: Start
 ) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
     terminal = _scrolled_reply(tau, start_tui)
     assert terminal.on_alternate_screen
     editor = _editor_rows(terminal)
@@ -72,8 +73,19 @@ def test_fullscreen_scrolls_the_transcript_while_the_editor_stays_put_and_restor
     assert "line 01" in text and "line 40" in text and "count" in text
 
 
-def test_search_finds_text_above_the_view_and_steps_between_matches(tau: TauCommand, start_tui: Start) -> None:
-    terminal = _scrolled_reply(tau, start_tui)
+def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = _scrolled_reply(tau, start_tui, "--tui-mode", "fullscreen")
+    row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
+    # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
+    terminal.send(f"\x1b[<0;2;{row}M\x1b[<32;5;{row + 1}M\x1b[<32;6;{row + 2}M\x1b[<0;6;{row + 2}m")
+    terminal.wait_for("Copied", where="display")
+    copied = [
+        base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)
+    ]
+    assert copied == ["line 38\n\n line"]
+
     terminal.send(CTRL_SHIFT_F)
     terminal.wait_for("Find in transcript", where="display")
     terminal.type("line 0")
@@ -87,34 +99,41 @@ def test_search_finds_text_above_the_view_and_steps_between_matches(tau: TauComm
     terminal.wait_for("1/1", where="display")
     assert "line 07" in terminal.display()
     terminal.send(ESCAPE)
-    terminal.wait_for(lambda: "Find in transcript" not in terminal.display() and "1/1" not in terminal.display())
+    terminal.wait_for(
+        lambda: "Find in transcript" not in terminal.display() and "1/1" not in terminal.display()
+    )
     terminal.type("typed after the search")  # the editor has the keys again
     terminal.wait_for("typed after the search", where="display")
 
 
-def test_a_mouse_drag_selects_transcript_text_and_copies_it(tau: TauCommand, start_tui: Start) -> None:
-    terminal = _scrolled_reply(tau, start_tui)
-    row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
-    # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
-    terminal.send(f"\x1b[<0;2;{row}M\x1b[<32;5;{row + 1}M\x1b[<32;6;{row + 2}M\x1b[<0;6;{row + 2}m")
-    terminal.wait_for("Copied", where="display")
-    copied = [base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)]
-    assert copied == ["line 38\n\n line"]
-
-
-def test_the_tui_mode_setting_is_used_and_the_flag_overrides_it(tau: TauCommand, start_tui: Start) -> None:
+def test_tui_mode_regular_overrides_the_setting_and_settings_changes_it(
+    tau: TauCommand, start_tui: Start
+) -> None:
     (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
-    fullscreen = start_tui()
-    assert fullscreen.on_alternate_screen
-    fullscreen.send(CTRL_D)
-    assert fullscreen.wait_exit() == 0
+    tau.server.add(Turn(text="an inline reply"))
+    terminal = start_tui("--tui-mode", "regular")
+    terminal.type("hello")
+    terminal.send(ENTER)
+    terminal.wait_for("an inline reply")
+    assert b"\x1b[?1049h" not in terminal.raw and b"\x1b[?1000h" not in terminal.raw  # no mouse capture
+    assert not terminal.on_alternate_screen
 
-    regular = start_tui("--tui-mode", "regular")
-    assert b"\x1b[?1049h" not in regular.raw and b"\x1b[?1000h" not in regular.raw  # no mouse capture
-    assert not regular.on_alternate_screen
+    # /settings changes the saved mode (for the next start).
+    terminal.type("/settings")
+    terminal.send(ENTER)
+    terminal.type("tui")
+    terminal.wait_for("› TUI mode: fullscreen", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("› fullscreen", where="display")
+    terminal.send("\x1b[A")
+    terminal.send(ENTER)
+    terminal.wait_for("TUI mode: regular", where="display")
+    assert json.loads((tau.agent_dir / "settings.json").read_text())["tuiMode"] == "regular"
 
 
 def test_an_unknown_tui_mode_is_one_clear_error(tau: TauCommand) -> None:
     run = tau.run("--tui-mode", "tiled")
     assert run.returncode != 0
-    assert run.stderr.strip().splitlines() == ['tau: --tui-mode "tiled" is not a mode; use fullscreen or regular']
+    assert run.stderr.strip().splitlines() == [
+        'tau: --tui-mode "tiled" is not a mode; use fullscreen or regular'
+    ]

@@ -78,6 +78,7 @@ async def _model(mode: InteractiveMode, argument: str) -> None:
 _SETTINGS: list[tuple[str, str, list[str]]] = [
     ("thinking", "Thinking level", []),
     ("theme", "Theme", ["dark", "light", "system"]),
+    ("tuiMode", "TUI mode", ["regular", "fullscreen"]),
     ("steeringMode", "Steering messages", ["one-at-a-time", "all"]),
     ("followUpMode", "Follow-up messages", ["one-at-a-time", "all"]),
     ("autoCompaction", "Auto-compaction", ["on", "off"]),
@@ -89,11 +90,14 @@ _SETTINGS: list[tuple[str, str, list[str]]] = [
 
 
 def _setting_value(mode: InteractiveMode, key: str) -> str:
+    from tau.modes.interactive.app import DEFAULT_TUI_MODE
+
     session = mode.session
     settings = session.services.settings_manager
     values = {
         "thinking": session.thinking_level,
         "theme": mode.theme_name,
+        "tuiMode": str(settings.get("tuiMode") or DEFAULT_TUI_MODE),
         "steeringMode": settings.steering_mode,
         "followUpMode": settings.follow_up_mode,
         "autoCompaction": "on" if session.auto_compaction_enabled else "off",
@@ -141,6 +145,10 @@ def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
         settings.set("theme", value)
         mode.theme_name = value
         mode.restyle()
+    elif key == "tuiMode":
+        settings.set("tuiMode", value)
+        if (value == "fullscreen") != mode.fullscreen:
+            mode.chat.add_notice(f"TUI mode {value}: from the next start (--tui-mode {value} for one run)")
     elif key == "steeringMode":
         session.set_steering_mode(value)  # type: ignore[arg-type]
     elif key == "followUpMode":
