@@ -25,6 +25,7 @@ from acp import (
 )
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
     AvailableCommandsUpdate,
@@ -36,6 +37,7 @@ from acp.schema import (
     SessionNotification,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
     WriteTextFileResponse,
 )
@@ -392,3 +394,28 @@ async def test_model_and_thinking_level_are_selectable_and_change_the_session(
     assert tau.server.last_request.body["model"] == "other-model"
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
     assert [e["thinkingLevel"] for e in entries if e["type"] == "thinking_level_change"][-1] == "high"
+
+
+async def test_a_todo_tool_updates_the_plan_and_each_prompt_reports_its_usage(tau: TauCommand) -> None:
+    models_json = tau.agent_dir / "models.json"
+    models = json.loads(models_json.read_text())
+    # Dollars per million tokens: the scripted 10 input and 5 output tokens cost $1 each per call.
+    models["providers"]["local"]["models"][0]["cost"] = {"input": 1e5, "output": 2e5, "cacheRead": 0, "cacheWrite": 0}
+    models_json.write_text(json.dumps(models))
+    todo = Path(__file__).parents[3] / "examples" / "extensions" / "custom_tool.py"
+    tau.server.add(
+        tool_turn("todo", {"action": "add", "text": "Write the tests"}),
+        tool_turn("todo", {"action": "done", "index": 1}),
+        text_turn("Planned and done."),
+    )
+    client = RecordingClient()
+    async with _spawn(tau, client, "-e", str(todo)) as (conn, _):
+        await _initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Plan it")])
+    plans = [[(e.content, e.status, e.priority) for e in u.entries] for u in client.of(AgentPlanUpdate)]
+    assert plans == [[("Write the tests", "pending", "medium")], [("Write the tests", "completed", "medium")]]
+    assert (answer.usage.input_tokens, answer.usage.output_tokens, answer.usage.total_tokens) == (30, 15, 45)
+    [usage] = client.of(UsageUpdate)
+    assert (usage.used, usage.size) == (15, 100000)
+    assert usage.cost.currency == "USD" and usage.cost.amount == pytest.approx(6.0)

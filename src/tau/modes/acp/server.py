@@ -21,10 +21,10 @@ from datetime import UTC
 from typing import Any, TextIO
 
 from tau import __version__
-from tau.agent.events import ToolExecutionEnd, ToolExecutionStart
+from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact
-from tau.ai.types import AssistantMessage
+from tau.ai.types import AssistantMessage, Usage
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
@@ -35,6 +35,7 @@ from tau.modes.acp.session_config import config_options, modes, set_config_optio
 from tau.modes.acp.streams import stdio_streams
 from tau.modes.acp.tool_calls import title_of
 from tau.modes.acp.updates import event_updates, history_updates
+from tau.modes.acp.usage import prompt_usage, usage_update
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.errors import SessionError
@@ -64,6 +65,7 @@ class _Live:
     running_call: tuple[str, str] | None = None
     cancelled: bool = False
     prompting: bool = False
+    replies: list[Usage] = field(default_factory=list)  # the running prompt's model calls
 
 
 async def run_acp_mode(opener: SessionOpener, *, out: TextIO) -> int:
@@ -189,6 +191,7 @@ class TauAcpAgent:
             live = await self._open(manager, cwd)
         for update in history_updates(live.runtime.session.messages, cwd):
             self._put(session_id, update)
+        self._put_usage(session_id, live)
         await self._conn.drain()
         return {"modes": modes(live.runtime), "configOptions": config_options(live.runtime)}
 
@@ -236,6 +239,8 @@ class TauAcpAgent:
                 live.running_call = (event.tool_call_id, title_of(event.tool_name, event.args))
             elif isinstance(event, ToolExecutionEnd):
                 live.running_call = None
+            elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                live.replies.append(event.message.usage)
             for update in event_updates(event, cwd, live.args_by_call):
                 self._put(session_id, update)
 
@@ -274,6 +279,7 @@ class TauAcpAgent:
         text, images = to_tau_prompt(param(params, "prompt", list))
         session = live.runtime.session
         live.prompting, live.cancelled = True, False
+        live.replies = []
         try:
             await session.prompt(text, images=images or None, source="rpc")
         except Exception as exc:
@@ -281,8 +287,14 @@ class TauAcpAgent:
                 raise RpcError.internal_error(redact(str(exc) or type(exc).__name__)) from exc
         finally:
             live.prompting = False
+            self._put_usage(session_id, live)
             await self._conn.drain()
-        return {"stopReason": _stop_reason(live, session.messages)}
+        return {"stopReason": _stop_reason(live, session.messages), "usage": prompt_usage(live.replies)}
+
+    def _put_usage(self, session_id: str, live: _Live) -> None:
+        update = usage_update(live.runtime.session)
+        if update is not None:
+            self._put(session_id, update)
 
     async def cancel(self, params: dict[str, Any]) -> None:
         live = self._sessions.get(param(params, "sessionId", str))

@@ -1,5 +1,9 @@
 """tau's session events (live) and messages (replayed on ``session/load``) as ACP session updates
-(the ``update`` of a ``session/update`` notification, in the protocol's camelCase)."""
+(the ``update`` of a ``session/update`` notification, in the protocol's camelCase).
+
+tau has no plan tool of its own; a ``todo`` tool (the one in ``examples/extensions/custom_tool.py``,
+and pi's todo example) keeps its list in each result's ``details.todos`` as ``{text, done}``
+items, so each such result is also the session's ``plan``."""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from tau.ai.types import (
 )
 from tau.modes.acp.tool_calls import kind_of, locations_of, result_content, started_content, title_of
 
-__all__ = ["event_updates", "history_updates"]
+__all__ = ["event_updates", "history_updates", "plan_update"]
 
 
 def _chunk(kind: str, content: JsonObject) -> JsonObject:
@@ -48,6 +52,22 @@ def _start_call(call_id: str, tool_name: str, args: Any, cwd: str, content: Any 
     return update
 
 
+def plan_update(tool_name: str, details: Any) -> JsonObject | None:
+    todos = details.get("todos") if tool_name == "todo" and isinstance(details, dict) else None
+    if not isinstance(todos, list):
+        return None
+    entries = [
+        {
+            "content": str(todo.get("text", "")),
+            "priority": "medium",
+            "status": "completed" if todo.get("done") is True else "pending",
+        }
+        for todo in todos
+        if isinstance(todo, dict)
+    ]
+    return {"sessionUpdate": "plan", "entries": entries}
+
+
 def event_updates(event: Any, cwd: str, args_by_call: dict[str, Any]) -> Iterator[JsonObject]:
     """The updates one session event makes (most make none). ``args_by_call`` keeps each running
     call's arguments from its start to its end."""
@@ -68,6 +88,8 @@ def event_updates(event: Any, cwd: str, args_by_call: dict[str, Any]) -> Iterato
     elif isinstance(event, ToolExecutionEnd):
         args = args_by_call.pop(event.tool_call_id, {})
         yield _finished_call(event.tool_call_id, event.tool_name, args, cwd, event.result, event.is_error)
+        if not event.is_error and (plan := plan_update(event.tool_name, event.result.details)) is not None:
+            yield plan
 
 
 def _finished_call(
@@ -115,3 +137,5 @@ def history_updates(messages: list[Any], cwd: str) -> Iterator[JsonObject]:
                 message.details,
             )
             yield _finished_call(message.tool_call_id, message.tool_name, args, cwd, result, message.is_error)
+            if not message.is_error and (plan := plan_update(message.tool_name, message.details)) is not None:
+                yield plan
