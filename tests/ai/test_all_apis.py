@@ -34,8 +34,11 @@ BASE_PATHS = {
     "bedrock-converse-stream": "",
     "google-vertex": "",
     "google-gemini-cli": "",
+    "pi-messages": "/pi/v1",
 }
 APIS = list(BASE_PATHS)
+# The api that sends pi's context unchanged (to a gateway that adapts it to the provider it routes to).
+PASS_THROUGH = "pi-messages"
 READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
 
 
@@ -156,7 +159,11 @@ async def test_an_aborted_reply_is_dropped_from_history_and_the_follow_up_succee
     context.messages += [aborted, UserMessage("shorter please")]
     follow_up = await complete(model, context, api_key=_key(api))
     assert follow_up.text() == "Fresh answer."
-    assert "word word" not in str(server.last_request.body)
+    if api == PASS_THROUGH:  # the gateway gets the context as it is and adapts it itself, as from pi
+        sent = server.last_request.body["context"]["messages"]
+        assert [m.get("stopReason") for m in sent] == [None, "aborted", None]
+    else:
+        assert "word word" not in str(server.last_request.body)
 
 
 @pytest.mark.parametrize("target", APIS)
@@ -185,7 +192,10 @@ async def test_a_conversation_from_another_api_hands_off_cleanly(server: FakeLLM
     assert reply.stop_reason == "stop", reply.error_message
     body = str(server.last_request.body)
     assert "private reasoning" in body  # foreign thinking travels as plain text
-    assert "c2lnbmF0dXJl" not in body  # but never with its signature
+    if target == PASS_THROUGH:  # the gateway routes it, so it decides: pi's context goes as it is
+        assert server.last_request.body["context"]["messages"][1] == foreign.to_json()
+    else:
+        assert "c2lnbmF0dXJl" not in body  # but never with its signature
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -53,6 +53,7 @@ BUILTIN_APIS: dict[str, str] = {
     "bedrock-converse-stream": "tau.ai.providers.bedrock",
     "google-vertex": "tau.ai.providers.google_vertex",
     "google-gemini-cli": "tau.ai.providers.google_gemini_cli",
+    "pi-messages": "tau.ai.providers.pi_messages",
 }
 
 # Per api, every live registration, newest last; the newest one serves.

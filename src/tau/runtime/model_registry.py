@@ -42,6 +42,8 @@ from tau.runtime.paths import models_path
 __all__ = ["ModelRegistry", "RequestAuth", "missing_auth_message"]
 
 _ModelKey = tuple[str, str]
+# Providers whose login learns which models the account may use (stored in models-store.json).
+ACCOUNT_LISTED_PROVIDERS = frozenset({"radius"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +127,23 @@ class ModelRegistry:
         self._header_templates = {}
         self._providers = dict(config.providers)
         for provider in builtin_providers:
-            for model in get_models(provider):
+            for model in self._builtin_models(provider):
                 self._add(*self._configure_builtin(model, config.providers.get(provider)))
         for provider_config in config.providers.values():
             self._add_custom_models(provider_config, builtin_providers)
         for provider_config in self._registered.values():
             self._apply_registered(provider_config, builtin_providers)
+
+    def _builtin_models(self, provider: str) -> list[Model]:
+        """The catalogue's models, or for a provider that lists them per account (Radius) the list
+        its login stored in models-store.json beside models.json, as pi does."""
+        if provider in ACCOUNT_LISTED_PROVIDERS and self._models_json is not None:
+            from tau.runtime.models_store import MODELS_STORE_FILE, stored_models
+
+            stored = stored_models(provider, self._models_json.parent / MODELS_STORE_FILE)
+            if stored is not None:
+                return stored
+        return get_models(provider)
 
     def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
         """Add or override a provider from code (extensions), in the models.json entry format.

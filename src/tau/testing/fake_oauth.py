@@ -1,6 +1,9 @@
 """A fake OAuth provider on 127.0.0.1 for tests: the sign-in endpoints of Anthropic, OpenAI (Codex),
-GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code, Meta and OpenRouter, with real PKCE checks, refresh-token rotation,
-revocation, and a count of refresh requests.
+GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code, Meta, OpenRouter and the Radius
+gateway, with real PKCE checks, refresh-token rotation, revocation, and a count of refresh requests.
+
+The Radius gateway (``radius.pi.dev``) also answers ``GET /v1/config`` for a signed-in caller with
+``radius_models`` served at ``radius_base_url`` (set it to a ``FakeLLMServer``'s ``/pi/v1``).
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
 real host is served under ``/<host>/…``. A test plays the browser by GETting the authorise URL tau
@@ -47,6 +50,7 @@ _HOSTS = (
     "openrouter.ai",
     "auth.meta.com",
     "api.meta.ai",
+    "radius.pi.dev",
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
@@ -56,8 +60,35 @@ _PROVIDER_OF_TOKEN_HOST = {
     "auth.kimi.com": "kimi-coding",
     "auth.meta.com": "meta",
     "auth.openai.com#chatgpt": "openai",
+    "radius.pi.dev": "radius",
 }
-_DEVICE_CODES = {"xai": "xai-device-1", "kimi-coding": "kimi-device-1", "meta": "meta-device-1"}
+_DEVICE_CODES = {
+    "xai": "xai-device-1",
+    "kimi-coding": "kimi-device-1",
+    "meta": "meta-device-1",
+    "radius": "radius-device-1",
+}
+# What the fake Radius gateway lists for a signed-in account (its org may have disabled the rest).
+RADIUS_MODELS: list[dict[str, Any]] = [
+    {
+        "id": "balanced",
+        "name": "Balanced",
+        "reasoning": True,
+        "input": ["text", "image"],
+        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 0},
+        "contextWindow": 1048576,
+        "maxTokens": 262144,
+    },
+    {
+        "id": "team-only",
+        "name": "Team Only",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 200000,
+        "maxTokens": 32000,
+    },
+]
 
 
 def codex_access_token(account_id: str, serial: str) -> str:
@@ -89,6 +120,8 @@ class FakeOAuthServer:
     device_pending_polls: int = 0  # the next device-login polls that answer "not yet"
     google_onboarding: bool = False  # the Google account has no project yet: onboardUser provisions one
     account_id: str = "acct-fake-123"
+    radius_base_url: str = "https://radius.pi.dev/v1"
+    radius_models: list[dict[str, Any]] = field(default_factory=lambda: [dict(m) for m in RADIUS_MODELS])
     refresh_counts: Counter[str] = field(default_factory=Counter)
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
 
@@ -303,6 +336,36 @@ class FakeOAuthServer:
             "expires_in": self.expires_in,
             "token_type": "Bearer",
         }
+
+    # ---- the Radius gateway -------------------------------------------------------------------------
+
+    def _radius_discovery(self, handler: Any, *_: Any) -> None:
+        _send(handler, 200, {"authorizationEndpoint": "https://radius.pi.dev/oauth/authorize"})
+
+    def _radius_device_code(
+        self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
+    ) -> None:
+        if body.get("client_id") != "pi-gateway":
+            _send(handler, 400, {"error": "invalid_client"})
+            return
+        _send(
+            handler,
+            200,
+            _device_answer(
+                "radius", "RAD-2468", "https://radius.pi.dev/device?code=", self.device_interval_s
+            ),
+        )
+
+    def _radius_config(
+        self, handler: Any, host: str, path: str, query: Any, body: Any, headers: dict[str, str]
+    ) -> None:
+        token = headers.get("authorization", "").removeprefix("Bearer ")
+        with self._lock:
+            known = any(entry["access"] == token for entry in self.issued if entry["provider"] == "radius")
+        if not known:
+            _send(handler, 401, {"error": {"message": "Sign in to Radius first", "code": "unauthorized"}})
+            return
+        _send(handler, 200, {"baseUrl": self.radius_base_url, "models": self.radius_models})
 
     # ---- OpenAI "Sign in with ChatGPT": each login registers its own client --------------------------
 
@@ -577,6 +640,11 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "api.meta.ai", "/muse-code/key"): FakeOAuthServer._meta_mint,
     ("GET", "openrouter.ai", "/auth"): FakeOAuthServer._openrouter_authorize,
     ("POST", "openrouter.ai", "/api/v1/auth/keys"): FakeOAuthServer._openrouter_keys,
+    ("GET", "radius.pi.dev", "/v1/oauth"): FakeOAuthServer._radius_discovery,
+    ("GET", "radius.pi.dev", "/oauth/authorize"): FakeOAuthServer._authorize,
+    ("POST", "radius.pi.dev", "/v1/oauth/device"): FakeOAuthServer._radius_device_code,
+    ("POST", "radius.pi.dev", "/v1/oauth/token"): FakeOAuthServer._token,
+    ("GET", "radius.pi.dev", "/v1/config"): FakeOAuthServer._radius_config,
 }
 
 

@@ -36,6 +36,7 @@ OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
     "kimi-coding": ("Kimi Code (subscription)", "kimi_coding", "KimiCodingFlow"),
     "openrouter": ("OpenRouter", "openrouter", "OpenRouterFlow"),
     "meta": ("Meta (Muse subscription)", "meta", "MetaFlow"),
+    "radius": ("Radius", "radius", "RadiusFlow"),
 }
 
 

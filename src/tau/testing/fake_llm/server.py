@@ -11,6 +11,7 @@ path ends with                     protocol
 ``/openai/responses``              Azure OpenAI Responses
 ``/codex/responses``               ChatGPT Codex Responses
 ``/responses``                     OpenAI Responses
+``/pi/v1/messages``                pi-messages (the Radius gateway)
 ``/messages``                      Anthropic Messages
 ``/v1internal:streamGen…``         Cloud Code Assist (Gemini CLI, Antigravity)
 ``/publishers/google/models/…``    Vertex AI (checks credentials: ``server.google``)
@@ -61,6 +62,7 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/openai/responses", "azure-openai-responses", "tau.testing.fake_llm.azure_openai_responses"),
     ("/codex/responses", "openai-codex-responses", "tau.testing.fake_llm.openai_codex_responses"),
     ("/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
+    ("/pi/v1/messages", "pi-messages", "tau.testing.fake_llm.pi_messages"),
     ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
     ("/v1internal:streamGenerateContent", "google-gemini-cli", "tau.testing.fake_llm.google_cloud_code"),
     ("*/publishers/google/models/*:streamGenerateContent", "google-vertex", "tau.testing.fake_llm.google_vertex"),
