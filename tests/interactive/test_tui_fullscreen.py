@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import signal
 from collections.abc import Callable
 
 from tau_command import TauCommand
@@ -65,6 +66,16 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_sta
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
     assert "ctrl+end" not in terminal.display()
 
+    # Ctrl+Z gives the terminal back before stopping: main screen, no mouse reports, the keys
+    # the shell expects; then takes it again (here at once: a pty without job control cannot stop).
+    start = len(terminal.raw)
+    terminal.send("\x1a")
+    terminal.wait_for(lambda: b"\x1b[?1049h" in terminal.raw[start:])
+    suspended = bytes(terminal.raw[start:])
+    left, back = suspended.index(b"\x1b[?1049l"), suspended.index(b"\x1b[?1049h")
+    assert left < suspended.find(b"\x1b[?1000l") < back
+    assert left < suspended.find(b"\x1b[<u") < back  # the kitty flags popped while stopped
+
     terminal.send(CTRL_D)
     assert terminal.wait_exit() == 0
     assert not terminal.on_alternate_screen
@@ -104,6 +115,12 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
     )
     terminal.type("typed after the search")  # the editor has the keys again
     terminal.wait_for("typed after the search", where="display")
+
+    terminal.child.kill(signal.SIGTERM)
+    assert terminal.wait_exit() == 128 + signal.SIGTERM
+    assert not terminal.on_alternate_screen and terminal.raw.rfind(b"\x1b[?1000l") > terminal.raw.rfind(
+        b"\x1b[?1000h"
+    )
 
 
 def test_tui_mode_regular_overrides_the_setting_and_settings_changes_it(

@@ -479,6 +479,8 @@ class InteractiveMode:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, self._on_signal, signum)
+        if hasattr(signal, "SIGTSTP"):  # `kill -TSTP` from outside: as Ctrl+Z, not a bare stop
+            loop.add_signal_handler(signal.SIGTSTP, self.suspend)
         if open_resume_picker:
             from tau.modes.interactive.commands import run_builtin_command
 
@@ -494,7 +496,7 @@ class InteractiveMode:
                 code = await self.app.run_async()
         finally:
             restored()
-            for signum in (signal.SIGTERM, signal.SIGHUP):
+            for signum in (signal.SIGTERM, signal.SIGHUP, getattr(signal, "SIGTSTP", signal.SIGTERM)):
                 loop.remove_signal_handler(signum)
             self.keyboard.restore()
             if self.fullscreen:
@@ -551,6 +553,26 @@ class InteractiveMode:
     def quit(self, code: int = 0) -> None:
         if self.app.is_running and self.app.future is not None and not self.app.future.done():
             self.app.exit(result=code)
+
+    def suspend(self) -> None:
+        """Ctrl+Z (or a SIGTSTP from outside): give the terminal back first (the main screen,
+        the mouse and the keys the shell expects), stop, and take it again and redraw on ``fg``."""
+        if not hasattr(signal, "SIGTSTP") or not self.app.is_running:
+            return
+        from prompt_toolkit.application import run_in_terminal
+
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            self.keyboard.restore()
+            loop.remove_signal_handler(signal.SIGTSTP)  # this one stops, by the default action
+            try:
+                os.kill(0, signal.SIGTSTP)
+            finally:
+                loop.add_signal_handler(signal.SIGTSTP, self.suspend)
+                self.keyboard.start()
+
+        run_in_terminal(stop)
 
     def _on_signal(self, signum: int) -> None:
         """SIGTERM/SIGHUP: leave as on a quit (the terminal restored, the session saved), with the

@@ -106,9 +106,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         return handler
 
     def suspend(event: KeyPressEvent) -> None:
-        mode.keyboard.restore()  # the shell gets its usual keys while tau is stopped
-        event.app.suspend_to_background()
-        mode.keyboard.start()
+        mode.suspend()
 
     def paste_image(event: KeyPressEvent) -> None:
         mode.spawn(actions.paste_image(mode))
