@@ -12,7 +12,7 @@ from typing import Any
 
 from tau.ai.types import JsonObject, Model
 
-__all__ = ["UnknownModelError", "find_model", "get_model", "get_models", "get_providers"]
+__all__ = ["UnknownModelError", "find_model", "get_model", "get_models", "get_providers", "shared_models"]
 
 _MAX_SUGGESTIONS = 10
 
@@ -93,6 +93,15 @@ def get_models(provider: str) -> list[Model]:
     """Every model of one provider, sorted by id; raises ``UnknownModelError`` for an unknown provider."""
     models = _provider_models(provider)
     return [_new_model(models[model_id]) for model_id in sorted(models)]
+
+
+def shared_models(provider: str) -> list[Model]:
+    """Like ``get_models``, but the models' nested JSON (headers, compat, thinkingLevelMap, input
+    limits, prompt cache) is the catalogue's own: for a caller that never changes those in place
+    (the model registry, whose models are read-only). Copying them took a third of building the
+    registry's 1700 models at every start."""
+    models = _provider_models(provider)
+    return [Model.from_json(models[model_id]) for model_id in sorted(models)]
 
 
 def find_model(provider: str, model_id: str) -> Model | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.ai.catalogue import get_models, get_providers
+from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
 from tau.ai.types import Model
@@ -143,7 +143,7 @@ class ModelRegistry:
             stored = stored_models(provider, self._models_json.parent / MODELS_STORE_FILE)
             if stored is not None:
                 return stored
-        return get_models(provider)
+        return shared_models(provider)
 
     def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
         """Add or override a provider from code (extensions), in the models.json entry format.
@@ -322,7 +322,7 @@ def _builtin_defaults(provider: str, builtin_providers: list[str]) -> tuple[str 
     """The api and base URL most of a built-in provider's models use (custom models inherit them)."""
     if provider not in builtin_providers:
         return None, None
-    pairs = Counter((model.api, model.base_url) for model in get_models(provider))
+    pairs = Counter((model.api, model.base_url) for model in shared_models(provider))
     if not pairs:
         return None, None
     (api, base_url), _count = pairs.most_common(1)[0]
