@@ -34,6 +34,12 @@ def _shown_numbers(terminal: Terminal) -> list[int]:
     return [int(n) for n in re.findall(r"line (\d\d)", terminal.display())]
 
 
+def _reversed_text(terminal: Terminal) -> str:
+    """The characters of the transcript drawn in reverse video (a selection), in reading order."""
+    rows = sorted(terminal.screen.buffer.items())[: _editor_rows(terminal)[0]]
+    return "".join(cell.data for _, row in rows for _, cell in sorted(row.items()) if cell.reverse).strip()
+
+
 def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     tau.server.add(Turn(text=NUMBERED))
     terminal = start_tui(*args, rows=20, cols=80)
@@ -96,6 +102,9 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
         base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)
     ]
     assert copied == ["line 38\n\n line"]
+    assert _reversed_text(terminal).startswith("line 38")  # the selection stays marked
+    terminal.send("\x0f")  # Ctrl+O draws every block again: the marked cells are gone with them
+    terminal.wait_for(lambda: _reversed_text(terminal) == "")
 
     terminal.send(CTRL_SHIFT_F)
     terminal.wait_for("Find in transcript", where="display")

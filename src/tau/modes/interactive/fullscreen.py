@@ -55,6 +55,8 @@ class Transcript:
         self.lines: list[str] = []
         self.version = 0
         """Grows with every change, so views know when their search results are stale."""
+        self.redraws = 0
+        """Grows when every line is replaced (a resize, another session): a selection is void then."""
         self._wrote_any = False
 
     def attach(self, print_above: Callable[[str], None]) -> None:
@@ -77,6 +79,7 @@ class Transcript:
         self.version += 1
 
     def redraw(self, blocks: list[str]) -> None:
+        self.redraws += 1
         self.lines = []
         self._wrote_any = False
         for block in blocks:
@@ -119,6 +122,7 @@ class TranscriptView(UIControl):
         self._parsed: dict[str, tuple[StyleAndTextTuples, str]] = {}
         self._live: list[str] = []
         self._shown_top = 0
+        self._redraws = 0
         self.search_field: Buffer | None = None
         self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
 
@@ -196,6 +200,11 @@ class TranscriptView(UIControl):
     def create_content(self, width: int, height: int) -> UIContent:
         self.height = max(1, height)
         self._refresh_live()
+        transcript = self.mode.scrollback
+        if isinstance(transcript, Transcript) and transcript.redraws != self._redraws:
+            self._redraws = transcript.redraws
+            self.selection = None  # its lines are gone, or stand elsewhere now
+            self._dragging = False
         search = self.search
         if search is not None and search.version != self._version():
             self._find(search)
