@@ -100,12 +100,47 @@ GROWING = SERVER_HEAD + textwrap.dedent(
 
 STUCK = "import sys\nsys.stdin.read()  # reads every request, answers none\n"
 
+FLAKY = textwrap.dedent(
+    """
+    import json, sys
+    import uvicorn
+    sys.argv, port, plan = sys.argv[:1], int(sys.argv[1]), json.loads(sys.argv[2])
+    sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
+    from calc import server
+
+    app = server.streamable_http_app()
+
+    async def flaky(scope, receive, send):
+        \"\"\"The first POSTs of a method in ``plan`` get the planned error status instead.\"\"\"
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, more = [], True
+        while more:
+            message = await receive()
+            messages.append(message)
+            more = message.get("more_body", False)
+        body = b"".join(m.get("body", b"") for m in messages)
+        method = json.loads(body or b"{}").get("method")
+        if plan.get(method):
+            status = plan[method].pop(0)
+            await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+            return await send({"type": "http.response.body", "body": b"planned failure"})
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        await app(scope, replay, send)
+
+    uvicorn.run(flaky, host="127.0.0.1", port=port, log_level="error")
+    """
+)
+
 
 @pytest.fixture(scope="module")
 def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("mcp-servers")
     paths = {}
-    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK), ("growing", GROWING)):
+    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK), ("growing", GROWING), ("flaky", FLAKY)):
         path = folder / f"{name}.py"
         path.write_text(text, encoding="utf-8")
         paths[name] = str(path)
@@ -121,9 +156,13 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def http_url(scripts: dict[str, str]) -> Iterator[str]:
+    yield from _http_server([scripts["calc"]])
+
+
+def _http_server(argv: list[str]) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, scripts["calc"], str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, argv[0], str(port), *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         deadline = time.monotonic() + 20
@@ -293,6 +332,30 @@ def test_an_http_server_works_and_mcp_list_reports_every_server(
     assert report["remote"]["state"] == report["local"]["state"] == "connected"
     assert report["remote"]["tools"] == ["add", "crash", "hang"]
     assert report["local"]["exposure"] == "codemode" and report["local"]["resources"] is True
+
+
+def test_http_connects_through_transient_statuses_and_retries_reads_and_forgotten_sessions_but_not_calls(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    plan = {"initialize": [503, 429], "tools/call": [503, 404], "resources/read": [502]}
+    url = next(server := _http_server([scripts["flaky"], json.dumps(plan)]))
+    configure(tau, {"flaky": {"url": url, "exposure": "direct"}})
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__flaky__add", {"a": 2, "b": 3})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__flaky__add", {"a": 4, "b": 3})]),
+        Turn(tool_calls=[ScriptedToolCall("read_mcp_resource", {"server": "flaky", "uri": "memo://note"})]),
+        Turn(text="Done."),
+    )
+    try:
+        done = tau.run("-p", *MODEL, "add twice, read the note")
+    finally:
+        server.close()
+
+    assert done.returncode == 0, done.stderr
+    refused, added, note = tool_results(tau.server.requests[-1])
+    assert refused == "MCP server 'flaky' refused 'add': Server returned an error response (HTTP 503)"
+    assert added == "7"  # the 404 (session forgotten) was sent again on a new session
+    assert note == "the note's text"  # a read is tried again after a 502
 
 
 def test_print_mode_without_direct_tools_starts_no_server_the_model_never_searches(tau: TauCommand) -> None:

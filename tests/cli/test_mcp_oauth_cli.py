@@ -191,3 +191,13 @@ def test_mcp_login_registers_signs_in_with_pkce_and_a_session_refreshes_the_expi
     assert not_local.returncode == 1 and "not defined in this project's mcp.json" in not_local.stderr
     assert logout.returncode == 0 and logout.stdout.strip() == "Signed out of secure"
     assert f"mcp__secure|{url}" not in json.loads(store.read_text())
+
+
+def test_login_with_cimd_registration_is_one_line_saying_tau_registers_instead(tau: TauCommand) -> None:
+    entry = {"url": "http://127.0.0.1:9/mcp", "oauth": {"clientRegistration": "cimd"}}
+    (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
+    result = tau.run("mcp", "login", "docs")
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("tau: MCP server 'docs': oauth.clientRegistration \"cimd\"") and '"dcr"' in line
+    assert not (tau.agent_dir / "mcp-auth.json").exists()

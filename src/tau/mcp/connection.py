@@ -6,6 +6,11 @@ tasks through the session. A connection that breaks (the server exits, the HTTP 
 marked ``disconnected`` with the reason, and the next call starts it again. Each request has the
 server's ``timeout``; a server that does not answer in time fails that call but stays connected.
 
+Over HTTP, as in pi: connecting is tried twice more (after 0.25 s and 1 s) when it fails on a
+network error or a transient status (408, 429, 5xx but 501); a read-only request (resources) is
+tried once more after such a status, a tool call is not (it may have run); a request the server
+refuses because it forgot the session (404) is sent once more on a new session.
+
 This module imports the ``mcp`` SDK (the ``tau-agent[mcp]`` extra) when a server first starts.
 """
 
@@ -26,6 +31,8 @@ ConnectionState: TypeAlias = Literal[
 ]
 MISSING_SDK_MESSAGE = "MCP servers need the MCP SDK: pip install 'tau-agent[mcp]'"
 _STDERR_TAIL = 2000
+_CONNECT_RETRY_DELAYS = (0.25, 1.0)
+_REQUEST_RETRY_DELAY = 0.25
 
 
 class McpCallError(Exception):
@@ -88,6 +95,7 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._stderr: IO[bytes] | None = None
         self._refused = False
+        self._last_status: int | None = None
         self._refreshing: asyncio.Task[None] | None = None
 
     @property
@@ -143,8 +151,28 @@ class ServerConnection:
         except ImportError:
             self._fail(ready, MISSING_SDK_MESSAGE)
             return
+        delays = _CONNECT_RETRY_DELAYS if self.config.transport == "http" else ()
+        for attempt in range(len(delays) + 1):
+            try:
+                await self._hold(ready, stop)
+            except Exception as exc:
+                if not ready.done() and attempt < len(delays) and self._transient(exc):
+                    await asyncio.sleep(delays[attempt])
+                    continue
+                self._fail(ready, self._describe(exc))
+            except asyncio.CancelledError:
+                self._fail(ready, "the connection was cancelled")
+                raise
+            break
+        if stop.is_set() and self.state == "connected":
+            self.state = "idle"
+            self._changed()
+
+    async def _hold(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Connect, then hold the connection open until ``stop``."""
         from mcp.client.session import ClientSession
 
+        self._last_status = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
@@ -172,19 +200,30 @@ class ServerConnection:
                 ready.set_result(None)
                 self._changed()
                 await stop.wait()
-        except Exception as exc:
-            self._fail(ready, self._describe(exc))
-        except asyncio.CancelledError:
-            self._fail(ready, "the connection was cancelled")
-            raise
         finally:
             self._session = None
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
-        if stop.is_set() and self.state == "connected":
-            self.state = "idle"
-            self._changed()
+
+    def _transient(self, exc: BaseException) -> bool:
+        """Whether an HTTP failure is worth another attempt: a network error, or a status that says
+        the server is busy or restarting."""
+        if self.config.transport != "http":
+            return False
+        status = self._last_status
+        if status is not None:
+            return status in (408, 429) or (status >= 500 and status != 501)
+        import httpx2
+
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        seen: BaseException | None = exc
+        while seen is not None:
+            if isinstance(seen, httpx2.TransportError):
+                return True
+            seen = seen.__cause__ or seen.__context__
+        return False
 
     def _fail(self, ready: asyncio.Future[None], reason: str) -> None:
         if self._session is not None or self.state == "connected":
@@ -201,7 +240,7 @@ class ServerConnection:
         self._changed()
 
     def _describe(self, exc: BaseException) -> str:
-        reason = _reason(exc)
+        reason = _reason(exc) + (f" (HTTP {self._last_status})" if self._last_status else "")
         tail = self.stderr_tail()
         return f"{reason}\n{tail}" if tail else reason
 
@@ -244,8 +283,11 @@ class ServerConnection:
         self._refused = False
 
         async def notice_refusal(response: Any) -> None:
+            # The SDK turns an error status into a generic error: keep it for the report and retries.
+            if response.request.method == "POST":  # not the optional GET stream of server messages
+                self._last_status = response.status_code if response.status_code >= 400 else None
             if response.status_code == 401:
-                self._refused = True  # the SDK turns the status into a generic error
+                self._refused = True
 
         client.event_hooks["response"].append(notice_refusal)
         return _http_transport(streamable_http_client, config.url, client)
@@ -287,14 +329,32 @@ class ServerConnection:
 
     # -- requests ----------------------------------------------------------------------------
 
-    async def request(self, what: str, call: Callable[[Any], Any]) -> Any:
+    async def request(self, what: str, call: Callable[[Any], Any], *, read_only: bool = False) -> Any:
         """``await call(session)`` on a live connection (started first when needed), within the
-        server's timeout. A broken connection is marked so the next request starts it again."""
+        server's timeout. A broken connection is marked so the next request starts it again;
+        over HTTP, a ``read_only`` request is tried again after a transient status, and any request
+        once more on a new session when the server forgot this one."""
+        try:
+            return await self._request_once(what, call)
+        except _RetryableError as exc:
+            if exc.new_session:
+                await self._drop("the server no longer knew the session")
+            elif read_only:
+                await asyncio.sleep(_REQUEST_RETRY_DELAY)
+            else:
+                raise exc.error from None
+        try:
+            return await self._request_once(what, call)
+        except _RetryableError as exc:
+            raise exc.error from None
+
+    async def _request_once(self, what: str, call: Callable[[Any], Any]) -> Any:
         timeout = self.config.timeout_s
         await self.connected(timeout)
         session = self._session
         if session is None:
             raise McpCallError(f"MCP server {self.name!r} is {self.state}: {self.error or 'not connected'}")
+        self._last_status = None
         try:
             result = await asyncio.wait_for(call(session), timeout)
             if self._refreshing is not None:
@@ -311,7 +371,13 @@ class ServerConnection:
             from mcp.shared.exceptions import MCPError
 
             if isinstance(exc, MCPError) and exc.error.code != _CONNECTION_CLOSED:
-                raise McpCallError(f"MCP server {self.name!r} refused {what}: {exc.error.message}") from None
+                status = f" (HTTP {self._last_status})" if self._last_status else ""
+                error = McpCallError(f"MCP server {self.name!r} refused {what}: {exc.error.message}{status}")
+                if self._last_status == 404 and exc.error.message == "Session terminated":
+                    raise _RetryableError(error, new_session=True) from None
+                if self._transient(exc):
+                    raise _RetryableError(error, new_session=False) from None
+                raise error from None
             reason = self._describe(exc)
             await self._drop(reason)
             raise McpCallError(
@@ -335,18 +401,22 @@ class ServerConnection:
         from mcp.types import PaginatedRequestParams
 
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return _dump(await self.request("resources/list", lambda s: s.list_resources(params=params)))
+        return _dump(
+            await self.request("resources/list", lambda s: s.list_resources(params=params), read_only=True)
+        )
 
     async def list_resource_templates(self, cursor: str | None = None) -> dict[str, Any]:
         from mcp.types import PaginatedRequestParams
 
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         return _dump(
-            await self.request("resources/templates/list", lambda s: s.list_resource_templates(params=params))
+            await self.request(
+                "resources/templates/list", lambda s: s.list_resource_templates(params=params), read_only=True
+            )
         )
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
-        return _dump(await self.request("resources/read", lambda s: s.read_resource(uri)))
+        return _dump(await self.request("resources/read", lambda s: s.read_resource(uri), read_only=True))
 
 
 _SDK_MODULES = (
@@ -378,6 +448,15 @@ def _import_modules() -> None:
     sdk_log.propagate = False
     for name in _SDK_MODULES:
         importlib.import_module(name)
+
+
+class _RetryableError(Exception):
+    """A refusal another attempt may get past (see ``ServerConnection.request``)."""
+
+    def __init__(self, error: McpCallError, *, new_session: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.new_session = new_session
 
 
 _CONNECTION_CLOSED = -32000

@@ -219,6 +219,13 @@ async def sign_in(
 ) -> None:
     """Sign in to ``config`` through the browser: a loopback server on 127.0.0.1 receives the
     redirect, then the tokens are stored. ``open_url`` replaces opening a browser (tests)."""
+    if config.oauth.get("clientRegistration") == "cimd":
+        # pi's document (https://pi.dev/oauth/client.json) names pi; tau does not pass itself off
+        # as pi, and has no document of its own, so it always registers (``auto`` and ``dcr``).
+        raise ValueError(
+            f'MCP server {config.name!r}: oauth.clientRegistration "cimd" needs a Client ID Metadata '
+            'Document, which tau does not have; use "auto" or "dcr" (tau registers a client)'
+        )
     import webbrowser
     from urllib.parse import parse_qs, urlparse
 
