@@ -74,7 +74,8 @@ def test_azure_names_a_missing_deployment_in_one_line(tau: TauCommand) -> None:
     assert "AZURE_OPENAI_DEPLOYMENT_NAME_MAP=gpt-4.1=<deployment>" in result.stderr
 
 
-def test_codex_runs_a_tool_loop_with_a_stored_login(tau: TauCommand) -> None:
+def test_codex_runs_a_tool_loop_with_a_stored_login_over_pis_websocket(tau: TauCommand) -> None:
+    tau.server.codex_websocket = True
     token = codex_access_token("acct-cli")
     login = {"type": "oauth", "access": token, "refresh": "r", "expires": int(time.time() * 1000) + 3_600_000}
     (tau.agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": "acct-cli"}}))
@@ -88,6 +89,11 @@ def test_codex_runs_a_tool_loop_with_a_stored_login(tau: TauCommand) -> None:
         assert request.headers["chatgpt-account-id"] == "acct-cli"
         assert request.body["store"] is False
         assert request.headers["session-id"] == request.body["prompt_cache_key"]
+    # The tool loop's second call goes on the same socket, continuing the first response.
+    assert [request.method for request in requests] == ["WEBSOCKET", "WEBSOCKET"]
+    assert requests[0].client_port == requests[1].client_port
+    assert requests[1].body["previous_response_id"].startswith("resp_")
+    assert "alpha-content" not in json.dumps(requests[1].body)  # only what came after that response
 
 
 def test_mistral_runs_a_tool_loop_with_foreign_ids_mapped(tau: TauCommand) -> None:

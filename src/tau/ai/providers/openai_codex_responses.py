@@ -8,10 +8,12 @@ token's ``https://api.openai.com/auth`` claim, so a token put in ``auth.json`` b
 What differs from the public API: the conversation is never stored (``store: false``), reasoning
 comes back encrypted (``include``) so the next request can replay it, tool definitions carry
 ``strict: null``, the text verbosity defaults to ``low``, and the session id keys the prompt cache
-(``prompt_cache_key``, ``session-id``). pi's WebSocket transport and zstd request bodies are
-optimisations tau does not use; the SSE endpoint serves the same conversation.
+(``prompt_cache_key``, ``session-id``). As in pi, the call goes over a WebSocket first
+(``codex_websocket``; ``transport`` ``sse`` skips it) and over HTTP/SSE when the socket fails;
+pi's zstd request bodies are an optimisation tau does not use.
 Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``, ``service_tier``,
-``text_verbosity``, ``tool_choice``.
+``text_verbosity``, ``tool_choice``, ``transport`` (``auto``, ``websocket``, ``websocket-cached``,
+``sse``).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import dataclasses
 import json
 import re
 import time
+import uuid
 from typing import Any
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.providers import codex_websocket
 from tau.ai.providers.openai_responses import (
     ENCRYPTED_REASONING,
     ResponsesEventReader,
@@ -36,7 +40,7 @@ from tau.ai.providers.openai_responses import (
 from tau.ai.providers.responses_convert import convert_responses_messages, convert_responses_tools
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
-from tau.ai.types import Context, JsonObject, Model
+from tau.ai.types import AssistantMessage, Context, JsonObject, Model
 
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
 JWT_CLAIM = "https://api.openai.com/auth"
@@ -66,6 +70,32 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         body = await apply_payload_hook(
             build_request_body(model, context, options, session_id), model, options
         )
+
+        def reader() -> ResponsesEventReader:
+            return ResponsesEventReader(
+                writer,
+                requested_service_tier=options.extra.get("service_tier"),
+                requested_tier_wins_over_default=True,
+            )
+
+        transport = options.extra.get("transport") or "auto"
+        if codex_websocket.wants_websocket(transport, session_id):
+            try:
+                await codex_websocket.stream_over_websocket(
+                    codex_websocket.websocket_url(resolve_codex_url(model.base_url)),
+                    build_websocket_headers(model, options, token, account_id, session_id),
+                    body,
+                    writer,
+                    reader,
+                    options,
+                    session_id=session_id,
+                    account_id=account_id,
+                    cached_context=transport in ("auto", "websocket-cached"),
+                    response_items=lambda: _response_items(model, writer.output),
+                )
+                return
+            except codex_websocket.FallBackToSse:
+                pass  # as pi: the same request over HTTP/SSE
         try:
             response = await open_stream(
                 model,
@@ -83,12 +113,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise ProviderError(friendly) from exc
         writer.start()
-        reader = ResponsesEventReader(
-            writer,
-            requested_service_tier=options.extra.get("service_tier"),
-            requested_tier_wins_over_default=True,
-        )
-        await read_responses_stream(reader, response, options)
+        await read_responses_stream(reader(), response, options)
 
     return run_stream(model, options, produce)
 
@@ -176,6 +201,25 @@ def build_request_headers(
         required["session-id"] = session_id
         required["x-client-request-id"] = session_id
     return merge_headers({"originator": ORIGINATOR}, model.headers, options.headers, required)
+
+
+def build_websocket_headers(
+    model: Model, options: StreamOptions, token: str, account_id: str, session_id: str | None
+) -> dict[str, str]:
+    """The handshake's headers: the SSE request's, with the WebSocket beta and a request id always."""
+    request_id = session_id or str(uuid.uuid4())
+    headers = {
+        key: value
+        for key, value in build_request_headers(model, options, token, account_id, request_id).items()
+        if key.lower() not in ("accept", "content-type", "openai-beta")
+    }
+    return {**headers, "OpenAI-Beta": codex_websocket.OPENAI_BETA}
+
+
+def _response_items(model: Model, output: AssistantMessage) -> list[JsonObject]:
+    """The reply as the next request's input will hold it (for the socket's continuation)."""
+    items = convert_responses_messages(model, Context(messages=[output]), RESPONSES_TOOL_CALL_PROVIDERS)
+    return [item for item in items if item.get("type") not in ("function_call_output", "custom_tool_call_output")]
 
 
 def _cache_session_id(options: StreamOptions) -> str | None:

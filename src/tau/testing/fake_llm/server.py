@@ -27,6 +27,11 @@ Bedrock's SigV4 signature; Vertex's credentials are checked against ``server.goo
 ``server.google`` also serves Google's OAuth token endpoint at ``server.url(TOKEN_PATH)``
 (``fake_llm.google_auth``).
 
+With ``codex_websocket`` set, the Codex path also accepts pi's WebSocket transport (a ``GET`` upgrade;
+``fake_llm.websocket``): each ``response.create`` frame is recorded as a request (method
+``WEBSOCKET``, the handshake's headers) and answered with the next turn. Unset, the upgrade is
+refused (404), as by a backend without it, and the client falls back to HTTP/SSE.
+
 Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
 cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
 
@@ -91,6 +96,8 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self.requests: list[RecordedRequest] = []
         self.google = FakeGoogleAuth()
+        self.codex_websocket = False
+        self.websocket_attempts = 0  # upgrade requests on the Codex path, accepted or not
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -181,6 +188,16 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        route = _route(parts.path)
+        owner = self.server.owner
+        upgrade = self.headers.get("upgrade", "").lower() == "websocket"
+        if upgrade and route is not None and route[0] == "openai-codex-responses":
+            with owner._lock:
+                owner.websocket_attempts += 1
+            if owner.codex_websocket:
+                self._serve_websocket(parts.path, parts.query, route[1])
+                return
         self._send_json(404, {"error": {"message": f"fake server: no GET route for {self.path}"}})
 
     def do_POST(self) -> None:
@@ -229,6 +246,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_fault_status(protocol, fault)
             return
         self._stream(protocol.render(turn, request), turn, protocol)
+
+    def _serve_websocket(self, path: str, query: str, protocol: ModuleType) -> None:
+        from tau.testing.fake_llm import websocket
+
+        owner = self.server.owner
+        handshake = RecordedRequest(
+            method="GET",
+            path=path,
+            query=query,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=None,
+            api="openai-codex-responses",
+            client_port=int(self.client_address[1]),
+        )
+        refusal = protocol.reject(replace(handshake, body={"store": False}))
+        if refusal is not None:
+            self._send_json(*refusal)
+            return
+        if not websocket.handshake_ok(self):
+            return
+        self.close_connection = True
+        try:
+            websocket.serve_codex(self, handshake, owner._next_turn, protocol.render)
+        except (OSError, ValueError):
+            return
 
     # -- responses -----------------------------------------------------------------------------
 
