@@ -89,18 +89,20 @@ def run(repeat: int) -> list[Figure]:
             f"unused{n}": {"command": PYTHON, "args": [str(script)], "exposure": "deferred"} for n in range(3)
         }
 
-        def measure(with_servers: bool) -> tuple[float, float]:
+        def once(with_servers: bool) -> tuple[float, float]:
             config = agent / "mcp.json"
             if with_servers:
                 config.write_text(json.dumps({"mcpServers": servers}))
             else:
                 config.unlink(missing_ok=True)
-            _first_request_s(env, work, server, arrivals)  # warm the bytecode cache
-            runs = [_first_request_s(env, work, server, arrivals) for _ in range(repeat)]
-            return median([r[0] for r in runs]), median([r[1] for r in runs])
+            return _first_request_s(env, work, server, arrivals)
 
-        none_start, none_wall = measure(False)
-        three_start, three_wall = measure(True)
+        once(True)  # warm the bytecode cache
+        once(False)
+        # Alternated, so that a change in the machine's load falls on both alike.
+        pairs = [(once(False), once(True)) for _ in range(repeat)]
+        none_start, none_wall = median([p[0][0] for p in pairs]), median([p[0][1] for p in pairs])
+        three_start, three_wall = median([p[1][0] for p in pairs]), median([p[1][1] for p in pairs])
     return [
         Figure("tau -p start-up (to the model request), no MCP", none_start * 1000, "ms"),
         Figure("tau -p start-up, 3 unused stdio MCP servers", three_start * 1000, "ms"),
