@@ -132,7 +132,7 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
     )
 
 
-def test_tui_mode_regular_overrides_the_setting_and_settings_changes_it(
+def test_tui_mode_regular_overrides_the_setting_and_settings_switches_to_fullscreen(
     tau: TauCommand, start_tui: Start
 ) -> None:
     (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
@@ -144,17 +144,26 @@ def test_tui_mode_regular_overrides_the_setting_and_settings_changes_it(
     assert b"\x1b[?1049h" not in terminal.raw and b"\x1b[?1000h" not in terminal.raw  # no mouse capture
     assert not terminal.on_alternate_screen
 
-    # /settings changes the saved mode (for the next start).
+    # /settings switches to fullscreen at once (and saves it): the conversation moves into the pane.
     terminal.type("/settings")
     terminal.send(ENTER)
     terminal.type("tui")
-    terminal.wait_for("› TUI mode: fullscreen", where="display")
+    terminal.wait_for("› TUI mode: regular", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("› fullscreen", where="display")
-    terminal.send("\x1b[A")
+    terminal.wait_for("› regular", where="display")
+    terminal.send("\x1b[B")
     terminal.send(ENTER)
-    terminal.wait_for("TUI mode: regular", where="display")
-    assert json.loads((tau.agent_dir / "settings.json").read_text())["tuiMode"] == "regular"
+    terminal.wait_for(lambda: terminal.on_alternate_screen and "TUI mode: fullscreen" in terminal.display())
+    assert json.loads((tau.agent_dir / "settings.json").read_text())["tuiMode"] == "fullscreen"
+    terminal.send(ESCAPE)
+    terminal.wait_for(
+        lambda: "an inline reply" in terminal.display() and "Settings" not in terminal.display()
+    )
+    tau.server.add(Turn(text="a reply in the pane"))
+    terminal.type("more")
+    terminal.send(ENTER)
+    terminal.wait_for("a reply in the pane", where="display")
+    assert _editor_rows(terminal)[-1] == terminal.rows - 3  # the editor at the bottom, as fullscreen draws it
 
 
 def test_an_unknown_tui_mode_is_one_clear_error(tau: TauCommand) -> None:

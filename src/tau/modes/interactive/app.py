@@ -165,6 +165,7 @@ class InteractiveMode:
         self.output_pad = output_pad(settings.get("outputPad"))
         self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
         self.flash_text = ""
+        self._switch_to: str | None = None
         self._renderers: dict[int, BlockRenderer] = {}
         self.chat = self._new_chat()
         self.files = ProjectFiles(self.session.cwd)
@@ -233,7 +234,7 @@ class InteractiveMode:
             self.renderer,
             self.theme,
             self.flags,
-            self.scrollback.write,
+            lambda text, new_block: self.scrollback.write(text, new_block),  # the mode may switch
             self.invalidate,
             tool_definition=self._tool_definition,
             custom_renderer=self._custom_renderer,
@@ -347,7 +348,8 @@ class InteractiveMode:
         )
         if self.fullscreen:
             root = self._with_search_box(root)
-        layout = Layout(root, focused_element=editor_window)
+        # A dialog open while the TUI mode changes (/settings) keeps the keys.
+        layout = Layout(root, focused_element=self.dialog.focus if self.dialog is not None else editor_window)
         style = self._style()
         from prompt_toolkit.input import create_input
 
@@ -489,13 +491,19 @@ class InteractiveMode:
             self.spawn(self._initial_prompts(initial_text, initial_images, messages))
         from tau.modes.interactive.fullscreen import restore_terminal_at_exit
 
-        restored = restore_terminal_at_exit(_fileno(self.app.output) if self.fullscreen else None)
         try:
-            # A stray print (an extension's, a library's) goes above the app, not through it.
-            with patch_stdout(raw=True):
-                code = await self.app.run_async()
+            while True:
+                restored = restore_terminal_at_exit(_fileno(self.app.output) if self.fullscreen else None)
+                try:
+                    # A stray print (an extension's, a library's) goes above the app, not through it.
+                    with patch_stdout(raw=True):
+                        code = await self.app.run_async()
+                finally:
+                    restored()
+                if self._switch_to is None:
+                    break
+                await self._switch_tui_mode(self._switch_to)
         finally:
-            restored()
             for signum in (signal.SIGTERM, signal.SIGHUP, getattr(signal, "SIGTSTP", signal.SIGTERM)):
                 loop.remove_signal_handler(signum)
             self.keyboard.restore()
@@ -507,6 +515,34 @@ class InteractiveMode:
                 task.cancel()
             await self.runtime.dispose()
         return code if isinstance(code, int) else 0
+
+    @property
+    def tui_mode(self) -> str:
+        """``fullscreen`` or ``regular``: the mode running, or the one it is switching to."""
+        return self._switch_to or ("fullscreen" if self.fullscreen else "regular")
+
+    def switch_tui_mode(self, tui_mode: str) -> None:
+        """Change between fullscreen and regular now (``/settings``): the application ends and
+        one of the other mode starts with the same conversation, editor and dialogs."""
+        if (tui_mode == "fullscreen") != self.fullscreen and self.app.is_running:
+            self._switch_to = tui_mode
+            self.quit()
+
+    async def _switch_tui_mode(self, tui_mode: str) -> None:
+        self._switch_to = None
+        self.keyboard.restore()
+        await self.scrollback.flush()
+        self.scrollback.detach()
+        self.fullscreen = tui_mode == "fullscreen"
+        self.scrollback = Transcript() if self.fullscreen else Scrollback()
+        self.app = self._build_app()
+        self._renderers.clear()
+        self.redraw_all()  # into the new pane, or printed afresh into the terminal's scrollback
+        self.scrollback.attach(lambda text: print_above(self.app, text))
+        self._seen_width = self.width
+        self.app.after_render += self._watch_width
+        self._set_title()
+        self.keyboard.start()
 
     def _print_exit_output(self) -> None:
         """Back on the main screen after fullscreen: the conversation (``fullscreenExitOutput``

@@ -90,14 +90,12 @@ _SETTINGS: list[tuple[str, str, list[str]]] = [
 
 
 def _setting_value(mode: InteractiveMode, key: str) -> str:
-    from tau.modes.interactive.app import DEFAULT_TUI_MODE
-
     session = mode.session
     settings = session.services.settings_manager
     values = {
         "thinking": session.thinking_level,
         "theme": mode.theme_name,
-        "tuiMode": str(settings.get("tuiMode") or DEFAULT_TUI_MODE),
+        "tuiMode": mode.tui_mode,
         "steeringMode": settings.steering_mode,
         "followUpMode": settings.follow_up_mode,
         "autoCompaction": "on" if session.auto_compaction_enabled else "off",
@@ -147,8 +145,7 @@ def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
         mode.restyle()
     elif key == "tuiMode":
         settings.set("tuiMode", value)
-        if (value == "fullscreen") != mode.fullscreen:
-            mode.chat.add_notice(f"TUI mode {value}: from the next start (--tui-mode {value} for one run)")
+        mode.switch_tui_mode(value)
     elif key == "steeringMode":
         session.set_steering_mode(value)  # type: ignore[arg-type]
     elif key == "followUpMode":
