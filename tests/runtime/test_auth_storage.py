@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,3 +244,23 @@ def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environm
 
     assert storage.get_api_key("groq") == "gsk-env-key"
     assert storage.get_auth_status("groq") == AuthStatus(True, "env", "GROQ_API_KEY")
+
+
+def test_a_reader_never_sees_a_half_written_file_while_another_process_writes(auth_file: Path) -> None:
+    # Large credentials, so that a write made in place would be seen half done by a reader.
+    writer = (
+        "import sys\nfrom pathlib import Path\nfrom tau.runtime.auth_storage import AuthStorage\n"
+        "storage = AuthStorage(Path(sys.argv[1]))\n"
+        "for i in range(40):\n    storage.set('big', {'type': 'api_key', 'key': str(i % 10) * 400_000})\n"
+    )
+    AuthStorage(auth_file).set_api_key("kept", "sk-kept")
+    process = subprocess.Popen([sys.executable, "-c", writer, str(auth_file)])
+    reads = 0
+    while process.poll() is None:
+        data = json.loads(auth_file.read_text())
+        key = data.get("big", {}).get("key", "0")
+        assert data["kept"] == {"type": "api_key", "key": "sk-kept"}
+        assert key == key[0] * len(key)
+        reads += 1
+    assert process.returncode == 0
+    assert reads > 0
