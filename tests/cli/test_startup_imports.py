@@ -54,3 +54,26 @@ def test_reading_the_settings_loads_neither_the_summariser_nor_the_skill_loader(
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
+
+
+def test_a_print_run_loads_neither_httpx_nor_the_summariser(tmp_path: Path) -> None:
+    from tau.testing.fake_llm import FakeLLMServer, Turn
+
+    models = {
+        "providers": {
+            "local": {
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "m"}],
+            }
+        }
+    }
+    with FakeLLMServer() as server:
+        server.add(Turn(text="hello"))
+        models["providers"]["local"]["baseUrl"] = server.url("/v1")
+        (tmp_path / "agent").mkdir()
+        (tmp_path / "agent" / "models.json").write_text(json.dumps(models))
+        heavy = ["httpx", "httpcore", "anyio", "tau.compaction.summarize", "tau.compaction.prepare"]
+        code, loaded = _loaded(tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi")
+    assert (code, loaded) == (0, [])
+    assert len(server.requests) == 1

@@ -27,7 +27,6 @@ from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
 from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
-from tau.compaction import CompactionResult
 from tau.context.system_prompt import SystemPromptOptions
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
@@ -64,6 +63,7 @@ from tau.session.system_record import TAU_PROMPT_SECTION, tool_declaration
 from tau.tools import SpillDirectory
 
 if TYPE_CHECKING:
+    from tau.compaction import CompactionResult
     from tau.extensions.events import ShutdownReason
     from tau.extensions.host import DeliverAs
     from tau.extensions.reporting import ErrorListener

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
@@ -25,30 +26,23 @@ from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController
 from tau.ai.overflow import is_context_overflow
 from tau.ai.types import AssistantMessage, Model, TextContent, Usage, UserMessage
-from tau.compaction import (
-    BranchSummaryResult,
+
+# The summariser, the cut-point search and the branch summaries load on the first compaction:
+# a run that never compacts imports only the settings, the errors and the token estimates.
+from tau.compaction.errors import (
     CompactionAbortedError,
     CompactionCancelledError,
     CompactionError,
-    CompactionPreparation,
-    CompactionResult,
-    CompactionSettings,
-    FileDetails,
     NothingToCompactError,
     SummarizationError,
-    SummaryRequest,
-    SummaryRetry,
-    collect_entries_for_branch_summary,
-    compact,
+)
+from tau.compaction.settings import CompactionSettings, for_model
+from tau.compaction.tokens import (
+    calculate_context_tokens,
     estimate_context_tokens,
     estimate_tokens,
-    generate_branch_summary,
-    nothing_to_compact_reason,
-    prepare_compaction,
     should_compact,
 )
-from tau.compaction.settings import for_model
-from tau.compaction.tokens import calculate_context_tokens
 from tau.runtime.compaction_hooks import (
     BeforeCompactEvent,
     BeforeTreeEvent,
@@ -81,6 +75,15 @@ from tau.session.entries import (
 from tau.session.errors import EntryNotFoundError
 from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
+
+if TYPE_CHECKING:
+    from tau.compaction import (
+        BranchSummaryResult,
+        CompactionPreparation,
+        CompactionResult,
+        SummaryRequest,
+        SummaryRetry,
+    )
 
 __all__ = ["OVERFLOW_RECOVERY_FAILED", "CompactionControl"]
 
@@ -236,6 +239,8 @@ class CompactionControl:
         controller = self._begin()
         try:
             request = self._request(controller, "compaction", reason)
+            from tau.compaction.prepare import prepare_compaction
+
             preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
             if request is None or preparation is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
@@ -316,6 +321,8 @@ class CompactionControl:
             try:
                 request = self._require_request(controller, "compaction", "manual")
                 path = self._session.get_branch()
+                from tau.compaction.prepare import nothing_to_compact_reason, prepare_compaction
+
                 preparation = prepare_compaction(path, self.settings, manual=True)
                 if preparation is None:
                     raise NothingToCompactError(nothing_to_compact_reason(path))
@@ -389,6 +396,8 @@ class CompactionControl:
         auth = registry.get_api_key_and_headers(model)
         if auth.error is not None:
             return None
+        from tau.compaction.summarize import SummaryRequest
+
         return SummaryRequest(
             replace(model, base_url=auth.base_url) if auth.base_url else model,
             api_key=auth.api_key,
@@ -416,6 +425,8 @@ class CompactionControl:
         async def finished() -> None:
             await self._emit(SummarizationRetryFinished())
 
+        from tau.compaction.retry import SummaryRetry
+
         return SummaryRetry(
             max_retries=settings.max_retries,
             base_delay_ms=settings.base_delay_ms,
@@ -433,6 +444,9 @@ class CompactionControl:
         custom_instructions: str | None,
         controller: AbortController,
     ) -> CompactionResult:
+        from tau.compaction.file_ops import FileDetails
+        from tau.compaction.summarize import CompactionResult, compact
+
         branch = self._session.get_branch()
         hooked = await self.hooks.session_before_compact(
             BeforeCompactEvent(preparation, branch, custom_instructions, controller.signal)
@@ -502,6 +516,8 @@ class CompactionControl:
             raise EntryNotFoundError(target_id)
         if summarize:
             self._require_model()
+        from tau.compaction.branch_summary import collect_entries_for_branch_summary
+
         collected = collect_entries_for_branch_summary(self._session, old_leaf, target_id)
         hooked = await self.hooks.session_before_tree(
             BeforeTreeEvent(
@@ -567,6 +583,8 @@ class CompactionControl:
         controller = self._begin()
         try:
             request = self._require_request(controller, "branchSummary", None)
+            from tau.compaction.branch_summary import generate_branch_summary
+
             return await generate_branch_summary(
                 entries,
                 request,

@@ -8,11 +8,13 @@ extension runner. The event and result shapes follow pi's ``session_before_compa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.ai.abort import AbortSignal
-from tau.compaction import CompactionPreparation, CompactionResult
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
+
+if TYPE_CHECKING:
+    from tau.compaction import CompactionPreparation, CompactionResult
 
 __all__ = [
     "BeforeCompactEvent",

@@ -13,7 +13,7 @@ and ``toolName``. ``message_end`` still carries the whole message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from tau.agent.events import (
     AgentEnd,
@@ -31,8 +31,10 @@ from tau.agent.events import (
 )
 from tau.ai.events import AssistantMessageEvent, ToolCallStartEvent, event_to_json
 from tau.ai.types import JsonObject, ThinkingLevelOrOff, ToolCall
-from tau.compaction.summarize import CompactionResult
 from tau.session.entries import SessionEntry
+
+if TYPE_CHECKING:
+    from tau.compaction.summarize import CompactionResult  # the summariser loads on the first compaction
 
 __all__ = [
     "AgentSessionEvent",

@@ -7,7 +7,6 @@ byte-identical files.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,7 +18,8 @@ _MAX_SHORT_ID_TRIES = 100
 
 def random_uuid() -> str:
     """A random (version 4) UUID string."""
-    return str(uuid.uuid4())
+    value = int.from_bytes(os.urandom(16), "big")
+    return _uuid_text(value & ~(0xF << 76) & ~(0b11 << 62) | 0x4 << 76 | 0b10 << 62)
 
 
 def uuid7(ms: int | None = None) -> str:
@@ -29,7 +29,13 @@ def uuid7(ms: int | None = None) -> str:
     rand_a = (rand >> 62) & 0xFFF
     rand_b = rand & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
-    return str(uuid.UUID(int=value))
+    return _uuid_text(value)
+
+
+def _uuid_text(value: int) -> str:
+    """``uuid.UUID(int=value)``'s text, without the uuid module (and the platform module it loads)."""
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def iso_from_ms(ms: int) -> str:
