@@ -13,14 +13,14 @@ may use and where: that list goes to models-store.json and replaces the catalogu
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlencode
 
 from tau.ai.types import JsonObject
-from tau.runtime.oauth._common import LoginError, expires_at_ms, get_json, oauth_url, pkce_pair, post_form
+from tau.runtime.oauth._common import LoginError, expires_at_ms, get_json, post_form
 from tau.runtime.oauth.callback import browser_sign_in
 from tau.runtime.oauth.device_code import PollResult, poll_device_code, token_error_result
 from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction, SelectOption
+from tau.runtime.oauth.pkce import PkceLogin
 
 __all__ = ["GATEWAY", "RadiusFlow", "gateway_models"]
 
@@ -67,28 +67,16 @@ class RadiusFlow(OAuthFlow):
         endpoint = require_string(discovery, "authorizationEndpoint", "Radius sign-in settings")
         if not endpoint.startswith(("https://", "http://")):
             raise LoginError(f"Radius sign-in settings name an invalid sign-in page: {endpoint[:100]}")
-        verifier, challenge = pkce_pair()
-        state = str(uuid.uuid4())
-
-        def authorize_url(redirect_uri: str) -> str:
-            query = {
-                "response_type": "code",
-                "client_id": _CLIENT_ID,
-                "redirect_uri": redirect_uri,
-                "scope": _SCOPE,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "handoff": "url",
-                "state": state,
-            }
-            return f"{oauth_url(endpoint)}?{urlencode(query)}"
-
+        pkce = PkceLogin.start(state=str(uuid.uuid4()))
+        authorize_url = pkce.authorize_url(
+            endpoint, {"response_type": "code", "client_id": _CLIENT_ID, "scope": _SCOPE, "handoff": "url"}
+        )
         code, redirect_uri = browser_sign_in(
             ui,
             provider_name="Radius",
             port=_PORT,
             path=_PATH,
-            state=state,
+            state=pkce.state,
             build_url=authorize_url,
             redirect_host="127.0.0.1",
         )
@@ -99,7 +87,7 @@ class RadiusFlow(OAuthFlow):
                 "client_id": _CLIENT_ID,
                 "redirect_uri": redirect_uri,
                 "code": code,
-                "code_verifier": verifier,
+                "code_verifier": pkce.verifier,
             },
             "Radius token exchange",
         )
