@@ -34,6 +34,13 @@ def _shown_numbers(terminal: Terminal) -> list[int]:
     return [int(n) for n in re.findall(r"line (\d\d)", terminal.display())]
 
 
+def _copied(terminal: Terminal) -> list[str]:
+    """What tau put on the clipboard through OSC 52, in order."""
+    return [
+        base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)
+    ]
+
+
 def _reversed_text(terminal: Terminal) -> str:
     """The characters of the transcript drawn in reverse video (a selection), in reading order."""
     rows = sorted(terminal.screen.buffer.items())[: _editor_rows(terminal)[0]]
@@ -98,13 +105,13 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
     # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
     terminal.send(f"\x1b[<0;2;{row}M\x1b[<32;5;{row + 1}M\x1b[<32;6;{row + 2}M\x1b[<0;6;{row + 2}m")
     terminal.wait_for("Copied", where="display")
-    copied = [
-        base64.b64decode(p).decode() for p in re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)
-    ]
-    assert copied == ["line 38\n\n line"]
+    assert _copied(terminal) == ["line 38\n\n line"]
     assert _reversed_text(terminal).startswith("line 38")  # the selection stays marked
     terminal.send("\x0f")  # Ctrl+O draws every block again: the marked cells are gone with them
     terminal.wait_for(lambda: _reversed_text(terminal) == "")
+    row = next(n for n, line in enumerate(_rows(terminal)) if "line 37" in line) + 1
+    terminal.send(f"\x1b[<0;7;{row}M\x1b[<0;7;{row}m" * 2)  # a double-click on "37": the word
+    terminal.wait_for(lambda: _copied(terminal)[-1:] == ["37"])
 
     terminal.send(CTRL_SHIFT_F)
     terminal.wait_for("Find in transcript", where="display")

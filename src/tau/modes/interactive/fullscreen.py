@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.layout.controls import UIContent, UIControl
-from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
+from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 from prompt_toolkit.utils import get_cwidth
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ __all__ = [
 ]
 
 WHEEL_LINES = 3
+ALT_WHEEL_FACTOR = 5
+"""Alt+wheel moves five times as far, as in pi."""
+MULTI_CLICK_SECONDS = 0.4
+_WORD_CHARS = "/-+~._\\"
+"""Besides letters and digits, what a double-click takes as part of a word (iTerm2's set, as pi)."""
 _SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
 _PARSED_CACHE = 4096
 RESTORE = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1049l\x1b[?25h"
@@ -119,6 +125,8 @@ class TranscriptView(UIControl):
         self.search: SearchState | None = None
         self.selection: tuple[Point, Point] | None = None
         self._dragging = False
+        self._clicks: tuple[float, Point, int] = (0.0, (-1, -1), 0)
+        """The last press: when, where, and how many presses in a row it made there."""
         self._parsed: dict[str, tuple[StyleAndTextTuples, str]] = {}
         self._live: list[str] = []
         self._shown_top = 0
@@ -304,13 +312,24 @@ class TranscriptView(UIControl):
     def mouse_handler(self, mouse_event: MouseEvent) -> None:
         kind = mouse_event.event_type
         point = (self._shown_top + mouse_event.position.y, mouse_event.position.x)
+        step = WHEEL_LINES * (ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1)
         if kind == MouseEventType.SCROLL_UP:
-            self.scroll(-WHEEL_LINES)
+            self.scroll(-step)
         elif kind == MouseEventType.SCROLL_DOWN:
-            self.scroll(WHEEL_LINES)
+            self.scroll(step)
         elif kind == MouseEventType.MOUSE_DOWN and mouse_event.button == MouseButton.LEFT:
-            self.selection = (point, point)
-            self._dragging = True
+            at, where, count = self._clicks
+            now = time.monotonic()
+            count = count + 1 if where == point and now - at < MULTI_CLICK_SECONDS else 1
+            self._clicks = (now, point, count)
+            if count == 1:
+                self.selection = (point, point)
+                self._dragging = True
+            else:  # a double-click takes the word, a triple-click the line
+                self.selection = self._word_at(point) if count == 2 else self._line_at(point)
+                self._dragging = False
+                if self.copy_on_select:
+                    self.copy_selection()
         elif kind == MouseEventType.MOUSE_MOVE and self._dragging and self.selection is not None:
             self.selection = (self.selection[0], point)
         elif kind == MouseEventType.MOUSE_UP and self._dragging:
@@ -322,6 +341,28 @@ class TranscriptView(UIControl):
             else:
                 self.selection = None  # a click: nothing selected
         self.mode.invalidate()
+
+    def _word_at(self, point: Point) -> tuple[Point, Point] | None:
+        line, column = point
+        if line >= self.line_count():
+            return None
+        plain = self._parse(self.line(line))[1]
+        index = _char_at(plain, column)
+        if index >= len(plain) or not _is_word(plain[index]):
+            return None
+        start, end = index, index + 1
+        while start > 0 and _is_word(plain[start - 1]):
+            start -= 1
+        while end < len(plain) and _is_word(plain[end]):
+            end += 1
+        return (line, _cells(plain[:start])), (line, _cells(plain[:end]))
+
+    def _line_at(self, point: Point) -> tuple[Point, Point] | None:
+        line = point[0]
+        if line >= self.line_count():
+            return None
+        plain = self._parse(self.line(line))[1]
+        return (line, 0), (line, _cells(plain.rstrip()))
 
     def selected_text(self) -> str:
         if self.selection is None:
@@ -347,6 +388,14 @@ class TranscriptView(UIControl):
 
     def get_key_bindings(self) -> KeyBindingsBase | None:
         return None
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char in _WORD_CHARS
+
+
+def _cells(text: str) -> int:
+    return sum(get_cwidth(char) for char in text)
 
 
 def _char_at(text: str, column: int) -> int:
@@ -481,6 +530,11 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     def close_search(event: KeyPressEvent) -> None:
         view.close_search()
         event.app.layout.focus(mode.dialog.focus if mode.dialog is not None else mode.editor_window)
+
+    @bindings.add("c-x", filter=Condition(lambda: view.selection is not None and not view.copy_on_select))
+    def copy(event: KeyPressEvent) -> None:
+        """With ``fullscreenCopyOnSelect: false`` a selection is copied by Ctrl+X (as pi)."""
+        view.copy_selection()
 
     bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
     bindings.add("enter", filter=in_field)(lambda event: view.step(1))
