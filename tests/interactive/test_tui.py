@@ -475,7 +475,9 @@ def test_import_copies_a_session_file_here_and_resumes_it(tau: TauCommand, start
     assert [f.name for f in tau.session_files()] == ["shared-session.jsonl"]
 
 
-def test_login_saves_a_masked_api_key_and_logout_removes_it(tau: TauCommand, start_tui: Start) -> None:
+def test_login_saves_a_masked_api_key_or_pis_vertex_settings_and_logout_removes_them(
+    tau: TauCommand, start_tui: Start
+) -> None:
     terminal = start_tui()
     _ask(terminal, "/login")
     terminal.wait_for("Select authentication method:", where="display")
@@ -500,6 +502,24 @@ def test_login_saves_a_masked_api_key_and_logout_removes_it(tau: TauCommand, sta
     terminal.send(ENTER)
     terminal.wait_for("Removed the credential of anthropic")
     assert "anthropic" not in json.loads((tau.agent_dir / "auth.json").read_text())
+    # Vertex asks what pi asks: the way in, then (for Google Cloud credentials) project and location.
+    _ask(terminal, "/login google-vertex")
+    terminal.wait_for("How should tau authenticate to Google Vertex AI?", where="display")
+    terminal.type("Application")
+    terminal.wait_for("› Application Default Credentials", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Google Cloud project ID", where="display")
+    terminal.type("vertex-project")
+    terminal.send(ENTER)
+    terminal.wait_for("Google Cloud location", where="display")
+    terminal.type("europe-west4")
+    terminal.send(ENTER)
+    terminal.wait_for("Saved the Google Vertex AI credentials")
+    auth = json.loads((tau.agent_dir / "auth.json").read_text())
+    assert auth["google-vertex"] == {
+        "type": "api_key",
+        "env": {"GOOGLE_CLOUD_PROJECT": "vertex-project", "GOOGLE_CLOUD_LOCATION": "europe-west4"},
+    }
 
 
 def test_a_first_message_on_the_command_line_is_sent_at_start(tau: TauCommand, start_tui: Start) -> None:
