@@ -15,8 +15,9 @@ Workloads (each run starts a fresh process; pi and tau alternate, so both see th
   before each run).
 
 Both run offline (``PI_OFFLINE=1``), with their own scratch agent dir holding the same models.json, a
-scratch ``HOME`` and an empty working folder. Printed: a table of wall-time medians with peak RSS
-and the ratio pi/tau, then the figures.
+scratch ``HOME`` and an empty working folder. Printed: a table of wall-time medians with CPU time
+(user + system, the process and its children: steadier than wall time on a busy machine), peak RSS
+and the ratio pi/tau, then the figures and the machine's load average.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def run(job):
     error = proc.stderr.read().decode(errors="replace")
     if status != 0:
         raise SystemExit(f"{job['argv'][:3]} ... failed ({status}): {error[-1500:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 for job in jobs:
     run(job)  # warm up: bytecode and compile caches, the server's first connection
 results = [[] for _ in jobs]
@@ -145,12 +146,16 @@ def _jobs(root: Path, port: str, folder: Path) -> list[dict[str, Any]]:
     return jobs
 
 
-def _table(rows: list[tuple[str, tuple[float, float], tuple[float, float], str]]) -> str:
+Measured = tuple[float, float, float]  # wall s, peak MiB, CPU s
+
+
+def _table(rows: list[tuple[str, Measured, Measured, str]]) -> str:
     lines = ["| work | pi 1.6.0 | tau | pi/tau | goal pi/tau |", "|---|---|---|---|---|"]
-    for name, (pi_s, pi_mib), (tau_s, tau_mib), goal in rows:
+    for name, (pi_s, pi_mib, pi_cpu), (tau_s, tau_mib, tau_cpu), goal in rows:
         lines.append(
-            f"| `{name}` | {pi_s:.3f} s / {pi_mib:.0f} MiB | {tau_s:.3f} s / {tau_mib:.0f} MiB "
-            f"| x{pi_s / tau_s:.1f} | {goal} |"
+            f"| `{name}` | {pi_s:.3f} s wall, {pi_cpu:.3f} s CPU / {pi_mib:.0f} MiB "
+            f"| {tau_s:.3f} s wall, {tau_cpu:.3f} s CPU / {tau_mib:.0f} MiB "
+            f"| x{pi_s / tau_s:.1f} (CPU x{pi_cpu / tau_cpu:.1f}) | {goal} |"
         )
     return "\n".join(lines)
 
@@ -178,14 +183,21 @@ def run(repeat: int) -> list[Figure]:
     finally:
         server.stdin.close()
         server.wait(timeout=10)
-    results: list[list[tuple[float, float]]] = json.loads(out.stdout)
-    medians = [(median([w for w, _ in r]), median([m for _, m in r])) for r in results]
+    results: list[list[Measured]] = json.loads(out.stdout)
+    medians = [
+        (median([w for w, _, _ in r]), median([m for _, m, _ in r]), median([c for _, _, c in r]))
+        for r in results
+    ]
     rows = [(name, medians[2 * i], medians[2 * i + 1], goal) for i, (name, _, goal) in enumerate(_WORK)]
     print(_table(rows))
+    print(
+        f"   load average after the runs: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (wall times need an idle machine)"
+    )
     figures: list[Figure] = []
-    for name, (pi_s, _), (tau_s, tau_mib), goal in rows:
+    for name, (pi_s, _, pi_cpu), (tau_s, tau_mib, tau_cpu), goal in rows:
         figures.append(Figure(f"{name}: pi/tau", pi_s / tau_s, "x", goal))
         figures.append(Figure(f"  tau wall (pi {pi_s:.3f} s)", tau_s, "s"))
+        figures.append(Figure(f"  tau CPU (pi {pi_cpu:.3f} s)", tau_cpu, "s"))
         figures.append(Figure("  tau peak RSS", tau_mib, "MiB", "<= 40 MiB"))
     return figures
 
