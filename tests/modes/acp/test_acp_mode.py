@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -30,21 +31,27 @@ from acp.schema import (
     AllowedOutcome,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
     SessionNotification,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
     UserMessageChunk,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from acp_wire import WireChecker
 from tau_command import MODEL, TauCommand, tau_command
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn, text_turn, tool_turn
+from tau.tools.bash import create_bash_tool
+from tau.tools.errors import ToolError
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -86,6 +93,66 @@ class RecordingClient:
         return "".join(u.content.text for u in self.of(AgentMessageChunk))
 
 
+class TerminalClient(RecordingClient):
+    """A client that offers terminals: each runs its command as a real subprocess (with a variable
+    only the editor's environment has) and records what tau asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.processes: dict[str, asyncio.subprocess.Process] = {}
+        self.outputs: dict[str, bytearray] = {}
+        self.readers: dict[str, asyncio.Future[None]] = {}
+        self.requests: list[tuple[str, Any]] = []
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: Any = None, env: Any = None, cwd: Any = None, **kwargs: Any
+    ) -> CreateTerminalResponse:
+        terminal_id = f"term-{len(self.processes)}"
+        self.requests.append(("create", (command, args, cwd, kwargs.get("output_byte_limit"))))
+        environment = {**os.environ, "RUN_BY": "editor", **{e.name: e.value for e in env or []}}
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        self.processes[terminal_id], self.outputs[terminal_id] = process, bytearray()
+
+        async def read() -> None:
+            assert process.stdout is not None
+            while chunk := await process.stdout.read(65536):
+                self.outputs[terminal_id] += chunk
+
+        self.readers[terminal_id] = asyncio.ensure_future(read())
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _status(self, terminal_id: str) -> TerminalExitStatus | None:
+        code = self.processes[terminal_id].returncode
+        if code is None:
+            return None
+        return TerminalExitStatus(exit_code=code) if code >= 0 else TerminalExitStatus(signal=f"signal {-code}")
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        self.requests.append(("output", terminal_id))
+        if self.processes[terminal_id].returncode is not None:
+            await self.readers[terminal_id]
+        output = self.outputs[terminal_id].decode()
+        return TerminalOutputResponse(output=output, truncated=False, exit_status=self._status(terminal_id))
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        await self.processes[terminal_id].wait()
+        status = self._status(terminal_id)
+        assert status is not None
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.requests.append(("kill", terminal_id))
+        self.processes[terminal_id].kill()
+        await self.processes[terminal_id].wait()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.requests.append(("release", terminal_id))
+
+
 @pytest.fixture
 def tau(tmp_path: Path) -> Iterator[TauCommand]:
     yield from tau_command(tmp_path)
@@ -113,8 +180,10 @@ async def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> Async
     assert wire.checked > 0 and wire.problems == []
 
 
-async def _initialize(conn: Any, fs: bool = False) -> Any:
-    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+async def _initialize(conn: Any, fs: bool = False, terminal: bool = False) -> Any:
+    caps = ClientCapabilities(
+        fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
+    )
     return await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
 
 
@@ -419,3 +488,54 @@ async def test_a_todo_tool_updates_the_plan_and_each_prompt_reports_its_usage(ta
     [usage] = client.of(UsageUpdate)
     assert (usage.used, usage.size) == (15, 100000)
     assert usage.cost.currency == "USD" and usage.cost.amount == pytest.approx(6.0)
+
+
+async def _local_bash(command: str, cwd: Path) -> str:
+    """What tau's own bash tool tells the model (its spill file's name left out)."""
+    os.environ["RUN_BY"] = "editor"
+    try:
+        await create_bash_tool(str(cwd)).execute("local", {"command": command}, None, None)
+    except ToolError as failed:
+        return re.sub(r" Full output: \S+\]", "]", str(failed))
+    finally:
+        del os.environ["RUN_BY"]
+    raise AssertionError("the command should fail")
+
+
+async def test_bash_runs_in_the_editors_terminal_truncated_as_tau_truncates_and_an_abort_kills_it(
+    tau: TauCommand,
+) -> None:
+    command = "seq 1 3000; echo by $RUN_BY; exit 3"
+    tau.server.add(
+        tool_turn("bash", {"command": command}, id="call-seq"),
+        text_turn("Counted."),
+        tool_turn("bash", {"command": "sleep 30"}, id="call-sleep"),
+        text_turn("never sent"),
+    )
+    client = TerminalClient()
+    async with _spawn(tau, client) as (conn, _):
+        await _initialize(conn, terminal=True)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Count")])
+        assert answer.stop_reason == "end_turn"
+        [seen] = [re.sub(r" Full output: \S+\]", "]", m["content"]) for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
+        assert seen == await _local_bash(command, tau.work)  # cut as tau's own bash cuts it
+        assert "\nby editor\n" in seen and "Command exited with code 3" in seen
+        final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-seq" and u.status)
+        assert final.status == "failed"
+        assert final.content[0].type == "terminal" and final.content[0].terminal_id == "term-0"
+        assert "Command exited with code 3" in final.content[1].content.text
+
+        sleeping = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("Wait")]))
+        while len(client.processes) < 2:
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(sleeping, 10)).stop_reason == "cancelled"
+    assert client.processes["term-1"].returncode == -9
+    command, args, cwd, limit = client.requests[0][1]
+    assert (command, args[0], cwd) == ("bash", "-c", str(tau.work)) and limit > 50 * 1024
+    assert [r for r in client.requests if r[0] in ("kill", "release")] == [
+        ("release", "term-0"),
+        ("kill", "term-1"),
+        ("release", "term-1"),
+    ]

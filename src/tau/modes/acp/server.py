@@ -33,11 +33,13 @@ from tau.modes.acp.permissions import AcpExtensionUI
 from tau.modes.acp.prompt_blocks import to_tau_prompt
 from tau.modes.acp.session_config import config_options, modes, set_config_option, set_thinking_level
 from tau.modes.acp.streams import stdio_streams
+from tau.modes.acp.terminal import TerminalBashOperations, terminal_bash_tool
 from tau.modes.acp.tool_calls import title_of
-from tau.modes.acp.updates import event_updates, history_updates
+from tau.modes.acp.updates import event_updates, history_updates, terminal_content
 from tau.modes.acp.usage import prompt_usage, usage_update
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
+from tau.runtime.settings import SettingsManager
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
 from tau.session.manager import SessionManager
@@ -62,6 +64,7 @@ class _Live:
     runtime: AgentSessionRuntime
     cwd: str
     args_by_call: dict[str, Any] = field(default_factory=dict)
+    terminals: dict[str, str] = field(default_factory=dict)  # bash call id -> the editor's terminal
     running_call: tuple[str, str] | None = None
     cancelled: bool = False
     prompting: bool = False
@@ -230,7 +233,18 @@ class TauAcpAgent:
             can_read=self._can("fs", "readTextFile"),
             can_write=self._can("fs", "writeTextFile"),
         )
-        runtime = self._opener.open_runtime(manager, client_file_tools(cwd, files))
+        tools = client_file_tools(cwd, files)
+        if self._client.get("terminal") is True:
+
+            def on_terminal(call_id: str, terminal_id: str) -> None:
+                self._sessions[session_id].terminals[call_id] = terminal_id
+                update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
+                self._put(session_id, {**update, "content": [terminal_content(terminal_id)]})
+
+            prefix = SettingsManager.create(cwd, self._opener.agent_dir).shell_command_prefix
+            ops = TerminalBashOperations(self._conn, session_id, on_terminal)
+            tools.append(terminal_bash_tool(cwd, ops, prefix))
+        runtime = self._opener.open_runtime(manager, tools)
         live = _Live(runtime, cwd)
         self._sessions[session_id] = live
 
@@ -241,7 +255,7 @@ class TauAcpAgent:
                 live.running_call = None
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 live.replies.append(event.message.usage)
-            for update in event_updates(event, cwd, live.args_by_call):
+            for update in event_updates(event, cwd, live.args_by_call, live.terminals):
                 self._put(session_id, update)
 
         runtime.session.subscribe(on_event)

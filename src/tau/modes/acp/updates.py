@@ -25,7 +25,7 @@ from tau.ai.types import (
 )
 from tau.modes.acp.tool_calls import kind_of, locations_of, result_content, started_content, title_of
 
-__all__ = ["event_updates", "history_updates", "plan_update"]
+__all__ = ["event_updates", "history_updates", "plan_update", "terminal_content"]
 
 
 def _chunk(kind: str, content: JsonObject) -> JsonObject:
@@ -68,9 +68,12 @@ def plan_update(tool_name: str, details: Any) -> JsonObject | None:
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def event_updates(event: Any, cwd: str, args_by_call: dict[str, Any]) -> Iterator[JsonObject]:
+def event_updates(
+    event: Any, cwd: str, args_by_call: dict[str, Any], terminals: dict[str, str]
+) -> Iterator[JsonObject]:
     """The updates one session event makes (most make none). ``args_by_call`` keeps each running
-    call's arguments from its start to its end."""
+    call's arguments from its start to its end; ``terminals`` the editor terminal a bash call runs
+    in (which shows its output, so the call's content is that terminal)."""
     if isinstance(event, MessageUpdate):
         inner = event.assistant_message_event
         if isinstance(inner, TextDeltaEvent) and inner.delta:
@@ -82,24 +85,42 @@ def event_updates(event: Any, cwd: str, args_by_call: dict[str, Any]) -> Iterato
         content = started_content(event.tool_name, event.args, cwd)
         yield _start_call(event.tool_call_id, event.tool_name, event.args, cwd, content)
     elif isinstance(event, ToolExecutionUpdate):
+        if event.tool_call_id in terminals:
+            return
         content = result_content(event.tool_name, {}, cwd, event.partial_result, False)
         if content:
             yield {"sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id, "content": content}
     elif isinstance(event, ToolExecutionEnd):
         args = args_by_call.pop(event.tool_call_id, {})
-        yield _finished_call(event.tool_call_id, event.tool_name, args, cwd, event.result, event.is_error)
+        terminal = terminals.pop(event.tool_call_id, None)
+        yield _finished_call(
+            event.tool_call_id, event.tool_name, args, cwd, event.result, event.is_error, terminal
+        )
         if not event.is_error and (plan := plan_update(event.tool_name, event.result.details)) is not None:
             yield plan
 
 
+def terminal_content(terminal_id: str) -> JsonObject:
+    return {"type": "terminal", "terminalId": terminal_id}
+
+
 def _finished_call(
-    call_id: str, tool_name: str, args: Any, cwd: str, result: AgentToolResult, is_error: bool
+    call_id: str,
+    tool_name: str,
+    args: Any,
+    cwd: str,
+    result: AgentToolResult,
+    is_error: bool,
+    terminal: str | None = None,
 ) -> JsonObject:
+    content = result_content(tool_name, args, cwd, result, is_error)
+    if terminal is not None:  # the terminal shows the output; a failure adds what the model read
+        content = [terminal_content(terminal), *(content if is_error else [])]
     update: JsonObject = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
         "status": "failed" if is_error else "completed",
-        "content": result_content(tool_name, args, cwd, result, is_error),
+        "content": content,
     }
     if (locations := locations_of(tool_name, args, cwd, result.details)) is not None:
         update["locations"] = locations
