@@ -12,6 +12,7 @@ from typing import Any
 
 import pexpect
 import pyte
+from wcwidth import iter_graphemes, wcwidth, width
 
 _CPR = re.compile(rb"\x1b\[6n")
 _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
@@ -44,9 +45,43 @@ class _AnsweringScreen(pyte.HistoryScreen):
             self.dirty.update(range(self.lines))
         super().reset_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
 
+        self._last_drawn: tuple[int, int, int] | None = None  # the row and columns of the last cluster
+
     def write_process_input(self, data: str) -> None:
         if not data.endswith("R"):
             self._answer(data)
+
+    def draw(self, data: str) -> None:
+        for char in data:
+            if self._join(char):
+                continue
+            super().draw(char)
+            size = wcwidth(char)
+            self._last_drawn = (self.cursor.y, self.cursor.x - size, self.cursor.x) if size > 0 else None
+
+    def _join(self, char: str) -> bool:
+        """Put ``char`` into the cluster drawn just before, if it continues that cluster."""
+        last = self._last_drawn
+        if last is None or (self.cursor.y, self.cursor.x) != (last[0], last[2]):
+            return False
+        y, start, end = last
+        cell = self.buffer[y][start]
+        joined = cell.data + char
+        if len(list(iter_graphemes(joined))) != 1:
+            return False
+        self.buffer[y][start] = cell._replace(data=joined)
+        grown = min(self.columns, start + max(1, width(joined))) - end
+        for x in range(end, end + max(0, grown)):
+            self.buffer[y][x] = cell._replace(data="")
+        self.cursor.x += max(0, grown)
+        self._last_drawn = (y, start, end + max(0, grown))
+        self.dirty.add(y)
+        return True
+
+    @property
+    def display(self) -> list[str]:
+        # a wide cell's second column holds "", so joining every cell shows each cluster once
+        return ["".join(self.buffer[y][x].data for x in range(self.columns)) for y in range(self.lines)]
 
 
 class Terminal:

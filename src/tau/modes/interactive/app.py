@@ -41,6 +41,7 @@ from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFi
 from tau.modes.interactive.footer import git_branch, usage_totals
 from tau.modes.interactive.frames import create_frame_output, print_above
 from tau.modes.interactive.fullscreen import Transcript
+from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
 from tau.modes.interactive.screen import Scrollback
@@ -301,7 +302,7 @@ class InteractiveMode:
     def _build_app(self) -> Application[int]:
         register_enter_sequences()
         editor_window = Window(
-            BufferControl(self.editor),
+            BufferControl(self.editor, input_processors=[ClusterCells()]),
             height=Dimension(min=1, max=12),
             wrap_lines=True,
             dont_extend_height=True,
@@ -320,7 +321,11 @@ class InteractiveMode:
 
         def text_window(get: Any, shown: Any = None) -> Container:
             return ConditionalContainer(
-                Window(FormattedTextControl(get), dont_extend_height=True, wrap_lines=False),
+                Window(
+                    FormattedTextControl(lambda: cluster_fragments(get())),
+                    dont_extend_height=True,
+                    wrap_lines=False,
+                ),
                 filter=Condition(shown or (lambda: bool(get()))),
             )
 

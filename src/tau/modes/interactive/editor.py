@@ -15,6 +15,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, Path
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 
+from tau.modes.interactive import graphemes
 from tau.modes.interactive.fuzzy import fuzzy_filter
 
 __all__ = ["CommandInfo", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
@@ -118,7 +119,33 @@ class EditorBuffer(Buffer):
     """The editor, with pi's Up/Down: on the first line Up recalls the previous message (when the
     editor is empty, the cursor is at the line's start or a message is already recalled), else it
     goes to the line's start; on the last line Down goes to a newer message while one is
-    recalled, else to the line's end. Between them the arrows move the cursor."""
+    recalled, else to the line's end. Between them the arrows move the cursor.
+
+    The cursor stays on grapheme cluster boundaries, and Backspace / Delete take a whole cluster:
+    one press removes 👩‍👩‍👧 or é (e + U+0301), never a code point of it."""
+
+    @property
+    def cursor_position(self) -> int:
+        return Buffer.cursor_position.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    @cursor_position.setter
+    def cursor_position(self, value: int) -> None:
+        text = self.text
+        value = max(0, min(value, len(text)))
+        value = graphemes.snap(text, value, forward=value > self.cursor_position)
+        Buffer.cursor_position.fset(self, value)  # type: ignore[attr-defined]
+
+    def delete_before_cursor(self, count: int = 1) -> str:
+        position = self.cursor_position
+        start = graphemes.cluster_start(self.text, max(0, position - count))
+        return super().delete_before_cursor(position - start)
+
+    def delete(self, count: int = 1) -> str:
+        position = self.cursor_position
+        end = min(position + count, len(self.text))
+        if not graphemes.is_boundary(self.text, end):
+            end = graphemes.cluster_end(self.text, end)
+        return super().delete(end - position)
 
     def remember(self, text: str) -> None:
         """Add a sent message to the history (not twice in a row)."""

@@ -9,6 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from tau import __version__
+from tau.modes.interactive.render.format import truncate_to_width
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -60,4 +61,4 @@ def _short(path: str, home: str) -> str:
 
 def _fit(text: str, width: int) -> str:
     text = "".join(ch if ch.isprintable() else " " for ch in text)
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    return truncate_to_width(text, width)

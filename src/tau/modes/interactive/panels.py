@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 
 from tau.modes.interactive.footer import FooterInfo, build_footer
+from tau.modes.interactive.render.format import truncate_to_width
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -70,11 +71,12 @@ def queue_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
             line = " ".join(text.split())
             if out:
                 out.append(("", "\n"))
-            out.append(("class:queue", f"  ⏵ {label}: {line[: mode.width - 16]}"))
+            out.append(("class:queue", truncate_to_width(f"  ⏵ {label}: {line}", mode.width - 1)))
     for text in mode.held_for_compaction:
         if out:
             out.append(("", "\n"))
-        out.append(("class:queue", f"  ⏵ after compaction: {' '.join(text.split())[: mode.width - 26]}"))
+        line = " ".join(text.split())
+        out.append(("class:queue", truncate_to_width(f"  ⏵ after compaction: {line}", mode.width - 1)))
     if out:
         out.append(("class:queue", "\n  (alt+up: back to the editor)"))
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len, split_graphemes
 
 from tau.tools.terminal_text import sanitize_terminal_output
 
@@ -56,17 +56,19 @@ def visible_width(text: str) -> int:
 
 
 def truncate_to_width(text: str, width: int, ellipsis: str = "…") -> str:
-    """Plain ``text`` cut to at most ``width`` cells, ending in ``ellipsis`` when something was cut."""
+    """Plain ``text`` cut to at most ``width`` cells, ending in ``ellipsis`` when something was cut;
+    the cut falls between grapheme clusters (never inside 👩‍👩‍👧 or after half of é)."""
     if cell_len(text) <= width:
         return text
     room = width - cell_len(ellipsis)
     if room < 0:
         return ""
     used = 0
-    for index, char in enumerate(text):
-        used += get_character_cell_size(char)
+    spans, _ = split_graphemes(text)
+    for start, _end, cells in spans:
+        used += cells
         if used > room:
-            return text[:index] + ellipsis
+            return text[:start] + ellipsis
     return text
 
 
