@@ -149,7 +149,7 @@ def test_trust_command_saves_a_decision_for_the_next_start(tau: TauCommand, star
 def test_trust_command_can_take_trust_back(tau: TauCommand, start_tui: Start) -> None:
     marker = project_extension(tau)
     (tau.agent_dir / "trust.json").write_text(json.dumps({str(tau.work.resolve()): True}))
-    terminal = start_tui()
+    terminal = start_tui(cols=200)  # wide enough for any temporary folder's path on one line
     assert marker.exists()
     terminal.type("/trust")
     terminal.send(ENTER)
