@@ -20,7 +20,10 @@ def unknown_tools_warning(flag: str, tools: list[str], services: AgentSessionSer
         [*ALL_TOOL_NAMES, *(tool.name for tool in runner.tools)] if runner is not None else [*ALL_TOOL_NAMES]
     )
     names = [entry[1:] if is_tool_modifier(entry) else entry for entry in tools]
-    unknown = [name for name in names if not any(map(tool_name_matcher([name]), known))]
+    # MCP tools are known only once their servers answer, after this check: their names pass.
+    unknown = [
+        name for name in names if not name.startswith("mcp__") and not any(map(tool_name_matcher([name]), known))
+    ]
     if not unknown:
         return None
     listed = ", ".join(f'"{name}"' for name in unknown)
