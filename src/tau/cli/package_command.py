@@ -359,13 +359,13 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
     chosen = next((p for p in packages if p.source.identity(p.base_dir) in wanted), None)
     if index is None or chosen is None or not chosen.installed:
         raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
-    kind, pattern = _resource_of(chosen, path)
-    entry = entries[index]
-    updated: dict[str, Any] = dict(entry) if isinstance(entry, dict) else {"source": entry}
-    same = {pattern, f"{pattern}/SKILL.md"}
-    kept = [p for p in updated.get(kind, []) if not (isinstance(p, str) and p.lstrip("!+-") in same)]
-    updated[kind] = [*kept, f"{'+' if action == 'enable' else '-'}{pattern}"]
-    entries[index] = updated
+    from tau.runtime.packages.switches import switch_pattern, switched_entry
+
+    try:
+        kind, pattern = switch_pattern(chosen, path)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    entries[index] = switched_entry(entries[index], kind, pattern, on=action == "enable")
     context.save(local, entries)
     print(
         f"{'Enabled' if action == 'enable' else 'Disabled'} {kind[:-1]} {pattern} of {raw} (from the next start)"
@@ -373,27 +373,9 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
     return 0
 
 
-def _resource_of(package: Any, path: str) -> tuple[str, str]:
-    """The kind of resource ``path`` (relative to the package) is, and its path as filters name it
-    (a skill by its folder), from the unfiltered contents."""
-    from tau.runtime.packages.contents import package_contents
-
-    everything = package_contents(package.install_dir, None, python_package=package.source.kind == "pip")
-    target = os.path.normpath(os.path.join(package.install_dir, path))
-    for kind, paths in everything.found.items():
-        for found in paths:
-            if target == found or (kind == "skills" and os.path.dirname(target) == found):
-                return kind, os.path.relpath(found, package.install_dir).replace(os.sep, "/")
-    raise _UsageError(f"{path} is not a resource of {package.source.raw} (see: tau config)")
-
-
 def _print_switches(package: Any) -> None:
-    from tau.runtime.packages.contents import package_contents
+    from tau.runtime.packages.switches import resource_switches
 
-    python = package.source.kind == "pip"
-    everything = package_contents(package.install_dir, None, python_package=python)
-    loaded = package.contents().found
-    for kind, paths in everything.found.items():
-        for path in paths:
-            mark = "x" if path in loaded[kind] else " "
-            print(f"  [{mark}] {kind[:-1]:<9} {_short(path, package.install_dir)}")
+    for switch in resource_switches(package):
+        mark = "x" if switch.on else " "
+        print(f"  [{mark}] {switch.kind[:-1]:<9} {_short(switch.path, package.install_dir)}")

@@ -537,6 +537,12 @@ async def _trust(mode: InteractiveMode, argument: str) -> None:
     await trust_command(mode, argument)
 
 
+async def _packages(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.packages_command import packages_command
+
+    await packages_command(mode, argument)
+
+
 async def _quit(mode: InteractiveMode, argument: str) -> None:
     mode.quit()
 
@@ -577,5 +583,6 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),
     "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
+    "packages": CommandSpec("Switch the installed packages' resources on or off", _packages),
     "quit": CommandSpec("Quit tau", _quit),
 }
