@@ -100,6 +100,7 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_sta
 def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
     tau: TauCommand, start_tui: Start
 ) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"fullscreenExitOutput": "resume-hint"}))
     terminal = _scrolled_reply(tau, start_tui, "--tui-mode", "fullscreen")
     row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
     # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
@@ -134,6 +135,10 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
 
     terminal.child.kill(signal.SIGTERM)
     assert terminal.wait_exit() == 128 + signal.SIGTERM
+    # fullscreenExitOutput "resume-hint": how to come back, not the conversation.
+    [session] = tau.session_files()
+    assert f"To resume this session:\ntau --session {session}\n".encode() in terminal.raw.replace(b"\r", b"")
+    assert "line 01" not in terminal.text()
     assert not terminal.on_alternate_screen and terminal.raw.rfind(b"\x1b[?1000l") > terminal.raw.rfind(
         b"\x1b[?1000h"
     )
