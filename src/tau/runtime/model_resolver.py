@@ -11,7 +11,6 @@ the one provider with credentials, otherwise it is an error listing the candidat
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import fnmatch
 import re
 from collections.abc import Sequence
@@ -203,6 +202,8 @@ def close_matches(query: str, models: Sequence[Model], limit: int = _MAX_CLOSE_M
     """Up to ``limit`` ``provider/id`` references that look like ``query``, closest first."""
     wanted = query.lower()
     scored: list[tuple[float, str]] = []
+    import difflib  # for a model that was not found: not at start-up
+
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
     for model in models:
@@ -486,6 +487,8 @@ def _not_found_message(display: str, query: str, models: Sequence[Model]) -> str
 
 
 def _unknown_provider_message(provider: str, known: Sequence[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(provider.lower(), [p.lower() for p in known], n=_MAX_CLOSE_MATCHES)
     message = f'Unknown provider "{provider}".'
     if close:

@@ -10,11 +10,11 @@ or process access (to run the same tools over SSH or in a container). Output is 
 lines / 50 KB per result; bash spills full output to files in the tool set's spill folder.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from tau.agent.tool import AgentTool
 from tau.tools.bash import SpawnContext, SpawnHook, create_bash_tool
 from tau.tools.edit import create_edit_tool, plan_edit, prepare_edit_arguments
-from tau.tools.edit_diff import EditDiff, generate_diff
-from tau.tools.edit_match import Replacement, apply_replacements, normalize_for_match
 from tau.tools.errors import ToolAborted, ToolError
 from tau.tools.find import LocalFindOperations, create_find_tool
 from tau.tools.grep import create_grep_tool
@@ -51,6 +51,30 @@ from tau.tools.truncate import (
     truncate_tail,
 )
 from tau.tools.write import create_write_tool
+
+if TYPE_CHECKING:
+    from tau.tools.edit_diff import EditDiff, generate_diff
+    from tau.tools.edit_match import Replacement, apply_replacements, normalize_for_match
+
+# The edit matching and diffs are imported on first use (the edit tool loads them on its first edit).
+_LAZY = {
+    "EditDiff": "edit_diff",
+    "generate_diff": "edit_diff",
+    "Replacement": "edit_match",
+    "apply_replacements": "edit_match",
+    "normalize_for_match": "edit_match",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tau.tools' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"tau.tools.{home}"), name)
+    globals()[name] = value
+    return value
 
 CODING_TOOL_NAMES = ("read", "bash", "edit", "write")
 READ_ONLY_TOOL_NAMES = ("read", "grep", "find", "ls")

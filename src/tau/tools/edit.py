@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
-from tau.tools.edit_diff import EditDiff, generate_diff
-from tau.tools.edit_match import Replacement, apply_replacements, detect_line_ending, to_lf
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import EditOperations, LocalEditOperations
 from tau.tools.paths import resolve_to_cwd
+
+if TYPE_CHECKING:
+    from tau.tools.edit_diff import EditDiff
+    from tau.tools.edit_match import Replacement
 
 _BOM = "\ufeff"
 
@@ -100,6 +102,8 @@ class PlannedEdit:
 
 
 def _replacements(args: JsonObject) -> list[Replacement]:
+    from tau.tools.edit_match import Replacement, to_lf
+
     edits = args.get("edits") or []
     return [Replacement(to_lf(str(e["oldText"])), to_lf(str(e["newText"]))) for e in edits]
 
@@ -109,6 +113,10 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
 
     Also serves the UI's preview of an edit before it runs.
     """
+    # The matching and the diff load on the first edit, not with the tool.
+    from tau.tools.edit_diff import generate_diff
+    from tau.tools.edit_match import apply_replacements, detect_line_ending, to_lf
+
     if not edits:
         raise ToolError("edits must contain at least one replacement")
     absolute = resolve_to_cwd(path, cwd)

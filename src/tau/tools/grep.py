@@ -17,7 +17,6 @@ from typing import Any
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
-from tau.tools.edit_match import to_lf
 from tau.tools.errors import ToolError, raise_if_aborted
 from tau.tools.listing_output import ListingOutput
 from tau.tools.operations import GrepOperations, LocalGrepOperations, NotRegularFileError
@@ -159,6 +158,8 @@ def create_grep_tool(
             shown, cut = truncate_line(text)
             lines_cut = lines_cut or cut
             out.append(f"{name}{separator}{number}{separator} {shown}")
+
+        from tau.tools.edit_match import to_lf  # imported with context lines only, not at start-up
 
         for path, number, text in matches:
             name = display(path)
