@@ -401,7 +401,7 @@ def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: 
     terminal.wait_for(lambda: _editor_text(terminal) == "look at @src/session_manager.py")
 
 
-def test_settings_switch_the_theme_and_save_it(tau: TauCommand, start_tui: Start) -> None:
+def test_settings_switch_the_theme_save_it_and_keep_the_row(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui()
     _ask(terminal, "/settings")
     terminal.wait_for("Theme: dark", where="display")
@@ -411,7 +411,7 @@ def test_settings_switch_the_theme_and_save_it(tau: TauCommand, start_tui: Start
     terminal.wait_for("› dark", where="display")
     terminal.send("\x1b[B")
     terminal.send(ENTER)
-    terminal.wait_for("Theme: light", where="display")
+    terminal.wait_for("› Theme: light", where="display")  # the cursor stays on the changed row
     terminal.send(ESCAPE)
     terminal.wait_for(
         lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("theme") == "light"

@@ -154,6 +154,7 @@ class ToolBlock(Block):
         self.definition = definition
         self.result: ToolResultMessage | None = None
         self.partial_text: str | None = None
+        self.duration_ms: int | None = None  # known for a call run now, not for one loaded
 
     def _render(self, renderer: BlockRenderer, flags: ViewFlags) -> str:
         return renderer.tool(
@@ -162,6 +163,7 @@ class ToolBlock(Block):
             expanded=flags.tools_expanded,
             partial_text=self.partial_text,
             definition=self.definition,
+            duration_ms=self.duration_ms,
         )
 
 
@@ -327,6 +329,7 @@ class Chat:
                     details=event.result.details,
                 )
                 done.partial_text = None
+                done.duration_ms = event.duration_ms
                 done.finished = True
                 self.commit_ready()
 

@@ -108,12 +108,14 @@ def _setting_value(mode: InteractiveMode, key: str) -> str:
 
 
 async def _settings(mode: InteractiveMode, argument: str) -> None:
+    row = 0  # the list opens again on the row just changed, not back at the top
     while True:
         items = [ListItem(f"{label}: {_setting_value(mode, key)}", key) for key, label, _ in _SETTINGS]
-        chosen = await mode.show_dialog(ListDialog("Settings", items))
+        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row))
         if chosen is None:
             return
         key = chosen.value
+        row = next(index for index, (k, _, _) in enumerate(_SETTINGS) if k == key)
         label, options = next((lbl, opts) for k, lbl, opts in _SETTINGS if k == key)
         if key == "thinking":
             options = list(mode.session.get_available_thinking_levels())
@@ -506,17 +508,9 @@ async def _reload(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _hotkeys(mode: InteractiveMode, argument: str) -> None:
-    from tau.modes.interactive.keymap import DESCRIPTIONS
+    from tau.modes.interactive.header import hotkey_lines
 
-    keymap = mode.keymap
-    lines = [f"{keymap.describe(action) or '(unbound)':<22} {text}" for action, text in DESCRIPTIONS.items()]
-    lines += [
-        f"{'@':<22} Reference a project file (fuzzy)",
-        f"{'tab':<22} Complete a path",
-        f"{'!cmd / !!cmd':<22} Run a shell command (!! keeps the output from the model)",
-        f"{'ctrl+a/e/k/u/w/y':<22} Emacs-style editing; ctrl+_ undo",
-    ]
-    mode.chat.add_notice("\n".join(lines))
+    mode.chat.add_notice("\n".join(hotkey_lines(mode)))
 
 
 async def _login(mode: InteractiveMode, argument: str) -> None:

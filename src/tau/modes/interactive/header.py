@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from tau import __version__
-from tau.modes.interactive.render.format import truncate_to_width
+from tau.modes.interactive.render.format import truncate_to_width, visible_width
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -22,22 +22,26 @@ _RESET = "\x1b[0m"
 
 
 def startup_header(mode: InteractiveMode) -> str:
+    """The version and one line of the main keys, whole hints only, as many as the width takes;
+    with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them."""
     keys = mode.keymap
-    hints = [
-        f"{keys.describe('interrupt')} interrupt",
-        f"{keys.describe('clear')} clear",
-        f"{keys.describe('exit')} quit",
-        "/ commands",
-        "! bash",
-        "@ files",
-        f"{keys.describe('expandTools')} tools",
-        f"{keys.describe('toggleThinking')} thinking",
-        f"{keys.describe('newLine').split(',')[-1].strip()} new line",
-    ]
-    lines = [
-        f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}",
-        _DIM + _fit(" · ".join(hints), mode.width) + _RESET,
-    ]
+    more = keys.describe("expandTools")
+    lines = [f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}"]
+    if mode.tools_expanded:
+        lines += [_DIM + _fit(line, mode.width) + _RESET for line in hotkey_lines(mode)]
+    else:
+        hints = [
+            f"{keys.describe('interrupt')} interrupt",
+            f"{keys.describe('clear')} clear",
+            f"{keys.describe('exit')} quit",
+            "/ commands",
+            "! bash",
+            "@ files",
+            f"{keys.describe('newLine').split(',')[-1].strip()} new line",
+        ]
+        lines.append(_DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET)
+        if more:
+            lines.append(_DIM + _fit(f"Press {more} to show the full startup help.", mode.width) + _RESET)
     session = mode.session
     loader = session.services.resource_loader
     home = os.path.expanduser("~")
@@ -57,6 +61,31 @@ def startup_header(mode: InteractiveMode) -> str:
 
 def _short(path: str, home: str) -> str:
     return "~" + path[len(home) :] if home and path.startswith(home + os.sep) else path
+
+
+def hotkey_lines(mode: InteractiveMode) -> list[str]:
+    """Every key and what it does: the actions of the keymap, then the editor's own."""
+    from tau.modes.interactive.keymap import DESCRIPTIONS
+
+    keymap = mode.keymap
+    lines = [f"{keymap.describe(action) or '(unbound)':<22} {text}" for action, text in DESCRIPTIONS.items()]
+    lines += [
+        f"{'@':<22} Reference a project file (fuzzy)",
+        f"{'tab':<22} Complete a path",
+        f"{'!cmd / !!cmd':<22} Run a shell command (!! keeps the output from the model)",
+        f"{'ctrl+a/e/k/u/w/y':<22} Emacs-style editing; ctrl+_ undo",
+    ]
+    return lines
+
+
+def _whole_hints(hints: list[str], last: str, width: int) -> str:
+    """As many of ``hints`` as fit before ``last`` in ``width`` cells; none is cut in half."""
+    kept: list[str] = []
+    for hint in hints:
+        if visible_width(" · ".join([*kept, hint, last])) > width:
+            break
+        kept.append(hint)
+    return _fit(" · ".join([*kept, last]), width)
 
 
 def _fit(text: str, width: int) -> str:

@@ -50,6 +50,18 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         editor.reset()
         actions.submit(mode, text)
 
+    def file_menu_open() -> bool:
+        state = editor.complete_state
+        words = editor.document.text_before_cursor.split()
+        return state is not None and bool(state.completions) and bool(words) and words[-1].startswith("@")
+
+    def accept_file(event: KeyPressEvent) -> None:
+        """Tab in the ``@`` menu takes the highlighted file (the first when none is) and closes
+        the menu, as Enter does, instead of stepping through the files."""
+        state = editor.complete_state
+        if state is not None and state.completions:
+            editor.apply_completion(state.current_completion or state.completions[0])
+
     def new_line(event: KeyPressEvent) -> None:
         editor.insert_text("\n")
 
@@ -119,6 +131,7 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     # Up/Down are fixed keys, not keymap actions: pi's history rules (see ``EditorBuffer``).
     bindings.add("up", filter=in_editor)(lambda event: editor.history_up())
     bindings.add("down", filter=in_editor)(lambda event: editor.history_down())
+    bindings.add("tab", filter=in_editor & Condition(file_menu_open))(accept_file)
     bind("submit", submit)
     bind("newLine", new_line)
     bind("followUp", follow_up)

@@ -20,7 +20,7 @@ from rich.text import Text
 from tau.ai.types import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage, UserMessage
 from tau.extensions.types import RenderOptions
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
-from tau.modes.interactive.render.format import terminal_safe
+from tau.modes.interactive.render.format import format_duration, terminal_safe
 from tau.modes.interactive.render.markdown import markdown_renderable, render_markdown
 from tau.modes.interactive.render.padding import pad_lines
 from tau.modes.interactive.render.theme import Theme
@@ -170,10 +170,12 @@ class BlockRenderer:
         expanded: bool,
         partial_text: str | None = None,
         definition: Any = None,
+        duration_ms: int | None = None,
     ) -> str:
         """A tool call and its result on a background that tells its state (running, done, failed).
 
-        ``partial_text`` is the output so far of a tool still running. ``definition`` may carry an
+        ``partial_text`` is the output so far of a tool still running; ``duration_ms``, how long
+        a finished one ran, is shown under a shell command's output ("Took 0.2s"), as pi does. ``definition`` may carry an
         extension's ``render_call(args, theme)`` / ``render_result(result, options, theme)``; each
         replaces the default title or body unless it returns ``None`` or raises.
         """
@@ -197,6 +199,8 @@ class BlockRenderer:
                 else tool_body(call, result, self.theme, expanded=expanded, partial_text=partial_text)
             ),
         ]
+        if result is not None and duration_ms is not None and call.name == "bash":
+            parts.append(Text(f"\nTook {format_duration(duration_ms)}", style=self.theme.muted))
         if result is None:
             background = self.theme.tool_pending_bg
         else:

@@ -48,6 +48,17 @@ def format_bytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+def format_duration(ms: int) -> str:
+    """How long a tool ran: ``0.2s`` under a minute, then ``3m 5s``, ``1h 2m 5s``."""
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {rest}s"
+    return f"{minutes // 60}h {minutes % 60}m {rest}s"
+
+
 def visible_width(text: str) -> int:
     """Terminal cells ``text`` takes (wide characters count 2); ANSI colour codes and links take none."""
     if "\x1b" in text:
