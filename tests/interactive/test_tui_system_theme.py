@@ -48,5 +48,10 @@ def test_the_system_theme_uses_only_the_terminals_palette_and_follows_its_backgr
         # A light background: code in the plain ANSI colours (on a dark one, the bright ones).
         assert _colour_of(terminal, "def") == "blue"
         assert "11;rgb" not in terminal.text()  # the answer is not typed into the editor
+        # The terminal reports that it turned dark (mode 2031, which tau asked for): bright colours.
+        assert b"\x1b[?2031h" in terminal.raw
+        terminal.send("\x1b[?997;1n")
+        terminal.wait_for(lambda: _colour_of(terminal, "def") == "brightblue")
+        assert "997" not in terminal.display()
     finally:
         terminal.close()

@@ -368,6 +368,7 @@ class InteractiveMode:
         self.keyboard = KeyboardProtocol(write, _fileno(output))
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
+            self.keyboard.on_appearance = self._on_appearance
         app: Application[int] = Application(
             layout=layout,
             input=app_input,
@@ -442,7 +443,12 @@ class InteractiveMode:
         from tau.modes.interactive.render.theme import is_light_background
 
         light = is_light_background(colour)
-        if light is not None and light != self.light_terminal:
+        if light is not None:
+            self._on_appearance(light)
+
+    def _on_appearance(self, light: bool) -> None:
+        """The terminal is light or dark (its background, or its report of a change, mode 2031)."""
+        if light != self.light_terminal:
             self.light_terminal = light
             if self.theme_name == "system":
                 self.restyle()

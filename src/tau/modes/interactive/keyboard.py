@@ -39,10 +39,13 @@ KITTY_POP = "\x1b[<u"
 
 # Answers and extended keys: kitty flags (CSI ? n u), DA1 (CSI ? ... c), kitty keys
 # (CSI code[:alternates] [; mods[:event] [; text]] u) and xterm's (CSI 27 ; mods ; code ~).
-_SEQUENCE = re.compile(r"\x1b\[(?:\?(\d+)u|\?[\d;]*c|([\d:;]+)u|27;(\d+);(\d+)~)")
+_SEQUENCE = re.compile(r"\x1b\[(?:\?(\d+)u|\?997;(\d)n|\?[\d;]*c|([\d:;]+)u|27;(\d+);(\d+)~)")
 _PASTE_START = "\x1b[200~"
 _OSC_REPLY = re.compile(r"\x1b\](\d+);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 BACKGROUND_QUERY = "\x1b]11;?\x07"
+APPEARANCE_REPORTS_ON = "\x1b[?2031h"
+"""Mode 2031: the terminal says when it turns light or dark (``CSI ?997;1n`` dark, ``;2n`` light)."""
+APPEARANCE_REPORTS_OFF = "\x1b[?2031l"
 """OSC 11: the terminal's background colour (the ``system`` theme's light or dark, as pi asks)."""
 
 _SHIFT, _ALT, _CTRL = 1, 2, 4
@@ -159,9 +162,12 @@ class KeyParser(Vt100Parser):
             super().feed(rest)
 
     def _handle(self, match: re.Match[str]) -> None:
-        kitty_flags, kitty_key, modifiers, code = match.groups()
+        kitty_flags, appearance, kitty_key, modifiers, code = match.groups()
         if kitty_flags is not None:
             self._on_answer("kitty", int(kitty_flags))
+            return
+        if appearance is not None:
+            self._on_answer("appearance", int(appearance))
             return
         if kitty_key is not None:
             keys = _kitty_key(kitty_key)
@@ -186,6 +192,9 @@ class KeyboardProtocol:
         self._asked = False
         self.on_background: Callable[[str], None] | None = None
         """Set to ask for the background colour (``start``); called with the reply's colour."""
+        self.on_appearance: Callable[[bool], None] | None = None
+        """Called with whether the terminal turned light (mode 2031), while ``on_background`` is set."""
+        self._appearance_reports = False
         atexit.register(self._restore_at_exit)
 
     def _colour(self, number: int, value: str) -> None:
@@ -204,9 +213,17 @@ class KeyboardProtocol:
         """Push the kitty flags and ask which protocol the terminal speaks."""
         self._pushed = True
         self._asked = True
-        self._write((BACKGROUND_QUERY if self.on_background is not None else "") + QUERY)
+        colours = ""
+        if self.on_background is not None:
+            colours = APPEARANCE_REPORTS_ON + BACKGROUND_QUERY
+            self._appearance_reports = True
+        self._write(colours + QUERY)
 
     def on_answer(self, kind: str, flags: int) -> None:
+        if kind == "appearance":
+            if self.on_appearance is not None:
+                self.on_appearance(flags == 2)
+            return
         if kind == "kitty":
             self.kitty = flags != 0
             if self.kitty:
@@ -219,12 +236,13 @@ class KeyboardProtocol:
 
     def restore_sequence(self) -> str:
         out = KITTY_POP if self._pushed else ""
+        out += APPEARANCE_REPORTS_OFF if self._appearance_reports else ""
         return out + (MODIFY_OTHER_KEYS_OFF if self.modify_other_keys else "")
 
     def restore(self) -> None:
         """Give the terminal its keys back (idempotent)."""
         sequence = self.restore_sequence()
-        self._pushed = self.kitty = self.modify_other_keys = self._asked = False
+        self._pushed = self.kitty = self.modify_other_keys = self._asked = self._appearance_reports = False
         if sequence:
             self._write(sequence)
 
