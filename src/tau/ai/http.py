@@ -18,13 +18,13 @@ import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tau.ai import wire
 from tau.ai.options import ResponseInfo, StreamOptions
 from tau.ai.redaction import register_secret
 from tau.ai.request_cache import encode_body
-from tau.ai.sse import ServerSentEvent, SSEError, aiter_events, check_content_type
+from tau.ai.sse import EventStreamParser, ServerSentEvent
 from tau.ai.stream_writer import ProviderError
 from tau.ai.types import JsonObject, Model
 
@@ -36,7 +36,7 @@ _MAX_ERROR_BODY = 4000
 _CONNECT_TIMEOUT_S = 30.0
 _WRITE_TIMEOUT_S = 60.0
 _DRAIN_SECONDS = 0.25
-_DRAIN_EVENTS = 16
+_DRAIN_CHUNKS = 16
 # Header names whose values are credentials (authorization, x-api-key, x-goog-api-key, ...).
 _CREDENTIAL_HEADER_WORDS = ("auth", "key", "token", "secret")
 # What a header value may hold: visible ASCII, spaces and tabs (what h11 accepts, less obs-text).
@@ -368,27 +368,31 @@ async def _read_bounded(response: wire.Response, limit_ms: int | None) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-async def _events(response: wire.Response) -> AsyncGenerator[ServerSentEvent, None]:
-    check_content_type(response.headers.get("content-type", ""))
-    async for event in aiter_events(response.aiter_bytes()):
-        yield event
-
-
 async def iter_sse(response: wire.Response, options: StreamOptions) -> AsyncGenerator[ServerSentEvent, None]:
     """Server-sent events of ``response``; a gap longer than the idle timeout raises a retryable error.
 
     The timer counts events, not bytes: keep-alive comments do not keep a dead stream alive.
     """
+    content_type = response.headers.get("content-type", "").partition(";")[0]
+    if "text/event-stream" not in content_type:
+        await response.aclose()
+        raise ProviderError(
+            "Unexpected response: Expected response header Content-Type to contain 'text/event-stream', "
+            f"got {content_type!r}"
+        )
     idle_s = (options.idle_timeout_ms or 0) / 1000 or None
-    source = _events(response)
+    chunks = cast(AsyncGenerator[bytes, None], response.aiter_bytes())  # an async generator, as typed here
+    parser = EventStreamParser()
     watchdog = _IdleWatchdog(idle_s) if idle_s else None
     stopped_early = False
     try:
-        while True:
+        ended = False
+        while not ended:
             try:
-                event = await anext(source)
+                events = parser.feed(await anext(chunks))
             except StopAsyncIteration:
-                return
+                events = parser.close()
+                ended = True
             except asyncio.CancelledError as exc:
                 if watchdog is not None and watchdog.consume_timeout():
                     raise ProviderError(
@@ -396,36 +400,35 @@ async def iter_sse(response: wire.Response, options: StreamOptions) -> AsyncGene
                         retryable=True,
                     ) from exc
                 raise
-            except SSEError as exc:
-                raise ProviderError(f"Unexpected response: {exc}") from exc
             except wire.TransportError as exc:
                 raise ProviderError(
                     f"Connection lost while streaming: {exc or type(exc).__name__}", retryable=True
                 ) from exc
-            if watchdog is not None:
+            if watchdog is not None and events:
                 watchdog.last_event = watchdog.loop.time()
-            try:
-                yield event
-            except GeneratorExit:
-                stopped_early = True
-                raise
+            for event in events:
+                try:
+                    yield event
+                except GeneratorExit:
+                    stopped_early = True
+                    raise
     finally:
         if watchdog is not None:
             watchdog.stop()
         if stopped_early:
-            await _drain(source)
-        await source.aclose()
+            await _drain(chunks)
+        await chunks.aclose()
         await response.aclose()
 
 
-async def _drain(source: AsyncGenerator[ServerSentEvent, None]) -> None:
+async def _drain(chunks: AsyncGenerator[bytes, None]) -> None:
     """Read what little follows the protocol's last event (usually just the end of the body), so the
-    connection goes back to the pool instead of being closed. Bounded in time and events."""
+    connection goes back to the pool instead of being closed. Bounded in time and reads."""
     try:
         async with asyncio.timeout(_DRAIN_SECONDS):
-            for _ in range(_DRAIN_EVENTS):
-                await anext(source)
-    except (StopAsyncIteration, TimeoutError, SSEError, wire.TransportError):
+            for _ in range(_DRAIN_CHUNKS):
+                await anext(chunks)
+    except (StopAsyncIteration, TimeoutError, wire.TransportError):
         return
 
 

@@ -70,7 +70,12 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             # aclosing: leaving early (message_stop, a bad event) releases the connection at once.
             async with aclosing(iter_sse(response, options)) as events:
                 async for sse in events:
-                    if sse.data and reader.handle(_parse_event_data(sse.data), sse.event):
+                    parsed = sse.json_object()
+                    if parsed is None:
+                        if not sse.data:
+                            continue
+                        parsed = _parse_event_data(sse.data)
+                    if reader.handle(parsed, sse.event):
                         break
         except ProviderError as exc:
             if isinstance(exc.__cause__, wire.TransportError):

@@ -116,15 +116,17 @@ async def read_gemini_stream(
     """
     reader = _ResponseReader(writer)
     async for event in events:
-        data = event.data.strip()
-        if not data:
-            continue
-        try:
-            chunk = json.loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse a Gemini stream event: {data[:200]}") from exc
-        if not isinstance(chunk, dict):
-            raise ProviderError(f"Unexpected Gemini stream event: {data[:200]}")
+        chunk = event.json_object()
+        if chunk is None:
+            data = event.data.strip()
+            if not data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except ValueError as exc:
+                raise ProviderError(f"Could not parse a Gemini stream event: {data[:200]}") from exc
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"Unexpected Gemini stream event: {data[:200]}")
         if envelope is not None and "error" not in chunk:
             chunk = chunk.get(envelope)
             if not isinstance(chunk, dict):

@@ -68,6 +68,10 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         reader = _ChunkReader(writer)
         async with aclosing(iter_sse(response, options)) as events:
             async for sse in events:
+                chunk = sse.json_object()
+                if chunk is not None and isinstance(chunk.get("choices"), list):
+                    reader.read(chunk)
+                    continue
                 data = sse.data.strip()
                 if data == "[DONE]":
                     break

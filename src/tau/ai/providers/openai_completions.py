@@ -88,6 +88,10 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         reader = ChunkReader(writer)
         async with aclosing(iter_sse(response, options)) as events:
             async for event in events:
+                chunk = event.json_object()
+                if chunk is not None:
+                    reader.feed(chunk)
+                    continue
                 data = event.data.strip()
                 if not data:
                     continue
@@ -618,20 +622,27 @@ class ChunkReader:
         output.stop_reason, output.error_message = map_finish_reason(reason)
 
     def _apply_delta(self, delta: JsonObject) -> None:
-        field = next((f for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
-        if field is not None:
-            if self._thinking is None:
-                self._thinking = self.writer.thinking_start(signature=field)
-            self.writer.thinking_delta(self._thinking, delta[field])
+        # Runs once per streamed delta: plain loops and lookups, no generator or list per call.
+        for field in REASONING_FIELDS:
+            reasoning = delta.get(field)
+            if isinstance(reasoning, str) and reasoning:
+                if self._thinking is None:
+                    self._thinking = self.writer.thinking_start(signature=field)
+                self.writer.thinking_delta(self._thinking, reasoning)
+                break
         content = delta.get("content")
         if isinstance(content, str) and content:
             if self._text is None:
                 self._text = self.writer.text_start()
             self.writer.text_delta(self._text, content)
-        for part in _dicts(delta.get("tool_calls")):
-            self._apply_tool_delta(part)
-        for detail in _dicts(delta.get("reasoning_details")):
-            self._apply_reasoning_detail(detail)
+        tool_calls = delta.get("tool_calls")
+        if tool_calls:
+            for part in _dicts(tool_calls):
+                self._apply_tool_delta(part)
+        details = delta.get("reasoning_details")
+        if details:
+            for detail in _dicts(details):
+                self._apply_reasoning_detail(detail)
 
     def _apply_tool_delta(self, part: JsonObject) -> None:
         raw_index = part.get("index")

@@ -24,6 +24,7 @@ from tau.ai.providers.responses_convert import (
     convert_responses_tools,
     encode_text_signature,
 )
+from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_max, supports_xhigh
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
@@ -106,7 +107,7 @@ async def read_responses_stream(
         async for sse in events:
             if sse.event in _REPEAT_EVENTS:
                 continue
-            event = _decode_event(sse.data, sse.event)
+            event = _decode_event(sse)
             if event is not None:
                 reader.handle(event)
     reader.finish()
@@ -232,18 +233,21 @@ def _compat_flag(model: Model, name: str) -> bool:
 # --- response ---------------------------------------------------------------------------------------
 
 
-def _decode_event(data: str, sse_name: str) -> JsonObject | None:
-    text = data.strip()
-    if not text or text == "[DONE]":
-        return None
-    try:
-        event = json.loads(text)
-    except ValueError as exc:
-        raise ProviderError(
-            f"Invalid JSON in Responses stream event {sse_name or '(unnamed)'}: {text[:200]}"
-        ) from exc
-    if not isinstance(event, dict):
-        raise ProviderError(f"Unexpected Responses stream event: {text[:200]}")
+def _decode_event(sse: ServerSentEvent) -> JsonObject | None:
+    sse_name = sse.event
+    event = sse.json_object()
+    if event is None:
+        text = sse.data.strip()
+        if not text or text == "[DONE]":
+            return None
+        try:
+            event = json.loads(text)
+        except ValueError as exc:
+            raise ProviderError(
+                f"Invalid JSON in Responses stream event {sse_name or '(unnamed)'}: {text[:200]}"
+            ) from exc
+        if not isinstance(event, dict):
+            raise ProviderError(f"Unexpected Responses stream event: {text[:200]}")
     if not isinstance(event.get("type"), str) and sse_name:
         event["type"] = sse_name
     return event
