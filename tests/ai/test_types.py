@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 
 from hypothesis import given
@@ -179,3 +181,14 @@ def test_user_message_with_image_round_trips() -> None:
         "content": [{"type": "text", "text": "see"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
         "timestamp": 5,
     }
+
+
+def test_a_copied_assistant_message_shares_every_field_with_the_original() -> None:
+    original = AssistantMessage(content=[TextContent("hi")], api="a", provider="p", model="m")
+    fields = [f for f in dataclasses.fields(AssistantMessage) if f.init]  # not the constant role
+    for f in fields:
+        setattr(original, f.name, object())  # a distinct value in every field
+    clone = copy.copy(original)
+    assert clone is not original and clone.role == "assistant"
+    for f in fields:
+        assert getattr(clone, f.name) is getattr(original, f.name), f.name

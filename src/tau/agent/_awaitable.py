@@ -11,6 +11,7 @@ T = TypeVar("T")
 
 async def resolve(value: T | Awaitable[T]) -> T:
     """Await ``value`` if it is awaitable, else return it."""
-    if inspect.isawaitable(value):
+    # ``None`` first: most callbacks return it, and the awaitable check is an ABC check.
+    if value is not None and inspect.isawaitable(value):
         return await value
     return value

@@ -276,7 +276,9 @@ class Agent:
         async def emit(event: AgentEvent) -> None:
             self._state.apply(event)
             for listener in list(self._listeners):
-                await resolve(listener(event, signal))
+                outcome = listener(event, signal)
+                if outcome is not None:  # runs for every streamed delta: no coroutine when not needed
+                    await resolve(outcome)
 
         try:
             context = AgentContext(

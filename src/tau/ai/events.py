@@ -202,6 +202,8 @@ class AssistantMessageEventStream:
         self._producer = producer
 
     def _wake(self) -> None:
+        if not self._waiters:
+            return
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():

@@ -251,7 +251,7 @@ class EventPipeline:
         for listener in list(self._listeners):
             try:
                 outcome: Any = listener(event)
-                if inspect.isawaitable(outcome):
+                if outcome is not None and inspect.isawaitable(outcome):
                     await outcome
             except Exception as exc:
                 self._errors.append(exc)
