@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
-from tau.agent._awaitable import resolve
 from tau.agent.config import (
     AgentLoopConfig,
     ConvertToLlm,
@@ -277,8 +276,9 @@ class Agent:
             self._state.apply(event)
             for listener in list(self._listeners):
                 outcome = listener(event, signal)
-                if outcome is not None:  # runs for every streamed delta: no coroutine when not needed
-                    await resolve(outcome)
+                # Runs for every streamed delta: no coroutine, no ABC check for a plain listener.
+                if outcome is not None and inspect.isawaitable(outcome):
+                    await outcome
 
         try:
             context = AgentContext(
