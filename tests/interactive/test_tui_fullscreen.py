@@ -34,6 +34,11 @@ def _shown_numbers(terminal: Terminal) -> list[int]:
     return [int(n) for n in re.findall(r"line (\d\d)", terminal.display())]
 
 
+def _scrollbar(terminal: Terminal) -> set[str]:
+    """The characters in the transcript pane's rightmost column."""
+    return {terminal.screen.buffer[y][terminal.cols - 1].data for y in range(_editor_rows(terminal)[0] - 1)}
+
+
 def _copied(terminal: Terminal) -> list[str]:
     """What tau put on the clipboard through OSC 52, in order."""
     return [
@@ -70,6 +75,7 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_sta
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=40) < 40)
     assert _editor_rows(terminal) == editor
     assert "ctrl+end jumps to the latest message" in terminal.display()
+    assert _scrollbar(terminal) == {"┃", "│"}  # shown while scrolled up (fullscreenScrollbar "auto")
 
     terminal.send("\x1b[<64;10;5M")  # the wheel, one notch up: three lines
     before = min(_shown_numbers(terminal))
@@ -78,6 +84,7 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_sta
     terminal.send(CTRL_END)
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
     assert "ctrl+end" not in terminal.display()
+    assert _scrollbar(terminal) == {" "}
 
     # Ctrl+Z gives the terminal back before stopping: main screen, no mouse reports, the keys
     # the shell expects; then takes it again (here at once: a pty without job control cannot stop).

@@ -94,6 +94,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "tuiMode": _one_of("regular", "fullscreen"),
     "fullscreenExitOutput": _one_of("transcript", "resume-hint"),
     "fullscreenCopyOnSelect": _BOOL,
+    "fullscreenScrollbar": _one_of("auto", "always", "hidden"),
     "quietStartup": _BOOL,
     "hideThinkingBlock": _BOOL,
     "collapseChangelog": _BOOL,

@@ -94,6 +94,8 @@ _STYLE = {
     "search.current": "bg:ansiyellow fg:ansiblack",
     "transcript.selected": "reverse",
     "transcript.jump": "#808080",
+    "scrollbar.track": "#585858",
+    "scrollbar.thumb": "#bcbcbc",
 }
 _LIGHT_STYLE = {
     **_STYLE,
@@ -123,6 +125,8 @@ _SYSTEM_STYLE = {
     "search.border": "ansiblue",
     "search.hint": "dim",
     "transcript.jump": "dim",
+    "scrollbar.track": "dim",
+    "scrollbar.thumb": "",
 }
 
 

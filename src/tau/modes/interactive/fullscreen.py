@@ -132,6 +132,8 @@ class TranscriptView(UIControl):
         self._shown_top = 0
         self._redraws = 0
         self.search_field: Buffer | None = None
+        self._width = 80
+        self.scrollbar = str(mode.session.services.settings_manager.get("fullscreenScrollbar") or "auto")
         self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
 
     # -- lines ---------------------------------------------------------------------------------
@@ -220,11 +222,32 @@ class TranscriptView(UIControl):
         top = min(self.max_top(), self.top) if self.top is not None else self.max_top()
         self._shown_top = top
         rows = [self._row(index) for index in range(top, min(total, top + self.height))]
+        self._width = width
+        bar = self._scrollbar(total, top)
+        if bar:
+            rows += [[] for _ in range(self.height - len(rows))]
+            rows = [_with_bar(row, width, cell) for row, cell in zip(rows, bar, strict=True)]
 
         def get_line(number: int) -> StyleAndTextTuples:
             return rows[number] if number < len(rows) else []
 
         return UIContent(get_line=get_line, line_count=len(rows), show_cursor=False)
+
+    def _scrollbar(self, total: int, top: int) -> list[tuple[str, str]]:
+        """The cells of the scrollbar's column, top to bottom, or none: ``fullscreenScrollbar``
+        ``auto`` shows it while the transcript is scrolled up, ``always`` whenever it is longer
+        than the pane, ``hidden`` never."""
+        shown = total > self.height and (
+            self.scrollbar == "always" or (self.scrollbar == "auto" and self.top is not None)
+        )
+        if not shown:
+            return []
+        thumb = max(1, self.height * self.height // total)
+        start = top * (self.height - thumb) // max(1, total - self.height)
+        return [
+            ("class:scrollbar.thumb", "┃") if start <= row < start + thumb else ("class:scrollbar.track", "│")
+            for row in range(self.height)
+        ]
 
     def _row(self, index: int) -> StyleAndTextTuples:
         fragments, plain = self._parse(self.line(index))
@@ -317,6 +340,14 @@ class TranscriptView(UIControl):
             self.scroll(-step)
         elif kind == MouseEventType.SCROLL_DOWN:
             self.scroll(step)
+        elif (
+            kind == MouseEventType.MOUSE_DOWN
+            and mouse_event.position.x == self._width - 1
+            and self._scrollbar(self.line_count(), self._shown_top)
+        ):  # a click on the scrollbar's track jumps there
+            self.top = mouse_event.position.y * self.max_top() // max(1, self.height - 1)
+            if self.top >= self.max_top():
+                self.top = None
         elif kind == MouseEventType.MOUSE_DOWN and mouse_event.button == MouseButton.LEFT:
             at, where, count = self._clicks
             now = time.monotonic()
@@ -388,6 +419,30 @@ class TranscriptView(UIControl):
 
     def get_key_bindings(self) -> KeyBindingsBase | None:
         return None
+
+
+def _with_bar(fragments: StyleAndTextTuples, width: int, bar: tuple[str, str]) -> StyleAndTextTuples:
+    """``fragments`` cut or padded to ``width - 1`` cells, then the scrollbar's cell."""
+    out: StyleAndTextTuples = []
+    cells = 0
+    for fragment in fragments:
+        style, text = fragment[0], fragment[1]
+        if "[ZeroWidthEscape]" in style:
+            out.append((style, text))
+            continue
+        kept = ""
+        for char in text:
+            if cells + get_cwidth(char) > width - 1:
+                break
+            kept += char
+            cells += get_cwidth(char)
+        if kept:
+            out.append((style, kept))
+        if len(kept) < len(text):
+            break
+    out.append(("", " " * (width - 1 - cells)))
+    out.append(bar)
+    return out
 
 
 def _is_word(char: str) -> bool:
