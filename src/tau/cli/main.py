@@ -10,13 +10,13 @@ import contextlib
 import gc
 import os
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tau import __version__
 from tau.cli.args import Args, parse_args
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from tau.agent.tool import AgentTool
     from tau.ai.types import Model, ThinkingLevelOrOff
@@ -535,9 +535,11 @@ async def _run_acp(
         settings_dir = SettingsManager.create(cwd, agent_dir).session_dir
         return resolve_session_dir(cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir)
 
-    def open_runtime(manager: SessionManager, custom_tools: Sequence[AgentTool]) -> AgentSessionRuntime:
+    def open_runtime(
+        manager: SessionManager, custom_tools: Sequence[AgentTool], mcp_servers: Mapping[str, Any]
+    ) -> AgentSessionRuntime:
         return _create_runtime(
-            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools
+            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools, mcp_servers
         )
 
     opener = SessionOpener(agent_dir=agent_dir, session_dir=session_dir, open_runtime=open_runtime)
@@ -601,6 +603,7 @@ def _create_runtime(
     trust: ProjectTrust,
     trust_mode: TrustMode,
     custom_tools: Sequence[AgentTool] = (),
+    mcp_servers: Mapping[str, Any] | None = None,
 ) -> AgentSessionRuntime:
     """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
     and this run's trust decisions (a folder first met later is not asked about: the extensions'
@@ -624,7 +627,7 @@ def _create_runtime(
     factory = session_runtime_factory(
         auth_storage=services.auth_storage,
         resource_options=services.resource_options,
-        extension_options=_extension_options(args),
+        extension_options=_extension_options(args, mcp_servers=mcp_servers),
         model=model,
         thinking_level=thinking,
         scoped_models=_scoped_models(args, services),
@@ -688,7 +691,9 @@ def _resource_options(args: Args) -> ResourceOptions:
     )
 
 
-def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = None) -> ExtensionOptions:
+def _extension_options(
+    args: Args, flag_values: dict[str, str | bool] | None = None, *, mcp_servers: Mapping[str, Any] | None = None
+) -> ExtensionOptions:
     from tau.runtime.extension_loading import ExtensionOptions
 
     return ExtensionOptions(
@@ -696,6 +701,7 @@ def _extension_options(args: Args, flag_values: dict[str, str | bool] | None = N
         no_extensions=args.no_extensions,
         no_mcp=args.no_mcp,
         flag_values=args.unknown_flags if flag_values is None else flag_values,
+        mcp_servers=mcp_servers,
     )
 
 

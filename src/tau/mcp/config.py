@@ -73,6 +73,12 @@ class ServerConfig:
     scope: Literal["global", "project"] = "global"
     override: str | None = None
     """The project file that overrides this global server's enabled state or exposure."""
+    literal: bool = False
+    """``env`` and ``headers`` values are taken as they are, not expanded (an editor's, over ACP)."""
+
+    def value(self, raw: str) -> str:
+        """An ``env`` or ``headers`` value as the server gets it."""
+        return raw if self.literal else expand_value(raw)
 
     def describe_transport(self) -> str:
         """The URL, or the command line (for listings)."""

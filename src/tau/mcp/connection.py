@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from typing import IO, Any, Literal, TypeAlias
 
-from tau.mcp.config import ServerConfig, expand_value
+from tau.mcp.config import ServerConfig
 
 __all__ = ["MISSING_SDK_MESSAGE", "ConnectionState", "McpCallError", "ServerConnection", "require_sdk"]
 
@@ -260,7 +260,7 @@ class ServerConnection:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = {key: expand_value(value) for key, value in config.env.items()}
+            env = {key: config.value(value) for key, value in config.env.items()}
             # Relative to the session's folder; a leading ~/ is the home directory (as in pi).
             cwd = os.path.join(self.cwd, os.path.expanduser(config.cwd)) if config.cwd else self.cwd
             params = StdioServerParameters(
@@ -276,7 +276,7 @@ class ServerConnection:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        headers = {key: expand_value(value) for key, value in config.headers.items()}
+        headers = {key: config.value(value) for key, value in config.headers.items()}
         has_authorization = any(key.lower() == "authorization" for key in headers)
         auth = self._auth_factory(config) if self._auth_factory and not has_authorization else None
         client = create_mcp_http_client(headers=headers, auth=auth)

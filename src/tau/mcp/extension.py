@@ -23,14 +23,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
 from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
-from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure
+from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
 from tau.mcp.connection import McpCallError, ServerConnection
 from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
 
@@ -49,11 +50,20 @@ _SEARCH_DESCRIPTION = (
 )
 
 
-def mcp_extension_source(cwd: str, agent_dir: str, *, include_project: bool) -> ExtensionSource:
-    """The extension source of the MCP support for ``cwd`` (a project's file only when trusted)."""
+def mcp_extension_source(
+    cwd: str, agent_dir: str, *, include_project: bool, extra: Mapping[str, Mapping[str, Any]] | None = None
+) -> ExtensionSource:
+    """The extension source of the MCP support for ``cwd`` (a project's file only when trusted).
+    ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files."""
 
     def setup(tau: ExtensionAPI) -> None:
         config = load_mcp_config(cwd, agent_dir, include_project=include_project)
+        for name, raw in (extra or {}).items():
+            server = validate_server(name, dict(raw), source="the editor (ACP)")
+            if isinstance(server, str):
+                config.errors.append(server)
+            else:
+                config.servers[name] = replace(server, literal=True)
         McpServers(tau, config, cwd, agent_dir).install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)

@@ -274,9 +274,8 @@ async def sign_in(
     auth = _provider(
         agent_dir, config, redirect_uri=redirect_uri, redirect_handler=redirect, callback_handler=callback
     )
-    from tau.mcp.config import expand_value
 
-    headers = {key: expand_value(value) for key, value in config.headers.items()}
+    headers = {key: config.value(value) for key, value in config.headers.items()}
     try:
         async with server:
             async with asyncio.timeout(timeout):

@@ -42,7 +42,7 @@ class ExtensionOptions:
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("flag_values", "no_extensions", "no_mcp", "paths")
+    __slots__ = ("flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
 
     def __init__(
         self,
@@ -51,10 +51,13 @@ class ExtensionOptions:
         no_extensions: bool = False,
         flag_values: Mapping[str, str | bool] | None = None,
         no_mcp: bool = False,
+        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.paths: tuple[str, ...] = tuple(paths)
         self.no_extensions = no_extensions
         self.no_mcp = no_mcp
+        # More MCP servers for the session, as mcp.json entries by name (an editor's, over ACP).
+        self.mcp_servers: dict[str, Mapping[str, Any]] = dict(mcp_servers or {})
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
 
 
@@ -105,7 +108,7 @@ def _has_mcp_config(
     ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
     if options.no_mcp or options.no_extensions:
         return False
-    found = os.path.exists(os.path.join(agent_dir, "mcp.json")) or (
+    found = bool(options.mcp_servers) or os.path.exists(os.path.join(agent_dir, "mcp.json")) or (
         include_project
         and any(os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi"))
     )
@@ -173,7 +176,9 @@ def load_extension_runner(
     if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         from tau.mcp.extension import mcp_extension_source
 
-        discovery.sources.append(mcp_extension_source(cwd, agent_dir, include_project=include_project))
+        discovery.sources.append(
+            mcp_extension_source(cwd, agent_dir, include_project=include_project, extra=options.mcp_servers)
+        )
     if not discovery.sources:
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)

@@ -33,7 +33,9 @@ from acp.schema import (
     ClientCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
+    McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
     SessionNotification,
@@ -127,9 +129,13 @@ class TerminalClient(RecordingClient):
         code = self.processes[terminal_id].returncode
         if code is None:
             return None
-        return TerminalExitStatus(exit_code=code) if code >= 0 else TerminalExitStatus(signal=f"signal {-code}")
+        return (
+            TerminalExitStatus(exit_code=code) if code >= 0 else TerminalExitStatus(signal=f"signal {-code}")
+        )
 
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
         self.requests.append(("output", terminal_id))
         if self.processes[terminal_id].returncode is not None:
             await self.readers[terminal_id]
@@ -469,7 +475,12 @@ async def test_a_todo_tool_updates_the_plan_and_each_prompt_reports_its_usage(ta
     models_json = tau.agent_dir / "models.json"
     models = json.loads(models_json.read_text())
     # Dollars per million tokens: the scripted 10 input and 5 output tokens cost $1 each per call.
-    models["providers"]["local"]["models"][0]["cost"] = {"input": 1e5, "output": 2e5, "cacheRead": 0, "cacheWrite": 0}
+    models["providers"]["local"]["models"][0]["cost"] = {
+        "input": 1e5,
+        "output": 2e5,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+    }
     models_json.write_text(json.dumps(models))
     todo = Path(__file__).parents[3] / "examples" / "extensions" / "custom_tool.py"
     tau.server.add(
@@ -518,7 +529,11 @@ async def test_bash_runs_in_the_editors_terminal_truncated_as_tau_truncates_and_
         session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
         answer = await conn.prompt(session_id=session_id, prompt=[text_block("Count")])
         assert answer.stop_reason == "end_turn"
-        [seen] = [re.sub(r" Full output: \S+\]", "]", m["content"]) for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
+        [seen] = [
+            re.sub(r" Full output: \S+\]", "]", m["content"])
+            for m in tau.server.last_request.body["messages"]
+            if m["role"] == "tool"
+        ]
         assert seen == await _local_bash(command, tau.work)  # cut as tau's own bash cuts it
         assert "\nby editor\n" in seen and "Command exited with code 3" in seen
         final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-seq" and u.status)
@@ -539,3 +554,55 @@ async def test_bash_runs_in_the_editors_terminal_truncated_as_tau_truncates_and_
         ("kill", "term-1"),
         ("release", "term-1"),
     ]
+
+
+MCP_SERVER = """
+import os
+try:
+    from mcp.server.fastmcp import FastMCP
+except ImportError:  # mcp 2.x renamed FastMCP
+    from mcp.server.mcpserver import MCPServer as FastMCP
+
+server = FastMCP("notes")
+
+
+@server.tool()
+def shout(text: str) -> str:
+    \"\"\"Say the text loudly.\"\"\"
+    return text.upper() + os.environ["SUFFIX"]
+
+
+server.run()
+"""
+
+
+async def test_the_mcp_servers_of_session_new_give_that_session_their_tools(tau: TauCommand) -> None:
+    script = tau.work / "notes_server.py"
+    script.write_text(MCP_SERVER)
+    tau.server.add(
+        tool_turn("tool_search", {"query": "shout loudly"}),
+        tool_turn("mcp__Editor_Notes__shout", {"text": "hello"}, id="call-shout"),
+        text_turn("Shouted."),
+    )
+    server = McpServerStdio(
+        name="Editor Notes",
+        command=sys.executable,
+        args=[str(script)],
+        env=[EnvVariable(name="SUFFIX", value="!")],
+    )
+    client = RecordingClient()
+    async with _spawn(tau, client) as (conn, _):
+        init = await _initialize(conn)
+        assert (
+            init.agent_capabilities.mcp_capabilities.http,
+            init.agent_capabilities.mcp_capabilities.sse,
+        ) == (
+            True,
+            False,
+        )
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[server])).session_id
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Shout hello")])
+        assert answer.stop_reason == "end_turn"
+    final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-shout" and u.status)
+    assert final.status == "completed" and final.content[0].content.text == "HELLO!"
+    assert not (tau.agent_dir / "mcp.json").exists()  # the editor's server is the session's, not saved

@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any, TextIO
@@ -29,6 +29,7 @@ from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
 from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, RpcError, param
+from tau.modes.acp.mcp_servers import MCP_CAPABILITIES, mcp_json_entries
 from tau.modes.acp.permissions import AcpExtensionUI
 from tau.modes.acp.prompt_blocks import to_tau_prompt
 from tau.modes.acp.session_config import config_options, modes, set_config_option, set_thinking_level
@@ -52,11 +53,12 @@ _SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 @dataclass(frozen=True, slots=True)
 class SessionOpener:
     """What the host (the CLI) decides about sessions: where a cwd's session files go, and how a
-    runtime is built for a session manager with the ACP session's own tools."""
+    runtime is built for a session manager with the ACP session's own tools and MCP servers
+    (mcp.json entries by name)."""
 
     agent_dir: str
     session_dir: Callable[[str], str]
-    open_runtime: Callable[[SessionManager, Sequence[AgentTool]], AgentSessionRuntime]
+    open_runtime: Callable[[SessionManager, Sequence[AgentTool], Mapping[str, Any]], AgentSessionRuntime]
 
 
 @dataclass(slots=True)
@@ -156,6 +158,7 @@ class TauAcpAgent:
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "sessionCapabilities": {"list": {}},
+                "mcpCapabilities": MCP_CAPABILITIES,
             },
             "agentInfo": {"name": "tau", "title": "tau", "version": __version__},
             "authMethods": [],
@@ -172,8 +175,9 @@ class TauAcpAgent:
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _checked_cwd(param(params, "cwd", str))
+        servers = mcp_json_entries(params.get("mcpServers"))
         manager = SessionManager.create(cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir)
-        live = await self._open(manager, cwd)
+        live = await self._open(manager, cwd, servers)
         return {
             "sessionId": manager.get_session_id(),
             "modes": modes(live.runtime),
@@ -186,12 +190,13 @@ class TauAcpAgent:
         if session_id in self._sessions:
             live = self._sessions[session_id]
         else:
+            servers = mcp_json_entries(params.get("mcpServers"))
             path = self._find(session_id, cwd)
             try:
                 manager = SessionManager.open(path, self._opener.session_dir(cwd), cwd_override=cwd)
             except SessionError as exc:
                 raise RpcError.invalid_params(str(exc)) from exc
-            live = await self._open(manager, cwd)
+            live = await self._open(manager, cwd, servers)
         for update in history_updates(live.runtime.session.messages, cwd):
             self._put(session_id, update)
         self._put_usage(session_id, live)
@@ -225,7 +230,7 @@ class TauAcpAgent:
             raise RpcError.resource_not_found(session_id)
         return found.path
 
-    async def _open(self, manager: SessionManager, cwd: str) -> _Live:
+    async def _open(self, manager: SessionManager, cwd: str, mcp_servers: Mapping[str, Any]) -> _Live:
         session_id = manager.get_session_id()
         files = ClientFileOperations(
             self._conn,
@@ -244,7 +249,7 @@ class TauAcpAgent:
             prefix = SettingsManager.create(cwd, self._opener.agent_dir).shell_command_prefix
             ops = TerminalBashOperations(self._conn, session_id, on_terminal)
             tools.append(terminal_bash_tool(cwd, ops, prefix))
-        runtime = self._opener.open_runtime(manager, tools)
+        runtime = self._opener.open_runtime(manager, tools, mcp_servers)
         live = _Live(runtime, cwd)
         self._sessions[session_id] = live
 
