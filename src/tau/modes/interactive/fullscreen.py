@@ -5,7 +5,8 @@ the bottom, and the conversation scrolls in the pane above them (PageUp/PageDown
 the mouse wheel). The blocks are the ones the inline mode prints (``Chat`` and the renderers are
 shared): ``Transcript`` takes what ``Chat`` would write into the terminal's scrollback and keeps it
 as lines; ``TranscriptView`` draws the lines in view, with the live blocks after them, and handles
-search (Ctrl+Shift+F) and mouse selection (a drag selects, and copies on release as pi does).
+search (Ctrl+Shift+F), the scrollbar and mouse selection (a drag, a double- or triple-click
+selects, and copies as pi does).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from prompt_toolkit.utils import get_cwidth
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
-    from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import Container, Window
 
     from tau.modes.interactive.app import InteractiveMode
@@ -203,9 +204,6 @@ class TranscriptView(UIControl):
                 self.top = None
 
     # -- drawing -------------------------------------------------------------------------------
-
-    def is_focusable(self) -> bool:
-        return False
 
     def create_content(self, width: int, height: int) -> UIContent:
         self.height = max(1, height)
@@ -416,9 +414,6 @@ class TranscriptView(UIControl):
         copy_to_clipboard(self.mode, text)
         self.mode.flash("Copied")
         return True
-
-    def get_key_bindings(self) -> KeyBindingsBase | None:
-        return None
 
 
 def _with_bar(fragments: StyleAndTextTuples, width: int, bar: tuple[str, str]) -> StyleAndTextTuples:
