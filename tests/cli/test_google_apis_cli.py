@@ -18,24 +18,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from hand_off import add_providers, hand_off
 from tau_command import MODEL, TauCommand
 
-from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, Turn
+from tau.testing.fake_llm import Fault, Turn
 from tau.testing.fake_llm.google_auth import TOKEN_PATH, service_disabled_body
 
 ACCOUNT = "tau-cli@vertex-project.iam.gserviceaccount.com"
 VERTEX = ("--provider", "google-vertex", "--model", "gemini-2.5-flash")
-
-
-def _read(path: str, call_id: str | None = None) -> Turn:
-    return Turn(tool_calls=[ScriptedToolCall("read", {"path": path}, id=call_id)])
-
-
-def _route_to_fake(tau: TauCommand, provider: str) -> None:
-    path = tau.agent_dir / "models.json"
-    config = json.loads(path.read_text())
-    config["providers"][provider] = {"baseUrl": tau.server.url("")}
-    path.write_text(json.dumps(config))
 
 
 def _vertex_env(tau: TauCommand, tmp_path: Path) -> None:
@@ -65,23 +55,7 @@ def _vertex_env(tau: TauCommand, tmp_path: Path) -> None:
         GOOGLE_CLOUD_LOCATION="us-central1",
         NO_GCE_CHECK="true",
     )
-    _route_to_fake(tau, "google-vertex")
-
-
-def _hand_off(tau: TauCommand, *target: str, api: str) -> list[RecordedRequest]:
-    """Run the local turn, then continue with ``target``; return the target's requests."""
-    (tau.work / "first.txt").write_text("alpha-content")
-    (tau.work / "second.txt").write_text("beta-content")
-    tau.server.add(_read("first.txt", "call_local_1"), Turn(text="Read the first."))
-    first = tau.run(*MODEL, "-p", "read first.txt")
-    assert first.returncode == 0, first.stderr
-    tau.server.add(_read("second.txt"), Turn(text="Both files read."))
-    result = tau.run(*target, "-c", "-p", "now read second.txt")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == "Both files read.\n"
-    requests = [r for r in tau.server.requests if r.api == api]
-    assert len(requests) == 2
-    return requests
+    add_providers(tau, {"google-vertex": {"baseUrl": tau.server.url("")}})
 
 
 def _parts(contents: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -92,7 +66,7 @@ def test_vertex_runs_a_tool_loop_after_a_hand_off_on_a_service_account(
     tau: TauCommand, tmp_path: Path
 ) -> None:
     _vertex_env(tau, tmp_path)
-    requests = _hand_off(tau, *VERTEX, api="google-vertex")
+    requests = hand_off(tau, *VERTEX, api="google-vertex")
     first, second = (request.body["contents"] for request in requests)
     assert _parts(first, "functionCall") == [{"name": "read", "args": {"path": "first.txt"}}]
     assert _parts(first, "functionResponse") == [{"name": "read", "response": {"output": "alpha-content"}}]
@@ -139,9 +113,9 @@ def test_gemini_cli_runs_a_tool_loop_on_a_login_placed_by_hand(tau: TauCommand) 
         "projectId": "hand-project",
     }
     (tau.agent_dir / "auth.json").write_text(json.dumps({"google-gemini-cli": login}))
-    _route_to_fake(tau, "google-gemini-cli")
+    add_providers(tau, {"google-gemini-cli": {"baseUrl": tau.server.url("")}})
     target = ("--provider", "google-gemini-cli", "--model", "gemini-2.5-pro")
-    requests = _hand_off(tau, *target, api="google-gemini-cli")
+    requests = hand_off(tau, *target, api="google-gemini-cli")
     for request in requests:
         assert request.headers["authorization"] == "Bearer ya29.by-hand"
         assert (request.body["project"], request.body["model"]) == ("hand-project", "gemini-2.5-pro")

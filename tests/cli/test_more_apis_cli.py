@@ -12,50 +12,21 @@ import json
 import subprocess
 import sys
 import time
-from typing import Any
 
 from codex_token import codex_access_token
+from hand_off import add_providers, hand_off
 from tau_command import MODEL, TauCommand
 
-from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, Turn
+from tau.testing.fake_llm import Fault, Turn
 
 
-def _read(path: str, call_id: str | None = None) -> Turn:
-    return Turn(tool_calls=[ScriptedToolCall("read", {"path": path}, id=call_id)])
-
-
-def _hand_off(tau: TauCommand, *target: str, api: str) -> list[RecordedRequest]:
-    """Run the local turn, then continue with ``target``; return the target's requests."""
-    (tau.work / "first.txt").write_text("alpha-content")
-    (tau.work / "second.txt").write_text("beta-content")
-    tau.server.add(_read("first.txt", "call_local_1"), Turn(text="Read the first."))
-    first = tau.run(*MODEL, "-p", "read first.txt")
-    assert first.returncode == 0, first.stderr
-    tau.server.add(_read("second.txt"), Turn(text="Both files read."))
-    result = tau.run(*target, "-c", "-p", "now read second.txt")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == "Both files read.\n"
-    requests = [r for r in tau.server.requests if r.api == api]
-    assert len(requests) == 2
-    assert "alpha-content" in json.dumps(requests[0].body)  # the other API's tool result came along
-    assert "beta-content" in json.dumps(requests[1].body)  # and this API's own tool ran
-    return requests
-
-
-def _write_models(tau: TauCommand, providers: dict[str, Any]) -> None:
-    path = tau.agent_dir / "models.json"
-    config = json.loads(path.read_text())
-    config["providers"].update(providers)
-    path.write_text(json.dumps(config))
-
-
-def test_azure_runs_a_tool_loop_after_a_hand_off(tau: TauCommand) -> None:
+def test_azure_runs_a_tool_loop_after_ahand_off(tau: TauCommand) -> None:
     tau.env.update(
         AZURE_OPENAI_API_KEY="azure-key",
         AZURE_OPENAI_BASE_URL=tau.server.url("/openai/v1"),
         AZURE_OPENAI_DEPLOYMENT_NAME_MAP="gpt-4.1=team-gpt41",
     )
-    requests = _hand_off(tau, "--provider", "azure", "--model", "gpt-4.1", api="azure-openai-responses")
+    requests = hand_off(tau, "--provider", "azure", "--model", "gpt-4.1", api="azure-openai-responses")
     for request in requests:
         assert request.headers["api-key"] == "azure-key"
         assert request.query == "api-version=v1"
@@ -80,8 +51,8 @@ def test_codex_runs_a_tool_loop_with_a_stored_login_over_pis_websocket(tau: TauC
     login = {"type": "oauth", "access": token, "refresh": "r", "expires": int(time.time() * 1000) + 3_600_000}
     (tau.agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": "acct-cli"}}))
     (tau.agent_dir / "auth.json").chmod(0o600)
-    _write_models(tau, {"openai-codex": {"baseUrl": tau.server.url("/backend-api")}})
-    requests = _hand_off(
+    add_providers(tau, {"openai-codex": {"baseUrl": tau.server.url("/backend-api")}})
+    requests = hand_off(
         tau, "--provider", "openai-codex", "--model", "gpt-6.2-sol", api="openai-codex-responses"
     )
     for request in requests:
@@ -98,8 +69,8 @@ def test_codex_runs_a_tool_loop_with_a_stored_login_over_pis_websocket(tau: TauC
 
 def test_mistral_runs_a_tool_loop_with_foreign_ids_mapped(tau: TauCommand) -> None:
     tau.env["MISTRAL_API_KEY"] = "mistral-key"
-    _write_models(tau, {"mistral": {"baseUrl": tau.server.url("/mistral")}})
-    requests = _hand_off(
+    add_providers(tau, {"mistral": {"baseUrl": tau.server.url("/mistral")}})
+    requests = hand_off(
         tau, "--provider", "mistral", "--model", "devstral-medium-latest", api="mistral-conversations"
     )
     assert requests[0].headers["authorization"] == "Bearer mistral-key"
