@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,9 +25,7 @@ from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import ToolCallProgress
 
 from _common import PYTHON, Figure, median, user_env
-from bench_cli import SERVER, _agent_dir, _run_tau
-
-MODEL = ["--provider", "local", "--model", "fake-model"]
+from _local_tau import MODEL, local_tau, run_tau
 
 
 class _CountingClient:
@@ -84,7 +80,7 @@ async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[_Run, _Run, _Run]:
 
 def _print_run(argv: list[str], env: dict[str, str], cwd: Path) -> _Run:
     cpu_before = _children_cpu()
-    wall = _run_tau([*MODEL, "--no-session", *argv], env, cwd)[0]
+    wall = run_tau([*MODEL, "--no-session", *argv], env, cwd)[0]
     return _Run(wall, _children_cpu() - cpu_before)
 
 
@@ -94,30 +90,17 @@ def _pct(value: float, base: float) -> float:
 
 def run(repeat: int) -> list[Figure]:
     env = user_env()
-    server = subprocess.Popen(
-        [PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert server.stdout is not None and server.stdin is not None
-    port = server.stdout.readline().strip()
     runs: dict[str, list[_Run]] = {"print": [], "plain": [], "acp": [], "acp start": [], "acp loop": []}
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            work = root / "work"
-            work.mkdir()
-            env["TAU_AGENT_DIR"] = str(_agent_dir(root, port))
-            _print_run(["-p", "TOOLS please"], env, work)  # warm the bytecode cache
-            asyncio.run(_acp_run(env, work))
-            for _ in range(repeat):
-                runs["print"].append(_print_run(["-p", "TOOLS please"], env, work))
-                runs["plain"].append(_print_run(["-p", "hello"], env, work))
-                whole, start_up, loop = asyncio.run(_acp_run(env, work))
-                runs["acp"].append(whole)
-                runs["acp start"].append(start_up)
-                runs["acp loop"].append(loop)
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+    with local_tau(env) as work:
+        _print_run(["-p", "TOOLS please"], env, work)  # warm the bytecode cache
+        asyncio.run(_acp_run(env, work))
+        for _ in range(repeat):
+            runs["print"].append(_print_run(["-p", "TOOLS please"], env, work))
+            runs["plain"].append(_print_run(["-p", "hello"], env, work))
+            whole, start_up, loop = asyncio.run(_acp_run(env, work))
+            runs["acp"].append(whole)
+            runs["acp start"].append(start_up)
+            runs["acp loop"].append(loop)
 
     figures: list[Figure] = []
     for measure, unit in (("wall", "s"), ("cpu", "s CPU")):

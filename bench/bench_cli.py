@@ -10,114 +10,47 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from _common import PYTHON, Figure, median, time_command, user_env
-
-SERVER = r"""
-import json, sys
-from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, Turn
-
-def reply(request):
-    body = request.body or {}
-    prompt = json.dumps(body.get("messages", []))
-    if "TOOLS" in prompt:
-        calls = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
-        if calls < 20:
-            return Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo turn"})])
-        return Turn(text="done")
-    if "BIG" in prompt:
-        return Turn(text="word " * 4096, chunk_size=8)
-    return Turn(text="Hello from the fake server.")
-
-server = FakeLLMServer(port=0)
-server.add(*[reply] * 100000)
-server.start()
-print(server.port, flush=True)
-sys.stdin.read()
-server.stop()
-"""
-
-TAU = [PYTHON, "-m", "tau"]
-
-
-def _agent_dir(root: Path, port: str) -> Path:
-    agent_dir = root / "agent"
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    models = {
-        "providers": {
-            "local": {
-                "baseUrl": f"http://127.0.0.1:{port}/v1",
-                "api": "openai-completions",
-                "apiKey": "local-key",
-                "compat": {"supportsDeveloperRole": False, "supportsStore": False},
-                "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 8192}],
-            }
-        }
-    }
-    (agent_dir / "models.json").write_text(json.dumps(models))
-    return agent_dir
-
-
-def _run_tau(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[bytes]]:
-    started = time.perf_counter()
-    result = subprocess.run(TAU + argv, env=env, cwd=cwd, capture_output=True)
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        raise RuntimeError(f"tau {' '.join(argv)} failed: {result.stderr.decode()[-2000:]}")
-    return elapsed, result
+from _common import Figure, median, time_command, user_env
+from _local_tau import MODEL, TAU, local_tau, run_tau
 
 
 def run(repeat: int) -> list[Figure]:
     env = user_env()
-    server = subprocess.Popen([PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    assert server.stdout is not None and server.stdin is not None
-    port = server.stdout.readline().strip()
     figures: list[Figure] = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            work = root / "work"
-            work.mkdir()
-            env["TAU_AGENT_DIR"] = str(_agent_dir(root, port))
-            model = ["--provider", "local", "--model", "fake-model"]
+    with local_tau(env) as work:
+        root = work.parent
+        version_s, version_rss = time_command([*TAU, "--version"], max(repeat, 5), env=env)
+        figures.append(Figure("tau --version", version_s, "s", "<= 0.15 s (pi 0.93 s)"))
+        figures.append(Figure("tau --version peak RSS", version_rss, "MiB", "<= 40 MiB (pi 136 MiB)"))
 
-            version_s, version_rss = time_command([*TAU, "--version"], max(repeat, 5), env=env)
-            figures.append(Figure("tau --version", version_s, "s", "<= 0.15 s (pi 0.93 s)"))
-            figures.append(Figure("tau --version peak RSS", version_rss, "MiB", "<= 40 MiB (pi 136 MiB)"))
+        launcher_env = dict(env)
+        reply_s, reply_rss = time_command(TAU + MODEL + ["--no-session", "-p", "hi"], repeat, env=env)
+        figures.append(Figure("tau -p, one text reply from a local server", reply_s, "s", "<= 0.40 s (pi 1.52 s)"))
+        figures.append(Figure("tau -p peak RSS", reply_rss, "MiB", "<= 60 MiB (pi 172 MiB)"))
 
-            launcher_env = dict(env)
-            reply_s, reply_rss = time_command(TAU + model + ["--no-session", "-p", "hi"], repeat, env=env)
-            figures.append(Figure("tau -p, one text reply from a local server", reply_s, "s", "<= 0.40 s (pi 1.52 s)"))
-            figures.append(Figure("tau -p peak RSS", reply_rss, "MiB", "<= 60 MiB (pi 172 MiB)"))
+        one: list[float] = []
+        twenty: list[float] = []
+        for _ in range(repeat):
+            one.append(run_tau([*MODEL, "--no-session", "-p", "hi"], launcher_env, work)[0])
+            twenty.append(run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], launcher_env, work)[0])
+        per_turn = (median(twenty) - median(one)) / 20
+        figures.append(Figure("harness time per extra tool turn (bash echo)", per_turn * 1000, "ms", "<= 10 ms (pi 29-44 ms)"))
 
-            one: list[float] = []
-            twenty: list[float] = []
-            for _ in range(repeat):
-                one.append(_run_tau([*model, "--no-session", "-p", "hi"], launcher_env, work)[0])
-                twenty.append(_run_tau([*model, "--no-session", "-p", "TOOLS please"], launcher_env, work)[0])
-            per_turn = (median(twenty) - median(one)) / 20
-            figures.append(Figure("harness time per extra tool turn (bash echo)", per_turn * 1000, "ms", "<= 10 ms (pi 29-44 ms)"))
+        _, result = run_tau([*MODEL, "--no-session", "--mode", "json", "-p", "BIG reply please"], launcher_env, work)
+        figures.append(Figure("--mode json output for a 20 KB reply", len(result.stdout) / 1024, "KB", "linear; pi 1.6's line per delta with usage (spec: <= 200 KB merged; pi 0.73 26 MB)"))
 
-            _, result = _run_tau([*model, "--no-session", "--mode", "json", "-p", "BIG reply please"], launcher_env, work)
-            figures.append(Figure("--mode json output for a 20 KB reply", len(result.stdout) / 1024, "KB", "linear; pi 1.6's line per delta with usage (spec: <= 200 KB merged; pi 0.73 26 MB)"))
-
-            session_dir = root / "sessions"
-            _make_large_session(session_dir, work)
-            resume: list[float] = []
-            for _ in range(repeat):
-                resume.append(
-                    _run_tau([*model, "--session-dir", str(session_dir), "-c", "-p", "hi"], launcher_env, work)[0]
-                )
-                _truncate_to_original(session_dir)
-            figures.append(Figure("resume a 1 MB, 914-message session + one prompt", median(resume), "s", "<= 0.40 s (pi 1.47 s)"))
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+        session_dir = root / "sessions"
+        _make_large_session(session_dir, work)
+        resume: list[float] = []
+        for _ in range(repeat):
+            resume.append(
+                run_tau([*MODEL, "--session-dir", str(session_dir), "-c", "-p", "hi"], launcher_env, work)[0]
+            )
+            _truncate_to_original(session_dir)
+        figures.append(Figure("resume a 1 MB, 914-message session + one prompt", median(resume), "s", "<= 0.40 s (pi 1.47 s)"))
     return figures
 
 

