@@ -91,9 +91,10 @@ def run_both(tau: TauCommand, pi: list[str]) -> Interop:
     (pi_dir / "models.json").write_text(json.dumps(models))
     env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
     tau.server.add(text_turn("Done."))
+    # An empty pipe for stdin: pi prepends piped input to the prompt (and /dev/null is not always empty).
     ran = subprocess.run(
         [*pi, *MODEL, "--session", str(session), "-p", PI_PROMPT],
-        cwd=tau.work, env=env, capture_output=True, text=True, timeout=60,
+        cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
 
