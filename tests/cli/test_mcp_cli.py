@@ -101,6 +101,25 @@ GROWING = SERVER_HEAD + textwrap.dedent(
 
 STUCK = "import sys\nsys.stdin.read()  # reads every request, answers none\n"
 
+# Plain JSON-RPC on stdio (no SDK to import, so it answers its handshake at once even on a busy
+# machine): it offers one tool and never answers a call of it.
+SLOW = textwrap.dedent(
+    """
+    import json, sys
+    tool = {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}}
+    results = {
+        "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                       "serverInfo": {"name": "slow", "version": "1"}},
+        "tools/list": {"tools": [tool]},
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("method") in results and "id" in message:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]}
+            print(json.dumps(answer), flush=True)
+    """
+)
+
 FLAKY = textwrap.dedent(
     """
     import json, sys
@@ -141,7 +160,8 @@ FLAKY = textwrap.dedent(
 def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("mcp-servers")
     paths = {}
-    for name, text in (("calc", CALC), ("big", BIG), ("stuck", STUCK), ("growing", GROWING), ("flaky", FLAKY)):
+    servers = {"calc": CALC, "big": BIG, "stuck": STUCK, "growing": GROWING, "flaky": FLAKY, "slow": SLOW}
+    for name, text in servers.items():
         path = folder / f"{name}.py"
         path.write_text(text, encoding="utf-8")
         paths[name] = str(path)
@@ -257,14 +277,13 @@ def test_hanging_servers_fail_at_their_timeout_tau_still_answers_and_failures_ar
     configure(
         tau,
         {
-            # 2 s: the handshake (the SDK server's import included) must fit in it on a busy machine
-            "calc": stdio(scripts["calc"], exposure="direct", timeout=2),
+            "slow": stdio(scripts["slow"], exposure="direct", timeout=1),
             "stuck": stdio(scripts["stuck"], exposure="direct", timeout=1),
             "gone": {"command": "/nonexistent/mcp-server", "exposure": "direct"},
             "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
         },
     )
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__calc__hang", {})]), Turn(text="It hung."))
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__slow__hang", {})]), Turn(text="It hung."))
 
     started = time.monotonic()
     done = tau.run("-p", *MODEL, "call hang")
@@ -272,7 +291,7 @@ def test_hanging_servers_fail_at_their_timeout_tau_still_answers_and_failures_ar
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "It hung."
-    assert tool_results(tau.server.requests[-1]) == ["MCP server 'calc' did not answer 'hang' within 2 s"]
+    assert tool_results(tau.server.requests[-1]) == ["MCP server 'slow' did not answer 'hang' within 1 s"]
     # A server that cannot start and a bad entry are reported once each; the others work.
     assert done.stderr.count("MCP server 'gone' failed: ") == 1 and "/nonexistent/mcp-server" in done.stderr
     assert done.stderr.count("MCP config error: ") == 1 and 'server "old": the SSE transport' in done.stderr
