@@ -455,3 +455,16 @@ def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_
     assert (tau.agent_dir / "tmp" / "extensions" / "npm" / "node_modules" / "@demo" / "pi-tools").is_dir()
     [warning] = [line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")]
     assert "npm package '@demo/missing' not found" in warning and warning.endswith("its resources are not loaded")
+
+
+def test_dash_e_with_a_local_package_folder_loads_its_skills_and_prompts_where_it_is(
+    tau: TauCommand, repo: Path
+) -> None:
+    tau.env[MARK] = str(tau.work / "mark.txt")
+    tau.server.add(Turn(text="ok"))
+    run = tau.run(*MODEL, "-e", str(repo), "-p", "/review")
+    assert run.returncode == 0, run.stderr
+    assert _last_user_text(tau) == "Review version one"
+    assert "deploy" in _system_prompt(tau)
+    assert (tau.work / "mark.txt").read_text() == "git\n"
+    assert not (tau.agent_dir / "tmp").exists()  # nothing copied

@@ -179,7 +179,7 @@ async def _main(args: Args) -> int:
     with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
         make_private_dir(default_agent_dir())
     _apply_http_proxy(cwd, agent_dir)
-    if any(":" in e and not os.path.exists(e) for e in args.extensions):  # cheap: no import otherwise
+    if any((":" in e and not os.path.exists(e)) or os.path.isdir(e) for e in args.extensions):  # cheap
         _add_temporary_packages(args, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir)
     try:

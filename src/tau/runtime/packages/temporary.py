@@ -1,4 +1,5 @@
 """Packages named by ``-e`` for one run (``tau -e npm:@example/tools``), as pi's temporary packages.
+A local folder laid out as a package (``tau -e ./my-package``) is read where it is.
 
 They are installed into a cache, ``<agent dir>/tmp/extensions/`` (the same layout as the managed
 folders below it), and never recorded in settings. Each start brings a cached copy up to date
@@ -30,8 +31,22 @@ _COMMIT = re.compile(r"^[0-9a-f]{7,64}$", re.IGNORECASE)
 
 
 def is_package_source(value: str) -> bool:
-    """Whether a ``-e`` value names a package to fetch rather than a local file or folder."""
-    return value.strip().startswith(_PACKAGE_PREFIXES)
+    """Whether a ``-e`` value names a package (to fetch, or a local pi package folder) rather than
+    an extension file or folder."""
+    return value.strip().startswith(_PACKAGE_PREFIXES) or is_local_package(value)
+
+
+def is_local_package(path: str) -> bool:
+    """A folder laid out as a package (``package.json``, or ``skills/``, ``prompts/``, ``themes/``,
+    ``extensions/``) that is not itself a Python extension package, as pi reads ``-e ./folder``."""
+    folder = os.path.expanduser(path)
+    if not os.path.isdir(folder) or any(
+        os.path.isfile(os.path.join(folder, n)) for n in ("__init__.py", "pyproject.toml")
+    ):
+        return False
+    return os.path.isfile(os.path.join(folder, "package.json")) or any(
+        os.path.isdir(os.path.join(folder, kind)) for kind in ("skills", "prompts", "themes", "extensions")
+    )
 
 
 def temporary_dir(agent_dir: str) -> str:
@@ -54,8 +69,11 @@ def load_temporary_packages(sources: list[str], agent_dir: str, *, offline: bool
     for raw in sources:
         try:
             source = parse_source(raw, cwd=os.getcwd())
-            target = source.install_dir(base)
-            _bring_up_to_date(source, target, offline=offline)
+            if source.kind == "local":  # used where it is
+                target = os.path.abspath(os.path.expanduser(raw))
+            else:
+                target = source.install_dir(base)
+                _bring_up_to_date(source, target, offline=offline)
         except (SourceError, InstallError, OSError) as exc:
             found.warnings.append(f"-e {raw}: {exc}; its resources are not loaded")
             continue
@@ -72,8 +90,6 @@ def load_temporary_packages(sources: list[str], agent_dir: str, *, offline: bool
 
 
 def _bring_up_to_date(source: PackageSource, target: str, *, offline: bool) -> None:
-    if source.kind == "local":
-        raise InstallError("not a package source")
     if not os.path.exists(target):
         if offline:
             raise InstallError("not in the cache, and tau is offline")
