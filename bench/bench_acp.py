@@ -4,7 +4,8 @@ process against a local fake server (start-up, initialize and session/new includ
 
 Figures, each as wall time and as the tau process's CPU time (its own and its children's, the
 `echo`s; steadier than wall time on a busy machine):
-- the whole run against the print-mode run (goal: within 10 %);
+- the whole run (start, initialize, session/new, the prompt, exit) against the print-mode run
+  (goal: within 10 %);
 - start-up: process start to the first plain reply answered, against `tau -p hello`;
 - one tool turn: the 20-turn ``session/prompt`` in a running server (after a plain reply) against
   the print run of 20 tool turns minus a print run of one plain reply, over 20 (start-up is paid
@@ -56,8 +57,9 @@ class _Run:
         self.wall, self.cpu = wall, cpu
 
 
-async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[_Run, _Run, _Run]:
-    """The whole run, its start-up (to the first reply) and the 20-turn prompt."""
+async def _acp_run(env: dict[str, str], cwd: Path, *, warm: bool) -> tuple[_Run, _Run, _Run]:
+    """The whole run, its start-up (to the first reply) and the 20-turn prompt. ``warm``: a plain
+    reply first (for the start-up and loop figures; the whole run, as ``tau -p``, has none)."""
     started, cpu_before = time.perf_counter(), _children_cpu()
     client = _CountingClient()
     command = [PYTHON, "-m", "tau", "--mode", "acp", *MODEL]
@@ -66,7 +68,8 @@ async def _acp_run(env: dict[str, str], cwd: Path) -> tuple[_Run, _Run, _Run]:
         session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
         # A plain reply first, as the print-mode figure subtracts one: the first request's lazy
         # imports and connection belong to neither loop.
-        await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
+        if warm:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
         prompted, cpu_prompted = time.perf_counter(), _process_cpu(process.pid)
         start_up = _Run(prompted - started, cpu_prompted)
         await conn.prompt(session_id=session.session_id, prompt=[text_block("TOOLS please")])
@@ -93,12 +96,12 @@ def run(repeat: int) -> list[Figure]:
     runs: dict[str, list[_Run]] = {"print": [], "plain": [], "acp": [], "acp start": [], "acp loop": []}
     with local_tau(env) as work:
         _print_run(["-p", "TOOLS please"], env, work)  # warm the bytecode cache
-        asyncio.run(_acp_run(env, work))
+        asyncio.run(_acp_run(env, work, warm=True))
         for _ in range(repeat):
             runs["print"].append(_print_run(["-p", "TOOLS please"], env, work))
             runs["plain"].append(_print_run(["-p", "hello"], env, work))
-            whole, start_up, loop = asyncio.run(_acp_run(env, work))
-            runs["acp"].append(whole)
+            _, start_up, loop = asyncio.run(_acp_run(env, work, warm=True))
+            runs["acp"].append(asyncio.run(_acp_run(env, work, warm=False))[0])
             runs["acp start"].append(start_up)
             runs["acp loop"].append(loop)
 

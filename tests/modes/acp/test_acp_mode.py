@@ -402,6 +402,28 @@ def test_the_mode_needs_neither_the_sdk_nor_pydantic(tau: TauCommand) -> None:
     assert json.loads(result.stdout)["result"]["agentInfo"]["name"] == "tau"
 
 
+def test_the_protocol_can_go_to_a_regular_file(tau: TauCommand) -> None:
+    requests = tau.work / "requests.jsonl"
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+        + "\n"
+    )
+    log = tau.work / "acp.log"
+    with requests.open() as stdin, log.open("w") as stdout:
+        result = subprocess.run(
+            [sys.executable, "-m", "tau", "--mode", "acp", *MODEL],
+            cwd=tau.work,
+            env=tau.env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 0 and result.stderr == ""
+    assert json.loads(log.read_text())["result"]["protocolVersion"] == 1
+
+
 async def test_a_failed_model_request_answers_the_prompt_with_an_error_naming_it(tau: TauCommand) -> None:
     tau.server.add(
         Turn(fault=Fault("status", status=400, body={"error": {"message": "bad request: no such model"}}))

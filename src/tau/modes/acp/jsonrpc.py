@@ -16,13 +16,25 @@ import json
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["PROTOCOL_VERSION", "Connection", "Handler", "RpcError", "param"]
+__all__ = ["PROTOCOL_VERSION", "Connection", "Handler", "RpcError", "Writer", "param"]
 
 PROTOCOL_VERSION = 1
 
 Handler = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+class Writer(Protocol):
+    """Where messages go: an ``asyncio.StreamWriter`` on a pipe, or a plain file."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def is_closing(self) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class RpcError(Exception):
@@ -71,7 +83,7 @@ def param(params: dict[str, Any], name: str, kind: type | tuple[type, ...], defa
 
 
 class Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: Writer) -> None:
         self._reader = reader
         self._writer = writer
         self._next_id = 0
@@ -81,7 +93,7 @@ class Connection:
 
     @property
     def closed(self) -> bool:
-        return self._writer.transport.is_closing()
+        return self._writer.is_closing()
 
     def _write(self, message: dict[str, Any]) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"

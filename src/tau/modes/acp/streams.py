@@ -8,6 +8,8 @@ import os
 import threading
 from typing import TextIO
 
+from tau.modes.acp.jsonrpc import Writer
+
 __all__ = ["stdio_streams"]
 
 _LIMIT = 50 * 1024 * 1024  # a prompt may embed large files or images on one line
@@ -37,7 +39,33 @@ class _WriteProtocol(asyncio.BaseProtocol):
             await self._resumed
 
 
-async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+class _FileWriter:
+    """Output to a regular file (``tau --mode acp > log``), which has no pipe transport: plain
+    blocking writes, a broken one ends the output."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._closed = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view and not self._closed:
+                view = view[os.write(self._fd, view) :]
+        except OSError:
+            self._closed = True
+
+    async def drain(self) -> None:
+        return None
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        self._closed = True
+
+
+async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, Writer]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LIMIT)
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
@@ -53,5 +81,8 @@ async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, asyncio.Stre
         threading.Thread(target=pump, name="tau-acp-stdin", daemon=True).start()
     stdout = os.fdopen(out.fileno(), "wb", buffering=0, closefd=False)
     protocol = _WriteProtocol()
-    transport, _ = await loop.connect_write_pipe(lambda: protocol, stdout)
+    try:
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, stdout)
+    except (ValueError, OSError):  # a regular file
+        return reader, _FileWriter(out.fileno())
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
