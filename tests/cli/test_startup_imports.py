@@ -74,6 +74,7 @@ def test_a_print_run_loads_neither_httpx_nor_the_summariser(tmp_path: Path) -> N
         (tmp_path / "agent").mkdir()
         (tmp_path / "agent" / "models.json").write_text(json.dumps(models))
         heavy = ["httpx", "httpcore", "anyio", "tau.compaction.summarize", "tau.compaction.prepare"]
+        heavy += ["wcwidth", "tau.modes.interactive.graphemes"]  # the TUI's cluster widths
         code, loaded = _loaded(tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi")
     assert (code, loaded) == (0, [])
     assert len(server.requests) == 1
