@@ -114,6 +114,8 @@ def _login(args: list[str]) -> int:
             f"Usage: tau auth login <provider>; providers with a login: {', '.join(OAUTH_PROVIDERS)}"
         )
     if provider not in known:
+        if registry.get_error() is not None:  # the provider may be declared in the rejected file
+            _error(str(registry.get_error()))
         _error(f'Unknown provider "{_printable(provider)}".')
         _error(f"Providers: {', '.join(sorted(known))}")
         return 1

@@ -11,6 +11,8 @@ so they are resolved per request by ``get_api_key_and_headers()``, never stored 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -126,24 +128,44 @@ class ModelRegistry:
         self._index = {}
         self._header_templates = {}
         self._providers = dict(config.providers)
-        for provider in builtin_providers:
-            for model in self._builtin_models(provider):
+        gateways = {c.name: c for c in config.providers.values() if c.oauth == "radius"}
+        self._configure_gateways(gateways)
+        for provider in [*builtin_providers, *(name for name in gateways if name not in builtin_providers)]:
+            for model in self._builtin_models(provider, gateways.get(provider)):
                 self._add(*self._configure_builtin(model, config.providers.get(provider)))
         for provider_config in config.providers.values():
             self._add_custom_models(provider_config, builtin_providers)
         for provider_config in self._registered.values():
             self._apply_registered(provider_config, builtin_providers)
 
-    def _builtin_models(self, provider: str) -> list[Model]:
-        """The catalogue's models, or for a provider that lists them per account (Radius) the list
-        its login stored in models-store.json beside models.json, as pi does."""
-        if provider in ACCOUNT_LISTED_PROVIDERS and self._models_json is not None:
+    def _builtin_models(self, provider: str, gateway: ProviderConfig | None) -> list[Model]:
+        """The catalogue's models, or for a provider that lists them per account (Radius, and the
+        Radius gateways of models.json) the list its login stored in models-store.json beside
+        models.json, as pi does. A gateway other than pi's has no list before its first login."""
+        if (provider in ACCOUNT_LISTED_PROVIDERS or gateway is not None) and self._models_json is not None:
             from tau.runtime.models_store import MODELS_STORE_FILE, stored_models
 
             stored = stored_models(provider, self._models_json.parent / MODELS_STORE_FILE)
             if stored is not None:
                 return stored
+        if gateway is not None:
+            from tau.runtime.oauth.radius import GATEWAY, gateway_origin
+
+            if provider != "radius" or gateway_origin(gateway.base_url or "") != GATEWAY:
+                return []
         return shared_models(provider)
+
+    @staticmethod
+    def _configure_gateways(gateways: Mapping[str, ProviderConfig]) -> None:
+        """Give each models.json Radius gateway its login (``tau auth login <provider>``, refresh)."""
+        # tau.runtime.oauth is loaded only when some gateway needs it (or an earlier load set some).
+        if not gateways and "tau.runtime.oauth" not in sys.modules:
+            return
+        from tau.runtime.oauth import configure_radius_gateways
+
+        configure_radius_gateways(
+            {name: (c.display_name or name, c.base_url or "") for name, c in gateways.items()}
+        )
 
     def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
         """Add or override a provider from code (extensions), in the models.json entry format.
@@ -182,7 +204,8 @@ class ModelRegistry:
             return model, None
         headers: dict[str, str] = {}
         if config.overrides_builtins:
-            if config.base_url:
+            # A gateway's baseUrl is where it signs in; its models keep the base URL it lists.
+            if config.base_url and config.oauth != "radius":
                 model.base_url = config.base_url
             if config.compat:
                 model = apply_model_override(model, {"compat": config.compat})
@@ -197,6 +220,8 @@ class ModelRegistry:
         if not config.models:
             return
         default_api, default_base_url = _builtin_defaults(config.name, builtin_providers)
+        if config.oauth == "radius":
+            default_api = default_api or "pi-messages"
         for definition in config.models:
             model = build_custom_model(
                 config, definition, default_api=default_api, default_base_url=default_base_url
@@ -245,7 +270,9 @@ class ModelRegistry:
     def _login_model_ids(self, provider: str) -> set[str] | None:
         """The models a login says its account may use (Copilot's ``availableModelIds``, as pi), if any."""
         credential = self._auth.get(provider)
-        allowed = credential.get("availableModelIds") if credential and credential.get("type") == "oauth" else None
+        allowed = (
+            credential.get("availableModelIds") if credential and credential.get("type") == "oauth" else None
+        )
         if not isinstance(allowed, list) or not all(isinstance(item, str) for item in allowed):
             return None
         return set(allowed)
@@ -315,7 +342,15 @@ class ModelRegistry:
 
     def _api_key_config(self, provider: str) -> str | None:
         config = self._providers.get(provider)
-        return config.api_key if config is not None else None
+        if config is None:
+            return None
+        if (
+            config.api_key is None
+            and config.oauth == "radius"
+            and os.environ.get("RADIUS_API_KEY", "").strip()
+        ):
+            return "RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
+        return config.api_key
 
 
 def _builtin_defaults(provider: str, builtin_providers: list[str]) -> tuple[str | None, str | None]:

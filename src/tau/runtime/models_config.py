@@ -1,7 +1,10 @@
 """``<agent dir>/models.json``: pi's schema, its validation, and how its entries become models.
 
     {"providers": {"<name>": {"baseUrl", "api", "apiKey", "headers", "compat", "authHeader",
-                              "models": [{"id", ...}], "modelOverrides": {"<id>": {...}}}}}
+                              "name", "oauth", "models": [{"id", ...}], "modelOverrides": {...}}}}
+
+``"oauth": "radius"`` (with ``baseUrl``) makes the provider a Radius gateway: it signs in there, and
+its models are the ones the gateway lists for the account (``tau.runtime.oauth.radius``).
 
 A provider entry with ``models`` adds models (a model with a built-in id replaces the built-in one);
 a non-built-in provider defining models needs ``baseUrl``, ``apiKey`` and an ``api`` at provider or
@@ -55,6 +58,8 @@ class ProviderConfig:
     headers: dict[str, str] | None = None
     compat: JsonObject | None = None
     auth_header: bool = False
+    display_name: str | None = None  # pi's "name": how logins and lists name the provider
+    oauth: str | None = None  # "radius": a Radius gateway at base_url
     models: tuple[JsonObject, ...] = ()
     model_overrides: dict[str, JsonObject] = field(default_factory=dict)
 
@@ -110,19 +115,27 @@ def parse_provider_config(name: str, entry: Any, *, path: Path, builtin: bool) -
         headers=check.optional_headers(fields, "headers"),
         compat=check.optional_object(fields, "compat"),
         auth_header=check.optional_bool(fields, "authHeader") or False,
+        display_name=check.optional_string(fields, "name"),
+        oauth=check.optional_string(fields, "oauth"),
         models=models,
         model_overrides={
             model_id: _check_model_override(path, name, model_id, override)
             for model_id, override in overrides_raw.items()
         },
     )
+    if config.oauth is not None and config.oauth != "radius":
+        raise check.error(
+            f'"oauth" must be "radius" (the only login models.json can declare), not "{config.oauth}"'
+        )
+    if config.oauth and not config.base_url:
+        raise check.error('"baseUrl" is required when "oauth" is set (the gateway to sign in to)')
     if not models:
         if not (config.base_url or config.headers or config.compat or config.model_overrides):
             raise check.error(
                 'sets nothing to use: give "baseUrl", "headers", "compat" or "modelOverrides" '
                 '(to change built-in models) or "models" (to add models)'
             )
-    elif not builtin:
+    elif not builtin and not config.oauth:  # a gateway's login is its key, its api pi-messages
         for key, value in (("baseUrl", config.base_url), ("apiKey", config.api_key)):
             if not value:
                 raise check.error(f'"{key}" is required when defining models for a custom provider')

@@ -2,8 +2,10 @@
 GitHub Copilot, Google (Gemini CLI, Antigravity), xAI, Kimi Code, Meta, OpenRouter and the Radius
 gateway, with real PKCE checks, refresh-token rotation, revocation, and a count of refresh requests.
 
-The Radius gateway (``radius.pi.dev``) also answers ``GET /v1/config`` for a signed-in caller with
-``radius_models`` served at ``radius_base_url`` (set it to a ``FakeLLMServer``'s ``/pi/v1``).
+The Radius gateway (``radius.pi.dev``) also answers ``GET /v1/config`` for a signed-in caller (or
+one with ``radius_api_key``) with ``radius_models`` served at ``radius_base_url`` (set it to a
+``FakeLLMServer``'s ``/pi/v1``). ``ACME_GATEWAY`` is a second, self-hosted Radius gateway (a models.json
+provider with ``"oauth": "radius"``): the same endpoints, its own tokens and ``acme_models``.
 
 Point tau at it with the test-only variable ``TAU_OAUTH_TEST_HOSTS`` (``server.hosts_env()``); each
 real host is served under ``/<host>/…``. A test plays the browser by GETting the authorise URL tau
@@ -31,7 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-__all__ = ["FakeOAuthServer", "codex_access_token"]
+__all__ = ["ACME_GATEWAY", "FakeOAuthServer", "codex_access_token"]
+
+ACME_GATEWAY = "radius.acme.example"
 
 _HOSTS = (
     "claude.ai",
@@ -51,6 +55,7 @@ _HOSTS = (
     "auth.meta.com",
     "api.meta.ai",
     "radius.pi.dev",
+    ACME_GATEWAY,
 )
 _PROVIDER_OF_TOKEN_HOST = {
     "platform.claude.com": "anthropic",
@@ -61,12 +66,15 @@ _PROVIDER_OF_TOKEN_HOST = {
     "auth.meta.com": "meta",
     "auth.openai.com#chatgpt": "openai",
     "radius.pi.dev": "radius",
+    ACME_GATEWAY: "radius-acme",
 }
+_GATEWAY_OF_HOST = {"radius.pi.dev": "radius", ACME_GATEWAY: "radius-acme"}
 _DEVICE_CODES = {
     "xai": "xai-device-1",
     "kimi-coding": "kimi-device-1",
     "meta": "meta-device-1",
     "radius": "radius-device-1",
+    "radius-acme": "acme-device-1",
 }
 # What the fake Radius gateway lists for a signed-in account (its org may have disabled the rest).
 RADIUS_MODELS: list[dict[str, Any]] = [
@@ -122,6 +130,10 @@ class FakeOAuthServer:
     account_id: str = "acct-fake-123"
     radius_base_url: str = "https://radius.pi.dev/v1"
     radius_models: list[dict[str, Any]] = field(default_factory=lambda: [dict(m) for m in RADIUS_MODELS])
+    radius_api_key: str = "radius-key-123"  # a RADIUS_API_KEY the gateway knows
+    acme_models: list[dict[str, Any]] = field(
+        default_factory=lambda: [{**RADIUS_MODELS[1], "id": "acme-coder", "name": "Acme Coder"}]
+    )
     refresh_counts: Counter[str] = field(default_factory=Counter)
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
 
@@ -339,8 +351,8 @@ class FakeOAuthServer:
 
     # ---- the Radius gateway -------------------------------------------------------------------------
 
-    def _radius_discovery(self, handler: Any, *_: Any) -> None:
-        _send(handler, 200, {"authorizationEndpoint": "https://radius.pi.dev/oauth/authorize"})
+    def _radius_discovery(self, handler: Any, host: str, *_: Any) -> None:
+        _send(handler, 200, {"authorizationEndpoint": f"https://{host}/oauth/authorize"})
 
     def _radius_device_code(
         self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
@@ -352,7 +364,7 @@ class FakeOAuthServer:
             handler,
             200,
             _device_answer(
-                "radius", "RAD-2468", "https://radius.pi.dev/device?code=", self.device_interval_s
+                _GATEWAY_OF_HOST[host], "RAD-2468", f"https://{host}/device?code=", self.device_interval_s
             ),
         )
 
@@ -360,12 +372,14 @@ class FakeOAuthServer:
         self, handler: Any, host: str, path: str, query: Any, body: Any, headers: dict[str, str]
     ) -> None:
         token = headers.get("authorization", "").removeprefix("Bearer ")
+        gateway = _GATEWAY_OF_HOST[host]
         with self._lock:
-            known = any(entry["access"] == token for entry in self.issued if entry["provider"] == "radius")
-        if not known:
+            known = any(entry["access"] == token for entry in self.issued if entry["provider"] == gateway)
+        if not known and not (gateway == "radius" and token == self.radius_api_key):
             _send(handler, 401, {"error": {"message": "Sign in to Radius first", "code": "unauthorized"}})
             return
-        _send(handler, 200, {"baseUrl": self.radius_base_url, "models": self.radius_models})
+        models = self.radius_models if gateway == "radius" else self.acme_models
+        _send(handler, 200, {"baseUrl": self.radius_base_url, "models": models})
 
     # ---- OpenAI "Sign in with ChatGPT": each login registers its own client --------------------------
 
@@ -645,6 +659,11 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
     ("POST", "radius.pi.dev", "/v1/oauth/device"): FakeOAuthServer._radius_device_code,
     ("POST", "radius.pi.dev", "/v1/oauth/token"): FakeOAuthServer._token,
     ("GET", "radius.pi.dev", "/v1/config"): FakeOAuthServer._radius_config,
+    ("GET", ACME_GATEWAY, "/v1/oauth"): FakeOAuthServer._radius_discovery,
+    ("GET", ACME_GATEWAY, "/oauth/authorize"): FakeOAuthServer._authorize,
+    ("POST", ACME_GATEWAY, "/v1/oauth/device"): FakeOAuthServer._radius_device_code,
+    ("POST", ACME_GATEWAY, "/v1/oauth/token"): FakeOAuthServer._token,
+    ("GET", ACME_GATEWAY, "/v1/config"): FakeOAuthServer._radius_config,
 }
 
 

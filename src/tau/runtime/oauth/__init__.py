@@ -21,6 +21,7 @@ __all__ = [
     "OAuthFlow",
     "RefreshRejectedError",
     "SelectOption",
+    "configure_radius_gateways",
     "get_oauth_flow",
 ]
 
@@ -40,11 +41,34 @@ OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
 }
 
 
+_BUILTIN = dict(OAUTH_PROVIDERS)
+# provider id -> (display name, gateway URL) of the models.json providers with "oauth": "radius".
+_GATEWAYS: dict[str, tuple[str, str]] = {}
+
+
+def configure_radius_gateways(gateways: dict[str, tuple[str, str]]) -> None:
+    """Make the Radius gateways declared in models.json (id -> (name, baseUrl)) logins of their own,
+    listed in ``OAUTH_PROVIDERS`` beside the built-in ones (the model registry calls this on load)."""
+    for provider in _GATEWAYS:
+        OAUTH_PROVIDERS.pop(provider, None)
+        if provider in _BUILTIN:
+            OAUTH_PROVIDERS[provider] = _BUILTIN[provider]
+    _GATEWAYS.clear()
+    _GATEWAYS.update(gateways)
+    for provider, (name, _gateway) in gateways.items():
+        OAUTH_PROVIDERS[provider] = (name, "radius", "RadiusFlow")
+
+
 def get_oauth_flow(provider: str) -> OAuthFlow | None:
     """The login flow of ``provider``, or ``None`` when it has none."""
     entry = OAUTH_PROVIDERS.get(provider)
     if entry is None:
         return None
+    if provider in _GATEWAYS:
+        from tau.runtime.oauth.radius import RadiusFlow
+
+        name, gateway = _GATEWAYS[provider]
+        return RadiusFlow(provider, name, gateway)
     module = importlib.import_module(f"tau.runtime.oauth.{entry[1]}")
     flow: OAuthFlow = getattr(module, entry[2])()
     return flow

@@ -1,5 +1,9 @@
 """Radius, pi's model gateway: a sign-in with the gateway's own OAuth (client ``pi-gateway``).
 
+The built-in ``radius`` provider signs in to ``radius.pi.dev``; a models.json provider with
+``"oauth": "radius"`` and a ``baseUrl`` is a gateway of its own (its origin, without ``/v1``), with
+the same endpoints, its own login in auth.json and its own model list, as pi 1.6 reads it.
+
 In the browser: the gateway names its authorisation page (``GET /v1/oauth``), the browser comes back
 to ``http://127.0.0.1:1456/oauth/callback`` with a code, exchanged with PKCE at ``/v1/oauth/token``.
 From another device: a device code (``/v1/oauth/device``), polled at the same token endpoint. The
@@ -13,6 +17,7 @@ may use and where: that list goes to models-store.json and replaces the catalogu
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlsplit
 
 from tau.ai.types import JsonObject
 from tau.runtime.oauth._common import LoginError, expires_at_ms, get_json, post_form
@@ -22,7 +27,7 @@ from tau.runtime.oauth.flow import OAuthFlow, require_string
 from tau.runtime.oauth.interaction import LoginInteraction, SelectOption
 from tau.runtime.oauth.pkce import PkceLogin
 
-__all__ = ["GATEWAY", "RadiusFlow", "gateway_models"]
+__all__ = ["GATEWAY", "RadiusFlow", "gateway_models", "gateway_origin"]
 
 GATEWAY = "https://radius.pi.dev"
 _CLIENT_ID = "pi-gateway"
@@ -35,12 +40,14 @@ _MODEL_FIELDS = ("id", "name", "reasoning", "input", "cost", "contextWindow", "m
 
 
 class RadiusFlow(OAuthFlow):
-    provider_id = "radius"
-    name = "Radius"
+    def __init__(self, provider_id: str = "radius", name: str = "Radius", gateway: str = GATEWAY) -> None:
+        self.provider_id = provider_id
+        self.name = name
+        self.gateway = gateway_origin(gateway)
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         method = ui.select(
-            "Sign in to Radius:",
+            f"Sign in to {self.name}:",
             [
                 SelectOption("browser", "Sign in with browser (recommended)"),
                 SelectOption("device-code", "Sign in with device code (when signing in from another device)"),
@@ -51,29 +58,30 @@ class RadiusFlow(OAuthFlow):
         return credential
 
     def refresh(self, credential: JsonObject) -> JsonObject:
-        fresh = _token(
+        fresh = self._token(
             {
                 "grant_type": "refresh_token",
                 "client_id": _CLIENT_ID,
                 "refresh_token": str(credential.get("refresh")),
             },
-            "Radius token refresh",
+            f"{self.name} token refresh",
         )
         self._store_models(fresh, None)
         return fresh
 
     def _browser_login(self, ui: LoginInteraction) -> JsonObject:
-        discovery = get_json(f"{GATEWAY}/v1/oauth", what="Loading the Radius sign-in settings")
-        endpoint = require_string(discovery, "authorizationEndpoint", "Radius sign-in settings")
+        what = f"{self.name} sign-in settings"
+        discovery = get_json(f"{self.gateway}/v1/oauth", what=f"Loading the {what}")
+        endpoint = require_string(discovery, "authorizationEndpoint", what)
         if not endpoint.startswith(("https://", "http://")):
-            raise LoginError(f"Radius sign-in settings name an invalid sign-in page: {endpoint[:100]}")
+            raise LoginError(f"The {what} name an invalid sign-in page: {endpoint[:100]}")
         pkce = PkceLogin.start(state=str(uuid.uuid4()))
         authorize_url = pkce.authorize_url(
             endpoint, {"response_type": "code", "client_id": _CLIENT_ID, "scope": _SCOPE, "handoff": "url"}
         )
         code, redirect_uri = browser_sign_in(
             ui,
-            provider_name="Radius",
+            provider_name=self.name,
             port=_PORT,
             path=_PATH,
             state=pkce.state,
@@ -81,7 +89,7 @@ class RadiusFlow(OAuthFlow):
             redirect_host="127.0.0.1",
         )
         ui.progress("Exchanging the authorization code for tokens...")
-        return _token(
+        return self._token(
             {
                 "grant_type": "authorization_code",
                 "client_id": _CLIENT_ID,
@@ -89,27 +97,26 @@ class RadiusFlow(OAuthFlow):
                 "code": code,
                 "code_verifier": pkce.verifier,
             },
-            "Radius token exchange",
+            f"{self.name} token exchange",
         )
 
     def _device_login(self, ui: LoginInteraction) -> JsonObject:
+        what = f"{self.name} device authorization"
         device = post_form(
-            f"{GATEWAY}/v1/oauth/device",
-            {"client_id": _CLIENT_ID, "scope": _SCOPE},
-            what="Radius device authorization",
+            f"{self.gateway}/v1/oauth/device", {"client_id": _CLIENT_ID, "scope": _SCOPE}, what=what
         )
-        device_code = require_string(device, "device_code", "Radius device authorization")
-        page = require_string(device, "verification_uri", "Radius device authorization")
+        device_code = require_string(device, "device_code", what)
+        page = require_string(device, "verification_uri", what)
         if not page.startswith(("https://", "http://")):
-            raise LoginError("Radius device authorization names an invalid verification page")
-        ui.show_device_code(page, require_string(device, "user_code", "Radius device authorization"))
+            raise LoginError(f"{what} names an invalid verification page")
+        ui.show_device_code(page, require_string(device, "user_code", what))
         form = {"grant_type": _DEVICE_GRANT, "client_id": _CLIENT_ID, "device_code": device_code}
 
         def poll() -> PollResult:
             try:
-                return "done", _token(form, "Radius device login")
+                return "done", self._token(form, f"{self.name} device login")
             except LoginError as error:
-                return token_error_result(error, name="Radius")
+                return token_error_result(error, name=self.name)
 
         interval = device.get("interval")
         expires_in = device.get("expires_in")
@@ -123,39 +130,56 @@ class RadiusFlow(OAuthFlow):
         assert isinstance(credential, dict)
         return credential
 
-    @staticmethod
-    def _store_models(credential: JsonObject, ui: LoginInteraction | None) -> None:
+    def _store_models(self, credential: JsonObject, ui: LoginInteraction | None) -> None:
         from tau.runtime.models_store import store_models
 
         try:
-            store_models("radius", gateway_models(str(credential.get("access"))))
+            models = gateway_models(str(credential.get("access")), self.provider_id, self.gateway, self.name)
+            store_models(self.provider_id, models)
         except (LoginError, OSError) as error:
             if ui is not None:
                 ui.notice(
-                    f"Signed in, but the list of Radius models could not be loaded ({error}); using the built-in list"
+                    f"Signed in, but the list of {self.name} models could not be loaded ({error}); "
+                    "it is loaded again on the next refresh"
                 )
 
+    def _token(self, form: dict[str, str], what: str) -> JsonObject:
+        return _token(f"{self.gateway}/v1/oauth/token", form, what)
 
-def gateway_models(access_token: str) -> list[JsonObject]:
-    """The models the account may use, as pi stores them (``pi-messages`` at the gateway's base URL)."""
+
+def gateway_origin(url: str) -> str:
+    """The gateway a ``baseUrl`` names, as pi finds it: ``/v1`` dropped, ``https://`` when no scheme
+    is given; only the origin is used (pi resolves ``/v1/...`` against it)."""
+    url = url.strip().rstrip("/").removesuffix("/v1")
+    if not url.lower().startswith(("https://", "http://")):
+        url = f"https://{url}"
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc}"
+
+
+def gateway_models(
+    api_key: str, provider_id: str = "radius", gateway: str = GATEWAY, name: str = "Radius"
+) -> list[JsonObject]:
+    """The models the account (a login's token or an API key) may use, as pi stores them
+    (``pi-messages`` at the base URL the gateway names)."""
     config = get_json(
-        f"{GATEWAY}/v1/config",
-        what="Loading the Radius models",
-        headers={"Authorization": f"Bearer {access_token}"},
+        f"{gateway_origin(gateway)}/v1/config",
+        what=f"Loading the {name} models",
+        headers={"Authorization": f"Bearer {api_key}"} if api_key else None,
     )
     base_url = config.get("baseUrl") if isinstance(config, dict) else None
     listed = config.get("models") if isinstance(config, dict) else None
     if not isinstance(base_url, str) or not isinstance(listed, list):
-        raise LoginError("Loading the Radius models failed: the answer has no baseUrl and models")
+        raise LoginError(f"Loading the {name} models failed: the answer has no baseUrl and models")
     return [
-        {**item, "api": "pi-messages", "provider": "radius", "baseUrl": base_url}
+        {**item, "api": "pi-messages", "provider": provider_id, "baseUrl": base_url}
         for item in listed
         if isinstance(item, dict) and all(key in item for key in _MODEL_FIELDS)
     ]
 
 
-def _token(form: dict[str, str], what: str) -> JsonObject:
-    tokens = post_form(f"{GATEWAY}/v1/oauth/token", form, what=what)
+def _token(url: str, form: dict[str, str], what: str) -> JsonObject:
+    tokens = post_form(url, form, what=what)
     expires_in = tokens.get("expires_in") if isinstance(tokens, dict) else None
     if not isinstance(expires_in, int | float):
         raise LoginError(f"{what}: the answer has no expires_in")
