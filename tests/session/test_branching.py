@@ -144,3 +144,31 @@ def test_export_writes_one_branch_rechained_under_a_fresh_header(
     assert list(lines[3]) == list(manager.get_entry(right).to_json())  # type: ignore[union-attr]
     reopened = SessionManager.open(str(out))
     assert [m.role for m in reopened.build_session_context().messages] == ["user", "assistant"]
+
+
+def test_the_branch_read_after_any_appends_and_moves_is_the_walk_from_its_leaf(
+    manager: SessionManager, msg: Any
+) -> None:
+    import random
+
+    from tau.session.context import path_to
+
+    rng = random.Random(3)
+    for step in range(300):
+        choice = rng.random()
+        entries = manager.get_entries()
+        if choice < 0.15 and entries:
+            manager.branch(rng.choice(entries).id)
+        elif choice < 0.18:
+            manager.reset_leaf()
+        else:
+            manager.append_message(msg.user(f"m{step}"))
+        leaf = manager.get_leaf_id()
+        by_id = {e.id: e for e in manager.get_entries()}
+        expected = path_to(by_id[leaf], by_id) if leaf is not None else []
+        assert [e.id for e in manager.get_branch()] == [e.id for e in expected]
+        probe = rng.choice(list(by_id)) if by_id else None
+        if probe is not None:
+            assert [e.id for e in manager.get_branch(probe)] == [e.id for e in path_to(by_id[probe], by_id)]
+        context = manager.build_session_context()
+        assert len(context.messages) == len(expected)

@@ -85,19 +85,23 @@ def build_session_context(
     entries: Sequence[SessionEntry],
     leaf_id: str | _Leaf | None = LAST_ENTRY,
     by_id: Mapping[str, SessionEntry] | None = None,
+    *,
+    path: Sequence[SessionEntry] | None = None,
 ) -> SessionContext:
     """The context of the branch ending at ``leaf_id``.
 
     ``None`` means "before the first entry" (empty context); ``LAST_ENTRY`` or an unknown id means
     the last entry of ``entries``. Only the latest compaction on the path counts: its summary comes
     first, then the kept entries from ``first_kept_entry_id`` up to it, then everything after it.
+    ``path`` is the branch to ``leaf_id`` when the caller has it already (``path_to``).
     """
     if leaf_id is None or not entries:
         return SessionContext()
     if by_id is None:
         by_id = {entry.id: entry for entry in entries}
-    leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
-    path = path_to(leaf if leaf is not None else entries[-1], by_id)
+    if path is None:
+        leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
+        path = path_to(leaf if leaf is not None else entries[-1], by_id)
 
     context = SessionContext()
     compaction_index = -1

@@ -252,11 +252,22 @@ class SessionManager:
         self._by_id: dict[str, SessionEntry] = {}
         self._labels: dict[str, Label] = {}
         self._leaf_id: str | None = None
+        # The branch to one entry (root first), kept because a turn reads the current branch several
+        # times and it can hold a hundred thousand entries; an entry appended below it extends it.
+        self._branch_end: str | None = None
+        self._branch: list[SessionEntry] = []
         self._has_assistant = False
         self._written = 0  # lines of [header, *entries] already in the file
         self._newline_owed = False  # the file ends in a partial line: start the next write on a new line
 
     def _index(self, entry: SessionEntry) -> None:
+        if self._branch_end is not None:
+            if entry.parent_id == self._branch_end and entry.id not in self._by_id:
+                self._branch.append(entry)
+                self._branch_end = entry.id
+            elif entry.id in self._by_id or (self._branch and self._branch[0].parent_id == entry.id):
+                # An id taken again, or the parent the kept branch stopped at for want of it.
+                self._branch_end = None
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         self._leaf_id = entry.id
@@ -436,8 +447,16 @@ class SessionManager:
 
     def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         """The entries from the root down to ``from_id`` (default: the leaf), all types."""
-        start = from_id if from_id is not None else self._leaf_id
-        return path_to(self._by_id.get(start) if start is not None else None, self._by_id)
+        return list(self._branch_to(from_id if from_id is not None else self._leaf_id))
+
+    def _branch_to(self, entry_id: str | None) -> list[SessionEntry]:
+        """The branch to ``entry_id``, kept for the next call (do not change the list)."""
+        if entry_id is None:
+            return []
+        if entry_id != self._branch_end:
+            self._branch = path_to(self._by_id.get(entry_id), self._by_id)
+            self._branch_end = entry_id if self._branch else None
+        return self._branch
 
     def get_tree(self) -> list[SessionTreeNode]:
         return build_tree(self._entries, self._labels)
@@ -452,7 +471,8 @@ class SessionManager:
     def build_session_context(self) -> SessionContext:
         """What the model sees: the messages of the current branch, compaction applied."""
         with collector_paused():
-            return build_session_context(self._entries, self._leaf_id, self._by_id)
+            path = self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else None
+            return build_session_context(self._entries, self._leaf_id, self._by_id, path=path)
 
     # ------------------------------------------------------------------ branching
 
