@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -35,6 +36,7 @@ from acp.schema import (
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
+    HttpMcpServer,
     McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -580,6 +582,7 @@ async def test_bash_runs_in_the_editors_terminal_truncated_as_tau_truncates_and_
 
 MCP_SERVER = """
 import os
+import sys
 try:
     from mcp.server.fastmcp import FastMCP
 except ImportError:  # mcp 2.x renamed FastMCP
@@ -591,40 +594,57 @@ server = FastMCP("notes")
 @server.tool()
 def shout(text: str) -> str:
     \"\"\"Say the text loudly.\"\"\"
-    return text.upper() + os.environ["SUFFIX"]
+    return text.upper() + os.environ.get("SUFFIX", "")
 
 
-server.run()
+if len(sys.argv) > 1:
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+else:
+    server.run()
 """
 
 
 async def test_the_mcp_servers_of_session_new_give_that_session_their_tools(tau: TauCommand) -> None:
     script = tau.work / "notes_server.py"
     script.write_text(MCP_SERVER)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    web = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.DEVNULL)
     tau.server.add(
         tool_turn("tool_search", {"query": "shout loudly"}),
-        tool_turn("mcp__Editor_Notes__shout", {"text": "hello"}, id="call-shout"),
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("mcp__Editor_Notes__shout", {"text": "hello"}, id="call-stdio"),
+                ScriptedToolCall("mcp__web__shout", {"text": "web"}, id="call-http"),
+            ]
+        ),
         text_turn("Shouted."),
     )
-    server = McpServerStdio(
+    stdio = McpServerStdio(
         name="Editor Notes",
         command=sys.executable,
         args=[str(script)],
         env=[EnvVariable(name="SUFFIX", value="!")],
     )
+    http = HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{port}/mcp", headers=[])
     client = RecordingClient()
-    async with _spawn(tau, client) as (conn, _):
-        init = await _initialize(conn)
-        assert (
-            init.agent_capabilities.mcp_capabilities.http,
-            init.agent_capabilities.mcp_capabilities.sse,
-        ) == (
-            True,
-            False,
-        )
-        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[server])).session_id
-        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Shout hello")])
-        assert answer.stop_reason == "end_turn"
-    final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-shout" and u.status)
-    assert final.status == "completed" and final.content[0].content.text == "HELLO!"
-    assert not (tau.agent_dir / "mcp.json").exists()  # the editor's server is the session's, not saved
+    try:
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:  # the HTTP server is starting
+            await asyncio.sleep(0.05)
+        async with _spawn(tau, client) as (conn, _):
+            capabilities = (await _initialize(conn)).agent_capabilities.mcp_capabilities
+            assert (capabilities.http, capabilities.sse) == (True, False)
+            session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[stdio, http])).session_id
+            answer = await conn.prompt(session_id=session_id, prompt=[text_block("Shout hello")])
+            assert answer.stop_reason == "end_turn"
+    finally:
+        web.terminate()
+        web.wait(10)
+    finals = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status}
+    assert (
+        finals["call-stdio"].status == "completed"
+        and finals["call-stdio"].content[0].content.text == "HELLO!"
+    )
+    assert finals["call-http"].status == "completed" and finals["call-http"].content[0].content.text == "WEB"
+    assert not (tau.agent_dir / "mcp.json").exists()  # the editor's servers are the session's, not saved
