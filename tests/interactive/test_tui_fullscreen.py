@@ -18,6 +18,7 @@ Start = Callable[..., Terminal]
 
 PAGE_UP = "\x1b[5~"
 CTRL_END = "\x1b[1;5F"
+CTRL_SHIFT_UP, CTRL_SHIFT_DOWN = "\x1b[1;6A", "\x1b[1;6B"
 CTRL_SHIFT_F = "\x1b[102;6u"  # as a terminal speaking the kitty keyboard protocol sends it
 NUMBERED = "\n\n".join(f"line {n:02}" for n in range(1, 41))
 
@@ -61,7 +62,7 @@ def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     return terminal
 
 
-def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_stays_put_and_restores_the_screen(
+def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts_while_the_editor_stays_put(
     tau: TauCommand, start_tui: Start
 ) -> None:
     (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
@@ -85,6 +86,21 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_while_the_editor_sta
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
     assert "ctrl+end" not in terminal.display()
     assert _scrollbar(terminal) == {" "}
+
+    # Ctrl+Shift+Up/Down put the previous / next user message at the top of the pane.
+    tau.server.add(Turn(text=NUMBERED.replace("line", "more")))
+    terminal.type("again")
+    terminal.send(ENTER)
+    terminal.wait_for("more 40", where="display")
+    terminal.send(CTRL_SHIFT_UP)
+    terminal.wait_for(lambda: "again" in "".join(_rows(terminal)[:2]))
+    terminal.send(CTRL_SHIFT_UP)
+    terminal.wait_for(lambda: "count" in "".join(_rows(terminal)[:2]))
+    terminal.send(CTRL_SHIFT_DOWN)
+    terminal.wait_for(lambda: "again" in "".join(_rows(terminal)[:2]))
+    terminal.send(CTRL_SHIFT_DOWN + CTRL_SHIFT_UP)  # no later message: Down stays, Up goes back one
+    terminal.wait_for(lambda: "count" in "".join(_rows(terminal)[:2]))
+    terminal.send(CTRL_END)
 
     # Ctrl+Z gives the terminal back before stopping: main screen, no mouse reports, the keys
     # the shell expects; then takes it again (here at once: a pty without job control cannot stop).

@@ -54,7 +54,14 @@ if TYPE_CHECKING:  # rendering imports rich: loaded with the first block drawn, 
     from tau.modes.interactive.render.blocks import BlockRenderer
     from tau.modes.interactive.render.markdown import StreamingMarkdown
 
-__all__ = ["BashBlock", "Block", "Chat", "ViewFlags"]
+__all__ = ["BashBlock", "Block", "Chat", "PromptText", "ViewFlags"]
+
+
+class PromptText(str):
+    """A user message's drawn text: a plain ``str`` to the inline scrollback, and where the
+    fullscreen transcript's prompt jumps (Ctrl+Shift+Up/Down) stop."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +266,7 @@ class Chat:
 
     def _blocks_of(self, message: AgentMessage) -> list[Block]:
         if isinstance(message, UserMessage):
-            return [_Static(lambda r, f: r.user(message))]
+            return [_Static(lambda r, f: PromptText(r.user(message)))]
         if isinstance(message, AssistantMessage):
             blocks: list[Block] = []
             for content in message.content:

@@ -12,6 +12,7 @@ selects, and copies as pi does).
 from __future__ import annotations
 
 import atexit
+import bisect
 import contextlib
 import os
 import re
@@ -25,6 +26,8 @@ from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 from prompt_toolkit.utils import get_cwidth
+
+from tau.modes.interactive.chat import PromptText
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -64,6 +67,8 @@ class Transcript:
         """Grows with every change, so views know when their search results are stale."""
         self.redraws = 0
         """Grows when every line is replaced (a resize, another session): a selection is void then."""
+        self.prompts: list[int] = []
+        """The lines where a user message starts, in order: where the prompt jumps stop."""
         self._wrote_any = False
 
     def attach(self, print_above: Callable[[str], None]) -> None:
@@ -81,6 +86,8 @@ class Transcript:
     def write(self, text: str, new_block: bool = True) -> None:
         if new_block and self._wrote_any:
             self.lines.append("")
+        if isinstance(text, PromptText):
+            self.prompts.append(len(self.lines))
         self.lines.extend(text.split("\n"))
         self._wrote_any = True
         self.version += 1
@@ -88,6 +95,7 @@ class Transcript:
     def redraw(self, blocks: list[str]) -> None:
         self.redraws += 1
         self.lines = []
+        self.prompts = []
         self._wrote_any = False
         for block in blocks:
             self.write(block)
@@ -194,6 +202,17 @@ class TranscriptView(UIControl):
     def to_bottom(self) -> None:
         self.top = None
         self.mode.invalidate()
+
+    def jump_to_prompt(self, direction: int) -> None:
+        """Put the previous user message (-1: the nearest starting above the view's top line) or
+        the next one (1) at the top of the view; none that way: stay (as pi)."""
+        transcript = self.mode.scrollback
+        prompts = transcript.prompts if isinstance(transcript, Transcript) else []
+        top = self.max_top() if self.top is None else min(self.top, self.max_top())
+        index = bisect.bisect_left(prompts, top) - 1 if direction < 0 else bisect.bisect_right(prompts, top)
+        if 0 <= index < len(prompts):
+            self.top = prompts[index] if prompts[index] < self.max_top() else None
+            self.mode.invalidate()
 
     def reveal(self, line: int) -> None:
         """Scroll so that ``line`` is in view (about a third from the top when it was not)."""
@@ -566,6 +585,8 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     bindings.add("pagedown", filter=editing)(lambda event: view.page(1))
     bindings.add(Keys.ControlHome, filter=editing)(lambda event: view.to_top())
     bindings.add(Keys.ControlEnd, filter=editing)(lambda event: view.to_bottom())
+    bindings.add(Keys.ControlShiftUp, filter=editing)(lambda event: view.jump_to_prompt(-1))
+    bindings.add(Keys.ControlShiftDown, filter=editing)(lambda event: view.jump_to_prompt(1))
 
     @bindings.add(Keys.F23)
     def toggle_search(event: KeyPressEvent) -> None:

@@ -88,6 +88,9 @@ def register_enter_sequences() -> None:
         ANSI_SEQUENCES[sequence] = Keys.F24
     for sequence in ("\x1b[13;3u", "\x1b[27;3;13~"):
         ANSI_SEQUENCES[sequence] = (Keys.Escape, Keys.ControlM)
+    # prompt_toolkit's table has these two swapped; xterm's Ctrl+Shift+Up is CSI 1;6A.
+    ANSI_SEQUENCES["\x1b[1;6A"] = Keys.ControlShiftUp
+    ANSI_SEQUENCES["\x1b[1;6B"] = Keys.ControlShiftDown
 
 
 def to_prompt_toolkit_keys(key: str) -> KeySequence | None:
