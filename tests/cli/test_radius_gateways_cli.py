@@ -138,3 +138,41 @@ def test_a_gateway_without_a_base_url_is_refused_naming_the_field(env: dict[str,
     result = _tau(env, "auth", "login", "acme")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert '"baseUrl" is required when "oauth" is set' in result.stderr
+
+
+def test_a_radius_api_key_user_gets_the_gateways_list_on_tau_update_models(
+    env: dict[str, str], gateway: FakeOAuthServer
+) -> None:
+    from tau.ai.catalogue import get_models
+
+    assert "team-only" not in {model.id for model in get_models("radius")}  # only the gateway lists it
+    env["RADIUS_API_KEY"] = gateway.radius_api_key
+    updated = _tau(env, "update", "--models")
+    assert (updated.returncode, updated.stdout) == (0, "Model catalogs refreshed\n"), updated.stderr
+    listed = _stored(env, "models-store.json")["radius"]["models"]
+    assert isinstance(listed, list) and [m["id"] for m in listed] == ["balanced", "team-only"]
+
+    env["RADIUS_API_KEY"] = "revoked-key"
+    refused = _tau(env, "update", "--models")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.startswith(
+        "tau: Could not refresh model catalogs: radius: Loading the Radius models failed (HTTP 401"
+    )
+    assert _stored(env, "models-store.json")["radius"]["models"] == listed  # the last list stays
+
+
+def test_saving_a_radius_api_key_stores_the_gateways_list_for_it(
+    env: dict[str, str], gateway: FakeOAuthServer
+) -> None:
+    saved = subprocess.run(
+        [sys.executable, "-m", "tau", "auth", "login", "radius", "--api-key"],
+        env=env,
+        input=gateway.radius_api_key + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert saved.returncode == 0, saved.stderr
+    assert _stored(env, "auth.json")["radius"] == {"type": "api_key", "key": gateway.radius_api_key}
+    listed = _stored(env, "models-store.json")["radius"]["models"]
+    assert isinstance(listed, list) and [m["id"] for m in listed] == ["balanced", "team-only"]

@@ -123,7 +123,10 @@ def _login(args: list[str]) -> int:
     if flow is None and provider == "google-vertex":
         return _vertex_login(storage)
     if flow is None:
-        return _save_api_key(storage, provider)
+        saved = _save_api_key(storage, provider)
+        if saved == 0 and provider in registry.account_listed_providers():
+            _refresh_listed_models(registry, provider)
+        return saved
     ui = _TerminalInteraction(browser=browser, provider=provider)
     try:
         credential = flow.login(ui)
@@ -191,6 +194,15 @@ def _read_secret(prompt: str) -> str:
     if not line:
         raise EOFError
     return line
+
+
+def _refresh_listed_models(registry: ModelRegistry, provider: str) -> None:
+    """After a key is saved, the models the gateway lists for it (pi refreshes the catalog then)."""
+    from tau.runtime.account_models import refresh_account_models
+
+    reason = refresh_account_models(registry, [provider]).get(provider)
+    if reason is not None:
+        print(f"The {provider} model list could not be refreshed ({reason}); tau update --models retries")
 
 
 def _saved(storage: AuthStorage, provider: str, credential: dict[str, object], done: str) -> int:

@@ -23,6 +23,7 @@ Usage:
   tau remove <source> [-l]      Remove a package and its settings entry (alias: uninstall)
   tau list                      List the packages of the user's and the project's settings
   tau update [<source>]         Update all packages, or one
+  tau update --models           Refresh the model lists gateways keep per account (Radius)
   tau config [-l]               Show which resources of each package load ([x]) and which do not
   tau config enable|disable <source> <path> [-l]
                                 Switch one resource (a path inside the package) on or off
@@ -55,6 +56,8 @@ def run_package_command(argv: list[str]) -> int:
     from tau.runtime.packages.installers import InstallError
     from tau.runtime.packages.sources import SourceError
 
+    if command == "update" and rest == ["--models"]:
+        return _update_models()
     try:
         words, local, approve = _parse(rest)
         if command == "install":
@@ -313,6 +316,25 @@ def _update(raw: str | None, approve: bool | None) -> int:
         print(f"Updated {len(changed)} package{'s' if len(changed) != 1 else ''}:")
         for line in changed:
             print(f"  {line}")
+    return 0
+
+
+def _update_models() -> int:
+    """pi's ``update --models``: a stale login skips its provider with a warning, other failures fail."""
+    from tau.runtime.account_models import refresh_account_models
+    from tau.runtime.model_registry import ModelRegistry
+
+    registry = ModelRegistry.create()
+    failures = []
+    for provider, reason in refresh_account_models(registry).items():
+        if registry.is_using_oauth_provider(provider):
+            print(f"tau: skipped the model list of {provider}: {reason}", file=sys.stderr)
+        else:
+            failures.append(f"{provider}: {reason}")
+    if failures:
+        print(f"tau: Could not refresh model catalogs: {'; '.join(failures)}", file=sys.stderr)
+        return 1
+    print("Model catalogs refreshed")
     return 0
 
 

@@ -247,6 +247,25 @@ class ModelRegistry:
                 key = (model.provider, model.id)
                 self._header_templates[key] = {**self._header_templates.get(key, {}), **config.headers}
 
+    def account_listed_providers(self) -> dict[str, tuple[str, str]]:
+        """The providers whose models the account's gateway lists: id -> (name, gateway URL)."""
+        from tau.runtime.oauth.radius import GATEWAY
+
+        listed = {"radius": ("Radius", GATEWAY)}
+        for config in self._providers.values():
+            if config.oauth == "radius" and config.base_url:
+                listed[config.name] = (config.display_name or config.name, config.base_url)
+        return listed
+
+    @property
+    def models_store_path(self) -> Path | None:
+        """Where the account-listed models are kept (beside models.json), or ``None`` (the default)."""
+        if self._models_json is None:
+            return None
+        from tau.runtime.models_store import MODELS_STORE_FILE
+
+        return self._models_json.parent / MODELS_STORE_FILE
+
     # ---- lookups ---------------------------------------------------------------------------------
 
     def get_all(self) -> list[Model]:
@@ -295,7 +314,10 @@ class ModelRegistry:
         return self._auth.get_auth_status(provider, fallback=self._api_key_config(provider))
 
     def is_using_oauth(self, model: Model) -> bool:
-        credential = self._auth.get(model.provider)
+        return self.is_using_oauth_provider(model.provider)
+
+    def is_using_oauth_provider(self, provider: str) -> bool:
+        credential = self._auth.get(provider)
         return credential is not None and credential.get("type") == "oauth"
 
     def get_api_key_for_provider(self, provider: str) -> str | None:
