@@ -439,7 +439,9 @@ def test_session_picker_shows_all_projects_on_tab_and_deletes_after_asking(
         cwd=other,
         env=tau.env,
         capture_output=True,
-        stdin=subprocess.DEVNULL,  # tau -p reads a piped stdin into the prompt: not the test runner's
+        # tau -p adds a piped stdin to the prompt: an empty pipe, not the runner's stdin nor
+        # /dev/null (on this machine at times a regular file that other programs write into)
+        input=b"",
     )
     assert ran.returncode == 0
     terminal = start_tui()
