@@ -18,14 +18,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tau import __version__
 from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Usage
-from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
 from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, RpcError, param
@@ -44,6 +43,9 @@ from tau.runtime.settings import SettingsManager
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
 from tau.session.manager import SessionManager
+
+if TYPE_CHECKING:
+    from tau.extensions.errors import ExtensionErrorReport
 
 __all__ = ["SessionOpener", "run_acp_mode"]
 
