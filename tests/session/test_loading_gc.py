@@ -68,3 +68,19 @@ def test_a_big_session_is_frozen_out_of_later_collections_and_a_small_one_is_not
     manager = SessionManager.open(str(big))
     assert gc.get_freeze_count() > frozen
     assert len(manager.get_entries()) == 1700 and gc.isenabled()
+
+
+def test_a_paused_block_that_leaves_very_many_objects_has_them_frozen_and_a_small_one_not(
+    collector_on: None,
+) -> None:
+    from tau.ai.gc_pause import BIG_BLOCK_OBJECTS, collector_paused
+
+    gc.collect()
+    before = gc.get_freeze_count()
+    with collector_paused():
+        small = [[] for _ in range(1000)]
+    assert gc.get_freeze_count() == before and gc.isenabled()
+    with collector_paused():
+        big = [[] for _ in range(BIG_BLOCK_OBJECTS + 1000)]
+    assert gc.get_freeze_count() >= before + len(big) and gc.isenabled()
+    assert small and big

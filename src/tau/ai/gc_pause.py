@@ -13,6 +13,9 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# A block that leaves more new objects than this (a whole history converted) has them frozen.
+BIG_BLOCK_OBJECTS = 200_000
+
 
 @contextmanager
 def collector_paused(*, freeze: bool = False) -> Iterator[None]:
@@ -23,6 +26,10 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
     to the permanent generation (``gc.freeze``), so later passes skip what was loaded. Frozen
     objects are still freed when nothing refers to them; only a cycle among them, unreachable
     later, would never be collected, and collecting first leaves no garbage to freeze.
+
+    Without ``freeze``, a block that still leaves over ``BIG_BLOCK_OBJECTS`` new objects is frozen
+    as well (without the collection first): otherwise the first allocations after it pay for
+    passes over all of them (1.9 s after converting the 138k messages of a 200 MB session).
     """
     if freeze:
         gc.collect()
@@ -30,7 +37,8 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
     gc.disable()
     try:
         yield
-        if freeze:
+        # While collection is off, the youngest generation's count is the objects made since.
+        if freeze or gc.get_count()[0] > BIG_BLOCK_OBJECTS:
             gc.freeze()
     finally:
         if was_enabled:
