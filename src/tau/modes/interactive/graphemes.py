@@ -110,7 +110,7 @@ class ClusterCells(Processor):
     def apply_transformation(self, transformation_input: TransformationInput) -> Transformation:
         fragments = transformation_input.fragments
         text = fragment_list_to_text(fragments)
-        if text.isascii() or "[ZeroWidthEscape]" in str(fragments):
+        if text.isascii() or any("[ZeroWidthEscape]" in fragment[0] for fragment in fragments):
             return Transformation(fragments)
         styles = [style for style, chars, *_ in fragments for _ in chars]
         wrap = transformation_input.width or 0
