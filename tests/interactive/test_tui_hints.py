@@ -1,6 +1,6 @@
 """Small things of the terminal UI, in one `tau` run: the start-up hint line fits the width and
-Ctrl+O shows the full help; Tab takes a file from the ``@`` menu and closes it; a shell command's
-result says how long it took."""
+Ctrl+O shows the full help; Tab takes a file from the ``@`` menu and closes it; a shell command
+says how long it has been running and, at the end, how long it took."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_hints_fit_ctrl_o_shows_all_keys_tab_takes_a_file_and_bash_shows_its_tim
 ) -> None:
     (tau.work / "alphabet.txt").write_text("letters\n")
     tau.server.add(
-        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 0.2; echo slept"})]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 0.5; echo slept"})]),
         Turn(text="all done"),
     )
     terminal = start_tui(cols=60)
@@ -37,6 +37,7 @@ def test_hints_fit_ctrl_o_shows_all_keys_tab_takes_a_file_and_bash_shows_its_tim
     assert "read @alphabet.txt" in terminal.display()
 
     terminal.send(ENTER)
+    terminal.wait_for("Elapsed 0.0s", where="display")  # while it runs, in whole seconds
     terminal.wait_for("all done")
     assert re.search(r"Took \d+\.\ds", terminal.text())
 

@@ -13,6 +13,7 @@ new width or with tool output expanded (``render_all``). Renders are cached per 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -162,15 +163,20 @@ class ToolBlock(Block):
         self.result: ToolResultMessage | None = None
         self.partial_text: str | None = None
         self.duration_ms: int | None = None  # known for a call run now, not for one loaded
+        self.started_at: float | None = None  # when it began to run (monotonic)
 
     def _render(self, renderer: BlockRenderer, flags: ViewFlags) -> str:
+        duration_ms = self.duration_ms
+        if self.result is None and self.started_at is not None:
+            # while it runs, whole seconds: the block is drawn every frame but changes once a second
+            duration_ms = int(time.monotonic() - self.started_at) * 1000
         return renderer.tool(
             self.call,
             self.result,
             expanded=flags.tools_expanded,
             partial_text=self.partial_text,
             definition=self.definition,
-            duration_ms=self.duration_ms,
+            duration_ms=duration_ms,
         )
 
 
@@ -317,6 +323,7 @@ class Chat:
                 tool.definition = self._tool_definition(event.tool_name)
                 self._tools[event.tool_call_id] = tool
                 self.live.append(tool)
+            self._tools[event.tool_call_id].started_at = time.monotonic()
             self._changed()
         elif isinstance(event, ToolExecutionUpdate):
             running = self._tools.get(event.tool_call_id)

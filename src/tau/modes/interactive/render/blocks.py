@@ -175,7 +175,8 @@ class BlockRenderer:
         """A tool call and its result on a background that tells its state (running, done, failed).
 
         ``partial_text`` is the output so far of a tool still running; ``duration_ms``, how long
-        a finished one ran, is shown under a shell command's output ("Took 0.2s"), as pi does. ``definition`` may carry an
+        it ran (or has been running), is shown under a shell command's output ("Took 0.2s",
+        "Elapsed 3.0s"), as pi does. ``definition`` may carry an
         extension's ``render_call(args, theme)`` / ``render_result(result, options, theme)``; each
         replaces the default title or body unless it returns ``None`` or raises.
         """
@@ -199,8 +200,9 @@ class BlockRenderer:
                 else tool_body(call, result, self.theme, expanded=expanded, partial_text=partial_text)
             ),
         ]
-        if result is not None and duration_ms is not None and call.name == "bash":
-            parts.append(Text(f"\nTook {format_duration(duration_ms)}", style=self.theme.muted))
+        if duration_ms is not None and call.name == "bash":
+            took = "Took" if result is not None else "Elapsed"
+            parts.append(Text(f"\n{took} {format_duration(duration_ms)}", style=self.theme.muted))
         if result is None:
             background = self.theme.tool_pending_bg
         else:
