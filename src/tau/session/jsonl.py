@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import jiter
@@ -50,8 +50,8 @@ def read_session_file(path: str) -> RawSessionFile:
 
 def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
     """Split on newlines and parse each line; blank lines are skipped, others kept either way."""
-    raw = RawSessionFile(ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data.strip()))
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    raw = RawSessionFile(ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data) and not data.isspace())
+    for number, line in enumerate(_lines(data), start=1):
         if not line or line.isspace():
             continue
         value = parse_json_line(line)
@@ -61,6 +61,16 @@ def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
             raw.records.append(line.decode("utf-8", "surrogateescape"))
             raw.warnings.append(f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)")
     return raw
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    """``data.split(b"\\n")`` one piece at a time: the list of them all would be a second copy of a
+    file that can be hundreds of MB."""
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0:
+        yield data[start:end]
+        start = end + 1
+    yield data[start:]
 
 
 def parse_json_line(line: bytes | str) -> JsonObject | None:
