@@ -247,7 +247,7 @@ async def _run_session(
 
     model, thinking = _resolve_model(args, services)
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
-    if mode != "text" and mode != "json":
+    if mode in ("rpc", "interactive"):  # ACP ends it once its modules are imported
         _end_start_up()
     if mode == "rpc":
         return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
@@ -530,6 +530,8 @@ async def _run_acp(
     from tau.modes.print_mode import take_over_stdout
     from tau.runtime.settings import SettingsManager
     from tau.session.paths import resolve_session_dir
+
+    _end_start_up()
 
     def session_dir(cwd: str) -> str:
         settings_dir = SettingsManager.create(cwd, agent_dir).session_dir

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -251,7 +252,16 @@ class TauAcpAgent:
             prefix = SettingsManager.create(cwd, self._opener.agent_dir).shell_command_prefix
             ops = TerminalBashOperations(self._conn, session_id, on_terminal)
             tools.append(terminal_bash_tool(cwd, ops, prefix))
-        runtime = self._opener.open_runtime(manager, tools, mcp_servers)
+        # Opening a session builds long-lived objects only (as the CLI's start-up does): no
+        # collection while it runs, and what it made is frozen so that later passes skip it.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            runtime = self._opener.open_runtime(manager, tools, mcp_servers)
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
         live = _Live(runtime, cwd)
         self._sessions[session_id] = live
 
