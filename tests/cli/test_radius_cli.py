@@ -94,7 +94,7 @@ def _stored(env: dict[str, str], name: str) -> dict[str, dict[str, object]]:
 
 
 def test_browser_login_stores_the_token_and_the_accounts_models_and_requests_use_both(
-    env: dict[str, str], llm: FakeLLMServer
+    env: dict[str, str], llm: FakeLLMServer, gateway: FakeOAuthServer
 ) -> None:
     result, url = _login(env)
     assert result.returncode == 0, result.stderr
@@ -118,6 +118,17 @@ def test_browser_login_stores_the_token_and_the_accounts_models_and_requests_use
     listing = _tau(env, "--list-models", "radius")
     assert "team-only" in listing.stdout and "claude-fable-5" not in listing.stdout  # the account's list wins
 
+    # As pi, the login points the Radius MCP server at itself; its requests carry the login's token.
+    mcp_file = Path(env["TAU_AGENT_DIR"]) / "mcp.json"
+    assert f'Added MCP server "radius" in {mcp_file} to use the Radius login.' in result.stdout
+    entry = {"url": "https://radius.pi.dev/mcp", "auth": {"provider": "radius"}}
+    assert json.loads(mcp_file.read_text()) == {"mcpServers": {"radius": entry}}
+    entry["url"] = f"{gateway.url}/radius.pi.dev/mcp"  # the fake gateway records what reaches it
+    mcp_file.write_text(json.dumps({"mcpServers": {"radius": entry}}))
+    _tau(env, "mcp", "list")
+    sent = [h for method, path, h in gateway.requests if (method, path) == ("POST", "radius.pi.dev/mcp")]
+    assert sent and sent[0]["authorization"] == f"Bearer {credential['access']}"
+
     (Path(env["TAU_AGENT_DIR"]) / "work.txt").write_text("gateway-content")
     llm.add(
         Turn(tool_calls=[ScriptedToolCall("read", {"path": "work.txt"})]), Turn(text="Read through Radius.")
@@ -139,6 +150,7 @@ def test_device_code_login_without_a_browser_then_a_stale_token_is_refreshed_onc
     result, url = _login(env, "--no-browser")
     assert result.returncode == 0, result.stderr
     assert url == "https://radius.pi.dev/device" and "RAD-2468" in result.stdout
+    (Path(env["TAU_AGENT_DIR"]) / "mcp.json").unlink()  # written as in the browser login: no real server here
     auth_file = Path(env["TAU_AGENT_DIR"]) / "auth.json"
     data = _stored(env, "auth.json")
     old_access = data["radius"]["access"]

@@ -118,3 +118,11 @@ def test_enabling_and_disabling_edit_only_that_entry_and_keep_other_content(tmp_
     assert disabled == {"mcpServers": {"a": {"command": "x", "enabled": False}}, "autoEnableCodemode": False}
     assert enabled["mcpServers"]["a"] == {"command": "x"}  # a default is dropped from a full entry
     assert replaced and json.loads(path.read_text())["mcpServers"]["a"] == {"url": "https://a.example/mcp"}
+
+
+def test_an_auth_provider_entry_names_the_model_provider_whose_login_it_sends() -> None:
+    server = validate_server("radius", {"url": "https://radius.pi.dev/mcp", "auth": {"provider": "radius"}})
+    assert not isinstance(server, str) and server.auth_provider == "radius"
+    assert validate_server("bad", {"url": "https://x.dev/mcp", "auth": {"token": "t"}}) == (
+        'server "bad": auth must be {"provider": "<model provider>"}'
+    )

@@ -51,6 +51,7 @@ Options:
   --no-refresh          check: do not refresh an expiring login
 """
 
+_RADIUS_MCP_URL = "https://radius.pi.dev/mcp"  # pi's, whichever gateway the login used
 _DURATION = re.compile(r"^(\d+)(ms|s|m|h)$", re.IGNORECASE)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
@@ -126,6 +127,8 @@ def _login(args: list[str]) -> int:
         saved = _save_api_key(storage, provider)
         if saved == 0 and provider in registry.account_listed_providers():
             _refresh_listed_models(registry, provider)
+        if saved == 0 and provider == "radius":
+            _configure_radius_mcp()
         return saved
     ui = _TerminalInteraction(browser=browser, provider=provider)
     try:
@@ -140,7 +143,44 @@ def _login(args: list[str]) -> int:
         ui.cancelled.set()
         _error("Login cancelled.")
         return 1
-    return _saved(storage, provider, credential, f"Logged in to {flow.name}")
+    saved = _saved(storage, provider, credential, f"Logged in to {flow.name}")
+    if saved == 0 and provider == "radius":
+        _configure_radius_mcp()
+    return saved
+
+
+def _configure_radius_mcp() -> None:
+    """As pi after ``auth login radius``: the global mcp.json's Radius MCP server is made to use the
+    Radius login (added as ``radius`` when missing, its own sign-in dropped), unless one already does."""
+    import os
+
+    from tau.mcp.config import add_server, global_config_path, load_mcp_config
+    from tau.runtime.paths import agent_dir
+
+    folder = str(agent_dir())
+    servers = load_mcp_config(os.getcwd(), folder, include_project=False).servers
+    existing = next((s for s in servers.values() if s.url.rstrip("/") == _RADIUS_MCP_URL), None)
+    if existing is not None and existing.auth_provider == "radius":
+        return
+    path = global_config_path(folder)
+    try:
+        if existing is not None:
+            name = existing.name
+            raw = json.loads(path.read_text(encoding="utf-8-sig"))["mcpServers"][name]
+            entry = {key: value for key, value in raw.items() if key != "oauth"}
+        else:
+            taken = {server.replace("-", "_") for server in servers}
+            name, suffix = "radius", 1
+            while name.replace("-", "_") in taken:
+                name = "radius-mcp" if suffix == 1 else f"radius-mcp-{suffix}"
+                suffix += 1
+            entry = {"url": _RADIUS_MCP_URL}
+        entry["auth"] = {"provider": "radius"}
+        replaced = add_server(path, name, entry)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        _error(f"Could not update {path}: {error}")
+        return
+    print(f'{"Updated" if replaced else "Added"} MCP server "{name}" in {path} to use the Radius login.')
 
 
 def _save_api_key(storage: AuthStorage, provider: str) -> int:

@@ -281,9 +281,13 @@ async def _connect_all(config: Any, cwd: str, agent_dir: str) -> list[Any]:
     from tau.mcp.connection import McpCallError, ServerConnection
     from tau.mcp.oauth import oauth_factory
 
-    connections = [
-        ServerConnection(s, cwd, auth_factory=oauth_factory(agent_dir)) for s in config.servers.values()
-    ]
+    def provider_token(provider: str) -> str | None:
+        from tau.runtime.model_registry import ModelRegistry
+
+        return ModelRegistry.create(Path(agent_dir)).get_api_key_for_provider(provider)
+
+    factory = oauth_factory(agent_dir, provider_token)
+    connections = [ServerConnection(s, cwd, auth_factory=factory) for s in config.servers.values()]
 
     async def check(connection: ServerConnection) -> None:
         if not connection.config.enabled:

@@ -1,7 +1,8 @@
 """Reading and editing ``mcp.json`` (pi 1.x's shape, which other MCP clients share).
 
 ``{"mcpServers": {"<name>": {...}}}``: a ``command`` (with ``args``, ``env``, ``cwd``) is a stdio
-server, a ``url`` (with ``headers``, ``oauth``) a Streamable HTTP one. Both take ``timeout`` (seconds
+server, a ``url`` (with ``headers``, ``oauth``, or ``auth: {"provider"}`` to send a model provider's
+login) a Streamable HTTP one. Both take ``timeout`` (seconds
 per request, default 60), ``enabled``, ``exposure``, ``toolExposure`` and ``description``. The global
 file is ``<agent dir>/mcp.json``; a trusted project adds ``.tau/mcp.json`` (or, when that is missing,
 pi's ``.pi/mcp.json``), whose entries replace global ones of the same name. A project entry with no
@@ -64,6 +65,8 @@ class ServerConfig:
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     oauth: Mapping[str, Any] = field(default_factory=dict)
+    auth_provider: str | None = None
+    """``"auth": {"provider": "<id>"}``: the requests carry that model provider's login (pi's Radius entry)."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     enabled: bool = True
     exposure: Exposure = DEFAULT_EXPOSURE
@@ -268,7 +271,13 @@ def _validate_fields(name: str, raw: Mapping[str, Any]) -> ServerConfig | str:
         oauth = raw.get("oauth", {})
         if not isinstance(oauth, dict):
             return "oauth must be an object"
-        return ServerConfig(name, "http", url=url, headers=headers, oauth=oauth, **common)
+        auth = raw.get("auth")
+        provider = auth.get("provider") if isinstance(auth, dict) else None
+        if auth is not None and (not isinstance(provider, str) or not provider):
+            return 'auth must be {"provider": "<model provider>"}'
+        return ServerConfig(
+            name, "http", url=url, headers=headers, oauth=oauth, auth_provider=provider, **common
+        )
     command = raw.get("command")
     if not isinstance(command, str) or not command.strip():
         return 'needs "command" (a stdio server) or "url" (an HTTP server)'

@@ -104,10 +104,18 @@ class McpServers:
         if server.transport == "http":
             from tau.mcp.oauth import oauth_factory
 
-            auth_factory = oauth_factory(self.agent_dir)
+            auth_factory = oauth_factory(self.agent_dir, self._provider_token)
         return ServerConnection(
             server, self.cwd, auth_factory=auth_factory, on_change=self._changed, log_dir=self.agent_dir
         )
+
+    def _provider_token(self, provider: str) -> str | None:
+        """The key of a model provider (its login's token) for a server with ``auth.provider``."""
+        ctx = self._ctx
+        if ctx is None:
+            return None
+        key = ctx.model_registry.get_api_key_for_provider(provider)
+        return key if isinstance(key, str) else None
 
     def install(self) -> None:
         tau = self.tau

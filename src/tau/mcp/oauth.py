@@ -183,11 +183,17 @@ def _provider(
     )
 
 
-def oauth_factory(agent_dir: str) -> Callable[[ServerConfig], Any]:
+def oauth_factory(
+    agent_dir: str, provider_token: Callable[[str], str | None] | None = None
+) -> Callable[[ServerConfig], Any]:
     """The auth of a session's HTTP servers: stored tokens (refreshed when they expire); a server
-    that needs a new sign-in fails with a hint to run ``tau mcp login``."""
+    that needs a new sign-in fails with a hint to run ``tau mcp login``. A server with
+    ``auth.provider`` carries that provider's key from ``provider_token`` (its login, refreshed
+    by the model registry) instead of a sign-in of its own."""
 
     def make(config: ServerConfig) -> Any:
+        if config.auth_provider is not None:
+            return _provider_auth(config.auth_provider, provider_token) if provider_token else None
         storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config))
         if "tokens" not in storage.entry():
             return None  # not signed in: the server's 401 says "needs sign-in", and nothing is registered
@@ -288,3 +294,18 @@ async def sign_in(
                     await session.initialize()
     finally:
         server.close()
+
+
+def _provider_auth(provider: str, token: Callable[[str], str | None]) -> Any:
+    """httpx auth sending ``provider``'s key as a bearer token, looked up per request (a login may
+    have been refreshed meanwhile); the lookup may refresh it, so it runs in a worker thread."""
+    import httpx2  # the MCP SDK's HTTP client
+
+    class ProviderAuth(httpx2.Auth):
+        async def async_auth_flow(self, request: httpx2.Request) -> Any:
+            key = await asyncio.to_thread(token, provider)
+            if key:
+                request.headers["Authorization"] = f"Bearer {key}"
+            yield request
+
+    return ProviderAuth()
