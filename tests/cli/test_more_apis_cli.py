@@ -9,9 +9,11 @@ API's tool call and result, its model calls a tool itself and the loop finishes 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from codex_token import codex_access_token
 from hand_off import add_providers, hand_off
@@ -65,6 +67,39 @@ def test_codex_runs_a_tool_loop_with_a_stored_login_over_pis_websocket(tau: TauC
     assert requests[0].client_port == requests[1].client_port
     assert requests[1].body["previous_response_id"].startswith("resp_")
     assert "alpha-content" not in json.dumps(requests[1].body)  # only what came after that response
+
+
+def test_codex_over_http_sends_pis_zstd_body_and_plain_json_without_zstandard(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    import zstandard
+
+    token = codex_access_token("acct-cli")
+    login = {"type": "oauth", "access": token, "refresh": "r", "expires": int(time.time() * 1000) + 3_600_000}
+    (tau.agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": "acct-cli"}}))
+    (tau.agent_dir / "auth.json").chmod(0o600)
+    add_providers(tau, {"openai-codex": {"baseUrl": tau.server.url("/backend-api")}})
+    codex = ("--provider", "openai-codex", "--model", "gpt-6.2-sol", "-p", "hi")
+    tau.server.add(Turn(text="packed"))  # the fake refuses the WebSocket: pi's transport falls back to HTTP
+    result = tau.run(*codex)
+    assert (result.returncode, result.stdout) == (0, "packed\n"), result.stderr
+    request = tau.server.last_request
+    assert request.headers["content-encoding"] == "zstd"
+    assert (
+        json.loads(zstandard.ZstdDecompressor().decompressobj().decompress(request.raw_body)) == request.body
+    )
+    assert request.body["input"][-1]["content"][0]["text"] == "hi"
+
+    blocked = tmp_path / "no-zstandard"  # an installation without the zstd extra
+    (blocked / "zstandard").mkdir(parents=True)
+    (blocked / "zstandard" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    tau.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocked), tau.env.get("PYTHONPATH")]))
+    tau.server.add(Turn(text="plain"))
+    result = tau.run(*codex)
+    assert (result.returncode, result.stdout) == (0, "plain\n"), result.stderr
+    request = tau.server.last_request
+    assert "content-encoding" not in request.headers
+    assert json.loads(request.raw_body) == request.body
 
 
 def test_mistral_runs_a_tool_loop_with_foreign_ids_mapped(tau: TauCommand) -> None:

@@ -232,8 +232,12 @@ async def open_stream(
     options: StreamOptions,
     client_key: str | None = None,
     should_retry: Callable[[int, str], bool] | None = None,
+    compress: Callable[[bytes], tuple[bytes, str] | None] | None = None,
 ) -> wire.Response:
     """POST ``body`` and return the streaming response once a success status arrived.
+
+    ``compress`` may turn the encoded body into other bytes and the ``content-encoding`` naming them
+    (``None``: the body goes as it is).
 
     Error statuses raise ``HttpStatusError`` with the provider's message. Retries (only when
     ``options.max_retries`` > 0) re-send the same bytes after a retryable status or a connection
@@ -246,6 +250,10 @@ async def open_stream(
     attempt = 0
     content = encode_body(body, check_edits=options.on_payload is not None)
     request_headers = merge_headers({"content-type": "application/json"}, headers)
+    packed = compress(content) if compress is not None else None
+    if packed is not None:
+        content, encoding = packed
+        request_headers = merge_headers(request_headers, {"content-encoding": encoding})
     _check_headers(request_headers)
     while True:
         try:

@@ -9,8 +9,9 @@ What differs from the public API: the conversation is never stored (``store: fal
 comes back encrypted (``include``) so the next request can replay it, tool definitions carry
 ``strict: null``, the text verbosity defaults to ``low``, and the session id keys the prompt cache
 (``prompt_cache_key``, ``session-id``). As in pi, the call goes over a WebSocket first
-(``codex_websocket``; ``transport`` ``sse`` skips it) and over HTTP/SSE when the socket fails;
-pi's zstd request bodies are an optimisation tau does not use.
+(``codex_websocket``; ``transport`` ``sse`` skips it) and over HTTP/SSE when the socket fails.
+Over HTTP the body goes zstd-compressed (level 3, ``content-encoding: zstd``) as pi sends it, when
+the optional ``zstandard`` package (the ``zstd`` extra) is installed; without it, as plain JSON.
 Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``, ``service_tier``,
 ``text_verbosity``, ``tool_choice``, ``transport`` (``auto``, ``websocket``, ``websocket-cached``,
 ``sse``).
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import json
 import re
 import time
@@ -47,6 +49,7 @@ JWT_CLAIM = "https://api.openai.com/auth"
 # The backend wants an originator on every request (it names the client family, not a user).
 ORIGINATOR = "pi"
 MIN_OUTPUT_TOKENS = 16
+ZSTD_LEVEL = 3  # pi's request-body compression level
 PROMPT_CACHE_KEY_MAX = 64
 # A 429 that waiting will not fix: the plan's quota is spent.
 _TERMINAL_LIMIT = re.compile(
@@ -104,6 +107,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 body=body,
                 options=options,
                 should_retry=lambda status, text: not _TERMINAL_LIMIT.search(text),
+                compress=_zstd,
             )
         except HttpStatusError as exc:
             if exc.status == 401:
@@ -126,6 +130,21 @@ def stream_simple(
 
 
 # --- request ----------------------------------------------------------------------------------------
+
+
+def _zstd(content: bytes) -> tuple[bytes, str] | None:
+    """The body zstd-compressed at pi's level 3, or ``None`` when zstandard is not installed."""
+    compressor = _zstd_compressor()
+    return (compressor.compress(content), "zstd") if compressor is not None else None
+
+
+@functools.cache
+def _zstd_compressor() -> Any:
+    try:
+        import zstandard  # the optional zstd extra: a compiled package, loaded on the first Codex call
+    except ImportError:
+        return None
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL)
 
 
 def resolve_codex_url(base_url: str) -> str:
@@ -219,7 +238,9 @@ def build_websocket_headers(
 def _response_items(model: Model, output: AssistantMessage) -> list[JsonObject]:
     """The reply as the next request's input will hold it (for the socket's continuation)."""
     items = convert_responses_messages(model, Context(messages=[output]), RESPONSES_TOOL_CALL_PROVIDERS)
-    return [item for item in items if item.get("type") not in ("function_call_output", "custom_tool_call_output")]
+    return [
+        item for item in items if item.get("type") not in ("function_call_output", "custom_tool_call_output")
+    ]
 
 
 def _cache_session_id(options: StreamOptions) -> str | None:

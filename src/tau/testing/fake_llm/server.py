@@ -70,7 +70,11 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/pi/v1/messages", "pi-messages", "tau.testing.fake_llm.pi_messages"),
     ("/messages", "anthropic-messages", "tau.testing.fake_llm.anthropic"),
     ("/v1internal:streamGenerateContent", "google-gemini-cli", "tau.testing.fake_llm.google_cloud_code"),
-    ("*/publishers/google/models/*:streamGenerateContent", "google-vertex", "tau.testing.fake_llm.google_vertex"),
+    (
+        "*/publishers/google/models/*:streamGenerateContent",
+        "google-vertex",
+        "tau.testing.fake_llm.google_vertex",
+    ),
     (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
     ("/converse-stream", "bedrock-converse-stream", "tau.testing.fake_llm.bedrock"),
 )
@@ -205,7 +209,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
-            body: Any = json.loads(raw) if raw else None
+            body: Any = json.loads(_decoded(raw, self.headers.get("content-encoding"))) if raw else None
         except ValueError:
             body = raw.decode("utf-8", errors="replace")
         parts = urlsplit(self.path)
@@ -365,3 +369,12 @@ def sse_frame(data: Any, event: str | None = None) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
+
+
+def _decoded(raw: bytes, encoding: str | None) -> bytes:
+    """The body as sent before its ``content-encoding`` (pi's Codex bodies come zstd-compressed)."""
+    if encoding == "zstd":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    return raw
