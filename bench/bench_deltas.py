@@ -26,9 +26,10 @@ from bench_pi import PI_PACKAGE, _node, pi_dir
 REPLY_CHARS = 10 * 1024 * 1024
 DELTA_CHARS = 16
 
-# Renders the reply once per protocol, then answers every POST with the same bytes (chunked,
-# 64 KB writes). The path picks the protocol, as the fake server's routes do.
-_SERVER = r"""
+# Renders a reply of argv[1] characters in argv[2]-character deltas once per protocol (as the fake
+# server writes it), then answers every POST with the same bytes (chunked, 64 KB writes), reading
+# the request without parsing it. The path picks the protocol, as the fake server's routes do.
+FIXED_REPLY_SERVER = r"""
 import os, socket, sys, threading
 from tau.testing.fake_llm import Turn
 from tau.testing.fake_llm import anthropic, google, openai_completions, openai_responses
@@ -167,7 +168,7 @@ def _jobs(root: Path, port: str) -> tuple[list[str], list[dict[str, Any]]]:
 def run(repeat: int) -> list[Figure]:
     env = user_env()
     server = subprocess.Popen(
-        [PYTHON, "-c", _SERVER, str(REPLY_CHARS), str(DELTA_CHARS)],
+        [PYTHON, "-c", FIXED_REPLY_SERVER, str(REPLY_CHARS), str(DELTA_CHARS)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     assert server.stdout is not None and server.stdin is not None
