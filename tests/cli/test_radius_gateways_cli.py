@@ -147,10 +147,13 @@ def test_a_radius_api_key_user_gets_the_gateways_list_on_tau_update_models(
 
     assert "team-only" not in {model.id for model in get_models("radius")}  # only the gateway lists it
     env["RADIUS_API_KEY"] = gateway.radius_api_key
+    (Path(env["TAU_AGENT_DIR"]) / "models.json").write_text(json.dumps(ACME))  # pi's key serves it too
     updated = _tau(env, "update", "--models")
     assert (updated.returncode, updated.stdout) == (0, "Model catalogs refreshed\n"), updated.stderr
     listed = _stored(env, "models-store.json")["radius"]["models"]
     assert isinstance(listed, list) and [m["id"] for m in listed] == ["balanced", "team-only"]
+    acme = _stored(env, "models-store.json")["acme"]["models"]
+    assert isinstance(acme, list) and [(m["id"], m["provider"]) for m in acme] == [("acme-coder", "acme")]
 
     env["RADIUS_API_KEY"] = "revoked-key"
     refused = _tau(env, "update", "--models")

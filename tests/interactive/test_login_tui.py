@@ -4,6 +4,7 @@ played by a script ``webbrowser`` runs, then a prompt sent with the new login; `
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -119,3 +120,19 @@ def test_esc_cancels_a_login_waiting_for_the_browser_or_for_a_device_code_and_th
     terminal.type("hi")
     terminal.send(ENTER)
     terminal.wait_for("still here")
+
+
+def test_a_radius_api_key_user_gets_the_gateways_model_list_when_the_tui_starts(
+    tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
+) -> None:
+    tau.env["RADIUS_API_KEY"] = oauth.radius_api_key
+    terminal = start_tui()
+    store = tau.agent_dir / "models-store.json"
+    deadline = time.monotonic() + 20
+    while not store.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    listed = json.loads(store.read_text())["radius"]["models"]
+    assert [model["id"] for model in listed] == ["balanced", "team-only"]
+    terminal.type("/model team-only")  # only the gateway lists it, not the catalogue
+    terminal.send(ENTER)
+    terminal.wait_for("› radius/team-only", where="display")

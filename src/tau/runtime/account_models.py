@@ -12,9 +12,12 @@ from tau.runtime.model_registry import ModelRegistry
 __all__ = ["refresh_account_models"]
 
 
-def refresh_account_models(registry: ModelRegistry, providers: list[str] | None = None) -> dict[str, str]:
+def refresh_account_models(
+    registry: ModelRegistry, providers: list[str] | None = None, *, rebuild: bool = True
+) -> dict[str, str]:
     """Fetch and store the list of each account-listed provider (``providers``, default all) that has
-    credentials, then rebuild ``registry``; the providers that failed, each with a one-line reason."""
+    credentials, then rebuild ``registry`` (unless ``rebuild`` is false: a caller off the registry's
+    thread rebuilds it there); the providers that failed, each with a one-line reason."""
     from tau.runtime.models_store import store_models
     from tau.runtime.oauth import LoginError
     from tau.runtime.oauth.radius import gateway_models
@@ -34,6 +37,6 @@ def refresh_account_models(registry: ModelRegistry, providers: list[str] | None 
             stored = True
         except (LoginError, OAuthRefreshError, InvalidApiKeyError, OSError) as error:
             failures[provider] = str(error)
-    if stored:
+    if stored and rebuild:
         registry.refresh()
     return failures

@@ -257,6 +257,11 @@ class ModelRegistry:
                 listed[config.name] = (config.display_name or config.name, config.base_url)
         return listed
 
+    def has_account_listed_auth(self) -> bool:
+        """Whether Radius or a models.json Radius gateway has credentials (loads nothing)."""
+        names = {"radius", *(c.name for c in self._providers.values() if c.oauth == "radius")}
+        return any(self.has_configured_auth(name) for name in names)
+
     @property
     def models_store_path(self) -> Path | None:
         """Where the account-listed models are kept (beside models.json), or ``None`` (the default)."""

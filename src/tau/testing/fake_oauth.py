@@ -130,7 +130,7 @@ class FakeOAuthServer:
     account_id: str = "acct-fake-123"
     radius_base_url: str = "https://radius.pi.dev/v1"
     radius_models: list[dict[str, Any]] = field(default_factory=lambda: [dict(m) for m in RADIUS_MODELS])
-    radius_api_key: str = "radius-key-123"  # a RADIUS_API_KEY the gateway knows
+    radius_api_key: str = "radius-key-123"  # a RADIUS_API_KEY both gateways know
     acme_models: list[dict[str, Any]] = field(
         default_factory=lambda: [{**RADIUS_MODELS[1], "id": "acme-coder", "name": "Acme Coder"}]
     )
@@ -375,7 +375,7 @@ class FakeOAuthServer:
         gateway = _GATEWAY_OF_HOST[host]
         with self._lock:
             known = any(entry["access"] == token for entry in self.issued if entry["provider"] == gateway)
-        if not known and not (gateway == "radius" and token == self.radius_api_key):
+        if not known and token != self.radius_api_key:
             _send(handler, 401, {"error": {"message": "Sign in to Radius first", "code": "unauthorized"}})
             return
         models = self.radius_models if gateway == "radius" else self.acme_models

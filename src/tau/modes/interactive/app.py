@@ -493,6 +493,7 @@ class InteractiveMode:
         self.scrollback.attach(lambda text: print_above(self.app, text))
         self.app.after_render += self._after_first_render
         self.keyboard.start()
+        self.spawn(self._refresh_account_models())
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, self._on_signal, signum)
@@ -530,6 +531,18 @@ class InteractiveMode:
                 task.cancel()
             await self.runtime.dispose()
         return code if isinstance(code, int) else 0
+
+    async def _refresh_account_models(self) -> None:
+        """As pi at start: the model lists gateways (Radius) keep per account are fetched in the
+        background with whatever authenticates them (a login, ``RADIUS_API_KEY``), then the
+        registry is rebuilt here, on the loop that reads it."""
+        registry = self.session.services.model_registry
+        if not registry.has_account_listed_auth():
+            return
+        from tau.runtime.account_models import refresh_account_models
+
+        await asyncio.to_thread(refresh_account_models, registry, rebuild=False)
+        registry.refresh()
 
     @property
     def tui_mode(self) -> str:
