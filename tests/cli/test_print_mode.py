@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -238,3 +240,14 @@ def test_a_corrupt_session_line_is_reported_and_the_session_continues(tau: TauCo
     assert "skipped" in result.stderr and session.name in result.stderr
     assert result.stdout == "second\n"
     assert '{"type":"message","id":"broken' in session.read_text()
+
+
+def test_a_session_path_naming_a_fifo_is_one_line_and_the_fifo_stays(tau: TauCommand) -> None:
+    # As root, a rename over `--session /dev/null` used to replace the system's /dev/null with a file.
+    fifo = tau.work / "session.jsonl"
+    os.mkfifo(fifo)
+    result = tau.run(*MODEL, "--session", str(fifo), "-p", "hi")
+    assert result.returncode == 1
+    assert result.stderr == f"tau: Cannot read session file {fifo}: it is not a regular file\n"
+    assert "Traceback" not in result.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)

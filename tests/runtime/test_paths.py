@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -134,3 +135,13 @@ def test_errors_after_comments_still_point_at_the_right_line(tmp_path: Path) -> 
         read_json_file(path, allow_comments=True)
 
     assert (caught.value.line, caught.value.column) == (4, 10)
+
+
+def test_atomic_write_refuses_to_rename_over_a_fifo(tmp_path: Path) -> None:
+    # A rename over a device or FIFO replaces it: as root, `--session /dev/null` replaced /dev/null.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        write_file_atomic(fifo, "{}")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]

@@ -9,7 +9,9 @@ and two writers never lose each other's keys.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -183,11 +185,15 @@ def write_file_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        status = target.stat()
+    except FileNotFoundError:
+        status = None
+    if status is not None and not (stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode)):
+        # Renaming over a device or FIFO would replace it (as root: /dev/null itself).
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
     if mode is None:
-        try:
-            mode = target.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
+        mode = status.st_mode & 0o777 if status is not None else 0o644
     import tempfile  # imported on the first write, not at start-up
 
     fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,7 +40,10 @@ class RawSessionFile:
 def read_session_file(path: str) -> RawSessionFile:
     """Parse every line of ``path``; raises ``SessionFileError`` if the file is missing or unreadable."""
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SessionFileError(f"Cannot read session file {path}: it is not a regular file")
             data = f.read()
     except FileNotFoundError:
         raise SessionFileError(f"Session file not found: {path}") from None
@@ -144,9 +148,14 @@ def rewrite_file(path: str, lines: Iterable[bytes]) -> None:
     (0600 for a new file). Raises ``SessionWriteError``; ``path`` is then untouched."""
     directory = os.path.dirname(path) or "."
     try:
-        mode = os.stat(path).st_mode & 0o777
+        status = os.stat(path)
     except OSError:
         mode = FILE_MODE
+    else:
+        if not stat.S_ISREG(status.st_mode):
+            # Renaming over a device or FIFO would replace it (as root: /dev/null itself).
+            raise SessionWriteError(f"could not save the session to {path}: it is not a regular file", path)
+        mode = status.st_mode & 0o777
     temp: str | None = None
     try:
         fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
