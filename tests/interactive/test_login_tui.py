@@ -122,9 +122,10 @@ def test_esc_cancels_a_login_waiting_for_the_browser_or_for_a_device_code_and_th
     terminal.wait_for("still here")
 
 
-def test_a_radius_api_key_user_gets_the_gateways_model_list_when_the_tui_starts(
+def test_a_radius_api_key_gets_the_gateways_model_list_at_tui_start_and_when_login_saves_it(
     tau: TauCommand, oauth: FakeOAuthServer, start_tui: Start
 ) -> None:
+    oauth.radius_api_key = "rk-1"
     tau.env["RADIUS_API_KEY"] = oauth.radius_api_key
     terminal = start_tui()
     store = tau.agent_dir / "models-store.json"
@@ -133,6 +134,24 @@ def test_a_radius_api_key_user_gets_the_gateways_model_list_when_the_tui_starts(
         time.sleep(0.05)
     listed = json.loads(store.read_text())["radius"]["models"]
     assert [model["id"] for model in listed] == ["balanced", "team-only"]
-    terminal.type("/model team-only")  # only the gateway lists it, not the catalogue
+
+    # A key saved with /login brings the list the gateway has for it, as pi refreshes it then.
+    oauth.radius_models = [{**oauth.radius_models[0], "id": "keyed-only", "name": "Keyed Only"}]
+    terminal.type("/login")
     terminal.send(ENTER)
-    terminal.wait_for("› radius/team-only", where="display")
+    terminal.wait_for("Select authentication method:", where="display")
+    terminal.type("API key")
+    terminal.wait_for("› Sign in with an API key", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.type("radius")
+    terminal.wait_for("› radius", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("API key for radius", where="display")
+    terminal.type(oauth.radius_api_key)
+    terminal.send(ENTER)
+    terminal.wait_for("Saved the API key for radius")
+    deadline = time.monotonic() + 20
+    while "keyed-only" not in store.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [m["id"] for m in json.loads(store.read_text())["radius"]["models"]] == ["keyed-only"]

@@ -257,6 +257,11 @@ class ModelRegistry:
                 listed[config.name] = (config.display_name or config.name, config.base_url)
         return listed
 
+    def is_account_listed(self, provider: str) -> bool:
+        """Whether the account's gateway lists ``provider``'s models (Radius and its gateways)."""
+        config = self._providers.get(provider)
+        return provider == "radius" or (config is not None and config.oauth == "radius")
+
     def has_account_listed_auth(self) -> bool:
         """Whether Radius or a models.json Radius gateway has credentials (loads nothing)."""
         names = {"radius", *(c.name for c in self._providers.values() if c.oauth == "radius")}

@@ -73,6 +73,15 @@ async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
     _after_change(mode)
     hint = "" if mode.session.model is not None else "; choose a model with /model"
     mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
+    if registry.is_account_listed(provider):  # as pi after /login: the gateway's list for this key
+        from tau.runtime.account_models import refresh_account_models
+
+        failed = await asyncio.to_thread(refresh_account_models, registry, [provider], rebuild=False)
+        registry.refresh()
+        if provider in failed:
+            mode.chat.add_notice(
+                f"The {provider} model list could not be refreshed: {failed[provider]}", "warning"
+            )
 
 
 async def _vertex_login(mode: InteractiveMode) -> None:
