@@ -31,6 +31,7 @@ class _AnsweringScreen(pyte.HistoryScreen):
         self._answer = answer
         self.main_screen: tuple[Any, Any, Any] | None = None
         """The main screen's lines, scrollback and cursor while the alternate screen is shown."""
+        self._last_drawn: tuple[int, int, int] | None = None  # the row and columns of the last cluster
 
     def set_mode(self, *modes: int, **kwargs: Any) -> None:
         if kwargs.get("private") and _ALTERNATE in modes and self.main_screen is None:
@@ -44,8 +45,6 @@ class _AnsweringScreen(pyte.HistoryScreen):
             self.main_screen = None
             self.dirty.update(range(self.lines))
         super().reset_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
-
-        self._last_drawn: tuple[int, int, int] | None = None  # the row and columns of the last cluster
 
     def write_process_input(self, data: str) -> None:
         if not data.endswith("R"):

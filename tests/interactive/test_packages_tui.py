@@ -22,7 +22,7 @@ def test_slash_packages_switches_a_package_skill_off_and_saves_the_filter(
     (package / "prompts" / "review.md").write_text("Review it")
     settings = tau.agent_dir / "settings.json"
     settings.write_text(json.dumps({"packages": [str(package)]}))
-    terminal = start_tui()
+    terminal = start_tui(cols=200)  # the notice names the package's folder: one line at any temporary path
 
     terminal.type("/packages")
     terminal.send(ENTER)
