@@ -43,7 +43,7 @@ MCP_FILE = "mcp.json"
 Exposure: TypeAlias = Literal["codemode", "deferred", "direct", "hidden"]
 EXPOSURES: tuple[Exposure, ...] = ("codemode", "deferred", "direct", "hidden")
 DEFAULT_EXPOSURE: Exposure = "codemode"
-"""pi's default. tau has no codemode tool, so codemode tools are reached like deferred ones, through
+"""pi's default: tools called from ``codemode`` scripts. (Without the ``quickjs`` package they are reached like deferred ones, through
 ``tool_search``; the value is kept as written so the file means the same in pi."""
 _ALIASES = {"codemode-deferred": "codemode"}
 _OVERRIDE_KEYS = ("enabled", "exposure", "toolExposure")
@@ -94,6 +94,9 @@ class McpConfig:
     errors: list[str] = field(default_factory=list)
     project_path: str | None = None
     """The project file that was read (``None``: the folder is not trusted, or has none)."""
+    auto_enable_codemode: bool = True
+    """pi's top-level ``autoEnableCodemode``: activate ``codemode`` for ``codemode`` servers (the
+    project file's value wins)."""
 
 
 def global_config_path(agent_dir: str | os.PathLike[str]) -> Path:
@@ -130,6 +133,11 @@ def _read_file(path: Path, scope: Literal["global", "project"], config: McpConfi
     data = _read_json(path, config.errors)
     if data is None:
         return
+    auto = data.get("autoEnableCodemode")
+    if isinstance(auto, bool):
+        config.auto_enable_codemode = auto
+    elif auto is not None:
+        config.errors.append(f"{path}: autoEnableCodemode must be a boolean")
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         config.errors.append(f'{path}: expected an object with an "mcpServers" object')

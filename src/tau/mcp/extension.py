@@ -8,10 +8,13 @@ request (and for servers whose tools a resumed branch had loaded with ``tool_sea
 declared again). A server's tools are registered once it is connected:
 
 - ``direct``: declared to the model like a built-in tool;
-- ``deferred`` and ``codemode`` (pi's default; tau has no codemode tool, so these are reached the
-  same way): registered inactive, found and declared by ``tool_search`` for the next model call, so
+- ``codemode`` (pi's default): registered inactive and called from ``codemode`` scripts
+  (``tau.mcp.codemode``), which find them with ``searchTools()``; the ``codemode`` tool is active
+  while such a server is enabled, unless ``autoEnableCodemode`` is false;
+- ``deferred``: registered inactive, found and declared by ``tool_search`` for the next model call, so
   a server with hundreds of tools costs the prompt nothing and the prompt prefix does not change
-  when it connects;
+  when it connects (``tool_search`` also reaches ``codemode`` tools, and stands in for ``codemode``
+  when that is off or the ``quickjs`` package is missing);
 - ``hidden``: not registered.
 
 A server that fails to start is reported once; one that dies is reported in the failing call's
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
+from tau.ai.types import TextContent
 from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
 from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
@@ -76,6 +80,7 @@ class _RegisteredTool:
     exposure: str
     description: str
     parameters: str = ""
+    schema: dict[str, Any] | None = None
 
 
 class McpServers:
@@ -125,7 +130,21 @@ class McpServers:
         from tau.mcp.command import register_mcp_command
 
         register_mcp_command(tau, self)
-        searchable = [s for s in self.config.servers.values() if s.enabled and self._may_defer(s)]
+        enabled = [s for s in self.config.servers.values() if s.enabled]
+        scripted = [s for s in enabled if self._may_script(s)]
+        codemode_on = bool(scripted) and self.config.auto_enable_codemode and _has_quickjs()
+        if scripted:
+            from tau.mcp.codemode import codemode_tool, servers_section
+
+            reaches = {s.name: "codemode" if codemode_on else "tool_search" for s in scripted}
+            reaches |= {
+                s.name: "tool_search" for s in enabled if s.name not in reaches and self._may_defer(s)
+            }
+            tool = codemode_tool(self, default_active=codemode_on)
+            tau.register_tool(
+                replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
+            )
+        searchable = [s for s in enabled if self._may_defer(s, include_codemode=not codemode_on)]
         if searchable:
             tau.register_tool(
                 ToolDefinition(
@@ -150,9 +169,13 @@ class McpServers:
             )
 
     @staticmethod
-    def _may_defer(server: ServerConfig) -> bool:
+    def _may_defer(server: ServerConfig, *, include_codemode: bool = False) -> bool:
         exposures = {server.exposure, *server.tool_exposure.values()}
-        return bool(exposures & {"deferred", "codemode"})
+        return bool(exposures & ({"deferred", "codemode"} if include_codemode else {"deferred"}))
+
+    @staticmethod
+    def _may_script(server: ServerConfig) -> bool:
+        return "codemode" in {server.exposure, *server.tool_exposure.values()}
 
     @staticmethod
     def _may_be_direct(server: ServerConfig) -> bool:
@@ -250,7 +273,9 @@ class McpServers:
             names.append(name)
             description = str(tool.get("description") or f"{remote} (MCP server {server.name})")
             parameters = schema_text(tool.get("inputSchema"))
-            self.tools[name] = _RegisteredTool(server.name, remote, exposure, description, parameters)
+            self.tools[name] = _RegisteredTool(
+                server.name, remote, exposure, description, parameters, _input_schema(tool.get("inputSchema"))
+            )
             if name in before:
                 continue  # a reconnect or a changed list: the registration still stands
             self.tau.register_tool(
@@ -335,13 +360,13 @@ class McpServers:
         registered = {info.name for info in self.tau.get_all_tools()}
         candidates = [
             SearchDocument(
-                name, tool.remote, tool.description, self._server_description(tool.server), tool.parameters
+                name, tool.remote, tool.description, self.server_description(tool.server), tool.parameters
             )
             for name, tool in self.tools.items()
             if tool.exposure in ("deferred", "codemode")
             and name not in active
             and name in registered
-            and self._enabled(tool.server)
+            and self.enabled(tool.server)
         ]
         matches = rank_tools(query, candidates, limit)
         if matches:
@@ -361,16 +386,68 @@ class McpServers:
         )
         return AgentToolResult([*text_result(text).content], details={"loaded": [m.name for m in matches]})
 
-    def _enabled(self, server: str) -> bool:
+    def enabled(self, server: str) -> bool:
         connection = self.connections.get(server)
         return connection is None or connection.config.enabled
 
-    def _server_description(self, server: str) -> str:
+    def server_description(self, server: str) -> str:
         connection = self.connections.get(server)
         if connection is None:
             return ""
         text = connection.config.description.strip() or connection.instructions.strip()
         return text.splitlines()[0] if text else ""
+
+    async def wait_for_script(self, code: str) -> None:
+        """Before a codemode script: start lazily started servers, and wait for those it can need:
+        all of them when it searches or reads ``ALL_TOOLS``, else the ones it names."""
+        if self._start_pending:
+            self.start_all()
+        if "searchTools" in code or "ALL_TOOLS" in code or "describeNamespace" in code:
+            await self.wait_for_all()
+            return
+        named = [
+            c
+            for c in self.connections.values()
+            if c.config.enabled and c.state == "connecting" and f"mcp__{c.name.replace('-', '_')}" in code
+        ]
+        if named:
+            await asyncio.wait([c.start() for c in named], timeout=max(c.config.timeout_s for c in named))
+
+    async def call_through_pipeline(
+        self, name: str, call_id: str, args: dict[str, Any], signal: AbortSignal | None
+    ) -> dict[str, Any]:
+        """A script's call of the MCP tool ``name``: the extensions' ``tool_call`` handlers (a block
+        raises), the server's ``CallToolResult``, then their ``tool_result`` handlers (which may
+        rewrite its content and error flag)."""
+        tool = self.tools[name]
+        runner = self.tau._runner  # the session's extension runner: its tool hooks are the pipeline's
+        decision = await runner.emit_tool_call(name, call_id, args, signal)
+        if decision is not None and decision.block:
+            raise RuntimeError(decision.reason or "blocked by an extension")
+        connection = self.connections[tool.server]
+        try:
+            result: dict[str, Any] = await _abortable(connection.call_tool(tool.remote, args), signal)
+        except McpCallError as exc:
+            raise RuntimeError(str(exc)) from None
+        is_error = bool(result.get("isError"))
+        try:
+            seen = to_tool_result(tool.server, {**result, "isError": False})
+        except RuntimeError:
+            seen = text_result("")
+        patch = await runner.emit_tool_result(name, call_id, args, seen, is_error, signal)
+        if patch is None:
+            return result
+        result = dict(result)
+        if patch.content is not None:
+            result["content"] = [
+                {"type": "text", "text": c.text}
+                if isinstance(c, TextContent)
+                else {"type": "image", "data": c.data, "mimeType": c.mime_type}
+                for c in patch.content
+            ]
+        if patch.is_error is not None:
+            result["isError"] = patch.is_error
+        return result
 
     # -- /mcp actions ------------------------------------------------------------------------
 
@@ -428,6 +505,13 @@ def _servers_guideline(servers: list[ServerConfig]) -> str:
         for s in servers
     ]
     return f"Use {TOOL_SEARCH} to find and load the tools of these MCP servers: {'; '.join(described)}"
+
+
+def _has_quickjs() -> bool:
+    """Whether the ``codemode`` extra is installed (a path lookup; the module loads when a script runs)."""
+    import importlib.util
+
+    return importlib.util.find_spec("quickjs") is not None
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:

@@ -1,0 +1,208 @@
+"""A codemode script in a QuickJS sandbox (the ``quickjs`` package, ``tau[codemode]``).
+
+The script runs on its own thread. It never calls into Python: QuickJS refuses callables while a
+time limit is set, so a host call (``tools.*``, ``searchTools()``, ...) is a promise whose request
+the thread collects after the script's pending jobs ran. The thread hands each request to the
+agent's event loop (``request`` returns a ``concurrent.futures.Future``), waits for the first one to
+finish, settles its promise and runs the jobs again: calls started together run in parallel.
+The deadline is wall time (the wait for results) and, inside QuickJS, CPU time (a busy loop).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MEMORY_LIMIT", "SandboxScript", "ScriptOutcome"]
+
+MEMORY_LIMIT = 256 * 1024 * 1024
+
+Request = Callable[[str, str, str], "concurrent.futures.Future[str]"]
+"""(kind, name, JSON payload) -> a future of the JSON value the promise resolves to."""
+
+_PRELUDE = r"""
+(() => {
+  const pending = new Map();
+  const requests = [];
+  const output = [];
+  const consoleLines = [];
+  let next = 0;
+  const show = (value) => typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? String(value));
+  const request = (kind, name, payload) => new Promise((resolve, reject) => {
+    const id = ++next;
+    pending.set(id, { resolve, reject });
+    requests.push([id, kind, name, JSON.stringify(payload === undefined ? null : payload)]);
+  });
+  const EXIT = {};
+  globalThis.text = (value) => { output.push({ type: "text", text: show(value) }); };
+  globalThis.image = (value) => {
+    let data, mimeType;
+    if (typeof value === "string") value = { image_url: value };
+    if (value && typeof value.image_url === "string") {
+      const match = /^data:([^;,]+);base64,(.*)$/s.exec(value.image_url);
+      if (!match) throw new Error("image(): only base64 data: URLs are supported");
+      [, mimeType, data] = match;
+    } else if (value && value.type === "image" && typeof value.data === "string") {
+      data = value.data; mimeType = value.mimeType || "image/png";
+    } else {
+      throw new Error("image() takes a data: URL, an { image_url } object or an image block");
+    }
+    output.push({ type: "image", data, mimeType });
+  };
+  const log = (...values) => { consoleLines.push(values.map(show).join(" ")); };
+  globalThis.console = { log, info: log, warn: log, error: log, debug: log };
+  globalThis.exit = () => { throw EXIT; };
+  globalThis.searchTools = (query, options) => request("searchTools", "", { query, ...(options || {}) });
+  globalThis.describeTool = (name) => request("describeTool", "", { name });
+  globalThis.describeNamespace = (name) => request("describeNamespace", "", { name });
+  globalThis.tools = new Proxy({}, {
+    get: (_, name) => typeof name === "string" ? (args) => request("call", name, args ?? {}) : undefined,
+  });
+  globalThis.__host = {
+    state: { done: false },
+    take: () => JSON.stringify(requests.splice(0)),
+    settle: (id, ok, payload) => {
+      const entry = pending.get(id);
+      if (!entry) return;
+      pending.delete(id);
+      if (ok) entry.resolve(payload === "undefined" ? undefined : JSON.parse(payload));
+      else entry.reject(new Error(payload));
+    },
+    finish: (value) => { __host.state = { done: true, ok: true, value: value === undefined ? null : show(value) }; },
+    fail: (error) => {
+      if (error === EXIT) { __host.state = { done: true, ok: true, value: null }; return; }
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : show(error);
+      __host.state = { done: true, ok: false, error: message };
+    },
+    output: () => JSON.stringify({ output, console: consoleLines }),
+  };
+})();
+"""
+
+
+@dataclass(slots=True)
+class ScriptOutcome:
+    ok: bool
+    output: list[dict[str, Any]] = field(default_factory=list)
+    """Text and image items in the order the script added them (a returned value last)."""
+    console: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+class _Stop(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class SandboxScript:
+    """One script: ``run`` on a worker thread, ``abort`` from any thread."""
+
+    def __init__(
+        self, code: str, request: Request, *, timeout_s: float, globals_json: dict[str, str]
+    ) -> None:
+        self.code = code
+        self.request = request
+        self.timeout_s = timeout_s
+        self.globals_json = globals_json
+        self._finished: queue.Queue[int | None] = queue.Queue()
+        self._aborted = threading.Event()
+        self._inflight: dict[int, concurrent.futures.Future[str]] = {}
+
+    def abort(self) -> None:
+        self._aborted.set()
+        self._finished.put(None)
+
+    def run(self) -> ScriptOutcome:
+        import quickjs  # type: ignore[import-untyped]
+
+        deadline = time.monotonic() + self.timeout_s
+        context = quickjs.Context()
+        context.set_memory_limit(MEMORY_LIMIT)
+        try:
+            try:
+                self._eval(context, _PRELUDE, deadline)
+                for name, value in self.globals_json.items():
+                    self._eval(context, f"globalThis.{name} = {value};", deadline)
+                self._eval(
+                    context,
+                    f"(async () => {{\n{self.code}\n}})().then(__host.finish, __host.fail);",
+                    deadline,
+                )
+                state = self._drive(context, deadline)
+            except _Stop as stop:
+                state = {"ok": False, "error": stop.message}
+            except quickjs.JSException as error:
+                state = {"ok": False, "error": self._describe(str(error), deadline)}
+            outcome = ScriptOutcome(bool(state.get("ok")), error=str(state.get("error", "")))
+            try:
+                produced = json.loads(context.eval("__host.output()"))
+                outcome.output, outcome.console = produced["output"], produced["console"]
+            except quickjs.JSException:
+                pass  # out of memory: the partial output is lost with the VM
+            if outcome.ok and state.get("value") is not None:
+                outcome.output.append({"type": "text", "text": state["value"]})
+            return outcome
+        finally:
+            for future in self._inflight.values():
+                future.cancel()  # calls still running when the script ends are cancelled
+
+    def _notifier(self, call_id: int) -> Callable[[concurrent.futures.Future[str]], None]:
+        return lambda _future: self._finished.put(call_id)
+
+    def _describe(self, error: str, deadline: float) -> str:
+        first = error.strip().splitlines()[0] if error.strip() else "unknown error"
+        if "interrupted" in first and time.monotonic() >= deadline - 0.05:
+            return self._timeout_message()
+        return first
+
+    def _timeout_message(self) -> str:
+        return f"the script ran past its time limit ({self.timeout_s * 1000:.0f} ms; set timeout_ms in a // @options: line)"
+
+    def _eval(self, context: Any, source: str, deadline: float) -> Any:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Stop(self._timeout_message())
+        context.set_time_limit(remaining)  # CPU time, never more than the wall time left
+        return context.eval(source)
+
+    def _drive(self, context: Any, deadline: float) -> dict[str, Any]:
+        while True:
+            while True:
+                if self._aborted.is_set():
+                    raise _Stop("aborted")
+                context.set_time_limit(max(deadline - time.monotonic(), 0.001))
+                if not context.execute_pending_job():
+                    break
+            state: dict[str, Any] = json.loads(context.eval("JSON.stringify(__host.state)"))
+            if state.get("done"):
+                if not state.get("ok"):
+                    state["error"] = self._describe(str(state.get("error", "")), deadline)
+                return state
+            for call_id, kind, name, payload in json.loads(context.eval("__host.take()")):
+                future = self.request(kind, name, payload)
+                self._inflight[call_id] = future
+                future.add_done_callback(self._notifier(call_id))
+            if not self._inflight:
+                raise _Stop("the script waits on a promise that can never settle (there are no timers)")
+            try:
+                done = self._finished.get(timeout=max(deadline - time.monotonic(), 0))
+            except queue.Empty:
+                raise _Stop(self._timeout_message()) from None
+            if done is None:
+                raise _Stop("aborted")
+            future = self._inflight.pop(done)
+            try:
+                ok, payload_text = True, future.result()
+            except concurrent.futures.CancelledError:
+                ok, payload_text = False, "the call was cancelled"
+            except Exception as error:
+                ok, payload_text = False, str(error) or type(error).__name__
+            context.set("__payload", payload_text)
+            self._eval(context, f"__host.settle({done}, {'true' if ok else 'false'}, __payload)", deadline)

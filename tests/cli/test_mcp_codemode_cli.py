@@ -1,0 +1,171 @@
+"""The ``codemode`` tool in the real ``tau`` process: the fake LLM writes scripts that call real MCP
+servers (the ``mcp`` SDK's server side) through a QuickJS sandbox."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import ScriptedToolCall, Turn
+
+KIT = textwrap.dedent(
+    """
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("kit", instructions="Small helpers for the codemode tests.")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    @server.tool()
+    def shout(word: str) -> str:
+        \"\"\"Repeat a word in capital letters.\"\"\"
+        return word.upper()
+
+    @server.tool()
+    def frobnicate_widget(name: str) -> str:
+        \"\"\"Frobnicate the named widget.\"\"\"
+        return f"{name} frobnicated"
+
+    @server.tool()
+    async def linger() -> str:
+        \"\"\"Answer after a long while.\"\"\"
+        await anyio.sleep(30)
+        return "late"
+
+    @server.tool()
+    def forbidden() -> str:
+        \"\"\"A tool the test's extension blocks.\"\"\"
+        return "ran anyway"
+
+    if __name__ == "__main__":
+        server.run()
+    """
+)
+
+GATE = textwrap.dedent(
+    """
+    def setup(tau):
+        @tau.on("tool_call")
+        async def gate(event, ctx):
+            if event.tool_name == "mcp__kit__forbidden":
+                return {"block": True, "reason": f"no forbidden calls ({event.tool_call_id})"}
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("codemode")
+    (folder / "kit.py").write_text(KIT, encoding="utf-8")
+    (folder / "gate.py").write_text(GATE, encoding="utf-8")
+    return folder
+
+
+def configure(tau: TauCommand, kit: Path, **top: Any) -> None:
+    servers = {"kit": {"command": sys.executable, "args": [str(kit / "kit.py")], "description": "Test helpers"}}
+    (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers, **top}), encoding="utf-8")
+
+
+def codemode(code: str) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall("codemode", {"code": code})])
+
+
+def tool_names(request: Any) -> list[str]:
+    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+
+def tool_results(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def system_prompt(request: Any) -> str:
+    return str(request.body["messages"][0]["content"])
+
+
+def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_tools(
+    tau: TauCommand, kit: Path
+) -> None:
+    configure(tau, kit)
+    tau.server.add(
+        codemode(
+            "const [sum, loud] = await Promise.all([\n"
+            "  tools.mcp__kit__add({ a: 2, b: 3 }),\n"
+            "  tools.mcp__kit__shout({ word: 'hi' }),\n"
+            "]);\n"
+            "console.log('called', 2);\n"
+            "return `${loud.content[0].text} ${sum.structuredContent.result}`;"
+        ),
+        codemode(
+            "const found = await searchTools('frobnicate widget', { limit: 1 });\n"
+            "const ns = await describeNamespace('kit');\n"
+            "text(found.map((t) => t.name));\n"
+            "text(`${ns.name}: ${ns.instructions} (${ns.tools.length} tools)`);"
+        ),
+        Turn(text="Done."),
+    )
+
+    done = tau.run("-p", *MODEL, "use the kit")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Done."
+    first, last = tau.server.requests[0], tau.server.requests[-1]
+    assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
+    assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
+    combined, searched = tool_results(last)
+    assert combined.startswith("Script completed\nWall time ")
+    assert combined.endswith("Output:\nHI 5\n<console_output>\ncalled 2\n</console_output>")
+    assert searched.endswith(
+        'Output:\n==> text 1/2 <==\n[\n  "mcp__kit__frobnicate_widget"\n]\n'
+        "==> text 2/2 <==\nmcp__kit: Small helpers for the codemode tests. (5 tools)"
+    )
+
+
+def test_script_errors_time_limits_and_blocked_calls_fail_the_script_with_its_partial_output(
+    tau: TauCommand, kit: Path
+) -> None:
+    configure(tau, kit)
+    tau.server.add(
+        codemode("text('before');\nthrow new Error('the script gave up');"),
+        codemode('// @options: {"timeout_ms": 400}\nawait tools.mcp__kit__linger({});'),
+        codemode("try { await tools.mcp__kit__forbidden({}); } catch (e) { return e.message; }"),
+        codemode("await tools.mcp__kit__nothing({});"),
+        Turn(text="Reported."),
+    )
+
+    done = tau.run("-p", *MODEL, "-e", str(kit / "gate.py"), "try things")
+
+    assert done.returncode == 0, done.stderr
+    thrown, timed_out, blocked, missing = tool_results(tau.server.requests[-1])
+    assert thrown.startswith("Script failed\nWall time ")
+    assert thrown.endswith("Output:\nbefore\nScript error:\nError: the script gave up")
+    assert timed_out.endswith("Script error:\nthe script ran past its time limit (400 ms; set timeout_ms in a // @options: line)")
+    messages = tau.server.requests[-1].body["messages"]
+    call_id = [call["id"] for m in messages for call in m.get("tool_calls") or []][2]
+    assert blocked.endswith(f"Output:\nno forbidden calls ({call_id}:1)")
+    assert missing.endswith(
+        "Script error:\nError: there is no tool 'mcp__kit__nothing': find tools with searchTools() or ALL_TOOLS"
+    )
+
+
+def test_auto_enable_codemode_false_leaves_codemode_off_and_tool_search_reaches_the_tools(
+    tau: TauCommand, kit: Path
+) -> None:
+    configure(tau, kit, autoEnableCodemode=False)
+    tau.server.add(Turn(text="Fine."))
+
+    done = tau.run("-p", *MODEL, "hello")
+
+    assert done.returncode == 0, done.stderr
+    first = tau.server.requests[0]
+    assert tool_names(first) == ["read", "bash", "edit", "write", "tool_search"]
+    assert "- mcp__kit (tool_search): Test helpers" not in system_prompt(first)
