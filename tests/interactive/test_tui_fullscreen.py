@@ -53,6 +53,20 @@ def _reversed_text(terminal: Terminal) -> str:
     return "".join(cell.data for _, row in rows for _, cell in sorted(row.items()) if cell.reverse).strip()
 
 
+NOISE_EXTENSION = """\
+import subprocess
+import sys
+
+
+def setup(tau):
+    @tau.register_command("noise", description="Print stray output")
+    async def noise(args, ctx):
+        print("stray stdout line")
+        print("stray stderr\tline", file=sys.stderr)
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('child stderr line\\n')"])
+"""
+
+
 def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     tau.server.add(Turn(text=NUMBERED))
     terminal = start_tui(*args, rows=20, cols=80)
@@ -120,10 +134,12 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     assert "line 01" in text and "line 40" in text and "count" in text
 
 
-def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
+def test_the_transcript_is_searched_a_mouse_drag_selects_and_copies_it_and_stray_prints_join_it(
     tau: TauCommand, start_tui: Start
 ) -> None:
     (tau.agent_dir / "settings.json").write_text(json.dumps({"fullscreenExitOutput": "resume-hint"}))
+    (tau.agent_dir / "extensions").mkdir()
+    (tau.agent_dir / "extensions" / "noise.py").write_text(NOISE_EXTENSION)
     terminal = _scrolled_reply(tau, start_tui, "--tui-mode", "fullscreen")
     row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
     # Press on "line 38" (1-based cells: the text starts in column 2), drag down two rows, release.
@@ -155,6 +171,17 @@ def test_the_transcript_is_searched_and_a_mouse_drag_selects_and_copies_it(
     )
     terminal.type("typed after the search")  # the editor has the keys again
     terminal.wait_for("typed after the search", where="display")
+
+    # An extension's prints, its stderr and a child's inherited stderr go into the transcript:
+    # the alternate screen is never left for them.
+    terminal.send("\x15" + CTRL_END)  # the editor empty again, the view following the end
+    start = len(terminal.raw)
+    terminal.type("/noise")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: "child stderr line" in terminal.display())
+    shown = terminal.display()
+    assert "stray stdout line" in shown and "stray stderr    line" in shown
+    assert b"\x1b[?1049l" not in terminal.raw[start:]
 
     terminal.child.kill(signal.SIGTERM)
     assert terminal.wait_exit() == 128 + signal.SIGTERM

@@ -13,6 +13,7 @@ key bindings in ``keys``, dialogs in ``dialogs``, the extension UI in ``ui``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -511,8 +512,7 @@ class InteractiveMode:
             while True:
                 restored = restore_terminal_at_exit(_fileno(self.app.output) if self.fullscreen else None)
                 try:
-                    # A stray print (an extension's, a library's) goes above the app, not through it.
-                    with patch_stdout(raw=True):
+                    with self._stray_output():
                         code = await self.app.run_async()
                 finally:
                     restored()
@@ -543,6 +543,15 @@ class InteractiveMode:
 
         await asyncio.to_thread(refresh_account_models, registry, rebuild=False)
         registry.refresh()
+
+    def _stray_output(self) -> contextlib.AbstractContextManager[object]:
+        """Where a stray print (an extension's, a library's) goes: above the app inline, into the
+        transcript in fullscreen (printing above would leave the alternate screen)."""
+        if isinstance(self.scrollback, Transcript):
+            from tau.modes.interactive.stray_output import capture_stray_output
+
+            return capture_stray_output(self.scrollback, self.invalidate)
+        return patch_stdout(raw=True)
 
     @property
     def tui_mode(self) -> str:
