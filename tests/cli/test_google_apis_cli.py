@@ -151,6 +151,8 @@ def test_print_mode_on_an_openai_compatible_server_imports_no_cloud_sdk_nor_othe
         "tau.ai.providers.openai_codex_responses",
         "tau.ai.providers.pi_messages",
         "tau.runtime.oauth",
+        "tau.runtime.account_models",
+        "zstandard",
     }
     assert not imported & unused
 
