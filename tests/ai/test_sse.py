@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tau.ai.sse import EventStreamParser, ServerSentEvent
 
-PROPERTY = settings(max_examples=200, derandomize=True, deadline=None)
+PROPERTY = settings(max_examples=500, derandomize=True, deadline=None)
 
 
 def reference_events(chunks: list[bytes]) -> list[tuple[str, str, str, int | None]]:
