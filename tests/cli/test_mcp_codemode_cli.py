@@ -162,10 +162,32 @@ def test_auto_enable_codemode_false_leaves_codemode_off_and_tool_search_reaches_
 ) -> None:
     configure(tau, kit, autoEnableCodemode=False)
     tau.server.add(Turn(text="Fine."))
+    tau.env["PYTHONPROFILEIMPORTTIME"] = "1"
 
     done = tau.run("-p", *MODEL, "hello")
 
     assert done.returncode == 0, done.stderr
     first = tau.server.requests[0]
     assert tool_names(first) == ["read", "bash", "edit", "write", "tool_search"]
-    assert "- mcp__kit (tool_search): Test helpers" not in system_prompt(first)
+    assert "Use tool_search to find and load the tools of these MCP servers: kit (Test helpers)" in (
+        system_prompt(first)
+    )
+    assert "tau.mcp.codemode_sandbox" not in done.stderr and "quickjs" not in done.stderr
+
+
+def test_codemode_without_an_importable_quickjs_fails_with_one_line_naming_the_extra(
+    tau: TauCommand, kit: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "site" / "quickjs"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('no QuickJS here')\n", encoding="utf-8")
+    tau.env["PYTHONPATH"] = str(broken.parent)
+    configure(tau, kit)
+    tau.server.add(codemode("return 1;"), Turn(text="Noted."))
+
+    done = tau.run("-p", *MODEL, "run a script")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_results(tau.server.requests[-1]) == [
+        "codemode needs the quickjs package: pip install 'tau-agent[codemode]'"
+    ]

@@ -67,7 +67,10 @@ def mcp_extension_source(
             if isinstance(server, str):
                 config.errors.append(server)
             else:
-                config.servers[name] = replace(server, literal=True)
+                # An editor cannot say how a server's tools should be reached: they stay behind
+                # tool_search, where the model calls them directly once found.
+                exposure = server.exposure if "exposure" in raw else "deferred"
+                config.servers[name] = replace(server, literal=True, exposure=exposure)
         McpServers(tau, config, cwd, agent_dir).install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
