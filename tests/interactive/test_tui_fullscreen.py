@@ -89,14 +89,24 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     terminal.send(PAGE_UP)
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=40) < 40)
     assert _editor_rows(terminal) == editor
-    assert "ctrl+end jumps to the latest message" in terminal.display()
+    assert "ctrl+end (or a click here) jumps to the latest message" in terminal.display()
     assert _scrollbar(terminal) == {"┃", "│"}  # shown while scrolled up (fullscreenScrollbar "auto")
 
     terminal.send("\x1b[<64;10;5M")  # the wheel, one notch up: three lines
     before = min(_shown_numbers(terminal))
     terminal.wait_for(lambda: min(_shown_numbers(terminal)) < before)
 
-    terminal.send(CTRL_END)
+    # A press on the scrollbar's top row shows the start; dragging the thumb down moves the view along.
+    column = terminal.cols
+    terminal.send(f"\x1b[<0;{column};1M")
+    terminal.wait_for(lambda: min(_shown_numbers(terminal), default=0) == 1)
+    terminal.send(f"\x1b[<32;{column};5M\x1b[<32;{column};8M")
+    terminal.wait_for(lambda: min(_shown_numbers(terminal), default=1) > 10)
+    terminal.send(f"\x1b[<0;{column};8m")
+
+    # A click on the line under the pane jumps to the end and follows it again.
+    row = next(n for n, line in enumerate(_rows(terminal)) if "jumps to the latest" in line) + 1
+    terminal.send(f"\x1b[<0;10;{row}M\x1b[<0;10;{row}m")
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
     assert "ctrl+end" not in terminal.display()
     assert _scrollbar(terminal) == {" "}
@@ -115,6 +125,7 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     terminal.send(CTRL_SHIFT_DOWN + CTRL_SHIFT_UP)  # no later message: Down stays, Up goes back one
     terminal.wait_for(lambda: "count" in "".join(_rows(terminal)[:2]))
     terminal.send(CTRL_END)
+    terminal.wait_for(lambda: "more 40" in terminal.display() and "ctrl+end" not in terminal.display())
 
     # Ctrl+Z gives the terminal back before stopping: main screen, no mouse reports, the keys
     # the shell expects; then takes it again (here at once: a pty without job control cannot stop).
@@ -152,6 +163,16 @@ def test_the_transcript_is_searched_a_mouse_drag_selects_and_copies_it_and_stray
     row = next(n for n, line in enumerate(_rows(terminal)) if "line 37" in line) + 1
     terminal.send(f"\x1b[<0;7;{row}M\x1b[<0;7;{row}m" * 2)  # a double-click on "37": the word
     terminal.wait_for(lambda: _copied(terminal)[-1:] == ["37"])
+
+    # A drag held on the pane's top row scrolls the view up and the selection grows with it.
+    row = next(n for n, line in enumerate(_rows(terminal)) if "line 38" in line) + 1
+    first = min(_shown_numbers(terminal))
+    terminal.send(f"\x1b[<0;2;{row}M\x1b[<32;2;3M\x1b[<32;2;1M")
+    terminal.wait_for(lambda: min(_shown_numbers(terminal)) < first - 3)
+    terminal.send("\x1b[<0;2;1m")
+    terminal.wait_for(lambda: len(_copied(terminal)) == 3)
+    grown = _copied(terminal)[-1]
+    assert int(re.findall(r"line (\d\d)", grown)[0]) < first and grown.endswith("line 37\n\n")
 
     terminal.send(CTRL_SHIFT_F)
     terminal.wait_for("Find in transcript", where="display")

@@ -404,13 +404,10 @@ class InteractiveMode:
         from tau.modes.interactive.fullscreen import TranscriptView
 
         self.transcript_view = view = TranscriptView(self)
-        jump: StyleAndTextTuples = [
-            ("class:transcript.jump", "  ↓ scrolled up · ctrl+end jumps to the latest message")
-        ]
         return [
             Window(view, wrap_lines=False),
             ConditionalContainer(
-                Window(FormattedTextControl(lambda: jump), height=1),
+                Window(FormattedTextControl(view.jump_label), height=1),
                 filter=Condition(view.scrolled_up),
             ),
         ]

@@ -11,6 +11,7 @@ selects, and copies as pi does).
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import bisect
 import contextlib
@@ -49,6 +50,7 @@ WHEEL_LINES = 3
 ALT_WHEEL_FACTOR = 5
 """Alt+wheel moves five times as far, as in pi."""
 MULTI_CLICK_SECONDS = 0.4
+AUTO_SCROLL_SECONDS = 0.05
 _WORD_CHARS = "/-+~._\\"
 """Besides letters and digits, what a double-click takes as part of a word (iTerm2's set, as pi)."""
 _SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -134,6 +136,10 @@ class TranscriptView(UIControl):
         self.search: SearchState | None = None
         self.selection: tuple[Point, Point] | None = None
         self._dragging = False
+        self._bar_dragging = False
+        self._edge: Point = (0, 0)
+        """Where the pointer of a selection drag last was, in the pane (row, column)."""
+        self._auto_scrolling: asyncio.TimerHandle | None = None
         self._clicks: tuple[float, Point, int] = (0.0, (-1, -1), 0)
         """The last press: when, where, and how many presses in a row it made there."""
         self._parsed: dict[str, tuple[StyleAndTextTuples, str]] = {}
@@ -361,10 +367,13 @@ class TranscriptView(UIControl):
             kind == MouseEventType.MOUSE_DOWN
             and mouse_event.position.x == self._width - 1
             and self._scrollbar(self.line_count(), self._shown_top)
-        ):  # a click on the scrollbar's track jumps there
-            self.top = mouse_event.position.y * self.max_top() // max(1, self.height - 1)
-            if self.top >= self.max_top():
-                self.top = None
+        ):  # a press on the scrollbar jumps there, and a drag from it moves the view along
+            self._bar_dragging = True
+            self._scroll_to_row(mouse_event.position.y)
+        elif kind == MouseEventType.MOUSE_MOVE and self._bar_dragging:
+            self._scroll_to_row(mouse_event.position.y)
+        elif kind == MouseEventType.MOUSE_UP and self._bar_dragging:
+            self._bar_dragging = False
         elif kind == MouseEventType.MOUSE_DOWN and mouse_event.button == MouseButton.LEFT:
             at, where, count = self._clicks
             now = time.monotonic()
@@ -380,6 +389,8 @@ class TranscriptView(UIControl):
                     self.copy_selection()
         elif kind == MouseEventType.MOUSE_MOVE and self._dragging and self.selection is not None:
             self.selection = (self.selection[0], point)
+            self._edge = (mouse_event.position.y, mouse_event.position.x)
+            self._auto_scroll()
         elif kind == MouseEventType.MOUSE_UP and self._dragging:
             self._dragging = False
             if self.selection is not None and self.selection[0] != point:
@@ -389,6 +400,44 @@ class TranscriptView(UIControl):
             else:
                 self.selection = None  # a click: nothing selected
         self.mode.invalidate()
+
+    def jump_label(self) -> StyleAndTextTuples:
+        """The line under the pane while it is scrolled up; a click on it jumps to the end."""
+
+        def click(mouse_event: MouseEvent) -> None:
+            if mouse_event.event_type == MouseEventType.MOUSE_UP:
+                self.to_bottom()
+
+        text = "  ↓ scrolled up · ctrl+end (or a click here) jumps to the latest message"
+        return [("class:transcript.jump", text, click)]
+
+    def _scroll_to_row(self, row: int) -> None:
+        """The view where scrollbar row ``row`` stands for (the last row: the end, followed)."""
+        self.top = max(0, row) * self.max_top() // max(1, self.height - 1)
+        if self.top >= self.max_top():
+            self.top = None
+
+    def _auto_scroll(self) -> None:
+        """While a selection drag holds the pane's first or last row, the view scrolls a line
+        every ``AUTO_SCROLL_SECONDS`` that way and the selection follows (as pi)."""
+        if self._auto_scrolling is not None:
+            return
+        row, column = self._edge
+        direction = -1 if row <= 0 else 1 if row >= self.height - 1 else 0
+        top = self.max_top() if self.top is None else self.top
+        if not self._dragging or self.selection is None or direction == 0:
+            return
+        if (direction < 0 and top == 0) or (direction > 0 and self.top is None):
+            return
+        self.scroll(direction)
+        top = self.max_top() if self.top is None else self.top
+        self.selection = (self.selection[0], (top + row, column))
+
+        def again() -> None:
+            self._auto_scrolling = None
+            self._auto_scroll()
+
+        self._auto_scrolling = asyncio.get_running_loop().call_later(AUTO_SCROLL_SECONDS, again)
 
     def _word_at(self, point: Point) -> tuple[Point, Point] | None:
         line, column = point
