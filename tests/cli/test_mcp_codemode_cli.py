@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tau_command import MODEL, TauCommand
 
+from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 KIT = textwrap.dedent(
@@ -72,7 +74,9 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def configure(tau: TauCommand, kit: Path, **top: Any) -> None:
-    servers = {"kit": {"command": sys.executable, "args": [str(kit / "kit.py")], "description": "Test helpers"}}
+    servers = {
+        "kit": {"command": sys.executable, "args": [str(kit / "kit.py")], "description": "Test helpers"}
+    }
     (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers, **top}), encoding="utf-8")
 
 
@@ -148,7 +152,9 @@ def test_script_errors_time_limits_and_blocked_calls_fail_the_script_with_its_pa
     thrown, timed_out, blocked, missing = tool_results(tau.server.requests[-1])
     assert thrown.startswith("Script failed\nWall time ")
     assert thrown.endswith("Output:\nbefore\nScript error:\nError: the script gave up")
-    assert timed_out.endswith("Script error:\nthe script ran past its time limit (400 ms; set timeout_ms in a // @options: line)")
+    assert timed_out.endswith(
+        "Script error:\nthe script ran past its time limit (400 ms; set timeout_ms in a // @options: line)"
+    )
     messages = tau.server.requests[-1].body["messages"]
     call_id = [call["id"] for m in messages for call in m.get("tool_calls") or []][2]
     assert blocked.endswith(f"Output:\nno forbidden calls ({call_id}:1)")
@@ -191,3 +197,20 @@ def test_codemode_without_an_importable_quickjs_fails_with_one_line_naming_the_e
     assert tool_results(tau.server.requests[-1]) == [
         "codemode needs the quickjs package: pip install 'tau-agent[codemode]'"
     ]
+
+
+async def test_an_abort_stops_a_busy_codemode_script_at_once(tau: TauCommand, kit: Path) -> None:
+    configure(tau, kit)
+    tau.server.add(codemode("while (true) {}"))
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="spin")
+        await rpc.wait_for("tool_execution_start")
+        started = time.monotonic()
+        await rpc.call("abort", timeout=10)
+        events = await rpc.wait_for("agent_settled", timeout=10)
+        stopped = time.monotonic() - started
+    assert events[-1] == {"type": "agent_settled", "aborted": True}
+    ends = [e for e in rpc.lines if e["type"] == "tool_execution_end"]
+    assert [(e["toolName"], e["isError"]) for e in ends] == [("codemode", True)]
+    assert stopped < 5  # the script's own limit is 120 s

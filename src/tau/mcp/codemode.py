@@ -9,9 +9,11 @@ script outputs reaches the model. The sandbox itself is ``tau.mcp.codemode_sandb
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,7 @@ from tau.extensions.types import ToolDefinition
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
+    from tau.mcp.codemode_sandbox import ScriptOutcome
     from tau.mcp.extension import McpServers
 
 __all__ = ["CODEMODE", "codemode_tool", "servers_section"]
@@ -133,9 +136,20 @@ async def _run(servers: McpServers, call_id: str, code: str, signal: Any) -> Age
         timeout_s=int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000,
         globals_json={"ALL_TOOLS": json.dumps(host.all_tools())},
     )
-    remove = signal.add_listener(script.abort) if signal is not None else None
+    running = _in_daemon_thread(script.run)
+
+    def stop() -> None:
+        script.abort()
+        running.cancel()  # a busy loop runs on until its time limit: the call ends now all the same
+
+    remove = signal.add_listener(stop) if signal is not None else None
     try:
-        outcome = await asyncio.to_thread(script.run)
+        outcome = await running
+    except asyncio.CancelledError:
+        if signal is not None and signal.aborted:
+            raise RuntimeError("aborted") from None
+        script.abort()
+        raise
     finally:
         if remove is not None:
             remove()
@@ -156,6 +170,33 @@ async def _run(servers: McpServers, call_id: str, code: str, signal: Any) -> Age
     else:
         content.insert(0, TextContent(header))
     return AgentToolResult(content, details={"calls": host.calls})
+
+
+def _in_daemon_thread(work: Callable[[], ScriptOutcome]) -> asyncio.Future[ScriptOutcome]:
+    """``work()`` on a daemon thread of its own (not the loop's executor, whose threads tau's exit
+    waits for: an aborted busy script must not hold the process)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[ScriptOutcome] = loop.create_future()
+
+    def settle(value: ScriptOutcome | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert value is not None
+            future.set_result(value)
+
+    def target() -> None:
+        try:
+            value, error = work(), None
+        except BaseException as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=target, name="tau-codemode", daemon=True).start()
+    return future
 
 
 def _format(
