@@ -411,6 +411,14 @@ class TranscriptView(UIControl):
         text = "  ↓ scrolled up · ctrl+end (or a click here) jumps to the latest message"
         return [("class:transcript.jump", text, click)]
 
+    @property
+    def width(self) -> int:
+        return self._width
+
+    def capturing(self) -> bool:
+        """A drag began in the pane and goes on: its mouse events are the pane's wherever they are."""
+        return self._dragging or self._bar_dragging
+
     def _scroll_to_row(self, row: int) -> None:
         """The view where scrollbar row ``row`` stands for (the last row: the end, followed)."""
         self.top = max(0, row) * self.max_top() // max(1, self.height - 1)
@@ -655,6 +663,27 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     def copy(event: KeyPressEvent) -> None:
         """With ``fullscreenCopyOnSelect: false`` a selection is copied by Ctrl+X (as pi)."""
         view.copy_selection()
+
+    @bindings.add(Keys.Vt100MouseEvent, filter=Condition(view.capturing))
+    def captured(event: KeyPressEvent) -> None:
+        """A drag that began in the pane (a selection, the scrollbar's thumb) keeps the mouse
+        when the pointer leaves it: past the pane's edge the drag holds that edge (and
+        auto-scrolls), and the release ends it wherever it happens."""
+        from prompt_toolkit.data_structures import Point
+        from prompt_toolkit.key_binding.bindings.mouse import xterm_sgr_mouse_events
+
+        data = event.data
+        parts = data[3:-1].split(";")
+        if not data.startswith("\x1b[<") or len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return
+        kind = xterm_sgr_mouse_events.get((int(parts[0]), data[-1]))
+        if kind is None:
+            return
+        button, event_type, modifiers = kind
+        # The pane is the layout's first row on: screen rows are its rows.
+        x = min(max(0, int(parts[1]) - 1), view.width - 1)
+        y = min(max(0, int(parts[2]) - 1), view.height - 1)
+        view.mouse_handler(MouseEvent(Point(x=x, y=y), event_type, button, modifiers))
 
     bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
     bindings.add("enter", filter=in_field)(lambda event: view.step(1))
