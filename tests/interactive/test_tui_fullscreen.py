@@ -7,6 +7,7 @@ import base64
 import json
 import re
 import signal
+import sys
 from collections.abc import Callable
 
 from tau_command import TauCommand
@@ -67,6 +68,14 @@ def setup(tau):
 """
 
 
+TTY_EDITOR = """\
+import os
+import sys
+
+open(sys.argv[-1], "w").write("stderr is the terminal" if os.isatty(2) else "stderr is a pipe")
+"""
+
+
 def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     tau.server.add(Turn(text=NUMBERED))
     terminal = start_tui(*args, rows=20, cols=80)
@@ -79,7 +88,10 @@ def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
 def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts_while_the_editor_stays_put(
     tau: TauCommand, start_tui: Start
 ) -> None:
-    (tau.agent_dir / "settings.json").write_text(json.dumps({"tuiMode": "fullscreen"}))
+    editor = tau.work.parent / "editor.py"
+    editor.write_text(TTY_EDITOR)
+    settings = {"tuiMode": "fullscreen", "externalEditor": f"{sys.executable} {editor}"}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
     terminal = _scrolled_reply(tau, start_tui)
     assert terminal.on_alternate_screen
     editor = _editor_rows(terminal)
@@ -114,6 +126,11 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     terminal.wait_for(lambda: max(_shown_numbers(terminal), default=0) == 40)
     assert "ctrl+end" not in terminal.display()
     assert _scrollbar(terminal) == {" "}
+
+    # An external editor (Ctrl+G) gets the terminal as its stderr, not the pane's capture.
+    terminal.send("\x07")
+    terminal.wait_for("stderr is the terminal", where="display")
+    terminal.send("\x15")
 
     # Ctrl+Shift+Up/Down put the previous / next user message at the top of the pane.
     tau.server.add(Turn(text=NUMBERED.replace("line", "more")))

@@ -61,10 +61,13 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
         argv = _argv(command)
         if not argv:
             return EditOutcome(None, f"Failed to launch external editor: {command}")
-        sys.stdout.write(f"Launching external editor: {command}\nTau will resume when the editor exits.\n")
-        sys.stdout.flush()
+        from tau.modes.interactive.stray_output import terminal_owned
+
         try:
-            code = subprocess.call([*argv, str(path)], cwd=cwd)
+            with terminal_owned():  # fullscreen keeps stray output in its pane: not the editor's
+                sys.stdout.write(f"Launching external editor: {command}\nTau will resume when the editor exits.\n")
+                sys.stdout.flush()
+                code = subprocess.call([*argv, str(path)], cwd=cwd)
         except OSError:
             return EditOutcome(None, f"Failed to launch external editor: {command}")
         if code != 0:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tau.modes.interactive.fullscreen import Transcript
 
-__all__ = ["capture_stray_output"]
+__all__ = ["capture_stray_output", "terminal_owned"]
 
 _READ_SIZE = 65536
 
@@ -98,59 +98,103 @@ class _Stream(io.TextIOBase):
         return result
 
 
+_active: list[tuple[Callable[[], None], Callable[[], None]]] = []
+"""The running capture's (give back, take again): a program that owns the terminal meanwhile."""
+
+
 @contextlib.contextmanager
 def capture_stray_output(transcript: Transcript, changed: Callable[[], None]) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     lines = _Lines(transcript, changed, loop)
     original_stdout = sys.stdout
-    sys.stdout = _Stream(lines, original_stdout)
-    pipe = _redirect_stderr(lines, loop)
+    stream = _Stream(lines, original_stdout)
+    stderr = _StderrPipe.open(lines, loop)
+
+    def give_back() -> None:
+        sys.stdout = original_stdout
+        if stderr is not None:
+            stderr.give_back()
+
+    def take() -> None:
+        sys.stdout = stream
+        if stderr is not None:
+            stderr.take()
+
+    take()
+    _active.append((give_back, take))
     try:
         yield
     finally:
-        sys.stdout = original_stdout
-        if pipe is not None:
-            pipe()
+        _active.pop()
+        give_back()
+        if stderr is not None:
+            stderr.close()
         lines.drain(everything=True)
 
 
-def _redirect_stderr(lines: _Lines, loop: asyncio.AbstractEventLoop) -> Callable[[], None] | None:
-    """Point fd 2 at a pipe read on ``loop``; returns what puts it back (``None``: fd 2 is not a
-    terminal, so nothing it gets can disturb the screen, and it stays as it is)."""
+@contextlib.contextmanager
+def terminal_owned() -> Iterator[None]:
+    """The real stdout and fd 2 for the block (an external editor draws on them), then captured again."""
+    if not _active:
+        yield
+        return
+    give_back, take = _active[-1]
+    give_back()
     try:
-        if not os.isatty(2):
-            return None
-        saved = os.dup(2)
-    except OSError:
-        return None
-    read_end, write_end = os.pipe()
-    os.set_blocking(read_end, False)
-    with contextlib.suppress(Exception):
-        sys.stderr.flush()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        yield
+    finally:
+        take()
 
-    def read() -> None:
+
+class _StderrPipe:
+    """fd 2 pointed at a pipe read on the event loop (only while it is a terminal: elsewhere what
+    it gets cannot disturb the screen, and it stays as it is)."""
+
+    def __init__(self, lines: _Lines, loop: asyncio.AbstractEventLoop, saved: int) -> None:
+        self._lines = lines
+        self._loop = loop
+        self._saved = saved
+        self._read_end, self._write_end = os.pipe()
+        os.set_blocking(self._read_end, False)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        loop.add_reader(self._read_end, self._read)
+
+    @classmethod
+    def open(cls, lines: _Lines, loop: asyncio.AbstractEventLoop) -> _StderrPipe | None:
+        try:
+            if not os.isatty(2):
+                return None
+            return cls(lines, loop, os.dup(2))
+        except OSError:
+            return None
+
+    def take(self) -> None:
+        _flush_stderr()
+        os.dup2(self._write_end, 2)
+
+    def give_back(self) -> None:
+        _flush_stderr()  # a partial line still in Python's buffer goes into the pipe first
+        os.dup2(self._saved, 2)
+
+    def close(self) -> None:
+        os.close(self._saved)
+        os.close(self._write_end)
+        self._loop.remove_reader(self._read_end)
+        self._read()
+        self._lines.feed(self._decoder.decode(b"", final=True))
+        os.close(self._read_end)
+
+    def _read(self) -> None:
         while True:
             try:
-                data = os.read(read_end, _READ_SIZE)
+                data = os.read(self._read_end, _READ_SIZE)
             except (BlockingIOError, InterruptedError):
                 return
             if not data:
                 return
-            lines.feed(decoder.decode(data))
+            self._lines.feed(self._decoder.decode(data))
 
-    loop.add_reader(read_end, read)
 
-    def restore() -> None:
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()  # a partial line still in Python's buffer goes into the pipe first
-        os.dup2(saved, 2)
-        os.close(saved)
-        loop.remove_reader(read_end)
-        read()
-        lines.feed(decoder.decode(b"", final=True))
-        os.close(read_end)
-
-    return restore
+def _flush_stderr() -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
