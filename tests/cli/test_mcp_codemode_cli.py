@@ -134,7 +134,7 @@ def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_to
     )
 
 
-def test_script_errors_time_limits_and_blocked_calls_fail_the_script_with_its_partial_output(
+def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_the_call(
     tau: TauCommand, kit: Path
 ) -> None:
     configure(tau, kit)
@@ -143,13 +143,14 @@ def test_script_errors_time_limits_and_blocked_calls_fail_the_script_with_its_pa
         codemode('// @options: {"timeout_ms": 400}\nawait tools.mcp__kit__linger({});'),
         codemode("try { await tools.mcp__kit__forbidden({}); } catch (e) { return e.message; }"),
         codemode("await tools.mcp__kit__nothing({});"),
+        codemode('text(1);\n// @options: {"timeout_ms": 1000}'),
         Turn(text="Reported."),
     )
 
     done = tau.run("-p", *MODEL, "-e", str(kit / "gate.py"), "try things")
 
     assert done.returncode == 0, done.stderr
-    thrown, timed_out, blocked, missing = tool_results(tau.server.requests[-1])
+    thrown, timed_out, blocked, missing, misplaced = tool_results(tau.server.requests[-1])
     assert thrown.startswith("Script failed\nWall time ")
     assert thrown.endswith("Output:\nbefore\nScript error:\nError: the script gave up")
     assert timed_out.endswith(
@@ -161,6 +162,7 @@ def test_script_errors_time_limits_and_blocked_calls_fail_the_script_with_its_pa
     assert missing.endswith(
         "Script error:\nError: there is no tool 'mcp__kit__nothing': find tools with searchTools() or ALL_TOOLS"
     )
+    assert misplaced == "a // @options: line must be the script's first line"
 
 
 def test_auto_enable_codemode_false_leaves_codemode_off_and_tool_search_reaches_the_tools(
