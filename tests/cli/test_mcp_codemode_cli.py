@@ -121,7 +121,7 @@ def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_to
     done = tau.run("-p", *MODEL, "use the kit")
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Done."
+    assert done.stdout.strip() == "Done." and "cannot be called" not in done.stderr
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
     assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
@@ -181,6 +181,7 @@ def test_auto_enable_codemode_false_leaves_codemode_off_and_tool_search_reaches_
         system_prompt(first)
     )
     assert "tau.mcp.codemode_sandbox" not in done.stderr and "quickjs" not in done.stderr
+    assert "cannot be called" not in done.stderr
 
 
 def test_codemode_without_an_importable_quickjs_fails_with_one_line_naming_the_extra(
@@ -216,3 +217,16 @@ async def test_an_abort_stops_a_busy_codemode_script_at_once(tau: TauCommand, ki
     ends = [e for e in rpc.lines if e["type"] == "tool_execution_end"]
     assert [(e["toolName"], e["isError"]) for e in ends] == [("codemode", True)]
     assert stopped < 5  # the script's own limit is 120 s
+
+
+def test_tools_that_leave_out_codemode_and_tool_search_get_one_warning_that_mcp_tools_are_unreachable(
+    tau: TauCommand, kit: Path
+) -> None:
+    configure(tau, kit)
+    tau.server.add(Turn(text="Fine."))
+
+    done = tau.run("-p", *MODEL, "--tools", "read,bash", "hello")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash"]
+    assert done.stderr.count("neither is active; they cannot be called") == 1

@@ -197,6 +197,7 @@ class McpServers:
             }
         for error in self.config.errors:
             self.report(f"MCP config error: {error}")
+        self._warn_if_unreachable()
         enabled = [s for s in self.config.servers.values() if s.enabled]
         if ctx.has_ui or self._restore or any(self._may_be_direct(s) for s in enabled):
             self.start_all()
@@ -205,6 +206,19 @@ class McpServers:
             # model searches its tools: it starts then (tool_search, the resource tools and /mcp
             # start them all), so a run that never needs it neither waits for it nor spawns it.
             self._start_pending = True
+
+    def _warn_if_unreachable(self) -> None:
+        """One warning when servers have tools that only ``codemode`` or ``tool_search`` reach and
+        neither is active (``--tools`` left both out, say)."""
+        indirect = [
+            s for s in self.config.servers.values() if s.enabled and self._may_defer(s, include_codemode=True)
+        ]
+        active = set(self.tau.get_active_tools())
+        if indirect and not active & {"codemode", TOOL_SEARCH}:
+            self.report(
+                "MCP tools are only reachable from the codemode or tool_search tool, but neither is "
+                "active; they cannot be called"
+            )
 
     def start_all(self) -> None:
         """Start every enabled server that is not running (in the background)."""
