@@ -16,10 +16,13 @@ from tau_command import MODEL, TauCommand
 from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import ScriptedToolCall, Turn
 
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
 KIT = textwrap.dedent(
     """
+    import base64
     import anyio
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Image, MCPServer
 
     server = MCPServer("kit", instructions="Small helpers for the codemode tests.")
 
@@ -39,6 +42,11 @@ KIT = textwrap.dedent(
         return f"{name} frobnicated"
 
     @server.tool()
+    def dot() -> Image:
+        \"\"\"A one-pixel picture.\"\"\"
+        return Image(data=base64.b64decode(PIXEL), format="png")
+
+    @server.tool()
     async def linger() -> str:
         \"\"\"Answer after a long while.\"\"\"
         await anyio.sleep(30)
@@ -52,7 +60,7 @@ KIT = textwrap.dedent(
     if __name__ == "__main__":
         server.run()
     """
-)
+).replace("PIXEL", repr(PIXEL))
 
 GATE = textwrap.dedent(
     """
@@ -96,7 +104,7 @@ def system_prompt(request: Any) -> str:
     return str(request.body["messages"][0]["content"])
 
 
-def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_tools(
+def test_a_codemode_script_combines_two_mcp_calls_finds_tools_and_shows_an_image(
     tau: TauCommand, kit: Path
 ) -> None:
     configure(tau, kit)
@@ -115,6 +123,9 @@ def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_to
             "text(found.map((t) => t.name));\n"
             "text(`${ns.name}: ${ns.instructions} (${ns.tools.length} tools)`);"
         ),
+        codemode(
+            "const picture = await tools.mcp__kit__dot({});\nimage(picture.content[0]);\nreturn 'shown';"
+        ),
         Turn(text="Done."),
     )
 
@@ -125,13 +136,18 @@ def test_a_codemode_script_combines_two_mcp_calls_and_finds_tools_with_search_to
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
     assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
-    combined, searched = tool_results(last)
+    combined, searched, shown = tool_results(last)
     assert combined.startswith("Script completed\nWall time ")
     assert combined.endswith("Output:\nHI 5\n<console_output>\ncalled 2\n</console_output>")
     assert searched.endswith(
         'Output:\n==> text 1/2 <==\n[\n  "mcp__kit__frobnicate_widget"\n]\n'
-        "==> text 2/2 <==\nmcp__kit: Small helpers for the codemode tests. (5 tools)"
+        "==> text 2/2 <==\nmcp__kit: Small helpers for the codemode tests. (6 tools)"
     )
+    assert shown.endswith("Output:\nshown\n(tool image omitted: model does not support images)")
+    entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
+    results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+    picture = results[-1]["content"][1]
+    assert (picture["type"], picture["data"], picture["mimeType"]) == ("image", PIXEL, "image/png")
 
 
 def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_the_call(
