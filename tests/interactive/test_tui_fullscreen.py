@@ -92,6 +92,7 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     editor.write_text(TTY_EDITOR)
     settings = {"tuiMode": "fullscreen", "externalEditor": f"{sys.executable} {editor}"}
     (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    (tau.agent_dir / "keybindings.json").write_text(json.dumps({"tui.altScreen.lineUp": "alt+k"}))
     terminal = _scrolled_reply(tau, start_tui)
     assert terminal.on_alternate_screen
     editor = _editor_rows(terminal)
@@ -147,6 +148,8 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
     terminal.wait_for(lambda: "count" in "".join(_rows(terminal)[:2]))
     terminal.send(CTRL_END)
     terminal.wait_for(lambda: "more 40" in terminal.display() and "ctrl+end" not in terminal.display())
+    terminal.send("\x1bk")  # pi's tui.altScreen.lineUp, bound in keybindings.json
+    terminal.wait_for(lambda: "more 40" not in terminal.display() and "more 39" in terminal.display())
 
     # Ctrl+Z gives the terminal back before stopping: main screen, no mouse reports, the keys
     # the shell expects; then takes it again (here at once: a pty without job control cannot stop).

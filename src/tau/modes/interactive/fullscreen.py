@@ -638,12 +638,21 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     searching = Condition(lambda: view.search is not None)
     in_field = Condition(lambda: view.search is not None and get_app().layout.current_window is search_window)
 
-    bindings.add("pageup", filter=editing)(lambda event: view.page(-1))
-    bindings.add("pagedown", filter=editing)(lambda event: view.page(1))
-    bindings.add(Keys.ControlHome, filter=editing)(lambda event: view.to_top())
-    bindings.add(Keys.ControlEnd, filter=editing)(lambda event: view.to_bottom())
-    bindings.add(Keys.ControlShiftUp, filter=editing)(lambda event: view.jump_to_prompt(-1))
-    bindings.add(Keys.ControlShiftDown, filter=editing)(lambda event: view.jump_to_prompt(1))
+    actions: dict[str, Callable[[], None]] = {
+        "tui.altScreen.pageUp": lambda: view.page(-1),
+        "tui.altScreen.pageDown": lambda: view.page(1),
+        "tui.altScreen.halfPageUp": lambda: view.page(-0.5),
+        "tui.altScreen.halfPageDown": lambda: view.page(0.5),
+        "tui.altScreen.lineUp": lambda: view.scroll(-1),
+        "tui.altScreen.lineDown": lambda: view.scroll(1),
+        "tui.altScreen.previousPrompt": lambda: view.jump_to_prompt(-1),
+        "tui.altScreen.nextPrompt": lambda: view.jump_to_prompt(1),
+        "tui.altScreen.top": view.to_top,
+        "tui.altScreen.bottom": view.to_bottom,
+    }
+    for action, act in actions.items():
+        for keys in mode.keymap.keys(action):
+            bindings.add(*keys, filter=editing)(lambda event, act=act: act())
 
     @bindings.add(Keys.F23)
     def toggle_search(event: KeyPressEvent) -> None:

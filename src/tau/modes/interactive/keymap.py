@@ -40,6 +40,18 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "tree": (),
     "fork": (),
     "resume": (),
+    # The fullscreen transcript's (pi's ids and defaults; search keeps Ctrl+Shift+F, which this
+    # terminal layer cannot bind by name).
+    "tui.altScreen.pageUp": ("pageup",),
+    "tui.altScreen.pageDown": ("pagedown",),
+    "tui.altScreen.halfPageUp": (),
+    "tui.altScreen.halfPageDown": (),
+    "tui.altScreen.lineUp": (),
+    "tui.altScreen.lineDown": (),
+    "tui.altScreen.previousPrompt": ("ctrl+shift+up",),
+    "tui.altScreen.nextPrompt": ("ctrl+shift+down",),
+    "tui.altScreen.top": ("ctrl+home",),
+    "tui.altScreen.bottom": ("ctrl+end",),
 }
 
 DESCRIPTIONS: Final[Mapping[str, str]] = {
@@ -63,6 +75,16 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     "tree": "Session tree (/tree)",
     "fork": "Fork from an earlier message (/fork)",
     "resume": "Resume another session (/resume)",
+    "tui.altScreen.pageUp": "Fullscreen: scroll the transcript up a page",
+    "tui.altScreen.pageDown": "Fullscreen: scroll the transcript down a page",
+    "tui.altScreen.halfPageUp": "Fullscreen: scroll the transcript up half a page",
+    "tui.altScreen.halfPageDown": "Fullscreen: scroll the transcript down half a page",
+    "tui.altScreen.lineUp": "Fullscreen: scroll the transcript up a line",
+    "tui.altScreen.lineDown": "Fullscreen: scroll the transcript down a line",
+    "tui.altScreen.previousPrompt": "Fullscreen: jump to the previous message you sent",
+    "tui.altScreen.nextPrompt": "Fullscreen: jump to the next message you sent",
+    "tui.altScreen.top": "Fullscreen: the start of the transcript",
+    "tui.altScreen.bottom": "Fullscreen: the end of the transcript, following new output",
 }
 
 _NAMED: Final[Mapping[str, str]] = {
