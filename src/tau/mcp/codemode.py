@@ -207,11 +207,12 @@ def _format(
     texts = [item for item in output if item.get("type") == "text"]
     pieces: list[str] = []
     images: list[ImageContent] = []
+    number = 0
     for item in output:
         if item.get("type") == "image":
             images.append(ImageContent(str(item.get("data", "")), str(item.get("mimeType", "image/png"))))
         else:
-            number = texts.index(item) + 1
+            number += 1
             pieces.append(
                 f"==> text {number}/{len(texts)} <==\n{item['text']}" if len(texts) > 1 else item["text"]
             )

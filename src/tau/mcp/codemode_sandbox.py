@@ -62,7 +62,10 @@ _PRELUDE = r"""
   globalThis.describeTool = (name) => request("describeTool", "", { name });
   globalThis.describeNamespace = (name) => request("describeNamespace", "", { name });
   globalThis.tools = new Proxy({}, {
-    get: (_, name) => typeof name === "string" ? (args) => request("call", name, args ?? {}) : undefined,
+    // neither thenable nor JSON-able: `await tools` or `text(tools)` must not call tools named so
+    get: (_, name) => typeof name === "string" && name !== "then" && name !== "toJSON"
+      ? (args) => request("call", name, args ?? {})
+      : undefined,
   });
   globalThis.__host = {
     state: { done: false },
