@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.ai import Model, StreamOptions
+from tau.ai import Model, StreamOptions, wire
 from tau.ai.http import close_clients, iter_sse, open_stream
 from tau.ai.stream_writer import ProviderError
 from tau.testing.fake_llm import FakeLLMServer, Turn
@@ -241,3 +241,38 @@ def test_a_plain_run_does_not_import_httpx() -> None:
     probe = "import sys, tau.ai.http, tau.ai.providers.openai_completions; print('httpx' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+async def test_a_malformed_chunk_size_is_one_clear_transport_error() -> None:
+    """``1_0`` is no hex chunk size (Python's ``int(..., 16)`` would read it as 16)."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_reply(b"1_0\r\ndata: sixteen b\n\n\r\n0\r\n\r\n", "Transfer-Encoding: chunked"))
+        await writer.drain()
+
+    server, port, _ = await _serve(answer)
+    async with server:
+        client = wire.Client()
+        response = await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
+        with pytest.raises(wire.TransportError, match=r"^the server's reply is not valid HTTP/1.1: "):
+            await response.aread()
+        await client.aclose()
+    assert response.is_closed
+
+
+async def test_a_body_cut_short_says_the_peer_closed_before_its_end() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_reply(b"data: par", "Content-Length: 100"))
+        await writer.drain()
+
+    server, port, _ = await _serve(answer)
+    async with server:
+        client = wire.Client()
+        response = await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
+        with pytest.raises(
+            wire.TransportError, match=r"^peer closed connection without sending complete message body"
+        ):
+            await response.aread()
+        await client.aclose()

@@ -1,16 +1,20 @@
 """HTTP/1.1 over asyncio streams, for the providers' POSTs: TLS, an HTTP proxy, kept-alive connections.
 
-httpx with httpcore, anyio and h11 costs about a quarter of a ``tau -p`` start in imports alone,
+httpx with httpcore and anyio costs about a quarter of a ``tau -p`` start in imports alone,
 before its first request; a provider call needs one POST whose reply is read as it streams in.
 This client does that, and nothing else: no HTTP/2, no cookies. What it does not cover (a SOCKS or
-``https://`` proxy, a redirect) goes to httpx (``tau.ai.http`` decides), imported only then.
+``https://`` proxy, a redirect) goes to httpx (``tau.ai.http`` decides), imported only then. The
+HTTP/1.1 protocol itself (writing the request; the status, headers and body framing of the reply;
+keep-alive) is h11's, the sans-IO implementation httpx uses; this module moves its bytes over
+asyncio streams.
 
 - TLS verifies against certifi's store, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set (as httpx).
 - An ``http://`` proxy gets plain requests in absolute form and ``CONNECT`` for https targets;
   credentials in the proxy URL go as ``Proxy-Authorization``.
 - A connection whose reply was read to its end goes back to the client's pool, unless the server
   said ``Connection: close``; one that went stale while idle is replaced once, before any reply.
-- Replies may be chunked, sized or end with the connection; gzip and deflate are decoded.
+- Replies may be chunked, sized or end with the connection; gzip and deflate are decoded. A reply
+  that breaks HTTP/1.1 (a bad chunk size, an oversized head) is a ``TransportError``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import urllib.parse
 import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING
+
+import h11
 
 from tau import __version__
 
@@ -81,12 +87,32 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.origin = origin
+        self.protocol = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
 
     def usable(self) -> bool:
         return not self.reader.at_eof() and not self.writer.is_closing()
 
+    def recycle(self) -> bool:
+        """Ready the connection for another request: both sides finished their message, neither
+        said ``Connection: close`` and the body did not end with the connection."""
+        protocol = self.protocol
+        if protocol.our_state is not h11.DONE or protocol.their_state is not h11.DONE:
+            return False
+        protocol.start_next_cycle()
+        return self.usable()
+
+    async def next_event(self) -> object:
+        return await _next_event(self.reader, self.protocol)
+
     def close(self) -> None:
         self.writer.close()
+
+
+async def _next_event(reader: asyncio.StreamReader, protocol: h11.Connection) -> object:
+    """The next event of the reply, reading from the socket while h11 needs more."""
+    while (event := protocol.next_event()) is h11.NEED_DATA:
+        protocol.receive_data(await reader.read(_READ_SIZE))  # b"" tells h11 the peer closed
+    return event
 
 
 class Response:
@@ -99,16 +125,12 @@ class Response:
         headers: Headers,
         connection: _Connection,
         client: Client,
-        *,
-        body: bool,
     ) -> None:
         self.status_code = status_code
         self.reason_phrase = reason
         self.headers = headers
         self._connection: _Connection | None = connection
         self._client = client
-        self._body = body
-        self._keep = headers.get("connection", "").lower() != "close"
         self.is_closed = False
 
     async def aiter_raw(self) -> AsyncIterator[bytes]:
@@ -116,40 +138,15 @@ class Response:
         connection = self._connection
         if connection is None:
             return
-        reader = connection.reader
         try:
-            if not self._body:
-                pass
-            elif "chunked" in self.headers.get("transfer-encoding", "").lower():
-                while True:
-                    size_line = await reader.readuntil(b"\n")
-                    size = int(size_line.split(b";", 1)[0].strip() or b"x", 16)
-                    if size == 0:
-                        while (await reader.readuntil(b"\n")).strip():
-                            pass  # trailers
-                        break
-                    while size > 0:
-                        chunk = await reader.read(min(size, _READ_SIZE))
-                        if not chunk:
-                            raise asyncio.IncompleteReadError(b"", size)
-                        size -= len(chunk)
-                        yield chunk
-                    await reader.readexactly(2)
-            elif (length := self.headers.get("content-length")) is not None:
-                remaining = int(length)
-                while remaining > 0:
-                    chunk = await reader.read(min(remaining, _READ_SIZE))
-                    if not chunk:
-                        raise asyncio.IncompleteReadError(b"", remaining)
-                    remaining -= len(chunk)
-                    yield chunk
-            else:
-                self._keep = False  # the body ends with the connection
-                while chunk := await reader.read(_READ_SIZE):
-                    yield chunk
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            while not isinstance(event := await connection.next_event(), h11.EndOfMessage):
+                if isinstance(event, h11.Data):
+                    yield bytes(event.data)
+        except h11.RemoteProtocolError as exc:
             self._discard()
-            raise TransportError("peer closed connection without sending complete message body") from exc
+            if connection.reader.at_eof():  # h11 says the body was cut short
+                raise TransportError(str(exc)) from exc
+            raise TransportError(f"the server's reply is not valid HTTP/1.1: {exc}") from exc
         except OSError as exc:
             self._discard()
             raise TransportError(str(exc) or type(exc).__name__) from exc
@@ -177,7 +174,7 @@ class Response:
         connection, self._connection = self._connection, None
         self.is_closed = True
         if connection is not None:
-            if self._keep and connection.usable():
+            if connection.recycle():
                 self._client.put_back(connection)
             else:
                 connection.close()
@@ -237,13 +234,13 @@ class Client:
         except ValueError:
             raise InvalidURL(f"Invalid port: {parts.netloc.rpartition(':')[2]!r}") from None
         origin = (scheme, host, port)
-        head = self._request_head(parts, origin, headers, len(content))
+        request = self._request(parts, origin, headers, len(content))
         while True:
             connection, reused = self._take(origin), True
             if connection is None:
                 connection, reused = await self._connect(origin), False
             try:
-                return await self._exchange(connection, head + content)
+                return await self._exchange(connection, request, content)
             except _StaleConnection:
                 if not reused:
                     raise TransportError("Server disconnected without sending a response.") from None
@@ -269,13 +266,13 @@ class Client:
             connection.close()
         return None
 
-    def _request_head(
+    def _request(
         self,
         parts: urllib.parse.SplitResult,
         origin: tuple[str, str, int],
         headers: Mapping[str, str],
         size: int,
-    ) -> bytes:
+    ) -> h11.Request:
         scheme, host, port = origin
         authority = f"[{host}]" if ":" in host else host
         if port != _PORTS[scheme]:
@@ -297,12 +294,9 @@ class Client:
             if (credentials := _proxy_credentials(self._proxy)) is not None:
                 fields["proxy-authorization"] = ("Proxy-Authorization", credentials)
         for name, value in headers.items():
-            _check_field_name(name)
             fields[name.lower()] = (name, value)
         fields["content-length"] = ("Content-Length", str(size))
-        lines = [f"POST {target} HTTP/1.1"]
-        lines.extend(f"{name}: {value}" for name, value in fields.values())
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        return _request("POST", target, list(fields.values()))
 
     async def _connect(self, origin: tuple[str, str, int]) -> _Connection:
         scheme, host, port = origin
@@ -315,7 +309,6 @@ class Client:
                     *address,
                     ssl=tls if proxy is None else None,
                     server_hostname=host if tls is not None and proxy is None else None,
-                    limit=_MAX_HEAD,
                 )
                 connection = _Connection(reader, writer, origin)
                 if proxy is not None and tls is not None:
@@ -331,24 +324,31 @@ class Client:
         self, connection: _Connection, proxy: urllib.parse.SplitResult, host: str, port: int
     ) -> None:
         authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        fields = [("Host", authority)]
         if (credentials := _proxy_credentials(proxy)) is not None:
-            lines.append(f"Proxy-Authorization: {credentials}")
-        connection.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            fields.append(("Proxy-Authorization", credentials))
+        protocol = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
+        connection.writer.write(_serialise(protocol, _request("CONNECT", authority, fields), b""))
         await connection.writer.drain()
         try:
-            status, reason, _ = _parse_head(await connection.reader.readuntil(b"\r\n\r\n"))
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            while not isinstance(reply := await _next_event(connection.reader, protocol), h11.Response):
+                pass  # 1xx replies come before the real one
+        except h11.RemoteProtocolError as exc:
             connection.close()
-            raise TransportError("the proxy closed the connection instead of opening a tunnel") from exc
-        if not 200 <= status < 300:
+            raise TransportError(f"the proxy did not open a tunnel: {exc}") from exc
+        if not 200 <= reply.status_code < 300:
             connection.close()
-            raise TransportError(f"the proxy refused the tunnel: {status} {reason}".rstrip())
+            raise TransportError(
+                f"the proxy refused the tunnel: {reply.status_code} {reply.reason.decode('latin-1')}".rstrip()
+            )
+        if protocol.trailing_data[0]:
+            connection.close()  # the origin's TLS cannot have spoken before the client's hello
+            raise TransportError("the proxy sent data before the tunnel's TLS handshake")
 
-    async def _exchange(self, connection: _Connection, request: bytes) -> Response:
-        reader, writer = connection.reader, connection.writer
+    async def _exchange(self, connection: _Connection, request: h11.Request, content: bytes) -> Response:
+        writer = connection.writer
         try:
-            writer.write(request)
+            writer.write(_serialise(connection.protocol, request, content))
             async with asyncio.timeout(self._write_timeout_s):
                 await writer.drain()
         except TimeoutError:
@@ -360,26 +360,27 @@ class Client:
             connection.close()
             raise _StaleConnection from exc
         try:
-            while True:
-                status, reason, fields = _parse_head(await reader.readuntil(b"\r\n\r\n"))
-                if status >= 200 or status == 101:
-                    break  # 1xx replies come before the real one
-        except asyncio.IncompleteReadError as exc:
-            connection.close()
-            if not exc.partial:
-                raise _StaleConnection from exc
-            raise TransportError("Server disconnected without sending a complete response head.") from exc
-        except (asyncio.LimitOverrunError, ValueError) as exc:
-            connection.close()
-            raise TransportError(f"the server's reply is not HTTP/1.1: {exc}") from exc
+            first = await connection.reader.read(_READ_SIZE)
+            if not first:
+                connection.close()
+                raise _StaleConnection
+            connection.protocol.receive_data(first)
+            while not isinstance(reply := await connection.next_event(), h11.Response):
+                pass  # 1xx replies come before the real one
         except ConnectionResetError as exc:
             connection.close()
             raise _StaleConnection from exc
+        except h11.RemoteProtocolError as exc:
+            connection.close()
+            if connection.reader.at_eof():
+                raise TransportError("Server disconnected without sending a complete response head.") from exc
+            raise TransportError(f"the server's reply is not valid HTTP/1.1: {exc}") from exc
         except OSError as exc:
             connection.close()
             raise TransportError(str(exc) or type(exc).__name__) from exc
-        body = status not in (204, 304)
-        return Response(status, reason, Headers(fields), connection, self, body=body)
+        fields = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in reply.headers]
+        headers = Headers(fields)
+        return Response(reply.status_code, reply.reason.decode("latin-1"), headers, connection, self)
 
 
 class _StaleConnection(Exception):
@@ -390,28 +391,19 @@ def is_redirect(response: Response) -> bool:
     return response.status_code in _REDIRECTS and "location" in response.headers
 
 
-def _parse_head(head: bytes) -> tuple[int, str, list[tuple[str, str]]]:
-    lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise ValueError(f"bad status line {lines[0][:80]!r}")
-    fields = []
-    for line in lines[1:]:
-        if line:
-            name, colon, value = line.partition(":")
-            if not colon:
-                raise ValueError(f"bad header line {line[:80]!r}")
-            fields.append((name.strip(), value.strip()))
-    return int(code), reason, fields
+def _request(method: str, target: str, fields: list[tuple[str, str]]) -> h11.Request:
+    try:
+        encoded = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in fields]
+        return h11.Request(method=method, target=target.encode("ascii"), headers=encoded)
+    except (h11.LocalProtocolError, UnicodeEncodeError):
+        # h11's text quotes the offending value, which is usually a key: keep it out.
+        raise InvalidHeader("a header is not valid HTTP") from None
 
 
-_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-def _check_field_name(name: str) -> None:
-    if not name or not _TOKEN.issuperset(name):
-        raise InvalidHeader("a header name is not a valid HTTP token")
+def _serialise(protocol: h11.Connection, request: h11.Request, content: bytes) -> bytes:
+    parts = [protocol.send(request), protocol.send(h11.Data(data=content)) if content else b""]
+    parts.append(protocol.send(h11.EndOfMessage()))
+    return b"".join(part or b"" for part in parts)
 
 
 class InvalidHeader(ValueError):
