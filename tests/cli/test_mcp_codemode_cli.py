@@ -104,7 +104,7 @@ def system_prompt(request: Any) -> str:
     return str(request.body["messages"][0]["content"])
 
 
-def test_a_codemode_script_combines_two_mcp_calls_finds_tools_and_shows_an_image(
+def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_stored_values(
     tau: TauCommand, kit: Path
 ) -> None:
     configure(tau, kit)
@@ -126,6 +126,9 @@ def test_a_codemode_script_combines_two_mcp_calls_finds_tools_and_shows_an_image
         codemode(
             "const picture = await tools.mcp__kit__dot({});\nimage(picture.content[0]);\nreturn 'shown';"
         ),
+        codemode("store('cursor', { page: 2 });\nstore('gone', 1);\nstore('gone', undefined);"),
+        codemode("store('cursor', { page: 9 });\nthrow new Error('not kept');"),
+        codemode("return [load('cursor').page + 1, load('gone')];"),
         Turn(text="Done."),
     )
 
@@ -136,7 +139,7 @@ def test_a_codemode_script_combines_two_mcp_calls_finds_tools_and_shows_an_image
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
     assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
-    combined, searched, shown = tool_results(last)
+    combined, searched, shown, _stored, _failed, loaded = tool_results(last)
     assert combined.startswith("Script completed\nWall time ")
     assert combined.endswith("Output:\nHI 5\n<console_output>\ncalled 2\n</console_output>")
     assert searched.endswith(
@@ -146,8 +149,11 @@ def test_a_codemode_script_combines_two_mcp_calls_finds_tools_and_shows_an_image
     assert shown.endswith("Output:\nshown\n(tool image omitted: model does not support images)")
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
     results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
-    picture = results[-1]["content"][1]
+    picture = results[2]["content"][1]
     assert (picture["type"], picture["data"], picture["mimeType"]) == ("image", PIXEL, "image/png")
+    assert loaded.endswith("Output:\n[\n  3,\n  null\n]")  # the failed script's page 9 was not kept
+    stores = [e["data"] for e in entries if e.get("customType") == "codemode-store"]
+    assert stores == [{"set": {"cursor": {"page": 2}}, "delete": ["gone"]}]
 
 
 def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_the_call(

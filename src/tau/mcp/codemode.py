@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["CODEMODE", "codemode_tool", "servers_section"]
 
 CODEMODE = "codemode"
+STORE_ENTRY = "codemode-store"
+"""The custom entry holding one successful script's ``store()`` writes: ``{set, delete}``."""
 DEFAULT_TIMEOUT_MS = 120_000
 """pi sets no deadline by default; tau stops a script after two minutes unless it asks for more."""
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
@@ -44,6 +46,7 @@ _DESCRIPTION = """Run JavaScript that calls other tools. The input is raw JavaSc
 
 Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
+- `store(key, value)` and `load(key)` keep small JSON values across codemode calls (a failed script's writes are dropped).
 - `ALL_TOOLS` ({ name, description }[]), `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find the tools, such as the MCP tools, which are not listed here."""
 
 
@@ -53,7 +56,7 @@ def codemode_tool(servers: McpServers, *, default_active: bool) -> ToolDefinitio
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
     ) -> AgentToolResult:
-        return await _run(servers, tool_call_id, str(params.get("code", "")), signal)
+        return await _run(servers, tool_call_id, str(params.get("code", "")), signal, _stored(ctx))
 
     return ToolDefinition(
         name=CODEMODE,
@@ -112,7 +115,26 @@ def _parse_options(code: str) -> dict[str, Any]:
     return options
 
 
-async def _run(servers: McpServers, call_id: str, code: str, signal: Any) -> AgentToolResult:
+def _stored(ctx: Any) -> dict[str, Any]:
+    """The ``store()`` values of this branch: its ``codemode-store`` entries, oldest first."""
+    from tau.session.entries import CustomEntry
+
+    values: dict[str, Any] = {}
+    for entry in ctx.session_manager.get_branch():
+        if (
+            isinstance(entry, CustomEntry)
+            and entry.custom_type == STORE_ENTRY
+            and isinstance(entry.data, dict)
+        ):
+            values.update(entry.data.get("set") or {})
+            for key in entry.data.get("delete") or []:
+                values.pop(key, None)
+    return values
+
+
+async def _run(
+    servers: McpServers, call_id: str, code: str, signal: Any, stored: dict[str, Any]
+) -> AgentToolResult:
     started = time.monotonic()
     if not code.strip():
         raise ValueError("code must not be empty")
@@ -134,7 +156,7 @@ async def _run(servers: McpServers, call_id: str, code: str, signal: Any) -> Age
         code,
         request,
         timeout_s=int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000,
-        globals_json={"ALL_TOOLS": json.dumps(host.all_tools())},
+        globals_json={"ALL_TOOLS": json.dumps(host.all_tools()), "__stored": json.dumps(stored)},
     )
     running = _in_daemon_thread(script.run)
 
@@ -165,6 +187,11 @@ async def _run(servers: McpServers, call_id: str, code: str, signal: Any) -> Age
     if not outcome.ok:
         text = header + "\n".join(c.text for c in content if isinstance(c, TextContent))
         raise RuntimeError(text)
+    writes = outcome.store_writes
+    if writes.get("set") or writes.get("delete"):
+        servers.tau.append_entry(
+            STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])}
+        )
     if content and isinstance(content[0], TextContent):
         content[0] = TextContent(header + content[0].text)
     else:

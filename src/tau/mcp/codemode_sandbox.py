@@ -58,6 +58,24 @@ _PRELUDE = r"""
   const log = (...values) => { consoleLines.push(values.map(show).join(" ")); };
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
   globalThis.exit = () => { throw EXIT; };
+  // store()/load(): JSON values kept across scripts; only a successful script's writes are kept
+  const stored = globalThis.__stored ?? {};
+  const writes = { set: {}, delete: new Set() };
+  globalThis.store = (key, value) => {
+    if (typeof key !== "string") throw new TypeError("store() takes a string key");
+    if (value === undefined) {
+      delete stored[key]; delete writes.set[key]; writes.delete.add(key);
+      return;
+    }
+    const json = JSON.stringify(value);
+    if (json === undefined) throw new TypeError("store() takes a JSON value");
+    if (json.length > 262144) throw new RangeError("store(): a value may have at most 262144 characters of JSON");
+    const others = Object.entries(stored).filter(([k]) => k !== key);
+    const total = others.reduce((sum, [, v]) => sum + JSON.stringify(v).length, json.length);
+    if (total > 1048576) throw new RangeError("store(): all values together may have at most 1048576 characters of JSON");
+    stored[key] = JSON.parse(json); writes.set[key] = JSON.parse(json); writes.delete.delete(key);
+  };
+  globalThis.load = (key) => key in stored ? JSON.parse(JSON.stringify(stored[key])) : undefined;
   globalThis.searchTools = (query, options) => request("searchTools", "", { query, ...(options || {}) });
   globalThis.describeTool = (name) => request("describeTool", "", { name });
   globalThis.describeNamespace = (name) => request("describeNamespace", "", { name });
@@ -83,7 +101,9 @@ _PRELUDE = r"""
       const message = error instanceof Error ? `${error.name}: ${error.message}` : show(error);
       __host.state = { done: true, ok: false, error: message };
     },
-    output: () => JSON.stringify({ output, console: consoleLines }),
+    output: () => JSON.stringify({
+      output, console: consoleLines, writes: { set: writes.set, delete: [...writes.delete] },
+    }),
   };
 })();
 """
@@ -96,6 +116,8 @@ class ScriptOutcome:
     """Text and image items in the order the script added them (a returned value last)."""
     console: list[str] = field(default_factory=list)
     error: str = ""
+    store_writes: dict[str, Any] = field(default_factory=dict)
+    """``{set, delete}``: what the script's ``store()`` calls changed."""
 
 
 class _Stop(Exception):
@@ -130,9 +152,9 @@ class SandboxScript:
         context.set_memory_limit(MEMORY_LIMIT)
         try:
             try:
-                self._eval(context, _PRELUDE, deadline)
                 for name, value in self.globals_json.items():
                     self._eval(context, f"globalThis.{name} = {value};", deadline)
+                self._eval(context, _PRELUDE, deadline)
                 self._eval(
                     context,
                     f"(async () => {{\n{self.code}\n}})().then(__host.finish, __host.fail);",
@@ -147,6 +169,7 @@ class SandboxScript:
             try:
                 produced = json.loads(context.eval("__host.output()"))
                 outcome.output, outcome.console = produced["output"], produced["console"]
+                outcome.store_writes = produced["writes"]
             except quickjs.JSException:
                 pass  # out of memory: the partial output is lost with the VM
             if outcome.ok and state.get("value") is not None:
