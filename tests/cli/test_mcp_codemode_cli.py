@@ -129,6 +129,7 @@ def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_st
         codemode("store('cursor', { page: 2 });\nstore('gone', 1);\nstore('gone', undefined);"),
         codemode("store('cursor', { page: 9 });\nthrow new Error('not kept');"),
         codemode("return [load('cursor').page + 1, load('gone')];"),
+        codemode("return await describeTool('mcp__kit__add');"),
         Turn(text="Done."),
     )
 
@@ -139,7 +140,7 @@ def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_st
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
     assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
-    combined, searched, shown, _stored, _failed, loaded = tool_results(last)
+    combined, searched, shown, _stored, _failed, loaded, described = tool_results(last)
     assert combined.startswith("Script completed\nWall time ")
     assert combined.endswith("Output:\nHI 5\n<console_output>\ncalled 2\n</console_output>")
     assert searched.endswith(
@@ -152,6 +153,9 @@ def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_st
     picture = results[2]["content"][1]
     assert (picture["type"], picture["data"], picture["mimeType"]) == ("image", PIXEL, "image/png")
     assert loaded.endswith("Output:\n[\n  3,\n  null\n]")  # the failed script's page 9 was not kept
+    assert described.endswith(
+        "Output:\nAdd two numbers.\n\ntools.mcp__kit__add(args: {\n  a: number;\n  b: number;\n}): Promise<CallToolResult>"
+    )
     stores = [e["data"] for e in entries if e.get("customType") == "codemode-store"]
     assert stores == [{"set": {"cursor": {"page": 2}}, "delete": ["gone"]}]
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tau.mcp.codemode_sandbox import ScriptOutcome
     from tau.mcp.extension import McpServers
 
-__all__ = ["CODEMODE", "codemode_tool", "servers_section"]
+__all__ = ["CODEMODE", "codemode_tool", "declaration", "servers_section"]
 
 CODEMODE = "codemode"
 STORE_ENTRY = "codemode-store"
@@ -337,7 +337,7 @@ class _ScriptHost:
         tool = self._callable().get(name)
         if tool is None:
             return None
-        return {"name": name, "description": tool.description, "inputSchema": tool.schema}
+        return f"{tool.description.strip()}\n\n{declaration(name, tool.schema or {})}"
 
     async def _describe_namespace(self, _name: str, args: Any) -> Any:
         wanted = _namespace_id(str(args.get("name") or ""))
@@ -357,6 +357,61 @@ class _ScriptHost:
                 answer["instructions"] = connection.instructions
             return answer
         return None
+
+
+def declaration(name: str, schema: dict[str, Any]) -> str:
+    """How a script calls the tool, as TypeScript: ``tools.<name>(args: {...}): Promise<CallToolResult>``."""
+    return f"tools.{name}(args: {_ts_object(schema, schema, 0)}): Promise<CallToolResult>"
+
+
+def _ts_object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> str:
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return "Record<string, unknown>"
+    required = set(schema.get("required") or [])
+    indent = "  " * (depth + 1)
+    lines = []
+    for key, field_schema in properties.items():
+        about = field_schema.get("description") if isinstance(field_schema, dict) else None
+        if isinstance(about, str) and about.strip():
+            lines.append(f"{indent}/** {about.strip().splitlines()[0]} */")
+        optional = "" if key in required else "?"
+        lines.append(f"{indent}{key}{optional}: {_ts_type(field_schema, root, depth + 1)};")
+    return "{\n" + "\n".join(lines) + "\n" + "  " * depth + "}"
+
+
+def _ts_type(schema: Any, root: dict[str, Any], depth: int, refs: int = 0) -> str:
+    """A JSON Schema as a TypeScript type (``$ref``s into ``$defs`` followed a few levels deep)."""
+    if not isinstance(schema, dict) or depth > 4 or refs > 8:
+        return "unknown"
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        return _ts_type(target, root, depth, refs + 1)
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        return " | ".join(json.dumps(value) for value in schema["enum"]) or "never"
+    variants = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(variants, list) and variants:
+        return " | ".join(_ts_type(variant, root, depth) for variant in variants)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_ts_type({**schema, "type": k}, root, depth) for k in kind)
+    if kind == "array":
+        item = _ts_type(schema.get("items"), root, depth)
+        return f"({item})[]" if " " in item else f"{item}[]"
+    if kind == "object":
+        return _ts_object(schema, root, depth)
+    return {
+        "string": "string",
+        "integer": "number",
+        "number": "number",
+        "boolean": "boolean",
+        "null": "null",
+    }.get(str(kind), "unknown")
 
 
 def _namespace_id(name: str) -> str:
