@@ -91,3 +91,18 @@ def test_a_reply_and_a_queued_message_of_wide_clusters_fit_the_width(tau: TauCom
     [queued] = [line for line in terminal.display().splitlines() if "⏵ steer:" in line]
     assert queued.rstrip().endswith(("漢…", "字…"))  # cut between clusters, the mark shown
     assert width(queued.rstrip()) <= 39
+
+
+def test_the_fullscreen_transcript_draws_wide_clusters_in_the_cells_the_terminal_gives_them(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    # 48 cells as the terminal draws them; counted per code point (each 👩‍👩‍👧 six cells) the
+    # row would be 80 wide and cut at the 60-column edge before its Z.
+    tau.server.add(Turn(text="A" + FAMILY * 8 + "B" * 30 + "Z"))
+    terminal = start_tui("--tui-mode", "fullscreen", rows=20, cols=60)
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("BBBB", where="display")
+    terminal.wait_for(lambda: any(line.rstrip().endswith("B" * 30 + "Z") for line in terminal.display().splitlines()))
+    [row] = [line for line in terminal.display().splitlines() if "BBBB" in line]
+    assert row.strip() == "A" + FAMILY * 8 + "B" * 30 + "Z"

@@ -29,6 +29,7 @@ from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType,
 from prompt_toolkit.utils import get_cwidth
 
 from tau.modes.interactive.chat import PromptText
+from tau.modes.interactive.graphemes import cluster_fragments
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -252,7 +253,8 @@ class TranscriptView(UIControl):
             rows = [_with_bar(row, width, cell) for row, cell in zip(rows, bar, strict=True)]
 
         def get_line(number: int) -> StyleAndTextTuples:
-            return rows[number] if number < len(rows) else []
+            # rich laid the rows out by the cells the terminal draws; prompt_toolkit must agree.
+            return cluster_fragments(rows[number]) if number < len(rows) else []
 
         return UIContent(get_line=get_line, line_count=len(rows), show_cursor=False)
 
