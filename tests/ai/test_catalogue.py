@@ -98,11 +98,28 @@ def test_importing_the_module_does_not_read_the_data() -> None:
 
 def test_first_lookup_loads_the_data_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(catalogue, "_cache", {})
+    monkeypatch.setattr(catalogue, "_unparsed", {})
+    monkeypatch.setattr(catalogue, "_providers", [])
     get_model("anthropic", "claude-sonnet-4-5")
     loaded = catalogue._cache["anthropic"]
     get_model("openai", "gpt-5")
     get_providers()
     assert catalogue._cache["anthropic"] is loaded
+
+
+def test_a_lookup_parses_only_its_providers_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalogue, "_cache", {})
+    monkeypatch.setattr(catalogue, "_unparsed", {})
+    monkeypatch.setattr(catalogue, "_providers", [])
+    get_model("anthropic", "claude-sonnet-4-5")
+    assert list(catalogue._cache) == ["anthropic"]
+    assert len(get_providers()) == len(_raw_catalogue()) + 2  # + the two Cloud Code Assist providers
+
+
+def test_every_provider_parsed_alone_equals_the_whole_file() -> None:
+    raw = _raw_catalogue()
+    for provider, models in raw.items():
+        assert {model.id: model.to_json() for model in get_models(provider)} == models
 
 
 def test_get_model_returns_the_catalogue_entry() -> None:
@@ -180,3 +197,10 @@ def test_unknown_model_error_lists_at_most_ten_matches() -> None:
         get_model("openrouter", "openai/gpt-9")
     suggestions = str(caught.value).split("Close matches: ", 1)[1].split(", ")
     assert 1 <= len(suggestions) <= 10
+
+
+def test_a_data_file_not_laid_out_one_provider_per_line_is_parsed_whole() -> None:
+    data = {"a": {"m": {"id": "m"}}, "b": {"n": {"id": "n", "x": [1, 2]}}}
+    for text in (json.dumps(data, indent=2), json.dumps(data), "{\n" + '"a":{"m":{"id":"m"}},\n"b":{"n":{"id":"n","x":[1,2]}}' + "\n}\n"):
+        lines = catalogue._provider_lines(text.encode())
+        assert {provider: json.loads(line) for provider, line in lines.items()} == data

@@ -506,3 +506,49 @@ def test_create_reads_models_json_and_auth_json_from_the_agent_dir(agent: Path) 
     assert registry.find("ollama", "llama3.1:8b") is not None
     assert registry.get_api_key_for_provider("groq") == "gsk"
     assert registry.get_providers()[-1] == "ollama"
+
+
+def _configured_registry(agent: Path) -> ModelRegistry:
+    write_models(
+        agent,
+        {
+            "providers": {
+                "anthropic": {
+                    "baseUrl": "https://proxy.example/anthropic",
+                    "headers": {"x-team": "tau"},
+                    "modelOverrides": {"claude-sonnet-4-5": {"name": "Sonnet (proxy)"}},
+                    "models": [{"id": "my-claude", "api": "anthropic-messages"}],
+                },
+                "ollama": OLLAMA,
+            }
+        },
+    )
+    registry = registry_for(agent)
+    registry.register_provider("openai", {"baseUrl": "https://proxy.example/openai", "headers": {"x-o": "1"}})
+    return registry
+
+
+def test_a_lookup_builds_only_the_models_of_its_provider(agent: Path) -> None:
+    registry = _configured_registry(agent)
+    assert registry.find("anthropic", "my-claude") is not None
+    assert registry._table is None
+    assert list(registry._partial) == ["anthropic"]
+
+
+def test_lookups_give_the_models_and_headers_of_the_whole_list(agent: Path) -> None:
+    lazy, whole = _configured_registry(agent), _configured_registry(agent)
+    everything = whole.get_all()
+    assert len(everything) == builtin_count() + 2
+    for model in everything:
+        found = lazy.find(model.provider, model.id)
+        assert found == model
+        assert lazy.get_api_key_and_headers(found).headers == whole.get_api_key_and_headers(model).headers
+    assert lazy.get_all() == everything
+
+
+def test_the_whole_list_keeps_the_objects_lookups_returned(agent: Path) -> None:
+    registry = _configured_registry(agent)
+    sonnet = registry.find("anthropic", "claude-sonnet-4-5")
+    assert sonnet is not None and sonnet.name == "Sonnet (proxy)"
+    assert any(model is sonnet for model in registry.get_all())
+    assert registry.find("anthropic", "claude-sonnet-4-5") is sonnet

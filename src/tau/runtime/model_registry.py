@@ -81,6 +81,44 @@ def missing_auth_message(provider: str) -> str:
     )
 
 
+class _ModelTable:
+    """Models in registry order, looked up by (provider, id), with their configured header templates."""
+
+    __slots__ = ("header_templates", "index", "models")
+
+    def __init__(self) -> None:
+        self.models: list[Model] = []
+        self.index: dict[_ModelKey, Model] = {}
+        self.header_templates: dict[_ModelKey, dict[str, str]] = {}
+
+    def add(self, model: Model, headers: dict[str, str] | None) -> None:
+        """Append ``model``, or put it in the place of the model with its provider and id."""
+        key = (model.provider, model.id)
+        if key in self.index:
+            position = next(i for i, m in enumerate(self.models) if (m.provider, m.id) == key)
+            self.models[position] = model
+        else:
+            self.models.append(model)
+        self.index[key] = model
+        if headers:
+            self.header_templates[key] = headers
+        else:
+            self.header_templates.pop(key, None)
+
+    def drop_provider(self, provider: str) -> None:
+        for model in [m for m in self.models if m.provider == provider]:
+            del self.index[(model.provider, model.id)]
+            self.header_templates.pop((model.provider, model.id), None)
+        self.models = [m for m in self.models if m.provider != provider]
+
+    def keep(self, earlier: _ModelTable) -> None:
+        """Use ``earlier``'s objects for the models it holds with the same value."""
+        positions = {(m.provider, m.id): i for i, m in enumerate(self.models)}
+        for key, model in earlier.index.items():
+            if key in positions and self.index[key] == model:
+                self.models[positions[key]] = self.index[key] = model
+
+
 class ModelRegistry:
     """Built-in and configured models, looked up by provider and id, with key resolution via ``AuthStorage``."""
 
@@ -89,10 +127,14 @@ class ModelRegistry:
         self._auth = auth_storage
         self._models_json = models_json
         self._registered: dict[str, ProviderConfig] = {}
-        self._models: list[Model] = []
-        self._index: dict[_ModelKey, Model] = {}
+        self._config = ModelsConfig()
+        self._builtin_providers: list[str] = []
+        self._gateways: dict[str, ProviderConfig] = {}
         self._providers: dict[str, ProviderConfig] = {}
-        self._header_templates: dict[_ModelKey, dict[str, str]] = {}
+        # Every model, built on the first call that needs them all; until then a lookup builds
+        # only its provider's models (a run with one model builds a handful, not ~1700).
+        self._table: _ModelTable | None = None
+        self._partial: dict[str, _ModelTable] = {}
         self._error: ConfigError | None = None
         self.refresh()
 
@@ -115,28 +157,56 @@ class ModelRegistry:
     # ---- loading ---------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Rebuild the model list from the catalogue, models.json and registered providers."""
-        builtin_providers = get_providers()
+        """Re-read the catalogue's providers, models.json and the registered providers; the model
+        list is rebuilt when next asked for."""
+        self._builtin_providers = get_providers()
         self._error = None
         config = ModelsConfig()
         if self._models_json is not None:
             try:
-                config = load_models_config(self._models_json, builtin_providers)
+                config = load_models_config(self._models_json, self._builtin_providers)
             except ConfigError as error:
                 self._error = error
-        self._models = []
-        self._index = {}
-        self._header_templates = {}
-        self._providers = dict(config.providers)
-        gateways = {c.name: c for c in config.providers.values() if c.oauth == "radius"}
-        self._configure_gateways(gateways)
-        for provider in [*builtin_providers, *(name for name in gateways if name not in builtin_providers)]:
-            for model in self._builtin_models(provider, gateways.get(provider)):
-                self._add(*self._configure_builtin(model, config.providers.get(provider)))
+        self._config = config
+        self._providers = {**config.providers, **self._registered}
+        self._gateways = {c.name: c for c in config.providers.values() if c.oauth == "radius"}
+        self._configure_gateways(self._gateways)
+        self._table = None
+        self._partial = {}
+
+    def _build(self, only: str | None = None) -> _ModelTable:
+        """The models of every provider (or of ``only``), in registry order: the catalogue's with
+        models.json overrides, then models.json's own, then the registered providers' changes."""
+        table = _ModelTable()
+        builtin, gateways, config = self._builtin_providers, self._gateways, self._config
+        for provider in [*builtin, *(name for name in gateways if name not in builtin)]:
+            if only is None or provider == only:
+                for model in self._builtin_models(provider, gateways.get(provider)):
+                    table.add(*self._configure_builtin(model, config.providers.get(provider)))
         for provider_config in config.providers.values():
-            self._add_custom_models(provider_config, builtin_providers)
+            if only is None or provider_config.name == only:
+                self._add_custom_models(table, provider_config)
         for provider_config in self._registered.values():
-            self._apply_registered(provider_config, builtin_providers)
+            if only is None or provider_config.name == only:
+                self._apply_registered(table, provider_config)
+        return table
+
+    def _all(self) -> _ModelTable:
+        if self._table is None:
+            table = self._build()
+            # A model a lookup handed out before stays the same object.
+            for partial in self._partial.values():
+                table.keep(partial)
+            self._table, self._partial = table, {}
+        return self._table
+
+    def _of_provider(self, provider: str) -> _ModelTable:
+        if self._table is not None:
+            return self._table
+        table = self._partial.get(provider)
+        if table is None:
+            table = self._partial[provider] = self._build(only=provider)
+        return table
 
     def _builtin_models(self, provider: str, gateway: ProviderConfig | None) -> list[Model]:
         """The catalogue's models, or for a provider that lists them per account (Radius, and the
@@ -184,19 +254,6 @@ class ModelRegistry:
         if self._registered.pop(name, None) is not None:
             self.refresh()
 
-    def _add(self, model: Model, headers: dict[str, str] | None) -> None:
-        key = (model.provider, model.id)
-        if key in self._index:
-            position = next(i for i, m in enumerate(self._models) if (m.provider, m.id) == key)
-            self._models[position] = model
-        else:
-            self._models.append(model)
-        self._index[key] = model
-        if headers:
-            self._header_templates[key] = headers
-        else:
-            self._header_templates.pop(key, None)
-
     def _configure_builtin(
         self, model: Model, config: ProviderConfig | None
     ) -> tuple[Model, dict[str, str] | None]:
@@ -216,10 +273,10 @@ class ModelRegistry:
             headers.update(override.get("headers") or {})
         return model, headers or None
 
-    def _add_custom_models(self, config: ProviderConfig, builtin_providers: list[str]) -> None:
+    def _add_custom_models(self, table: _ModelTable, config: ProviderConfig) -> None:
         if not config.models:
             return
-        default_api, default_base_url = _builtin_defaults(config.name, builtin_providers)
+        default_api, default_base_url = _builtin_defaults(config.name, self._builtin_providers)
         if config.oauth == "radius":
             default_api = default_api or "pi-messages"
         for definition in config.models:
@@ -227,25 +284,21 @@ class ModelRegistry:
                 config, definition, default_api=default_api, default_base_url=default_base_url
             )
             headers = {**(config.headers or {}), **(definition.get("headers") or {})}
-            self._add(model, headers or None)
+            table.add(model, headers or None)
 
-    def _apply_registered(self, config: ProviderConfig, builtin_providers: list[str]) -> None:
-        self._providers[config.name] = config
+    def _apply_registered(self, table: _ModelTable, config: ProviderConfig) -> None:
         if config.models:
-            for model in [m for m in self._models if m.provider == config.name]:
-                del self._index[(model.provider, model.id)]
-                self._header_templates.pop((model.provider, model.id), None)
-            self._models = [m for m in self._models if m.provider != config.name]
-            self._add_custom_models(config, builtin_providers)
+            table.drop_provider(config.name)
+            self._add_custom_models(table, config)
             return
-        for model in self._models:
+        for model in table.models:
             if model.provider != config.name:
                 continue
             if config.base_url:
                 model.base_url = config.base_url
             if config.headers:
                 key = (model.provider, model.id)
-                self._header_templates[key] = {**self._header_templates.get(key, {}), **config.headers}
+                table.header_templates[key] = {**table.header_templates.get(key, {}), **config.headers}
 
     def account_listed_providers(self) -> dict[str, tuple[str, str]]:
         """The providers whose models the account's gateway lists: id -> (name, gateway URL)."""
@@ -280,14 +333,14 @@ class ModelRegistry:
 
     def get_all(self) -> list[Model]:
         """Every model (built-in and configured). The models are shared: do not change them."""
-        return list(self._models)
+        return list(self._all().models)
 
     def get_available(self) -> list[Model]:
         """The models whose provider has some auth configured (runs no command, refreshes nothing)."""
         configured: dict[str, bool] = {}
         copilot = self._login_model_ids("github-copilot")
         available = []
-        for model in self._models:
+        for model in self._all().models:
             if model.provider not in configured:
                 configured[model.provider] = self.has_configured_auth(model.provider)
             if model.provider == "github-copilot" and copilot is not None and model.id not in copilot:
@@ -308,11 +361,15 @@ class ModelRegistry:
 
     def get_providers(self) -> list[str]:
         """Providers with at least one model, in model order."""
-        return list(dict.fromkeys(model.provider for model in self._models))
+        return list(dict.fromkeys(model.provider for model in self._all().models))
+
+    def get_provider_models(self, provider: str) -> list[Model]:
+        """The models of one provider (exact name), in registry order; builds no other provider's."""
+        return [model for model in self._of_provider(provider).models if model.provider == provider]
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model with this provider and id, or ``None``."""
-        return self._index.get((provider, model_id))
+        return self._of_provider(provider).index.get((provider, model_id))
 
     # ---- credentials -----------------------------------------------------------------------------
 
@@ -353,7 +410,8 @@ class ModelRegistry:
             if status.source == "api_key":
                 return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
         headers: dict[str, str] = {}
-        for name, template in self._header_templates.get((provider, model.id), {}).items():
+        templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
+        for name, template in templates.items():
             value = resolve_config_value(template)
             if value is None:
                 return RequestAuth(

@@ -234,6 +234,12 @@ def resolve_cli_model(
     ``allow_custom_id``: the id is used on a copy of the provider's default model, with a warning
     (new models work before the catalogue knows them). Raises ``ModelResolutionError`` otherwise.
     """
+    if provider and not model.strip().lower().startswith(f"{provider.lower()}/"):
+        # The common case, --provider P --model <one of P's ids>, needs only P's models.
+        wanted = model.strip().lower()
+        named = [m for m in registry.get_provider_models(provider) if m.id.lower() == wanted]
+        if len(named) == 1:
+            return ResolvedModel(named[0])
     models = registry.get_all()
     if not models:
         raise ModelResolutionError(
