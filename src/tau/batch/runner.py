@@ -33,6 +33,8 @@ class BatchOptions:
     model: str | None = None
     ray_address: str | None = None
     """``None``: local workers; ``"local"``: a Ray started for the run; else a cluster address."""
+    project_trust: bool | None = None
+    """``-a`` (True) / ``-na`` (False); ``None``: saved decisions and ``defaultProjectTrust`` decide."""
 
 
 def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
@@ -55,6 +57,7 @@ def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
     if skipped:
         err.write(f"tau: {skipped} task(s) already in {options.out / 'results.jsonl'}; skipped\n")
     limits, warnings = parse_limits(_limits_setting(agent_dir))
+    warnings += _trust_file_problems(options, agent_dir)
     for warning in warnings:
         err.write(f"tau: warning: {warning}\n")
     if tasks:
@@ -75,7 +78,7 @@ def write_summary(out_dir: Path) -> dict[str, Any]:
 def _run(options: BatchOptions, tasks: list[BatchTask], limits: dict[str, ProviderLimit], agent_dir: str, err: TextIO) -> None:
     scratch = tempfile.mkdtemp(prefix="tau-batch-")
     context = RunContext(agent_dir=agent_dir, default_model=options.model,
-                         limited_providers=sorted(limits), scratch=scratch)
+                         limited_providers=sorted(limits), scratch=scratch, project_trust=options.project_trust)
     log = ResultLog(options.out)
     progress = Progress(err, len(tasks))
 
@@ -147,6 +150,17 @@ def _model_problem(registry: Any, spec: str) -> str | None:
     except ModelResolutionError as exc:
         return str(exc)
     return None
+
+
+def _trust_file_problems(options: BatchOptions, agent_dir: Path) -> list[str]:
+    """A damaged trust.json, said once here: the workers then trust no task folder by it."""
+    if options.project_trust is not None:
+        return []
+    from tau.runtime.project_trust import ProjectTrust
+
+    trust = ProjectTrust(str(agent_dir))
+    trust.saved(str(options.tasks.parent))
+    return trust.warnings
 
 
 def _limits_setting(agent_dir: Path) -> object:

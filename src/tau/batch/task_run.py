@@ -40,10 +40,13 @@ class RunContext:
     limited_providers: list[str] = field(default_factory=list)
     scratch: str | None = None
     """The folder for working copies (``None``: the system's temporary folder)."""
+    project_trust: bool | None = None
+    """``-a`` (True) / ``-na`` (False): whether the working copies' own ``.tau`` files load."""
 
     def to_wire(self) -> dict[str, Any]:
         return {"agent_dir": self.agent_dir, "default_model": self.default_model,
-                "limited_providers": self.limited_providers, "scratch": self.scratch}
+                "limited_providers": self.limited_providers, "scratch": self.scratch,
+                "project_trust": self.project_trust}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> RunContext:
@@ -114,6 +117,19 @@ def _run(
     return result
 
 
+def _project_trusted(task: BatchTask, context: RunContext, cwd: str) -> bool:
+    """Whether the working copy's own extensions, settings, skills and prompts load: decided as for
+    ``tau -p`` (nobody is asked): ``-a`` / ``-na``, else the decision saved for the task's ``cwd``
+    folder (a clone has none), else ``defaultProjectTrust: "always"``. The copy's files are what
+    count, so whatever ``setup`` added is protected too."""
+    from tau.runtime.project_trust import ProjectTrust
+    from tau.runtime.settings import SettingsManager
+
+    default = SettingsManager.create(cwd, context.agent_dir, project=False).default_project_trust
+    trust = ProjectTrust(context.agent_dir, override=context.project_trust, default=default)
+    return trust.is_trusted(cwd, saved_under=task.cwd)
+
+
 @dataclass(slots=True)
 class _Outcome:
     result: dict[str, Any]
@@ -137,6 +153,7 @@ async def _run_session(
     services = create_agent_session_services(
         cwd=cwd,
         agent_dir=context.agent_dir,
+        project_trusted=_project_trusted(task, context, cwd),
         resource_options=ResourceOptions(
             system_prompt=task.system_prompt,
             append_system_prompts=[task.append_system_prompt] if task.append_system_prompt else [],

@@ -32,6 +32,10 @@ Options:
   --model SPEC     The model of tasks that name none (default: as for tau -p)
   --ray [ADDRESS]  Run the tasks as Ray tasks: on the cluster at ADDRESS ("auto" for the one this
                    machine belongs to) or on a Ray started for the run; needs the ray extra
+  -a, --approve    Trust the working copies: their .tau extensions, settings, skills and prompts load
+  -na, --no-approve
+                   Never load them (default: as tau -p: the task folder's saved trust decision,
+                   else the defaultProjectTrust setting)
 """
 
 
@@ -68,6 +72,8 @@ def _parse(argv: list[str]) -> BatchOptions:
             if value is None:
                 raise BatchUsageError(f"{name} needs a value (see tau batch --help)")
             values[name] = value
+        elif arg in ("-a", "--approve", "-na", "--no-approve"):
+            values["trust"] = arg
         elif name == "--ray":
             address = inline or (rest.pop(0) if rest and _is_ray_address(rest[0]) else "local")
             values["--ray"] = address
@@ -88,6 +94,7 @@ def _parse(argv: list[str]) -> BatchOptions:
         workers=int(workers),
         model=values.get("--model"),
         ray_address=values.get("--ray"),
+        project_trust=None if "trust" not in values else values["trust"] in ("-a", "--approve"),
     )
 
 

@@ -537,14 +537,34 @@ async def _run_acp(
         settings_dir = SettingsManager.create(cwd, agent_dir).session_dir
         return resolve_session_dir(cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir)
 
+    # The extensions that decided a session folder's trust, until that session takes them over.
+    decided_with: dict[str, ExtensionRunner] = {}
+
+    async def decide_trust(cwd: str) -> None:
+        if trust.asks_extensions(cwd):
+            from tau.cli.trust_extensions import decide_trust_by_extensions
+
+            runner = await decide_trust_by_extensions(
+                cwd, agent_dir, _extension_options(args), trust, "rpc", at_start=False
+            )
+            if runner is not None:
+                decided_with[cwd] = runner
+
     def open_runtime(
         manager: SessionManager, custom_tools: Sequence[AgentTool], mcp_servers: Mapping[str, Any]
     ) -> AgentSessionRuntime:
         return _create_runtime(
-            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools, mcp_servers
+            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools, mcp_servers,
+            decided_with=decided_with,
         )
 
-    opener = SessionOpener(agent_dir=agent_dir, session_dir=session_dir, open_runtime=open_runtime)
+    opener = SessionOpener(
+        agent_dir=agent_dir,
+        session_dir=session_dir,
+        open_runtime=open_runtime,
+        decide_trust=decide_trust,
+        project_trusted=trust.is_trusted,
+    )
     return await run_acp_mode(opener, out=take_over_stdout())
 
 
@@ -606,15 +626,18 @@ def _create_runtime(
     trust_mode: TrustMode,
     custom_tools: Sequence[AgentTool] = (),
     mcp_servers: Mapping[str, Any] | None = None,
+    *,
+    decided_with: dict[str, ExtensionRunner] | None = None,
 ) -> AgentSessionRuntime:
     """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
     and this run's trust decisions (a folder first met later is not asked about: the extensions'
     ``project_trust`` handlers may decide, else it is not trusted unless saved, ``-a`` or
-    ``defaultProjectTrust: "always"`` say otherwise)."""
+    ``defaultProjectTrust: "always"`` say otherwise). ``decided_with`` holds the extension runners
+    that already decided a folder's trust (ACP fills it before opening a session there)."""
     from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
     # The extensions loaded to decide a new folder's trust, until its session takes them over.
-    decided_with: dict[str, ExtensionRunner] = {}
+    decided_with = {} if decided_with is None else decided_with
 
     async def before_replacement(cwd: str) -> None:
         if trust.asks_extensions(cwd):

@@ -244,11 +244,12 @@ class ProjectTrust:
             return False
         return has_trust_requiring_resources(folder, home=self.home) and self.saved(folder) is None
 
-    def is_trusted(self, cwd: str) -> bool:
-        """The decision for ``cwd`` without asking (unanswered "ask" is not trust); kept for later calls."""
+    def is_trusted(self, cwd: str, *, saved_under: str | None = None) -> bool:
+        """The decision for ``cwd`` without asking (unanswered "ask" is not trust); kept for later calls.
+        ``saved_under`` names the folder whose saved decision applies when ``cwd`` is a copy of it."""
         folder = canonical_folder(cwd)
         if folder not in self._decided:
-            self._decided[folder] = self._decide(folder)
+            self._decided[folder] = self._decide(folder, saved_under or folder)
         return self._decided[folder]
 
     def answer(self, cwd: str, option: TrustOption | None) -> bool:
@@ -270,13 +271,12 @@ class ProjectTrust:
             return False
         return True
 
-    def _decide(self, folder: str) -> bool:
+    def _decide(self, folder: str, saved_under: str) -> bool:
         if self.override is not None:
             return self.override
+        found = self.saved(saved_under)
         if not has_trust_requiring_resources(folder, home=self.home):
-            found = self.saved(folder)
             return found.trusted if found is not None else True
-        found = self.saved(folder)
         if found is not None:
             return found.trusted
         return self.default == "always"

@@ -16,7 +16,7 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, TextIO
@@ -55,13 +55,16 @@ _SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 @dataclass(frozen=True, slots=True)
 class SessionOpener:
-    """What the host (the CLI) decides about sessions: where a cwd's session files go, and how a
-    runtime is built for a session manager with the ACP session's own tools and MCP servers
-    (mcp.json entries by name)."""
+    """What the host (the CLI) decides about sessions: where a cwd's session files go, whether a
+    cwd is trusted (``decide_trust`` first lets the user's extensions answer for a cwd met for the
+    first time; nobody is asked), and how a runtime is built for a session manager with the ACP
+    session's own tools and MCP servers (mcp.json entries by name)."""
 
     agent_dir: str
     session_dir: Callable[[str], str]
     open_runtime: Callable[[SessionManager, Sequence[AgentTool], Mapping[str, Any]], AgentSessionRuntime]
+    decide_trust: Callable[[str], Awaitable[None]]
+    project_trusted: Callable[[str], bool]
 
 
 @dataclass(slots=True)
@@ -242,6 +245,7 @@ class TauAcpAgent:
             can_write=self._can("fs", "writeTextFile"),
         )
         tools = client_file_tools(cwd, files)
+        await self._opener.decide_trust(manager.get_cwd())
         if self._client.get("terminal") is True:
 
             def on_terminal(call_id: str, terminal_id: str) -> None:
@@ -249,7 +253,9 @@ class TauAcpAgent:
                 update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
                 self._put(session_id, {**update, "content": [terminal_content(terminal_id)]})
 
-            prefix = SettingsManager.create(cwd, self._opener.agent_dir).shell_command_prefix
+            # An untrusted folder's settings must not choose what runs before every command.
+            trusted = self._opener.project_trusted(manager.get_cwd())
+            prefix = SettingsManager.create(cwd, self._opener.agent_dir, project=trusted).shell_command_prefix
             ops = TerminalBashOperations(self._conn, session_id, on_terminal)
             tools.append(terminal_bash_tool(cwd, ops, prefix))
         # Opening a session builds long-lived objects only (as the CLI's start-up does): no
