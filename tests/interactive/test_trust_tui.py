@@ -132,6 +132,12 @@ def test_a_folder_with_nothing_to_trust_is_not_asked_about(tau: TauCommand, star
     assert "not trusted" not in terminal.text()
 
 
+def test_a_folder_with_only_its_own_themes_is_asked_about(tau: TauCommand) -> None:
+    (tau.work / ".tau" / "themes").mkdir(parents=True)  # pi 1.6 protects its .pi/themes too
+    (tau.work / ".tau" / "themes" / "loud.json").write_text(json.dumps({"name": "loud", "colors": {}}))
+    ask(tau).close()
+
+
 def test_trust_command_saves_a_decision_for_the_next_start(tau: TauCommand, start_tui: Start) -> None:
     marker = project_extension(tau)
     terminal = start_tui("-na")

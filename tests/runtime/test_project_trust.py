@@ -114,8 +114,10 @@ def test_a_bare_tau_folder_needs_no_trust(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "entry", ["settings.json", "skills", "prompts", "SYSTEM.md", "APPEND_SYSTEM.md", "mcp.json", "../.pi/mcp.json"]
-)
+    "entry",
+    ["settings.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md", "mcp.json",
+     "../.pi/mcp.json"],
+)  # fmt: skip
 def test_each_protected_entry_of_tau_needs_trust(tmp_path: Path, entry: str) -> None:
     folder = tmp_path / "p"
     (folder / ".git").mkdir(parents=True)

@@ -51,6 +51,7 @@ _PROTECTED_ENTRIES = (
     "extensions",
     "skills",
     "prompts",
+    "themes",
     "SYSTEM.md",
     "APPEND_SYSTEM.md",
     "mcp.json",
