@@ -83,6 +83,19 @@ async def test_a_tool_exchange_has_pi16s_lines_and_keys(tau: TauCommand, client:
     # provider's business, not the protocol's.
     pi = [line for line in pi if line.get("assistantMessageEvent", {}).get("delta", None) != ""]
     assert [shape(line) for line in client.lines] == [shape(line) for line in pi]
+    # The streamed pieces themselves, byte for byte: no merged deltas, the same starts and ends.
+    assert streamed(client.lines) == streamed(pi)
+
+
+def streamed(lines: list[dict[str, Any]]) -> list[str]:
+    """Each message_update's event as JSON (keys in their order), the tool call's id left out (the
+    fake server derives it from the request, and each tool sends its own system prompt)."""
+    events = [line["assistantMessageEvent"] for line in lines if line["type"] == "message_update"]
+    text = [json.dumps(event) for event in events]
+    ids = {event.get("id") for event in events} | {event.get("toolCall", {}).get("id") for event in events}
+    for call_id in ids - {None}:
+        text = [piece.replace(json.dumps(call_id), '"<id>"') for piece in text]
+    return text
 
 
 async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(tau: TauCommand, client: RpcClient) -> None:
@@ -238,6 +251,43 @@ async def test_queued_input_answers_queued_and_clear_queue_hands_the_texts_back(
     assert client.lines[answer - 1] == {"type": "queue_update", "steering": [], "followUp": []}
     users = [e for e in client.lines if e["type"] == "message_start" and e["message"]["role"] == "user"]
     assert len(users) == 1  # the cleared messages were not sent
+
+
+# pi 1.6's lines for the exchange below (message_update left out), recorded side by side: the
+# queued steer, then the follow-up, each run as a turn of the same run, and one agent_settled.
+PI16_QUEUED_RUN = [
+    "response:prompt", "agent_start", "turn_start", "message_start:system", "message_end:system",
+    "message_start:user", "message_end:user", "message_start:assistant", "queue_update", "response:follow_up",
+    "queue_update", "response:steer", "message_end:assistant", "turn_end",
+    "turn_start", "queue_update", "message_start:user", "message_end:user", "message_start:assistant",
+    "message_end:assistant", "turn_end",
+    "turn_start", "queue_update", "message_start:user", "message_end:user", "message_start:assistant",
+    "message_end:assistant", "turn_end", "agent_end", "agent_settled",
+]  # fmt: skip
+
+
+async def test_queued_steer_and_follow_up_run_before_the_one_agent_settled_as_in_pi16(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(stalled("slow slow slow", seconds=1), Turn(text="steered"), Turn(text="followed"))
+    await client.call("prompt", message="go")
+    await client.wait_for("message_update")
+    await client.call("follow_up", message="f1")
+    await client.call("steer", message="s1")
+    await client.wait_for("agent_settled")
+    await asyncio.sleep(0.2)  # nothing may follow agent_settled
+    lines = []
+    for line in client.lines:
+        kind = line["type"]
+        if kind in ("message_start", "message_end"):
+            kind += ":" + line["message"]["role"]
+        elif kind == "response":
+            kind += ":" + line["command"]
+        if kind != "message_update":
+            lines.append(kind)
+    assert lines == PI16_QUEUED_RUN
+    users = [line["message"] for line in client.lines if line["type"] == "message_end"]
+    assert [m["content"][0]["text"] for m in users if m["role"] == "user"] == ["go", "s1", "f1"]
 
 
 async def test_input_an_extension_handles_answers_handled_and_starts_no_run(tau: TauCommand) -> None:
