@@ -1,6 +1,6 @@
 """Content pi 1.x writes into session files, through the real `tau` continuing such a file: context
-edits shape what is sent (an edit of a missing entry is ignored with a warning), usage records
-count in the RPC totals, and an AGENTS.override.md takes its folder's AGENTS.md place."""
+edits shape what is sent (an edit of a missing entry is ignored with a warning), usage records and
+the usage of summaries count in the RPC totals, and an AGENTS.override.md takes its folder's AGENTS.md place."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def _message(id: str, role: str, text: str) -> dict[str, Any]:
     return {"type": "message", "id": id, "message": message}
 
 
-def _pi_session(tau: TauCommand) -> Path:
-    entries = [
+def _pi_session(tau: TauCommand, entries: list[dict[str, Any]] | None = None) -> Path:
+    entries = entries or [
         _message("u1", "user", "first question"),
         _message("a1", "assistant", "A WRONG ANSWER"),
         {"type": "context_edit", "id": "x1", "targetId": "a1", "replacement": None},
@@ -79,6 +79,25 @@ async def test_usage_records_count_in_the_rpc_session_totals(tau: TauCommand) ->
         stats = await rpc.call("get_session_stats")
     assert stats["tokens"]["input"] == 10 + 10 + 100  # both replies and the cache-warming record
     assert stats["cost"] == 0.5 + 0.5 + 2.0
+
+
+async def test_the_usage_of_compaction_and_branch_summaries_counts_in_the_rpc_session_totals(
+    tau: TauCommand,
+) -> None:
+    session = _pi_session(tau, [
+        _message("u1", "user", "first question"),
+        _message("a1", "assistant", "first answer"),
+        {"type": "compaction", "id": "c1", "summary": "s", "firstKeptEntryId": "a1", "tokensBefore": 15,
+         "usage": _usage(100, 20, 2.0)},
+        {"type": "branch_summary", "id": "b1", "fromId": "c1", "summary": "t", "usage": _usage(7, 3, 4.0)},
+    ])  # fmt: skip
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--session", str(session)]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        stats = await rpc.call("get_session_stats")
+    assert (stats["tokens"]["input"], stats["tokens"]["output"]) == (10 + 100 + 7, 5 + 20 + 3)
+    assert stats["cost"] == 0.5 + 2.0 + 4.0
+    # the file's messages, the compacted question too (pi 1.6), not the context left after it
+    assert (stats["userMessages"], stats["assistantMessages"], stats["totalMessages"]) == (1, 1, 2)
 
 
 def test_an_agents_override_md_reaches_the_model_in_place_of_agents_md(tau: TauCommand) -> None:

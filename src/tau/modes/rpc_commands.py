@@ -196,12 +196,15 @@ async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
     session = ctx.session
-    messages = session.messages
+    # As pi 1.6 counts them: the message entries of the whole file (every branch, the recorded
+    # system messages too), not the context the model is sent now.
+    entries = session.session_manager.get_entries()
+    messages = [entry.message for entry in entries if isinstance(entry, MessageEntry)]
     assistants = [m for m in messages if isinstance(m, AssistantMessage)]
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     # Every usage the file records (all branches, summaries, usage entries), as pi counts it.
-    for recorded in usages(session.session_manager.get_entries()):
+    for recorded in usages(entries):
         tokens["input"] += recorded.input
         tokens["output"] += recorded.output
         tokens["cacheRead"] += recorded.cache_read
