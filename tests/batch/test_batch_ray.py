@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 from batch_run import batch_run, steps_prompt
 
+# Ray's start and the 22 tasks take ~15 s on an idle machine, well over a minute on a loaded one:
+# the run itself is limited to 120 s, so the test's own limit must be above that.
+pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(scope="module")
 def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path, int]]:
