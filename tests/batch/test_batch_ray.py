@@ -15,6 +15,7 @@ from batch_run import batch_run, steps_prompt
 # the run itself is limited to 120 s, so the test's own limit must be above that.
 pytestmark = pytest.mark.timeout(180)
 
+
 @pytest.fixture(scope="module")
 def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path, int]]:
     for batch in batch_run(tmp_path_factory.mktemp("ray")):
