@@ -21,6 +21,7 @@ from tau.ai import (
     complete,
     stream,
 )
+from tau.runtime.retry import is_retryable_error
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 BASE_PATHS = {
@@ -39,7 +40,11 @@ BASE_PATHS = {
 APIS = list(BASE_PATHS)
 # The api that sends pi's context unchanged (to a gateway that adapts it to the provider it routes to).
 PASS_THROUGH = "pi-messages"
-READ_TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+READ_TOOL = Tool(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
 
 
 @pytest.fixture
@@ -60,6 +65,15 @@ def _model(server: FakeLLMServer, api: str, model_id: str = "test-model") -> Mod
 def _key(api: str) -> str:
     """A key the api accepts: Codex's is a ChatGPT access token (a JWT naming the account)."""
     return codex_access_token("acct-1") if api == "openai-codex-responses" else "k"
+
+
+def _throttled(api: str) -> Turn:
+    """A 429 asking to come back at once (Codex's default 429 is a spent plan quota, not throttling)."""
+    body = {"error": {"type": "rate_limit_exceeded", "message": "Slow down"}}
+    headers = {"retry-after": "0"}
+    if api == "openai-codex-responses":
+        return Turn(fault=Fault("status", status=429, body=body, headers=headers))
+    return Turn(fault=Fault("status", status=429, headers=headers))
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -102,10 +116,16 @@ async def test_every_start_event_has_one_end_event_at_the_same_index(server: Fak
             tool_calls=[ScriptedToolCall("read", {"path": "a"}), ScriptedToolCall("read", {"path": "b"})],
         )
     )
-    s = stream(_model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api))
+    s = stream(
+        _model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api)
+    )
     events = [e async for e in s]
     assert events[0].type == "start" and events[-1].type == "done"
-    starts = [(e.type.split("_")[0], e.content_index) for e in events if e.type.endswith("_start") and e.type != "start"]
+    starts = [
+        (e.type.split("_")[0], e.content_index)
+        for e in events
+        if e.type.endswith("_start") and e.type != "start"
+    ]
     ends = [(e.type.split("_")[0], e.content_index) for e in events if e.type.endswith("_end")]
     assert sorted(starts) == sorted(ends)
     assert [i for _, i in starts] == sorted(i for _, i in starts)
@@ -119,6 +139,30 @@ async def test_an_http_error_is_a_value_with_status_and_message(server: FakeLLMS
     reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api))
     assert reply.stop_reason == "error"
     assert "401" in (reply.error_message or "")
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_throttling_is_retried_after_its_retry_after_and_then_succeeds(
+    server: FakeLLMServer, api: str
+) -> None:
+    server.add(_throttled(api), Turn(text="after the wait"))
+    before = len(server.requests)
+    reply = await complete(
+        _model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api), max_retries=1
+    )
+    assert reply.text() == "after the wait", reply.error_message
+    assert len(server.requests) - before == 2
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_throttling_without_retries_left_is_a_retryable_error_value_naming_the_429(
+    server: FakeLLMServer, api: str
+) -> None:
+    server.add(_throttled(api))
+    reply = await complete(_model(server, api), Context(messages=[UserMessage("hi")]), api_key=_key(api))
+    assert reply.stop_reason == "error"
+    assert "429" in (reply.error_message or "") and "\n" not in (reply.error_message or "")
+    assert is_retryable_error(reply)
 
 
 @pytest.mark.parametrize("api", APIS)

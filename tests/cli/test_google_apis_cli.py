@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from hand_off import add_providers, hand_off
@@ -104,7 +105,13 @@ def test_vertex_with_the_api_disabled_fails_in_one_line(tau: TauCommand, tmp_pat
     )
 
 
-def test_gemini_cli_runs_a_tool_loop_on_a_login_placed_by_hand(tau: TauCommand) -> None:
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("google-gemini-cli", "gemini-2.5-pro"), ("google-antigravity", "claude-sonnet-4-5")],
+)
+def test_cloud_code_runs_a_tool_loop_after_a_hand_off_on_a_login_placed_by_hand(
+    tau: TauCommand, provider: str, model: str
+) -> None:
     login = {
         "type": "oauth",
         "access": "ya29.by-hand",
@@ -112,15 +119,16 @@ def test_gemini_cli_runs_a_tool_loop_on_a_login_placed_by_hand(tau: TauCommand) 
         "expires": int(time.time() * 1000) + 3_600_000,
         "projectId": "hand-project",
     }
-    (tau.agent_dir / "auth.json").write_text(json.dumps({"google-gemini-cli": login}))
-    add_providers(tau, {"google-gemini-cli": {"baseUrl": tau.server.url("")}})
-    target = ("--provider", "google-gemini-cli", "--model", "gemini-2.5-pro")
-    requests = hand_off(tau, *target, api="google-gemini-cli")
+    (tau.agent_dir / "auth.json").write_text(json.dumps({provider: login}))
+    add_providers(tau, {provider: {"baseUrl": tau.server.url("")}})
+    requests = hand_off(tau, "--provider", provider, "--model", model, api="google-gemini-cli")
     for request in requests:
         assert request.headers["authorization"] == "Bearer ya29.by-hand"
-        assert (request.body["project"], request.body["model"]) == ("hand-project", "gemini-2.5-pro")
+        assert (request.body["project"], request.body["model"]) == ("hand-project", model)
+    # Claude behind Cloud Code needs each call's id on its result (Gemini matches them by order).
+    call_id = {"id": "call_local_1"} if model.startswith("claude-") else {}
     assert _parts(requests[0].body["request"]["contents"], "functionResponse") == [
-        {"name": "read", "response": {"output": "alpha-content"}}
+        {"name": "read", "response": {"output": "alpha-content"}, **call_id}
     ]
 
 
@@ -155,6 +163,24 @@ def test_print_mode_on_an_openai_compatible_server_imports_no_cloud_sdk_nor_othe
         "zstandard",
     }
     assert not imported & unused
+
+
+def test_vertex_without_google_auth_installed_is_one_line_naming_the_extra(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    _vertex_env(tau, tmp_path)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    # What a missing package looks like to an import, in the tau process itself.
+    (hook / "sitecustomize.py").write_text("import sys\nsys.modules['google.auth'] = None\n")
+    tau.env["PYTHONPATH"] = str(hook)
+    result = tau.run(*VERTEX, "-p", "hi")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        "Google Vertex AI with Google Cloud credentials needs the google-auth package: "
+        "install tau's vertex extra (pip install 'tau-agent[vertex]')"
+    ]
+    assert tau.server.requests == []
 
 
 def test_vertex_without_credentials_names_what_is_missing(tau: TauCommand, tmp_path: Path) -> None:

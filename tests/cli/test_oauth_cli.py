@@ -4,7 +4,6 @@ test plays the browser), then the stored login used by a real ``tau -p`` request
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import stat
@@ -12,11 +11,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from oauth_login import Tau, make_tau, model_id
 
 from tau.ai.catalogue import get_models
 from tau.testing.fake_llm import FakeLLMServer, Turn
@@ -45,89 +44,9 @@ def fresh_fake(oauth: FakeOAuthServer) -> None:
     oauth.refresh_counts.clear()
 
 
-@dataclass
-class Tau:
-    agent_dir: Path
-    env: dict[str, str]
-
-    @property
-    def auth_file(self) -> Path:
-        return self.agent_dir / "auth.json"
-
-    def stored(self) -> dict[str, dict[str, object]]:
-        data: dict[str, dict[str, object]] = json.loads(self.auth_file.read_text())
-        return data
-
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tau", *args],
-            env=self.env,
-            cwd=self.agent_dir,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "tau", *args],
-            env=self.env,
-            cwd=self.agent_dir,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    def login(
-        self, provider: str, *, stdin: str = "", browse: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        """``tau auth login provider``, playing the browser: GET the printed URL and follow its redirect
-        to tau's callback, as a browser does after the user approves."""
-        process = self.popen("auth", "login", provider)
-        assert process.stdin and process.stdout
-        if stdin:
-            process.stdin.write(stdin)
-            process.stdin.flush()
-        seen = []
-        for line in process.stdout:
-            seen.append(line)
-            if browse and line.startswith("  http"):
-                httpx.get(line.strip(), follow_redirects=True, timeout=10)
-                break
-        out, err = process.communicate(timeout=30)
-        return subprocess.CompletedProcess(process.args, process.returncode, "".join(seen) + out, err)
-
-
 @pytest.fixture
 def tau(tmp_path: Path, oauth: FakeOAuthServer) -> Tau:
-    agent_dir = tmp_path / "agent"
-    agent_dir.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith("TAU_")
-    }
-    env.update(
-        TAU_AGENT_DIR=str(agent_dir),
-        TAU_OAUTH_TEST_HOSTS=oauth.hosts_env(),
-        TAU_OAUTH_TEST_CALLBACK_PORT="0",
-        TAU_OAUTH_TEST_POLL_S="0.05",  # device logins poll every 50 ms, not every second
-        BROWSER="true",  # webbrowser runs `true <url>`: the test is the browser
-    )
-    return Tau(agent_dir, env)
-
-
-def _expired(tau: Tau, provider: str) -> None:
-    """Make the stored login of ``provider`` stale, as after an hour away."""
-    data = tau.stored()
-    data[provider]["expires"] = int(time.time() * 1000) - 1000
-    tau.auth_file.write_text(json.dumps(data))
-
-
-def _model(provider: str, api: str) -> str:
-    return next(m.id for m in get_models(provider) if m.api == api)
+    return make_tau(tmp_path, oauth)
 
 
 # ---- Anthropic: PKCE with a localhost callback -------------------------------------------------
@@ -151,7 +70,7 @@ def test_anthropic_login_stores_pi_credential_privately_and_requests_carry_the_t
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     llm.add(Turn(text="hello from claude"))
     answer = tau.run(
-        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+        "-p", "hi", "--provider", "anthropic", "--model", model_id("anthropic", "anthropic-messages")
     )
 
     assert answer.returncode == 0, answer.stderr
@@ -261,14 +180,14 @@ def test_an_expired_token_is_refreshed_once_and_saved_keeping_the_other_entries(
     logged_in: Tau, oauth: FakeOAuthServer, llm: FakeLLMServer
 ) -> None:
     old = logged_in.stored()["anthropic"]
-    _expired(logged_in, "anthropic")
+    logged_in.expire("anthropic")
     (logged_in.agent_dir / "models.json").write_text(
         json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
     )
     llm.add(Turn(text="after refresh"))
 
     answer = logged_in.run(
-        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+        "-p", "hi", "--provider", "anthropic", "--model", model_id("anthropic", "anthropic-messages")
     )
     printed = logged_in.run("auth", "print-bearer-token", "--provider", "anthropic")
 
@@ -286,7 +205,7 @@ def test_an_expired_token_is_refreshed_once_and_saved_keeping_the_other_entries(
 def test_two_processes_refreshing_at_once_make_one_refresh_request_and_both_go_on(
     logged_in: Tau, oauth: FakeOAuthServer
 ) -> None:
-    _expired(logged_in, "anthropic")
+    logged_in.expire("anthropic")
     oauth.refresh_delay_s = 1.0  # the second process surely finds the token stale while the first refreshes
 
     processes = [logged_in.popen("auth", "print-bearer-token", "--provider", "anthropic") for _ in range(2)]
@@ -301,7 +220,7 @@ def test_two_processes_refreshing_at_once_make_one_refresh_request_and_both_go_o
 def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
     logged_in: Tau, oauth: FakeOAuthServer, llm: FakeLLMServer
 ) -> None:
-    _expired(logged_in, "anthropic")
+    logged_in.expire("anthropic")
     before = logged_in.auth_file.read_bytes()
     oauth.revoke_all()
 
@@ -311,7 +230,7 @@ def test_a_revoked_refresh_token_says_to_log_in_again_and_loses_nothing(
         json.dumps({"providers": {"anthropic": {"baseUrl": llm.url()}}})
     )
     prompted = logged_in.run(
-        "-p", "hi", "--provider", "anthropic", "--model", _model("anthropic", "anthropic-messages")
+        "-p", "hi", "--provider", "anthropic", "--model", model_id("anthropic", "anthropic-messages")
     )
 
     expected = (
@@ -344,7 +263,7 @@ def test_codex_login_stores_the_account_and_requests_carry_the_access_token(
         json.dumps({"providers": {"openai-codex": {"baseUrl": llm.url()}}})
     )
     llm.add(Turn(text="hello from codex"))
-    model = _model("openai-codex", "openai-codex-responses")
+    model = model_id("openai-codex", "openai-codex-responses")
     answer = tau.run("-p", "hi", "--provider", "openai-codex", "--model", model)
 
     assert answer.returncode == 0, answer.stderr
@@ -397,7 +316,7 @@ def test_sign_in_with_chatgpt_registers_a_client_and_the_openai_provider_uses_th
     assert "chatgpt.tokens.use.direct" in credential["scopes"]  # type: ignore[operator]
     settings = json.loads((tau.agent_dir / "settings.json").read_text())
     assert len(settings["deviceId"]) == 36  # the installation's id, kept for the next login
-    _expired(tau, "openai")
+    tau.expire("openai")
     printed = tau.run("auth", "print-bearer-token", "openai")
     fresh = tau.stored()["openai"]
     assert printed.stdout.strip() == fresh["access"] != credential["access"]
@@ -407,7 +326,7 @@ def test_sign_in_with_chatgpt_registers_a_client_and_the_openai_provider_uses_th
         json.dumps({"providers": {"openai": {"baseUrl": llm.url("/v1")}}})
     )
     llm.add(Turn(text="hello"))
-    model = _model("openai", "openai-responses")
+    model = model_id("openai", "openai-responses")
     answer = tau.run("-p", "hi", "--provider", "openai", "--model", model)
 
     assert answer.returncode == 0, answer.stderr
@@ -433,7 +352,7 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_tok
     assert [line.split()[1] for line in listed] == account_models
 
     llm.add(Turn(text="hello from copilot"))
-    model = _model("github-copilot", "openai-completions")
+    model = model_id("github-copilot", "openai-completions")
     answer = tau.run("-p", "hi", "--provider", "github-copilot", "--model", model)
 
     assert answer.returncode == 0, answer.stderr
@@ -446,7 +365,7 @@ def test_copilot_device_login_then_requests_go_to_the_token_host_and_a_stale_tok
     assert (method, path) == ("POST", "api.individual.githubcopilot.com/chat/completions")
 
     # A stale Copilot token is replaced by exchanging the GitHub token again.
-    _expired(tau, "github-copilot")
+    tau.expire("github-copilot")
     printed = tau.run("auth", "print-bearer-token", "--provider", "github-copilot")
 
     assert printed.returncode == 0, printed.stderr
@@ -474,7 +393,7 @@ def test_google_login_finds_the_project_and_requests_carry_token_and_project(
 
     (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {provider: {"baseUrl": llm.url()}}}))
     llm.add(Turn(text="hello from cloud code"))
-    model = _model(provider, "google-gemini-cli")
+    model = model_id(provider, "google-gemini-cli")
     answer = tau.run("-p", "hi", "--provider", provider, "--model", model)
 
     assert answer.returncode == 0, answer.stderr
@@ -495,7 +414,7 @@ def test_gemini_cli_onboards_an_account_without_a_project(tau: Tau, oauth: FakeO
 def test_google_refresh_keeps_the_refresh_token_and_project(tau: Tau, oauth: FakeOAuthServer) -> None:
     assert tau.login("google-gemini-cli").returncode == 0
     before = tau.stored()["google-gemini-cli"]
-    _expired(tau, "google-gemini-cli")
+    tau.expire("google-gemini-cli")
 
     printed = tau.run("auth", "print-bearer-token", "google-gemini-cli")
 

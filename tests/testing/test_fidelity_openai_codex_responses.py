@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -64,3 +65,50 @@ def test_a_spent_quota_is_a_429_naming_the_plan_and_reset_time(server: FakeLLMSe
     body = caught.value.body
     assert isinstance(body, dict)
     assert body["type"] == "usage_limit_reached" and body["plan_type"] == "plus" and body["resets_at"] > 0
+
+
+def _events_until_done(connection: Any) -> list[Any]:
+    events = []
+    for event in connection:
+        events.append(event)
+        if event.type in ("response.completed", "error"):
+            return events
+    return events
+
+
+def test_the_clients_websocket_mode_streams_two_turns_on_one_socket(server: FakeLLMServer) -> None:
+    server.codex_websocket = True
+    server.add(
+        Turn(thinking="Look first.", tool_calls=[ScriptedToolCall("read", {"path": "a"}, id="call_1")]),
+        Turn(text="Done."),
+    )
+    try:
+        with _client(server).responses.connect() as connection:
+            connection.response.create(model="gpt-5.1-codex", input="hi", store=False)
+            first = _events_until_done(connection)
+            connection.response.create(model="gpt-5.1-codex", input="go on", store=False)
+            second = _events_until_done(connection)
+    finally:
+        server.codex_websocket = False
+    first_output = first[-1].response.output
+    assert [item.type for item in first_output] == ["reasoning", "function_call"]
+    assert (first_output[1].call_id, first_output[1].name) == ("call_1", "read")
+    assert "".join(e.delta for e in second if e.type == "response.output_text.delta") == "Done."
+    sent = server.requests[-2:]
+    assert [r.method for r in sent] == ["WEBSOCKET", "WEBSOCKET"]
+    assert len({r.client_port for r in sent}) == 1  # one socket for both turns
+    assert sent[1].body["input"] == "go on"
+
+
+def test_the_clients_websocket_mode_gets_a_stored_conversation_as_an_error_event(
+    server: FakeLLMServer,
+) -> None:
+    server.codex_websocket = True
+    try:
+        with _client(server).responses.connect() as connection:
+            connection.response.create(model="gpt-5.1-codex", input="hi", store=True)
+            [error] = _events_until_done(connection)
+    finally:
+        server.codex_websocket = False
+    assert error.type == "error"
+    assert error.error.message == "Store must be set to false"
