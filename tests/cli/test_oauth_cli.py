@@ -18,6 +18,7 @@ import pytest
 from oauth_login import Tau, make_tau, model_id
 
 from tau.ai.catalogue import get_models
+from tau.runtime.oauth import OAUTH_PROVIDERS
 from tau.testing.fake_llm import FakeLLMServer, Turn
 from tau.testing.fake_oauth import FakeOAuthServer
 
@@ -94,6 +95,44 @@ def test_a_login_refused_in_the_browser_is_one_line_and_writes_nothing(
         "browser: The user denied access"
     ]
     assert not tau.auth_file.exists()
+
+
+@pytest.mark.parametrize(
+    ("provider", "device"),
+    [
+        ("openai-codex", False),
+        ("openai-codex", True),
+        ("openai", False),
+        ("github-copilot", True),
+        ("google-gemini-cli", False),
+        ("google-antigravity", False),
+        ("xai", True),
+        ("kimi-coding", True),
+        ("meta", True),
+        ("openrouter", False),
+        ("radius", False),
+        ("radius", True),
+    ],
+)
+def test_every_login_refused_by_the_user_is_one_line_and_leaves_auth_json_as_it_was(
+    tau: Tau, oauth: FakeOAuthServer, provider: str, device: bool
+) -> None:
+    tau.auth_file.write_text('{"openai-other": {"type": "api_key", "key": "sk-kept"}}')
+    tau.auth_file.chmod(0o600)
+    before = tau.auth_file.read_bytes()
+    oauth.deny = True
+
+    if device:
+        no_browser = () if provider in ("github-copilot", "xai", "kimi-coding", "meta") else ("--no-browser",)
+        result = tau.run("auth", "login", provider, *no_browser, stdin="\n")
+    else:
+        result = tau.login(provider)
+
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"tau: Failed to log in to {OAUTH_PROVIDERS[provider][0]}: ")
+    assert "denied" in line
+    assert tau.auth_file.read_bytes() == before
 
 
 def test_a_login_that_waits_too_long_for_the_browser_times_out_in_one_line(tau: Tau) -> None:

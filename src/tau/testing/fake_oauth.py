@@ -121,7 +121,7 @@ class FakeOAuthServer:
     """The fake; ``start()``/``stop()`` or ``with``. Its settings may be changed between requests."""
 
     expires_in: int = 3600
-    deny: bool = False  # the user refuses in the browser: the callback carries error=access_denied
+    deny: bool = False  # the user refuses in the browser: error=access_denied on the callback or device poll
     refresh_delay_s: float = 0.3  # widens the window in which a second refresher would slip in
     copilot_upstream: str | None = None
     device_interval_s: float = 1.0  # the polling interval device logins are told to keep
@@ -255,16 +255,12 @@ class FakeOAuthServer:
             _send(handler, 400, {"error": "invalid_request", "error_description": "PKCE S256 required"})
             return
         if self.deny:
-            target = f"{redirect}?{urlencode({'error': 'access_denied', 'error_description': 'The user denied access', 'state': state})}"
-        else:
-            code = "code-" + secrets.token_hex(8)
-            with self._lock:
-                self._grants[code] = _Grant(query["code_challenge"], redirect, query.get("client_id", ""))
-            target = f"{redirect}?{urlencode({'code': code, 'state': state})}"
-        handler.send_response(302)
-        handler.send_header("Location", target)
-        handler.send_header("Content-Length", "0")
-        handler.end_headers()
+            _redirect(handler, redirect, _DENIED | {"state": state})
+            return
+        code = "code-" + secrets.token_hex(8)
+        with self._lock:
+            self._grants[code] = _Grant(query["code_challenge"], redirect, query.get("client_id", ""))
+        _redirect(handler, redirect, {"code": code, "state": state})
 
     # ---- token endpoints -------------------------------------------------------------------------
 
@@ -277,7 +273,9 @@ class FakeOAuthServer:
             with self._lock:
                 pending = self.device_pending_polls > 0
                 self.device_pending_polls -= pending
-            if pending:
+            if self.deny:
+                _send(handler, 400, _DENIED)
+            elif pending:
                 _send(handler, 400, {"error": "authorization_pending"})
             elif body.get("device_code") != _DEVICE_CODES[provider]:
                 _send(handler, 400, {"error": "expired_token"})
@@ -389,6 +387,9 @@ class FakeOAuthServer:
         ).startswith("urn:uuid:"):
             _send(handler, 400, {"error": "invalid_request"})
             return
+        if self.deny:
+            _redirect(handler, query.get("redirect_uri", ""), _DENIED | {"state": query.get("state", "")})
+            return
         code = "code-" + secrets.token_hex(8)
         client_id = "app_issued_" + secrets.token_hex(4)
         with self._lock:
@@ -396,10 +397,7 @@ class FakeOAuthServer:
                 query.get("code_challenge", ""), query.get("redirect_uri", ""), client_id
             )
         answer = {"code": code, "state": query.get("state", ""), "client_id": client_id}
-        handler.send_response(302)
-        handler.send_header("Location", f"{query.get('redirect_uri', '')}?{urlencode(answer)}")
-        handler.send_header("Content-Length", "0")
-        handler.end_headers()
+        _redirect(handler, query.get("redirect_uri", ""), answer)
 
     def _chatgpt_token(
         self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
@@ -438,6 +436,9 @@ class FakeOAuthServer:
         with self._lock:
             pending = self.device_pending_polls > 0
             self.device_pending_polls -= pending
+        if self.deny:
+            _send(handler, 400, {"error": {"code": "access_denied", "message": _DENIED["error_description"]}})
+            return
         if pending:  # the user has not entered the code yet
             _send(handler, 403, {"error": {"code": "deviceauth_authorization_pending"}})
             return
@@ -500,13 +501,13 @@ class FakeOAuthServer:
         if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
             _send(handler, 400, {"error": "PKCE S256 required"})
             return
+        if self.deny:
+            _redirect(handler, query.get("callback_url", ""), _DENIED)
+            return
         code = "or-code-" + secrets.token_hex(8)
         with self._lock:
             self._grants[code] = _Grant(query["code_challenge"], query.get("callback_url", ""), "")
-        handler.send_response(302)
-        handler.send_header("Location", f"{query.get('callback_url', '')}?{urlencode({'code': code})}")
-        handler.send_header("Content-Length", "0")
-        handler.end_headers()
+        _redirect(handler, query.get("callback_url", ""), {"code": code})
 
     def _openrouter_keys(
         self, handler: Any, host: str, path: str, query: Any, body: dict[str, Any], *_: Any
@@ -544,6 +545,8 @@ class FakeOAuthServer:
             self.device_pending_polls -= pending
         if body.get("device_code") != "gh-device-1":
             _send(handler, 200, {"error": "expired_token"})
+        elif self.deny:  # GitHub answers 200 with the error
+            _send(handler, 200, _DENIED)
         elif pending:
             _send(handler, 200, {"error": "authorization_pending"})
         else:
@@ -667,6 +670,10 @@ _ROUTES: dict[tuple[str, str, str], Any] = {
 }
 
 
+# What the provider's page sends back when the user refuses (OAuth's error redirect).
+_DENIED = {"error": "access_denied", "error_description": "The user denied access"}
+
+
 def _device_answer(provider: str, user_code: str, page: str, interval_s: float) -> dict[str, Any]:
     return {
         "device_code": _DEVICE_CODES[provider],
@@ -689,6 +696,14 @@ def _parse_body(raw: bytes, content_type: str) -> dict[str, Any]:
         data = json.loads(raw)
         return data if isinstance(data, dict) else {}
     return {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+
+
+def _redirect(handler: Any, target: str, query: dict[str, str]) -> None:
+    """The browser sent on to ``target`` (tau's callback) with ``query``, as after the user's choice."""
+    handler.send_response(302)
+    handler.send_header("Location", f"{target}?{urlencode(query)}")
+    handler.send_header("Content-Length", "0")
+    handler.end_headers()
 
 
 def _send(handler: Any, status: int, data: Any) -> None:
