@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,3 +109,31 @@ def test_a_stale_login_is_refreshed_once_for_two_processes_then_a_revoked_one_sa
     assert line.startswith(f'tau: The login for "{provider}" was refused when refreshing it')
     assert line.endswith(f'log in again with "tau auth login {provider}"')
     assert tau.auth_file.read_bytes() == before
+
+
+def test_a_process_killed_while_refreshing_leaves_auth_json_whole_and_the_next_one_refreshes(
+    tau: Tau, oauth: FakeOAuthServer
+) -> None:
+    tau.auth_file.write_text(
+        json.dumps({"anthropic": oauth.issue_login("anthropic"), "other": {"type": "api_key", "key": "k"}})
+    )
+    tau.auth_file.chmod(0o600)
+    tau.expire("anthropic")
+    before = tau.auth_file.read_bytes()
+    oauth.refresh_delay_s = 10  # the refresh request hangs until the process is gone
+    refreshes = oauth.refresh_counts["anthropic"]
+
+    doomed = tau.popen("auth", "print-bearer-token", "anthropic")
+    deadline = time.monotonic() + 30
+    while oauth.refresh_counts["anthropic"] == refreshes and time.monotonic() < deadline:
+        time.sleep(0.02)
+    doomed.kill()  # SIGKILL: no clean-up of any kind, with auth.json's lock held
+    doomed.communicate(timeout=30)
+    oauth.refresh_delay_s = 0
+    after_kill = tau.auth_file.read_bytes()
+    next_run = tau.run("auth", "print-bearer-token", "anthropic")
+
+    assert after_kill == before
+    assert next_run.returncode == 0, next_run.stderr
+    assert next_run.stdout.strip() == tau.stored()["anthropic"]["access"]
+    assert tau.stored()["other"] == {"type": "api_key", "key": "k"}

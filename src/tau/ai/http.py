@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import json
 import re
+import socket
 import time
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -188,6 +189,19 @@ def _find_message(data: Any) -> str | None:
         return error
     message = data.get("message") or data.get("detail")  # FastAPI-style servers (ChatGPT's) say "detail"
     return message if isinstance(message, str) and message else None
+
+
+def unresolved_host(exc: BaseException) -> bool:
+    """Whether the failure behind ``exc`` is a host name that did not resolve (a cloud's regional
+    host exists only for its regions, so a provider can name the region that was tried)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def merge_headers(*layers: dict[str, str] | None) -> dict[str, str]:

@@ -248,6 +248,35 @@ async def test_a_missing_project_or_location_names_the_variable_to_set(
     assert server.requests == []
 
 
+async def test_a_malformed_location_fails_before_any_request(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "Frankfurt")
+    reply = await _ask(_model(server))
+    assert reply.error_message == (
+        "Invalid Google Cloud location 'Frankfurt' for Vertex AI: set GOOGLE_CLOUD_LOCATION to e.g. "
+        "us-central1 (or global)"
+    )
+    assert server.requests == []
+
+
+async def test_a_location_without_an_endpoint_is_named_when_its_host_does_not_resolve(
+    server: FakeLLMServer, signing_key: rsa.RSAPrivateKey, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(_service_account(server, signing_key, tmp_path)))
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central99")  # no such region, so no such host
+    for proxy in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+    google_hosts = get_model("google-vertex", "gemini-2.5-flash")
+    reply = await _ask(google_hosts, max_retries=0)
+    message = reply.error_message or ""
+    assert message.startswith("Connection error calling https://us-central99-aiplatform.googleapis.com/v1/")
+    assert message.endswith(
+        "(no Vertex AI endpoint found for location 'us-central99': check GOOGLE_CLOUD_LOCATION, or the network)"
+    )
+    assert "\n" not in message
+
+
 async def test_project_and_location_options_win_over_the_environment(
     server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,7 +23,6 @@ import binascii
 import json
 import os
 import re
-import socket
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, fields, replace
@@ -33,7 +32,7 @@ from urllib.parse import quote, urlsplit
 from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream
+from tau.ai.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream, unresolved_host
 from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
 from tau.ai.providers.bedrock_request import build_body, is_claude, supports_adaptive_thinking
 from tau.ai.redaction import register_secret
@@ -124,7 +123,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         except HttpStatusError as exc:
             raise _status_error(exc, error_types[-1] if error_types else "") from exc
         except ProviderError as exc:
-            if target.standard and _unresolved_host(exc):
+            if target.standard and unresolved_host(exc):
                 # AWS names a regional endpoint only for regions that exist: say which one was tried.
                 raise ProviderError(
                     f"{exc} (no Amazon Bedrock endpoint found for AWS region {target.region!r}: "
@@ -254,18 +253,6 @@ def resolve_target(model: Model, options: StreamOptions, env: Mapping[str, str],
     return Target(
         region=region, endpoint=f"https://bedrock-runtime.{region}{suffix}", profile=profile, standard=True
     )
-
-
-def _unresolved_host(exc: BaseException) -> bool:
-    """Whether the failure behind ``exc`` is a host name that did not resolve."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, socket.gaierror):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _option(options: StreamOptions, name: str) -> str | None:

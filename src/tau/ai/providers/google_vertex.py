@@ -27,7 +27,14 @@ from urllib.parse import urlsplit
 from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream
+from tau.ai.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    iter_sse,
+    merge_headers,
+    open_stream,
+    unresolved_host,
+)
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.providers.google import read_gemini_stream, simple_stream_options
 from tau.ai.providers.google_convert import build_request_body
@@ -43,6 +50,8 @@ _CREDENTIALS_MARKER: Final = "gcp-vertex-credentials"
 _PLACEHOLDER_KEY = re.compile(r"^<[^>]+>$")
 _VERSION_SEGMENT = re.compile(r"^v\d+(?:beta\d*)?$")
 _MULTI_REGIONS: Final = frozenset({"us", "eu"})
+# A region (us-central1, northamerica-northeast2), or global/us/eu: what can stand in a host name.
+_LOCATION_SHAPE = re.compile(r"^[a-z]+(?:-[a-z]+[0-9]+)?$")
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
@@ -63,10 +72,22 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             location = resolve_location(options)
             url = regional_url(model, project, location)
             try:
-                response = await _open(model, url, await _bearer(options), body, options, None)
-            except _Unauthorized:
-                # The token was revoked or expired early (clock skew): one fresh token, one more try.
-                response = await _open(model, url, await _bearer(options, refresh=True), body, options, None)
+                try:
+                    response = await _open(model, url, await _bearer(options), body, options, None)
+                except _Unauthorized:
+                    # The token was revoked or expired early (clock skew): one fresh token, one more try.
+                    response = await _open(
+                        model, url, await _bearer(options, refresh=True), body, options, None
+                    )
+            except ProviderError as exc:
+                if _collection_base(model) is None and unresolved_host(exc):
+                    # Google names a regional host only for locations that exist: say which was tried.
+                    raise ProviderError(
+                        f"{exc} (no Vertex AI endpoint found for location {location!r}: "
+                        "check GOOGLE_CLOUD_LOCATION, or the network)",
+                        retryable=True,
+                    ) from exc
+                raise
         writer.start()
         async with aclosing(iter_sse(response, options)) as events:
             await read_gemini_stream(writer, events)
@@ -144,6 +165,11 @@ def resolve_location(options: StreamOptions) -> str:
     if not location:
         raise ProviderError(
             "Vertex AI needs a location: set GOOGLE_CLOUD_LOCATION (e.g. us-central1, or global)"
+        )
+    if not _LOCATION_SHAPE.match(location):
+        raise ProviderError(
+            f"Invalid Google Cloud location {location!r} for Vertex AI: set GOOGLE_CLOUD_LOCATION "
+            "to e.g. us-central1 (or global)"
         )
     return location
 
