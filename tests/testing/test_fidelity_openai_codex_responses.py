@@ -67,6 +67,10 @@ def test_a_spent_quota_is_a_429_naming_the_plan_and_reset_time(server: FakeLLMSe
     assert body["type"] == "usage_limit_reached" and body["plan_type"] == "plus" and body["resets_at"] > 0
 
 
+# The SDK itself opens its socket in a way websockets deprecates; nothing tau or the fake does.
+_SDK_SOCKET_WARNING = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used as a context manager")
+
+
 def _events_until_done(connection: Any) -> list[Any]:
     events = []
     for event in connection:
@@ -76,6 +80,7 @@ def _events_until_done(connection: Any) -> list[Any]:
     return events
 
 
+@_SDK_SOCKET_WARNING
 def test_the_clients_websocket_mode_streams_two_turns_on_one_socket(server: FakeLLMServer) -> None:
     server.codex_websocket = True
     server.add(
@@ -100,6 +105,7 @@ def test_the_clients_websocket_mode_streams_two_turns_on_one_socket(server: Fake
     assert sent[1].body["input"] == "go on"
 
 
+@_SDK_SOCKET_WARNING
 def test_the_clients_websocket_mode_gets_a_stored_conversation_as_an_error_event(
     server: FakeLLMServer,
 ) -> None:
