@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -335,6 +338,49 @@ async def test_profile_credentials_from_the_shared_files_sign_the_request(
     reply = await _ask(server, _model(server))
     assert reply.text() == "from a profile", reply.error_message
     assert "/eu-central-1/bedrock/aws4_request" in server.last_request.headers["authorization"]
+
+
+async def test_container_role_credentials_sign_the_request_with_their_session_token(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An ECS/EKS-style credentials endpoint (botocore accepts a loopback address for it).
+    role = {
+        "AccessKeyId": FAKE_ACCESS_KEY_ID,
+        "SecretAccessKey": FAKE_SECRET_ACCESS_KEY,
+        "Token": "role-session-token",
+        "Expiration": "2099-01-01T00:00:00Z",
+    }
+    asked: list[str] = []
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            payload = json.dumps(role).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{endpoint.server_port}/creds")
+        server.add(Turn(text="from the role"))
+        reply = await _ask(server, _model(server))
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+    assert reply.text() == "from the role", reply.error_message
+    assert asked == ["/creds"]
+    headers = server.last_request.headers
+    assert headers["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={FAKE_ACCESS_KEY_ID}/")
+    assert headers["x-amz-security-token"] == "role-session-token"
 
 
 @pytest.mark.parametrize(
