@@ -36,7 +36,7 @@ def oauth(llm: FakeLLMServer) -> Iterator[FakeOAuthServer]:
 
 @pytest.fixture
 def tau(tmp_path: Path, oauth: FakeOAuthServer) -> Tau:
-    oauth.refresh_delay_s = 0.5  # the second process surely finds the token stale while the first refreshes
+    oauth.refresh_delay_s = 0.3  # widens the window in which the second process finds the token stale
     return make_tau(tmp_path, oauth)
 
 
