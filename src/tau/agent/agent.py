@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
+from tau._dataclass import dataclass
 from tau.agent.config import (
     AgentLoopConfig,
     ConvertToLlm,

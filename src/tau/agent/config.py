@@ -8,9 +8,10 @@ ends the loop without its normal events (the ``Agent`` turns it into a failed ru
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.context import AgentContext
 from tau.agent.hooks import AfterToolCall, BeforeToolCall
 from tau.agent.messages import AgentMessage, default_convert_to_llm

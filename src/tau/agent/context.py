@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.agent.tool import AgentTool
 

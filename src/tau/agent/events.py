@@ -6,9 +6,10 @@ Every event has a ``type`` string (``agent_start``, ``turn_end``, ``tool_executi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage, message_to_json
 from tau.agent.tool import AgentToolResult
 from tau.ai.events import AssistantMessageEvent, event_to_json

@@ -6,9 +6,9 @@ Both receive the run's abort signal and may be plain functions or coroutines.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.context import AgentContext
 from tau.agent.tool import AgentToolResult
 from tau.ai.abort import AbortSignal

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, TextContent, Tool
 

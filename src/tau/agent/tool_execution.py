@@ -15,8 +15,8 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent._awaitable import resolve
 from tau.agent.config import AgentLoopConfig
 from tau.agent.context import AgentContext

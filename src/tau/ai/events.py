@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 
 if TYPE_CHECKING:

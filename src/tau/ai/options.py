@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, JsonObject, Model, ThinkingLevel
 

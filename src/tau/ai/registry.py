@@ -10,9 +10,9 @@ override of a built-in api brings the built-in back.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Protocol
 
+from tau._dataclass import dataclass
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.types import Context, Model

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
+
+from tau._dataclass import dataclass
 
 Api: TypeAlias = str
 Provider: TypeAlias = str

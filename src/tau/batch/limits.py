@@ -15,9 +15,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tau._dataclass import dataclass
 from tau.agent.config import StreamFn
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions

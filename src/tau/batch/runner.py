@@ -6,11 +6,11 @@ import json
 import shutil
 import signal
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from tau._dataclass import dataclass
 from tau.batch.limits import LimitBook, ProviderLimit, parse_limits
 from tau.batch.progress import Progress
 from tau.batch.report import format_summary

@@ -12,10 +12,11 @@ import contextlib
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
+from tau._dataclass import dataclass
 from tau.agent.events import TurnEnd
 from tau.ai.types import AssistantMessage
 from tau.batch.limits import LimitClient, limited_stream_fn

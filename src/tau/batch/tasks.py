@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from tau._dataclass import dataclass
 
 __all__ = ["BatchTask", "TaskProblem", "read_tasks"]
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+
+from tau._dataclass import dataclass
 
 __all__ = ["CommandResult", "WorkingCopy", "WorkspaceError"]
 

@@ -7,8 +7,10 @@ list flags accumulate, unknown long flags are kept for extensions (``--plan``, `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
+
+from tau._dataclass import dataclass
 
 Mode = Literal["text", "json", "rpc", "acp"]
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.ai.types import ImageContent
 from tau.tools.images import sniff_image_mime_type
 from tau.tools.operations import NotRegularFileError, open_regular

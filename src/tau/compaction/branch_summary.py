@@ -8,8 +8,9 @@ model still knows what was tried there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.ai.types import ToolResultMessage, Usage
 from tau.compaction.errors import CompactionAbortedError

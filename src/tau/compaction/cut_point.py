@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.ai.types import UserMessage
 from tau.compaction.tokens import estimate_tokens
 from tau.session.entries import (

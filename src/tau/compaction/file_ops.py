@@ -9,9 +9,10 @@ through the entry's ``details``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 
 __all__ = ["FileDetails", "FileOperations", "format_file_lists"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.compaction.cut_point import find_cut_point, find_valid_cut_points
 from tau.compaction.file_ops import FileDetails, FileOperations

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeGuard
+
+from tau._dataclass import dataclass
 
 __all__ = [
     "DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS",

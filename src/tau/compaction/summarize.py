@@ -14,8 +14,8 @@ provider not to cache their prompt.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortSignal
 from tau.ai.streaming import complete_simple

@@ -11,9 +11,9 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,

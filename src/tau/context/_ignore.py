@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.tools.glob_match import glob_to_regex
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from tau._dataclass import dataclass
 
 DiagnosticType: TypeAlias = Literal["warning", "error", "collision"]
 ResourceType: TypeAlias = Literal["skill", "prompt", "context"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
 from tau.context.settings_entries import SettingsEntries

@@ -10,10 +10,11 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from tau.context._ignore import IgnoreRules
 from tau.context._xml import escape_xml

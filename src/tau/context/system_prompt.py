@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentTool
 from tau.context._xml import escape_xml
 from tau.context.context_files import ContextFile

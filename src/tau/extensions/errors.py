@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from dataclasses import dataclass
 from types import CodeType, TracebackType
 from typing import Any, Literal, TypeAlias
+
+from tau._dataclass import dataclass
 
 __all__ = [
     "DiagnosticType",

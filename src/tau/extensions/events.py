@@ -15,9 +15,10 @@ Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per tur
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.events import (
     AgentEnd,
     AgentEvent,

@@ -30,11 +30,12 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
 from tau.context.settings_entries import SettingsEntries
 from tau.extensions.api import ExtensionAPI

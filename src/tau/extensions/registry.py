@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import ModuleType
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.extensions.errors import DiagnosticType, ExtensionDiagnostic, SourceLocation
 from tau.extensions.types import (
     FlagDefinition,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.ai.types import ImageContent, JsonObject, TextContent, content_from_json
 from tau.compaction import CompactionResult, FileDetails

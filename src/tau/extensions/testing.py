@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.extensions.host import DeliverAs, ForkPosition, UserDelivery

@@ -7,9 +7,9 @@ API from its arguments and carry the name and path of the extension that registe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentToolResult, ExecutionMode, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.registry import SimpleStreamFunction, StreamFunction

@@ -16,8 +16,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from tau._dataclass import dataclass
 
 __all__ = ["MEMORY_LIMIT", "SandboxScript", "ScriptOutcome"]
 

@@ -16,9 +16,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+
+from tau._dataclass import dataclass
 
 __all__ = [
     "DEFAULT_EXPOSURE",

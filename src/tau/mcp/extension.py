@@ -27,9 +27,10 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent

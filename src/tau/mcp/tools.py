@@ -12,9 +12,9 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentToolResult
 from tau.ai.types import ImageContent, TextContent
 

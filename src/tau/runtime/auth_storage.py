@@ -35,10 +35,10 @@ import os
 import stat
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_problem
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject

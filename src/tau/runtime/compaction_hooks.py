@@ -7,9 +7,9 @@ extension runner. The event and result shapes follow pi's ``session_before_compa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
 

@@ -9,8 +9,8 @@ reports one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, Model, Usage
 from tau.compaction.tokens import calculate_context_tokens, estimate_context_tokens

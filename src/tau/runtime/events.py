@@ -12,9 +12,10 @@ and ``toolName``. ``message_end`` still carries the whole message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.agent.events import (
     AgentEnd,
     AgentEvent,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
+from tau._dataclass import dataclass
 from tau.agent.agent import Agent
 from tau.agent.config import StreamFn
 from tau.agent.state import PLACEHOLDER_MODEL

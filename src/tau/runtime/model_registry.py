@@ -15,10 +15,11 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret

@@ -14,9 +14,9 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, TypeGuard
 
+from tau._dataclass import dataclass
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import Model, ThinkingLevelOrOff
 from tau.runtime.model_registry import ModelRegistry

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import JsonObject, Model, ModelCost
 from tau.runtime.config_errors import ConfigError, read_json_file

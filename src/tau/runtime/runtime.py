@@ -18,9 +18,10 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentTool
 from tau.ai.types import Model, TextContent, ThinkingLevelOrOff, UserMessage
 from tau.runtime.agent_session import AgentSession

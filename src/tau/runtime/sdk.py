@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.agent import Agent
 from tau.agent.tool import AgentTool
 from tau.ai.thinking import clamp_thinking_level

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.context.resources import ResourceLoader
 from tau.runtime.auth_storage import AuthStorage
 from tau.runtime.extension_loading import ExtensionOptions, load_extension_runner

@@ -8,9 +8,10 @@ nothing, and ``extension_hooks.ExtensionPromptHooks`` calls the extension runner
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.types import ImageContent, TextContent
 from tau.context.prompt_templates import expand_prompt_template
 from tau.context.resources import ResourceLoader

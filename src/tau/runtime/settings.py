@@ -18,10 +18,10 @@ import copy
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias, cast
 
+from tau._dataclass import dataclass
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import JsonObject, ThinkingLevelOrOff
 from tau.runtime.config_errors import ConfigError, read_json_file

@@ -10,8 +10,8 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortController
 from tau.session.messages import BashExecutionMessage
 from tau.tools import (

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.types import (
     AssistantMessage,
     TextContent,

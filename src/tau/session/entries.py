@@ -7,9 +7,10 @@ leaving out optional keys that are unset (JavaScript's ``JSON.stringify`` drops 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent, Usage
 from tau.session.messages import (
     SessionMessage,

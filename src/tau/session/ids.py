@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Container
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from tau._dataclass import dataclass
 from tau.ai.types import now_ms
 
 _MAX_SHORT_ID_TRIES = 100

@@ -14,10 +14,11 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import jiter
 
+from tau._dataclass import dataclass
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionFileError, SessionWriteError
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tau._dataclass import dataclass
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionNotFoundError
 from tau.session.ids import ms_from_iso

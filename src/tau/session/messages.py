@@ -8,9 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.session.entries import LabelEntry, SessionEntry
 from tau.session.ids import ms_from_iso
 

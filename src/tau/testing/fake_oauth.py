@@ -27,11 +27,13 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tau._dataclass import dataclass
 
 __all__ = ["ACME_GATEWAY", "FakeOAuthServer", "codex_access_token"]
 

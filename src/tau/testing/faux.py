@@ -20,9 +20,10 @@ import itertools
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
 from tau.ai.registry import ApiProvider, register_api_provider, unregister_api_providers

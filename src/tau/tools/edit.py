@@ -8,9 +8,9 @@ UTF-8 is refused rather than rewritten with replacement characters.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject

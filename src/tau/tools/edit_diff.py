@@ -8,8 +8,9 @@ unchanged run between changes shows its first and last four around a ``...`` lin
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from typing import Literal
+
+from tau._dataclass import dataclass
 
 DEFAULT_CONTEXT_LINES = 4
 

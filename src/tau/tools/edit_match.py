@@ -13,9 +13,9 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from tau._dataclass import dataclass
 from tau.tools.errors import ToolError
 
 LineEnding = Literal["\r\n", "\n"]

@@ -8,8 +8,9 @@ one, images are sent as they are when they fit the size cap and replaced by a no
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Protocol
+
+from tau._dataclass import dataclass
 
 MAX_IMAGE_DIMENSION = 2000
 MAX_IMAGE_BASE64_BYTES = 4_718_592  # 4.5 MB of base64, under the strictest provider request cap

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_head, utf8_len
 
 

@@ -10,7 +10,9 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from tau._dataclass import dataclass
 
 
 @dataclass

@@ -13,9 +13,9 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import codecs
 import dataclasses
 from collections import deque
-from dataclasses import dataclass
 from typing import BinaryIO
 
+from tau._dataclass import dataclass
 from tau.tools.output_spill import SpillDirectory
 from tau.tools.terminal_text import sanitize_terminal_output
 from tau.tools.truncate import (

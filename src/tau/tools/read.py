@@ -10,8 +10,8 @@ import asyncio
 import base64
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, TextContent

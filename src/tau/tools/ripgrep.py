@@ -14,9 +14,9 @@ import shutil
 import signal as signals
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.tools.errors import ToolAborted, ToolError
 

@@ -8,8 +8,9 @@ keep part of a line, when the last line alone is over the byte limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+from tau._dataclass import dataclass
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024

@@ -25,10 +25,11 @@ import os
 import re
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from tau._dataclass import dataclass
 from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream

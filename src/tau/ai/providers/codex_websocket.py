@@ -23,9 +23,10 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.ai.options import StreamOptions
 from tau.ai.providers.openai_responses import ResponsesEventReader
 from tau.ai.stream_writer import ProviderError, StreamWriter

@@ -16,12 +16,12 @@ import os
 import threading
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tau._dataclass import dataclass
 from tau.ai.stream_writer import ProviderError
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)

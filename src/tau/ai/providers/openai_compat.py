@@ -7,9 +7,10 @@ override the guess field by field. A value of the wrong type is ignored rather t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.ai.types import JsonObject, Model
 
 ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"]

@@ -7,8 +7,8 @@ editor, which shows them; without them tau's own tools touch the disk as elsewhe
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.agent.tool import AgentTool
 from tau.modes.acp.jsonrpc import Connection
 from tau.tools.edit import create_edit_tool

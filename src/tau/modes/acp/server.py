@@ -17,11 +17,12 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tau import __version__
+from tau._dataclass import dataclass
 from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from tau._dataclass import dataclass
 from tau.agent.events import (
     MessageEnd,
     MessageStart,

@@ -11,9 +11,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tau._dataclass import dataclass
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
 from tau.modes.interactive.render.format import format_tokens

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from prompt_toolkit.buffer import Buffer
@@ -22,6 +21,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
+from tau._dataclass import dataclass
 from tau.modes.interactive.fuzzy import fuzzy_filter
 from tau.modes.interactive.keys import lone_escape
 from tau.modes.interactive.render.format import truncate_to_width

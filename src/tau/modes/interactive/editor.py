@@ -8,13 +8,13 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 
+from tau._dataclass import dataclass
 from tau.modes.interactive import graphemes
 from tau.modes.interactive.fuzzy import fuzzy_filter
 

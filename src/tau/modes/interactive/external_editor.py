@@ -13,9 +13,10 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tau._dataclass import dataclass
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer

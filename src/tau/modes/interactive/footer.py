@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.ai.types import Usage
 from tau.modes.interactive.render.format import format_tokens, terminal_safe, truncate_to_width, visible_width
 from tau.runtime.context_usage import ContextUsage

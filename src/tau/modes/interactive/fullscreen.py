@@ -19,7 +19,6 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
@@ -28,6 +27,7 @@ from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 from prompt_toolkit.utils import get_cwidth
 
+from tau._dataclass import dataclass
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.graphemes import cluster_fragments
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
+
+from tau._dataclass import dataclass
 
 __all__ = ["DEFAULT_BINDINGS", "Keymap", "load_keymap", "register_enter_sequences", "to_prompt_toolkit_keys"]
 

@@ -8,8 +8,8 @@ with the session layer's own readers and migrated in memory, so pi's v1/v2 files
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from tau._dataclass import dataclass
 from tau.runtime.export_html.errors import ExportError
 from tau.session.entries import LabelEntry, SessionEntry, SessionHeader, SessionInfoEntry, entry_from_json
 from tau.session.errors import SessionFileError

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
+
+from tau._dataclass import dataclass
 
 __all__ = ["LoginInteraction", "SelectOption"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from tau._dataclass import dataclass
 from tau.runtime.oauth._common import oauth_url, pkce_pair
 from tau.runtime.oauth.callback import code_from_paste
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.runtime.packages.contents import KINDS, PackageContents, package_contents, package_delta
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
 from tau.runtime.settings import SettingsManager, SettingsScope

@@ -16,9 +16,10 @@ import glob
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.context.settings_entries import SettingsEntries
 
 __all__ = ["KINDS", "PackageContents", "package_contents", "package_delta"]

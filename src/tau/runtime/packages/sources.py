@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
+
+from tau._dataclass import dataclass
 
 __all__ = ["PackageSource", "SourceError", "parse_source"]
 

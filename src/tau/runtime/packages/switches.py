@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from tau._dataclass import dataclass
 from tau.runtime.packages.configured import ConfiguredPackage
 from tau.runtime.packages.contents import package_contents
 

@@ -17,8 +17,9 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau._dataclass import dataclass
 from tau.runtime.packages.contents import package_contents
 from tau.runtime.packages.installers import InstallError, install, npm_available_version, update, version_of
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from dataclasses import dataclass
 from urllib.parse import quote
+
+from tau._dataclass import dataclass
 
 _AUTHORIZATION = re.compile(
     r"^AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/,]+)/(?P<date>\d{8})/(?P<region>[^/,]+)/(?P<service>[^/,]+)"

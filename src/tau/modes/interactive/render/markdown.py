@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
@@ -24,6 +23,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text, TextType
 
+from tau._dataclass import dataclass
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
 from tau.modes.interactive.render.format import terminal_safe
 from tau.modes.interactive.render.highlight import highlight_lines, lexer_by_name

@@ -7,7 +7,9 @@ the editor and footer read it for the first frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from tau._dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)
