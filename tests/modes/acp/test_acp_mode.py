@@ -168,23 +168,24 @@ def tau(tmp_path: Path) -> Iterator[TauCommand]:
 
 @contextlib.asynccontextmanager
 async def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> AsyncIterator[Any]:
-    """The SDK's client connected to a ``tau --mode acp`` process; at the end, every message tau
-    sent must have matched the protocol's schema exactly."""
+    """The SDK's client connected to a ``tau --mode acp`` process; at the end, every message either
+    side sent must have matched the protocol's schema exactly."""
     wire = WireChecker()
-    async with spawn_agent_process(
-        client,
-        sys.executable,
-        "-m",
-        "tau",
-        "--mode",
-        "acp",
-        *MODEL,
-        *extra,
-        env=tau.env,
-        cwd=str(tau.work),
-        observers=[wire.observe],
-    ) as (conn, process):
-        yield conn, process
+    with wire.sdk_errors():
+        async with spawn_agent_process(
+            client,
+            sys.executable,
+            "-m",
+            "tau",
+            "--mode",
+            "acp",
+            *MODEL,
+            *extra,
+            env=tau.env,
+            cwd=str(tau.work),
+            observers=[wire.observe],
+        ) as (conn, process):
+            yield conn, process
     assert wire.checked > 0 and wire.problems == []
 
 
