@@ -558,12 +558,18 @@ async def _run_acp(
             decided_with=decided_with,
         )
 
+    def reload_credentials() -> bool:  # after `tau auth login` in a terminal
+        services.auth_storage.reload()
+        services.model_registry.refresh()
+        return model is not None or bool(services.model_registry.get_available())
+
     opener = SessionOpener(
         agent_dir=agent_dir,
         session_dir=session_dir,
         open_runtime=open_runtime,
         decide_trust=decide_trust,
         project_trusted=trust.is_trusted,
+        reload_credentials=reload_credentials,
     )
     return await run_acp_mode(opener, out=take_over_stdout())
 

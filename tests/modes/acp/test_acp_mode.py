@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from acp import (
     PROTOCOL_VERSION,
@@ -30,9 +31,12 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AuthCapabilities,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    ConfigOptionUpdate,
     CreateTerminalResponse,
+    CurrentModeUpdate,
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
@@ -167,9 +171,12 @@ def tau(tmp_path: Path) -> Iterator[TauCommand]:
 
 
 @contextlib.asynccontextmanager
-async def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> AsyncIterator[Any]:
-    """The SDK's client connected to a ``tau --mode acp`` process; at the end, every message either
-    side sent must have matched the protocol's schema exactly."""
+async def _spawn(
+    tau: TauCommand, client: RecordingClient, *extra: str, model: bool = True
+) -> AsyncIterator[Any]:
+    """The SDK's client connected to a ``tau --mode acp`` process (``--model`` the fake server's
+    unless ``model`` is false); at the end, every message either side sent must have matched the
+    protocol's schema exactly."""
     wire = WireChecker()
     with wire.sdk_errors():
         async with spawn_agent_process(
@@ -179,7 +186,7 @@ async def _spawn(tau: TauCommand, client: RecordingClient, *extra: str) -> Async
             "tau",
             "--mode",
             "acp",
-            *MODEL,
+            *(MODEL if model else []),
             *extra,
             env=tau.env,
             cwd=str(tau.work),
@@ -490,10 +497,16 @@ async def test_model_and_thinking_level_are_selectable_and_change_the_session(
         assert next(o for o in changed.config_options if o.id == "model").current_value == "local/other-model"
         assert [m.id for m in new.modes.available_modes] == ["off"]  # fake-model does not reason
         await conn.set_session_mode(session_id=new.session_id, mode_id="high")
+        [options] = [u.config_options for u in client.of(ConfigOptionUpdate)]
+        assert next(o for o in options if o.id == "thinking").current_value == "high"
+        await conn.set_config_option(config_id="thinking", session_id=new.session_id, value="low")
+        # The reasoning model brought its default level, then the option chose another.
+        assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["medium", "low"]
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
     assert tau.server.last_request.body["model"] == "other-model"
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
-    assert [e["thinkingLevel"] for e in entries if e["type"] == "thinking_level_change"][-1] == "high"
+    levels = [e["thinkingLevel"] for e in entries if e["type"] == "thinking_level_change"]
+    assert levels[-2:] == ["high", "low"]
 
 
 async def test_a_todo_tool_updates_the_plan_and_each_prompt_reports_its_usage(tau: TauCommand) -> None:
@@ -649,3 +662,65 @@ async def test_the_mcp_servers_of_session_new_give_that_session_their_tools(tau:
     )
     assert finals["call-http"].status == "completed" and finals["call-http"].content[0].content.text == "WEB"
     assert not (tau.agent_dir / "mcp.json").exists()  # the editor's servers are the session's, not saved
+
+
+async def test_a_client_asking_for_another_protocol_version_is_answered_with_taus(tau: TauCommand) -> None:
+    async with _spawn(tau, RecordingClient()) as (conn, _):
+        for asked in (PROTOCOL_VERSION + 1, 0):
+            assert (await conn.initialize(protocol_version=asked)).protocol_version == PROTOCOL_VERSION
+
+
+def _login_in_a_terminal(tau: TauCommand, args: list[str], provider: str, key: str) -> None:
+    """What an editor does with a terminal login: tau run with the method's arguments, in a
+    terminal, answered by the user (the provider picked from the list, the key typed)."""
+    child = pexpect.spawn(
+        sys.executable, ["-m", "tau", *args], cwd=str(tau.work), env=tau.env, encoding="utf-8", timeout=20
+    )
+    child.expect(r"Select 1-\d+: ")
+    number = re.search(rf"(\d+)\. {provider}\r?\n", child.before)
+    assert number is not None, child.before
+    child.sendline(number.group(1))
+    child.expect(f"API key for {provider}: ")
+    child.sendline(key)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+
+async def test_without_credentials_a_session_needs_the_login_the_editor_runs_in_a_terminal(
+    tau: TauCommand,
+) -> None:
+    # Only a built-in provider (pointed at the fake server), and no key for it.
+    (tau.agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"anthropic": {"baseUrl": tau.server.url()}}})
+    )
+    tau.server.add(text_turn("Logged in."))
+    async with _spawn(tau, RecordingClient(), model=False) as (conn, _):
+        capabilities = ClientCapabilities(auth=AuthCapabilities(terminal=True))
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
+        methods = {m.id: m for m in init.auth_methods}
+        assert set(methods) == {"tau-login", "tau-api-key", "tau-credentials"}
+        with pytest.raises(RequestError) as refused:
+            await conn.new_session(cwd=str(tau.work), mcp_servers=[])
+        assert refused.value.code == -32000 and "tau auth login" in refused.value.data["message"]
+        with pytest.raises(RequestError) as still:
+            await conn.authenticate(method_id="tau-api-key")
+        assert still.value.code == -32000
+
+        _login_in_a_terminal(tau, methods["tau-api-key"].args, "anthropic", "sk-ant-test")
+        await conn.authenticate(method_id="tau-api-key")
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Hi")])
+        assert answer.stop_reason == "end_turn"
+    assert tau.server.last_request.headers["x-api-key"] == "sk-ant-test"
+    assert len(tau.session_files()) == 1  # the refused session left no file
+
+
+async def test_a_client_without_terminals_is_offered_only_the_login_made_elsewhere(tau: TauCommand) -> None:
+    async with _spawn(tau, RecordingClient()) as (conn, _):
+        init = await _initialize(conn)
+        assert [(m.id, getattr(m, "type", None)) for m in init.auth_methods] == [("tau-credentials", None)]
+        await conn.authenticate(method_id="tau-credentials")  # a model is available: nothing to do
+        with pytest.raises(RequestError) as unknown:
+            await conn.authenticate(method_id="oauth")
+        assert unknown.value.code == -32602

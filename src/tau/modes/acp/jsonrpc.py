@@ -62,6 +62,10 @@ class RpcError(Exception):
         return cls(-32603, "Internal error", {"message": message})
 
     @classmethod
+    def auth_required(cls, message: str) -> RpcError:
+        return cls(-32000, "Authentication required", {"message": message})
+
+    @classmethod
     def resource_not_found(cls, uri: str) -> RpcError:
         return cls(-32002, "Resource not found", {"uri": uri})
 

@@ -27,6 +27,7 @@ from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Usage
+from tau.modes.acp.auth import LOGIN_METHOD_IDS, NO_MODEL, auth_methods
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
 from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, RpcError, param
@@ -58,14 +59,16 @@ _SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 class SessionOpener:
     """What the host (the CLI) decides about sessions: where a cwd's session files go, whether a
     cwd is trusted (``decide_trust`` first lets the user's extensions answer for a cwd met for the
-    first time; nobody is asked), and how a runtime is built for a session manager with the ACP
-    session's own tools and MCP servers (mcp.json entries by name)."""
+    first time; nobody is asked), how a runtime is built for a session manager with the ACP
+    session's own tools and MCP servers (mcp.json entries by name), and ``reload_credentials``,
+    which re-reads the credentials after a login and tells whether a model is available now."""
 
     agent_dir: str
     session_dir: Callable[[str], str]
     open_runtime: Callable[[SessionManager, Sequence[AgentTool], Mapping[str, Any]], AgentSessionRuntime]
     decide_trust: Callable[[str], Awaitable[None]]
     project_trusted: Callable[[str], bool]
+    reload_credentials: Callable[[], bool]
 
 
 @dataclass(slots=True)
@@ -156,11 +159,13 @@ class TauAcpAgent:
     # -- connection ----------------------------------------------------------------------------
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        version = param(params, "protocolVersion", int)
+        param(params, "protocolVersion", int)
         capabilities = param(params, "clientCapabilities", dict, None)
         self._client = capabilities or {}
         return {
-            "protocolVersion": min(version, PROTOCOL_VERSION),
+            # tau speaks one version: the client's when it asks for that one, and otherwise too (the
+            # latest tau supports, as the protocol has it; the client decides whether to go on).
+            "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
@@ -168,11 +173,16 @@ class TauAcpAgent:
                 "mcpCapabilities": MCP_CAPABILITIES,
             },
             "agentInfo": {"name": "tau", "title": "tau", "version": __version__},
-            "authMethods": [],
+            "authMethods": auth_methods(terminal=self._can("auth", "terminal")),
         }
 
-    async def authenticate(self, params: dict[str, Any]) -> None:
-        raise RpcError.invalid_params("tau offers no login methods; use `tau auth` in a terminal")
+    async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
+        method = param(params, "methodId", str)
+        if method not in LOGIN_METHOD_IDS:
+            raise RpcError.invalid_params(f"unknown authentication method {method}")
+        if not self._opener.reload_credentials():
+            raise RpcError.auth_required(NO_MODEL)
+        return {}
 
     def _can(self, group: str, capability: str) -> bool:
         offered = self._client.get(group)
@@ -269,6 +279,9 @@ class TauAcpAgent:
             gc.freeze()
             if collecting:
                 gc.enable()
+        if runtime.session.model is None:  # no credentials yet: the client offers its login
+            await runtime.dispose()
+            raise RpcError.auth_required(NO_MODEL)
         live = _Live(runtime, cwd)
         self._sessions[session_id] = live
 
@@ -341,14 +354,25 @@ class TauAcpAgent:
         live.cancelled = True
         await live.runtime.session.abort()
 
+    # The thinking level is both the mode and a config option: a change through one is told as the
+    # other's update, for a client that shows that one.
+
     async def set_session_mode(self, params: dict[str, Any]) -> dict[str, Any]:
-        live = self._live(param(params, "sessionId", str))
+        session_id = param(params, "sessionId", str)
+        live = self._live(session_id)
         set_thinking_level(live.runtime, param(params, "modeId", str))
+        options = config_options(live.runtime)
+        self._put(session_id, {"sessionUpdate": "config_option_update", "configOptions": options})
         return {}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
-        live = self._live(param(params, "sessionId", str))
+        session_id = param(params, "sessionId", str)
+        live = self._live(session_id)
+        level = live.runtime.session.thinking_level
         await set_config_option(live.runtime, param(params, "configId", str), params.get("value"))
+        if live.runtime.session.thinking_level != level:  # chosen, or clamped to the new model's
+            mode = live.runtime.session.thinking_level
+            self._put(session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
         return {"configOptions": config_options(live.runtime)}
 
 
