@@ -551,10 +551,10 @@ async def _run_acp(
                 decided_with[cwd] = runner
 
     def open_runtime(
-        manager: SessionManager, custom_tools: Sequence[AgentTool], mcp_servers: Mapping[str, Any]
+        manager: SessionManager, builtin_replacements: Sequence[AgentTool], mcp_servers: Mapping[str, Any]
     ) -> AgentSessionRuntime:
         return _create_runtime(
-            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", custom_tools, mcp_servers,
+            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", builtin_replacements, mcp_servers,
             decided_with=decided_with,
         )
 
@@ -630,7 +630,7 @@ def _create_runtime(
     no_tools: NoTools | None,
     trust: ProjectTrust,
     trust_mode: TrustMode,
-    custom_tools: Sequence[AgentTool] = (),
+    builtin_replacements: Sequence[AgentTool] = (),
     mcp_servers: Mapping[str, Any] | None = None,
     *,
     decided_with: dict[str, ExtensionRunner] | None = None,
@@ -665,7 +665,7 @@ def _create_runtime(
         tools=args.tools,
         no_tools=no_tools,
         exclude_tools=args.exclude_tools,
-        custom_tools=custom_tools,
+        builtin_replacements=builtin_replacements,
         project_trusted=trust.is_trusted,
         preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
     )

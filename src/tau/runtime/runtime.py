@@ -107,6 +107,7 @@ def session_runtime_factory(
     no_tools: NoTools | None = None,
     custom_tools: Sequence[AgentTool] | None = None,
     exclude_tools: Sequence[str] = (),
+    builtin_replacements: Sequence[AgentTool] = (),
     project_trusted: Callable[[str], bool] | None = None,
     preloaded_extensions: Callable[[str], ExtensionRunner | None] | None = None,
 ) -> RuntimeFactory:
@@ -135,6 +136,7 @@ def session_runtime_factory(
             no_tools=no_tools,
             custom_tools=custom_tools,
             exclude_tools=exclude_tools,
+            builtin_replacements=builtin_replacements,
         )
         return CreatedRuntime(
             result.session, services, list(services.diagnostics), result.model_fallback_message

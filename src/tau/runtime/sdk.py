@@ -68,6 +68,7 @@ def create_agent_session(
     no_tools: NoTools | None = None,
     custom_tools: Sequence[AgentTool] | None = None,
     exclude_tools: Sequence[str] = (),
+    builtin_replacements: Sequence[AgentTool] = (),
 ) -> CreateAgentSessionResult:
     """A new ``AgentSession`` (see the module docstring); never prints.
 
@@ -76,6 +77,9 @@ def create_agent_session(
     selection instead. ``no_tools="all"`` activates nothing; ``"builtin"`` leaves built-ins inactive
     but custom tools active. Without either: the ``defaultTools`` setting (read, bash, edit, write)
     plus every custom tool. ``exclude_tools`` (names, patterns) removes its matches from all of that.
+    ``builtin_replacements``: built-in tools made another way (same name, other operations, such as
+    an editor's file system); each stands where its built-in stands, so the options above select it
+    as they would the built-in (a custom tool of that name would be active even under ``"builtin"``).
     A malformed ``tools`` list raises ``ValueError``.
     """
     if tools is not None and (problem := tool_list_error(tools)) is not None:
@@ -106,6 +110,8 @@ def create_agent_session(
         shell_path=settings.shell_path,
         shell_command_prefix=settings.shell_command_prefix,
     )
+    replaced = {tool.name: tool for tool in builtin_replacements}
+    builtin = [replaced.get(tool.name, tool) for tool in builtin]
     runner = services.extension_runner
     setting = settings.default_tools
     defaults = [] if no_tools else (list(CODING_TOOL_NAMES) if setting is None else setting)

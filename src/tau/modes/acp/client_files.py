@@ -1,21 +1,32 @@
 """read, write and edit through the editor (``fs/read_text_file`` / ``fs/write_text_file``).
 
 When the client offers them, these tools see its unsaved buffers and their changes land in the
-editor, which shows them; without them tau's own tools touch the disk as elsewhere.
+editor, which shows them; without them they touch the disk as tau's own tools do. The write tool
+is the session's either way: it reads what it overwrites, so that the finished call's diff has the
+old text (an overwrite would show as a new file otherwise).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import field
 
 from tau._dataclass import dataclass
-from tau.agent.tool import AgentTool
+from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
+from tau.ai.abort import AbortSignal
+from tau.ai.types import JsonObject
 from tau.modes.acp.jsonrpc import Connection
 from tau.tools.edit import create_edit_tool
+from tau.tools.operations import LocalFileOperations
+from tau.tools.paths import resolve_to_cwd
 from tau.tools.read import create_read_tool
 from tau.tools.write import create_write_tool
 
-__all__ = ["ClientFileOperations", "client_file_tools"]
+__all__ = ["OLD_TEXT_LIMIT", "ClientFileOperations", "client_file_tools"]
+
+# A file overwritten that is bigger than this on disk gets no old text in its diff (not read).
+OLD_TEXT_LIMIT = 1024 * 1024
 
 
 @dataclass
@@ -26,11 +37,11 @@ class ClientFileOperations:
     session_id: str
     can_read: bool
     can_write: bool
+    local: LocalFileOperations = field(default_factory=LocalFileOperations)
 
     async def read_file(self, path: str) -> bytes:
         if not self.can_read:
-            with open(path, "rb") as file:
-                return file.read()
+            return await self.local.read_file(path)
         try:
             response = await self.conn.request(
                 "fs/read_text_file", {"sessionId": self.session_id, "path": path}
@@ -44,8 +55,7 @@ class ClientFileOperations:
 
     async def write_file(self, path: str, text: str) -> None:
         if not self.can_write:
-            with open(path, "w", encoding="utf-8", newline="") as file:
-                file.write(text)
+            await self.local.write_file(path, text)
             return
         try:
             params = {"sessionId": self.session_id, "path": path, "content": text}
@@ -55,21 +65,50 @@ class ClientFileOperations:
 
     async def access(self, path: str) -> None:
         # The editor answers for its buffers; whether the file exists shows when it is read.
-        if not self.can_read and not os.path.isfile(path):
-            raise FileNotFoundError(2, "No such file or directory", path)
+        if not self.can_read:
+            await self.local.access(path)
 
     async def mkdir(self, path: str) -> None:
         if not self.can_write:
-            os.makedirs(path, exist_ok=True)
+            await self.local.mkdir(path)
+
+    async def old_text(self, path: str) -> str | None:
+        """What a write to ``path`` replaces: ``None`` for a new file (or one not read)."""
+        if not self.can_read:
+            try:
+                if os.path.getsize(path) > OLD_TEXT_LIMIT:
+                    return None
+            except OSError:
+                return None
+        try:
+            return (await self.read_file(path)).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
-def client_file_tools(cwd: str, ops: ClientFileOperations) -> list[AgentTool]:
-    """The tools the client's file system replaces (they override the built-ins of the same name)."""
+def client_file_tools(cwd: str, ops: ClientFileOperations, old_texts: dict[str, str | None]) -> list[AgentTool]:
+    """The built-in tools this session has its own of: write always (each call's old text goes in
+    ``old_texts`` by call id), read and edit when the client serves the files."""
     tools: list[AgentTool] = []
     if ops.can_read:
         tools.append(create_read_tool(cwd, ops))
-    if ops.can_write:
-        tools.append(create_write_tool(cwd, ops))
+    tools.append(_keeping_old_text(create_write_tool(cwd, ops), cwd, ops, old_texts))
     if ops.can_read and ops.can_write:
         tools.append(create_edit_tool(cwd, ops))
     return tools
+
+
+def _keeping_old_text(
+    tool: AgentTool, cwd: str, ops: ClientFileOperations, old_texts: dict[str, str | None]
+) -> AgentTool:
+    run = tool.execute
+
+    async def execute(
+        tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
+    ) -> AgentToolResult:
+        path = args.get("path")
+        if isinstance(path, str) and path:
+            old_texts[tool_call_id] = await ops.old_text(resolve_to_cwd(path, cwd))
+        return await run(tool_call_id, args, signal, on_update)
+
+    return dataclasses.replace(tool, execute=execute)

@@ -60,8 +60,9 @@ class SessionOpener:
     """What the host (the CLI) decides about sessions: where a cwd's session files go, whether a
     cwd is trusted (``decide_trust`` first lets the user's extensions answer for a cwd met for the
     first time; nobody is asked), how a runtime is built for a session manager with the ACP
-    session's own tools and MCP servers (mcp.json entries by name), and ``reload_credentials``,
-    which re-reads the credentials after a login and tells whether a model is available now."""
+    session's own built-in tools (read, write and edit on the editor's files, bash in its
+    terminals) and MCP servers (mcp.json entries by name), and ``reload_credentials``, which
+    re-reads the credentials after a login and tells whether a model is available now."""
 
     agent_dir: str
     session_dir: Callable[[str], str]
@@ -77,6 +78,7 @@ class _Live:
     cwd: str
     args_by_call: dict[str, Any] = field(default_factory=dict)
     terminals: dict[str, str] = field(default_factory=dict)  # bash call id -> the editor's terminal
+    old_texts: dict[str, str | None] = field(default_factory=dict)  # write call id -> what it replaced
     running_call: tuple[str, str] | None = None
     cancelled: bool = False
     prompting: bool = False
@@ -255,7 +257,8 @@ class TauAcpAgent:
             can_read=self._can("fs", "readTextFile"),
             can_write=self._can("fs", "writeTextFile"),
         )
-        tools = client_file_tools(cwd, files)
+        old_texts: dict[str, str | None] = {}
+        tools = client_file_tools(cwd, files, old_texts)
         await self._opener.decide_trust(manager.get_cwd())
         if self._client.get("terminal") is True:
 
@@ -282,7 +285,7 @@ class TauAcpAgent:
         if runtime.session.model is None:  # no credentials yet: the client offers its login
             await runtime.dispose()
             raise RpcError.auth_required(NO_MODEL)
-        live = _Live(runtime, cwd)
+        live = _Live(runtime, cwd, old_texts=old_texts)
         self._sessions[session_id] = live
 
         def on_event(event: Any) -> None:
@@ -292,7 +295,7 @@ class TauAcpAgent:
                 live.running_call = None
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 live.replies.append(event.message.usage)
-            for update in event_updates(event, cwd, live.args_by_call, live.terminals):
+            for update in event_updates(event, cwd, live.args_by_call, live.terminals, live.old_texts):
                 self._put(session_id, update)
 
         runtime.session.subscribe(on_event)

@@ -2,7 +2,8 @@
 
 Built-in tools get a kind and a title that names what they touch (read/edit/write with the file as
 a location, the line where known); an edit's content is ACP ``diff`` content, one per replacement
-(old and new text), a write's is the whole new file; any other tool shows its text output.
+(old and new text), a write's is the whole new file (against the one it replaced, once known);
+any other tool shows its text output.
 """
 
 from __future__ import annotations
@@ -90,15 +91,18 @@ def text_content(text: str) -> JsonObject:
     return {"type": "content", "content": {"type": "text", "text": text}}
 
 
-def started_content(tool_name: str, args: JsonObject, cwd: str) -> list[JsonObject] | None:
-    """What a client shows before the call ran: the edit's or write's proposed change."""
+def started_content(
+    tool_name: str, args: JsonObject, cwd: str, old_text: str | None = None
+) -> list[JsonObject] | None:
+    """What a client shows before the call ran: the edit's or write's proposed change
+    (``old_text``: the file a write replaces, ``None`` while unknown or for a new file)."""
     path = _path(args, cwd)
     if path is None:
         return None
     if tool_name == "edit":
         return [_diff(path, old, new) for old, new in _edit_pairs(args)] or None
     if tool_name == "write" and isinstance(content := args.get("content"), str):
-        return [_diff(path, None, content)]
+        return [_diff(path, old_text, content)]
     return None
 
 
@@ -107,12 +111,17 @@ def _text(result: AgentToolResult) -> str:
 
 
 def result_content(
-    tool_name: str, args: JsonObject, cwd: str, result: AgentToolResult, is_error: bool
+    tool_name: str,
+    args: JsonObject,
+    cwd: str,
+    result: AgentToolResult,
+    is_error: bool,
+    old_text: str | None = None,
 ) -> list[JsonObject]:
     """The content of a finished call: an edit's or write's diff (on success), then its text."""
     content: list[JsonObject] = []
     if not is_error:
-        content.extend(started_content(tool_name, args, cwd) or [])
+        content.extend(started_content(tool_name, args, cwd, old_text) or [])
     text = _text(result)
     if text:
         content.append(text_content(text))

@@ -69,11 +69,16 @@ def plan_update(tool_name: str, details: Any) -> JsonObject | None:
 
 
 def event_updates(
-    event: Any, cwd: str, args_by_call: dict[str, Any], terminals: dict[str, str]
+    event: Any,
+    cwd: str,
+    args_by_call: dict[str, Any],
+    terminals: dict[str, str],
+    old_texts: dict[str, str | None],
 ) -> Iterator[JsonObject]:
     """The updates one session event makes (most make none). ``args_by_call`` keeps each running
     call's arguments from its start to its end; ``terminals`` the editor terminal a bash call runs
-    in (which shows its output, so the call's content is that terminal)."""
+    in (which shows its output, so the call's content is that terminal); ``old_texts`` the file a
+    write call replaced."""
     if isinstance(event, MessageUpdate):
         inner = event.assistant_message_event
         if isinstance(inner, TextDeltaEvent) and inner.delta:
@@ -93,8 +98,9 @@ def event_updates(
     elif isinstance(event, ToolExecutionEnd):
         args = args_by_call.pop(event.tool_call_id, {})
         terminal = terminals.pop(event.tool_call_id, None)
+        old_text = old_texts.pop(event.tool_call_id, None)
         yield _finished_call(
-            event.tool_call_id, event.tool_name, args, cwd, event.result, event.is_error, terminal
+            event.tool_call_id, event.tool_name, args, cwd, event.result, event.is_error, terminal, old_text
         )
         if not event.is_error and (plan := plan_update(event.tool_name, event.result.details)) is not None:
             yield plan
@@ -112,8 +118,9 @@ def _finished_call(
     result: AgentToolResult,
     is_error: bool,
     terminal: str | None = None,
+    old_text: str | None = None,
 ) -> JsonObject:
-    content = result_content(tool_name, args, cwd, result, is_error)
+    content = result_content(tool_name, args, cwd, result, is_error, old_text)
     if terminal is not None:  # the terminal shows the output; a failure adds what the model read
         content = [terminal_content(terminal), *(content if is_error else [])]
     update: JsonObject = {
