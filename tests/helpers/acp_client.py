@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -169,3 +170,58 @@ async def initialize(conn: Any, fs: bool = False, terminal: bool = False) -> Any
         fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
     )
     return await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+
+
+class RawAcp:
+    """``tau --mode acp`` spoken to line by line, for what the SDK's client would not send or
+    would hide: every line tau writes must be a JSON message, and every message either way is
+    checked by the wire checker."""
+
+    def __init__(self, tau: TauCommand, *extra: str) -> None:
+        self.wire = WireChecker()
+        self.notifications: list[dict[str, Any]] = []
+        self._next_id = 0
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tau", "--mode", "acp", *MODEL, *extra],
+            cwd=tau.work,
+            env=tau.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.wire.client_sent(message)
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, "tau closed its output"
+        message: dict[str, Any] = json.loads(line)  # a line that is not JSON fails here
+        self.wire.tau_sent(message)
+        return message
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """tau's answer (result or error); the notifications before it go to ``notifications``."""
+        request_id, self._next_id = self._next_id, self._next_id + 1
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if "method" in message:
+                self.notifications.append(message)
+            elif message.get("id") == request_id:
+                return message
+
+    def close(self) -> str:
+        """End of input: tau must exit 0 with nothing but valid messages; its stderr."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        for line in self.process.stdout:
+            self.wire.tau_sent(json.loads(line))
+        assert self.process.wait(timeout=10) == 0
+        assert self.wire.problems == []
+        return self.process.stderr.read() if self.process.stderr is not None else ""

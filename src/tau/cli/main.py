@@ -170,6 +170,12 @@ async def _main(args: Args) -> int:
         raise UsageError(f"messages cannot be given on the command line with --mode {mode}; send prompts")
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
+    protocol_fd = None
+    if mode == "acp" and not args.list_models:
+        # Before anything loads: what an extension prints as it is imported must not reach the editor.
+        from tau.modes.acp import take_protocol_output
+
+        protocol_fd = take_protocol_output()
 
     from tau.runtime.paths import agent_dir as default_agent_dir
     from tau.runtime.paths import make_private_dir
@@ -183,7 +189,7 @@ async def _main(args: Args) -> int:
         _add_temporary_packages(args, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir)
     try:
-        return await _run_session(args, mode, session_manager, cwd, agent_dir)
+        return await _run_session(args, mode, session_manager, cwd, agent_dir, protocol_fd)
     finally:
         _remove_unused_session_folder(session_manager.get_session_dir(), agent_dir)
 
@@ -207,7 +213,7 @@ def _add_temporary_packages(args: Args, agent_dir: str) -> None:
 
 
 async def _run_session(
-    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str
+    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str, protocol_fd: int | None
 ) -> int:
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
@@ -252,7 +258,8 @@ async def _run_session(
     if mode == "rpc":
         return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
     if mode == "acp":
-        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust)
+        assert protocol_fd is not None
+        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust, protocol_fd)
     if mode == "interactive":
         return await _run_interactive(
             args, services, session_manager, agent_dir, model, thinking, no_tools, cwd, trust
@@ -509,7 +516,7 @@ async def _run_rpc(
     from tau.modes.rpc_mode import run_rpc_mode
 
     runtime = _create_runtime(
-        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "rpc"
+        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "rpc", startup_services=services
     )
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
@@ -524,10 +531,11 @@ async def _run_acp(
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
     trust: ProjectTrust,
+    protocol_fd: int,
 ) -> int:
-    """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout."""
+    """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout
+    (``protocol_fd``: stdout's descriptor, taken for the protocol alone)."""
     from tau.modes.acp import SessionOpener, run_acp_mode
-    from tau.modes.print_mode import take_over_stdout
     from tau.runtime.settings import SettingsManager
     from tau.session.paths import resolve_session_dir
 
@@ -550,13 +558,32 @@ async def _run_acp(
             if runner is not None:
                 decided_with[cwd] = runner
 
+    # The start-up services (their extensions loaded, models read) go to the first session opened
+    # in their cwd without the editor's MCP servers (whose extensions would differ).
+    unused = [services]
+
     def open_runtime(
         manager: SessionManager, builtin_replacements: Sequence[AgentTool], mcp_servers: Mapping[str, Any]
     ) -> AgentSessionRuntime:
-        return _create_runtime(
-            args, services, manager, agent_dir, model, thinking, no_tools, trust, "rpc", builtin_replacements, mcp_servers,
+        startup = unused.pop() if unused and not mcp_servers else None
+        runtime = _create_runtime(
+            args,
+            services,
+            manager,
+            agent_dir,
+            model,
+            thinking,
+            no_tools,
+            trust,
+            "rpc",
+            builtin_replacements,
+            mcp_servers,
             decided_with=decided_with,
+            startup_services=startup,
         )
+        if startup is not None and runtime.services is not startup:  # another cwd: kept for a later one
+            unused.append(startup)
+        return runtime
 
     def reload_credentials() -> bool:  # after `tau auth login` in a terminal
         services.auth_storage.reload()
@@ -571,7 +598,7 @@ async def _run_acp(
         project_trusted=trust.is_trusted,
         reload_credentials=reload_credentials,
     )
-    return await run_acp_mode(opener, out=take_over_stdout())
+    return await run_acp_mode(opener, out_fd=protocol_fd)
 
 
 async def _run_interactive(
@@ -634,12 +661,15 @@ def _create_runtime(
     mcp_servers: Mapping[str, Any] | None = None,
     *,
     decided_with: dict[str, ExtensionRunner] | None = None,
+    startup_services: AgentSessionServices | None = None,
 ) -> AgentSessionRuntime:
     """A runtime whose replacement sessions (new, resume, fork) get the same command-line options
     and this run's trust decisions (a folder first met later is not asked about: the extensions'
     ``project_trust`` handlers may decide, else it is not trusted unless saved, ``-a`` or
     ``defaultProjectTrust: "always"`` say otherwise). ``decided_with`` holds the extension runners
-    that already decided a folder's trust (ACP fills it before opening a session there)."""
+    that already decided a folder's trust (ACP fills it before opening a session there).
+    ``startup_services``: the services start-up built, taken by the first session when it is in
+    their cwd (its extensions are then loaded once, and the models read once)."""
     from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
     # The extensions loaded to decide a new folder's trust, until its session takes them over.
@@ -655,6 +685,15 @@ def _create_runtime(
             if runner is not None:
                 decided_with[cwd] = runner
 
+    unused = [startup_services] if startup_services is not None else []
+
+    def prebuilt_services(cwd: str) -> AgentSessionServices | None:
+        # Not when extensions loaded to decide the folder's trust are waiting to be its own.
+        if unused and cwd not in decided_with and os.path.realpath(unused[0].cwd) == os.path.realpath(cwd):
+            return unused.pop()
+        unused.clear()  # only ever the first session's
+        return None
+
     factory = session_runtime_factory(
         auth_storage=services.auth_storage,
         resource_options=services.resource_options,
@@ -668,6 +707,7 @@ def _create_runtime(
         builtin_replacements=builtin_replacements,
         project_trusted=trust.is_trusted,
         preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
+        prebuilt_services=prebuilt_services,
     )
     runtime = create_agent_session_runtime(
         factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager

@@ -110,14 +110,17 @@ def session_runtime_factory(
     builtin_replacements: Sequence[AgentTool] = (),
     project_trusted: Callable[[str], bool] | None = None,
     preloaded_extensions: Callable[[str], ExtensionRunner | None] | None = None,
+    prebuilt_services: Callable[[str], AgentSessionServices | None] | None = None,
 ) -> RuntimeFactory:
     """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
     survive a switch) and a session with the given options. ``project_trusted(cwd)`` decides whether
     a folder's own configuration and extensions load (default: they do); ``preloaded_extensions(cwd)``
-    hands over the extensions already loaded to decide that, if any."""
+    hands over the extensions already loaded to decide that, if any; ``prebuilt_services(cwd)`` the
+    services already built for that cwd with these options (the CLI's start-up ones), if any."""
 
     def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
-        services = create_agent_session_services(
+        prebuilt = prebuilt_services(cwd) if prebuilt_services is not None else None
+        services = prebuilt or create_agent_session_services(
             cwd=cwd,
             agent_dir=agent_dir,
             auth_storage=auth_storage,

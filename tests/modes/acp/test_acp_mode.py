@@ -26,7 +26,7 @@ from acp.schema import (
     ToolCallStart,
     UserMessageChunk,
 )
-from acp_client import RecordingClient, initialize, spawn_tau
+from acp_client import RawAcp, RecordingClient, initialize, spawn_tau
 from tau_command import MODEL, TauCommand
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn, text_turn, tool_turn
@@ -204,6 +204,36 @@ def test_end_of_input_during_a_prompt_exits_cleanly_with_the_session_file_whole(
     entries = [json.loads(line) for line in session_file.read_text().splitlines()]
     assert entries[0]["id"] == session_id
     assert any(e.get("message", {}).get("role") == "user" for e in entries)
+
+
+LOUD_EXTENSION = """
+import os
+import sys
+
+print("printed at load")
+
+
+def setup(tau):
+    @tau.on("tool_call")
+    async def loud(event, ctx):
+        sys.stdout.write("written in a hook\\n")
+        os.system("echo echoed by a child")
+"""
+
+
+def test_only_protocol_messages_reach_stdout_whatever_an_extension_prints(tau: TauCommand) -> None:
+    extension = tau.work / "loud.py"
+    extension.write_text(LOUD_EXTENSION)
+    tau.server.add(tool_turn("bash", {"command": "echo listed"}), text_turn("Listed."))
+    raw = RawAcp(tau, "-e", str(extension))
+    raw.call("initialize", {"protocolVersion": PROTOCOL_VERSION})
+    session_id = raw.call("session/new", {"cwd": str(tau.work), "mcpServers": []})["result"]["sessionId"]
+    prompt = [{"type": "text", "text": "List"}]
+    assert raw.call("session/prompt", {"sessionId": session_id, "prompt": prompt})["result"]["stopReason"] == "end_turn"
+    stderr = raw.close()
+    for text in ("written in a hook", "echoed by a child"):
+        assert text in stderr
+    assert stderr.count("printed at load") == 1  # start-up's extensions are the first session's
 
 
 def test_the_protocol_can_go_to_a_regular_file(tau: TauCommand) -> None:

@@ -6,5 +6,6 @@ is the file's session id), so ``tau -c`` in a terminal continues a session an ed
 """
 
 from tau.modes.acp.server import SessionOpener, run_acp_mode
+from tau.modes.acp.streams import take_protocol_output
 
-__all__ = ["SessionOpener", "run_acp_mode"]
+__all__ = ["SessionOpener", "run_acp_mode", "take_protocol_output"]

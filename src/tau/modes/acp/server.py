@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import field
 from datetime import UTC
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from tau import __version__
 from tau._dataclass import dataclass
@@ -85,9 +85,10 @@ class _Live:
     replies: list[Usage] = field(default_factory=list)  # the running prompt's model calls
 
 
-async def run_acp_mode(opener: SessionOpener, *, out: TextIO) -> int:
-    """Serve ACP on stdin and ``out`` until end of input or a signal; the exit code."""
-    reader, writer = await stdio_streams(out)
+async def run_acp_mode(opener: SessionOpener, *, out_fd: int) -> int:
+    """Serve ACP on stdin and ``out_fd`` (``take_protocol_output``'s) until end of input or a
+    signal; the exit code."""
+    reader, writer = await stdio_streams(out_fd)
     conn = Connection(reader, writer)
     agent = TauAcpAgent(opener, conn)
     loop = asyncio.get_running_loop()

@@ -1,16 +1,20 @@
-"""asyncio streams over the process's stdin and the real stdout (``sys.stdout`` points at stderr in
-this mode, so stray prints never reach the protocol)."""
+"""asyncio streams over the process's stdin and the real stdout.
+
+Nothing but the protocol may reach the editor: before anything else loads (an extension may print
+as it is imported), the protocol takes a copy of the stdout descriptor, and descriptor 1 and
+``sys.stdout`` become stderr, so a stray print and a child process that inherits descriptor 1 (an
+extension's ``subprocess.run``, ``os.system``) write to stderr."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
-from typing import TextIO
 
 from tau.modes.acp.jsonrpc import Writer
 
-__all__ = ["stdio_streams"]
+__all__ = ["stdio_streams", "take_protocol_output"]
 
 _LIMIT = 50 * 1024 * 1024  # a prompt may embed large files or images on one line
 
@@ -65,7 +69,16 @@ class _FileWriter:
         self._closed = True
 
 
-async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, Writer]:
+def take_protocol_output() -> int:
+    """The descriptor the protocol writes to (stdout's); stdout is stderr from here on."""
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return fd
+
+
+async def stdio_streams(out_fd: int) -> tuple[asyncio.StreamReader, Writer]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LIMIT)
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
@@ -79,10 +92,10 @@ async def stdio_streams(out: TextIO) -> tuple[asyncio.StreamReader, Writer]:
             loop.call_soon_threadsafe(reader.feed_eof)
 
         threading.Thread(target=pump, name="tau-acp-stdin", daemon=True).start()
-    stdout = os.fdopen(out.fileno(), "wb", buffering=0, closefd=False)
+    stdout = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
     protocol = _WriteProtocol()
     try:
         transport, _ = await loop.connect_write_pipe(lambda: protocol, stdout)
     except (ValueError, OSError):  # a regular file
-        return reader, _FileWriter(out.fileno())
+        return reader, _FileWriter(out_fd)
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
