@@ -1,6 +1,7 @@
 """ACP mode's harness overhead: a prompt that runs 20 tool turns (bash `echo`) and replies, sent by
 the ACP SDK's client to `tau --mode acp` and, for comparison, with `tau -p`. Each run is a fresh
-process against a local fake server (start-up, initialize and session/new included).
+process against a local fake server (start-up, initialize and session/new included), and each
+keeps its session file.
 
 Figures, each as wall time and as the tau process's CPU time (its own and its children's, the
 `echo`s; steadier than wall time on a busy machine):
@@ -82,8 +83,9 @@ async def _acp_run(env: dict[str, str], cwd: Path, *, warm: bool) -> tuple[_Run,
 
 
 def _print_run(argv: list[str], env: dict[str, str], cwd: Path) -> _Run:
+    # With its session file, as `tau -p` keeps one by default and an ACP session always does.
     cpu_before = _children_cpu()
-    wall = run_tau([*MODEL, "--no-session", *argv], env, cwd)[0]
+    wall = run_tau([*MODEL, *argv], env, cwd)[0]
     return _Run(wall, _children_cpu() - cpu_before)
 
 
