@@ -7,7 +7,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 from acp import (
@@ -24,6 +23,7 @@ from acp.schema import (
     AgentThoughtChunk,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 from acp_client import RawAcp, RecordingClient, initialize, spawn_tau
@@ -74,6 +74,7 @@ async def test_full_flow_new_prompt_with_tools_and_diff_cancel_then_load_in_a_ne
         assert starts["call-read"].kind == "read" and starts["call-read"].title == "Read notes.txt"
         assert starts["call-read"].locations[0].path == str(target)
         assert starts["call-edit"].kind == "edit"
+        assert {u.status for u in starts.values()} == {"in_progress"}
         finals = {u.tool_call_id: u for u in client.of(ToolCallProgress) if u.status is not None}
         assert finals["call-read"].status == "completed"
         diff = finals["call-edit"].content[0]
@@ -106,6 +107,10 @@ async def test_full_flow_new_prompt_with_tools_and_diff_cancel_then_load_in_a_ne
         assert [u.content.text for u in replay.of(UserMessageChunk)] == ["Rename beta", "Go on"]
         assert "Changed beta to gamma." in replay.message_text()
         assert {u.tool_call_id for u in replay.of(ToolCallStart)} == {"call-read", "call-edit"}
+        assert "".join(u.content.text for u in replay.of(AgentThoughtChunk)) == "Let me look."
+        replayed = {u.tool_call_id: u for u in replay.of(ToolCallProgress) if u.status}
+        assert replayed["call-edit"].status == "completed" and replayed["call-edit"].content[0] == diff
+        assert replay.of(UsageUpdate)[-1].size == 100000  # the context so far, after the history
         before = len(replay.updates)
         answer = await conn.prompt(session_id=session_id, prompt=[text_block("Still there?")])
         assert answer.stop_reason == "end_turn"
@@ -173,33 +178,19 @@ async def test_a_failed_model_request_answers_the_prompt_with_an_error_naming_it
 
 def test_end_of_input_during_a_prompt_exits_cleanly_with_the_session_file_whole(tau: TauCommand) -> None:
     tau.server.add(Turn(text="slow " * 50, chunk_size=5, fault=Fault("stall", after_events=5, seconds=20)))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tau", "--mode", "acp", *MODEL],
-        cwd=tau.work,
-        env=tau.env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdin is not None and process.stdout is not None
-
-    def call(request_id: int, method: str, params: dict[str, Any]) -> None:
-        line = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        process.stdin.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
-
-    call(0, "initialize", {"protocolVersion": PROTOCOL_VERSION})
-    assert json.loads(process.stdout.readline())["result"]["protocolVersion"] == PROTOCOL_VERSION
-    call(1, "session/new", {"cwd": str(tau.work), "mcpServers": []})
-    session_id = json.loads(process.stdout.readline())["result"]["sessionId"]
-    call(2, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go"}]})
-    while "agent_message_chunk" not in process.stdout.readline():  # the reply is streaming
-        pass
-    process.stdin.close()
-    process.stdout.close()  # the editor is gone: no one reads the rest
-    assert process.wait(timeout=10) == 0
-    assert "Traceback" not in process.stderr.read()  # type: ignore[union-attr]
+    raw = RawAcp(tau)
+    assert raw.call("initialize", {"protocolVersion": PROTOCOL_VERSION})["result"]["protocolVersion"] == 1
+    session_id = raw.call("session/new", {"cwd": str(tau.work), "mcpServers": []})["result"]["sessionId"]
+    prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go"}]}
+    raw.send({"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": prompt})
+    while raw.read().get("params", {}).get("update", {}).get("sessionUpdate") != "agent_message_chunk":
+        pass  # the reply is streaming
+    assert raw.process.stdin is not None and raw.process.stdout is not None and raw.process.stderr is not None
+    raw.process.stdin.close()
+    raw.process.stdout.close()  # the editor is gone: no one reads the rest
+    assert raw.process.wait(timeout=10) == 0
+    assert "Traceback" not in raw.process.stderr.read()
+    assert raw.wire.problems == []
     [session_file] = tau.session_files()
     entries = [json.loads(line) for line in session_file.read_text().splitlines()]
     assert entries[0]["id"] == session_id
@@ -229,7 +220,10 @@ def test_only_protocol_messages_reach_stdout_whatever_an_extension_prints(tau: T
     raw.call("initialize", {"protocolVersion": PROTOCOL_VERSION})
     session_id = raw.call("session/new", {"cwd": str(tau.work), "mcpServers": []})["result"]["sessionId"]
     prompt = [{"type": "text", "text": "List"}]
-    assert raw.call("session/prompt", {"sessionId": session_id, "prompt": prompt})["result"]["stopReason"] == "end_turn"
+    assert (
+        raw.call("session/prompt", {"sessionId": session_id, "prompt": prompt})["result"]["stopReason"]
+        == "end_turn"
+    )
     stderr = raw.close()
     for text in ("written in a hook", "echoed by a child"):
         assert text in stderr
@@ -287,3 +281,46 @@ def test_the_mode_needs_neither_the_sdk_nor_pydantic(tau: TauCommand) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["result"]["agentInfo"]["name"] == "tau"
+
+
+async def test_a_session_started_with_tau_p_is_listed_loaded_and_continued_in_the_editor(
+    tau: TauCommand,
+) -> None:
+    tau.server.add(text_turn("Hello from the terminal."), text_turn("And from the editor."))
+    assert tau.run("-p", "Begin here", *MODEL).returncode == 0
+    [session_file] = tau.session_files()
+    session_id = json.loads(session_file.read_text().splitlines()[0])["id"]
+    client = RecordingClient()
+    async with spawn_tau(tau, client) as (conn, _):
+        await initialize(conn)
+        [listed] = (await conn.list_sessions()).sessions  # every project's sessions
+        assert (listed.session_id, listed.cwd, listed.title) == (session_id, str(tau.work), "Begin here")
+        await conn.load_session(cwd=str(tau.work), session_id=session_id, mcp_servers=[])
+        assert [u.content.text for u in client.of(UserMessageChunk)] == ["Begin here"]
+        assert client.message_text() == "Hello from the terminal."
+        await conn.prompt(session_id=session_id, prompt=[text_block("Go on")])
+    assert "Begin here" in json.dumps(tau.server.last_request.body)
+    assert tau.session_files() == [session_file]
+    assert "Go on" in session_file.read_text()
+
+
+def test_a_session_that_does_not_exist_and_a_cwd_that_is_no_folder_are_refused_saying_so(
+    tau: TauCommand,
+) -> None:
+    raw = RawAcp(tau)
+    raw.call("initialize", {"protocolVersion": PROTOCOL_VERSION})
+    load = {"cwd": str(tau.work), "sessionId": "no-such-session", "mcpServers": []}
+    missing = raw.call("session/load", load)["error"]
+    assert (missing["code"], missing["data"]) == (-32002, {"uri": "no-such-session"})
+    relative = raw.call("session/new", {"cwd": "work", "mcpServers": []})["error"]
+    assert relative["code"] == -32602 and "absolute folder" in relative["data"]["message"]
+    raw.close()
+    assert tau.session_files() == []
+
+
+def test_an_sse_mcp_server_is_left_out_with_a_warning_and_the_session_opens(tau: TauCommand) -> None:
+    raw = RawAcp(tau)
+    raw.call("initialize", {"protocolVersion": PROTOCOL_VERSION})
+    sse = {"type": "sse", "name": "old server", "url": "http://127.0.0.1:9/sse", "headers": []}
+    assert "sessionId" in raw.call("session/new", {"cwd": str(tau.work), "mcpServers": [sse]})["result"]
+    assert "MCP server old server: SSE is not supported, left out" in raw.close()
