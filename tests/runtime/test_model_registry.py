@@ -552,3 +552,25 @@ def test_the_whole_list_keeps_the_objects_lookups_returned(agent: Path) -> None:
     assert sonnet is not None and sonnet.name == "Sonnet (proxy)"
     assert any(model is sonnet for model in registry.get_all())
     assert registry.find("anthropic", "claude-sonnet-4-5") is sonnet
+
+
+def test_the_available_models_build_only_the_providers_with_credentials(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk")
+    lazy, whole = _configured_registry(agent), _configured_registry(agent)
+    expected = [m for m in whole.get_all() if whole.has_configured_auth(m.provider)]
+    assert expected and lazy.get_available() == expected  # the whole list's order
+    assert lazy._table is None and set(lazy._partial) == {m.provider for m in expected}
+
+
+def test_the_available_models_keep_the_objects_lookups_returned(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk")
+    registry = _configured_registry(agent)
+    ollama = registry.find("ollama", "llama3.1:8b")
+    available = registry.get_available()
+    assert any(model is ollama for model in available)
+    assert registry.find("ollama", "llama3.1:8b") is ollama
+    assert registry.get_available() == available

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -175,20 +175,21 @@ class ModelRegistry:
         self._table = None
         self._partial = {}
 
-    def _build(self, only: str | None = None) -> _ModelTable:
-        """The models of every provider (or of ``only``), in registry order: the catalogue's with
-        models.json overrides, then models.json's own, then the registered providers' changes."""
+    def _build(self, only: Collection[str] | None = None) -> _ModelTable:
+        """The models of every provider (or of those in ``only``), in registry order: the
+        catalogue's with models.json overrides, then models.json's own, then the registered
+        providers' changes."""
         table = _ModelTable()
         builtin, gateways, config = self._builtin_providers, self._gateways, self._config
         for provider in [*builtin, *(name for name in gateways if name not in builtin)]:
-            if only is None or provider == only:
+            if only is None or provider in only:
                 for model in self._builtin_models(provider, gateways.get(provider)):
                     table.add(*self._configure_builtin(model, config.providers.get(provider)))
         for provider_config in config.providers.values():
-            if only is None or provider_config.name == only:
+            if only is None or provider_config.name in only:
                 self._add_custom_models(table, provider_config)
         for provider_config in self._registered.values():
-            if only is None or provider_config.name == only:
+            if only is None or provider_config.name in only:
                 self._apply_registered(table, provider_config)
         return table
 
@@ -206,7 +207,23 @@ class ModelRegistry:
             return self._table
         table = self._partial.get(provider)
         if table is None:
-            table = self._partial[provider] = self._build(only=provider)
+            table = self._partial[provider] = self._build(only={provider})
+        return table
+
+    def _of_providers(self, providers: Collection[str]) -> _ModelTable:
+        """The models of ``providers`` (maybe more), in registry order; each of them then looks its
+        models up there, and the objects earlier lookups returned are kept."""
+        if self._table is not None:
+            return self._table
+        tables = {id(self._partial.get(p)): self._partial.get(p) for p in providers}
+        if len(tables) == 1 and (table := next(iter(tables.values()))) is not None:
+            return table
+        table = self._build(only=providers)
+        for earlier in tables.values():
+            if earlier is not None:
+                table.keep(earlier)
+        for provider in providers:
+            self._partial[provider] = table
         return table
 
     def _builtin_models(self, provider: str, gateway: ProviderConfig | None) -> list[Model]:
@@ -337,18 +354,19 @@ class ModelRegistry:
         return list(self._all().models)
 
     def get_available(self) -> list[Model]:
-        """The models whose provider has some auth configured (runs no command, refreshes nothing)."""
-        configured: dict[str, bool] = {}
+        """The models whose provider has some auth configured (runs no command, refreshes nothing);
+        only those providers' models are built."""
+        names = [*self._builtin_providers, *self._gateways, *self._config.providers, *self._registered]
+        configured = {name for name in dict.fromkeys(names) if self.has_configured_auth(name)}
+        if not configured:
+            return []
         copilot = self._login_model_ids("github-copilot")
-        available = []
-        for model in self._all().models:
-            if model.provider not in configured:
-                configured[model.provider] = self.has_configured_auth(model.provider)
-            if model.provider == "github-copilot" and copilot is not None and model.id not in copilot:
-                continue
-            if configured[model.provider]:
-                available.append(model)
-        return available
+        return [
+            model
+            for model in self._of_providers(configured).models
+            if model.provider in configured
+            and not (model.provider == "github-copilot" and copilot is not None and model.id not in copilot)
+        ]
 
     def _login_model_ids(self, provider: str) -> set[str] | None:
         """The models a login says its account may use (Copilot's ``availableModelIds``, as pi), if any."""
