@@ -50,6 +50,10 @@ CALC = SERVER_HEAD + textwrap.dedent(
     def note() -> str:
         return "the note's text"
 
+    @server.resource("memo://{name}")
+    def memo(name: str) -> str:
+        return f"the memo called {name}"
+
     if __name__ == "__main__":
         if len(sys.argv) > 1:
             server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
@@ -120,6 +124,34 @@ SLOW = textwrap.dedent(
     """
 )
 
+# Plain JSON-RPC on stdio, started as ``paired.py <own name> <partner's name> <folder>``: it marks its
+# start in the folder and answers its handshake only once its partner has started too (exiting after
+# 10 s alone), so two of them connect only when they are started together, not one after the other.
+PAIRED = textwrap.dedent(
+    """
+    import json, os, sys, time
+    own, partner, folder = sys.argv[1:4]
+    open(os.path.join(folder, own + ".started"), "w").close()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(folder, partner + ".started")):
+        if time.monotonic() > deadline:
+            sys.exit(f"{partner} was not started while {own} waited")
+        time.sleep(0.02)
+    tool = {"name": "ping", "description": "Answer pong.", "inputSchema": {"type": "object"}}
+    results = {
+        "initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                       "serverInfo": {"name": own, "version": "1"}},
+        "tools/list": {"tools": [tool]},
+        "tools/call": {"content": [{"type": "text", "text": "pong from " + own}]},
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("method") in results and "id" in message:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]}
+            print(json.dumps(answer), flush=True)
+    """
+)
+
 FLAKY = textwrap.dedent(
     """
     import json, sys
@@ -160,7 +192,15 @@ FLAKY = textwrap.dedent(
 def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("mcp-servers")
     paths = {}
-    servers = {"calc": CALC, "big": BIG, "stuck": STUCK, "growing": GROWING, "flaky": FLAKY, "slow": SLOW}
+    servers = {
+        "calc": CALC,
+        "big": BIG,
+        "stuck": STUCK,
+        "growing": GROWING,
+        "flaky": FLAKY,
+        "slow": SLOW,
+        "paired": PAIRED,
+    }
     for name, text in servers.items():
         path = folder / f"{name}.py"
         path.write_text(text, encoding="utf-8")
@@ -300,6 +340,45 @@ def test_hanging_servers_fail_at_their_timeout_tau_still_answers_and_failures_ar
     assert "MCP server 'stuck' failed: did not answer within 1 s" in done.stderr
 
 
+def test_servers_start_together_in_the_background_and_the_first_prompt_waits_only_for_direct_ones(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    marks = tau.work / "marks"
+    marks.mkdir()
+    sluggish = tau.work / "sluggish.py"  # starts, marks it, then never answers its handshake
+    sluggish.write_text(f"open({str(marks / 'sluggish.started')!r}, 'w').close()\n" + STUCK)
+    configure(
+        tau,
+        {
+            "left": stdio(
+                scripts["paired"], args=[scripts["paired"], "left", "right", str(marks)], exposure="direct"
+            ),
+            "right": stdio(
+                scripts["paired"], args=[scripts["paired"], "right", "left", str(marks)], exposure="direct"
+            ),
+            "sluggish": stdio(str(sluggish), exposure="deferred"),
+        },
+    )
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__left__ping", {}), ScriptedToolCall("mcp__right__ping", {})]),
+        Turn(text="Both answered."),
+    )
+
+    started = time.monotonic()
+    done = tau.run("-p", *MODEL, "ping both")
+    elapsed = time.monotonic() - started
+
+    assert done.returncode == 0, done.stderr
+    # Each of the pair waits for the other before answering: they were started together.
+    assert {"mcp__left__ping", "mcp__right__ping"} <= set(tool_names(tau.server.requests[0]))
+    assert tool_results(tau.server.requests[-1]) == ["pong from left", "pong from right"]
+    # The deferred server was started too, but nothing waited for its handshake (the first prompt
+    # would have waited 10 s for it, and its 60 s timeout would have held the run).
+    assert (marks / "sluggish.started").exists()
+    assert elapsed < 9, elapsed
+    assert "sluggish" not in done.stderr
+
+
 def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loads_one(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
@@ -335,19 +414,76 @@ def test_two_hundred_deferred_tools_stay_out_of_the_prompt_until_tool_search_loa
     )
 
 
-def test_an_http_server_works_and_mcp_list_reports_every_server(
+def test_hidden_tools_and_servers_are_unreachable_and_resource_templates_are_listed_and_read(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    configure(
+        tau,
+        {
+            "calc": stdio(scripts["calc"], exposure="hidden", toolExposure={"add": "direct"}),
+            "notes": stdio(
+                scripts["calc"], exposure="direct", toolExposure={"c*": "hidden", "hang": "hidden"}
+            ),
+        },
+    )
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__notes__hang", {})]),
+        Turn(tool_calls=[ScriptedToolCall("list_mcp_resource_templates", {})]),
+        Turn(tool_calls=[ScriptedToolCall("read_mcp_resource", {"server": "notes", "uri": "memo://plan"})]),
+        Turn(tool_calls=[ScriptedToolCall("read_mcp_resource", {"server": "calc", "uri": "memo://note"})]),
+        Turn(text="Done."),
+    )
+
+    done = tau.run("-p", *MODEL, "look around")
+
+    assert done.returncode == 0, done.stderr
+    declared = set(tool_names(tau.server.requests[0]))
+    assert {"mcp__calc__add", "mcp__notes__add"} <= declared
+    assert not {"mcp__calc__crash", "mcp__calc__hang", "mcp__notes__crash", "mcp__notes__hang"} & declared
+    hidden, templates, memo, refused = tool_results(tau.server.requests[-1])
+    assert hidden == "Tool mcp__notes__hang not found", hidden
+    # The hidden server stays out of the resource tools: only notes' template is listed.
+    assert json.loads(templates) == {
+        "resourceTemplates": [
+            {
+                "server": "notes",
+                "name": "memo",
+                "uriTemplate": "memo://{name}",
+                "description": "",
+                "mimeType": "text/plain",
+            }
+        ]
+    }
+    assert memo == "the memo called plan"
+    assert refused == "no enabled MCP server named 'calc'"
+
+
+def test_an_http_server_works_a_call_it_never_answers_fails_at_its_timeout_and_mcp_list_reports_every_server(
     tau: TauCommand, scripts: dict[str, str], http_url: str
 ) -> None:
-    configure(tau, {"remote": {"url": http_url, "exposure": "direct"}, "local": stdio(scripts["calc"])})
+    configure(
+        tau,
+        {
+            "remote": {"url": http_url, "exposure": "direct", "timeout": 2},
+            "local": stdio(scripts["calc"]),
+        },
+    )
     tau.server.add(
-        Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 20, "b": 22})]), Turn(text="42.")
+        Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 20, "b": 22})]),
+        Turn(tool_calls=[ScriptedToolCall("mcp__remote__hang", {})]),  # asleep in the SDK server
+        Turn(tool_calls=[ScriptedToolCall("mcp__remote__add", {"a": 1, "b": 1})]),
+        Turn(text="42."),
     )
 
     done = tau.run("-p", *MODEL, "add remotely")
     listed = tau.run("mcp", "list", "--json")
 
     assert done.returncode == 0, done.stderr
-    assert tool_results(tau.server.requests[-1]) == ["42"]
+    assert tool_results(tau.server.requests[-1]) == [
+        "42",
+        "MCP server 'remote' did not answer 'hang' within 2 s",
+        "2",  # the server still answers after the call that hung
+    ]
     assert listed.returncode == 0, listed.stderr
     report = {s["name"]: s for s in json.loads(listed.stdout)["servers"]}
     assert report["remote"]["state"] == report["local"]["state"] == "connected"

@@ -302,6 +302,26 @@ def test_a_project_package_needs_the_folders_trust_and_is_recorded_relative_to_d
     assert _last_user_text(tau) == "Review version one"
 
 
+def test_a_project_git_package_is_cloned_under_dot_tau_and_removed_from_there(
+    tau: TauCommand, repo: Path
+) -> None:
+    installed = tau.run("install", "-l", "-a", f"{_url(repo)}@v1")
+    assert installed.returncode == 0, installed.stderr
+    clone = tau.work / ".tau" / "git" / "local" / Path(*repo.parts[1:])
+    assert (clone / "prompts" / "review.md").is_file()
+    project = tau.work / ".tau" / "settings.json"
+    assert json.loads(project.read_text()) == {"packages": [f"{_url(repo)}@v1"]}
+    assert not (tau.agent_dir / "git").exists() and "packages" not in _settings(tau)
+    tau.env[MARK] = str(tau.work / "mark.txt")
+    tau.server.add(Turn(text="ok"))
+    assert tau.run(*MODEL, "-a", "-p", "/review").returncode == 0
+    assert _last_user_text(tau) == "Review version one"
+    removed = tau.run("remove", "-l", "-a", _url(repo))
+    assert removed.returncode == 0, removed.stderr
+    assert not clone.exists()
+    assert "packages" not in json.loads(project.read_text())
+
+
 def test_a_broken_package_is_reported_in_one_line_and_the_others_still_load(
     tau: TauCommand, repo: Path, tmp_path: Path
 ) -> None:

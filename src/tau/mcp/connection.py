@@ -161,7 +161,14 @@ class ServerConnection:
                     continue
                 self._fail(ready, self._describe(exc))
             except asyncio.CancelledError:
-                self._fail(ready, "the connection was cancelled")
+                if stop.is_set():
+                    # Closed while still starting (the session ended, or a reconnect): nothing failed.
+                    self.state = "idle"
+                    if not ready.done():
+                        ready.set_exception(McpCallError(f"MCP server {self.name!r} was stopped"))
+                    self._changed()
+                else:
+                    self._fail(ready, "the connection was cancelled")
                 raise
             break
         if stop.is_set() and self.state == "connected":
