@@ -306,7 +306,8 @@ async def _connect_all(config: Any, cwd: str, agent_dir: str) -> list[Any]:
 
 
 def _login(argv: list[str], *, logout: bool) -> int:
-    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, credentials_key, sign_in
+    from tau.mcp.oauth_signin import sign_in
+    from tau.mcp.oauth_store import storage_for
 
     words, options, _ = _parse(argv)
     if len(words) != 1:
@@ -319,7 +320,7 @@ def _login(argv: list[str], *, logout: bool) -> int:
     if options.get("local") and server.scope != "project":
         raise _UsageError(f"MCP server {words[0]!r} is not defined in this project's mcp.json (-l)")
     if logout:
-        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(server))
+        storage = storage_for(agent_dir, server)
         print(f"Signed out of {server.name}" if storage.forget() else f"No stored sign-in for {server.name}")
         return 0
     timeout = float(_number(options.get("timeout", "300"), "--timeout"))

@@ -74,16 +74,15 @@ async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:
 
 async def _sign(servers: McpServers, ctx: Any, name: str, *, login: bool) -> None:
     """Sign in through the browser (then reconnect), or delete the stored sign-in."""
-    from pathlib import Path
-
-    from tau.mcp.oauth import AUTH_FILE, FileTokenStorage, credentials_key, sign_in
+    from tau.mcp.oauth_signin import sign_in
+    from tau.mcp.oauth_store import storage_for
 
     config = servers.connections[name].config
     if config.transport != "http":
         _show(ctx, f"MCP server {name!r} is not an HTTP server: it has no sign-in", error=True)
         return
     if not login:
-        storage = FileTokenStorage(Path(servers.agent_dir) / AUTH_FILE, credentials_key(config))
+        storage = storage_for(servers.agent_dir, config)
         _show(ctx, f"Signed out of {name}" if storage.forget() else f"No stored sign-in for {name}")
         return
 

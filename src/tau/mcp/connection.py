@@ -19,12 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from typing import IO, Any, Literal, TypeAlias
 
 from tau.mcp.config import ServerConfig
 
-__all__ = ["MISSING_SDK_MESSAGE", "ConnectionState", "McpCallError", "ServerConnection", "require_sdk"]
+__all__ = [
+    "MISSING_SDK_MESSAGE",
+    "ConnectionState",
+    "McpCallError",
+    "ServerConnection",
+    "import_sdk",
+    "require_sdk",
+]
 
 ConnectionState: TypeAlias = Literal[
     "idle", "connecting", "connected", "failed", "disconnected", "needs-auth"
@@ -147,7 +155,7 @@ class ServerConnection:
 
     async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         try:
-            await _import_sdk()
+            await import_sdk()
         except ImportError:
             self._fail(ready, MISSING_SDK_MESSAGE)
             return
@@ -432,13 +440,18 @@ _SDK_MODULES = (
     "mcp.client.streamable_http",
     "mcp.shared._httpx_utils",
     "mcp.types",
+    "mcp.client.auth",
+    "mcp.client.auth.utils",
+    "mcp.shared.auth",
 )
+_IMPORTING = threading.Lock()
 
 
-async def _import_sdk() -> None:
+async def import_sdk() -> None:
     """Import the SDK in a worker thread: it takes most of a second, which the event loop (the
-    session starting, the first request streaming) must not wait for. Servers starting together
-    share the work through the import lock."""
+    session starting, the first request streaming) must not wait for. One thread at a time: the
+    SDK's modules import each other in circles, which two threads importing at once can see half
+    made. Everything in tau that uses the SDK awaits this first."""
     import sys
 
     if not all(name in sys.modules for name in _SDK_MODULES):
@@ -449,12 +462,13 @@ def _import_modules() -> None:
     import importlib
     import logging
 
-    # The SDK logs failures (with tracebacks) that tau reports itself, in one line.
-    sdk_log = logging.getLogger("mcp")
-    sdk_log.addHandler(logging.NullHandler())
-    sdk_log.propagate = False
-    for name in _SDK_MODULES:
-        importlib.import_module(name)
+    with _IMPORTING:
+        # The SDK logs failures (with tracebacks) that tau reports itself, in one line.
+        sdk_log = logging.getLogger("mcp")
+        sdk_log.addHandler(logging.NullHandler())
+        sdk_log.propagate = False
+        for name in _SDK_MODULES:
+            importlib.import_module(name)
 
 
 class _RetryableError(Exception):

@@ -1,134 +1,79 @@
-"""OAuth for remote MCP servers, on the SDK's ``OAuthClientProvider`` (discovery, dynamic client
-registration, PKCE, token refresh).
+"""OAuth for remote MCP servers in a session: send the stored access token and refresh it, as pi's
+connections do; never register a client nor open a browser (signing in is ``tau mcp login``, in
+``tau.mcp.oauth_signin``).
 
-Credentials are kept in ``<agent dir>/mcp-auth.json`` (mode 0600) as pi keeps them, one entry per
-server name and URL: ``{"mcp__<name>|<url>": {"tokens": {...}, "tokensExpireAt": <unix ms>,
-"clientInformation": {...}}}``. ``tokensExpireAt`` lets a later process know an access token has
-expired (the SDK only knows it for tokens it received itself), so a session refreshes it first. A running session only
-uses stored tokens; signing in, which needs a browser, is ``tau mcp login``.
+An access token is refreshed when it expires (30 s early) or the server answers 401. The refresh
+goes to the token endpoint of the authorization server the sign-in discovered (stored beside the
+tokens), or discovers it first (RFC 9728 protected resource metadata, RFC 8414 server metadata).
+Its client is the configured ``oauth.clientId``, the registered one stored with the tokens, or, for
+tokens pi got with its Client ID Metadata Document under ``"clientRegistration": "cimd"``, that
+document. When no refresh is possible, or the server refuses it, the server "needs sign-in". A
+refresh the server answered is saved even when the call that wanted it is cancelled (the old
+refresh token may be spent).
+
+Client identity, as pi 1.6 behaves when built under another name than pi: ``auto`` and ``dcr``
+register tau as a client (dynamic client registration); ``cimd`` uses pi's document on pi.dev (the
+user asked for it; tau has none of its own).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
-import json
-import os
+import hashlib
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tau.mcp.config import ServerConfig
+from tau.mcp.oauth_store import FileTokenStorage, RefreshLockBusyError, normalized_url, storage_for
 
 __all__ = [
-    "AUTH_FILE",
-    "FileTokenStorage",
+    "PI_DOCUMENTS",
+    "OAuthError",
     "SignInRequiredError",
-    "credentials_key",
+    "client_document",
+    "configured_client",
+    "discover",
     "oauth_factory",
-    "sign_in",
 ]
 
-AUTH_FILE = "mcp-auth.json"
+PI_DOCUMENTS = "https://pi.dev/oauth"
+"""Where pi's Client ID Metadata Documents live: ``client.json`` and ``<callback id>/client.json``."""
+_REFRESH_SKEW_S = 30.0
+_REQUEST_TIMEOUT_S = 15.0
+_NOT_ACCEPTED = "401 Unauthorized: the stored sign-in is no longer accepted"
 
 
 class SignInRequiredError(Exception):
-    """The server wants a sign-in and this process cannot open one."""
+    """The server wants a new sign-in and a session cannot open one. The message starts with "401"
+    (a connection that fails with it "needs sign-in")."""
 
 
-def credentials_key(config: ServerConfig) -> str:
-    """pi's key of a server's entry: its namespace and its URL as a WHATWG URL parser writes it
-    (a bare host gets its "/"), so one sign-in serves pi and tau."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(config.url)
-    url = urlunsplit(
-        (parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, parts.fragment)
-    )
-    return f"mcp__{config.name.replace('-', '_')}|{url}"
+class OAuthError(Exception):
+    """Discovery or a token request failed (one line)."""
 
 
-class FileTokenStorage:
-    """The SDK's ``TokenStorage`` over one entry of ``mcp-auth.json``."""
-
-    def __init__(self, path: Path, key: str, *, static_client: dict[str, Any] | None = None) -> None:
-        """``static_client``: a client registered by hand (``oauth.clientId``), used instead of
-        registering one."""
-        self.path = path
-        self.key = key
-        self.static_client = static_client
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def entry(self) -> dict[str, Any]:
-        """The stored entry of this server (empty when there is none)."""
-        return self._entry()
-
-    def _entry(self) -> dict[str, Any]:
-        entry = self._read().get(self.key)
-        return entry if isinstance(entry, dict) else {}
-
-    def _write(self, fields: dict[str, Any]) -> None:
-        data = self._read()
-        entry = data.setdefault(self.key, {})
-        entry.update(fields)
-        for key in [k for k, v in entry.items() if v is None]:
-            del entry[key]  # an expiry the new tokens do not have
-        self._save(data)
-
-    def _save(self, data: dict[str, Any]) -> None:
-        """Replace the file atomically, readable by its owner only (it holds tokens)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-        os.replace(temporary, self.path)
-
-    async def get_tokens(self) -> Any:
-        from mcp.shared.auth import OAuthToken
-
-        tokens = self._entry().get("tokens")
-        return OAuthToken.model_validate(tokens) if tokens else None
-
-    async def set_tokens(self, tokens: Any) -> None:
-        expires_at = (
-            int((time.time() + float(tokens.expires_in)) * 1000) if tokens.expires_in is not None else None
-        )
-        self._write(
-            {"tokens": tokens.model_dump(mode="json", exclude_none=True), "tokensExpireAt": expires_at}
-        )
-
-    def expires_at(self) -> float | None:
-        """When the stored access token expires (Unix seconds), if known."""
-        value = self._entry().get("tokensExpireAt")
-        return float(value) / 1000 if isinstance(value, (int, float)) else None
-
-    async def get_client_info(self) -> Any:
-        from mcp.shared.auth import OAuthClientInformationFull
-
-        info = self.static_client or self._entry().get("clientInformation")
-        return OAuthClientInformationFull.model_validate(info) if info else None
-
-    async def set_client_info(self, client_info: Any) -> None:
-        self._write({"clientInformation": client_info.model_dump(mode="json", exclude_none=True)})
-
-    def forget(self) -> bool:
-        data = self._read()
-        if data.pop(self.key, None) is None:
-            return False
-        self._save(data)
-        return True
+def client_document(server_url: str, metadata: dict[str, Any]) -> tuple[str, str] | None:
+    """pi's Client ID Metadata Document for ``server_url`` and the path of the redirect URI it lists,
+    or ``None`` when the authorization server does not take documents for public clients. Without
+    RFC 9207's ``iss`` in authorization responses, the document and the path are the MCP server's
+    own, so a response cannot pass for another server's."""
+    methods = metadata.get("token_endpoint_auth_methods_supported")
+    if metadata.get("client_id_metadata_document_supported") is not True or not (
+        isinstance(methods, list) and "none" in methods
+    ):
+        return None
+    if metadata.get("authorization_response_iss_parameter_supported") is True:
+        return f"{PI_DOCUMENTS}/client.json", "/callback"
+    href = normalized_url(server_url).split("#", 1)[0]
+    callback_id = base64.urlsafe_b64encode(hashlib.sha256(href.encode()).digest()[:9]).decode()
+    return f"{PI_DOCUMENTS}/{callback_id}/client.json", f"/callback/{callback_id}"
 
 
-def _static_client(config: ServerConfig, redirect_uri: str) -> dict[str, Any] | None:
-    """The configured ``clientId`` (and ``clientSecret``, which may be ``${NAME}`` or ``!command``)."""
+def configured_client(config: ServerConfig, redirect_uri: str | None = None) -> dict[str, Any] | None:
+    """The client ``oauth.clientId`` names (its ``clientSecret`` may be ``${NAME}`` or ``!command``)."""
     oauth = config.oauth
     if not oauth.get("clientId"):
         return None
@@ -137,163 +82,253 @@ def _static_client(config: ServerConfig, redirect_uri: str) -> dict[str, Any] | 
     secret = expand_value(str(oauth["clientSecret"])) if oauth.get("clientSecret") else None
     return {
         "client_id": str(oauth["clientId"]),
-        "redirect_uris": [redirect_uri],
+        **({"redirect_uris": [redirect_uri]} if redirect_uri else {}),
         "token_endpoint_auth_method": "client_secret_post" if secret else "none",
         **({"client_secret": secret} if secret else {}),
     }
 
 
-def _provider(
-    agent_dir: str,
-    config: ServerConfig,
-    *,
-    redirect_uri: str,
-    redirect_handler: Callable[[str], Awaitable[None]],
-    callback_handler: Callable[[], Awaitable[Any]],
-) -> Any:
-    from mcp.client.auth import OAuthClientProvider
-    from mcp.shared.auth import OAuthClientMetadata
-
-    oauth = config.oauth
-    metadata = OAuthClientMetadata.model_validate(
-        {
-            "client_name": str(oauth.get("clientName") or "tau"),
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "client_secret_post" if oauth.get("clientSecret") else "none",
-            **({"scope": oauth["scope"]} if oauth.get("scope") else {}),
-        }
-    )
-    storage = FileTokenStorage(
-        Path(agent_dir) / AUTH_FILE,
-        credentials_key(config),
-        static_client=_static_client(config, redirect_uri),
+async def discover(http: Any, server_url: str, resource_metadata_url: str | None = None) -> dict[str, Any]:
+    """The authorization server of ``server_url`` and its metadata, in the shape pi stores as
+    ``discovery``: ``{authorizationServerUrl, authorizationServerMetadata, resourceMetadata?}``."""
+    from mcp.client.auth.utils import (
+        build_oauth_authorization_server_metadata_discovery_urls,
+        build_protected_resource_metadata_discovery_urls,
     )
 
-    class Provider(OAuthClientProvider):
-        async def _initialize(self) -> None:
-            await super()._initialize()
-            # Stored tokens come without the time they were issued; without this, an expired
-            # access token would be sent (and refused) instead of refreshed.
-            self.context.token_expiry_time = storage.expires_at()
+    resource: dict[str, Any] | None = None
+    for url in build_protected_resource_metadata_discovery_urls(resource_metadata_url, server_url):
+        document = await _get_json(http, url)
+        servers = document.get("authorization_servers") if document else None
+        if isinstance(servers, list) and servers and isinstance(servers[0], str):
+            resource = document
+            break
+    server = str(resource["authorization_servers"][0]) if resource else None
+    metadata: dict[str, Any] | None = None
+    for url in build_oauth_authorization_server_metadata_discovery_urls(server, server_url):
+        metadata = await _get_json(http, url)
+        if metadata:
+            break
+    # Without resource metadata, the 2025-03-26 way: the MCP server's origin is the issuer.
+    issuer_url = server or "/".join(normalized_url(server_url).split("/", 3)[:3])
+    if not metadata:
+        raise OAuthError(f"no OAuth authorization server metadata found for {issuer_url}")
+    if str(metadata.get("issuer", "")).rstrip("/") != issuer_url.rstrip("/"):
+        raise OAuthError(
+            f"the authorization server metadata names issuer {metadata.get('issuer')!r}, not {issuer_url}"
+        )
+    return {
+        "authorizationServerUrl": issuer_url,
+        "authorizationServerMetadata": metadata,
+        **({"resourceMetadata": resource} if resource else {}),
+    }
 
-    return Provider(
-        config.url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler
-    )
+
+async def _get_json(http: Any, url: str) -> dict[str, Any] | None:
+    import httpx2
+
+    try:
+        response = await http.get(url, headers={"Accept": "application/json"})
+        value = response.json() if response.status_code == 200 else None
+    except (httpx2.HTTPError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _secure(url: Any) -> str:
+    """An endpoint from metadata, which must be an http(s) URL (a server could name anything)."""
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        raise OAuthError(f"the authorization server names an endpoint that is not an HTTP URL: {url!r}")
+    return url
+
+
+class _SessionAuth:
+    """The stored sign-in of one server, refreshed as needed (see the module docstring). Made by
+    ``oauth_factory`` as an ``httpx2.Auth``."""
+
+    def __init__(self, config: ServerConfig, storage: FileTokenStorage) -> None:
+        self.config = config
+        self.storage = storage
+        self._refreshing: asyncio.Task[None] | None = None
+
+    def access_token(self) -> str | None:
+        tokens = self.storage.entry().get("tokens")
+        token = tokens.get("access_token") if isinstance(tokens, dict) else None
+        return token if isinstance(token, str) else None
+
+    async def fresh_token(self) -> str | None:
+        """The stored access token, refreshed first when it has expired (a failed refresh sends the
+        old one: the server's answer decides)."""
+        token = self.access_token()
+        expires_at = self.storage.expires_at()
+        if token and expires_at is not None and expires_at - _REFRESH_SKEW_S <= time.time():
+            with contextlib.suppress(Exception):  # the request goes out with the old token; a 401 decides
+                await self.refresh(token)
+            return self.access_token()
+        return token
+
+    async def refresh(self, stale: str | None, resource_metadata_url: str | None = None) -> None:
+        """Replace ``stale``, the access token that expired or was refused; raises
+        ``SignInRequiredError`` when only a new sign-in helps."""
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self._refresh(stale, resource_metadata_url))
+        await asyncio.shield(self._refreshing)
+
+    async def _refresh(self, stale: str | None, resource_metadata_url: str | None) -> None:
+        try:
+            async with self.storage.refresh_lock():
+                entry = self.storage.entry()
+                stored = entry.get("tokens")
+                tokens: dict[str, Any] = stored if isinstance(stored, dict) else {}
+                if tokens.get("access_token") != stale:
+                    return  # refreshed meanwhile (another process, or a sign-in)
+                if not tokens.get("refresh_token"):
+                    raise SignInRequiredError(_NOT_ACCEPTED)
+                await self._refresh_with(entry, tokens, resource_metadata_url)
+        except RefreshLockBusyError:
+            raise SignInRequiredError(_NOT_ACCEPTED) from None
+
+    async def _refresh_with(
+        self, entry: dict[str, Any], tokens: dict[str, Any], resource_metadata_url: str | None
+    ) -> None:
+        import httpx2
+
+        async with httpx2.AsyncClient(timeout=_REQUEST_TIMEOUT_S) as http:
+            discovery = entry.get("discovery")
+            if not isinstance(discovery, dict) or not isinstance(
+                discovery.get("authorizationServerMetadata"), dict
+            ):
+                discovery = await discover(http, self.config.url, resource_metadata_url)
+                self.storage.update({"discovery": discovery})
+            metadata: dict[str, Any] = discovery["authorizationServerMetadata"]
+            client = self._client(entry, metadata)
+            if client is None:
+                raise SignInRequiredError(_NOT_ACCEPTED)
+            server = str(discovery.get("authorizationServerUrl") or "").rstrip("/")
+            endpoint = _secure(metadata.get("token_endpoint") or f"{server}/token")
+            form = {"grant_type": "refresh_token", "refresh_token": str(tokens["refresh_token"])}
+            resource = discovery.get("resourceMetadata", {}).get("resource")
+            if resource:
+                form["resource"] = str(resource)
+            headers = {"Accept": "application/json"}
+            _authenticate(client, metadata, form, headers)
+            response = await http.post(endpoint, data=form, headers=headers)
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if error in ("invalid_client", "unauthorized_client"):
+            self.storage.update(
+                {"clientInformation": None, "tokens": None, "tokensExpireAt": None, "discovery": None}
+            )
+            raise SignInRequiredError(_NOT_ACCEPTED)
+        if error == "invalid_grant":
+            self.storage.update({"tokens": None, "tokensExpireAt": None})
+            raise SignInRequiredError(_NOT_ACCEPTED)
+        if (
+            error
+            or response.status_code != 200
+            or not isinstance(answer, dict)
+            or "access_token" not in answer
+        ):
+            raise OAuthError(
+                f"the token refresh failed (HTTP {response.status_code}{f': {error}' if error else ''})"
+            )
+        # A refresh may leave out the refresh token (not rotated) and the scope (unchanged).
+        for kept in ("refresh_token", "scope"):
+            if kept not in answer and kept in tokens:
+                answer[kept] = tokens[kept]
+        self.storage.save_tokens({key: value for key, value in answer.items() if value is not None})
+
+    def _client(self, entry: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any] | None:
+        """The client the tokens belong to (``None``: none tau may use)."""
+        configured = configured_client(self.config)
+        if configured is not None:
+            return configured
+        stored = entry.get("clientInformation")
+        if isinstance(stored, dict) and stored.get("client_id"):
+            return stored
+        if self.config.oauth.get("clientRegistration") == "cimd":
+            document = client_document(self.config.url, metadata)
+            return {"client_id": document[0], "token_endpoint_auth_method": "none"} if document else None
+        return None
+
+
+def _authenticate(
+    client: dict[str, Any], metadata: dict[str, Any], form: dict[str, str], headers: dict[str, str]
+) -> None:
+    """The client's authentication at the token endpoint: its stated method when the server takes
+    it, else basic, then post, for a client with a secret (as pi chooses)."""
+    supported = metadata.get("token_endpoint_auth_methods_supported") or []
+    secret = client.get("client_secret")
+    method = client.get("token_endpoint_auth_method")
+    if method not in ("client_secret_basic", "client_secret_post", "none") or (
+        supported and method not in supported
+    ):
+        if secret and (not supported or "client_secret_basic" in supported):
+            method = "client_secret_basic"
+        elif secret:
+            method = "client_secret_post"
+        else:
+            method = "none"
+    if method == "client_secret_basic" and secret:
+        from urllib.parse import quote
+
+        pair = f"{quote(str(client['client_id']), safe='')}:{quote(str(secret), safe='')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        return
+    form["client_id"] = str(client["client_id"])
+    if method == "client_secret_post" and secret:
+        form["client_secret"] = str(secret)
 
 
 def oauth_factory(
     agent_dir: str, provider_token: Callable[[str], str | None] | None = None
 ) -> Callable[[ServerConfig], Any]:
-    """The auth of a session's HTTP servers: stored tokens (refreshed when they expire); a server
-    that needs a new sign-in fails with a hint to run ``tau mcp login``. A server with
-    ``auth.provider`` carries that provider's key from ``provider_token`` (its login, refreshed
-    by the model registry) instead of a sign-in of its own."""
+    """The auth of a session's HTTP servers: the stored sign-in (see the module docstring), nothing
+    when there is none (the server's 401 then says "needs sign-in"). A server with ``auth.provider``
+    carries that provider's key from ``provider_token`` (its login, refreshed by the model registry)
+    instead of a sign-in of its own."""
 
     def make(config: ServerConfig) -> Any:
         if config.auth_provider is not None:
             return _provider_auth(config.auth_provider, provider_token) if provider_token else None
-        storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config))
+        storage = storage_for(agent_dir, config)
         if "tokens" not in storage.entry():
-            return None  # not signed in: the server's 401 says "needs sign-in", and nothing is registered
-
-        async def refuse(url: str) -> None:
-            raise SignInRequiredError("401 Unauthorized: the stored sign-in is no longer accepted")
-
-        async def never() -> Any:
-            raise SignInRequiredError("401 Unauthorized: the stored sign-in is no longer accepted")
-
-        port = int(config.oauth.get("callbackPort") or 0)
-        return _provider(
-            agent_dir,
-            config,
-            redirect_uri=f"http://127.0.0.1:{port or 1}/callback",
-            redirect_handler=refuse,
-            callback_handler=never,
-        )
+            return None
+        return _httpx_auth(_SessionAuth(config, storage))
 
     return make
 
 
-async def sign_in(
-    agent_dir: str,
-    config: ServerConfig,
-    *,
-    open_url: Callable[[str], None] | None = None,
-    timeout: float = 300.0,
-) -> None:
-    """Sign in to ``config`` through the browser: a loopback server on 127.0.0.1 receives the
-    redirect, then the tokens are stored. ``open_url`` replaces opening a browser (tests)."""
-    if config.oauth.get("clientRegistration") == "cimd":
-        # pi's document (https://pi.dev/oauth/client.json) names pi; tau does not pass itself off
-        # as pi, and has no document of its own, so it always registers (``auto`` and ``dcr``).
-        raise ValueError(
-            f'MCP server {config.name!r}: oauth.clientRegistration "cimd" needs a Client ID Metadata '
-            'Document, which tau does not have; use "auto" or "dcr" (tau registers a client)'
-        )
-    import webbrowser
-    from urllib.parse import parse_qs, urlparse
+def _httpx_auth(session: _SessionAuth) -> Any:
+    import httpx2  # the MCP SDK's HTTP client
+    from mcp.client.auth.utils import extract_field_from_www_auth, extract_resource_metadata_from_www_auth
 
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+    class StoredSignIn(httpx2.Auth):
+        async def async_auth_flow(self, request: httpx2.Request) -> Any:
+            token = await session.fresh_token()
+            if token:
+                request.headers["Authorization"] = f"Bearer {token}"
+            response = yield request
+            if (
+                response.status_code == 403
+                and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+            ):
+                raise SignInRequiredError(
+                    "401 Unauthorized: the server asks for more access than the sign-in granted"
+                )
+            if response.status_code != 401:
+                return
+            await session.refresh(token, extract_resource_metadata_from_www_auth(response))
+            renewed = session.access_token()
+            if not renewed or renewed == token:
+                raise SignInRequiredError(_NOT_ACCEPTED)
+            request.headers["Authorization"] = f"Bearer {renewed}"
+            yield request
 
-    received: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(Exception):
-            request = (await reader.readline()).decode("latin-1").split(" ")
-            query = parse_qs(urlparse(request[1]).query) if len(request) > 1 else {}
-            body = b"Signed in; you can close this page."
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
-                % (len(body), body)
-            )
-            await writer.drain()
-            if "code" in query and not received.done():
-                received.set_result((query["code"][0], query.get("state", [None])[0]))
-            elif "error" in query and not received.done():
-                received.set_exception(RuntimeError(f"sign-in refused: {query['error'][0]}"))
-        writer.close()
-
-    port = int(config.oauth.get("callbackPort") or 0)
-    server = await asyncio.start_server(handle, "127.0.0.1", port)
-    port = server.sockets[0].getsockname()[1]
-
-    async def redirect(url: str) -> None:
-        # In a thread: a browser command may only return once the page is done, and the page's
-        # redirect comes to the server of this very loop.
-        asyncio.get_running_loop().run_in_executor(None, open_url or webbrowser.open, url)
-
-    async def callback() -> Any:
-        from mcp.shared.auth import AuthorizationCodeResult
-
-        code, state = await received
-        return AuthorizationCodeResult(code=code, state=state)
-
-    redirect_uri = f"http://127.0.0.1:{port}/callback"
-    storage = FileTokenStorage(Path(agent_dir) / AUTH_FILE, credentials_key(config))
-    registered = await storage.get_client_info()
-    if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or ()]:
-        storage.forget()  # registered for another redirect URI: register again
-    auth = _provider(
-        agent_dir, config, redirect_uri=redirect_uri, redirect_handler=redirect, callback_handler=callback
-    )
-
-    headers = {key: config.value(value) for key, value in config.headers.items()}
-    try:
-        async with server:
-            async with asyncio.timeout(timeout):
-                client = create_mcp_http_client(headers=headers, auth=auth)
-                async with (
-                    client,
-                    streamable_http_client(config.url, http_client=client) as streams,
-                    ClientSession(streams[0], streams[1]) as session,
-                ):
-                    await session.initialize()
-    finally:
-        server.close()
+    return StoredSignIn()
 
 
 def _provider_auth(provider: str, token: Callable[[str], str | None]) -> Any:
