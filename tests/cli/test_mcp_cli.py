@@ -572,12 +572,14 @@ def test_mcp_add_local_writes_an_http_entry_to_the_project_file(tau: TauCommand)
     assert not (tau.agent_dir / "mcp.json").exists()
 
 
-def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_file(
+def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_and_an_enable_to_the_defining_file(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:
     configure(tau, {"calc": stdio(scripts["calc"], exposure="direct")})
 
     done = tau.run("-p", *MODEL, "/mcp reconnect calc", "/mcp", "/mcp disable calc", "/mcp enable nope")
+    disabled = json.loads((tau.agent_dir / "mcp.json").read_text())["mcpServers"]["calc"]
+    enabled = tau.run("-p", *MODEL, "/mcp enable calc", "/mcp")
 
     assert done.returncode == 0, done.stderr
     # Without a UI the answers are printed; in -p mode stdout is kept for the reply, so on stderr.
@@ -586,8 +588,14 @@ def test_slash_mcp_shows_status_reconnects_and_saves_a_disable_to_the_defining_f
     assert lines[1] == "calc: connected, 3 tools (direct, global)"
     assert "MCP server 'calc' disabled" in lines
     assert "no MCP server named 'nope' (see /mcp)" in lines
+    assert disabled["enabled"] is False
+    assert enabled.returncode == 0, enabled.stderr
+    assert enabled.stderr.splitlines()[:2] == [
+        "MCP server 'calc' enabled",
+        "calc: connected, 3 tools (direct, global)",
+    ]
     saved = json.loads((tau.agent_dir / "mcp.json").read_text())["mcpServers"]["calc"]
-    assert saved["enabled"] is False
+    assert "enabled" not in saved  # the default is left out, as pi writes it
     assert tau.server.requests == []
 
 

@@ -63,3 +63,29 @@ def test_slash_mcp_picks_a_server_shows_its_tools_and_disables_it(tau: TauComman
     terminal.send(ENTER)
     terminal.wait_for("MCP server 'calc' disabled")
     assert json.loads(config.read_text())["mcpServers"]["calc"]["enabled"] is False
+
+
+def test_slash_mcp_disables_a_global_server_in_this_trusted_project_only(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    script = tau.work / "calc_server.py"
+    script.write_text(SERVER)
+    config = tau.agent_dir / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(script)], "exposure": "deferred"}
+    config.write_text(json.dumps({"mcpServers": {"calc": entry}}))
+    terminal = start_tui("--approve")
+
+    terminal.type("/mcp")
+    terminal.send(ENTER)
+    terminal.wait_for("calc: ", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Disable in this project", where="display")
+    terminal.send("\x1b[B\x1b[B\x1b[B")  # down to "Disable in this project"
+    terminal.wait_for("› Disable in this project", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("MCP server 'calc' disabled in this project")
+
+    assert json.loads((tau.work / ".tau" / "mcp.json").read_text()) == {
+        "mcpServers": {"calc": {"enabled": False}}
+    }
+    assert json.loads(config.read_text()) == {"mcpServers": {"calc": entry}}  # the user's file is untouched

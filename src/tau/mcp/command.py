@@ -3,7 +3,8 @@
 ``/mcp`` alone shows the status (in the TUI, a picker: choose a server, then what to do with it);
 ``/mcp reconnect|enable|disable|login|logout <server>`` does it at once (``login``: OAuth through the
 browser, as ``tau mcp login``). Enabling and disabling are saved to the
-``mcp.json`` that defines the server (its project override, when there is one).
+``mcp.json`` that defines the server (its project override, when there is one); in a trusted folder
+the picker also offers to enable or disable a global server in this project only (a new override).
 """
 
 from __future__ import annotations
@@ -64,12 +65,14 @@ async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:
                 error=True,
             )
         return
+    in_project = action.endswith(" in this project")
+    verb = action.removesuffix(" in this project")
     try:
-        await servers.set_enabled(name, action == "enable")
+        await servers.set_enabled(name, verb == "enable", in_project=in_project)
     except (OSError, ValueError) as exc:
         _show(ctx, f"could not save the change: {exc}", error=True)
         return
-    _show(ctx, f"MCP server {name!r} {action}d")
+    _show(ctx, f"MCP server {name!r} {verb}d" + (" in this project" if in_project else ""))
 
 
 async def _sign(servers: McpServers, ctx: Any, name: str, *, login: bool) -> None:
@@ -110,7 +113,10 @@ async def _pick(servers: McpServers, ctx: Any) -> None:
         return
     name = labels[chosen]
     connection = servers.connections[name]
-    actions = ["Show details", "Reconnect", "Disable" if connection.config.enabled else "Enable"]
+    switch = "Disable" if connection.config.enabled else "Enable"
+    actions = ["Show details", "Reconnect", switch]
+    if servers.may_override_in_project(name):
+        actions.append(f"{switch} in this project")  # a project override of a global server, as pi
     if connection.config.transport == "http":
         actions += ["Login", "Logout"]
     action = await ctx.ui.select(f"MCP server {name}", actions)

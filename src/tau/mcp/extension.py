@@ -72,7 +72,7 @@ def mcp_extension_source(
                 # tool_search, where the model calls them directly once found.
                 exposure = server.exposure if "exposure" in raw else "deferred"
                 config.servers[name] = replace(server, literal=True, exposure=exposure)
-        McpServers(tau, config, cwd, agent_dir).install()
+        McpServers(tau, config, cwd, agent_dir, trusted=include_project).install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
 
@@ -90,11 +90,15 @@ class _RegisteredTool:
 class McpServers:
     """The servers of one session and the tools they registered."""
 
-    def __init__(self, tau: ExtensionAPI, config: McpConfig, cwd: str, agent_dir: str) -> None:
+    def __init__(
+        self, tau: ExtensionAPI, config: McpConfig, cwd: str, agent_dir: str, *, trusted: bool = False
+    ) -> None:
+        """``trusted``: the folder is trusted, so a global server may get a project override."""
         self.tau = tau
         self.config = config
         self.cwd = cwd
         self.agent_dir = agent_dir
+        self.trusted = trusted
         self.connections: dict[str, ServerConnection] = {}
         self.tools: dict[str, _RegisteredTool] = {}
         self._registered_servers: dict[str, list[str]] = {}
@@ -476,21 +480,29 @@ class McpServers:
             await connection.connected(connection.config.timeout_s)
         return connection
 
-    async def set_enabled(self, name: str, enabled: bool) -> None:
-        """Enable or disable ``name`` for this session and in the file that defines it."""
-        from dataclasses import replace
+    def may_override_in_project(self, name: str) -> bool:
+        """Whether ``name`` is a global server without a project override in a trusted folder (pi's
+        "Enable/Disable in this project")."""
+        server = self.connections[name].config
+        return self.trusted and server.scope == "global" and server.override is None and bool(server.source)
 
-        from tau.mcp.config import set_server_fields
+    async def set_enabled(self, name: str, enabled: bool, *, in_project: bool = False) -> None:
+        """Enable or disable ``name`` for this session and in the file that defines it (its project
+        override; ``in_project``: a new override in the project's file)."""
+        from pathlib import Path
+
+        from tau.mcp.config import project_config_path, set_server_fields
 
         connection = self.connections[name]
         server = replace(connection.config, enabled=enabled)
+        if in_project:
+            override = project_config_path(self.cwd)
+            set_server_fields(override, name, {"enabled": enabled}, create_override=True)
+            server = replace(server, override=str(override))
+        elif server.override or server.source:
+            set_server_fields(Path(server.override or server.source), name, {"enabled": enabled})
         connection.config = server
         self.config.servers[name] = server
-        path = server.override or server.source
-        if path:
-            from pathlib import Path
-
-            set_server_fields(Path(path), name, {"enabled": enabled})
         mine = set(self._registered_servers.get(name, ()))
         if enabled:
             await self.reconnect(name)
