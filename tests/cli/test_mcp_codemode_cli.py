@@ -140,6 +140,9 @@ def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_st
     first, last = tau.server.requests[0], tau.server.requests[-1]
     assert tool_names(first) == ["read", "bash", "edit", "write", "codemode"]
     assert "- mcp__kit (codemode): Test helpers" in system_prompt(first)
+    # The server connecting and its tools being called change neither the prompt nor the tools.
+    assert all(r.body["messages"][0] == first.body["messages"][0] for r in tau.server.requests)
+    assert all(r.body["tools"] == first.body["tools"] for r in tau.server.requests)
     combined, searched, shown, _stored, _failed, loaded, described = tool_results(last)
     assert combined.startswith("Script completed\nWall time ")
     assert combined.endswith("Output:\nHI 5\n<console_output>\ncalled 2\n</console_output>")
