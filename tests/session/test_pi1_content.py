@@ -233,6 +233,21 @@ def test_a_compaction_records_the_branch_prompt_as_its_checkpoint(tmp_path: Path
     assert [m.role for m in after.messages] == ["compactionSummary", "user", "assistant", "user", "assistant"]
 
 
+def test_the_branch_system_message_alone_is_the_contexts_on_every_branch(tmp_path: Path, ids: IdSource) -> None:
+    entries = [{"type": "message", "id": "s1", "message": SYSTEM}, user("a", "u1"), assistant("b", "a1"),
+               {"type": "message", "id": "s2", "message": PATCH}, user("c", "u2"), assistant("d", "a2")]  # fmt: skip
+    manager = SessionManager.open(str(write_session(tmp_path / "s.jsonl", entries)), ids=ids)
+    manager.append_compaction("summary", "u2", 100)
+    manager.append_message(SystemMessage.from_json({**PATCH, "toolsRemoved": [{"name": "read"}]}))
+    leaves = [None, "s1", "u1", "a1", "s2", "a2", *(e.id for e in manager.get_entries()[-2:])]
+    for leaf in leaves:
+        if leaf is None:
+            manager.reset_leaf()
+        else:
+            manager.branch(leaf)
+        assert manager.branch_system_message() == manager.build_session_context().system_message, leaf
+
+
 def test_system_messages_dump_back_unchanged(tmp_path: Path, read_jsonl: Callable[[Path], Objects]) -> None:
     assert SystemMessage.from_json(SYSTEM).to_json() == SYSTEM
     assert SystemMessage.from_json(PATCH).to_json() == PATCH

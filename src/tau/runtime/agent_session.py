@@ -303,7 +303,7 @@ class AgentSession:
     def _restore_branch_tools(self) -> None:
         """A resumed branch that recorded its tools (pi 1.x system messages) gets them back, as in
         pi, instead of the defaults; an explicit tool list (``--tools``, ``--no-tools``) wins."""
-        recorded = self._session.build_session_context().system_message
+        recorded = self._session.branch_system_message()
         if recorded is not None and not self._tools.has_allowlist:
             self._tools.set_active(t["name"] for t in recorded.tools_added or [])
 

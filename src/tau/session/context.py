@@ -128,19 +128,15 @@ def build_session_context(
         selected = [compaction, *kept, *path[compaction_index + 1 :]]
 
     edits = {e.target_id: e for e in selected if isinstance(e, ContextEditEntry)}
-    system: list[SystemMessage] = []
     for index, entry in enumerate(selected):
         if isinstance(entry, CompactionEntry):
             # Only the latest compaction (first) counts; an older one kept in range adds nothing.
             if index == 0:
-                if entry.system_message is not None:
-                    system.append(entry.system_message)
                 context.messages.append(
                     CompactionSummaryMessage(entry.summary, entry.tokens_before, _ms(entry.timestamp))
                 )
             continue
-        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
-            system.append(entry.message)
+        if _is_system(entry):
             continue
         message = entry_message(entry)
         edit = edits.get(entry.id)
@@ -148,8 +144,27 @@ def build_session_context(
             message = apply_context_edit(message, edit)
         if message is not None:
             context.messages.append(message)
-    context.system_message = replay_system_messages(system)
+    context.system_message = branch_system_message(path)
     return context
+
+
+def branch_system_message(path: Sequence[SessionEntry]) -> SystemMessage | None:
+    """The system message requests on this branch carry, without building its messages: the
+    branch's system records replayed from the latest compaction's checkpoint on (that checkpoint
+    stands for the records before it)."""
+    system: list[SystemMessage] = []
+    start = 0
+    for index in range(len(path) - 1, -1, -1):
+        entry = path[index]
+        if isinstance(entry, CompactionEntry):
+            if entry.system_message is not None:
+                system.append(entry.system_message)
+            start = index + 1
+            break
+    for entry in path[start:]:
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
+            system.append(entry.message)
+    return replay_system_messages(system)
 
 
 def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]:

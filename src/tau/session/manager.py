@@ -14,7 +14,7 @@ from typing import TypedDict
 
 from tau.ai.gc_pause import collector_paused
 from tau.ai.types import ImageContent, JsonObject, TextContent, Usage
-from tau.session.context import SessionContext, build_session_context, path_to
+from tau.session.context import SessionContext, branch_system_message, build_session_context, path_to
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -333,7 +333,7 @@ class SessionManager:
         """Summarise the branch before ``first_kept_entry_id``. If the branch declares a prompt
         (pi 1.x system messages), the compaction records it as its checkpoint, as pi does."""
         base = self._base()
-        checkpoint = self.build_session_context().system_message
+        checkpoint = self.branch_system_message()
         if checkpoint is not None:
             checkpoint.timestamp = ms_from_iso(base["timestamp"]) or checkpoint.timestamp
         entry = CompactionEntry(
@@ -352,7 +352,7 @@ class SessionManager:
         """State the prompt sections and tool declarations the next request uses: if they differ
         from what the branch's system messages replay to, append a system message with the
         difference (pi 1.x's record) and return its id; else ``None``."""
-        update = system_update(self.build_session_context().system_message, sections, tools, 0)
+        update = system_update(self.branch_system_message(), sections, tools, 0)
         if update is None:
             return None  # no id or clock reading used: a session that never changes reads as before
         base = self._base()
@@ -473,6 +473,14 @@ class SessionManager:
         with collector_paused():
             path = self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else None
             return build_session_context(self._entries, self._leaf_id, self._by_id, path=path)
+
+    def branch_system_message(self) -> SystemMessage | None:
+        """``build_session_context().system_message`` without building the branch's messages."""
+        if self._leaf_id is None or not self._entries:
+            return None
+        if self._leaf_id in self._by_id:
+            return branch_system_message(self._branch_to(self._leaf_id))
+        return branch_system_message(path_to(self._entries[-1], self._by_id))
 
     # ------------------------------------------------------------------ branching
 
