@@ -22,7 +22,7 @@ _BACKGROUND_QUERY = re.compile(rb"\x1b\]11;\?(?:\x07|\x1b\\)")
 
 class _AnsweringScreen(pyte.HistoryScreen):
     """A screen that sends its answers (DA1) back to the program; cursor reports are answered in
-    ``Terminal.pump`` (from the screen as it is once the whole read is drawn). It has xterm's
+    ``Terminal.pump`` (where the cursor is when the request arrives). It has xterm's
     alternate screen (mode 1049), which pyte lacks: entering it keeps the main screen and its
     scrollback aside, leaving it brings them back as they were."""
 
@@ -121,9 +121,15 @@ class Terminal:
             except pexpect.EOF:
                 return
             self.raw.extend(data)
-            for _ in _CPR.findall(data):
+            # A cursor report tells where the cursor is when the request arrives: what came
+            # before it in this read is drawn first (the program may print, then ask).
+            drawn = 0
+            for request in _CPR.finditer(data):
+                self.stream.feed(data[drawn : request.end()])
+                drawn = request.end()
                 y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
                 self.child.send(f"\x1b[{y};{x}R".encode())
+            data = data[drawn:]
             if self.background is not None:
                 for _ in _BACKGROUND_QUERY.findall(data):
                     self.child.send(f"\x1b]11;{self.background}\x1b\\".encode())
