@@ -4,8 +4,12 @@ against what reaches the fake model server."""
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from collections.abc import Callable
 
+import pytest
 from tau_command import TauCommand
 from terminal import ENTER, Terminal
 from wcwidth import width
@@ -93,16 +97,48 @@ def test_a_reply_and_a_queued_message_of_wide_clusters_fit_the_width(tau: TauCom
     assert width(queued.rstrip()) <= 39
 
 
+@pytest.mark.parametrize("mode", ["regular", "fullscreen"])
+def test_a_sent_message_of_wide_clusters_is_shown_whole_in_the_transcript(
+    tau: TauCommand, start_tui: Start, mode: str
+) -> None:
+    # One word wider than the row: it folds between clusters, never inside a flag, and every
+    # row keeps to the 30 columns (a row one cell too wide wrapped again, or lost its end).
+    message = "aX" + FAMILY + "b" + ("漢字" + FAMILY + FLAG) * 3 + FAMILY + "z"
+    tau.server.add(Turn(text="done"))
+    terminal = start_tui("--tui-mode", mode, rows=16, cols=30)
+    terminal.send(message)
+    _editor_shows(terminal, message)
+    terminal.send(ENTER)
+    terminal.wait_for("done", where="display")
+    assert _sent_text(tau) == message
+    rows = terminal.display().splitlines()
+    first = next(n for n, row in enumerate(rows) if row.startswith(" aX"))
+    assert [row.strip() for row in rows[first : first + 3]] == [
+        "aX" + FAMILY + "b" + ("漢字" + FAMILY + FLAG) * 2 + "漢字" + FAMILY,
+        FLAG + FAMILY + "z",
+        "",
+    ]
+    assert all(width(row.rstrip()) <= 30 for row in rows)
+
+
 def test_the_fullscreen_transcript_draws_wide_clusters_in_the_cells_the_terminal_gives_them(
     tau: TauCommand, start_tui: Start
 ) -> None:
     # 48 cells as the terminal draws them; counted per code point (each 👩‍👩‍👧 six cells) the
-    # row would be 80 wide and cut at the 60-column edge before its Z.
-    tau.server.add(Turn(text="A" + FAMILY * 8 + "B" * 30 + "Z"))
+    # row would be 80 wide and cut at the 59 columns the scrollbar leaves, before its Z.
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"fullscreenScrollbar": "always"}))
+    wide = "A" + FAMILY * 8 + "B" * 30 + "Z"
+    tau.server.add(Turn(text="\n\n".join(f"line {n}" for n in range(10)) + "\n\n" + wide))
     terminal = start_tui("--tui-mode", "fullscreen", rows=20, cols=60)
     terminal.type("hi")
     terminal.send(ENTER)
-    terminal.wait_for("BBBB", where="display")
-    terminal.wait_for(lambda: any(line.rstrip().endswith("B" * 30 + "Z") for line in terminal.display().splitlines()))
-    [row] = [line for line in terminal.display().splitlines() if "BBBB" in line]
-    assert row.strip() == "A" + FAMILY * 8 + "B" * 30 + "Z"
+    terminal.wait_for("B" * 30 + "Z", where="display")
+    [(y, row)] = [(y, line) for y, line in enumerate(terminal.display().splitlines()) if "BBBB" in line]
+    assert row[:-1].strip() == wide
+    assert terminal.screen.buffer[y][59].data in "┃│"  # the scrollbar, in the last column
+    # A double-click on the 30th cell (inside the Bs: after " A" and eight two-cell families)
+    # takes that word: the cell clicked is the cell read.
+    terminal.send(f"\x1b[<0;30;{y + 1}M\x1b[<0;30;{y + 1}m" * 2)
+    terminal.wait_for("Copied", where="display")
+    copied = re.findall(rb"\x1b\]52;c;([A-Za-z0-9+/=]*)\x07", terminal.raw)
+    assert [base64.b64decode(text).decode() for text in copied] == ["B" * 30 + "Z"]

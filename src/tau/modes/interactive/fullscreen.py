@@ -21,15 +21,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.data_structures import Point as MousePosition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 from prompt_toolkit.utils import get_cwidth
+from wcwidth import iter_graphemes
 
 from tau._dataclass import dataclass
 from tau.modes.interactive.chat import PromptText
-from tau.modes.interactive.graphemes import cluster_fragments
+from tau.modes.interactive.graphemes import cell_width, cluster_fragments
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -149,6 +151,8 @@ class TranscriptView(UIControl):
         self._redraws = 0
         self.search_field: Buffer | None = None
         self._width = 80
+        self._drawn: list[StyleAndTextTuples] = []
+        """The rows as last drawn, to find the cell a mouse event is at."""
         self.scrollbar = str(mode.session.services.settings_manager.get("fullscreenScrollbar") or "auto")
         self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
 
@@ -245,16 +249,18 @@ class TranscriptView(UIControl):
         total = self.line_count()
         top = min(self.max_top(), self.top) if self.top is not None else self.max_top()
         self._shown_top = top
-        rows = [self._row(index) for index in range(top, min(total, top + self.height))]
+        # rich laid the rows out by the cells the terminal draws; prompt_toolkit must agree.
+        rows = [cluster_fragments(self._row(index)) for index in range(top, min(total, top + self.height))]
         self._width = width
         bar = self._scrollbar(total, top)
         if bar:
             rows += [[] for _ in range(self.height - len(rows))]
             rows = [_with_bar(row, width, cell) for row, cell in zip(rows, bar, strict=True)]
 
+        self._drawn = rows
+
         def get_line(number: int) -> StyleAndTextTuples:
-            # rich laid the rows out by the cells the terminal draws; prompt_toolkit must agree.
-            return cluster_fragments(rows[number]) if number < len(rows) else []
+            return rows[number] if number < len(rows) else []
 
         return UIContent(get_line=get_line, line_count=len(rows), show_cursor=False)
 
@@ -358,6 +364,28 @@ class TranscriptView(UIControl):
     # -- mouse ---------------------------------------------------------------------------------
 
     def mouse_handler(self, mouse_event: MouseEvent) -> None:
+        """prompt_toolkit's report of a mouse event: its ``x`` is the index of the character drawn
+        there (a wide one counts once, a cluster's leading code points not at all), made the
+        cell column here."""
+        position = mouse_event.position
+        cells = MousePosition(x=self._cell_column(position.y, position.x), y=position.y)
+        self.pointer(MouseEvent(cells, mouse_event.event_type, mouse_event.button, mouse_event.modifiers))
+
+    def _cell_column(self, row: int, index: int) -> int:
+        drawn = self._drawn[row] if 0 <= row < len(self._drawn) else []
+        cells = 0
+        for fragment in drawn:
+            if "[ZeroWidthEscape]" in fragment[0]:
+                continue
+            for char in fragment[1]:
+                if index <= 0:
+                    return cells
+                cells += get_cwidth(char)
+                index -= 1
+        return cells + index
+
+    def pointer(self, mouse_event: MouseEvent) -> None:
+        """A mouse event at a cell of the pane."""
         kind = mouse_event.event_type
         point = (self._shown_top + mouse_event.position.y, mouse_event.position.x)
         step = WHEEL_LINES * (ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1)
@@ -495,13 +523,15 @@ class TranscriptView(UIControl):
 
 
 def _with_bar(fragments: StyleAndTextTuples, width: int, bar: tuple[str, str]) -> StyleAndTextTuples:
-    """``fragments`` cut or padded to ``width - 1`` cells, then the scrollbar's cell."""
+    """``fragments`` (as ``cluster_fragments`` draws them) cut or padded to ``width - 1`` cells,
+    then the scrollbar's cell. A cluster's leading code points go out only with its cell."""
     out: StyleAndTextTuples = []
     cells = 0
+    escape: tuple[str, str] | None = None
     for fragment in fragments:
         style, text = fragment[0], fragment[1]
         if "[ZeroWidthEscape]" in style:
-            out.append((style, text))
+            escape = (style, text)
             continue
         kept = ""
         for char in text:
@@ -510,7 +540,8 @@ def _with_bar(fragments: StyleAndTextTuples, width: int, bar: tuple[str, str]) -
             kept += char
             cells += get_cwidth(char)
         if kept:
-            out.append((style, kept))
+            out.extend([escape, (style, kept)] if escape is not None else [(style, kept)])
+        escape = None
         if len(kept) < len(text):
             break
     out.append(("", " " * (width - 1 - cells)))
@@ -523,16 +554,18 @@ def _is_word(char: str) -> bool:
 
 
 def _cells(text: str) -> int:
-    return sum(get_cwidth(char) for char in text)
+    return cell_width(text)
 
 
 def _char_at(text: str, column: int) -> int:
-    """The index of the character at cell ``column`` of ``text`` (its length past the end)."""
+    """The index of the cluster at cell ``column`` of ``text`` (its length past the end)."""
     cells = 0
-    for index, char in enumerate(text):
+    index = 0
+    for cluster in iter_graphemes(text):
         if cells >= column:
             return index
-        cells += get_cwidth(char)
+        cells += cell_width(cluster)
+        index += len(cluster)
     return len(text)
 
 
@@ -680,7 +713,6 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         """A drag that began in the pane (a selection, the scrollbar's thumb) keeps the mouse
         when the pointer leaves it: past the pane's edge the drag holds that edge (and
         auto-scrolls), and the release ends it wherever it happens."""
-        from prompt_toolkit.data_structures import Point
         from prompt_toolkit.key_binding.bindings.mouse import xterm_sgr_mouse_events
 
         data = event.data
@@ -694,7 +726,7 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         # The pane is the layout's first row on: screen rows are its rows.
         x = min(max(0, int(parts[1]) - 1), view.width - 1)
         y = min(max(0, int(parts[2]) - 1), view.height - 1)
-        view.mouse_handler(MouseEvent(Point(x=x, y=y), event_type, button, modifiers))
+        view.pointer(MouseEvent(MousePosition(x=x, y=y), event_type, button, modifiers))
 
     bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
     bindings.add("enter", filter=in_field)(lambda event: view.step(1))

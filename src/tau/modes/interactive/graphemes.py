@@ -72,27 +72,54 @@ def _split_cluster(cluster: str, style: str) -> StyleAndTextTuples | None:
 
 
 def cluster_fragments(fragments: StyleAndTextTuples) -> StyleAndTextTuples:
-    """Formatted text (one that is not wrapped) with its clusters drawn as the terminal draws them."""
-    if all(text.isascii() for _, text, *_ in fragments):
+    """Formatted text (one that is not wrapped) with its clusters drawn as the terminal draws them.
+
+    A cluster may run over several fragments: ANSI text comes parsed a character a fragment,
+    and a search mark or a selection splits a row where it starts. The clusters are found in
+    the text of each run of fragments between zero-width escapes, and a split cluster takes the
+    style (and mouse handler) of its first code point."""
+    if all(fragment[1].isascii() for fragment in fragments):
         return fragments
     out: StyleAndTextTuples = []
+    run: StyleAndTextTuples = []
     for fragment in fragments:
-        style, text = fragment[0], fragment[1]
-        if text.isascii() or "[ZeroWidthEscape]" in style:
+        if "[ZeroWidthEscape]" in fragment[0]:
+            out.extend(_clustered(run))
+            run = []
             out.append(fragment)
-            continue
-        plain: list[str] = []
-        for cluster in iter_graphemes(text):
-            split = _split_cluster(cluster, style)
-            if split is None:
-                plain.append(cluster)
-                continue
-            if plain:
-                out.append((style, "".join(plain)))
-                plain = []
-            out.extend(split)
-        if plain:
-            out.append((style, "".join(plain)))
+        elif fragment[1]:
+            run.append(fragment)
+    out.extend(_clustered(run))
+    return out
+
+
+def _clustered(run: StyleAndTextTuples) -> StyleAndTextTuples:
+    """``cluster_fragments`` of fragments without an escape among them."""
+    text = "".join(fragment[1] for fragment in run)
+    if text.isascii():
+        return run
+    owners = [index for index, fragment in enumerate(run) for _ in fragment[1]]  # each code point's fragment
+    out: StyleAndTextTuples = []
+
+    def emit(owner: int, chars: str) -> None:
+        fragment = run[owner]
+        if out and out[-1][0] == fragment[0] and out[-1][2:] == fragment[2:]:
+            out[-1] = (out[-1][0], out[-1][1] + chars, *fragment[2:])
+        else:
+            out.append((fragment[0], chars, *fragment[2:]))
+
+    position = 0
+    for cluster in iter_graphemes(text):
+        owner = owners[position]
+        split = _split_cluster(cluster, run[owner][0])
+        if split is None:
+            for offset, char in enumerate(cluster):
+                emit(owners[position + offset], char)
+        else:
+            escape, cell = split
+            out.append(escape)
+            out.append((cell[0], cell[1], *run[owner][2:]))
+        position += len(cluster)
     return out
 
 

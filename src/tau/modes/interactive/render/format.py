@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-from rich.cells import cell_len, split_graphemes
+from rich.cells import cell_len
 
+from tau.modes.interactive.render.clusters import split_graphemes
 from tau.tools.terminal_text import sanitize_terminal_output
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
