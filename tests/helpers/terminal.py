@@ -5,6 +5,7 @@ a terminal would; ``kitty=True`` makes it a terminal that speaks the kitty keybo
 from __future__ import annotations
 
 import copy
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from wcwidth import iter_graphemes, wcwidth, width
 
 _CPR = re.compile(rb"\x1b\[6n")
 _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
+_KITTY_POP = re.compile(rb"\x1b\[<\d*u")
 _ALTERNATE = 1049
 _BACKGROUND_QUERY = re.compile(rb"\x1b\]11;\?(?:\x07|\x1b\\)")
 
@@ -99,7 +101,7 @@ class Terminal:
         self.kitty = kitty
         self.background = background
         """The colour answered to OSC 11 (``rgb:ffff/ffff/ffff``); ``None``: the query goes unanswered."""
-        self.screen = _AnsweringScreen(cols, rows, self.send)
+        self.screen = _AnsweringScreen(cols, rows, self._answer)
         self.screen.set_mode(pyte.modes.LNM)  # the tty turns \n into \r\n, as a real terminal shows it
         self.stream = pyte.ByteStream(self.screen)
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)}
@@ -121,6 +123,13 @@ class Terminal:
             except pexpect.EOF:
                 return
             self.raw.extend(data)
+            if self.background is not None:
+                for _ in _BACKGROUND_QUERY.findall(data):
+                    self._answer(f"\x1b]11;{self.background}\x1b\\")
+            if self.kitty:
+                for _ in _KITTY_QUERY.findall(data):
+                    self._answer("\x1b[?1u")  # the flags tau pushed just before
+            data = _KITTY_POP.sub(b"", data)  # pyte would draw its final "u"
             # A cursor report tells where the cursor is when the request arrives: what came
             # before it in this read is drawn first (the program may print, then ask).
             drawn = 0
@@ -128,15 +137,8 @@ class Terminal:
                 self.stream.feed(data[drawn : request.end()])
                 drawn = request.end()
                 y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
-                self.child.send(f"\x1b[{y};{x}R".encode())
-            data = data[drawn:]
-            if self.background is not None:
-                for _ in _BACKGROUND_QUERY.findall(data):
-                    self.child.send(f"\x1b]11;{self.background}\x1b\\".encode())
-            if self.kitty:
-                for _ in _KITTY_QUERY.findall(data):
-                    self.child.send(b"\x1b[?1u")  # the flags tau pushed just before
-            self.stream.feed(data)
+                self._answer(f"\x1b[{y};{x}R")
+            self.stream.feed(data[drawn:])
             if time.monotonic() >= deadline:
                 return
 
@@ -174,6 +176,11 @@ class Terminal:
 
     def send(self, data: str) -> None:
         self.child.send(data.encode())
+
+    def _answer(self, data: str) -> None:
+        """A reply of the terminal's own: at once, as a terminal answers (pexpect's ``send``
+        waits 50 ms first, which hid answers arriving before the program's tty was raw)."""
+        os.write(self.child.child_fd, data.encode())
 
     def type(self, text: str) -> None:
         for char in text:

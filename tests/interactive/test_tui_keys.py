@@ -3,11 +3,15 @@ into the real `tau` in a pseudo-terminal."""
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import sys
+import termios
 import time
 from collections.abc import Callable
 
+import pexpect
 import pytest
 from tau_command import MODEL, TauCommand
 from terminal import ENTER, ESCAPE, Terminal
@@ -210,3 +214,43 @@ def test_other_terminals_get_modify_other_keys_until_a_signal_ends_tau(
     assert terminal.wait_exit() == 143
     raw = bytes(terminal.raw)
     assert raw.rindex(b"\x1b[>4;0m") > raw.index(b"\x1b[>4;2m")
+
+
+
+def _echo_when_asked(child: pexpect.spawn, queries: int) -> tuple[list[bool], bytes]:
+    """Read tau's output as a quick terminal does, answering each device attributes query (and
+    cursor report) the moment it arrives, until ``queries`` were asked; whether the tty still
+    echoed its input at each, and the output."""
+    output, echoing = b"", []
+    deadline = time.monotonic() + 15
+    while len(echoing) < queries and time.monotonic() < deadline:
+        if not select.select([child.child_fd], [], [], 0.5)[0]:
+            continue
+        data = os.read(child.child_fd, 65536)
+        output += data
+        for _ in range(data.count(b"\x1b[c")):
+            echoing.append(bool(termios.tcgetattr(child.child_fd)[3] & termios.ECHO))
+            os.write(child.child_fd, b"\x1b[?1;2c")
+        for _ in range(data.count(b"\x1b[6n")):
+            os.write(child.child_fd, b"\x1b[1;1R")
+    return echoing, output
+
+
+def test_the_key_queries_are_sent_once_the_tty_no_longer_echoes_the_answers(tau: TauCommand) -> None:
+    # Asked before the application had the tty in raw mode, the terminal's answer (at once) was
+    # echoed onto the screen: ^[[?1;2c where the editor was then drawn. So again after Ctrl+Z
+    # (here the stop returns at once: a pty without job control cannot stop).
+    child = pexpect.spawn(
+        sys.executable, ["-m", "tau", *MODEL], cwd=str(tau.work), env={**tau.env, "TERM": "xterm-256color"}
+    )
+    try:
+        echoing, output = _echo_when_asked(child, 1)
+        child.send("\x1a")
+        echoing_again, output_again = _echo_when_asked(child, 1)
+        time.sleep(0.2)
+        output_again += child.read_nonblocking(65536, timeout=1)
+    finally:
+        child.kill(signal.SIGKILL)
+        child.close(force=True)
+    assert (echoing, echoing_again) == ([False], [False])
+    assert b"^[" not in output + output_again

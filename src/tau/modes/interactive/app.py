@@ -387,6 +387,7 @@ class InteractiveMode:
         )
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
+        app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
         return app
 
     def _key_bindings(self) -> list[Any]:

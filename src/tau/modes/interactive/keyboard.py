@@ -195,6 +195,7 @@ class KeyboardProtocol:
         self.on_appearance: Callable[[bool], None] | None = None
         """Called with whether the terminal turned light (mode 2031), while ``on_background`` is set."""
         self._appearance_reports = False
+        self._starting = False
         atexit.register(self._restore_at_exit)
 
     def _colour(self, number: int, value: str) -> None:
@@ -210,7 +211,16 @@ class KeyboardProtocol:
         return True
 
     def start(self) -> None:
-        """Push the kitty flags and ask which protocol the terminal speaks."""
+        """Push the kitty flags and ask which protocol the terminal speaks, when the next frame
+        has been drawn (``on_render``): the terminal answers at once, and until the application
+        has put the tty in raw mode the tty echoes the answers onto the screen (``^[[?1;2c``)."""
+        self._starting = True
+
+    def on_render(self, _app: object = None) -> None:
+        """After each frame (the tty is raw then): what ``start`` asked for, once."""
+        if not self._starting:
+            return
+        self._starting = False
         self._pushed = True
         self._asked = True
         colours = ""
@@ -243,6 +253,7 @@ class KeyboardProtocol:
         """Give the terminal its keys back (idempotent)."""
         sequence = self.restore_sequence()
         self._pushed = self.kitty = self.modify_other_keys = self._asked = self._appearance_reports = False
+        self._starting = False
         if sequence:
             self._write(sequence)
 
