@@ -19,6 +19,8 @@ __all__ = ["startup_header"]
 _DIM = "\x1b[2m"
 _BOLD = "\x1b[1m"
 _RESET = "\x1b[0m"
+_KEY_COLUMN = 23
+"""Where a key's description starts in the full help."""
 
 
 def startup_header(mode: InteractiveMode) -> str:
@@ -28,7 +30,9 @@ def startup_header(mode: InteractiveMode) -> str:
     more = keys.describe("expandTools")
     lines = [f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}"]
     if mode.tools_expanded:
-        lines += [_DIM + _fit(line, mode.width) + _RESET for line in hotkey_lines(mode)]
+        # Descriptions go on under their column while that leaves room for a few words.
+        indent = _KEY_COLUMN if mode.width - _KEY_COLUMN >= 30 else 0
+        lines += [_DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)]
     else:
         hints = [
             f"{keys.describe('interrupt')} interrupt",
@@ -41,7 +45,7 @@ def startup_header(mode: InteractiveMode) -> str:
         ]
         lines.append(_DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET)
         if more:
-            lines.append(_DIM + _fit(f"Press {more} to show the full startup help.", mode.width) + _RESET)
+            lines += [_DIM + row + _RESET for row in _wrap(f"Press {more} to show the full startup help.", mode.width)]
     session = mode.session
     loader = session.services.resource_loader
     home = os.path.expanduser("~")
@@ -55,7 +59,7 @@ def startup_header(mode: InteractiveMode) -> str:
         loaded.append(("extensions", [e.name for e in runner.extensions]))
     for label, names in loaded:
         if names:
-            lines.append(_DIM + _fit(f"[{label}] " + ", ".join(names), mode.width) + _RESET)
+            lines += [_DIM + row + _RESET for row in _wrap(f"[{label}] " + ", ".join(names), mode.width)]
     return "\n".join(lines)
 
 
@@ -68,12 +72,13 @@ def hotkey_lines(mode: InteractiveMode) -> list[str]:
     from tau.modes.interactive.keymap import DESCRIPTIONS
 
     keymap = mode.keymap
-    lines = [f"{keymap.describe(action) or '(unbound)':<22} {text}" for action, text in DESCRIPTIONS.items()]
+    pad = _KEY_COLUMN - 1
+    lines = [f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()]
     lines += [
-        f"{'@':<22} Reference a project file (fuzzy)",
-        f"{'tab':<22} Complete a path",
-        f"{'!cmd / !!cmd':<22} Run a shell command (!! keeps the output from the model)",
-        f"{'ctrl+a/e/k/u/w/y':<22} Emacs-style editing; ctrl+_ undo",
+        f"{'@':<{pad}} Reference a project file (fuzzy)",
+        f"{'tab':<{pad}} Complete a path",
+        f"{'!cmd / !!cmd':<{pad}} Run a shell command (!! keeps the output from the model)",
+        f"{'ctrl+a/e/k/u/w/y':<{pad}} Emacs-style editing; ctrl+_ undo",
     ]
     return lines
 
@@ -86,6 +91,20 @@ def _whole_hints(hints: list[str], last: str, width: int) -> str:
             break
         kept.append(hint)
     return _fit(" · ".join([*kept, last]), width)
+
+
+def _wrap(text: str, width: int, indent: int = 0) -> list[str]:
+    """``text`` in rows of at most ``width`` cells, broken between words (as pi's header text
+    wraps), the rows after the first ``indent`` cells in; a word wider than a row is cut."""
+    rows: list[str] = []
+    row = ""
+    for word in text.split(" "):
+        if row.strip() and visible_width(f"{row} {word}") > width:
+            rows.append(row)
+            row = " " * indent + word
+        else:
+            row = f"{row} {word}" if row else word
+    return [_fit(row, width) for row in [*rows, row]]
 
 
 def _fit(text: str, width: int) -> str:
