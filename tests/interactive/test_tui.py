@@ -397,8 +397,9 @@ def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: 
     terminal = start_tui()
     terminal.type("look at @sesman")
     terminal.wait_for("src/session_manager.py", where="display")
-    terminal.send(ENTER)  # takes the suggestion; does not send yet
+    terminal.send(ENTER)  # takes the suggestion and closes the menu; does not send yet
     terminal.wait_for(lambda: _editor_text(terminal) == "look at @src/session_manager.py")
+    terminal.wait_for(lambda: terminal.display().count("session_manager.py") == 1)  # the editor's only
 
 
 def test_settings_switch_the_theme_save_it_and_keep_the_row(tau: TauCommand, start_tui: Start) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -37,3 +38,21 @@ def test_a_narrow_footer_drops_whole_fields_and_shows_unknown_context_after_a_co
     terminal.type("/compact")
     terminal.send(ENTER)
     terminal.wait_for(lambda: "?/100k" in _usage_line(terminal), timeout=15)
+
+
+def test_an_automatic_compaction_shows_unknown_context_at_once(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    tau.server.add(
+        Turn(text="First."),
+        Turn(text="Counted.", usage=ScriptedUsage(input=90_000, output=500)),  # past 100k - 16384
+        Turn(text="## Summary\nall of it"),
+        Turn(text="prefix summary"),
+    )
+    terminal = start_tui()
+    terminal.type("one")
+    terminal.send(ENTER)
+    terminal.wait_for("First.")
+    terminal.type("count")
+    terminal.send(ENTER)
+    terminal.wait_for("Compacted from", where="display")
+    terminal.wait_for(lambda: _usage_line(terminal).split()[-3:-1] == ["?/100k", "(auto)"], timeout=5)

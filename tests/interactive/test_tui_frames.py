@@ -1,5 +1,5 @@
 """What the terminal is shown, frame by frame: tau's output replayed into a fresh screen one
-synchronized update (``CSI ?2026h`` … ``CSI ?2026l``) at a time."""
+synchronized update (``CSI ?2026h`` … ``CSI ?2026l``) at a time, in both TUI modes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 import pyte
+import pytest
 from tau_command import TauCommand
 from terminal import ENTER, Terminal
 
@@ -16,18 +17,20 @@ Start = Callable[..., Terminal]
 BEGIN, END = b"\x1b[?2026h", b"\x1b[?2026l"
 
 
+@pytest.mark.parametrize("mode", ["regular", "fullscreen"])
 def test_every_frame_keeps_the_editor_and_footer_while_blocks_go_to_scrollback(
-    tau: TauCommand, start_tui: Start
+    tau: TauCommand, start_tui: Start, mode: str
 ) -> None:
     reply = "".join(
         f"Paragraph {n} of the reply, long enough to be a block of its own.\n\n" for n in range(40)
     )
     tau.server.add(Turn(text=reply + "THE-END", chunk_size=8, frames_per_second=400))
-    terminal = start_tui(rows=20, cols=80)
+    terminal = start_tui("--tui-mode", mode, rows=20, cols=80)
     terminal.type("write a lot")
     terminal.send(ENTER)
     terminal.wait_for("THE-END", where="display")
-    terminal.wait_for("Paragraph 0 of")  # in scrollback by now: blocks were committed on the way
+    if mode == "regular":
+        terminal.wait_for("Paragraph 0 of")  # in scrollback by now: blocks were committed on the way
     screen = pyte.Screen(80, 20)
     screen.set_mode(pyte.modes.LNM)
     stream = pyte.ByteStream(screen)

@@ -21,6 +21,7 @@ PAGE_UP = "\x1b[5~"
 CTRL_END = "\x1b[1;5F"
 CTRL_SHIFT_UP, CTRL_SHIFT_DOWN = "\x1b[1;6A", "\x1b[1;6B"
 CTRL_SHIFT_F = "\x1b[102;6u"  # as a terminal speaking the kitty keyboard protocol sends it
+CTRL_SHIFT_F_XTERM = "\x1b[27;6;70~"
 NUMBERED = "\n\n".join(f"line {n:02}" for n in range(1, 41))
 
 
@@ -214,6 +215,10 @@ def test_the_transcript_is_searched_a_mouse_drag_selects_and_copies_it_and_stray
     terminal.wait_for(
         lambda: "Find in transcript" not in terminal.display() and "1/1" not in terminal.display()
     )
+    terminal.send(CTRL_SHIFT_F_XTERM)  # as xterm and tmux send it under modifyOtherKeys
+    terminal.wait_for("Find in transcript", where="display")
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: "Find in transcript" not in terminal.display())
     terminal.type("typed after the search")  # the editor has the keys again
     terminal.wait_for("typed after the search", where="display")
 

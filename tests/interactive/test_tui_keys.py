@@ -165,8 +165,10 @@ def test_up_in_a_multi_line_message_moves_up_a_line_first(tau: TauCommand, start
         (ALT_LEFT + ALT_LEFT + ALT_RIGHT + "X", "one two Xthree"),
         (ALT_BACKSPACE, "one two"),
         ("\x1bb\x1bb\x1bd", "one  three"),  # Alt+D deletes the word after the cursor
+        ("\x1b[27;3;98~" * 2 + "X", "one Xtwo three"),  # Alt+B under modifyOtherKeys
+        ("\x1b[98;3u" * 2 + "\x1b[127;3u", "two three"),  # kitty's Alt+B, Alt+Backspace
     ],
-    ids=["alt-b", "alt-f", "alt-left", "alt-right", "alt-backspace", "alt-d"],
+    ids=["alt-b", "alt-f", "alt-left", "alt-right", "alt-backspace", "alt-d", "alt-b-xterm", "alt-keys-kitty"],
 )
 def test_alt_word_keys_move_and_delete_by_word(
     tau: TauCommand, start_tui: Start, keys: str, expected: str
