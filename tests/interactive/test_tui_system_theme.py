@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 
+import pytest
 from tau_command import MODEL, TauCommand
 from terminal import ENTER, Terminal
 
@@ -16,10 +17,10 @@ REPLY = "Here:\n\n```python\ndef answer():\n    return 42\n```\n"
 _FIXED_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:[34]8;2;|[34]8;5;(?:1[6-9]|[2-9]\d|\d{3}))")
 
 
-def _run(tau: TauCommand, background: str | None) -> Terminal:
+def _run(tau: TauCommand, background: str | None, mode: str) -> Terminal:
     tau.server.add(Turn(text=REPLY))
     terminal = Terminal(
-        [sys.executable, "-m", "tau", *MODEL, "--theme", "system"],
+        [sys.executable, "-m", "tau", *MODEL, "--theme", "system", "--tui-mode", mode],
         cwd=str(tau.work),
         env=tau.env,
         background=background,
@@ -40,8 +41,11 @@ def _colour_of(terminal: Terminal, word: str) -> str:
     raise AssertionError(f"{word!r} is not on the screen:\n{terminal.display()}")
 
 
-def test_the_system_theme_uses_only_the_terminals_palette_and_follows_its_background(tau: TauCommand) -> None:
-    terminal = _run(tau, background="rgb:ffff/ffff/f0f0")
+@pytest.mark.parametrize("mode", ["regular", "fullscreen"])
+def test_the_system_theme_uses_only_the_terminals_palette_and_follows_its_background(
+    tau: TauCommand, mode: str
+) -> None:
+    terminal = _run(tau, background="rgb:ffff/ffff/f0f0", mode=mode)
     try:
         assert b"\x1b]11;?" in terminal.raw  # asked for the background, as pi asks
         assert not _FIXED_COLOUR.findall(bytes(terminal.raw))
