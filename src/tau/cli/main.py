@@ -170,12 +170,13 @@ async def _main(args: Args) -> int:
         raise UsageError(f"messages cannot be given on the command line with --mode {mode}; send prompts")
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
-    protocol_fd = None
-    if mode == "acp" and not args.list_models:
-        # Before anything loads: what an extension prints as it is imported must not reach the editor.
-        from tau.modes.acp import take_protocol_output
+    output: int | TextIO | None = None  # the mode's own stdout: ACP's descriptor, the others' stream
+    if mode != "interactive" and not args.list_models:
+        # Before anything loads: what an extension prints as it is imported (or a process it starts
+        # writes) must not land in the answer or among the protocol's lines.
+        from tau.modes.stdout_guard import take_stdout, take_stdout_descriptor
 
-        protocol_fd = take_protocol_output()
+        output = take_stdout_descriptor() if mode == "acp" else take_stdout()
 
     from tau.runtime.paths import agent_dir as default_agent_dir
     from tau.runtime.paths import make_private_dir
@@ -189,7 +190,7 @@ async def _main(args: Args) -> int:
         _add_temporary_packages(args, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir)
     try:
-        return await _run_session(args, mode, session_manager, cwd, agent_dir, protocol_fd)
+        return await _run_session(args, mode, session_manager, cwd, agent_dir, output)
     finally:
         _remove_unused_session_folder(session_manager.get_session_dir(), agent_dir)
 
@@ -213,7 +214,7 @@ def _add_temporary_packages(args: Args, agent_dir: str) -> None:
 
 
 async def _run_session(
-    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str, protocol_fd: int | None
+    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str, output: int | TextIO | None
 ) -> int:
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
@@ -256,10 +257,11 @@ async def _run_session(
     if mode in ("rpc", "interactive"):  # ACP ends it once its modules are imported
         _end_start_up()
     if mode == "rpc":
-        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust)
+        assert output is not None and not isinstance(output, int)
+        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust, output)
     if mode == "acp":
-        assert protocol_fd is not None
-        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust, protocol_fd)
+        assert isinstance(output, int)
+        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust, output)
     if mode == "interactive":
         return await _run_interactive(
             args, services, session_manager, agent_dir, model, thinking, no_tools, cwd, trust
@@ -290,10 +292,10 @@ async def _run_session(
     if result.model_fallback_message:
         print(f"tau: {result.model_fallback_message}", file=sys.stderr)
 
-    from tau.modes.print_mode import run_print_mode, take_over_stdout
+    from tau.modes.print_mode import run_print_mode
     from tau.runtime.errors import AgentSessionError
 
-    out: TextIO = take_over_stdout()
+    assert output is not None and not isinstance(output, int)
     _end_start_up()
     try:
         return await run_print_mode(
@@ -302,14 +304,13 @@ async def _run_session(
             initial_text=initial.text,
             initial_images=initial.images,
             messages=initial.remaining,
-            out=out,
+            out=output,
             err=sys.stderr,
         )
     except AgentSessionError as exc:
         raise UsageError(str(exc)) from None
     finally:
         await session.dispose()
-        sys.stdout = out
 
 
 def _remove_unused_session_folder(session_dir: str, agent_dir: str) -> None:
@@ -510,9 +511,10 @@ async def _run_rpc(
     thinking: ThinkingLevelOrOff | None,
     no_tools: NoTools | None,
     trust: ProjectTrust,
+    out: TextIO,
 ) -> int:
-    """RPC mode: commands on stdin, responses and events on stdout, sessions replaceable."""
-    from tau.modes.print_mode import take_over_stdout
+    """RPC mode: commands on stdin, responses and events on ``out`` (stdout, taken for the protocol
+    alone), sessions replaceable."""
     from tau.modes.rpc_mode import run_rpc_mode
 
     runtime = _create_runtime(
@@ -520,7 +522,7 @@ async def _run_rpc(
     )
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
-    return await run_rpc_mode(runtime, out=take_over_stdout())
+    return await run_rpc_mode(runtime, out=out)
 
 
 async def _run_acp(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import Sequence
 from typing import Literal, TextIO
 
@@ -151,10 +150,3 @@ def _output_failed(output: LineOutput, err: TextIO) -> int:
         err.write(f"tau: {output.message}\n")
         err.flush()
     return output.exit_code
-
-
-def take_over_stdout() -> TextIO:
-    """Point ``sys.stdout`` at stderr so stray prints cannot corrupt the output; return the real one."""
-    real = sys.stdout
-    sys.stdout = sys.stderr
-    return real

@@ -7,6 +7,5 @@ mode. Each ACP session is a tau session file (the ACP session id is the file's s
 """
 
 from tau.modes.acp.server import SessionOpener, run_acp_mode
-from tau.modes.acp.streams import take_protocol_output
 
-__all__ = ["SessionOpener", "run_acp_mode", "take_protocol_output"]
+__all__ = ["SessionOpener", "run_acp_mode"]

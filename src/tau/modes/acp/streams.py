@@ -1,20 +1,16 @@
-"""asyncio streams over the process's stdin and the real stdout.
-
-Nothing but the protocol may reach the editor: before anything else loads (an extension may print
-as it is imported), the protocol takes a copy of the stdout descriptor, and descriptor 1 and
-``sys.stdout`` become stderr, so a stray print and a child process that inherits descriptor 1 (an
-extension's ``subprocess.run``, ``os.system``) write to stderr."""
+"""asyncio streams over the process's stdin and the real stdout (the descriptor
+``tau.modes.stdout_guard.take_stdout_descriptor`` kept for the protocol before anything loaded, so
+that nothing but the protocol reaches the editor)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import threading
 
 from tau.modes.acp.jsonrpc import Writer
 
-__all__ = ["stdio_streams", "take_protocol_output"]
+__all__ = ["stdio_streams"]
 
 _LIMIT = 50 * 1024 * 1024  # a prompt may embed large files or images on one line
 
@@ -67,15 +63,6 @@ class _FileWriter:
 
     def close(self) -> None:
         self._closed = True
-
-
-def take_protocol_output() -> int:
-    """The descriptor the protocol writes to (stdout's); stdout is stderr from here on."""
-    sys.stdout.flush()
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return fd
 
 
 async def stdio_streams(out_fd: int) -> tuple[asyncio.StreamReader, Writer]:
