@@ -624,7 +624,7 @@ async def _run_interactive(
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
     runtime = _create_runtime(
-        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "tui"
+        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "tui", startup_services=services
     )
     notices: list[str] = []
     if runtime.session.model is None:  # one notice: the fallback message would say the same
