@@ -168,3 +168,13 @@ def test_keyword_only_fields_and_the_dataclass_helpers_work() -> None:
     assert dataclasses.asdict(value) == {"a": 1, "b": "b"}
     assert KeywordsOnly.__match_args__ == ()
     assert repr(value) == "KeywordsOnly(a=1, b='b')"
+
+
+def test_a_class_without_a_docstring_gets_one_naming_its_fields() -> None:
+    @tau_dataclass(slots=True)
+    class Bare:
+        a: int
+        b: str = ""
+
+    assert Bare.__doc__ == "Bare(a, b)"
+    assert FrozenSlots.__doc__ == "FrozenSlots(a, b)"

@@ -6,7 +6,8 @@ The standard decorator compiles source text for every method of every class: ``_
 the CPU time of a ``tau -p`` start. Here the standard decorator makes the class without
 ``__repr__`` and ``__eq__`` (it still compiles ``__init__`` and a frozen class's guards), and the
 class gets ``__repr__``, ``__eq__`` and ``__hash__`` that read its field list instead: the same
-results (the same text, the same tuple comparison, the same hash), with nothing compiled.
+results (the same text, the same tuple comparison, the same hash), with nothing compiled. A class
+without a docstring gets its field names as one (the standard one is its ``__init__`` signature).
 
 Kept free of any tau import: every layer uses it, ``tau.ai`` included.
 """
@@ -68,6 +69,10 @@ def _make(
     # __eq__ alone has __hash__ = None put there by Python, which is not a hash of its own.
     own_hash = "__hash__" in body and not (body["__hash__"] is None and "__eq__" in body)
     add_repr, add_eq = repr and "__repr__" not in body, eq and "__eq__" not in body
+    if not body.get("__doc__"):
+        # The standard decorator writes a missing docstring from inspect.signature(cls), its
+        # slowest step; the field names say as much.
+        cls.__doc__ = f"{cls.__name__}({', '.join(body.get('__annotations__', ()))})"
     made: type[Any] = dataclasses.dataclass(
         cls, init=init, repr=False, eq=False, frozen=frozen, kw_only=kw_only, slots=slots
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import field
 
@@ -159,6 +158,8 @@ def rewrite_file(path: str, lines: Iterable[bytes]) -> None:
         mode = status.st_mode & 0o777
     temp: str | None = None
     try:
+        import tempfile  # its imports (random, shutil, bz2, lzma) only for a whole-file write
+
         fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(b"".join(lines))

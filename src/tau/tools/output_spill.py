@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import threading
 from typing import BinaryIO
 
@@ -59,6 +58,8 @@ class SpillDirectory:
         with self._lock:
             path, self._path = self._path, None
         if path is not None:
+            import shutil  # with tempfile, ~4 ms of imports a run without spilled output never needs
+
             shutil.rmtree(path, ignore_errors=True)
 
     def __enter__(self) -> SpillDirectory:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal as signals
 import sys
 from collections.abc import Callable
@@ -39,6 +38,8 @@ def find_rg(bin_dir: str | None = None) -> str | None:
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
+    import shutil  # bz2 and lzma come with it: not at start-up
+
     return shutil.which("rg")
 
 

@@ -20,7 +20,6 @@ import asyncio
 import atexit
 import contextlib
 import os
-import shutil
 import signal as signals
 import subprocess
 import threading
@@ -158,6 +157,8 @@ def find_shell(shell_path: str | None = None) -> str:
         return shell_path
     if os.path.isfile("/bin/bash"):
         return "/bin/bash"
+    import shutil  # bz2 and lzma come with it: not at start-up (/bin/bash is the usual answer)
+
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
