@@ -251,3 +251,35 @@ def test_a_session_path_naming_a_fifo_is_one_line_and_the_fifo_stays(tau: TauCom
     assert result.stderr == f"tau: Cannot read session file {fifo}: it is not a regular file\n"
     assert "Traceback" not in result.stderr
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_run_in_process_closes_its_model_connections(tau: TauCommand) -> None:
+    # A process that runs tau more than once (tests, embedders) must not keep each run's
+    # kept-alive connection, whose event loop is gone.
+    from fault_campaign import Campaign
+
+    campaign = Campaign(tau)
+
+    def open_sockets() -> int:
+        return sum(os.readlink(f"/proc/self/fd/{fd}").startswith("socket:") for fd in _fds())
+
+    def _fds() -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            found.append(fd)
+        return found
+
+    tau.server.add(Turn(text="one"), Turn(text="two"), Turn(text="three"))
+    campaign.in_process(*MODEL, "--no-session", "-p", "q")  # the first run may open lasting things
+    before = open_sockets()
+    for _ in range(2):
+        assert campaign.in_process(*MODEL, "--no-session", "-p", "q").code == 0
+    # The server's end of a connection closes once tau's end has (it reads to end of file).
+    deadline = time.monotonic() + 5
+    while open_sockets() > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert open_sockets() == before

@@ -94,7 +94,7 @@ def _run(argv: list[str] | None) -> int:
     import asyncio
 
     try:
-        return asyncio.run(_main(args))
+        return asyncio.run(_main_then_close_connections(args))
     except UsageError as exc:
         from tau.ai.redaction import redact
 
@@ -156,6 +156,17 @@ def _write_stdout(text: str) -> int:
     if output.message is not None:
         print(f"tau: {output.message}", file=sys.stderr)
     return output.exit_code
+
+
+async def _main_then_close_connections(args: Args) -> int:
+    """``_main``, then the kept-alive model connections of this loop closed: they belong to it, and
+    a process that runs tau more than once (tests, embedders) would keep each run's open."""
+    try:
+        return await _main(args)
+    finally:
+        http = sys.modules.get("tau.ai.http")  # not loaded: no connection was made
+        if http is not None:
+            await http.close_clients()
 
 
 async def _main(args: Args) -> int:
