@@ -396,7 +396,7 @@ def test_create_defaults_to_the_agent_dir_from_the_environment(
     assert settings.path("project") == cwd / ".tau" / "settings.json"
 
 
-def test_writes_leave_no_temp_files_and_keep_a_symlinked_file_a_symlink(
+def test_writes_leave_no_temp_files_nor_lock_and_keep_a_symlinked_file_a_symlink(
     tmp_path: Path, cwd: Path, agent: Path
 ) -> None:
     real = tmp_path / "dotfiles" / "settings.json"
@@ -409,7 +409,8 @@ def test_writes_leave_no_temp_files_and_keep_a_symlinked_file_a_symlink(
 
     assert (agent / "settings.json").is_symlink()
     assert read_json(real) == {"theme": "light", "quietStartup": True}
-    assert sorted(os.listdir(real.parent)) == ["settings.json", "settings.json.lock"]
+    assert os.listdir(real.parent) == ["settings.json"]
+    assert os.listdir(agent) == ["settings.json"]
 
 
 def test_saved_file_is_pretty_json_with_unicode_kept(cwd: Path, agent: Path) -> None:

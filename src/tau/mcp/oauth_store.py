@@ -6,7 +6,8 @@ ignores an entry without its own URL there), ``tokens``, ``tokensExpireAt`` (Uni
 process knows the access token has expired), ``clientInformation`` (a registered client; tokens
 without one belong to pi's Client ID Metadata Document) and ``discovery`` (the authorization server
 and its metadata, so a refresh knows the token endpoint). Fields tau does not use (pi's pending
-``codeVerifier``, ``oauthState``) are kept. The file is replaced atomically, readable by its owner only.
+``codeVerifier``, ``oauthState``) are kept. The file is changed under pi's lock of it (so a pi and a
+tau process never lose each other's entries) and replaced atomically, readable by its owner only.
 
 A refresh holds pi's refresh lock, a directory ``mcp-auth-refresh-<hash>.lock`` beside the file, so a
 pi and a tau process never both spend a rotating refresh token.
@@ -24,6 +25,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from tau._lockdir import STORE_STALE_S, DirLock, held, lock_path_for
 from tau.mcp.config import ServerConfig
 
 __all__ = [
@@ -40,6 +42,7 @@ _LOCK_STALE_S = 20.0
 """pi takes over a refresh lock its holder stopped renewing after this."""
 _LOCK_WAIT_S = 25.0
 _LOCK_POLL_S = 0.1
+_FILE_LOCK_WAIT_S = 5.0
 
 
 class RefreshLockBusyError(Exception):
@@ -105,12 +108,18 @@ class FileTokenStorage:
         return entry
 
     def update(self, fields: dict[str, Any]) -> None:
-        """Set ``fields`` of the entry (a ``None`` value removes that field)."""
-        data = self._read()
-        entry = self.entry()
-        entry.update(fields, serverUrl=self.server_url)
-        data[self.key] = {key: value for key, value in entry.items() if value is not None}
-        self._save(data)
+        """Set ``fields`` of the entry (a ``None`` value removes that field). Raises ``OSError``."""
+        with self._file_lock():
+            data = self._read()
+            entry = self.entry()
+            entry.update(fields, serverUrl=self.server_url)
+            data[self.key] = {key: value for key, value in entry.items() if value is not None}
+            self._save(data)
+
+    def _file_lock(self) -> contextlib.AbstractContextManager[None]:
+        """pi's lock of mcp-auth.json (where a symlink points, as pi locks it)."""
+        lock_path = lock_path_for(self.path, follow_links=True)
+        return held(lock_path, stale_s=STORE_STALE_S, timeout_s=_FILE_LOCK_WAIT_S)
 
     def _save(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,10 +131,11 @@ class FileTokenStorage:
 
     def forget(self) -> bool:
         """Delete the entry (signing out); ``False`` when there was none."""
-        data = self._read()
-        if data.pop(self.key, None) is None:
-            return False
-        self._save(data)
+        with self._file_lock():
+            data = self._read()
+            if data.pop(self.key, None) is None:
+                return False
+            self._save(data)
         return True
 
     def save_tokens(self, tokens: dict[str, Any]) -> None:
@@ -167,28 +177,16 @@ class FileTokenStorage:
 
     @contextlib.asynccontextmanager
     async def refresh_lock(self) -> AsyncIterator[None]:
-        """Hold pi's refresh lock of this server: a directory made atomically, taken over when its
-        holder left it stale."""
+        """Hold pi's refresh lock of this server (see ``tau._lockdir``), waiting for another holder."""
         digest = hashlib.sha256(self.key.encode()).hexdigest()[:16]
-        lock = self.path.parent / f"mcp-auth-refresh-{digest}.lock"
-        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock = DirLock(self.path.parent / f"mcp-auth-refresh-{digest}.lock", stale_s=_LOCK_STALE_S)
+        lock.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + _LOCK_WAIT_S
-        while True:
-            try:
-                lock.mkdir()
-                break
-            except FileExistsError:
-                with contextlib.suppress(OSError):
-                    if time.time() - lock.stat().st_mtime > _LOCK_STALE_S:
-                        lock.rmdir()
-                        continue
-                if time.monotonic() > deadline:
-                    raise RefreshLockBusyError(
-                        f"another process is refreshing the sign-in ({lock})"
-                    ) from None
-                await asyncio.sleep(_LOCK_POLL_S)
+        while not lock.try_acquire():
+            if time.monotonic() > deadline:
+                raise RefreshLockBusyError(f"another process is refreshing the sign-in ({lock.path})")
+            await asyncio.sleep(_LOCK_POLL_S)
         try:
             yield
         finally:
-            with contextlib.suppress(OSError):
-                lock.rmdir()
+            lock.release()

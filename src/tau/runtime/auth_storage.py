@@ -43,7 +43,15 @@ from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_p
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
 from tau.runtime.config_errors import ConfigError, read_json_file
-from tau.runtime.paths import LockTimeoutError, auth_path, file_lock, make_private_dir, write_file_atomic
+from tau.runtime.paths import (
+    STORE_STALE_S,
+    LockTimeoutError,
+    auth_path,
+    file_lock,
+    forget_old_lock_file,
+    make_private_dir,
+    write_file_atomic,
+)
 
 __all__ = [
     "AuthSource",
@@ -189,6 +197,7 @@ class AuthStorage:
         if self._path is None:
             return
         self._make_private(self._path)
+        forget_old_lock_file(self._path)
         try:
             self._data = self._read(self._path)
             self._load_error = None
@@ -389,7 +398,7 @@ class AuthStorage:
             self._data[provider] = fresh
             return copy.deepcopy(fresh)
         try:
-            with file_lock(path, timeout_s=REFRESH_LOCK_TIMEOUT_S):
+            with file_lock(path, timeout_s=REFRESH_LOCK_TIMEOUT_S, stale_s=STORE_STALE_S):
                 raw = read_json_file(path)
                 current = raw.get(provider) if isinstance(raw, dict) else None
                 if not isinstance(current, dict) or current.get("type") != "oauth":
@@ -456,7 +465,7 @@ class AuthStorage:
             )
         try:
             make_private_dir(path.parent)
-            with file_lock(path):
+            with file_lock(path, stale_s=STORE_STALE_S):
                 raw = read_json_file(path)
                 if raw is not None and not isinstance(raw, dict):
                     raise ConfigError(path, "not saved: expected a JSON object at the top level")

@@ -2,8 +2,8 @@
 format, ``{"<provider>": {"models": [Model, ...], "checkedAt": <epoch ms>}}``.
 
 The Radius gateway lists the models its organisation allows; once known, that list replaces the
-catalogue's for the provider (pi does the same, so both read one file). Written under the file's
-lock, replaced in one step; a file that cannot be read counts as empty.
+catalogue's for the provider (pi does the same, so both read one file). Written under pi's lock of
+the file, replaced in one step; a file that cannot be read counts as empty.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from tau.ai.types import JsonObject, Model
-from tau.runtime.paths import agent_dir, file_lock, write_file_atomic
+from tau.runtime.paths import STORE_STALE_S, agent_dir, file_lock, forget_old_lock_file, write_file_atomic
 
 __all__ = ["MODELS_STORE_FILE", "models_store_path", "store_models", "stored_models"]
 
@@ -26,7 +26,9 @@ def models_store_path(base: Path | None = None) -> Path:
 
 def stored_models(provider: str, path: Path | None = None) -> list[Model] | None:
     """The models last stored for ``provider``; ``None`` when there is no usable entry."""
-    entry = _read(path or models_store_path()).get(provider)
+    target = path or models_store_path()
+    forget_old_lock_file(target)
+    entry = _read(target).get(provider)
     models = entry.get("models") if isinstance(entry, dict) else None
     if not isinstance(models, list):
         return None
@@ -44,7 +46,7 @@ def stored_models(provider: str, path: Path | None = None) -> list[Model] | None
 def store_models(provider: str, models: list[JsonObject], path: Path | None = None) -> None:
     """Replace ``provider``'s list (other providers' entries are kept). Raises ``OSError``."""
     target = path or models_store_path()
-    with file_lock(target):
+    with file_lock(target, stale_s=STORE_STALE_S):
         data = _read(target)
         data[provider] = {"models": models, "checkedAt": int(time.time() * 1000)}
         write_file_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -1,8 +1,8 @@
 """Where tau keeps its configuration, and how configuration files are written safely.
 
 The agent dir is ``$TAU_AGENT_DIR`` (a leading ``~`` is expanded) or ``~/.tau/agent``; a project's
-own configuration lives in ``<cwd>/.tau/``. Files shared between tau processes (settings.json,
-auth.json) are written under a lock file and replaced atomically, so a reader never sees half a file
+own configuration lives in ``<cwd>/.tau/``. Files shared between tau and pi processes (settings.json,
+auth.json) are written under pi's lock and replaced atomically, so a reader never sees half a file
 and two writers never lose each other's keys.
 """
 
@@ -12,10 +12,17 @@ import contextlib
 import errno
 import os
 import stat
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from tau._lockdir import (
+    DEFAULT_STALE_S,
+    STORE_STALE_S,
+    LockTimeoutError,
+    forget_old_lock_file,
+    held,
+    lock_path_for,
+)
 
 __all__ = [
     "AUTH_FILE",
@@ -25,11 +32,13 @@ __all__ = [
     "ENV_SESSION_DIR",
     "MODELS_FILE",
     "SETTINGS_FILE",
+    "STORE_STALE_S",
     "LockTimeoutError",
     "agent_dir",
     "auth_path",
     "expand_home",
     "file_lock",
+    "forget_old_lock_file",
     "is_offline",
     "make_private_dir",
     "models_path",
@@ -50,7 +59,6 @@ MODELS_FILE = "models.json"
 AUTH_FILE = "auth.json"
 
 _TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
-_LOCK_POLL_S = 0.02
 
 
 def expand_home(value: str | os.PathLike[str]) -> Path:
@@ -127,53 +135,21 @@ def set_offline() -> None:
     os.environ[ENV_OFFLINE] = "1"
 
 
-class LockTimeoutError(TimeoutError):
-    """Another process held a configuration file's lock for too long."""
-
-
 @contextlib.contextmanager
-def file_lock(path: Path, timeout_s: float = 5.0) -> Iterator[None]:
-    """Hold an exclusive lock on ``<path>.lock`` (created if missing) for the ``with`` block.
+def file_lock(
+    path: Path, timeout_s: float = 5.0, *, follow_links: bool = True, stale_s: float = DEFAULT_STALE_S
+) -> Iterator[None]:
+    """Hold the lock of ``path`` for the ``with`` block: pi's lock directory ``<path>.lock``, so tau and
+    pi processes exclude each other (see ``tau._lockdir``). Waits up to ``timeout_s`` for another
+    holder, then raises ``LockTimeoutError``; a lock left by a dead process is taken over.
 
-    The lock is a separate file because the data file itself is replaced on every write, and a lock
-    on a replaced inode protects nothing. The lock file is left in place: removing it would race with
-    a process that has just opened it. A symlinked file is locked where it really lives, like the write.
+    The lock is not the file itself because the file is replaced on every write, and a lock on a
+    replaced inode protects nothing. ``follow_links`` and ``stale_s`` as pi locks that file: auth.json
+    and the files stored like it beside the real file and judged stale after ``STORE_STALE_S``,
+    settings.json and trust.json where the link is, after ``DEFAULT_STALE_S``.
     """
-    target = Path(os.path.realpath(path))
-    lock_path = target.with_name(target.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not _try_lock(fd):
-            if time.monotonic() >= deadline:
-                raise LockTimeoutError(f"{lock_path}: still locked by another process after {timeout_s:g} s")
-            time.sleep(_LOCK_POLL_S)
+    with held(lock_path_for(path, follow_links=follow_links), stale_s=stale_s, timeout_s=timeout_s):
         yield
-    finally:
-        # Closing the descriptor releases the lock.
-        os.close(fd)
-
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
 
 
 def write_file_atomic(path: Path, text: str, mode: int | None = None) -> None:

@@ -25,7 +25,7 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
-from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, write_file_atomic
+from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, forget_old_lock_file, write_file_atomic
 
 __all__ = [
     "TRUST_FILE",
@@ -102,6 +102,7 @@ class TrustStore:
 
     def entry(self, cwd: str) -> SavedDecision | None:
         """The decision saved for ``cwd`` or its closest saved parent; ``ConfigError`` if the file is damaged."""
+        forget_old_lock_file(self.path)
         data = self._read()
         folder = canonical_folder(cwd)
         while True:
@@ -116,7 +117,7 @@ class TrustStore:
     def update(self, updates: Iterable[TrustUpdate]) -> None:
         """Apply ``updates`` and write the file (keys sorted, as pi writes it); ``ConfigError`` if the
         file is damaged (it is left as it is) or cannot be written."""
-        with file_lock(self.path):
+        with file_lock(self.path, follow_links=False):
             data = self._read()
             for change in updates:
                 key = canonical_folder(change.path)

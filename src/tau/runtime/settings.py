@@ -29,6 +29,7 @@ from tau.runtime.paths import (
     LockTimeoutError,
     agent_dir,
     file_lock,
+    forget_old_lock_file,
     project_settings_path,
     settings_path,
     write_file_atomic,
@@ -193,6 +194,7 @@ class SettingsManager:
             path = self._paths[scope]
             if path is None:
                 continue
+            forget_old_lock_file(path)
             try:
                 self._layers[scope] = self._read_scope(path)
                 self._load_failed[scope] = False
@@ -572,7 +574,7 @@ class SettingsManager:
         if path is None or self._load_failed[scope]:
             return
         try:
-            with file_lock(path):
+            with file_lock(path, follow_links=False):
                 current = self._read_scope(path)
                 if nested_key is None:
                     _assign(current, key, value)
