@@ -1,15 +1,20 @@
-"""pi's Client ID Metadata Document choice and the ``mcp-auth.json`` entry rules (no server needed)."""
+"""pi's Client ID Metadata Document choice, the ``mcp-auth.json`` entry rules and pi's locks around
+it (no server needed)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
+import os
+import threading
+import time
 from pathlib import Path
 
 from tau.mcp.config import validate_server
 from tau.mcp.oauth import client_document
-from tau.mcp.oauth_store import storage_for
+from tau.mcp.oauth_store import FileTokenStorage, storage_for
 
 PUBLIC = {"client_id_metadata_document_supported": True, "token_endpoint_auth_methods_supported": ["none"]}
 
@@ -65,3 +70,45 @@ def test_an_entry_for_another_url_is_ignored_and_replaced_and_pis_other_fields_a
         "codeVerifier": "v",
         "tokens": {"access_token": "mine", "token_type": "Bearer"},
     }
+
+
+def _docs_storage(agent: Path) -> FileTokenStorage:
+    server = validate_server("docs", {"url": "https://docs.example"})
+    assert not isinstance(server, str)
+    return storage_for(str(agent), server)
+
+
+def _release_later(lock: Path) -> None:
+    threading.Timer(0.3, lock.rmdir).start()
+
+
+def test_a_refresh_waits_for_the_refresh_lock_pi_holds_and_leaves_no_lock(tmp_path: Path) -> None:
+    storage = _docs_storage(tmp_path)
+    digest = hashlib.sha256(b"mcp__docs|https://docs.example/").hexdigest()[:16]
+    lock = tmp_path / f"mcp-auth-refresh-{digest}.lock"
+    lock.mkdir()  # as pi's proper-lockfile makes it
+
+    async def refresh() -> float:
+        started = time.monotonic()
+        async with storage.refresh_lock():
+            assert lock.is_dir()
+            return time.monotonic() - started
+
+    _release_later(lock)
+    waited = asyncio.run(refresh())
+
+    assert waited > 0.2
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_change_to_mcp_auth_json_waits_for_pis_lock_of_the_file(tmp_path: Path) -> None:
+    storage = _docs_storage(tmp_path)
+    lock = tmp_path / "mcp-auth.json.lock"
+    lock.mkdir()
+
+    _release_later(lock)
+    started = time.monotonic()
+    storage.update({"codeVerifier": "v"})
+
+    assert time.monotonic() - started > 0.2
+    assert os.listdir(tmp_path) == ["mcp-auth.json"]
