@@ -134,8 +134,6 @@ class DirLock:
 
     def _hold(self) -> None:
         if sys.platform != "win32":
-            import fcntl
-
             try:
                 fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
                 # Blocks only while another tau looks at this new, unmarked directory.
@@ -176,7 +174,7 @@ class DirLock:
             return True
         if not stat.S_ISDIR(status.st_mode):
             return remove_old_lock_file(self.path)
-        if status.st_mode & _MARKED and sys.platform != "win32":
+        if sys.platform != "win32" and status.st_mode & _MARKED:
             return _remove_if_unflocked(self.path, status)
         if time.time() - status.st_mtime <= self.stale_s:
             return False
@@ -186,9 +184,6 @@ class DirLock:
 
 
 if sys.platform == "win32":
-
-    def _remove_if_unflocked(path: Path, status: os.stat_result) -> bool:
-        return False
 
     def remove_old_lock_file(lock_path: Path) -> bool:
         """Remove an older tau's lock file ``lock_path``; ``False`` while a process has it open."""
@@ -207,8 +202,8 @@ else:
         """A tau's marked lock directory: removed when no process holds its ``flock`` (its holder died)."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            return True
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # gone or replaced meanwhile: look again
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
