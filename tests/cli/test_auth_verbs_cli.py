@@ -48,6 +48,7 @@ def _terminal(tau: Tau, *args: str) -> pexpect.spawn:
         cwd=str(tau.agent_dir),
         encoding="utf-8",
         timeout=30,
+        use_poll=True,  # select() fails once the test process holds a descriptor above 1023
     )
 
 

@@ -243,7 +243,8 @@ def test_the_key_queries_are_sent_once_the_tty_no_longer_echoes_the_answers(tau:
     # echoed onto the screen: ^[[?1;2c where the editor was then drawn. So again after Ctrl+Z
     # (here the stop returns at once: a pty without job control cannot stop).
     child = pexpect.spawn(
-        sys.executable, ["-m", "tau", *MODEL], cwd=str(tau.work), env={**tau.env, "TERM": "xterm-256color"}
+        sys.executable, ["-m", "tau", *MODEL], cwd=str(tau.work), env={**tau.env, "TERM": "xterm-256color"},
+        use_poll=True,
     )
     try:
         echoing, output = _echo_when_asked(child, 1)

@@ -35,7 +35,7 @@ class UsageError(Exception):
 
 
 def run(argv: list[str] | None = None) -> int:
-    collecting = gc.isenabled()
+    collecting, frozen = gc.isenabled(), gc.get_freeze_count()
     # Start-up builds long-lived objects only (modules, classes, settings, the catalogue, the
     # session): the collector's passes over them cost a tenth of a `tau -p`. It is switched back on,
     # with what start-up made frozen, when a mode takes over (_end_start_up).
@@ -43,6 +43,10 @@ def run(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
     finally:
+        if gc.get_freeze_count() > frozen:
+            # What the run froze can be collected again: in a process that goes on after it
+            # (tests, embedders), the run's garbage, its event loop among it, would stay for good.
+            gc.unfreeze()
         if collecting:
             gc.enable()
 
