@@ -186,13 +186,23 @@ async def _main(args: Args) -> int:
     if args.resume and mode != "interactive":
         raise UsageError("-r opens the session picker of the interactive mode; use --session <id> or -c here")
     output: int | TextIO | None = None  # the mode's own stdout: ACP's descriptor, the others' stream
+    guard = None
     if mode != "interactive" and not args.list_models:
         # Before anything loads: what an extension prints as it is imported (or a process it starts
         # writes) must not land in the answer or among the protocol's lines.
-        from tau.modes.stdout_guard import take_stdout, take_stdout_descriptor
+        from tau.modes.stdout_guard import StdoutGuard
 
-        output = take_stdout_descriptor() if mode == "acp" else take_stdout()
+        guard = StdoutGuard(as_descriptor=mode == "acp")
+        output = guard.descriptor if mode == "acp" else guard.stream
+    try:
+        return await _main_with_output(args, mode, output)
+    finally:
+        if guard is not None:
+            guard.restore()
 
+
+async def _main_with_output(args: Args, mode: str, output: int | TextIO | None) -> int:
+    """The run, once the mode's own stdout (``output``) is set aside."""
     from tau.runtime.paths import agent_dir as default_agent_dir
     from tau.runtime.paths import make_private_dir
 

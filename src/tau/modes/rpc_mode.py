@@ -3,7 +3,7 @@
 Framing (spec 70 §5.1): one JSON object per line in each direction. Input is split on ``\\n`` only
 (U+2028/U+2029 inside strings are data), one trailing ``\\r`` is dropped, and a last line without
 ``\\n`` still runs at end of input. Output is protocol objects only; the host takes stdout for it
-before anything loads (``stdout_guard.take_stdout``), so stray prints cannot corrupt it.
+before anything loads (``stdout_guard.StdoutGuard``), so stray prints cannot corrupt it.
 
 Commands run as they arrive, each in its own task, so ``abort`` or ``abort_bash`` reach a long
 ``prompt``, ``compact`` or ``bash``. A response echoes the command's ``id``; events never carry one.
@@ -22,7 +22,7 @@ running work is aborted as on a signal.
 
 The host calls::
 
-    code = await run_rpc_mode(runtime, out=take_stdout())
+    code = await run_rpc_mode(runtime, out=StdoutGuard(as_descriptor=False).stream)
 
 with an ``AgentSessionRuntime`` (needed by ``new_session``, ``switch_session``, ``fork`` and
 ``clone``; a bare ``AgentSession`` answers those with an error). ``run_rpc_mode`` disposes the

@@ -86,7 +86,7 @@ class _Live:
 
 
 async def run_acp_mode(opener: SessionOpener, *, out_fd: int) -> int:
-    """Serve ACP on stdin and ``out_fd`` (``take_stdout_descriptor``'s) until end of input or a
+    """Serve ACP on stdin and ``out_fd`` (the ``StdoutGuard``'s descriptor) until end of input or a
     signal; the exit code."""
     reader, writer = await stdio_streams(out_fd)
     conn = Connection(reader, writer)

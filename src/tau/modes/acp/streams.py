@@ -1,5 +1,5 @@
 """asyncio streams over the process's stdin and the real stdout (the descriptor
-``tau.modes.stdout_guard.take_stdout_descriptor`` kept for the protocol before anything loaded, so
+``tau.modes.stdout_guard.StdoutGuard`` kept for the protocol before anything loaded, so
 that nothing but the protocol reaches the editor)."""
 
 from __future__ import annotations
