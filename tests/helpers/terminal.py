@@ -169,6 +169,19 @@ class Terminal:
                 shown = self.text()
                 raise AssertionError(f"waited {timeout}s for {what!r}; the terminal shows:\n{shown}")
 
+    def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
+        """Read until the program has written nothing for ``quiet`` seconds (its last frame drawn),
+        or ``timeout`` has passed."""
+        deadline = time.monotonic() + timeout
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            before = len(self.raw)
+            self.pump(0.05)
+            if len(self.raw) != before:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet:
+                return
+
     def _more_output(self) -> bool:
         before = len(self.raw)
         self.pump(0.05)

@@ -83,6 +83,7 @@ def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     terminal.type("count")
     terminal.send(ENTER)
     terminal.wait_for("line 40", where="display")
+    terminal.settle()  # the run's last frames (footer, status) drawn: the rows stay where they are
     return terminal
 
 
