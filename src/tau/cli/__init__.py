@@ -16,4 +16,4 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()
-    return run(argv)
+    return run(argv, process_ends=True)

@@ -34,7 +34,10 @@ class UsageError(Exception):
     """A problem with what the user asked for; printed as one line, exit code 1."""
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, *, process_ends: bool = False) -> int:
+    """The ``tau`` command in this process; ``process_ends`` when the process exits right after
+    (the console script): what start-up froze then stays frozen, which spares the collection at
+    exit a pass over it."""
     collecting, frozen = gc.isenabled(), gc.get_freeze_count()
     # Start-up builds long-lived objects only (modules, classes, settings, the catalogue, the
     # session): the collector's passes over them cost a tenth of a `tau -p`. It is switched back on,
@@ -43,7 +46,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
     finally:
-        if gc.get_freeze_count() > frozen:
+        if gc.get_freeze_count() > frozen and not process_ends:
             # What the run froze can be collected again: in a process that goes on after it
             # (tests, embedders), the run's garbage, its event loop among it, would stay for good.
             gc.unfreeze()
