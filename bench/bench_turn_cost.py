@@ -31,6 +31,7 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
+from tau.runtime.extension_hooks import AgentExtensionHooks
 from tau.testing.fake_llm import FakeLLMServer, Turn
 from tau.testing.fake_llm.script import ScriptedToolCall
 
@@ -50,7 +51,7 @@ async def _read(call_id: str, args: dict[str, Any], signal: Any, on_update: Any)
     return text_result(RESULT_TEXT)
 
 
-def _no_change(payload: Any, model: Model) -> None:
+async def _drained() -> None:
     return None
 
 
@@ -106,8 +107,9 @@ async def one_run(api: str, n: int) -> tuple[float, float]:
             tools=[tool],
             messages=history(n, model),
             get_api_key=lambda _p: "bench",
-            on_payload=_no_change,  # tau's runtime always installs this hook (for extensions)
         )
+        # The callbacks tau's runtime installs on every agent (for extensions), here with none loaded.
+        AgentExtensionHooks(lambda: None, _drained).install(agent)
         await agent.prompt("Start.")
         before = resource.getrusage(resource.RUSAGE_THREAD)
         await agent.prompt("Go on.")

@@ -276,3 +276,20 @@ async def test_a_body_cut_short_says_the_peer_closed_before_its_end() -> None:
         ):
             await response.aread()
         await client.aclose()
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+async def test_a_body_of_several_megabytes_arrives_byte_for_byte(
+    fake: FakeLLMServer, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tls: bool
+) -> None:
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "caf\u00e9 " * 700_000}]}
+    fake.add(Turn(text="received"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    server, port, _ = await _serve(_relay_to(fake.port), _tls(certificate) if tls else None)
+    async with server:
+        url = f"{'https://localhost' if tls else 'http://127.0.0.1'}:{port}/v1/chat/completions"
+        model = Model(id="m", api="openai-completions", provider="fake", base_url=url.rsplit("/", 2)[0])
+        response = await open_stream(model, url, headers={}, body=body, options=StreamOptions())
+        assert _texts([event.data async for event in iter_sse(response, StreamOptions())]) == "received"
+    (request,) = fake.requests
+    assert request.raw_body == json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()

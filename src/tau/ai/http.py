@@ -22,9 +22,9 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from tau.ai import wire
-from tau.ai.options import ResponseInfo, StreamOptions
+from tau.ai.options import ResponseInfo, StreamOptions, payload_hook_wanted
 from tau.ai.redaction import register_secret
-from tau.ai.request_cache import encode_body
+from tau.ai.request_cache import encode_body, expose_body
 from tau.ai.sse import EventStreamParser, ServerSentEvent
 from tau.ai.stream_writer import ProviderError
 from tau.ai.types import JsonObject, Model
@@ -214,9 +214,10 @@ def merge_headers(*layers: dict[str, str] | None) -> dict[str, str]:
 
 
 async def apply_payload_hook(payload: JsonObject, model: Model, options: StreamOptions) -> JsonObject:
-    """Let ``on_payload`` inspect or replace the request body."""
-    if options.on_payload is None:
+    """Let ``on_payload`` inspect or replace the request body (unless it says it has nothing to do)."""
+    if options.on_payload is None or not payload_hook_wanted(options.on_payload):
         return payload
+    expose_body(payload)  # the hook may edit it in place
     result = options.on_payload(payload, model)
     if inspect.isawaitable(result):
         result = await result
@@ -262,7 +263,7 @@ async def open_stream(
     client = get_client(client_key or model.base_url)
     cap_s = options.max_retry_delay_ms / 1000 if options.max_retry_delay_ms else None
     attempt = 0
-    content = encode_body(body, check_edits=options.on_payload is not None)
+    content = encode_body(body)
     request_headers = merge_headers({"content-type": "application/json"}, headers)
     packed = compress(content) if compress is not None else None
     if packed is not None:

@@ -12,6 +12,17 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, JsonObject, Model, ThinkingLevel
 
 PayloadHook: TypeAlias = Callable[[JsonObject, Model], "JsonObject | Awaitable[JsonObject | None] | None"]
+"""Sees each request body before it is sent; may edit it in place or return a replacement.
+
+A hook object may also have a ``wants_payload()`` method: while it returns false, bodies are sent
+without being shown to the hook (and without the checks for edits that showing one costs: a tool
+loop's request then encodes only its new messages)."""
+
+
+def payload_hook_wanted(hook: PayloadHook) -> bool:
+    """Whether ``hook`` is to see the next request body (see ``PayloadHook``)."""
+    wants = getattr(hook, "wants_payload", None)
+    return wants is None or bool(wants())
 
 
 @dataclass(slots=True)

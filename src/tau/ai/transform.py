@@ -9,7 +9,7 @@ call/result pairing every API insists on. The ``normalize_id_*`` functions are t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import replace
 
 from tau.ai.request_cache import MessageMemo, fingerprint
@@ -54,13 +54,14 @@ def transform_messages(
 
     ``memo_key`` (naming the id rule ``normalize_id`` follows, beyond the target model) lets each
     message's rewrite be remembered across requests: an unchanged message comes back as the same
-    object, which lets the API's converter reuse its wire form too.
+    object, which lets the API's converter reuse its wire form too (``ReplayHistory``).
     """
     if memo_key is None:
         visible = _replace_unseeable_images(messages, model)
         return _pair_tool_calls(_rewrite_for_target(visible, model, normalize_id))
-    key = (memo_key, model.api, model.provider, model.id, "image" in model.input)
-    return _pair_tool_calls(_rewrite_remembered(messages, model, normalize_id, key))
+    history = ReplayHistory(model, normalize_id, memo_key)
+    history.extend(messages)
+    return [*history.messages, *history.open_call_answers()]
 
 
 def is_same_model(message: AssistantMessage, model: Model) -> bool:
@@ -186,30 +187,51 @@ def _rewrite_for_target(
 _rewrites = MessageMemo()
 
 
-def _rewrite_remembered(
-    messages: list[Message], model: Model, normalize_id: ToolCallIdNormalizer | None, key: Hashable
-) -> list[Message]:
-    """Passes 0 and 1, one message at a time, each remembered with the id renames it made."""
-    _rewrites.next_request(key)
-    renamed_ids: dict[str, str] = {}
-    out: list[Message] = []
-    for message in messages:
+class ReplayHistory:
+    """``transform_messages`` for a history that grows at the end, one message at a time.
+
+    ``messages`` is the replay-safe history so far, without answers for the calls still open;
+    ``open_call_answers()`` gives those, for a request that ends here. Each message's rewrite is
+    remembered across requests (``memo_key`` as for ``transform_messages``), and a ``Continuation``
+    can keep the whole object to go on with the next request's new messages.
+    """
+
+    def __init__(self, model: Model, normalize_id: ToolCallIdNormalizer | None, memo_key: Hashable) -> None:
+        self.model = model
+        self._normalize_id = normalize_id
+        self._key = (memo_key, model.api, model.provider, model.id, "image" in model.input)
+        self._renamed_ids: dict[str, str] = {}
+        self._pairing = _Pairing()
+        self.messages = self._pairing.messages
+
+    def extend(self, messages: Iterable[Message], *, resumed: bool = False) -> None:
+        """Add the next messages (``resumed``: this request goes on from the last one's state)."""
+        _rewrites.next_request(self._key, resumed=resumed)
+        add = self._pairing.add
+        for message in messages:
+            add(self._rewrite(message))
+
+    def open_call_answers(self) -> list[ToolResultMessage]:
+        return self._pairing.open_call_answers()
+
+    def _rewrite(self, message: Message) -> Message:
+        """Passes 0 and 1 for one message, remembered with the id renames it made."""
+        renamed_ids = self._renamed_ids
         new_id = renamed_ids.get(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
         stamp = (fingerprint(message), new_id)
         remembered: tuple[Message, dict[str, str]] | None = _rewrites.get(message, stamp)
         if remembered is None:
-            rewritten = _replace_unseeable_images([message], model)[0]
+            rewritten = _replace_unseeable_images([message], self.model)[0]
             renames: dict[str, str] = {}
             if isinstance(rewritten, AssistantMessage):
-                rewritten = _rewrite_assistant(rewritten, model, normalize_id, renames)
+                rewritten = _rewrite_assistant(rewritten, self.model, self._normalize_id, renames)
             elif isinstance(rewritten, ToolResultMessage) and new_id is not None:
                 rewritten = replace(rewritten, tool_call_id=new_id)
             remembered = (rewritten, renames)
             _rewrites.put(message, stamp, remembered)
-        out.append(remembered[0])
         if remembered[1]:
             renamed_ids.update(remembered[1])
-    return out
+        return remembered[0]
 
 
 def _rewrite_assistant(
@@ -273,38 +295,50 @@ def _rewrite_foreign_tool_call(
 
 def _pair_tool_calls(messages: list[Message]) -> list[Message]:
     """Drop unfinished turns and orphan results; answer unanswered calls with a synthetic error result."""
-    out: list[Message] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-    announced: set[str] = set()
-
-    def answer_pending_calls() -> None:
-        for call in pending:
-            if call.id not in answered:
-                out.append(_missing_result(call))
-        pending.clear()
-        answered.clear()
-
+    pairing = _Pairing()
     for message in messages:
+        pairing.add(message)
+    return [*pairing.messages, *pairing.open_call_answers()]
+
+
+class _Pairing:
+    """Pass 2, one message at a time: ``messages`` holds what is kept so far."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._pending: list[ToolCall] = []  # the calls of the last assistant turn
+        self._answered: set[str] = set()  # which of them have a result
+        self._announced: set[str] = set()  # every call id asked for so far
+
+    def add(self, message: Message) -> None:
         if isinstance(message, AssistantMessage):
-            answer_pending_calls()
+            self._answer_pending_calls()
             if message.stop_reason in ("error", "aborted"):
                 # A partial turn cannot be replayed (e.g. OpenAI rejects reasoning without its item).
-                continue
-            pending.extend(message.tool_calls())
-            announced.update(call.id for call in pending)
-            out.append(message)
+                return
+            calls = message.tool_calls()
+            self._pending.extend(calls)
+            self._announced.update(call.id for call in calls)
+            self.messages.append(message)
         elif isinstance(message, ToolResultMessage):
-            if message.tool_call_id not in announced:
+            if message.tool_call_id not in self._announced:
                 # Answers a call from a dropped turn; Anthropic rejects such orphans.
-                continue
-            answered.add(message.tool_call_id)
-            out.append(message)
+                return
+            self._answered.add(message.tool_call_id)
+            self.messages.append(message)
         else:
-            answer_pending_calls()
-            out.append(message)
-    answer_pending_calls()
-    return out
+            self._answer_pending_calls()
+            self.messages.append(message)
+
+    def open_call_answers(self) -> list[ToolResultMessage]:
+        """Synthetic results for the last turn's calls that have none yet (the state is unchanged)."""
+        return [_missing_result(call) for call in self._pending if call.id not in self._answered]
+
+    def _answer_pending_calls(self) -> None:
+        if self._pending:
+            self.messages.extend(self.open_call_answers())
+            self._pending.clear()
+        self._answered.clear()
 
 
 def _missing_result(call: ToolCall) -> ToolResultMessage:

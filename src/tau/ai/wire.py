@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 _MAX_HEAD = 256 * 1024
 _READ_SIZE = 64 * 1024
+_WRITE_PIECE = 1024 * 1024
 _PORTS = {"http": 80, "https": 443}
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = f"tau/{__version__}"
@@ -328,7 +329,7 @@ class Client:
         if (credentials := _proxy_credentials(proxy)) is not None:
             fields.append(("Proxy-Authorization", credentials))
         protocol = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD)
-        connection.writer.write(_serialise(protocol, _request("CONNECT", authority, fields), b""))
+        connection.writer.write(_serialise(protocol, _request("CONNECT", authority, fields)))
         await connection.writer.drain()
         try:
             while not isinstance(reply := await _next_event(connection.reader, protocol), h11.Response):
@@ -348,9 +349,8 @@ class Client:
     async def _exchange(self, connection: _Connection, request: h11.Request, content: bytes) -> Response:
         writer = connection.writer
         try:
-            writer.write(_serialise(connection.protocol, request, content))
             async with asyncio.timeout(self._write_timeout_s):
-                await writer.drain()
+                await _write_request(writer, connection.protocol, request, content)
         except TimeoutError:
             connection.close()
             raise TransportError(
@@ -400,10 +400,27 @@ def _request(method: str, target: str, fields: list[tuple[str, str]]) -> h11.Req
         raise InvalidHeader("a header is not valid HTTP") from None
 
 
-def _serialise(protocol: h11.Connection, request: h11.Request, content: bytes) -> bytes:
-    parts = [protocol.send(request), protocol.send(h11.Data(data=content)) if content else b""]
-    parts.append(protocol.send(h11.EndOfMessage()))
-    return b"".join(part or b"" for part in parts)
+async def _write_request(
+    writer: asyncio.StreamWriter, protocol: h11.Connection, request: h11.Request, content: bytes
+) -> None:
+    """Send the head, then the body a piece at a time: each piece goes to the socket as it is (a
+    view, not a copy), and only what the socket does not take at once is copied into the
+    transport's buffer, which is left to empty before the next piece (a 200 MB body was copied four
+    times as one joined write)."""
+    writer.write(protocol.send(request) or b"")
+    parts = protocol.send_with_data_passthrough(h11.Data(data=content)) if content else None
+    for part in parts or ():
+        view = memoryview(part)
+        for start in range(0, len(view), _WRITE_PIECE):
+            writer.write(view[start : start + _WRITE_PIECE])
+            await writer.drain()
+    writer.write(protocol.send(h11.EndOfMessage()) or b"")
+    await writer.drain()
+
+
+def _serialise(protocol: h11.Connection, request: h11.Request) -> bytes:
+    """A request without a body (the proxy's CONNECT)."""
+    return (protocol.send(request) or b"") + (protocol.send(h11.EndOfMessage()) or b"")
 
 
 class InvalidHeader(ValueError):

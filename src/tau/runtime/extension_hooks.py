@@ -87,7 +87,7 @@ class AgentExtensionHooks:
 
     def install(self, agent: Agent) -> None:
         agent.transform_context = self.transform_context
-        agent.on_payload = self.on_payload
+        agent.on_payload = _PayloadHook(self)
         agent.on_response = self.on_response
         agent.before_tool_call = self.before_tool_call
         agent.after_tool_call = self.after_tool_call
@@ -112,6 +112,11 @@ class AgentExtensionHooks:
         runner = await self._runner_for("before_provider_request")
         return None if runner is None else await runner.emit_before_provider_request(payload, model)
 
+    def payload_wanted(self) -> bool:
+        """Whether a ``before_provider_request`` handler is there to see the next request body."""
+        runner = self._runner()
+        return runner is not None and runner.has_handlers("before_provider_request")
+
     async def on_response(self, info: ResponseInfo, model: Model) -> None:
         runner = await self._runner_for("after_provider_response")
         if runner is not None:
@@ -128,6 +133,20 @@ class AgentExtensionHooks:
     ) -> AfterToolCallResult | None:
         runner = self._runner()
         return None if runner is None else await runner.after_tool_call(context, signal)
+
+
+class _PayloadHook:
+    """The agent's ``on_payload``: ``wants_payload`` tells the provider when no handler would see the
+    body, so that it is sent unseen (and its encoding is not checked for a handler's edits)."""
+
+    def __init__(self, hooks: AgentExtensionHooks) -> None:
+        self._hooks = hooks
+
+    def wants_payload(self) -> bool:
+        return self._hooks.payload_wanted()
+
+    def __call__(self, payload: JsonObject, model: Model) -> Awaitable[JsonObject | None]:
+        return self._hooks.on_payload(payload, model)
 
 
 class ExtensionEventForwarder:

@@ -13,9 +13,9 @@ from typing import Any
 from tau.ai.gc_pause import collector_paused
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
-from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
+from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.transform import normalize_id_anthropic, transform_messages
+from tau.ai.transform import ReplayHistory, normalize_id_anthropic
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -253,6 +253,44 @@ def convert_tools(
 _fragments = MessageMemo()
 
 
+class _History:
+    """A history's Anthropic messages so far, extended request by request (``Continuation``)."""
+
+    def __init__(self, model: Model, oauth: bool) -> None:
+        self.replay = ReplayHistory(model, lambda call_id, _m, _s: normalize_id_anthropic(call_id), "anthropic")
+        self.model = model
+        self.oauth = oauth
+        self.out = FragmentList()
+        self.results: list[ToolResultMessage] = []  # a run of tool results not in ``out`` yet
+
+    def extend(self, messages: list[Message], *, resumed: bool) -> None:
+        done = len(self.replay.messages)
+        self.replay.extend(messages, resumed=resumed)
+        for message in self.replay.messages[done:]:
+            if isinstance(message, ToolResultMessage):
+                self.results.append(message)
+                continue
+            if self.results:
+                self.out.add(_tool_results_fragment(self.results))
+                self.results = []
+            fragment = _fragments.recall(message, lambda m: cached_fragment(_convert(m, self.model, self.oauth)))
+            if fragment is not None:
+                self.out.add(fragment)
+
+    def request_messages(self, cache_control: JsonObject | None) -> FragmentList:
+        """The messages of a request that ends here (the history itself is left as it is)."""
+        out = self.out.for_request()
+        results = [*self.results, *self.replay.open_call_answers()]
+        if results:
+            out.add(_tool_results_fragment(results))
+        if cache_control is not None:
+            _mark_final_user_message(out, cache_control)
+        return out
+
+
+_histories: Continuation[_History] = Continuation()
+
+
 @collector_paused()  # a first request after a resume converts a whole history
 def convert_messages(
     messages: list[Message], model: Model, *, oauth: bool, cache_control: JsonObject | None
@@ -261,26 +299,15 @@ def convert_messages(
 
     Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
     """
-    transformed = transform_messages(
-        messages, model, lambda call_id, _m, _s: normalize_id_anthropic(call_id), memo_key="anthropic"
-    )
-    _fragments.next_request((model.api, model.provider, model.id, "image" in model.input, oauth))
-    out = FragmentList()
-    pending_results: list[ToolResultMessage] = []
-    for message in transformed:
-        if isinstance(message, ToolResultMessage):
-            pending_results.append(message)
-            continue
-        if pending_results:
-            out.add(_tool_results_fragment(pending_results))
-            pending_results = []
-        fragment = _fragments.recall(message, lambda m: cached_fragment(_convert(m, model, oauth)))
-        if fragment is not None:
-            out.add(fragment)
-    if pending_results:
-        out.add(_tool_results_fragment(pending_results))
-    if cache_control is not None:
-        _mark_final_user_message(out, cache_control)
+    key = (model.api, model.provider, model.id, "image" in model.input, oauth)
+    history, start = _histories.resume(key, messages)
+    if history is None:
+        history = _History(model, oauth)
+    history.model = history.replay.model = model
+    _fragments.next_request(key, resumed=start > 0)
+    history.extend(messages[start:], resumed=start > 0)
+    out = history.request_messages(cache_control)
+    _histories.keep(key, history)
     return out
 
 

@@ -109,7 +109,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             model.headers,
             _unreserved(options.headers),
         )
-        content = encode_body(body, check_edits=options.on_payload is not None)
+        content = encode_body(body)
         headers = await _authorize(aws, target, options, env, url, content, headers)
         error_types: list[str] = []
         try:

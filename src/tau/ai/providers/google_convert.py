@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from tau.ai.gc_pause import collector_paused
-from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
+from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.transform import normalize_id_google, transform_messages
+from tau.ai.transform import ReplayHistory, normalize_id_google
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -67,33 +67,58 @@ def is_valid_thought_signature(signature: str | None) -> bool:
 _fragments = MessageMemo()
 
 
+class _History:
+    """A history's Gemini ``contents`` so far, extended request by request (``Continuation``)."""
+
+    def __init__(self, model: Model) -> None:
+        self.replay = ReplayHistory(
+            model, lambda call_id, target, _source: normalize_id_google(call_id, target.id), "google-generative-ai"
+        )
+        self.model = model
+        self.contents = FragmentList()
+        self.results: list[ToolResultMessage] = []  # a run of tool results not in ``contents`` yet
+
+    def extend(self, messages: list[Message], *, resumed: bool) -> None:
+        done = len(self.replay.messages)
+        self.replay.extend(messages, resumed=resumed)
+        for message in self.replay.messages[done:]:
+            if isinstance(message, ToolResultMessage):
+                self.results.append(message)
+                continue
+            if self.results:
+                _add_tool_results(self.contents, self.results, self.model)
+                self.results = []
+            fragment = _fragments.recall(message, lambda m: cached_fragment(_message_turn(m, self.model)))
+            if fragment is not None:
+                self.contents.add(fragment)
+
+    def request_contents(self) -> FragmentList:
+        """The contents of a request that ends here (the history itself is left as it is)."""
+        contents = self.contents.for_request()
+        results = [*self.results, *self.replay.open_call_answers()]
+        if results:
+            _add_tool_results(contents, results, self.model)
+        return contents
+
+
+_histories: Continuation[_History] = Continuation()
+
+
 @collector_paused()  # a first request after a resume converts a whole history
 def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
     """The ``contents`` list for ``model``: user, model and function-response turns.
 
     Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
     """
-    prepared = transform_messages(
-        messages,
-        model,
-        lambda call_id, target, _source: normalize_id_google(call_id, target.id),
-        memo_key="google-generative-ai",
-    )
-    _fragments.next_request((model.api, model.provider, model.id, "image" in model.input))
-    contents = FragmentList()
-    results: list[ToolResultMessage] = []
-    for message in prepared:
-        if isinstance(message, ToolResultMessage):
-            results.append(message)
-            continue
-        if results:
-            _add_tool_results(contents, results, model)
-            results = []
-        fragment = _fragments.recall(message, lambda m: cached_fragment(_message_turn(m, model)))
-        if fragment is not None:
-            contents.add(fragment)
-    if results:
-        _add_tool_results(contents, results, model)
+    key = (model.api, model.provider, model.id, "image" in model.input)
+    history, start = _histories.resume(key, messages)
+    if history is None:
+        history = _History(model)
+    history.model = history.replay.model = model
+    _fragments.next_request(key, resumed=start > 0)
+    history.extend(messages[start:], resumed=start > 0)
+    contents = history.request_contents()
+    _histories.keep(key, history)
     return contents
 
 

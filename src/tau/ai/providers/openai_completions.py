@@ -18,15 +18,12 @@ from typing import Any
 from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.gc_pause import collector_paused
 from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
-from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo, cached_fragment
-from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_thinking_level, map_thinking_level, supports_xhigh
-from tau.ai.transform import normalize_id_openai_completions, transform_messages
 from tau.ai.types import (
     AssistantMessage,
     CacheRetention,
@@ -36,8 +33,6 @@ from tau.ai.types import (
     Message,
     Model,
     StopReason,
-    TextContent,
-    ThinkingContent,
     Tool,
     ToolResultMessage,
     UserMessage,
@@ -46,14 +41,8 @@ from tau.ai.types import (
 # Delta fields that carry reasoning text, by preference; servers such as chutes.ai send two at once.
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_text")
 
-TOOL_RESULT_BRIDGE = "I have processed the tool results."
-TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
-IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
 
 _PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
-# A thinking signature names the field the reasoning came from; only plain field names are replayed.
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasoning_details"})
 
 
 # --- entry points ---------------------------------------------------------------------------------
@@ -296,134 +285,6 @@ def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[Js
     return out
 
 
-_fragments = MessageMemo()
-
-
-@collector_paused()  # a first request after a resume converts a whole history
-def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
-    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape.
-
-    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
-    """
-    provider = model.provider
-    history = transform_messages(
-        context.messages,
-        model,
-        lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider),
-        memo_key="openai-completions",
-    )
-    vision = "image" in model.input
-    _fragments.next_request((model.api, model.provider, model.id, model.reasoning, vision, compat))
-    out = FragmentList()
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        out.add({"role": role, "content": sanitize_surrogates(context.system_prompt)})
-    last_role: str | None = None
-    i = 0
-    while i < len(history):
-        message = history[i]
-        if isinstance(message, ToolResultMessage):
-            images: list[JsonObject] = []
-            while i < len(history) and isinstance(result := history[i], ToolResultMessage):
-                fragment, result_images = _fragments.recall(result, lambda r: _convert_tool_result(r, compat, vision))
-                out.add(fragment)
-                images.extend(result_images)
-                i += 1
-            last_role = "toolResult"
-            if images:
-                if compat.requires_assistant_after_tool_result:
-                    out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-                out.add({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
-                last_role = "user"
-            continue
-        i += 1
-        if isinstance(message, UserMessage):
-            if compat.requires_assistant_after_tool_result and last_role == "toolResult":
-                out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
-        else:
-            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_assistant(m, model, compat)))
-        if converted is not None:
-            out.add(converted)
-            last_role = message.role
-    return out
-
-
-def _image_part(image: ImageContent) -> JsonObject:
-    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
-
-
-def _convert_user(message: UserMessage) -> JsonObject | None:
-    if isinstance(message.content, str):
-        return {"role": "user", "content": sanitize_surrogates(message.content)}
-    parts: list[JsonObject] = [
-        {"type": "text", "text": sanitize_surrogates(block.text)}
-        if isinstance(block, TextContent)
-        else _image_part(block)
-        for block in message.content
-    ]
-    return {"role": "user", "content": parts} if parts else None
-
-
-def _convert_assistant(message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat) -> JsonObject | None:
-    """One assistant turn; content is always a single string (models echo a parts array back)."""
-    text = "".join(
-        sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()
-    )
-    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
-    out: JsonObject = {"role": "assistant", "content": "" if compat.requires_assistant_after_tool_result else None}
-    if thinking and compat.requires_thinking_as_text:
-        # Plain text, no tags: models imitate tags in their own answers.
-        thinking_text = "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)
-        out["content"] = f"{thinking_text}\n\n{text}" if text else thinking_text
-    else:
-        if text:
-            out["content"] = text
-        field = thinking[0].thinking_signature if thinking else None
-        if field and _FIELD_NAME.fullmatch(field) and field not in _RESERVED_FIELDS:
-            # Servers such as llama.cpp take their reasoning back in the field it came from.
-            out[field] = "\n".join(sanitize_surrogates(b.thinking) for b in thinking)
-    calls = message.tool_calls()
-    if calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": _compact_json(call.arguments)},
-            }
-            for call in calls
-        ]
-        details = [d for d in (_decode_signature(c.thought_signature) for c in calls) if d is not None]
-        if details:
-            out["reasoning_details"] = details
-    if compat.requires_reasoning_content_on_assistant_messages and model.reasoning and "reasoning_content" not in out:
-        out["reasoning_content"] = ""
-    if not out["content"] and not calls:
-        # Servers reject an assistant turn with neither content nor tool calls (e.g. an empty aborted one).
-        return None
-    return out
-
-
-def _decode_signature(signature: str | None) -> Any:
-    if not signature:
-        return None
-    try:
-        return json.loads(signature)
-    except ValueError:
-        return None
-
-
-def _convert_tool_result(
-    result: ToolResultMessage, compat: OpenAICompletionsCompat, vision: bool
-) -> tuple[CachedFragment, list[JsonObject]]:
-    """One ``tool`` message, and the image parts to send after the run (vision models only)."""
-    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-    result_images = [b for b in result.content if isinstance(b, ImageContent)]
-    content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
-    message: JsonObject = {"role": "tool", "content": sanitize_surrogates(content), "tool_call_id": result.tool_call_id}
-    if compat.requires_tool_result_name and result.tool_name:
-        message["name"] = result.tool_name
-    return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
 
 
 def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) -> JsonObject | None:

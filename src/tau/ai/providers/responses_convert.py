@@ -14,10 +14,10 @@ from functools import partial
 from typing import Any
 
 from tau.ai.gc_pause import collector_paused
-from tau.ai.request_cache import CachedFragment, FragmentList, MessageMemo
+from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
-from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, normalize_id_responses, transform_messages
+from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, ReplayHistory, normalize_id_responses
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -61,6 +61,43 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
     return signature, None
 
 
+_fragments = MessageMemo()
+
+
+class _History:
+    """A history's Responses input items so far, extended request by request (``Continuation``)."""
+
+    def __init__(self, model: Model, allowed_tool_call_providers: Collection[str], system: JsonObject | None) -> None:
+        def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
+            return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
+
+        self.replay = ReplayHistory(model, normalize, ("openai-responses", frozenset(allowed_tool_call_providers)))
+        self.model = model
+        self.items = FragmentList([system] if system is not None else [])
+
+    def extend(self, messages: list[Message], *, resumed: bool) -> None:
+        done = len(self.replay.messages)
+        self.replay.extend(messages, resumed=resumed)
+        for position, message in enumerate(self.replay.messages[done:], done):
+            self._add(self.items, position, message)
+
+    def request_items(self) -> FragmentList:
+        """The input of a request that ends here (the history itself is left as it is)."""
+        items = self.items.for_request()
+        for position, answer in enumerate(self.replay.open_call_answers(), len(self.replay.messages)):
+            self._add(items, position, answer)
+        return items
+
+    def _add(self, items: FragmentList, position: int, message: Message) -> None:
+        vision = "image" in self.model.input
+        make = partial(_cached_items, position=position, model=self.model, vision=vision)
+        for item in _fragments.recall(message, make, position):
+            items.add(item)
+
+
+_histories: Continuation[_History] = Continuation()
+
+
 @collector_paused()  # a first request after a resume converts a whole history
 def convert_responses_messages(
     model: Model,
@@ -69,29 +106,27 @@ def convert_responses_messages(
     *,
     include_system_prompt: bool = True,
 ) -> list[JsonObject]:
-    """The ``input`` list for a Responses request (Codex passes the system prompt separately)."""
+    """The ``input`` list for a Responses request (Codex passes the system prompt separately).
 
-    def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
-        return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
-
-    messages = transform_messages(
-        context.messages, model, normalize, memo_key=("openai-responses", frozenset(allowed_tool_call_providers))
-    )
-    items = FragmentList()
+    Each message's items are made once and reused by later requests (``tau.ai.request_cache``).
+    """
+    system: JsonObject | None = None
     if include_system_prompt and context.system_prompt:
         role = "developer" if model.reasoning else "system"
-        items.add({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+        system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
     vision = "image" in model.input
-    # Each message's items are made once and reused by later requests (``tau.ai.request_cache``).
-    _fragments.next_request((model.api, model.provider, model.id, vision))
-    for position, message in enumerate(messages):
-        converted = _fragments.recall(message, partial(_cached_items, position=position, model=model, vision=vision), position)
-        for item in converted:
-            items.add(item)
+    key = (model.api, model.provider, model.id, vision)
+    prompt = context.system_prompt if system is not None else None
+    kept_as = (key, model.reasoning, frozenset(allowed_tool_call_providers), prompt)
+    history, start = _histories.resume(kept_as, context.messages)
+    if history is None:
+        history = _History(model, allowed_tool_call_providers, system)
+    history.model = history.replay.model = model
+    _fragments.next_request(key, resumed=start > 0)
+    history.extend(context.messages[start:], resumed=start > 0)
+    items = history.request_items()
+    _histories.keep(kept_as, history)
     return items
-
-
-_fragments = MessageMemo()
 
 
 def convert_responses_tools(tools: list[Tool], *, strict: bool | None = False) -> list[JsonObject]:

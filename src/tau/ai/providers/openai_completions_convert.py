@@ -1,0 +1,228 @@
+"""Conversation → Chat Completions ``messages``: the system prompt, then the replay-safe history.
+
+Each message's wire form is made once and reused by later requests, and a tool loop's next
+request converts only its new messages (``tau.ai.request_cache``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tau.ai.gc_pause import collector_paused
+from tau.ai.providers.openai_compat import OpenAICompletionsCompat
+from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    JsonObject,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+__all__ = ["IMAGE_ONLY_TOOL_RESULT", "TOOL_IMAGES_INTRO", "TOOL_RESULT_BRIDGE", "convert_messages"]
+
+TOOL_RESULT_BRIDGE = "I have processed the tool results."
+TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
+IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
+
+# A thinking signature names the field the reasoning came from; only plain field names are replayed.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasoning_details"})
+
+_fragments = MessageMemo()
+
+
+class _History:
+    """A history's Chat Completions messages so far, extended request by request (``Continuation``)."""
+
+    def __init__(self, model: Model, compat: OpenAICompletionsCompat, system: JsonObject | None) -> None:
+        provider = model.provider
+        self.replay = ReplayHistory(
+            model,
+            lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider),
+            "openai-completions",
+        )
+        self.model = model
+        self.compat = compat
+        self.out = FragmentList([system] if system is not None else [])
+        self.last_role: str | None = None
+        self.images: list[JsonObject] | None = None  # those of the run of tool results going on, if any
+
+    def extend(self, messages: list[Message], *, resumed: bool) -> None:
+        done = len(self.replay.messages)
+        self.replay.extend(messages, resumed=resumed)
+        model, compat, out = self.model, self.compat, self.out
+        vision = "image" in model.input
+        for message in self.replay.messages[done:]:
+            if isinstance(message, ToolResultMessage):
+                fragment, images = _fragments.recall(
+                    message, lambda r: _convert_tool_result(r, compat, vision)
+                )
+                out.add(fragment)
+                if self.images is None:
+                    self.images = []
+                self.images.extend(images)
+                continue
+            if self.images is not None:
+                self.last_role = _end_tool_results(out, self.images, compat)
+                self.images = None
+            if isinstance(message, UserMessage):
+                if compat.requires_assistant_after_tool_result and self.last_role == "toolResult":
+                    out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+                converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
+            else:
+                converted = _fragments.recall(
+                    message, lambda m: cached_fragment(_convert_assistant(m, model, compat))
+                )
+            if converted is not None:
+                out.add(converted)
+                self.last_role = message.role
+
+    def request_messages(self) -> FragmentList:
+        """The messages of a request that ends here (the history itself is left as it is)."""
+        out = self.out.for_request()
+        images = None if self.images is None else list(self.images)
+        vision = "image" in self.model.input
+        for answer in self.replay.open_call_answers():
+            fragment, answer_images = _convert_tool_result(answer, self.compat, vision)
+            out.add(fragment)
+            images = [*(images or ()), *answer_images]
+        if images is not None:
+            _end_tool_results(out, images, self.compat)
+        return out
+
+
+def _end_tool_results(out: FragmentList, images: list[JsonObject], compat: OpenAICompletionsCompat) -> str:
+    """After a run of tool results: their images (as a user message); the role that is last now."""
+    if not images:
+        return "toolResult"
+    if compat.requires_assistant_after_tool_result:
+        out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+    out.add({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
+    return "user"
+
+
+_histories: Continuation[_History] = Continuation()
+
+
+@collector_paused()  # a first request after a resume converts a whole history
+def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
+    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape."""
+    vision = "image" in model.input
+    system: JsonObject | None = None
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
+    key = (model.api, model.provider, model.id, model.reasoning, vision, compat)
+    history, start = _histories.resume((key, context.system_prompt), context.messages)
+    if history is None:
+        history = _History(model, compat, system)
+    history.model = history.replay.model = model
+    _fragments.next_request(key, resumed=start > 0)
+    history.extend(context.messages[start:], resumed=start > 0)
+    out = history.request_messages()
+    _histories.keep((key, context.system_prompt), history)
+    return out
+
+
+def _image_part(image: ImageContent) -> JsonObject:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _convert_user(message: UserMessage) -> JsonObject | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
+    parts: list[JsonObject] = [
+        {"type": "text", "text": sanitize_surrogates(block.text)}
+        if isinstance(block, TextContent)
+        else _image_part(block)
+        for block in message.content
+    ]
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _convert_assistant(
+    message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat
+) -> JsonObject | None:
+    """One assistant turn; content is always a single string (models echo a parts array back)."""
+    text = "".join(
+        sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()
+    )
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    out: JsonObject = {
+        "role": "assistant",
+        "content": "" if compat.requires_assistant_after_tool_result else None,
+    }
+    if thinking and compat.requires_thinking_as_text:
+        # Plain text, no tags: models imitate tags in their own answers.
+        thinking_text = "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)
+        out["content"] = f"{thinking_text}\n\n{text}" if text else thinking_text
+    else:
+        if text:
+            out["content"] = text
+        field = thinking[0].thinking_signature if thinking else None
+        if field and _FIELD_NAME.fullmatch(field) and field not in _RESERVED_FIELDS:
+            # Servers such as llama.cpp take their reasoning back in the field it came from.
+            out[field] = "\n".join(sanitize_surrogates(b.thinking) for b in thinking)
+    calls = message.tool_calls()
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _compact_json(call.arguments)},
+            }
+            for call in calls
+        ]
+        details = [d for d in (_decode_signature(c.thought_signature) for c in calls) if d is not None]
+        if details:
+            out["reasoning_details"] = details
+    if (
+        compat.requires_reasoning_content_on_assistant_messages
+        and model.reasoning
+        and "reasoning_content" not in out
+    ):
+        out["reasoning_content"] = ""
+    if not out["content"] and not calls:
+        # Servers reject an assistant turn with neither content nor tool calls (e.g. an empty aborted one).
+        return None
+    return out
+
+
+def _decode_signature(signature: str | None) -> Any:
+    if not signature:
+        return None
+    try:
+        return json.loads(signature)
+    except ValueError:
+        return None
+
+
+def _convert_tool_result(
+    result: ToolResultMessage, compat: OpenAICompletionsCompat, vision: bool
+) -> tuple[CachedFragment, list[JsonObject]]:
+    """One ``tool`` message, and the image parts to send after the run (vision models only)."""
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    result_images = [b for b in result.content if isinstance(b, ImageContent)]
+    content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
+    message: JsonObject = {
+        "role": "tool",
+        "content": sanitize_surrogates(content),
+        "tool_call_id": result.tool_call_id,
+    }
+    if compat.requires_tool_result_name and result.tool_name:
+        message["name"] = result.tool_name
+    return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
