@@ -192,3 +192,14 @@ def test_the_v3_fixture_projects_like_pi(fixture_copy: Any, ids: IdSource) -> No
     ]
     before_compaction = build_session_context(manager.get_entries(), "c7a19f33")
     assert [m.role for m in before_compaction.messages][-2:] == ["bashExecution", "custom"]
+
+
+def test_a_context_list_a_caller_changes_is_not_the_one_the_next_call_returns(
+    manager: SessionManager, msg: Any
+) -> None:
+    manager.append_message(msg.user("hello"))
+    first = manager.build_session_context()
+    first.messages.append(msg.user("added by the caller"))
+    assert texts(manager) == ["hello"]
+    manager.append_message(msg.user("next"))
+    assert texts(manager) == ["hello", "next"]

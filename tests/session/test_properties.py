@@ -162,3 +162,34 @@ def test_reloading_the_file_gives_the_same_entries_and_context(ops: list[Op]) ->
             assert as_json(reopened.build_session_context()) == as_json(manager.build_session_context())
         assert {t: reopened.get_label(t) for t in model} == {t: manager.get_label(t) for t in model}
         assert reopened.get_session_name() == manager.get_session_name()
+
+
+KEPT_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "assistant", "custom_message", "model", "thinking", "compaction", "branch",
+                         "branch_summary", "info", "system", "edit", "edit"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    max_size=40,
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(KEPT_OPS)
+def test_the_context_kept_between_appends_equals_one_built_afresh(ops: list[Op]) -> None:
+    manager = SessionManager.in_memory("/p")
+    model: dict[str, Node] = {}
+    for step, op in enumerate(ops):
+        kind, pick = op
+        branch = [e.id for e in manager.get_branch()]
+        if kind == "system":  # a pi 1.x system message stating the prompt and tools
+            manager.record_system_prompt({"base": f"prompt {step}"}, [{"name": f"tool{pick % 3}"}])
+        elif kind == "edit" and branch:
+            replacement = {"content": f"edited {step}"} if pick % 2 else None
+            manager.append_context_edit(branch[pick % len(branch)], replacement)
+        else:
+            apply(manager, model, op, step)
+        kept = manager.build_session_context()
+        fresh = build_session_context(manager.get_entries(), manager.get_leaf_id())
+        assert as_json(kept) == as_json(fresh)
+        assert kept.system_message == fresh.system_message

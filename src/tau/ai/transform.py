@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import replace
+from operator import is_
 
 from tau.ai.request_cache import MessageMemo, fingerprint
 from tau.ai.short_hash import short_hash
@@ -215,18 +216,22 @@ class ReplayHistory:
         return self._pairing.open_call_answers()
 
     def _rewrite(self, message: Message) -> Message:
-        """Passes 0 and 1 for one message, remembered with the id renames it made."""
+        """Passes 0 and 1 for one message. Most messages come back as they are; a changed one is the
+        copy an earlier request made (remembered with the id renames it made), so that its wire form
+        is reused too."""
         renamed_ids = self._renamed_ids
         new_id = renamed_ids.get(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
+        renames: dict[str, str] = {}
+        rewritten = _replace_unseeable_images([message], self.model)[0]
+        if isinstance(rewritten, AssistantMessage):
+            rewritten = _rewrite_assistant(rewritten, self.model, self._normalize_id, renames)
+        elif isinstance(rewritten, ToolResultMessage) and new_id is not None:
+            rewritten = replace(rewritten, tool_call_id=new_id)
+        if rewritten is message:
+            return message
         stamp = (fingerprint(message), new_id)
         remembered: tuple[Message, dict[str, str]] | None = _rewrites.get(message, stamp)
         if remembered is None:
-            rewritten = _replace_unseeable_images([message], self.model)[0]
-            renames: dict[str, str] = {}
-            if isinstance(rewritten, AssistantMessage):
-                rewritten = _rewrite_assistant(rewritten, self.model, self._normalize_id, renames)
-            elif isinstance(rewritten, ToolResultMessage) and new_id is not None:
-                rewritten = replace(rewritten, tool_call_id=new_id)
             remembered = (rewritten, renames)
             _rewrites.put(message, stamp, remembered)
         if remembered[1]:
@@ -255,9 +260,7 @@ def _rewrite_assistant(
             rewritten = _rewrite_foreign_tool_call(block, message, model, normalize_id, renamed_ids)
         if rewritten is not None:
             content.append(rewritten)
-    unchanged = len(content) == len(message.content) and all(
-        new is old for new, old in zip(content, message.content, strict=True)
-    )
+    unchanged = len(content) == len(message.content) and all(map(is_, content, message.content))
     return message if unchanged else replace(message, content=content)
 
 

@@ -217,6 +217,25 @@ def content_from_json(data: JsonObject) -> ContentBlock:
     return block
 
 
+_ASSISTANT_BLOCKS = frozenset({"text", "thinking", "toolCall"})
+_USER_BLOCKS = frozenset({"text", "image"})
+
+
+def _blocks_from_json(raw: Any, kinds: frozenset[str]) -> list[ContentBlock]:
+    """The blocks of a message's ``content`` list whose type is one of ``kinds``; raises like
+    ``content_from_json`` on a block of an unknown type (a message file read millions of blocks:
+    one loop, no generator per message)."""
+    blocks: list[ContentBlock] = []
+    for data in raw or ():
+        kind = data.get("type")
+        cls = _BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise ValueError(f"unknown content block type: {kind!r}")
+        if kind in kinds:
+            blocks.append(cls.from_json(data))
+    return blocks
+
+
 def _js_number(value: float) -> float:
     """A whole float as an int, so it is written as JavaScript writes numbers (``0``, not ``0.0``)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
@@ -251,14 +270,15 @@ class Cost:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Cost:
-        from_provider = data.get("totalFromProvider")
+        get = data.get
+        from_provider = get("totalFromProvider")
         return cls(
-            input=data.get("input", 0),
-            output=data.get("output", 0),
-            cache_read=data.get("cacheRead", 0),
-            cache_write=data.get("cacheWrite", 0),
-            total=data.get("total", 0),
-            total_from_provider=from_provider if isinstance(from_provider, bool) else None,
+            get("input", 0),
+            get("output", 0),
+            get("cacheRead", 0),
+            get("cacheWrite", 0),
+            get("total", 0),
+            from_provider if isinstance(from_provider, bool) else None,
         )
 
 
@@ -299,17 +319,18 @@ class Usage:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Usage:
-        reasoning = data.get("reasoning")
-        long_write = data.get("cacheWrite1h")
+        get = data.get
+        reasoning = get("reasoning")
+        long_write = get("cacheWrite1h")
         return cls(
-            input=data.get("input", 0),
-            output=data.get("output", 0),
-            cache_read=data.get("cacheRead", 0),
-            cache_write=data.get("cacheWrite", 0),
-            total_tokens=data.get("totalTokens", 0),
-            cost=Cost.from_json(data.get("cost") or {}),
-            reasoning=reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
-            cache_write_1h=long_write if isinstance(long_write, int) and not isinstance(long_write, bool) else None,
+            get("input", 0),
+            get("output", 0),
+            get("cacheRead", 0),
+            get("cacheWrite", 0),
+            get("totalTokens", 0),
+            Cost.from_json(get("cost") or {}),
+            reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
+            long_write if isinstance(long_write, int) and not isinstance(long_write, bool) else None,
         )
 
 
@@ -408,13 +429,9 @@ class AssistantMessage:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> AssistantMessage:
-        content = [
-            b
-            for b in (content_from_json(x) for x in data.get("content") or [])
-            if isinstance(b, (TextContent, ThinkingContent, ToolCall))
-        ]
+        content = _blocks_from_json(data.get("content"), _ASSISTANT_BLOCKS)
         return cls(
-            content=content,
+            content=content,  # type: ignore[arg-type]
             api=data.get("api") or "",
             provider=data.get("provider") or "",
             model=data.get("model") or "",
@@ -463,15 +480,11 @@ class ToolResultMessage:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> ToolResultMessage:
-        content = [
-            b
-            for b in (content_from_json(x) for x in data.get("content") or [])
-            if isinstance(b, (TextContent, ImageContent))
-        ]
+        content = _blocks_from_json(data.get("content"), _USER_BLOCKS)
         return cls(
             tool_call_id=data.get("toolCallId") or "",
             tool_name=data.get("toolName") or "",
-            content=content,
+            content=content,  # type: ignore[arg-type]
             is_error=bool(data.get("isError", False)),
             details=data.get("details"),
             timestamp=data.get("timestamp", 0),

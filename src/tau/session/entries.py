@@ -313,19 +313,18 @@ def entry_from_json(data: JsonObject) -> SessionEntry:
     if not isinstance(entry_id, str):
         raise ValueError("entry without a string id")
     parent = data.get("parentId")
-    base: dict[str, Any] = {
-        "id": entry_id,
-        "parent_id": parent if isinstance(parent, str) else None,
-        "timestamp": _str(data.get("timestamp")),
-        "raw": data,
-    }
+    parent_id = parent if isinstance(parent, str) else None
+    timestamp = data.get("timestamp")
+    timestamp = timestamp if isinstance(timestamp, str) else ""
     kind = data.get("type")
-    kind = kind if isinstance(kind, str) else ""
-    if kind == "message":
+    if kind == "message":  # nearly every line: built without the keyword dict the others share
         message = _message_from_json(data.get("message"))
-        if message is None:
-            return UnknownEntry(kind=kind, **base)
-        return MessageEntry(message=message, **base)
+        if message is not None:
+            return MessageEntry(id=entry_id, parent_id=parent_id, timestamp=timestamp, raw=data, message=message)
+    kind = kind if isinstance(kind, str) else ""
+    base: dict[str, Any] = {"id": entry_id, "parent_id": parent_id, "timestamp": timestamp, "raw": data}
+    if kind == "message":
+        return UnknownEntry(kind=kind, **base)
     if kind == "thinking_level_change":
         return ThinkingLevelChangeEntry(thinking_level=_str(data.get("thinkingLevel"), "off"), **base)
     if kind == "model_change":
@@ -404,8 +403,11 @@ def _message_from_json(data: Any) -> SessionMessage | SystemMessage | None:
     if data.get("role") == "system":
         return SystemMessage.from_json(data)
     content = data.get("content")
-    if isinstance(content, list) and any(_block_type(b) not in _KNOWN_BLOCK_TYPES for b in content):
-        data = {**data, "content": _known_blocks(content)}
+    if type(content) is list:
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") not in _KNOWN_BLOCK_TYPES:
+                data = {**data, "content": _known_blocks(content)}
+                break
     try:
         message = session_message_from_json(data)
     except (ValueError, TypeError, AttributeError, KeyError):

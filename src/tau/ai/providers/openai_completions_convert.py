@@ -12,7 +12,14 @@ from typing import Any
 
 from tau.ai.gc_pause import collector_paused
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat
-from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
+from tau.ai.request_cache import (
+    CachedFragment,
+    Continuation,
+    FragmentList,
+    MessageMemo,
+    cached_fragment,
+    compact_json,
+)
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
 from tau.ai.types import (
@@ -179,7 +186,7 @@ def _convert_assistant(
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": _compact_json(call.arguments)},
+                "function": {"name": call.name, "arguments": compact_json(call.arguments)},
             }
             for call in calls
         ]
@@ -223,6 +230,3 @@ def _convert_tool_result(
         message["name"] = result.tool_name
     return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
 
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

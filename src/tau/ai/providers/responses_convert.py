@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from functools import partial
-from typing import Any
 
 from tau.ai.gc_pause import collector_paused
-from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo
+from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, compact_json
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, ReplayHistory, normalize_id_responses
@@ -43,7 +42,7 @@ def encode_text_signature(item_id: str, phase: str | None = None) -> str:
     payload: JsonObject = {"v": 1, "id": item_id}
     if phase:
         payload["phase"] = phase
-    return _compact_json(payload)
+    return compact_json(payload)
 
 
 def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None:
@@ -219,7 +218,7 @@ def _function_call_item(call: ToolCall, *, drop_fc_id: bool) -> JsonObject:
         item["id"] = item_id
     item["call_id"] = call_id
     item["name"] = call.name
-    item["arguments"] = sanitize_surrogates(_compact_json(call.arguments))
+    item["arguments"] = sanitize_surrogates(compact_json(call.arguments))
     return item
 
 
@@ -259,6 +258,3 @@ def _input_image(block: ImageContent) -> JsonObject:
         "image_url": f"data:{block.mime_type};base64,{block.data}",
     }
 
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
