@@ -227,8 +227,9 @@ def _started(message: AssistantMessage) -> AssistantMessage:
 
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:
-    """A copy whose block list will not grow under the listener (blocks themselves are shared)."""
-    snapshot = copy.copy(message)
+    """A copy whose block list will not grow under the listener (blocks themselves are shared).
+    Made for every streamed delta: ``__copy__`` itself, without ``copy.copy``'s dispatch."""
+    snapshot = message.__copy__()
     snapshot.content = list(message.content)
     return snapshot
 

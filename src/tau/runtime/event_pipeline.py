@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
-from tau.agent.events import AgentEnd, MessageEnd, MessageStart, TurnStart
+from tau.agent.events import AgentEnd, MessageEnd, MessageStart, MessageUpdate, TurnStart
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from tau.runtime.events import AgentSessionEvent, QueueUpdate
@@ -33,7 +33,9 @@ __all__ = ["DisplayQueues", "EventPipeline", "MessageEndCheck", "RunEndCheck", "
 SessionListener: TypeAlias = Callable[[AgentSessionEvent], "Awaitable[None] | None"]
 RunEndCheck: TypeAlias = Callable[[AgentEnd], Awaitable[bool | None]]
 MessageEndCheck: TypeAlias = Callable[[MessageEnd], Awaitable[None]]
-ExtensionStep: TypeAlias = Callable[[AgentSessionEvent], Awaitable[None]]
+ExtensionStep: TypeAlias = Callable[[AgentSessionEvent], "Awaitable[None] | None"]
+"""The extensions' turn at an event: ``None`` when there is nothing to wait for (no extension
+handles it), so that a streamed delta costs no coroutine."""
 
 
 class _ForListenersOnly:
@@ -200,6 +202,25 @@ class EventPipeline:
     # -- one event -----------------------------------------------------------------------------
 
     async def _process(self, event: AgentSessionEvent | _ForListenersOnly) -> None:
+        if type(event) is MessageUpdate:
+            # One per streamed delta: the steps below that apply to an update, without a coroutine
+            # for each (a 10 MB reply in 16-character deltas is 650k of them).
+            step = self.extension_step
+            if step is not None:
+                try:
+                    outcome = step(event)
+                    if outcome is not None:
+                        await outcome
+                except Exception as exc:
+                    self._errors.append(exc)
+            for listener in list(self._listeners):
+                try:
+                    outcome = listener(event)
+                    if outcome is not None and inspect.isawaitable(outcome):
+                        await outcome
+                except Exception as exc:
+                    self._errors.append(exc)
+            return
         if isinstance(event, _ForListenersOnly):
             await self._notify(event.event)
             return
@@ -214,7 +235,9 @@ class EventPipeline:
             event.will_retry = self.will_retry(event)
         if self.extension_step is not None:
             try:
-                await self.extension_step(event)
+                outcome = self.extension_step(event)
+                if outcome is not None:
+                    await outcome
             except Exception as exc:  # the event must still reach the listeners and the file
                 self._errors.append(exc)
         await self._notify_with_system_message(event)

@@ -157,20 +157,21 @@ class ExtensionEventForwarder:
         self._runner = current_runner
         self._thinking_level = thinking_level
 
-    async def __call__(self, event: AgentSessionEvent) -> None:
+    def __call__(self, event: AgentSessionEvent) -> Awaitable[None] | None:
+        """What to wait for, if anything: called for every streamed delta, so no coroutine is
+        made when there is no runner."""
         if isinstance(event, ThinkingLevelChanged):
             previous, self._thinking_level = self._thinking_level, event.level
             runner = self._runner()
             if runner is not None and runner.has_handlers("thinking_level_select"):
                 from tau.extensions.events import ThinkingLevelSelectEvent
 
-                await runner.emit(ThinkingLevelSelectEvent(event.level, previous))
-            return
+                return runner.emit(ThinkingLevelSelectEvent(event.level, previous))
+            return None
         if isinstance(event, _SESSION_EVENTS):
-            return
+            return None
         runner = self._runner()
-        if runner is not None:
-            await runner.emit_agent_event(event)
+        return None if runner is None else runner.emit_agent_event(event)
 
 
 class ExtensionPromptHooks(PromptHooks):

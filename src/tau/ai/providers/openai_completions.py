@@ -484,6 +484,12 @@ class ChunkReader:
 
     def _apply_delta(self, delta: JsonObject) -> None:
         # Runs once per streamed delta: plain loops and lookups, no generator or list per call.
+        if len(delta) == 1 and self._text is not None:  # the usual delta: more of the text
+            content = delta.get("content")
+            if type(content) is str:
+                if content:
+                    self.writer.text_delta(self._text, content)
+                return
         for field in REASONING_FIELDS:
             reasoning = delta.get(field)
             if isinstance(reasoning, str) and reasoning:
