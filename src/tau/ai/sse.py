@@ -115,14 +115,15 @@ class EventStreamParser:
         last = blocks.pop()
         for block in blocks:
             if (
-                block[:5] == b"data:"
+                block.startswith(b"data:")
                 and b"\n" not in block
                 and not self._data
                 and not self._event
                 and self._retry is None
             ):
                 # The usual event, one data line: no line splitting, no decoding yet.
-                out.append(ServerSentEvent("message", block[6:] if block[5:6] == b" " else block[5:], self.last_id))
+                data = block[6:] if block.startswith(b"data: ") else block[5:]
+                out.append(ServerSentEvent("message", data, self.last_id))
                 continue
             for line in block.split(b"\n"):
                 self._line(line, out)

@@ -168,10 +168,10 @@ class ExtensionEventForwarder:
 
                 return runner.emit(ThinkingLevelSelectEvent(event.level, previous))
             return None
-        if isinstance(event, _SESSION_EVENTS):
-            return None
         runner = self._runner()
-        return None if runner is None else runner.emit_agent_event(event)
+        if runner is None or isinstance(event, _SESSION_EVENTS):
+            return None
+        return runner.emit_agent_event(event)
 
 
 class ExtensionPromptHooks(PromptHooks):
