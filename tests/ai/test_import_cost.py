@@ -1,5 +1,6 @@
-"""``import tau.ai`` stays cheap (the bench's figure: within 100 ms of bare Python): it loads the
-standard library and tau's own core only; each provider, its SDK and the HTTP stack wait for a request."""
+"""``import tau.ai`` stays cheap (the bench's figure: within 100 ms of bare Python): it and every name
+it exports load the standard library and tau's own core only; each provider, its SDK and the HTTP
+stack wait for a request."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ _PROBE = """
 import json, sys
 before = set(sys.modules)
 import tau.ai
+for name in tau.ai.__all__:  # the package imports its names on first access
+    getattr(tau.ai, name)
 # (a None entry is a blocked import, such as httpx._main, not a loaded module)
 print(json.dumps(sorted(name for name in set(sys.modules) - before if sys.modules[name] is not None)))
 """

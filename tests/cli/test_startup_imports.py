@@ -39,6 +39,13 @@ def test_help_without_extensions_imports_no_services_module(tmp_path: Path) -> N
     assert _loaded(tmp_path, _HEAVY, "--help") == (0, [])
 
 
+def test_help_reads_the_settings_without_loading_the_model_catalogue_or_message_types(tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir()
+    settings = {"defaultThinkingLevel": "high", "defaultProjectTrust": "never"}
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps(settings))
+    assert _loaded(tmp_path, ["tau.ai.catalogue", "tau.ai.types"], "--help") == (0, [])
+
+
 def test_help_with_an_extension_folder_still_loads_the_services(tmp_path: Path) -> None:
     extensions = tmp_path / "agent" / "extensions"
     extensions.mkdir(parents=True)

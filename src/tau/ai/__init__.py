@@ -6,60 +6,68 @@
     async for event in stream(model, Context(messages=[UserMessage("hi")])):
         ...
 
-Importing this package loads no provider and no HTTP library; each provider module is imported the
-first time a model of its api is streamed.
+Importing this package loads none of its modules: each name is imported on first access (so
+that reading a thinking level or a message type does not build the catalogue), each provider
+module the first time a model of its api is streamed, and no HTTP library.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tau._lazy import lazy_exports
 from tau.ai import _httpx_setup  # noqa: F401  (first: before any module imports httpx)
-from tau.ai.abort import AbortController, AbortSignal
-from tau.ai.catalogue import UnknownModelError, find_model, get_model, get_models, get_providers
-from tau.ai.events import (
-    AssistantMessageEvent,
-    AssistantMessageEventStream,
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-    event_to_json,
-)
-from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
-from tau.ai.registry import (
-    ApiProvider,
-    UnknownApiError,
-    clear_api_providers,
-    get_api_provider,
-    get_api_providers,
-    register_api_provider,
-    reset_api_providers,
-    unregister_api_providers,
-)
-from tau.ai.streaming import MissingApiKeyError, complete, complete_simple, stream, stream_simple
-from tau.ai.types import (
-    AssistantMessage,
-    Context,
-    Cost,
-    ImageContent,
-    Message,
-    Model,
-    ModelCost,
-    TextContent,
-    ThinkingContent,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-    message_from_json,
-    models_are_equal,
-)
+
+if TYPE_CHECKING:
+    from tau.ai.abort import AbortController, AbortSignal
+    from tau.ai.catalogue import UnknownModelError, find_model, get_model, get_models, get_providers
+    from tau.ai.events import (
+        AssistantMessageEvent,
+        AssistantMessageEventStream,
+        DoneEvent,
+        ErrorEvent,
+        StartEvent,
+        TextDeltaEvent,
+        TextEndEvent,
+        TextStartEvent,
+        ThinkingDeltaEvent,
+        ThinkingEndEvent,
+        ThinkingStartEvent,
+        ToolCallDeltaEvent,
+        ToolCallEndEvent,
+        ToolCallStartEvent,
+        event_to_json,
+    )
+    from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
+    from tau.ai.registry import (
+        ApiProvider,
+        UnknownApiError,
+        clear_api_providers,
+        get_api_provider,
+        get_api_providers,
+        register_api_provider,
+        reset_api_providers,
+        unregister_api_providers,
+    )
+    from tau.ai.streaming import MissingApiKeyError, complete, complete_simple, stream, stream_simple
+    from tau.ai.types import (
+        AssistantMessage,
+        Context,
+        Cost,
+        ImageContent,
+        Message,
+        Model,
+        ModelCost,
+        TextContent,
+        ThinkingContent,
+        Tool,
+        ToolCall,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+        message_from_json,
+        models_are_equal,
+    )
 
 __all__ = [
     "AbortController",
@@ -117,3 +125,9 @@ __all__ = [
     "stream_simple",
     "unregister_api_providers",
 ]
+
+# Searched in this order, the cheap modules first: a caller that needs a message type does not
+# load the catalogue or the streaming entry points.
+_MODULES = ("abort", "types", "options", "events", "registry", "streaming", "catalogue")
+
+__getattr__, __dir__ = lazy_exports(globals(), _MODULES)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from tau.ai.types import Model, ThinkingLevel, ThinkingLevelOrOff
+if TYPE_CHECKING:  # the level names are read by the settings, which need no model types
+    from tau.ai.types import Model, ThinkingLevel, ThinkingLevelOrOff
 
 THINKING_LEVELS: Final[tuple[ThinkingLevelOrOff, ...]] = (
     "off",

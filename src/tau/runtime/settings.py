@@ -19,11 +19,10 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from tau._dataclass import dataclass
 from tau.ai.thinking import THINKING_LEVELS
-from tau.ai.types import JsonObject, ThinkingLevelOrOff
 from tau.runtime.config_errors import ConfigError, read_json_file
 from tau.runtime.paths import (
     LockTimeoutError,
@@ -36,6 +35,9 @@ from tau.runtime.paths import (
 )
 from tau.runtime.settings_schema import parse_timeout_ms, settings_problems
 from tau.runtime.tool_selection import merge_default_tools, resolve_default_tools
+
+if TYPE_CHECKING:  # not at run time: ``tau --help`` reads the settings without the model types
+    from tau.ai.types import JsonObject, ThinkingLevelOrOff
 
 __all__ = [
     "CompactionSettings",
@@ -265,7 +267,7 @@ class SettingsManager:
     @property
     def default_thinking_level(self) -> ThinkingLevelOrOff | None:
         value = self._merged.get("defaultThinkingLevel")
-        return cast(ThinkingLevelOrOff, value) if value in THINKING_LEVELS else None
+        return cast("ThinkingLevelOrOff", value) if value in THINKING_LEVELS else None
 
     def set_default_provider(self, provider: str) -> None:
         self.set("defaultProvider", provider)
@@ -284,7 +286,7 @@ class SettingsManager:
         """The ``modelThinkingLevels`` entry of exactly ``provider/model_id``, if it is a level."""
         levels = self._merged.get("modelThinkingLevels")
         value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
-        return cast(ThinkingLevelOrOff, value) if value in THINKING_LEVELS else None
+        return cast("ThinkingLevelOrOff", value) if value in THINKING_LEVELS else None
 
     @property
     def enabled_models(self) -> list[str] | None:
