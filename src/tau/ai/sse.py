@@ -116,7 +116,7 @@ class EventStreamParser:
         for block in blocks:
             if (
                 block.startswith(b"data:")
-                and b"\n" not in block
+                and block.find(b"\n") < 0  # not `in`: for bytes it tries the operand as an int first, raising
                 and not self._data
                 and not self._event
                 and self._retry is None

@@ -105,6 +105,7 @@ class AgentSession:
         self._hooks = hooks or ExtensionPromptHooks(runner)
         AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
+        self._pipeline.extensions_see_updates = lambda: runner() is not None
         self._next_turn: list[CustomMessage] = []
         self._run_active = False
         self._settle_waiters: list[asyncio.Future[None]] = []  # abort() callers waiting for agent_settled
@@ -133,7 +134,7 @@ class AgentSession:
             abort_run=self.abort,
             hooks=ExtensionCompactionHooks(runner),
         )
-        self._pipeline.subscribe(self._compaction.on_event)
+        self._pipeline.subscribe(self._compaction.on_event, updates=False)
         self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check
         settings = services.settings_manager
         self._bash = UserBash(

@@ -81,6 +81,7 @@ class EventPipeline:
         self._session = session_manager
         self._queues = queues
         self._listeners: list[SessionListener] = []
+        self._update_listeners: list[SessionListener] = []  # those of them that take message_update
         self._pending: deque[AgentSessionEvent | _ForListenersOnly] = deque()
         self._worker: asyncio.Task[None] | None = None
         self._errors: list[BaseException] = []
@@ -99,6 +100,10 @@ class EventPipeline:
         self.extension_step: ExtensionStep | None = None
         """Awaited with each event before the listeners see it (a ``message_end`` handler may
         replace the message in place, so listeners and the session file get the replacement)."""
+        self.extensions_see_updates: Callable[[], bool] = lambda: True
+        """Whether the extension step has anyone to give a ``message_update`` to. With neither that
+        nor a listener that takes updates, a streamed delta is not queued at all (a 10 MB reply in
+        16-character deltas is 650k of them)."""
         self._system_message: SystemMessage | None = None
         self._system_shown = False
         self.on_write_error: Callable[[SessionWriteError], None] | None = None
@@ -107,22 +112,31 @@ class EventPipeline:
 
     # -- listeners -----------------------------------------------------------------------------
 
-    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+    def subscribe(self, listener: SessionListener, *, updates: bool = True) -> Callable[[], None]:
+        """Call ``listener`` with each event; ``updates=False``: not with ``message_update`` ones
+        (a listener that ignores them)."""
         self._listeners.append(listener)
+        if updates:
+            self._update_listeners.append(listener)
 
         def unsubscribe() -> None:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+            if updates and listener in self._update_listeners:
+                self._update_listeners.remove(listener)
 
         return unsubscribe
 
     def clear_listeners(self) -> None:
         self._listeners.clear()
+        self._update_listeners.clear()
 
     # -- queueing ------------------------------------------------------------------------------
 
     def enqueue(self, event: AgentSessionEvent) -> None:
         """Queue ``event`` for processing; never blocks and never raises."""
+        if type(event) is MessageUpdate and not self._update_listeners and not self.extensions_see_updates():
+            return  # nobody would see it
         self._pending.append(event)
         self._queued += 1
         self._start_worker()
@@ -213,7 +227,7 @@ class EventPipeline:
                         await outcome
                 except Exception as exc:
                     self._errors.append(exc)
-            for listener in list(self._listeners):
+            for listener in list(self._update_listeners):
                 try:
                     outcome = listener(event)
                     if outcome is not None and inspect.isawaitable(outcome):
@@ -271,7 +285,8 @@ class EventPipeline:
                 await self._notify(MessageEnd(system))
 
     async def _notify(self, event: AgentSessionEvent) -> None:
-        for listener in list(self._listeners):
+        listeners = self._update_listeners if type(event) is MessageUpdate else self._listeners
+        for listener in list(listeners):
             try:
                 outcome: Any = listener(event)
                 if outcome is not None and inspect.isawaitable(outcome):

@@ -1,0 +1,59 @@
+"""The session's event pipeline: who is handed a streamed delta (``message_update``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tau.agent.events import MessageEnd, MessageStart, MessageUpdate
+from tau.ai.events import TextDeltaEvent
+from tau.ai.types import AssistantMessage, TextContent
+from tau.runtime.event_pipeline import DisplayQueues, EventPipeline
+from tau.session import SessionManager
+
+
+def _reply() -> AssistantMessage:
+    return AssistantMessage([TextContent("hi")], api="a", provider="p", model="m")
+
+
+def _events() -> list[Any]:
+    reply = _reply()
+    delta = TextDeltaEvent(content_index=0, delta="hi", partial=reply)
+    return [MessageStart(reply), MessageUpdate(reply, delta), MessageUpdate(reply, delta), MessageEnd(reply)]
+
+
+async def _run(pipeline: EventPipeline) -> None:
+    for event in _events():
+        pipeline.enqueue(event)
+    await pipeline.drain()
+    pipeline.raise_errors()
+
+
+def _pipeline() -> EventPipeline:
+    return EventPipeline(SessionManager.in_memory("/p"), DisplayQueues())
+
+
+async def test_a_listener_that_takes_no_updates_sees_every_other_event_and_a_plain_one_sees_all() -> None:
+    pipeline = _pipeline()
+    plain: list[str] = []
+    no_updates: list[str] = []
+    pipeline.subscribe(lambda event: plain.append(event.type))
+    pipeline.subscribe(lambda event: no_updates.append(event.type), updates=False)
+    await _run(pipeline)
+    assert plain == ["message_start", "message_update", "message_update", "message_end"]
+    assert no_updates == ["message_start", "message_end"]
+
+
+@pytest.mark.parametrize("extensions_loaded", [False, True])
+async def test_the_extension_step_is_handed_updates_only_while_extensions_can_see_them(
+    extensions_loaded: bool,
+) -> None:
+    pipeline = _pipeline()
+    stepped: list[str] = []
+    pipeline.extension_step = lambda event: stepped.append(event.type)  # type: ignore[func-returns-value]
+    pipeline.extensions_see_updates = lambda: extensions_loaded
+    pipeline.subscribe(lambda event: None, updates=False)
+    await _run(pipeline)
+    updates = ["message_update"] * 2 if extensions_loaded else []
+    assert stepped == ["message_start", *updates, "message_end"]
