@@ -178,3 +178,113 @@ def test_a_class_without_a_docstring_gets_one_naming_its_fields() -> None:
 
     assert Bare.__doc__ == "Bare(a, b)"
     assert FrozenSlots.__doc__ == "FrozenSlots(a, b)"
+
+
+def _fields_class(make: Maker, **options: Any) -> type[Any]:
+    @make(**options)
+    class Fields:
+        a: Any
+        b: Any = 1
+        c: list[Any] = dataclasses.field(default_factory=list)
+        d: str = dataclasses.field(default="d", init=False)
+        e: list[Any] = dataclasses.field(default_factory=lambda: [0], init=False)
+        f: Any = dataclasses.field(default=None, kw_only=True)
+
+    return Fields
+
+
+OPTIONS = [{}, {"slots": True}, {"frozen": True}, {"frozen": True, "slots": True}, {"kw_only": True}]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: "-".join(o) or "plain")
+def test_init_takes_and_sets_what_the_standard_one_does(options: dict[str, Any]) -> None:
+    std, ours = _fields_class(dataclasses.dataclass, **options), _fields_class(tau_dataclass, **options)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {"a": 1}),
+        ((), {"a": 1, "b": 2, "c": [3], "f": 4}),
+        ((1, 2), {}),
+        ((1, 2, [3]), {}),
+        ((1, 2, [3], 4), {}),
+        ((), {}),
+        ((), {"a": 1, "d": "x"}),
+        ((), {"a": 1, "zz": 2}),
+    ]
+    for args, kwargs in calls:
+        expected, got = _made_or_error(std, args, kwargs), _made_or_error(ours, args, kwargs)
+        assert got == expected, (args, kwargs)
+    first, second = ours(a=1), ours(a=1)
+    assert first.c is not second.c and first.e is not second.e  # a fresh default each time
+
+
+def _made_or_error(cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        made = cls(*args, **kwargs)
+    except TypeError as error:
+        return "TypeError", str(error).replace(cls.__qualname__, "")
+    return {name: getattr(made, name) for name in "abcdef"}
+
+
+def test_init_is_compiled_by_the_first_object_and_kept() -> None:
+    @tau_dataclass
+    class Late:
+        a: int
+
+    stand_in = Late.__init__
+    assert Late(1).a == 1
+    assert Late.__init__ is not stand_in
+    assert Late.__init__.__qualname__.endswith("Late.__init__")
+    held = Late.__new__(Late)
+    stand_in(held, 2)  # a caller that kept the stand-in gets the compiled one
+    assert held.a == 2
+
+
+def test_post_init_runs_and_a_field_may_be_called_self() -> None:
+    @tau_dataclass
+    class Odd:
+        self: int
+        seen: list[int] = dataclasses.field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            self.seen.append(self.self)
+
+    assert Odd(3).seen == [3] and Odd(self=4).seen == [4]
+
+
+def test_init_var_and_class_var_fields_are_handled_as_the_standard_library_does() -> None:
+    @tau_dataclass
+    class WithVars:
+        a: int
+        scale: dataclasses.InitVar[int] = 2
+        unit: Any = "m"
+
+        def __post_init__(self, scale: int) -> None:
+            self.a *= scale
+
+    assert WithVars(3).a == 6 and WithVars(3, 10, "s").a == 30
+    assert [f.name for f in dataclasses.fields(WithVars)] == ["a", "unit"]
+
+
+def test_subclasses_get_their_fields_in_order_and_frozen_ones_stay_frozen() -> None:
+    @tau_dataclass(frozen=True)
+    class Base:
+        a: int
+        b: int = 2
+
+    @tau_dataclass(frozen=True)
+    class Child(Base):
+        c: int = 3
+
+    class Plain(Child):
+        def __init__(self) -> None:
+            super().__init__(7)
+
+    assert (Child(1).a, Child(1).b, Child(1).c) == (1, 2, 3)
+    assert Child(1, 5, 6) == Child(1, 5, 6) != Child(1)
+    assert (Plain().a, Plain().c) == (7, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Child(1).c = 4  # type: ignore[misc]
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @tau_dataclass
+        class Thawed(Base):
+            d: int = 0

@@ -1,13 +1,20 @@
-"""``dataclass`` as the standard library's, at a third of the cost of making each class.
+"""``dataclass`` as the standard library's, at a fraction of the cost of making each class.
 
 The standard decorator compiles source text for every method of every class: ``__init__``,
 ``__repr__``, ``__eq__`` and, for a frozen class, ``__hash__``, ``__setattr__`` and
 ``__delattr__``. tau defines a few hundred dataclasses, and compiling their methods was a third of
-the CPU time of a ``tau -p`` start. Here the standard decorator makes the class without
-``__repr__`` and ``__eq__`` (it still compiles ``__init__`` and a frozen class's guards), and the
-class gets ``__repr__``, ``__eq__`` and ``__hash__`` that read its field list instead: the same
-results (the same text, the same tuple comparison, the same hash), with nothing compiled. A class
-without a docstring gets its field names as one (the standard one is its ``__init__`` signature).
+the CPU time of a ``tau -p`` start, most of it for classes the run never makes an object of. Here
+nothing is compiled while a class is made:
+
+- ``__repr__``, ``__eq__`` and ``__hash__`` read the class's field list (the same text, the same
+  tuple comparison, the same hash as the standard ones);
+- a frozen class's guards are two shared functions raising ``FrozenInstanceError`` as the standard
+  ones do (a frozen class with dataclass bases, or with slots, keeps the standard guards);
+- ``__init__`` is the standard one, compiled when the class makes its first object: until then the
+  class holds a stand-in that compiles it, puts it in its own place and calls it.
+
+A class without a docstring gets its field names as one (the standard one is its ``__init__``
+signature, and reading a signature is the standard decorator's slowest step).
 
 Kept free of any tau import: every layer uses it, ``tau.ai`` included.
 """
@@ -17,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import reprlib
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -69,14 +77,33 @@ def _make(
     # __eq__ alone has __hash__ = None put there by Python, which is not a hash of its own.
     own_hash = "__hash__" in body and not (body["__hash__"] is None and "__eq__" in body)
     add_repr, add_eq = repr and "__repr__" not in body, eq and "__eq__" not in body
+    lazy_init = init and "__init__" not in body
+    # The shared guards need a class with no dataclass base (the standard decorator checks that a
+    # frozen class's dataclass bases are frozen too, from the flags this one sets afterwards).
+    own_guards = frozen and not any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:])
     if not body.get("__doc__"):
-        # The standard decorator writes a missing docstring from inspect.signature(cls), its
-        # slowest step; the field names say as much.
         cls.__doc__ = f"{cls.__name__}({', '.join(body.get('__annotations__', ()))})"
     made: type[Any] = dataclasses.dataclass(
-        cls, init=init, repr=False, eq=False, frozen=frozen, kw_only=kw_only, slots=slots
+        cls,
+        init=init and not lazy_init,
+        repr=False,
+        eq=False,
+        frozen=frozen and not own_guards,
+        kw_only=kw_only,
+        slots=slots,
     )
     fields = dataclasses.fields(made)
+    params = made.__dataclass_params__
+    params.init, params.frozen = init, frozen
+    if lazy_init:
+        _set_method(made, _lazy_init(made, frozen, slots))
+    if own_guards:
+        names = tuple(f.name for f in fields)
+        _set_method(made, _frozen_setattr(made, frozenset(names)))
+        _set_method(made, _frozen_delattr(made, frozenset(names)))
+        if slots:  # what the standard decorator gives a frozen class with slots, for pickle
+            _set_method(made, _getstate(names))
+            _set_method(made, _setstate(names))
     if add_repr:
         _set_method(made, _repr_method(tuple(f.name for f in fields if f.repr)))
     if add_eq:
@@ -88,6 +115,124 @@ def _make(
         else:
             made.__hash__ = None  # type: ignore[assignment]  # mutable and compared: unhashable
     return made
+
+
+def _lazy_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., None]:
+    """A stand-in ``__init__`` that compiles the class's real one on its first call."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        real = cls.__dict__["__init__"]
+        if real is __init__:  # the first object; a caller may hold the stand-in, hence the check
+            real = _compiled_init(cls, frozen, slots)
+            real.__qualname__ = f"{cls.__qualname__}.__init__"
+            type.__setattr__(cls, "__init__", real)
+        real(self, *args, **kwargs)
+
+    return __init__
+
+
+class _Factory:
+    """The default a parameter with a ``default_factory`` gets: "call the factory"."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _compiled_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., None]:
+    """The ``__init__`` the standard decorator writes for this class: the same parameters, in the
+    same order, with the same defaults; each field set (through ``object.__setattr__`` for a frozen
+    class; also a field ``init=False`` gives a default when slots leave no class attribute to read
+    it from); then ``__post_init__`` with the ``InitVar`` values."""
+    every = cls.__dataclass_fields__
+    fields = dataclasses.fields(cls)
+    if len(every) != len(fields):  # ClassVar or InitVar pseudo-fields: the standard decorator's
+        return _standard_init(cls, frozen, slots)
+    self_name = "__dataclass_self__" if "self" in every else "self"
+    bound: dict[str, Any] = {"__dataclass_builtins_object__": object, "_FACTORY": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    lines: list[str] = []
+    for f in fields:
+        default = f"_dflt_{f.name}"
+        has_factory = f.default_factory is not dataclasses.MISSING
+        has_default = f.default is not dataclasses.MISSING
+        if f.init:
+            if has_factory:
+                bound[default] = f.default_factory
+                (keyword if f.kw_only else positional).append(f"{f.name}=_FACTORY")
+                value = f"{default}() if {f.name} is _FACTORY else {f.name}"
+            else:
+                if has_default:
+                    bound[default] = f.default
+                (keyword if f.kw_only else positional).append(f"{f.name}={default}" if has_default else f.name)
+                value = f.name
+        elif has_factory:
+            bound[default] = f.default_factory
+            value = f"{default}()"
+        elif slots and has_default:
+            bound[default] = f.default
+            value = default
+        else:
+            continue
+        if frozen:
+            lines.append(f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})")
+        else:
+            lines.append(f"{self_name}.{f.name}={value}")
+    if hasattr(cls, "__post_init__"):
+        lines.append(f"{self_name}.__post_init__()")
+    parameters = ",".join([self_name, *positional, *(["*", *keyword] if keyword else [])])
+    statements = "\n  ".join(lines or ["pass"])
+    source = f"def __create_fn__({','.join(bound)}):\n def __init__({parameters}):\n  {statements}\n return __init__"
+    namespace: dict[str, Any] = {}
+    exec(source, sys.modules[cls.__module__].__dict__, namespace)
+    made: Callable[..., None] = namespace["__create_fn__"](**bound)
+    return made
+
+
+def _standard_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., None]:
+    """The standard decorator's own ``__init__``, made on a throwaway subclass (same fields)."""
+    namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    shadow: type[Any] = dataclasses.dataclass(
+        type(cls.__name__, (cls,), namespace), repr=False, eq=False, frozen=frozen, match_args=False, slots=slots
+    )
+    real: Callable[..., None] = shadow.__dict__["__init__"]
+    return real
+
+
+def _frozen_setattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _frozen_delattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str], None]:
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __delattr__
+
+
+def _getstate(names: tuple[str, ...]) -> Callable[[Any], list[Any]]:
+    def __getstate__(self: Any) -> list[Any]:
+        return [getattr(self, name) for name in names]
+
+    return __getstate__
+
+
+def _setstate(names: tuple[str, ...]) -> Callable[[Any, list[Any]], None]:
+    def __setstate__(self: Any, state: list[Any]) -> None:
+        for name, value in zip(names, state, strict=False):
+            object.__setattr__(self, name, value)
+
+    return __setstate__
 
 
 def _set_method(cls: type[Any], method: Callable[..., Any]) -> None:
