@@ -293,3 +293,130 @@ async def test_a_body_of_several_megabytes_arrives_byte_for_byte(
         assert _texts([event.data async for event in iter_sse(response, StreamOptions())]) == "received"
     (request,) = fake.requests
     assert request.raw_body == json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def _post_once(answer: Handler) -> tuple[wire.Response, bytes, list[int], wire.Client, asyncio.Server]:
+    server, port, accepted = await _serve(answer)
+    client = wire.Client()
+    response = await client.post(f"http://127.0.0.1:{port}/v1", {"X-Test": "1"}, b"{}")
+    return response, await response.aread(), accepted, client, server
+
+
+async def test_an_interim_100_reply_is_skipped_and_the_final_one_read() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + _reply(b"data: ok\n\n", "Content-Length: 10"))
+        await writer.drain()
+
+    response, body, _, client, server = await _post_once(answer)
+    async with server:
+        assert (response.status_code, response.reason_phrase, body) == (200, "OK", b"data: ok\n\n")
+        assert response.headers["content-type"] == "text/event-stream"
+        await client.aclose()
+
+
+async def test_a_body_that_ends_with_the_connection_is_read_whole_and_the_connection_not_kept() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_reply(b"data: one\n\n"))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"data: two\n\n")
+        await writer.drain()
+
+    response, body, _, client, server = await _post_once(answer)
+    async with server:
+        assert body == b"data: one\n\ndata: two\n\n"
+        assert response.is_closed and client._idle == []
+        await client.aclose()
+
+
+async def test_a_sized_reply_keeps_its_connection_for_the_next_request() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for n in range(3):
+            await _read_request(reader)
+            body = b"data: %d\n\n" % n
+            writer.write(_reply(body, f"Content-Length: {len(body)}"))
+            await writer.drain()
+
+    server, port, accepted = await _serve(answer)
+    async with server:
+        client = wire.Client()
+        bodies = [
+            await (await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")).aread() for _ in range(3)
+        ]
+        await client.aclose()
+    assert bodies == [b"data: 0\n\n", b"data: 1\n\n", b"data: 2\n\n"] and len(accepted) == 1
+
+
+async def test_bytes_after_the_end_of_a_reply_leave_the_body_whole_and_the_connection_unused() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(_reply(b"data: ok\n\n", "Content-Length: 10") + b"GARBAGE\r\n\r\n")
+        await writer.drain()
+
+    _, body, _, client, server = await _post_once(answer)
+    async with server:
+        assert body == b"data: ok\n\n" and client._idle == []
+        await client.aclose()
+
+
+async def test_a_reply_head_over_256_kb_is_a_transport_error() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n" + b"X-Big: " + b"a" * 300_000)
+        await writer.drain()
+        await asyncio.sleep(1)
+
+    server, port, _ = await _serve(answer)
+    async with server:
+        client = wire.Client()
+        with pytest.raises(wire.TransportError, match=r"not valid HTTP/1.1: the reply's head is over 256 KB"):
+            await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
+        await client.aclose()
+
+
+async def test_a_status_line_that_is_not_http_is_a_transport_error() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+        await writer.drain()
+
+    server, port, _ = await _serve(answer)
+    async with server:
+        client = wire.Client()
+        with pytest.raises(wire.TransportError, match=r"^the server's reply is not valid HTTP/1.1: "):
+            await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
+        await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [("X Bad", "v"), ("X-Ok", "line\r\nInjected: 1"), ("", "v"), ("X-Ok", "nul\x00"), ("X-Ok", "\u2603")],
+)
+async def test_a_header_http_cannot_carry_is_refused_without_quoting_it(name: str, value: str) -> None:
+    client = wire.Client()
+    with pytest.raises(wire.InvalidHeader, match=r"^a header is not valid HTTP$"):
+        await client.post("http://127.0.0.1:9/v1", {name: value}, b"{}")
+    await client.aclose()
+
+
+async def test_the_request_head_carries_the_headers_and_the_body_its_length() -> None:
+    seen: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await _read_request(reader))
+        writer.write(_reply(b"", "Content-Length: 0"))
+        await writer.drain()
+
+    _, body, _, client, server = await _post_once(answer)
+    async with server:
+        await client.aclose()
+    head, _, content = seen[0].partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /v1 HTTP/1.1" and content == b"{}" and body == b""
+    assert {
+        b"Host: 127.0.0.1:%d" % int(lines[1].rsplit(b":", 1)[1]),
+        b"X-Test: 1",
+        b"Content-Length: 2",
+    } <= set(lines)
