@@ -10,13 +10,15 @@ nothing is compiled while a class is made:
   tuple comparison, the same hash as the standard ones);
 - a frozen class's guards are two shared functions raising ``FrozenInstanceError`` as the standard
   ones do (a frozen class with dataclass bases, or with slots, keeps the standard guards);
-- ``__init__`` is the standard one, compiled when the class makes its first object: until then the
-  class holds a stand-in that compiles it, puts it in its own place and calls it.
+- ``__init__`` is the standard one, written when the class makes its first object: until then the
+  class holds a stand-in that writes it, puts it in its own place and calls it. Its code comes
+  from ``tau._code_cache``, compiled once and then kept between runs as bytecode is.
 
 A class without a docstring gets its field names as one (the standard one is its ``__init__``
 signature, and reading a signature is the standard decorator's slowest step).
 
-Kept free of any tau import: every layer uses it, ``tau.ai`` included.
+It imports nothing of tau but ``tau._code_cache`` (which imports nothing of tau): every layer
+uses it, ``tau.ai`` included.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import reprlib
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
+
+from tau._code_cache import compiled
 
 __all__ = ["dataclass"]
 
@@ -187,7 +191,7 @@ def _compiled_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., N
     statements = "\n  ".join(lines or ["pass"])
     source = f"def __create_fn__({','.join(bound)}):\n def __init__({parameters}):\n  {statements}\n return __init__"
     namespace: dict[str, Any] = {}
-    exec(source, sys.modules[cls.__module__].__dict__, namespace)
+    exec(compiled(source), sys.modules[cls.__module__].__dict__, namespace)
     made: Callable[..., None] = namespace["__create_fn__"](**bound)
     return made
 
