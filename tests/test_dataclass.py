@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import math
 import pickle
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -288,3 +289,79 @@ def test_subclasses_get_their_fields_in_order_and_frozen_ones_stay_frozen() -> N
         @tau_dataclass
         class Thawed(Base):
             d: int = 0
+
+
+_KINDS = st.sampled_from(["int", "str | None", "list[str]", "dict[str, Any]", "Any"])
+_DEFAULTS = st.sampled_from(["none", "value", "factory", "field", "field-value", "no-init"])
+
+
+@st.composite
+def _class_specs(draw: st.DrawFn) -> tuple[list[tuple[str, str, str, bool]], dict[str, bool]]:
+    count = draw(st.integers(0, 5))
+    fields = [(f"f{i}", draw(_KINDS), draw(_DEFAULTS), draw(st.booleans())) for i in range(count)]
+    options = {name: draw(st.booleans()) for name in ("frozen", "slots", "kw_only", "repr", "eq")}
+    return fields, options
+
+
+def _build(make: Maker, spec: tuple[list[tuple[str, str, str, bool]], dict[str, bool]]) -> type[Any] | str:
+    fields, options = spec
+    namespace: dict[str, Any] = {"__annotations__": {}, "__module__": __name__, "__qualname__": "Built"}
+    for name, kind, default, keyword in fields:
+        namespace["__annotations__"][name] = kind
+        option = {"kw_only": True} if keyword else {}
+        if default == "value":
+            namespace[name] = 3
+        elif default == "factory":
+            namespace[name] = dataclasses.field(default_factory=list, **option)  # type: ignore[call-overload]
+        elif default == "field":
+            namespace[name] = dataclasses.field(repr=False, compare=False, **option)  # type: ignore[call-overload]
+        elif default == "field-value":
+            namespace[name] = dataclasses.field(default="x", hash=False, **option)  # type: ignore[call-overload]
+        elif default == "no-init":
+            namespace[name] = dataclasses.field(default=None, init=False)
+    try:
+        made: type[Any] = make(**options)(type("Built", (), namespace))
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    return made
+
+
+def _shape(made: type[Any] | str) -> Any:
+    if isinstance(made, str):
+        return made
+    attributes = ("name", "type", "default", "default_factory", "init", "repr", "compare", "hash", "kw_only")
+    params = made.__dataclass_params__
+    return (
+        [tuple(getattr(f, a) for a in attributes) for f in dataclasses.fields(made)],
+        made.__match_args__,
+        {f.name: _attribute(made.__dict__.get(f.name, "<absent>")) for f in dataclasses.fields(made)},
+        made.__dict__.get("__slots__"),
+        hasattr(made, "__weakref__"),
+        (params.init, params.repr, params.eq, params.frozen),
+        made.__qualname__,
+    )
+
+
+def _attribute(value: Any) -> Any:
+    return "<slot>" if isinstance(value, types.MemberDescriptorType) else value
+
+
+@given(spec=_class_specs())
+def test_classes_get_the_fields_defaults_and_flags_the_standard_decorator_gives(
+    spec: tuple[list[tuple[str, str, str, bool]], dict[str, bool]],
+) -> None:
+    ours, standard = _shape(_build(tau_dataclass, spec)), _shape(_build(dataclasses.dataclass, spec))
+    if isinstance(standard, str):  # Python 3.13 names the default argument too
+        assert isinstance(ours, str) and standard.startswith(ours)
+    else:
+        assert ours == standard
+
+
+def test_a_mutable_default_and_a_field_without_annotation_are_refused_as_by_the_standard_decorator() -> None:
+    for body in ({"__annotations__": {"a": "list[int]"}, "a": []}, {"__annotations__": {}, "b": dataclasses.field()}):
+        errors = []
+        for make in (dataclasses.dataclass, tau_dataclass):
+            with pytest.raises((TypeError, ValueError)) as caught:
+                make(type("Bad", (), {**body, "__module__": __name__}))
+            errors.append((caught.type, str(caught.value)))
+        assert errors[0] == errors[1]

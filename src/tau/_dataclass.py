@@ -23,6 +23,7 @@ uses it, ``tau.ai`` included.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import operator
 import reprlib
@@ -87,19 +88,22 @@ def _make(
     own_guards = frozen and not any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:])
     if not body.get("__doc__"):
         cls.__doc__ = f"{cls.__name__}({', '.join(body.get('__annotations__', ()))})"
-    made: type[Any] = dataclasses.dataclass(
-        cls,
-        init=init and not lazy_init,
-        repr=False,
-        eq=False,
-        frozen=frozen and not own_guards,
-        kw_only=kw_only,
-        slots=slots,
-    )
+    made = _made_plainly(cls, options=(repr, eq, frozen, kw_only, slots)) if lazy_init else None
+    if made is None:
+        made = dataclasses.dataclass(
+            cls,
+            init=init and not lazy_init,
+            repr=False,
+            eq=False,
+            frozen=frozen and not own_guards,
+            kw_only=kw_only,
+            slots=slots,
+        )
     fields = dataclasses.fields(made)
     params = made.__dataclass_params__
-    params.init, params.frozen = init, frozen
+    params.init, params.repr, params.eq, params.frozen = init, repr, eq, frozen
     if lazy_init:
+        _check_defaults_come_last(fields)
         _set_method(made, _lazy_init(made, frozen, slots))
     if own_guards:
         names = tuple(f.name for f in fields)
@@ -119,6 +123,98 @@ def _make(
         else:
             made.__hash__ = None  # type: ignore[assignment]  # mutable and compared: unhashable
     return made
+
+
+# What the standard decorator's own processing amounts to for a plain class, done directly: the
+# common case costs a fifth (it checks each annotation text three times for ClassVar, InitVar and
+# KW_ONLY). It relies on dataclasses' field kind marker (``Field._field_type``, set to
+# ``dataclasses._FIELD``), unchanged since Python 3.7; without it every class takes the standard way.
+_FIELD_KIND = getattr(dataclasses, "_FIELD", None)
+_PSEUDO_FIELDS = ("ClassVar", "InitVar", "KW_ONLY")
+_params_made: dict[tuple[bool, ...], Any] = {}
+
+
+def _made_plainly(cls: type[Any], *, options: tuple[bool, bool, bool, bool, bool]) -> type[Any] | None:
+    """``cls`` made a dataclass without ``__init__``, ``__repr__``, ``__eq__`` or guards, as the
+    standard decorator makes it; ``None`` (nothing changed) for a class this does not cover: one
+    with a base class, an annotation that is not text or may name a pseudo-field, or on a Python
+    whose fields carry no kind marker."""
+    _, _, _, kw_only, slots = options
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - the class's own, as dataclasses reads them
+    if _FIELD_KIND is None or cls.__bases__ != (object,) or "__slots__" in cls.__dict__:
+        return None
+    for kind in annotations.values():
+        if not isinstance(kind, str) or any(word in kind for word in _PSEUDO_FIELDS):
+            return None
+    missing = dataclasses.MISSING
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, kind in annotations.items():
+        default = cls.__dict__.get(name, missing)
+        if isinstance(default, dataclasses.Field):
+            field = default
+            if field.default is missing:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, field.default)
+        else:
+            field = dataclasses.field(default=default)
+        field.name, field.type = name, kind
+        field._field_type = _FIELD_KIND  # type: ignore[attr-defined]
+        if field.kw_only is missing:
+            field.kw_only = kw_only
+        if field.default is not missing and field.default.__class__.__hash__ is None:
+            raise ValueError(
+                f"mutable default {type(field.default)} for field {name} is not allowed: use default_factory"
+            )
+        fields[name] = field
+    for name, value in cls.__dict__.items():
+        if isinstance(value, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    made: Any = cls  # the class gets the attributes dataclasses reads
+    made.__dataclass_params__ = _params(options)
+    made.__dataclass_fields__ = fields
+    if "__match_args__" not in cls.__dict__:
+        made.__match_args__ = tuple(f.name for f in fields.values() if f.init and not f.kw_only)  # type: ignore[misc]
+    replace = getattr(dataclasses, "_replace", None)  # Python 3.13's copy.replace support
+    if replace is not None and "__replace__" not in cls.__dict__:
+        made.__replace__ = replace
+    if slots:
+        body = dict(cls.__dict__)
+        body["__slots__"] = tuple(fields)
+        for name in (*fields, "__dict__", "__weakref__"):
+            body.pop(name, None)
+        metaclass: Any = type(cls)
+        made = metaclass(cls.__name__, cls.__bases__, body)
+        made.__qualname__ = cls.__qualname__
+    abc.update_abstractmethods(made)
+    return made  # type: ignore[no-any-return]
+
+
+def _params(options: tuple[bool, bool, bool, bool, bool]) -> Any:
+    """The ``__dataclass_params__`` the standard decorator gives a class made with these options
+    (``repr, eq, frozen, kw_only, slots``): one object per set of options, made by the standard
+    decorator itself (the class of these objects and its arguments differ between Python versions)."""
+    params = _params_made.get(options)
+    if params is None:
+        repr, eq, frozen, kw_only, slots = options
+        template: Any = dataclasses.dataclass(  # nothing to compile; the flags are set afterwards
+            type("Template", (), {}), init=False, repr=False, eq=False, kw_only=kw_only, slots=slots
+        )
+        params = _params_made[options] = template.__dataclass_params__
+        params.init, params.repr, params.eq, params.frozen = True, repr, eq, frozen
+    return params
+
+
+def _check_defaults_come_last(fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """The standard decorator's check on the ``__init__`` it writes at once, made when the class is."""
+    missing = dataclasses.MISSING
+    seen_default = False
+    for f in fields:
+        if f.init and not f.kw_only:
+            if f.default is not missing or f.default_factory is not missing:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
 def _lazy_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., None]:
