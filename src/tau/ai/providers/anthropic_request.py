@@ -31,6 +31,7 @@ from tau.ai.types import (
     UserContent,
     UserMessage,
 )
+from tau.ai.wire_history import WireHistory, continue_history
 
 ANTHROPIC_VERSION = "2023-06-01"
 BETA_FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
@@ -253,39 +254,21 @@ def convert_tools(
 _fragments = MessageMemo()
 
 
-class _History:
+class _History(WireHistory):
     """A history's Anthropic messages so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model, oauth: bool) -> None:
-        self.replay = ReplayHistory(model, lambda call_id, _m, _s: normalize_id_anthropic(call_id), "anthropic")
-        self.model = model
+        replay = ReplayHistory(model, lambda call_id, _m, _s: normalize_id_anthropic(call_id), "anthropic")
+        super().__init__(replay, FragmentList())
         self.oauth = oauth
-        self.out = FragmentList()
-        self.results: list[ToolResultMessage] = []  # a run of tool results not in ``out`` yet
 
-    def extend(self, messages: list[Message], *, resumed: bool) -> None:
-        done = len(self.replay.messages)
-        self.replay.extend(messages, resumed=resumed)
-        for message in self.replay.messages[done:]:
-            if isinstance(message, ToolResultMessage):
-                self.results.append(message)
-                continue
-            if self.results:
-                self.out.add(_tool_results_fragment(self.results))
-                self.results = []
-            fragment = _fragments.recall(message, lambda m: cached_fragment(_convert(m, self.model, self.oauth)))
-            if fragment is not None:
-                self.out.add(fragment)
+    def add_message(self, out: FragmentList, position: int, message: Message) -> None:
+        fragment = _fragments.recall(message, lambda m: cached_fragment(_convert(m, self.model, self.oauth)))
+        if fragment is not None:
+            out.add(fragment)
 
-    def request_messages(self, cache_control: JsonObject | None) -> FragmentList:
-        """The messages of a request that ends here (the history itself is left as it is)."""
-        out = self.out.for_request()
-        results = [*self.results, *self.replay.open_call_answers()]
-        if results:
-            out.add(_tool_results_fragment(results))
-        if cache_control is not None:
-            _mark_final_user_message(out, cache_control)
-        return out
+    def add_tool_results(self, out: FragmentList, results: list[ToolResultMessage]) -> None:
+        out.add(_tool_results_fragment(results))
 
 
 _histories: Continuation[_History] = Continuation()
@@ -300,13 +283,10 @@ def convert_messages(
     Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input, oauth)
-    history, start = _histories.resume(key, messages)
-    if history is None:
-        history = _History(model, oauth)
-    history.model = history.replay.model = model
-    _fragments.next_request(key, resumed=start > 0)
-    history.extend(messages[start:], resumed=start > 0)
-    out = history.request_messages(cache_control)
+    history = continue_history(_histories, _fragments, key, key, model, messages, lambda: _History(model, oauth))
+    out = history.request_items()
+    if cache_control is not None:
+        _mark_final_user_message(out, cache_control)
     _histories.keep(key, history)
     return out
 

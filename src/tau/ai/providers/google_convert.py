@@ -30,6 +30,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.wire_history import WireHistory, continue_history
 
 # Gemini 3 rejects a replayed function call without a thought signature; this documented sentinel
 # tells it to skip the check (used for calls written by other models or by non-thinking turns).
@@ -67,38 +68,22 @@ def is_valid_thought_signature(signature: str | None) -> bool:
 _fragments = MessageMemo()
 
 
-class _History:
+class _History(WireHistory):
     """A history's Gemini ``contents`` so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model) -> None:
-        self.replay = ReplayHistory(
+        replay = ReplayHistory(
             model, lambda call_id, target, _source: normalize_id_google(call_id, target.id), "google-generative-ai"
         )
-        self.model = model
-        self.contents = FragmentList()
-        self.results: list[ToolResultMessage] = []  # a run of tool results not in ``contents`` yet
+        super().__init__(replay, FragmentList())
 
-    def extend(self, messages: list[Message], *, resumed: bool) -> None:
-        done = len(self.replay.messages)
-        self.replay.extend(messages, resumed=resumed)
-        for message in self.replay.messages[done:]:
-            if isinstance(message, ToolResultMessage):
-                self.results.append(message)
-                continue
-            if self.results:
-                _add_tool_results(self.contents, self.results, self.model)
-                self.results = []
-            fragment = _fragments.recall(message, lambda m: cached_fragment(_message_turn(m, self.model)))
-            if fragment is not None:
-                self.contents.add(fragment)
+    def add_message(self, out: FragmentList, position: int, message: Message) -> None:
+        fragment = _fragments.recall(message, lambda m: cached_fragment(_message_turn(m, self.model)))
+        if fragment is not None:
+            out.add(fragment)
 
-    def request_contents(self) -> FragmentList:
-        """The contents of a request that ends here (the history itself is left as it is)."""
-        contents = self.contents.for_request()
-        results = [*self.results, *self.replay.open_call_answers()]
-        if results:
-            _add_tool_results(contents, results, self.model)
-        return contents
+    def add_tool_results(self, out: FragmentList, results: list[ToolResultMessage]) -> None:
+        _add_tool_results(out, results, self.model)
 
 
 _histories: Continuation[_History] = Continuation()
@@ -111,13 +96,8 @@ def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
     Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input)
-    history, start = _histories.resume(key, messages)
-    if history is None:
-        history = _History(model)
-    history.model = history.replay.model = model
-    _fragments.next_request(key, resumed=start > 0)
-    history.extend(messages[start:], resumed=start > 0)
-    contents = history.request_contents()
+    history = continue_history(_histories, _fragments, key, key, model, messages, lambda: _History(model))
+    contents = history.request_items()
     _histories.keep(key, history)
     return contents
 

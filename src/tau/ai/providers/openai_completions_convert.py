@@ -34,6 +34,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.wire_history import WireHistory, continue_history
 
 __all__ = ["IMAGE_ONLY_TOOL_RESULT", "TOOL_IMAGES_INTRO", "TOOL_RESULT_BRIDGE", "convert_messages"]
 
@@ -48,64 +49,43 @@ _RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasonin
 _fragments = MessageMemo()
 
 
-class _History:
+class _History(WireHistory):
     """A history's Chat Completions messages so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model, compat: OpenAICompletionsCompat, system: JsonObject | None) -> None:
         provider = model.provider
-        self.replay = ReplayHistory(
+        replay = ReplayHistory(
             model,
             lambda call_id, _model, _source: normalize_id_openai_completions(call_id, provider),
             "openai-completions",
         )
-        self.model = model
+        super().__init__(replay, FragmentList([system] if system is not None else []))
         self.compat = compat
-        self.out = FragmentList([system] if system is not None else [])
         self.last_role: str | None = None
-        self.images: list[JsonObject] | None = None  # those of the run of tool results going on, if any
 
-    def extend(self, messages: list[Message], *, resumed: bool) -> None:
-        done = len(self.replay.messages)
-        self.replay.extend(messages, resumed=resumed)
-        model, compat, out = self.model, self.compat, self.out
-        vision = "image" in model.input
-        for message in self.replay.messages[done:]:
-            if isinstance(message, ToolResultMessage):
-                fragment, images = _fragments.recall(
-                    message, lambda r: _convert_tool_result(r, compat, vision)
-                )
-                out.add(fragment)
-                if self.images is None:
-                    self.images = []
-                self.images.extend(images)
-                continue
-            if self.images is not None:
-                self.last_role = _end_tool_results(out, self.images, compat)
-                self.images = None
-            if isinstance(message, UserMessage):
-                if compat.requires_assistant_after_tool_result and self.last_role == "toolResult":
-                    out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-                converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
-            else:
-                converted = _fragments.recall(
-                    message, lambda m: cached_fragment(_convert_assistant(m, model, compat))
-                )
-            if converted is not None:
-                out.add(converted)
-                self.last_role = message.role
+    def add_message(self, out: FragmentList, position: int, message: Message) -> None:
+        model, compat = self.model, self.compat
+        if isinstance(message, UserMessage):
+            if compat.requires_assistant_after_tool_result and self.last_role == "toolResult":
+                out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
+        else:
+            assert isinstance(message, AssistantMessage)  # tool results come as runs: add_tool_results
+            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_assistant(m, model, compat)))
+        if converted is not None:
+            out.add(converted)
+            self.last_role = message.role
 
-    def request_messages(self) -> FragmentList:
-        """The messages of a request that ends here (the history itself is left as it is)."""
-        out = self.out.for_request()
-        images = None if self.images is None else list(self.images)
-        vision = "image" in self.model.input
-        for answer in self.replay.open_call_answers():
-            fragment, answer_images = _convert_tool_result(answer, self.compat, vision)
+    def add_tool_results(self, out: FragmentList, results: list[ToolResultMessage]) -> None:
+        """One message per result, then their images as a user message (a request's copy sets
+        ``last_role`` too: the history's own run, when it ends, sets it again first)."""
+        compat, vision = self.compat, "image" in self.model.input
+        images: list[JsonObject] = []
+        for result in results:
+            fragment, result_images = _fragments.recall(result, lambda r: _convert_tool_result(r, compat, vision))
             out.add(fragment)
-            images = [*(images or ()), *answer_images]
-        if images is not None:
-            _end_tool_results(out, images, self.compat)
-        return out
+            images.extend(result_images)
+        self.last_role = _end_tool_results(out, images, compat)
 
 
 def _end_tool_results(out: FragmentList, images: list[JsonObject], compat: OpenAICompletionsCompat) -> str:
@@ -130,14 +110,12 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCo
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
     key = (model.api, model.provider, model.id, model.reasoning, vision, compat)
-    history, start = _histories.resume((key, context.system_prompt), context.messages)
-    if history is None:
-        history = _History(model, compat, system)
-    history.model = history.replay.model = model
-    _fragments.next_request(key, resumed=start > 0)
-    history.extend(context.messages[start:], resumed=start > 0)
-    out = history.request_messages()
-    _histories.keep((key, context.system_prompt), history)
+    kept_as = (key, context.system_prompt)
+    history = continue_history(
+        _histories, _fragments, kept_as, key, model, context.messages, lambda: _History(model, compat, system)
+    )
+    out = history.request_items()
+    _histories.keep(kept_as, history)
     return out
 
 

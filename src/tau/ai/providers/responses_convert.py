@@ -31,6 +31,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserContent,
 )
+from tau.ai.wire_history import WireHistory, continue_history
 
 _MAX_ITEM_ID = 64
 _TEXT_SIGNATURE_PHASES = frozenset({"commentary", "final_answer"})
@@ -63,35 +64,24 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
 _fragments = MessageMemo()
 
 
-class _History:
-    """A history's Responses input items so far, extended request by request (``Continuation``)."""
+class _History(WireHistory):
+    """A history's Responses input items so far, extended request by request (``Continuation``).
+    Each tool result is its own item, made where it comes (no run is held back)."""
+
+    group_tool_results = False
 
     def __init__(self, model: Model, allowed_tool_call_providers: Collection[str], system: JsonObject | None) -> None:
         def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
             return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
 
-        self.replay = ReplayHistory(model, normalize, ("openai-responses", frozenset(allowed_tool_call_providers)))
-        self.model = model
-        self.items = FragmentList([system] if system is not None else [])
+        replay = ReplayHistory(model, normalize, ("openai-responses", frozenset(allowed_tool_call_providers)))
+        super().__init__(replay, FragmentList([system] if system is not None else []))
 
-    def extend(self, messages: list[Message], *, resumed: bool) -> None:
-        done = len(self.replay.messages)
-        self.replay.extend(messages, resumed=resumed)
-        for position, message in enumerate(self.replay.messages[done:], done):
-            self._add(self.items, position, message)
-
-    def request_items(self) -> FragmentList:
-        """The input of a request that ends here (the history itself is left as it is)."""
-        items = self.items.for_request()
-        for position, answer in enumerate(self.replay.open_call_answers(), len(self.replay.messages)):
-            self._add(items, position, answer)
-        return items
-
-    def _add(self, items: FragmentList, position: int, message: Message) -> None:
+    def add_message(self, out: FragmentList, position: int, message: Message) -> None:
         vision = "image" in self.model.input
         make = partial(_cached_items, position=position, model=self.model, vision=vision)
         for item in _fragments.recall(message, make, position):
-            items.add(item)
+            out.add(item)
 
 
 _histories: Continuation[_History] = Continuation()
@@ -113,16 +103,18 @@ def convert_responses_messages(
     if include_system_prompt and context.system_prompt:
         role = "developer" if model.reasoning else "system"
         system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
-    vision = "image" in model.input
-    key = (model.api, model.provider, model.id, vision)
+    key = (model.api, model.provider, model.id, "image" in model.input)
     prompt = context.system_prompt if system is not None else None
     kept_as = (key, model.reasoning, frozenset(allowed_tool_call_providers), prompt)
-    history, start = _histories.resume(kept_as, context.messages)
-    if history is None:
-        history = _History(model, allowed_tool_call_providers, system)
-    history.model = history.replay.model = model
-    _fragments.next_request(key, resumed=start > 0)
-    history.extend(context.messages[start:], resumed=start > 0)
+    history = continue_history(
+        _histories,
+        _fragments,
+        kept_as,
+        key,
+        model,
+        context.messages,
+        lambda: _History(model, allowed_tool_call_providers, system),
+    )
     items = history.request_items()
     _histories.keep(kept_as, history)
     return items
