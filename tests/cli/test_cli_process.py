@@ -27,4 +27,4 @@ def test_help_describes_the_command() -> None:
 def test_an_unknown_short_option_fails_with_a_clear_message() -> None:
     result = _run("-x")
     assert result.returncode == 1
-    assert result.stderr.strip() == "tau: Unknown option: -x"
+    assert result.stderr.strip() == "tau: error: Unknown option: -x"

@@ -283,5 +283,5 @@ def test_an_unknown_tui_mode_is_one_clear_error(tau: TauCommand) -> None:
     run = tau.run("--tui-mode", "tiled")
     assert run.returncode != 0
     assert run.stderr.strip().splitlines() == [
-        'tau: --tui-mode "tiled" is not a mode; use fullscreen or regular'
+        'tau: error: --tui-mode "tiled" is not a mode; use fullscreen or regular'
     ]

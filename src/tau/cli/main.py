@@ -86,9 +86,9 @@ def _run(argv: list[str] | None) -> int:
         return _write_stdout(f"tau {__version__}\n")
     for warning in args.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
-    if args.errors:
+    if args.errors:  # as the extensions' flag problems: "tau: error: ...", pi's "Error: ..."
         for error in args.errors:
-            print(f"tau: {error}", file=sys.stderr)
+            print(f"tau: error: {error}", file=sys.stderr)
         return 1
     try:
         if args.help:
