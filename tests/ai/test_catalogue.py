@@ -203,4 +203,4 @@ def test_a_data_file_not_laid_out_one_provider_per_line_is_parsed_whole() -> Non
     data = {"a": {"m": {"id": "m"}}, "b": {"n": {"id": "n", "x": [1, 2]}}}
     for text in (json.dumps(data, indent=2), json.dumps(data), "{\n" + '"a":{"m":{"id":"m"}},\n"b":{"n":{"id":"n","x":[1,2]}}' + "\n}\n"):
         lines = catalogue._provider_lines(text.encode())
-        assert {provider: json.loads(line) for provider, line in lines.items()} == data
+        assert {provider: json.loads(bytes(line)) for provider, line in lines.items()} == data

@@ -20,7 +20,7 @@ _MAX_SUGGESTIONS = 10
 # provider -> model id -> Model JSON, for the providers looked up so far.
 _cache: dict[str, dict[str, JsonObject]] = {}
 # provider -> its line of models.json, not parsed yet; filled on the first lookup.
-_unparsed: dict[str, bytes] = {}
+_unparsed: dict[str, bytes | memoryview] = {}
 _providers: list[str] = []
 
 
@@ -55,19 +55,26 @@ def _load_index() -> list[str]:
     return _providers
 
 
-def _provider_lines(raw: bytes) -> dict[str, bytes]:
-    """provider -> the JSON text of its models, from a file written one provider per line; a file
-    laid out otherwise is parsed whole (and its providers encoded one by one)."""
+def _provider_lines(raw: bytes) -> dict[str, bytes | memoryview]:
+    """provider -> the JSON text of its models, from a file written one provider per line (views
+    into ``raw``, not copies: a run parses one or two of the providers); a file laid out otherwise
+    is parsed whole (and its providers encoded one by one)."""
     import json
 
-    rows = raw.splitlines()
-    if rows[:1] == [b"{"] and rows[-1:] == [b"}"]:
-        lines: dict[str, bytes] = {}
-        for row in rows[1:-1]:
-            name, sep, models = row.rstrip(b",").partition(b":{")
-            if not (sep and name.startswith(b'"') and name.endswith(b'"')):
+    lines: dict[str, bytes | memoryview] = {}
+    view = memoryview(raw)
+    end = raw.rfind(b"\n}")
+    position = 2
+    if raw.startswith(b"{\n") and end > 0 and not raw[end + 2 :].strip():
+        while position < end:
+            stop = raw.find(b"\n", position, end)
+            stop = end if stop == -1 else stop
+            name_end = raw.find(b'":{', position, stop)
+            if raw[position : position + 1] != b'"' or name_end == -1:
                 break
-            lines[json.loads(name)] = b"{" + models
+            models_end = stop - 1 if raw[stop - 1 : stop] == b"," else stop
+            lines[json.loads(raw[position : name_end + 1])] = view[name_end + 2 : models_end]
+            position = stop + 1
         else:
             return lines
     data: dict[str, Any] = json.loads(raw)
@@ -84,7 +91,7 @@ def _provider_models(provider: str) -> dict[str, JsonObject]:
         raise UnknownModelError(f"Unknown provider {provider!r}. Known providers: {', '.join(providers)}")
     import json
 
-    parsed: dict[str, JsonObject] = json.loads(line)
+    parsed: dict[str, JsonObject] = json.loads(bytes(line))
     _cache[provider] = parsed
     return parsed
 
