@@ -9,7 +9,9 @@ nothing is compiled while a class is made:
 - ``__repr__``, ``__eq__`` and ``__hash__`` read the class's field list (the same text, the same
   tuple comparison, the same hash as the standard ones);
 - a frozen class's guards are two shared functions raising ``FrozenInstanceError`` as the standard
-  ones do (a frozen class with dataclass bases, or with slots, keeps the standard guards);
+  ones do (a frozen class with dataclass bases keeps the standard guards);
+- a plain class (no base, text annotations) gets its fields, params, match args and slots here,
+  as the standard decorator gives them; any other goes through the standard decorator;
 - ``__init__`` is the standard one, written when the class makes its first object: until then the
   class holds a stand-in that writes it, puts it in its own place and calls it. Its code comes
   from ``tau._code_cache``, compiled once and then kept between runs as bytecode is.
@@ -88,17 +90,11 @@ def _make(
     own_guards = frozen and not any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:])
     if not body.get("__doc__"):
         cls.__doc__ = f"{cls.__name__}({', '.join(body.get('__annotations__', ()))})"
-    made = _made_plainly(cls, options=(repr, eq, frozen, kw_only, slots)) if lazy_init else None
-    if made is None:
-        made = dataclasses.dataclass(
-            cls,
-            init=init and not lazy_init,
-            repr=False,
-            eq=False,
-            frozen=frozen and not own_guards,
-            kw_only=kw_only,
-            slots=slots,
-        )
+    # No __init__ from the standard decorator either way: the stand-in writes it, and one the
+    # class defines stays (the standard decorator would compile its own and then not set it).
+    made = _made_plainly(cls, options=(init, repr, eq, frozen, kw_only, slots)) or dataclasses.dataclass(
+        cls, init=False, repr=False, eq=False, frozen=frozen and not own_guards, kw_only=kw_only, slots=slots
+    )
     fields = dataclasses.fields(made)
     params = made.__dataclass_params__
     params.init, params.repr, params.eq, params.frozen = init, repr, eq, frozen
@@ -134,12 +130,12 @@ _PSEUDO_FIELDS = ("ClassVar", "InitVar", "KW_ONLY")
 _params_made: dict[tuple[bool, ...], Any] = {}
 
 
-def _made_plainly(cls: type[Any], *, options: tuple[bool, bool, bool, bool, bool]) -> type[Any] | None:
+def _made_plainly(cls: type[Any], *, options: tuple[bool, ...]) -> type[Any] | None:
     """``cls`` made a dataclass without ``__init__``, ``__repr__``, ``__eq__`` or guards, as the
     standard decorator makes it; ``None`` (nothing changed) for a class this does not cover: one
     with a base class, an annotation that is not text or may name a pseudo-field, or on a Python
     whose fields carry no kind marker."""
-    _, _, _, kw_only, slots = options
+    *_, kw_only, slots = options
     annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - the class's own, as dataclasses reads them
     if _FIELD_KIND is None or cls.__bases__ != (object,) or "__slots__" in cls.__dict__:
         return None
@@ -190,18 +186,18 @@ def _made_plainly(cls: type[Any], *, options: tuple[bool, bool, bool, bool, bool
     return made  # type: ignore[no-any-return]
 
 
-def _params(options: tuple[bool, bool, bool, bool, bool]) -> Any:
+def _params(options: tuple[bool, ...]) -> Any:
     """The ``__dataclass_params__`` the standard decorator gives a class made with these options
-    (``repr, eq, frozen, kw_only, slots``): one object per set of options, made by the standard
-    decorator itself (the class of these objects and its arguments differ between Python versions)."""
+    (``init, repr, eq, frozen, kw_only, slots``): one object per set of options, made by the
+    standard decorator itself (the class of these objects and its arguments differ between Python
+    versions); ``_make`` records the first four on it."""
     params = _params_made.get(options)
     if params is None:
-        repr, eq, frozen, kw_only, slots = options
+        *_, kw_only, slots = options
         template: Any = dataclasses.dataclass(  # nothing to compile; the flags are set afterwards
             type("Template", (), {}), init=False, repr=False, eq=False, kw_only=kw_only, slots=slots
         )
         params = _params_made[options] = template.__dataclass_params__
-        params.init, params.repr, params.eq, params.frozen = True, repr, eq, frozen
     return params
 
 
@@ -245,7 +241,8 @@ def _compiled_init(cls: type[Any], frozen: bool, slots: bool) -> Callable[..., N
     """The ``__init__`` the standard decorator writes for this class: the same parameters, in the
     same order, with the same defaults; each field set (through ``object.__setattr__`` for a frozen
     class; also a field ``init=False`` gives a default when slots leave no class attribute to read
-    it from); then ``__post_init__`` with the ``InitVar`` values."""
+    it from); then ``__post_init__``. A class with ``InitVar`` or ``ClassVar`` pseudo-fields gets
+    the standard decorator's own."""
     every = cls.__dataclass_fields__
     fields = dataclasses.fields(cls)
     if len(every) != len(fields):  # ClassVar or InitVar pseudo-fields: the standard decorator's

@@ -361,33 +361,32 @@ async def test_bytes_after_the_end_of_a_reply_leave_the_body_whole_and_the_conne
         await client.aclose()
 
 
-async def test_a_reply_head_over_256_kb_is_a_transport_error() -> None:
+async def _post_to_a_server_answering(reply: bytes, then_wait_s: float = 0) -> None:
+    """POST to a server that answers ``reply`` (then holds the connection ``then_wait_s``)."""
+
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\n" + b"X-Big: " + b"a" * 300_000)
+        writer.write(reply)
         await writer.drain()
-        await asyncio.sleep(1)
+        await asyncio.sleep(then_wait_s)
 
     server, port, _ = await _serve(answer)
     async with server:
         client = wire.Client()
-        with pytest.raises(wire.TransportError, match=r"not valid HTTP/1.1: the reply's head is over 256 KB"):
+        try:
             await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
-        await client.aclose()
+        finally:
+            await client.aclose()
+
+
+async def test_a_reply_head_over_256_kb_is_a_transport_error() -> None:
+    with pytest.raises(wire.TransportError, match=r"not valid HTTP/1.1: the reply's head is over 256 KB"):
+        await _post_to_a_server_answering(b"HTTP/1.1 200 OK\r\n" + b"X-Big: " + b"a" * 300_000, then_wait_s=1)
 
 
 async def test_a_status_line_that_is_not_http_is_a_transport_error() -> None:
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
-        await writer.drain()
-
-    server, port, _ = await _serve(answer)
-    async with server:
-        client = wire.Client()
-        with pytest.raises(wire.TransportError, match=r"^the server's reply is not valid HTTP/1.1: "):
-            await client.post(f"http://127.0.0.1:{port}/v1", {}, b"{}")
-        await client.aclose()
+    with pytest.raises(wire.TransportError, match=r"^the server's reply is not valid HTTP/1.1: "):
+        await _post_to_a_server_answering(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
 
 
 @pytest.mark.parametrize(
