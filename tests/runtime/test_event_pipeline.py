@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -57,3 +58,47 @@ async def test_the_extension_step_is_handed_updates_only_while_extensions_can_se
     await _run(pipeline)
     updates = ["message_update"] * 2 if extensions_loaded else []
     assert stepped == ["message_start", *updates, "message_end"]
+
+
+async def test_what_runs_once_caught_up_comes_before_any_event_queued_while_waiting() -> None:
+    pipeline = _pipeline()
+    seen: list[str] = []
+    gate = asyncio.Event()
+
+    async def listener(event: Any) -> None:
+        seen.append(event.type)
+        if event.type == "message_start":
+            await gate.wait()
+
+    pipeline.subscribe(listener)
+    first, *later = _events()
+    pipeline.enqueue(first)
+    await asyncio.sleep(0)  # the listener holds the first event
+    waiting = asyncio.ensure_future(pipeline.catch_up(lambda: seen.append("answer")))
+    await asyncio.sleep(0)  # waits for the first event only
+    for event in later:
+        pipeline.enqueue(event)
+    gate.set()
+    await waiting
+    await pipeline.drain()
+    assert seen == ["message_start", "answer", "message_update", "message_update", "message_end"]
+
+
+async def test_a_caller_cancelled_while_catching_up_does_not_run_its_callback() -> None:
+    pipeline = _pipeline()
+    seen: list[str] = []
+    gate = asyncio.Event()
+
+    async def listener(event: Any) -> None:
+        seen.append(event.type)
+        await gate.wait()
+
+    pipeline.subscribe(listener, updates=False)
+    pipeline.enqueue(_events()[0])
+    await asyncio.sleep(0)
+    waiting = asyncio.ensure_future(pipeline.catch_up(lambda: seen.append("answer")))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    gate.set()
+    await pipeline.drain()
+    assert seen == ["message_start"]

@@ -274,12 +274,15 @@ class _RpcMode:
             return
         if data is ANSWERED:
             return
-        if kind in _ANSWERED_AFTER_EVENTS:
-            await self.session.catch_up_events()
         response = _success(command_id, kind)
         if data is not NO_DATA:
             response["data"] = data
-        self._write_object(response)
+        if kind in _ANSWERED_AFTER_EVENTS:
+            # Written by the pipeline itself once it has caught up: an event the run queues
+            # meanwhile (the next message_start) cannot slip in before it.
+            await self.session.catch_up_events(lambda: self._write_object(response))
+        else:
+            self._write_object(response)
 
     def _track(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(work)

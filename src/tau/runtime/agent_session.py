@@ -242,9 +242,10 @@ class AgentSession:
         event, in order; returns a function that unsubscribes it."""
         return self._pipeline.subscribe(listener)
 
-    async def catch_up_events(self) -> None:
-        """Wait until the listeners have seen every event queued so far (not later ones)."""
-        await self._pipeline.catch_up()
+    async def catch_up_events(self, then: Callable[[], None] | None = None) -> None:
+        """Wait until the listeners have seen every event queued so far (not later ones); ``then``
+        runs at that point, before any later event reaches them (an RPC host answers there)."""
+        await self._pipeline.catch_up(then)
 
     # -- prompting -----------------------------------------------------------------------------
 
@@ -322,8 +323,7 @@ class AgentSession:
         self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition
     ) -> None:
         if on_accepted is not None:
-            await self._pipeline.catch_up()
-            on_accepted(disposition)
+            await self._pipeline.catch_up(lambda: on_accepted(disposition))
 
     async def _run(self, messages: list[AgentMessage]) -> None:
         """One agent run and everything it sets off (retries, a compaction's continuation), then

@@ -87,7 +87,7 @@ class EventPipeline:
         self._errors: list[BaseException] = []
         self._queued = 0  # events ever queued, and processed: catch_up() compares the two
         self._processed = 0
-        self._catching_up: list[tuple[int, asyncio.Future[None]]] = []
+        self._catching_up: list[tuple[int, asyncio.Future[None], Callable[[], None] | None]] = []
         self.last_assistant: AssistantMessage | None = None
         self.run_end_checks: list[RunEndCheck] = []
         """Awaited in order at ``agent_end``, after listeners: auto-retry (spec 30 §1.4) then
@@ -172,26 +172,35 @@ class EventPipeline:
                 return
             await asyncio.shield(self._worker)
 
-    async def catch_up(self) -> None:
+    async def catch_up(self, then: Callable[[], None] | None = None) -> None:
         """Wait until the events queued so far have reached the listeners, not for later ones
         (a reply to a command goes out after the events the command caused, as in pi).
 
-        Called from a listener (inside the worker) it returns at once."""
+        ``then`` runs at that very point, before the next event reaches a listener: a reply written
+        there cannot come after a later event, as one written once the caller wakes up could.
+        Called from a listener (inside the worker) it returns (after ``then``) at once."""
         if self._processed >= self._queued or asyncio.current_task() is self._worker:
+            if then is not None:
+                then()
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._catching_up.append((self._queued, waiter))
+        self._catching_up.append((self._queued, waiter, then))
         self._start_worker()
         await waiter
 
     def _release_caught_up(self) -> None:
-        still: list[tuple[int, asyncio.Future[None]]] = []
-        for target, waiter in self._catching_up:
-            if self._processed >= target:
-                if not waiter.done():
+        still: list[tuple[int, asyncio.Future[None], Callable[[], None] | None]] = []
+        for target, waiter, then in self._catching_up:
+            if self._processed < target:
+                still.append((target, waiter, then))
+            elif not waiter.done():  # a cancelled caller's ``then`` does not run
+                try:
+                    if then is not None:
+                        then()
+                except Exception as exc:
+                    waiter.set_exception(exc)
+                else:
                     waiter.set_result(None)
-            else:
-                still.append((target, waiter))
         self._catching_up = still
 
     def raise_errors(self) -> None:
