@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tau.ai import Context, Model, UserMessage, complete
 from tau.ai.http import close_clients
@@ -73,3 +75,14 @@ async def test_a_key_ending_in_a_carriage_return_fails_once_and_is_not_quoted(se
     assert reply.error_message is not None and SECRET not in reply.error_message
     assert reply.error_message.startswith('Invalid request header "authorization"')
     assert server.requests == []
+
+
+@given(st.text(min_size=8, max_size=40))
+def test_a_secret_is_hidden_as_is_and_as_python_escapes_it(secret: str) -> None:
+    clear_secrets()
+    register_secret(secret)
+    stripped = secret.strip()
+    escaped = stripped.encode("unicode_escape").decode("ascii")
+    for form in {stripped, escaped}:
+        if len(stripped) >= 8:
+            assert form not in redact(f"failed: {form}!")

@@ -62,5 +62,7 @@ def _forms(value: str | None) -> list[str]:
     stripped = value.strip()
     if len(stripped) < _MIN_SECRET_LENGTH or stripped == AUTHENTICATED:
         return []
+    if stripped.isascii() and stripped.isprintable() and "\\" not in stripped:
+        return [stripped]  # nothing to escape (and no codec to load for it: most keys)
     escaped = stripped.encode("unicode_escape").decode("ascii")
     return [stripped] if escaped == stripped else [stripped, escaped]

@@ -38,7 +38,9 @@ def run(argv: list[str] | None = None, *, process_ends: bool = False) -> int:
     """The ``tau`` command in this process; ``process_ends`` when the process exits right after
     (the console script): what start-up froze then stays frozen, which spares the collection at
     exit a pass over it."""
-    collecting, frozen = gc.isenabled(), gc.get_freeze_count()
+    # Counting the frozen objects walks every one of them (3 ms after a start-up): only for a
+    # process that goes on after the run, which must unfreeze what the run froze.
+    collecting, frozen = gc.isenabled(), (0 if process_ends else gc.get_freeze_count())
     # Start-up builds long-lived objects only (modules, classes, settings, the catalogue, the
     # session): the collector's passes over them cost a tenth of a `tau -p`. It is switched back on,
     # with what start-up made frozen, when a mode takes over (_end_start_up).
@@ -46,7 +48,7 @@ def run(argv: list[str] | None = None, *, process_ends: bool = False) -> int:
     try:
         return _run(argv)
     finally:
-        if gc.get_freeze_count() > frozen and not process_ends:
+        if not process_ends and gc.get_freeze_count() > frozen:
             # What the run froze can be collected again: in a process that goes on after it
             # (tests, embedders), the run's garbage, its event loop among it, would stay for good.
             gc.unfreeze()
