@@ -176,3 +176,29 @@ def test_a_line_with_an_escaped_lone_surrogate_is_read_and_written_back(
     assert dump_line(manager.get_entries()[0].to_json()).endswith(
         b'"data":"\\ud800","id":"11111111","parentId":null,"timestamp":"t"}\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        (
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}, "stray", {"type": "audio"}],
+             "api": "a", "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 1},
+            [{"type": "text", "text": "ok"}],
+        ),
+        (
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "isError": False, "timestamp": 1,
+             "content": [{"type": "audio"}, {"type": "text", "text": "out"}]},
+            [{"type": "text", "text": "out"}],
+        ),
+    ],
+)  # fmt: skip
+def test_replies_and_tool_results_keep_their_readable_blocks(
+    tmp_path: Path, ids: IdSource, message: dict[str, Any], kept: list[dict[str, Any]]
+) -> None:
+    path = tmp_path / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "abc", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    entry = {"type": "message", "id": "11111111", "parentId": None, "timestamp": "t", "message": message}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
+    [read] = SessionManager.open(str(path), ids=ids).build_session_context().messages
+    assert read.to_json()["content"] == kept

@@ -201,6 +201,7 @@ class ReplayHistory:
         self.model = model
         self._normalize_id = normalize_id
         self._key = (memo_key, model.api, model.provider, model.id, "image" in model.input)
+        self._blind = "image" not in model.input  # images are replaced by a placeholder text
         self._renamed_ids: dict[str, str] = {}
         self._pairing = _Pairing()
         self.messages = self._pairing.messages
@@ -222,7 +223,9 @@ class ReplayHistory:
         renamed_ids = self._renamed_ids
         new_id = renamed_ids.get(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
         renames: dict[str, str] = {}
-        rewritten = _replace_unseeable_images([message], self.model)[0]
+        rewritten = message
+        if self._blind and not isinstance(message, AssistantMessage) and _has_image(message):
+            rewritten = _replace_unseeable_images([message], self.model)[0]
         if isinstance(rewritten, AssistantMessage):
             rewritten = _rewrite_assistant(rewritten, self.model, self._normalize_id, renames)
         elif isinstance(rewritten, ToolResultMessage) and new_id is not None:
@@ -239,6 +242,11 @@ class ReplayHistory:
         return remembered[0]
 
 
+def _has_image(message: Message) -> bool:
+    content = message.content
+    return isinstance(content, list) and any(isinstance(block, ImageContent) for block in content)
+
+
 def _rewrite_assistant(
     message: AssistantMessage,
     model: Model,
@@ -246,6 +254,8 @@ def _rewrite_assistant(
     renamed_ids: dict[str, str],
 ) -> AssistantMessage:
     same_model = is_same_model(message, model)
+    if same_model and not any(isinstance(b, ThinkingContent) and _drops_own(b) for b in message.content):
+        return message  # the model's own turn replays as it is (the common case: every one resumed)
     content: list[AssistantContent] = []
     for block in message.content:
         rewritten: AssistantContent | None
@@ -262,6 +272,11 @@ def _rewrite_assistant(
             content.append(rewritten)
     unchanged = len(content) == len(message.content) and all(map(is_, content, message.content))
     return message if unchanged else replace(message, content=content)
+
+
+def _drops_own(block: ThinkingContent) -> bool:
+    """Whether the model's own reasoning block is left out (``_rewrite_thinking``): empty, unsigned."""
+    return not block.redacted and not block.thinking_signature and not block.thinking.strip()
 
 
 def _rewrite_thinking(block: ThinkingContent, same_model: bool) -> AssistantContent | None:

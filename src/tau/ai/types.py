@@ -56,7 +56,8 @@ class TextContent(_StreamedText):
     type: Literal["text"] = "text"
 
     def __init__(self, text: str = "", text_signature: str | None = None) -> None:
-        super().__init__(text)
+        self._text = text  # _StreamedText's fields, set here: a resumed session makes thousands
+        self._pieces = []
         self.text_signature = text_signature
 
     @property
@@ -79,7 +80,7 @@ class TextContent(_StreamedText):
 
     @classmethod
     def from_json(cls, data: JsonObject) -> TextContent:
-        return cls(text=data.get("text") or "", text_signature=data.get("textSignature"))
+        return cls(data.get("text") or "", data.get("textSignature"))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -349,12 +350,8 @@ class UserMessage:
     @classmethod
     def from_json(cls, data: JsonObject) -> UserMessage:
         raw = data.get("content")
-        content: str | list[UserContent]
-        if isinstance(raw, str):
-            content = raw
-        else:
-            content = [b for b in (content_from_json(x) for x in raw or []) if isinstance(b, (TextContent, ImageContent))]
-        return cls(content=content, timestamp=data.get("timestamp", 0))
+        content = raw if isinstance(raw, str) else _blocks_from_json(raw, _USER_BLOCKS)
+        return cls(content, data.get("timestamp", 0))  # type: ignore[arg-type]
 
 
 @dataclass(slots=True)
@@ -429,22 +426,25 @@ class AssistantMessage:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> AssistantMessage:
-        content = _blocks_from_json(data.get("content"), _ASSISTANT_BLOCKS)
+        get = data.get
+        # Positional, in field order (a resumed session makes one per reply): content, api,
+        # provider, model, usage, stop_reason, timestamp, error_message, response_model,
+        # response_id, diagnostics, raw_stop_reason, duration_ms, thinking_level.
         return cls(
-            content=content,  # type: ignore[arg-type]
-            api=data.get("api") or "",
-            provider=data.get("provider") or "",
-            model=data.get("model") or "",
-            usage=Usage.from_json(data.get("usage") or {}),
-            stop_reason=data.get("stopReason") or "stop",
-            timestamp=data.get("timestamp", 0),
-            error_message=data.get("errorMessage"),
-            response_model=data.get("responseModel"),
-            response_id=data.get("responseId"),
-            diagnostics=data.get("diagnostics"),
-            raw_stop_reason=_optional_str(data.get("rawStopReason")),
-            duration_ms=_optional_int(data.get("durationMs")),
-            thinking_level=_optional_str(data.get("thinkingLevel")),
+            _blocks_from_json(get("content"), _ASSISTANT_BLOCKS),  # type: ignore[arg-type]
+            get("api") or "",
+            get("provider") or "",
+            get("model") or "",
+            Usage.from_json(get("usage") or {}),
+            get("stopReason") or "stop",
+            get("timestamp", 0),
+            get("errorMessage"),
+            get("responseModel"),
+            get("responseId"),
+            get("diagnostics"),
+            _optional_str(get("rawStopReason")),
+            _optional_int(get("durationMs")),
+            _optional_str(get("thinkingLevel")),
         )
 
     def text(self) -> str:
@@ -480,14 +480,14 @@ class ToolResultMessage:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> ToolResultMessage:
-        content = _blocks_from_json(data.get("content"), _USER_BLOCKS)
-        return cls(
-            tool_call_id=data.get("toolCallId") or "",
-            tool_name=data.get("toolName") or "",
-            content=content,  # type: ignore[arg-type]
-            is_error=bool(data.get("isError", False)),
-            details=data.get("details"),
-            timestamp=data.get("timestamp", 0),
+        get = data.get
+        return cls(  # positional, in field order
+            get("toolCallId") or "",
+            get("toolName") or "",
+            _blocks_from_json(get("content"), _USER_BLOCKS),  # type: ignore[arg-type]
+            bool(get("isError", False)),
+            get("details"),
+            get("timestamp", 0),
         )
 
 

@@ -402,16 +402,17 @@ def _message_from_json(data: Any) -> SessionMessage | SystemMessage | None:
         return None
     if data.get("role") == "system":
         return SystemMessage.from_json(data)
-    content = data.get("content")
-    if type(content) is list:
-        for block in content:
-            if not isinstance(block, dict) or block.get("type") not in _KNOWN_BLOCK_TYPES:
-                data = {**data, "content": _known_blocks(content)}
-                break
     try:
         message = session_message_from_json(data)
     except (ValueError, TypeError, AttributeError, KeyError):
-        return None
+        # A block of a type this version does not know (or no block at all): read without it.
+        content = data.get("content")
+        if type(content) is not list or len(known := _known_blocks(content)) == len(content):
+            return None
+        try:
+            message = session_message_from_json({**data, "content": known})
+        except (ValueError, TypeError, AttributeError, KeyError):
+            return None
     if isinstance(message, AssistantMessage):
         usage = data.get("usage")
         if isinstance(usage, dict) and "totalTokens" not in usage:

@@ -165,6 +165,9 @@ SessionMessage: TypeAlias = (
 )
 
 _SESSION_KINDS: dict[str, Any] = {
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "toolResult": ToolResultMessage,
     "bashExecution": BashExecutionMessage,
     "custom": CustomMessage,
     "branchSummary": BranchSummaryMessage,
@@ -178,7 +181,7 @@ def session_message_from_json(data: JsonObject) -> SessionMessage:
     if kind is not None:
         message: SessionMessage = kind.from_json(data)
         return message
-    return message_from_json(data)
+    return message_from_json(data)  # raises for the unknown role
 
 
 def content_list_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
