@@ -76,7 +76,7 @@ def _bad_id(call_id: str) -> str:
 def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     """The SSE frames of ``turn`` answering ``request``."""
     body: dict[str, Any] = request.body if isinstance(request.body, dict) else {}
-    seed = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    seed = request.seed()
     envelope: dict[str, Any] = {
         "id": turn.response_id or seed[:32],
         "object": "chat.completion.chunk",

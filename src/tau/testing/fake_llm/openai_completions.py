@@ -13,7 +13,6 @@ cache_write, reported OpenRouter-style with ``cache_write_tokens``), ``completio
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -43,7 +42,7 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     """The SSE frames of ``turn`` answering ``request``."""
     body: dict[str, Any] = request.body if isinstance(request.body, dict) else {}
-    seed = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    seed = request.seed()
     stream_options = body.get("stream_options")
     include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
     envelope: dict[str, Any] = {
