@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
+
+from tau._pattern import lazy_pattern
 
 # What pi 1.6 accepts as a session id: it becomes part of the file name.
-_VALID_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VALID_ID = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def session_id_problem(session_id: str) -> str | None:

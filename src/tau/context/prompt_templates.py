@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from tau._dataclass import dataclass
+from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
 from tau.context.settings_entries import SettingsEntries
@@ -19,7 +20,7 @@ TemplateSource: TypeAlias = Literal["path", "project", "user"]
 MAX_DESCRIPTION_FROM_BODY = 60
 
 # One pass over the template, so a substituted value is never scanned again.
-_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
+_PLACEHOLDER = lazy_pattern(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
 
 
 @dataclass(frozen=True, slots=True)

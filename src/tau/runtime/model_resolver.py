@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import re
 from collections.abc import Sequence
 from typing import Final, TypeGuard
 
 from tau._dataclass import dataclass
+from tau._pattern import lazy_pattern
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import Model, ThinkingLevelOrOff
 from tau.runtime.model_registry import ModelRegistry
@@ -93,7 +93,7 @@ PREFERRED_DEFAULT_MODELS: Final[dict[str, tuple[str, ...]]] = {
     "xiaomi-token-plan-sgp": ("mimo-v2.6-pro",),
 }
 
-_DATED_ID = re.compile(r"-\d{8}$")
+_DATED_ID = lazy_pattern(r"-\d{8}$")
 _GLOB_CHARS = ("*", "?", "[")
 _MAX_CLOSE_MATCHES = 5
 
