@@ -32,7 +32,6 @@ from tau.agent.hooks import AfterToolCallContext, BeforeToolCallContext
 from tau.agent.tool import AgentTool, AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall, ToolResultMessage
-from tau.ai.validation import validate_tool_arguments
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
@@ -95,6 +94,8 @@ class _ToolRun:
             if tool.prepare_arguments is not None:
                 # A copy, so the raw arguments (already in tool_execution_start) stay as sent.
                 args = tool.prepare_arguments(copy.deepcopy(args))
+            from tau.ai.validation import validate_tool_arguments  # a run without tool calls never needs it
+
             args = validate_tool_arguments(tool, args)
             hook = self.config.before_tool_call
             if hook is not None:

@@ -13,6 +13,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from tau.ai.cost import calculate_cost
 from tau.ai.events import (
@@ -31,7 +32,6 @@ from tau.ai.events import (
     ToolCallStartEvent,
 )
 from tau.ai.options import StreamOptions
-from tau.ai.partial_json import parse_streaming_json
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall
 
@@ -129,7 +129,7 @@ class StreamWriter:
         if text.due():
             block = self.output.content[index]
             assert isinstance(block, ToolCall)
-            block.arguments = parse_streaming_json(text.mark_parsed())
+            block.arguments = _parse_streaming_json(text.mark_parsed())
         self.stream.push(ToolCallDeltaEvent(content_index=index, delta=fragment, partial=self.output))
 
     def toolcall_replace_json(self, index: int, full_json: str) -> None:
@@ -145,7 +145,7 @@ class StreamWriter:
         block = self.output.content[index]
         assert isinstance(block, ToolCall)
         text = self._tool_json.pop(index, None)
-        block.arguments = parse_streaming_json(text.mark_parsed() if text is not None else "")
+        block.arguments = _parse_streaming_json(text.mark_parsed() if text is not None else "")
         self.stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=self.output))
 
     def tool_call(self, index: int) -> ToolCall:
@@ -337,3 +337,11 @@ def _describe(exc: BaseException) -> str:
     if text:
         return text
     return type(exc).__name__
+
+
+def _parse_streaming_json(text: str) -> dict[str, Any]:
+    """``tau.ai.partial_json.parse_streaming_json``, imported with the first tool call (a text-only
+    run never needs the repair rules)."""
+    from tau.ai.partial_json import parse_streaming_json
+
+    return parse_streaming_json(text)
