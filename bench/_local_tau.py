@@ -1,6 +1,6 @@
 """What the benchmarks that run the real tau against a local fake server share: the server (a
-subprocess answering "TOOLS" with 20 bash turns, "BIG" with a 20 KB reply, anything else with a
-line), an agent dir whose models.json points at it, a scratch work folder, one timed tau run."""
+subprocess answering "TOOLS" with 20 bash turns, "BIGBASH" with one bash call printing 200 MB,
+"BIG" with a 20 KB reply, anything else with a line), an agent dir whose models.json points at it, a scratch work folder, one timed tau run."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ def reply(request):
     # per request for a 1 MB history, which both harnesses would wait for).
     prompts = [m.get("content") for m in messages if m.get("role") == "user"]
     prompt = json.dumps(prompts[-1] if prompts else "")
+    if "BIGBASH" in prompt:  # one bash call printing 200 MB, then a line
+        if any(m.get("role") == "tool" for m in messages):
+            return Turn(text="done")
+        return Turn(tool_calls=[ScriptedToolCall("bash", {"command": "yes | head -c 200000000"})])
     if "TOOLS" in prompt:
         calls = sum(1 for m in messages if m.get("role") == "tool")
         if calls < 20:

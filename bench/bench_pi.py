@@ -12,7 +12,9 @@ Workloads (each run starts a fresh process; pi and tau alternate, so both see th
 - ``-p`` with one text reply from the local server (openai-completions), no session;
 - a ``-p`` run of 20 bash tool turns (``echo turn``), no session;
 - ``-c -p`` resuming a ~1 MB, 914-message session and sending one prompt (the file is restored
-  before each run).
+  before each run);
+- a ``-p`` run whose one bash call prints 200 MB (``yes | head -c 200000000``): the tool keeps the
+  tail and spills the rest to a file.
 
 Both run offline (``PI_OFFLINE=1``), with their own scratch agent dir holding the same models.json, a
 scratch ``HOME`` and an empty working folder. Printed: a table of wall-time medians with CPU time
@@ -88,6 +90,7 @@ _WORK: list[tuple[str, list[str], str]] = [
     ("-p one text reply", ["--no-session", "-p", "hi"], ">= x3"),
     ("20-turn bash loop", ["--no-session", "-p", "TOOLS please"], ">= x3"),
     ("resume 1 MB / 914 messages + prompt", ["-c", "-p", "hi"], ">= x3"),
+    ("bash tool printing 200 MB", ["--no-session", "-p", "BIGBASH please"], ">= x3"),
 ]
 
 

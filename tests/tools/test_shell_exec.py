@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,17 @@ async def test_a_background_child_that_never_goes_quiet_ends_the_call_within_the
     assert elapsed < 2.8
     await asyncio.sleep(3.5 - elapsed)
     assert not marker.exists()  # the whole group went with the call
+
+
+async def test_the_output_pipe_holds_a_megabyte_so_fast_output_is_read_in_large_pieces(tmp_path: Path) -> None:
+    chunks: list[bytes] = []
+    probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ))"  # Linux's name for the query
+    await LocalBashOperations().exec(
+        f"sleep 0.2; {sys.executable} -c '{probe}'",
+        str(tmp_path),
+        on_data=chunks.append,
+        signal=None,
+        timeout=10,
+        env=dict(os.environ),
+    )
+    assert int(b"".join(chunks)) == 1 << 20

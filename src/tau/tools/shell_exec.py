@@ -35,6 +35,8 @@ from tau.tools.operations import CommandAborted, CommandTimedOut
 # open. Output still arriving re-arms the wait (as pi does), up to EXIT_GRACE_LIMIT_SECONDS in all.
 EXIT_GRACE_SECONDS = 0.1
 EXIT_GRACE_LIMIT_SECONDS = 2.0
+# The size asked for the output pipe (Linux's default ceiling for a user, /proc/sys/fs/pipe-max-size).
+_PIPE_BYTES = 1 << 20
 
 _live_groups: set[int] = set()
 
@@ -162,6 +164,23 @@ def find_shell(shell_path: str | None = None) -> str:
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
+def _widen_pipe(transport: asyncio.SubprocessTransport) -> None:
+    """Let the output pipe hold 1 MB (Linux; the 64 KB default elsewhere, or when refused): a
+    command printing fast is then read in 256 KB pieces rather than 64 KB ones, a quarter of the
+    event-loop turns (200 MB through the tool: 0.41 -> 0.27 s). What is shown as it streams is
+    unchanged: a read takes what is there."""
+    try:
+        import fcntl
+    except ImportError:  # not on this system
+        return
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    pipe = transport.get_pipe_transport(1)
+    if set_size is None or pipe is None:
+        return
+    with contextlib.suppress(OSError, ValueError):  # over the user's pipe allowance: keep the default
+        fcntl.fcntl(pipe.get_extra_info("pipe").fileno(), set_size, _PIPE_BYTES)
+
+
 class _OutputProtocol(asyncio.SubprocessProtocol):
     def __init__(self, on_data: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
         self._on_data = on_data
@@ -235,6 +254,7 @@ class LocalBashOperations:
                 start_new_session=True,
             )
             pid = transport.get_pid()
+            _widen_pipe(transport)
             _live_groups.add(pid)
             _reaper.tell("+", pid)
         finally:
