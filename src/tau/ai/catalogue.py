@@ -9,6 +9,8 @@ fresh ``Model`` objects: callers may change a base URL or header without touchin
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 from tau.ai.types import JsonObject, Model
@@ -36,23 +38,28 @@ def _load_index() -> list[str]:
     a few KB of the catalogue's ~1 MB (parsing it all took ~10 ms of every start).
     """
     if not _providers:
-        # pkgutil reads package data through the loader (works from a zip too) and imports in
-        # ~2 ms, where importlib.resources costs ~20 ms (tempfile, zipfile) on the first lookup.
-        # Imported here, on the first lookup, so that importing tau.ai stays cheap.
-        import pkgutil
-
-        raw = pkgutil.get_data("tau.ai", "data/models.json")
-        if raw is None:
-            raise RuntimeError("the model catalogue tau/ai/data/models.json cannot be read")
-        lines = _provider_lines(raw)
+        lines = _provider_lines(_package_data("models.json"))
         # pi-ai 1.6 dropped the Gemini CLI and Antigravity providers that tau still serves; their
         # models (from pi-ai 0.70.6) live apart, so a regenerated models.json keeps them.
-        extra = pkgutil.get_data("tau.ai", "data/models_cloud_code.json")
-        for provider, line in _provider_lines(extra or b"{}").items():
+        extra = _package_data("models_cloud_code.json")
+        for provider, line in _provider_lines(extra).items():
             lines.setdefault(provider, line)
         _unparsed.update(lines)
         _providers.extend(sorted(lines))
     return _providers
+
+
+def _package_data(name: str) -> bytes:
+    """A file of ``tau/ai/data``, read through the package's loader as ``pkgutil.get_data`` does (so
+    from a zip too), without importing pkgutil (or importlib.resources: ~20 ms on first use)."""
+    package = sys.modules[__package__ or "tau.ai"]
+    loader: Any = package.__spec__.loader if package.__spec__ is not None else None
+    path = os.path.join(os.path.dirname(package.__file__ or ""), "data", name)
+    try:
+        data: bytes = loader.get_data(path)
+    except (AttributeError, OSError) as exc:
+        raise RuntimeError(f"the model catalogue tau/ai/data/{name} cannot be read ({exc})") from exc
+    return data
 
 
 def _provider_lines(raw: bytes) -> dict[str, bytes | memoryview]:

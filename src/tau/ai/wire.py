@@ -23,7 +23,6 @@ import asyncio
 import base64
 import os
 import urllib.parse
-import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -33,6 +32,7 @@ from tau import __version__
 
 if TYPE_CHECKING:
     import ssl
+    import zlib
 
 _MAX_HEAD = 256 * 1024
 _READ_SIZE = 64 * 1024
@@ -298,14 +298,18 @@ class Response:
 
 def _decoder(coding: str) -> zlib._Decompress | None:
     coding = coding.strip().lower()
-    if coding in ("gzip", "x-gzip"):
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        return None
+    import zlib  # for a compressed reply only (model APIs stream theirs uncompressed)
+
+    if coding != "deflate":
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if coding == "deflate":
-        return zlib.decompressobj()
-    return None
+    return zlib.decompressobj()
 
 
 def _decode(decoder: zlib._Decompress, chunk: bytes) -> bytes:
+    import zlib
+
     try:
         return decoder.decompress(chunk)
     except zlib.error as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 
 from tau._pattern import lazy_pattern
 
@@ -36,6 +35,8 @@ def resolve_to_cwd(path: str, cwd: str) -> str:
 
 def _read_path_variants(path: str) -> list[str]:
     """Spellings of ``path`` that the file system may hold instead, most likely first."""
+    import unicodedata  # a path that was not found only
+
     nfd = unicodedata.normalize("NFD", path)
     return [
         _AM_PM.sub(lambda m: _NARROW_NBSP + m.group(1) + ".", path),  # macOS screenshot names
