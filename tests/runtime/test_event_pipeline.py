@@ -60,8 +60,11 @@ async def test_the_extension_step_is_handed_updates_only_while_extensions_can_se
     assert stepped == ["message_start", *updates, "message_end"]
 
 
-async def test_what_runs_once_caught_up_comes_before_any_event_queued_while_waiting() -> None:
-    pipeline = _pipeline()
+async def _catching_up_behind_a_held_event(
+    pipeline: EventPipeline,
+) -> tuple[list[str], asyncio.Event, asyncio.Future[None]]:
+    """A listener holds ``message_start`` until the gate opens; meanwhile a caller waits to catch up
+    with it (its callback notes ``answer``). Returns what the listener saw, the gate, the caller."""
     seen: list[str] = []
     gate = asyncio.Event()
 
@@ -71,12 +74,17 @@ async def test_what_runs_once_caught_up_comes_before_any_event_queued_while_wait
             await gate.wait()
 
     pipeline.subscribe(listener)
-    first, *later = _events()
-    pipeline.enqueue(first)
+    pipeline.enqueue(_events()[0])
     await asyncio.sleep(0)  # the listener holds the first event
     waiting = asyncio.ensure_future(pipeline.catch_up(lambda: seen.append("answer")))
-    await asyncio.sleep(0)  # waits for the first event only
-    for event in later:
+    await asyncio.sleep(0)  # the caller waits for the first event only
+    return seen, gate, waiting
+
+
+async def test_what_runs_once_caught_up_comes_before_any_event_queued_while_waiting() -> None:
+    pipeline = _pipeline()
+    seen, gate, waiting = await _catching_up_behind_a_held_event(pipeline)
+    for event in _events()[1:]:
         pipeline.enqueue(event)
     gate.set()
     await waiting
@@ -86,18 +94,7 @@ async def test_what_runs_once_caught_up_comes_before_any_event_queued_while_wait
 
 async def test_a_caller_cancelled_while_catching_up_does_not_run_its_callback() -> None:
     pipeline = _pipeline()
-    seen: list[str] = []
-    gate = asyncio.Event()
-
-    async def listener(event: Any) -> None:
-        seen.append(event.type)
-        await gate.wait()
-
-    pipeline.subscribe(listener, updates=False)
-    pipeline.enqueue(_events()[0])
-    await asyncio.sleep(0)
-    waiting = asyncio.ensure_future(pipeline.catch_up(lambda: seen.append("answer")))
-    await asyncio.sleep(0)
+    seen, gate, waiting = await _catching_up_behind_a_held_event(pipeline)
     waiting.cancel()
     gate.set()
     await pipeline.drain()

@@ -10,7 +10,6 @@ fresh ``Model`` objects: callers may change a base URL or header without touchin
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from tau.ai.types import JsonObject, Model
@@ -52,11 +51,9 @@ def _load_index() -> list[str]:
 def _package_data(name: str) -> bytes:
     """A file of ``tau/ai/data``, read through the package's loader as ``pkgutil.get_data`` does (so
     from a zip too), without importing pkgutil (or importlib.resources: ~20 ms on first use)."""
-    package = sys.modules[__package__ or "tau.ai"]
-    loader: Any = package.__spec__.loader if package.__spec__ is not None else None
-    path = os.path.join(os.path.dirname(package.__file__ or ""), "data", name)
+    loader: Any = __spec__.loader  # this module's, which reads the files beside it (tau/ai/data)
     try:
-        data: bytes = loader.get_data(path)
+        data: bytes = loader.get_data(os.path.join(os.path.dirname(__file__), "data", name))
     except (AttributeError, OSError) as exc:
         raise RuntimeError(f"the model catalogue tau/ai/data/{name} cannot be read ({exc})") from exc
     return data

@@ -201,7 +201,6 @@ class ReplayHistory:
         self.model = model
         self._normalize_id = normalize_id
         self._key = (memo_key, model.api, model.provider, model.id, "image" in model.input)
-        self._blind = "image" not in model.input  # images are replaced by a placeholder text
         self._renamed_ids: dict[str, str] = {}
         self._pairing = _Pairing()
         self.messages = self._pairing.messages
@@ -224,7 +223,8 @@ class ReplayHistory:
         new_id = renamed_ids.get(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
         renames: dict[str, str] = {}
         rewritten = message
-        if self._blind and not isinstance(message, AssistantMessage) and _has_image(message):
+        blind = "image" not in self.model.input  # images become a placeholder text
+        if blind and not isinstance(message, AssistantMessage) and _has_image(message):
             rewritten = _replace_unseeable_images([message], self.model)[0]
         if isinstance(rewritten, AssistantMessage):
             rewritten = _rewrite_assistant(rewritten, self.model, self._normalize_id, renames)

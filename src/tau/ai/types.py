@@ -56,8 +56,7 @@ class TextContent(_StreamedText):
     type: Literal["text"] = "text"
 
     def __init__(self, text: str = "", text_signature: str | None = None) -> None:
-        self._text = text  # _StreamedText's fields, set here: a resumed session makes thousands
-        self._pieces = []
+        super().__init__(text)
         self.text_signature = text_signature
 
     @property
