@@ -114,6 +114,11 @@ async def run_rg(
                     _kill_group(proc.pid)
                     break
             del pending[:start]
+        if stopped:
+            # What rg wrote before it was killed is read and dropped: a pipe whose reading was
+            # paused (over 128 KB unread) never reports its end, and wait() waits for that end too.
+            while await stdout.read(_READ_CHUNK):
+                pass
         exit_code = await proc.wait()
         stderr = await stderr_task
     finally:
