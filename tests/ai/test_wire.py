@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from certificates import self_signed_certificate, server_context
 
 from tau.ai import Model, StreamOptions, wire
 from tau.ai.http import close_clients, iter_sse, open_stream
@@ -26,15 +27,7 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture
@@ -50,14 +43,6 @@ async def _clean(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
         monkeypatch.delenv(name.lower(), raising=False)
     yield
     await close_clients()
-
-
-def _tls(certificate: tuple[Path, Path]) -> object:
-    import ssl
-
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(*certificate)
-    return context
 
 
 async def _serve(handler: Handler, tls: object = None) -> tuple[asyncio.Server, int, list[int]]:
@@ -119,7 +104,7 @@ async def test_https_is_verified_against_ssl_cert_file_and_one_connection_serves
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     fake.add(Turn(text="first"), Turn(text="second"))
-    server, port, accepted = await _serve(_relay_to(fake.port), _tls(certificate))
+    server, port, accepted = await _serve(_relay_to(fake.port), server_context(certificate))
     async with server:
         url = f"https://localhost:{port}/v1/chat/completions"
         assert _texts(await _ask(url)) == "first"
@@ -130,7 +115,7 @@ async def test_https_is_verified_against_ssl_cert_file_and_one_connection_serves
 async def test_a_certificate_the_store_does_not_trust_is_a_connection_error(
     fake: FakeLLMServer, certificate: tuple[Path, Path]
 ) -> None:
-    server, port, _ = await _serve(_relay_to(fake.port), _tls(certificate))
+    server, port, _ = await _serve(_relay_to(fake.port), server_context(certificate))
     async with server:
         with pytest.raises(ProviderError) as failure:
             await _ask(f"https://localhost:{port}/v1/chat/completions")
@@ -154,7 +139,7 @@ async def test_https_through_an_http_proxy_goes_through_a_connect_tunnel_with_th
         await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
 
     fake.add(Turn(text="tunnelled"))
-    tls_server, tls_port, _ = await _serve(_relay_to(fake.port), _tls(certificate))
+    tls_server, tls_port, _ = await _serve(_relay_to(fake.port), server_context(certificate))
     proxy, proxy_port, _ = await _serve(tunnel)
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     monkeypatch.setenv("HTTPS_PROXY", f"http://me:s%40cret@127.0.0.1:{proxy_port}")
@@ -231,7 +216,7 @@ async def test_an_https_redirect_is_followed(
         await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
 
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
-    server, port, _ = await _serve(redirect_once, _tls(certificate))
+    server, port, _ = await _serve(redirect_once, server_context(certificate))
     async with server:
         assert _texts(await _ask(f"https://localhost:{port}/old")) == "moved here"
     assert fake.requests[0].body == BODY
@@ -285,7 +270,7 @@ async def test_a_body_of_several_megabytes_arrives_byte_for_byte(
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "caf\u00e9 " * 700_000}]}
     fake.add(Turn(text="received"))
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
-    server, port, _ = await _serve(_relay_to(fake.port), _tls(certificate) if tls else None)
+    server, port, _ = await _serve(_relay_to(fake.port), server_context(certificate) if tls else None)
     async with server:
         url = f"{'https://localhost' if tls else 'http://127.0.0.1'}:{port}/v1/chat/completions"
         model = Model(id="m", api="openai-completions", provider="fake", base_url=url.rsplit("/", 2)[0])

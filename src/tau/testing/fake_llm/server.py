@@ -32,6 +32,9 @@ With ``codex_websocket`` set, the Codex path also accepts pi's WebSocket transpo
 ``WEBSOCKET``, the handshake's headers) and answered with the next turn. Unset, the upgrade is
 refused (404), as by a backend without it, and the client falls back to HTTP/SSE.
 
+Given a server-side TLS context (``FakeLLMServer(tls=context)``) it serves https on
+``https://localhost:<port>``.
+
 Every request is recorded (path, headers, JSON body). Faults (error statuses with ``Retry-After``,
 cut connections, stalls, malformed events) come from ``Turn.fault``. Use it as a context manager::
 
@@ -54,11 +57,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tau.testing.fake_llm.google_auth import TOKEN_PATH, FakeGoogleAuth
 from tau.testing.fake_llm.script import Fault, RecordedRequest, Turn, TurnSource
+
+if TYPE_CHECKING:
+    import ssl
 
 _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/mistral/v1/chat/completions", "mistral-conversations", "tau.testing.fake_llm.mistral"),
@@ -94,7 +100,11 @@ _CHUNK_BYTES = 64 * 1024
 class FakeLLMServer:
     """A scripted HTTP server; start it with ``start()`` or ``with``."""
 
-    def __init__(self, turns: Iterable[TurnSource] = (), *, port: int = 0) -> None:
+    def __init__(
+        self, turns: Iterable[TurnSource] = (), *, port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
+        """``tls``, a server-side context, makes it an https server (its ``base_url`` names
+        ``localhost``, which the test's certificate must be for)."""
         self._turns: deque[TurnSource] = deque(turns)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -104,6 +114,9 @@ class FakeLLMServer:
         self.websocket_attempts = 0  # upgrade requests on the Codex path, accepted or not
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
+        self._tls = tls is not None
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -114,7 +127,7 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"https://localhost:{self.port}" if self._tls else f"http://127.0.0.1:{self.port}"
 
     def url(self, path: str = "") -> str:
         """``base_url`` joined with ``path`` (e.g. ``"/v1"``)."""
