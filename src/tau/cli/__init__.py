@@ -15,9 +15,6 @@ def main(argv: list[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from tau.cli.deferred_ssl import import_asyncio
-
-        import_asyncio()
         from tau.cli.main import run
     finally:
         if collecting:
