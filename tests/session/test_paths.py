@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tau.session import (
     SessionManager,
@@ -25,6 +27,14 @@ def test_cwd_encoding_strips_one_leading_separator_and_keeps_other_characters() 
     assert encode_cwd("/Users/a/w/pi-mono") == "--Users-a-w-pi-mono--"
     assert encode_cwd("C:\\x\\y") == "--C--x-y--"
     assert encode_cwd("//srv/my project/é") == "---srv-my project-é--"
+
+
+@given(st.text(alphabet=st.sampled_from("/\\:a-é ."), max_size=12) | st.text(max_size=12))
+def test_cwd_encoding_is_pis_rule_on_any_text(cwd: str) -> None:
+    # pi: "--" + cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-") + "--"
+    import re
+
+    assert encode_cwd(cwd) == "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
 
 
 def test_agent_dir_comes_from_the_environment_or_the_home_folder() -> None:

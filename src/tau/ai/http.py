@@ -350,7 +350,7 @@ def _check_headers(headers: dict[str, str]) -> None:
         if any(word in lowered for word in _CREDENTIAL_HEADER_WORDS):
             register_secret(value)
             register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"
-        bad = _NOT_HEADER_TEXT.search(value)
+        bad = None if value.isascii() and value.isprintable() else _NOT_HEADER_TEXT.search(value)
         if bad is not None:
             kind = (
                 "a non-ASCII character" if not bad.group().isascii() else "a line break or control character"

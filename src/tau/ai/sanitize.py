@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
+from tau._pattern import lazy_pattern
 
 # A Python str holds a surrogate code point only when it is unpaired: a valid pair decodes to one
 # astral character (an emoji, say), so every code point in this range is safe to delete.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 
 def sanitize_surrogates(text: str) -> str:

@@ -291,7 +291,7 @@ def expand_skill_command(text: str, skills: Iterable[Skill]) -> str:
     Text that is not such a command, or names no loaded skill, comes back unchanged. Raises
     ``OSError`` / ``UnicodeDecodeError`` if the skill file cannot be read (the caller reports it).
     """
-    match = _SKILL_COMMAND.fullmatch(text)
+    match = _SKILL_COMMAND.fullmatch(text) if text.startswith("/skill:") else None
     if match is None:
         return text
     name, args = match.group(1), match.group(2) or ""

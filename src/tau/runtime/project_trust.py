@@ -21,8 +21,9 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
+from tau._dataclass import dataclass
 from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, forget_old_lock_file, write_file_atomic
@@ -80,14 +81,16 @@ def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
     )
 
 
-class SavedDecision(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SavedDecision:
     """A decision found in trust.json: the folder it was saved for, and whether that is trust."""
 
     path: str
     trusted: bool
 
 
-class TrustUpdate(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class TrustUpdate:
     """One change to trust.json; ``trusted=None`` removes the folder's entry."""
 
     path: str
@@ -151,7 +154,8 @@ class TrustStore:
         return parsed
 
 
-class TrustOption(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class TrustOption:
     """One answer to the trust question: its label, what it decides for this run, what it saves."""
 
     label: str

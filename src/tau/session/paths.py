@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 AGENT_DIR_ENV = "TAU_AGENT_DIR"
 SESSION_DIR_ENV = "TAU_SESSION_DIR"
 
-_LEADING_SEPARATOR = re.compile(r"^[/\\]")
-_SEPARATORS = re.compile(r"[/\\:]")
+_SEPARATORS_TO_DASHES = str.maketrans("/\\:", "---")
 
 
 def default_agent_dir(env: Mapping[str, str] | None = None) -> str:
@@ -27,7 +25,9 @@ def sessions_root(agent_dir: str | None = None) -> str:
 
 def encode_cwd(cwd: str) -> str:
     """The folder name of a project: ``/Users/a/w/x`` → ``--Users-a-w-x--``, ``C:\\x`` → ``--C--x--``."""
-    return "--" + _SEPARATORS.sub("-", _LEADING_SEPARATOR.sub("", cwd)) + "--"
+    if cwd.startswith(("/", "\\")):
+        cwd = cwd[1:]
+    return "--" + cwd.translate(_SEPARATORS_TO_DASHES) + "--"
 
 
 def default_session_dir(cwd: str, agent_dir: str | None = None) -> str:

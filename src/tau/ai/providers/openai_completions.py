@@ -132,7 +132,7 @@ def resolve_base_url(model: Model) -> str:
             raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
         return value
 
-    return _PLACEHOLDER.sub(substitute, model.base_url)
+    return _PLACEHOLDER.sub(substitute, model.base_url) if "{" in model.base_url else model.base_url
 
 
 # --- request --------------------------------------------------------------------------------------
