@@ -17,9 +17,10 @@ import json, sys
 from types import ModuleType
 from tau.cli import main
 from tau.cli.deferred_modules import DEFERRED
+deferred = [name for name in DEFERRED if name not in sys.modules]  # not by the interpreter's start
 code = main(sys.argv[1:])
 sys.stdout.flush()
-loaded = [name for name in DEFERRED if type(sys.modules.get(name)) is ModuleType]
+loaded = [name for name in deferred if type(sys.modules.get(name)) is ModuleType]
 sys.stderr.write("\\n" + json.dumps([code, loaded]))
 """
 
@@ -30,10 +31,11 @@ import importlib, json, sys
 names = json.loads(sys.argv[2])
 if sys.argv[1] == "deferred":
     from tau.cli.deferred_modules import defer_standard_modules
+    imported = {name for name in names if name in sys.modules}  # by the interpreter's own start
     defer_standard_modules(tuple(names))
     for number, name in enumerate(names):
         module = importlib.import_module(name)
-        assert type(module).__name__ == "_OnFirstUse", name
+        assert (type(module).__name__ == "_OnFirstUse") != (name in imported), name
         if number % 2:
             exec(f"from {name} import __doc__ as _")
         else:
