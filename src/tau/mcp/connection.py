@@ -11,6 +11,12 @@ network error or a transient status (408, 429, 5xx but 501); a read-only request
 tried once more after such a status, a tool call is not (it may have run); a request the server
 refuses because it forgot the session (404) is sent once more on a new session.
 
+A stdio server runs in a process group of its own, registered in ``tau._process_groups``: when the
+connection ends (and when tau ends), whatever is left of the group is ended, also after the server
+exited cleanly, since a helper it started may still run. A server that exits is described by its
+exit status and the last line of its stderr. A tool in the server's list that is not a valid MCP
+tool is left out with a warning (``skipped_tools``); the other tools stay usable.
+
 This module imports the ``mcp`` SDK (the ``tau-agent[mcp]`` extra) when a server first starts.
 """
 
@@ -18,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import IO, Any, Literal, TypeAlias
 
+from tau import _process_groups as process_groups
 from tau.mcp.config import ServerConfig
 
 __all__ = [
@@ -105,6 +113,10 @@ class ServerConnection:
         self._refused = False
         self._last_status: int | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        self._exit_status: int | None = None
+        self._last_stderr = ""
+        self.skipped_tools: list[str] = []
+        """One line per tool of the last listing that was left out, and why."""
 
     @property
     def name(self) -> str:
@@ -188,9 +200,11 @@ class ServerConnection:
         from mcp.client.session import ClientSession
 
         self._last_status = None
+        self._exit_status, self._last_stderr = None, ""
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
+                read, write = await stack.enter_async_context(_checked_tool_lists(read, write, self._skip_tool))
                 session = await stack.enter_async_context(
                     ClientSession(
                         read, write, logging_callback=self._on_log, message_handler=self._on_message
@@ -218,6 +232,7 @@ class ServerConnection:
         finally:
             self._session = None
             if self._stderr is not None:
+                self._last_stderr = self.stderr_tail()
                 self._stderr.close()
                 self._stderr = None
 
@@ -255,14 +270,27 @@ class ServerConnection:
         self._changed()
 
     def _describe(self, exc: BaseException) -> str:
-        reason = _reason(exc) + (f" (HTTP {self._last_status})" if self._last_status else "")
-        tail = self.stderr_tail()
+        """The failure as text: its first line says what happened (for a stdio server that has
+        exited: its exit status and the last line it wrote to stderr); more of stderr follows."""
+        tail = self.stderr_tail() or self._last_stderr
+        if self._exit_status is not None:
+            status = self._exit_status
+            reason = f"exited with status {status}" if status >= 0 else f"was killed by signal {-status}"
+            lines = [line.strip() for line in tail.splitlines() if line.strip()]
+            if lines:
+                reason += f": {lines[-1]}"
+                tail = "\n".join(lines[:-1])
+        else:
+            reason = _reason(exc) + (f" (HTTP {self._last_status})" if self._last_status else "")
         return f"{reason}\n{tail}" if tail else reason
+
+    def _skip_tool(self, line: str) -> None:
+        self.skipped_tools.append(line)
 
     def stderr_tail(self) -> str:
         """The last lines a stdio server wrote to stderr (for the error report)."""
         if self._stderr is None:
-            return ""
+            return self._last_stderr
         with contextlib.suppress(OSError, ValueError):
             self._stderr.flush()
             size = self._stderr.seek(0, os.SEEK_END)
@@ -287,7 +315,7 @@ class ServerConnection:
             import tempfile
 
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs; closed in _serve
-            return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+            return self._stdio(stdio_client(params, errlog=self._stderr))  # type: ignore[arg-type]
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -306,6 +334,37 @@ class ServerConnection:
 
         client.event_hooks["response"].append(notice_refusal)
         return _http_transport(streamable_http_client, config.url, client)
+
+    @contextlib.asynccontextmanager
+    async def _stdio(self, transport: Any) -> AsyncIterator[Any]:
+        """The SDK's stdio transport, with the server's process group registered while it runs and
+        ended once the transport has stopped the server (what the server left running goes too)."""
+        spawned: list[Any] = []
+        token = _SPAWNED.set(spawned.append)
+        try:
+            async with transport as streams:
+                _SPAWNED.reset(token)
+                token = None
+                try:
+                    yield streams
+                finally:
+                    # Known before the transport closes the pipes: a server that exited on its own.
+                    self._note_exit(spawned)
+        finally:
+            if token is not None:
+                _SPAWNED.reset(token)
+            self._note_exit(spawned)
+            for process in spawned:
+                try:
+                    await process_groups.close_async(process.pid)
+                except BaseException:  # cancelled while the group winds down: no more grace
+                    process_groups.kill(process.pid)
+                    raise
+
+    def _note_exit(self, spawned: list[Any]) -> None:
+        for process in spawned:
+            if self._exit_status is None and process.returncode is not None:
+                self._exit_status = process.returncode
 
     async def _on_log(self, params: Any) -> None:
         if self._log_dir is not None:
@@ -328,10 +387,10 @@ class ServerConnection:
             return
         self._changed()
 
-    @staticmethod
-    async def _list_tools(session: Any) -> list[dict[str, Any]]:
+    async def _list_tools(self, session: Any) -> list[dict[str, Any]]:
         from mcp.types import PaginatedRequestParams
 
+        self.skipped_tools = []
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
@@ -393,18 +452,20 @@ class ServerConnection:
                 if self._transient(exc):
                     raise _RetryableError(error, new_session=False) from None
                 raise error from None
-            reason = self._describe(exc)
-            await self._drop(reason)
+            # Stopped first: a server that exited is then described by its exit status.
+            await self._drop(lambda: self._describe(exc))
+            reason = self.error or ""
             raise McpCallError(
                 f"MCP server {self.name!r} failed during {what} ({reason.splitlines()[0]}); "
                 "it is restarted on the next call"
             ) from None
 
-    async def _drop(self, reason: str) -> None:
-        """Forget a broken connection (its task is stopped) so that the next request reconnects."""
-        self.error = reason
+    async def _drop(self, reason: str | Callable[[], str]) -> None:
+        """Forget a broken connection (its task is stopped) so that the next request reconnects;
+        ``reason`` may be a function, asked once the server has stopped."""
+        self.error = reason if isinstance(reason, str) else None
         await self.close()
-        self.state, self.error = "disconnected", reason
+        self.state, self.error = "disconnected", reason if isinstance(reason, str) else reason()
         self._changed()
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -469,6 +530,34 @@ def _import_modules() -> None:
         sdk_log.propagate = False
         for name in _SDK_MODULES:
             importlib.import_module(name)
+        _track_stdio_spawns(importlib.import_module("mcp.client.stdio"))
+
+
+_SPAWNED: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
+    "tau_mcp_spawned", default=None
+)
+"""Told each server process the SDK's stdio transport starts in this context (see ``_stdio``)."""
+
+
+def _track_stdio_spawns(stdio: Any) -> None:
+    """Register every process the SDK's stdio transport starts (in a new session of its own) as a
+    process group of tau's, and tell the connection starting it. The SDK offers no hook for this,
+    so its one spawning function is wrapped; an SDK without it fails loudly at the first start."""
+    original = stdio._create_platform_compatible_process
+    if getattr(original, "tau_tracked", False):
+        return
+
+    async def create(*args: Any, **kwargs: Any) -> Any:
+        with process_groups.spawning():
+            process = await original(*args, **kwargs)
+            process_groups.started(process.pid)
+        report = _SPAWNED.get()
+        if report is not None:
+            report(process)
+        return process
+
+    create.tau_tracked = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = create
 
 
 class _RetryableError(Exception):
@@ -482,6 +571,84 @@ class _RetryableError(Exception):
 
 _CONNECTION_CLOSED = -32000
 """The JSON-RPC code the SDK gives requests cut off by a closed connection."""
+
+
+@contextlib.asynccontextmanager
+async def _checked_tool_lists(
+    read: Any, write: Any, on_skip: Callable[[str], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The session's streams, with every ``tools/list`` answer checked tool by tool on its way in:
+    a tool that is not a valid MCP tool is taken out (``on_skip`` gets one line saying which and
+    why), so one bad entry does not fail the whole list."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    listings: set[Any] = set()
+    to_session, from_server = anyio.create_memory_object_stream[Any](0)
+    to_server, from_session = anyio.create_memory_object_stream[Any](0)
+
+    async def inbound() -> None:
+        async with to_session:
+            async for item in read:
+                message = getattr(item, "message", None)
+                if isinstance(message, JSONRPCResponse) and message.id in listings:
+                    listings.discard(message.id)
+                    result = _checked_listing(message.result, on_skip)
+                    if result is not message.result:
+                        item = SessionMessage(
+                            JSONRPCResponse(jsonrpc=message.jsonrpc, id=message.id, result=result),
+                            metadata=item.metadata,
+                        )
+                try:
+                    await to_session.send(item)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    async def outbound() -> None:
+        async with from_session:
+            async for item in from_session:
+                message = getattr(item, "message", None)
+                if isinstance(message, JSONRPCRequest) and message.method == "tools/list":
+                    listings.add(message.id)
+                try:
+                    await write.send(item)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+        with contextlib.suppress(Exception):
+            await write.aclose()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(inbound)
+        group.start_soon(outbound)
+        try:
+            yield from_server, to_server
+        finally:
+            group.cancel_scope.cancel()
+
+
+def _checked_listing(result: Any, on_skip: Callable[[str], None]) -> Any:
+    """``result`` of a ``tools/list`` without the tools that do not validate (the same object when
+    every tool is valid)."""
+    from mcp_types import Tool
+    from pydantic import ValidationError
+
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(tools, list):
+        return result
+    kept: list[Any] = []
+    for position, tool in enumerate(tools):
+        try:
+            Tool.model_validate(tool, by_name=False)
+        except ValidationError as exc:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            which = f"tool {name!r}" if isinstance(name, str) and name else f"tool number {position + 1}"
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            on_skip(f"{which} left out: {where + ': ' if where else ''}{error['msg']}")
+            continue
+        kept.append(tool)
+    return result if len(kept) == len(tools) else {**result, "tools": kept}
 
 
 @contextlib.asynccontextmanager

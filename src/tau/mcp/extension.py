@@ -104,6 +104,7 @@ class McpServers:
         self._registered_servers: dict[str, list[str]] = {}
         self._ctx: ExtensionContext | None = None
         self._reported: set[tuple[str, int]] = set()
+        self._reported_skips: set[tuple[str, int, str]] = set()
         self._first_prompt = True
         self._start_pending = False
         self._restore: set[str] = set()
@@ -262,6 +263,10 @@ class McpServers:
 
     def _changed(self, connection: ServerConnection) -> None:
         if connection.state == "connected":
+            for line in connection.skipped_tools:
+                if (connection.name, connection.starts, line) not in self._reported_skips:
+                    self._reported_skips.add((connection.name, connection.starts, line))
+                    self.report(f"MCP server {connection.name!r}: {line}")
             self._register_tools(connection)
             if connection.has_resources and connection.config.exposure != "hidden":
                 self._register_resource_tools()

@@ -37,6 +37,8 @@ def server_report(connection: ServerConnection) -> dict[str, Any]:
         report["resources"] = True
     if state != "connected" and connection.error:
         report["error"] = connection.error
+    if state == "connected" and connection.skipped_tools:
+        report["skippedTools"] = list(connection.skipped_tools)
     return report
 
 
@@ -65,6 +67,7 @@ def describe_server(connection: ServerConnection) -> list[str]:
         lines.append(f"  tools: {', '.join(marked)}")
     if report.get("resources"):
         lines.append("  offers resources")
+    lines += [f"  {line}" for line in report.get("skippedTools", [])]
     if "error" in report:
         lines += [f"  {line}" for line in str(report["error"]).splitlines()]
     return lines

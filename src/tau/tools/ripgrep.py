@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tau import _process_groups as process_groups
 from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.tools.errors import ToolAborted, ToolError
@@ -75,14 +76,16 @@ async def run_rg(
     Lines of any length are fine (no stream-reader line limit). On abort, rg is killed and
     :class:`ToolAborted` raised.
     """
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    with process_groups.spawning():
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        process_groups.started(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     stdout, stderr_stream = proc.stdout, proc.stderr
     remove_listener = signal.add_listener(lambda: _kill_group(proc.pid)) if signal else None
@@ -127,6 +130,7 @@ async def run_rg(
         if proc.returncode is None:
             _kill_group(proc.pid)
             await proc.wait()
+        process_groups.forget(proc.pid)  # rg starts nothing of its own
         if not stderr_task.done():
             stderr_task.cancel()
     if signal is not None and signal.aborted:

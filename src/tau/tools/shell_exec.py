@@ -4,28 +4,23 @@ The command runs in a new session (``start_new_session``), so the shell and ever
 share one process group and one ``killpg`` ends them all. Output is read through an asyncio
 subprocess protocol: each chunk goes straight to ``on_data`` with no stream-reader buffering.
 
-A call owns its group for its whole length: once the shell has exited (and the output has gone
-quiet), whatever it left running in the background (``sleep 100 &``, ``nohup server &``) is killed
-with it. Groups still alive when tau ends are killed too: at interpreter exit, and on any signal
-that would end tau without running Python's exit code (SIGQUIT, SIGUSR1, SIGTERM where no mode
-handles it...), after which the signal goes on to end tau as before. A SIGKILL of tau runs none of
-that: for it, a small watcher shell in its own session is told each group as it starts and ends,
-and kills the ones still listed when its stdin closes, that is when tau is gone. Only a process
-that leaves the group (``setsid``) escapes.
+A call owns its group for its whole length (registered in ``tau._process_groups``, which also ends
+the groups still alive when tau ends, on every exit path): once the shell has exited (and the output
+has gone quiet), whatever it left running in the background (``sleep 100 &``, ``nohup server &``) is
+ended with it. pi leaves such children running; tau does not. Only a process that leaves the group
+(``setsid``) escapes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
-import signal as signals
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Mapping
 
+from tau import _process_groups as process_groups
 from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
@@ -38,114 +33,9 @@ EXIT_GRACE_LIMIT_SECONDS = 2.0
 # The size asked for the output pipe (Linux's default ceiling for a user, /proc/sys/fs/pipe-max-size).
 _PIPE_BYTES = 1 << 20
 
-_live_groups: set[int] = set()
-
-
-def _kill_live_groups() -> None:
-    for pgid in list(_live_groups):
-        kill_process_group(pgid)
-
-
-atexit.register(_kill_live_groups)
-
-# Reads "+ <pgid>" / "- <pgid>" lines; at end of input, SIGKILLs the groups still listed.
-_REAPER_SCRIPT = """
-groups=' '
-while read -r op pgid; do
-  case $groups in
-    *" $pgid "*) [ "$op" = - ] && groups="${groups%% $pgid *} ${groups#* $pgid }" ;;
-    *) [ "$op" = + ] && groups="$groups$pgid " ;;
-  esac
-done
-for pgid in $groups; do kill -KILL "-$pgid" 2>/dev/null; done
-"""
-
-
-class _GroupReaper:
-    """The watcher shell that outlives a killed tau; started at the first command."""
-
-    def __init__(self) -> None:
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        """Start the watcher if it is not running (before the first shell, so none goes unwatched)."""
-        if self._process is None:
-            with contextlib.suppress(OSError):  # no /bin/sh: the exit handlers still cover the rest
-                self._process = subprocess.Popen(
-                    ["/bin/sh", "-c", _REAPER_SCRIPT],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,  # out of reach of a Ctrl+C meant for tau
-                )
-
-    def tell(self, op: str, pgid: int) -> None:
-        if self._process is None or self._process.stdin is None:
-            return
-        with contextlib.suppress(OSError):  # the watcher was killed: the exit handlers still cover the rest
-            self._process.stdin.write(f"{op} {pgid}\n".encode())
-            self._process.stdin.flush()
-
-
-_reaper = _GroupReaper()
-
-# Signals whose default action ends the process without Python's exit handlers. SIGINT is left out
-# (Python turns it into KeyboardInterrupt, which unwinds through the calls), SIGPIPE too (ignored).
-_ENDING_SIGNALS = tuple(
-    getattr(signals, name)
-    for name in (
-        "SIGHUP",
-        "SIGQUIT",
-        "SIGTERM",
-        "SIGUSR1",
-        "SIGUSR2",
-        "SIGALRM",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGPWR",
-    )
-    if hasattr(signals, name)
-)
-
-
-# A signal that comes while a shell is being started (it may already run, its group not yet known)
-# waits until the group is registered, so that group is killed too.
-_spawning = 0
-_deferred_signal: int | None = None
-
-
-def _kill_groups_then_die(signum: int, frame: object) -> None:
-    global _deferred_signal
-    if _spawning:
-        _deferred_signal = signum
-        return
-    _kill_live_groups()
-    signals.signal(signum, signals.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def _guard_ending_signals() -> None:
-    """Kill the live groups before a default-action signal ends tau (where nothing else handles it).
-
-    Checked on every call: a mode that handled a signal may have put back the default since.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in _ENDING_SIGNALS:
-        with contextlib.suppress(OSError, ValueError):
-            if signals.getsignal(signum) == signals.SIG_DFL:
-                signals.signal(signum, _kill_groups_then_die)
-
-
 def kill_process_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid``; fall back to the process alone."""
-    try:
-        os.killpg(pid, signals.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signals.SIGKILL)
+    """SIGKILL the process group led by ``pid`` at once and forget it (an abort, a timeout)."""
+    process_groups.kill(pid)
 
 
 def find_shell(shell_path: str | None = None) -> str:
@@ -231,37 +121,30 @@ class LocalBashOperations:
         if signal is not None and signal.aborted:
             raise CommandAborted()
         shell = find_shell(self.shell_path)
-        _guard_ending_signals()
-        _reaper.start()
         loop = asyncio.get_running_loop()
-        global _spawning
-        _spawning += 1
         # stdin is a pipe already at end of file rather than /dev/null: a sandbox may replace
         # /dev/null with a regular file that other programs have written into.
         empty_stdin, stdin_writer = os.pipe()
         os.close(stdin_writer)
-        try:
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _OutputProtocol(on_data, loop),
-                shell,
-                "-c",
-                command,
-                stdin=empty_stdin,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-            )
+        with process_groups.spawning():
+            try:
+                transport, protocol = await loop.subprocess_exec(
+                    lambda: _OutputProtocol(on_data, loop),
+                    shell,
+                    "-c",
+                    command,
+                    stdin=empty_stdin,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd,
+                    env=dict(env),
+                    start_new_session=True,
+                )
+            finally:
+                os.close(empty_stdin)
             pid = transport.get_pid()
+            process_groups.started(pid)
             _widen_pipe(transport)
-            _live_groups.add(pid)
-            _reaper.tell("+", pid)
-        finally:
-            os.close(empty_stdin)
-            _spawning -= 1
-        if not _spawning and _deferred_signal is not None:
-            _kill_groups_then_die(_deferred_signal, None)
         aborted = loop.create_future()
 
         def on_abort() -> None:
@@ -294,10 +177,11 @@ class LocalBashOperations:
             if transport.get_returncode() is None:
                 kill_process_group(pid)
             else:  # the shell is gone, but what it left in the background is still in its group
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signals.SIGKILL)
-            _live_groups.discard(pid)
-            _reaper.tell("-", pid)
+                try:
+                    await process_groups.close_async(pid)
+                except BaseException:  # cancelled while it winds down: no more grace
+                    kill_process_group(pid)
+                    raise
             transport.close()
 
 
