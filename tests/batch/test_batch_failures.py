@@ -72,3 +72,28 @@ def test_tasks_over_their_timeout_turns_or_cost_end_with_that_status_and_a_sessi
     assert results["dear"]["turns"] == 3 and abs(results["dear"]["cost"] - 0.045) < 1e-9
     for result in results.values():
         assert (batch.root / "out" / result["sessionFile"]).is_file()
+
+
+def test_a_task_whose_last_reply_hit_the_output_limit_is_judged_by_its_check_and_says_so(batch: BatchRun) -> None:
+    (batch.root / "project").mkdir()
+    did_it = steps_prompt(["write", "out.txt", "made"], ["cut", "I wrote out.txt and then I went on and o"])
+    tasks = [
+        {"id": "done-anyway", "prompt": did_it, "cwd": "project", "check": "test -e out.txt"},
+        {"id": "not-done", "prompt": steps_prompt(["cut", "Let me start by"]), "cwd": "project", "check": "test -e out.txt"},
+        {"id": "no-check", "prompt": did_it, "cwd": "project"},
+    ]
+    batch.write_tasks(tasks)
+    done = batch.run("tasks.jsonl", "--out", "out", "--workers", "2", "--model", "local/fake-model")
+    assert done.returncode == 0, done.stderr
+    results = {r["id"]: r for r in batch.results()}
+    verdicts = {i: (r["status"], r["stopReason"], r["outputLimitReached"], r["checkExitCode"]) for i, r in results.items()}
+    assert verdicts == {
+        "done-anyway": ("passed", "length", True, 0),
+        "not-done": ("failed", "length", True, 1),
+        "no-check": ("error", "length", True, None),
+    }
+    assert results["no-check"]["error"].startswith("the last reply stopped at the output-token limit")
+    summary = json.loads((batch.root / "out" / "summary.json").read_text())
+    assert (summary["passed"], summary["failed"], summary["error"], summary["outputLimitReached"]) == (1, 1, 1, 3)
+    assert "at output limit  3" in done.stdout + done.stderr
+    assert "done-anyway: passed in" in done.stderr and "(the last reply stopped at the output-token limit)" in done.stderr

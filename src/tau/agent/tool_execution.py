@@ -89,6 +89,9 @@ class _ToolRun:
         tool = self.context.find_tool(call.name)
         if tool is None:
             return _Outcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
+        if call.arguments_error is not None:
+            text = f'Invalid arguments for tool "{call.name}": {call.arguments_error}'
+            return _Outcome(call, error_result(text), is_error=True)
         try:
             args = call.arguments
             if tool.prepare_arguments is not None:

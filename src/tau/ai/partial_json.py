@@ -60,6 +60,18 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
     return result if isinstance(result, dict) else {}
 
 
+def parse_complete_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is one complete JSON value (after repair), else ``(False, None)``."""
+    result = _parse_strict(text)
+    if result is None:
+        repaired = repair_json(text)
+        if repaired != text:
+            result = _parse_strict(repaired)
+    if result is None and text.strip() != "null":
+        return False, None
+    return True, result
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"not valid JSON: {name}")
 

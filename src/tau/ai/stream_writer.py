@@ -145,7 +145,10 @@ class StreamWriter:
         block = self.output.content[index]
         assert isinstance(block, ToolCall)
         text = self._tool_json.pop(index, None)
-        block.arguments = _parse_streaming_json(text.mark_parsed() if text is not None else "")
+        raw = text.mark_parsed() if text is not None else ""
+        block.arguments = _parse_streaming_json(raw)
+        if not block.arguments and raw.strip():
+            block.arguments_error = _not_an_object(raw)
         self.stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=self.output))
 
     def tool_call(self, index: int) -> ToolCall:
@@ -337,6 +340,21 @@ def _describe(exc: BaseException) -> str:
     if text:
         return text
     return type(exc).__name__
+
+
+def _not_an_object(text: str) -> str | None:
+    """Why complete argument JSON that is not an object cannot be used (``None`` for an object, or
+    for text that is no complete JSON value: that is parsed as best it can be)."""
+    from tau.ai.partial_json import parse_complete_json
+
+    found, value = parse_complete_json(text)
+    if not found or isinstance(value, dict):
+        return None
+    kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+    return (
+        f"the arguments are {kind}, but they must be one JSON object whose keys are the tool's "
+        f"parameters\n\nReceived arguments:\n{text}"
+    )
 
 
 def _parse_streaming_json(text: str) -> dict[str, Any]:

@@ -176,22 +176,29 @@ class ToolCall:
     name: str
     arguments: JsonObject = field(default_factory=dict)
     thought_signature: str | None = None
+    arguments_error: str | None = None
+    """Why the arguments the model sent could not be used (then ``arguments`` is ``{}``): the call
+    is answered with this instead of being run (pi's ``argumentsError``)."""
     type: Literal["toolCall"] = field(default="toolCall", init=False)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "toolCall", "id": self.id, "name": self.name, "arguments": self.arguments}
         if self.thought_signature is not None:
             out["thoughtSignature"] = self.thought_signature
+        if self.arguments_error is not None:
+            out["argumentsError"] = self.arguments_error
         return out
 
     @classmethod
     def from_json(cls, data: JsonObject) -> ToolCall:
         arguments = data.get("arguments")
+        error = data.get("argumentsError")
         return cls(
             id=data.get("id") or "",
             name=data.get("name") or "",
             arguments=arguments if isinstance(arguments, dict) else {},
             thought_signature=data.get("thoughtSignature"),
+            arguments_error=error if isinstance(error, str) else None,
         )
 
 

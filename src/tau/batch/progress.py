@@ -27,6 +27,8 @@ class Progress:
             self._stream.write("\r\x1b[2K" + self._line())
         else:
             extra = f" ({result['error']})" if result.get("error") else ""
+            if result.get("outputLimitReached") and not result.get("error"):
+                extra = " (the last reply stopped at the output-token limit)"
             self._stream.write(
                 f"[{self._done}/{self._total}] {result['id']}: {status} in {float(result.get('wallSeconds') or 0):.1f} s{extra}\n"
             )

@@ -13,6 +13,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     for status in ("passed", "failed", "error", "timeout", "budget"):
         share = f" ({summary[status] / total:.0%})" if total else ""
         rows.append((status, f"{summary[status]}{share}"))
+    if summary.get("outputLimitReached"):
+        rows.append(("at output limit", str(summary["outputLimitReached"])))
     tokens = summary["tokens"]
     wall = summary["wallSeconds"]
     rows += [

@@ -67,10 +67,12 @@ def summarize(results: Iterator[dict[str, Any]]) -> dict[str, Any]:
     cost = 0.0
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     turns = 0
+    at_limit = 0
     for result in results:
         status = result.get("status")
         if status in counts:
             counts[status] += 1
+        at_limit += bool(result.get("outputLimitReached"))
         walls.append(float(result.get("wallSeconds") or 0.0))
         cost += float(result.get("cost") or 0.0)
         turns += int(result.get("turns") or 0)
@@ -82,6 +84,7 @@ def summarize(results: Iterator[dict[str, Any]]) -> dict[str, Any]:
         "tasks": total,
         **counts,
         "passRate": round(counts["passed"] / total, 4) if total else 0.0,
+        "outputLimitReached": at_limit,
         "cost": round(cost, 6),
         "turns": turns,
         "tokens": tokens,

@@ -30,6 +30,7 @@ Status = Literal["passed", "failed", "error", "timeout", "budget"]
 _COMMAND_TIMEOUT_S = 3600.0
 _ABORT_GRACE_S = 10.0
 _CHECK_OUTPUT_CHARS = 2000
+_LENGTH_WITHOUT_CHECK = "the last reply stopped at the output-token limit, and the task has no check to judge the work"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +59,8 @@ def error_result(task_id: str, message: str, *, wall_seconds: float = 0.0, attem
     """The result line of a task that could not run to an end."""
     return {"id": task_id, "status": "error", "error": message, "checkExitCode": None, "turns": 0,
             "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "cost": 0.0,
-            "wallSeconds": round(wall_seconds, 3), "stopReason": None, "finalText": None, "patch": "",
-            "attempts": attempts}
+            "wallSeconds": round(wall_seconds, 3), "stopReason": None, "outputLimitReached": False,
+            "finalText": None, "patch": "", "attempts": attempts}
 
 
 def run_task(task: BatchTask, context: RunContext, limits: LimitClient | None, holder: str) -> dict[str, Any]:
@@ -104,8 +105,13 @@ def _run(
         status = "timeout"
     elif outcome.budget is not None:
         status = "budget"
+    elif outcome.stop_reason == "length" and task.check:
+        status = "passed"  # the work may be done all the same: the check decides
     else:
         status = "passed" if outcome.stop_reason == "stop" else "error"
+        if outcome.stop_reason == "length":
+            result["error"] = _LENGTH_WITHOUT_CHECK
+    result["outputLimitReached"] = outcome.stop_reason == "length"
     if task.check and status != "error":
         check = copy.run(task.check, timeout=command_timeout)
         result["checkExitCode"] = check.exit_code

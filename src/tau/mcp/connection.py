@@ -69,6 +69,18 @@ def _dump(model: Any) -> dict[str, Any]:
     return data
 
 
+def _closed_by_server(exc: BaseException) -> bool:
+    """Whether a failure is the server closing the connection (a stdio server that exited)."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError):
+        return exc.error.code == _CONNECTION_CLOSED
+    return isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream))
+
+
 def _reason(exc: BaseException) -> str:
     """The real failure inside anyio's task-group wrappers, as one line."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -273,7 +285,7 @@ class ServerConnection:
         """The failure as text: its first line says what happened (for a stdio server that has
         exited: its exit status and the last line it wrote to stderr); more of stderr follows."""
         tail = self.stderr_tail() or self._last_stderr
-        if self._exit_status is not None:
+        if self._exit_status is not None and _closed_by_server(exc):
             status = self._exit_status
             reason = f"exited with status {status}" if status >= 0 else f"was killed by signal {-status}"
             lines = [line.strip() for line in tail.splitlines() if line.strip()]
@@ -345,11 +357,7 @@ class ServerConnection:
             async with transport as streams:
                 _SPAWNED.reset(token)
                 token = None
-                try:
-                    yield streams
-                finally:
-                    # Known before the transport closes the pipes: a server that exited on its own.
-                    self._note_exit(spawned)
+                yield streams
         finally:
             if token is not None:
                 _SPAWNED.reset(token)

@@ -227,7 +227,7 @@ def create_read_tool(
                 f"Cannot read {absolute}: it is a directory (EISDIR); use ls to list it"
             ) from error
         except OSError as error:
-            raise ToolError(f"Cannot read {absolute}: {describe_os_error(error)}") from error
+            raise ToolError(f"Cannot read {absolute}: {describe_os_error(error, absolute)}") from error
         raise_if_aborted(signal)
 
         if content.image is not None:

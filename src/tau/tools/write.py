@@ -50,7 +50,7 @@ def create_write_tool(cwd: str, operations: WriteOperations | None = None) -> Ag
                 await ops.mkdir(os.path.dirname(absolute))
                 await ops.write_file(absolute, content)
             except OSError as error:
-                raise ToolError(f"Could not write {path}: {describe_os_error(error)}") from error
+                raise ToolError(f"Could not write {path}: {describe_os_error(error, absolute)}") from error
         return text_result(f"Successfully wrote {utf8_len(content)} bytes to {path}")
 
     return AgentTool(
