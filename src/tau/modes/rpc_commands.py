@@ -426,25 +426,49 @@ async def _abort_bash(ctx: CommandContext, command: JsonDict) -> Any:
 # -- sessions --------------------------------------------------------------------------------------
 
 
+async def _replace_session(
+    ctx: CommandContext, change: Callable[[AgentSessionRuntime], Awaitable[Any]], answer: JsonDict
+) -> JsonDict:
+    """Replace the session (``change``) and answer with ``answer``, plus what the old session still
+    had queued, when anything: as in pi, steering and follow-up messages queued for the old session
+    do not move to the new one, and the client is told which texts were dropped (``dropped``, the
+    shape ``clear_queue`` answers with) rather than losing them silently."""
+    before = ctx.session
+    result = await ctx.replace_session(change)
+    data = {key: value(result) if callable(value) else value for key, value in answer.items()}
+    if ctx.session is not before:
+        steering, follow_up = before.steering_messages, before.follow_up_messages
+        if steering or follow_up:
+            data["dropped"] = {"steering": steering, "followUp": follow_up}
+    return data
+
+
 async def _new_session(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
     parent = _optional_str(command, "parentSession")
-    change = await ctx.replace_session(lambda _: runtime.new_session(parent_session=parent))
-    return {"cancelled": change.cancelled}
+    return await _replace_session(
+        ctx,
+        lambda _: runtime.new_session(parent_session=parent),
+        {"cancelled": lambda change: change.cancelled},
+    )
 
 
 async def _switch_session(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
     path = _str(command, "sessionPath")
-    change = await ctx.replace_session(lambda _: runtime.switch_session(path))
-    return {"cancelled": change.cancelled}
+    return await _replace_session(
+        ctx, lambda _: runtime.switch_session(path), {"cancelled": lambda change: change.cancelled}
+    )
 
 
 async def _fork(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
     entry_id = _str(command, "entryId")
-    result = await ctx.replace_session(lambda _: runtime.fork(entry_id, "before"))
-    return {"text": result.selected_text, "cancelled": result.cancelled}
+    return await _replace_session(
+        ctx,
+        lambda _: runtime.fork(entry_id, "before"),
+        {"text": lambda result: result.selected_text, "cancelled": lambda result: result.cancelled},
+    )
 
 
 async def _clone(ctx: CommandContext, command: JsonDict) -> Any:
@@ -452,8 +476,9 @@ async def _clone(ctx: CommandContext, command: JsonDict) -> Any:
     leaf = ctx.session.session_manager.get_leaf_id()
     if leaf is None:
         raise RpcCommandError("Nothing to clone: the session has no entries yet")
-    result = await ctx.replace_session(lambda _: runtime.fork(leaf, "at"))
-    return {"cancelled": result.cancelled}
+    return await _replace_session(
+        ctx, lambda _: runtime.fork(leaf, "at"), {"cancelled": lambda result: result.cancelled}
+    )
 
 
 async def _get_fork_messages(ctx: CommandContext, command: JsonDict) -> Any:
