@@ -32,8 +32,8 @@ from typing import Any
 __all__ = [
     "CLOSE_GRACE_SECONDS",
     "close",
-    "close_async",
     "close_all",
+    "close_async",
     "forget",
     "kill",
     "run",
@@ -178,19 +178,36 @@ def spawning() -> Iterator[None]:
         _close_all_then_die(_deferred_signal, None)
 
 
-def run(argv: Sequence[str], *, timeout: float | None = None, **options: Any) -> subprocess.CompletedProcess[Any]:
-    """``subprocess.run`` in a group of its own, registered while it runs and closed afterwards
-    (what the command left behind goes with it). A Ctrl+C still stops it: the interrupt unwinds
-    through here and the group is killed."""
+def run(
+    args: str | Sequence[str],
+    *,
+    input: Any = None,
+    capture_output: bool = False,
+    timeout: float | None = None,
+    **options: Any,
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` (without ``check``) in a process group of its own, registered while it
+    runs and closed afterwards: what the command left running goes with it. On a timeout the whole
+    group is killed and ``TimeoutExpired`` raised with the output so far; a Ctrl+C (or any error)
+    unwinding through here kills the group too."""
+    if capture_output:
+        options["stdout"] = options["stderr"] = subprocess.PIPE
+    if input is not None:
+        options["stdin"] = subprocess.PIPE
     with spawning():
-        process = subprocess.Popen(argv, start_new_session=True, **options)
+        process = subprocess.Popen(args, start_new_session=True, **options)
         started(process.pid)
     try:
-        output, errors = process.communicate(timeout=timeout)
-    except BaseException:  # a timeout, a Ctrl+C: the whole group goes, not only the leader
-        kill(process.pid)
-        process.wait()
-        raise
+        try:
+            output, errors = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            kill(process.pid)
+            exc.stdout, exc.stderr = process.communicate()
+            raise
+        except BaseException:
+            kill(process.pid)
+            process.wait()
+            raise
     finally:
         close(process.pid)
     return subprocess.CompletedProcess(process.args, process.returncode, output, errors)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import shutil
 import signal
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from tau import _process_groups as process_groups
 from tau.batch.limit_server import LimitServer
 from tau.batch.task_run import RunContext, error_result
 from tau.batch.tasks import BatchTask
@@ -36,15 +36,18 @@ class _Worker:
     """One worker process and its pipes."""
 
     def __init__(self, header: str, log: IO[bytes]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tau.batch.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            encoding="utf-8",
-            start_new_session=True,  # a Ctrl+C goes to the driver, which stops the workers itself
-        )
+        with process_groups.spawning():
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tau.batch.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                encoding="utf-8",
+                start_new_session=True,  # a Ctrl+C goes to the driver, which stops the workers itself
+            )
+            # Registered: what is left of the group when the worker ends, or tau does, is ended.
+            process_groups.started(self.process.pid)
         self.send(header)
 
     def send(self, line: str) -> bool:
@@ -61,11 +64,7 @@ class _Worker:
         return self.process.stdout.readline()
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except OSError:
-                self.process.kill()
+        process_groups.kill(self.process.pid)
         self.process.wait()
 
     def stop(self) -> None:
@@ -76,6 +75,7 @@ class _Worker:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.kill()
+        process_groups.close(self.process.pid)  # what the worker's tasks left running
 
 
 def run_local(

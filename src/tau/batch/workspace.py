@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tau import _process_groups as process_groups
 from tau._dataclass import dataclass
 
 __all__ = ["CommandResult", "WorkingCopy", "WorkspaceError"]
@@ -53,9 +54,9 @@ class WorkingCopy:
     def run(self, command: str, *, timeout: float | None) -> CommandResult:
         """Run a shell command in the working copy; exit code 124 when it runs out of time."""
         try:
-            done = subprocess.run(
+            done = process_groups.run(
                 command, shell=True, cwd=self.path, stdin=subprocess.DEVNULL, capture_output=True,
-                timeout=timeout, start_new_session=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired as exc:
             partial = bytes(exc.stdout or b"") + bytes(exc.stderr or b"")
@@ -93,7 +94,7 @@ def _git(args: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> su
     environment = dict(env or os.environ)
     environment.setdefault("GIT_TERMINAL_PROMPT", "0")
     try:
-        return subprocess.run(
+        return process_groups.run(
             ["git", "-c", "core.autocrlf=false", *args], cwd=cwd, env=environment,
             stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
         )

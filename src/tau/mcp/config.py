@@ -320,12 +320,13 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
     a value starting with ``!`` is a shell command whose output (trimmed) is the value."""
     env = os.environ if environ is None else environ
     if value.startswith("!"):
-        import subprocess
+        from tau import _process_groups as process_groups
 
-        done = subprocess.run(value[1:], shell=True, capture_output=True, text=True, timeout=30, check=False)
+        done = process_groups.run(value[1:], shell=True, capture_output=True, text=True, timeout=30)
         if done.returncode != 0:
             raise ValueError(f"command {value[1:]!r} failed with exit code {done.returncode}")
-        return done.stdout.strip()
+        output: str = done.stdout.strip()
+        return output
     return _ENV_REF.sub(lambda m: env.get(m.group(1), ""), value)
 
 

@@ -352,9 +352,10 @@ class ServerConnection:
         """The SDK's stdio transport, with the server's process group registered while it runs and
         ended once the transport has stopped the server (what the server left running goes too)."""
         spawned: list[Any] = []
-        token = _SPAWNED.set(spawned.append)
+        token: contextvars.Token[Callable[[Any], None] | None] | None = _SPAWNED.set(spawned.append)
         try:
             async with transport as streams:
+                assert token is not None
                 _SPAWNED.reset(token)
                 token = None
                 yield streams
@@ -461,7 +462,8 @@ class ServerConnection:
                     raise _RetryableError(error, new_session=False) from None
                 raise error from None
             # Stopped first: a server that exited is then described by its exit status.
-            await self._drop(lambda: self._describe(exc))
+            failure = exc
+            await self._drop(lambda: self._describe(failure))
             reason = self.error or ""
             raise McpCallError(
                 f"MCP server {self.name!r} failed during {what} ({reason.splitlines()[0]}); "

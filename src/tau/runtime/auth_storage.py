@@ -112,21 +112,22 @@ def _run_command(command: str) -> str | None:
     cached = _command_cache.get(command)
     if cached is not None:
         return cached
+    from tau import _process_groups as process_groups
+
     try:
-        completed = subprocess.run(
+        completed = process_groups.run(
             command,
             shell=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             timeout=COMMAND_TIMEOUT_S,
-            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if completed.returncode != 0:
         return None
-    output = completed.stdout.decode("utf-8", errors="replace").strip()
+    output: str = completed.stdout.decode("utf-8", errors="replace").strip()
     if not output:
         return None
     # Only successes are cached: a failure (locked vault, expired login) may be fixed and retried.

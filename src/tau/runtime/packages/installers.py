@@ -10,12 +10,12 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 from urllib.parse import quote
 
+from tau import _process_groups as process_groups
 from tau.runtime.packages.sources import PackageSource
 
 __all__ = [
@@ -84,7 +84,7 @@ def version_of(source: PackageSource, target: str) -> str | None:
     if not os.path.exists(target):
         return None
     if source.kind == "git":
-        done = subprocess.run(
+        done = process_groups.run(
             ["git", "rev-parse", "--short=7", "HEAD"], cwd=target, capture_output=True, text=True
         )
         return done.stdout.strip() or None if done.returncode == 0 else None
@@ -130,7 +130,7 @@ def _clone(source: PackageSource, folder: str) -> None:
         raise InstallError(f"cannot install {source.raw}: git is not installed")
     _git(["clone", "--quiet", source.spec, folder], None, source)
     if source.ref:
-        found = subprocess.run(
+        found = process_groups.run(
             ["git", "rev-parse", "--verify", "--quiet", f"{source.ref}^{{commit}}"],
             cwd=folder,
             capture_output=True,
@@ -143,7 +143,7 @@ def _clone(source: PackageSource, folder: str) -> None:
 
 def _git(args: list[str], cwd: str | None, source: PackageSource) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait for a password nobody types
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    done = process_groups.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["failed"])[-1]
         raise InstallError(f"git {args[0]} of {source.spec} failed: {last}")
@@ -233,7 +233,7 @@ def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
 
 def _pip_install(source: PackageSource, folder: str) -> None:
     command = [sys.executable, "-m", "pip"]
-    probe = subprocess.run([*command, "--version"], capture_output=True, text=True)
+    probe = process_groups.run([*command, "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
         uv = shutil.which("uv")
         if uv is None:
@@ -250,7 +250,7 @@ def _pip_install(source: PackageSource, folder: str) -> None:
         "--no-input",
         source.spec,
     ]
-    done = subprocess.run(
+    done = process_groups.run(
         [*command, *args],
         capture_output=True,
         text=True,

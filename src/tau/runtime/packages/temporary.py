@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import field
 
+from tau import _process_groups as process_groups
 from tau._dataclass import dataclass
 from tau.runtime.packages.contents import package_contents
 from tau.runtime.packages.installers import InstallError, install, npm_available_version, update, version_of
@@ -116,6 +116,6 @@ def _bring_up_to_date(source: PackageSource, target: str, *, offline: bool) -> N
 def _may_have_moved(source: PackageSource, target: str) -> bool:
     """Whether a cached copy can be behind its source (a pip copy is kept as installed)."""
     if source.kind == "git" and source.ref and _COMMIT.match(source.ref):
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=target, capture_output=True, text=True)
+        head = process_groups.run(["git", "rev-parse", "HEAD"], cwd=target, capture_output=True, text=True)
         return not head.stdout.strip().lower().startswith(source.ref.lower())
     return source.kind in ("git", "npm")
