@@ -164,3 +164,20 @@ def test_a_running_bash_command_and_its_children_are_gone_after_a_signal(
     assert process.returncode == code
     assert left_running(f"sleep {seconds}") == []
 
+
+
+def test_what_a_key_command_leaves_running_is_gone_when_it_has_printed_the_key(campaign: Campaign) -> None:
+    seconds = f"3{uuid.uuid4().int % 10**6:06d}"
+    models_file = campaign.tau.agent_dir / "models.json"
+    models = json.loads(models_file.read_text())
+    models["providers"]["local"]["apiKey"] = f"!sleep {seconds} >/dev/null 2>&1 & echo local-key"
+    models_file.write_text(json.dumps(models))
+    campaign.tau.server.add(Turn(text="Keyed."))
+
+    done = campaign.tau.run("-p", *MODEL, "hi")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Keyed."
+    headers = {name.lower(): value for name, value in campaign.tau.server.requests[0].headers.items()}
+    assert headers["authorization"] == "Bearer local-key"
+    assert left_running(f"sleep {seconds}") == []
