@@ -71,7 +71,9 @@ def test_an_mcp_server_that_exits_at_start_is_reported_with_its_exit_status_and_
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Answered anyway."
-    assert "tau: warning: MCP server 'db' failed: exited with status 3: fatal: missing DB_URL\n" in done.stderr
+    assert (
+        "tau: warning: MCP server 'db' failed: exited with status 3: fatal: missing DB_URL\n" in done.stderr
+    )
     assert listed.returncode == 1
     assert listed.stdout.splitlines()[2:] == [
         "  exited with status 3: fatal: missing DB_URL",
@@ -83,7 +85,9 @@ def test_a_malformed_tool_is_left_out_with_a_warning_and_the_servers_other_tools
     campaign: Campaign,
 ) -> None:
     configure_server(campaign, "mixed", ONE_BAD_TOOL)
-    campaign.tau.server.add(Turn(tool_calls=[ScriptedToolCall("mcp__mixed__good", {})]), Turn(text="Used it."))
+    campaign.tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__mixed__good", {})]), Turn(text="Used it.")
+    )
 
     done = campaign.tau.run("-p", *MODEL, "use the good tool")
 
@@ -138,7 +142,7 @@ def test_tool_arguments_sent_as_a_json_array_are_answered_with_what_is_wrong_and
         'Invalid arguments for tool "edit": the arguments are an array, but they must be one JSON object '
         f"whose keys are the tool's parameters\n\nReceived arguments:\n{edit}",
         'Invalid arguments for tool "bash": the arguments are a string, but they must be one JSON object '
-        "whose keys are the tool's parameters\n\nReceived arguments:\n\"ls\"",
+        'whose keys are the tool\'s parameters\n\nReceived arguments:\n"ls"',
     ]
     assert (campaign.tau.work / "a.txt").read_text() == "old\n"
     saved = [json.loads(line) for line in campaign.tau.session_files()[0].read_text().splitlines()]

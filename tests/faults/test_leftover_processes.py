@@ -100,7 +100,9 @@ def test_an_mcp_servers_helper_is_gone_after_a_normal_end(campaign: Campaign) ->
 def test_an_mcp_servers_helper_is_gone_after_an_error_exit(campaign: Campaign) -> None:
     marker = f"tau-helper-{uuid.uuid4().hex}"
     configure_helper_server(campaign, marker)
-    campaign.tau.server.add(Turn(fault=Fault("status", status=400, body={"error": {"message": "bad request"}})))
+    campaign.tau.server.add(
+        Turn(fault=Fault("status", status=400, body={"error": {"message": "bad request"}}))
+    )
 
     done = campaign.tau.run("-p", *MODEL, "ping")
 
@@ -163,7 +165,6 @@ def test_a_running_bash_command_and_its_children_are_gone_after_a_signal(
 
     assert process.returncode == code
     assert left_running(f"sleep {seconds}") == []
-
 
 
 def test_what_a_key_command_leaves_running_is_gone_when_it_has_printed_the_key(campaign: Campaign) -> None:

@@ -94,13 +94,27 @@ class BatchRun:
         return [sys.executable, "-m", "tau", "batch", *args]
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.command(*args), cwd=self.root, env=self.env, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(self.command(*args), cwd=self.root, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        return subprocess.Popen(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def results(self, out: str = "out") -> list[dict[str, Any]]:
         path = self.root / out / "results.jsonl"
@@ -125,8 +139,12 @@ def batch_run(tmp_path: Path) -> Iterator[BatchRun]:
                     "models": [
                         {"id": "fake-model", "contextWindow": 100000, "maxTokens": 4096},
                         # 10 tokens in and 5 out per reply: $0.015 a reply.
-                        {"id": "pricey", "contextWindow": 100000, "maxTokens": 4096,
-                         "cost": {"input": 1000, "output": 1000, "cacheRead": 0, "cacheWrite": 0}},
+                        {
+                            "id": "pricey",
+                            "contextWindow": 100000,
+                            "maxTokens": 4096,
+                            "cost": {"input": 1000, "output": 1000, "cacheRead": 0, "cacheWrite": 0},
+                        },
                     ],
                 }
             }

@@ -216,7 +216,11 @@ async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> Tool
 async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
     await emit(
         ToolExecutionEnd(
-            outcome.call.id, outcome.call.name, outcome.result, outcome.is_error, duration_ms=outcome.duration_ms
+            outcome.call.id,
+            outcome.call.name,
+            outcome.result,
+            outcome.is_error,
+            duration_ms=outcome.duration_ms,
         )
     )
 

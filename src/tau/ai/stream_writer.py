@@ -350,7 +350,9 @@ def _not_an_object(text: str) -> str | None:
     found, value = parse_complete_json(text)
     if not found or isinstance(value, dict):
         return None
-    kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+    kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
     return (
         f"the arguments are {kind}, but they must be one JSON object whose keys are the tool's "
         f"parameters\n\nReceived arguments:\n{text}"

@@ -151,6 +151,7 @@ def _run_on_worker(
         timer = None
         timed_out = threading.Event()
         if task.timeout_s is not None:
+
             def overrun(target: _Worker = worker, flag: threading.Event = timed_out) -> None:
                 flag.set()
                 target.kill()
@@ -173,8 +174,12 @@ def _run_on_worker(
         _remove_scratch(context, worker.process.pid)
         worker = None
         if timed_out.is_set():
-            result = error_result(task.id, f"the task ran {task.timeout_s:g} s over its timeout and was killed",
-                                  wall_seconds=time.monotonic() - started, attempts=attempt)
+            result = error_result(
+                task.id,
+                f"the task ran {task.timeout_s:g} s over its timeout and was killed",
+                wall_seconds=time.monotonic() - started,
+                attempts=attempt,
+            )
             result["status"] = "timeout"
             result["stopReason"] = "timeout"
             return result, None

@@ -21,8 +21,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("pass rate", f"{summary['passRate']:.1%}"),
         ("cost", f"${summary['cost']:.4f}"),
         ("turns", str(summary["turns"])),
-        ("tokens", f"{tokens['input']} in, {tokens['output']} out, {tokens['cacheRead']} cache read, "
-                   f"{tokens['cacheWrite']} cache write"),
+        (
+            "tokens",
+            f"{tokens['input']} in, {tokens['output']} out, {tokens['cacheRead']} cache read, "
+            f"{tokens['cacheWrite']} cache write",
+        ),
         ("wall p50 / p95", f"{wall['p50']:.2f} s / {wall['p95']:.2f} s"),
     ]
     width = max(len(name) for name, _ in rows)

@@ -88,8 +88,11 @@ def summarize(results: Iterator[dict[str, Any]]) -> dict[str, Any]:
         "cost": round(cost, 6),
         "turns": turns,
         "tokens": tokens,
-        "wallSeconds": {"p50": _percentile(walls, 0.5), "p95": _percentile(walls, 0.95),
-                        "total": round(sum(walls), 3)},
+        "wallSeconds": {
+            "p50": _percentile(walls, 0.5),
+            "p95": _percentile(walls, 0.95),
+            "total": round(sum(walls), 3),
+        },
     }
 
 

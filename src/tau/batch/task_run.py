@@ -30,7 +30,9 @@ Status = Literal["passed", "failed", "error", "timeout", "budget"]
 _COMMAND_TIMEOUT_S = 3600.0
 _ABORT_GRACE_S = 10.0
 _CHECK_OUTPUT_CHARS = 2000
-_LENGTH_WITHOUT_CHECK = "the last reply stopped at the output-token limit, and the task has no check to judge the work"
+_LENGTH_WITHOUT_CHECK = (
+    "the last reply stopped at the output-token limit, and the task has no check to judge the work"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +48,38 @@ class RunContext:
     """``-a`` (True) / ``-na`` (False): whether the working copies' own ``.tau`` files load."""
 
     def to_wire(self) -> dict[str, Any]:
-        return {"agent_dir": self.agent_dir, "default_model": self.default_model,
-                "limited_providers": self.limited_providers, "scratch": self.scratch,
-                "project_trust": self.project_trust}
+        return {
+            "agent_dir": self.agent_dir,
+            "default_model": self.default_model,
+            "limited_providers": self.limited_providers,
+            "scratch": self.scratch,
+            "project_trust": self.project_trust,
+        }
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> RunContext:
         return cls(**data)
 
 
-def error_result(task_id: str, message: str, *, wall_seconds: float = 0.0, attempts: int = 1) -> dict[str, Any]:
+def error_result(
+    task_id: str, message: str, *, wall_seconds: float = 0.0, attempts: int = 1
+) -> dict[str, Any]:
     """The result line of a task that could not run to an end."""
-    return {"id": task_id, "status": "error", "error": message, "checkExitCode": None, "turns": 0,
-            "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "cost": 0.0,
-            "wallSeconds": round(wall_seconds, 3), "stopReason": None, "outputLimitReached": False,
-            "finalText": None, "patch": "", "attempts": attempts}
+    return {
+        "id": task_id,
+        "status": "error",
+        "error": message,
+        "checkExitCode": None,
+        "turns": 0,
+        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "cost": 0.0,
+        "wallSeconds": round(wall_seconds, 3),
+        "stopReason": None,
+        "outputLimitReached": False,
+        "finalText": None,
+        "patch": "",
+        "attempts": attempts,
+    }
 
 
 def run_task(task: BatchTask, context: RunContext, limits: LimitClient | None, holder: str) -> dict[str, Any]:
@@ -81,7 +100,12 @@ def run_task(task: BatchTask, context: RunContext, limits: LimitClient | None, h
 
 
 def _run(
-    task: BatchTask, context: RunContext, limits: LimitClient | None, holder: str, copy: WorkingCopy, started: float
+    task: BatchTask,
+    context: RunContext,
+    limits: LimitClient | None,
+    holder: str,
+    copy: WorkingCopy,
+    started: float,
 ) -> dict[str, Any]:
     if task.cwd is not None:
         copy.copy_from(task.cwd)

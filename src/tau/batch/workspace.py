@@ -49,13 +49,19 @@ class WorkingCopy:
             raise WorkspaceError(f"git clone {repo} failed: {_last_line(done.stderr)}")
         done = _git(["checkout", "--quiet", "--detach", commit], cwd=self.path)
         if done.returncode != 0:
-            raise WorkspaceError(f"commit {commit} of {repo} cannot be checked out: {_last_line(done.stderr)}")
+            raise WorkspaceError(
+                f"commit {commit} of {repo} cannot be checked out: {_last_line(done.stderr)}"
+            )
 
     def run(self, command: str, *, timeout: float | None) -> CommandResult:
         """Run a shell command in the working copy; exit code 124 when it runs out of time."""
         try:
             done = process_groups.run(
-                command, shell=True, cwd=self.path, stdin=subprocess.DEVNULL, capture_output=True,
+                command,
+                shell=True,
+                cwd=self.path,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
                 timeout=timeout,
             )
         except subprocess.TimeoutExpired as exc:
@@ -85,18 +91,29 @@ class WorkingCopy:
         return self._snapshot_git(["write-tree"]).stdout.strip()
 
     def _snapshot_git(self, args: list[str]) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "GIT_DIR": str(self._git_dir), "GIT_WORK_TREE": str(self.path),
-               "GIT_INDEX_FILE": str(self.root / "snapshot.index")}
+        env = {
+            **os.environ,
+            "GIT_DIR": str(self._git_dir),
+            "GIT_WORK_TREE": str(self.path),
+            "GIT_INDEX_FILE": str(self.root / "snapshot.index"),
+        }
         return _git(args, cwd=self.path, env=env)
 
 
-def _git(args: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _git(
+    args: list[str], *, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     environment = dict(env or os.environ)
     environment.setdefault("GIT_TERMINAL_PROMPT", "0")
     try:
         return process_groups.run(
-            ["git", "-c", "core.autocrlf=false", *args], cwd=cwd, env=environment,
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+            ["git", "-c", "core.autocrlf=false", *args],
+            cwd=cwd,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
         )
     except FileNotFoundError:
         raise WorkspaceError("git is not installed (it is needed for the working copies)") from None

@@ -216,7 +216,9 @@ class ServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
-                read, write = await stack.enter_async_context(_checked_tool_lists(read, write, self._skip_tool))
+                read, write = await stack.enter_async_context(
+                    _checked_tool_lists(read, write, self._skip_tool)
+                )
                 session = await stack.enter_async_context(
                     ClientSession(
                         read, write, logging_callback=self._on_log, message_handler=self._on_message

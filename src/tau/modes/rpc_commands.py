@@ -149,7 +149,9 @@ async def _steer(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _follow_up(ctx: CommandContext, command: JsonDict) -> Any:
-    return {"disposition": await ctx.session.follow_up(_str(command, "message"), _images(command), source="rpc")}
+    return {
+        "disposition": await ctx.session.follow_up(_str(command, "message"), _images(command), source="rpc")
+    }
 
 
 async def _clear_queue(ctx: CommandContext, command: JsonDict) -> Any:
@@ -295,7 +297,12 @@ class _SourceLocator:
         discovered = not _is_within(path, base) or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
-        return {"path": path, "source": "auto" if discovered else "local", "scope": scope, "origin": "top-level"}
+        return {
+            "path": path,
+            "source": "auto" if discovered else "local",
+            "scope": scope,
+            "origin": "top-level",
+        }
 
 
 _DISCOVERED_DIRS = ("extensions", "prompts", "skills")

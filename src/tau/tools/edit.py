@@ -124,7 +124,9 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
         await ops.access(absolute)
         data = await ops.read_file(absolute)
     except OSError as error:
-        raise ToolError(f"Could not edit {path}: {describe_os_error(error, absolute)} ({absolute})") from error
+        raise ToolError(
+            f"Could not edit {path}: {describe_os_error(error, absolute)} ({absolute})"
+        ) from error
     try:
         original = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -63,7 +63,9 @@ def _looks_binary(data: bytes) -> bool:
     return decoded.count("\ufffd") > _BINARY_REPLACEMENT_RATIO * len(decoded)
 
 
-def _text_result(selected: SelectedLines, path: str, offset: int | None, limit: int | None) -> AgentToolResult:
+def _text_result(
+    selected: SelectedLines, path: str, offset: int | None, limit: int | None
+) -> AgentToolResult:
     total = selected.total_lines
     start = max(0, offset - 1) if offset else 0
     if start >= total:

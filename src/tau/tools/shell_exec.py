@@ -33,6 +33,7 @@ EXIT_GRACE_LIMIT_SECONDS = 2.0
 # The size asked for the output pipe (Linux's default ceiling for a user, /proc/sys/fs/pipe-max-size).
 _PIPE_BYTES = 1 << 20
 
+
 def kill_process_group(pid: int) -> None:
     """SIGKILL the process group led by ``pid`` at once and forget it (an abort, a timeout)."""
     process_groups.kill(pid)

@@ -85,7 +85,9 @@ def load_temporary_packages(sources: list[str], agent_dir: str, *, offline: bool
         found.skills += contents.found["skills"]
         found.prompts += contents.found["prompts"]
         found.themes += contents.found["themes"]
-        found.warnings += [f"-e {raw}: {os.path.basename(p)} not loaded ({why})" for p, why in contents.not_loadable]
+        found.warnings += [
+            f"-e {raw}: {os.path.basename(p)} not loaded ({why})" for p, why in contents.not_loadable
+        ]
         found.warnings += [f"-e {raw}: {problem}" for problem in contents.problems]
     return found
 
