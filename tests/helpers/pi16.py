@@ -1,4 +1,4 @@
-"""The real pi 1.6 for the interop tests: installed in ``.ci/pi16`` by ``.ci/run`` (as the README's
+"""The real pi 1.6 for the interop tests: installed in ``.ci/pi16`` by ``scripts/check`` (as the README's
 "Set up" says) or in ``$TAU_TEST_PI16_DIR``, run offline against the fake server."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def pi16_command() -> list[str]:
         manifest = {}
     if manifest.get("version") != "1.6.0" or not node.is_file():
         pytest.fail(
-            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as .ci/run does)", pytrace=False
+            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as scripts/check does)", pytrace=False
         )
     return [str(node), str(package / manifest["bin"]["pi"])]
 
