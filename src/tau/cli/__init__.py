@@ -10,10 +10,6 @@ def main(argv: list[str] | None = None) -> int:
     command is done (see ``_end_process``); given ``argv``, it returns the exit code."""
     import gc
 
-    from tau.cli.deferred_modules import defer_standard_modules
-
-    defer_standard_modules()
-
     # Importing the command's modules makes long-lived objects only: the collector's passes over
     # them are a tenth of that import (``run`` keeps it off for the rest of start-up likewise).
     collecting = gc.isenabled()

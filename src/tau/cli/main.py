@@ -100,9 +100,6 @@ def _run(argv: list[str] | None) -> int:
     except UsageError as exc:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
-    from tau.cli.deferred_ssl import import_asyncio
-
-    import_asyncio()
     import asyncio
 
     try:
