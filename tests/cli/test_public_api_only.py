@@ -47,9 +47,13 @@ def _standard_module_private_names(tree: ast.Module) -> set[str]:
             for alias in node.names:
                 if alias.name.split(".")[0] in sys.stdlib_module_names:
                     modules[alias.asname or alias.name.split(".")[0]] = alias.name
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.split(".")[0] in sys.stdlib_module_names:
-                found |= {f"{node.module}.{a.name}" for a in node.names if _private(a.name)}
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.split(".")[0] in sys.stdlib_module_names
+        ):
+            found |= {f"{node.module}.{a.name}" for a in node.names if _private(a.name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr):
             if node.value.id in modules:
