@@ -333,29 +333,32 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def _edit(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
-    """Apply ``change`` to the file's ``mcpServers`` object and write the file back (atomically)
-    when it says something changed; other content is kept."""
-    errors: list[str] = []
-    data = _read_json(path, errors) if path.exists() else {}
-    if data is None:
-        raise ValueError(errors[0] if errors else f"cannot read {path}")
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ValueError(f'{path}: expected an object with an "mcpServers" object')
-    if not change(servers):
-        return False
-    import tempfile
+    """Apply ``change`` to the file's ``mcpServers`` object as the file holds it now, under the
+    file's lock (``<file>.lock``, the lock format of the other shared files), and replace the file
+    atomically when it says something changed; other content is kept, and so are servers another
+    process added meanwhile. Raises ``ValueError`` for a file that cannot be used, ``OSError``
+    when it cannot be written (or stays locked)."""
+    from tau._shared_file import update_json_file
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return True
+    def read(target: Path) -> dict[str, Any]:
+        errors: list[str] = []
+        data = _read_json(target, errors)
+        if errors:
+            raise ValueError(errors[0])
+        return data or {}
+
+    def apply(data: dict[str, Any]) -> bool:
+        servers = data.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ValueError(f'{path}: expected an object with an "mcpServers" object')
+        if not change(servers):
+            return False
+        data["mcpServers"] = servers
+        return True
+
+    # A new file is for its owner only (its headers and env may hold keys); an existing one keeps its bits.
+    mode = None if path.exists() else 0o600
+    return update_json_file(path, apply, read=read, follow_links=False, mode=mode)
 
 
 def add_server(path: Path, name: str, entry: dict[str, Any]) -> bool:
