@@ -1,4 +1,5 @@
-"""``tau batch``: read the tasks, skip the finished ones, run the rest, write the summary."""
+"""``tau batch``: read the tasks, skip the finished ones, run the rest, write the summary. A run holds
+its ``--out`` folder (``tau.batch.run_lock``): a second run on the same folder is refused."""
 
 from __future__ import annotations
 
@@ -50,6 +51,17 @@ def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
         if problem is not None:
             raise BatchUsageError(f"--model: {problem}")
     options.out.mkdir(parents=True, exist_ok=True)
+    from tau.batch.run_lock import FolderInUseError, holding_out_folder
+
+    try:
+        with holding_out_folder(options.out):
+            return _run_batch(options, registry, agent_dir, err=err, out=out)
+    except FolderInUseError as exc:
+        raise BatchUsageError(str(exc)) from None
+
+
+def _run_batch(options: BatchOptions, registry: Any, agent_dir: Path, *, err: TextIO, out: TextIO) -> int:
+    """The run itself, while this process holds the ``--out`` folder."""
     finished = {result["id"] for result in read_results(options.out)}
     tasks, problems, skipped = _pending_tasks(options, registry, finished)
     for bad_line in problems:
