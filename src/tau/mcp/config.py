@@ -30,6 +30,7 @@ __all__ = [
     "McpConfig",
     "ServerConfig",
     "add_server",
+    "edit_servers",
     "expand_value",
     "global_config_path",
     "has_mcp_config",
@@ -332,7 +333,7 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
 # -- editing -----------------------------------------------------------------------------------
 
 
-def _edit(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
+def edit_servers(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
     """Apply ``change`` to the file's ``mcpServers`` object as the file holds it now, under the
     file's lock (``<file>.lock``, the lock format of the other shared files), and replace the file
     atomically when it says something changed; other content is kept, and so are servers another
@@ -371,7 +372,7 @@ def add_server(path: Path, name: str, entry: dict[str, Any]) -> bool:
         servers[name] = entry
         return True
 
-    _edit(path, change)
+    edit_servers(path, change)
     return replaced
 
 
@@ -379,7 +380,7 @@ def remove_server(path: Path, name: str) -> bool:
     """Remove ``name`` from the file; ``False`` when it was not there."""
     if not path.exists():
         return False
-    return _edit(path, lambda servers: servers.pop(name, None) is not None)
+    return edit_servers(path, lambda servers: servers.pop(name, None) is not None)
 
 
 def set_server_fields(
@@ -405,4 +406,4 @@ def set_server_fields(
                 entry[key] = value
         return True
 
-    _edit(path, change)
+    edit_servers(path, change)
