@@ -62,17 +62,22 @@ def refused(batch: BatchRun) -> None:
 def recorded_once(batch: BatchRun) -> None:
     ids = sorted(result["id"] for result in batch.results())
     assert ids == ["quick", "waits"]
-    assert sorted(p.name for p in (batch.root / "out" / "sessions").iterdir()) == ["quick.jsonl", "waits.jsonl"]
+    assert sorted(p.name for p in (batch.root / "out" / "sessions").iterdir()) == [
+        "quick.jsonl",
+        "waits.jsonl",
+    ]
 
 
-def test_a_second_batch_on_the_same_out_is_refused_while_the_first_runs_and_works_after(batch: BatchRun) -> None:
+def test_a_second_batch_on_the_same_out_is_refused_while_the_first_runs_and_works_after(
+    batch: BatchRun,
+) -> None:
     release = write_waiting_tasks(batch)
     first = start_holding(batch)
     try:
         refused(batch)
     finally:
         release.touch()
-        stdout, stderr = first.communicate(timeout=60)
+        _stdout, stderr = first.communicate(timeout=60)
     assert first.returncode == 0, stderr
     recorded_once(batch)
     assert not (batch.root / "out" / ".tau-batch.lock").exists()

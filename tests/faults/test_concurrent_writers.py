@@ -22,7 +22,9 @@ from fault_campaign import Campaign, Outcome
 WRITERS = 20
 
 
-def at_once(campaign: Campaign, commands: list[list[str]], *, stdin: str = "", cwd: Path | None = None) -> None:
+def at_once(
+    campaign: Campaign, commands: list[list[str]], *, stdin: str = "", cwd: Path | None = None
+) -> None:
     """Start every command before waiting for any; each must end cleanly with exit 0."""
     running = [
         subprocess.Popen(
@@ -61,7 +63,9 @@ def read(path: Path) -> Any:
 
 def leftovers(folder: Path) -> list[str]:
     """Lock directories and temporary files a writer left behind."""
-    return sorted(p.name for p in folder.iterdir() if p.name.endswith((".lock", ".tmp")) or p.name.startswith("."))
+    return sorted(
+        p.name for p in folder.iterdir() if p.name.endswith((".lock", ".tmp")) or p.name.startswith(".")
+    )
 
 
 @pytest.mark.parametrize("local", [False, True], ids=["user", "project"])
@@ -72,7 +76,9 @@ def test_twenty_tau_install_at_once_record_every_package(campaign: Campaign, loc
     at_once(campaign, [tau("install", f"./pkg{i}", *scope) for i in range(WRITERS)])
     folder = campaign.work / ".tau" if local else campaign.agent_dir
     settings = read(folder / "settings.json")
-    assert sorted(settings["packages"]) == sorted(os.path.relpath(campaign.work / f"pkg{i}", folder) for i in range(WRITERS))
+    assert sorted(settings["packages"]) == sorted(
+        os.path.relpath(campaign.work / f"pkg{i}", folder) for i in range(WRITERS)
+    )
     if not local:
         assert settings["retry"] == {"enabled": False, "provider": {"maxRetries": 0}}  # what was there stays
     assert leftovers(folder) == []
@@ -188,7 +194,10 @@ assert not settings.drain_errors()
 def test_twenty_settings_objects_saving_at_once_keep_each_others_keys(campaign: Campaign) -> None:
     at_once(
         campaign,
-        [python(SETTINGS_WRITER, str(campaign.work), str(campaign.agent_dir), f"k{i}") for i in range(WRITERS)],
+        [
+            python(SETTINGS_WRITER, str(campaign.work), str(campaign.agent_dir), f"k{i}")
+            for i in range(WRITERS)
+        ],
     )
     settings = read(campaign.agent_dir / "settings.json")
     names = {f"k{i}" for i in range(WRITERS)}
@@ -196,7 +205,9 @@ def test_twenty_settings_objects_saving_at_once_keep_each_others_keys(campaign: 
     assert sorted(settings["enabledModels"]) == sorted(names)
 
 
-def test_twenty_installs_of_one_package_at_once_leave_one_whole_copy(campaign: Campaign, tmp_path: Path) -> None:
+def test_twenty_installs_of_one_package_at_once_leave_one_whole_copy(
+    campaign: Campaign, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     (repo / "skills").mkdir(parents=True)
     (repo / "skills" / "hello.md").write_text("---\nname: hello\ndescription: says hello\n---\nhello\n")

@@ -27,9 +27,7 @@ class FolderInUseError(Exception):
         self.folder = folder
         self.holder = holder
         who = f"another tau batch (pid {holder})" if holder else "another tau batch"
-        super().__init__(
-            f"{folder} is in use by {who}: wait for it to end, or give this run another --out"
-        )
+        super().__init__(f"{folder} is in use by {who}: wait for it to end, or give this run another --out")
 
 
 @contextlib.contextmanager

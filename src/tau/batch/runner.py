@@ -87,10 +87,21 @@ def write_summary(out_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def _run(options: BatchOptions, tasks: list[BatchTask], limits: dict[str, ProviderLimit], agent_dir: str, err: TextIO) -> None:
+def _run(
+    options: BatchOptions,
+    tasks: list[BatchTask],
+    limits: dict[str, ProviderLimit],
+    agent_dir: str,
+    err: TextIO,
+) -> None:
     scratch = tempfile.mkdtemp(prefix="tau-batch-")
-    context = RunContext(agent_dir=agent_dir, default_model=options.model,
-                         limited_providers=sorted(limits), scratch=scratch, project_trust=options.project_trust)
+    context = RunContext(
+        agent_dir=agent_dir,
+        default_model=options.model,
+        limited_providers=sorted(limits),
+        scratch=scratch,
+        project_trust=options.project_trust,
+    )
     log = ResultLog(options.out)
     progress = Progress(err, len(tasks))
 
@@ -108,8 +119,14 @@ def _run(options: BatchOptions, tasks: list[BatchTask], limits: dict[str, Provid
             from tau.batch.local_engine import run_local
 
             server = LimitServer(LimitBook({k: v.to_wire() for k, v in limits.items()})) if limits else None
-            run_local(iter(tasks), context, workers=options.workers, limits=server,
-                      log_path=options.out / "workers.log", on_result=store)
+            run_local(
+                iter(tasks),
+                context,
+                workers=options.workers,
+                limits=server,
+                log_path=options.out / "workers.log",
+                on_result=store,
+            )
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.finish()

@@ -305,7 +305,9 @@ class AuthStorage:
             return None
         problem = key_problem(key)
         if problem is not None:
-            raise InvalidApiKeyError(f'The API key of provider "{provider}" from {source} {problem}: fix it there')
+            raise InvalidApiKeyError(
+                f'The API key of provider "{provider}" from {source} {problem}: fix it there'
+            )
         register_secret(key)
         return key
 
@@ -343,10 +345,14 @@ class AuthStorage:
         """The variables a stored ``api_key`` credential sets for its requests (pi's ``env``, e.g.
         ``GOOGLE_CLOUD_PROJECT`` from a Vertex login); they win over the process environment."""
         credential = self._data.get(provider)
-        env = credential.get("env") if credential is not None and credential.get("type") == "api_key" else None
+        env = (
+            credential.get("env") if credential is not None and credential.get("type") == "api_key" else None
+        )
         if not isinstance(env, dict):
             return {}
-        return {name: value.strip() for name, value in env.items() if isinstance(value, str) and value.strip()}
+        return {
+            name: value.strip() for name, value in env.items() if isinstance(value, str) and value.strip()
+        }
 
     # ---- OAuth logins ----------------------------------------------------------------------------
 
@@ -381,7 +387,9 @@ class AuthStorage:
         key = flow.api_key(credential) if flow is not None else None
         return key.strip() if key else None
 
-    def refresh_oauth(self, provider: str, *, min_validity_ms: int = OAUTH_MIN_VALIDITY_MS) -> JsonObject | None:
+    def refresh_oauth(
+        self, provider: str, *, min_validity_ms: int = OAUTH_MIN_VALIDITY_MS
+    ) -> JsonObject | None:
         """``provider``'s OAuth credential with at least ``min_validity_ms`` left, refreshed if needed
         (once across processes: the check is repeated under the file's lock). ``None`` when there is
         no OAuth login (logged out meanwhile). Raises ``OAuthRefreshError``."""
@@ -485,7 +493,9 @@ class AuthStorage:
             make_private_dir(path.parent)
             update_json_file(path, apply, read=_read_object, stale_s=STORE_STALE_S, mode=0o600)
         except ConfigError as error:
-            raise ConfigError(path, f"not saved: {error.problem}", line=error.line, column=error.column) from error
+            raise ConfigError(
+                path, f"not saved: {error.problem}", line=error.line, column=error.column
+            ) from error
         except (OSError, LockTimeoutError) as error:
             raise ConfigError(path, f"cannot write credentials: {error}") from error
         self._data = {name: entry for name, entry in current.items() if isinstance(entry, dict)}
@@ -514,7 +524,11 @@ def _refreshable(provider: str, credential: JsonObject) -> bool:
     """Whether tau can refresh this login itself (its provider has a flow and it has a refresh token)."""
     from tau.runtime.oauth import OAUTH_PROVIDERS
 
-    return provider in OAUTH_PROVIDERS and isinstance(credential.get("refresh"), str) and bool(credential["refresh"])
+    return (
+        provider in OAUTH_PROVIDERS
+        and isinstance(credential.get("refresh"), str)
+        and bool(credential["refresh"])
+    )
 
 
 def _expires_within(credential: JsonObject, window_ms: int) -> bool:

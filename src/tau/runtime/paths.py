@@ -2,8 +2,9 @@
 
 The agent dir is ``$TAU_AGENT_DIR`` (a leading ``~`` is expanded) or ``~/.tau/agent``; a project's
 own configuration lives in ``<cwd>/.tau/``. Files shared between tau and pi processes (settings.json,
-auth.json) are written under pi's lock and replaced atomically, so a reader never sees half a file
-and two writers never lose each other's keys.
+auth.json, ...) are changed with ``update_json_file`` (``tau._shared_file``): under pi's lock the file
+is read again, changed and replaced atomically, so a reader never sees half a file and two writers
+never lose each other's keys.
 """
 
 from __future__ import annotations

@@ -133,7 +133,9 @@ class TrustStore:
             return json.dumps({key: data[key] for key in sorted(data)}, indent=2) + "\n"
 
         try:
-            update_json_file(self.path, apply, read=lambda _: dict(self._read()), dump=dump, follow_links=False)
+            update_json_file(
+                self.path, apply, read=lambda _: dict(self._read()), dump=dump, follow_links=False
+            )
         except OSError as error:
             raise ConfigError(self.path, f"cannot write file: {error}") from error
 

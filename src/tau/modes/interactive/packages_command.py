@@ -66,4 +66,6 @@ async def packages_command(mode: InteractiveMode, argument: str) -> None:
             mode.chat.add_notice(f"{package.source.raw} is no longer in the settings", "warning")
             return
         what = "Enabled" if not switch.on else "Disabled"
-        mode.chat.add_notice(f"{what} {switch.kind[:-1]} {switch.pattern} of {package.source.raw}; /reload applies it")
+        mode.chat.add_notice(
+            f"{what} {switch.kind[:-1]} {switch.pattern} of {package.source.raw}; /reload applies it"
+        )

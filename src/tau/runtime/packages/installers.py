@@ -207,7 +207,9 @@ def npm_available_version(source: PackageSource) -> str:
     try:
         return _npm_version(source, document)
     except (KeyError, TypeError):
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
 
 
 def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
@@ -225,7 +227,9 @@ def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
     except httpx.HTTPError as exc:
         raise InstallError(f"cannot fetch {source.raw} from {registry}: {exc}") from None
     except ValueError:
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
     if not isinstance(document, dict):
         raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document")
     return registry, document
