@@ -81,9 +81,11 @@ def _run_batch(options: BatchOptions, registry: Any, agent_dir: Path, *, err: Te
 
 
 def write_summary(out_dir: Path) -> dict[str, Any]:
+    from tau._shared_file import write_file_atomic
+
     summary = summarize(read_results(out_dir))
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    # Replaced in one step: a reader never sees half a summary.
+    write_file_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 
