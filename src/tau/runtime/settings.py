@@ -253,10 +253,10 @@ class SettingsManager:
         Under the file's lock the file is read again, ``change`` edits that fresh copy (so a list
         such as ``packages`` is extended from what another process wrote meanwhile, not from what
         this manager read at start) and the result replaces the file atomically; this manager then
-        adopts it. ``change``'s own exceptions propagate and nothing is written. A file that cannot
-        be read or written is reported (``drain_errors()``), the change made in memory only, and
-        ``None`` returned; so is a scope without a file, or whose file failed to load (which then
-        returns ``change``'s value).
+        adopts it. ``change``'s own exceptions propagate and nothing is written. A scope without a
+        file, or whose file failed to load, is changed in memory only (``change``'s value returned).
+        A file that cannot be read or written now is reported (``drain_errors()``): the change is
+        made in memory only and ``None`` returned.
         """
         path = self._paths[scope]
         if path is None or self._load_failed[scope]:
