@@ -7,6 +7,7 @@ one line for the user.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -31,6 +32,8 @@ __all__ = [
 NPM_REGISTRY_ENV = "npm_config_registry"
 """npm's own variable for the registry URL; tau reads it too (default https://registry.npmjs.org)."""
 _DEFAULT_REGISTRY = "https://registry.npmjs.org"
+_FOLDER_LOCK_WAIT_S = 60.0
+"""A removal of a large package folder holds its lock while the files are deleted."""
 
 
 class InstallError(Exception):
@@ -75,8 +78,11 @@ def update(source: PackageSource, target: str) -> tuple[str | None, str | None]:
 
 def uninstall(source: PackageSource, target: str) -> None:
     """Delete a managed package folder; a local package's folder is the user's and stays."""
-    if source.kind != "local" and os.path.isdir(target):
-        shutil.rmtree(target)
+    if source.kind == "local" or not os.path.isdir(target):
+        return
+    with _folder_lock(target):
+        if os.path.isdir(target):
+            shutil.rmtree(target)
 
 
 def version_of(source: PackageSource, target: str) -> str | None:
@@ -113,13 +119,25 @@ def _normal(name: str) -> str:
 
 
 def _replace(staging: str, target: str) -> None:
+    """Move ``staging`` to ``target`` under the folder's lock, so two installs of one package at once
+    each move a whole copy in turn instead of tripping over each other's renames."""
     old = None
-    if os.path.exists(target):
-        old = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
-        os.rename(target, os.path.join(old, "old"))
-    os.rename(staging, target)
+    with _folder_lock(target):
+        if os.path.exists(target):
+            old = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
+            os.rename(target, os.path.join(old, "old"))
+        os.rename(staging, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _folder_lock(target: str) -> contextlib.AbstractContextManager[None]:
+    """The lock of a managed package folder, ``<folder>.lock`` (the format of the config files' locks)."""
+    from pathlib import Path
+
+    from tau.runtime.paths import file_lock
+
+    return file_lock(Path(target), timeout_s=_FOLDER_LOCK_WAIT_S, follow_links=False)
 
 
 # -- git -----------------------------------------------------------------------------------------
@@ -189,7 +207,9 @@ def npm_available_version(source: PackageSource) -> str:
     try:
         return _npm_version(source, document)
     except (KeyError, TypeError):
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
 
 
 def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
@@ -207,7 +227,9 @@ def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
     except httpx.HTTPError as exc:
         raise InstallError(f"cannot fetch {source.raw} from {registry}: {exc}") from None
     except ValueError:
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
     if not isinstance(document, dict):
         raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document")
     return registry, document
