@@ -205,7 +205,7 @@ def _identity(raw: str, base: str) -> str | None:
 
 def _remove(raw: str, local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.configured import entry_source
-    from tau.runtime.packages.installers import uninstall
+    from tau.runtime.packages.installers import check_owned, uninstall
     from tau.runtime.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
@@ -220,8 +220,10 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
     if len(kept) == len(entries):
         where = "the project's" if local else "the user's"
         raise _UsageError(f"no matching package found for {raw} in {where} settings (see: tau list)")
+    target = source.install_dir(base)
+    check_owned(source, target)  # before the settings change: a refusal changes nothing
     context.save(local, kept)
-    uninstall(source, source.install_dir(base))
+    uninstall(source, target)
     print(f"Removed {raw}")
     return 0
 

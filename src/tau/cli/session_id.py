@@ -10,8 +10,14 @@ from tau._pattern import lazy_pattern
 _VALID_ID = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
+MAX_SESSION_ID = 200
+"""The id is part of the session's file name (``<timestamp>_<id>.jsonl``, at most 255 bytes)."""
+
+
 def session_id_problem(session_id: str) -> str | None:
     """Why ``session_id`` cannot name a session, or ``None`` when it can."""
+    if len(session_id) > MAX_SESSION_ID and _VALID_ID.fullmatch(session_id):
+        return f"--session-id: an id of {len(session_id)} characters is too long (at most {MAX_SESSION_ID})"
     if _VALID_ID.fullmatch(session_id):
         return None
     return (
