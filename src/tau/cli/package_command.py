@@ -296,7 +296,9 @@ def _update(raw: str | None, approve: bool | None) -> int:
 
     context = _Context(approve, need_project=False)
     context.warn()
-    packages, _ = configured_packages(declared_scopes(context.settings))
+    packages, problems = configured_packages(declared_scopes(context.settings))
+    for problem in problems:  # an entry tau cannot use (or would install outside its folder) is skipped
+        print(f"tau: warning: {problem}", file=sys.stderr)
     if raw is not None:
         wanted = _identity_anywhere(raw, context)
         packages = [p for p in packages if p.source.identity(p.base_dir) in wanted]

@@ -21,9 +21,17 @@ def session_id_problem(session_id: str) -> str | None:
     if _VALID_ID.fullmatch(session_id):
         return None
     return (
-        f'--session-id "{session_id}": use letters, digits, ".", "-" and "_", starting and ending '
+        f'--session-id {_quoted(session_id)}: use letters, digits, ".", "-" and "_", starting and ending '
         "with a letter or digit"
     )
+
+
+def _quoted(text: str) -> str:
+    """``text`` in double quotes on one line (JSON escapes), cut to a readable length."""
+    import json
+
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted if len(quoted) <= 120 else quoted[:100] + "…" + quoted[-16:]
 
 
 def find_local_session(session_dir: str, session_id: str) -> str | None:

@@ -81,6 +81,10 @@ def parse_source(raw: str, *, cwd: str | None = None) -> PackageSource:
     text = raw.strip()
     if not text:
         raise SourceError("empty package source")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise SourceError(
+            f"package source {shown(text)} holds a control character (such as NUL or a line break)"
+        )
     if text.startswith("npm:"):
         return _npm(text)
     if text.startswith("pip:"):
