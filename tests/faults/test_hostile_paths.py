@@ -288,3 +288,20 @@ def test_a_failed_pip_install_shows_pips_own_error_line(campaign: Campaign) -> N
     assert "ERROR: Exception" not in line
     assert "Expected ']' at the end of a table declaration" in line
     assert not (campaign.agent_dir / "pip" / "broken").exists()
+
+
+def test_a_climbing_source_for_one_run_is_a_warning_and_replaces_nothing(
+    campaign: Campaign, sentinel: Path
+) -> None:
+    campaign.server.add(*[Turn(text="ok")] * 6)
+    for source in _climbing_sources(sentinel):
+        run = campaign.process_check("-e", source, *MODEL, "-p", "hi", max_error_lines=20)
+        assert run.code == 0, run.stderr
+        assert f"tau: warning: -e {source}: " in run.stderr and "'..'" in run.stderr
+
+
+def test_an_unknown_scheme_for_one_run_is_named(campaign: Campaign) -> None:
+    campaign.server.add(Turn(text="ok"))
+    run = campaign.process_check("-e", "ftp://x/y", *MODEL, "-p", "hi", max_error_lines=20)
+    assert run.code == 0, run.stderr
+    assert "unknown package source scheme 'ftp'" in run.stderr
