@@ -305,3 +305,13 @@ def test_an_unknown_scheme_for_one_run_is_named(campaign: Campaign) -> None:
     run = campaign.process_check("-e", "ftp://x/y", *MODEL, "-p", "hi", max_error_lines=20)
     assert run.code == 0, run.stderr
     assert "unknown package source scheme 'ftp'" in run.stderr
+
+
+def test_a_kind_folder_that_is_a_link_out_of_the_agent_dir_is_not_followed(
+    campaign: Campaign, sentinel: Path
+) -> None:
+    (campaign.agent_dir / "npm").mkdir()
+    (campaign.agent_dir / "npm" / "node_modules").symlink_to(sentinel.parent)
+    _set_packages(campaign, ["npm:project"])
+    _one_line(campaign, "remove", "npm:project", expect="symbolic link")
+    _one_line(campaign, "install", "npm:project", expect="symbolic link")

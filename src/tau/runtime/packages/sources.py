@@ -64,12 +64,13 @@ class PackageSource:
         if self.kind == "local":
             return os.path.normpath(os.path.join(base_dir, os.path.expanduser(self.spec)))
         try:
+            # the kind's folder itself must not be a link out of the base either
             if self.kind == "git":
-                host = contained_path(os.path.join(base_dir, "git"), self.host)
+                host = contained_path(contained_path(base_dir, "git"), self.host)
                 return contained_path(host, self.repo_path)
             if self.kind == "npm":
-                return contained_path(os.path.join(base_dir, "npm", "node_modules"), self.name)
-            return contained_path(os.path.join(base_dir, "pip"), _pip_folder(self.name))
+                return contained_path(contained_path(base_dir, "npm", "node_modules"), self.name)
+            return contained_path(contained_path(base_dir, "pip"), _pip_folder(self.name))
         except PathEscapeError as exc:
             raise SourceError(
                 f"package source {shown(self.raw)} cannot be installed: {_one_line(exc)}"
