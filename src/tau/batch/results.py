@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from tau._contained import contained_path
+
 __all__ = ["ResultLog", "read_results", "summarize"]
 
 STATUSES = ("passed", "failed", "error", "timeout", "budget")
@@ -45,7 +47,7 @@ class ResultLog:
         """Store one finished task (the session first, so a result line always has its file)."""
         session = result.pop("session", None)
         if isinstance(session, str):
-            target = self.sessions / f"{result['id']}.jsonl"
+            target = Path(contained_path(self.sessions, f"{result['id']}.jsonl"))
             partial = target.with_suffix(".jsonl.part")
             partial.write_text(session, encoding="utf-8")
             os.replace(partial, target)
@@ -85,8 +87,11 @@ def summarize(results: Iterator[dict[str, Any]]) -> dict[str, Any]:
         "cost": round(cost, 6),
         "turns": turns,
         "tokens": tokens,
-        "wallSeconds": {"p50": _percentile(walls, 0.5), "p95": _percentile(walls, 0.95),
-                        "total": round(sum(walls), 3)},
+        "wallSeconds": {
+            "p50": _percentile(walls, 0.5),
+            "p95": _percentile(walls, 0.95),
+            "total": round(sum(walls), 3),
+        },
     }
 
 

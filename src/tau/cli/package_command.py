@@ -214,7 +214,7 @@ def _identity(raw: str, base: str) -> str | None:
 
 def _remove(raw: str, local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.configured import entry_source
-    from tau.runtime.packages.installers import uninstall
+    from tau.runtime.packages.installers import check_owned, uninstall
     from tau.runtime.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
@@ -224,6 +224,8 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
     if source.kind == "local":
         source = parse_source(os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec))))
     identity = source.identity(base)
+    target = source.install_dir(base)
+    check_owned(source, target)  # before the settings change: a refusal changes nothing
 
     def drop(entries: list[Any]) -> None:
         kept = [e for e in entries if (s := entry_source(e)) is None or _identity(s, base) != identity]
@@ -233,7 +235,7 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
         entries[:] = kept
 
     context.record(local, drop)
-    uninstall(source, source.install_dir(base))
+    uninstall(source, target)
     print(f"Removed {raw}")
     return 0
 
@@ -306,7 +308,9 @@ def _update(raw: str | None, approve: bool | None) -> int:
 
     context = _Context(approve, need_project=False)
     context.warn()
-    packages, _ = configured_packages(declared_scopes(context.settings))
+    packages, problems = configured_packages(declared_scopes(context.settings))
+    for problem in problems:  # an entry tau cannot use (or would install outside its folder) is skipped
+        print(f"tau: warning: {problem}", file=sys.stderr)
     if raw is not None:
         wanted = _identity_anywhere(raw, context)
         packages = [p for p in packages if p.source.identity(p.base_dir) in wanted]

@@ -22,6 +22,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from tau import __version__
+from tau._contained import file_name_problem
 from tau._dataclass import dataclass
 from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
@@ -239,6 +240,8 @@ class TauAcpAgent:
         return {"sessions": sessions}
 
     def _find(self, session_id: str, cwd: str) -> str:
+        if file_name_problem(session_id) is not None:  # an id, never a path to some file
+            raise RpcError.resource_not_found(session_id)
         try:
             found = find_session(
                 session_id, cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir
