@@ -27,6 +27,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from tau._unicode import dumps
+
 __all__ = ["DEFAULT_COMMAND", "RpcClient", "RpcError"]
 
 JsonDict = dict[str, Any]
@@ -103,7 +105,7 @@ class RpcClient:
         command_id = str(message["id"])
         future: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
         self._waiting[command_id] = future
-        await self.write_line(json.dumps(message, ensure_ascii=False))
+        await self.write_line(dumps(message))
         try:
             return await asyncio.wait_for(future, timeout)
         finally:

@@ -18,6 +18,7 @@ from dataclasses import field
 import jiter
 
 from tau._dataclass import dataclass
+from tau._unicode import dumps
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionFileError, SessionWriteError
 
@@ -96,11 +97,9 @@ def parse_json_line(line: bytes | str) -> JsonObject | None:
 
 def dump_line(obj: JsonObject) -> bytes:
     """One JSONL line as ``JSON.stringify`` writes it: compact, non-ASCII kept, ``\\n`` ended."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: escape them, as JavaScript does
-        return json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
+    # A lone surrogate is written as a \\uXXXX escape (as JavaScript does), the rest of the line as
+    # it is: the line stays valid UTF-8 JSON that tau and pi read back to the same text.
+    return dumps(obj).encode("utf-8") + b"\n"
 
 
 def record_line(record: JsonObject | str) -> bytes:
