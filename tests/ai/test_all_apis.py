@@ -268,7 +268,9 @@ async def test_an_emoji_split_across_two_deltas_arrives_whole(server: FakeLLMSer
             chunk_size=8,
         )
     )
-    s = stream(_model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api))
+    s = stream(
+        _model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api)
+    )
     text_deltas = [event.delta async for event in s if event.type == "text_delta"]
     reply = await s.result()
     assert reply.stop_reason == "toolUse", reply.error_message
@@ -280,7 +282,9 @@ async def test_an_emoji_split_across_two_deltas_arrives_whole(server: FakeLLMSer
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_lone_surrogates_in_the_context_are_sent_without_failing(server: FakeLLMServer, api: str) -> None:
+async def test_lone_surrogates_in_the_context_are_sent_without_failing(
+    server: FakeLLMServer, api: str
+) -> None:
     lone = "half \ud83d and \ude00 alone"
     server.add(Turn(text="fine"))
     context = Context(

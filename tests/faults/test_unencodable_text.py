@@ -74,7 +74,9 @@ def test_print_mode_prints_an_emoji_split_across_two_deltas(campaign: Campaign) 
     assert session_texts(campaign) == ["hi", JOINED]
 
 
-def test_print_mode_shows_a_lone_surrogate_in_the_reply_as_a_replacement_character(campaign: Campaign) -> None:
+def test_print_mode_shows_a_lone_surrogate_in_the_reply_as_a_replacement_character(
+    campaign: Campaign,
+) -> None:
     campaign.server.add(Turn(text=LONE))
     outcome = campaign.process_check(*MODEL, "-p", "hi", codes=(0,))
     assert outcome.stdout == "lone \ufffd and \ufffd halves\n"
@@ -123,17 +125,17 @@ def test_json_mode_streams_to_the_end_with_split_and_lone_surrogates(campaign: C
 # -- RPC -------------------------------------------------------------------------------------------
 
 
-def rpc(campaign: Campaign, commands: list[dict[str, Any]]) -> tuple[int | None, list[dict[str, Any]]]:
+def rpc(campaign: Campaign, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The commands (written as Python's json writes them: lone halves as escapes) to a real RPC
-    process, then end of input; its exit code and every line it wrote, each one JSON."""
+    process, then end of input: it exits 0; every line it wrote, each one JSON."""
     data = "".join(json.dumps(command) + "\n" for command in commands).encode()
     outcome = campaign.process_check("--mode", "rpc", *MODEL, stdin=data, codes=(0,))
-    return outcome.code, json_lines(outcome.stdout)
+    return json_lines(outcome.stdout)
 
 
 def test_rpc_answers_a_command_whose_id_and_prompt_hold_lone_surrogates(campaign: Campaign) -> None:
     campaign.server.add(Turn(text=SPLIT + LONE, chunk_size=8))
-    code, lines = rpc(
+    lines = rpc(
         campaign,
         [
             {"id": "a\ud83d", "type": "prompt", "message": "please \udcff"},
@@ -249,7 +251,9 @@ def test_any_text_arrives_through_every_mode_and_every_field(campaign: Campaign)
         assert events[-1]["type"] == "agent_settled"
 
         turns()
-        _, lines = rpc(campaign, [{"id": text, "type": "prompt", "message": text}, {"id": text, "type": "get_state"}])
+        lines = rpc(
+            campaign, [{"id": text, "type": "prompt", "message": text}, {"id": text, "type": "get_state"}]
+        )
         assert [line["id"] for line in lines if line.get("type") == "response"] == [joined(text)] * 2
         assert assistant_texts(lines) == [joined(reply)]
 
@@ -259,7 +263,9 @@ def test_any_text_arrives_through_every_mode_and_every_field(campaign: Campaign)
             acp.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
             session = acp.call("session/new", {"cwd": str(campaign.work), "mcpServers": []})
             prompt = [{"type": "text", "text": text or "-"}]
-            answer = acp.call("session/prompt", {"sessionId": session["result"]["sessionId"], "prompt": prompt})
+            answer = acp.call(
+                "session/prompt", {"sessionId": session["result"]["sessionId"], "prompt": prompt}
+            )
             assert answer["result"]["stopReason"] == "end_turn", answer
             acp.close()
         finally:

@@ -360,9 +360,7 @@ class UserMessage:
     role: Literal["user"] = field(default="user", init=False)
 
     def to_json(self) -> JsonObject:
-        content: Any = (
-            self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
-        )
+        content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
         return {"role": "user", "content": content, "timestamp": self.timestamp}
 
     @classmethod

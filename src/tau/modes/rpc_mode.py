@@ -81,7 +81,9 @@ _ANSWERED_AFTER_EVENTS = frozenset(
         "clone",
     }
 )
-_BUSY = 'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
+_BUSY = (
+    'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
+)
 
 
 async def run_rpc_mode(

@@ -55,7 +55,9 @@ def read_session_file(path: str) -> RawSessionFile:
 
 def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
     """Split on newlines and parse each line; blank lines are skipped, others kept either way."""
-    raw = RawSessionFile(ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data) and not data.isspace())
+    raw = RawSessionFile(
+        ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data) and not data.isspace()
+    )
     for number, line in enumerate(_lines(data), start=1):
         if not line or line.isspace():
             continue
@@ -64,7 +66,9 @@ def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
             raw.records.append(value)
         else:
             raw.records.append(line.decode("utf-8", "surrogateescape"))
-            raw.warnings.append(f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)")
+            raw.warnings.append(
+                f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)"
+            )
     return raw
 
 
@@ -207,4 +211,6 @@ def check_writable(path: str) -> None:
         return
     folder = os.path.dirname(path) or "."
     if os.path.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK):
-        raise SessionWriteError(f"could not save the session to {path}: the folder {folder} is not writable", path)
+        raise SessionWriteError(
+            f"could not save the session to {path}: the folder {folder} is not writable", path
+        )

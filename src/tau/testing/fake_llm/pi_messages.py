@@ -50,7 +50,12 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
         arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
         for chunk in split_chunks(arguments, turn.chunk_size):
             yield _event("toolcall_delta", contentIndex=index, delta=chunk)
-        tool_call = {"type": "toolCall", "id": call_id, "name": call.name, "arguments": _final_arguments(call)}
+        tool_call = {
+            "type": "toolCall",
+            "id": call_id,
+            "name": call.name,
+            "arguments": _final_arguments(call),
+        }
         yield _event("toolcall_end", contentIndex=index, toolCall=tool_call)
         index += 1
     usage = turn.usage
