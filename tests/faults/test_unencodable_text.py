@@ -122,6 +122,31 @@ def test_json_mode_streams_to_the_end_with_split_and_lone_surrogates(campaign: C
     assert outcome.stdout.isascii() or outcome.stdout.encode("utf-8")  # escaped: valid UTF-8
 
 
+def test_tools_given_lone_surrogates_write_what_node_writes_for_them(campaign: Campaign) -> None:
+    # A pair of halves is the character; a lone half becomes U+FFFD in a file's text, in a file name
+    # and in a command, as pi's Node does: the file is valid UTF-8 that edit then takes.
+    campaign.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("write", {"path": "f.txt", "content": "a\ud83d\ude00 \ud83d b"}),
+                ScriptedToolCall("write", {"path": "g\udcff.txt", "content": "x"}),
+                ScriptedToolCall("bash", {"command": "printf 'c\\n\ud83d'"}),
+            ]
+        ),
+        Turn(
+            tool_calls=[ScriptedToolCall("edit", {"path": "f.txt", "oldText": "\ufffd b", "newText": "ok"})]
+        ),
+        Turn(text="done"),
+    )
+    outcome = campaign.process_check(*MODEL, "--mode", "json", "go", codes=(0,))
+    results = [e for e in json_lines(outcome.stdout) if e["type"] == "tool_execution_end"]
+    assert [r["isError"] for r in results] == [False] * 4, results
+    assert (campaign.work / "f.txt").read_text(encoding="utf-8") == "a😀 ok"
+    assert (campaign.work / "g\ufffd.txt").read_text() == "x"
+    [shell] = [r for r in results if r["toolName"] == "bash"]
+    assert shell["result"]["content"][0]["text"] == "c\n\ufffd"
+
+
 # -- RPC -------------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from tau._dataclass import dataclass
+from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
 
@@ -245,7 +246,7 @@ class LocalBashOperations:
                 lambda: _OutputProtocol(on_data, loop),
                 shell,
                 "-c",
-                command,
+                well_formed(command),  # a lone surrogate as U+FFFD (as Node passes it): no encoding error
                 stdin=empty_stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
