@@ -7,7 +7,7 @@ UTF-16, so in pi two halves appended one after the other are the character, and 
 writes a lone half as a ``\\uXXXX`` escape. The functions here do the same for tau:
 
 - ``join_split_pair``: two halves that meet at the boundary of two appended pieces become the one
-  character (what appending does in JavaScript);
+  character (what appending does in JavaScript); ``join_pairs`` does it inside one piece;
 - ``well_formed``: text for a reader of plain text (a terminal, print mode's answer): pairs joined,
   every lone half replaced by U+FFFD (JavaScript's ``toWellFormed``);
 - ``escape_lone_surrogates``: JSON text whose lone halves are written as ``\\uXXXX`` escapes (what
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import re
 
-__all__ = ["ascii_json", "dumps", "escape_lone_surrogates", "join_split_pair", "well_formed"]
+__all__ = ["ascii_json", "dumps", "escape_lone_surrogates", "join_pairs", "join_split_pair", "well_formed"]
 
 _HIGH_FIRST, _HIGH_LAST = "\ud800", "\udbff"
 _LOW_FIRST, _LOW_LAST = "\udc00", "\udfff"
@@ -42,6 +42,18 @@ def join_split_pair(before: str, piece: str) -> tuple[str, str] | None:
         return None
     character = chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(piece[0]) - 0xDC00))
     return before[:-1] + character, piece[1:]
+
+
+def join_pairs(text: str) -> str:
+    """``text`` with each high surrogate followed by a low one turned into the character; lone
+    halves stay (a later piece may complete one)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 def well_formed(text: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 from tau._dataclass import dataclass
-from tau._unicode import join_split_pair
+from tau._unicode import join_pairs, join_split_pair
 
 Api: TypeAlias = str
 Provider: TypeAlias = str
@@ -55,6 +55,7 @@ class _StreamedText:
         character, as appending does in JavaScript (a provider may split an emoji's escapes)."""
         if not delta:
             return
+        delta = join_pairs(delta)
         pieces = self._pieces
         joined = join_split_pair(pieces[-1] if pieces else self._text, delta)
         if joined is not None:
