@@ -231,6 +231,7 @@ class LocalBashOperations:
     ) -> int | None:
         if signal is not None and signal.aborted:
             raise CommandAborted()
+        command = well_formed(command)  # a lone surrogate as U+FFFD, as Node passes it: no encoding error
         shell = find_shell(self.shell_path)
         _guard_ending_signals()
         _reaper.start()
@@ -246,7 +247,7 @@ class LocalBashOperations:
                 lambda: _OutputProtocol(on_data, loop),
                 shell,
                 "-c",
-                well_formed(command),  # a lone surrogate as U+FFFD (as Node passes it): no encoding error
+                command,
                 stdin=empty_stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
