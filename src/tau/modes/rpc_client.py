@@ -27,8 +27,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from tau._unicode import dumps
-
 __all__ = ["DEFAULT_COMMAND", "RpcClient", "RpcError"]
 
 JsonDict = dict[str, Any]
@@ -105,7 +103,8 @@ class RpcClient:
         command_id = str(message["id"])
         future: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
         self._waiting[command_id] = future
-        await self.write_line(dumps(message))
+        # ASCII: a lone surrogate in a message travels as its \u escape (UTF-8 cannot hold it).
+        await self.write_line(json.dumps(message))
         try:
             return await asyncio.wait_for(future, timeout)
         finally:
