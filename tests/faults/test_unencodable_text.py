@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_client import RawAcp
+from batch_run import batch_run, steps_prompt
 from fault_campaign import Campaign, session_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -302,3 +303,22 @@ def test_any_text_arrives_through_every_mode_and_every_field(campaign: Campaign)
         assert server.pending == 0
 
     run()
+
+
+# -- batch -----------------------------------------------------------------------------------------
+
+
+def test_a_batch_task_with_lone_surrogates_in_its_prompt_and_reply_is_recorded(tmp_path: Path) -> None:
+    for batch in batch_run(tmp_path):
+        reply = "the answer \ud83d is \udcff here"
+        (batch.root / "project").mkdir()
+        prompt = "please \ude00 " + steps_prompt(["text", reply])
+        batch.write_tasks([{"id": "odd", "prompt": prompt, "cwd": "project"}])
+        done = batch.run("tasks.jsonl", "--out", "out", "--workers", "1", "--model", "local/fake-model")
+        assert done.returncode == 0, done.stderr
+        raw = (batch.root / "out" / "results.jsonl").read_bytes()
+        raw.decode("utf-8")  # valid UTF-8, the lone halves escaped
+        [result] = batch.results()
+        assert (result["id"], result["finalText"], result["attempts"]) == ("odd", reply, 1), result
+        session = batch.root / "out" / result["sessionFile"]
+        assert all(json.loads(line) for line in session.read_text(encoding="utf-8").splitlines())

@@ -37,7 +37,7 @@ class ResultLog:
         self.sessions = out / "sessions"
         self.sessions.mkdir(parents=True, exist_ok=True)
         path = out / "results.jsonl"
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = path.open("a", encoding="utf-8", errors="backslashreplace")  # \udXXX: JSON
         if path.stat().st_size and not _ends_with_newline(path):
             self._file.write("\n")  # the cut-off line of a killed run stays alone on its line
 
@@ -85,8 +85,11 @@ def summarize(results: Iterator[dict[str, Any]]) -> dict[str, Any]:
         "cost": round(cost, 6),
         "turns": turns,
         "tokens": tokens,
-        "wallSeconds": {"p50": _percentile(walls, 0.5), "p95": _percentile(walls, 0.95),
-                        "total": round(sum(walls), 3)},
+        "wallSeconds": {
+            "p50": _percentile(walls, 0.5),
+            "p95": _percentile(walls, 0.95),
+            "total": round(sum(walls), 3),
+        },
     }
 
 
