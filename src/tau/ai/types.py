@@ -5,7 +5,8 @@ from pi's on-disk shape (camelCase keys, optional keys omitted when unset), so a
 pi session file dumps back to an equal JSON object.
 
 Text and thinking blocks keep streamed text as a list of pieces joined on first read: appending a
-delta is O(1), so a 20 MB reply streamed in 4 KB pieces stays linear.
+delta is O(1), so a 20 MB reply streamed in 4 KB pieces stays linear. The halves of a surrogate pair
+split across two deltas are joined into the character as they are appended.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 from tau._dataclass import dataclass
+from tau._unicode import join_pairs, join_split_pair
 
 Api: TypeAlias = str
 Provider: TypeAlias = str
@@ -48,6 +50,24 @@ class _StreamedText:
             self._pieces.clear()
         return self._text
 
+    def _append(self, delta: str) -> None:
+        """Add ``delta``; the two halves of a surrogate pair that arrive in two deltas become the one
+        character, as appending does in JavaScript (a provider may split an emoji's escapes)."""
+        if not delta:
+            return
+        delta = join_pairs(delta)
+        pieces = self._pieces
+        joined = join_split_pair(pieces[-1] if pieces else self._text, delta)
+        if joined is not None:
+            if pieces:
+                pieces[-1] = joined[0]
+            else:
+                self._text = joined[0]
+            delta = joined[1]
+            if not delta:
+                return
+        pieces.append(delta)
+
 
 class TextContent(_StreamedText):
     """A text block: ``{"type": "text", "text": ..., "textSignature"?: ...}``."""
@@ -69,7 +89,7 @@ class TextContent(_StreamedText):
         self._pieces.clear()
 
     def append(self, delta: str) -> None:
-        self._pieces.append(delta)
+        self._append(delta)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "text", "text": self.text}
@@ -117,7 +137,7 @@ class ThinkingContent(_StreamedText):
         self._pieces.clear()
 
     def append(self, delta: str) -> None:
-        self._pieces.append(delta)
+        self._append(delta)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "thinking", "thinking": self.thinking}
@@ -341,9 +361,7 @@ class UserMessage:
     role: Literal["user"] = field(default="user", init=False)
 
     def to_json(self) -> JsonObject:
-        content: Any = (
-            self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
-        )
+        content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
         return {"role": "user", "content": content, "timestamp": self.timestamp}
 
     @classmethod

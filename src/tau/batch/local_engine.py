@@ -141,7 +141,7 @@ def _run_on_worker(
     lock: threading.Lock,
 ) -> tuple[dict[str, Any], _Worker | None]:
     started = time.monotonic()
-    line = json.dumps(task.to_wire(), ensure_ascii=False)
+    line = json.dumps(task.to_wire())  # ASCII: a lone surrogate in a prompt travels as its escape
     deaths: list[str] = []
     for attempt in range(1, _ATTEMPTS + 1):
         if worker is None or worker.process.poll() is not None:
@@ -151,6 +151,7 @@ def _run_on_worker(
         timer = None
         timed_out = threading.Event()
         if task.timeout_s is not None:
+
             def overrun(target: _Worker = worker, flag: threading.Event = timed_out) -> None:
                 flag.set()
                 target.kill()
@@ -173,8 +174,12 @@ def _run_on_worker(
         _remove_scratch(context, worker.process.pid)
         worker = None
         if timed_out.is_set():
-            result = error_result(task.id, f"the task ran {task.timeout_s:g} s over its timeout and was killed",
-                                  wall_seconds=time.monotonic() - started, attempts=attempt)
+            result = error_result(
+                task.id,
+                f"the task ran {task.timeout_s:g} s over its timeout and was killed",
+                wall_seconds=time.monotonic() - started,
+                attempts=attempt,
+            )
             result["status"] = "timeout"
             result["stopReason"] = "timeout"
             return result, None

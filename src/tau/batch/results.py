@@ -39,7 +39,7 @@ class ResultLog:
         self.sessions = out / "sessions"
         self.sessions.mkdir(parents=True, exist_ok=True)
         path = out / "results.jsonl"
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = path.open("a", encoding="utf-8", errors="backslashreplace")  # \udXXX: JSON
         if path.stat().st_size and not _ends_with_newline(path):
             self._file.write("\n")  # the cut-off line of a killed run stays alone on its line
 

@@ -103,7 +103,8 @@ class RpcClient:
         command_id = str(message["id"])
         future: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
         self._waiting[command_id] = future
-        await self.write_line(json.dumps(message, ensure_ascii=False))
+        # ASCII: a lone surrogate in a message travels as its \u escape (UTF-8 cannot hold it).
+        await self.write_line(json.dumps(message))
         try:
             return await asyncio.wait_for(future, timeout)
         finally:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from tau._dataclass import dataclass
+from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
 
@@ -230,6 +231,7 @@ class LocalBashOperations:
     ) -> int | None:
         if signal is not None and signal.aborted:
             raise CommandAborted()
+        command = well_formed(command)  # a lone surrogate as U+FFFD, as Node passes it: no encoding error
         shell = find_shell(self.shell_path)
         _guard_ending_signals()
         _reaper.start()

@@ -80,6 +80,7 @@ class _Live:
     args_by_call: dict[str, Any] = field(default_factory=dict)
     terminals: dict[str, str] = field(default_factory=dict)  # bash call id -> the editor's terminal
     old_texts: dict[str, str | None] = field(default_factory=dict)  # write call id -> what it replaced
+    held_halves: dict[str, str] = field(default_factory=dict)  # chunk kind -> a pair's first half
     running_call: tuple[str, str] | None = None
     cancelled: bool = False
     prompting: bool = False
@@ -299,7 +300,9 @@ class TauAcpAgent:
                 live.running_call = None
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 live.replies.append(event.message.usage)
-            for update in event_updates(event, cwd, live.args_by_call, live.terminals, live.old_texts):
+            for update in event_updates(
+                event, cwd, live.args_by_call, live.terminals, live.old_texts, live.held_halves
+            ):
                 self._put(session_id, update)
 
         runtime.session.subscribe(on_event)
