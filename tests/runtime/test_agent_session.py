@@ -40,7 +40,8 @@ async def test_a_prompt_is_persisted_in_pi_format(make_session: SessionFactory, 
     ]
     header, model_change, thinking, system, user, assistant = lines
     # pi 1.x: the prompt and tools the request used, recorded before the first message
-    assert system["message"]["role"] == "system" and system["message"]["sections"] == {"prompt": session.system_prompt}
+    assert system["message"]["role"] == "system"
+    assert "\n\n".join(system["message"]["sections"].values()) == session.system_prompt  # named sections
     assert header["version"] == 3 and header["id"] == session.session_id and header["cwd"] == session.cwd
     assert (model_change["provider"], model_change["modelId"]) == ("faux", "faux-1")
     assert thinking["thinkingLevel"] == "off"
@@ -83,7 +84,12 @@ async def test_a_reopened_session_restores_the_conversation_and_continues_it(
     assert user_texts(seen[0]) == ["first question", "second question"]
     assert [m.role for m in seen[0].messages] == ["user", "assistant", "user"]
     types = [line["type"] for line in file_lines(path)]
-    assert types == ["session", "model_change", "thinking_level_change", *["message"] * 5]  # one system message
+    assert types == [
+        "session",
+        "model_change",
+        "thinking_level_change",
+        *["message"] * 5,
+    ]  # one system message
     await session.dispose()
 
 

@@ -9,6 +9,7 @@ request) stays byte-stable through a session and provider prompt caches keep hit
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
@@ -54,6 +55,9 @@ class SystemPromptOptions:
     skills: Sequence[Skill] = ()
     date: datetime.date | None = None
     readme_path: str | None = None
+    sections: dict[str, str] = field(default_factory=dict, hash=False)
+    """Extensions' own sections, by name: each goes last, in ``<name>`` tags; an empty one is
+    left out. A ``before_agent_start`` handler sets them; one that changes is sent alone."""
 
     @classmethod
     def for_tools(
@@ -87,27 +91,62 @@ class SystemPromptOptions:
 
 def build_system_prompt(options: SystemPromptOptions) -> str:
     """The system prompt for ``options``: blocks separated by a blank line, date and cwd last."""
+    return render_sections(build_system_prompt_sections(options))
+
+
+def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]:
+    """The prompt as named sections, in order (joined by a blank line they are the prompt). A
+    change to one (the tools, the skills, an extension's own section) is sent as that section
+    alone, appended to the conversation, instead of a new prompt (issue #31)."""
     tools = list(CODING_TOOL_NAMES if options.selected_tools is None else options.selected_tools)
-    blocks: list[str]
+    sections: dict[str, str] = {}
     if options.custom_prompt:
-        blocks = [options.custom_prompt]
+        sections["preamble"] = options.custom_prompt
     else:
-        blocks = [
-            ROLE,
-            _tools_block(tools, options.tool_snippets),
-            _guidelines_block(tools, options.prompt_guidelines),
-            _documentation_block(options.readme_path or tau_readme_path()),
-        ]
+        sections["preamble"] = ROLE
+        sections["tools"] = _tools_block(tools, options.tool_snippets)
+        sections["rules"] = _guidelines_block(tools, options.prompt_guidelines)
+        sections["docs"] = _documentation_block(options.readme_path or tau_readme_path())
     if options.append_system_prompt:
-        blocks.append(options.append_system_prompt)
+        sections["addendum"] = options.append_system_prompt
     if options.context_files:
-        blocks.append(format_project_context(options.context_files))
+        sections["project_context"] = format_project_context(options.context_files)
     if "read" in tools and (skills_index := format_skills_for_prompt(options.skills)):
-        blocks.append(skills_index)
+        sections["skills"] = skills_index
     day = options.date or datetime.date.today()
     cwd = options.cwd.replace("\\", "/")
-    blocks.append(f"Current date: {day.isoformat()}\nCurrent working directory: {cwd}")
-    return "\n\n".join(blocks)
+    sections["environment"] = f"Current date: {day.isoformat()}\nCurrent working directory: {cwd}"
+    for name, content in options.sections.items():
+        check_section_name(name, sections)
+        if content:
+            sections[name] = f"<{name}>\n{content}\n</{name}>"
+    return sections
+
+
+_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+BUILT_IN_SECTIONS = frozenset(
+    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "environment"}
+)
+
+
+class SectionNameError(ValueError):
+    """An extension's prompt section has a name tau cannot use."""
+
+
+def check_section_name(name: str, taken: Mapping[str, str] = {}) -> None:
+    """Raise ``SectionNameError`` unless ``name`` is lowercase letters, digits, ``_`` and ``-``
+    (starting with a letter) and not one of tau's own sections."""
+    if not isinstance(name, str) or not _SECTION_NAME.fullmatch(name):
+        raise SectionNameError(
+            f"Invalid system prompt section name {name!r}: use lowercase letters, digits, _ and -"
+        )
+    if name in BUILT_IN_SECTIONS:
+        raise SectionNameError(f"System prompt section {name!r} is tau's own: pick another name")
+
+
+def render_sections(sections: Mapping[str, str]) -> str:
+    """Sections as one prompt: each non-empty one, a blank line apart."""
+    return "\n\n".join(text for text in sections.values() if text)
 
 
 def _tools_block(tools: Sequence[str], snippets: Mapping[str, str]) -> str:

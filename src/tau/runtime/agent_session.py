@@ -17,8 +17,9 @@ with ``create_agent_session``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from tau.agent.agent import Agent
@@ -26,8 +27,8 @@ from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
-from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
-from tau.context.system_prompt import SystemPromptOptions
+from tau.ai.types import AssistantMessage, ImageContent, JsonObject, Model, TextContent, ThinkingLevelOrOff
+from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
@@ -42,6 +43,7 @@ from tau.runtime.extension_hooks import (
 )
 from tau.runtime.model_control import ModelControl, ModelCycle
 from tau.runtime.model_resolver import ScopedModel
+from tau.runtime.prompt_ledger import PromptLedger, declaration
 from tau.runtime.retry import AutoRetry
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
 from tau.runtime.session_extensions import ExtensionBinding, SessionExtensions
@@ -59,7 +61,6 @@ from tau.session.entries import MessageEntry
 from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
-from tau.session.system_record import TAU_PROMPT_SECTION, tool_declaration
 from tau.tools import SpillDirectory
 
 if TYPE_CHECKING:
@@ -147,8 +148,12 @@ class AgentSession:
         self._prompt_date = _session_day(session_manager)
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
         self._restore_branch_tools()
         self._apply_active_tools()
+        self._agent.prompt_ledger = PromptLedger(
+            self._current_prompt, self._record_prompt, self._pipeline.catch_up
+        )
 
     # -- what the session is -------------------------------------------------------------------
 
@@ -206,8 +211,9 @@ class AgentSession:
 
     @property
     def messages(self) -> list[AgentMessage]:
-        """A copy of the conversation as the agent holds it."""
-        return list(self._agent.state.messages)
+        """A copy of the conversation as the agent holds it, without the prompt records (the
+        ``role: "system"`` messages the agent keeps to send prompt changes in place)."""
+        return [m for m in self._agent.state.messages if not isinstance(m, SystemMessage)]
 
     @property
     def pending_message_count(self) -> int:
@@ -293,10 +299,11 @@ class AgentSession:
         await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
         messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
         self._next_turn = []
-        overrides = await self._hooks.before_agent_start(
-            text, images, self._base_system_prompt, self._base_system_prompt_options
-        )
+        options = self._base_system_prompt_options
+        run_options = dataclasses.replace(options, sections={}) if options is not None else None
+        overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt, run_options)
         messages.extend(overrides.messages)
+        self._use_run_sections(run_options.sections if run_options is not None else {})
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
         self._record_system_prompt()
         await self._accepted(on_accepted, "started")
@@ -311,13 +318,41 @@ class AgentSession:
 
     def _record_system_prompt(self) -> None:
         """Keep the branch's prompt and tools in its transcript, as pi 1.x does, so a resumed branch
-        (in tau or pi) knows what it had. The base prompt, not an extension's override: pi records
-        the structured prompt and sends a forced one without recording it."""
-        tools = [tool_declaration(t.name, t.description, t.parameters) for t in self._agent.state.tools]
-        recorded = self._session.record_system_prompt({TAU_PROMPT_SECTION: self._base_system_prompt}, tools)
+        (in tau or pi) knows what it had, and in the conversation before the run's prompt, where
+        the request sends it (issue #31). The base prompt's sections, not an extension's override:
+        pi records the structured prompt and sends a forced one without recording it."""
+        sections, _, tools = self._current_prompt()
+        recorded = self._record_prompt(sections, [declaration(t) for t in tools])
+        if recorded is not None:
+            self._agent.state.messages.append(recorded)
+            self._pipeline.announce_system_message(recorded)
+
+    def _record_prompt(
+        self, sections: Mapping[str, str], tools: Sequence[JsonObject]
+    ) -> SystemMessage | None:
+        recorded = self._session.record_system_prompt(sections, tools)
         entry = self._session.get_entry(recorded) if recorded is not None else None
         if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
-            self._pipeline.announce_system_message(entry.message)
+            return entry.message
+        return None
+
+    def _current_prompt(self) -> tuple[dict[str, str], str, list[AgentTool]]:
+        """The next request's prompt sections (base and the run's extension sections), its text
+        (an extension may have forced one for the run) and its tools."""
+        options = self._base_system_prompt_options
+        if options is None:
+            sections = {"preamble": self._base_system_prompt} if self._base_system_prompt else {}
+        else:
+            sections = build_system_prompt_sections(options)
+        return sections, self._agent.state.system_prompt, list(self._agent.state.tools)
+
+    def _use_run_sections(self, sections: Mapping[str, str]) -> None:
+        """The extensions' sections for this run (``before_agent_start``; the runner has left out
+        any with a bad name): the base prompt is rebuilt with them."""
+        kept = dict(sections)
+        if kept != self._run_sections:
+            self._run_sections = kept
+            self._apply_active_tools()
 
     async def _accepted(
         self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition
@@ -409,7 +444,11 @@ class AgentSession:
         return await self._queue_input(text, images, source, "follow_up")
 
     async def _queue_input(
-        self, text: str, images: Sequence[ImageContent] | None, source: InputSource, behavior: StreamingBehavior
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None,
+        source: InputSource,
+        behavior: StreamingBehavior,
     ) -> InputDisposition:
         self._refuse_command(text)
         outcome = await self._hooks.on_input(text, images, source)
@@ -620,9 +659,11 @@ class AgentSession:
 
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
-        prompt, options = self._tools.build_system_prompt(self._services.resource_loader, self._prompt_date)
-        self._base_system_prompt, self._base_system_prompt_options = prompt, options
-        self._agent.state.system_prompt = prompt
+        _, options = self._tools.build_system_prompt(self._services.resource_loader, self._prompt_date)
+        options = dataclasses.replace(options, sections=dict(self._run_sections))
+        self._base_system_prompt = build_system_prompt(options)
+        self._base_system_prompt_options = options
+        self._agent.state.system_prompt = self._base_system_prompt
 
     # -- extensions (the logic is in ``session_extensions``) ------------------------------------
 

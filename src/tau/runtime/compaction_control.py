@@ -472,10 +472,13 @@ class CompactionControl:
             record
             if isinstance(record, CompactionResult)
             else CompactionResult(
-                record.summary, record.first_kept_entry_id, record.tokens_before, FileDetails.from_json(details)
+                record.summary,
+                record.first_kept_entry_id,
+                record.tokens_before,
+                FileDetails.from_json(details),
             )
         )
-        self._agent.state.messages = self._session.build_session_context().messages
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
         after = sum(estimate_tokens(message) for message in self._agent.state.messages)
         result = replace(result, estimated_tokens_after=after)
         entry = self._session.get_entry(entry_id)
@@ -573,7 +576,7 @@ class CompactionControl:
                 self._session.branch(new_leaf)
             if label:
                 self._session.append_label_change(target_id, label)
-        self._agent.state.messages = self._session.build_session_context().messages
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
         await self.hooks.session_tree(self._session.get_leaf_id(), old_leaf, summary_entry, from_extension)
         return NavigateTreeResult(editor_text=editor_text, summary_entry=summary_entry)
 

@@ -468,11 +468,14 @@ class SessionManager:
                 return (entry.name or "").strip() or None
         return None
 
-    def build_session_context(self) -> SessionContext:
-        """What the model sees: the messages of the current branch, compaction applied."""
+    def build_session_context(self, *, system_messages: bool = False) -> SessionContext:
+        """What the model sees: the messages of the current branch, compaction applied (with
+        ``system_messages``, the branch's prompt records among them, as the agent holds them)."""
         with collector_paused():
             path = self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else None
-            return build_session_context(self._entries, self._leaf_id, self._by_id, path=path)
+            return build_session_context(
+                self._entries, self._leaf_id, self._by_id, path=path, system_messages=system_messages
+            )
 
     def branch_system_message(self) -> SystemMessage | None:
         """``build_session_context().system_message`` without building the branch's messages."""
@@ -610,7 +613,9 @@ def _broken_links(entries: list[SessionEntry], by_id: dict[str, SessionEntry]) -
                 "the conversation starts there"
             )
         if isinstance(entry, ContextEditEntry) and entry.target_id not in by_id:
-            problems.append(f"context edit {entry.id} targets entry {entry.target_id}, which is not in the file; ignored")
+            problems.append(
+                f"context edit {entry.id} targets entry {entry.target_id}, which is not in the file; ignored"
+            )
     return problems
 
 

@@ -20,6 +20,7 @@ from tau.ai.partial_json import repair_json
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
+    effort_sent,
     from_claude_code_name,
     is_oauth_token,
     supports_adaptive_thinking,
@@ -57,6 +58,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         api_key = options.api_key or get_env_api_key(model.provider)
         oauth = is_oauth_token(api_key)
         body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
+        writer.output.provider_thinking_level = effort_sent(model, body)
         response = await open_stream(
             model,
             f"{model.base_url.rstrip('/')}/v1/messages",

@@ -71,7 +71,7 @@ def canonical(request: RecordedRequest) -> CanonicalRequest:
     """``request`` in cache order, cache markers dropped."""
     body = strip_cache_markers(request.body if isinstance(request.body, dict) else {})
     parts = [_dump(body.get(key)) for key in (*_TOOL_KEYS, *_SYSTEM_KEYS, *_SETTING_KEYS) if key in body]
-    raw = next((body[key] for key in _MESSAGE_KEYS if isinstance(body.get(key), list)), [])
+    raw: list[Any] = next((body[key] for key in _MESSAGE_KEYS if isinstance(body.get(key), list)), [])
     while raw and isinstance(raw[0], dict) and raw[0].get("role") in ("system", "developer"):
         parts.append(_dump(raw[0]))  # the prompt, where the API carries it as a message
         raw = raw[1:]

@@ -1,0 +1,218 @@
+"""A prefix that never breaks (issue #31): the real ``tau`` against the fake server, for each scenario
+of ``bench/bench_cache_reuse.py``. After a change of tools, skills, an extension's section or the
+thinking level, each request extends the one before it byte for byte (cache order, cache markers
+left out). With the Anthropic compat flags the changes go as pi 1.6 sends them; the real pi 1.6
+then continues tau's file and sends tau's last request again, with only its own additions after it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pi16 import pi16_command, run_pi16
+from tau_command import TauCommand, tau_command
+
+from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, Turn, text_turn
+from tau.testing.fake_llm.prefix import first_difference, prefix_stats, strip_cache_markers
+
+FLAGS = {
+    "forceAdaptiveThinking": True,
+    "supportsMidConvoSystemMessages": True,
+    "supportsMidConvoToolChanges": True,
+    "supportsMidConvoEffort": True,
+}
+
+TOOLS_EXTENSION = """
+def setup(tau):
+    turns = [0]
+
+    @tau.on("turn_end")
+    def changed(event, ctx):
+        turns[0] += 1
+        if turns[0] == 2:
+            tau.set_active_tools([n for n in tau.get_active_tools() if n != "write"])
+"""
+
+SECTION_EXTENSION = """
+from pathlib import Path
+
+def setup(tau):
+    @tau.on("before_agent_start")
+    def status(event, ctx):
+        runs = Path(".runs")
+        run = int(runs.read_text()) + 1 if runs.exists() else 1
+        runs.write_text(str(run))
+        event.system_prompt_options.sections["task_status"] = f"Run {run}: {run} tasks done."
+"""
+
+SKILL = "---\nname: notes\ndescription: Keep notes of the work.\n---\nWrite notes to NOTES.md.\n"
+
+
+def configure(tau: TauCommand, *, flags: bool) -> list[str]:
+    """Point tau's models.json at the fake server's Anthropic (``flags``) or OpenAI-compatible
+    endpoint; the model arguments to use."""
+    if flags:
+        provider: dict[str, Any] = {
+            "baseUrl": tau.server.url(),
+            "api": "anthropic-messages",
+            "apiKey": "local-key",
+            "models": [
+                {
+                    "id": "claude-opus-4-7",
+                    "reasoning": True,
+                    "contextWindow": 100000,
+                    "maxTokens": 4096,
+                    "compat": FLAGS,
+                }
+            ],
+        }
+        model = "claude-opus-4-7"
+    else:
+        provider = {
+            "baseUrl": tau.server.url("/v1"),
+            "api": "openai-completions",
+            "apiKey": "local-key",
+            "models": [{"id": "fake-model", "reasoning": True, "contextWindow": 100000, "maxTokens": 4096}],
+        }
+        model = "fake-model"
+    (tau.agent_dir / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
+    return ["--provider", "local", "--model", model]
+
+
+@pytest.fixture
+def tau(tmp_path: Path) -> Iterator[TauCommand]:
+    yield from tau_command(tmp_path)
+
+
+def bash_turns(count: int) -> list[Turn]:
+    return [Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo turn"})]) for _ in range(count)]
+
+
+def run(tau: TauCommand, model: list[str], *args: str, tools: int = 2) -> None:
+    tau.server.add(*bash_turns(tools), text_turn("Done."))
+    done = tau.run(*model, *args)
+    assert done.returncode == 0, done.stderr
+
+
+def assert_prefix_kept(requests: list[RecordedRequest]) -> None:
+    for before, after in itertools.pairwise(requests):
+        difference = first_difference(before, after)
+        assert difference is None, difference
+    stats = prefix_stats(requests)
+    assert stats.uncached == stats.ideal
+
+
+def texts(value: Any) -> str:
+    """Every string in a request body, one per line (the texts the model reads)."""
+    if isinstance(value, dict):
+        return "\n".join(texts(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(texts(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def extension(tau: TauCommand, name: str, source: str) -> list[str]:
+    path = tau.work.parent / name
+    path.write_text(source)
+    return ["-e", str(path)]
+
+
+@pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
+def test_tools_changed_by_an_extension_at_turn_end_keep_the_prefix_from_the_next_request(
+    tau: TauCommand, flags: bool
+) -> None:
+    model = configure(tau, flags=flags)
+    run(tau, model, *extension(tau, "tools.py", TOOLS_EXTENSION), "-p", "go", tools=4)
+    requests = tau.server.requests
+    assert_prefix_kept(requests)
+    # turn_end of the second turn removed "write": the third request already says so.
+    third, second = json.dumps(requests[2].body), json.dumps(requests[1].body)
+    assert ("tool_removal" in third) if flags else ("Tools no longer available" in texts(requests[2].body))
+    assert "tool_removal" not in second and "no longer available" not in texts(requests[1].body)
+
+
+@pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
+def test_a_skill_added_between_runs_is_appended(tau: TauCommand, flags: bool) -> None:
+    model = configure(tau, flags=flags)
+    run(tau, model, "-p", "go")
+    skill = tau.agent_dir / "skills" / "notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL)
+    run(tau, model, "-c", "-p", "more")
+    assert_prefix_kept(tau.server.requests)
+    assert 'Updated system prompt section "skills"' in texts(tau.server.requests[-1].body)
+
+
+@pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
+def test_an_extension_section_that_changes_each_run_is_appended(tau: TauCommand, flags: bool) -> None:
+    model = configure(tau, flags=flags)
+    ext = extension(tau, "section.py", SECTION_EXTENSION)
+    run(tau, model, *ext, "-p", "go")
+    run(tau, model, *ext, "-c", "-p", "more")
+    run(tau, model, *ext, "-c", "-p", "and more")
+    requests = tau.server.requests
+    assert_prefix_kept(requests)
+    assert "<task_status>\nRun 1: 1 tasks done.\n</task_status>" in texts(requests[0].body)
+    assert 'Updated system prompt section "task_status":\n\n<task_status>\nRun 3' in texts(requests[-1].body)
+
+
+def test_a_thinking_level_change_travels_in_a_message_with_the_flags(tau: TauCommand) -> None:
+    model = configure(tau, flags=True)
+    run(tau, model, "--thinking", "high", "-p", "go")
+    run(tau, model, "--thinking", "low", "-c", "-p", "more")
+    requests = tau.server.requests
+    assert_prefix_kept(requests)
+    last = requests[-1].body
+    assert last["output_config"] == {"effort": "low"} and last["thinking"]["type"] == "adaptive"
+    efforts = [m["output_config"]["effort"] for m in last["messages"] if "output_config" in m]
+    assert efforts[0] == "high" and efforts[-1] == "low"
+
+
+def test_a_bad_section_name_is_reported_and_left_out(tau: TauCommand) -> None:
+    model = configure(tau, flags=True)
+    source = "def setup(tau):\n    tau.on('before_agent_start', lambda e, c: e.system_prompt_options.sections.update({'Bad Name': 'x'}))\n"
+    tau.server.add(text_turn("Done."))
+    done = tau.run(*model, *extension(tau, "bad.py", source), "-p", "go")
+    assert done.returncode == 0, done.stderr
+    assert "Invalid system prompt section name 'Bad Name'" in done.stderr
+    assert "Bad Name" not in json.dumps(tau.server.requests[0].body)
+
+
+# -- pi 1.6 continues the file tau wrote ----------------------------------------------------------
+
+
+def comparable(body: dict[str, Any]) -> dict[str, Any]:
+    """A request as the cache sees it, without key order or cache markers."""
+    out: dict[str, Any] = strip_cache_markers(body)
+    return out
+
+
+def test_pi16_continuing_tau_file_sends_tau_last_request_then_its_own_additions(tau: TauCommand) -> None:
+    pi = pi16_command()
+    model = configure(tau, flags=True)
+    run(tau, model, *extension(tau, "tools.py", TOOLS_EXTENSION), "--thinking", "high", "-p", "go", tools=3)
+    [session] = tau.session_files()
+    tau_last = comparable(tau.server.requests[-1].body)
+    tau.server.add(text_turn("From pi."))
+    pi_dir = tau.work.parent / "pi-agent"
+    run_pi16(pi, tau, pi_dir, "--thinking", "high", "--session", str(session), "-p", "next", model=model)
+    pi_request = comparable(tau.server.requests[-1].body)
+    assert pi_request["model"] == tau_last["model"]
+    assert pi_request["system"] == tau_last["system"]
+    assert pi_request["tools"] == tau_last["tools"]
+    assert (
+        pi_request["thinking"] == tau_last["thinking"]
+        and pi_request["output_config"] == tau_last["output_config"]
+    )
+    sent = tau_last["messages"][:-1]  # without the trailing effort message
+    assert pi_request["messages"][: len(sent)] == sent
+    # Then tau's reply, pi's prompt, and pi's own prompt sections and tools as one appended update.
+    after = pi_request["messages"][len(sent) :]
+    assert [m["role"] for m in after] == ["system", "assistant", "user", "system", "system"]
+    kinds = {block["type"] for block in after[3]["content"]}
+    assert kinds == {"text", "tool_addition"}  # pi redefines its own tools (a new definition replaces)
+    assert after[-1] == {"role": "system", "content": [], "output_config": {"effort": "high"}}
