@@ -29,14 +29,10 @@ _CACHE_MARKERS = frozenset({"cache_control", "cachePoint"})
 _TOOL_KEYS = ("tools", "toolConfig")
 _SYSTEM_KEYS = ("system", "instructions", "systemInstruction")
 _MESSAGE_KEYS = ("messages", "input", "contents")
-_SETTING_KEYS = (
-    "thinking",
-    "output_config",
-    "tool_choice",
-    "reasoning",
-    "reasoning_effort",
-    "additionalModelRequestFields",
-)
+# Settings that are part of the cached prefix: Anthropic's thinking and effort (a change drops the
+# cached messages), Bedrock's model fields (Claude's thinking), and the tool choice. OpenAI's
+# reasoning effort is a setting of the reply, not of the prompt, and is left out.
+_SETTING_KEYS = ("thinking", "output_config", "tool_choice", "additionalModelRequestFields")
 
 
 def strip_cache_markers(value: Any) -> Any:
