@@ -152,6 +152,7 @@ class Step:
     model: int = 0  # 0: the first model, 1: the second
     extension: str | None = None  # "tools" or "section"
     summary: bool = False  # a compaction summary turn before the reply
+    later: str | None = None  # run under faketime at this offset ("+1d": a day later)
 
 
 @dataclass
@@ -177,6 +178,17 @@ SCENARIOS = [
             Step(["-c", "-p", "other model"], tool_turns=1, model=1),
             Step(["-c", "-p", "back"], tool_turns=1),
         ],
+    ),
+    Scenario(
+        "-c a day later",
+        [
+            Step(["-p", "Run the checks"], tool_turns=4),
+            Step(["-c", "-p", "again"], tool_turns=2, later="+1d"),
+        ],
+    ),
+    Scenario(
+        "a new session the next day (shares the prompt)",
+        [Step(["-p", "Run the checks"], tool_turns=2), Step(["-p", "A new task"], tool_turns=2, later="+1d")],
     ),
     Scenario(
         "an extension changes the active tools mid-run",
@@ -290,6 +302,8 @@ def run_scenario(
                 *extension,
                 *step.args,
             ]
+            if step.later is not None:
+                argv = ["faketime", "-f", step.later, *argv]
             ran = subprocess.run(
                 argv, cwd=work, env=env, input="", capture_output=True, text=True, timeout=120
             )

@@ -89,7 +89,7 @@ def test_tau_records_its_prompt_and_tools_before_the_first_message_as_pi_does(ta
     [system] = system_lines(session)
     sent = tau.server.requests[0].body
     # The prompt as named sections (issue #31), which joined a blank line apart are the prompt sent.
-    assert list(system["sections"]) == ["preamble", "tools", "rules", "docs", "environment"]
+    assert list(system["sections"]) == ["preamble", "tools", "rules", "docs", "cwd"]
     assert "\n\n".join(system["sections"].values()) == sent["messages"][0]["content"]
     declared = [(t["name"], t["description"], t["parameters"]) for t in system["toolsAdded"]]
     assert declared == [
@@ -127,9 +127,8 @@ def test_continuing_a_pi16_file_patches_pi_sections_away_and_sends_the_replayed_
 ) -> None:
     sent, session = continue_with_tau(tau)
     *_, update = system_lines(session)
-    # pi's sections of the same name get tau's text, pi's "cwd" goes, tau's "environment" comes.
-    assert list(update["sections"]) == ["preamble", "tools", "rules", "docs", "environment", "cwd"]
-    assert update["sections"]["cwd"] is None
+    # pi's sections of the same name get tau's text (pi's own text in them is replaced).
+    assert list(update["sections"]) == ["preamble", "tools", "rules", "docs", "cwd"]
     assert "\n\n".join(v for v in update["sections"].values() if v) == sent["messages"][0]["content"]
     branch = SessionManager.open(str(session)).build_session_context().system_message
     assert branch is not None and branch.text() == sent["messages"][0]["content"]

@@ -1,14 +1,15 @@
-"""The system prompt: who the model is, its tools and rules, the project's instructions, skills, date, cwd.
+"""The system prompt: who the model is, its tools and rules, the project's instructions, skills, cwd.
 
-Block order follows the seed article: role, tools, guidelines, tau documentation, appended text,
-``<project_context>``, skills index (only with ``read``), date and working directory. The same
-options always give the same bytes, and the date is a day, so the prompt (the start of every
-request) stays byte-stable through a session and provider prompt caches keep hitting.
+The prompt is named sections in a fixed order (``build_system_prompt_sections``): role, tools,
+guidelines, tau documentation, appended text, ``<project_context>``, skills index (only with
+``read``), working directory, then extensions' own sections. The same options always give the same
+bytes, and nothing in it changes by itself (no date, no clock), so the prompt stays byte-stable
+and a provider's prompt cache keeps hitting; a section that does change is sent alone, appended
+to the conversation (issue #31).
 """
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
@@ -42,7 +43,8 @@ class SystemPromptOptions:
     write); ``tool_snippets`` maps a name to its one-line description;
     ``prompt_guidelines`` are the active tools' guidelines in tool order. ``custom_prompt``
     (SYSTEM.md or ``--system-prompt``) replaces role, tools, guidelines and documentation.
-    ``date`` defaults to today; pass the session's day to keep the prompt stable.
+    There is no date: a new session on another day then shares the whole prompt with the
+    sessions before it (issue #31, measured in ``bench/bench_cache_reuse.py``), as in pi 1.6.
     """
 
     cwd: str
@@ -53,7 +55,6 @@ class SystemPromptOptions:
     append_system_prompt: str | None = None
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
-    date: datetime.date | None = None
     readme_path: str | None = None
     sections: dict[str, str] = field(default_factory=dict, hash=False)
     """Extensions' own sections, by name: each goes last, in ``<name>`` tags; an empty one is
@@ -69,7 +70,6 @@ class SystemPromptOptions:
         append_system_prompt: str | None = None,
         context_files: Sequence[ContextFile] = (),
         skills: Sequence[Skill] = (),
-        date: datetime.date | None = None,
         readme_path: str | None = None,
     ) -> SystemPromptOptions:
         """Options whose tool list, snippets and guidelines come from the active ``tools``."""
@@ -84,13 +84,12 @@ class SystemPromptOptions:
             append_system_prompt=append_system_prompt,
             context_files=context_files,
             skills=skills,
-            date=date,
             readme_path=readme_path,
         )
 
 
 def build_system_prompt(options: SystemPromptOptions) -> str:
-    """The system prompt for ``options``: blocks separated by a blank line, date and cwd last."""
+    """The system prompt for ``options``: blocks separated by a blank line, the cwd last."""
     return render_sections(build_system_prompt_sections(options))
 
 
@@ -113,9 +112,7 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
         sections["project_context"] = format_project_context(options.context_files)
     if "read" in tools and (skills_index := format_skills_for_prompt(options.skills)):
         sections["skills"] = skills_index
-    day = options.date or datetime.date.today()
-    cwd = options.cwd.replace("\\", "/")
-    sections["environment"] = f"Current date: {day.isoformat()}\nCurrent working directory: {cwd}"
+    sections["cwd"] = "Current working directory: " + options.cwd.replace("\\", "/")
     for name, content in options.sections.items():
         check_section_name(name, sections)
         if content:
@@ -125,7 +122,7 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
 
 _SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 BUILT_IN_SECTIONS = frozenset(
-    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "environment"}
+    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "cwd"}
 )
 
 

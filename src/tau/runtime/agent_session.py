@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -58,7 +57,6 @@ from tau.runtime.session_prompt import (
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
 from tau.session.entries import MessageEntry
-from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
@@ -145,7 +143,6 @@ class AgentSession:
             command_prefix=settings.shell_command_prefix,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
-        self._prompt_date = _session_day(session_manager)
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
         self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
@@ -659,7 +656,7 @@ class AgentSession:
 
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
-        _, options = self._tools.build_system_prompt(self._services.resource_loader, self._prompt_date)
+        _, options = self._tools.build_system_prompt(self._services.resource_loader)
         options = dataclasses.replace(options, sections=dict(self._run_sections))
         self._base_system_prompt = build_system_prompt(options)
         self._base_system_prompt_options = options
@@ -752,11 +749,3 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
-
-
-def _session_day(session: SessionManager) -> datetime.date:
-    """The local day the session started: the system prompt's date, fixed for the whole session."""
-    started = ms_from_iso(session.get_header().timestamp)
-    if started is None:
-        return datetime.date.today()
-    return datetime.datetime.fromtimestamp(started / 1000).date()
