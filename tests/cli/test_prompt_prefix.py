@@ -216,3 +216,20 @@ def test_pi16_continuing_tau_file_sends_tau_last_request_then_its_own_additions(
     kinds = {block["type"] for block in after[3]["content"]}
     assert kinds == {"text", "tool_addition"}  # pi redefines its own tools (a new definition replaces)
     assert after[-1] == {"role": "system", "content": [], "output_config": {"effort": "high"}}
+
+
+def test_the_task_status_example_appends_its_section_when_todo_changes(tau: TauCommand) -> None:
+    model = configure(tau, flags=False)
+    example = [
+        "-e",
+        str(Path(__file__).resolve().parents[2] / "examples" / "extensions" / "task_status_section.py"),
+    ]
+    (tau.work / "TODO.md").write_text("- [ ] parse\n")
+    run(tau, model, *example, "-p", "go", tools=1)
+    (tau.work / "TODO.md").write_text("- [x] parse\n- [ ] test\n")
+    run(tau, model, *example, "-c", "-p", "next", tools=1)
+    requests = tau.server.requests
+    assert_prefix_kept(requests)
+    assert "<task_status>\nOpen tasks in TODO.md (1):\n- parse\n</task_status>" in texts(requests[0].body)
+    assert 'Updated system prompt section "task_status"' in texts(requests[-1].body)
+    assert "- test" in texts(requests[-1].body) and "- test" not in texts(requests[0].body)
