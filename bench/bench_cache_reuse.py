@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, Figure, user_env
-from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, Turn
+from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, ScriptedUsage, Turn
 from tau.testing.fake_llm.prefix import prefix_stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,14 +151,16 @@ class Step:
     before: Callable[[Path, Path], None] | None = None  # (agent dir, work dir)
     model: int = 0  # 0: the first model, 1: the second
     extension: str | None = None  # "tools" or "section"
-    summary: bool = False  # a compaction summary turn before the reply
+    summary: bool = False  # the run's last reply fills the window: a compaction summary follows
     later: str | None = None  # run under faketime at this offset ("+1d": a day later)
+    command: str = "echo turn"  # what each bash turn runs
 
 
 @dataclass
 class Scenario:
     name: str
     steps: list[Step] = field(default_factory=list)
+    window: int | None = None  # a small context window (with small compaction budgets)
 
 
 def _add_skill(agent: Path, work: Path) -> None:
@@ -189,6 +191,14 @@ SCENARIOS = [
     Scenario(
         "a new session the next day (shares the prompt)",
         [Step(["-p", "Run the checks"], tool_turns=2), Step(["-p", "A new task"], tool_turns=2, later="+1d")],
+    ),
+    Scenario(
+        "-c across a compaction",
+        [
+            Step(["-p", "Run the checks"], tool_turns=12, summary=True, command="seq 1 400"),
+            Step(["-c", "-p", "go on"], tool_turns=3),
+        ],
+        window=20000,
     ),
     Scenario(
         "an extension changes the active tools mid-run",
@@ -256,12 +266,14 @@ def _harnesses() -> list[Harness]:
     return found
 
 
-def _turns(step: Step) -> list[Turn]:
-    turns = [Turn(text="<summary>\n## Goal\nRun the checks.\n</summary>")] if step.summary else []
-    turns += [
-        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo turn"})]) for _ in range(step.tool_turns)
-    ]
-    turns.append(Turn(text="Done."))
+def _turns(step: Step, window: int | None) -> list[Turn]:
+    bash = ScriptedToolCall("bash", {"command": step.command})
+    turns = [Turn(tool_calls=[bash]) for _ in range(step.tool_turns)]
+    if step.summary and window is not None:
+        turns.append(Turn(text="Done.", usage=ScriptedUsage(input=window - 500, output=50)))
+        turns.append(Turn(text="## Goal\nRun the checks.\n\n## Progress\n### Done\n- [x] ran them"))
+    else:
+        turns.append(Turn(text="Done."))
     return turns
 
 
@@ -276,6 +288,11 @@ def run_scenario(
         (root / name).write_text(source)
     with FakeLLMServer() as server:
         models = _models(server.port, variant)
+        if scenario.window is not None:
+            for model in models["providers"]["local"]["models"]:
+                model["contextWindow"] = scenario.window
+            settings = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 40}}
+            (agent / "settings.json").write_text(json.dumps(settings))
         (agent / "models.json").write_text(json.dumps(models))
         ids = [m["id"] for m in models["providers"]["local"]["models"]]
         env = user_env() | {
@@ -289,7 +306,7 @@ def run_scenario(
         for step in scenario.steps:
             if step.before is not None:
                 step.before(agent, work)
-            server.add(*_turns(step))
+            server.add(*_turns(step, scenario.window))
             extension = []
             if step.extension is not None:
                 extension = ["-e", str(root / harness.extensions[step.extension][0])]

@@ -16,7 +16,7 @@ import pytest
 from pi16 import pi16_command, run_pi16
 from tau_command import TauCommand, tau_command
 
-from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, Turn, text_turn
+from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn, text_turn
 from tau.testing.fake_llm.prefix import first_difference, prefix_stats, strip_cache_markers
 
 FLAGS = {
@@ -233,3 +233,26 @@ def test_the_task_status_example_appends_its_section_when_todo_changes(tau: TauC
     assert "<task_status>\nOpen tasks in TODO.md (1):\n- parse\n</task_status>" in texts(requests[0].body)
     assert 'Updated system prompt section "task_status"' in texts(requests[-1].body)
     assert "- test" in texts(requests[-1].body) and "- test" not in texts(requests[0].body)
+
+
+@pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
+def test_a_compaction_asks_for_its_summary_as_the_cached_conversation_plus_an_instruction(
+    tau: TauCommand, flags: bool
+) -> None:
+    model = configure(tau, flags=flags)
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["contextWindow"] = 20_000
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    (tau.agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 40}})
+    )
+    tau.server.add(*bash_turns(6), Turn(text="Done.", usage=ScriptedUsage(input=19_500, output=50)))
+    tau.server.add(text_turn("## Goal\nRun the checks.\n\n## Progress\n### Done\n- [x] ran them"))
+    done = tau.run(*model, "-p", "go")
+    assert done.returncode == 0, done.stderr
+    *turns, summary = tau.server.requests
+    assert_prefix_kept([*turns, summary])  # the summary request only appends to the last turn's
+    assert "Stop the task here" in texts(summary.body["messages"][-2:])
+    [session] = tau.session_files()
+    [entry] = [json.loads(line) for line in session.read_text().splitlines() if '"type":"compaction"' in line]
+    assert entry["summary"].startswith("## Goal\nRun the checks.")

@@ -21,12 +21,21 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
 from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
-from tau.ai.types import AssistantMessage, ImageContent, JsonObject, Model, TextContent, ThinkingLevelOrOff
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    JsonObject,
+    Model,
+    TextContent,
+    ThinkingLevelOrOff,
+)
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
@@ -151,6 +160,7 @@ class AgentSession:
         self._agent.prompt_ledger = PromptLedger(
             self._current_prompt, self._record_prompt, self._pipeline.catch_up
         )
+        self._compaction.last_request = self._request_now
 
     # -- what the session is -------------------------------------------------------------------
 
@@ -332,6 +342,19 @@ class AgentSession:
         if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
             return entry.message
         return None
+
+    async def _request_now(self) -> Context | None:
+        """The request the agent would send now for its conversation (as the loop builds it)."""
+        agent = self._agent
+        messages: list[AgentMessage] = list(agent.state.messages)
+        if agent.transform_context is not None:
+            messages = await resolve(agent.transform_context(messages, None))
+        request = Context(
+            messages=await resolve(agent.convert_to_llm(messages)),
+            system_prompt=agent.state.system_prompt,
+            tools=[tool.to_tool() for tool in agent.state.tools],
+        )
+        return agent.prompt_ledger.project(messages, request) if agent.prompt_ledger is not None else request
 
     def _current_prompt(self) -> tuple[dict[str, str], str, list[AgentTool]]:
         """The next request's prompt sections (base and the run's extension sections), its text
