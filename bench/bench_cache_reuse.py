@@ -153,7 +153,7 @@ class Step:
     extension: str | None = None  # "tools" or "section"
     summary: bool = False  # the run's last reply fills the window: a compaction summary follows
     later: str | None = None  # run under faketime at this offset ("+1d": a day later)
-    command: str = "echo turn"  # what each bash turn runs
+    command: str = "echo turn"  # what each bash turn runs ({i}: the turn's number)
 
 
 @dataclass
@@ -195,7 +195,9 @@ SCENARIOS = [
     Scenario(
         "-c across a compaction",
         [
-            Step(["-p", "Run the checks"], tool_turns=12, summary=True, command="seq 1 400"),
+            Step(
+                ["-p", "Run the checks"], tool_turns=12, summary=True, command="seq {i} {i}00 | head -c 1500"
+            ),
             Step(["-c", "-p", "go on"], tool_turns=3),
         ],
         window=20000,
@@ -267,8 +269,10 @@ def _harnesses() -> list[Harness]:
 
 
 def _turns(step: Step, window: int | None) -> list[Turn]:
-    bash = ScriptedToolCall("bash", {"command": step.command})
-    turns = [Turn(tool_calls=[bash]) for _ in range(step.tool_turns)]
+    turns = [
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": step.command.format(i=i)})])
+        for i in range(step.tool_turns)
+    ]
     if step.summary and window is not None:
         turns.append(Turn(text="Done.", usage=ScriptedUsage(input=window - 500, output=50)))
         turns.append(Turn(text="## Goal\nRun the checks.\n\n## Progress\n### Done\n- [x] ran them"))

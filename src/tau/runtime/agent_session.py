@@ -37,6 +37,7 @@ from tau.ai.types import (
     ThinkingLevelOrOff,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
+from tau.runtime.cache_warmer import CacheWarmer, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
@@ -123,6 +124,13 @@ class AgentSession:
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
+        self._warmer = CacheWarmer(
+            lambda: services.settings_manager.cache_warming,
+            lambda: (agent.state.model, agent.state.messages),
+            self._last_prompt_tokens,
+            self._record_cache_warm,
+        )
+        agent.stream_fn = self._warmer.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
         self._pipeline.run_end_checks.append(self._retry.on_run_end)
         self._models = ModelControl(
@@ -393,6 +401,7 @@ class AgentSession:
             await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
             self._run_active = False
+            self._warmer.on_agent_settled()
             self._pipeline.enqueue_for_listeners(AgentSettled(aborted=self._run_aborted))
             try:
                 await self._pipeline.drain()
@@ -716,6 +725,27 @@ class AgentSession:
 
     # -- the rest of the surface ---------------------------------------------------------------
 
+    @property
+    def cache_warming_status(self) -> WarmingStatus:
+        """What prompt-cache warming does now (``cacheWarming``; shown by ``/session``)."""
+        return self._warmer.status
+
+    def _last_prompt_tokens(self) -> int:
+        for message in reversed(self._agent.state.messages):
+            if isinstance(message, AssistantMessage):
+                usage = message.usage
+                return usage.input + usage.cache_read + usage.cache_write
+        return 0
+
+    async def _record_cache_warm(self, reply: AssistantMessage) -> None:
+        """A refresh's cost, as pi 1.6 records it: a ``usage`` entry of kind ``cache_warm``."""
+        entry_id = self._session.append_usage(
+            "cache_warm", reply.provider, reply.response_model or reply.model, reply.usage
+        )
+        entry = self._session.get_entry(entry_id)
+        if entry is not None:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Record an extension's own entry (not part of the conversation) and announce it
         (``entry_appended``); returns its id."""
@@ -767,6 +797,7 @@ class AgentSession:
         events, detach from the agent and delete the session's spill files. The session must not
         be used afterwards."""
         await self._extensions.shutdown(reason, target_session_file)
+        self._warmer.close()
         self._bash.abort()
         await self.abort()
         self._unsubscribe_agent()

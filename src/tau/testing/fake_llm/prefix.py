@@ -13,6 +13,12 @@ mark where a prefix ends, they are not part of it.
   earlier request of that model (whatever else changed). A leading system message (OpenAI-style
   APIs carry the prompt in the message list) counts with the system prompt, not as a message.
 
+A request of another shape (a head no earlier request of the model had, e.g. a summary request
+with a system prompt of its own) that re-sends what earlier requests carried, written out again
+(a serialised transcript), is not paid for that in ``ideal``: texts of 256 characters or more that
+an earlier request sent (a tool output, a reply) count as known. Such a request could have been
+the cached conversation plus its instruction.
+
 ``uncached / ideal`` is 1.00 for a harness that only ever appends.
 """
 
@@ -104,22 +110,48 @@ def prefix_stats(requests: Sequence[RecordedRequest]) -> PrefixStats:
     """``uncached`` and ``ideal`` (module docstring) summed over ``requests``, in order."""
     stats = PrefixStats()
     earlier: dict[str, list[CanonicalRequest]] = {}
+    known: dict[str, set[str]] = {}
     for request in requests:
         form = canonical(request)
         text = form.text
         before = earlier.setdefault(form.model, [])
+        texts = known.setdefault(form.model, set())
         if before:
             shared = max(_common_prefix(text, other.text) for other in before)
             kept = max(_shared_messages(form.messages, other.messages) for other in before)
-            ideal = sum(len(m) for m in form.messages[kept:])
+            new = form.messages[kept:]
+            ideal = sum(len(m) for m in new)
+            if all(form.head != other.head for other in before):
+                ideal -= sum(_known_chars(json.loads(m), texts) for m in new)
         else:
             shared, ideal = 0, len(text)
+        for message in form.messages:
+            texts.update(t for t in _strings(json.loads(message)) if len(t) >= _KNOWN_TEXT)
         uncached = len(text) - shared
         stats.uncached += uncached
         stats.ideal += ideal
         stats.per_request.append((uncached, ideal))
         before.append(form)
     return stats
+
+
+_KNOWN_TEXT = 256
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _known_chars(message: Any, known: set[str]) -> int:
+    """How many characters of ``message``'s texts repeat texts an earlier request sent."""
+    blob = "\n".join(_strings(message))
+    return sum(len(t) for t in known if t in blob)
 
 
 def _shared_messages(a: tuple[str, ...], b: tuple[str, ...]) -> int:
