@@ -256,3 +256,22 @@ def test_a_compaction_asks_for_its_summary_as_the_cached_conversation_plus_an_in
     [session] = tau.session_files()
     [entry] = [json.loads(line) for line in session.read_text().splitlines() if '"type":"compaction"' in line]
     assert entry["summary"].startswith("## Goal\nRun the checks.")
+
+
+def test_tau_continuing_a_pi16_file_sends_pi_last_request_then_its_own_additions(tau: TauCommand) -> None:
+    pi = pi16_command()
+    model = configure(tau, flags=True)
+    tau.server.add(*bash_turns(2), text_turn("Done."))
+    run_pi16(pi, tau, tau.work.parent / "pi-agent", "--thinking", "high", "-p", "go", model=model)
+    [session] = sorted((tau.work.parent / "pi-agent" / "sessions").rglob("*.jsonl"))
+    pi_last = comparable(tau.server.requests[-1].body)
+    run(tau, model, "--thinking", "high", "--session", str(session), "-p", "next", tools=0)
+    tau_request = comparable(tau.server.requests[-1].body)
+    assert tau_request["system"] == pi_last["system"] and tau_request["tools"] == pi_last["tools"]
+    assert tau_request["thinking"] == pi_last["thinking"]
+    sent = pi_last["messages"][:-1]  # without the trailing effort message
+    assert tau_request["messages"][: len(sent)] == sent
+    # Then pi's reply, tau's prompt and tau's own sections and tools as one appended update.
+    after = tau_request["messages"][len(sent) :]
+    assert [m["role"] for m in after] == ["system", "assistant", "user", "system", "system"]
+    assert 'Updated system prompt section "preamble"' in after[3]["content"][0]["text"]

@@ -34,6 +34,7 @@ from tau.ai.types import (
     PromptUpdate,
     TextContent,
     Tool,
+    ToolResultMessage,
     UserContent,
     UserMessage,
 )
@@ -44,6 +45,8 @@ NOTICES_COMPAT_KEY = "promptChangeNotices"
 NOTICE_OPEN = "<system_prompt_update>"
 NOTICE_CLOSE = "</system_prompt_update>"
 _NATIVE_APIS = frozenset({"anthropic-messages"})
+# APIs that refuse two user turns in a row: a notice after tool results joins the last result.
+_STRICT_TURNS = frozenset({"bedrock-converse-stream"})
 
 
 class MidConversationFlags(NamedTuple):
@@ -96,13 +99,13 @@ def for_model(model: Model, context: Context) -> Context:
     if how == "native":
         return context
     if how == "notice":
-        noticed = with_notices(context)
+        noticed = with_notices(model, context)
         if noticed is not None:
             return noticed
     return dataclasses.replace(context, anchor=None, updates=None)
 
 
-def with_notices(context: Context) -> Context | None:
+def with_notices(model: Model, context: Context) -> Context | None:
     """The anchored prompt, a tool list that only grows, and one user-role notice per change where
     it happened; ``None`` when a change cannot be said that way (a tool redefined under its name)."""
     anchor = context.anchor
@@ -117,7 +120,7 @@ def with_notices(context: Context) -> Context | None:
                 tools.append(tool)
             elif not same_declaration(known, tool):
                 return None
-    messages = _insert_notices(context.messages, context.updates or [])
+    messages = _insert_notices(context.messages, context.updates or [], into_tool_results=model.api in _STRICT_TURNS)
     return Context(messages=messages, system_prompt=anchor.system_prompt, tools=tools or None)
 
 
@@ -133,10 +136,13 @@ def notice_text(update: PromptUpdate) -> str:
     return "\n\n".join(lines)
 
 
-def _insert_notices(messages: Sequence[Message], updates: Sequence[PromptUpdate]) -> list[Message]:
+def _insert_notices(
+    messages: Sequence[Message], updates: Sequence[PromptUpdate], *, into_tool_results: bool = False
+) -> list[Message]:
     """Each update's notice goes where it happened, held back past tool results to just before the
     next assistant reply (never between a call and its result); a notice right after a user message
-    joins that message, so user and assistant turns still alternate."""
+    joins that message, so user and assistant turns still alternate (with ``into_tool_results``,
+    one right after tool results joins the last of them)."""
     places: dict[int, list[str]] = {}
     for update in updates:
         text = notice_text(update)
@@ -157,6 +163,8 @@ def _insert_notices(messages: Sequence[Message], updates: Sequence[PromptUpdate]
                     else list(previous.content)
                 )
                 out[-1] = dataclasses.replace(previous, content=[*content, block])
+            elif into_tool_results and isinstance(previous, ToolResultMessage):
+                out[-1] = dataclasses.replace(previous, content=[*previous.content, block])
             else:
                 out.append(UserMessage([block], timestamp=previous.timestamp if previous is not None else 0))
         if index < len(messages):
