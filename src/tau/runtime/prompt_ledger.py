@@ -46,7 +46,10 @@ class PromptLedger:
         sections, text, tools = self._current()
         context.system_prompt = text
         context.tools = list(tools)
-        recorded = self._record(sections, [declaration(t) for t in tools])
+        try:
+            recorded = self._record(sections, [declaration(t) for t in tools])
+        except Exception:  # a record that cannot be written: this request goes out whole instead
+            return []
         return [recorded] if recorded is not None else []
 
     def project(self, messages: Sequence[AgentMessage], request: Context) -> Context:
