@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from tau.agent.context import AgentContext
-from tau.agent.messages import AgentMessage
+from tau.agent.messages import LLM_MESSAGE_TYPES, AgentMessage
 from tau.agent.tool import AgentTool
 from tau.ai.prompt_updates import same_declaration
 from tau.ai.types import Context, JsonObject, PromptAnchor, PromptUpdate, Tool
@@ -73,7 +73,9 @@ def with_prompt_history(
     records: list[tuple[int, SystemMessage]] = []
     position = 0
     for message in messages:
-        if isinstance(message, SystemMessage):
+        if isinstance(message, LLM_MESSAGE_TYPES):  # the common case first: no conversion needed
+            position += 1
+        elif isinstance(message, SystemMessage):
             records.append((position, message))
         elif becomes_llm_message(message):
             position += 1

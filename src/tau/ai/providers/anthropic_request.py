@@ -228,10 +228,24 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
 
 
 def _sent_reply(oauth: bool) -> Callable[[AssistantMessage], bool]:
-    """Whether an assistant message reaches the wire as a message of its own."""
-    return lambda m: (
-        m.stop_reason not in ("error", "aborted") and _assistant_message(m, oauth=oauth) is not None
-    )
+    """Whether an assistant message reaches the wire as a message of its own (as ``_assistant_message``
+    decides, without building it: this runs for every reply of every request)."""
+
+    def sent(message: AssistantMessage) -> bool:
+        if message.stop_reason in ("error", "aborted"):
+            return False
+        for block in message.content:
+            if isinstance(block, TextContent):
+                if block.text.strip():
+                    return True
+            elif isinstance(block, ThinkingContent):
+                if (block.thinking_signature if block.redacted else block.thinking.strip()):
+                    return True
+            else:
+                return True
+        return False
+
+    return sent
 
 
 def effort_sent(model: Model, body: JsonObject) -> str | None:
