@@ -275,3 +275,17 @@ def test_tau_continuing_a_pi16_file_sends_pi_last_request_then_its_own_additions
     after = tau_request["messages"][len(sent) :]
     assert [m["role"] for m in after] == ["system", "assistant", "user", "system", "system"]
     assert 'Updated system prompt section "preamble"' in after[3]["content"][0]["text"]
+
+
+def test_a_call_to_a_tool_removed_mid_run_is_refused_while_it_stays_declared(tau: TauCommand) -> None:
+    model = configure(tau, flags=False)
+    write = Turn(tool_calls=[ScriptedToolCall("write", {"path": "x.txt", "content": "x"})])
+    tau.server.add(*bash_turns(2), write, text_turn("Done."))
+    done = tau.run(*model, *extension(tau, "tools.py", TOOLS_EXTENSION), "-p", "go")
+    assert done.returncode == 0, done.stderr
+    requests = tau.server.requests
+    assert_prefix_kept(requests)
+    last = requests[-1].body
+    assert "write" in [t["function"]["name"] for t in last["tools"]]  # still declared: the prefix stays
+    assert {"role": "tool", "content": "Tool write not found", "tool_call_id": last["messages"][-1]["tool_call_id"]} in last["messages"]
+    assert not (tau.work / "x.txt").exists()
