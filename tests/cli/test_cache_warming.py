@@ -19,7 +19,7 @@ from tau_command import MODEL, TauCommand, tau_command
 from tau.ai.types import Model, ModelCost
 from tau.modes.rpc_client import RpcClient
 from tau.runtime.cache_warmer import evaluate, warm_delay_s
-from tau.testing.fake_llm import text_turn
+from tau.testing.fake_llm import ScriptedToolCall, Turn, text_turn
 
 
 @pytest.fixture
@@ -111,3 +111,18 @@ def test_a_bad_prompt_cache_lifetime_in_models_json_is_one_clear_error(tau: TauC
     done = tau.run(*MODEL, "-p", "hi")
     assert '"promptCache.short" must be a positive number of seconds, found -5' in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_long_tool_run_is_bridged_by_a_refresh_of_the_request_that_asked_for_it(tau: TauCommand) -> None:
+    configure(tau, input_price=100_000, setting="streaming")
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 2.5"})]),
+        text_turn("."),
+        text_turn("Done."),
+    )
+    done = tau.run(*MODEL, "-p", "wait")
+    assert done.returncode == 0, done.stderr
+    first, refresh, second = (r.body for r in tau.server.requests)
+    assert refresh["messages"] == first["messages"] and refresh["max_completion_tokens"] == 1
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert [e["kind"] for e in usage_entries(tau)] == ["cache_warm"]

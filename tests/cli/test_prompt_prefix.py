@@ -287,5 +287,9 @@ def test_a_call_to_a_tool_removed_mid_run_is_refused_while_it_stays_declared(tau
     assert_prefix_kept(requests)
     last = requests[-1].body
     assert "write" in [t["function"]["name"] for t in last["tools"]]  # still declared: the prefix stays
-    assert {"role": "tool", "content": "Tool write not found", "tool_call_id": last["messages"][-1]["tool_call_id"]} in last["messages"]
+    assert {
+        "role": "tool",
+        "content": "Tool write not found",
+        "tool_call_id": last["messages"][-1]["tool_call_id"],
+    } in last["messages"]
     assert not (tau.work / "x.txt").exists()
