@@ -19,7 +19,7 @@ from tau_command import MODEL, TauCommand, tau_command
 from tau.ai.types import Model, ModelCost
 from tau.modes.rpc_client import RpcClient
 from tau.runtime.cache_warmer import evaluate, warm_delay_s
-from tau.testing.fake_llm import ScriptedToolCall, Turn, text_turn
+from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, Turn, text_turn
 
 
 @pytest.fixture
@@ -115,14 +115,15 @@ def test_a_bad_prompt_cache_lifetime_in_models_json_is_one_clear_error(tau: TauC
 
 def test_a_long_tool_run_is_bridged_by_a_refresh_of_the_request_that_asked_for_it(tau: TauCommand) -> None:
     configure(tau, input_price=100_000, setting="streaming")
-    tau.server.add(
-        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 2.5"})]),
-        text_turn("."),
-        text_turn("Done."),
-    )
+
+    def answer(request: RecordedRequest) -> Turn:
+        return text_turn("." if request.body.get("max_completion_tokens") == 1 else "Done.")
+
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 2.5"})]), *[answer] * 6)
     done = tau.run(*MODEL, "-p", "wait")
     assert done.returncode == 0, done.stderr
-    first, refresh, second = (r.body for r in tau.server.requests)
-    assert refresh["messages"] == first["messages"] and refresh["max_completion_tokens"] == 1
+    first, *refreshes, second = (r.body for r in tau.server.requests)
+    assert refreshes and all(r["messages"] == first["messages"] for r in refreshes)  # about one a second
+    assert all(r["max_completion_tokens"] == 1 for r in refreshes)
     assert second["messages"][: len(first["messages"])] == first["messages"]
-    assert [e["kind"] for e in usage_entries(tau)] == ["cache_warm"]
+    assert [e["kind"] for e in usage_entries(tau)] == ["cache_warm"] * len(refreshes)
