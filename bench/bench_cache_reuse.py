@@ -11,7 +11,8 @@ current Claude models (``supportsMidConvoSystemMessages``, ``supportsMidConvoToo
 ``supportsMidConvoEffort``), and ``plain``, a custom OpenAI-compatible ``models.json`` model
 without them.
 
-pi comes from ``TAU_BENCH_PI`` (default ``.ci/pi16``, as ``scripts/check`` installs it)::
+pi comes from ``TAU_BENCH_PI`` or ``TAU_TEST_PI16_DIR`` (default ``.ci/pi16``, as ``scripts/check``
+installs it)::
 
     .venv/bin/python bench/bench_cache_reuse.py            # every scenario, both models
     .venv/bin/python bench/bench_cache_reuse.py tools      # scenarios whose name contains "tools"
@@ -242,9 +243,8 @@ class Harness:
 
 def _harnesses() -> list[Harness]:
     found: list[Harness] = []
-    pi_root = Path(os.environ.get("TAU_BENCH_PI") or REPO / ".ci" / "pi16").expanduser()
-    if not (pi_root / PI_PACKAGE).is_file():
-        pi_root = Path("/work/main/.ci/pi16")
+    named = os.environ.get("TAU_BENCH_PI") or os.environ.get("TAU_TEST_PI16_DIR")
+    pi_root = Path(named).expanduser() if named else REPO / ".ci" / "pi16"
     if (pi_root / PI_PACKAGE).is_file():
         node = pi_root / PI_NODE
         found.append(
