@@ -118,3 +118,26 @@ def test_every_changed_section_is_named_once_in_the_update(sections: dict[str, s
         )
         assert marker in text
     assert notice_text(PromptUpdate(at=0, sections=sections)) == text
+
+
+async def test_a_model_with_mid_conversation_effort_sends_the_level_as_an_effort_message() -> None:
+    from tau.ai.streaming import complete_simple
+    from tau.testing.fake_llm import FakeLLMServer, text_turn
+
+    with FakeLLMServer([text_turn("ok")]) as server:
+        claude = Model(
+            id="claude-next",  # not a name tau knows as adaptive: the flag decides
+            api="anthropic-messages",
+            provider="p",
+            base_url=server.url(),
+            reasoning=True,
+            compat={"supportsMidConvoEffort": True},
+        )
+        reply = await complete_simple(
+            claude, Context(messages=[UserMessage("hi")]), api_key="k", reasoning="high"
+        )
+        body = server.last_request.body
+    assert body["thinking"]["type"] == "adaptive" and body["output_config"] == {"effort": "low"}
+    # The top-level effort stays "low" (part of the cached prefix); the level asked for is a message.
+    assert body["messages"][-1] == {"role": "system", "content": [], "output_config": {"effort": "high"}}
+    assert reply.provider_thinking_level == "high"

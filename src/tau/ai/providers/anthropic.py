@@ -26,6 +26,7 @@ from tau.ai.providers.anthropic_request import (
     supports_adaptive_thinking,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
 from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent, ThinkingLevel
 
@@ -100,7 +101,8 @@ def stream_simple(
         extra["thinking_enabled"] = False
         return stream(model, context, resolved)
     extra["thinking_enabled"] = True
-    if supports_adaptive_thinking(model.id):
+    # A model whose effort travels in messages thinks adaptively at an effort (issue #31).
+    if supports_adaptive_thinking(model.id) or mid_conversation_flags(model).effort:
         extra["effort"] = _effort_for(model, level)
         return stream(model, context, resolved)
     max_tokens, budget = adjust_max_tokens_for_thinking(
