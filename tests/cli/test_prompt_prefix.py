@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from pi16 import pi16_command, run_pi16
 from tau_command import TauCommand, tau_command
 
+from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn, text_turn
 from tau.testing.fake_llm.prefix import first_difference, prefix_stats, strip_cache_markers
 
@@ -293,3 +295,28 @@ def test_a_call_to_a_tool_removed_mid_run_is_refused_while_it_stays_declared(tau
         "tool_call_id": last["messages"][-1]["tool_call_id"],
     } in last["messages"]
     assert not (tau.work / "x.txt").exists()
+
+
+@pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
+async def test_a_fork_and_a_manual_compaction_over_rpc_keep_the_prefix(tau: TauCommand, flags: bool) -> None:
+    model = configure(tau, flags=flags)
+    tau.server.add(*bash_turns(1), text_turn("One."), *bash_turns(1), text_turn("Two."), text_turn("Three."))
+    tau.server.add(text_turn("## Goal\nNotes."), text_turn("Four."))
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *model]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="one")
+        await rpc.wait_for("agent_settled", timeout=30)
+        await rpc.call("prompt", message="two")
+        await rpc.wait_for("agent_settled", timeout=30)
+        [_, second] = (await rpc.call("get_fork_messages"))["messages"]
+        await rpc.call("fork", entryId=second["entryId"])  # back to before "two"
+        await rpc.call("prompt", message="three")
+        await rpc.wait_for("agent_settled", timeout=30)
+        await rpc.call("compact", timeout=30)
+        await rpc.call("prompt", message="four")
+        await rpc.wait_for("agent_settled", timeout=30)
+    one_done, _, _, three, summary, four = tau.server.requests[1:]
+    assert first_difference(one_done, three) is None  # the fork goes on from the first run's request
+    assert first_difference(three, summary) is None  # the summary request only appends an instruction
+    assert "Three." in texts(summary.body) and "Two." not in texts(three.body)
+    assert "## Goal\nNotes." in texts(four.body)
