@@ -120,7 +120,9 @@ def with_notices(model: Model, context: Context) -> Context | None:
                 tools.append(tool)
             elif not same_declaration(known, tool):
                 return None
-    messages = _insert_notices(context.messages, context.updates or [], into_tool_results=model.api in _STRICT_TURNS)
+    messages = _insert_notices(
+        context.messages, context.updates or [], into_tool_results=model.api in _STRICT_TURNS
+    )
     return Context(messages=messages, system_prompt=anchor.system_prompt, tools=tools or None)
 
 

@@ -17,6 +17,7 @@ from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, iter_sse, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.partial_json import repair_json
+from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
@@ -26,7 +27,6 @@ from tau.ai.providers.anthropic_request import (
     supports_adaptive_thinking,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
 from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent, ThinkingLevel
 

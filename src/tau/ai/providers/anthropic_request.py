@@ -239,7 +239,7 @@ def _sent_reply(oauth: bool) -> Callable[[AssistantMessage], bool]:
                 if block.text.strip():
                     return True
             elif isinstance(block, ThinkingContent):
-                if (block.thinking_signature if block.redacted else block.thinking.strip()):
+                if block.thinking_signature if block.redacted else block.thinking.strip():
                     return True
             else:
                 return True
