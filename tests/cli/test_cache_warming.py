@@ -127,3 +127,28 @@ def test_a_long_tool_run_is_bridged_by_a_refresh_of_the_request_that_asked_for_i
     assert all(r["max_completion_tokens"] == 1 for r in refreshes)
     assert second["messages"][: len(first["messages"])] == first["messages"]
     assert [e["kind"] for e in usage_entries(tau)] == ["cache_warm"] * len(refreshes)
+
+
+@pytest.mark.parametrize(("price", "action", "refreshed"), [(1_000, "warm", True), (100_000, "stop", False)])
+async def test_an_extension_has_the_last_word_on_each_refresh(
+    tau: TauCommand, price: float, action: str, refreshed: bool
+) -> None:
+    configure(tau, input_price=price)
+    extension = tau.work.parent / "decide.py"
+    extension.write_text(
+        "seen = []\n"
+        "def setup(tau):\n"
+        "    @tau.on('cache_warming_decision')\n"
+        "    def decide(event, ctx):\n"
+        f"        return {{'action': {action!r}}}\n"
+    )
+    tau.server.add(text_turn("Hi."), text_turn("."))
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "-e", str(extension)]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="hello")
+        await rpc.wait_for("agent_settled", timeout=30)
+        deadline = time.monotonic() + (5 if refreshed else 2.5)
+        while time.monotonic() < deadline and len(tau.server.requests) < 2:
+            await asyncio.sleep(0.05)
+    assert (len(tau.server.requests) == 2) is refreshed
+    assert [e["kind"] for e in usage_entries(tau)] == (["cache_warm"] if refreshed else [])

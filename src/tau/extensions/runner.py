@@ -62,6 +62,7 @@ from tau.extensions.events import (
     AfterProviderResponseEvent,
     BeforeAgentStartEvent,
     BeforeProviderRequestEvent,
+    CacheWarmingDecisionEvent,
     ContextEvent,
     ExtensionEvent,
     InputEvent,
@@ -393,6 +394,18 @@ class ExtensionRunner:
             except SectionNameError as error:
                 del sections[name]
                 self.report(extension, "before_agent_start", str(error), handler)
+
+    async def emit_cache_warming_decision(self, event: CacheWarmingDecisionEvent) -> str:
+        """tau's ``event.action``, or the action the last handler that returns one chose."""
+        action: str = event.action
+        if not self.registry.has_handlers("cache_warming_decision"):
+            return action
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("cache_warming_decision")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is not None:
+                action = result.action
+        return action
 
     async def emit_context(
         self, messages: list[AgentMessage], signal: AbortSignal | None = None

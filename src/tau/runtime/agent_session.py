@@ -37,7 +37,7 @@ from tau.ai.types import (
     ThinkingLevelOrOff,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
-from tau.runtime.cache_warmer import CacheWarmer, WarmingStatus
+from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
@@ -129,6 +129,7 @@ class AgentSession:
             lambda: (agent.state.model, agent.state.messages),
             self._last_prompt_tokens,
             self._record_cache_warm,
+            self._cache_warming_decision,
         )
         agent.stream_fn = self._warmer.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
@@ -736,6 +737,19 @@ class AgentSession:
                 usage = message.usage
                 return usage.input + usage.cache_read + usage.cache_write
         return 0
+
+    async def _cache_warming_decision(self, decision: WarmingDecision) -> str:
+        """The extensions' say on a refresh (``cache_warming_decision``; the last answer wins)."""
+        action: Literal["warm", "stop"] = "warm" if decision.warm else "stop"
+        runner = self._extensions.runner
+        if runner is None:
+            return action
+        from tau.extensions.events import CacheWarmingDecisionEvent  # only with extensions loaded
+
+        event = CacheWarmingDecisionEvent(
+            decision.warm_cost, decision.miss_cost, decision.continuation_probability, action
+        )
+        return await runner.emit_cache_warming_decision(event)
 
     async def _record_cache_warm(self, reply: AssistantMessage) -> None:
         """A refresh's cost, as pi 1.6 records it: a ``usage`` entry of kind ``cache_warm``."""

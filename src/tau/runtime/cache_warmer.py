@@ -140,14 +140,17 @@ class CacheWarmer:
         conversation: Callable[[], tuple[Model | None, Sequence[AgentMessage]]],
         prompt_tokens: Callable[[], int],
         record: Callable[[AssistantMessage], Awaitable[None]],
+        decide: Callable[[WarmingDecision], Awaitable[str]] | None = None,
     ) -> None:
         """``conversation`` gives the current model and messages (a refresh goes out only while
         they extend the request's), ``prompt_tokens`` the size of the last real prompt, and
-        ``record`` stores a refresh's usage."""
+        ``record`` stores a refresh's usage; ``decide`` may overrule the decision before each
+        refresh (extensions' ``cache_warming_decision``: ``"warm"`` or ``"stop"``)."""
         self._mode = mode
         self._conversation = conversation
         self._prompt_tokens = prompt_tokens
         self._record = record
+        self._decide = decide
         self._run: _Run | None = None
         self._send: StreamFn | None = None
         self._inactive = WarmingStatus("inactive", "waiting for the first request")
@@ -273,7 +276,17 @@ class CacheWarmer:
         if time.time() > run.deadline:
             return self._stop("the refresh came too late")
         decision = evaluate(run.model, self._prompt_tokens(), run.phase)
-        if not decision.warm:
+        action = "warm" if decision.warm else "stop"
+        if self._decide is not None:
+            try:
+                action = await self._decide(decision)
+            except Exception:  # an extension's failure leaves tau's own decision
+                action = "warm" if decision.warm else "stop"
+            if self._run is not run:
+                return
+        if action != "warm":
+            if decision.warm:
+                return self._stop("stopped by an extension")
             reason = (
                 "expected savings below $0.05" if decision.economics_available else "no prices for the model"
             )
