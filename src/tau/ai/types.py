@@ -389,6 +389,9 @@ class AssistantMessage:
     raw_stop_reason: str | None = None
     duration_ms: int | None = None
     thinking_level: str | None = None
+    provider_thinking_level: str | None = None
+    """The effort an Anthropic model with mid-conversation effort was asked for (pi 1.6's
+    ``providerThinkingLevel``): later requests state it again before this reply."""
     role: Literal["assistant"] = field(default="assistant", init=False)
 
     def __copy__(self) -> AssistantMessage:
@@ -411,6 +414,7 @@ class AssistantMessage:
             self.raw_stop_reason,
             self.duration_ms,
             self.thinking_level,
+            self.provider_thinking_level,
         )
 
     def to_json(self) -> JsonObject:
@@ -424,6 +428,8 @@ class AssistantMessage:
             "stopReason": self.stop_reason,
             "timestamp": self.timestamp,
         }
+        if self.provider_thinking_level is not None:
+            out["providerThinkingLevel"] = self.provider_thinking_level
         # The fields a reply learns while it streams come after, in the order pi 1.6 adds them.
         if self.response_id is not None:
             out["responseId"] = self.response_id
@@ -446,7 +452,8 @@ class AssistantMessage:
         get = data.get
         # Positional, in field order (a resumed session makes one per reply): content, api,
         # provider, model, usage, stop_reason, timestamp, error_message, response_model,
-        # response_id, diagnostics, raw_stop_reason, duration_ms, thinking_level.
+        # response_id, diagnostics, raw_stop_reason, duration_ms, thinking_level,
+        # provider_thinking_level.
         return cls(
             _blocks_from_json(get("content"), _ASSISTANT_BLOCKS),  # type: ignore[arg-type]
             get("api") or "",
@@ -462,6 +469,7 @@ class AssistantMessage:
             _optional_str(get("rawStopReason")),
             _optional_int(get("durationMs")),
             _optional_str(get("thinkingLevel")),
+            _optional_str(get("providerThinkingLevel")),
         )
 
     def text(self) -> str:
@@ -554,12 +562,42 @@ class Tool:
 
 
 @dataclass(slots=True)
+class PromptAnchor:
+    """The prompt and tools a conversation's first request declared (issue #31): later changes
+    travel as ``PromptUpdate``s appended to the conversation, so the cached prefix survives."""
+
+    system_prompt: str
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PromptUpdate:
+    """A change of prompt or tools that follows ``messages[:at]``: ``content`` is free text,
+    ``sections`` patches named prompt sections (``None`` removes one), tools are added or removed
+    by name. See ``tau.ai.prompt_updates`` for how each API is sent it."""
+
+    at: int
+    content: str = ""
+    sections: dict[str, str | None] = field(default_factory=dict)
+    tools_added: list[Tool] = field(default_factory=list)
+    tools_removed: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Context:
-    """What one model call is made of."""
+    """What one model call is made of.
+
+    ``system_prompt`` and ``tools`` are always the current ones. ``anchor`` and ``updates``, when
+    set, say how they came about (the first request's prompt and tools, then changes in place):
+    an API that can, keeps the anchor and sends the changes where they happened
+    (``tau.ai.prompt_updates``); any other sends the current prompt and tools.
+    """
 
     messages: list[Message] = field(default_factory=list)
     system_prompt: str | None = None
     tools: list[Tool] | None = None
+    anchor: PromptAnchor | None = None
+    updates: list[PromptUpdate] | None = None
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {}

@@ -514,6 +514,16 @@ class SettingsManager:
         self.set("quietStartup", quiet)
 
     @property
+    def cache_warming(self) -> str:
+        """``cacheWarming``: ``"off"``, ``"streaming"`` or ``"idle"`` (the default). A user setting
+        only, as in pi 1.6: it spends money, so a project's settings do not decide it."""
+        value = self._overrides.get("cacheWarming", self._layers["global"].get("cacheWarming"))
+        return value if value in ("off", "streaming", "idle") else "idle"
+
+    def set_cache_warming(self, mode: str) -> None:
+        self.set("cacheWarming", mode)
+
+    @property
     def hide_thinking_block(self) -> bool:
         return self._bool(None, "hideThinkingBlock", False)
 
