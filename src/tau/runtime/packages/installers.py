@@ -11,11 +11,11 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from urllib.parse import quote
 
+from tau._import_path import python_module_command
 from tau.runtime.packages.sources import PackageSource
 
 __all__ = [
@@ -189,7 +189,9 @@ def npm_available_version(source: PackageSource) -> str:
     try:
         return _npm_version(source, document)
     except (KeyError, TypeError):
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
 
 
 def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
@@ -207,7 +209,9 @@ def _npm_document(source: PackageSource) -> tuple[str, dict[str, object]]:
     except httpx.HTTPError as exc:
         raise InstallError(f"cannot fetch {source.raw} from {registry}: {exc}") from None
     except ValueError:
-        raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document") from None
+        raise InstallError(
+            f"the registry's answer for {source.name!r} is not an npm package document"
+        ) from None
     if not isinstance(document, dict):
         raise InstallError(f"the registry's answer for {source.name!r} is not an npm package document")
     return registry, document
@@ -232,7 +236,7 @@ def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
 
 
 def _pip_install(source: PackageSource, folder: str) -> None:
-    command = [sys.executable, "-m", "pip"]
+    command = python_module_command("pip")  # nothing of the working folder is imported
     probe = subprocess.run([*command, "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
         uv = shutil.which("uv")
