@@ -30,10 +30,14 @@ def drop_working_folder() -> None:
     """Take out the working folder that ``python -m`` put first on ``sys.path``.
 
     Called first thing in ``tau/__init__.py``: while ``python -m tau…`` locates its module,
-    ``sys.argv[0]`` is ``"-m"``. A process started with ``-P`` (or ``PYTHONSAFEPATH``) has no such
-    entry, and ``import tau`` from a program leaves that program's path alone.
+    ``sys.argv[0]`` is ``"-m"``, and the command line names a module of tau. A process started with
+    ``-P`` (or ``PYTHONSAFEPATH``) has no such entry, and ``import tau`` from another program (even
+    one run with ``-m``) leaves that program's path alone.
     """
     if sys.argv[:1] != ["-m"] or sys.flags.safe_path or not sys.path:
+        return
+    module = _module_run()
+    if module != "tau" and not module.startswith("tau."):
         return
     try:
         cwd = os.getcwd()
@@ -41,6 +45,22 @@ def drop_working_folder() -> None:
         cwd = None
     if sys.path[0] in ("", ".") or (cwd is not None and sys.path[0] == cwd):
         del sys.path[0]
+
+
+def _module_run() -> str:
+    """The module ``python -m`` was given, from the command line as the interpreter received it."""
+    argv: list[str] = sys.orig_argv
+    index = 1
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "-m":
+            return argv[index + 1] if index + 1 < len(argv) else ""
+        if arg.startswith("-m"):
+            return arg[2:]
+        if not arg.startswith("-") or arg == "-c":
+            return ""
+        index += 2 if arg in ("-X", "-W") else 1  # the options that take the next word
+    return ""
 
 
 def add_extension_folder(folder: str) -> None:

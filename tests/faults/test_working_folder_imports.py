@@ -96,3 +96,39 @@ def test_tau_batch_workers_import_nothing_from_the_folder_of_the_run_or_of_a_tas
         assert done.returncode == 0, done.stderr[-3000:]
         [result] = batch.results()
         assert result["status"] == "passed", json.dumps(result)[:3000]
+
+
+def test_another_program_run_with_m_keeps_its_folder_on_the_path_when_it_imports_tau(tmp_path: Path) -> None:
+    """Only tau's own ``python -m tau…`` drops the folder: a program of the folder that imports tau
+    while Python locates it still imports its own modules from there."""
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "__init__.py").write_text("import tau\n")
+    (program / "__main__.py").write_text("import helper\nprint(helper.WORD)\n")
+    (tmp_path / "helper.py").write_text("WORD = 'found'\n")
+    done = subprocess.run(
+        [sys.executable, "-X", "utf8", "-m", "program"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (0, "found\n"), done.stderr
+
+
+def test_python_m_tau_with_interpreter_options_imports_nothing_from_its_folder(
+    campaign: Campaign, tmp_path: Path
+) -> None:
+    markers = tmp_path / "markers"
+    plant(campaign.work, markers, TAU_IMPORTS)
+    done = subprocess.run(
+        [sys.executable, "-X", "utf8", "-W", "ignore", "-m", "tau", "--version"],
+        cwd=campaign.work,
+        env=campaign.tau.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    TALLY.bad_inputs += 1
+    assert fired(markers) == []
+    assert done.returncode == 0 and done.stdout.startswith("tau "), done.stderr
