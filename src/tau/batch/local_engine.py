@@ -15,13 +15,13 @@ import queue
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from tau._import_path import python_module_command
 from tau.batch.limit_server import LimitServer
 from tau.batch.task_run import RunContext, error_result
 from tau.batch.tasks import BatchTask
@@ -37,7 +37,7 @@ class _Worker:
 
     def __init__(self, header: str, log: IO[bytes]) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tau.batch.worker"],
+            python_module_command("tau.batch.worker"),  # never the working folder on its import path
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

@@ -68,7 +68,7 @@ def _run_batch(options: BatchOptions, registry: Any, agent_dir: Path, *, err: Te
         err.write(f"tau: {options.tasks.name} line {bad_line.line}: {bad_line.message}\n")
     if skipped:
         err.write(f"tau: {skipped} task(s) already in {options.out / 'results.jsonl'}; skipped\n")
-    limits, warnings = parse_limits(_limits_setting(agent_dir))
+    limits, warnings = parse_limits(_limits_setting(agent_dir, options.project_trust))
     warnings += _trust_file_problems(options, agent_dir)
     for warning in warnings:
         err.write(f"tau: warning: {warning}\n")
@@ -194,11 +194,18 @@ def _trust_file_problems(options: BatchOptions, agent_dir: Path) -> list[str]:
     return trust.warnings
 
 
-def _limits_setting(agent_dir: Path) -> object:
+def _limits_setting(agent_dir: Path, project_trust: bool | None) -> object:
+    """``batch.limits`` of the user's settings, with the run's folder's own over them only when that
+    folder is trusted (``-a`` / ``-na``, a saved decision, ``defaultProjectTrust``; nobody is asked)."""
     import os
 
+    from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.settings import SettingsManager
 
-    settings = SettingsManager.create(os.getcwd(), agent_dir)
+    cwd = os.getcwd()
+    settings = SettingsManager.create(cwd, agent_dir, project=False)
+    trust = ProjectTrust(str(agent_dir), override=project_trust, default=settings.default_project_trust)
+    if trust.is_trusted(cwd):
+        settings = SettingsManager.create(cwd, agent_dir)
     section = settings.get("batch")
     return section.get("limits") if isinstance(section, dict) else None

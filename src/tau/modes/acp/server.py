@@ -66,7 +66,8 @@ class SessionOpener:
     re-reads the credentials after a login and tells whether a model is available now."""
 
     agent_dir: str
-    session_dir: Callable[[str], str]
+    session_dir: Callable[[str], Awaitable[str]]
+    """A cwd's session folder (its trust decided first when its settings would choose it)."""
     open_runtime: Callable[[SessionManager, Sequence[AgentTool], Mapping[str, Any]], AgentSessionRuntime]
     decide_trust: Callable[[str], Awaitable[None]]
     project_trusted: Callable[[str], bool]
@@ -198,7 +199,8 @@ class TauAcpAgent:
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _checked_cwd(param(params, "cwd", str))
         servers = mcp_json_entries(params.get("mcpServers"))
-        manager = SessionManager.create(cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir)
+        folder = await self._opener.session_dir(cwd)
+        manager = SessionManager.create(cwd, folder, agent_dir=self._opener.agent_dir)
         live = await self._open(manager, cwd, servers)
         return {
             "sessionId": manager.get_session_id(),
@@ -213,9 +215,10 @@ class TauAcpAgent:
             live = self._sessions[session_id]
         else:
             servers = mcp_json_entries(params.get("mcpServers"))
-            path = self._find(session_id, cwd)
+            folder = await self._opener.session_dir(cwd)
+            path = self._find(session_id, cwd, folder)
             try:
-                manager = SessionManager.open(path, self._opener.session_dir(cwd), cwd_override=cwd)
+                manager = SessionManager.open(path, folder, cwd_override=cwd)
             except SessionError as exc:
                 raise RpcError.invalid_params(str(exc)) from exc
             live = await self._open(manager, cwd, servers)
@@ -227,7 +230,7 @@ class TauAcpAgent:
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = param(params, "cwd", str, None)
-        infos = list_sessions(self._opener.session_dir(cwd)) if cwd else list_all_sessions()
+        infos = list_sessions(await self._opener.session_dir(cwd)) if cwd else list_all_sessions()
         sessions = []
         for info in infos:
             entry = {
@@ -240,13 +243,11 @@ class TauAcpAgent:
             sessions.append(entry)
         return {"sessions": sessions}
 
-    def _find(self, session_id: str, cwd: str) -> str:
+    def _find(self, session_id: str, cwd: str, folder: str) -> str:
         if file_name_problem(session_id) is not None:  # an id, never a path to some file
             raise RpcError.resource_not_found(session_id)
         try:
-            found = find_session(
-                session_id, cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir
-            )
+            found = find_session(session_id, cwd, folder, agent_dir=self._opener.agent_dir)
         except SessionError:
             found = None
         header = read_header(found.path) if found is not None else None

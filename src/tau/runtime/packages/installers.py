@@ -17,11 +17,11 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from urllib.parse import quote
 
+from tau._import_path import python_module_command
 from tau.runtime.packages.sources import PackageSource
 
 __all__ = [
@@ -295,7 +295,7 @@ def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
 
 
 def _pip_install(source: PackageSource, folder: str) -> None:
-    command = [sys.executable, "-m", "pip"]
+    command = python_module_command("pip")  # nothing of the working folder is imported
     probe = subprocess.run([*command, "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
         uv = shutil.which("uv")
