@@ -50,8 +50,11 @@ def read_json_object(path: Path) -> Document:
 
 
 def dump_json(data: Any) -> str:
-    """The text tau writes a shared JSON file as (two-space indent, as pi writes them)."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """The text tau writes a shared JSON file as (two-space indent, as pi writes them; a lone
+    surrogate, such as an undecodable byte of a command line, as its ``\\uXXXX`` escape)."""
+    from tau._unicode import escape_lone_surrogates
+
+    return escape_lone_surrogates(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
 
 
 def update_json_file(

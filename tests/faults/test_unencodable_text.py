@@ -322,3 +322,22 @@ def test_a_batch_task_with_lone_surrogates_in_its_prompt_and_reply_is_recorded(t
         assert (result["id"], result["finalText"], result["attempts"]) == ("odd", reply, 1), result
         session = batch.root / "out" / result["sessionFile"]
         assert all(json.loads(line) for line in session.read_text(encoding="utf-8").splitlines())
+
+
+# -- config files ----------------------------------------------------------------------------------
+
+
+def test_mcp_add_with_an_argument_that_is_not_utf8_writes_mcp_json_and_reads_it_back(
+    campaign: Campaign,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tau", "mcp", "add", "srv", "--", "echo", b"hi\xff"],
+        cwd=campaign.work,
+        env=campaign.tau.env,
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    written = (campaign.tau.agent_dir / "mcp.json").read_bytes()
+    written.decode("utf-8")  # the file is UTF-8 throughout: the undecodable byte is an escape
+    assert json.loads(written)["mcpServers"]["srv"]["args"] == [os.fsdecode(b"hi\xff")]

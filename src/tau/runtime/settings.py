@@ -16,13 +16,13 @@ wrong type is reported too (``settings_schema``) and the default used instead.
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast
 
 from tau._dataclass import dataclass
+from tau._shared_file import dump_json
 from tau.ai.thinking import THINKING_LEVELS
 from tau.runtime.config_errors import ConfigError, read_json_file
 from tau.runtime.paths import (
@@ -648,7 +648,7 @@ def _assign(target: JsonObject, key: str, value: Any) -> None:
 
 
 def _dump(settings: JsonObject) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(settings)
 
 
 def _is_number(value: Any) -> bool:
