@@ -4,11 +4,15 @@ Subpackages are imported on demand so that ``import tau.ai`` stays fast; ``tau.c
 (the SDK entry, see ``tau.runtime.sdk``) loads the runtime on first access.
 """
 
-from __future__ import annotations
+# No ``from __future__`` here: that import, like any other, would be looked up in the working folder
+# before the next line takes it off the import path (see tau._import_path).
+from tau._import_path import drop_working_folder
 
-from typing import TYPE_CHECKING
+drop_working_folder()
 
-from tau._lazy import lazy_exports
+from typing import TYPE_CHECKING  # noqa: E402 - after the working folder is off the import path
+
+from tau._lazy import lazy_exports  # noqa: E402
 
 if TYPE_CHECKING:
     from tau.runtime.sdk import create_agent_session

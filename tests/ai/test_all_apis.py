@@ -250,3 +250,60 @@ async def test_consecutive_requests_reuse_one_connection(server: FakeLLMServer, 
         reply = await complete(model, Context(messages=[UserMessage("hi")]), api_key=_key(api))
         assert reply.stop_reason == "stop", reply.error_message
     assert len({request.client_port for request in server.requests}) == 1
+
+
+# With deltas of 8 characters the high half of the emoji ends one delta and the low half starts the
+# next: the protocols' JSON carries each half as a lone \ud83d / \ude00 escape.
+SPLIT_EMOJI = "abcdefg\ud83d\ude00 end"
+SPLIT_ARGUMENTS = '{"p":"x\ud83d\ude00"}'
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_emoji_split_across_two_deltas_arrives_whole(server: FakeLLMServer, api: str) -> None:
+    server.add(
+        Turn(
+            thinking=SPLIT_EMOJI,
+            text=SPLIT_EMOJI,
+            tool_calls=[ScriptedToolCall("read", raw_arguments=SPLIT_ARGUMENTS, id="call_1")],
+            chunk_size=8,
+        )
+    )
+    s = stream(
+        _model(server, api), Context(messages=[UserMessage("go")], tools=[READ_TOOL]), api_key=_key(api)
+    )
+    text_deltas = [event.delta async for event in s if event.type == "text_delta"]
+    reply = await s.result()
+    assert reply.stop_reason == "toolUse", reply.error_message
+    assert reply.text() == "abcdefg😀 end"
+    thinking = [block.thinking for block in reply.content if isinstance(block, ThinkingContent)]
+    assert thinking in ([], ["abcdefg😀 end"])  # an API that streams no reasoning drops it whole
+    assert reply.tool_calls()[0].arguments == {"p": "x😀"}
+    assert "".join(text_deltas).encode("utf-16-le", "surrogatepass").decode("utf-16-le") == "abcdefg😀 end"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_lone_surrogates_in_the_context_are_sent_without_failing(
+    server: FakeLLMServer, api: str
+) -> None:
+    lone = "half \ud83d and \ude00 alone"
+    server.add(Turn(text="fine"))
+    context = Context(
+        system_prompt=lone,
+        messages=[
+            UserMessage(lone),
+            AssistantMessage(
+                content=[TextContent(lone), ToolCall(id="call_1", name="read", arguments={"path": lone})],
+                api=api,
+                provider="fake",
+                model="test-model",
+                stop_reason="toolUse",
+            ),
+            ToolResultMessage("call_1", "read", [TextContent(lone)]),
+            UserMessage([TextContent(lone)]),
+        ],
+        tools=[READ_TOOL],
+    )
+    reply = await complete(_model(server, api), context, api_key=_key(api))
+    assert reply.stop_reason == "stop", reply.error_message
+    assert reply.text() == "fine"
+    assert isinstance(server.last_request.body, dict)  # valid UTF-8 JSON on the wire

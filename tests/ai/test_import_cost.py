@@ -14,7 +14,6 @@ before = set(sys.modules)
 import tau.ai
 for name in tau.ai.__all__:  # the package imports its names on first access
     getattr(tau.ai, name)
-# (a None entry is a blocked import, such as httpx._main, not a loaded module)
 print(json.dumps(sorted(name for name in set(sys.modules) - before if sys.modules[name] is not None)))
 """
 

@@ -25,7 +25,17 @@ def test_text_without_surrogates_is_returned_as_the_same_object() -> None:
     assert sanitize_surrogates(text) is text
 
 
-@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
+def test_the_two_halves_of_an_emoji_side_by_side_are_kept_as_the_emoji() -> None:
+    assert sanitize_surrogates("a\ud83d\ude00b \ud83d") == "a😀b "
+
+
+# characters() never draws a surrogate: they are drawn as integers.
+ANY_CODE_POINTS = st.lists(st.integers(0xD800, 0xDFFF) | st.integers(0, 0x10FFFF)).map(
+    lambda codes: "".join(map(chr, codes))
+)
+
+
+@given(ANY_CODE_POINTS)
 def test_the_result_always_encodes_as_utf8(text: str) -> None:
     sanitize_surrogates(text).encode("utf-8")
 

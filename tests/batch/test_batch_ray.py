@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from batch_run import batch_run, steps_prompt
+from planted_modules import TAU_IMPORTS, fired, plant
 
 # Ray's start and the 22 tasks take ~15 s on an idle machine, well over a minute on a loaded one:
 # the run itself is limited to 120 s, so the test's own limit must be above that.
@@ -17,18 +18,31 @@ pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
-def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path, int]]:
+def ray_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[subprocess.CompletedProcess[str], dict[str, Any], Path, int]]:
     for batch in batch_run(tmp_path_factory.mktemp("ray")):
         (batch.root / "project").mkdir()
+        # Ray puts the driver's working folder on its workers' import path unless told otherwise.
+        plant(batch.root, batch.root / "markers", TAU_IMPORTS)
         marker = batch.root / "killed-once"
         kill_once = f"test -e {marker} || {{ touch {marker}; kill -9 $PPID; }}; echo survived > out.txt"
         tasks: list[dict[str, Any] | str] = [
-            {"id": f"task-{i:02d}", "prompt": steps_prompt(["write", "out.txt", f"answer {i}\n"]), "cwd": "project",
-             "check": f"grep -qx 'answer {i if i % 5 else -1}' out.txt"}
+            {
+                "id": f"task-{i:02d}",
+                "prompt": steps_prompt(["write", "out.txt", f"answer {i}\n"]),
+                "cwd": "project",
+                "check": f"grep -qx 'answer {i if i % 5 else -1}' out.txt",
+            }
             for i in range(20)
         ]
         tasks += [
-            {"id": "dies-once", "prompt": steps_prompt(["bash", kill_once]), "cwd": "project", "check": "test -e out.txt"},
+            {
+                "id": "dies-once",
+                "prompt": steps_prompt(["bash", kill_once]),
+                "cwd": "project",
+                "check": "test -e out.txt",
+            },
             {"id": "dies-always", "prompt": steps_prompt(["bash", "kill -9 $PPID"]), "cwd": "project"},
         ]
         batch.write_tasks(tasks)
@@ -49,6 +63,12 @@ def test_every_ray_task_ends_once_with_its_verdict_patch_and_session(ray_run: An
         assert f"+answer {i}" in result["patch"]
         session = [json.loads(line) for line in (out / result["sessionFile"]).read_text().splitlines()]
         assert session[0]["type"] == "session"
+
+
+def test_ray_workers_import_nothing_from_the_folder_of_the_run(ray_run: Any) -> None:
+    _done, results, out, _most = ray_run
+    assert fired(out.parent / "markers") == []
+    assert results["task-01"]["status"] == "passed"
 
 
 def test_a_ray_worker_killed_mid_task_is_run_again_by_ray_or_reported_as_error(ray_run: Any) -> None:

@@ -70,3 +70,16 @@ def test_a_damaged_trust_file_is_one_warning_and_trusts_no_task_folder(batch: Ba
     [warning] = [line for line in stderr.splitlines() if "warning" in line]
     assert warning.startswith(f"tau: warning: {trust_file}:1:")
     assert warning.endswith("saved trust decisions are ignored until it is fixed or removed")
+
+
+def test_the_limits_of_an_untrusted_run_folder_are_not_read(batch: BatchRun) -> None:
+    """The folder ``tau batch`` runs in sets ``batch.limits`` (a wrong one, so reading it shows);
+    only ``-a`` lets its settings count."""
+    (batch.root / "task").mkdir()
+    (batch.root / ".tau").mkdir()
+    (batch.root / ".tau" / "settings.json").write_text(
+        json.dumps({"batch": {"limits": {"local": {"concurrency": 0}}}})
+    )
+    assert "batch.limits.local.concurrency" not in run(batch, "task")
+    (batch.root / "out" / "results.jsonl").unlink()
+    assert "batch.limits.local.concurrency" in run(batch, "task", flags=("-a",))

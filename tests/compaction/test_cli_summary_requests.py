@@ -56,7 +56,9 @@ def max_tokens(body: dict[str, Any]) -> int:
 
 def input_tokens(body: dict[str, Any]) -> int:
     """The summary request's input as tau estimates it: characters / 4, rounded up."""
-    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]]
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]
+    ]
     assert texts[0] == SUMMARIZER_SYSTEM_PROMPT
     return -(-sum(len(text) for text in texts) // 4)
 
@@ -72,13 +74,37 @@ def test_the_summary_may_use_the_models_whole_output_limit(tau: TauCommand) -> N
     assert max_tokens(summarizer) == 64_000  # not 80% of reserveTokens (13107), nor the 32000 default
 
 
+def cut_turn(reported_input: int, reason: str = "length") -> Turn:
+    """Like ``full_turn``, but cut at the output limit: the conversation does not end with a
+    finished reply, so the summary is asked for in a request of its own (issue #31)."""
+    turn = full_turn(reported_input)
+    turn.stop_reason = reason  # the protocol's own word for it
+    return turn
+
+
 def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauCommand) -> None:
+    set_model(tau, context_window=40_000, max_tokens=64_000)
+    set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
+    tau.server.add(cut_turn(39_000), Turn(text="## Goal\nsummary"))
+    assert tau.run(*MODEL, "-p", "first task").returncode == 0
+    summarizer = tau.server.requests[1].body
+    assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
+
+
+def test_the_summary_of_a_finished_conversation_is_asked_of_the_conversation_itself(tau: TauCommand) -> None:
     set_model(tau, context_window=40_000, max_tokens=64_000)
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
     tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
     assert tau.run(*MODEL, "-p", "first task").returncode == 0
-    summarizer = tau.server.requests[1].body
-    assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
+    turn, summarizer = (request.body for request in tau.server.requests)
+    # The request the conversation last made (same system, tools and messages), then its reply and
+    # one instruction: all but the last two messages come from the provider's cache.
+    assert summarizer["tools"] == turn["tools"] and summarizer["messages"][0] == turn["messages"][0]
+    assert summarizer["messages"][:-2] == turn["messages"]
+    assert summarizer["messages"][-2]["role"] == "assistant"
+    instruction = summarizer["messages"][-1]["content"][0]["text"]
+    assert instruction.startswith("Stop the task here: do not call any tool") and "## Goal" in instruction
+    assert 30_000 < max_tokens(summarizer) < 40_000 - 4096  # fitted to the window beside the conversation
 
 
 def test_the_compaction_result_carries_the_summary_cost_and_the_context_left(tau: TauCommand) -> None:
@@ -97,24 +123,34 @@ def test_the_compaction_result_carries_the_summary_cost_and_the_context_left(tau
     assert "estimatedTokensAfter" not in entry  # only in the result: a heuristic of the moment
 
 
-def test_the_summary_request_writes_nothing_to_the_prompt_cache(tau: TauCommand) -> None:
+@pytest.mark.parametrize("finished", [True, False], ids=["finished", "cut-off"])
+def test_the_summary_request_reads_the_cache_or_writes_nothing_to_it(tau: TauCommand, finished: bool) -> None:
     models = json.loads((tau.agent_dir / "models.json").read_text())
     models["providers"]["local"].update(api="anthropic-messages", baseUrl=tau.server.url(""))
     models["providers"]["local"]["models"][0].update(contextWindow=40_000, maxTokens=8000)
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
-    tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
+    tau.server.add(
+        full_turn(39_000) if finished else cut_turn(39_000, "max_tokens"), Turn(text="## Goal\nsummary")
+    )
     result = tau.run(*MODEL, "-p", "first task")
     assert result.returncode == 0, result.stderr
     turn, summarizer = (request.body for request in tau.server.requests)
     assert "cache_control" in json.dumps(turn)  # the conversation itself is cached as usual
-    assert "cache_control" not in json.dumps(summarizer)
     assert "first task" in json.dumps(summarizer["messages"])
+    if finished:  # the conversation plus an instruction: read from the cache, marked as usual
+        assert summarizer["system"] == turn["system"] and "cache_control" in json.dumps(
+            summarizer["messages"][-1]
+        )
+    else:  # a one-off prompt of its own: writing it to the cache would be waste
+        assert "cache_control" not in json.dumps(summarizer)
 
 
 def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}}
+    )
     tau.server.add(
         full_turn(3500),
         Turn(fault=Fault("status", status=529, body=OVERLOADED)),
@@ -128,7 +164,11 @@ def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau:
     assert "verloaded" in scheduled["errorMessage"]
     assert set(scheduled) == {"type", "attempt", "maxAttempts", "delayMs", "errorMessage"}
     assert scheduled["type"] == "summarization_retry_scheduled"
-    assert attempt == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "threshold"}
+    assert attempt == {
+        "type": "summarization_retry_attempt_start",
+        "source": "compaction",
+        "reason": "threshold",
+    }
     assert finished == {"type": "summarization_retry_finished"}
     types = [line["type"] for line in lines]
     assert types.index("compaction_start") < types.index("summarization_retry_scheduled")
@@ -140,7 +180,9 @@ def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau:
 
 def test_a_bad_request_from_the_summariser_is_not_retried(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}}
+    )
     invalid = {"error": {"message": "invalid request: unknown field"}}
     tau.server.add(full_turn(3500), Turn(fault=Fault("status", status=400, body=invalid)))
     result = tau.run(*MODEL, "--mode", "json", "-p", "first task")
@@ -155,7 +197,9 @@ def test_a_bad_request_from_the_summariser_is_not_retried(tau: TauCommand) -> No
 
 def test_retries_switched_off_leave_a_passing_failure_unretried(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"enabled": False}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"enabled": False}}
+    )
     tau.server.add(full_turn(3500), Turn(fault=Fault("status", status=529, body=OVERLOADED)))
     lines = events(tau.run(*MODEL, "--mode", "json", "-p", "first task").stdout)
     assert retry_events(lines) == []
@@ -163,7 +207,9 @@ def test_retries_switched_off_leave_a_passing_failure_unretried(tau: TauCommand)
 
 
 async def test_a_manual_compaction_retries_with_events_in_the_rpc_stream(tau: TauCommand) -> None:
-    set_settings(tau, {"compaction": {"keepRecentTokens": 200}, "retry": {"baseDelayMs": 20, "maxRetries": 2}})
+    set_settings(
+        tau, {"compaction": {"keepRecentTokens": 200}, "retry": {"baseDelayMs": 20, "maxRetries": 2}}
+    )
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
         tau.server.add(
@@ -183,14 +229,23 @@ async def test_a_manual_compaction_retries_with_events_in_the_rpc_stream(tau: Ta
         "summarization_retry_attempt_start",
         "summarization_retry_finished",
     ]
-    assert [(r["attempt"], r["maxAttempts"], r["delayMs"]) for r in retries[::2][:2]] == [(1, 2, 20), (2, 2, 40)]
-    assert retries[1] == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"}
+    assert [(r["attempt"], r["maxAttempts"], r["delayMs"]) for r in retries[::2][:2]] == [
+        (1, 2, 20),
+        (2, 2, 40),
+    ]
+    assert retries[1] == {
+        "type": "summarization_retry_attempt_start",
+        "source": "compaction",
+        "reason": "manual",
+    }
 
 
 def test_model_overrides_set_the_reserve_of_the_matching_model_only(tau: TauCommand) -> None:
     set_model(tau, context_window=10_000, max_tokens=1000)
     overrides = {"local/fake-model": {"reserveTokens": 5000}, "local/other": {"reserveTokens": 100}}
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200, "modelOverrides": overrides}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200, "modelOverrides": overrides}}
+    )
     tau.server.add(full_turn(6000), Turn(text="## Goal\nsummary"))  # 6000 > 10000 - 5000, < 10000 - 1000
     result = tau.run(*MODEL, "-p", "first task")
     assert result.returncode == 0, result.stderr

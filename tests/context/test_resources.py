@@ -3,7 +3,6 @@ diagnostics, and the prompt built from it (spec 30 §10 cases 24, 25)."""
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 
 import pytest
@@ -119,7 +118,7 @@ def test_the_prompt_built_from_loaded_resources_keeps_the_block_order(tmp_path: 
     write(cwd / ".tau" / "APPEND_SYSTEM.md", "APPENDED")
     write(cwd / ".tau" / "skills" / "lint" / "SKILL.md", "---\ndescription: Lint things\n---\nbody")
     resources = loader(tmp_path, cwd)
-    options = resources.system_prompt_options(create_coding_tools(str(cwd)), date=datetime.date(2025, 1, 2))
+    options = resources.system_prompt_options(create_coding_tools(str(cwd)))
     prompt = build_system_prompt(options)
     markers = [
         "Available tools:",
@@ -131,11 +130,8 @@ def test_the_prompt_built_from_loaded_resources_keeps_the_block_order(tmp_path: 
     ]
     positions = [prompt.index(m) for m in markers]
     assert positions == sorted(positions)
-    assert prompt.endswith(f"Current date: 2025-01-02\nCurrent working directory: {cwd}")
-    assert (
-        build_system_prompt(resources.system_prompt_options(create_coding_tools(str(cwd)), date=options.date))
-        == prompt
-    )
+    assert prompt.endswith(f"\n\nCurrent working directory: {cwd}")
+    assert build_system_prompt(resources.system_prompt_options(create_coding_tools(str(cwd)))) == prompt
 
 
 def test_system_md_switches_the_prompt_to_the_custom_branch(tmp_path: Path, cwd: Path) -> None:  # case 24

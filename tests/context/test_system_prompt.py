@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any
+
+import pytest
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
@@ -15,10 +18,14 @@ from tau.context import (
     build_system_prompt,
     prompt_guidelines,
 )
-from tau.context.system_prompt import PREFER_FILE_TOOLS, USE_BASH_FOR_FILES
+from tau.context.system_prompt import (
+    PREFER_FILE_TOOLS,
+    USE_BASH_FOR_FILES,
+    SectionNameError,
+    build_system_prompt_sections,
+)
 from tau.tools import create_coding_tools
 
-DAY = datetime.date(2025, 3, 4)
 CWD = "/work/proj"
 CONTEXT_FILES = [
     ContextFile("/home/u/.tau/agent/AGENTS.md", "Global rule.\n"),
@@ -82,7 +89,6 @@ Relative paths in a skill file are relative to the skill's folder (the one holdi
   </skill>
 </available_skills>
 
-Current date: 2025-03-04
 Current working directory: /work/proj"""
 
 
@@ -105,7 +111,6 @@ def tool(name: str, snippet: str | None = None, guidelines: list[str] | None = N
 
 def options(tools: list[AgentTool], **kwargs: object) -> SystemPromptOptions:
     kwargs.setdefault("cwd", CWD)
-    kwargs.setdefault("date", DAY)
     kwargs.setdefault("readme_path", "/opt/tau/README.md")
     return SystemPromptOptions.for_tools(tools, **kwargs)  # type: ignore[arg-type]
 
@@ -128,12 +133,11 @@ def test_blocks_come_in_the_seed_order() -> None:  # case 20
         "APPENDED TEXT",
         "<project_context>",
         "<available_skills>",
-        "Current date: 2025-03-04",
         "Current working directory: /work/proj",
     ]
     positions = [prompt.index(marker) for marker in markers]
     assert positions == sorted(positions)
-    assert prompt.endswith("Current date: 2025-03-04\nCurrent working directory: /work/proj")
+    assert prompt.endswith("\n\nCurrent working directory: /work/proj")
 
 
 def test_context_files_keep_their_order_inside_project_context() -> None:
@@ -148,9 +152,25 @@ def test_the_same_inputs_give_byte_identical_prompts() -> None:
     assert coding_prompt(context_files=list(CONTEXT_FILES), skills=[SKILL]) == first
 
 
-def test_the_date_is_a_day_without_time_and_defaults_to_today() -> None:
+def test_the_prompt_holds_no_date_so_sessions_on_other_days_share_it() -> None:  # issue #31
     prompt = build_system_prompt(SystemPromptOptions(cwd=CWD))
-    assert f"Current date: {datetime.date.today().isoformat()}\n" in prompt
+    assert datetime.date.today().isoformat() not in prompt and "date" not in prompt.lower().split("\n")[-1]
+
+
+def test_the_prompt_is_its_sections_joined_and_extension_sections_come_last_in_tags() -> None:
+    opts = options(create_coding_tools(CWD), skills=[SKILL])
+    sections = build_system_prompt_sections(
+        dataclasses.replace(opts, sections={"task_status": "2 open", "empty": ""})
+    )
+    assert list(sections) == ["preamble", "tools", "rules", "docs", "skills", "cwd", "task_status"]
+    assert sections["task_status"] == "<task_status>\n2 open\n</task_status>"
+    assert build_system_prompt(opts) == "\n\n".join(build_system_prompt_sections(opts).values())
+
+
+@pytest.mark.parametrize("name", ["Bad", "1x", "has space", "tools", "cwd", ""])
+def test_a_section_name_must_be_lowercase_and_not_one_of_taus_own(name: str) -> None:
+    with pytest.raises(SectionNameError):
+        build_system_prompt_sections(SystemPromptOptions(cwd=CWD, sections={name: "x"}))
 
 
 def test_tools_list_shows_only_active_tools_with_a_snippet() -> None:  # cases 21, 52
@@ -230,16 +250,16 @@ def test_custom_prompt_replaces_role_tools_guidelines_and_docs() -> None:  # cas
     for absent in ("expert coding assistant", "Available tools:", "Guidelines:", "tau documentation"):
         assert absent not in prompt
     assert "<available_skills>" in prompt
-    assert prompt.endswith("Current date: 2025-03-04\nCurrent working directory: /work/proj")
+    assert prompt.endswith("\n\nCurrent working directory: /work/proj")
 
 
 def test_custom_prompt_lists_skills_only_when_read_is_active_or_tools_are_unknown() -> None:  # case 24
     no_read = build_system_prompt(options([tool("bash", "Run")], custom_prompt="P", skills=[SKILL]))
     assert "<available_skills>" not in no_read
-    unknown = build_system_prompt(SystemPromptOptions(cwd=CWD, custom_prompt="P", skills=[SKILL], date=DAY))
+    unknown = build_system_prompt(SystemPromptOptions(cwd=CWD, custom_prompt="P", skills=[SKILL]))
     assert "<available_skills>" in unknown
 
 
 def test_windows_cwd_is_shown_with_forward_slashes() -> None:
-    prompt = build_system_prompt(SystemPromptOptions(cwd="C:\\work\\proj", date=DAY))
+    prompt = build_system_prompt(SystemPromptOptions(cwd="C:\\work\\proj"))
     assert prompt.endswith("Current working directory: C:/work/proj")

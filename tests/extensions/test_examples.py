@@ -200,3 +200,20 @@ async def test_custom_compaction_supplies_its_own_summary(project, runners) -> N
     assert "<modified-files>\nsrc/main.py\n</modified-files>" in compaction.summary
     assert compaction.details_json()["modifiedFiles"] == ["src/main.py"]
     assert "src/main.py" not in compaction.details_json()["readFiles"]
+
+
+# -- task_status_section -------------------------------------------------------------------------
+
+
+async def test_task_status_section_lists_the_open_tasks_as_a_section(project, runners) -> None:
+    from tau.context.system_prompt import SystemPromptOptions
+
+    (project / "TODO.md").write_text("- [x] done\n- [ ] write the parser\n- [ ] test it\n")
+    runner = await load_example("task_status_section", project, runners)
+    options = SystemPromptOptions(cwd=str(project))
+    await runner.emit_before_agent_start("go", None, "PROMPT", options)
+    assert options.sections == {"task_status": "Open tasks in TODO.md (2):\n- write the parser\n- test it"}
+    (project / "TODO.md").write_text("- [x] all done\n")
+    emptied = SystemPromptOptions(cwd=str(project))
+    await runner.emit_before_agent_start("go", None, "PROMPT", emptied)
+    assert emptied.sections == {}

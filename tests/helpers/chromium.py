@@ -1,6 +1,6 @@
 """Headless Chromium driven over the DevTools protocol (tests only).
 
-Debian's ``chromium`` (``.ci/run`` installs it); the flags keep it from reaching for the network,
+Debian's ``chromium`` (``scripts/check`` installs it); the flags keep it from reaching for the network,
 without which it stalls on a closed machine. One browser, one page:
 
     with Chromium(tmp_path) as page:

@@ -1,4 +1,4 @@
-"""The real pi 1.6 for the interop tests: installed in ``.ci/pi16`` by ``.ci/run`` (as the README's
+"""The real pi 1.6 for the interop tests: installed in ``.ci/pi16`` by ``scripts/check`` (as the README's
 "Set up" says) or in ``$TAU_TEST_PI16_DIR``, run offline against the fake server."""
 
 from __future__ import annotations
@@ -26,20 +26,21 @@ def pi16_command() -> list[str]:
         manifest = {}
     if manifest.get("version") != "1.6.0" or not node.is_file():
         pytest.fail(
-            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as .ci/run does)", pytrace=False
+            f"pi 1.6.0 is not installed in {root.parent}: run `{INSTALL}` (as scripts/check does)",
+            pytrace=False,
         )
     return [str(node), str(package / manifest["bin"]["pi"])]
 
 
-def run_pi16(pi: list[str], tau: TauCommand, pi_dir: Path, *args: str) -> None:
-    """pi with ``tau``'s fake model, its own agent dir ``pi_dir`` (a copy of tau's models.json) and
-    ``tau.work`` as its folder; it must succeed."""
+def run_pi16(pi: list[str], tau: TauCommand, pi_dir: Path, *args: str, model: list[str] = MODEL) -> None:
+    """pi with ``tau``'s fake model (or ``model``), its own agent dir ``pi_dir`` (a copy of tau's
+    models.json) and ``tau.work`` as its folder; it must succeed."""
     pi_dir.mkdir(exist_ok=True)
     if not (pi_dir / "models.json").exists():
         (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
     env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
     # An empty pipe for stdin: pi prepends piped input to the prompt (and /dev/null is not always empty).
     ran = subprocess.run(
-        [*pi, *MODEL, *args], cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60
+        [*pi, *model, *args], cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60
     )
     assert ran.returncode == 0, ran.stderr

@@ -207,3 +207,37 @@ def test_a_user_extension_can_ask_its_own_trust_question_instead(tau: TauCommand
         assert not (tau.agent_dir / "trust.json").exists()
     finally:
         terminal.close()
+
+
+def session_dir_setting(tau: TauCommand) -> Path:
+    """The project's settings choose ``.sessions`` in the folder for its sessions; that folder."""
+    (tau.work / ".tau").mkdir()
+    (tau.work / ".tau" / "settings.json").write_text(json.dumps({"sessionDir": ".sessions"}))
+    return tau.work / ".sessions"
+
+
+def test_the_question_comes_before_the_session_dir_setting_is_used_and_trust_applies_it(
+    tau: TauCommand,
+) -> None:
+    sessions = session_dir_setting(tau)
+    terminal = ask(tau)
+    try:
+        assert not sessions.exists()
+        terminal.send(ENTER)
+        terminal.wait_for("fake-model", where="display")
+        assert sessions.is_dir()  # the session of this run is kept there
+    finally:
+        terminal.close()
+
+
+def test_declining_at_the_question_keeps_the_session_out_of_the_folder(tau: TauCommand) -> None:
+    sessions = session_dir_setting(tau)
+    terminal = ask(tau)
+    try:
+        for _ in range(3):
+            terminal.send(DOWN)
+        terminal.send(ENTER)
+        terminal.wait_for("This folder is not trusted")
+        assert not sessions.exists()
+    finally:
+        terminal.close()

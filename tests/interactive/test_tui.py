@@ -141,7 +141,9 @@ def test_escape_aborts_the_run_and_the_session_stays_consistent(tau: TauCommand,
     _ask(terminal, "next")
     terminal.wait_for("fresh reply")
     lines = _session_lines(tau)
-    messages = [line["message"] for line in lines if line["type"] == "message" and line["message"]["role"] != "system"]  # type: ignore[index]
+    messages = [
+        line["message"] for line in lines if line["type"] == "message" and line["message"]["role"] != "system"
+    ]  # type: ignore[index]
     roles = [m["role"] for m in messages]  # type: ignore[index]
     assert roles == ["user", "assistant", "user", "assistant"]
     assert messages[1]["stopReason"] == "aborted"  # type: ignore[index]
@@ -600,3 +602,22 @@ def test_a_stray_print_shows_above_the_app_and_the_app_goes_on(tau: TauCommand, 
     terminal.wait_for("still here")
     terminal.wait_for(lambda: "fake-model" in _footer_model_line(terminal))
     assert terminal.text().count("printed by an extension") == 1
+
+
+def test_an_emoji_split_across_deltas_shows_whole_and_a_lone_half_as_a_replacement(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    # Deltas of 8: the emoji's high half ends one delta and its low half starts the next.
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("no\ud83dsuch", {"q": "x"})]),
+        Turn(text="abcdefg\ud83d\ude00 end, lone \ud83d here", chunk_size=8),
+        Turn(text="second fine"),
+    )
+    terminal = start_tui()
+    _ask(terminal, "hi")
+    terminal.wait_for("here")
+    text = terminal.text()
+    assert "abcdefg😀 end, lone \ufffd here" in text
+    assert "Tool no\ufffdsuch not found" in text
+    _ask(terminal, "again")  # the TUI goes on
+    terminal.wait_for("second fine")

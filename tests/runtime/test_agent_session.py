@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
 import itertools
 import os
 from pathlib import Path
@@ -40,7 +39,8 @@ async def test_a_prompt_is_persisted_in_pi_format(make_session: SessionFactory, 
     ]
     header, model_change, thinking, system, user, assistant = lines
     # pi 1.x: the prompt and tools the request used, recorded before the first message
-    assert system["message"]["role"] == "system" and system["message"]["sections"] == {"prompt": session.system_prompt}
+    assert system["message"]["role"] == "system"
+    assert "\n\n".join(system["message"]["sections"].values()) == session.system_prompt  # named sections
     assert header["version"] == 3 and header["id"] == session.session_id and header["cwd"] == session.cwd
     assert (model_change["provider"], model_change["modelId"]) == ("faux", "faux-1")
     assert thinking["thinkingLevel"] == "off"
@@ -83,7 +83,12 @@ async def test_a_reopened_session_restores_the_conversation_and_continues_it(
     assert user_texts(seen[0]) == ["first question", "second question"]
     assert [m.role for m in seen[0].messages] == ["user", "assistant", "user"]
     types = [line["type"] for line in file_lines(path)]
-    assert types == ["session", "model_change", "thinking_level_change", *["message"] * 5]  # one system message
+    assert types == [
+        "session",
+        "model_change",
+        "thinking_level_change",
+        *["message"] * 5,
+    ]  # one system message
     await session.dispose()
 
 
@@ -303,7 +308,7 @@ async def test_context_usage_counts_the_last_reported_usage(
     assert usage.percent == pytest.approx(usage.tokens / 128_000 * 100)
 
 
-async def test_the_system_prompt_is_built_once_with_the_session_day(
+async def test_the_system_prompt_is_built_once_and_holds_no_date(
     make_session: SessionFactory, faux: FauxProvider, project: str, services: AgentSessionServices
 ) -> None:
     Path(project, "AGENTS.md").write_text("Use tabs.")
@@ -320,9 +325,7 @@ async def test_the_system_prompt_is_built_once_with_the_session_day(
     await session.prompt("two")
     first, second = (c.system_prompt for c in seen)
     assert first == second == session.base_system_prompt
-    started = session.session_manager.get_header().timestamp
-    local_day = datetime.datetime.fromisoformat(started.replace("Z", "+00:00")).astimezone().date()
-    assert f"Current date: {local_day.isoformat()}" in (first or "")
+    assert "Current date" not in (first or "")  # no date: sessions on other days share the prompt
     assert "Use tabs." in (first or "") and f"Current working directory: {project}" in (first or "")
 
 

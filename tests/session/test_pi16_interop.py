@@ -88,7 +88,9 @@ def test_tau_records_its_prompt_and_tools_before_the_first_message_as_pi_does(ta
     [session] = tau.session_files()
     [system] = system_lines(session)
     sent = tau.server.requests[0].body
-    assert system["sections"] == {"prompt": sent["messages"][0]["content"]}
+    # The prompt as named sections (issue #31), which joined a blank line apart are the prompt sent.
+    assert list(system["sections"]) == ["preamble", "tools", "rules", "docs", "cwd"]
+    assert "\n\n".join(system["sections"].values()) == sent["messages"][0]["content"]
     declared = [(t["name"], t["description"], t["parameters"]) for t in system["toolsAdded"]]
     assert declared == [
         (t["function"]["name"], t["function"]["description"], t["function"]["parameters"])
@@ -108,10 +110,16 @@ def test_a_changed_tool_set_is_recorded_as_a_patch(tau: TauCommand) -> None:
     [session] = tau.session_files()
     _, patch = system_lines(session)
     assert [t["name"] for t in patch["toolsRemoved"]] == ["edit", "write"]
-    assert "toolsAdded" not in patch and list(patch["sections"]) == ["prompt"]
+    assert "toolsAdded" not in patch and list(patch["sections"]) == ["tools", "rules"]  # only what changed
     branch = SessionManager.open(str(session)).build_session_context().system_message
     assert branch is not None and [t["name"] for t in branch.tools_added or []] == ["read", "bash"]
-    assert branch.text() == tau.server.requests[1].body["messages"][0]["content"]
+    first, second = (r.body for r in tau.server.requests)
+    # The model without mid-conversation flags keeps the first prompt and tools (issue #31) and is
+    # told of the change in a notice at the end.
+    assert second["messages"][0] == first["messages"][0] and second["tools"] == first["tools"]
+    notice = second["messages"][-1]["content"][-1]["text"]
+    assert notice.startswith("<system_prompt_update>") and "Tools no longer available" in notice
+    assert "edit, write" in notice and 'Updated system prompt section "tools"' in notice
 
 
 def test_continuing_a_pi16_file_patches_pi_sections_away_and_sends_the_replayed_prompt(
@@ -119,10 +127,9 @@ def test_continuing_a_pi16_file_patches_pi_sections_away_and_sends_the_replayed_
 ) -> None:
     sent, session = continue_with_tau(tau)
     *_, update = system_lines(session)
-    assert update["sections"] == {
-        "prompt": sent["messages"][0]["content"],
-        **dict.fromkeys(["preamble", "tools", "rules", "docs", "cwd"]),
-    }
+    # pi's sections of the same name get tau's text (pi's own text in them is replaced).
+    assert list(update["sections"]) == ["preamble", "tools", "rules", "docs", "cwd"]
+    assert "\n\n".join(v for v in update["sections"].values() if v) == sent["messages"][0]["content"]
     branch = SessionManager.open(str(session)).build_session_context().system_message
     assert branch is not None and branch.text() == sent["messages"][0]["content"]
     assert [t["name"] for t in branch.tools_added or []] == [t["function"]["name"] for t in sent["tools"]]

@@ -1,6 +1,6 @@
 """A session the real tau wrote (a tool call, a compaction), continued by the real pi 1.6: pi sends the
 conversation tau wrote, and tau then reads back what pi appended. Everything runs against the fake
-server. pi comes from ``.ci/pi16`` (installed by ``.ci/run``) or ``$TAU_TEST_PI16_DIR``."""
+server. pi comes from ``.ci/pi16`` (installed by ``scripts/check``) or ``$TAU_TEST_PI16_DIR``."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from tau.agent.config import (
     ConvertToLlm,
     GetApiKey,
     PollMessages,
+    PromptLedger,
     StreamFn,
     ToolExecutionMode,
     TransformContext,
@@ -112,6 +113,9 @@ class Agent:
         self.live_tools = live_tools
         """Whether a run sees ``state.tools`` changed during it from its next model call on (a
         coding session's ``tool_search``); by default a run keeps the tools it started with."""
+        self.prompt_ledger: PromptLedger | None = None
+        """Set by a coding session: records prompt and tool changes in the conversation and sends
+        them in place (``AgentLoopConfig.prompt_ledger``)."""
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: list[Listener] = []
@@ -322,6 +326,7 @@ class Agent:
             after_tool_call=self.after_tool_call,
             tool_timeout_s=self.tool_timeout_s,
             get_tools=(lambda: self._state.tools) if self.live_tools else None,
+            prompt_ledger=self.prompt_ledger,
         )
 
     def _steering_poll(self, *, skip_first: bool) -> PollMessages:

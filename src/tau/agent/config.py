@@ -52,6 +52,19 @@ PollMessages: TypeAlias = Callable[[], "list[AgentMessage] | Awaitable[list[Agen
 ShouldStopAfterTurn: TypeAlias = Callable[[TurnSummary], "bool | Awaitable[bool]"]
 
 
+class PromptLedger(Protocol):
+    """Keeps the prompt and tools as a record in the conversation (the runtime's; issue #31)."""
+
+    async def before_request(self, context: AgentContext) -> list[AgentMessage]:
+        """Called before each model call: bring ``context``'s prompt and tools up to date and
+        return the messages that record a change (appended to the conversation)."""
+        ...
+
+    def project(self, messages: Sequence[AgentMessage], request: Context) -> Context:
+        """The request to send, given the messages it was built from (after ``transform_context``)."""
+        ...
+
+
 @dataclass(kw_only=True)
 class AgentLoopConfig:
     """Everything a run needs besides its context.
@@ -59,7 +72,8 @@ class AgentLoopConfig:
     ``stream_options`` go to every LLM call (``reasoning`` is the thinking level, ``None`` = off);
     the loop fills in ``signal`` and the API key (``get_api_key(provider)`` per call, falling back
     to ``stream_options.api_key``). ``tool_timeout_s`` (beyond pi) turns a tool that runs longer
-    into an error result. ``get_tools``, when set, gives the tools before each model call after
+    into an error result. ``prompt_ledger``, when set, is asked before each model call (it may
+    change the prompt and tools and record the change) and shapes each request. ``get_tools``, when set, gives the tools before each model call after
     the first, so tools activated during a run (``tool_search``) are declared on the next call.
     """
 
@@ -76,3 +90,4 @@ class AgentLoopConfig:
     should_stop_after_turn: ShouldStopAfterTurn | None = None
     tool_timeout_s: float | None = None
     get_tools: Callable[[], Sequence[AgentTool]] | None = None
+    prompt_ledger: PromptLedger | None = None

@@ -108,6 +108,12 @@ async def _run_turns(
                 context.messages.append(message)
                 new_messages.append(message)
             pending = []
+            if config.prompt_ledger is not None:
+                for change in await config.prompt_ledger.before_request(context):
+                    await emit(MessageStart(change))
+                    await emit(MessageEnd(change))
+                    context.messages.append(change)
+                    new_messages.append(change)
 
             assistant = await stream_assistant_response(context, config, emit, signal, stream_fn)
             new_messages.append(assistant)
@@ -165,6 +171,8 @@ async def stream_assistant_response(
         system_prompt=context.system_prompt,
         tools=[tool.to_tool() for tool in context.tools],
     )
+    if config.prompt_ledger is not None:
+        request = config.prompt_ledger.project(messages, request)
     api_key = await resolve(config.get_api_key(config.model.provider)) if config.get_api_key else None
     base = config.stream_options
     options = copy.copy(base)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tau._lazy import lazy_exports
-from tau.ai import _httpx_setup  # noqa: F401  (first: before any module imports httpx)
 
 if TYPE_CHECKING:
     from tau.ai.abort import AbortController, AbortSignal

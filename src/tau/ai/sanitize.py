@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from tau._pattern import lazy_pattern
 
-# A Python str holds a surrogate code point only when it is unpaired: a valid pair decodes to one
-# astral character (an emoji, say), so every code point in this range is safe to delete.
 _SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 
 def sanitize_surrogates(text: str) -> str:
-    """Return ``text`` without any code point in U+D800–U+DFFF; astral characters such as emoji stay."""
+    """``text`` without lone surrogates, as pi's ``sanitizeSurrogates`` sends it: astral characters
+    such as emoji stay, and so do the two halves of one that sit side by side as two code points
+    (two deltas appended, say): they become the character, as they are one in a JavaScript string."""
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
-    return _SURROGATE.sub("", text)
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tau._unicode import join_pairs, join_split_pair
 from tau.ai.cost import calculate_cost
 from tau.ai.events import (
     AssistantMessageEventStream,
@@ -225,6 +226,10 @@ class _ArgumentText:
         self._parsed_at = 0
 
     def append(self, fragment: str) -> None:
+        fragment = join_pairs(fragment)
+        if self._pieces and (joined := join_split_pair(self._pieces[-1], fragment)) is not None:
+            # An escaped surrogate pair split across two fragments: the character, as in JavaScript.
+            self._pieces[-1], fragment = joined  # the last piece keeps its length
         self._pieces.append(fragment)
         self._length += len(fragment)
 

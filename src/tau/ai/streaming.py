@@ -28,7 +28,7 @@ def stream(
     provider = require_api_provider(model.api)
     resolved = build_options(options, overrides, simple=False)
     register_secret(resolved.api_key)
-    return provider.stream(model, context, resolved)
+    return provider.stream(model, _for_model(model, context), resolved)
 
 
 async def complete(
@@ -54,7 +54,16 @@ def stream_simple(
     register_secret(resolved.api_key)
     if resolved.max_tokens is None and model.max_tokens > 0:
         resolved.max_tokens = min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
-    return provider.stream_simple(model, context, resolved)
+    return provider.stream_simple(model, _for_model(model, context), resolved)
+
+
+def _for_model(model: Model, context: Context) -> Context:
+    """The context's prompt changes in the form ``model`` takes them (``tau.ai.prompt_updates``)."""
+    if context.anchor is None:
+        return context
+    from tau.ai.prompt_updates import for_model  # only a context with recorded changes needs it
+
+    return for_model(model, context)
 
 
 async def complete_simple(

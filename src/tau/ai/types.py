@@ -5,7 +5,8 @@ from pi's on-disk shape (camelCase keys, optional keys omitted when unset), so a
 pi session file dumps back to an equal JSON object.
 
 Text and thinking blocks keep streamed text as a list of pieces joined on first read: appending a
-delta is O(1), so a 20 MB reply streamed in 4 KB pieces stays linear.
+delta is O(1), so a 20 MB reply streamed in 4 KB pieces stays linear. The halves of a surrogate pair
+split across two deltas are joined into the character as they are appended.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 from tau._dataclass import dataclass
+from tau._unicode import join_pairs, join_split_pair
 
 Api: TypeAlias = str
 Provider: TypeAlias = str
@@ -48,6 +50,24 @@ class _StreamedText:
             self._pieces.clear()
         return self._text
 
+    def _append(self, delta: str) -> None:
+        """Add ``delta``; the two halves of a surrogate pair that arrive in two deltas become the one
+        character, as appending does in JavaScript (a provider may split an emoji's escapes)."""
+        if not delta:
+            return
+        delta = join_pairs(delta)
+        pieces = self._pieces
+        joined = join_split_pair(pieces[-1] if pieces else self._text, delta)
+        if joined is not None:
+            if pieces:
+                pieces[-1] = joined[0]
+            else:
+                self._text = joined[0]
+            delta = joined[1]
+            if not delta:
+                return
+        pieces.append(delta)
+
 
 class TextContent(_StreamedText):
     """A text block: ``{"type": "text", "text": ..., "textSignature"?: ...}``."""
@@ -69,7 +89,7 @@ class TextContent(_StreamedText):
         self._pieces.clear()
 
     def append(self, delta: str) -> None:
-        self._pieces.append(delta)
+        self._append(delta)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "text", "text": self.text}
@@ -117,7 +137,7 @@ class ThinkingContent(_StreamedText):
         self._pieces.clear()
 
     def append(self, delta: str) -> None:
-        self._pieces.append(delta)
+        self._append(delta)
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "thinking", "thinking": self.thinking}
@@ -376,6 +396,9 @@ class AssistantMessage:
     raw_stop_reason: str | None = None
     duration_ms: int | None = None
     thinking_level: str | None = None
+    provider_thinking_level: str | None = None
+    """The effort an Anthropic model with mid-conversation effort was asked for (pi 1.6's
+    ``providerThinkingLevel``): later requests state it again before this reply."""
     role: Literal["assistant"] = field(default="assistant", init=False)
 
     def __copy__(self) -> AssistantMessage:
@@ -398,6 +421,7 @@ class AssistantMessage:
             self.raw_stop_reason,
             self.duration_ms,
             self.thinking_level,
+            self.provider_thinking_level,
         )
 
     def to_json(self) -> JsonObject:
@@ -411,6 +435,8 @@ class AssistantMessage:
             "stopReason": self.stop_reason,
             "timestamp": self.timestamp,
         }
+        if self.provider_thinking_level is not None:
+            out["providerThinkingLevel"] = self.provider_thinking_level
         # The fields a reply learns while it streams come after, in the order pi 1.6 adds them.
         if self.response_id is not None:
             out["responseId"] = self.response_id
@@ -433,7 +459,8 @@ class AssistantMessage:
         get = data.get
         # Positional, in field order (a resumed session makes one per reply): content, api,
         # provider, model, usage, stop_reason, timestamp, error_message, response_model,
-        # response_id, diagnostics, raw_stop_reason, duration_ms, thinking_level.
+        # response_id, diagnostics, raw_stop_reason, duration_ms, thinking_level,
+        # provider_thinking_level.
         return cls(
             _blocks_from_json(get("content"), _ASSISTANT_BLOCKS),  # type: ignore[arg-type]
             get("api") or "",
@@ -449,6 +476,7 @@ class AssistantMessage:
             _optional_str(get("rawStopReason")),
             _optional_int(get("durationMs")),
             _optional_str(get("thinkingLevel")),
+            _optional_str(get("providerThinkingLevel")),
         )
 
     def text(self) -> str:
@@ -541,12 +569,42 @@ class Tool:
 
 
 @dataclass(slots=True)
+class PromptAnchor:
+    """The prompt and tools a conversation's first request declared (issue #31): later changes
+    travel as ``PromptUpdate``s appended to the conversation, so the cached prefix survives."""
+
+    system_prompt: str
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PromptUpdate:
+    """A change of prompt or tools that follows ``messages[:at]``: ``content`` is free text,
+    ``sections`` patches named prompt sections (``None`` removes one), tools are added or removed
+    by name. See ``tau.ai.prompt_updates`` for how each API is sent it."""
+
+    at: int
+    content: str = ""
+    sections: dict[str, str | None] = field(default_factory=dict)
+    tools_added: list[Tool] = field(default_factory=list)
+    tools_removed: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Context:
-    """What one model call is made of."""
+    """What one model call is made of.
+
+    ``system_prompt`` and ``tools`` are always the current ones. ``anchor`` and ``updates``, when
+    set, say how they came about (the first request's prompt and tools, then changes in place):
+    an API that can, keeps the anchor and sends the changes where they happened
+    (``tau.ai.prompt_updates``); any other sends the current prompt and tools.
+    """
 
     messages: list[Message] = field(default_factory=list)
     system_prompt: str | None = None
     tools: list[Tool] | None = None
+    anchor: PromptAnchor | None = None
+    updates: list[PromptUpdate] | None = None
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {}

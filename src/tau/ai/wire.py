@@ -24,7 +24,7 @@ import base64
 import os
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httptools
 
@@ -32,7 +32,6 @@ from tau import __version__
 
 if TYPE_CHECKING:
     import ssl
-    import zlib
 
 _MAX_HEAD = 256 * 1024
 _READ_SIZE = 64 * 1024
@@ -296,7 +295,15 @@ class Response:
             connection.close()
 
 
-def _decoder(coding: str) -> zlib._Decompress | None:
+class _Decompressor(Protocol):
+    """What ``zlib.decompressobj()`` returns (its class has no public name)."""
+
+    def decompress(self, data: bytes, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+def _decoder(coding: str) -> _Decompressor | None:
     coding = coding.strip().lower()
     if coding not in ("gzip", "x-gzip", "deflate"):
         return None
@@ -307,7 +314,7 @@ def _decoder(coding: str) -> zlib._Decompress | None:
     return zlib.decompressobj()
 
 
-def _decode(decoder: zlib._Decompress, chunk: bytes) -> bytes:
+def _decode(decoder: _Decompressor, chunk: bytes) -> bytes:
     import zlib
 
     try:

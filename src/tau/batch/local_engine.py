@@ -14,7 +14,6 @@ import queue
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tau import _process_groups as process_groups
+from tau._import_path import python_module_command
 from tau.batch.limit_server import LimitServer
 from tau.batch.task_run import RunContext, error_result
 from tau.batch.tasks import BatchTask
@@ -38,7 +38,7 @@ class _Worker:
     def __init__(self, header: str, log: IO[bytes]) -> None:
         with process_groups.spawning():
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tau.batch.worker"],
+                python_module_command("tau.batch.worker"),  # never the working folder on its import path
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -141,7 +141,7 @@ def _run_on_worker(
     lock: threading.Lock,
 ) -> tuple[dict[str, Any], _Worker | None]:
     started = time.monotonic()
-    line = json.dumps(task.to_wire(), ensure_ascii=False)
+    line = json.dumps(task.to_wire())  # ASCII: a lone surrogate in a prompt travels as its escape
     deaths: list[str] = []
     for attempt in range(1, _ATTEMPTS + 1):
         if worker is None or worker.process.poll() is not None:

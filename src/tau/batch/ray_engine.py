@@ -61,12 +61,20 @@ def run_ray(
 
         raise BatchUsageError(MISSING_RAY) from None
     if not ray.is_initialized():
-        ray.init(address=None if address == "local" else address, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        ray.init(
+            address=None if address == "local" else address,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            job_config=_job_config(ray),
+        )
     book = ray.remote(LimitBook).remote({k: v.to_wire() for k, v in limits.items()}) if limits else None
     remote = ray.remote(max_retries=1, num_cpus=1)(_run_remote)
-    wire = RunContext(agent_dir=context.agent_dir, default_model=context.default_model,
-                      limited_providers=context.limited_providers).to_wire()
+    wire = RunContext(
+        agent_dir=context.agent_dir,
+        default_model=context.default_model,
+        limited_providers=context.limited_providers,
+    ).to_wire()
     window = max(1, int(ray.cluster_resources().get("CPU", 1)) * 2)
     in_flight: dict[Any, tuple[BatchTask, float]] = {}
     pending = iter(tasks)
@@ -94,10 +102,22 @@ def run_ray(
                 del in_flight[ref]
                 if book is not None:
                     book.release_holder.remote(task.id)
-                result = error_result(task.id, f"the task ran {task.timeout_s:g} s over its timeout and was killed",
-                                      wall_seconds=now - started)
+                result = error_result(
+                    task.id,
+                    f"the task ran {task.timeout_s:g} s over its timeout and was killed",
+                    wall_seconds=now - started,
+                )
                 result.update(status="timeout", stopReason="timeout")
                 on_result(result)
+
+
+def _job_config(ray: Any) -> Any:
+    """The run's job: Ray would put the driver's working folder (a project's, not trusted code) on
+    every worker's import path, where a ``jiter.py`` would replace the real one. The tasks import
+    tau and its dependencies only, from the installed environment; ``_client_job`` is how Ray
+    itself leaves that folder out (for Ray Client jobs), and it changes nothing else of a job
+    without a runtime environment."""
+    return ray.job_config.JobConfig(_client_job=True)
 
 
 def _ray() -> Any:
@@ -112,5 +132,7 @@ def _collect(ray: Any, ref: Any, task: BatchTask, started: float) -> dict[str, A
         result: dict[str, Any] = ray.get(ref)
     except ray.exceptions.RayError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return error_result(task.id, f"the Ray task failed: {message}", wall_seconds=time.monotonic() - started, attempts=2)
+        return error_result(
+            task.id, f"the Ray task failed: {message}", wall_seconds=time.monotonic() - started, attempts=2
+        )
     return result

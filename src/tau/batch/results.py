@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from tau._contained import contained_path
+
 __all__ = ["ResultLog", "read_results", "summarize"]
 
 STATUSES = ("passed", "failed", "error", "timeout", "budget")
@@ -37,7 +39,7 @@ class ResultLog:
         self.sessions = out / "sessions"
         self.sessions.mkdir(parents=True, exist_ok=True)
         path = out / "results.jsonl"
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = path.open("a", encoding="utf-8", errors="backslashreplace")  # \udXXX: JSON
         if path.stat().st_size and not _ends_with_newline(path):
             self._file.write("\n")  # the cut-off line of a killed run stays alone on its line
 
@@ -45,7 +47,7 @@ class ResultLog:
         """Store one finished task (the session first, so a result line always has its file)."""
         session = result.pop("session", None)
         if isinstance(session, str):
-            target = self.sessions / f"{result['id']}.jsonl"
+            target = Path(contained_path(self.sessions, f"{result['id']}.jsonl"))
             partial = target.with_suffix(".jsonl.part")
             partial.write_text(session, encoding="utf-8")
             os.replace(partial, target)

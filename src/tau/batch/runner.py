@@ -1,4 +1,5 @@
-"""``tau batch``: read the tasks, skip the finished ones, run the rest, write the summary."""
+"""``tau batch``: read the tasks, skip the finished ones, run the rest, write the summary. A run holds
+its ``--out`` folder (``tau.batch.run_lock``): a second run on the same folder is refused."""
 
 from __future__ import annotations
 
@@ -50,13 +51,24 @@ def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
         if problem is not None:
             raise BatchUsageError(f"--model: {problem}")
     options.out.mkdir(parents=True, exist_ok=True)
+    from tau.batch.run_lock import FolderInUseError, holding_out_folder
+
+    try:
+        with holding_out_folder(options.out):
+            return _run_batch(options, registry, agent_dir, err=err, out=out)
+    except FolderInUseError as exc:
+        raise BatchUsageError(str(exc)) from None
+
+
+def _run_batch(options: BatchOptions, registry: Any, agent_dir: Path, *, err: TextIO, out: TextIO) -> int:
+    """The run itself, while this process holds the ``--out`` folder."""
     finished = {result["id"] for result in read_results(options.out)}
     tasks, problems, skipped = _pending_tasks(options, registry, finished)
     for bad_line in problems:
         err.write(f"tau: {options.tasks.name} line {bad_line.line}: {bad_line.message}\n")
     if skipped:
         err.write(f"tau: {skipped} task(s) already in {options.out / 'results.jsonl'}; skipped\n")
-    limits, warnings = parse_limits(_limits_setting(agent_dir))
+    limits, warnings = parse_limits(_limits_setting(agent_dir, options.project_trust))
     warnings += _trust_file_problems(options, agent_dir)
     for warning in warnings:
         err.write(f"tau: warning: {warning}\n")
@@ -69,16 +81,29 @@ def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
 
 
 def write_summary(out_dir: Path) -> dict[str, Any]:
+    from tau._shared_file import write_file_atomic
+
     summary = summarize(read_results(out_dir))
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    # Replaced in one step: a reader never sees half a summary.
+    write_file_atomic(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 
-def _run(options: BatchOptions, tasks: list[BatchTask], limits: dict[str, ProviderLimit], agent_dir: str, err: TextIO) -> None:
+def _run(
+    options: BatchOptions,
+    tasks: list[BatchTask],
+    limits: dict[str, ProviderLimit],
+    agent_dir: str,
+    err: TextIO,
+) -> None:
     scratch = tempfile.mkdtemp(prefix="tau-batch-")
-    context = RunContext(agent_dir=agent_dir, default_model=options.model,
-                         limited_providers=sorted(limits), scratch=scratch, project_trust=options.project_trust)
+    context = RunContext(
+        agent_dir=agent_dir,
+        default_model=options.model,
+        limited_providers=sorted(limits),
+        scratch=scratch,
+        project_trust=options.project_trust,
+    )
     log = ResultLog(options.out)
     progress = Progress(err, len(tasks))
 
@@ -96,8 +121,14 @@ def _run(options: BatchOptions, tasks: list[BatchTask], limits: dict[str, Provid
             from tau.batch.local_engine import run_local
 
             server = LimitServer(LimitBook({k: v.to_wire() for k, v in limits.items()})) if limits else None
-            run_local(iter(tasks), context, workers=options.workers, limits=server,
-                      log_path=options.out / "workers.log", on_result=store)
+            run_local(
+                iter(tasks),
+                context,
+                workers=options.workers,
+                limits=server,
+                log_path=options.out / "workers.log",
+                on_result=store,
+            )
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.finish()
@@ -163,11 +194,18 @@ def _trust_file_problems(options: BatchOptions, agent_dir: Path) -> list[str]:
     return trust.warnings
 
 
-def _limits_setting(agent_dir: Path) -> object:
+def _limits_setting(agent_dir: Path, project_trust: bool | None) -> object:
+    """``batch.limits`` of the user's settings, with the run's folder's own over them only when that
+    folder is trusted (``-a`` / ``-na``, a saved decision, ``defaultProjectTrust``; nobody is asked)."""
     import os
 
+    from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.settings import SettingsManager
 
-    settings = SettingsManager.create(os.getcwd(), agent_dir)
+    cwd = os.getcwd()
+    settings = SettingsManager.create(cwd, agent_dir, project=False)
+    trust = ProjectTrust(str(agent_dir), override=project_trust, default=settings.default_project_trust)
+    if trust.is_trusted(cwd):
+        settings = SettingsManager.create(cwd, agent_dir)
     section = settings.get("batch")
     return section.get("limits") if isinstance(section, dict) else None

@@ -8,12 +8,27 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau._contained import file_name_problem, shown
 from tau._dataclass import dataclass
 
-__all__ = ["BatchTask", "TaskProblem", "read_tasks"]
+__all__ = ["MAX_TASK_ID_BYTES", "BatchTask", "TaskProblem", "read_tasks", "task_id_problem"]
 
-_STRINGS = ("id", "prompt", "cwd", "repo", "commit", "model", "thinking", "system_prompt",
-            "append_system_prompt", "setup", "check")
+MAX_TASK_ID_BYTES = 200
+"""A task id names its session file (``<id>.jsonl``) and its scratch folder: this leaves room for both."""
+
+_STRINGS = (
+    "id",
+    "prompt",
+    "cwd",
+    "repo",
+    "commit",
+    "model",
+    "thinking",
+    "system_prompt",
+    "append_system_prompt",
+    "setup",
+    "check",
+)
 _NUMBERS = ("timeout_s", "max_cost")
 
 
@@ -74,6 +89,17 @@ def read_tasks(path: Path, *, base: Path) -> Iterator[BatchTask | TaskProblem]:
             yield item
 
 
+def task_id_problem(task_id: str) -> str | None:
+    """Why ``task_id`` cannot name the task's files (``None`` when it can): it becomes one file
+    name, so no ``/`` or ``\\``, not ``.`` or ``..``, no control character, at most 200 bytes."""
+    problem = file_name_problem(task_id)
+    if problem is None and len(task_id.encode("utf-8", "surrogatepass")) > MAX_TASK_ID_BYTES:
+        problem = f"is longer than {MAX_TASK_ID_BYTES} bytes"
+    if problem is None:
+        return None
+    return f"task id {shown(task_id)} cannot name the task's files: it {problem}"
+
+
 def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
     try:
         data = json.loads(text.strip())
@@ -86,18 +112,22 @@ def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
         task_id = data["id"] = str(task_id)
     if not isinstance(task_id, str) or not task_id.strip():
         return TaskProblem(number, 'the task has no "id" (a non-empty string)')
-    if "/" in task_id or task_id in (".", ".."):
-        return TaskProblem(number, f"task id {task_id!r} cannot name a file (no '/')")
+    if (problem := task_id_problem(task_id)) is not None:
+        return TaskProblem(number, problem)
     label = f"task {task_id!r}"
     for name in _STRINGS:
         if name in data and data[name] is not None and not isinstance(data[name], str):
             return TaskProblem(number, f'{label}: "{name}" must be a string')
     for name in _NUMBERS:
         value = data.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+        ):
             return TaskProblem(number, f'{label}: "{name}" must be a positive number')
     max_turns = data.get("max_turns")
-    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+    if max_turns is not None and (
+        isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+    ):
         return TaskProblem(number, f'{label}: "max_turns" must be a whole number of at least 1')
     tools = data.get("tools")
     if isinstance(tools, str):

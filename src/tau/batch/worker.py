@@ -20,7 +20,8 @@ from tau.batch.tasks import BatchTask
 
 
 def main() -> int:
-    results = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    # backslashreplace: a lone surrogate (a reply may end in one) becomes its JSON \u escape.
+    results = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="backslashreplace")
     os.dup2(2, 1)
     _end_with_parent()
     header: dict[str, Any] = json.loads(sys.stdin.readline() or "{}")

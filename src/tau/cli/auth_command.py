@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tau.runtime.oauth import OAUTH_PROVIDERS
 from tau.runtime.oauth.interaction import SelectOption
@@ -151,23 +151,23 @@ def _login(args: list[str]) -> int:
 
 def _configure_radius_mcp() -> None:
     """As pi after ``auth login radius``: the global mcp.json's Radius MCP server is made to use the
-    Radius login (added as ``radius`` when missing, its own sign-in dropped), unless one already does."""
-    import os
-
-    from tau.mcp.config import add_server, global_config_path, load_mcp_config
+    Radius login (added as ``radius`` when missing, its own sign-in dropped), unless one already does.
+    Decided and written under the file's lock, from the file as it is then."""
+    from tau.mcp.config import edit_servers, global_config_path
     from tau.runtime.paths import agent_dir
 
-    folder = str(agent_dir())
-    servers = load_mcp_config(os.getcwd(), folder, include_project=False).servers
-    existing = next((s for s in servers.values() if s.url.rstrip("/") == _RADIUS_MCP_URL), None)
-    if existing is not None and existing.auth_provider == "radius":
-        return
-    path = global_config_path(folder)
-    try:
+    path = global_config_path(str(agent_dir()))
+    chosen: tuple[str, bool] | None = None
+
+    def change(servers: dict[str, Any]) -> bool:
+        nonlocal chosen
+        existing = next((n for n, raw in servers.items() if _radius_server(raw)), None)
         if existing is not None:
-            name = existing.name
-            raw = json.loads(path.read_text(encoding="utf-8-sig"))["mcpServers"][name]
-            entry = {key: value for key, value in raw.items() if key != "oauth"}
+            raw = servers[existing]
+            auth = raw.get("auth")
+            if isinstance(auth, dict) and auth.get("provider") == "radius":
+                return False
+            name, entry = existing, {key: value for key, value in raw.items() if key != "oauth"}
         else:
             taken = {server.replace("-", "_") for server in servers}
             name, suffix = "radius", 1
@@ -176,11 +176,23 @@ def _configure_radius_mcp() -> None:
                 suffix += 1
             entry = {"url": _RADIUS_MCP_URL}
         entry["auth"] = {"provider": "radius"}
-        replaced = add_server(path, name, entry)
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        servers[name] = entry
+        chosen = name, existing is not None
+        return True
+
+    try:
+        edit_servers(path, change)
+    except (OSError, ValueError) as error:
         _error(f"Could not update {path}: {error}")
         return
-    print(f'{"Updated" if replaced else "Added"} MCP server "{name}" in {path} to use the Radius login.')
+    if chosen is not None:
+        name, replaced = chosen
+        print(f'{"Updated" if replaced else "Added"} MCP server "{name}" in {path} to use the Radius login.')
+
+
+def _radius_server(raw: object) -> bool:
+    url = raw.get("url") if isinstance(raw, dict) else None
+    return isinstance(url, str) and url.rstrip("/") == _RADIUS_MCP_URL
 
 
 def _save_api_key(storage: AuthStorage, provider: str) -> int:

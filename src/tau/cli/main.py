@@ -100,9 +100,6 @@ def _run(argv: list[str] | None) -> int:
     except UsageError as exc:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
-    from tau.cli.deferred_ssl import import_asyncio
-
-    import_asyncio()
     import asyncio
 
     try:
@@ -221,9 +218,11 @@ async def _main_with_output(args: Args, mode: str, output: int | TextIO | None) 
     _apply_http_proxy(cwd, agent_dir)
     if any((":" in e and not os.path.exists(e)) or os.path.isdir(e) for e in args.extensions):  # cheap
         _add_temporary_packages(args, agent_dir)
-    session_manager = _open_session(args, cwd, agent_dir)
+    trust = _project_trust(args, agent_dir)
+    data_trusted, preloaded = await _data_settings_trust(args, mode, trust, cwd, agent_dir)
+    session_manager = _open_session(args, cwd, agent_dir, project_data=data_trusted)
     try:
-        return await _run_session(args, mode, session_manager, cwd, agent_dir, output)
+        return await _run_session(args, mode, session_manager, cwd, agent_dir, output, trust, preloaded)
     finally:
         _remove_unused_session_folder(session_manager.get_session_dir(), agent_dir)
 
@@ -246,25 +245,74 @@ def _add_temporary_packages(args: Args, agent_dir: str) -> None:
     args.themes += found.themes
 
 
-async def _run_session(
-    args: Args, mode: str, session_manager: SessionManager, cwd: str, agent_dir: str, output: int | TextIO | None
-) -> int:
-    for warning in session_manager.warnings:
-        print(f"tau: warning: {warning}", file=sys.stderr)
-    trust = _project_trust(args, agent_dir)
-    session_cwd = session_manager.get_cwd()
+async def _data_settings_trust(
+    args: Args, mode: str, trust: ProjectTrust, cwd: str, agent_dir: str
+) -> tuple[bool, tuple[str, ExtensionRunner] | None]:
+    """Whether the project's settings that choose where data goes (``sessionDir``) may apply: only
+    in a trusted folder, so trust is decided before the session opens when the project sets one
+    that counts (neither ``--session-dir`` nor ``$TAU_SESSION_DIR`` overrides it). Also the
+    extensions loaded to decide, with their folder, for the session to take over."""
+    from tau.session.paths import SESSION_DIR_ENV
+
+    if args.no_session or args.session_dir is not None or os.environ.get(SESSION_DIR_ENV):
+        return False, None
+    from tau.runtime.data_settings import data_location_settings, ignored_settings_warning
+
+    keys = data_location_settings(cwd)
+    if not keys:
+        return False, None
+    runner = await _decide_trust(args, mode, trust, cwd, agent_dir)
+    preloaded = (cwd, runner) if runner is not None else None
+    if trust.is_trusted(cwd):
+        return True, preloaded
+    if mode != "acp":  # ACP says it for each folder a session opens in
+        print(f"tau: warning: {ignored_settings_warning(keys)}", file=sys.stderr)
+    return False, preloaded
+
+
+async def _decide_trust(
+    args: Args, mode: str, trust: ProjectTrust, folder: str, agent_dir: str
+) -> ExtensionRunner | None:
+    """Let the user's extensions, then the terminal UI's question, decide ``folder``'s trust when
+    nothing has yet; the extensions loaded to ask them (for the session to take over)."""
     preloaded = None
-    if trust.asks_extensions(session_cwd):
+    if trust.asks_extensions(folder):
         from tau.cli.trust_extensions import decide_trust_by_extensions
 
         trust_mode: TrustMode = "print" if args.list_models else _TRUST_MODES[mode]
         preloaded = await decide_trust_by_extensions(
-            session_cwd, agent_dir, _extension_options(args), trust, trust_mode
+            folder, agent_dir, _extension_options(args), trust, trust_mode
         )
-    if mode == "interactive" and not args.list_models and trust.needs_question(session_cwd):
+    if mode == "interactive" and not args.list_models and trust.needs_question(folder):
         from tau.modes.interactive.trust import ask_project_trust
 
-        trust.answer(session_cwd, await ask_project_trust(session_cwd))
+        trust.answer(folder, await ask_project_trust(folder))
+    return preloaded
+
+
+async def _run_session(
+    args: Args,
+    mode: str,
+    session_manager: SessionManager,
+    cwd: str,
+    agent_dir: str,
+    output: int | TextIO | None,
+    trust: ProjectTrust,
+    decided: tuple[str, ExtensionRunner] | None,
+) -> int:
+    """The session's run; ``decided``: the extensions that decided a folder's trust already."""
+    from tau.runtime.project_trust import canonical_folder
+
+    for warning in session_manager.warnings:
+        print(f"tau: warning: {warning}", file=sys.stderr)
+    session_cwd = session_manager.get_cwd()
+    preloaded = await _decide_trust(args, mode, trust, session_cwd, agent_dir)
+    if (
+        preloaded is None
+        and decided is not None
+        and canonical_folder(decided[0]) == canonical_folder(session_cwd)
+    ):
+        preloaded = decided[1]
     trusted = trust.is_trusted(session_cwd)
     for warning in trust.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
@@ -291,7 +339,9 @@ async def _run_session(
         _end_start_up()
     if mode == "rpc":
         assert output is not None and not isinstance(output, int)
-        return await _run_rpc(args, services, session_manager, agent_dir, model, thinking, no_tools, trust, output)
+        return await _run_rpc(
+            args, services, session_manager, agent_dir, model, thinking, no_tools, trust, output
+        )
     if mode == "acp":
         assert isinstance(output, int)
         return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust, output)
@@ -384,17 +434,18 @@ def _export(session_file: str, output_path: str | None) -> int:
     return _write_stdout(f"Exported to: {path}\n")
 
 
-def _open_session(args: Args, cwd: str, agent_dir: str) -> SessionManager:
-    """The session of this run (``--name`` gives it its display name)."""
+def _open_session(args: Args, cwd: str, agent_dir: str, *, project_data: bool) -> SessionManager:
+    """The session of this run (``--name`` gives it its display name); ``project_data``: the
+    folder is trusted, so its ``sessionDir`` setting applies."""
     if args.fork and (args.session or args.continue_session or args.no_session):
         raise UsageError("--fork cannot be combined with --session, -c or --no-session")
-    manager = _open_session_manager(args, cwd, agent_dir)
+    manager = _open_session_manager(args, cwd, agent_dir, project_data)
     if args.name is not None:
         manager.append_session_info(args.name.strip())
     return manager
 
 
-def _open_session_manager(args: Args, cwd: str, agent_dir: str) -> SessionManager:
+def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bool) -> SessionManager:
     from tau.cli.session_id import find_local_session, session_id_problem
     from tau.runtime.settings import SettingsManager
     from tau.session import SessionManager
@@ -409,7 +460,7 @@ def _open_session_manager(args: Args, cwd: str, agent_dir: str) -> SessionManage
         if args.session_id is not None:
             manager.new_session(id=args.session_id)
         return manager
-    settings_dir = SettingsManager.create(cwd).session_dir
+    settings_dir = SettingsManager.create(cwd, agent_dir, project=project_data).session_dir
     session_dir = resolve_session_dir(
         cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir
     )
@@ -551,7 +602,16 @@ async def _run_rpc(
     from tau.modes.rpc_mode import run_rpc_mode
 
     runtime = _create_runtime(
-        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "rpc", startup_services=services
+        args,
+        services,
+        session_manager,
+        agent_dir,
+        model,
+        thinking,
+        no_tools,
+        trust,
+        "rpc",
+        startup_services=services,
     )
     if runtime.session.model is None:
         raise UsageError(_no_model_message(services))
@@ -576,9 +636,26 @@ async def _run_acp(
 
     _end_start_up()
 
-    def session_dir(cwd: str) -> str:
-        settings_dir = SettingsManager.create(cwd, agent_dir).session_dir
-        return resolve_session_dir(cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir)
+    warned: set[str] = set()
+
+    async def session_dir(cwd: str) -> str:
+        # The folder's sessionDir setting only once it is trusted (decided first, see _data_settings_trust).
+        from tau.runtime.data_settings import data_location_settings, ignored_settings_warning
+        from tau.session.paths import SESSION_DIR_ENV
+
+        overridden = args.session_dir is not None or bool(os.environ.get(SESSION_DIR_ENV))
+        keys = [] if overridden else data_location_settings(cwd)
+        trusted = False
+        if keys:
+            await decide_trust(cwd)
+            trusted = trust.is_trusted(cwd)
+            if not trusted and cwd not in warned:
+                warned.add(cwd)
+                print(f"tau: warning: {cwd}: {ignored_settings_warning(keys)}", file=sys.stderr)
+        settings_dir = SettingsManager.create(cwd, agent_dir, project=trusted).session_dir
+        return resolve_session_dir(
+            cwd, args.session_dir, settings_session_dir=settings_dir, agent_dir=agent_dir
+        )
 
     # The extensions that decided a session folder's trust, until that session takes them over.
     decided_with: dict[str, ExtensionRunner] = {}
@@ -657,7 +734,16 @@ async def _run_interactive(
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
     runtime = _create_runtime(
-        args, services, session_manager, agent_dir, model, thinking, no_tools, trust, "tui", startup_services=services
+        args,
+        services,
+        session_manager,
+        agent_dir,
+        model,
+        thinking,
+        no_tools,
+        trust,
+        "tui",
+        startup_services=services,
     )
     notices: list[str] = []
     if runtime.session.model is None:  # one notice: the fallback message would say the same
@@ -798,7 +884,10 @@ def _resource_options(args: Args) -> ResourceOptions:
 
 
 def _extension_options(
-    args: Args, flag_values: dict[str, str | bool] | None = None, *, mcp_servers: Mapping[str, Any] | None = None
+    args: Args,
+    flag_values: dict[str, str | bool] | None = None,
+    *,
+    mcp_servers: Mapping[str, Any] | None = None,
 ) -> ExtensionOptions:
     from tau.runtime.extension_loading import ExtensionOptions
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["PACKAGE_COMMANDS", "run_package_command"]
@@ -141,20 +142,26 @@ class _Context:
     def base(self, local: bool) -> str:
         return os.path.join(self.cwd, ".tau") if local else self.agent_dir
 
-    def entries(self, local: bool) -> list[Any]:
-        value = self.settings.get_scope("project" if local else "global").get("packages")
-        return list(value) if isinstance(value, list) else []
-
-    def save(self, local: bool, packages: list[Any]) -> None:
-        from tau.runtime.settings import SettingsManager, SettingsScope
+    def record(self, local: bool, change: Callable[[list[Any]], None]) -> None:
+        """Edit the scope's ``packages`` list as its settings file holds it now: under the file's
+        lock, so packages another tau or pi records meanwhile are kept. ``change`` may raise
+        ``_UsageError``; then nothing is written."""
+        from tau.runtime.settings import SettingsScope
 
         scope: SettingsScope = "project" if local else "global"
-        self.settings.set("packages", packages or None, scope=scope)
+
+        def apply(current: dict[str, Any]) -> None:
+            value = current.get("packages")
+            entries = list(value) if isinstance(value, list) else []
+            change(entries)
+            if entries:
+                current["packages"] = entries
+            else:
+                current.pop("packages", None)
+
+        self.settings.update(apply, scope=scope)
         for error in self.settings.drain_errors():
-            raise _UsageError(error.error.message)
-        written = SettingsManager.create(self.cwd, self.agent_dir, project=local).get_scope(scope)
-        if written.get("packages") != (packages or None):  # the file changed under us, or was not writable
-            raise _UsageError(f"could not record the package in {self.settings.path(scope)}")
+            raise _UsageError(f"{error.error.message} (the change was not recorded)")
 
 
 def _install(raw: str, local: bool, approve: bool | None) -> int:
@@ -174,19 +181,21 @@ def _install(raw: str, local: bool, approve: bool | None) -> int:
         recorded = os.path.relpath(path, base) if not source.spec.startswith("~") else source.spec
         source = parse_source(recorded if os.path.isabs(recorded) else os.path.join(base, recorded))
     identity = source.identity(base)
-    entries = context.entries(local)
     target = source.install_dir(base)
     print(f"Installing {raw}...", flush=True)
     install(source, target)
-    replaced = False
-    for index, entry in enumerate(entries):
-        existing = entry_source(entry)
-        if existing is not None and _identity(existing, base) == identity:
-            entries[index] = {**entry, "source": recorded} if isinstance(entry, dict) else recorded
-            replaced = True
-    if not replaced:
-        entries.append(recorded)
-    context.save(local, entries)
+
+    def add(entries: list[Any]) -> None:
+        replaced = False
+        for index, entry in enumerate(entries):
+            existing = entry_source(entry)
+            if existing is not None and _identity(existing, base) == identity:
+                entries[index] = {**entry, "source": recorded} if isinstance(entry, dict) else recorded
+                replaced = True
+        if not replaced:
+            entries.append(recorded)
+
+    context.record(local, add)
     print(f"Installed {raw}")
     package = ConfiguredPackage("project" if local else "user", recorded, source, base, target)
     for line in _describe(package):
@@ -205,7 +214,7 @@ def _identity(raw: str, base: str) -> str | None:
 
 def _remove(raw: str, local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.configured import entry_source
-    from tau.runtime.packages.installers import uninstall
+    from tau.runtime.packages.installers import check_owned, uninstall
     from tau.runtime.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
@@ -215,13 +224,18 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
     if source.kind == "local":
         source = parse_source(os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec))))
     identity = source.identity(base)
-    entries = context.entries(local)
-    kept = [e for e in entries if (s := entry_source(e)) is None or _identity(s, base) != identity]
-    if len(kept) == len(entries):
-        where = "the project's" if local else "the user's"
-        raise _UsageError(f"no matching package found for {raw} in {where} settings (see: tau list)")
-    context.save(local, kept)
-    uninstall(source, source.install_dir(base))
+    target = source.install_dir(base)
+    check_owned(source, target)  # before the settings change: a refusal changes nothing
+
+    def drop(entries: list[Any]) -> None:
+        kept = [e for e in entries if (s := entry_source(e)) is None or _identity(s, base) != identity]
+        if len(kept) == len(entries):
+            where = "the project's" if local else "the user's"
+            raise _UsageError(f"no matching package found for {raw} in {where} settings (see: tau list)")
+        entries[:] = kept
+
+    context.record(local, drop)
+    uninstall(source, target)
     print(f"Removed {raw}")
     return 0
 
@@ -294,7 +308,9 @@ def _update(raw: str | None, approve: bool | None) -> int:
 
     context = _Context(approve, need_project=False)
     context.warn()
-    packages, _ = configured_packages(declared_scopes(context.settings))
+    packages, problems = configured_packages(declared_scopes(context.settings))
+    for problem in problems:  # an entry tau cannot use (or would install outside its folder) is skipped
+        print(f"tau: warning: {problem}", file=sys.stderr)
     if raw is not None:
         wanted = _identity_anywhere(raw, context)
         packages = [p for p in packages if p.source.identity(p.base_dir) in wanted]
@@ -369,17 +385,8 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
     action, raw, path = words
     base = context.base(local)
     wanted = _identity_anywhere(raw, context)
-    entries = context.entries(local)
-    index = next(
-        (
-            i
-            for i, e in enumerate(entries)
-            if (s := entry_source(e)) is not None and _identity(s, base) in wanted
-        ),
-        None,
-    )
     chosen = next((p for p in packages if p.source.identity(p.base_dir) in wanted), None)
-    if index is None or chosen is None or not chosen.installed:
+    if chosen is None or not chosen.installed:
         raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
     from tau.runtime.packages.switches import switch_pattern, switched_entry
 
@@ -387,8 +394,21 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
         kind, pattern = switch_pattern(chosen, path)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
-    entries[index] = switched_entry(entries[index], kind, pattern, on=action == "enable")
-    context.save(local, entries)
+
+    def switch(entries: list[Any]) -> None:
+        index = next(
+            (
+                i
+                for i, e in enumerate(entries)
+                if (s := entry_source(e)) is not None and _identity(s, base) in wanted
+            ),
+            None,
+        )
+        if index is None:
+            raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
+        entries[index] = switched_entry(entries[index], kind, pattern, on=action == "enable")
+
+    context.record(local, switch)
     print(
         f"{'Enabled' if action == 'enable' else 'Disabled'} {kind[:-1]} {pattern} of {raw} (from the next start)"
     )

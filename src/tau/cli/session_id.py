@@ -10,14 +10,28 @@ from tau._pattern import lazy_pattern
 _VALID_ID = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
+MAX_SESSION_ID = 200
+"""The id is part of the session's file name (``<timestamp>_<id>.jsonl``, at most 255 bytes)."""
+
+
 def session_id_problem(session_id: str) -> str | None:
     """Why ``session_id`` cannot name a session, or ``None`` when it can."""
+    if len(session_id) > MAX_SESSION_ID and _VALID_ID.fullmatch(session_id):
+        return f"--session-id: an id of {len(session_id)} characters is too long (at most {MAX_SESSION_ID})"
     if _VALID_ID.fullmatch(session_id):
         return None
     return (
-        f'--session-id "{session_id}": use letters, digits, ".", "-" and "_", starting and ending '
+        f'--session-id {_quoted(session_id)}: use letters, digits, ".", "-" and "_", starting and ending '
         "with a letter or digit"
     )
+
+
+def _quoted(text: str) -> str:
+    """``text`` in double quotes on one line (JSON escapes), cut to a readable length."""
+    import json
+
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted if len(quoted) <= 120 else quoted[:100] + "…" + quoted[-16:]
 
 
 def find_local_session(session_dir: str, session_id: str) -> str | None:

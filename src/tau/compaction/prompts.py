@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "BRANCH_SUMMARY_INSTRUCTIONS",
     "BRANCH_SUMMARY_PREAMBLE",
+    "CACHED_SUMMARY_LEAD",
     "INITIAL_SUMMARY_INSTRUCTIONS",
     "NO_BRANCH_CONTENT",
     "NO_PRIOR_HISTORY",
@@ -23,6 +24,13 @@ SUMMARIZER_SYSTEM_PROMPT = (
     "format. Do not continue the conversation and do not answer any question that appears in it. "
     "Reply with the summary and nothing else."
 )
+
+CACHED_SUMMARY_LEAD = (
+    "Stop the task here: do not call any tool and do not answer the conversation. Your reply must "
+    "be only a checkpoint of this whole conversation (any earlier summary in it included), written "
+    "as follows. Do not continue the conversation and do not answer any question that appears in it."
+)
+"""Leads the summary instruction appended to the cached conversation (``summarize.compact``)."""
 
 _SECTIONS = """## Goal
 [What the user wants to achieve. List several goals if the session covers several tasks.]

@@ -5,6 +5,15 @@ when there is one, then the opening of a split turn (one call after the other, a
 may answer only one at a time). The program then appends the lists of files read and modified; the
 model is never asked to remember them.
 
+Given the conversation as the agent last sent it (``conversation``), the history summary is asked
+for as that very request plus one appended instruction, so the provider serves everything but the
+instruction from its prompt cache (issue #31). That request is not used, and today's one is sent
+instead (the history serialised under the summariser's own system prompt), when the conversation
+does not end with a finished reply (a refused or cut-off request, an overflowing prompt), when it
+leaves too little room for the summary, and when the reply is not a plain summary (a tool call, an
+error, a cut-off text). The cached request summarises the whole conversation, a split turn's
+opening included, in one summary of the usual format.
+
 A summary may use the model's whole output limit (``summary_max_tokens``): a reasoning model can
 think at length before writing it. ``reserveTokens`` only decides when compaction starts. A reply
 cut at that limit is incomplete and is refused rather than stored. Summary requests ask the
@@ -33,6 +42,7 @@ from tau.compaction.errors import CompactionAbortedError, SummarizationError
 from tau.compaction.file_ops import FileDetails, format_file_lists
 from tau.compaction.prepare import CompactionPreparation
 from tau.compaction.prompts import (
+    CACHED_SUMMARY_LEAD,
     INITIAL_SUMMARY_INSTRUCTIONS,
     NO_PRIOR_HISTORY,
     SPLIT_TURN_HEADING,
@@ -45,7 +55,7 @@ from tau.compaction.prompts import (
 )
 from tau.compaction.retry import SummaryRetry, with_retries
 from tau.compaction.serialize import serialize_conversation
-from tau.compaction.tokens import CHARS_PER_TOKEN
+from tau.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
 from tau.context.convert import convert_to_llm
 
 __all__ = [
@@ -65,6 +75,8 @@ __all__ = [
 _SAFETY_TOKENS = 4096
 _SAFETY_RATIO = 0.15
 _MIN_ROOMY_OUTPUT = 32768
+# Below this much room for the summary, the cached conversation is not asked for one.
+_MIN_CACHED_SUMMARY_TOKENS = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +252,56 @@ def _add_usage(first: Usage, second: Usage) -> Usage:
     return total
 
 
+async def _summary_of_conversation(
+    conversation: Context, request: SummaryRequest, custom_instructions: str | None
+) -> tuple[str | None, Usage] | None:
+    """The summary asked of the cached conversation plus one instruction: ``(text, usage)``;
+    ``(None, usage)`` when the reply is not a plain summary; ``None`` when not asked (module
+    docstring says when)."""
+    last = conversation.messages[-1] if conversation.messages else None
+    if not isinstance(last, AssistantMessage) or last.stop_reason != "stop":
+        return None
+    instruction = f"{CACHED_SUMMARY_LEAD}\n\n{with_focus(INITIAL_SUMMARY_INSTRUCTIONS, custom_instructions)}"
+    chars = len(conversation.system_prompt or "") + len(instruction)
+    chars += sum(len(t.description) + len(str(t.parameters)) for t in conversation.tools or ())
+    chars += sum(estimate_tokens(m) for m in conversation.messages) * CHARS_PER_TOKEN
+    max_tokens = summary_max_tokens(request.model, chars)
+    if max_tokens is not None and max_tokens < _MIN_CACHED_SUMMARY_TOKENS:
+        return None
+    context = Context(
+        messages=[*conversation.messages, UserMessage([TextContent(instruction)])],
+        system_prompt=conversation.system_prompt,
+        tools=conversation.tools,
+        anchor=conversation.anchor,
+        updates=conversation.updates,
+    )
+
+    async def attempt() -> AssistantMessage:
+        return await complete_simple(
+            request.model,
+            context,
+            max_tokens=max_tokens,
+            api_key=request.api_key,
+            headers=request.headers,
+            signal=request.signal,
+            reasoning=request.reasoning(),
+        )
+
+    reply = await with_retries(attempt, request.retry, request.signal)
+    if reply.stop_reason == "aborted" or (request.signal is not None and request.signal.aborted):
+        raise CompactionAbortedError("Compaction aborted")
+    text = reply_text(reply)
+    if reply.stop_reason != "stop" or reply.tool_calls() or not text.strip():
+        return None, reply.usage
+    return text, reply.usage
+
+
 async def compact(
     preparation: CompactionPreparation,
     request: SummaryRequest,
     *,
     custom_instructions: str | None = None,
+    conversation: Context | None = None,
 ) -> CompactionResult:
     """Summarise what ``preparation`` selected and return the compaction entry's content.
 
@@ -257,7 +314,12 @@ async def compact(
     prefix = preparation.turn_prefix_messages
     previous = preparation.previous_summary
     usage: Usage | None = None
-    if preparation.is_split_turn and prefix:
+    cached: tuple[str | None, Usage] | None = None
+    if conversation is not None:
+        cached = await _summary_of_conversation(conversation, request, custom_instructions)
+    if cached is not None and cached[0] is not None:
+        summary, usage = cached[0], cached[1]
+    elif preparation.is_split_turn and prefix:
         summary_text = previous or NO_PRIOR_HISTORY
         if history:
             summary_text, usage = await _history_summary(history, request, custom_instructions, previous)
@@ -266,6 +328,8 @@ async def compact(
         summary = f"{summary_text}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix_text}"
     else:
         summary, usage = await _history_summary(history, request, custom_instructions, previous)
+    if cached is not None and cached[0] is None:  # the cached attempt's cost counts too
+        usage = cached[1] if usage is None else _add_usage(cached[1], usage)
     details = preparation.file_ops.details()
     return CompactionResult(
         summary=summary + format_file_lists(details),

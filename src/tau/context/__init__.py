@@ -3,11 +3,11 @@
     from tau.context import ResourceLoader, build_system_prompt, convert_to_llm
 
     resources = ResourceLoader(cwd)                     # AGENTS.md, skills, templates, SYSTEM.md
-    prompt = build_system_prompt(resources.system_prompt_options(active_tools, date=session_day))
+    prompt = build_system_prompt(resources.system_prompt_options(active_tools))
     llm_messages = convert_to_llm(session_messages, block_images=False)
 
 The system prompt follows a fixed block order (role, tools, guidelines, documentation, appended
-text, ``<project_context>``, skills, date, cwd) and is byte-identical for identical inputs.
+text, ``<project_context>``, skills, cwd) and is byte-identical for identical inputs.
 
 Names are imported on first access, so that a module needing one part (the settings entries, say)
 does not load the others (skills, ignore rules and with them the tools).

@@ -48,6 +48,11 @@ def convert_to_llm(messages: Iterable[AgentMessage], *, block_images: bool = Fal
     return converted
 
 
+def becomes_llm_message(message: AgentMessage) -> bool:
+    """Whether ``convert_to_llm`` turns ``message`` into a message of its own (one for one)."""
+    return _to_llm(message) is not None
+
+
 def _to_llm(message: AgentMessage) -> Message | None:
     if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
         return message

@@ -7,7 +7,6 @@ The runtime builds one per cwd and reads everything from it, so disk is touched 
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -146,9 +145,7 @@ class ResourceLoader:
         self._extension_skill_paths = tuple(skill_paths)
         self._extension_template_paths = tuple(prompt_template_paths)
 
-    def system_prompt_options(
-        self, tools: Iterable[AgentTool], *, date: datetime.date | None = None
-    ) -> SystemPromptOptions:
+    def system_prompt_options(self, tools: Iterable[AgentTool]) -> SystemPromptOptions:
         """Options for ``build_system_prompt`` from the active ``tools`` and the loaded resources."""
         return SystemPromptOptions.for_tools(
             tools,
@@ -157,7 +154,6 @@ class ResourceLoader:
             append_system_prompt=self.append_system_prompt,
             context_files=self.context_files,
             skills=self.skills,
-            date=date,
         )
 
     def _prompt_file(self, name: str, diagnostics: list[ResourceDiagnostic]) -> str | None:

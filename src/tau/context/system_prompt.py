@@ -1,14 +1,16 @@
-"""The system prompt: who the model is, its tools and rules, the project's instructions, skills, date, cwd.
+"""The system prompt: who the model is, its tools and rules, the project's instructions, skills, cwd.
 
-Block order follows the seed article: role, tools, guidelines, tau documentation, appended text,
-``<project_context>``, skills index (only with ``read``), date and working directory. The same
-options always give the same bytes, and the date is a day, so the prompt (the start of every
-request) stays byte-stable through a session and provider prompt caches keep hitting.
+The prompt is named sections in a fixed order (``build_system_prompt_sections``): role, tools,
+guidelines, tau documentation, appended text, ``<project_context>``, skills index (only with
+``read``), working directory, then extensions' own sections. The same options always give the same
+bytes, and nothing in it changes by itself (no date, no clock), so the prompt stays byte-stable
+and a provider's prompt cache keeps hitting; a section that does change is sent alone, appended
+to the conversation (issue #31).
 """
 
 from __future__ import annotations
 
-import datetime
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
@@ -41,7 +43,8 @@ class SystemPromptOptions:
     write); ``tool_snippets`` maps a name to its one-line description;
     ``prompt_guidelines`` are the active tools' guidelines in tool order. ``custom_prompt``
     (SYSTEM.md or ``--system-prompt``) replaces role, tools, guidelines and documentation.
-    ``date`` defaults to today; pass the session's day to keep the prompt stable.
+    There is no date: a new session on another day then shares the whole prompt with the
+    sessions before it (issue #31, measured in ``bench/bench_cache_reuse.py``), as in pi 1.6.
     """
 
     cwd: str
@@ -52,8 +55,10 @@ class SystemPromptOptions:
     append_system_prompt: str | None = None
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
-    date: datetime.date | None = None
     readme_path: str | None = None
+    sections: dict[str, str] = field(default_factory=dict, hash=False)
+    """Extensions' own sections, by name: each goes last, in ``<name>`` tags; an empty one is
+    left out. A ``before_agent_start`` handler sets them; one that changes is sent alone."""
 
     @classmethod
     def for_tools(
@@ -65,7 +70,6 @@ class SystemPromptOptions:
         append_system_prompt: str | None = None,
         context_files: Sequence[ContextFile] = (),
         skills: Sequence[Skill] = (),
-        date: datetime.date | None = None,
         readme_path: str | None = None,
     ) -> SystemPromptOptions:
         """Options whose tool list, snippets and guidelines come from the active ``tools``."""
@@ -80,34 +84,66 @@ class SystemPromptOptions:
             append_system_prompt=append_system_prompt,
             context_files=context_files,
             skills=skills,
-            date=date,
             readme_path=readme_path,
         )
 
 
 def build_system_prompt(options: SystemPromptOptions) -> str:
-    """The system prompt for ``options``: blocks separated by a blank line, date and cwd last."""
+    """The system prompt for ``options``: blocks separated by a blank line, the cwd last."""
+    return render_sections(build_system_prompt_sections(options))
+
+
+def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]:
+    """The prompt as named sections, in order (joined by a blank line they are the prompt). A
+    change to one (the tools, the skills, an extension's own section) is sent as that section
+    alone, appended to the conversation, instead of a new prompt (issue #31)."""
     tools = list(CODING_TOOL_NAMES if options.selected_tools is None else options.selected_tools)
-    blocks: list[str]
+    sections: dict[str, str] = {}
     if options.custom_prompt:
-        blocks = [options.custom_prompt]
+        sections["preamble"] = options.custom_prompt
     else:
-        blocks = [
-            ROLE,
-            _tools_block(tools, options.tool_snippets),
-            _guidelines_block(tools, options.prompt_guidelines),
-            _documentation_block(options.readme_path or tau_readme_path()),
-        ]
+        sections["preamble"] = ROLE
+        sections["tools"] = _tools_block(tools, options.tool_snippets)
+        sections["rules"] = _guidelines_block(tools, options.prompt_guidelines)
+        sections["docs"] = _documentation_block(options.readme_path or tau_readme_path())
     if options.append_system_prompt:
-        blocks.append(options.append_system_prompt)
+        sections["addendum"] = options.append_system_prompt
     if options.context_files:
-        blocks.append(format_project_context(options.context_files))
+        sections["project_context"] = format_project_context(options.context_files)
     if "read" in tools and (skills_index := format_skills_for_prompt(options.skills)):
-        blocks.append(skills_index)
-    day = options.date or datetime.date.today()
-    cwd = options.cwd.replace("\\", "/")
-    blocks.append(f"Current date: {day.isoformat()}\nCurrent working directory: {cwd}")
-    return "\n\n".join(blocks)
+        sections["skills"] = skills_index
+    sections["cwd"] = "Current working directory: " + options.cwd.replace("\\", "/")
+    for name, content in options.sections.items():
+        check_section_name(name, sections)
+        if content:
+            sections[name] = f"<{name}>\n{content}\n</{name}>"
+    return sections
+
+
+_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+BUILT_IN_SECTIONS = frozenset(
+    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "cwd"}
+)
+
+
+class SectionNameError(ValueError):
+    """An extension's prompt section has a name tau cannot use."""
+
+
+def check_section_name(name: str, taken: Mapping[str, str] = {}) -> None:
+    """Raise ``SectionNameError`` unless ``name`` is lowercase letters, digits, ``_`` and ``-``
+    (starting with a letter) and not one of tau's own sections."""
+    if not isinstance(name, str) or not _SECTION_NAME.fullmatch(name):
+        raise SectionNameError(
+            f"Invalid system prompt section name {name!r}: use lowercase letters, digits, _ and -"
+        )
+    if name in BUILT_IN_SECTIONS:
+        raise SectionNameError(f"System prompt section {name!r} is tau's own: pick another name")
+
+
+def render_sections(sections: Mapping[str, str]) -> str:
+    """Sections as one prompt: each non-empty one, a blank line apart."""
+    return "\n\n".join(text for text in sections.values() if text)
 
 
 def _tools_block(tools: Sequence[str], snippets: Mapping[str, str]) -> str:

@@ -8,7 +8,6 @@ listeners (the next handler still runs). Both name the extension and the file an
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from types import CodeType, TracebackType
 from typing import Any, Literal, TypeAlias
@@ -132,11 +131,14 @@ def caller_location(root: str | None) -> SourceLocation | None:
     if root is None:
         return None
     real_root = os.path.realpath(root)
-    frame = sys._getframe(1)
+    import inspect
+
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None
     while frame is not None:
         if _inside(frame.f_code.co_filename, real_root):
             return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return None
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "AgentStartEvent",
     "BeforeAgentStartEvent",
     "BeforeProviderRequestEvent",
+    "CacheWarmingDecisionEvent",
     "ContextEvent",
     "ExtensionEvent",
     "InputEvent",
@@ -319,6 +320,19 @@ class ThinkingLevelSelectEvent:
 
 
 @dataclass(slots=True)
+class CacheWarmingDecisionEvent:
+    """Before each prompt-cache refresh, with tau's decision in ``action`` (``"warm"`` or ``"stop"``)
+    and the estimates it came from (dollars); return ``{"action": ...}`` to decide otherwise (the
+    last handler that returns one wins)."""
+
+    warm_cost: float
+    miss_cost: float
+    continuation_probability: float
+    action: Literal["warm", "stop"]
+    type: Literal["cache_warming_decision"] = field(default="cache_warming_decision", init=False)
+
+
+@dataclass(slots=True)
 class UserBashEvent:
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -358,6 +372,7 @@ ExtensionEvent: TypeAlias = (
     | ToolCallEvent
     | ToolResultEvent
     | UserBashEvent
+    | CacheWarmingDecisionEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -392,6 +407,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "tool_call",
         "tool_result",
         "user_bash",
+        "cache_warming_decision",
     }
 )
 
@@ -413,6 +429,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "user_bash",
         "resources_discover",
         "project_trust",
+        "cache_warming_decision",
     }
 )
 """Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""

@@ -5,8 +5,9 @@ An extension is a Python module exposing ``setup(tau)`` (plain or ``async``):
 - a ``.py`` file;
 - a package folder (``__init__.py``; relative imports work);
 - a folder whose ``pyproject.toml`` lists entry files: ``[tool.tau] extensions = ["pkg/entry.py"]``
-  (the folder is put on ``sys.path`` so the entries can import their siblings);
-- an installed distribution's entry point in the group ``tau.extensions`` (``name = module:setup``).
+  (the folder is put at the end of ``sys.path`` so the entries can import their siblings);
+- an installed distribution's entry point in the group ``tau.extensions`` (``name = module:setup``),
+  found in the installed environment only, never in the working folder (see ``tau._import_path``).
 
 Discovery order (first wins on duplicates): CLI ``-e`` paths, project settings entries,
 ``<cwd>/.tau/extensions/``, user settings entries, ``<agent dir>/extensions/``, entry points.
@@ -27,6 +28,7 @@ import importlib.util
 import inspect
 import itertools
 import os
+import re
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
@@ -36,6 +38,7 @@ from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
 from tau._dataclass import dataclass
+from tau._import_path import add_extension_folder, installed_import_path
 from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
 from tau.context.settings_entries import SettingsEntries
 from tau.extensions.api import ExtensionAPI
@@ -140,7 +143,7 @@ def discover_extensions(
                 add(_explicit(path, found.diagnostics), entries)
             add(_scan_dir(os.path.join(base, EXTENSIONS_DIR), found.diagnostics), entries)
         if include_entry_points:
-            add(_entry_points(found.diagnostics))
+            add(_entry_points(cwd, found.diagnostics))
     return found
 
 
@@ -219,11 +222,21 @@ def _scan_dir(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[Extensi
     return sources
 
 
-def _entry_points(diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSource]:
-    from importlib.metadata import entry_points
+def _entry_points(cwd: str, diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSource]:
+    """The ``tau.extensions`` entry points of the installed distributions: those of the installed
+    environment only (``installed_import_path``), never a ``*.dist-info`` in the working folder or
+    an extension's folder. The first distribution of a name wins, as ``entry_points()`` has it."""
+    from importlib.metadata import EntryPoint, distributions
 
+    found: list[EntryPoint] = []
+    names: set[str] = set()
     try:
-        found = entry_points(group=ENTRY_POINT_GROUP)
+        for distribution in distributions(path=installed_import_path(cwd)):
+            name = _normal_name(distribution.metadata["Name"] or "")
+            if name in names:
+                continue
+            names.add(name)
+            found.extend(point for point in distribution.entry_points if point.group == ENTRY_POINT_GROUP)
     except Exception as exc:  # a broken installed distribution must not stop startup
         diagnostics.append(ExtensionDiagnostic("error", f"cannot list installed extensions: {exc}"))
         return []
@@ -237,6 +250,10 @@ def _entry_points(diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSourc
             )
         )
     return sources
+
+
+def _normal_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -263,8 +280,8 @@ def _import_file(source: ExtensionSource, runner: ExtensionRunner) -> ModuleType
         spec = importlib.util.spec_from_file_location(name, source.path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {source.path}")
-    if source.search_path is not None and source.search_path not in sys.path:
-        sys.path.insert(0, source.search_path)
+    if source.search_path is not None:
+        add_extension_folder(source.search_path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

@@ -474,6 +474,24 @@ def _project_trust(value: Any) -> ProjectTrustResult:
     return ProjectTrustResult(trusted, bool(_optional(data.get("remember"), bool, "remember", what)))
 
 
+@dataclass(slots=True)
+class CacheWarmingDecisionResult:
+    action: Literal["warm", "stop"]
+
+
+def _cache_warming_decision(value: Any) -> CacheWarmingDecisionResult:
+    what = "cache_warming_decision"
+    got = _mapping_or(CacheWarmingDecisionResult, value, what)
+    action = (
+        got.action
+        if isinstance(got, CacheWarmingDecisionResult)
+        else _keys(got, {"action"}, what).get("action")
+    )
+    if action not in ("warm", "stop"):
+        raise MalformedResultError(f'{what}: "action" must be "warm" or "stop", not {action!r}')
+    return CacheWarmingDecisionResult(action)
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "project_trust": _project_trust,
     "resources_discover": _resources_discover,
@@ -489,6 +507,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "tool_call": _tool_call,
     "tool_result": _tool_result,
     "user_bash": _user_bash,
+    "cache_warming_decision": _cache_warming_decision,
 }
 
 

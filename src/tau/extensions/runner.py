@@ -40,7 +40,7 @@ from tau.ai.abort import AbortSignal
 from tau.ai.options import ResponseInfo
 from tau.ai.types import ImageContent, JsonObject, Model
 from tau.compaction import CompactionPreparation
-from tau.context.system_prompt import SystemPromptOptions
+from tau.context.system_prompt import SectionNameError, SystemPromptOptions, check_section_name
 from tau.extensions.binding import SessionBinding
 from tau.extensions.bus import EventBus, TaskSupervisor
 from tau.extensions.context import (
@@ -62,6 +62,7 @@ from tau.extensions.events import (
     AfterProviderResponseEvent,
     BeforeAgentStartEvent,
     BeforeProviderRequestEvent,
+    CacheWarmingDecisionEvent,
     ContextEvent,
     ExtensionEvent,
     InputEvent,
@@ -372,6 +373,8 @@ class ExtensionRunner:
         ctx = self.create_context(system_prompt=lambda: event.system_prompt)
         for extension, handler in list(self.registry.handlers("before_agent_start")):
             result = await self._call(extension, handler, event, ctx)
+            if system_prompt_options is not None:
+                self._drop_bad_sections(extension, handler, system_prompt_options.sections)
             if result is None:
                 continue
             if result.message is not None:
@@ -380,6 +383,29 @@ class ExtensionRunner:
                 event.system_prompt = result.system_prompt
                 outcome.system_prompt = result.system_prompt
         return outcome
+
+    def _drop_bad_sections(self, extension: Extension, handler: Handler, sections: dict[str, str]) -> None:
+        """A prompt section a handler named wrongly (or gave no text) is reported and left out."""
+        for name in list(sections):
+            try:
+                check_section_name(name)
+                if not isinstance(sections[name], str):
+                    raise SectionNameError(f"System prompt section {name!r} must be text")
+            except SectionNameError as error:
+                del sections[name]
+                self.report(extension, "before_agent_start", str(error), handler)
+
+    async def emit_cache_warming_decision(self, event: CacheWarmingDecisionEvent) -> str:
+        """tau's ``event.action``, or the action the last handler that returns one chose."""
+        action: str = event.action
+        if not self.registry.has_handlers("cache_warming_decision"):
+            return action
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("cache_warming_decision")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is not None:
+                action = result.action
+        return action
 
     async def emit_context(
         self, messages: list[AgentMessage], signal: AbortSignal | None = None
@@ -498,7 +524,9 @@ class ExtensionRunner:
 
     # -- session lifecycle -----------------------------------------------------------------------
 
-    async def emit_project_trust(self, ctx: ProjectTrustContext) -> tuple[ProjectTrustResult | None, list[str]]:
+    async def emit_project_trust(
+        self, ctx: ProjectTrustContext
+    ) -> tuple[ProjectTrustResult | None, list[str]]:
         """Ask the handlers whether ``ctx.cwd`` is trusted: the first ``"yes"`` or ``"no"`` (``None``
         when every handler is undecided), and one warning line per handler that failed."""
         event = ProjectTrustEvent(ctx.cwd)

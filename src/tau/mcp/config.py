@@ -30,6 +30,7 @@ __all__ = [
     "McpConfig",
     "ServerConfig",
     "add_server",
+    "edit_servers",
     "expand_value",
     "global_config_path",
     "has_mcp_config",
@@ -333,30 +334,33 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
 # -- editing -----------------------------------------------------------------------------------
 
 
-def _edit(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
-    """Apply ``change`` to the file's ``mcpServers`` object and write the file back (atomically)
-    when it says something changed; other content is kept."""
-    errors: list[str] = []
-    data = _read_json(path, errors) if path.exists() else {}
-    if data is None:
-        raise ValueError(errors[0] if errors else f"cannot read {path}")
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ValueError(f'{path}: expected an object with an "mcpServers" object')
-    if not change(servers):
-        return False
-    import tempfile
+def edit_servers(path: Path, change: Callable[[dict[str, Any]], bool]) -> bool:
+    """Apply ``change`` to the file's ``mcpServers`` object as the file holds it now, under the
+    file's lock (``<file>.lock``, the lock format of the other shared files), and replace the file
+    atomically when it says something changed; other content is kept, and so are servers another
+    process added meanwhile. Raises ``ValueError`` for a file that cannot be used, ``OSError``
+    when it cannot be written (or stays locked)."""
+    from tau._shared_file import update_json_file
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return True
+    def read(target: Path) -> dict[str, Any]:
+        errors: list[str] = []
+        data = _read_json(target, errors)
+        if errors:
+            raise ValueError(errors[0])
+        return data or {}
+
+    def apply(data: dict[str, Any]) -> bool:
+        servers = data.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ValueError(f'{path}: expected an object with an "mcpServers" object')
+        if not change(servers):
+            return False
+        data["mcpServers"] = servers
+        return True
+
+    # A new file is for its owner only (its headers and env may hold keys); an existing one keeps its bits.
+    mode = None if path.exists() else 0o600
+    return update_json_file(path, apply, read=read, follow_links=False, mode=mode)
 
 
 def add_server(path: Path, name: str, entry: dict[str, Any]) -> bool:
@@ -369,7 +373,7 @@ def add_server(path: Path, name: str, entry: dict[str, Any]) -> bool:
         servers[name] = entry
         return True
 
-    _edit(path, change)
+    edit_servers(path, change)
     return replaced
 
 
@@ -377,7 +381,7 @@ def remove_server(path: Path, name: str) -> bool:
     """Remove ``name`` from the file; ``False`` when it was not there."""
     if not path.exists():
         return False
-    return _edit(path, lambda servers: servers.pop(name, None) is not None)
+    return edit_servers(path, lambda servers: servers.pop(name, None) is not None)
 
 
 def set_server_fields(
@@ -403,4 +407,4 @@ def set_server_fields(
                 entry[key] = value
         return True
 
-    _edit(path, change)
+    edit_servers(path, change)

@@ -19,13 +19,13 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from tau._lockdir import STORE_STALE_S, DirLock, held, lock_path_for
+from tau._lockdir import STORE_STALE_S, DirLock
+from tau._shared_file import update_json_file
 from tau.mcp.config import ServerConfig
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 AUTH_FILE = "mcp-auth.json"
+_R = TypeVar("_R")
 _LOCK_STALE_S = 20.0
 """pi takes over a refresh lock its holder stopped renewing after this."""
 _LOCK_WAIT_S = 25.0
@@ -109,34 +110,32 @@ class FileTokenStorage:
 
     def update(self, fields: dict[str, Any]) -> None:
         """Set ``fields`` of the entry (a ``None`` value removes that field). Raises ``OSError``."""
-        with self._file_lock():
-            data = self._read()
-            entry = self.entry()
+
+        def apply(data: dict[str, Any]) -> None:
+            entry = data.get(self.key)
+            if not isinstance(entry, dict) or entry.get("serverUrl", self.server_url) != self.server_url:
+                entry = {}
             entry.update(fields, serverUrl=self.server_url)
             data[self.key] = {key: value for key, value in entry.items() if value is not None}
-            self._save(data)
 
-    def _file_lock(self) -> contextlib.AbstractContextManager[None]:
-        """pi's lock of mcp-auth.json (where a symlink points, as pi locks it)."""
-        lock_path = lock_path_for(self.path, follow_links=True)
-        return held(lock_path, stale_s=STORE_STALE_S, timeout_s=_FILE_LOCK_WAIT_S)
-
-    def _save(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2) + "\n")
-        os.replace(temporary, self.path)
+        self._change(apply)
 
     def forget(self) -> bool:
         """Delete the entry (signing out); ``False`` when there was none."""
-        with self._file_lock():
-            data = self._read()
-            if data.pop(self.key, None) is None:
-                return False
-            self._save(data)
-        return True
+        return self._change(lambda data: data.pop(self.key, None) is not None)
+
+    def _change(self, change: Callable[[dict[str, Any]], _R]) -> _R:
+        """Apply ``change`` to the file as it is now, under pi's lock of mcp-auth.json (where a symlink
+        points, as pi locks it), and replace it, readable by its owner only."""
+        return update_json_file(
+            self.path,
+            change,
+            read=lambda _: self._read(),
+            follow_links=True,
+            stale_s=STORE_STALE_S,
+            timeout_s=_FILE_LOCK_WAIT_S,
+            mode=0o600,
+        )
 
     def save_tokens(self, tokens: dict[str, Any]) -> None:
         expires_in = tokens.get("expires_in")

@@ -7,16 +7,13 @@ whole message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from tau._unicode import dumps
 from tau.runtime.events import session_event_to_json
 
-
-def dumps(data: Any) -> str:
-    """Compact JSON as JavaScript writes it (no spaces, non-ASCII kept)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+__all__ = ["EventLineWriter", "dumps"]
 
 
 class EventLineWriter:

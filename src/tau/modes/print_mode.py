@@ -51,7 +51,7 @@ async def run_print_mode(
         err.write(f"tau: {report}\n")
         err.flush()
 
-    output = LineOutput(out)
+    output = LineOutput(out, json_lines=mode == "json")
     stopped_by: list[int] = []
     aborting: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()

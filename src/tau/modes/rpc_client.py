@@ -22,16 +22,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
+
+from tau._import_path import python_module_command
 
 __all__ = ["DEFAULT_COMMAND", "RpcClient", "RpcError"]
 
 JsonDict = dict[str, Any]
 
-DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "tau", "--mode", "rpc")
+# -P: the project folder the process works in is never on its import path.
+DEFAULT_COMMAND: tuple[str, ...] = tuple(python_module_command("tau", "--mode", "rpc"))
 _STREAM_LIMIT = 64 * 1024 * 1024  # one line can carry a whole message
 
 
@@ -103,7 +105,8 @@ class RpcClient:
         command_id = str(message["id"])
         future: asyncio.Future[JsonDict] = asyncio.get_running_loop().create_future()
         self._waiting[command_id] = future
-        await self.write_line(json.dumps(message, ensure_ascii=False))
+        # ASCII: a lone surrogate in a message travels as its \u escape (UTF-8 cannot hold it).
+        await self.write_line(json.dumps(message))
         try:
             return await asyncio.wait_for(future, timeout)
         finally:

@@ -44,6 +44,7 @@ from tau.ai.redaction import redact
 from tau.ai.types import ImageContent
 from tau.extensions.errors import ExtensionErrorReport
 from tau.modes.event_lines import EventLineWriter, dumps
+from tau.modes.line_output import LineOutput
 from tau.modes.rpc_commands import ANSWERED, COMMANDS, NO_DATA, RpcCommandError
 from tau.modes.rpc_ui import RpcExtensionUI
 from tau.runtime.agent_session import AgentSession
@@ -80,7 +81,9 @@ _ANSWERED_AFTER_EVENTS = frozenset(
         "clone",
     }
 )
-_BUSY = 'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
+_BUSY = (
+    'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
+)
 
 
 async def run_rpc_mode(
@@ -118,8 +121,7 @@ class _RpcMode:
     def __init__(self, target: AgentSessionRuntime | AgentSession, out: TextIO) -> None:
         self._runtime = target if isinstance(target, AgentSessionRuntime) else None
         self._bare_session = target if isinstance(target, AgentSession) else None
-        self._out = out
-        self._output_closed = False
+        self._output = LineOutput(out, json_lines=True)
         self._events = EventLineWriter(self._write_line)
         self.ui = RpcExtensionUI(self._write_object)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -322,13 +324,10 @@ class _RpcMode:
         self._write_line(dumps(data))
 
     def _write_line(self, line: str) -> None:
-        if self._output_closed:
-            return
-        try:
-            self._out.write(line + "\n")
-            self._out.flush()
-        except (OSError, ValueError):  # a closed pipe, a full disk
-            self._output_closed = True  # the client is gone; keep running to a clean end
+        # A closed pipe or a full disk: the client is gone, and the run goes on to a clean end
+        # (nothing more is written). Text the output cannot encode is written escaped: it is never
+        # taken for a closed output.
+        self._output.write(line + "\n")
 
 
 def _success(command_id: object, command: object) -> JsonDict:

@@ -17,17 +17,27 @@ with ``create_agent_session``.
 from __future__ import annotations
 
 import asyncio
-import datetime
-from collections.abc import Callable, Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
 from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
-from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
-from tau.context.system_prompt import SystemPromptOptions
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    JsonObject,
+    Model,
+    TextContent,
+    ThinkingLevelOrOff,
+)
+from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
+from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
 from tau.runtime.context_usage import ContextUsage
@@ -42,6 +52,7 @@ from tau.runtime.extension_hooks import (
 )
 from tau.runtime.model_control import ModelControl, ModelCycle
 from tau.runtime.model_resolver import ScopedModel
+from tau.runtime.prompt_ledger import PromptLedger, declaration
 from tau.runtime.retry import AutoRetry
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
 from tau.runtime.session_extensions import ExtensionBinding, SessionExtensions
@@ -56,10 +67,8 @@ from tau.runtime.session_prompt import (
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
 from tau.session.entries import MessageEntry
-from tau.session.ids import ms_from_iso
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
-from tau.session.system_record import TAU_PROMPT_SECTION, tool_declaration
 from tau.tools import SpillDirectory
 
 if TYPE_CHECKING:
@@ -115,6 +124,14 @@ class AgentSession:
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
+        self._warmer = CacheWarmer(
+            lambda: services.settings_manager.cache_warming,
+            lambda: (agent.state.model, agent.state.messages),
+            self._last_prompt_tokens,
+            self._record_cache_warm,
+            self._cache_warming_decision,
+        )
+        agent.stream_fn = self._warmer.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
         self._pipeline.run_end_checks.append(self._retry.on_run_end)
         self._models = ModelControl(
@@ -144,11 +161,15 @@ class AgentSession:
             command_prefix=settings.shell_command_prefix,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
-        self._prompt_date = _session_day(session_manager)
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
         self._restore_branch_tools()
         self._apply_active_tools()
+        self._agent.prompt_ledger = PromptLedger(
+            self._current_prompt, self._record_prompt, self._pipeline.catch_up
+        )
+        self._compaction.last_request = self._request_now
 
     # -- what the session is -------------------------------------------------------------------
 
@@ -206,8 +227,9 @@ class AgentSession:
 
     @property
     def messages(self) -> list[AgentMessage]:
-        """A copy of the conversation as the agent holds it."""
-        return list(self._agent.state.messages)
+        """A copy of the conversation as the agent holds it, without the prompt records (the
+        ``role: "system"`` messages the agent keeps to send prompt changes in place)."""
+        return [m for m in self._agent.state.messages if not isinstance(m, SystemMessage)]
 
     @property
     def pending_message_count(self) -> int:
@@ -293,10 +315,11 @@ class AgentSession:
         await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
         messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
         self._next_turn = []
-        overrides = await self._hooks.before_agent_start(
-            text, images, self._base_system_prompt, self._base_system_prompt_options
-        )
+        options = self._base_system_prompt_options
+        run_options = dataclasses.replace(options, sections={}) if options is not None else None
+        overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt, run_options)
         messages.extend(overrides.messages)
+        self._use_run_sections(run_options.sections if run_options is not None else {})
         self._agent.state.system_prompt = overrides.system_prompt or self._base_system_prompt
         self._record_system_prompt()
         await self._accepted(on_accepted, "started")
@@ -311,13 +334,54 @@ class AgentSession:
 
     def _record_system_prompt(self) -> None:
         """Keep the branch's prompt and tools in its transcript, as pi 1.x does, so a resumed branch
-        (in tau or pi) knows what it had. The base prompt, not an extension's override: pi records
-        the structured prompt and sends a forced one without recording it."""
-        tools = [tool_declaration(t.name, t.description, t.parameters) for t in self._agent.state.tools]
-        recorded = self._session.record_system_prompt({TAU_PROMPT_SECTION: self._base_system_prompt}, tools)
+        (in tau or pi) knows what it had, and in the conversation before the run's prompt, where
+        the request sends it (issue #31). The base prompt's sections, not an extension's override:
+        pi records the structured prompt and sends a forced one without recording it."""
+        sections, _, tools = self._current_prompt()
+        recorded = self._record_prompt(sections, [declaration(t) for t in tools])
+        if recorded is not None:
+            self._agent.state.messages.append(recorded)
+            self._pipeline.announce_system_message(recorded)
+
+    def _record_prompt(
+        self, sections: Mapping[str, str], tools: Sequence[JsonObject]
+    ) -> SystemMessage | None:
+        recorded = self._session.record_system_prompt(sections, tools)
         entry = self._session.get_entry(recorded) if recorded is not None else None
         if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage):
-            self._pipeline.announce_system_message(entry.message)
+            return entry.message
+        return None
+
+    async def _request_now(self) -> Context | None:
+        """The request the agent would send now for its conversation (as the loop builds it)."""
+        agent = self._agent
+        messages: list[AgentMessage] = list(agent.state.messages)
+        if agent.transform_context is not None:
+            messages = await resolve(agent.transform_context(messages, None))
+        request = Context(
+            messages=await resolve(agent.convert_to_llm(messages)),
+            system_prompt=agent.state.system_prompt,
+            tools=[tool.to_tool() for tool in agent.state.tools],
+        )
+        return agent.prompt_ledger.project(messages, request) if agent.prompt_ledger is not None else request
+
+    def _current_prompt(self) -> tuple[dict[str, str], str, list[AgentTool]]:
+        """The next request's prompt sections (base and the run's extension sections), its text
+        (an extension may have forced one for the run) and its tools."""
+        options = self._base_system_prompt_options
+        if options is None:
+            sections = {"preamble": self._base_system_prompt} if self._base_system_prompt else {}
+        else:
+            sections = build_system_prompt_sections(options)
+        return sections, self._agent.state.system_prompt, list(self._agent.state.tools)
+
+    def _use_run_sections(self, sections: Mapping[str, str]) -> None:
+        """The extensions' sections for this run (``before_agent_start``; the runner has left out
+        any with a bad name): the base prompt is rebuilt with them."""
+        kept = dict(sections)
+        if kept != self._run_sections:
+            self._run_sections = kept
+            self._apply_active_tools()
 
     async def _accepted(
         self, on_accepted: Callable[[InputDisposition], None] | None, disposition: InputDisposition
@@ -338,6 +402,7 @@ class AgentSession:
             await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
             self._run_active = False
+            self._warmer.on_agent_settled()
             self._pipeline.enqueue_for_listeners(AgentSettled(aborted=self._run_aborted))
             try:
                 await self._pipeline.drain()
@@ -409,7 +474,11 @@ class AgentSession:
         return await self._queue_input(text, images, source, "follow_up")
 
     async def _queue_input(
-        self, text: str, images: Sequence[ImageContent] | None, source: InputSource, behavior: StreamingBehavior
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None,
+        source: InputSource,
+        behavior: StreamingBehavior,
     ) -> InputDisposition:
         self._refuse_command(text)
         outcome = await self._hooks.on_input(text, images, source)
@@ -620,9 +689,11 @@ class AgentSession:
 
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
-        prompt, options = self._tools.build_system_prompt(self._services.resource_loader, self._prompt_date)
-        self._base_system_prompt, self._base_system_prompt_options = prompt, options
-        self._agent.state.system_prompt = prompt
+        _, options = self._tools.build_system_prompt(self._services.resource_loader)
+        options = dataclasses.replace(options, sections=dict(self._run_sections))
+        self._base_system_prompt = build_system_prompt(options)
+        self._base_system_prompt_options = options
+        self._agent.state.system_prompt = self._base_system_prompt
 
     # -- extensions (the logic is in ``session_extensions``) ------------------------------------
 
@@ -654,6 +725,40 @@ class AgentSession:
         return await self._extensions.reload()
 
     # -- the rest of the surface ---------------------------------------------------------------
+
+    @property
+    def cache_warming_status(self) -> WarmingStatus:
+        """What prompt-cache warming does now (``cacheWarming``; shown by ``/session``)."""
+        return self._warmer.status
+
+    def _last_prompt_tokens(self) -> int:
+        for message in reversed(self._agent.state.messages):
+            if isinstance(message, AssistantMessage):
+                usage = message.usage
+                return usage.input + usage.cache_read + usage.cache_write
+        return 0
+
+    async def _cache_warming_decision(self, decision: WarmingDecision) -> str:
+        """The extensions' say on a refresh (``cache_warming_decision``; the last answer wins)."""
+        action: Literal["warm", "stop"] = "warm" if decision.warm else "stop"
+        runner = self._extensions.runner
+        if runner is None:
+            return action
+        from tau.extensions.events import CacheWarmingDecisionEvent  # only with extensions loaded
+
+        event = CacheWarmingDecisionEvent(
+            decision.warm_cost, decision.miss_cost, decision.continuation_probability, action
+        )
+        return await runner.emit_cache_warming_decision(event)
+
+    async def _record_cache_warm(self, reply: AssistantMessage) -> None:
+        """A refresh's cost, as pi 1.6 records it: a ``usage`` entry of kind ``cache_warm``."""
+        entry_id = self._session.append_usage(
+            "cache_warm", reply.provider, reply.response_model or reply.model, reply.usage
+        )
+        entry = self._session.get_entry(entry_id)
+        if entry is not None:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
 
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Record an extension's own entry (not part of the conversation) and announce it
@@ -706,16 +811,9 @@ class AgentSession:
         events, detach from the agent and delete the session's spill files. The session must not
         be used afterwards."""
         await self._extensions.shutdown(reason, target_session_file)
+        self._warmer.close()
         self._bash.abort()
         await self.abort()
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
-
-
-def _session_day(session: SessionManager) -> datetime.date:
-    """The local day the session started: the system prompt's date, fixed for the whole session."""
-    started = ms_from_iso(session.get_header().timestamp)
-    if started is None:
-        return datetime.date.today()
-    return datetime.datetime.fromtimestamp(started / 1000).date()

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import os
 import stat
 import subprocess
@@ -47,10 +46,9 @@ from tau.runtime.paths import (
     STORE_STALE_S,
     LockTimeoutError,
     auth_path,
-    file_lock,
     forget_old_lock_file,
     make_private_dir,
-    write_file_atomic,
+    update_json_file,
 )
 
 __all__ = [
@@ -406,22 +404,35 @@ class AuthStorage:
             fresh = self._refreshed(provider, credential)
             self._data[provider] = fresh
             return copy.deepcopy(fresh)
+
+        written: dict[str, Any] = {}
+
+        def refresh(raw: dict[str, Any]) -> JsonObject | None:
+            # The check again, under the lock: another process may have refreshed or logged out meanwhile.
+            nonlocal written
+            written = raw
+            current = raw.get(provider)
+            if not isinstance(current, dict) or current.get("type") != "oauth":
+                return None
+            if _expires_within(current, min_validity_ms):
+                current = raw[provider] = self._refreshed(provider, current)
+            return current
+
         try:
-            with file_lock(path, timeout_s=REFRESH_LOCK_TIMEOUT_S, stale_s=STORE_STALE_S):
-                raw = read_json_file(path)
-                current = raw.get(provider) if isinstance(raw, dict) else None
-                if not isinstance(current, dict) or current.get("type") != "oauth":
-                    self._data.pop(provider, None)
-                    return None
-                if _expires_within(current, min_validity_ms):
-                    current = self._refreshed(provider, current)
-                    assert isinstance(raw, dict)
-                    raw[provider] = current
-                    write_file_atomic(path, json.dumps(raw, indent=2, ensure_ascii=False) + "\n", mode=0o600)
-        except (OSError, LockTimeoutError) as error:
+            current = update_json_file(
+                path,
+                refresh,
+                read=_read_object,
+                timeout_s=REFRESH_LOCK_TIMEOUT_S,
+                stale_s=STORE_STALE_S,
+                mode=0o600,
+            )
+        except (OSError, LockTimeoutError, ConfigError) as error:
             raise OAuthRefreshError(f'Could not refresh the login for "{provider}": {error}') from error
-        except ConfigError as error:
-            raise OAuthRefreshError(f'Could not refresh the login for "{provider}": {error}') from error
+        if current is None:
+            self._data.pop(provider, None)
+            return None
+        raw = written
         self._data = {name: entry for name, entry in raw.items() if isinstance(entry, dict)}
         register_secret(_string(current.get("access")))
         register_secret(_string(current.get("refresh")))
@@ -472,18 +483,31 @@ class AuthStorage:
             raise ConfigError(
                 path, f"not saved: the file could not be read earlier ({self._load_error.problem})"
             )
+        current: dict[str, Any] = {}
+
+        def apply(raw: dict[str, Any]) -> None:
+            nonlocal current
+            _apply(raw, provider, credential)
+            current = raw
+
         try:
             make_private_dir(path.parent)
-            with file_lock(path, stale_s=STORE_STALE_S):
-                raw = read_json_file(path)
-                if raw is not None and not isinstance(raw, dict):
-                    raise ConfigError(path, "not saved: expected a JSON object at the top level")
-                current: dict[str, Any] = raw or {}
-                _apply(current, provider, credential)
-                write_file_atomic(path, json.dumps(current, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+            update_json_file(path, apply, read=_read_object, stale_s=STORE_STALE_S, mode=0o600)
+        except ConfigError as error:
+            raise ConfigError(
+                path, f"not saved: {error.problem}", line=error.line, column=error.column
+            ) from error
         except (OSError, LockTimeoutError) as error:
             raise ConfigError(path, f"cannot write credentials: {error}") from error
         self._data = {name: entry for name, entry in current.items() if isinstance(entry, dict)}
+
+
+def _read_object(path: Path) -> dict[str, Any]:
+    """auth.json as it is now: ``{}`` when missing; ``ConfigError`` when it is not a JSON object."""
+    raw = read_json_file(path)
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(path, "expected a JSON object at the top level")
+    return raw or {}
 
 
 def _apply(data: dict[str, Any], provider: str, credential: JsonObject | None) -> None:

@@ -25,7 +25,7 @@ from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController
 from tau.ai.overflow import is_context_overflow
-from tau.ai.types import AssistantMessage, Model, TextContent, Usage, UserMessage
+from tau.ai.types import AssistantMessage, Context, Model, TextContent, Usage, UserMessage
 
 # The summariser, the cut-point search and the branch summaries load on the first compaction:
 # a run that never compacts imports only the settings, the errors and the token estimates.
@@ -120,6 +120,9 @@ class CompactionControl:
         self._get_model = get_model
         self._abort_run = abort_run
         self.hooks = hooks or CompactionHooks()
+        self.last_request: Callable[[], Awaitable[Context | None]] | None = None
+        """The conversation as the agent would send it now: a compaction asks for its summary as
+        that request plus one instruction, so the provider's cache serves the rest (issue #31)."""
         self._overflow_attempted = False
         self._controller: AbortController | None = None
         self._manual = False
@@ -456,7 +459,10 @@ class CompactionControl:
         record = hooked.compaction if hooked is not None else None
         from_extension = record is not None
         if record is None:
-            record = await compact(preparation, request, custom_instructions=custom_instructions)
+            conversation = await self.last_request() if self.last_request is not None else None
+            record = await compact(
+                preparation, request, custom_instructions=custom_instructions, conversation=conversation
+            )
         if controller.signal.aborted:
             raise CompactionAbortedError("Compaction aborted")
         details = record.details_json()
@@ -472,10 +478,13 @@ class CompactionControl:
             record
             if isinstance(record, CompactionResult)
             else CompactionResult(
-                record.summary, record.first_kept_entry_id, record.tokens_before, FileDetails.from_json(details)
+                record.summary,
+                record.first_kept_entry_id,
+                record.tokens_before,
+                FileDetails.from_json(details),
             )
         )
-        self._agent.state.messages = self._session.build_session_context().messages
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
         after = sum(estimate_tokens(message) for message in self._agent.state.messages)
         result = replace(result, estimated_tokens_after=after)
         entry = self._session.get_entry(entry_id)
@@ -573,7 +582,7 @@ class CompactionControl:
                 self._session.branch(new_leaf)
             if label:
                 self._session.append_label_change(target_id, label)
-        self._agent.state.messages = self._session.build_session_context().messages
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
         await self.hooks.session_tree(self._session.get_leaf_id(), old_leaf, summary_entry, from_extension)
         return NavigateTreeResult(editor_text=editor_text, summary_entry=summary_entry)
 

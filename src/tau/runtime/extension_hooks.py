@@ -48,6 +48,7 @@ from tau.runtime.events import (
 )
 from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
 from tau.session.entries import BranchSummaryEntry, CompactionEntry
+from tau.session.messages import SystemMessage
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
@@ -106,7 +107,14 @@ class AgentExtensionHooks:
         self, messages: list[AgentMessage], signal: AbortSignal | None
     ) -> list[AgentMessage]:
         runner = await self._runner_for("context")
-        return messages if runner is None else await runner.emit_context(messages, signal)
+        if runner is None:
+            return messages
+        # Handlers see the conversation without the prompt records (as in pi 1.6). An unchanged
+        # list keeps them, so prompt changes still go out in place; a changed one goes without,
+        # and the request then carries the current prompt whole.
+        conversation = [m for m in messages if not isinstance(m, SystemMessage)]
+        changed = await runner.emit_context(conversation, signal)
+        return messages if changed == conversation else changed
 
     async def on_payload(self, payload: JsonObject, model: Model) -> JsonObject | None:
         runner = await self._runner_for("before_provider_request")

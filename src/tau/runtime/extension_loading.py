@@ -17,10 +17,10 @@ without one, nothing of it is imported.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tau._import_path import installed_import_path
 from tau.runtime.paths import CONFIG_DIR_NAME as PROJECT_DIR_NAME
 from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
@@ -77,12 +77,13 @@ def _has_candidates(folder: str) -> bool:
         return False
 
 
-def _has_installed_extensions() -> bool:
-    """Whether a distribution on ``sys.path`` declares ``tau.extensions`` entry points. Reading the
-    ``entry_points.txt`` files directly takes under a millisecond; ``importlib.metadata`` takes ten."""
-    for entry in sys.path:
+def _has_installed_extensions(cwd: str) -> bool:
+    """Whether an installed distribution (``installed_import_path``: never one in the working folder)
+    declares ``tau.extensions`` entry points. Reading the ``entry_points.txt`` files directly takes
+    under a millisecond; ``importlib.metadata`` takes ten."""
+    for entry in installed_import_path(cwd):
         try:
-            listing = os.scandir(entry or ".")
+            listing = os.scandir(entry)
         except OSError:
             continue
         with listing:
@@ -108,9 +109,15 @@ def _has_mcp_config(
     ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
     if options.no_mcp or options.no_extensions:
         return False
-    found = bool(options.mcp_servers) or os.path.exists(os.path.join(agent_dir, "mcp.json")) or (
-        include_project
-        and any(os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi"))
+    found = (
+        bool(options.mcp_servers)
+        or os.path.exists(os.path.join(agent_dir, "mcp.json"))
+        or (
+            include_project
+            and any(
+                os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi")
+            )
+        )
     )
     if not found:
         return False
@@ -137,7 +144,7 @@ def might_have_extensions(
         or user
         or (include_project and _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR)))
         or _has_candidates(os.path.join(agent_dir, EXTENSIONS_DIR))
-        or _has_installed_extensions()
+        or _has_installed_extensions(cwd)
     )
 
 
@@ -170,7 +177,7 @@ def load_extension_runner(
         project_settings_paths=project,
         user_settings_paths=user,
         include_defaults=not options.no_extensions,
-        include_entry_points=not options.no_extensions and _has_installed_extensions(),
+        include_entry_points=not options.no_extensions and _has_installed_extensions(cwd),
         include_project=include_project,
     )
     if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
@@ -223,6 +230,6 @@ def _discover(
         project_settings_paths=project,
         user_settings_paths=user,
         include_defaults=not options.no_extensions,
-        include_entry_points=not options.no_extensions and _has_installed_extensions(),
+        include_entry_points=not options.no_extensions and _has_installed_extensions(cwd),
         include_project=include_project,
     )

@@ -196,6 +196,7 @@ def build_custom_model(
         max_tokens=int(definition.get("maxTokens") or DEFAULT_MAX_TOKENS),
         compat=merge_compat(provider.compat, definition.get("compat")),
         thinking_level_map=_copy_level_map(definition.get("thinkingLevelMap")),
+        prompt_cache=_copy_prompt_cache(definition.get("promptCache")),
     )
 
 
@@ -218,7 +219,14 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["compat"] = merge_compat(model.compat, override["compat"])
     if "thinkingLevelMap" in override:
         changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
+    if "promptCache" in override:
+        changes["prompt_cache"] = {**(model.prompt_cache or {}), **override["promptCache"]}
     return dataclasses.replace(model, **changes)
+
+
+def _copy_prompt_cache(value: Any) -> JsonObject | None:
+    """``promptCache``: the provider's cache lifetime in seconds per retention tier (``short``, ``long``)."""
+    return dict(value) if isinstance(value, dict) else None
 
 
 def _copy_level_map(value: Any) -> dict[str, str | None] | None:
@@ -268,6 +276,12 @@ def _check_model_fields(check: _Checker, data: JsonObject, *, partial_cost: bool
                 raise check.error(f'"cost.{key}" must be a number, found {cost[key]!r}')
     check.optional_headers(data, "headers")
     check.optional_object(data, "compat")
+    prompt_cache = check.optional_object(data, "promptCache")
+    for tier, seconds in (prompt_cache or {}).items():
+        if tier not in ("short", "long"):
+            raise check.error(f'"promptCache" has unknown tier {tier!r} (tiers: short, long)')
+        if not _is_number(seconds) or seconds <= 0:
+            raise check.error(f'"promptCache.{tier}" must be a positive number of seconds, found {seconds!r}')
     level_map = check.optional_object(data, "thinkingLevelMap")
     for level, value in (level_map or {}).items():
         if level not in THINKING_LEVELS:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from tau.ai.types import JsonObject, Model
-from tau.runtime.paths import STORE_STALE_S, agent_dir, file_lock, forget_old_lock_file, write_file_atomic
+from tau.runtime.paths import STORE_STALE_S, agent_dir, forget_old_lock_file, update_json_file
 
 __all__ = ["MODELS_STORE_FILE", "models_store_path", "store_models", "stored_models"]
 
@@ -46,10 +46,11 @@ def stored_models(provider: str, path: Path | None = None) -> list[Model] | None
 def store_models(provider: str, models: list[JsonObject], path: Path | None = None) -> None:
     """Replace ``provider``'s list (other providers' entries are kept). Raises ``OSError``."""
     target = path or models_store_path()
-    with file_lock(target, stale_s=STORE_STALE_S):
-        data = _read(target)
+
+    def apply(data: dict[str, object]) -> None:
         data[provider] = {"models": models, "checkedAt": int(time.time() * 1000)}
-        write_file_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    update_json_file(target, apply, read=_read, stale_s=STORE_STALE_S)
 
 
 def _read(path: Path) -> dict[str, object]:

@@ -2,16 +2,15 @@
 
 The agent dir is ``$TAU_AGENT_DIR`` (a leading ``~`` is expanded) or ``~/.tau/agent``; a project's
 own configuration lives in ``<cwd>/.tau/``. Files shared between tau and pi processes (settings.json,
-auth.json) are written under pi's lock and replaced atomically, so a reader never sees half a file
-and two writers never lose each other's keys.
+auth.json, ...) are changed with ``update_json_file`` (``tau._shared_file``): under pi's lock the file
+is read again, changed and replaced atomically, so a reader never sees half a file and two writers
+never lose each other's keys.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tau._lockdir import (
     held,
     lock_path_for,
 )
+from tau._shared_file import update_json_file, write_file_atomic
 
 __all__ = [
     "AUTH_FILE",
@@ -47,6 +47,7 @@ __all__ = [
     "sessions_dir",
     "set_offline",
     "settings_path",
+    "update_json_file",
     "write_file_atomic",
 ]
 
@@ -150,37 +151,3 @@ def file_lock(
     """
     with held(lock_path_for(path, follow_links=follow_links), stale_s=stale_s, timeout_s=timeout_s):
         yield
-
-
-def write_file_atomic(path: Path, text: str, mode: int | None = None) -> None:
-    """Replace ``path`` with ``text`` in one step (temp file in the same dir, then ``os.replace``).
-
-    ``mode`` sets the permission bits before the content lands (auth.json: 0600); without it an
-    existing file keeps its bits and a new one gets 0644. A symlinked file is written through the
-    link, so dotfile managers keep their link.
-    """
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        status = target.stat()
-    except FileNotFoundError:
-        status = None
-    if status is not None and not (stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode)):
-        # Renaming over a device or FIFO would replace it (as root: /dev/null itself).
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    if mode is None:
-        mode = status.st_mode & 0o777 if status is not None else 0o644
-    import tempfile  # imported on the first write, not at start-up
-
-    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.chmod(temp_name, mode)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise

@@ -21,12 +21,12 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from tau._dataclass import dataclass
 from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
-from tau.runtime.paths import CONFIG_DIR_NAME, file_lock, forget_old_lock_file, write_file_atomic
+from tau.runtime.paths import CONFIG_DIR_NAME, forget_old_lock_file, update_json_file
 
 __all__ = [
     "TRUST_FILE",
@@ -119,19 +119,25 @@ class TrustStore:
 
     def update(self, updates: Iterable[TrustUpdate]) -> None:
         """Apply ``updates`` and write the file (keys sorted, as pi writes it); ``ConfigError`` if the
-        file is damaged (it is left as it is) or cannot be written."""
-        with file_lock(self.path, follow_links=False):
-            data = self._read()
+        file is damaged (it is left as it is) or cannot be written. The file is read again under its lock and only these folders' entries
+        change, so decisions another process saved meanwhile are kept."""
+
+        def apply(data: dict[str, Any]) -> None:
             for change in updates:
                 key = canonical_folder(change.path)
                 data.pop(key, None)
                 if change.trusted is not None:
                     data[key] = change.trusted
-            text = json.dumps({key: data[key] for key in sorted(data)}, indent=2) + "\n"
-            try:
-                write_file_atomic(self.path, text)
-            except OSError as error:
-                raise ConfigError(self.path, f"cannot write file: {error}") from error
+
+        def dump(data: dict[str, Any]) -> str:
+            return json.dumps({key: data[key] for key in sorted(data)}, indent=2) + "\n"
+
+        try:
+            update_json_file(
+                self.path, apply, read=lambda _: dict(self._read()), dump=dump, follow_links=False
+            )
+        except OSError as error:
+            raise ConfigError(self.path, f"cannot write file: {error}") from error
 
     def _read(self) -> dict[str, bool | None]:
         try:

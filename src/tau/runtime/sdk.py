@@ -93,7 +93,7 @@ def create_agent_session(
         session_manager = SessionManager.create(
             services.cwd, settings.session_dir, agent_dir=services.agent_dir
         )
-    existing = session_manager.build_session_context()
+    existing = session_manager.build_session_context(system_messages=True)
     resuming = bool(existing.messages)
     scoped = list(scoped_models or ())
 

@@ -5,9 +5,10 @@ project wins, and an object present in both is merged one level deep (``{**globa
 exactly as pi does. Keys and defaults are pi's, so a pi user's settings.json works unchanged; keys
 tau does not know are kept and written back untouched.
 
-Setters change one scope (global unless told otherwise) and persist at once: under the file's lock
-the current file is re-read, only the changed key (or nested key) is replaced, and the result is
-written atomically, so edits made meanwhile by another process or by hand survive. A file that
+Setters change one scope (global unless told otherwise) and persist at once through ``update``:
+under the file's lock the current file is re-read, only the changed key (or nested key, or the list
+entry ``update``'s function edits) is replaced, and the result is written atomically, so edits made
+meanwhile by another process or by hand survive; nothing read earlier is written back whole. A file that
 fails to parse is reported (``drain_errors()``), treated as empty, and never written; a value of the
 wrong type is reported too (``settings_schema``) and the default used instead.
 """
@@ -15,23 +16,22 @@ wrong type is reported too (``settings_schema``) and the default used instead.
 from __future__ import annotations
 
 import copy
-import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast
 
 from tau._dataclass import dataclass
+from tau._shared_file import dump_json
 from tau.ai.thinking import THINKING_LEVELS
 from tau.runtime.config_errors import ConfigError, read_json_file
 from tau.runtime.paths import (
     LockTimeoutError,
     agent_dir,
-    file_lock,
     forget_old_lock_file,
     project_settings_path,
     settings_path,
-    write_file_atomic,
+    update_json_file,
 )
 from tau.runtime.settings_schema import parse_timeout_ms, settings_problems
 from tau.runtime.tool_selection import merge_default_tools, resolve_default_tools
@@ -50,6 +50,7 @@ __all__ = [
     "migrate_settings",
 ]
 
+_R = TypeVar("_R")
 SettingsScope: TypeAlias = Literal["global", "project"]
 QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
 Transport: TypeAlias = Literal["sse", "websocket", "auto"]
@@ -233,26 +234,56 @@ class SettingsManager:
 
     def set(self, key: str, value: Any, *, scope: SettingsScope = "global") -> None:
         """Set a top-level key in ``scope`` and persist it; ``None`` removes the key."""
-        layer = self._layers[scope]
-        if value is None:
-            layer.pop(key, None)
-        else:
-            layer[key] = copy.deepcopy(value)
-        self._remerge()
-        self._persist(scope, key, None, value)
+        self.update(lambda current: _assign(current, key, value), scope=scope)
 
     def set_nested(self, key: str, nested_key: str, value: Any, *, scope: SettingsScope = "global") -> None:
         """Set ``key.nested_key`` in ``scope`` and persist only that nested key; ``None`` removes it."""
-        layer = self._layers[scope]
-        section = layer.get(key)
-        if not isinstance(section, dict):
-            section = layer[key] = {}
-        if value is None:
-            section.pop(nested_key, None)
-        else:
-            section[nested_key] = copy.deepcopy(value)
+
+        def change(current: JsonObject) -> None:
+            section = current.get(key)
+            if not isinstance(section, dict):
+                section = current[key] = {}
+            _assign(section, nested_key, value)
+
+        self.update(change, scope=scope)
+
+    def update(self, change: Callable[[JsonObject], _R], *, scope: SettingsScope = "global") -> _R | None:
+        """Apply ``change`` to ``scope``'s settings as its file holds them now and persist the result.
+
+        Under the file's lock the file is read again, ``change`` edits that fresh copy (so a list
+        such as ``packages`` is extended from what another process wrote meanwhile, not from what
+        this manager read at start) and the result replaces the file atomically; this manager then
+        adopts it. ``change``'s own exceptions propagate and nothing is written. A scope without a
+        file, or whose file failed to load, is changed in memory only (``change``'s value returned).
+        A file that cannot be read or written now is reported (``drain_errors()``): the change is
+        made in memory only and ``None`` returned.
+        """
+        path = self._paths[scope]
+        if path is None or self._load_failed[scope]:
+            result = change(self._layers[scope])
+            self._remerge()
+            return result
+        written: JsonObject = {}
+
+        def apply(current: JsonObject) -> _R:
+            nonlocal written
+            outcome = change(current)
+            written = current
+            return outcome
+
+        try:
+            result = update_json_file(path, apply, read=self._read_scope, dump=_dump, follow_links=False)
+        except (ConfigError, OSError, LockTimeoutError) as error:
+            if not isinstance(error, ConfigError):
+                error = ConfigError(path, f"cannot write settings: {error}")
+            self._errors.append(SettingsError(scope, error))
+            change(self._layers[scope])  # the change still holds for this process
+            self._remerge()
+            return None
+        # The file now holds our change plus whatever others wrote; adopt it as this scope's state.
+        self._layers[scope] = written
         self._remerge()
-        self._persist(scope, key, nested_key, value)
+        return result
 
     # ---- model and thinking ----------------------------------------------------------------------
 
@@ -483,6 +514,16 @@ class SettingsManager:
         self.set("quietStartup", quiet)
 
     @property
+    def cache_warming(self) -> str:
+        """``cacheWarming``: ``"off"``, ``"streaming"`` or ``"idle"`` (the default). A user setting
+        only, as in pi 1.6: it spends money, so a project's settings do not decide it."""
+        value = self._overrides.get("cacheWarming", self._layers["global"].get("cacheWarming"))
+        return value if value in ("off", "streaming", "idle") else "idle"
+
+    def set_cache_warming(self, mode: str) -> None:
+        self.set("cacheWarming", mode)
+
+    @property
     def hide_thinking_block(self) -> bool:
         return self._bool(None, "hideThinkingBlock", False)
 
@@ -570,32 +611,6 @@ class SettingsManager:
             raise ConfigError(path, f"expected a JSON object at the top level, found {_json_type(data)}")
         return migrate_settings(data)
 
-    def _persist(self, scope: SettingsScope, key: str, nested_key: str | None, value: Any) -> None:
-        """Write one changed key into the scope's file, keeping everything else that is there now."""
-        path = self._paths[scope]
-        if path is None or self._load_failed[scope]:
-            return
-        try:
-            with file_lock(path, follow_links=False):
-                current = self._read_scope(path)
-                if nested_key is None:
-                    _assign(current, key, value)
-                else:
-                    section = current.get(key)
-                    if not isinstance(section, dict):
-                        section = current[key] = {}
-                    _assign(section, nested_key, value)
-                write_file_atomic(path, _dump(current))
-        except ConfigError as error:
-            self._errors.append(SettingsError(scope, error))
-            return
-        except (OSError, LockTimeoutError) as error:
-            self._errors.append(SettingsError(scope, ConfigError(path, f"cannot write settings: {error}")))
-            return
-        # The file now holds our change plus whatever others wrote; adopt it as this scope's state.
-        self._layers[scope] = current
-        self._remerge()
-
     def _section(self, key: str) -> JsonObject:
         value = self._merged.get(key)
         return value if isinstance(value, dict) else {}
@@ -633,7 +648,7 @@ def _assign(target: JsonObject, key: str, value: Any) -> None:
 
 
 def _dump(settings: JsonObject) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(settings)
 
 
 def _is_number(value: Any) -> bool:

@@ -97,6 +97,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "fullscreenScrollbar": _one_of("auto", "always", "hidden"),
     "quietStartup": _BOOL,
     "hideThinkingBlock": _BOOL,
+    "cacheWarming": _one_of("off", "streaming", "idle"),
     "collapseChangelog": _BOOL,
     "lastChangelogVersion": _STRING,
     "enableInstallTelemetry": _BOOL,

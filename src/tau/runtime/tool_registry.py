@@ -9,7 +9,6 @@ byte-identical through a session and provider prompt caches keep hitting.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, TypeAlias
 
@@ -162,9 +161,7 @@ class ToolRegistry:
         self._active = self._known(names)
         return self.active_names
 
-    def build_system_prompt(
-        self, resources: ResourceLoader, date: datetime.date
-    ) -> tuple[str, SystemPromptOptions]:
+    def build_system_prompt(self, resources: ResourceLoader) -> tuple[str, SystemPromptOptions]:
         """The base system prompt for the active tools, and the options it was built from."""
-        options = resources.system_prompt_options(self.active_tools, date=date)
+        options = resources.system_prompt_options(self.active_tools)
         return build_system_prompt(options), options

@@ -59,7 +59,8 @@ class ModelRef:
 
 @dataclass(slots=True)
 class SessionContext:
-    messages: list[SessionMessage] = field(default_factory=list)
+    messages: list[SessionMessage | SystemMessage] = field(default_factory=list)
+    """The conversation; system records are among it only when asked for (``system_messages``)."""
     thinking_level: str = "off"
     model: ModelRef | None = None
     system_message: SystemMessage | None = None
@@ -88,8 +89,13 @@ def build_session_context(
     by_id: Mapping[str, SessionEntry] | None = None,
     *,
     path: Sequence[SessionEntry] | None = None,
+    system_messages: bool = False,
 ) -> SessionContext:
     """The context of the branch ending at ``leaf_id``.
+
+    With ``system_messages`` the branch's system records stay among the messages where they were
+    written (after a compaction, its checkpoint first), as the agent keeps them so each request
+    can send a change where it happened (issue #31).
 
     ``None`` means "before the first entry" (empty context); ``LAST_ENTRY`` or an unknown id means
     the last entry of ``entries``. Only the latest compaction on the path counts: its summary comes
@@ -132,11 +138,16 @@ def build_session_context(
         if isinstance(entry, CompactionEntry):
             # Only the latest compaction (first) counts; an older one kept in range adds nothing.
             if index == 0:
+                if system_messages and entry.system_message is not None:
+                    context.messages.append(entry.system_message)
                 context.messages.append(
                     CompactionSummaryMessage(entry.summary, entry.tokens_before, _ms(entry.timestamp))
                 )
             continue
         if _is_system(entry):
+            if system_messages:
+                assert isinstance(entry, MessageEntry)
+                context.messages.append(entry.message)
             continue
         message = entry_message(entry)
         edit = edits.get(entry.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from tau._contained import contained_path
 from tau.session.entries import SessionHeader
 from tau.session.errors import SessionFileError, SessionWriteError
 from tau.session.ids import IdSource
@@ -33,7 +34,7 @@ def write_fork(source_path: str, target_cwd: str, session_dir: str, ids: IdSourc
         os.makedirs(session_dir, exist_ok=True)
     except OSError as exc:
         raise SessionWriteError.for_folder(session_dir, exc) from None
-    path = os.path.join(session_dir, session_file_name(header.timestamp, header.id))
+    path = contained_path(session_dir, session_file_name(header.timestamp, header.id), follow_links=False)
     lines = [dump_line(header.to_json())]
     lines.extend(dump_line(obj) for obj in objects[1:] if obj.get("type") != "session")
     append_lines(path, lines)

@@ -18,6 +18,7 @@ from dataclasses import field
 import jiter
 
 from tau._dataclass import dataclass
+from tau._unicode import dumps
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionFileError, SessionWriteError
 
@@ -54,7 +55,9 @@ def read_session_file(path: str) -> RawSessionFile:
 
 def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
     """Split on newlines and parse each line; blank lines are skipped, others kept either way."""
-    raw = RawSessionFile(ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data) and not data.isspace())
+    raw = RawSessionFile(
+        ends_with_newline=not data or data.endswith(b"\n"), has_content=bool(data) and not data.isspace()
+    )
     for number, line in enumerate(_lines(data), start=1):
         if not line or line.isspace():
             continue
@@ -63,7 +66,9 @@ def parse_session_bytes(data: bytes, name: str = "<session>") -> RawSessionFile:
             raw.records.append(value)
         else:
             raw.records.append(line.decode("utf-8", "surrogateescape"))
-            raw.warnings.append(f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)")
+            raw.warnings.append(
+                f"{name}:{number}: skipped a line that is not a JSON object (it stays in the file)"
+            )
     return raw
 
 
@@ -96,11 +101,9 @@ def parse_json_line(line: bytes | str) -> JsonObject | None:
 
 def dump_line(obj: JsonObject) -> bytes:
     """One JSONL line as ``JSON.stringify`` writes it: compact, non-ASCII kept, ``\\n`` ended."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: escape them, as JavaScript does
-        return json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
+    # A lone surrogate is written as a \\uXXXX escape (as JavaScript does), the rest of the line as
+    # it is: the line stays valid UTF-8 JSON that tau and pi read back to the same text.
+    return dumps(obj).encode("utf-8") + b"\n"
 
 
 def record_line(record: JsonObject | str) -> bytes:
@@ -208,4 +211,6 @@ def check_writable(path: str) -> None:
         return
     folder = os.path.dirname(path) or "."
     if os.path.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK):
-        raise SessionWriteError(f"could not save the session to {path}: the folder {folder} is not writable", path)
+        raise SessionWriteError(
+            f"could not save the session to {path}: the folder {folder} is not writable", path
+        )

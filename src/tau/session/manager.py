@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
+from tau._contained import contained_path
 from tau.ai.gc_pause import collector_paused
 from tau.ai.types import ImageContent, JsonObject, TextContent, Usage
 from tau.session.context import SessionContext, branch_system_message, build_session_context, path_to
@@ -189,8 +190,8 @@ class SessionManager:
         )
         self._reset(header)
         if self._persist:
-            self._session_file = os.path.join(
-                self._session_dir, session_file_name(header.timestamp, header.id)
+            self._session_file = contained_path(
+                self._session_dir, session_file_name(header.timestamp, header.id), follow_links=False
             )
         return self._session_file
 
@@ -468,11 +469,14 @@ class SessionManager:
                 return (entry.name or "").strip() or None
         return None
 
-    def build_session_context(self) -> SessionContext:
-        """What the model sees: the messages of the current branch, compaction applied."""
+    def build_session_context(self, *, system_messages: bool = False) -> SessionContext:
+        """What the model sees: the messages of the current branch, compaction applied (with
+        ``system_messages``, the branch's prompt records among them, as the agent holds them)."""
         with collector_paused():
             path = self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else None
-            return build_session_context(self._entries, self._leaf_id, self._by_id, path=path)
+            return build_session_context(
+                self._entries, self._leaf_id, self._by_id, path=path, system_messages=system_messages
+            )
 
     def branch_system_message(self) -> SystemMessage | None:
         """``build_session_context().system_message`` without building the branch's messages."""
@@ -555,7 +559,9 @@ class SessionManager:
             self._index(entry)
         if not self._persist:
             return None
-        self._session_file = os.path.join(self._session_dir, session_file_name(header.timestamp, header.id))
+        self._session_file = contained_path(
+            self._session_dir, session_file_name(header.timestamp, header.id), follow_links=False
+        )
         if self._has_assistant:
             rewrite_file(self._session_file, [dump_line(e.to_json()) for e in (header, *self._entries)])
             self._written = 1 + len(self._entries)
@@ -610,7 +616,9 @@ def _broken_links(entries: list[SessionEntry], by_id: dict[str, SessionEntry]) -
                 "the conversation starts there"
             )
         if isinstance(entry, ContextEditEntry) and entry.target_id not in by_id:
-            problems.append(f"context edit {entry.id} targets entry {entry.target_id}, which is not in the file; ignored")
+            problems.append(
+                f"context edit {entry.id} targets entry {entry.target_id}, which is not in the file; ignored"
+            )
     return problems
 
 

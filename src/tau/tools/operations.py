@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from tau._dataclass import dataclass
+from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 
 
@@ -162,10 +163,11 @@ def _write_text(path: str, text: str) -> None:
         # Checked before opening: opening a FIFO for writing would truncate nothing but could block.
         check_regular(path, os.stat(path).st_mode)
     fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    # newline="" writes the text exactly as given; surrogatepass keeps a stray surrogate from a
-    # model's JSON from failing the whole write.
-    with open(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as file:
-        file.write(text)
+    # newline="" writes the text exactly as given. Surrogate halves (a model's JSON may hold them)
+    # are written as Node writes them: a pair as its character, a lone one as U+FFFD, so the file is
+    # valid UTF-8 that read and edit take back.
+    with open(fd, "w", encoding="utf-8", newline="") as file:
+        file.write(well_formed(text))
 
 
 def _check_access(path: str, mode: int) -> None:

@@ -6,6 +6,7 @@ import os
 import re
 
 from tau._pattern import lazy_pattern
+from tau._unicode import well_formed
 
 # Spaces a model (or a macOS file name) may put where a plain space was meant.
 _UNICODE_SPACES = lazy_pattern("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
@@ -14,7 +15,9 @@ _NARROW_NBSP = "\u202f"
 
 
 def expand_path(path: str) -> str:
-    """Drop one leading ``@``, turn unicode spaces into plain ones, expand ``~`` and ``~/``."""
+    """Drop one leading ``@``, turn unicode spaces into plain ones, expand ``~`` and ``~/``. A lone
+    surrogate (a model's JSON may hold one) becomes U+FFFD, as Node turns it into a file name."""
+    path = well_formed(path)
     if path.startswith("@"):
         path = path[1:]
     path = _UNICODE_SPACES.sub(" ", path)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 
 from tau import _process_groups as process_groups
 from tau._dataclass import dataclass
+from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
 
@@ -121,6 +122,7 @@ class LocalBashOperations:
     ) -> int | None:
         if signal is not None and signal.aborted:
             raise CommandAborted()
+        command = well_formed(command)  # a lone surrogate as U+FFFD, as Node passes it: no encoding error
         shell = find_shell(self.shell_path)
         loop = asyncio.get_running_loop()
         # stdin is a pipe already at end of file rather than /dev/null: a sandbox may replace

@@ -17,9 +17,11 @@ from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, iter_sse, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.partial_json import repair_json
+from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
+    effort_sent,
     from_claude_code_name,
     is_oauth_token,
     supports_adaptive_thinking,
@@ -57,6 +59,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         api_key = options.api_key or get_env_api_key(model.provider)
         oauth = is_oauth_token(api_key)
         body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
+        writer.output.provider_thinking_level = effort_sent(model, body)
         response = await open_stream(
             model,
             f"{model.base_url.rstrip('/')}/v1/messages",
@@ -98,7 +101,8 @@ def stream_simple(
         extra["thinking_enabled"] = False
         return stream(model, context, resolved)
     extra["thinking_enabled"] = True
-    if supports_adaptive_thinking(model.id):
+    # A model whose effort travels in messages thinks adaptively at an effort (issue #31).
+    if supports_adaptive_thinking(model.id) or mid_conversation_flags(model).effort:
         extra["effort"] = _effort_for(model, level)
         return stream(model, context, resolved)
     max_tokens, budget = adjust_max_tokens_for_thinking(

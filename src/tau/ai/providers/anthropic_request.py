@@ -8,11 +8,14 @@ module stays about the wire protocol. Options specific to this API ride in ``opt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tau.ai.gc_pause import collector_paused
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
+from tau.ai.prompt_updates import mid_conversation_flags
+from tau.ai.providers import anthropic_updates
 from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
@@ -127,6 +130,7 @@ def _beta_features(
         betas.append(BETA_FINE_GRAINED_TOOL_STREAMING)
     if options.extra.get("interleaved_thinking", True) and not supports_adaptive_thinking(model.id):
         betas.append(BETA_INTERLEAVED_THINKING)
+    betas.extend(anthropic_updates.betas(model, context))
     return betas
 
 
@@ -164,9 +168,15 @@ def cache_control_for(model: Model, options: StreamOptions) -> JsonObject | None
 def build_body(model: Model, context: Context, options: StreamOptions, *, oauth: bool) -> JsonObject:
     """The JSON body of ``POST /v1/messages`` (streaming)."""
     cache = cache_control_for(model, options)
+    # Prompt changes and the effort as system messages, where the model takes them (issue #31).
+    thinking_disabled = options.extra.get("thinking_enabled") is False and model.reasoning
+    effort_messages = anthropic_updates.effort_in_messages(model, thinking_disabled)
+    in_place = anthropic_updates.native(model, context) or effort_messages
     body: JsonObject = {
         "model": model.id,
-        "messages": convert_messages(context.messages, model, oauth=oauth, cache_control=cache),
+        "messages": convert_messages(
+            context.messages, model, oauth=oauth, cache_control=None if in_place else cache
+        ),
         "max_tokens": options.max_tokens or model.max_tokens // 3,
         "stream": True,
     }
@@ -190,7 +200,63 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
     user_id = (options.metadata or {}).get("user_id")
     if isinstance(user_id, str):
         body["metadata"] = {"user_id": user_id}
+    if in_place:
+        sent = _sent_reply(oauth)
+        anthropic_updates.apply(
+            body,
+            model,
+            context,
+            system_blocks=lambda text: _system_blocks(text, oauth=oauth, cache_control=cache),
+            convert_tools=lambda tools, marker: convert_tools(
+                tools, model, oauth=oauth, cache_control=marker
+            ),
+            cache_control=cache,
+            assistant_sent=sent,
+        )
+        if effort_messages:
+            effort = options.extra.get("effort")
+            display = options.extra.get("thinking_display")
+            anthropic_updates.apply_effort(
+                body,
+                model,
+                context.messages,
+                effort=effort if isinstance(effort, str) else "high",
+                display=display if isinstance(display, str) else None,
+                assistant_sent=sent,
+            )
     return body
+
+
+def _sent_reply(oauth: bool) -> Callable[[AssistantMessage], bool]:
+    """Whether an assistant message reaches the wire as a message of its own (as ``_assistant_message``
+    decides, without building it: this runs for every reply of every request)."""
+
+    def sent(message: AssistantMessage) -> bool:
+        if message.stop_reason in ("error", "aborted"):
+            return False
+        for block in message.content:
+            if isinstance(block, TextContent):
+                if block.text.strip():
+                    return True
+            elif isinstance(block, ThinkingContent):
+                if block.thinking_signature if block.redacted else block.thinking.strip():
+                    return True
+            else:
+                return True
+        return False
+
+    return sent
+
+
+def effort_sent(model: Model, body: JsonObject) -> str | None:
+    """The effort this request asked for in a message (its last one), for the reply's record."""
+    messages = body.get("messages")
+    if not mid_conversation_flags(model).effort or not isinstance(messages, list) or not messages:
+        return None
+    last = messages[-1]
+    config = last.get("output_config") if isinstance(last, dict) and last.get("role") == "system" else None
+    effort = config.get("effort") if isinstance(config, dict) else None
+    return effort if isinstance(effort, str) else None
 
 
 def _system_blocks(prompt: str | None, *, oauth: bool, cache_control: JsonObject | None) -> list[JsonObject]:
@@ -237,14 +303,20 @@ def convert_tools(
         definition: JsonObject = {
             "name": to_claude_code_name(tool.name) if oauth else tool.name,
             "description": tool.description,
-            "input_schema": {
-                "type": "object",
-                "properties": schema.get("properties") or {},
-                "required": schema.get("required") or [],
-            },
         }
         if eager:
             definition["eager_input_streaming"] = True
+        input_schema: JsonObject = {
+            "type": "object",
+            "properties": schema.get("properties") or {},
+            "required": schema.get("required") or [],
+        }
+        # What else the model needs to read the schema (as pi 1.6 sends it: the same bytes keep a
+        # session's cached tool list when either tool continues it; Anthropic refuses other root keys).
+        for key in ("additionalProperties", "$defs", "definitions"):
+            if key in schema:
+                input_schema[key] = schema[key]
+        definition["input_schema"] = input_schema
         out.append(definition)
     if out:
         _with_cache(out[-1], cache_control)
@@ -283,7 +355,9 @@ def convert_messages(
     Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input, oauth)
-    history = continue_history(_histories, _fragments, key, key, model, messages, lambda: _History(model, oauth))
+    history = continue_history(
+        _histories, _fragments, key, key, model, messages, lambda: _History(model, oauth)
+    )
     out = history.request_items()
     if cache_control is not None:
         _mark_final_user_message(out, cache_control)

@@ -364,7 +364,8 @@ class _ChunkReader:
             self._append("text", item["text"])
 
     def _append(self, kind: Literal["text", "thinking"], delta: str) -> None:
-        delta = sanitize_surrogates(delta)
+        # Not stripped of surrogates (pi strips them): the halves of an emoji split across two
+        # deltas join in the block; a lone one is dropped from the request that replays it.
         if not delta:
             # Some models send empty deltas around thinking and tool calls; a block opened for one
             # would split the thinking in two, which Mistral rejects on replay.

@@ -18,6 +18,8 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from tau._unicode import dumps
+
 __all__ = ["PROTOCOL_VERSION", "Connection", "Handler", "RpcError", "Writer", "param"]
 
 PROTOCOL_VERSION = 1
@@ -100,7 +102,7 @@ class Connection:
         return self._writer.is_closing()
 
     def _write(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = dumps(message) + "\n"  # lone surrogates escaped: the line always encodes as UTF-8
         if not self._outgoing:
             asyncio.get_running_loop().call_soon(self._flush)
         self._outgoing.append(line.encode("utf-8"))

@@ -22,6 +22,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from tau import __version__
+from tau._contained import file_name_problem
 from tau._dataclass import dataclass
 from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
@@ -65,7 +66,8 @@ class SessionOpener:
     re-reads the credentials after a login and tells whether a model is available now."""
 
     agent_dir: str
-    session_dir: Callable[[str], str]
+    session_dir: Callable[[str], Awaitable[str]]
+    """A cwd's session folder (its trust decided first when its settings would choose it)."""
     open_runtime: Callable[[SessionManager, Sequence[AgentTool], Mapping[str, Any]], AgentSessionRuntime]
     decide_trust: Callable[[str], Awaitable[None]]
     project_trusted: Callable[[str], bool]
@@ -79,6 +81,7 @@ class _Live:
     args_by_call: dict[str, Any] = field(default_factory=dict)
     terminals: dict[str, str] = field(default_factory=dict)  # bash call id -> the editor's terminal
     old_texts: dict[str, str | None] = field(default_factory=dict)  # write call id -> what it replaced
+    held_halves: dict[str, str] = field(default_factory=dict)  # chunk kind -> a pair's first half
     running_call: tuple[str, str] | None = None
     cancelled: bool = False
     prompting: bool = False
@@ -196,7 +199,8 @@ class TauAcpAgent:
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _checked_cwd(param(params, "cwd", str))
         servers = mcp_json_entries(params.get("mcpServers"))
-        manager = SessionManager.create(cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir)
+        folder = await self._opener.session_dir(cwd)
+        manager = SessionManager.create(cwd, folder, agent_dir=self._opener.agent_dir)
         live = await self._open(manager, cwd, servers)
         return {
             "sessionId": manager.get_session_id(),
@@ -211,9 +215,10 @@ class TauAcpAgent:
             live = self._sessions[session_id]
         else:
             servers = mcp_json_entries(params.get("mcpServers"))
-            path = self._find(session_id, cwd)
+            folder = await self._opener.session_dir(cwd)
+            path = self._find(session_id, cwd, folder)
             try:
-                manager = SessionManager.open(path, self._opener.session_dir(cwd), cwd_override=cwd)
+                manager = SessionManager.open(path, folder, cwd_override=cwd)
             except SessionError as exc:
                 raise RpcError.invalid_params(str(exc)) from exc
             live = await self._open(manager, cwd, servers)
@@ -225,7 +230,7 @@ class TauAcpAgent:
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = param(params, "cwd", str, None)
-        infos = list_sessions(self._opener.session_dir(cwd)) if cwd else list_all_sessions()
+        infos = list_sessions(await self._opener.session_dir(cwd)) if cwd else list_all_sessions()
         sessions = []
         for info in infos:
             entry = {
@@ -238,11 +243,11 @@ class TauAcpAgent:
             sessions.append(entry)
         return {"sessions": sessions}
 
-    def _find(self, session_id: str, cwd: str) -> str:
+    def _find(self, session_id: str, cwd: str, folder: str) -> str:
+        if file_name_problem(session_id) is not None:  # an id, never a path to some file
+            raise RpcError.resource_not_found(session_id)
         try:
-            found = find_session(
-                session_id, cwd, self._opener.session_dir(cwd), agent_dir=self._opener.agent_dir
-            )
+            found = find_session(session_id, cwd, folder, agent_dir=self._opener.agent_dir)
         except SessionError:
             found = None
         header = read_header(found.path) if found is not None else None
@@ -296,7 +301,9 @@ class TauAcpAgent:
                 live.running_call = None
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 live.replies.append(event.message.usage)
-            for update in event_updates(event, cwd, live.args_by_call, live.terminals, live.old_texts):
+            for update in event_updates(
+                event, cwd, live.args_by_call, live.terminals, live.old_texts, live.held_halves
+            ):
                 self._put(session_id, update)
 
         runtime.session.subscribe(on_event)

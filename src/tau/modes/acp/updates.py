@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from tau._unicode import join_pairs
 from tau.agent.events import MessageUpdate, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from tau.agent.tool import AgentToolResult
 from tau.ai.events import TextDeltaEvent, ThinkingDeltaEvent
@@ -74,18 +75,28 @@ def event_updates(
     args_by_call: dict[str, Any],
     terminals: dict[str, str],
     old_texts: dict[str, str | None],
+    held: dict[str, str] | None = None,
 ) -> Iterator[JsonObject]:
     """The updates one session event makes (most make none). ``args_by_call`` keeps each running
     call's arguments from its start to its end; ``terminals`` the editor terminal a bash call runs
     in (which shows its output, so the call's content is that terminal); ``old_texts`` the file a
-    write call replaced."""
+    write call replaced; ``held`` the high half of a surrogate pair that ended a text or thinking
+    delta, sent with the low half that starts the next one (so the client gets the character, not
+    two halves that a JSON reader such as Rust's refuses one by one); any other event sends it as
+    it is."""
+    if held is None:
+        held = {}
     if isinstance(event, MessageUpdate):
         inner = event.assistant_message_event
         if isinstance(inner, TextDeltaEvent) and inner.delta:
-            yield _text_chunk("agent_message_chunk", inner.delta)
+            yield from _joined_chunk("agent_message_chunk", inner.delta, held)
         elif isinstance(inner, ThinkingDeltaEvent) and inner.delta:
-            yield _text_chunk("agent_thought_chunk", inner.delta)
-    elif isinstance(event, ToolExecutionStart):
+            yield from _joined_chunk("agent_thought_chunk", inner.delta, held)
+        else:
+            yield from _release(held)
+        return
+    yield from _release(held)
+    if isinstance(event, ToolExecutionStart):
         args_by_call[event.tool_call_id] = event.args
         content = started_content(event.tool_name, event.args, cwd)
         yield _start_call(event.tool_call_id, event.tool_name, event.args, cwd, content)
@@ -104,6 +115,22 @@ def event_updates(
         )
         if not event.is_error and (plan := plan_update(event.tool_name, event.result.details)) is not None:
             yield plan
+
+
+def _joined_chunk(kind: str, delta: str, held: dict[str, str]) -> Iterator[JsonObject]:
+    for other in [k for k in held if k != kind]:
+        yield _text_chunk(other, held.pop(other))
+    text = join_pairs(held.pop(kind, "") + delta)
+    if "\ud800" <= text[-1] <= "\udbff":
+        held[kind], text = text[-1], text[:-1]
+    if text:
+        yield _text_chunk(kind, text)
+
+
+def _release(held: dict[str, str]) -> Iterator[JsonObject]:
+    while held:
+        kind, text = held.popitem()
+        yield _text_chunk(kind, text)
 
 
 def terminal_content(terminal_id: str) -> JsonObject:

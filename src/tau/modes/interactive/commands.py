@@ -10,6 +10,7 @@ import base64
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from tau._dataclass import dataclass
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
 from tau.modes.interactive.render.format import format_tokens
+from tau.runtime.cache_warmer import WarmingStatus
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
@@ -338,7 +340,24 @@ async def _session(mode: InteractiveMode, argument: str) -> None:
         used = "?" if usage.tokens is None else format_tokens(usage.tokens)
         percent = "" if usage.percent is None else f" ({usage.percent:.1f}%)"
         lines.append(f"Context: {used} of {format_tokens(usage.context_window)}{percent}")
+    lines.append(
+        cache_warming_line(session.services.settings_manager.cache_warming, session.cache_warming_status)
+    )
     mode.chat.add_notice("\n".join(lines))
+
+
+def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = None) -> str:
+    """``/session``'s account of prompt-cache warming: the setting, then what it does now."""
+    if status.state == "inactive":
+        return f"Cache warming: {setting}, inactive ({status.reason})"
+    text = f"Cache warming: {setting}, {status.state}"
+    if status.next_warm_at is not None:
+        left = max(0, round(status.next_warm_at - (time.time() if now is None else now)))
+        text += f", next refresh in {left // 60}m {left % 60}s"
+    decision = status.decision
+    if decision is not None and decision.economics_available:
+        text += f" (expected savings ${decision.expected_savings:.3f}, {decision.continuation_probability:.0%} chance of a next request)"
+    return text
 
 
 async def _tree(mode: InteractiveMode, argument: str) -> None:

@@ -48,16 +48,24 @@ async def packages_command(mode: InteractiveMode, argument: str) -> None:
         selected = next(i for i, row in enumerate(rows) if row.value is chosen.value)
         package, switch = chosen.value
         scope: SettingsScope = "project" if package.scope == "project" else "global"
-        entries = list(settings.get_scope(scope).get("packages") or [])
-        if package.entry not in entries:
-            mode.chat.add_notice(f"{package.source.raw} is no longer in the settings", "warning")
-            return
-        entries[entries.index(package.entry)] = switched_entry(
-            package.entry, switch.kind, switch.pattern, on=not switch.on
-        )
-        settings.set("packages", entries, scope=scope)
+        replacement = switched_entry(package.entry, switch.kind, switch.pattern, on=not switch.on)
+
+        def change(current: dict[str, Any], entry: Any = package.entry, new: Any = replacement) -> bool:
+            # The list as the file holds it now: packages recorded meanwhile by another process stay.
+            entries = current.get("packages")
+            if not isinstance(entries, list) or entry not in entries:
+                return False
+            entries[entries.index(entry)] = new
+            return True
+
+        found = settings.update(change, scope=scope)
         for error in settings.drain_errors():
             mode.chat.add_notice(error.error.message, "error")
             return
+        if not found:
+            mode.chat.add_notice(f"{package.source.raw} is no longer in the settings", "warning")
+            return
         what = "Enabled" if not switch.on else "Disabled"
-        mode.chat.add_notice(f"{what} {switch.kind[:-1]} {switch.pattern} of {package.source.raw}; /reload applies it")
+        mode.chat.add_notice(
+            f"{what} {switch.kind[:-1]} {switch.pattern} of {package.source.raw}; /reload applies it"
+        )

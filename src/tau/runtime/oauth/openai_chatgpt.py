@@ -128,6 +128,15 @@ def _device_id() -> str:
     try:
         return str(uuid.UUID(str(current)))
     except ValueError:
-        fresh = str(uuid.uuid4())
-        settings.set("deviceId", fresh)
-        return fresh
+        pass
+
+    def create(current: JsonObject) -> str:
+        # Decided under the file's lock: two first logins at once end up with one id.
+        try:
+            return str(uuid.UUID(str(current.get("deviceId"))))
+        except ValueError:
+            current["deviceId"] = str(uuid.uuid4())
+            return str(current["deviceId"])
+
+    chosen = settings.update(create)
+    return chosen if chosen is not None else str(settings.get_scope("global").get("deviceId"))

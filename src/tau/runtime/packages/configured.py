@@ -59,7 +59,9 @@ class ConfiguredPackage:
         if self.autoload:
             return package_contents(self.install_dir, self.filters, python_package=python)
         contents = package_contents(self.install_dir, {kind: [] for kind in KINDS}, python_package=python)
-        for kind, switches in package_delta(self.install_dir, self.filters or {}, python_package=python).items():
+        for kind, switches in package_delta(
+            self.install_dir, self.filters or {}, python_package=python
+        ).items():
             contents.found[kind] = [path for path, on in switches.items() if on]
         return contents
 
@@ -93,6 +95,7 @@ def configured_packages(
                 continue
             try:
                 source = parse_source(raw, cwd=base)
+                install_dir = source.install_dir(base)
             except SourceError as exc:
                 problems.append(f"{scope} packages: {exc}")
                 continue
@@ -101,12 +104,12 @@ def configured_packages(
                 # the project's delta works on the user's installed copy
                 index = deltas.pop(identity)
                 packages[index] = ConfiguredPackage(
-                    "project", packages[index].entry, source, base, source.install_dir(base)
+                    "project", packages[index].entry, source, base, install_dir
                 )
             elif identity in seen:
                 continue
             seen.add(identity)
-            configured = ConfiguredPackage(scope, entry, source, base, source.install_dir(base))
+            configured = ConfiguredPackage(scope, entry, source, base, install_dir)
             if scope == "project" and not configured.autoload:
                 deltas[identity] = len(packages)
             packages.append(configured)
@@ -134,7 +137,9 @@ def package_resources(packages: list[ConfiguredPackage]) -> dict[Scope, dict[str
             for path, on in switches[kind].items():
                 decided[kind].setdefault(path, (package.scope, on))
     return {
-        scope: {kind: [p for p, (s, on) in paths.items() if on and s == scope] for kind, paths in decided.items()}
+        scope: {
+            kind: [p for p, (s, on) in paths.items() if on and s == scope] for kind, paths in decided.items()
+        }
         for scope in ("project", "user")
     }
 

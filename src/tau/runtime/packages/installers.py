@@ -3,24 +3,31 @@
 Each install goes to a fresh folder next to the final one and is moved there only when it worked,
 so a failure leaves the previous copy (or nothing) behind. Failures raise ``InstallError`` with
 one line for the user.
+
+``target`` comes from ``PackageSource.install_dir`` (always inside tau's package folders); on top
+of that, a folder is replaced or deleted only when it is one tau installed: not a symbolic link,
+and empty or holding what an install of its kind leaves (a git clone's ``.git``, npm's
+``package.json``, pip's ``*.dist-info``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
-import sys
 import tarfile
 import tempfile
 from urllib.parse import quote
 
 from tau import _process_groups as process_groups
+from tau._import_path import python_module_command
 from tau.runtime.packages.sources import PackageSource
 
 __all__ = [
     "NPM_REGISTRY_ENV",
     "InstallError",
+    "check_owned",
     "install",
     "npm_available_version",
     "uninstall",
@@ -31,6 +38,8 @@ __all__ = [
 NPM_REGISTRY_ENV = "npm_config_registry"
 """npm's own variable for the registry URL; tau reads it too (default https://registry.npmjs.org)."""
 _DEFAULT_REGISTRY = "https://registry.npmjs.org"
+_FOLDER_LOCK_WAIT_S = 60.0
+"""A removal of a large package folder holds its lock while the files are deleted."""
 
 
 class InstallError(Exception):
@@ -43,6 +52,7 @@ def install(source: PackageSource, target: str) -> None:
         if not os.path.exists(target):
             raise InstallError(f"path does not exist: {target}")
         return
+    check_owned(source, target)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".installing-", dir=os.path.dirname(target))
     try:
@@ -75,8 +85,45 @@ def update(source: PackageSource, target: str) -> tuple[str | None, str | None]:
 
 def uninstall(source: PackageSource, target: str) -> None:
     """Delete a managed package folder; a local package's folder is the user's and stays."""
-    if source.kind != "local" and os.path.isdir(target):
-        shutil.rmtree(target)
+    if source.kind == "local":
+        return
+    check_owned(source, target)
+    if not os.path.isdir(target):
+        return
+    with _folder_lock(target):
+        check_owned(source, target)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+
+
+def check_owned(source: PackageSource, target: str) -> None:
+    """Raise ``InstallError`` unless ``target`` is missing, or a folder tau may replace or delete
+    for ``source`` (see the module's docstring)."""
+    if source.kind == "local":
+        return
+    if os.path.islink(target):
+        raise InstallError(f"{target} is a symbolic link, not a package tau installed: nothing was changed")
+    if not os.path.exists(target):
+        return
+    if not os.path.isdir(target):
+        raise InstallError(f"{target} is a file, not a package tau installed: move it away, then try again")
+    try:
+        names = os.listdir(target)
+    except OSError as exc:
+        raise InstallError(f"cannot read {target}: {exc.strerror or exc}") from None
+    if not names:
+        return
+    if source.kind == "git":
+        owned = ".git" in names
+    elif source.kind == "npm":
+        owned = "package.json" in names
+    else:
+        owned = any(name.endswith(".dist-info") for name in names)
+    if not owned:
+        marker = {"git": "no .git", "npm": "no package.json", "pip": "no *.dist-info"}[source.kind]
+        raise InstallError(
+            f"{target} is not a package tau installed ({marker}): move it away, then try again"
+        )
 
 
 def version_of(source: PackageSource, target: str) -> str | None:
@@ -113,13 +160,25 @@ def _normal(name: str) -> str:
 
 
 def _replace(staging: str, target: str) -> None:
+    """Move ``staging`` to ``target`` under the folder's lock, so two installs of one package at once
+    each move a whole copy in turn instead of tripping over each other's renames."""
     old = None
-    if os.path.exists(target):
-        old = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
-        os.rename(target, os.path.join(old, "old"))
-    os.rename(staging, target)
+    with _folder_lock(target):
+        if os.path.exists(target):
+            old = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
+            os.rename(target, os.path.join(old, "old"))
+        os.rename(staging, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _folder_lock(target: str) -> contextlib.AbstractContextManager[None]:
+    """The lock of a managed package folder, ``<folder>.lock`` (the format of the config files' locks)."""
+    from pathlib import Path
+
+    from tau.runtime.paths import file_lock
+
+    return file_lock(Path(target), timeout_s=_FOLDER_LOCK_WAIT_S, follow_links=False)
 
 
 # -- git -----------------------------------------------------------------------------------------
@@ -236,7 +295,7 @@ def _npm_version(source: PackageSource, document: dict[str, object]) -> str:
 
 
 def _pip_install(source: PackageSource, folder: str) -> None:
-    command = [sys.executable, "-m", "pip"]
+    command = python_module_command("pip")  # nothing of the working folder is imported
     probe = process_groups.run([*command, "--version"], capture_output=True, text=True)
     if probe.returncode != 0:
         uv = shutil.which("uv")
@@ -261,8 +320,28 @@ def _pip_install(source: PackageSource, folder: str) -> None:
         env={**os.environ, "PIP_NO_INPUT": "1"},
     )
     if done.returncode != 0:
-        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        reason = next(
-            (line for line in reversed(lines) if line.startswith("ERROR")), lines[-1] if lines else ""
-        )
+        reason = pip_error_line(done.stderr)
         raise InstallError(f"pip install {source.spec} failed: {reason or f'exit code {done.returncode}'}")
+
+
+_PIP_NOISE = ("[notice]", "WARNING:", "hint:", "note:", "╰─>", "See above for output")
+
+
+def pip_error_line(stderr: str) -> str:
+    """The line of pip's (or uv's) stderr that says what went wrong: pip's last ``ERROR:`` line
+    that is not the bare "ERROR: Exception:" before a traceback; else the exception a traceback
+    ends with; else the last line that is not a notice, hint or note."""
+    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        text = line.strip()
+        if text.startswith("ERROR:") and text.rstrip(":") not in ("ERROR: Exception", "ERROR"):
+            return text.removeprefix("ERROR:").strip()
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        for line in reversed(lines):
+            if not line[:1].isspace() and not line.startswith(("Traceback", "During handling", "The above")):
+                return line.strip()
+    for line in reversed(lines):
+        text = line.strip()
+        if text.startswith(("×", "error:")) or not text.startswith(_PIP_NOISE):
+            return text.removeprefix("×").strip()
+    return ""

@@ -12,6 +12,7 @@ import re
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from tau._contained import PathEscapeError, contained_path, file_name_problem, shown
 from tau._dataclass import dataclass
 
 __all__ = ["PackageSource", "SourceError", "parse_source"]
@@ -19,7 +20,7 @@ __all__ = ["PackageSource", "SourceError", "parse_source"]
 SourceKind: TypeAlias = Literal["npm", "git", "pip", "local"]
 
 _URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(?!//)")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _PIP_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _NPM_SPEC = re.compile(r"^((?:@[^/@\s]+/)?[^/@\s]+)(?:@(.+))?$")
 
@@ -54,14 +55,26 @@ class PackageSource:
         return f"{self.kind}:{_pip_folder(self.name) if self.kind == 'pip' else self.name}"
 
     def install_dir(self, base_dir: str) -> str:
-        """Where the package's files are: the managed folder, or the local path itself."""
+        """Where the package's files are: the managed folder, or the local path itself.
+
+        A managed folder is always strictly inside its kind's folder (``<base>/git/<host>``,
+        ``<base>/npm/node_modules``, ``<base>/pip``), also once symlinks are followed; a source
+        that would lead elsewhere raises ``SourceError``, so nothing outside is ever replaced or
+        deleted."""
         if self.kind == "local":
             return os.path.normpath(os.path.join(base_dir, os.path.expanduser(self.spec)))
-        if self.kind == "git":
-            return os.path.join(base_dir, "git", self.host, *self.repo_path.split("/"))
-        if self.kind == "npm":
-            return os.path.join(base_dir, "npm", "node_modules", *self.name.split("/"))
-        return os.path.join(base_dir, "pip", _pip_folder(self.name))
+        try:
+            # the kind's folder itself must not be a link out of the base either
+            if self.kind == "git":
+                host = contained_path(contained_path(base_dir, "git"), self.host)
+                return contained_path(host, self.repo_path)
+            if self.kind == "npm":
+                return contained_path(contained_path(base_dir, "npm", "node_modules"), self.name)
+            return contained_path(contained_path(base_dir, "pip"), _pip_folder(self.name))
+        except PathEscapeError as exc:
+            raise SourceError(
+                f"package source {shown(self.raw)} cannot be installed: {_one_line(exc)}"
+            ) from None
 
 
 def parse_source(raw: str, *, cwd: str | None = None) -> PackageSource:
@@ -69,6 +82,10 @@ def parse_source(raw: str, *, cwd: str | None = None) -> PackageSource:
     text = raw.strip()
     if not text:
         raise SourceError("empty package source")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise SourceError(
+            f"package source {shown(text)} holds a control character (such as NUL or a line break)"
+        )
     if text.startswith("npm:"):
         return _npm(text)
     if text.startswith("pip:"):
@@ -93,7 +110,11 @@ def _npm(text: str) -> PackageSource:
     match = _NPM_SPEC.match(spec)
     if match is None:
         raise SourceError(f"not an npm package name: {text!r}")
-    return PackageSource("npm", text, spec, match.group(1), ref=match.group(2))
+    name = match.group(1)
+    for part in name.split("/"):
+        if (problem := file_name_problem(part.removeprefix("@"))) is not None:
+            raise SourceError(f"not an npm package name: {shown(text)} (a part of the name {problem})")
+    return PackageSource("npm", text, spec, name, ref=match.group(2))
 
 
 def _pip(text: str, cwd: str | None) -> PackageSource:
@@ -122,6 +143,15 @@ def _git(text: str) -> PackageSource:
     host, path = _host_and_path(url)
     if not path:
         raise SourceError(f"not a git repository URL: {text!r}")
+    if (problem := file_name_problem(host)) is not None:
+        raise SourceError(f"not a git repository URL: {shown(text)} (its host {problem})")
+    for part in path.split("/"):
+        if part in (".", ".."):
+            raise SourceError(
+                f"git source {shown(text)} has {part!r} in its path: write the path without '.' or '..'"
+            )
+        if (problem := file_name_problem(part)) is not None and part:
+            raise SourceError(f"not a git repository URL: {shown(text)} (a part of its path {problem})")
     return PackageSource("git", text, url, path.rsplit("/", 1)[-1], ref=ref, host=host, repo_path=path)
 
 
@@ -134,6 +164,10 @@ def _host_and_path(url: str) -> tuple[str, str]:
     path = path.strip("/")
     path = path[: -len(".git")] if path.endswith(".git") else path
     return host, path
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
 
 
 def _normal_repo(url: str) -> str:

@@ -29,12 +29,14 @@ __all__ = ["TemporaryResources", "is_package_source", "load_temporary_packages",
 _PACKAGE_PREFIXES = ("npm:", "git:", "pip:", "https://", "http://", "ssh://", "git://", "git@")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:[-+].*)?$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$", re.IGNORECASE)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")  # any other scheme: parse_source names it as unknown
 
 
 def is_package_source(value: str) -> bool:
     """Whether a ``-e`` value names a package (to fetch, or a local pi package folder) rather than
     an extension file or folder."""
-    return value.strip().startswith(_PACKAGE_PREFIXES) or is_local_package(value)
+    text = value.strip()
+    return text.startswith(_PACKAGE_PREFIXES) or bool(_URL.match(text)) or is_local_package(value)
 
 
 def is_local_package(path: str) -> bool:

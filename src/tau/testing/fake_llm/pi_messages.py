@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tau.testing.fake_llm.script import RecordedRequest, Turn, split_chunks
+from tau.testing.fake_llm.script import RecordedRequest, ScriptedToolCall, Turn, split_chunks
 from tau.testing.fake_llm.server import sse_frame
 
 __all__ = ["GATEWAY_COST", "error_body", "reject", "render"]
@@ -50,7 +50,12 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
         arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
         for chunk in split_chunks(arguments, turn.chunk_size):
             yield _event("toolcall_delta", contentIndex=index, delta=chunk)
-        tool_call = {"type": "toolCall", "id": call_id, "name": call.name, "arguments": call.arguments}
+        tool_call = {
+            "type": "toolCall",
+            "id": call_id,
+            "name": call.name,
+            "arguments": _final_arguments(call),
+        }
         yield _event("toolcall_end", contentIndex=index, toolCall=tool_call)
         index += 1
     usage = turn.usage
@@ -84,3 +89,14 @@ def _block(index: int, kind: str, chunks: list[str], signature: str | None) -> I
 
 def _event(kind: str, **fields: Any) -> bytes:
     return sse_frame({"type": kind, **fields})
+
+
+def _final_arguments(call: ScriptedToolCall) -> Any:
+    """What the gateway's end event carries: the arguments parsed, as the streamed text gives them."""
+    if call.raw_arguments is None:
+        return call.arguments
+    try:
+        parsed = json.loads(call.raw_arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}

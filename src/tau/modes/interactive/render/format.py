@@ -10,6 +10,7 @@ import re
 
 from rich.cells import cell_len
 
+from tau._unicode import well_formed
 from tau.modes.interactive.render.clusters import split_graphemes
 from tau.tools.terminal_text import sanitize_terminal_output
 
@@ -91,6 +92,9 @@ def terminal_safe(text: str) -> str:
     cursor or retitle the window; dropping them keeps the user's terminal in tau's hands. Works line
     by line (no sequence spans a newline), so sanitising a text piecewise at line breaks gives the
     same result as sanitising it whole.
+
+    The halves of a surrogate pair (an emoji that streamed in two deltas) become the character, and a
+    lone half shows as U+FFFD: a terminal gets text it can encode.
     """
-    text = sanitize_terminal_output(text)
+    text = sanitize_terminal_output(well_formed(text))
     return _C1.sub("", text) if _C1.search(text) else text

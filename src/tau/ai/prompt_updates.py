@@ -1,0 +1,194 @@
+"""Changes of prompt and tools sent as appended messages, so a cached prefix is never rewritten (issue #31).
+
+A ``Context`` may say how its prompt and tools came about: ``anchor`` (what the conversation's
+first request declared) and ``updates`` (each change, at the place in the conversation where it
+happened). How that reaches the model depends on the API and the model:
+
+- **native** (Anthropic Messages with ``supportsMidConvoSystemMessages``): the anchored prompt and
+  tools stay at the head and each change is a ``role: "system"`` message in place; with
+  ``supportsMidConvoToolChanges`` too, tools are added and removed there (``tool_addition`` /
+  ``tool_removal``), as pi 1.6 sends them (``tau.ai.providers.anthropic_updates``).
+- **notice** (every other model, by default): the anchored prompt stays; each change is a short
+  user-role notice where it happened; the tool list only grows (a removed tool stays declared, and
+  the agent refuses a call to it as it refuses any tool it does not have).
+- **rewrite**: the current prompt and tools are sent whole, as before. A model whose compat sets
+  ``promptChangeNotices: false`` gets this, and so does a change the notice cannot say (a tool
+  redefined under the same name).
+
+``stream`` and ``stream_simple`` resolve the context with ``for_model`` before a provider sees it,
+so a provider only meets ``anchor`` when it renders the native form itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Literal, NamedTuple, TypeAlias
+
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    Message,
+    Model,
+    PromptUpdate,
+    TextContent,
+    Tool,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
+
+Delivery: TypeAlias = Literal["native", "notice", "rewrite"]
+
+NOTICES_COMPAT_KEY = "promptChangeNotices"
+NOTICE_OPEN = "<system_prompt_update>"
+NOTICE_CLOSE = "</system_prompt_update>"
+_NATIVE_APIS = frozenset({"anthropic-messages"})
+# APIs that refuse two user turns in a row: a notice after tool results joins the last result.
+_STRICT_TURNS = frozenset({"bedrock-converse-stream"})
+
+
+class MidConversationFlags(NamedTuple):
+    system_messages: bool
+    tool_changes: bool
+    effort: bool
+
+
+def mid_conversation_flags(model: Model) -> MidConversationFlags:
+    """The model's ``supportsMidConvo*`` compat flags (absent: false). The one place they are read
+    for prompt updates, so that typed compat parsing can take it over."""
+    compat = model.compat or {}
+    system = compat.get("supportsMidConvoSystemMessages") is True
+    return MidConversationFlags(
+        system_messages=system,
+        tool_changes=system and compat.get("supportsMidConvoToolChanges") is True,
+        effort=compat.get("supportsMidConvoEffort") is True,
+    )
+
+
+def delivery(model: Model) -> Delivery:
+    """How ``model`` is told of prompt and tool changes (module docstring)."""
+    if model.api in _NATIVE_APIS and mid_conversation_flags(model).system_messages:
+        return "native"
+    if (model.compat or {}).get(NOTICES_COMPAT_KEY) is False:
+        return "rewrite"
+    return "notice"
+
+
+def render_update_text(update: PromptUpdate) -> str:
+    """An update's prompt text as a mid-conversation system message states it: free text, then
+    each changed section named (the same framing pi 1.6 sends, so either tool continuing the other's
+    session sends the same bytes)."""
+    parts = [update.content] if update.content else []
+    for name, value in update.sections.items():
+        parts.append(
+            f'Removed system prompt section "{name}".'
+            if value is None
+            else f'Updated system prompt section "{name}":\n\n{value}'
+        )
+    return "\n\n".join(parts)
+
+
+def for_model(model: Model, context: Context) -> Context:
+    """``context`` as ``model`` is to be sent it: unchanged for the native form (the provider
+    renders it), with notices for the notice form, the current prompt and tools otherwise."""
+    if context.anchor is None:
+        return context
+    how = delivery(model)
+    if how == "native":
+        return context
+    if how == "notice":
+        noticed = with_notices(model, context)
+        if noticed is not None:
+            return noticed
+    return dataclasses.replace(context, anchor=None, updates=None)
+
+
+def with_notices(model: Model, context: Context) -> Context | None:
+    """The anchored prompt, a tool list that only grows, and one user-role notice per change where
+    it happened; ``None`` when a change cannot be said that way (a tool redefined under its name)."""
+    anchor = context.anchor
+    assert anchor is not None
+    declared: dict[str, Tool] = {tool.name: tool for tool in anchor.tools}
+    tools = list(anchor.tools)
+    for update in context.updates or ():
+        for tool in update.tools_added:
+            known = declared.get(tool.name)
+            if known is None:
+                declared[tool.name] = tool
+                tools.append(tool)
+            elif not same_declaration(known, tool):
+                return None
+    messages = _insert_notices(
+        context.messages, context.updates or [], into_tool_results=model.api in _STRICT_TURNS
+    )
+    return Context(messages=messages, system_prompt=anchor.system_prompt, tools=tools or None)
+
+
+def notice_text(update: PromptUpdate) -> str:
+    """One change as the user-role notice states it."""
+    lines = [render_update_text(update)] if update.content or update.sections else []
+    if update.tools_added:
+        lines.append("Tools now available: " + ", ".join(t.name for t in update.tools_added))
+    if update.tools_removed:
+        lines.append(
+            "Tools no longer available (a call to one of them is refused): " + ", ".join(update.tools_removed)
+        )
+    return "\n\n".join(lines)
+
+
+def _insert_notices(
+    messages: Sequence[Message], updates: Sequence[PromptUpdate], *, into_tool_results: bool = False
+) -> list[Message]:
+    """Each update's notice goes where it happened, held back past tool results to just before the
+    next assistant reply (never between a call and its result); a notice right after a user message
+    joins that message, so user and assistant turns still alternate (with ``into_tool_results``,
+    one right after tool results joins the last of them)."""
+    places: dict[int, list[str]] = {}
+    for update in updates:
+        text = notice_text(update)
+        if text:
+            places.setdefault(_before_next_reply(messages, update.at), []).append(text)
+    if not places:
+        return list(messages)
+    out: list[Message] = []
+    for index in range(len(messages) + 1):
+        texts = places.get(index)
+        if texts:
+            block = TextContent(f"{NOTICE_OPEN}\n" + "\n\n".join(texts) + f"\n{NOTICE_CLOSE}")
+            previous = out[-1] if out else None
+            if isinstance(previous, UserMessage):
+                content: list[UserContent] = (
+                    [TextContent(previous.content)]
+                    if isinstance(previous.content, str)
+                    else list(previous.content)
+                )
+                out[-1] = dataclasses.replace(previous, content=[*content, block])
+            elif into_tool_results and isinstance(previous, ToolResultMessage):
+                out[-1] = dataclasses.replace(previous, content=[*previous.content, block])
+            else:
+                out.append(UserMessage([block], timestamp=previous.timestamp if previous is not None else 0))
+        if index < len(messages):
+            out.append(messages[index])
+    return out
+
+
+def _before_next_reply(messages: Sequence[Message], at: int) -> int:
+    for index in range(max(0, at), len(messages)):
+        if isinstance(messages[index], AssistantMessage):
+            return index
+    return len(messages)
+
+
+def same_declaration(a: Tool, b: Tool) -> bool:
+    """Whether two tools tell the model the same thing (name, description, parameters)."""
+    return (
+        a.name == b.name
+        and a.description == b.description
+        and _canonical(a.parameters) == _canonical(b.parameters)
+    )
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
