@@ -343,8 +343,9 @@ async def test_abort_during_the_retried_run_ends_the_chain(make_session: Session
 
 
 async def test_provider_retries_are_off_while_a_session_retry_runs(
-    make_session: SessionFactory, faux: FauxProvider
+    agent_dir: str, make_session: SessionFactory, faux: FauxProvider
 ) -> None:
+    write_settings(agent_dir, provider={"maxRetries": 2})
     limits: list[tuple[int, int, int | None]] = []
 
     def record(result: AssistantMessage) -> Any:
@@ -356,10 +357,17 @@ async def test_provider_retries_are_off_while_a_session_retry_runs(
 
     faux.set_responses([record(failure("503")), record(faux_message("ok")), record(faux_message("later"))])
     session = make_session()
+    session.services.settings_manager.reload()
     await session.prompt("hello")
     await session.prompt("again")
     assert [m for m, _, _ in limits] == [2, 0, 2]
     assert all(cap == 60000 for _, cap, _ in limits)
+
+
+def test_provider_level_retries_default_to_none_as_in_pi() -> None:
+    options = SimpleStreamOptions(max_retries=7)
+    apply_provider_retry_settings(options, RetrySettings())
+    assert options.max_retries == 0
 
 
 def test_provider_settings_reach_the_request_options() -> None:
