@@ -21,7 +21,7 @@ from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
     from_claude_code_name,
-    is_oauth_token,
+    uses_oauth,
 )
 from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -51,7 +51,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
 
     async def produce(writer: StreamWriter) -> None:
         api_key = options.api_key or get_env_api_key(model.provider)
-        oauth = is_oauth_token(api_key)
+        oauth = uses_oauth(model, api_key)
         body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
         response = await open_stream(
             model,

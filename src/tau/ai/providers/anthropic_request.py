@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.ai.env_keys import is_anthropic_auth_token
 from tau.ai.gc_pause import collector_paused
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
@@ -73,6 +74,11 @@ def is_oauth_token(api_key: str | None) -> bool:
     return api_key is not None and "sk-ant-oat" in api_key
 
 
+def uses_oauth(model: Model, api_key: str | None) -> bool:
+    """A subscription token, unless it is ``ANTHROPIC_AUTH_TOKEN`` (a plain bearer token, as in pi)."""
+    return is_oauth_token(api_key) and not is_anthropic_auth_token(model.provider, api_key)
+
+
 def is_copilot(model: Model) -> bool:
     return model.provider == "github-copilot"
 
@@ -102,11 +108,12 @@ def build_headers(
     model: Model, context: Context, api_key: str | None, options: StreamOptions
 ) -> dict[str, str]:
     """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``."""
-    oauth = is_oauth_token(api_key)
+    oauth = uses_oauth(model, api_key)
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
+    bearer = is_anthropic_auth_token(model.provider, api_key)
     if api_key:
-        if oauth or copilot:
+        if oauth or copilot or bearer:
             defaults["authorization"] = f"Bearer {api_key}"
         else:
             defaults["x-api-key"] = api_key
