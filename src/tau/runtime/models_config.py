@@ -196,6 +196,10 @@ def build_custom_model(
         max_tokens=int(definition.get("maxTokens") or DEFAULT_MAX_TOKENS),
         compat=merge_compat(provider.compat, definition.get("compat")),
         thinking_level_map=_copy_level_map(definition.get("thinkingLevelMap")),
+        sampling_params=_copy_object(definition.get("samplingParams")),
+        sampling_params_by_thinking_level=merge_sampling_by_level(
+            None, definition.get("samplingParamsByThinkingLevel")
+        ),
     )
 
 
@@ -218,7 +222,28 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["compat"] = merge_compat(model.compat, override["compat"])
     if "thinkingLevelMap" in override:
         changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
+    if isinstance(override.get("samplingParams"), dict):
+        changes["sampling_params"] = {**(model.sampling_params or {}), **override["samplingParams"]}
+    if isinstance(override.get("samplingParamsByThinkingLevel"), dict):
+        changes["sampling_params_by_thinking_level"] = merge_sampling_by_level(
+            model.sampling_params_by_thinking_level, override["samplingParamsByThinkingLevel"]
+        )
     return dataclasses.replace(model, **changes)
+
+
+def merge_sampling_by_level(base: Mapping[str, Any] | None, override: Any) -> dict[str, JsonObject] | None:
+    """``samplingParamsByThinkingLevel`` with ``override``'s levels merged in key by key (pi's rule)."""
+    if not isinstance(override, dict):
+        return {level: dict(params) for level, params in base.items()} if base else None
+    merged = {level: dict(params) for level, params in (base or {}).items()}
+    for level, params in override.items():
+        if isinstance(params, dict):
+            merged[level] = {**merged.get(level, {}), **params}
+    return merged
+
+
+def _copy_object(value: Any) -> JsonObject | None:
+    return dict(value) if isinstance(value, dict) else None
 
 
 def _copy_level_map(value: Any) -> dict[str, str | None] | None:
@@ -268,6 +293,17 @@ def _check_model_fields(check: _Checker, data: JsonObject, *, partial_cost: bool
                 raise check.error(f'"cost.{key}" must be a number, found {cost[key]!r}')
     check.optional_headers(data, "headers")
     check.optional_object(data, "compat")
+    check.optional_object(data, "samplingParams")
+    by_level = check.optional_object(data, "samplingParamsByThinkingLevel")
+    for level, params in (by_level or {}).items():
+        if level not in THINKING_LEVELS:
+            raise check.error(
+                f'"samplingParamsByThinkingLevel" has unknown level {level!r} (levels: {", ".join(THINKING_LEVELS)})'
+            )
+        if not isinstance(params, dict):
+            raise check.error(
+                f'"samplingParamsByThinkingLevel.{level}" must be an object, found {_describe(params)}'
+            )
     level_map = check.optional_object(data, "thinkingLevelMap")
     for level, value in (level_map or {}).items():
         if level not in THINKING_LEVELS:

@@ -24,7 +24,7 @@ from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_ret
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_thinking_level, map_thinking_level, supports_xhigh
+from tau.ai.thinking import clamp_thinking_level, map_thinking_level, resolve_sampling_params, supports_xhigh
 from tau.ai.types import (
     AssistantMessage,
     CacheRetention,
@@ -67,7 +67,12 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         body = await apply_payload_hook(body, model, options)
         try:
             response = await open_stream(
-                model, url, headers=headers, body=body, options=options, client_key=azure[0] if azure else None
+                model,
+                url,
+                headers=headers,
+                body=body,
+                options=options,
+                client_key=azure[0] if azure else None,
             )
         except HttpStatusError as exc:
             explained = _azure_explained(exc, model, azure) if azure is not None else None
@@ -94,7 +99,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     return run_stream(model, options, produce)
 
 
-def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
     """Stream with a reasoning level, mapped to the server's thinking parameters by ``build_body``."""
     effort = simple_reasoning_effort(model, options.reasoning)
     return stream(model, context, replace(options, extra={**options.extra, "reasoning_effort": effort}))
@@ -114,7 +121,9 @@ def _azure_target(model: Model, options: StreamOptions) -> tuple[str, str]:
     """(endpoint, deployment) of an Azure chat model."""
     from tau.ai.providers import azure_config
 
-    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(model, options.extra)
+    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(
+        model, options.extra
+    )
 
 
 def _azure_explained(exc: HttpStatusError, model: Model, azure: tuple[str, str]) -> ProviderError | None:
@@ -156,7 +165,9 @@ def build_headers(
         dynamic.update(copilot_headers(context.messages))
     session_id = options.session_id
     if session_id and retention != "none" and compat.send_session_affinity_headers:
-        dynamic.update({"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id})
+        dynamic.update(
+            {"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id}
+        )
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
     auth = {} if is_cf_gateway else bearer(api_key)
     headers = merge_headers(auth, model.headers, dynamic, options.headers)
@@ -228,10 +239,21 @@ def build_body(
         gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
         if gateway:
             body["providerOptions"] = {"gateway": gateway}
+    # Last, so the model's and the call's sampling parameters win over the fields named above.
+    body.update(
+        resolve_sampling_params(model, options.extra.get("reasoning_effort"), _request_sampling(options))
+    )
     return body
 
 
-def _apply_thinking(body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None) -> None:
+def _request_sampling(options: StreamOptions) -> JsonObject | None:
+    params = options.extra.get("sampling_params")
+    return params if isinstance(params, dict) else None
+
+
+def _apply_thinking(
+    body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None
+) -> None:
     """Thinking on/off and effort in the dialect the server understands (nothing for non-reasoning models)."""
     if not model.reasoning:
         return
@@ -279,13 +301,15 @@ def has_tool_history(messages: list[Message]) -> bool:
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
     out: list[JsonObject] = []
     for tool in tools:
-        function: JsonObject = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+        function: JsonObject = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
         if compat.supports_strict_mode:
             function["strict"] = False
         out.append({"type": "function", "function": function})
     return out
-
-
 
 
 def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) -> JsonObject | None:
@@ -297,7 +321,9 @@ def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) ->
     return marker
 
 
-def _mark_cache_breakpoints(messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject) -> None:
+def _mark_cache_breakpoints(
+    messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject
+) -> None:
     """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text.
 
     Marked messages are copies: the unmarked ones are shared with later requests.
@@ -386,10 +412,14 @@ def usage_counts(raw: JsonObject) -> tuple[int, int, int, int]:
     prompt = _first_positive(raw.get("prompt_tokens"), raw.get("promptTokenCount"))
     output = _first_positive(raw.get("completion_tokens"))
     if not output:
-        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(raw.get("thoughtsTokenCount"))
+        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(
+            raw.get("thoughtsTokenCount")
+        )
     cached = _first_positive(details.get("cached_tokens"))
     read = cached or _first_positive(
-        raw.get("prompt_cache_hit_tokens"), raw.get("cache_read_input_tokens"), raw.get("cachedContentTokenCount")
+        raw.get("prompt_cache_hit_tokens"),
+        raw.get("cache_read_input_tokens"),
+        raw.get("cachedContentTokenCount"),
     )
     details_write = _first_positive(details.get("cache_write_tokens"))
     write = details_write or _first_positive(raw.get("cache_creation_input_tokens"))
@@ -442,14 +472,20 @@ class ChunkReader:
             raise ProviderError(describe_stream_error(error))
         self._note_identity(chunk)
         choices = chunk.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        choice = (
+            choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        )
         usage = chunk.get("usage")
         if not isinstance(usage, dict) and choice is not None:
             usage = choice.get("usage")  # Moonshot reports usage on the choice
         if isinstance(usage, dict):
             read = usage_counts(usage)
             self.writer.set_usage(
-                input=read[0], output=read[1], cache_read=read[2], cache_write=read[3], reasoning=reasoning_tokens(usage)
+                input=read[0],
+                output=read[1],
+                cache_read=read[2],
+                cache_write=read[3],
+                reasoning=reasoning_tokens(usage),
             )
             if is_openrouter(self.writer.model):
                 apply_reported_cost(self.writer.output.usage, usage)

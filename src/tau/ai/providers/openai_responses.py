@@ -26,7 +26,13 @@ from tau.ai.providers.responses_convert import (
 )
 from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_max, supports_xhigh
+from tau.ai.thinking import (
+    clamp_reasoning,
+    map_thinking_level,
+    resolve_sampling_params,
+    supports_max,
+    supports_xhigh,
+)
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
 from tau.ai.types import (
     Context,
@@ -175,6 +181,15 @@ def build_request_body(
         body["reasoning"] = reasoning
         if "summary" in reasoning:
             body["include"] = [ENCRYPTED_REASONING]
+    # Last, so the model's and the call's sampling parameters win (Azure's too; not Codex's).
+    request_params = options.extra.get("sampling_params")
+    body.update(
+        resolve_sampling_params(
+            model,
+            options.extra.get("reasoning_effort"),
+            request_params if isinstance(request_params, dict) else None,
+        )
+    )
     return body
 
 
