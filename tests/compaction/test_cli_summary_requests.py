@@ -6,6 +6,7 @@ sets the token budgets of one model."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,9 +57,19 @@ def max_tokens(body: dict[str, Any]) -> int:
 
 def input_tokens(body: dict[str, Any]) -> int:
     """The summary request's input as tau estimates it: characters / 4, rounded up."""
-    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]]
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]
+    ]
     assert texts[0] == SUMMARIZER_SYSTEM_PROMPT
     return -(-sum(len(text) for text in texts) // 4)
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """The summary request's input as pi-ai 1.6 estimates any request: 3.5 characters per token."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]
+    ]
+    return sum(math.ceil(len(text) / 3.5) for text in texts)
 
 
 def test_the_summary_may_use_the_models_whole_output_limit(tau: TauCommand) -> None:
@@ -78,7 +89,9 @@ def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauC
     tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
     assert tau.run(*MODEL, "-p", "first task").returncode == 0
     summarizer = tau.server.requests[1].body
-    assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
+    # The lower of compaction's own fit (4 characters per token) and the one stream_simple gives every
+    # request as pi-ai 1.6 does (3.5 characters per token, per message).
+    assert max_tokens(summarizer) == 40_000 - max(input_tokens(summarizer), request_tokens(summarizer)) - 4096
 
 
 def test_the_compaction_result_carries_the_summary_cost_and_the_context_left(tau: TauCommand) -> None:
@@ -114,7 +127,9 @@ def test_the_summary_request_writes_nothing_to_the_prompt_cache(tau: TauCommand)
 
 def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}}
+    )
     tau.server.add(
         full_turn(3500),
         Turn(fault=Fault("status", status=529, body=OVERLOADED)),
@@ -128,7 +143,11 @@ def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau:
     assert "verloaded" in scheduled["errorMessage"]
     assert set(scheduled) == {"type", "attempt", "maxAttempts", "delayMs", "errorMessage"}
     assert scheduled["type"] == "summarization_retry_scheduled"
-    assert attempt == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "threshold"}
+    assert attempt == {
+        "type": "summarization_retry_attempt_start",
+        "source": "compaction",
+        "reason": "threshold",
+    }
     assert finished == {"type": "summarization_retry_finished"}
     types = [line["type"] for line in lines]
     assert types.index("compaction_start") < types.index("summarization_retry_scheduled")
@@ -140,7 +159,9 @@ def test_an_overloaded_summariser_is_retried_with_events_in_the_json_stream(tau:
 
 def test_a_bad_request_from_the_summariser_is_not_retried(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"baseDelayMs": 20}}
+    )
     invalid = {"error": {"message": "invalid request: unknown field"}}
     tau.server.add(full_turn(3500), Turn(fault=Fault("status", status=400, body=invalid)))
     result = tau.run(*MODEL, "--mode", "json", "-p", "first task")
@@ -155,7 +176,9 @@ def test_a_bad_request_from_the_summariser_is_not_retried(tau: TauCommand) -> No
 
 def test_retries_switched_off_leave_a_passing_failure_unretried(tau: TauCommand) -> None:
     set_model(tau, context_window=4000, max_tokens=1000)
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"enabled": False}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}, "retry": {"enabled": False}}
+    )
     tau.server.add(full_turn(3500), Turn(fault=Fault("status", status=529, body=OVERLOADED)))
     lines = events(tau.run(*MODEL, "--mode", "json", "-p", "first task").stdout)
     assert retry_events(lines) == []
@@ -163,7 +186,9 @@ def test_retries_switched_off_leave_a_passing_failure_unretried(tau: TauCommand)
 
 
 async def test_a_manual_compaction_retries_with_events_in_the_rpc_stream(tau: TauCommand) -> None:
-    set_settings(tau, {"compaction": {"keepRecentTokens": 200}, "retry": {"baseDelayMs": 20, "maxRetries": 2}})
+    set_settings(
+        tau, {"compaction": {"keepRecentTokens": 200}, "retry": {"baseDelayMs": 20, "maxRetries": 2}}
+    )
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
         tau.server.add(
@@ -183,14 +208,23 @@ async def test_a_manual_compaction_retries_with_events_in_the_rpc_stream(tau: Ta
         "summarization_retry_attempt_start",
         "summarization_retry_finished",
     ]
-    assert [(r["attempt"], r["maxAttempts"], r["delayMs"]) for r in retries[::2][:2]] == [(1, 2, 20), (2, 2, 40)]
-    assert retries[1] == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"}
+    assert [(r["attempt"], r["maxAttempts"], r["delayMs"]) for r in retries[::2][:2]] == [
+        (1, 2, 20),
+        (2, 2, 40),
+    ]
+    assert retries[1] == {
+        "type": "summarization_retry_attempt_start",
+        "source": "compaction",
+        "reason": "manual",
+    }
 
 
 def test_model_overrides_set_the_reserve_of_the_matching_model_only(tau: TauCommand) -> None:
     set_model(tau, context_window=10_000, max_tokens=1000)
     overrides = {"local/fake-model": {"reserveTokens": 5000}, "local/other": {"reserveTokens": 100}}
-    set_settings(tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200, "modelOverrides": overrides}})
+    set_settings(
+        tau, {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200, "modelOverrides": overrides}}
+    )
     tau.server.add(full_turn(6000), Turn(text="## Goal\nsummary"))  # 6000 > 10000 - 5000, < 10000 - 1000
     result = tau.run(*MODEL, "-p", "first task")
     assert result.returncode == 0, result.stderr
