@@ -383,7 +383,9 @@ async def test_container_role_credentials_sign_the_request_with_their_session_to
     try:
         monkeypatch.delenv("AWS_ACCESS_KEY_ID")
         monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{endpoint.server_port}/creds")
+        monkeypatch.setenv(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{endpoint.server_port}/creds"
+        )
         server.add(Turn(text="from the role"))
         reply = await _ask(server, _model(server))
     finally:
