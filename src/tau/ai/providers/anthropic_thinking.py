@@ -19,6 +19,7 @@ Every decision here comes from the model's catalogue data (``compat``, ``thinkin
 from __future__ import annotations
 
 from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.output_budget import clamp_max_tokens_to_context
 from tau.ai.providers.anthropic_compat import anthropic_compat
 from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
 from tau.ai.types import Context, JsonObject, Model
@@ -71,8 +72,6 @@ def apply_simple_reasoning(
         level,
         options.thinking_budgets,
     )
-    from tau.ai.output_budget import clamp_max_tokens_to_context
-
     max_tokens = clamp_max_tokens_to_context(model.context_window, context, max_tokens)
     extra["thinking_budget_tokens"] = min(budget, max(0, max_tokens - _MIN_ANSWER_TOKENS))
     return max_tokens
