@@ -164,10 +164,8 @@ def build_headers(
     if model.provider == "github-copilot":
         dynamic.update(copilot_headers(context.messages))
     session_id = options.session_id
-    if session_id and retention != "none" and compat.send_session_affinity_headers:
-        dynamic.update(
-            {"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id}
-        )
+    if session_id and compat.send_session_affinity_headers:
+        dynamic.update(session_affinity_headers(compat, session_id))
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
     auth = {} if is_cf_gateway else bearer(api_key)
     headers = merge_headers(auth, model.headers, dynamic, options.headers)
@@ -244,6 +242,14 @@ def build_body(
         resolve_sampling_params(model, options.extra.get("reasoning_effort"), _request_sampling(options))
     )
     return body
+
+
+def session_affinity_headers(compat: OpenAICompletionsCompat, session_id: str) -> dict[str, str]:
+    """The session-affinity headers in the model's format (pi 1.6's ``sessionAffinityFormat``)."""
+    if compat.session_affinity_format == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session_id": session_id} if compat.session_affinity_format == "openai" else {}
+    return {**headers, "x-client-request-id": session_id, "x-session-affinity": session_id}
 
 
 def _request_sampling(options: StreamOptions) -> JsonObject | None:
