@@ -717,10 +717,18 @@ def test_unpaired_surrogates_are_removed_and_emoji_kept() -> None:
         ("openai", None, {}),
         ("openai", "low", {"reasoning_effort": "low"}),
         ("openai", "high", {"reasoning_effort": "high"}),
-        ("zai", None, {"enable_thinking": False}),
-        ("zai", "medium", {"enable_thinking": True}),
+        ("zai", None, {"thinking": {"type": "disabled"}}),
+        (
+            "zai",
+            "medium",
+            {"thinking": {"type": "enabled", "clear_thinking": False}, "reasoning_effort": "medium"},
+        ),
         ("qwen", None, {"enable_thinking": False}),
-        ("qwen", "minimal", {"enable_thinking": True}),
+        ("qwen", "minimal", {"enable_thinking": True, "reasoning_effort": "minimal"}),
+        ("together", None, {"reasoning": {"enabled": False}}),
+        ("together", "high", {"reasoning": {"enabled": True}, "reasoning_effort": "high"}),
+        ("string-thinking", None, {"thinking": "none"}),
+        ("string-thinking", "low", {"thinking": "low"}),
         (
             "qwen-chat-template",
             None,
@@ -744,6 +752,51 @@ def test_each_thinking_format_sends_exactly_its_fields(
     body = body_for(model, ask(), extra={"reasoning_effort": effort})
     thinking_keys = {"reasoning_effort", "enable_thinking", "chat_template_kwargs", "thinking", "reasoning"}
     assert {k: v for k, v in body.items() if k in thinking_keys} == expected
+
+
+def test_chat_template_values_fill_in_pis_variables() -> None:
+    kwargs = {
+        "enable_thinking": {"$var": "thinking.enabled"},
+        "effort": {"$var": "thinking.effort", "omitWhenOff": True},
+        "budget": {"$var": "thinking.budget"},
+        "fixed": 1,
+    }
+    model = make_model(
+        reasoning=True, compat={"thinkingFormat": "chat-template", "chatTemplateKwargs": kwargs}
+    )
+    on = body_for(model, ask(), max_tokens=10_000, extra={"reasoning_effort": "medium"})
+    assert on["chat_template_kwargs"] == {
+        "enable_thinking": True,
+        "effort": "medium",
+        "budget": 8192,
+        "fixed": 1,
+    }
+    off = body_for(model, ask(), max_tokens=10_000)
+    assert off["chat_template_kwargs"] == {"enable_thinking": False, "fixed": 1}
+
+
+def test_baseten_sends_chat_template_args_and_the_mapped_effort() -> None:
+    model = make_model(
+        reasoning=True,
+        compat={
+            "thinkingFormat": "baseten",
+            "chatTemplateArgs": {"enable_thinking": {"$var": "thinking.enabled"}},
+        },
+        thinking_level_map={"off": "none"},
+    )
+    assert body_for(model, ask())["chat_template_args"] == {"enable_thinking": False}
+    assert body_for(model, ask())["reasoning_effort"] == "none"
+    assert body_for(model, ask(), extra={"reasoning_effort": "high"})["reasoning_effort"] == "high"
+
+
+def test_ant_ling_sends_only_a_mapped_effort() -> None:
+    model = make_model(
+        reasoning=True,
+        compat={"thinkingFormat": "ant-ling"},
+        thinking_level_map={"high": "high", "low": None},
+    )
+    assert body_for(model, ask(), extra={"reasoning_effort": "high"})["reasoning"] == {"effort": "high"}
+    assert "reasoning" not in body_for(model, ask(), extra={"reasoning_effort": "low"})
 
 
 def test_thinking_level_maps_translate_levels_and_off() -> None:

@@ -13,11 +13,35 @@ from typing import Any, Final, Literal, TypeAlias
 from tau._dataclass import dataclass
 from tau.ai.types import JsonObject, Model
 
-ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"]
+ThinkingFormat: TypeAlias = Literal[
+    "openai",
+    "openrouter",
+    "deepseek",
+    "zai",
+    "qwen",
+    "qwen-chat-template",
+    "chat-template",
+    "baseten",
+    "together",
+    "string-thinking",
+    "ant-ling",
+]
 MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
 
 THINKING_FORMATS: frozenset[str] = frozenset(
-    {"openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"}
+    {
+        "openai",
+        "openrouter",
+        "deepseek",
+        "zai",
+        "qwen",
+        "qwen-chat-template",
+        "chat-template",
+        "baseten",
+        "together",
+        "string-thinking",
+        "ant-ling",
+    }
 )
 MAX_TOKENS_FIELDS: frozenset[str] = frozenset({"max_completion_tokens", "max_tokens"})
 CACHE_CONTROL_FORMATS: frozenset[str] = frozenset({"anthropic"})
@@ -45,6 +69,10 @@ class OpenAICompletionsCompat:
     open_router_routing: JsonObject = field(default_factory=dict)  # body ``provider``
     vercel_gateway_routing: JsonObject = field(default_factory=dict)  # ``{only?, order?}``
     zai_tool_stream: bool = False  # send ``tool_stream: true``
+    # ``chat_template_kwargs`` ("chat-template") / ``chat_template_args`` ("baseten"); a value
+    # ``{"$var": "thinking.enabled" | "thinking.effort" | "thinking.budget", "omitWhenOff"?}`` is filled in.
+    chat_template_kwargs: JsonObject = field(default_factory=dict)
+    chat_template_args: JsonObject = field(default_factory=dict)
     supports_strict_mode: bool = True  # ``strict: false`` in tool definitions
     cache_control_format: Literal["anthropic"] | None = None  # Anthropic-style ``cache_control`` markers
     send_session_affinity_headers: bool = False  # session-affinity headers from the session id
@@ -70,6 +98,8 @@ COMPAT_KEYS: dict[str, str] = {
     "open_router_routing": "openRouterRouting",
     "vercel_gateway_routing": "vercelGatewayRouting",
     "zai_tool_stream": "zaiToolStream",
+    "chat_template_kwargs": "chatTemplateKwargs",
+    "chat_template_args": "chatTemplateArgs",
     "supports_strict_mode": "supportsStrictMode",
     "cache_control_format": "cacheControlFormat",
     "send_session_affinity_headers": "sendSessionAffinityHeaders",

@@ -13,7 +13,7 @@ import os
 import re
 from contextlib import aclosing
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost
@@ -24,7 +24,14 @@ from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_ret
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_thinking_level, map_thinking_level, resolve_sampling_params, supports_xhigh
+from tau.ai.thinking import (
+    DEFAULT_THINKING_BUDGETS,
+    clamp_reasoning,
+    clamp_thinking_level,
+    map_thinking_level,
+    resolve_sampling_params,
+    supports_xhigh,
+)
 from tau.ai.types import (
     AssistantMessage,
     CacheRetention,
@@ -34,6 +41,7 @@ from tau.ai.types import (
     Message,
     Model,
     StopReason,
+    ThinkingLevel,
     Tool,
     ToolResultMessage,
     UserMessage,
@@ -229,7 +237,7 @@ def build_body(
     tool_choice = options.extra.get("tool_choice")
     if tool_choice:
         body["tool_choice"] = tool_choice
-    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"))
+    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"), options)
     if "openrouter.ai" in model.base_url and compat.open_router_routing:
         body["provider"] = dict(compat.open_router_routing)
     if "ai-gateway.vercel.sh" in model.base_url:
@@ -258,29 +266,78 @@ def _request_sampling(options: StreamOptions) -> JsonObject | None:
 
 
 def _apply_thinking(
-    body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None
+    body: JsonObject,
+    model: Model,
+    compat: OpenAICompletionsCompat,
+    effort: str | None,
+    options: StreamOptions | None = None,
 ) -> None:
-    """Thinking on/off and effort in the dialect the server understands (nothing for non-reasoning models)."""
+    """Thinking on/off and effort in the dialect the server understands (``thinkingFormat``), as
+    pi 1.6 sends each; nothing for non-reasoning models."""
     if not model.reasoning:
         return
     level_map = model.thinking_level_map or {}
+    off = level_map.get("off", "none") if "off" in level_map else "none"
     match compat.thinking_format:
-        case "zai" | "qwen":
+        case "zai":
+            body["thinking"] = (
+                {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
+            )
+            if effort and compat.supports_reasoning_effort:
+                mapped = level_map.get(effort, effort)
+                if isinstance(mapped, str):
+                    body["reasoning_effort"] = mapped
+        case "qwen":
             body["enable_thinking"] = bool(effort)
+            if effort and compat.supports_reasoning_effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
         case "qwen-chat-template":
             body["chat_template_kwargs"] = {"enable_thinking": bool(effort), "preserve_thinking": True}
+        case "chat-template" | "baseten":
+            budget = _thinking_budget(body, model, effort, options)
+            values = (
+                compat.chat_template_kwargs
+                if compat.thinking_format == "chat-template"
+                else compat.chat_template_args
+            )
+            resolved = _chat_template_values(model, effort, values, budget)
+            if resolved:
+                body[
+                    "chat_template_kwargs"
+                    if compat.thinking_format == "chat-template"
+                    else "chat_template_args"
+                ] = resolved
+            if compat.thinking_format == "baseten" and compat.supports_reasoning_effort:
+                key = effort if effort else "off"
+                mapped = level_map.get(key, effort)
+                if isinstance(mapped, str):
+                    body["reasoning_effort"] = mapped
         case "deepseek":
-            body["thinking"] = {"type": "enabled" if effort else "disabled"}
             if effort:
+                body["thinking"] = {"type": "enabled"}
+            elif not ("off" in level_map and level_map["off"] is None):
+                body["thinking"] = {"type": "disabled"}
+            if effort and compat.supports_reasoning_effort:
                 body["reasoning_effort"] = effort_value(model, compat, effort)
         case "openrouter":
             if effort:
                 body["reasoning"] = {"effort": effort_value(model, compat, effort)}
-            elif "off" not in level_map:
-                body["reasoning"] = {"effort": "none"}
-            elif level_map["off"] is not None:
+            elif not ("off" in level_map and level_map["off"] is None):
                 # A null "off" marks routes where reasoning is mandatory: say nothing.
-                body["reasoning"] = {"effort": level_map["off"]}
+                body["reasoning"] = {"effort": off or "none"}
+        case "ant-ling":
+            mapped = level_map.get(effort) if effort else None
+            if isinstance(mapped, str):
+                body["reasoning"] = {"effort": mapped}
+        case "together":
+            body["reasoning"] = {"enabled": bool(effort)}
+            if effort and compat.supports_reasoning_effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
+        case "string-thinking":
+            if effort:
+                body["thinking"] = effort_value(model, compat, effort)
+            elif not ("off" in level_map and level_map["off"] is None):
+                body["thinking"] = off or "none"
         case _:
             if not compat.supports_reasoning_effort:
                 return
@@ -288,6 +345,47 @@ def _apply_thinking(
                 body["reasoning_effort"] = effort_value(model, compat, effort)
             elif isinstance(level_map.get("off"), str):
                 body["reasoning_effort"] = level_map["off"]
+
+
+def _thinking_budget(
+    body: JsonObject, model: Model, effort: str | None, options: StreamOptions | None
+) -> int | None:
+    """The thinking budget of ``effort`` within the request's output cap (``$var: thinking.budget``)."""
+    if not effort:
+        return None
+    ceiling = body.get("max_tokens") or body.get("max_completion_tokens") or model.max_tokens
+    custom = getattr(options, "thinking_budgets", None) if options is not None else None
+    budgets = {**DEFAULT_THINKING_BUDGETS, **(custom or {})}
+    level = clamp_reasoning(cast(ThinkingLevel, effort))
+    budget = min(budgets.get(level, budgets["high"]), max(0, int(ceiling) - 1024))
+    return budget if budget > 0 else None
+
+
+def _chat_template_values(
+    model: Model, effort: str | None, values: JsonObject, budget: int | None
+) -> JsonObject:
+    level_map = model.thinking_level_map or {}
+    resolved: JsonObject = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            resolved[key] = value
+            continue
+        if not effort and value.get("omitWhenOff"):
+            continue
+        var = value.get("$var")
+        if var == "thinking.enabled":
+            resolved[key] = bool(effort)
+        elif var == "thinking.budget":
+            if budget is not None:
+                resolved[key] = budget
+        else:
+            level = effort if effort else "off"
+            if level not in level_map:
+                if effort:
+                    resolved[key] = effort
+            elif isinstance(level_map[level], str):
+                resolved[key] = level_map[level]
+    return resolved
 
 
 def effort_value(model: Model, compat: OpenAICompletionsCompat, level: str) -> str:
