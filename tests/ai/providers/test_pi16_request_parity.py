@@ -38,6 +38,7 @@ TEMPERATURE = 0.5
 # ``anthropic-dangerous-direct-browser-access``, are the two clients' own).
 COMPARED_HEADERS = (
     "session_id",
+    "session-id",
     "x-client-request-id",
     "anthropic-beta",
     "anthropic-version",

@@ -217,13 +217,27 @@ def build_request_headers(
     dynamic: dict[str, str] = {}
     if model.provider == "github-copilot":
         dynamic.update(_copilot_headers(context))
-    retention = resolve_cache_retention(options.cache_retention)
-    if options.session_id and retention != "none":
+    if options.session_id:
         # Cache affinity: the same conversation lands on the same backend.
-        if _compat_flag(model, "sendSessionIdHeader"):
-            dynamic["session_id"] = options.session_id
-        dynamic["x-client-request-id"] = options.session_id
+        dynamic.update(session_affinity_headers(model, options.session_id))
     return merge_headers(bearer(api_key), model.headers, dynamic, options.headers)
+
+
+def session_affinity_headers(model: Model, session_id: str) -> dict[str, str]:
+    """pi 1.6's ``compat.sessionAffinityFormat``: ``openrouter`` (the default for OpenRouter) sends
+    ``x-session-id``; ``openai`` (the default elsewhere) ``session-id`` and ``x-client-request-id``;
+    ``openai-nosession`` only the latter (as pi 0.x's ``sendSessionIdHeader: false`` did)."""
+    compat = model.compat or {}
+    chosen = compat.get("sessionAffinityFormat")
+    if chosen not in ("openai", "openai-nosession", "openrouter"):
+        openrouter = model.provider == "openrouter" or "openrouter.ai" in model.base_url
+        chosen = "openrouter" if openrouter else "openai"
+        if compat.get("sendSessionIdHeader") is False:
+            chosen = "openai-nosession"
+    if chosen == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session-id": session_id} if chosen == "openai" else {}
+    return {**headers, "x-client-request-id": session_id}
 
 
 def _copilot_headers(context: Context) -> dict[str, str]:
