@@ -608,7 +608,8 @@ def tool_history(*, images: bool = False) -> list[Any]:
 
 
 def test_tool_calls_and_results_use_the_chat_completions_shapes() -> None:
-    body = body_for(make_model(), Context(messages=tool_history(), tools=[READ_TOOL]))
+    model = make_model(compat={"supportsStrictMode": True})
+    body = body_for(model, Context(messages=tool_history(), tools=[READ_TOOL]))
     _, call_turn, tool_turn, _ = body["messages"]
     assert call_turn == {
         "role": "assistant",
@@ -641,6 +642,12 @@ def test_tool_history_without_tools_sends_an_empty_tools_list() -> None:
 
 def test_strict_is_left_out_when_the_server_does_not_support_it() -> None:
     body = body_for(make_model(compat={"supportsStrictMode": False}), ask(tools=[READ_TOOL]))
+    assert "strict" not in body["tools"][0]["function"]
+
+
+def test_strict_is_left_out_unless_compat_says_the_server_supports_it() -> None:
+    # pi 1.6: OpenAI compatibility alone does not imply strict tool schemas.
+    body = body_for(make_model("https://cerebras.example/v1", provider="cerebras"), ask(tools=[READ_TOOL]))
     assert "strict" not in body["tools"][0]["function"]
 
 

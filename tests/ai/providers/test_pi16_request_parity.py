@@ -78,11 +78,6 @@ CLOUDFLARE_AUTH = (
     "(with Authorization removed), as tau sends it; only a bare pi-ai call given apiKey adds "
     "Authorization, which this test makes"
 )
-CEREBRAS_STRICT = (
-    "not yet as pi 1.6: tau marks cerebras tools strict: false where pi leaves the field out "
-    "(supportsStrictMode detection differs); a known gap, not intended"
-)
-
 
 def catalogue_models() -> list[Model]:
     return [m for provider in get_providers() for m in get_models(provider) if m.api in APIS]
@@ -199,9 +194,6 @@ def intended(model: Model, pi: dict[str, Any]) -> dict[str, Any]:
         body["tools"] = [tool for tool in body.get("tools", []) if tool["name"] != _PLACEHOLDER_TOOL]
     if model.provider == "cloudflare-ai-gateway":  # CLOUDFLARE_AUTH
         headers.pop("authorization", None)
-    if model.provider == "cerebras":  # CEREBRAS_STRICT
-        for tool in body.get("tools", []):
-            tool.get("function", {}).setdefault("strict", False)
     if (effort_flag or tool_changes) and "anthropic-beta" in headers:
         kept = [b for b in headers["anthropic-beta"].split(",") if b not in _MID_CONVO_BETAS]
         if kept:

@@ -158,7 +158,8 @@ def detect_compat(model: Model) -> OpenAICompletionsCompat:
         else "max_completion_tokens",
         requires_reasoning_content_on_assistant_messages=is_deepseek,
         thinking_format=thinking_format,
-        supports_strict_mode=not (is_moonshot or is_cf_gateway),
+        # pi 1.6: strict tool schemas only where compat says so (the catalogue marks capable models).
+        supports_strict_mode=False,
         cache_control_format="anthropic"
         if provider == "openrouter" and model.id.startswith("anthropic/")
         else None,
