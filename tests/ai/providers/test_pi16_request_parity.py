@@ -79,6 +79,7 @@ CLOUDFLARE_AUTH = (
     "Authorization, which this test makes"
 )
 
+
 def catalogue_models() -> list[Model]:
     return [m for provider in get_providers() for m in get_models(provider) if m.api in APIS]
 
