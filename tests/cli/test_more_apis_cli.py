@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from codex_token import codex_access_token
 from hand_off import add_providers, hand_off
 from tau_command import MODEL, TauCommand
@@ -142,3 +143,23 @@ def test_an_openai_compatible_run_imports_none_of_the_new_providers(tau: TauComm
         timeout=60,
     )
     assert json.loads(run.stderr.splitlines()[-1]) == [0, ["tau.ai.providers.openai_completions"]]
+
+
+@pytest.mark.parametrize(("transport", "continued"), [("websocket-cached", True), ("websocket", False)])
+def test_codex_transport_setting_websocket_cached_continues_on_the_socket_as_pi_does(
+    tau: TauCommand, transport: str, continued: bool
+) -> None:
+    tau.server.codex_websocket = True
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"transport": transport}))
+    token = codex_access_token("acct-cli")
+    login = {"type": "oauth", "access": token, "refresh": "r", "expires": int(time.time() * 1000) + 3_600_000}
+    (tau.agent_dir / "auth.json").write_text(json.dumps({"openai-codex": {**login, "accountId": "acct-cli"}}))
+    (tau.agent_dir / "auth.json").chmod(0o600)
+    add_providers(tau, {"openai-codex": {"baseUrl": tau.server.url("/backend-api")}})
+    requests = hand_off(
+        tau, "--provider", "openai-codex", "--model", "gpt-6.2-sol", api="openai-codex-responses"
+    )
+    assert [request.method for request in requests] == ["WEBSOCKET", "WEBSOCKET"]
+    # "websocket-cached" sends only what came after the last response; "websocket" the whole input.
+    assert ("previous_response_id" in requests[1].body) is continued
+    assert ("alpha-content" in json.dumps(requests[1].body)) is not continued

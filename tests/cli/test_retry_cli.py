@@ -26,14 +26,16 @@ def json_events(stdout: str) -> list[dict[str, Any]]:
 
 
 def test_a_429_with_retry_after_is_re_sent_by_the_provider_level(tau: TauCommand) -> None:
-    fast_retries(tau)
+    fast_retries(tau, provider={"maxRetries": 2})
     tau.server.add(status(429, **{"Retry-After": "0"}), Turn(text="The answer is 42."))
     result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
     assert result.returncode == 0, result.stderr
     events = json_events(result.stdout)
     # Re-sent inside the one model call: no failed reply, no session-level retry.
     assert not [e for e in events if e["type"].startswith("auto_retry")]
-    ends = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    ends = [
+        e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"
+    ]
     assert [m["stopReason"] for m in ends] == ["stop"]
     assert len(tau.server.requests) == 2
     assert tau.server.requests[0].body == tau.server.requests[1].body
@@ -55,6 +57,20 @@ def test_529_overloaded_is_recovered(tau: TauCommand) -> None:
     assert result.stdout == "Back again.\n"
 
 
+def test_provider_level_retries_are_off_by_default_as_in_pi(tau: TauCommand) -> None:
+    fast_retries(tau)
+    tau.server.add(status(429, **{"Retry-After": "0"}), Turn(text="The answer is 42."))
+    result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    events = json_events(result.stdout)
+    # Not re-sent unseen inside the model call: the session level retries it, visibly.
+    assert [e["type"] for e in events if e["type"].startswith("auto_retry")] == [
+        "auto_retry_start",
+        "auto_retry_end",
+    ]
+    assert len(tau.server.requests) == 2
+
+
 def test_json_mode_shows_a_session_level_retry(tau: TauCommand) -> None:
     fast_retries(tau, provider={"maxRetries": 0})
     tau.server.add(status(529), Turn(text="Back again."))
@@ -66,11 +82,15 @@ def test_json_mode_shows_a_session_level_retry(tau: TauCommand) -> None:
     assert "529" in start["errorMessage"]
     [end] = [e for e in events if e["type"] == "auto_retry_end"]
     assert end == {"type": "auto_retry_end", "success": True, "attempt": 1}
-    assert [e["type"] for e in events].index("auto_retry_start") < [e["type"] for e in events].index("auto_retry_end")
+    assert [e["type"] for e in events].index("auto_retry_start") < [e["type"] for e in events].index(
+        "auto_retry_end"
+    )
     # The failed reply stays in the session file.
     [session] = tau.session_files()
     entries = [json.loads(line) for line in session.read_text().splitlines()]
-    replies = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    replies = [
+        e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
     assert [r["stopReason"] for r in replies] == ["error", "stop"]
 
 
@@ -81,7 +101,10 @@ def test_a_connection_cut_mid_reply_is_retried(tau: TauCommand) -> None:
     result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
     assert result.returncode == 0, result.stderr
     events = json_events(result.stdout)
-    assert [e["type"] for e in events if e["type"].startswith("auto_retry")] == ["auto_retry_start", "auto_retry_end"]
+    assert [e["type"] for e in events if e["type"].startswith("auto_retry")] == [
+        "auto_retry_start",
+        "auto_retry_end",
+    ]
     last = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert last["content"] == [{"type": "text", "text": "Complete answer."}]
     # The retried request does not carry the broken reply.
@@ -107,7 +130,9 @@ def test_a_stalled_stream_times_out_and_is_retried(tau: TauCommand) -> None:
     events = json_events(result.stdout)
     [start] = [e for e in events if e["type"] == "auto_retry_start"]
     assert "idle timeout" in start["errorMessage"]
-    assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "Quick this time."
+    assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0][
+        "text"
+    ] == "Quick this time."
 
 
 def test_a_retry_after_of_days_is_a_clear_error_at_once(tau: TauCommand) -> None:
@@ -125,7 +150,7 @@ def test_a_retry_after_of_days_is_a_clear_error_at_once(tau: TauCommand) -> None
 
 
 def test_the_two_levels_add_up_instead_of_multiplying(tau: TauCommand) -> None:
-    fast_retries(tau, maxRetries=2)
+    fast_retries(tau, maxRetries=2, provider={"maxRetries": 2})
     tau.server.add(*[status(503, **{"Retry-After": "0"}) for _ in range(10)])
     result = tau.run(*MODEL, "--mode", "json", "-p", "hi")
     assert result.returncode == 0

@@ -6,6 +6,7 @@ sets the token budgets of one model."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,10 +64,18 @@ def input_tokens(body: dict[str, Any]) -> int:
     return -(-sum(len(text) for text in texts) // 4)
 
 
+def request_tokens(body: dict[str, Any]) -> int:
+    """The summary request's input as pi-ai 1.6 estimates any request: 3.5 characters per token."""
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in body["messages"]
+    ]
+    return sum(math.ceil(len(text) / 3.5) for text in texts)
+
+
 def test_the_summary_may_use_the_models_whole_output_limit(tau: TauCommand) -> None:
     set_model(tau, context_window=400_000, max_tokens=64_000)
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
-    tau.server.add(full_turn(390_000), Turn(text="## Goal\nsummary"))
+    tau.server.add(cut_turn(390_000), Turn(text="## Goal\nsummary"))
     result = tau.run(*MODEL, "-p", "first task")
     assert result.returncode == 0, result.stderr
     summarizer = tau.server.requests[1].body
@@ -88,13 +97,15 @@ def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauC
     tau.server.add(cut_turn(39_000), Turn(text="## Goal\nsummary"))
     assert tau.run(*MODEL, "-p", "first task").returncode == 0
     summarizer = tau.server.requests[1].body
-    assert max_tokens(summarizer) == 40_000 - input_tokens(summarizer) - 4096
+    # The lower of compaction's own fit (4 characters per token) and the one stream_simple gives every
+    # request as pi-ai 1.6 does (3.5 characters per token, per message).
+    assert max_tokens(summarizer) == 40_000 - max(input_tokens(summarizer), request_tokens(summarizer)) - 4096
 
 
 def test_the_summary_of_a_finished_conversation_is_asked_of_the_conversation_itself(tau: TauCommand) -> None:
     set_model(tau, context_window=40_000, max_tokens=64_000)
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
-    tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
+    tau.server.add(full_turn(24_000), Turn(text="## Goal\nsummary"))
     assert tau.run(*MODEL, "-p", "first task").returncode == 0
     turn, summarizer = (request.body for request in tau.server.requests)
     # The request the conversation last made (same system, tools and messages), then its reply and
@@ -104,7 +115,21 @@ def test_the_summary_of_a_finished_conversation_is_asked_of_the_conversation_its
     assert summarizer["messages"][-2]["role"] == "assistant"
     instruction = summarizer["messages"][-1]["content"][0]["text"]
     assert instruction.startswith("Stop the task here: do not call any tool") and "## Goal" in instruction
-    assert 30_000 < max_tokens(summarizer) < 40_000 - 4096  # fitted to the window beside the conversation
+    # Fitted beside the conversation as the provider counted it (24,000 in, 100 out) plus the instruction.
+    assert 10_000 < max_tokens(summarizer) < 40_000 - 24_100 - 4096
+
+
+def test_a_conversation_that_leaves_no_room_for_the_summary_is_summarised_in_a_request_of_its_own(
+    tau: TauCommand,
+) -> None:
+    set_model(tau, context_window=40_000, max_tokens=64_000)
+    set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
+    tau.server.add(full_turn(39_000), Turn(text="## Goal\nsummary"))
+    assert tau.run(*MODEL, "-p", "first task").returncode == 0
+    summarizer = tau.server.requests[1].body
+    # 39,000 of 40,000 tokens counted by the provider: the cached conversation has no room left.
+    assert summarizer["messages"][0]["content"] == SUMMARIZER_SYSTEM_PROMPT
+    assert max_tokens(summarizer) > 30_000
 
 
 def test_the_compaction_result_carries_the_summary_cost_and_the_context_left(tau: TauCommand) -> None:
@@ -131,7 +156,7 @@ def test_the_summary_request_reads_the_cache_or_writes_nothing_to_it(tau: TauCom
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
     tau.server.add(
-        full_turn(39_000) if finished else cut_turn(39_000, "max_tokens"), Turn(text="## Goal\nsummary")
+        full_turn(24_000) if finished else cut_turn(24_000, "max_tokens"), Turn(text="## Goal\nsummary")
     )
     result = tau.run(*MODEL, "-p", "first task")
     assert result.returncode == 0, result.stderr

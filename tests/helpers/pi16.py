@@ -44,3 +44,43 @@ def run_pi16(pi: list[str], tau: TauCommand, pi_dir: Path, *args: str, model: li
         [*pi, *model, *args], cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60
     )
     assert ran.returncode == 0, ran.stderr
+
+
+def pi16_ai_package() -> tuple[Path, Path]:
+    """``(node, pi-ai package dir)`` of the pi 1.6 install (the test fails when it is missing)."""
+    node, _cli = pi16_command()
+    root = Path(os.environ.get("TAU_TEST_PI16_DIR") or REPO / ".ci" / "pi16") / "node_modules"
+    return Path(node), root / "@earendil-works" / "pi-ai"
+
+
+def pi16_requests(
+    server_url: str, *, api_key: str, context: dict, options: dict, cases: list[dict], models: list[dict]
+) -> dict:
+    """Send each case through pi 1.6's ``streamSimple`` (``pi16_requests.mjs``), all in one node
+    process, to ``server_url``; returns ``{"levels": {model: [...]}, "errors": {case: message}}``."""
+    node, pi_ai = pi16_ai_package()
+    request = {
+        "piAi": str(pi_ai),
+        "baseUrl": server_url,
+        "apiKey": api_key,
+        "context": context,
+        "options": options,
+        "cases": cases,
+        "models": models,
+    }
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", "/nonexistent"),
+        "PI_OFFLINE": "1",
+    }
+    ran = subprocess.run(
+        [str(node), str(Path(__file__).with_name("pi16_requests.mjs"))],
+        input=json.dumps(request),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    result: dict = json.loads(ran.stdout)
+    return result

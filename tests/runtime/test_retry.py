@@ -197,7 +197,8 @@ async def test_when_retries_run_out_the_error_is_the_final_reply(
 
 
 @pytest.mark.parametrize(
-    "error", ["prompt is too long: 250000 tokens > 200000 maximum", "401 invalid x-api-key", "400 bad request"]
+    "error",
+    ["prompt is too long: 250000 tokens > 200000 maximum", "401 invalid x-api-key", "400 bad request"],
 )
 async def test_overflow_auth_and_bad_requests_are_not_retried(
     make_session: SessionFactory, faux: FauxProvider, error: str
@@ -286,7 +287,9 @@ async def test_abort_during_the_delay_cancels_the_retry(
     # As in pi, the failed reply stays out of the context; the session file keeps it.
     assert [m.role for m in session.messages] == ["user"]
     entries = session.session_manager.get_entries()
-    assert [e.message.role for e in entries if isinstance(e, MessageEntry) and e.message.role != "system"] == [
+    assert [
+        e.message.role for e in entries if isinstance(e, MessageEntry) and e.message.role != "system"
+    ] == [
         "user",
         "assistant",
     ]
@@ -324,7 +327,9 @@ async def test_a_new_prompt_supersedes_a_waiting_retry(
     assert faux.state.call_count == 2
 
 
-async def test_abort_during_the_retried_run_ends_the_chain(make_session: SessionFactory, faux: FauxProvider) -> None:
+async def test_abort_during_the_retried_run_ends_the_chain(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
     gate = Gate()
     faux.set_responses([failure("529 overloaded"), gate])
     session = make_session()
@@ -343,12 +348,15 @@ async def test_abort_during_the_retried_run_ends_the_chain(make_session: Session
 
 
 async def test_provider_retries_are_off_while_a_session_retry_runs(
-    make_session: SessionFactory, faux: FauxProvider
+    agent_dir: str, make_session: SessionFactory, faux: FauxProvider
 ) -> None:
+    write_settings(agent_dir, provider={"maxRetries": 2})
     limits: list[tuple[int, int, int | None]] = []
 
     def record(result: AssistantMessage) -> Any:
-        def respond(context: Context, options: SimpleStreamOptions, state: Any, model: Model) -> AssistantMessage:
+        def respond(
+            context: Context, options: SimpleStreamOptions, state: Any, model: Model
+        ) -> AssistantMessage:
             limits.append((options.max_retries, options.max_retry_delay_ms, options.idle_timeout_ms))
             return result
 
@@ -356,10 +364,17 @@ async def test_provider_retries_are_off_while_a_session_retry_runs(
 
     faux.set_responses([record(failure("503")), record(faux_message("ok")), record(faux_message("later"))])
     session = make_session()
+    session.services.settings_manager.reload()
     await session.prompt("hello")
     await session.prompt("again")
     assert [m for m, _, _ in limits] == [2, 0, 2]
     assert all(cap == 60000 for _, cap, _ in limits)
+
+
+def test_provider_level_retries_default_to_none_as_in_pi() -> None:
+    options = SimpleStreamOptions(max_retries=7)
+    apply_provider_retry_settings(options, RetrySettings())
+    assert options.max_retries == 0
 
 
 def test_provider_settings_reach_the_request_options() -> None:
@@ -382,7 +397,9 @@ def test_provider_settings_reach_the_request_options() -> None:
 
 
 def test_retry_events_have_pis_json_shape() -> None:
-    assert session_event_to_json(AutoRetryStart(attempt=1, max_attempts=3, delay_ms=2000, error_message="x")) == {
+    assert session_event_to_json(
+        AutoRetryStart(attempt=1, max_attempts=3, delay_ms=2000, error_message="x")
+    ) == {
         "type": "auto_retry_start",
         "attempt": 1,
         "maxAttempts": 3,
@@ -394,4 +411,7 @@ def test_retry_events_have_pis_json_shape() -> None:
         "success": True,
         "attempt": 1,
     }
-    assert session_event_to_json(AutoRetryEnd(success=False, attempt=2, final_error="boom"))["finalError"] == "boom"
+    assert (
+        session_event_to_json(AutoRetryEnd(success=False, attempt=2, final_error="boom"))["finalError"]
+        == "boom"
+    )

@@ -83,6 +83,7 @@ class Agent:
         session_id: str | None = None,
         thinking_budgets: dict[str, int] | None = None,
         transport: str = "auto",
+        websocket_connect_timeout_ms: int | None = None,
         max_retry_delay_ms: int | None = None,
         tool_execution: ToolExecutionMode = "parallel",
         tool_timeout_s: float | None = None,
@@ -107,6 +108,7 @@ class Agent:
         self.session_id = session_id
         self.thinking_budgets = thinking_budgets
         self.transport = transport
+        self.websocket_connect_timeout_ms = websocket_connect_timeout_ms
         self.max_retry_delay_ms = max_retry_delay_ms
         self.tool_execution: ToolExecutionMode = tool_execution
         self.tool_timeout_s = tool_timeout_s
@@ -311,6 +313,8 @@ class Agent:
             on_response=self.on_response,
             extra={"transport": self.transport},
         )
+        if self.websocket_connect_timeout_ms is not None:
+            options.extra["websocket_connect_timeout_ms"] = self.websocket_connect_timeout_ms
         if self.max_retry_delay_ms is not None:
             options.max_retry_delay_ms = self.max_retry_delay_ms
         return AgentLoopConfig(

@@ -17,6 +17,7 @@ __all__ = [
     "env_var_names",
     "find_env_keys",
     "get_env_api_key",
+    "is_anthropic_auth_token",
     "key_problem",
     "secret_variable_names",
     "vertex_setup_hint",
@@ -27,7 +28,9 @@ AUTHENTICATED = "<authenticated>"
 # Variables holding a key, first set one wins.
 _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "amazon-bedrock": (),
-    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
+    # ANTHROPIC_AUTH_TOKEN (a gateway's bearer token) wins, as in pi; it is sent as
+    # ``Authorization: Bearer`` instead of ``x-api-key`` (``is_anthropic_auth_token``).
+    "anthropic": ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
     "ant-ling": ("ANT_LING_API_KEY",),
     "azure": ("AZURE_OPENAI_API_KEY",),
     "baseten": ("BASETEN_API_KEY",),
@@ -148,6 +151,15 @@ def get_env_api_key(provider: str, env: Mapping[str, str] | None = None) -> str 
     if provider == "amazon-bedrock" and _has_aws_credentials(env):
         return AUTHENTICATED
     return None
+
+
+def is_anthropic_auth_token(provider: str, key: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``key`` is the ``anthropic`` provider's ``ANTHROPIC_AUTH_TOKEN``: a bearer token for
+    a gateway, sent as ``Authorization: Bearer`` and never as ``x-api-key``."""
+    if provider != "anthropic" or not key:
+        return False
+    env = os.environ if env is None else env
+    return env.get("ANTHROPIC_AUTH_TOKEN", "").strip() == key
 
 
 def vertex_setup_hint(env: Mapping[str, str] | None = None) -> str:

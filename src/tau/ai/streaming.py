@@ -6,11 +6,10 @@ from typing import Any
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
+from tau.ai.output_budget import clamp_max_tokens_to_context
 from tau.ai.redaction import register_secret
 from tau.ai.registry import BUILTIN_APIS, require_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
-
-DEFAULT_MAX_TOKENS_CAP = 32_000
 
 
 class MissingApiKeyError(LookupError):
@@ -43,8 +42,9 @@ def stream_simple(
 ) -> AssistantMessageEventStream:
     """Stream one response given a reasoning level (``reasoning=``; absent = off).
 
-    Resolves the API key (option, else environment) and defaults ``max_tokens`` to
-    ``min(model.max_tokens, 32000)``. Raises for an unknown api, or a missing API key for a
+    Resolves the API key (option, else environment) and fits ``max_tokens`` (default: the model's
+    ``max_tokens``) into the context window beside the input, as pi 1.6 does
+    (``tau.ai.output_budget``). Raises for an unknown api, or a missing API key for a
     built-in API.
     """
     provider = require_api_provider(model.api)
@@ -52,9 +52,11 @@ def stream_simple(
     if not resolved.api_key:
         resolved.api_key = resolve_api_key(model, required=model.api in BUILTIN_APIS)
     register_secret(resolved.api_key)
-    if resolved.max_tokens is None and model.max_tokens > 0:
-        resolved.max_tokens = min(model.max_tokens, DEFAULT_MAX_TOKENS_CAP)
-    return provider.stream_simple(model, _for_model(model, context), resolved)
+    context = _for_model(model, context)
+    if resolved.max_tokens is not None or model.max_tokens > 0:
+        wanted = resolved.max_tokens if resolved.max_tokens is not None else model.max_tokens
+        resolved.max_tokens = clamp_max_tokens_to_context(model.context_window, context, wanted)
+    return provider.stream_simple(model, context, resolved)
 
 
 def _for_model(model: Model, context: Context) -> Context:

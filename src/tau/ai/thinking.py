@@ -104,3 +104,20 @@ def map_thinking_level(model: Model, level: str) -> str | None:
     if level_map is not None and level in level_map:
         return level_map[level]
     return level
+
+
+# APIs whose requests take a model's samplingParams (as in pi 1.6: other APIs ignore them).
+SAMPLING_PARAMS_APIS: Final = frozenset({"openai-completions", "openai-responses", "azure-openai-responses"})
+
+
+def resolve_sampling_params(
+    model: Model, level: str | None, request_params: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The fields to merge into the request body, later winning per key: the model's
+    ``samplingParams``, then ``samplingParamsByThinkingLevel`` of the level clamped to what the model
+    supports (``None`` = off), then the call's own (``request_params``). Empty for other APIs."""
+    if model.api not in SAMPLING_PARAMS_APIS:
+        return {}
+    by_level = model.sampling_params_by_thinking_level or {}
+    level_params = by_level.get(clamp_thinking_level(model, level or "off")) if by_level else None
+    return {**(model.sampling_params or {}), **(level_params or {}), **(request_params or {})}

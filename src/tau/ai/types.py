@@ -710,6 +710,10 @@ class Model:
     # pi's image limits and prompt-cache lifetimes, kept as pi's JSON (camelCase keys).
     input_limits: JsonObject | None = None
     prompt_cache: JsonObject | None = None
+    # Fields merged into every request body (OpenAI-compatible APIs only), then the effective
+    # thinking level's own (keys: tau's levels, not thinkingLevelMap values); pi's JSON as is.
+    sampling_params: JsonObject | None = None
+    sampling_params_by_thinking_level: dict[str, JsonObject] | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -738,6 +742,12 @@ class Model:
             out["inputLimits"] = dict(self.input_limits)
         if self.prompt_cache is not None:
             out["promptCache"] = dict(self.prompt_cache)
+        if self.sampling_params is not None:
+            out["samplingParams"] = dict(self.sampling_params)
+        if self.sampling_params_by_thinking_level is not None:
+            out["samplingParamsByThinkingLevel"] = {
+                level: dict(params) for level, params in self.sampling_params_by_thinking_level.items()
+            }
         return out
 
     @classmethod
@@ -758,6 +768,8 @@ class Model:
             thinking_level_map=data.get("thinkingLevelMap"),
             input_limits=data.get("inputLimits"),
             prompt_cache=data.get("promptCache"),
+            sampling_params=data.get("samplingParams"),
+            sampling_params_by_thinking_level=data.get("samplingParamsByThinkingLevel"),
         )
 
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortSignal
+from tau.ai.output_budget import clamp_max_tokens_to_context
 from tau.ai.streaming import complete_simple
 from tau.ai.types import (
     AssistantMessage,
@@ -55,7 +56,7 @@ from tau.compaction.prompts import (
 )
 from tau.compaction.retry import SummaryRetry, with_retries
 from tau.compaction.serialize import serialize_conversation
-from tau.compaction.tokens import CHARS_PER_TOKEN, estimate_tokens
+from tau.compaction.tokens import CHARS_PER_TOKEN
 from tau.context.convert import convert_to_llm
 
 __all__ = [
@@ -262,12 +263,6 @@ async def _summary_of_conversation(
     if not isinstance(last, AssistantMessage) or last.stop_reason != "stop":
         return None
     instruction = f"{CACHED_SUMMARY_LEAD}\n\n{with_focus(INITIAL_SUMMARY_INSTRUCTIONS, custom_instructions)}"
-    chars = len(conversation.system_prompt or "") + len(instruction)
-    chars += sum(len(t.description) + len(str(t.parameters)) for t in conversation.tools or ())
-    chars += sum(estimate_tokens(m) for m in conversation.messages) * CHARS_PER_TOKEN
-    max_tokens = summary_max_tokens(request.model, chars)
-    if max_tokens is not None and max_tokens < _MIN_CACHED_SUMMARY_TOKENS:
-        return None
     context = Context(
         messages=[*conversation.messages, UserMessage([TextContent(instruction)])],
         system_prompt=conversation.system_prompt,
@@ -275,6 +270,16 @@ async def _summary_of_conversation(
         anchor=conversation.anchor,
         updates=conversation.updates,
     )
+    # The room left beside the conversation as the request will measure it: the provider's own
+    # count of the last reply's input, not a count of characters (``tau.ai.output_budget``).
+    model = request.model
+    max_tokens = (
+        clamp_max_tokens_to_context(model.context_window, context, model.max_tokens)
+        if model.max_tokens > 0
+        else None
+    )
+    if max_tokens is not None and max_tokens < _MIN_CACHED_SUMMARY_TOKENS:
+        return None
 
     async def attempt() -> AssistantMessage:
         return await complete_simple(

@@ -60,9 +60,10 @@ def replayable(model: Model, options: SimpleStreamOptions) -> bool:
     whose budget (part of the cache key) follows the output limit."""
     if not options.reasoning or model.api != "anthropic-messages":
         return True
-    from tau.ai.providers.anthropic_request import supports_adaptive_thinking
+    from tau.ai.providers.anthropic_compat import anthropic_compat
 
-    return (model.compat or {}).get("forceAdaptiveThinking") is True or supports_adaptive_thinking(model.id)
+    compat = anthropic_compat(model)
+    return compat.force_adaptive_thinking or compat.supports_mid_convo_effort
 
 
 @dataclass(frozen=True, slots=True)

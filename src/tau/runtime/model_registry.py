@@ -302,6 +302,11 @@ class ModelRegistry:
                 config, definition, default_api=default_api, default_base_url=default_base_url
             )
             headers = {**(config.headers or {}), **(definition.get("headers") or {})}
+            # pi applies modelOverrides to the provider's own models.json models too.
+            override = config.model_overrides.get(model.id)
+            if override is not None:
+                model = apply_model_override(model, override)
+                headers.update(override.get("headers") or {})
             table.add(model, headers or None)
 
     def _apply_registered(self, table: _ModelTable, config: ProviderConfig) -> None:

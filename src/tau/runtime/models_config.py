@@ -197,6 +197,10 @@ def build_custom_model(
         compat=merge_compat(provider.compat, definition.get("compat")),
         thinking_level_map=_copy_level_map(definition.get("thinkingLevelMap")),
         prompt_cache=_copy_prompt_cache(definition.get("promptCache")),
+        sampling_params=_copy_object(definition.get("samplingParams")),
+        sampling_params_by_thinking_level=merge_sampling_by_level(
+            None, definition.get("samplingParamsByThinkingLevel")
+        ),
     )
 
 
@@ -221,11 +225,32 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
     if "promptCache" in override:
         changes["prompt_cache"] = {**(model.prompt_cache or {}), **override["promptCache"]}
+    if isinstance(override.get("samplingParams"), dict):
+        changes["sampling_params"] = {**(model.sampling_params or {}), **override["samplingParams"]}
+    if isinstance(override.get("samplingParamsByThinkingLevel"), dict):
+        changes["sampling_params_by_thinking_level"] = merge_sampling_by_level(
+            model.sampling_params_by_thinking_level, override["samplingParamsByThinkingLevel"]
+        )
     return dataclasses.replace(model, **changes)
+
+
+def merge_sampling_by_level(base: Mapping[str, Any] | None, override: Any) -> dict[str, JsonObject] | None:
+    """``samplingParamsByThinkingLevel`` with ``override``'s levels merged in key by key (pi's rule)."""
+    if not isinstance(override, dict):
+        return {level: dict(params) for level, params in base.items()} if base else None
+    merged = {level: dict(params) for level, params in (base or {}).items()}
+    for level, params in override.items():
+        if isinstance(params, dict):
+            merged[level] = {**merged.get(level, {}), **params}
+    return merged
 
 
 def _copy_prompt_cache(value: Any) -> JsonObject | None:
     """``promptCache``: the provider's cache lifetime in seconds per retention tier (``short``, ``long``)."""
+    return dict(value) if isinstance(value, dict) else None
+
+
+def _copy_object(value: Any) -> JsonObject | None:
     return dict(value) if isinstance(value, dict) else None
 
 
@@ -282,6 +307,17 @@ def _check_model_fields(check: _Checker, data: JsonObject, *, partial_cost: bool
             raise check.error(f'"promptCache" has unknown tier {tier!r} (tiers: short, long)')
         if not _is_number(seconds) or seconds <= 0:
             raise check.error(f'"promptCache.{tier}" must be a positive number of seconds, found {seconds!r}')
+    check.optional_object(data, "samplingParams")
+    by_level = check.optional_object(data, "samplingParamsByThinkingLevel")
+    for level, params in (by_level or {}).items():
+        if level not in THINKING_LEVELS:
+            raise check.error(
+                f'"samplingParamsByThinkingLevel" has unknown level {level!r} (levels: {", ".join(THINKING_LEVELS)})'
+            )
+        if not isinstance(params, dict):
+            raise check.error(
+                f'"samplingParamsByThinkingLevel.{level}" must be an object, found {_describe(params)}'
+            )
     level_map = check.optional_object(data, "thinkingLevelMap")
     for level, value in (level_map or {}).items():
         if level not in THINKING_LEVELS:

@@ -3,7 +3,9 @@
 Provider level (inside ``tau.ai.http``): the same request bytes are re-sent after a retryable status
 (429, 5xx, 529 overloaded) or a connection failure before any response, honouring ``Retry-After``
 up to ``retry.provider.maxRetryDelayMs``. The agent sees one model call; nothing in its context
-changes. ``retry.provider.maxRetries`` defaults to 2 here.
+changes. ``retry.provider.maxRetries`` defaults to 0, as in pi 1.6: a transient failure is then
+retried at the session level, where it is seen (``auto_retry_*`` events) and a quota or usage-limit
+error is handled instead of re-sent.
 
 Session level (``AutoRetry``, spec 30 §1.4): a run that ended on a transient error (a stream cut
 mid-reply, an idle timeout, a status the provider level gave up on) is rolled back: the failed
@@ -45,7 +47,7 @@ __all__ = [
     "retry_after_ms",
 ]
 
-DEFAULT_PROVIDER_MAX_RETRIES = 2
+DEFAULT_PROVIDER_MAX_RETRIES = 0
 RETRY_CANCELLED = "Retry cancelled"
 
 # Spec 30 §1.4, matched case-insensitively with the separators between words optional.

@@ -147,6 +147,7 @@ def create_agent_session(
         session_id=session_manager.get_session_id(),
         thinking_budgets=settings.thinking_budgets,
         transport=settings.transport,
+        websocket_connect_timeout_ms=settings.websocket_connect_timeout_ms,
         max_retry_delay_ms=settings.retry.provider_max_retry_delay_ms,
         tool_execution=settings.tool_execution,
         live_tools=True,  # tools activated during a run (tool_search, set_active_tools) reach its next call

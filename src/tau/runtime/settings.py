@@ -53,13 +53,13 @@ __all__ = [
 _R = TypeVar("_R")
 SettingsScope: TypeAlias = Literal["global", "project"]
 QueueMode: TypeAlias = Literal["all", "one-at-a-time"]
-Transport: TypeAlias = Literal["sse", "websocket", "auto"]
+Transport: TypeAlias = Literal["sse", "websocket", "websocket-cached", "auto"]
 ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
 DoubleEscapeAction: TypeAlias = Literal["tree", "fork", "none"]
 TreeFilterMode: TypeAlias = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 
 _QUEUE_MODES: Final = ("all", "one-at-a-time")
-_TRANSPORTS: Final = ("sse", "websocket", "auto")
+_TRANSPORTS: Final = ("sse", "websocket", "websocket-cached", "auto")
 _TOOL_EXECUTION_MODES: Final = ("parallel", "sequential")
 _DOUBLE_ESCAPE_ACTIONS: Final = ("tree", "fork", "none")
 _TREE_FILTER_MODES: Final = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -346,6 +346,12 @@ class SettingsManager:
     @property
     def transport(self) -> Transport:
         return cast(Transport, self._choice("transport", _TRANSPORTS, "auto"))
+
+    @property
+    def websocket_connect_timeout_ms(self) -> int | None:
+        """``websocketConnectTimeoutMs``: how long a WebSocket may take to open (0 or ``"disabled"``:
+        no limit); ``None`` when unset (the provider's default, 15 s, applies)."""
+        return parse_timeout_ms(self._merged.get("websocketConnectTimeoutMs"))
 
     def set_transport(self, transport: Transport) -> None:
         self.set("transport", transport)

@@ -76,7 +76,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "enabledModels": _STRINGS,
     "defaultTools": _STRINGS,
     "thinkingBudgets": _BUDGETS,
-    "transport": _one_of("sse", "websocket", "auto"),
+    "transport": _one_of("sse", "websocket", "websocket-cached", "auto"),
     "steeringMode": _one_of("all", "one-at-a-time"),
     "followUpMode": _one_of("all", "one-at-a-time"),
     "toolExecution": _one_of("parallel", "sequential"),
@@ -109,6 +109,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "externalEditor": _STRING,
     "outputPad": ((lambda value: value in (0, 1) and not isinstance(value, bool)), "0 or 1"),
     "httpIdleTimeoutMs": _TIMEOUT,
+    "websocketConnectTimeoutMs": _TIMEOUT,
     "httpProxy": _STRING,
 }
 

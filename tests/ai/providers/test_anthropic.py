@@ -576,10 +576,10 @@ async def test_on_payload_can_replace_the_request_body(server: FakeLLMServer) ->
     assert server.last_request.body["max_tokens"] == 123
 
 
-async def test_max_tokens_defaults_to_a_third_of_the_model_limit(server: FakeLLMServer) -> None:
+async def test_max_tokens_defaults_to_the_model_limit(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"))
     await run(claude(server, max_tokens=30_000), ask())
-    assert server.last_request.body["max_tokens"] == 10_000
+    assert server.last_request.body["max_tokens"] == 30_000
 
 
 async def test_tool_choice_and_user_id_are_forwarded(server: FakeLLMServer) -> None:
@@ -635,7 +635,7 @@ async def test_api_key_requests_carry_the_anthropic_headers(server: FakeLLMServe
     assert headers["x-api-key"] == API_KEY
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["accept"] == "text/event-stream"
-    assert headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    assert "anthropic-beta" not in headers  # no thinking asked for, no tools
     assert "authorization" not in headers
 
 
@@ -696,33 +696,86 @@ async def test_copilot_uses_bearer_auth_and_marks_agent_turns(server: FakeLLMSer
     assert headers["authorization"] == "Bearer copilot-token"
     assert headers["x-initiator"] == "agent"
     assert headers["openai-intent"] == "conversation-edits"
-    assert "fine-grained-tool-streaming-2025-05-14" not in headers.get("anthropic-beta", "")
+    assert headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"  # as for any host
 
 
 # --- thinking levels ------------------------------------------------------------------------------
 
 
+ADAPTIVE = {"forceAdaptiveThinking": True}
+
+
 async def test_adaptive_models_send_adaptive_thinking_with_an_effort(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"))
-    await run_simple(claude(server, "claude-opus-4-6"), ask(), reasoning="medium")
+    await run_simple(
+        claude(server, "any-id", compat=ADAPTIVE, max_tokens=128_000, context_window=1_000_000),
+        ask(),
+        reasoning="medium",
+    )
     body = server.last_request.body
-    assert body["thinking"] == {"type": "adaptive"}
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["output_config"] == {"effort": "medium"}
-    assert "interleaved-thinking" not in server.last_request.headers.get("anthropic-beta", "")
+    assert body["max_tokens"] == 128_000  # no budget to make room for
+    assert "anthropic-beta" not in server.last_request.headers
+
+
+async def test_adaptive_thinking_is_decided_by_the_compat_flag_not_the_model_id(
+    server: FakeLLMServer,
+) -> None:
+    server.add(Turn(text="ok"))
+    await run_simple(claude(server, "claude-opus-4-6"), ask(), reasoning="medium")
+    assert server.last_request.body["thinking"]["type"] == "enabled"
+    assert server.last_request.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
 
 
 async def test_xhigh_sends_the_mapped_effort_on_models_that_map_it(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"))
-    await run_simple(
-        claude(server, "claude-opus-4-7", thinking_level_map={"xhigh": "xhigh"}), ask(), reasoning="xhigh"
-    )
+    model = claude(server, "claude-opus-4-7", compat=ADAPTIVE, thinking_level_map={"xhigh": "xhigh"})
+    await run_simple(model, ask(), reasoning="xhigh")
     assert server.last_request.body["output_config"] == {"effort": "xhigh"}
 
 
 async def test_xhigh_is_clamped_to_high_where_unsupported(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"))
-    await run_simple(claude(server, "claude-sonnet-4-6"), ask(), reasoning="xhigh")
+    await run_simple(claude(server, "claude-sonnet-4-6", compat=ADAPTIVE), ask(), reasoning="xhigh")
     assert server.last_request.body["output_config"] == {"effort": "high"}
+
+
+async def test_a_model_that_cannot_turn_thinking_off_gets_no_disabled_thinking(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    await run_simple(claude(server, compat=ADAPTIVE, thinking_level_map={"off": None}), ask())
+    assert "thinking" not in server.last_request.body
+
+
+async def test_allowed_fallback_models_are_sent_with_their_beta(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    fallback = {"provider": "anthropic", "model": "claude-opus-5", "cost": {"input": 5, "output": 25}}
+    await run_simple(claude(server, compat={**ADAPTIVE, "allowedFallbackModels": [fallback]}), ask())
+    assert server.last_request.body["fallbacks"] == [{"model": "claude-opus-5"}]
+    assert server.last_request.headers["anthropic-beta"] == "server-side-fallback-2026-07-01"
+
+
+async def test_temperature_is_left_out_where_the_model_rejects_it(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"), Turn(text="ok"))
+    await run_simple(claude(server), ask(), temperature=0.3)
+    assert server.last_request.body["temperature"] == 0.3
+    await run_simple(claude(server, compat={"supportsTemperature": False}), ask(), temperature=0.3)
+    assert "temperature" not in server.last_request.body
+
+
+async def test_a_configured_anthropic_beta_header_replaces_the_computed_list(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"))
+    model = claude(server, headers={"Anthropic-Beta": " a-1 ,b-2,a-1,, "})
+    await run_simple(model, ask(), reasoning="high")
+    assert server.last_request.headers["anthropic-beta"] == "a-1,b-2"
+
+
+async def test_openrouter_models_get_the_session_affinity_header(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"), Turn(text="ok"))
+    await run_simple(claude(server, provider="openrouter"), ask(), session_id="s-1")
+    assert server.last_request.headers["x-session-id"] == "s-1"
+    await run_simple(claude(server), ask(), session_id="s-1")
+    assert "x-session-id" not in server.last_request.headers
 
 
 async def test_older_models_send_a_thinking_budget_and_raise_max_tokens(server: FakeLLMServer) -> None:

@@ -214,6 +214,19 @@ async def test_adaptive_claude_thinking_sends_an_effort(server: FakeLLMServer) -
     }
 
 
+async def test_an_application_inference_profile_gets_adaptive_thinking_from_its_compat_flag(
+    server: FakeLLMServer,
+) -> None:
+    # An ARN names no model: a models.json compat flag says what it is.
+    server.add(Turn(text="ok"))
+    profile = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123"
+    model = _model(server, profile, name="Claude team profile", compat={"forceAdaptiveThinking": True})
+    await complete_simple(model, Context(messages=[UserMessage("hi")]), reasoning="high")
+    fields = server.last_request.body["additionalModelRequestFields"]
+    assert fields["thinking"]["type"] == "adaptive"
+    assert fields["output_config"] == {"effort": "high"}
+
+
 async def test_budget_claude_thinking_keeps_room_for_the_answer(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"))
     await complete_simple(
@@ -370,7 +383,9 @@ async def test_container_role_credentials_sign_the_request_with_their_session_to
     try:
         monkeypatch.delenv("AWS_ACCESS_KEY_ID")
         monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{endpoint.server_port}/creds")
+        monkeypatch.setenv(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{endpoint.server_port}/creds"
+        )
         server.add(Turn(text="from the role"))
         reply = await _ask(server, _model(server))
     finally:

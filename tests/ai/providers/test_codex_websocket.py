@@ -3,6 +3,8 @@ frames and handshake, a session's socket kept and continued, and the fall back t
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -131,3 +133,35 @@ async def test_transport_sse_never_opens_a_socket(server: FakeLLMServer) -> None
     reply = await _ask(server, Context(messages=[UserMessage("hi")]), session_id="s-8", transport="sse")
     assert reply.text() == "Plain."
     assert (server.websocket_attempts, server.last_request.method) == (0, "POST")
+
+
+async def test_the_websocket_connect_timeout_comes_from_the_options() -> None:
+    # A server that accepts the connection and never answers the upgrade (nor the HTTP fallback).
+    silent: list[asyncio.StreamWriter] = []
+
+    async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        silent.append(writer)
+
+    listener = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    model = Model(
+        id="gpt-5.1-codex",
+        api="openai-codex-responses",
+        provider="openai-codex",
+        base_url=f"http://127.0.0.1:{port}/backend-api",
+    )
+    started = time.monotonic()
+    async with listener:
+        reply = await complete(
+            model,
+            Context(messages=[UserMessage("hi")]),
+            api_key=TOKEN,
+            session_id="s-timeout",
+            websocket_connect_timeout_ms=200,
+            timeout_ms=300,
+        )
+    # Gave up on the socket after 0.2 s (not pi's default 15 s), then on the HTTP fallback.
+    assert reply.stop_reason == "error"
+    assert time.monotonic() - started < 5
+    for writer in silent:
+        writer.close()

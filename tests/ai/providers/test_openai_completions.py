@@ -47,7 +47,9 @@ from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, Scripte
 API = "openai-completions"
 PNG = ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
 READ_TOOL = Tool(
-    name="read", description="Read a file", parameters={"type": "object", "properties": {"path": {"type": "string"}}}
+    name="read",
+    description="Read a file",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}},
 )
 
 
@@ -80,7 +82,9 @@ def assistant(*blocks: Any, model: Model | None = None, stop: Any = "stop") -> A
     )
 
 
-async def run(model: Model, context: Context, **options: Any) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+async def run(
+    model: Model, context: Context, **options: Any
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
     options.setdefault("api_key", "sk-test")
     events_stream = stream(model, context, **options)
     events = [event async for event in events_stream]
@@ -114,7 +118,9 @@ async def read_chunks(chunks: list[dict[str, Any]], *, done: bool = True) -> Ass
     return await run_stream(make_model(), StreamOptions(), produce).result()
 
 
-def tool_delta(index: int | None, *, id: str | None = None, name: str | None = None, args: str = "") -> dict[str, Any]:
+def tool_delta(
+    index: int | None, *, id: str | None = None, name: str | None = None, args: str = ""
+) -> dict[str, Any]:
     part: dict[str, Any] = {"function": {"arguments": args}}
     if index is not None:
         part["index"] = index
@@ -157,7 +163,9 @@ async def test_reasoning_becomes_a_thinking_block_signed_with_its_field_name(ser
 
 
 async def test_a_tool_call_turn_ends_with_tool_use_and_parsed_arguments(server: FakeLLMServer) -> None:
-    server.add(Turn(tool_calls=[ScriptedToolCall("read", {"path": "src/main.py"}, id="call_1")], chunk_size=4))
+    server.add(
+        Turn(tool_calls=[ScriptedToolCall("read", {"path": "src/main.py"}, id="call_1")], chunk_size=4)
+    )
     events, message = await run(make_model(server.url("/v1")), ask(tools=[READ_TOOL]))
     assert_well_formed(events)
     assert message.stop_reason == "toolUse"
@@ -183,7 +191,9 @@ async def test_invalid_tool_json_still_finishes_with_best_effort_arguments(serve
 # --- usage ----------------------------------------------------------------------------------------
 
 
-async def test_cached_prompt_tokens_are_split_out_and_reasoning_is_not_counted_twice(server: FakeLLMServer) -> None:
+async def test_cached_prompt_tokens_are_split_out_and_reasoning_is_not_counted_twice(
+    server: FakeLLMServer,
+) -> None:
     server.add(Turn(text="ok", usage=ScriptedUsage(input=200, cache_read=800, output=50, reasoning=30)))
     model = make_model(server.url("/v1"), cost=ModelCost(input=3, output=15, cache_read=0.3))
     _, message = await run(model, ask())
@@ -193,7 +203,9 @@ async def test_cached_prompt_tokens_are_split_out_and_reasoning_is_not_counted_t
     assert usage.cost.total == pytest.approx((200 * 3 + 50 * 15 + 800 * 0.3) / 1e6)
 
 
-async def test_cache_writes_reported_inside_cached_tokens_are_not_counted_as_reads(server: FakeLLMServer) -> None:
+async def test_cache_writes_reported_inside_cached_tokens_are_not_counted_as_reads(
+    server: FakeLLMServer,
+) -> None:
     server.add(Turn(text="ok", usage=ScriptedUsage(input=100, cache_read=300, cache_write=200, output=7)))
     _, message = await run(make_model(server.url("/v1")), ask())
     usage = message.usage
@@ -203,15 +215,26 @@ async def test_cache_writes_reported_inside_cached_tokens_are_not_counted_as_rea
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ({"prompt_tokens": 1000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 800}}, (200, 5, 800, 0)),
+        (
+            {"prompt_tokens": 1000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 800}},
+            (200, 5, 800, 0),
+        ),
         (  # DeepSeek: the canonical field is 0, the compatible one is positive
-            {"prompt_tokens": 1000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0},
-             "prompt_cache_hit_tokens": 600},
+            {
+                "prompt_tokens": 1000,
+                "completion_tokens": 5,
+                "prompt_tokens_details": {"cached_tokens": 0},
+                "prompt_cache_hit_tokens": 600,
+            },
             (400, 5, 600, 0),
         ),
         (  # gateways with Anthropic-style top-level counters
-            {"prompt_tokens": 1000, "completion_tokens": 5, "cache_read_input_tokens": 500,
-             "cache_creation_input_tokens": 100},
+            {
+                "prompt_tokens": 1000,
+                "completion_tokens": 5,
+                "cache_read_input_tokens": 500,
+                "cache_creation_input_tokens": 100,
+            },
             (400, 5, 500, 100),
         ),
         ({"prompt_tokens": 10, "completion_tokens": None}, (10, 0, 0, 0)),
@@ -226,8 +249,18 @@ def test_usage_takes_the_first_positive_of_equivalent_fields(
 
 async def test_usage_reported_on_the_choice_is_used_when_the_chunk_has_none() -> None:
     message = await read_chunks(
-        [{"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": "stop",
-                       "usage": {"prompt_tokens": 12, "completion_tokens": 3}}]}]
+        [
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"content": "x"},
+                        "finish_reason": "stop",
+                        "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+                    }
+                ]
+            }
+        ]
     )
     assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (12, 3, 15)
 
@@ -269,7 +302,9 @@ async def test_a_content_filter_finish_is_an_error_naming_the_reason(server: Fak
 
 
 async def test_an_error_object_inside_the_stream_becomes_the_error_message() -> None:
-    error = {"error": {"message": "Upstream overloaded", "code": 502, "metadata": {"raw": "provider said no"}}}
+    error = {
+        "error": {"message": "Upstream overloaded", "code": 502, "metadata": {"raw": "provider said no"}}
+    }
     message = await read_chunks([{"choices": [{"index": 0, "delta": {"content": "par"}}]}, error])
     assert message.stop_reason == "error"
     assert message.error_message == "502 Upstream overloaded\nprovider said no"
@@ -299,7 +334,9 @@ async def test_http_error_statuses_become_error_events_with_the_servers_message(
     assert str(status) in message.error_message and f"nope {status}" in message.error_message
 
 
-async def test_a_long_retry_after_fails_at_once_with_the_delay_and_no_hidden_retry(server: FakeLLMServer) -> None:
+async def test_a_long_retry_after_fails_at_once_with_the_delay_and_no_hidden_retry(
+    server: FakeLLMServer,
+) -> None:
     server.add(Turn(fault=Fault("status", status=429, headers={"retry-after": "3600"})), Turn(text="never"))
     _, message = await run(make_model(server.url("/v1")), ask())
     assert message.stop_reason == "error"
@@ -359,14 +396,19 @@ async def test_a_connection_ending_mid_stream_is_an_error(server: FakeLLMServer,
 async def test_a_failed_turn_leaves_no_scratch_fields_and_is_dropped_from_the_next_request(
     server: FakeLLMServer,
 ) -> None:
-    partial_call = Turn(tool_calls=[ScriptedToolCall("read", raw_arguments='{"path": "abcdefgh')], chunk_size=4,
-                        fault=Fault("cut", after_events=3))
+    partial_call = Turn(
+        tool_calls=[ScriptedToolCall("read", raw_arguments='{"path": "abcdefgh')],
+        chunk_size=4,
+        fault=Fault("cut", after_events=3),
+    )
     server.add(partial_call, Turn(text="recovered"))
     model = make_model(server.url("/v1"))
     context = ask("first")
     _, failed = await run(model, context)
     assert failed.stop_reason == "error" and failed.tool_calls()
-    assert not {"partialJson", "partialArgs", "index", "streamIndex"} & set(json.dumps(failed.to_json()).split('"'))
+    assert not {"partialJson", "partialArgs", "index", "streamIndex"} & set(
+        json.dumps(failed.to_json()).split('"')
+    )
     context.messages += [failed, UserMessage("try again")]
     _, message = await run(model, context)
     assert message.text() == "recovered"
@@ -417,12 +459,19 @@ async def test_calls_that_all_claim_index_zero_are_told_apart_by_id() -> None:
             finish("tool_calls"),
         ]
     )
-    assert [(c.id, c.arguments) for c in message.tool_calls()] == [("call_a", {"path": "a"}), ("call_b", {"path": "b"})]
+    assert [(c.id, c.arguments) for c in message.tool_calls()] == [
+        ("call_a", {"path": "a"}),
+        ("call_b", {"path": "b"}),
+    ]
 
 
 async def test_fragments_without_index_or_id_continue_the_latest_call() -> None:
     message = await read_chunks(
-        [tool_delta(None, id="call_a", name="read"), tool_delta(None, args='{"path":'), tool_delta(None, args='"x"}')]
+        [
+            tool_delta(None, id="call_a", name="read"),
+            tool_delta(None, args='{"path":'),
+            tool_delta(None, args='"x"}'),
+        ]
     )
     assert [(c.id, c.arguments) for c in message.tool_calls()] == [("call_a", {"path": "x"})]
 
@@ -430,7 +479,10 @@ async def test_fragments_without_index_or_id_continue_the_latest_call() -> None:
 async def test_reasoning_is_read_from_one_field_when_a_server_sends_two() -> None:
     both = {"reasoning_content": "step one. ", "reasoning": "step one. "}
     message = await read_chunks(
-        [{"choices": [{"index": 0, "delta": both}]}, {"choices": [{"index": 0, "delta": {"content": "done"}}]}]
+        [
+            {"choices": [{"index": 0, "delta": both}]},
+            {"choices": [{"index": 0, "delta": {"content": "done"}}]},
+        ]
     )
     thinking = message.content[0]
     assert isinstance(thinking, ThinkingContent)
@@ -439,7 +491,9 @@ async def test_reasoning_is_read_from_one_field_when_a_server_sends_two() -> Non
 
 
 async def test_reasoning_in_the_reasoning_field_is_signed_with_that_name() -> None:
-    message = await read_chunks([{"choices": [{"index": 0, "delta": {"reasoning": "hm", "reasoning_content": ""}}]}])
+    message = await read_chunks(
+        [{"choices": [{"index": 0, "delta": {"reasoning": "hm", "reasoning_content": ""}}]}]
+    )
     thinking = message.content[0]
     assert isinstance(thinking, ThinkingContent) and thinking.thinking_signature == "reasoning"
 
@@ -447,8 +501,13 @@ async def test_reasoning_in_the_reasoning_field_is_signed_with_that_name() -> No
 async def test_encrypted_reasoning_details_become_the_tool_calls_thought_signature() -> None:
     detail = {"type": "reasoning.encrypted", "id": "call_a", "data": "opaque=="}
     early = {"choices": [{"index": 0, "delta": {"reasoning_details": [detail]}}]}
-    message = await read_chunks([early, tool_delta(0, id="call_a", name="read", args="{}"), finish("tool_calls")])
-    assert message.tool_calls()[0].thought_signature == '{"type":"reasoning.encrypted","id":"call_a","data":"opaque=="}'
+    message = await read_chunks(
+        [early, tool_delta(0, id="call_a", name="read", args="{}"), finish("tool_calls")]
+    )
+    assert (
+        message.tool_calls()[0].thought_signature
+        == '{"type":"reasoning.encrypted","id":"call_a","data":"opaque=="}'
+    )
 
 
 # --- request building -----------------------------------------------------------------------------
@@ -460,11 +519,21 @@ def body_for(model: Model, context: Context, **options: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("reasoning", "compat", "role"),
-    [(True, None, "developer"), (True, {"supportsDeveloperRole": False}, "system"), (False, None, "system")],
+    [
+        (True, None, "system"),  # pi 1.6: the developer role is OpenAI's own, unless compat says so
+        (True, {"supportsDeveloperRole": True}, "developer"),
+        (False, {"supportsDeveloperRole": True}, "system"),
+    ],
 )
 def test_the_system_prompt_role_follows_reasoning_and_compat(reasoning: bool, compat: Any, role: str) -> None:
     body = body_for(make_model(reasoning=reasoning, compat=compat), ask(system_prompt="Be brief."))
     assert body["messages"][0] == {"role": role, "content": "Be brief."}
+
+
+def test_openais_own_api_gets_the_developer_role_for_reasoning_models() -> None:
+    model = make_model("https://api.openai.com/v1", provider="openai", reasoning=True)
+    body = body_for(model, ask(system_prompt="Be brief."))
+    assert body["messages"][0] == {"role": "developer", "content": "Be brief."}
 
 
 def test_the_default_body_streams_with_usage_and_store_off() -> None:
@@ -491,12 +560,18 @@ def test_assistant_content_is_one_string_and_own_reasoning_returns_in_its_field(
         model=model,
     )
     body = body_for(model, Context(messages=[UserMessage("hi"), turn, UserMessage("again")]))
-    assert body["messages"][1] == {"role": "assistant", "content": "Hello, you.", "reasoning_content": "I should greet."}
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": "Hello, you.",
+        "reasoning_content": "I should greet.",
+    }
 
 
 def test_reasoning_is_sent_as_plain_text_when_compat_requires_it() -> None:
     model = make_model(reasoning=True, compat={"requiresThinkingAsText": True})
-    turn = assistant(ThinkingContent("Plan.", thinking_signature="reasoning"), TextContent("Answer"), model=model)
+    turn = assistant(
+        ThinkingContent("Plan.", thinking_signature="reasoning"), TextContent("Answer"), model=model
+    )
     body = body_for(model, Context(messages=[UserMessage("q"), turn]))
     assert body["messages"][1] == {"role": "assistant", "content": "Plan.\n\nAnswer"}
 
@@ -515,7 +590,9 @@ def test_deepseek_gets_an_empty_reasoning_content_on_every_assistant_turn() -> N
 
 
 def test_an_empty_assistant_turn_is_skipped() -> None:
-    body = body_for(make_model(), Context(messages=[UserMessage("q"), assistant(TextContent(" ")), UserMessage("r")]))
+    body = body_for(
+        make_model(), Context(messages=[UserMessage("q"), assistant(TextContent(" ")), UserMessage("r")])
+    )
     assert [m["role"] for m in body["messages"]] == ["user", "user"]
 
 
@@ -531,19 +608,31 @@ def tool_history(*, images: bool = False) -> list[Any]:
 
 
 def test_tool_calls_and_results_use_the_chat_completions_shapes() -> None:
-    body = body_for(make_model(), Context(messages=tool_history(), tools=[READ_TOOL]))
+    model = make_model(compat={"supportsStrictMode": True})
+    body = body_for(model, Context(messages=tool_history(), tools=[READ_TOOL]))
     _, call_turn, tool_turn, _ = body["messages"]
     assert call_turn == {
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path":"a.png"}'}}
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path":"a.png"}'},
+            }
         ],
     }
     assert tool_turn == {"role": "tool", "content": "file read", "tool_call_id": "call_1"}
     assert body["tools"] == [
-        {"type": "function", "function": {"name": "read", "description": "Read a file",
-                                          "parameters": READ_TOOL.parameters, "strict": False}}
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file",
+                "parameters": READ_TOOL.parameters,
+                "strict": False,
+            },
+        }
     ]
 
 
@@ -553,6 +642,12 @@ def test_tool_history_without_tools_sends_an_empty_tools_list() -> None:
 
 def test_strict_is_left_out_when_the_server_does_not_support_it() -> None:
     body = body_for(make_model(compat={"supportsStrictMode": False}), ask(tools=[READ_TOOL]))
+    assert "strict" not in body["tools"][0]["function"]
+
+
+def test_strict_is_left_out_unless_compat_says_the_server_supports_it() -> None:
+    # pi 1.6: OpenAI compatibility alone does not imply strict tool schemas.
+    body = body_for(make_model("https://cerebras.example/v1", provider="cerebras"), ask(tools=[READ_TOOL]))
     assert "strict" not in body["tools"][0]["function"]
 
 
@@ -629,12 +724,28 @@ def test_unpaired_surrogates_are_removed_and_emoji_kept() -> None:
         ("openai", None, {}),
         ("openai", "low", {"reasoning_effort": "low"}),
         ("openai", "high", {"reasoning_effort": "high"}),
-        ("zai", None, {"enable_thinking": False}),
-        ("zai", "medium", {"enable_thinking": True}),
+        ("zai", None, {"thinking": {"type": "disabled"}}),
+        (
+            "zai",
+            "medium",
+            {"thinking": {"type": "enabled", "clear_thinking": False}, "reasoning_effort": "medium"},
+        ),
         ("qwen", None, {"enable_thinking": False}),
-        ("qwen", "minimal", {"enable_thinking": True}),
-        ("qwen-chat-template", None, {"chat_template_kwargs": {"enable_thinking": False, "preserve_thinking": True}}),
-        ("qwen-chat-template", "high", {"chat_template_kwargs": {"enable_thinking": True, "preserve_thinking": True}}),
+        ("qwen", "minimal", {"enable_thinking": True, "reasoning_effort": "minimal"}),
+        ("together", None, {"reasoning": {"enabled": False}}),
+        ("together", "high", {"reasoning": {"enabled": True}, "reasoning_effort": "high"}),
+        ("string-thinking", None, {"thinking": "none"}),
+        ("string-thinking", "low", {"thinking": "low"}),
+        (
+            "qwen-chat-template",
+            None,
+            {"chat_template_kwargs": {"enable_thinking": False, "preserve_thinking": True}},
+        ),
+        (
+            "qwen-chat-template",
+            "high",
+            {"chat_template_kwargs": {"enable_thinking": True, "preserve_thinking": True}},
+        ),
         ("deepseek", None, {"thinking": {"type": "disabled"}}),
         ("deepseek", "high", {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
         ("openrouter", None, {"reasoning": {"effort": "none"}}),
@@ -650,6 +761,51 @@ def test_each_thinking_format_sends_exactly_its_fields(
     assert {k: v for k, v in body.items() if k in thinking_keys} == expected
 
 
+def test_chat_template_values_fill_in_pis_variables() -> None:
+    kwargs = {
+        "enable_thinking": {"$var": "thinking.enabled"},
+        "effort": {"$var": "thinking.effort", "omitWhenOff": True},
+        "budget": {"$var": "thinking.budget"},
+        "fixed": 1,
+    }
+    model = make_model(
+        reasoning=True, compat={"thinkingFormat": "chat-template", "chatTemplateKwargs": kwargs}
+    )
+    on = body_for(model, ask(), max_tokens=10_000, extra={"reasoning_effort": "medium"})
+    assert on["chat_template_kwargs"] == {
+        "enable_thinking": True,
+        "effort": "medium",
+        "budget": 8192,
+        "fixed": 1,
+    }
+    off = body_for(model, ask(), max_tokens=10_000)
+    assert off["chat_template_kwargs"] == {"enable_thinking": False, "fixed": 1}
+
+
+def test_baseten_sends_chat_template_args_and_the_mapped_effort() -> None:
+    model = make_model(
+        reasoning=True,
+        compat={
+            "thinkingFormat": "baseten",
+            "chatTemplateArgs": {"enable_thinking": {"$var": "thinking.enabled"}},
+        },
+        thinking_level_map={"off": "none"},
+    )
+    assert body_for(model, ask())["chat_template_args"] == {"enable_thinking": False}
+    assert body_for(model, ask())["reasoning_effort"] == "none"
+    assert body_for(model, ask(), extra={"reasoning_effort": "high"})["reasoning_effort"] == "high"
+
+
+def test_ant_ling_sends_only_a_mapped_effort() -> None:
+    model = make_model(
+        reasoning=True,
+        compat={"thinkingFormat": "ant-ling"},
+        thinking_level_map={"high": "high", "low": None},
+    )
+    assert body_for(model, ask(), extra={"reasoning_effort": "high"})["reasoning"] == {"effort": "high"}
+    assert "reasoning" not in body_for(model, ask(), extra={"reasoning_effort": "low"})
+
+
 def test_thinking_level_maps_translate_levels_and_off() -> None:
     level_map: dict[str, str | None] = {"off": "none", "high": "max"}
     model = make_model(reasoning=True, thinking_level_map=level_map)
@@ -658,7 +814,9 @@ def test_thinking_level_maps_translate_levels_and_off() -> None:
 
 
 def test_openrouter_says_nothing_when_thinking_off_is_unsupported() -> None:
-    model = make_model(reasoning=True, compat={"thinkingFormat": "openrouter"}, thinking_level_map={"off": None})
+    model = make_model(
+        reasoning=True, compat={"thinkingFormat": "openrouter"}, thinking_level_map={"off": None}
+    )
     assert "reasoning" not in body_for(model, ask())
 
 
@@ -668,7 +826,9 @@ def test_no_thinking_fields_for_non_reasoning_models_or_servers_without_effort()
 
 
 def test_groq_qwen3_maps_every_level_to_default() -> None:
-    model = make_model(id="qwen/qwen3-32b", provider="groq", base_url="https://api.groq.com/openai/v1", reasoning=True)
+    model = make_model(
+        id="qwen/qwen3-32b", provider="groq", base_url="https://api.groq.com/openai/v1", reasoning=True
+    )
     assert body_for(model, ask(), extra={"reasoning_effort": "low"})["reasoning_effort"] == "default"
 
 
@@ -706,11 +866,15 @@ async def test_stream_simple_sends_the_reasoning_level_and_tool_choice(server: F
 
 
 def test_openrouter_anthropic_models_get_cache_markers_on_system_last_tool_and_last_text() -> None:
-    model = make_model(id="anthropic/claude-sonnet-4.5", provider="openrouter", base_url="https://openrouter.ai/api/v1")
+    model = make_model(
+        id="anthropic/claude-sonnet-4.5", provider="openrouter", base_url="https://openrouter.ai/api/v1"
+    )
     body = body_for(model, ask("last question", system_prompt="sys", tools=[READ_TOOL]))
     marker = {"type": "ephemeral"}
     assert body["messages"][0]["content"] == [{"type": "text", "text": "sys", "cache_control": marker}]
-    assert body["messages"][-1]["content"] == [{"type": "text", "text": "last question", "cache_control": marker}]
+    assert body["messages"][-1]["content"] == [
+        {"type": "text", "text": "last question", "cache_control": marker}
+    ]
     assert body["tools"][-1]["cache_control"] == marker
     long_body = body_for(model, ask(system_prompt="sys"), cache_retention="long")
     assert long_body["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
@@ -729,11 +893,15 @@ def test_prompt_cache_key_is_sent_to_openai_and_with_long_retention() -> None:
 
 def test_routing_preferences_reach_openrouter_and_the_vercel_gateway() -> None:
     routing = {"order": ["anthropic"], "allow_fallbacks": False}
-    openrouter = make_model(provider="openrouter", base_url="https://openrouter.ai/api/v1",
-                            compat={"openRouterRouting": routing})
+    openrouter = make_model(
+        provider="openrouter", base_url="https://openrouter.ai/api/v1", compat={"openRouterRouting": routing}
+    )
     assert body_for(openrouter, ask())["provider"] == routing
-    vercel = make_model(provider="vercel", base_url="https://ai-gateway.vercel.sh/v1",
-                        compat={"vercelGatewayRouting": {"only": ["openai"], "order": []}})
+    vercel = make_model(
+        provider="vercel",
+        base_url="https://ai-gateway.vercel.sh/v1",
+        compat={"vercelGatewayRouting": {"only": ["openai"], "order": []}},
+    )
     assert body_for(vercel, ask())["providerOptions"] == {"gateway": {"only": ["openai"]}}
 
 
@@ -754,7 +922,10 @@ def test_options_headers_override_model_headers_which_override_auth() -> None:
     model = make_model(headers={"X-Team": "model", "Authorization": "Bearer from-model"})
     options = StreamOptions(headers={"x-team": "options"})
     headers = build_headers(model, ask(), options, "sk-key")
-    assert {k.lower(): v for k, v in headers.items()} == {"authorization": "Bearer from-model", "x-team": "options"}
+    assert {k.lower(): v for k, v in headers.items()} == {
+        "authorization": "Bearer from-model",
+        "x-team": "options",
+    }
 
 
 def test_copilot_headers_mark_agent_turns_and_images() -> None:
@@ -766,18 +937,30 @@ def test_copilot_headers_mark_agent_turns_and_images() -> None:
     assert after_tool["Copilot-Vision-Request"] == "true"
 
 
-def test_session_affinity_headers_are_sent_only_when_compat_asks_and_caching_is_on() -> None:
+def test_session_affinity_headers_are_sent_when_compat_asks_in_its_format() -> None:
     model = make_model(compat={"sendSessionAffinityHeaders": True})
     headers = build_headers(model, ask(), StreamOptions(session_id="s1"), "k")
     assert headers["session_id"] == headers["x-client-request-id"] == headers["x-session-affinity"] == "s1"
-    off = build_headers(model, ask(), StreamOptions(session_id="s1", cache_retention="none"), "k")
-    assert "session_id" not in off
+    nosession = make_model(
+        compat={"sendSessionAffinityHeaders": True, "sessionAffinityFormat": "openai-nosession"}
+    )
+    headers = build_headers(nosession, ask(), StreamOptions(session_id="s1"), "k")
+    assert "session_id" not in headers and headers["x-session-affinity"] == "s1"
     assert "session_id" not in build_headers(make_model(), ask(), StreamOptions(session_id="s1"), "k")
 
 
+def test_openrouter_gets_its_own_session_header_by_default() -> None:
+    model = make_model("https://openrouter.ai/api/v1", provider="openrouter")
+    headers = build_headers(model, ask(), StreamOptions(session_id="s1"), "k")
+    assert headers["x-session-id"] == "s1"
+    assert "session_id" not in headers and "x-session-affinity" not in headers
+
+
 def test_the_cloudflare_gateway_takes_the_key_in_its_own_header(monkeypatch: pytest.MonkeyPatch) -> None:
-    model = make_model(provider="cloudflare-ai-gateway",
-                       base_url="https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/compat")
+    model = make_model(
+        provider="cloudflare-ai-gateway",
+        base_url="https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/compat",
+    )
     headers = build_headers(model, ask(), StreamOptions(), "cf-key")
     assert headers == {"cf-aig-authorization": "Bearer cf-key"}
     monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct")
@@ -795,25 +978,63 @@ def test_the_cloudflare_gateway_takes_the_key_in_its_own_header(monkeypatch: pyt
     ("provider", "base_url", "expected"),
     [
         ("openai", "https://api.openai.com/v1", {"supports_store": True, "thinking_format": "openai"}),
-        ("cerebras", "https://api.cerebras.ai/v1", {"supports_store": False, "supports_developer_role": False}),
+        (
+            "cerebras",
+            "https://api.cerebras.ai/v1",
+            {"supports_store": False, "supports_developer_role": False},
+        ),
         ("xai", "https://api.x.ai/v1", {"supports_store": False, "supports_reasoning_effort": False}),
         ("custom", "https://llm.chutes.ai/v1", {"supports_store": False, "max_tokens_field": "max_tokens"}),
-        ("deepseek", "https://api.deepseek.com", {"thinking_format": "deepseek", "supports_store": False,
-                                                   "requires_reasoning_content_on_assistant_messages": True}),
-        ("zai", "https://api.z.ai/api/coding/paas/v4", {"thinking_format": "zai", "supports_reasoning_effort": False}),
-        ("moonshotai", "https://api.moonshot.ai/v1", {"max_tokens_field": "max_tokens", "supports_strict_mode": False,
-                                                       "supports_reasoning_effort": False}),
+        (
+            "deepseek",
+            "https://api.deepseek.com",
+            {
+                "thinking_format": "deepseek",
+                "supports_store": False,
+                "requires_reasoning_content_on_assistant_messages": True,
+            },
+        ),
+        (
+            "zai",
+            "https://api.z.ai/api/coding/paas/v4",
+            {"thinking_format": "zai", "supports_reasoning_effort": False},
+        ),
+        (
+            "moonshotai",
+            "https://api.moonshot.ai/v1",
+            {
+                "max_tokens_field": "max_tokens",
+                "supports_strict_mode": False,
+                "supports_reasoning_effort": False,
+            },
+        ),
         ("opencode", "https://opencode.ai/zen/go/v1", {"supports_store": False}),
-        ("cloudflare-workers-ai", "https://api.cloudflare.com/client/v4/accounts/{A}/ai/v1",
-         {"supports_long_cache_retention": False, "supports_store": False}),
-        ("cloudflare-ai-gateway", "https://gateway.ai.cloudflare.com/v1/{A}/{G}/compat",
-         {"max_tokens_field": "max_tokens", "supports_strict_mode": False, "supports_reasoning_effort": False}),
+        (
+            "cloudflare-workers-ai",
+            "https://api.cloudflare.com/client/v4/accounts/{A}/ai/v1",
+            {"supports_long_cache_retention": False, "supports_store": False},
+        ),
+        (
+            "cloudflare-ai-gateway",
+            "https://gateway.ai.cloudflare.com/v1/{A}/{G}/compat",
+            {
+                "max_tokens_field": "max_tokens",
+                "supports_strict_mode": False,
+                "supports_reasoning_effort": False,
+            },
+        ),
         ("groq", "https://api.groq.com/openai/v1", {"supports_store": True, "thinking_format": "openai"}),
-        ("openrouter", "https://openrouter.ai/api/v1", {"thinking_format": "openrouter", "cache_control_format": None}),
-        ("ollama", "http://localhost:11434/v1", {"supports_store": True, "supports_developer_role": True}),
+        (
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            {"thinking_format": "openrouter", "cache_control_format": None},
+        ),
+        ("ollama", "http://localhost:11434/v1", {"supports_store": True, "supports_developer_role": False}),
     ],
 )
-def test_compat_is_detected_from_provider_and_host(provider: str, base_url: str, expected: dict[str, Any]) -> None:
+def test_compat_is_detected_from_provider_and_host(
+    provider: str, base_url: str, expected: dict[str, Any]
+) -> None:
     compat = detect_compat(make_model(provider=provider, base_url=base_url))
     assert {name: getattr(compat, name) for name in expected} == expected
 

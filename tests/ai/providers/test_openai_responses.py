@@ -495,13 +495,13 @@ async def test_prompt_cache_key_and_affinity_headers_follow_the_session(server: 
     assert body["prompt_cache_key"] == "sess-1"
     assert "prompt_cache_retention" not in body
     headers = server.last_request.headers
-    assert headers["session_id"] == "sess-1"
+    assert headers["session-id"] == "sess-1"  # pi 1.6's spelling
     assert headers["x-client-request-id"] == "sess-1"
 
     body = await send(server, model, ask(), session_id="sess-1", cache_retention="none")
     assert "prompt_cache_key" not in body
-    assert "session_id" not in server.last_request.headers
-    assert "x-client-request-id" not in server.last_request.headers
+    # Affinity headers route the conversation whatever the caching, as in pi 1.6.
+    assert server.last_request.headers["session-id"] == "sess-1"
 
     body = await send(server, model, ask(), session_id="sess-1", cache_retention="long")
     assert body["prompt_cache_retention"] == "24h"
@@ -511,17 +511,25 @@ async def test_compat_flags_turn_off_the_session_header_and_long_retention(serve
     model = make_model(server, compat={"sendSessionIdHeader": False, "supportsLongCacheRetention": False})
     body = await send(server, model, ask(), session_id="s", cache_retention="long")
     assert "prompt_cache_retention" not in body
-    assert "session_id" not in server.last_request.headers
+    assert "session-id" not in server.last_request.headers
     assert server.last_request.headers["x-client-request-id"] == "s"
+
+
+async def test_session_affinity_format_openrouter_sends_x_session_id(server: FakeLLMServer) -> None:
+    model = make_model(server, compat={"sessionAffinityFormat": "openrouter"})
+    await send(server, model, ask(), session_id="s")
+    headers = server.last_request.headers
+    assert headers["x-session-id"] == "s"
+    assert "session-id" not in headers and "x-client-request-id" not in headers
 
 
 async def test_caller_headers_override_model_and_session_headers(server: FakeLLMServer) -> None:
     model = make_model(server, headers={"X-Team": "model", "X-Model-Only": "1"})
-    await send(server, model, ask(), session_id="s", headers={"x-team": "caller", "session_id": "override"})
+    await send(server, model, ask(), session_id="s", headers={"x-team": "caller", "session-id": "override"})
     headers = server.last_request.headers
     assert headers["x-team"] == "caller"
     assert headers["x-model-only"] == "1"
-    assert headers["session_id"] == "override"
+    assert headers["session-id"] == "override"
 
 
 async def test_the_payload_hook_can_replace_the_body(server: FakeLLMServer) -> None:

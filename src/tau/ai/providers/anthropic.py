@@ -17,18 +17,16 @@ from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, iter_sse, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.partial_json import repair_json
-from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
     effort_sent,
     from_claude_code_name,
-    is_oauth_token,
-    supports_adaptive_thinking,
+    uses_oauth,
 )
+from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
-from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent, ThinkingLevel
+from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent
 
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _ENDED_EARLY = "Anthropic stream ended before message_stop"
@@ -48,16 +46,13 @@ _ERROR_STOP_MESSAGES = {
     "sensitive": "The response was blocked by a safety filter (stop_reason: sensitive)",
 }
 
-# Levels of ``stream_simple`` as Anthropic adaptive-thinking efforts, unless the model maps them.
-_DEFAULT_EFFORTS: dict[str, str] = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
-
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
     """Stream one response with raw Anthropic options (see ``anthropic_request`` for the extras)."""
 
     async def produce(writer: StreamWriter) -> None:
         api_key = options.api_key or get_env_api_key(model.provider)
-        oauth = is_oauth_token(api_key)
+        oauth = uses_oauth(model, api_key)
         body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
         writer.output.provider_thinking_level = effort_sent(model, body)
         response = await open_stream(
@@ -93,24 +88,10 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
 def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
-    """Map ``options.reasoning`` to adaptive effort or a thinking budget, then ``stream``."""
+    """Map ``options.reasoning`` to adaptive effort or a thinking budget (``anthropic_thinking``), then ``stream``."""
     extra: JsonObject = dict(options.extra)
     resolved = _copy_options(options, extra)
-    level = clamp_thinking_level(model, options.reasoning) if options.reasoning and model.reasoning else "off"
-    if level == "off":
-        extra["thinking_enabled"] = False
-        return stream(model, context, resolved)
-    extra["thinking_enabled"] = True
-    # A model whose effort travels in messages thinks adaptively at an effort (issue #31).
-    if supports_adaptive_thinking(model.id) or mid_conversation_flags(model).effort:
-        extra["effort"] = _effort_for(model, level)
-        return stream(model, context, resolved)
-    max_tokens, budget = adjust_max_tokens_for_thinking(
-        options.max_tokens or 0, model.max_tokens, level, options.thinking_budgets
-    )
-    resolved.max_tokens = max_tokens
-    extra["thinking_budget_tokens"] = budget
-    extra["thinking_display"] = "summarized"
+    resolved.max_tokens = apply_simple_reasoning(model, context, options, extra)
     return stream(model, context, resolved)
 
 
@@ -120,14 +101,6 @@ def _copy_options(options: SimpleStreamOptions, extra: JsonObject) -> StreamOpti
         setattr(copied, field.name, getattr(options, field.name))
     copied.extra = extra
     return copied
-
-
-def _effort_for(model: Model, level: ThinkingLevel) -> str:
-    """``thinkingLevelMap`` wins (``xhigh`` is only offered when it is mapped); else the default table."""
-    mapped = (model.thinking_level_map or {}).get(level)
-    if isinstance(mapped, str):
-        return mapped
-    return _DEFAULT_EFFORTS.get(level, "high")
 
 
 def map_stop_reason(reason: str) -> StopReason:

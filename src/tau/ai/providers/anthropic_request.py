@@ -3,7 +3,8 @@
 Everything here is pure (no I/O), so request building is tested on its own and the streaming
 module stays about the wire protocol. Options specific to this API ride in ``options.extra``:
 ``thinking_enabled``, ``thinking_budget_tokens``, ``effort``, ``thinking_display``,
-``interleaved_thinking`` (default true) and ``tool_choice``.
+``interleaved_thinking`` (default true) and ``tool_choice``. What the model's catalogue data decides
+(thinking, effort, sampling, beta features, fallbacks) is in ``anthropic_thinking``.
 """
 
 from __future__ import annotations
@@ -11,11 +12,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tau.ai.env_keys import is_anthropic_auth_token
 from tau.ai.gc_pause import collector_paused
 from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers import anthropic_updates
+from tau.ai.providers.anthropic_compat import anthropic_compat
+from tau.ai.providers.anthropic_thinking import (
+    BETA_FINE_GRAINED_TOOL_STREAMING,
+    BETA_INTERLEAVED_THINKING,
+    OAUTH_BETAS,
+    beta_features,
+    fallbacks_field,
+    session_affinity_headers,
+    temperature_allowed,
+    thinking_fields,
+    thinking_requested,
+)
 from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
@@ -36,10 +50,14 @@ from tau.ai.types import (
 )
 from tau.ai.wire_history import WireHistory, continue_history
 
+__all__ = [
+    "BETA_FINE_GRAINED_TOOL_STREAMING",
+    "BETA_INTERLEAVED_THINKING",
+    "OAUTH_BETAS",
+    "thinking_requested",
+]
+
 ANTHROPIC_VERSION = "2023-06-01"
-BETA_FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
-BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
-OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
 CLAUDE_CODE_VERSION = "2.1.2"
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
 IMAGE_ONLY_TOOL_RESULT_TEXT = "(see attached image)"
@@ -53,21 +71,19 @@ _CLAUDE_CODE_TOOLS = (
 )  # fmt: skip
 _CLAUDE_CODE_BY_LOWER = {name.lower(): name for name in _CLAUDE_CODE_TOOLS}
 
-# Models that think adaptively (``thinking.type = "adaptive"`` plus an effort) instead of by budget.
-_ADAPTIVE_MODEL_MARKERS = ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6", "opus-4-7", "opus-4.7")
-
 
 def is_oauth_token(api_key: str | None) -> bool:
     """Claude Pro/Max subscription tokens (``sk-ant-oat…``) authenticate as Claude Code."""
     return api_key is not None and "sk-ant-oat" in api_key
 
 
+def uses_oauth(model: Model, api_key: str | None) -> bool:
+    """A subscription token, unless it is ``ANTHROPIC_AUTH_TOKEN`` (a plain bearer token, as in pi)."""
+    return is_oauth_token(api_key) and not is_anthropic_auth_token(model.provider, api_key)
+
+
 def is_copilot(model: Model) -> bool:
     return model.provider == "github-copilot"
-
-
-def supports_adaptive_thinking(model_id: str) -> bool:
-    return any(marker in model_id for marker in _ADAPTIVE_MODEL_MARKERS)
 
 
 def to_claude_code_name(name: str) -> str:
@@ -84,17 +100,8 @@ def from_claude_code_name(name: str, tools: list[Tool] | None) -> str:
     return name
 
 
-def _compat_flag(model: Model, key: str) -> bool:
-    """A compat flag that defaults to true: only an explicit ``false`` turns it off."""
-    return (model.compat or {}).get(key) is not False
-
-
 def eager_tool_streaming(model: Model) -> bool:
-    return _compat_flag(model, "supportsEagerToolInputStreaming")
-
-
-def thinking_requested(model: Model, options: StreamOptions) -> bool:
-    return bool(options.extra.get("thinking_enabled")) and model.reasoning
+    return anthropic_compat(model).supports_eager_tool_input_streaming
 
 
 # --- headers --------------------------------------------------------------------------------------
@@ -104,34 +111,40 @@ def build_headers(
     model: Model, context: Context, api_key: str | None, options: StreamOptions
 ) -> dict[str, str]:
     """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``."""
-    oauth = is_oauth_token(api_key)
+    oauth = uses_oauth(model, api_key)
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
+    bearer = is_anthropic_auth_token(model.provider, api_key)
     if api_key:
-        if oauth or copilot:
+        if oauth or copilot or bearer:
             defaults["authorization"] = f"Bearer {api_key}"
         else:
             defaults["x-api-key"] = api_key
-    betas = _beta_features(model, context, options, oauth=oauth, copilot=copilot)
-    if betas:
-        defaults["anthropic-beta"] = ",".join(betas)
+    fine_grained = bool(context.tools) and not eager_tool_streaming(model)
+    betas = beta_features(
+        model,
+        context,
+        options,
+        oauth=oauth,
+        fine_grained_tools=fine_grained,
+        mid_conversation=anthropic_updates.betas(model, context),
+    )
     if oauth:
         defaults["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"
         defaults["x-app"] = "cli"
+    elif not copilot:
+        defaults.update(session_affinity_headers(model, options.session_id))
     dynamic = _copilot_headers(context.messages) if copilot else None
-    return merge_headers(defaults, model.headers, dynamic, options.headers)
+    headers = merge_headers(defaults, model.headers, dynamic, options.headers)
+    # The computed list (which a configured anthropic-beta header replaces, cleaned) goes last.
+    return merge_headers(headers, {"anthropic-beta": ",".join(betas)} if betas else _no_beta(headers))
 
 
-def _beta_features(
-    model: Model, context: Context, options: StreamOptions, *, oauth: bool, copilot: bool
-) -> list[str]:
-    betas: list[str] = list(OAUTH_BETAS) if oauth else []
-    if context.tools and not eager_tool_streaming(model) and not copilot:
-        betas.append(BETA_FINE_GRAINED_TOOL_STREAMING)
-    if options.extra.get("interleaved_thinking", True) and not supports_adaptive_thinking(model.id):
-        betas.append(BETA_INTERLEAVED_THINKING)
-    betas.extend(anthropic_updates.betas(model, context))
-    return betas
+def _no_beta(headers: dict[str, str]) -> dict[str, str] | None:
+    """Drop a configured ``anthropic-beta`` header that names no feature."""
+    for name in [name for name in headers if name.lower() == "anthropic-beta"]:
+        del headers[name]
+    return None
 
 
 def _copilot_headers(messages: list[Message]) -> dict[str, str]:
@@ -160,7 +173,7 @@ def cache_control_for(model: Model, options: StreamOptions) -> JsonObject | None
     if retention == "none":
         return None
     marker: JsonObject = {"type": "ephemeral"}
-    if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
+    if retention == "long" and anthropic_compat(model).supports_long_cache_retention:
         marker["ttl"] = "1h"
     return marker
 
@@ -177,18 +190,18 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
         "messages": convert_messages(
             context.messages, model, oauth=oauth, cache_control=None if in_place else cache
         ),
-        "max_tokens": options.max_tokens or model.max_tokens // 3,
+        "max_tokens": options.max_tokens or model.max_tokens,
         "stream": True,
     }
     system = _system_blocks(context.system_prompt, oauth=oauth, cache_control=cache)
     if system:
         body["system"] = system
-    thinking_on = thinking_requested(model, options)
-    if options.temperature is not None and not thinking_on:
+    if options.temperature is not None and temperature_allowed(model, options):
         body["temperature"] = options.temperature
     if context.tools:
-        body["tools"] = convert_tools(context.tools, model, oauth=oauth, cache_control=cache)
-    _add_thinking(body, model, options, thinking_on)
+        tools_cache = cache if anthropic_compat(model).supports_cache_control_on_tools else None
+        body["tools"] = convert_tools(context.tools, model, oauth=oauth, cache_control=tools_cache)
+    body.update(thinking_fields(model, options))
     tool_choice = options.extra.get("tool_choice")
     if isinstance(tool_choice, str):
         body["tool_choice"] = {"type": tool_choice}
@@ -224,6 +237,9 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
                 display=display if isinstance(display, str) else None,
                 assistant_sent=sent,
             )
+    fallbacks = fallbacks_field(model)
+    if fallbacks is not None:
+        body["fallbacks"] = fallbacks
     return body
 
 
@@ -270,26 +286,6 @@ def _with_cache(block: JsonObject, cache_control: JsonObject | None) -> JsonObje
     if cache_control is not None:
         block["cache_control"] = dict(cache_control)
     return block
-
-
-def _add_thinking(body: JsonObject, model: Model, options: StreamOptions, thinking_on: bool) -> None:
-    extra = options.extra
-    if not thinking_on:
-        if extra.get("thinking_enabled") is False and model.reasoning:
-            body["thinking"] = {"type": "disabled"}
-        return
-    thinking: JsonObject
-    if supports_adaptive_thinking(model.id):
-        thinking = {"type": "adaptive"}
-        effort = extra.get("effort")
-        if effort:
-            body["output_config"] = {"effort": effort}
-    else:
-        thinking = {"type": "enabled", "budget_tokens": extra.get("thinking_budget_tokens") or 1024}
-    display = extra.get("thinking_display")
-    if display:
-        thinking["display"] = display
-    body["thinking"] = thinking
 
 
 def convert_tools(

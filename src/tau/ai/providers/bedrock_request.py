@@ -88,6 +88,11 @@ def is_claude(model: Model) -> bool:
 
 
 def supports_adaptive_thinking(model: Model) -> bool:
+    """An explicit ``compat.forceAdaptiveThinking`` (true or false) decides; else, as pi 1.6 does for
+    Bedrock (whose catalogue carries no such flag), the Claude generation named by the id or name."""
+    forced = (model.compat or {}).get("forceAdaptiveThinking")
+    if isinstance(forced, bool):
+        return forced
     return _mentions(model, _ADAPTIVE)
 
 

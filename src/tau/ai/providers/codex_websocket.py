@@ -151,7 +151,7 @@ async def _one_call(
     on_event: Callable[[], None],
     response_items: Callable[[], list[JsonObject]],
 ) -> None:
-    socket, cached = await _acquire(url, headers, session_id, account_id)
+    socket, cached = await _acquire(url, headers, session_id, account_id, connect_timeout_s(options))
     keep = False
     try:
         request = _with_continuation(body, cached) if cached_context and cached is not None else body
@@ -228,11 +228,11 @@ def _with_continuation(body: JsonObject, cached: _Socket) -> JsonObject:
 
 
 async def _acquire(
-    url: str, headers: dict[str, str], session_id: str | None, account_id: str
+    url: str, headers: dict[str, str], session_id: str | None, account_id: str, timeout_s: float | None
 ) -> tuple[Any, _Socket | None]:
     """A socket for the call, and its cache entry when the session keeps it."""
     if not session_id:
-        return await _connect(url, headers), None
+        return await _connect(url, headers, timeout_s), None
     key = (id(asyncio.get_running_loop()), session_id, account_id)
     cached = _sessions.get(key)
     if cached is not None and not cached.busy:
@@ -245,20 +245,29 @@ async def _acquire(
         del _sessions[key]
         await _close(cached.connection)
     elif cached is not None:  # another call of the session is streaming: a socket of its own
-        return await _connect(url, headers), None
-    entry = _Socket(await _connect(url, headers), busy=True)
+        return await _connect(url, headers, timeout_s), None
+    entry = _Socket(await _connect(url, headers, timeout_s), busy=True)
     _sessions[key] = entry
     return entry.connection, entry
 
 
-async def _connect(url: str, headers: dict[str, str]) -> Any:
+def connect_timeout_s(options: StreamOptions) -> float | None:
+    """``websocket_connect_timeout_ms`` (settings' ``websocketConnectTimeoutMs``; 0 = no limit) in
+    seconds, else 15 s as in pi."""
+    value = options.extra.get("websocket_connect_timeout_ms")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return value / 1000 if value > 0 else None
+    return _CONNECT_TIMEOUT_S
+
+
+async def _connect(url: str, headers: dict[str, str], timeout_s: float | None = _CONNECT_TIMEOUT_S) -> Any:
     try:
         from websockets.asyncio.client import connect
     except ImportError as error:
         raise _SocketFailure("the websockets package is not installed") from error
     try:
         return await connect(
-            url, additional_headers=headers, open_timeout=_CONNECT_TIMEOUT_S, max_size=None, compression=None
+            url, additional_headers=headers, open_timeout=timeout_s, max_size=None, compression=None
         )
     except Exception as error:  # refused, handshake rejected, DNS, TLS: all mean "use SSE"
         raise _SocketFailure(_describe(error)) from error

@@ -8,19 +8,47 @@ override the guess field by field. A value of the wrong type is ignored rather t
 from __future__ import annotations
 
 from dataclasses import field, fields, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from tau._dataclass import dataclass
 from tau.ai.types import JsonObject, Model
 
-ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"]
+ThinkingFormat: TypeAlias = Literal[
+    "openai",
+    "openrouter",
+    "deepseek",
+    "zai",
+    "qwen",
+    "qwen-chat-template",
+    "chat-template",
+    "baseten",
+    "together",
+    "string-thinking",
+    "ant-ling",
+]
 MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
 
 THINKING_FORMATS: frozenset[str] = frozenset(
-    {"openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template"}
+    {
+        "openai",
+        "openrouter",
+        "deepseek",
+        "zai",
+        "qwen",
+        "qwen-chat-template",
+        "chat-template",
+        "baseten",
+        "together",
+        "string-thinking",
+        "ant-ling",
+    }
 )
 MAX_TOKENS_FIELDS: frozenset[str] = frozenset({"max_completion_tokens", "max_tokens"})
 CACHE_CONTROL_FORMATS: frozenset[str] = frozenset({"anthropic"})
+
+
+SessionAffinityFormat: TypeAlias = Literal["openai", "openai-nosession", "openrouter"]
+SESSION_AFFINITY_FORMATS: Final = ("openai", "openai-nosession", "openrouter")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +69,16 @@ class OpenAICompletionsCompat:
     open_router_routing: JsonObject = field(default_factory=dict)  # body ``provider``
     vercel_gateway_routing: JsonObject = field(default_factory=dict)  # ``{only?, order?}``
     zai_tool_stream: bool = False  # send ``tool_stream: true``
+    # ``chat_template_kwargs`` ("chat-template") / ``chat_template_args`` ("baseten"); a value
+    # ``{"$var": "thinking.enabled" | "thinking.effort" | "thinking.budget", "omitWhenOff"?}`` is filled in.
+    chat_template_kwargs: JsonObject = field(default_factory=dict)
+    chat_template_args: JsonObject = field(default_factory=dict)
     supports_strict_mode: bool = True  # ``strict: false`` in tool definitions
     cache_control_format: Literal["anthropic"] | None = None  # Anthropic-style ``cache_control`` markers
-    send_session_affinity_headers: bool = False  # ``session_id`` & co. headers from the session id
+    send_session_affinity_headers: bool = False  # session-affinity headers from the session id
+    # openai: session_id, x-client-request-id, x-session-affinity; openai-nosession: the last two;
+    # openrouter: x-session-id.
+    session_affinity_format: SessionAffinityFormat = "openai"
     supports_long_cache_retention: bool = True  # allow 24 h / 1 h cache retention
 
 
@@ -63,9 +98,12 @@ COMPAT_KEYS: dict[str, str] = {
     "open_router_routing": "openRouterRouting",
     "vercel_gateway_routing": "vercelGatewayRouting",
     "zai_tool_stream": "zaiToolStream",
+    "chat_template_kwargs": "chatTemplateKwargs",
+    "chat_template_args": "chatTemplateArgs",
     "supports_strict_mode": "supportsStrictMode",
     "cache_control_format": "cacheControlFormat",
     "send_session_affinity_headers": "sendSessionAffinityHeaders",
+    "session_affinity_format": "sessionAffinityFormat",
     "supports_long_cache_retention": "supportsLongCacheRetention",
 }
 
@@ -85,6 +123,7 @@ def detect_compat(model: Model) -> OpenAICompletionsCompat:
     is_deepseek = provider == "deepseek" or "deepseek.com" in url
     is_groq = provider == "groq" or "groq.com" in url
     is_openrouter = provider == "openrouter" or "openrouter.ai" in url
+    is_openai = provider == "openai" or "api.openai.com" in url
     is_non_standard = (
         provider == "cerebras"
         or "cerebras.ai" in url
@@ -110,15 +149,23 @@ def detect_compat(model: Model) -> OpenAICompletionsCompat:
         effort_map = dict.fromkeys(("minimal", "low", "medium", "high", "xhigh"), "default")
     return OpenAICompletionsCompat(
         supports_store=not is_non_standard,
-        supports_developer_role=not is_non_standard,
+        # pi 1.6: the developer role only for OpenAI's own API unless compat says otherwise.
+        supports_developer_role=is_openai,
         supports_reasoning_effort=not (is_xai or is_zai or is_moonshot or is_cf_gateway),
         reasoning_effort_map=effort_map,
-        max_tokens_field="max_tokens" if ("chutes.ai" in url or is_moonshot or is_cf_gateway) else "max_completion_tokens",
+        max_tokens_field="max_tokens"
+        if ("chutes.ai" in url or is_moonshot or is_cf_gateway)
+        else "max_completion_tokens",
         requires_reasoning_content_on_assistant_messages=is_deepseek,
         thinking_format=thinking_format,
-        supports_strict_mode=not (is_moonshot or is_cf_gateway),
-        cache_control_format="anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
+        # pi 1.6: strict tool schemas only where compat says so (the catalogue marks capable models).
+        supports_strict_mode=False,
+        cache_control_format="anthropic"
+        if provider == "openrouter" and model.id.startswith("anthropic/")
+        else None,
         supports_long_cache_retention=not (is_cf_workers or is_cf_gateway),
+        send_session_affinity_headers=is_openrouter,
+        session_affinity_format="openrouter" if is_openrouter else "openai",
     )
 
 
@@ -142,6 +189,8 @@ def _fits(name: str, value: Any, current: Any) -> bool:
         return value in MAX_TOKENS_FIELDS
     if name == "cache_control_format":
         return value in CACHE_CONTROL_FORMATS
+    if name == "session_affinity_format":
+        return value in SESSION_AFFINITY_FORMATS
     if isinstance(current, bool):
         return isinstance(value, bool)
     return isinstance(value, dict)

@@ -13,7 +13,7 @@ import os
 import re
 from contextlib import aclosing
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost
@@ -24,7 +24,14 @@ from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_ret
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_thinking_level, map_thinking_level, supports_xhigh
+from tau.ai.thinking import (
+    DEFAULT_THINKING_BUDGETS,
+    clamp_reasoning,
+    clamp_thinking_level,
+    map_thinking_level,
+    resolve_sampling_params,
+    supports_xhigh,
+)
 from tau.ai.types import (
     AssistantMessage,
     CacheRetention,
@@ -34,6 +41,7 @@ from tau.ai.types import (
     Message,
     Model,
     StopReason,
+    ThinkingLevel,
     Tool,
     ToolResultMessage,
     UserMessage,
@@ -67,7 +75,12 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         body = await apply_payload_hook(body, model, options)
         try:
             response = await open_stream(
-                model, url, headers=headers, body=body, options=options, client_key=azure[0] if azure else None
+                model,
+                url,
+                headers=headers,
+                body=body,
+                options=options,
+                client_key=azure[0] if azure else None,
             )
         except HttpStatusError as exc:
             explained = _azure_explained(exc, model, azure) if azure is not None else None
@@ -94,7 +107,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     return run_stream(model, options, produce)
 
 
-def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+def stream_simple(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
     """Stream with a reasoning level, mapped to the server's thinking parameters by ``build_body``."""
     effort = simple_reasoning_effort(model, options.reasoning)
     return stream(model, context, replace(options, extra={**options.extra, "reasoning_effort": effort}))
@@ -114,7 +129,9 @@ def _azure_target(model: Model, options: StreamOptions) -> tuple[str, str]:
     """(endpoint, deployment) of an Azure chat model."""
     from tau.ai.providers import azure_config
 
-    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(model, options.extra)
+    return azure_config.resolve_base_url(model, options.extra), azure_config.resolve_deployment_name(
+        model, options.extra
+    )
 
 
 def _azure_explained(exc: HttpStatusError, model: Model, azure: tuple[str, str]) -> ProviderError | None:
@@ -155,8 +172,8 @@ def build_headers(
     if model.provider == "github-copilot":
         dynamic.update(copilot_headers(context.messages))
     session_id = options.session_id
-    if session_id and retention != "none" and compat.send_session_affinity_headers:
-        dynamic.update({"session_id": session_id, "x-client-request-id": session_id, "x-session-affinity": session_id})
+    if session_id and compat.send_session_affinity_headers:
+        dynamic.update(session_affinity_headers(compat, session_id))
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
     auth = {} if is_cf_gateway else bearer(api_key)
     headers = merge_headers(auth, model.headers, dynamic, options.headers)
@@ -220,7 +237,7 @@ def build_body(
     tool_choice = options.extra.get("tool_choice")
     if tool_choice:
         body["tool_choice"] = tool_choice
-    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"))
+    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"), options)
     if "openrouter.ai" in model.base_url and compat.open_router_routing:
         body["provider"] = dict(compat.open_router_routing)
     if "ai-gateway.vercel.sh" in model.base_url:
@@ -228,31 +245,99 @@ def build_body(
         gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
         if gateway:
             body["providerOptions"] = {"gateway": gateway}
+    # Last, so the model's and the call's sampling parameters win over the fields named above.
+    body.update(
+        resolve_sampling_params(model, options.extra.get("reasoning_effort"), _request_sampling(options))
+    )
     return body
 
 
-def _apply_thinking(body: JsonObject, model: Model, compat: OpenAICompletionsCompat, effort: str | None) -> None:
-    """Thinking on/off and effort in the dialect the server understands (nothing for non-reasoning models)."""
+def session_affinity_headers(compat: OpenAICompletionsCompat, session_id: str) -> dict[str, str]:
+    """The session-affinity headers in the model's format (pi 1.6's ``sessionAffinityFormat``)."""
+    if compat.session_affinity_format == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session_id": session_id} if compat.session_affinity_format == "openai" else {}
+    return {**headers, "x-client-request-id": session_id, "x-session-affinity": session_id}
+
+
+def _request_sampling(options: StreamOptions) -> JsonObject | None:
+    params = options.extra.get("sampling_params")
+    return params if isinstance(params, dict) else None
+
+
+def _apply_thinking(
+    body: JsonObject,
+    model: Model,
+    compat: OpenAICompletionsCompat,
+    effort: str | None,
+    options: StreamOptions | None = None,
+) -> None:
+    """Thinking on/off and effort in the dialect the server understands (``thinkingFormat``), as
+    pi 1.6 sends each; nothing for non-reasoning models."""
     if not model.reasoning:
         return
     level_map = model.thinking_level_map or {}
+    off = level_map.get("off", "none") if "off" in level_map else "none"
     match compat.thinking_format:
-        case "zai" | "qwen":
+        case "zai":
+            body["thinking"] = (
+                {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
+            )
+            if effort and compat.supports_reasoning_effort:
+                mapped = level_map.get(effort, effort)
+                if isinstance(mapped, str):
+                    body["reasoning_effort"] = mapped
+        case "qwen":
             body["enable_thinking"] = bool(effort)
+            if effort and compat.supports_reasoning_effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
         case "qwen-chat-template":
             body["chat_template_kwargs"] = {"enable_thinking": bool(effort), "preserve_thinking": True}
+        case "chat-template" | "baseten":
+            budget = _thinking_budget(body, model, effort, options)
+            values = (
+                compat.chat_template_kwargs
+                if compat.thinking_format == "chat-template"
+                else compat.chat_template_args
+            )
+            resolved = _chat_template_values(model, effort, values, budget)
+            if resolved:
+                body[
+                    "chat_template_kwargs"
+                    if compat.thinking_format == "chat-template"
+                    else "chat_template_args"
+                ] = resolved
+            if compat.thinking_format == "baseten" and compat.supports_reasoning_effort:
+                key = effort if effort else "off"
+                mapped = level_map.get(key, effort)
+                if isinstance(mapped, str):
+                    body["reasoning_effort"] = mapped
         case "deepseek":
-            body["thinking"] = {"type": "enabled" if effort else "disabled"}
             if effort:
+                body["thinking"] = {"type": "enabled"}
+            elif not ("off" in level_map and level_map["off"] is None):
+                body["thinking"] = {"type": "disabled"}
+            if effort and compat.supports_reasoning_effort:
                 body["reasoning_effort"] = effort_value(model, compat, effort)
         case "openrouter":
             if effort:
                 body["reasoning"] = {"effort": effort_value(model, compat, effort)}
-            elif "off" not in level_map:
-                body["reasoning"] = {"effort": "none"}
-            elif level_map["off"] is not None:
+            elif not ("off" in level_map and level_map["off"] is None):
                 # A null "off" marks routes where reasoning is mandatory: say nothing.
-                body["reasoning"] = {"effort": level_map["off"]}
+                body["reasoning"] = {"effort": off or "none"}
+        case "ant-ling":
+            mapped = level_map.get(effort) if effort else None
+            if isinstance(mapped, str):
+                body["reasoning"] = {"effort": mapped}
+        case "together":
+            body["reasoning"] = {"enabled": bool(effort)}
+            if effort and compat.supports_reasoning_effort:
+                body["reasoning_effort"] = effort_value(model, compat, effort)
+        case "string-thinking":
+            if effort:
+                body["thinking"] = effort_value(model, compat, effort)
+            elif not ("off" in level_map and level_map["off"] is None):
+                body["thinking"] = off or "none"
         case _:
             if not compat.supports_reasoning_effort:
                 return
@@ -260,6 +345,47 @@ def _apply_thinking(body: JsonObject, model: Model, compat: OpenAICompletionsCom
                 body["reasoning_effort"] = effort_value(model, compat, effort)
             elif isinstance(level_map.get("off"), str):
                 body["reasoning_effort"] = level_map["off"]
+
+
+def _thinking_budget(
+    body: JsonObject, model: Model, effort: str | None, options: StreamOptions | None
+) -> int | None:
+    """The thinking budget of ``effort`` within the request's output cap (``$var: thinking.budget``)."""
+    if not effort:
+        return None
+    ceiling = body.get("max_tokens") or body.get("max_completion_tokens") or model.max_tokens
+    custom = getattr(options, "thinking_budgets", None) if options is not None else None
+    budgets = {**DEFAULT_THINKING_BUDGETS, **(custom or {})}
+    level = clamp_reasoning(cast(ThinkingLevel, effort))
+    budget = min(budgets.get(level, budgets["high"]), max(0, int(ceiling) - 1024))
+    return budget if budget > 0 else None
+
+
+def _chat_template_values(
+    model: Model, effort: str | None, values: JsonObject, budget: int | None
+) -> JsonObject:
+    level_map = model.thinking_level_map or {}
+    resolved: JsonObject = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            resolved[key] = value
+            continue
+        if not effort and value.get("omitWhenOff"):
+            continue
+        var = value.get("$var")
+        if var == "thinking.enabled":
+            resolved[key] = bool(effort)
+        elif var == "thinking.budget":
+            if budget is not None:
+                resolved[key] = budget
+        else:
+            level = effort if effort else "off"
+            if level not in level_map:
+                if effort:
+                    resolved[key] = effort
+            elif isinstance(level_map[level], str):
+                resolved[key] = level_map[level]
+    return resolved
 
 
 def effort_value(model: Model, compat: OpenAICompletionsCompat, level: str) -> str:
@@ -279,13 +405,15 @@ def has_tool_history(messages: list[Message]) -> bool:
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
     out: list[JsonObject] = []
     for tool in tools:
-        function: JsonObject = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+        function: JsonObject = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
         if compat.supports_strict_mode:
             function["strict"] = False
         out.append({"type": "function", "function": function})
     return out
-
-
 
 
 def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) -> JsonObject | None:
@@ -297,7 +425,9 @@ def _cache_marker(compat: OpenAICompletionsCompat, retention: CacheRetention) ->
     return marker
 
 
-def _mark_cache_breakpoints(messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject) -> None:
+def _mark_cache_breakpoints(
+    messages: list[JsonObject], tools: list[JsonObject] | None, marker: JsonObject
+) -> None:
     """Anthropic-style breakpoints: the system prompt, the last tool, the last user/assistant text.
 
     Marked messages are copies: the unmarked ones are shared with later requests.
@@ -386,10 +516,14 @@ def usage_counts(raw: JsonObject) -> tuple[int, int, int, int]:
     prompt = _first_positive(raw.get("prompt_tokens"), raw.get("promptTokenCount"))
     output = _first_positive(raw.get("completion_tokens"))
     if not output:
-        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(raw.get("thoughtsTokenCount"))
+        output = _first_positive(raw.get("candidatesTokenCount")) + _first_positive(
+            raw.get("thoughtsTokenCount")
+        )
     cached = _first_positive(details.get("cached_tokens"))
     read = cached or _first_positive(
-        raw.get("prompt_cache_hit_tokens"), raw.get("cache_read_input_tokens"), raw.get("cachedContentTokenCount")
+        raw.get("prompt_cache_hit_tokens"),
+        raw.get("cache_read_input_tokens"),
+        raw.get("cachedContentTokenCount"),
     )
     details_write = _first_positive(details.get("cache_write_tokens"))
     write = details_write or _first_positive(raw.get("cache_creation_input_tokens"))
@@ -442,14 +576,20 @@ class ChunkReader:
             raise ProviderError(describe_stream_error(error))
         self._note_identity(chunk)
         choices = chunk.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        choice = (
+            choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        )
         usage = chunk.get("usage")
         if not isinstance(usage, dict) and choice is not None:
             usage = choice.get("usage")  # Moonshot reports usage on the choice
         if isinstance(usage, dict):
             read = usage_counts(usage)
             self.writer.set_usage(
-                input=read[0], output=read[1], cache_read=read[2], cache_write=read[3], reasoning=reasoning_tokens(usage)
+                input=read[0],
+                output=read[1],
+                cache_read=read[2],
+                cache_write=read[3],
+                reasoning=reasoning_tokens(usage),
             )
             if is_openrouter(self.writer.model):
                 apply_reported_cost(self.writer.output.usage, usage)

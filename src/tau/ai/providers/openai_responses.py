@@ -26,7 +26,13 @@ from tau.ai.providers.responses_convert import (
 )
 from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.thinking import clamp_reasoning, map_thinking_level, supports_max, supports_xhigh
+from tau.ai.thinking import (
+    clamp_reasoning,
+    map_thinking_level,
+    resolve_sampling_params,
+    supports_max,
+    supports_xhigh,
+)
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
 from tau.ai.types import (
     Context,
@@ -175,6 +181,15 @@ def build_request_body(
         body["reasoning"] = reasoning
         if "summary" in reasoning:
             body["include"] = [ENCRYPTED_REASONING]
+    # Last, so the model's and the call's sampling parameters win (Azure's too; not Codex's).
+    request_params = options.extra.get("sampling_params")
+    body.update(
+        resolve_sampling_params(
+            model,
+            options.extra.get("reasoning_effort"),
+            request_params if isinstance(request_params, dict) else None,
+        )
+    )
     return body
 
 
@@ -202,13 +217,27 @@ def build_request_headers(
     dynamic: dict[str, str] = {}
     if model.provider == "github-copilot":
         dynamic.update(_copilot_headers(context))
-    retention = resolve_cache_retention(options.cache_retention)
-    if options.session_id and retention != "none":
+    if options.session_id:
         # Cache affinity: the same conversation lands on the same backend.
-        if _compat_flag(model, "sendSessionIdHeader"):
-            dynamic["session_id"] = options.session_id
-        dynamic["x-client-request-id"] = options.session_id
+        dynamic.update(session_affinity_headers(model, options.session_id))
     return merge_headers(bearer(api_key), model.headers, dynamic, options.headers)
+
+
+def session_affinity_headers(model: Model, session_id: str) -> dict[str, str]:
+    """pi 1.6's ``compat.sessionAffinityFormat``: ``openrouter`` (the default for OpenRouter) sends
+    ``x-session-id``; ``openai`` (the default elsewhere) ``session-id`` and ``x-client-request-id``;
+    ``openai-nosession`` only the latter (as pi 0.x's ``sendSessionIdHeader: false`` did)."""
+    compat = model.compat or {}
+    chosen = compat.get("sessionAffinityFormat")
+    if chosen not in ("openai", "openai-nosession", "openrouter"):
+        openrouter = model.provider == "openrouter" or "openrouter.ai" in model.base_url
+        chosen = "openrouter" if openrouter else "openai"
+        if compat.get("sendSessionIdHeader") is False:
+            chosen = "openai-nosession"
+    if chosen == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session-id": session_id} if chosen == "openai" else {}
+    return {**headers, "x-client-request-id": session_id}
 
 
 def _copilot_headers(context: Context) -> dict[str, str]:

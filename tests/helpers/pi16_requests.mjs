@@ -1,0 +1,63 @@
+// Sends one request per case through pi 1.6's own pi-ai (`streamSimple` of the case's API), all in
+// this one process, to the base URL given: the parity tests compare what the fake server recorded
+// with the requests tau builds for the same models, levels and context.
+//
+// stdin: {"piAi": "<pi-ai package dir>", "baseUrl": "...", "apiKey": "...", "context": {...},
+//         "options": {...}, "cases": [{"case": "...", "provider": "...", "id": "...", "reasoning": "high" | null}]}
+// stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}}
+// With "levelsOnly": true no request is sent; only each model's supported levels are listed.
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const input = JSON.parse(readFileSync(0, "utf8"));
+const dist = (path) => pathToFileURL(`${input.piAi}/dist/${path}`).href;
+const { MODELS } = await import(dist("models.generated.js"));
+const { getSupportedThinkingLevels } = await import(dist("models.js"));
+const { normalizeContext } = await import(dist("utils/transcript.js"));
+
+const apis = new Map();
+async function streamSimpleOf(api) {
+	if (!apis.has(api)) apis.set(api, (await import(dist(`api/${api}.js`))).streamSimple);
+	return apis.get(api);
+}
+
+const levels = {};
+for (const request of input.models ?? []) {
+	const model = MODELS[request.provider]?.[request.id];
+	levels[`${request.provider}/${request.id}`] = model ? getSupportedThinkingLevels(model) : null;
+}
+
+const errors = {};
+async function run(item) {
+	const model = MODELS[item.provider]?.[item.id];
+	if (!model) {
+		errors[item.case] = "not in pi's catalogue";
+		return;
+	}
+	const streamSimple = await streamSimpleOf(model.api);
+	const options = {
+		...input.options,
+		apiKey: input.apiKey,
+		headers: { ...(input.options.headers ?? {}), "x-parity-case": item.case },
+		maxRetries: 0,
+	};
+	if (item.reasoning) options.reasoning = item.reasoning;
+	// As pi's agent does: the system prompt and tools become the transcript's leading system message.
+	const context = normalizeContext({ ...input.context, messages: input.context.messages.map((m) => ({ ...m })) });
+	const result = await streamSimple({ ...model, baseUrl: input.baseUrl }, context, options).result();
+	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
+}
+
+const queue = [...(input.levelsOnly ? [] : input.cases)];
+const workers = Array.from({ length: 16 }, async () => {
+	while (queue.length > 0) {
+		const item = queue.shift();
+		try {
+			await run(item);
+		} catch (error) {
+			errors[item.case] = String(error?.stack ?? error);
+		}
+	}
+});
+await Promise.all(workers);
+process.stdout.write(JSON.stringify({ levels, errors }));
