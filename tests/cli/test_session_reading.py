@@ -57,22 +57,22 @@ def test_session_in_a_missing_folder_is_an_error_not_a_new_session(tau: TauComma
     assert tau.server.requests == []
 
 
-async def test_rpc_switch_session_to_a_missing_file_is_an_error(tau: TauCommand) -> None:
-    tau.server.add(Turn(text="kept"))
+async def test_rpc_switch_session_to_a_missing_file_starts_a_new_session_there_as_pi_16_does(
+    tau: TauCommand,
+) -> None:
+    tau.server.add(Turn(text="kept"), Turn(text="fresh"))
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as client:
         await client.prompt("hello")
         before = (await client.call("get_state"))["sessionFile"]
-        missing = os.path.join(os.path.dirname(before), "typo.jsonl")
-        try:
-            await client.call("switch_session", sessionPath=missing)
-        except RpcError as exc:
-            assert exc.response["error"] == f"Session file not found: {missing}"
-        else:
-            raise AssertionError("switch_session to a missing file succeeded")
-        assert (await client.call("get_state"))["sessionFile"] == before
-        assert await client.call("get_last_assistant_text") == {"text": "kept"}
-    assert not os.path.exists(missing)
+        missing = str(tau.work / "later" / "new.jsonl")
+        assert await client.call("switch_session", sessionPath=missing) == {"cancelled": False}
+        assert (await client.call("get_state"))["sessionFile"] == missing
+        assert (await client.call("get_messages"))["messages"] == []
+        await client.prompt("again")
+    assert [json.loads(line)["type"] for line in open(missing)][0] == "session"
+    assert json.loads(open(missing).readline())["cwd"] == str(tau.work)
+    assert "kept" in open(before).read() and "fresh" not in open(before).read()
 
 
 async def test_rpc_switch_session_to_a_file_that_is_not_a_session_leaves_it_alone(tau: TauCommand) -> None:

@@ -271,13 +271,29 @@ async def test_a_session_retry_does_not_wait_past_the_cap_and_keeps_the_servers_
 # -- item 5: a manual compaction of a short session ----------------------------------------------
 
 
-async def test_compact_after_one_exchange_returns_pi_s_result(tau: TauCommand, client: RpcClient) -> None:
-    tau.server.add(Turn(text="hi there"), Turn(text="## Goal\nGreet the user"))
+async def test_compact_after_one_short_exchange_is_refused_as_pi_16_refuses_it(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    tau.server.add(Turn(text="hi there"))
     await client.prompt("hello")
-    data = await client.call("compact")
-    assert set(data) == {"summary", "firstKeptEntryId", "tokensBefore", "estimatedTokensAfter", "usage", "details"}
-    assert data["summary"].startswith("## Goal\nGreet the user") and data["tokensBefore"] > 0
-    messages = (await client.call("get_messages"))["messages"]
-    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
-    [end] = [line for line in client.lines if line["type"] == "compaction_end"]
-    assert end["result"] == data and "errorMessage" not in end
+    entries = (await client.call("get_entries"))["entries"]
+    response = await client.send({"type": "compact"})
+    # pi 1.6's own lines, run side by side on the same exchange.
+    assert {k: v for k, v in response.items() if k != "id"} == {
+        "type": "response",
+        "command": "compact",
+        "success": False,
+        "error": "Nothing to compact (session too small)",
+    }
+    assert [line for line in client.lines if line["type"].startswith("compaction_")] == [
+        {"type": "compaction_start", "reason": "manual"},
+        {
+            "type": "compaction_end",
+            "reason": "manual",
+            "aborted": False,
+            "willRetry": False,
+            "errorMessage": "Compaction failed: Nothing to compact (session too small)",
+        },
+    ]
+    assert len(tau.server.requests) == 1  # no summary request
+    assert (await client.call("get_entries"))["entries"] == entries  # no compaction entry
