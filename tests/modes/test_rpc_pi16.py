@@ -116,6 +116,19 @@ async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(tau: T
     assert [m["role"] for m in end["messages"]] == ["user", "assistant"]
 
 
+async def test_get_messages_starts_with_the_recorded_system_message_as_pi16s_does(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    assert (await client.call("get_messages"))["messages"] == []  # nothing recorded yet, as in pi 1.6
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    first = await client.prompt("first")
+    await client.prompt("second")
+    [end] = [e for e in first if e["type"] == "agent_end"]
+    messages = (await client.call("get_messages"))["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
+    assert messages[0] == end["messages"][0]
+
+
 def message_fields(line: dict[str, Any]) -> tuple[Any, ...] | None:
     """An assistant message's field names in order (with its usage's and cost's) and its stop reason."""
     message = line.get("message")
@@ -403,8 +416,9 @@ async def test_the_last_assistant_text_skips_a_failed_reply_without_text(tau: Ta
 
 
 async def test_abort_stops_a_manual_compaction(tau: TauCommand, client: RpcClient) -> None:
-    tau.server.add(Turn(text="one"), stalled("a summary that never finishes"))
-    await client.prompt("hi")
+    tau.server.add(Turn(text="one"), Turn(text="two"), stalled("a summary that never finishes"))
+    await client.prompt("x" * 100_000)  # older than keepRecentTokens keeps: there is something to summarise
+    await client.prompt("y" * 100_000)
     compact = asyncio.ensure_future(client.send({"id": "c", "type": "compact"}))
     await client.wait_for("compaction_start")
     await client.call("abort")

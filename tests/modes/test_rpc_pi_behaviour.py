@@ -160,7 +160,7 @@ async def test_abort_retry_ends_the_retry_before_its_response_and_drops_the_fail
         order = kinds(rpc.lines)
         assert order.index("auto_retry_end") < order.index("response:abort_retry")
         messages = (await rpc.call("get_messages"))["messages"]
-        assert [m["role"] for m in messages] == ["user"]
+        assert [m["role"] for m in messages] == ["system", "user"]
         session_file = (await rpc.call("get_state"))["sessionFile"]
     recorded = [json.loads(line) for line in Path(session_file).read_text().splitlines()]
     replies = [e["message"] for e in recorded if e["type"] == "message" and e["message"]["role"] == "assistant"]

@@ -26,6 +26,7 @@ from tau.context.resources import PROJECT_DIR_NAME
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
+from tau.session.context import interleave_system_messages
 from tau.session.entries import MessageEntry
 from tau.session.tree import SessionTreeNode
 from tau.session.usage import usages
@@ -191,7 +192,11 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
-    return {"messages": [message_to_json(m) for m in ctx.session.messages]}
+    """The branch's transcript as pi 1.6 lists it: the recorded system messages where they stand
+    (the first one leads), then the conversation the model is sent."""
+    transcript = ctx.session.session_manager.build_session_context(with_system=True).messages
+    messages = interleave_system_messages(ctx.session.messages, transcript)
+    return {"messages": [message_to_json(m) for m in messages]}
 
 
 async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
