@@ -32,7 +32,11 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 def message_index(lines: list[dict[str, Any]], text: str) -> int:
     """The line of the message whose first text block is ``text``."""
     return next(
-        i for i, line in enumerate(lines) if line.get("type") == "message" and line["message"]["content"] and line["message"]["content"][0]["text"] == text
+        i
+        for i, line in enumerate(lines)
+        if line.get("type") == "message"
+        and line["message"]["content"]
+        and line["message"]["content"][0]["text"] == text
     )
 
 
@@ -70,9 +74,9 @@ async def test_rpc_switch_session_to_a_missing_file_starts_a_new_session_there_a
         assert (await client.call("get_state"))["sessionFile"] == missing
         assert (await client.call("get_messages"))["messages"] == []
         await client.prompt("again")
-    assert [json.loads(line)["type"] for line in open(missing)][0] == "session"
-    assert json.loads(open(missing).readline())["cwd"] == str(tau.work)
-    assert "kept" in open(before).read() and "fresh" not in open(before).read()
+    header = json.loads(Path(missing).read_text().splitlines()[0])
+    assert header["type"] == "session" and header["cwd"] == str(tau.work)
+    assert "kept" in Path(before).read_text() and "fresh" not in Path(before).read_text()
 
 
 async def test_rpc_switch_session_to_a_file_that_is_not_a_session_leaves_it_alone(tau: TauCommand) -> None:
@@ -137,7 +141,9 @@ def test_a_broken_parent_is_named_and_the_intact_chain_to_the_leaf_is_used(tau: 
 
     assert result.returncode == 0, result.stderr
     [warning] = warnings(result.stderr)
-    assert f"{session}: entry {second_user['id']} points to a parent gone0000 that is not in the file" in warning
+    assert (
+        f"{session}: entry {second_user['id']} points to a parent gone0000 that is not in the file" in warning
+    )
     sent = sent_texts(tau)
     assert "second reply" in sent and "first reply" not in sent
 

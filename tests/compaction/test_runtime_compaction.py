@@ -354,7 +354,10 @@ async def test_37_manual_compact_refuses_an_empty_or_already_compacted_session(
     with pytest.raises(NothingToCompactError, match=r"Nothing to compact \(session too small\)"):
         await session.compact()
     assert faux.state.call_count == 0
-    assert log.of("compaction_end")[-1].error_message == "Compaction failed: Nothing to compact (session too small)"
+    assert (
+        log.of("compaction_end")[-1].error_message
+        == "Compaction failed: Nothing to compact (session too small)"
+    )
 
     await prime(session, faux)
     faux.append_responses([faux_message("r" * 1200), Summarizer(), Summarizer()])

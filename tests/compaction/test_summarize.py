@@ -122,9 +122,7 @@ def _preparation(
 async def test_25_a_split_turn_without_history_uses_the_placeholder(faux: FauxProvider) -> None:
     recorder = Recorder(reply="PREFIX")
     faux.set_responses([recorder])
-    preparation = _preparation(
-        [], [user("start"), assistant("step")], CompactionSettings()
-    )
+    preparation = _preparation([], [user("start"), assistant("step")], CompactionSettings())
     result = await compact(preparation, SummaryRequest(faux.get_model("plain")))
     assert result.summary == "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX"
     [seen] = recorder.seen

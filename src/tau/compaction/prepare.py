@@ -35,7 +35,9 @@ class CompactionPreparation:
     settings: CompactionSettings
 
 
-def prepare_compaction(path: Sequence[SessionEntry], settings: CompactionSettings) -> CompactionPreparation | None:
+def prepare_compaction(
+    path: Sequence[SessionEntry], settings: CompactionSettings
+) -> CompactionPreparation | None:
     """What compacting the branch ``path`` (root first, every entry type) would summarise and keep,
     with its context edits applied (an omitted message is not summarised and never the cut).
 

@@ -150,7 +150,9 @@ async def _steer(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _follow_up(ctx: CommandContext, command: JsonDict) -> Any:
-    return {"disposition": await ctx.session.follow_up(_str(command, "message"), _images(command), source="rpc")}
+    return {
+        "disposition": await ctx.session.follow_up(_str(command, "message"), _images(command), source="rpc")
+    }
 
 
 async def _clear_queue(ctx: CommandContext, command: JsonDict) -> Any:
@@ -194,8 +196,8 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
 async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
     """The branch's transcript as pi 1.6 lists it: the recorded system messages where they stand
     (the first one leads), then the conversation the model is sent."""
-    transcript = ctx.session.session_manager.build_session_context(with_system=True).messages
-    messages = interleave_system_messages(ctx.session.messages, transcript)
+    context = ctx.session.session_manager.build_session_context()
+    messages = interleave_system_messages(ctx.session.messages, context)
     return {"messages": [message_to_json(m) for m in messages]}
 
 
@@ -300,7 +302,12 @@ class _SourceLocator:
         discovered = not _is_within(path, base) or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
-        return {"path": path, "source": "auto" if discovered else "local", "scope": scope, "origin": "top-level"}
+        return {
+            "path": path,
+            "source": "auto" if discovered else "local",
+            "scope": scope,
+            "origin": "top-level",
+        }
 
 
 _DISCOVERED_DIRS = ("extensions", "prompts", "skills")

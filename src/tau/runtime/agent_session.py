@@ -409,7 +409,11 @@ class AgentSession:
         return await self._queue_input(text, images, source, "follow_up")
 
     async def _queue_input(
-        self, text: str, images: Sequence[ImageContent] | None, source: InputSource, behavior: StreamingBehavior
+        self,
+        text: str,
+        images: Sequence[ImageContent] | None,
+        source: InputSource,
+        behavior: StreamingBehavior,
     ) -> InputDisposition:
         self._refuse_command(text)
         outcome = await self._hooks.on_input(text, images, source)

@@ -468,7 +468,10 @@ class CompactionControl:
             record
             if isinstance(record, CompactionResult)
             else CompactionResult(
-                record.summary, record.first_kept_entry_id, record.tokens_before, FileDetails.from_json(details)
+                record.summary,
+                record.first_kept_entry_id,
+                record.tokens_before,
+                FileDetails.from_json(details),
             )
         )
         self._agent.state.messages = self._session.build_session_context().messages

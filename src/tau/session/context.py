@@ -7,7 +7,7 @@ import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any
+from typing import Any, TypeVar
 
 from tau._dataclass import dataclass
 from tau.ai.types import (
@@ -67,6 +67,9 @@ class SessionContext:
     (the compaction's checkpoint first, if any); ``None`` when the branch declares none. System
     messages are not in ``messages``: tau sends one leading system prompt, as pi does for APIs
     without mid-conversation system messages."""
+    recorded_system: list[tuple[int, SystemMessage]] = field(default_factory=list)
+    """The system messages recorded on the branch as it is projected (a compaction's checkpoint
+    just before its summary), each with the index in ``messages`` it stands before."""
 
 
 def path_to(leaf: SessionEntry | None, by_id: Mapping[str, SessionEntry]) -> list[SessionEntry]:
@@ -88,7 +91,6 @@ def build_session_context(
     by_id: Mapping[str, SessionEntry] | None = None,
     *,
     path: Sequence[SessionEntry] | None = None,
-    with_system: bool = False,
 ) -> SessionContext:
     """The context of the branch ending at ``leaf_id``.
 
@@ -96,8 +98,6 @@ def build_session_context(
     the last entry of ``entries``. Only the latest compaction on the path counts: its summary comes
     first, then the kept entries from ``first_kept_entry_id`` up to it, then everything after it.
     ``path`` is the branch to ``leaf_id`` when the caller has it already (``path_to``).
-    ``with_system`` keeps the recorded system messages in ``messages`` where they stand (a
-    compaction's checkpoint just before its summary): the transcript as pi 1.6 lists it.
     """
     if leaf_id is None or not entries:
         return SessionContext()
@@ -135,16 +135,15 @@ def build_session_context(
         if isinstance(entry, CompactionEntry):
             # Only the latest compaction (first) counts; an older one kept in range adds nothing.
             if index == 0:
-                if with_system and entry.system_message is not None:
-                    context.messages.append(entry.system_message)
+                if entry.system_message is not None:
+                    context.recorded_system.append((len(context.messages), entry.system_message))
                 context.messages.append(
                     CompactionSummaryMessage(entry.summary, entry.tokens_before, _ms(entry.timestamp))
                 )
             continue
         if _is_system(entry):
-            if with_system:
-                assert isinstance(entry, MessageEntry)
-                context.messages.append(entry.message)
+            assert isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)
+            context.recorded_system.append((len(context.messages), entry.message))
             continue
         message = entry_message(entry)
         edit = edits.get(entry.id)
@@ -262,32 +261,31 @@ def _is_system(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)
 
 
-def interleave_system_messages(
-    messages: Sequence[SessionMessage], transcript: Sequence[SessionMessage]
-) -> list[SessionMessage]:
-    """``messages`` (the agent's) with the system messages of ``transcript`` (the branch built
-    ``with_system``) put where they were recorded, each before the message that follows it there
-    (a message the agent no longer holds: before the next one it does), the rest at the end: the
-    transcript pi 1.6's agent holds (``get_messages``)."""
-    before: dict[int, list[SessionMessage]] = {}
-    trailing: list[SessionMessage] = []
-    for index, message in enumerate(transcript):
-        if not isinstance(message, SystemMessage):
-            continue
-        following = transcript[index + 1 :]
-        target = next((m for m in following if not isinstance(m, SystemMessage) and _index(messages, m) >= 0), None)
+_M = TypeVar("_M")
+
+
+def interleave_system_messages(messages: Sequence[_M], context: SessionContext) -> list[_M | SystemMessage]:
+    """``messages`` (the agent's) with ``context``'s recorded system messages where they were
+    recorded, each before the message that follows it in ``context.messages`` (one the agent no
+    longer holds: before the next one it does), the rest at the end: the transcript pi 1.6's agent
+    holds (``get_messages``)."""
+    before: dict[int, list[SystemMessage]] = {}
+    trailing: list[SystemMessage] = []
+    for position, system in context.recorded_system:
+        following = context.messages[position:]
+        target = next((i for i in (_index(messages, m) for m in following) if i >= 0), None)
         if target is None:
-            trailing.append(message)
+            trailing.append(system)
         else:
-            before.setdefault(_index(messages, target), []).append(message)
-    out: list[SessionMessage] = []
+            before.setdefault(target, []).append(system)
+    out: list[_M | SystemMessage] = []
     for index, message in enumerate(messages):
         out += before.get(index, [])
         out.append(message)
     return out + trailing
 
 
-def _index(messages: Sequence[SessionMessage], wanted: SessionMessage) -> int:
+def _index(messages: Sequence[object], wanted: object) -> int:
     for index, message in enumerate(messages):
         if message is wanted:
             return index

@@ -468,14 +468,11 @@ class SessionManager:
                 return (entry.name or "").strip() or None
         return None
 
-    def build_session_context(self, *, with_system: bool = False) -> SessionContext:
-        """What the model sees: the messages of the current branch, compaction applied
-        (``with_system``: the recorded system messages in place too, as pi 1.6 lists them)."""
+    def build_session_context(self) -> SessionContext:
+        """What the model sees: the messages of the current branch, compaction applied."""
         with collector_paused():
             path = self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else None
-            return build_session_context(
-                self._entries, self._leaf_id, self._by_id, path=path, with_system=with_system
-            )
+            return build_session_context(self._entries, self._leaf_id, self._by_id, path=path)
 
     def branch_system_message(self) -> SystemMessage | None:
         """``build_session_context().system_message`` without building the branch's messages."""
