@@ -273,10 +273,15 @@ class InteractiveMode:
         return texts
 
     def command_infos(self) -> list[CommandInfo]:
-        from tau.modes.interactive.commands import BUILTIN_COMMANDS
+        from tau.modes.interactive.commands import BUILTIN_COMMANDS, EXTENSION_FIRST
 
-        infos = [CommandInfo(name, spec.description) for name, spec in BUILTIN_COMMANDS.items()]
         runner = self.session.extension_runner
+        extension_commands = runner.commands if runner is not None else {}
+        infos = [
+            CommandInfo(name, spec.description)
+            for name, spec in BUILTIN_COMMANDS.items()
+            if not (name in EXTENSION_FIRST and name in extension_commands)  # the MCP extension's /mcp
+        ]
         for name, registered in (runner.commands if runner is not None else {}).items():
             infos.append(CommandInfo(name, registered.description or "extension command"))
         loader = self.session.services.resource_loader

@@ -1,0 +1,92 @@
+"""``/thinking``, ``/mcp`` without servers and ``/changelog`` in the real terminal UI (as pi 1.6
+has them), and an unknown ``/command`` going to the model as pi sends it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from tau_command import TauCommand
+from terminal import ENTER, ESCAPE, Terminal
+
+from tau.testing.fake_llm import Turn
+
+Start = Callable[..., Terminal]
+DOWN = "\x1b[B"
+
+
+def _reasoning_model(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0]["reasoning"] = True
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+
+def _footer_model_line(terminal: Terminal) -> str:
+    return next(line for line in reversed(terminal.display().splitlines()) if "fake-model" in line).rstrip()
+
+
+def _run(terminal: Terminal, text: str) -> None:
+    terminal.type(text)
+    terminal.send(ENTER)
+
+
+def test_thinking_opens_a_level_picker_and_sets_the_chosen_level(tau: TauCommand, start_tui: Start) -> None:
+    _reasoning_model(tau)
+    terminal = start_tui("--thinking", "low")
+    terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • low"))
+    _run(terminal, "/thinking")
+    terminal.wait_for("Thinking level")
+    terminal.send(DOWN)  # low → medium
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • medium"))
+    terminal.wait_for("Thinking level: medium")
+    assert tau.server.requests == []
+
+
+def test_thinking_with_a_level_sets_it_and_an_unknown_level_names_the_available_ones(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _reasoning_model(tau)
+    terminal = start_tui("--thinking", "low")
+    _run(terminal, "/thinking HIGH")
+    terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • high"))
+    _run(terminal, "/thinking lots")
+    terminal.wait_for('Unknown thinking level "lots". Available levels: off, minimal, low, medium, high')
+    assert tau.server.requests == []
+
+
+def test_escape_leaves_the_thinking_level_as_it_was(tau: TauCommand, start_tui: Start) -> None:
+    _reasoning_model(tau)
+    terminal = start_tui("--thinking", "low")
+    _run(terminal, "/thinking")
+    terminal.wait_for("Thinking level")
+    terminal.send(DOWN)
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: "Thinking level" not in terminal.display())
+    assert _footer_model_line(terminal).endswith("fake-model • low")
+
+
+def test_mcp_without_servers_says_where_to_add_them(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui(cols=160)
+    _run(terminal, "/mcp")
+    terminal.wait_for(
+        f"No MCP servers configured. Add them to {tau.agent_dir / 'mcp.json'} or .tau/mcp.json."
+    )
+    assert tau.server.requests == []
+
+
+def test_changelog_shows_taus_changelog(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    _run(terminal, "/changelog")
+    terminal.wait_for("What's New")
+    terminal.wait_for("Nothing to compact (session too small)")
+    assert tau.server.requests == []
+
+
+def test_an_unknown_slash_command_goes_to_the_model_as_pi_sends_it(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="that is not a command I know"))
+    terminal = start_tui()
+    _run(terminal, "/frobnicate now")
+    terminal.wait_for("that is not a command I know")
+    [request] = tau.server.requests
+    assert "/frobnicate now" in json.dumps(request.body["messages"])
