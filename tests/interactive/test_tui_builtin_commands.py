@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from tau_command import TauCommand
 from terminal import ENTER, ESCAPE, Terminal
@@ -90,3 +91,52 @@ def test_an_unknown_slash_command_goes_to_the_model_as_pi_sends_it(tau: TauComma
     terminal.wait_for("that is not a command I know")
     [request] = tau.server.requests
     assert "/frobnicate now" in json.dumps(request.body["messages"])
+
+
+def _fake_gh(tau: TauCommand, *, logged_in: bool = True) -> Path:
+    """A ``gh`` on PATH that records its arguments and the file it is given, as gh would upload it."""
+    bin_dir = tau.work.parent / "bin"
+    bin_dir.mkdir()
+    log = tau.work.parent / "gh.log"
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        f'if [ "$1" = auth ]; then exit {0 if logged_in else 1}; fi\n'
+        f'for last; do :; done; cp "$last" {tau.work.parent / "uploaded.html"}\n'
+        'echo "https://gist.github.com/someone/0123abcd"\n'
+    )
+    gh.chmod(0o755)
+    tau.env["PATH"] = f"{bin_dir}:{tau.env['PATH']}"
+    return log
+
+
+def test_share_uploads_the_session_page_as_a_private_gist(tau: TauCommand, start_tui: Start) -> None:
+    log = _fake_gh(tau)
+    tau.server.add(Turn(text="an answer worth sharing"))
+    terminal = start_tui(cols=120)
+    _run(terminal, "hello")
+    terminal.wait_for("an answer worth sharing")
+    _run(terminal, "/share")
+    terminal.wait_for("Gist: https://gist.github.com/someone/0123abcd")
+    calls = log.read_text().splitlines()
+    assert calls[0] == "auth status"
+    assert calls[1].startswith("gist create --public=false ") and calls[1].endswith("session.html")
+    assert "an answer worth sharing" in (tau.work.parent / "uploaded.html").read_text()
+
+
+def test_share_without_a_gh_login_says_how_to_log_in(tau: TauCommand, start_tui: Start) -> None:
+    log = _fake_gh(tau, logged_in=False)
+    terminal = start_tui(cols=120)
+    _run(terminal, "/share")
+    terminal.wait_for("GitHub CLI is not logged in. Run 'gh auth login' first.")
+    assert log.read_text().splitlines() == ["auth status"]
+
+
+def test_share_to_radius_is_refused_saying_what_to_set(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"sessionShareDestination": "radius"}))
+    log = _fake_gh(tau)
+    terminal = start_tui(cols=120)
+    _run(terminal, "/share")
+    terminal.wait_for('tau cannot share to Radius: set "sessionShareDestination" to "gist" or "auto"')
+    assert not log.exists()

@@ -543,6 +543,12 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Exported to: {path}")
 
 
+async def _share(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.share import share_session
+
+    await share_session(mode)
+
+
 async def _reload(mode: InteractiveMode, argument: str) -> None:
     diagnostics = await mode.session.reload()
     mode.keymap_reload()
@@ -620,6 +626,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
     "copy": CommandSpec("Copy the last reply", _copy),
     "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
+    "share": CommandSpec("Share the session as a private GitHub gist (needs gh)", _share),
     "login": CommandSpec("Sign in with an account or save an API key [provider]", _login),
     "logout": CommandSpec("Remove a stored credential", _logout),
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
