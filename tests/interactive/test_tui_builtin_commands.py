@@ -4,6 +4,7 @@ has them), and an unknown ``/command`` going to the model as pi sends it."""
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -140,3 +141,45 @@ def test_share_to_radius_is_refused_saying_what_to_set(tau: TauCommand, start_tu
     _run(terminal, "/share")
     terminal.wait_for('tau cannot share to Radius: set "sessionShareDestination" to "gist" or "auto"')
     assert not log.exists()
+
+
+def test_bug_writes_a_report_zip_with_the_transcript_when_chosen_and_no_secrets(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    settings = {"notesUrl": "http://me:hunter2@notes.example:8080", "apiKey": "sk-secret"}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(text="the reply before the bug"))
+    terminal = start_tui(cols=200)
+    _run(terminal, "hello")
+    terminal.wait_for("the reply before the bug")
+    _run(terminal, "/bug the footer flickers")
+    terminal.wait_for("Include the transcript")
+    terminal.send(DOWN)
+    terminal.send(ENTER)
+    terminal.wait_for("Bug report written to")
+    [path] = tau.work.glob("tau-bug-report-*.zip")
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == ["diagnostics.json", "report.json", "session.jsonl"]
+        report = json.loads(archive.read("report.json"))
+        everything = b"".join(archive.read(name) for name in archive.namelist())
+    assert report["hint"] == "the footer flickers" and report["session"]["included"] is True
+    assert report["model"]["id"] == "fake-model"
+    assert report["settings"]["global"] == {"notesUrl": "http://notes.example:8080", "apiKey": "<redacted>"}
+    assert b"the reply before the bug" in everything
+    assert b"hunter2" not in everything and b"sk-secret" not in everything and b"local-key" not in everything
+    assert len(tau.server.requests) == 1  # nothing sent anywhere
+
+
+def test_bug_leaves_the_transcript_out_by_default(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="private words"))
+    terminal = start_tui(cols=200)
+    _run(terminal, "hello")
+    terminal.wait_for("private words")
+    _run(terminal, "/bug")
+    terminal.wait_for("Leave the transcript out")
+    terminal.send(ENTER)
+    terminal.wait_for("Bug report written to")
+    [path] = tau.work.glob("tau-bug-report-*.zip")
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == ["diagnostics.json", "report.json"]
+        assert b"private words" not in b"".join(archive.read(n) for n in archive.namelist())

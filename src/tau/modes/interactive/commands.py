@@ -543,6 +543,12 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Exported to: {path}")
 
 
+async def _bug(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.bug_report import report_bug
+
+    await report_bug(mode, argument)
+
+
 async def _share(mode: InteractiveMode, argument: str) -> None:
     from tau.modes.interactive.share import share_session
 
@@ -626,6 +632,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
     "copy": CommandSpec("Copy the last reply", _copy),
     "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
+    "bug": CommandSpec("Write a bug report zip to attach to an issue [description]", _bug),
     "share": CommandSpec("Share the session as a private GitHub gist (needs gh)", _share),
     "login": CommandSpec("Sign in with an account or save an API key [provider]", _login),
     "logout": CommandSpec("Remove a stored credential", _logout),
