@@ -67,3 +67,12 @@ async def test_an_unknown_slash_command_goes_to_the_model_as_in_pi16(tau: TauCom
         await client.prompt("/frobnicate now")
     [request] = tau.server.requests
     assert "/frobnicate now" in json.dumps(request.body["messages"])
+
+
+def test_print_mode_answers_mcp_without_servers_on_stderr_and_sends_nothing(tau: TauCommand) -> None:
+    result = tau.run(*MODEL, "-p", "/mcp")
+    assert (result.returncode, result.stdout) == (0, "")  # pi 1.6 -p /mcp: exit 0, nothing out
+    assert result.stderr == (
+        f"tau: No MCP servers configured. Add them to {tau.agent_dir / 'mcp.json'} or .tau/mcp.json.\n"
+    )
+    assert tau.server.requests == []

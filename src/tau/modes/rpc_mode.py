@@ -158,10 +158,10 @@ class _RpcMode:
         """``/mcp`` with no MCP extension loaded says there are no servers, as pi 1.6 does."""
         if not text.startswith("/mcp"):
             return False
-        from tau.mcp.fallback import MCP_COMMAND, invokes_mcp, no_servers_message
+        from tau.mcp.fallback import answered_by_mode, no_servers_message
 
         runner = self.session.extension_runner
-        if not invokes_mcp(text) or (runner is not None and MCP_COMMAND in runner.commands):
+        if not answered_by_mode(text, runner.commands if runner is not None else ()):
             return False
         self.ui.notify(no_servers_message(self.session.services.agent_dir))
         return True
