@@ -149,6 +149,26 @@ def test_check_says_ready_not_ready_or_invalid_with_its_exit_code(
     assert oauth.refresh_counts["anthropic"] == 1  # --no-refresh asked nothing
 
 
+def test_check_with_credentials_prints_the_credential_as_pi16_does(
+    logged_in: Tau, oauth: FakeOAuthServer
+) -> None:
+    key = logged_in.run("auth", "check", "--provider", "openai", "--credentials")
+    key_json = logged_in.run("auth", "check", "openai", "--json", "--credentials")
+    logged_in.expire("anthropic")
+    token = logged_in.run("auth", "check", "anthropic", "--credentials")
+    missing = logged_in.run("auth", "check", "mistral", "--credentials")
+
+    assert (key.returncode, key.stdout) == (0, "sk-openai\n")
+    assert (key_json.returncode, json.loads(key_json.stdout)) == (
+        0,
+        {"status": "ready", "provider": "openai", "authType": "api_key", "credentials": "sk-openai"},
+    )
+    refreshed = logged_in.stored()["anthropic"]["access"]
+    assert (token.returncode, token.stdout) == (0, f"{refreshed}\n")  # the token after check's refresh
+    assert oauth.refresh_counts["anthropic"] == 1
+    assert (missing.returncode, missing.stdout) == (1, "not_ready\n")
+
+
 def test_a_model_names_the_provider_whose_credential_is_printed(logged_in: Tau) -> None:
     token = logged_in.run("auth", "print-bearer-token", "--model", "claude-sonnet-4-5-20250929")
     key = logged_in.run("auth", "print-api-key", "--provider", "openai", "--model", "gpt-4o")

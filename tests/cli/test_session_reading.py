@@ -32,7 +32,11 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 def message_index(lines: list[dict[str, Any]], text: str) -> int:
     """The line of the message whose first text block is ``text``."""
     return next(
-        i for i, line in enumerate(lines) if line.get("type") == "message" and line["message"]["content"] and line["message"]["content"][0]["text"] == text
+        i
+        for i, line in enumerate(lines)
+        if line.get("type") == "message"
+        and line["message"]["content"]
+        and line["message"]["content"][0]["text"] == text
     )
 
 
@@ -57,22 +61,22 @@ def test_session_in_a_missing_folder_is_an_error_not_a_new_session(tau: TauComma
     assert tau.server.requests == []
 
 
-async def test_rpc_switch_session_to_a_missing_file_is_an_error(tau: TauCommand) -> None:
-    tau.server.add(Turn(text="kept"))
+async def test_rpc_switch_session_to_a_missing_file_starts_a_new_session_there_as_pi_16_does(
+    tau: TauCommand,
+) -> None:
+    tau.server.add(Turn(text="kept"), Turn(text="fresh"))
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as client:
         await client.prompt("hello")
         before = (await client.call("get_state"))["sessionFile"]
-        missing = os.path.join(os.path.dirname(before), "typo.jsonl")
-        try:
-            await client.call("switch_session", sessionPath=missing)
-        except RpcError as exc:
-            assert exc.response["error"] == f"Session file not found: {missing}"
-        else:
-            raise AssertionError("switch_session to a missing file succeeded")
-        assert (await client.call("get_state"))["sessionFile"] == before
-        assert await client.call("get_last_assistant_text") == {"text": "kept"}
-    assert not os.path.exists(missing)
+        missing = str(tau.work / "later" / "new.jsonl")
+        assert await client.call("switch_session", sessionPath=missing) == {"cancelled": False}
+        assert (await client.call("get_state"))["sessionFile"] == missing
+        assert (await client.call("get_messages"))["messages"] == []
+        await client.prompt("again")
+    header = json.loads(Path(missing).read_text().splitlines()[0])
+    assert header["type"] == "session" and header["cwd"] == str(tau.work)
+    assert "kept" in Path(before).read_text() and "fresh" not in Path(before).read_text()
 
 
 async def test_rpc_switch_session_to_a_file_that_is_not_a_session_leaves_it_alone(tau: TauCommand) -> None:
@@ -137,7 +141,9 @@ def test_a_broken_parent_is_named_and_the_intact_chain_to_the_leaf_is_used(tau: 
 
     assert result.returncode == 0, result.stderr
     [warning] = warnings(result.stderr)
-    assert f"{session}: entry {second_user['id']} points to a parent gone0000 that is not in the file" in warning
+    assert (
+        f"{session}: entry {second_user['id']} points to a parent gone0000 that is not in the file" in warning
+    )
     sent = sent_texts(tau)
     assert "second reply" in sent and "first reply" not in sent
 

@@ -34,19 +34,6 @@ def test_nothing_is_prepared_when_everything_fits_and_the_reason_says_so() -> No
     assert prepare_compaction([], DEFAULTS) is None
 
 
-def test_a_manual_request_keeps_everything_when_everything_fits_and_summarises_nothing() -> None:
-    entries = chain("model_change", "thinking", user("hello"), assistant("hi"))
-    preparation = prepare_compaction(entries, DEFAULTS, manual=True)
-    assert preparation is not None
-    assert preparation.messages_to_summarize == [] and preparation.turn_prefix_messages == []
-    assert preparation.first_kept_entry_id == entries[0].id
-
-
-def test_a_manual_request_still_finds_nothing_without_a_message() -> None:
-    assert prepare_compaction(chain("model_change", "thinking"), DEFAULTS, manual=True) is None
-    assert prepare_compaction([], DEFAULTS, manual=True) is None
-
-
 def test_17_a_second_compaction_starts_at_the_previous_first_kept_entry() -> None:
     entries = chain(
         user("u" * 4000),  # 0: summarised by the previous compaction

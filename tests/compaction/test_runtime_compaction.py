@@ -354,7 +354,10 @@ async def test_37_manual_compact_refuses_an_empty_or_already_compacted_session(
     with pytest.raises(NothingToCompactError, match=r"Nothing to compact \(session too small\)"):
         await session.compact()
     assert faux.state.call_count == 0
-    assert log.of("compaction_end")[-1].error_message == "Nothing to compact (session too small)"
+    assert (
+        log.of("compaction_end")[-1].error_message
+        == "Compaction failed: Nothing to compact (session too small)"
+    )
 
     await prime(session, faux)
     faux.append_responses([faux_message("r" * 1200), Summarizer(), Summarizer()])
@@ -365,21 +368,22 @@ async def test_37_manual_compact_refuses_an_empty_or_already_compacted_session(
     assert len(compactions(session)) == 1
 
 
-async def test_a_manual_compact_after_one_short_exchange_keeps_it_all_under_a_summary(
+async def test_a_manual_compact_of_a_short_session_is_refused_as_pi_refuses_it(
     make_session: SessionFactory, faux: FauxProvider
 ) -> None:
     session = make_session()
-    faux.set_responses([faux_message("short"), faux_message("## Goal\nsay hello")])
+    log = EventLog()
+    session.subscribe(log)
+    faux.set_responses([faux_message("short")])
     await session.prompt("hello")
-    result = await session.compact()
-    assert result.summary.startswith("## Goal\nsay hello") and result.tokens_before > 0
-    first_message = next(
-        e for e in session.session_manager.get_entries() if isinstance(e, MessageEntry) and e.message.role != "system"
-    )
-    assert result.first_kept_entry_id == session.session_manager.get_entries()[0].id
-    assert first_message.message.role == "user"
-    assert [m.role for m in session.messages] == ["compactionSummary", "user", "assistant"]
-    assert faux.state.call_count == 2
+    entries_before = list(session.session_manager.get_entries())
+    with pytest.raises(NothingToCompactError, match=r"^Nothing to compact \(session too small\)$"):
+        await session.compact()
+    assert faux.state.call_count == 1  # the reply only: no summary request
+    assert session.session_manager.get_entries() == entries_before
+    [end] = log.of("compaction_end")
+    assert end.result is None and not end.aborted
+    assert end.error_message == "Compaction failed: Nothing to compact (session too small)"
 
 
 async def test_a_failing_summariser_leaves_the_session_unchanged_and_work_goes_on(

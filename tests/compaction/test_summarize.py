@@ -14,6 +14,7 @@ from tau.compaction import (
     CompactionPreparation,
     CompactionSettings,
     FileOperations,
+    NothingToCompactError,
     SummarizationError,
     SummaryRequest,
     compact,
@@ -121,9 +122,7 @@ def _preparation(
 async def test_25_a_split_turn_without_history_uses_the_placeholder(faux: FauxProvider) -> None:
     recorder = Recorder(reply="PREFIX")
     faux.set_responses([recorder])
-    preparation = _preparation(
-        [], [user("start"), assistant("step")], CompactionSettings()
-    )
+    preparation = _preparation([], [user("start"), assistant("step")], CompactionSettings())
     result = await compact(preparation, SummaryRequest(faux.get_model("plain")))
     assert result.summary == "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX"
     [seen] = recorder.seen
@@ -143,13 +142,10 @@ async def test_26_an_error_reply_raises_and_nothing_is_returned(faux: FauxProvid
         await compact(split, SummaryRequest(faux.get_model("plain")))
 
 
-async def test_an_empty_selection_is_summarised_as_an_empty_conversation(faux: FauxProvider) -> None:
-    recorder = Recorder()
-    faux.set_responses([recorder])
-    result = await compact(_preparation([], [], CompactionSettings()), SummaryRequest(faux.get_model("plain")))
-    assert result.summary.startswith("## Goal\nsummary")
-    [seen] = recorder.seen
-    assert prompt_text(seen).startswith("<conversation>\n\n</conversation>\n\n")
+async def test_an_empty_selection_is_refused_without_a_call(faux: FauxProvider) -> None:
+    with pytest.raises(NothingToCompactError, match=r"Nothing to compact \(session too small\)"):
+        await compact(_preparation([], [], CompactionSettings()), SummaryRequest(faux.get_model("plain")))
+    assert faux.state.call_count == 0
 
 
 async def test_worked_example_makes_two_calls_one_after_the_other_and_appends_the_file_list(

@@ -255,8 +255,9 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
         "source": "extension",
         "sourceInfo": {"path": str(extension), "source": "cli", "scope": "temporary", "origin": "top-level"},
     }
-    assert [(c["name"], c["source"]) for c in rest] == [("review", "prompt")]
-    assert rest[0]["sourceInfo"] == {
+    # pi 1.6 lists its built-in mcp command with the extension commands, before the templates.
+    assert [(c["name"], c["source"]) for c in rest] == [("mcp", "extension"), ("review", "prompt")]
+    assert rest[1]["sourceInfo"] == {
         "path": str(prompts / "review.md"),
         "source": "auto",
         "scope": "project",

@@ -75,7 +75,9 @@ def shape(line: dict[str, Any]) -> tuple[Any, ...]:
 
 async def test_a_tool_exchange_has_pi16s_lines_and_keys(tau: TauCommand, client: RpcClient) -> None:
     (tau.work / "a.txt").write_text("a\n")
-    tau.server.add(Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done"))
+    tau.server.add(
+        Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done")
+    )
     await client.call("prompt", message="go")
     await client.wait_for("agent_settled")
     pi = [json.loads(line) for line in PI16_TOOL_EXCHANGE.read_text().splitlines()]
@@ -98,7 +100,9 @@ def streamed(lines: list[dict[str, Any]]) -> list[str]:
     return text
 
 
-async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(tau: TauCommand, client: RpcClient) -> None:
+async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(
+    tau: TauCommand, client: RpcClient
+) -> None:
     tau.server.add(Turn(text="one"), Turn(text="two"))
     first = await client.prompt("first")
     kinds = [(e["type"], e.get("message", {}).get("role")) for e in first]
@@ -116,6 +120,19 @@ async def test_the_recorded_system_message_is_shown_once_as_pi16_shows_it(tau: T
     assert [m["role"] for m in end["messages"]] == ["user", "assistant"]
 
 
+async def test_get_messages_starts_with_the_recorded_system_message_as_pi16s_does(
+    tau: TauCommand, client: RpcClient
+) -> None:
+    assert (await client.call("get_messages"))["messages"] == []  # nothing recorded yet, as in pi 1.6
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+    first = await client.prompt("first")
+    await client.prompt("second")
+    [end] = [e for e in first if e["type"] == "agent_end"]
+    messages = (await client.call("get_messages"))["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
+    assert messages[0] == end["messages"][0]
+
+
 def message_fields(line: dict[str, Any]) -> tuple[Any, ...] | None:
     """An assistant message's field names in order (with its usage's and cost's) and its stop reason."""
     message = line.get("message")
@@ -128,9 +145,13 @@ def message_fields(line: dict[str, Any]) -> tuple[Any, ...] | None:
     return (line["type"], list(message), keys, message["stopReason"])
 
 
-async def test_assistant_messages_have_pi16s_fields_in_pi16s_order(tau: TauCommand, client: RpcClient) -> None:
+async def test_assistant_messages_have_pi16s_fields_in_pi16s_order(
+    tau: TauCommand, client: RpcClient
+) -> None:
     (tau.work / "a.txt").write_text("a\n")
-    tau.server.add(Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done"))
+    tau.server.add(
+        Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]), Turn(text="done")
+    )
     await client.call("prompt", message="go")
     await client.wait_for("agent_settled")
     pi = [json.loads(line) for line in PI16_TOOL_EXCHANGE.read_text().splitlines()]
@@ -148,7 +169,11 @@ def test_a_reply_records_its_reasoning_tokens_duration_and_thinking_level(tau: T
     tau.server.add(Turn(text="hi", thinking="hmm", usage=ScriptedUsage(input=100, output=20, reasoning=7)))
     result = tau.run(*MODEL, "--thinking", "high", "--mode", "json", "-p", "go")
     assert result.returncode == 0, result.stderr
-    [end] = [e for e in map(json.loads, result.stdout.splitlines()) if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    [end] = [
+        e
+        for e in map(json.loads, result.stdout.splitlines())
+        if e["type"] == "message_end" and e["message"]["role"] == "assistant"
+    ]
     message = end["message"]
     assert (message["usage"]["reasoning"], message["usage"]["cost"]["totalFromProvider"]) == (7, False)
     assert (message["rawStopReason"], message["thinkingLevel"]) == ("stop", "high")
@@ -164,7 +189,14 @@ async def test_each_delta_is_its_own_message_update_with_the_usage_so_far(
     tau.server.add(Turn(text="hello there friend", chunk_size=5))
     events = await client.prompt("hi")
     updates = [e for e in events if e["type"] == "message_update"]
-    assert [u["assistantMessageEvent"].get("delta") for u in updates] == [None, "hello", " ther", "e fri", "end", None]
+    assert [u["assistantMessageEvent"].get("delta") for u in updates] == [
+        None,
+        "hello",
+        " ther",
+        "e fri",
+        "end",
+        None,
+    ]
     assert all(set(u) == {"type", "usage", "assistantMessageEvent"} for u in updates)
     end = next(e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant")
     assert updates[-1]["usage"] == end["message"]["usage"]
@@ -175,7 +207,11 @@ async def test_toolcall_start_names_the_call_and_tool_execution_end_its_duration
 ) -> None:
     tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 0.2"})]), Turn(text="done"))
     events = await client.prompt("go")
-    [start] = [e["assistantMessageEvent"] for e in events if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "toolcall_start"]
+    [start] = [
+        e["assistantMessageEvent"]
+        for e in events
+        if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "toolcall_start"
+    ]
     [end] = [e for e in events if e["type"] == "tool_execution_end"]
     assert (start["id"], start["toolName"]) == (end["toolCallId"], "bash")
     assert 200 <= end["durationMs"] < 5000
@@ -197,7 +233,11 @@ async def test_agent_settled_comes_once_after_the_retries(tau: TauCommand) -> No
     tau.server.add(Turn(fault=Fault("status", status=503, body="unavailable")), Turn(text="through"))
     async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
         events = await rpc.prompt("hello")
-    kinds = [e["type"] for e in events if e["type"] in ("agent_end", "auto_retry_start", "auto_retry_end", "agent_settled")]
+    kinds = [
+        e["type"]
+        for e in events
+        if e["type"] in ("agent_end", "auto_retry_start", "auto_retry_end", "agent_settled")
+    ]
     assert kinds == ["agent_end", "auto_retry_start", "auto_retry_end", "agent_end", "agent_settled"]
     assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [True, False]
     assert events[-1] == {"type": "agent_settled", "aborted": False}
@@ -244,7 +284,9 @@ async def test_queued_input_answers_queued_and_clear_queue_hands_the_texts_back(
     await client.wait_for("message_update")
     assert await client.call("steer", message="s1") == {"disposition": "queued"}
     assert await client.call("follow_up", message="f1") == {"disposition": "queued"}
-    assert await client.call("prompt", message="f2", streamingBehavior="followUp") == {"disposition": "queued"}
+    assert await client.call("prompt", message="f2", streamingBehavior="followUp") == {
+        "disposition": "queued"
+    }
     assert await client.call("clear_queue") == {"steering": ["s1"], "followUp": ["f1", "f2"]}
     await client.wait_for("agent_settled")
     answer = next(i for i, e in enumerate(client.lines) if e.get("command") == "clear_queue")
@@ -321,12 +363,18 @@ async def test_available_thinking_levels_of_a_reasoning_model_are_pi16s(tau: Tau
     assert levels == {"levels": ["off", "minimal", "low", "medium", "high"]}
 
 
-async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(tau: TauCommand, client: RpcClient) -> None:
+async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(
+    tau: TauCommand, client: RpcClient
+) -> None:
     tau.server.add(Turn(text="one"), Turn(text="two"))
     await client.prompt("first")
     everything = await client.call("get_entries")
     entries, leaf = everything["entries"], everything["leafId"]
-    assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", *["message"] * 3]  # system, user, assistant
+    assert [e["type"] for e in entries] == [
+        "model_change",
+        "thinking_level_change",
+        *["message"] * 3,
+    ]  # system, user, assistant
     assert leaf == entries[-1]["id"]
     await client.prompt("second")
     later = await client.call("get_entries", since=leaf)
@@ -347,14 +395,19 @@ async def test_get_entries_pages_on_from_an_entry_and_get_tree_nests_them(tau: T
 async def test_bash_streams_its_output_with_the_command_id_and_can_stay_out_of_context(
     tau: TauCommand, client: RpcClient
 ) -> None:
-    response = await client.send({"id": "sh-1", "type": "bash", "command": "echo secret-output", "excludeFromContext": True})
+    response = await client.send(
+        {"id": "sh-1", "type": "bash", "command": "echo secret-output", "excludeFromContext": True}
+    )
     assert response["data"]["output"] == "secret-output\n"
     updates = [line for line in client.lines if line["type"] == "bash_execution_update"]
     assert updates and all(u["id"] == "sh-1" for u in updates)
     assert "".join(u["delta"] for u in updates) == "secret-output\n"
     assert client.lines.index(updates[-1]) < client.lines.index(response)
     entries = (await client.call("get_entries"))["entries"]
-    assert entries[-1]["message"]["role"] == "bashExecution" and entries[-1]["message"]["excludeFromContext"] is True
+    assert (
+        entries[-1]["message"]["role"] == "bashExecution"
+        and entries[-1]["message"]["excludeFromContext"] is True
+    )
     tau.server.add(Turn(text="ok"))
     await client.prompt("what did it say?")
     assert "secret-output" not in json.dumps(tau.server.last_request.body["messages"])
@@ -363,7 +416,10 @@ async def test_bash_streams_its_output_with_the_command_id_and_can_stay_out_of_c
 async def test_a_session_name_is_announced_before_its_response(client: RpcClient) -> None:
     await client.call("set_session_name", name="  named  ")
     kinds = [line["type"] for line in client.lines]
-    assert client.lines[kinds.index("session_info_changed")] == {"type": "session_info_changed", "name": "named"}
+    assert client.lines[kinds.index("session_info_changed")] == {
+        "type": "session_info_changed",
+        "name": "named",
+    }
     assert kinds.index("session_info_changed") < kinds.index("response")
 
 
@@ -392,10 +448,14 @@ def test_json_mode_announces_an_entry_appended_at_session_start(tau: TauCommand)
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     [appended] = [line for line in lines if line["type"] == "entry_appended"]
     assert appended["entry"]["data"] == {"at": "start"}
-    assert [line["type"] for line in lines].index("entry_appended") < [line["type"] for line in lines].index("agent_start")
+    assert [line["type"] for line in lines].index("entry_appended") < [line["type"] for line in lines].index(
+        "agent_start"
+    )
 
 
-async def test_the_last_assistant_text_skips_a_failed_reply_without_text(tau: TauCommand, client: RpcClient) -> None:
+async def test_the_last_assistant_text_skips_a_failed_reply_without_text(
+    tau: TauCommand, client: RpcClient
+) -> None:
     tau.server.add(Turn(text="  the answer \n"), Turn(fault=Fault("status", status=400, body="bad request")))
     await client.prompt("first")
     await client.prompt("second")
@@ -403,8 +463,9 @@ async def test_the_last_assistant_text_skips_a_failed_reply_without_text(tau: Ta
 
 
 async def test_abort_stops_a_manual_compaction(tau: TauCommand, client: RpcClient) -> None:
-    tau.server.add(Turn(text="one"), stalled("a summary that never finishes"))
-    await client.prompt("hi")
+    tau.server.add(Turn(text="one"), Turn(text="two"), stalled("a summary that never finishes"))
+    await client.prompt("x" * 100_000)  # older than keepRecentTokens keeps: there is something to summarise
+    await client.prompt("y" * 100_000)
     compact = asyncio.ensure_future(client.send({"id": "c", "type": "compact"}))
     await client.wait_for("compaction_start")
     await client.call("abort")
@@ -438,7 +499,10 @@ def small_window(tau: TauCommand) -> None:
 
 def test_agent_settled_follows_a_threshold_compaction(tau: TauCommand) -> None:
     small_window(tau)
-    tau.server.add(Turn(text="first reply " + "x" * 2000, usage=ScriptedUsage(input=3500, output=600)), Turn(text="## Goal\\nsummary"))
+    tau.server.add(
+        Turn(text="first reply " + "x" * 2000, usage=ScriptedUsage(input=3500, output=600)),
+        Turn(text="## Goal\\nsummary"),
+    )
     result = tau.run("--mode", "json", *MODEL, "-p", "a long task")
     assert result.returncode == 0, result.stderr
     kinds = [json.loads(line)["type"] for line in result.stdout.splitlines()]
@@ -450,7 +514,11 @@ def test_agent_settled_follows_the_run_an_overflow_compaction_continues(tau: Tau
     tau.server.add(Turn(text="setup done " + "y" * 2000))
     assert tau.run(*MODEL, "-p", "set things up").returncode == 0
     too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
-    tau.server.add(Turn(fault=Fault("status", status=400, body=too_long)), Turn(text="## Goal\\ncompacted"), Turn(text="recovered"))
+    tau.server.add(
+        Turn(fault=Fault("status", status=400, body=too_long)),
+        Turn(text="## Goal\\ncompacted"),
+        Turn(text="recovered"),
+    )
     result = tau.run("--mode", "json", *MODEL, "-c", "-p", "now the real work")
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]

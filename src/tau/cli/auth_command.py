@@ -30,7 +30,7 @@ AUTH_HELP = """Usage:
   tau auth status
   tau auth print-api-key [--provider <provider>] [--model <model>]
   tau auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
-  tau auth check [--provider <provider>] [--model <model>] [--json] [--no-refresh]
+  tau auth check [--provider <provider>] [--model <model>] [--json] [--credentials] [--no-refresh]
 
 Log in to and out of model providers, see how each is authenticated, or print its credentials for
 other programs. Credentials are stored in <agent dir>/auth.json (mode 0600).
@@ -48,6 +48,7 @@ Options:
   --no-browser          Open no browser; use the provider's other sign-in (copy code, device code)
   --min-expiry <d>      print-bearer-token: minimum remaining lifetime, e.g. 30m or 1h
   --json                check: print the result as JSON
+  --credentials         check: print the credential instead of "ready" (with --json: as "credentials")
   --no-refresh          check: do not refresh an expiring login
 """
 
@@ -426,9 +427,8 @@ def _check(args: list[str]) -> int:
     """pi's check: ready / not_ready / invalid; an expiring login is refreshed unless --no-refresh."""
     from tau.runtime.auth_storage import AuthStorage, OAuthRefreshError
 
-    options = _options(
-        args, allowed={"--provider", "--model", "--json", "--no-refresh"}, flags={"--json", "--no-refresh"}
-    )
+    flags = {"--json", "--no-refresh", "--credentials"}
+    options = _options(args, allowed={"--provider", "--model", *flags}, flags=flags)
     storage = AuthStorage.create()
     registry = _registry(storage)
     provider = _target_provider(options, registry, what="Auth checks")
@@ -447,8 +447,32 @@ def _check(args: list[str]) -> int:
                 storage.refresh_oauth(provider)
             except OAuthRefreshError:
                 result = {"status": "invalid", "provider": provider, "reason": "invalid_state"}
-    print(json.dumps(result) if "--json" in options else result["status"])
+    credential: str | None = None
+    if "--credentials" in options and result["status"] == "ready":
+        credential = _check_credential(storage, registry, provider)
+        if credential is None:
+            result = {"status": "not_ready", "provider": provider, "reason": "credential_not_available"}
+    if "--json" in options:
+        print(json.dumps(result | ({"credentials": credential} if credential else {})))
+    else:
+        print(credential or result["status"])
     return {"ready": 0, "not_ready": 1}.get(result["status"], 2)
+
+
+def _check_credential(storage: AuthStorage, registry: ModelRegistry, provider: str) -> str | None:
+    """``check --credentials``: what a client would send, as pi emits it: a login's access token
+    (as stored, after check's refresh), else the resolved API key."""
+    stored = storage.get(provider)
+    if stored is not None and stored.get("type") == "oauth":
+        access = stored.get("access")
+        return access if isinstance(access, str) and access else None
+    from tau.runtime.auth_storage import InvalidApiKeyError
+
+    try:
+        key = registry.get_api_key_for_provider(provider)
+    except InvalidApiKeyError:
+        return None
+    return key if isinstance(key, str) and key else None
 
 
 # ---- helpers ----------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ Options:
   --theme <name|path>            A theme to use (dark, light, system, or a loaded theme's name),
                                  or a pi theme file or folder to load (repeatable)
   --no-themes                    Do not load discovered theme files (--theme paths still load)
-  --use-theme <name>             The theme to use for this run (default: the theme setting)
+  --use-theme <name[/name]>      The theme to use for this run (default: the theme setting);
+                                 light/dark: the first on a light terminal, the second on a dark one
   --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
                                  (default: the tuiMode setting)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run

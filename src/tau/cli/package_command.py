@@ -23,7 +23,9 @@ Usage:
   tau install <source> [-l]     Install a package and add it to settings.json
   tau remove <source> [-l]      Remove a package and its settings entry (alias: uninstall)
   tau list                      List the packages of the user's and the project's settings
-  tau update [<source>]         Update all packages, or one
+  tau update [<source>]         Update all packages, or one (--extensions, --extension <source>)
+  tau update --self [--force]   Update tau itself (also: tau update self); --force reinstalls it
+  tau update --all [--force]    Update tau and all packages
   tau update --models           Refresh the model lists gateways keep per account (Radius)
   tau config [-l]               Show which resources of each package load ([x]) and which do not
   tau config enable|disable <source> <path> [-l]
@@ -60,6 +62,8 @@ def run_package_command(argv: list[str]) -> int:
     if command == "update" and rest == ["--models"]:
         return _update_models()
     try:
+        if command == "update":
+            return _update_command(rest)
         words, local, approve = _parse(rest)
         if command == "install":
             return _install(_one(words, command), local, approve)
@@ -71,9 +75,7 @@ def run_package_command(argv: list[str]) -> int:
             return _list(approve)
         if command == "config":
             return _config(words, local, approve)
-        if len(words) > 1:
-            raise _UsageError("usage: tau update [<source>]")
-        return _update(words[0] if words else None, approve)
+        raise AssertionError(command)
     except (_UsageError, SourceError, InstallError) as exc:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
@@ -93,8 +95,6 @@ def _parse(argv: list[str]) -> tuple[list[str], bool, bool | None]:
             approve = True
         elif arg in ("-na", "--no-approve"):
             approve = False
-        elif arg == "--extensions":  # pi's spelling of "the packages, not pi itself"
-            continue
         elif arg.startswith("-") and len(arg) > 1:
             raise _UsageError(f"unknown option {arg} (see: tau install --help)")
         else:
@@ -300,6 +300,55 @@ def _entry_point_lines(folder: str) -> list[str]:
 def _short(path: str, root: str) -> str:
     relative = os.path.relpath(path, root)
     return os.path.basename(path) if relative == "." else relative
+
+
+def _update_command(rest: list[str]) -> int:
+    """``tau update [<source>|self|tau] [--self|--extensions|--all] [--extension <source>] [--force]``:
+    pi's targets. Without one, the packages are updated (pi updates itself then)."""
+    from tau.cli.self_update import SelfUpdateError, self_update
+
+    targets: set[str] = set()
+    force = False
+    kept: list[str] = []
+    index = 0
+    while index < len(rest):
+        arg = rest[index]
+        if arg in ("--self", "self", "tau"):
+            targets.add("self")
+        elif arg == "--all":
+            targets |= {"self", "packages"}
+        elif arg == "--extensions":
+            targets.add("packages")
+        elif arg == "--force":
+            force = True
+        elif arg == "--extension":
+            if index + 1 >= len(rest) or rest[index + 1].startswith("-"):
+                raise _UsageError("--extension needs a package source (see: tau list)")
+            kept.append(rest[index + 1])
+            index += 1
+        else:
+            kept.append(arg)
+        index += 1
+    words, _, approve = _parse(kept)
+    if len(words) > 1 or (words and targets):
+        raise _UsageError("usage: tau update [<source> | self | --self | --extensions | --all] [--force]")
+    if force and "self" not in targets:
+        raise _UsageError("--force reinstalls tau itself: use it with --self or --all")
+    if "self" in targets:
+        from tau.runtime.paths import agent_dir
+        from tau.runtime.settings import SettingsManager
+
+        setting = SettingsManager.create(os.getcwd(), str(agent_dir()), project=False).get(
+            "selfUpdateCommand"
+        )
+        try:
+            self_update(setting, force=force)
+        except SelfUpdateError as exc:
+            print(f"tau: {exc}", file=sys.stderr)
+            return 1
+        if "packages" not in targets:
+            return 0
+    return _update(words[0] if words else None, approve)
 
 
 def _update(raw: str | None, approve: bool | None) -> int:

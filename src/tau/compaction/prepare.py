@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
-from tau.compaction.cut_point import find_cut_point, find_valid_cut_points
+from tau.compaction.cut_point import find_cut_point
 from tau.compaction.file_ops import FileDetails, FileOperations
 from tau.compaction.settings import CompactionSettings
 from tau.compaction.tokens import estimate_context_tokens
@@ -36,15 +36,14 @@ class CompactionPreparation:
 
 
 def prepare_compaction(
-    path: Sequence[SessionEntry], settings: CompactionSettings, *, manual: bool = False
+    path: Sequence[SessionEntry], settings: CompactionSettings
 ) -> CompactionPreparation | None:
     """What compacting the branch ``path`` (root first, every entry type) would summarise and keep,
     with its context edits applied (an omitted message is not summarised and never the cut).
 
     ``None`` when there is nothing to do: the branch ends in a compaction, it has no message, or
-    the cut keeps every message so nothing would be summarised. A ``manual`` request (``/compact``)
-    goes on in that last case, as pi's does: everything is kept and the summary is written from an
-    empty conversation (and the previous summary, if any); an automatic one never sends that.
+    the cut keeps every message so nothing would be summarised. Manual and automatic compaction
+    alike then make no model call and add no entry (pi 1.6 refuses a manual one the same way);
     ``nothing_to_compact_reason`` says why there was nothing, for the user.
     """
     if not path or isinstance(path[-1], CompactionEntry):
@@ -69,7 +68,7 @@ def prepare_compaction(
     turn_prefix = (
         _messages(path[cut.turn_start_index : cut.first_kept_entry_index]) if cut.is_split_turn else []
     )
-    if not to_summarize and not turn_prefix and not (manual and find_valid_cut_points(path, start, end)):
+    if not to_summarize and not turn_prefix:
         return None
 
     file_ops = FileOperations()

@@ -39,7 +39,7 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.compaction.errors import CompactionAbortedError, SummarizationError
+from tau.compaction.errors import CompactionAbortedError, NothingToCompactError, SummarizationError
 from tau.compaction.file_ops import FileDetails, format_file_lists
 from tau.compaction.prepare import CompactionPreparation
 from tau.compaction.prompts import (
@@ -310,13 +310,15 @@ async def compact(
 ) -> CompactionResult:
     """Summarise what ``preparation`` selected and return the compaction entry's content.
 
-    An empty selection (a manual compaction that keeps everything) is summarised as an empty
-    conversation, as pi does. A split turn with no earlier history to summarise keeps the previous
-    summary as its history part. Raises ``SummarizationError`` when the model answers with an
-    error, ``CompactionAbortedError`` when aborted.
+    A split turn with no earlier history to summarise keeps the previous summary as its history
+    part. Raises ``NothingToCompactError`` (no call made) when nothing was selected,
+    ``SummarizationError`` when the model answers with an error, ``CompactionAbortedError`` when
+    aborted.
     """
     history = preparation.messages_to_summarize
     prefix = preparation.turn_prefix_messages
+    if not history and not prefix:
+        raise NothingToCompactError("Nothing to compact (session too small)")
     previous = preparation.previous_summary
     usage: Usage | None = None
     cached: tuple[str | None, Usage] | None = None

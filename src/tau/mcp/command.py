@@ -42,9 +42,9 @@ def register_mcp_command(tau: ExtensionAPI, servers: McpServers) -> None:
             return [a for a in _ACTIONS if a.startswith(words[0])]
         return [f"{words[0]} {n}" for n in servers.connections if n.startswith(words[1])]
 
-    tau.register_command(
-        "mcp", mcp, description="MCP servers: status, reconnect, enable, disable", complete=complete
-    )
+    from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION
+
+    tau.register_command(MCP_COMMAND, mcp, description=MCP_DESCRIPTION, complete=complete)
 
 
 async def _act(servers: McpServers, ctx: Any, action: str, name: str) -> None:

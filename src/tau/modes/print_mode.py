@@ -94,6 +94,8 @@ async def run_print_mode(
         for text, images in prompts:
             if stopped_by:
                 break
+            if text.startswith("/mcp") and _answer_mcp(session, text, err):
+                continue
             await session.prompt(text, images=list(images) or None)
         await session.wait_for_idle()
     except SessionWriteError as exc:
@@ -150,3 +152,15 @@ def _output_failed(output: LineOutput, err: TextIO) -> int:
         err.write(f"tau: {output.message}\n")
         err.flush()
     return output.exit_code
+
+
+def _answer_mcp(session: AgentSession, text: str, err: TextIO) -> bool:
+    """``/mcp`` with no MCP extension loaded: say there are no servers (on stderr), send nothing."""
+    from tau.mcp.fallback import answered_by_mode, no_servers_message
+
+    runner = session.extension_runner
+    if not answered_by_mode(text, runner.commands if runner is not None else ()):
+        return False
+    err.write(f"tau: {no_servers_message(session.services.agent_dir)}\n")
+    err.flush()
+    return True

@@ -26,6 +26,7 @@ from tau.context.resources import PROJECT_DIR_NAME
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
+from tau.session.context import interleave_system_messages
 from tau.session.entries import MessageEntry
 from tau.session.tree import SessionTreeNode
 from tau.session.usage import usages
@@ -193,7 +194,11 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
-    return {"messages": [message_to_json(m) for m in ctx.session.messages]}
+    """The branch's transcript as pi 1.6 lists it: the recorded system messages where they stand
+    (the first one leads), then the conversation the model is sent."""
+    context = ctx.session.session_manager.build_session_context()
+    messages = interleave_system_messages(ctx.session.messages, context)
+    return {"messages": [message_to_json(m) for m in messages]}
 
 
 async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
@@ -248,12 +253,27 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
     commands: list[JsonDict] = []
     runner = session.extension_runner
     for name, registered in (runner.commands if runner is not None else {}).items():
+        builtin = registered.path.startswith("<builtin:")
         commands.append(
             {
                 "name": name,
                 "description": registered.description,
                 "source": "extension",
-                "sourceInfo": locate(registered.path),
+                "sourceInfo": {"path": registered.path[1:-1], **_BUILTIN_SOURCE}
+                if builtin
+                else locate(registered.path),
+            }
+        )
+    if "mcp" not in (runner.commands if runner is not None else {}):
+        from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH
+
+        # Always there, as in pi 1.6 (answered by the mode while no MCP server is configured).
+        commands.append(
+            {
+                "name": MCP_COMMAND,
+                "description": MCP_DESCRIPTION,
+                "source": "extension",
+                "sourceInfo": {"path": MCP_SOURCE_PATH, **_BUILTIN_SOURCE},
             }
         )
     for template in loader.prompt_templates:
@@ -269,6 +289,10 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
         entry["sourceInfo"] = locate(skill.file_path, skill.source)
         commands.append(entry)
     return {"commands": commands}
+
+
+_BUILTIN_SOURCE: JsonDict = {"source": "builtin", "scope": "temporary", "origin": "top-level"}
+"""pi's ``sourceInfo`` of a built-in extension's command (its ``path`` is ``builtin:<name>``)."""
 
 
 class _SourceLocator:

@@ -154,6 +154,18 @@ class _RpcMode:
     def runtime(self) -> AgentSessionRuntime | None:
         return self._runtime
 
+    def _answer_mcp_fallback(self, text: str) -> bool:
+        """``/mcp`` with no MCP extension loaded says there are no servers, as pi 1.6 does."""
+        if not text.startswith("/mcp"):
+            return False
+        from tau.mcp.fallback import answered_by_mode, no_servers_message
+
+        runner = self.session.extension_runner
+        if not answered_by_mode(text, runner.commands if runner is not None else ()):
+            return False
+        self.ui.notify(no_servers_message(self.session.services.agent_dir))
+        return True
+
     async def start_prompt(
         self, command_id: object, text: str, images: list[ImageContent] | None, behavior: str | None
     ) -> None:
@@ -169,6 +181,9 @@ class _RpcMode:
                 self._write_object(response)
                 accepted.set_result(None)
 
+            if self._answer_mcp_fallback(text):
+                answer("handled")
+                return
             run = self._track(
                 self.session.prompt(
                     text,

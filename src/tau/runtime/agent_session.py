@@ -581,8 +581,8 @@ class AgentSession:
 
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         """Summarise older history now (``/compact``); stops the running turn first. Raises
-        ``NothingToCompactError`` (no model call) for a session without a message or right after
-        a compaction; a short session keeps every message under the new summary, as in pi."""
+        ``NothingToCompactError`` (no model call, no entry) when there is nothing to summarise: no
+        message, everything still within ``keepRecentTokens``, or right after a compaction."""
         result = await self._compaction.compact(custom_instructions)
         self._pipeline.raise_errors()
         return result

@@ -307,8 +307,9 @@ class CompactionControl:
         """Stop the running turn, then summarise the branch now (``/compact [instructions]``).
 
         Raises ``NoModelError`` / ``MissingAuthError`` without a usable model,
-        ``NothingToCompactError`` for a branch without a message or ending in a compaction (no
-        model call; a short session is compacted, keeping everything, as pi does),
+        ``NothingToCompactError`` when there is nothing to summarise: no message, everything
+        still kept by ``keepRecentTokens``, or a branch ending in a compaction (no model call, no
+        entry: pi 1.6's refusal),
         ``CompactionCancelledError`` / ``CompactionAbortedError`` when stopped, and
         ``SummarizationError`` when the summariser fails; the session is unchanged in every case.
         """
@@ -326,17 +327,12 @@ class CompactionControl:
                 path = self._session.get_branch()
                 from tau.compaction.prepare import nothing_to_compact_reason, prepare_compaction
 
-                preparation = prepare_compaction(path, self.settings, manual=True)
+                preparation = prepare_compaction(path, self.settings)
                 if preparation is None:
                     raise NothingToCompactError(nothing_to_compact_reason(path))
                 saved = await self._summarize_and_save(preparation, request, custom_instructions, controller)
             except (CompactionAbortedError, CompactionCancelledError):
                 await self._emit(CompactionEnd("manual", None, aborted=True, will_retry=False))
-                raise
-            except NothingToCompactError as exc:
-                await self._emit(
-                    CompactionEnd("manual", None, aborted=False, will_retry=False, error_message=str(exc))
-                )
                 raise
             except Exception as exc:
                 message = f"Compaction failed: {exc}"

@@ -199,15 +199,21 @@ class AgentSessionRuntime:
     async def switch_session(self, path: str, cwd_override: str | None = None) -> SessionChange:
         """Resume the session in ``path`` with the services of its own cwd (or ``cwd_override``).
 
-        Raises, before anything is torn down, ``SessionFileError`` when ``path`` is missing or not
-        a session (a typo must neither start a new conversation nor overwrite another file) and
+        A path where no file exists starts a new session in the current cwd that is written to
+        exactly that path (its folder made) once the first reply is saved, as pi 1.6 does. Raises,
+        before anything is torn down, ``SessionFileError`` when ``path`` is something other than a
+        session (a folder, or a file that is not a session: it is never overwritten) and
         ``MissingSessionCwdError`` when the session's folder is gone."""
-        if not os.path.isfile(path):
-            raise SessionFileError(f"Session file not found: {os.path.abspath(path)}")
-        if (problem := header_problem(path)) is not None:
-            raise SessionFileError(f"Cannot resume {os.path.abspath(path)}: {problem}")
+        missing = not os.path.lexists(path)
+        if not missing:
+            if not os.path.isfile(path):
+                raise SessionFileError(f"Cannot resume {os.path.abspath(path)}: it is not a file")
+            if (problem := header_problem(path)) is not None:
+                raise SessionFileError(f"Cannot resume {os.path.abspath(path)}: {problem}")
         if await self._switch_vetoed("resume", path):
             return SessionChange(cancelled=True)
+        if missing and cwd_override is None:
+            cwd_override = self.services.cwd
         manager = SessionManager.open(path, cwd_override=cwd_override)
         cwd = manager.get_cwd()
         if not os.path.isdir(cwd):

@@ -107,6 +107,8 @@ _TOP_LEVEL: dict[str, Rule] = {
     "autocompleteMaxVisible": _COUNT,
     "showHardwareCursor": _BOOL,
     "externalEditor": _STRING,
+    "sessionShareDestination": _one_of("auto", "gist", "radius"),
+    "selfUpdateCommand": _STRINGS,
     "outputPad": ((lambda value: value in (0, 1) and not isinstance(value, bool)), "0 or 1"),
     "httpIdleTimeoutMs": _TIMEOUT,
     "websocketConnectTimeoutMs": _TIMEOUT,

@@ -7,7 +7,7 @@ import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any
+from typing import Any, TypeVar
 
 from tau._dataclass import dataclass
 from tau.ai.types import (
@@ -65,9 +65,10 @@ class SessionContext:
     model: ModelRef | None = None
     system_message: SystemMessage | None = None
     """The prompt and tools the branch's pi 1.x system messages declare, replayed into one
-    (the compaction's checkpoint first, if any); ``None`` when the branch declares none. System
-    messages are not in ``messages``: tau sends one leading system prompt, as pi does for APIs
-    without mid-conversation system messages."""
+    (the compaction's checkpoint first, if any); ``None`` when the branch declares none."""
+    recorded_system: list[tuple[int, SystemMessage]] = field(default_factory=list)
+    """The system messages recorded on the branch as it is projected (a compaction's checkpoint
+    just before its summary), each with the index in ``messages`` it stands before."""
 
 
 def path_to(leaf: SessionEntry | None, by_id: Mapping[str, SessionEntry]) -> list[SessionEntry]:
@@ -138,15 +139,18 @@ def build_session_context(
         if isinstance(entry, CompactionEntry):
             # Only the latest compaction (first) counts; an older one kept in range adds nothing.
             if index == 0:
-                if system_messages and entry.system_message is not None:
-                    context.messages.append(entry.system_message)
+                if entry.system_message is not None:
+                    context.recorded_system.append((len(context.messages), entry.system_message))
+                    if system_messages:
+                        context.messages.append(entry.system_message)
                 context.messages.append(
                     CompactionSummaryMessage(entry.summary, entry.tokens_before, _ms(entry.timestamp))
                 )
             continue
         if _is_system(entry):
+            assert isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)
+            context.recorded_system.append((len(context.messages), entry.message))
             if system_messages:
-                assert isinstance(entry, MessageEntry)
                 context.messages.append(entry.message)
             continue
         message = entry_message(entry)
@@ -263,3 +267,40 @@ _EDITABLE_BLOCKS = frozenset({"text", "thinking", "image", "toolCall"})
 
 def _is_system(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)
+
+
+_M = TypeVar("_M")
+
+
+def interleave_system_messages(messages: Sequence[_M], context: SessionContext) -> list[_M | SystemMessage]:
+    """``messages`` (the agent's) with ``context``'s recorded system messages where they were
+    recorded, each before the message that follows it in ``context.messages`` (one the agent no
+    longer holds: before the next one it does), the rest at the end: the transcript pi 1.6's agent
+    holds (``get_messages``)."""
+    before: dict[int, list[SystemMessage]] = {}
+    trailing: list[SystemMessage] = []
+    held = [m for m in messages if isinstance(m, SystemMessage)]
+    for position, system in context.recorded_system:
+        if any(m is system or m == system for m in held):
+            continue  # the agent holds it where it was recorded already (issue #31)
+        following = context.messages[position:]
+        target = next((i for i in (_index(messages, m) for m in following) if i >= 0), None)
+        if target is None:
+            trailing.append(system)
+        else:
+            before.setdefault(target, []).append(system)
+    out: list[_M | SystemMessage] = []
+    for index, message in enumerate(messages):
+        out += before.get(index, [])
+        out.append(message)
+    return out + trailing
+
+
+def _index(messages: Sequence[object], wanted: object) -> int:
+    for index, message in enumerate(messages):
+        if message is wanted:
+            return index
+    for index, message in enumerate(messages):
+        if message == wanted:
+            return index
+    return -1

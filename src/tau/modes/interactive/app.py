@@ -157,7 +157,8 @@ class InteractiveMode:
     ) -> None:
         self.runtime = runtime
         settings = self.session.services.settings_manager
-        self.theme_name = theme or str(settings.get("theme") or "dark")
+        self.theme_setting = theme or str(settings.get("theme") or "dark")
+        """The theme as set: a name, or pi's ``light/dark`` pair (which follows the terminal)."""
         self.fullscreen = (tui_mode or settings.get("tuiMode") or DEFAULT_TUI_MODE) == "fullscreen"
         from tau.modes.interactive.render.theme import light_from_colorfgbg
 
@@ -273,10 +274,15 @@ class InteractiveMode:
         return texts
 
     def command_infos(self) -> list[CommandInfo]:
-        from tau.modes.interactive.commands import BUILTIN_COMMANDS
+        from tau.modes.interactive.commands import BUILTIN_COMMANDS, EXTENSION_FIRST
 
-        infos = [CommandInfo(name, spec.description) for name, spec in BUILTIN_COMMANDS.items()]
         runner = self.session.extension_runner
+        extension_commands = runner.commands if runner is not None else {}
+        infos = [
+            CommandInfo(name, spec.description)
+            for name, spec in BUILTIN_COMMANDS.items()
+            if not (name in EXTENSION_FIRST and name in extension_commands)  # the MCP extension's /mcp
+        ]
         for name, registered in (runner.commands if runner is not None else {}).items():
             infos.append(CommandInfo(name, registered.description or "extension command"))
         loader = self.session.services.resource_loader
@@ -437,6 +443,19 @@ class InteractiveMode:
 
         asyncio.get_running_loop().call_later(1.5, clear)
 
+    @property
+    def theme_name(self) -> str:
+        """The theme in use: the setting's, or the half of a ``light/dark`` pair the terminal's
+        appearance picks."""
+        light, sep, dark = self.theme_setting.partition("/")
+        if not sep:
+            return self.theme_setting
+        return light if self.light_terminal else dark
+
+    @theme_name.setter
+    def theme_name(self, value: str) -> None:
+        self.theme_setting = value
+
     def _style(self) -> Style:
         styles = {"light": _LIGHT_STYLE, "system": _SYSTEM_STYLE}
         return Style.from_dict(styles.get(self.theme_name, _STYLE))
@@ -453,7 +472,7 @@ class InteractiveMode:
         """The terminal is light or dark (its background, or its report of a change, mode 2031)."""
         if light != self.light_terminal:
             self.light_terminal = light
-            if self.theme_name == "system":
+            if self.theme_name == "system" or "/" in self.theme_setting:
                 self.restyle()
 
     def _border_colour(self) -> str:

@@ -24,7 +24,7 @@ from tau.session.manager import SessionManager
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
-__all__ = ["BUILTIN_COMMANDS", "run_builtin_command"]
+__all__ = ["BUILTIN_COMMANDS", "EXTENSION_FIRST", "run_builtin_command"]
 
 Handler = Callable[["InteractiveMode", str], Awaitable[None]]
 
@@ -40,6 +40,10 @@ def run_builtin_command(mode: InteractiveMode, text: str) -> bool:
     spec = BUILTIN_COMMANDS.get(name)
     if spec is None:
         return False
+    if name in EXTENSION_FIRST:
+        runner = mode.session.extension_runner
+        if runner is not None and name in runner.commands:
+            return False  # the extension's own command (the MCP extension's /mcp) runs instead
     mode.spawn(spec.handler(mode, argument.strip()))
     return True
 
@@ -107,6 +111,46 @@ def _setting_value(mode: InteractiveMode, key: str) -> str:
         "outputPad": str(mode.output_pad),
     }
     return str(values[key])
+
+
+async def _thinking(mode: InteractiveMode, argument: str) -> None:
+    """``/thinking``: pick the thinking level from the model's levels, as pi's picker;
+    ``/thinking <level>`` sets it at once. (Like Shift+Tab, the level is also saved as the default.)"""
+    session = mode.session
+    levels = list(session.get_available_thinking_levels())
+    if argument:
+        level = next((lv for lv in levels if lv.lower() == argument.lower()), None)
+        if level is None:
+            mode.chat.add_notice(
+                f'Unknown thinking level "{argument}". Available levels: {", ".join(levels)}.', "error"
+            )
+            return
+    else:
+        current = session.thinking_level
+        items = [ListItem(lv, lv) for lv in levels]
+        chosen = await mode.show_dialog(
+            ListDialog("Thinking level", items, selected=levels.index(current) if current in levels else 0)
+        )
+        if chosen is None:
+            return
+        level = chosen.value
+    session.set_thinking_level(level)
+    mode.invalidate()
+    mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
+
+
+async def _mcp(mode: InteractiveMode, argument: str) -> None:
+    """``/mcp`` while no MCP extension is loaded (no ``mcp.json``): there are no servers."""
+    from tau.mcp.fallback import no_servers_message
+
+    mode.chat.add_notice(no_servers_message(mode.session.services.agent_dir))
+
+
+async def _changelog(mode: InteractiveMode, argument: str) -> None:
+    """``/changelog``: what changed in tau, newest first (the CHANGELOG.md shipped with it)."""
+    from tau.modes.interactive.changelog import changelog_text
+
+    mode.chat.add_notice("What's New\n\n" + changelog_text())
 
 
 async def _settings(mode: InteractiveMode, argument: str) -> None:
@@ -518,6 +562,18 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Exported to: {path}")
 
 
+async def _bug(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.bug_report import report_bug
+
+    await report_bug(mode, argument)
+
+
+async def _share(mode: InteractiveMode, argument: str) -> None:
+    from tau.modes.interactive.share import share_session
+
+    await share_session(mode)
+
+
 async def _reload(mode: InteractiveMode, argument: str) -> None:
     diagnostics = await mode.session.reload()
     mode.keymap_reload()
@@ -576,10 +632,14 @@ def _one_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+EXTENSION_FIRST = frozenset({"mcp"})
+"""Built-ins an extension's command of the same name takes over (the MCP extension's ``/mcp``)."""
+
 BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "model": CommandSpec("Choose the model", _model),
     "scoped-models": CommandSpec("Choose the models Ctrl+P cycles through", _scoped_models),
     "settings": CommandSpec("Settings: thinking, theme, queue modes, compaction…", _settings),
+    "thinking": CommandSpec("Set the thinking level [level]", _thinking),
     "resume": CommandSpec("Resume another session", _resume),
     "new": CommandSpec("Start a new session", _new),
     "import": CommandSpec("Copy a session file here and resume it <file.jsonl>", _import),
@@ -591,11 +651,15 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
     "copy": CommandSpec("Copy the last reply", _copy),
     "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
+    "bug": CommandSpec("Write a bug report zip to attach to an issue [description]", _bug),
+    "share": CommandSpec("Share the session as a private GitHub gist (needs gh)", _share),
     "login": CommandSpec("Sign in with an account or save an API key [provider]", _login),
     "logout": CommandSpec("Remove a stored credential", _logout),
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),
     "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
     "packages": CommandSpec("Switch the installed packages' resources on or off", _packages),
+    "mcp": CommandSpec("MCP servers: status, reconnect, enable, disable", _mcp),
+    "changelog": CommandSpec("Show what changed in tau", _changelog),
     "quit": CommandSpec("Quit tau", _quit),
 }

@@ -21,11 +21,14 @@ def load_run_themes(
 ) -> tuple[str | None, list[str]]:
     """Register the run's theme files; returns the theme to start with (``None``: the setting's)
     and one notice per problem. A ``--theme`` value that is a file or folder loads it; any other
-    value names the theme to use, as ``--use-theme`` does."""
+    value names the theme to use, as ``--use-theme`` does; either may be pi's ``light/dark`` pair,
+    whose half the terminal's appearance picks."""
     from tau.modes.interactive.render.theme import theme_names
     from tau.modes.interactive.render.theme_files import discover_theme_files, register_theme_files
 
-    paths = [os.path.abspath(os.path.expanduser(t)) for t in cli_themes if os.path.exists(os.path.expanduser(t))]
+    paths = [
+        os.path.abspath(os.path.expanduser(t)) for t in cli_themes if os.path.exists(os.path.expanduser(t))
+    ]
     named = [t for t in cli_themes if not os.path.exists(os.path.expanduser(t))]
     settings = services.settings_manager
     files = discover_theme_files(
@@ -39,14 +42,25 @@ def load_run_themes(
     _, notices = register_theme_files(files)
     chosen: str | None = None
     for name in [*named, *([use_theme] if use_theme else [])]:
-        if name in theme_names():
+        missing = [part for part in _pair(name) if part not in theme_names()]
+        if not missing:
             chosen = name
         else:
-            notices.append(f"theme {name}: no such theme (the themes are: {', '.join(theme_names())})")
+            notices.append(f"theme {missing[0]}: no such theme (the themes are: {', '.join(theme_names())})")
     configured = settings.get("theme")
-    if chosen is None and isinstance(configured, str) and configured not in theme_names():
+    if (
+        chosen is None
+        and isinstance(configured, str)
+        and any(part not in theme_names() for part in _pair(configured))
+    ):
         notices.append(f"the theme setting names {configured!r}, which is not loaded; using dark")
     return chosen, notices
+
+
+def _pair(value: str) -> list[str]:
+    """The theme names of a value: one, or pi's ``light/dark`` pair (light first)."""
+    light, sep, dark = value.partition("/")
+    return [light, dark] if sep else [value]
 
 
 def _package_themes(services: AgentSessionServices) -> list[str]:
