@@ -17,9 +17,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "tau"
 
 # Documented public despite the underscore: os._exit is the documented way to end a process now.
 _DOCUMENTED = {"os._exit"}
-# tau._dataclass makes classes that dataclasses.fields() and replace() accept, which needs two of the
-# module's private names; it goes when tau's records move to a library that makes them cheaply.
-_PENDING = {"_dataclass.py": {"dataclasses._FIELD", "dataclasses._replace"}}
+# Nothing waits for a public replacement (tau's records are msgspec structs since issue #33).
+_PENDING: dict[str, set[str]] = {}
 # Private attributes of prompt_toolkit objects the terminal UI reads or calls, each for a reason:
 _PROMPT_TOOLKIT = {
     "_working_lines",  # Buffer's lines of history as edited, for the history search

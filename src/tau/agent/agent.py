@@ -16,7 +16,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias, cast
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.config import (
     AgentLoopConfig,
     ConvertToLlm,
@@ -47,8 +48,7 @@ class AgentBusyError(RuntimeError):
     """A run was requested while another one is active."""
 
 
-@dataclass(slots=True)
-class _ActiveRun:
+class _ActiveRun(Struct):
     controller: AbortController
     idle: asyncio.Event
 

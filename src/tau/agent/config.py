@@ -8,10 +8,10 @@ ends the loop without its normal events (the ``Agent`` turns it into a failed ru
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import field
 from typing import Literal, Protocol, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.context import AgentContext
 from tau.agent.hooks import AfterToolCall, BeforeToolCall
 from tau.agent.messages import AgentMessage, default_convert_to_llm
@@ -33,8 +33,7 @@ class StreamFn(Protocol):
     ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]: ...
 
 
-@dataclass(slots=True)
-class TurnSummary:
+class TurnSummary(Struct):
     """What ``should_stop_after_turn`` sees once a turn has ended."""
 
     message: AssistantMessage
@@ -65,8 +64,7 @@ class PromptLedger(Protocol):
         ...
 
 
-@dataclass(kw_only=True)
-class AgentLoopConfig:
+class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Everything a run needs besides its context.
 
     ``stream_options`` go to every LLM call (``reasoning`` is the thinking level, ``None`` = off);

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from msgspec import Struct, field
 
-from tau._dataclass import dataclass
 from tau.agent.messages import AgentMessage
 from tau.agent.tool import AgentTool
 
 
-@dataclass(slots=True)
-class AgentContext:
+class AgentContext(Struct):
     """What the loop reads and appends to. Each LLM call is derived from it through
     ``transform_context`` and ``convert_to_llm``."""
 

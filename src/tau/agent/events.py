@@ -6,87 +6,77 @@ Every event has a ``type`` string (``agent_start``, ``turn_end``, ``tool_executi
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.messages import AgentMessage, message_to_json
 from tau.agent.tool import AgentToolResult
 from tau.ai.events import AssistantMessageEvent, event_to_json
 from tau.ai.types import AssistantMessage, JsonObject, ToolResultMessage
 
 
-@dataclass(slots=True)
-class AgentStart:
-    type: Literal["agent_start"] = field(default="agent_start", init=False)
+class AgentStart(Struct):
+    type: ClassVar[Literal["agent_start"]] = "agent_start"
 
 
-@dataclass(slots=True)
-class AgentEnd:
+class AgentEnd(Struct):
     """``messages``: every message this run created (prompts, injected, assistant, tool results).
     ``will_retry``: the session is going to retry the run (it sets this before its listeners see it)."""
 
     messages: list[AgentMessage]
     will_retry: bool = False
-    type: Literal["agent_end"] = field(default="agent_end", init=False)
+    type: ClassVar[Literal["agent_end"]] = "agent_end"
 
 
-@dataclass(slots=True)
-class TurnStart:
-    type: Literal["turn_start"] = field(default="turn_start", init=False)
+class TurnStart(Struct):
+    type: ClassVar[Literal["turn_start"]] = "turn_start"
 
 
-@dataclass(slots=True)
-class TurnEnd:
+class TurnEnd(Struct):
     """The turn's assistant message and its tool results in call order (empty on error/abort)."""
 
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
-    type: Literal["turn_end"] = field(default="turn_end", init=False)
+    type: ClassVar[Literal["turn_end"]] = "turn_end"
 
 
-@dataclass(slots=True)
-class MessageStart:
+class MessageStart(Struct):
     message: AgentMessage
-    type: Literal["message_start"] = field(default="message_start", init=False)
+    type: ClassVar[Literal["message_start"]] = "message_start"
 
 
-@dataclass(slots=True)
-class MessageUpdate:
+class MessageUpdate(Struct):
     """A streaming assistant message: a snapshot of the partial and the provider event behind it."""
 
     message: AssistantMessage
     assistant_message_event: AssistantMessageEvent
-    type: Literal["message_update"] = field(default="message_update", init=False)
+    type: ClassVar[Literal["message_update"]] = "message_update"
 
 
-@dataclass(slots=True)
-class MessageEnd:
+class MessageEnd(Struct):
     message: AgentMessage
-    type: Literal["message_end"] = field(default="message_end", init=False)
+    type: ClassVar[Literal["message_end"]] = "message_end"
 
 
-@dataclass(slots=True)
-class ToolExecutionStart:
+class ToolExecutionStart(Struct):
     """``args`` are the raw arguments the model sent, before preparation and validation."""
 
     tool_call_id: str
     tool_name: str
     args: JsonObject
-    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
+    type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
 
 
-@dataclass(slots=True)
-class ToolExecutionUpdate:
+class ToolExecutionUpdate(Struct):
     tool_call_id: str
     tool_name: str
     args: JsonObject
     partial_result: AgentToolResult
-    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
+    type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
 
 
-@dataclass(slots=True)
-class ToolExecutionEnd:
+class ToolExecutionEnd(Struct):
     """The final result of one call, after the ``after_tool_call`` hook. ``duration_ms``: how long the
     tool's ``execute()`` took (monotonic clock); ``None`` when it did not run (unknown, blocked...)."""
 
@@ -95,7 +85,7 @@ class ToolExecutionEnd:
     result: AgentToolResult
     is_error: bool
     duration_ms: int | None = None
-    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
+    type: ClassVar[Literal["tool_execution_end"]] = "tool_execution_end"
 
 
 AgentEvent: TypeAlias = (

@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.context import AgentContext
 from tau.agent.tool import AgentToolResult
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent, ToolCall
 
 
-@dataclass(slots=True)
-class BeforeToolCallContext:
+class BeforeToolCallContext(Struct):
     """A call about to run. ``args`` are the validated arguments: the very object ``execute``
     will receive, so changing it in place changes the call (it is not validated again)."""
 
@@ -26,16 +26,14 @@ class BeforeToolCallContext:
     context: AgentContext
 
 
-@dataclass(slots=True)
-class BeforeToolCallResult:
+class BeforeToolCallResult(Struct):
     """``block=True`` turns the call into an error result with ``reason`` as its text."""
 
     block: bool = False
     reason: str | None = None
 
 
-@dataclass(slots=True)
-class AfterToolCallContext:
+class AfterToolCallContext(Struct):
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: JsonObject
@@ -44,8 +42,7 @@ class AfterToolCallContext:
     context: AgentContext
 
 
-@dataclass(slots=True)
-class AfterToolCallResult:
+class AfterToolCallResult(Struct):
     """Fields to replace in the result; ``None`` keeps the original value (no deep merge)."""
 
     content: list[TextContent | ImageContent] | None = None

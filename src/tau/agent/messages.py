@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+import msgspec
+
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -47,11 +49,14 @@ def user_message(text: str, images: Sequence[ImageContent] | None = None) -> Use
 
 
 def message_to_json(message: AgentMessage) -> JsonObject:
-    """A message's JSON form: its ``to_json()`` if it has one, else its dataclass fields."""
+    """A message's JSON form: its ``to_json()`` if it has one, else its record's (struct or dataclass) fields."""
     to_json = getattr(message, "to_json", None)
     if callable(to_json):
         data: JsonObject = to_json()
         return data
+    if isinstance(message, msgspec.Struct):
+        record: JsonObject = msgspec.to_builtins(message)
+        return {"role": message.role, **record, "timestamp": message.timestamp}
     if dataclasses.is_dataclass(message) and not isinstance(message, type):
         fields: JsonObject = dataclasses.asdict(message)
         return {"role": message.role, **fields, "timestamp": message.timestamp}

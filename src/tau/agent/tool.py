@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import field
 from typing import Any, Literal, Protocol, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, TextContent, Tool
 
 ExecutionMode: TypeAlias = Literal["sequential", "parallel"]
 
 
-@dataclass(slots=True)
-class AgentToolResult:
+class AgentToolResult(Struct):
     """What a tool returns: content for the model, ``details`` for the UI only.
 
     ``terminate`` asks the loop not to call the model again after this batch (honoured only when
@@ -40,8 +39,7 @@ class ToolExecute(Protocol):
     ) -> Awaitable[AgentToolResult]: ...
 
 
-@dataclass(kw_only=True)
-class AgentTool:
+class AgentTool(Struct, kw_only=True, dict=True):
     """A tool the agent can run. Failure is signalled by raising; a returned result is a success.
 
     ``prepare_arguments`` runs before validation (to fold legacy argument shapes into the schema).

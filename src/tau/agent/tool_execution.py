@@ -16,7 +16,8 @@ import copy
 import time
 from collections.abc import Awaitable, Callable
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent._awaitable import resolve
 from tau.agent.config import AgentLoopConfig
 from tau.agent.context import AgentContext
@@ -36,23 +37,20 @@ from tau.ai.types import AssistantMessage, JsonObject, ToolCall, ToolResultMessa
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
 
-@dataclass(slots=True)
-class ToolBatch:
+class ToolBatch(Struct):
     """The result messages in call order; ``terminate`` when every result asked to stop."""
 
     messages: list[ToolResultMessage]
     terminate: bool
 
 
-@dataclass(slots=True)
-class _Prepared:
+class _Prepared(Struct):
     call: ToolCall
     tool: AgentTool
     args: JsonObject
 
 
-@dataclass(slots=True)
-class _Outcome:
+class _Outcome(Struct):
     call: ToolCall
     result: AgentToolResult
     is_error: bool

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 
 if TYPE_CHECKING:
@@ -21,96 +21,84 @@ if TYPE_CHECKING:
 # asyncio is imported where it is first needed: it costs more to import than the rest of tau.ai.
 
 
-@dataclass(slots=True)
-class StartEvent:
+class StartEvent(Struct):
     partial: AssistantMessage
     at_start: AssistantMessage | None = None
     """A copy of the message as it was when this event was pushed (no blocks, usage so far): the
     shared ``partial`` may have run ahead by the time a consumer reads the event."""
-    type: Literal["start"] = field(default="start", init=False)
+    type: ClassVar[Literal["start"]] = "start"
 
 
-@dataclass(slots=True)
-class TextStartEvent:
+class TextStartEvent(Struct):
     content_index: int
     partial: AssistantMessage
-    type: Literal["text_start"] = field(default="text_start", init=False)
+    type: ClassVar[Literal["text_start"]] = "text_start"
 
 
-@dataclass(slots=True)
-class TextDeltaEvent:
+class TextDeltaEvent(Struct):
     content_index: int
     delta: str
     partial: AssistantMessage
-    type: Literal["text_delta"] = field(default="text_delta", init=False)
+    type: ClassVar[Literal["text_delta"]] = "text_delta"
 
 
-@dataclass(slots=True)
-class TextEndEvent:
+class TextEndEvent(Struct):
     content_index: int
     content: str
     partial: AssistantMessage
-    type: Literal["text_end"] = field(default="text_end", init=False)
+    type: ClassVar[Literal["text_end"]] = "text_end"
 
 
-@dataclass(slots=True)
-class ThinkingStartEvent:
+class ThinkingStartEvent(Struct):
     content_index: int
     partial: AssistantMessage
-    type: Literal["thinking_start"] = field(default="thinking_start", init=False)
+    type: ClassVar[Literal["thinking_start"]] = "thinking_start"
 
 
-@dataclass(slots=True)
-class ThinkingDeltaEvent:
+class ThinkingDeltaEvent(Struct):
     content_index: int
     delta: str
     partial: AssistantMessage
-    type: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
+    type: ClassVar[Literal["thinking_delta"]] = "thinking_delta"
 
 
-@dataclass(slots=True)
-class ThinkingEndEvent:
+class ThinkingEndEvent(Struct):
     content_index: int
     content: str
     partial: AssistantMessage
-    type: Literal["thinking_end"] = field(default="thinking_end", init=False)
+    type: ClassVar[Literal["thinking_end"]] = "thinking_end"
 
 
-@dataclass(slots=True)
-class ToolCallStartEvent:
+class ToolCallStartEvent(Struct):
     content_index: int
     partial: AssistantMessage
-    type: Literal["toolcall_start"] = field(default="toolcall_start", init=False)
+    type: ClassVar[Literal["toolcall_start"]] = "toolcall_start"
 
 
-@dataclass(slots=True)
-class ToolCallDeltaEvent:
+class ToolCallDeltaEvent(Struct):
     content_index: int
     delta: str
     partial: AssistantMessage
-    type: Literal["toolcall_delta"] = field(default="toolcall_delta", init=False)
+    type: ClassVar[Literal["toolcall_delta"]] = "toolcall_delta"
 
 
-@dataclass(slots=True)
-class ToolCallEndEvent:
+class ToolCallEndEvent(Struct):
     content_index: int
     tool_call: ToolCall
     partial: AssistantMessage
-    type: Literal["toolcall_end"] = field(default="toolcall_end", init=False)
+    type: ClassVar[Literal["toolcall_end"]] = "toolcall_end"
 
 
-@dataclass(slots=True)
-class DoneEvent:
+class DoneEvent(Struct):
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
-    type: Literal["done"] = field(default="done", init=False)
+    type: ClassVar[Literal["done"]] = "done"
 
 
-@dataclass(slots=True)
-class ErrorEvent:
+class ErrorEvent(Struct):
     reason: Literal["error", "aborted"]
     error: AssistantMessage
-    type: Literal["error"] = field(default="error", init=False)
+    type: ClassVar[Literal["error"]] = "error"
 
 
 AssistantMessageEvent: TypeAlias = (

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import field, fields
 from typing import Any, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, JsonObject, Model, ThinkingLevel
 
@@ -25,8 +25,7 @@ def payload_hook_wanted(hook: PayloadHook) -> bool:
     return wants is None or bool(wants())
 
 
-@dataclass(slots=True)
-class ResponseInfo:
+class ResponseInfo(Struct):
     """What ``on_response`` sees: the HTTP status and headers, before the body is read."""
 
     status: int
@@ -40,8 +39,7 @@ DEFAULT_TIMEOUT_MS = 300_000
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 
 
-@dataclass(slots=True, kw_only=True)
-class StreamOptions:
+class StreamOptions(Struct, kw_only=True):
     """Options shared by every API. Per-API options go in ``extra`` (snake_case keys).
 
     ``max_retries`` is 0: nothing is retried behind the caller's back. ``max_retry_delay_ms`` caps a
@@ -69,16 +67,15 @@ class StreamOptions:
     extra: JsonObject = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
-class SimpleStreamOptions(StreamOptions):
+class SimpleStreamOptions(StreamOptions, kw_only=True):
     """``StreamOptions`` plus a reasoning level (absent = off) and optional budget overrides."""
 
     reasoning: ThinkingLevel | None = None
     thinking_budgets: dict[str, int] | None = None
 
 
-def _field_names(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in fields(cls))
+def _field_names(cls: type[Struct]) -> frozenset[str]:
+    return frozenset(cls.__struct_fields__)
 
 
 _SIMPLE_FIELDS = _field_names(SimpleStreamOptions)

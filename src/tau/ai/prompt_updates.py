@@ -21,10 +21,11 @@ so a provider only meets ``anchor`` when it renders the native form itself.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, TypeAlias
+
+import msgspec
 
 from tau.ai.types import (
     AssistantMessage,
@@ -102,7 +103,7 @@ def for_model(model: Model, context: Context) -> Context:
         noticed = with_notices(model, context)
         if noticed is not None:
             return noticed
-    return dataclasses.replace(context, anchor=None, updates=None)
+    return msgspec.structs.replace(context, anchor=None, updates=None)
 
 
 def with_notices(model: Model, context: Context) -> Context | None:
@@ -164,9 +165,9 @@ def _insert_notices(
                     if isinstance(previous.content, str)
                     else list(previous.content)
                 )
-                out[-1] = dataclasses.replace(previous, content=[*content, block])
+                out[-1] = msgspec.structs.replace(previous, content=[*content, block])
             elif into_tool_results and isinstance(previous, ToolResultMessage):
-                out[-1] = dataclasses.replace(previous, content=[*previous.content, block])
+                out[-1] = msgspec.structs.replace(previous, content=[*previous.content, block])
             else:
                 out.append(UserMessage([block], timestamp=previous.timestamp if previous is not None else 0))
         if index < len(messages):

@@ -12,14 +12,17 @@ from __future__ import annotations
 import importlib
 from typing import Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.types import Context, Model
 
 
 class StreamFunction(Protocol):
-    def __call__(self, model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream: ...
+    def __call__(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AssistantMessageEventStream: ...
 
 
 class SimpleStreamFunction(Protocol):
@@ -32,8 +35,7 @@ class UnknownApiError(LookupError):
     """No provider is registered for a model's ``api``."""
 
 
-@dataclass(slots=True)
-class ApiProvider:
+class ApiProvider(Struct):
     """One wire protocol: its raw ``stream`` and the ``stream_simple`` that maps a reasoning level."""
 
     api: str
@@ -78,7 +80,9 @@ def _lazy_provider(api: str, module_path: str) -> ApiProvider:
             return error_stream(model, loaded)
         return loaded.stream(model, context, options)
 
-    def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+    def stream_simple(
+        model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
         loaded = load()
         if isinstance(loaded, str):
             from tau.ai.stream_writer import error_stream
@@ -100,11 +104,15 @@ def _checked(provider: ApiProvider) -> ApiProvider:
         check(model)
         return provider.stream(model, context, options)
 
-    def stream_simple(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+    def stream_simple(
+        model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
         check(model)
         return provider.stream_simple(model, context, options)
 
-    return ApiProvider(api=provider.api, stream=stream, stream_simple=stream_simple, source_id=provider.source_id)
+    return ApiProvider(
+        api=provider.api, stream=stream, stream_simple=stream_simple, source_id=provider.source_id
+    )
 
 
 def register_api_provider(provider: ApiProvider, source_id: str | None = None) -> None:

@@ -9,8 +9,9 @@ call/result pairing every API insists on. The ``normalize_id_*`` functions are t
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable
-from dataclasses import replace
 from operator import is_
+
+from msgspec.structs import replace
 
 from tau._pattern import lazy_pattern
 from tau.ai.request_cache import MessageMemo, fingerprint

@@ -11,12 +11,12 @@ split across two deltas are joined into the character as they are appended.
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct, field
+
 from tau._unicode import join_pairs, join_split_pair
 
 Api: TypeAlias = str
@@ -172,13 +172,12 @@ class ThinkingContent(_StreamedText):
     __hash__ = None  # type: ignore[assignment]
 
 
-@dataclass(slots=True)
-class ImageContent:
+class ImageContent(Struct):
     """An image block (user messages and tool results only); ``data`` is bare base64."""
 
     data: str
     mime_type: str
-    type: Literal["image"] = field(default="image", init=False)
+    type: ClassVar[Literal["image"]] = "image"
 
     def to_json(self) -> JsonObject:
         return {"type": "image", "data": self.data, "mimeType": self.mime_type}
@@ -188,8 +187,7 @@ class ImageContent:
         return cls(data=data.get("data") or "", mime_type=data.get("mimeType") or "")
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(Struct):
     """A tool call block; ``arguments`` is always an object once the block is finished."""
 
     id: str
@@ -199,7 +197,7 @@ class ToolCall:
     arguments_error: str | None = None
     """Why the arguments the model sent could not be used (then ``arguments`` is ``{}``): the call
     is answered with this instead of being run (pi's ``argumentsError``)."""
-    type: Literal["toolCall"] = field(default="toolCall", init=False)
+    type: ClassVar[Literal["toolCall"]] = "toolCall"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": "toolCall", "id": self.id, "name": self.name, "arguments": self.arguments}
@@ -270,8 +268,7 @@ def _js_number(value: float) -> float:
     return value
 
 
-@dataclass(slots=True)
-class Cost:
+class Cost(Struct):
     """Dollar cost of one response, split like the token counts."""
 
     input: float = 0.0
@@ -309,8 +306,7 @@ class Cost:
         )
 
 
-@dataclass(slots=True)
-class Usage:
+class Usage(Struct):
     """Token counts normalised across APIs; ``total_tokens`` is the sum of the four counts."""
 
     input: int = 0
@@ -361,11 +357,10 @@ class Usage:
         )
 
 
-@dataclass(slots=True)
-class UserMessage:
+class UserMessage(Struct):
     content: str | list[UserContent]
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["user"] = field(default="user", init=False)
+    role: ClassVar[Literal["user"]] = "user"
 
     def to_json(self) -> JsonObject:
         content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
@@ -378,8 +373,7 @@ class UserMessage:
         return cls(content, data.get("timestamp", 0))  # type: ignore[arg-type]
 
 
-@dataclass(slots=True)
-class AssistantMessage:
+class AssistantMessage(Struct):
     content: list[AssistantContent]
     api: Api
     provider: Provider
@@ -399,13 +393,13 @@ class AssistantMessage:
     provider_thinking_level: str | None = None
     """The effort an Anthropic model with mid-conversation effort was asked for (pi 1.6's
     ``providerThinkingLevel``): later requests state it again before this reply."""
-    role: Literal["assistant"] = field(default="assistant", init=False)
+    role: ClassVar[Literal["assistant"]] = "assistant"
 
     def __copy__(self) -> AssistantMessage:
         # The agent copies the streaming reply for its listeners at every delta; the generic copy
         # of a slotted class goes through the pickle protocol, about ten times slower than this.
         if type(self) is not AssistantMessage:
-            return dataclasses.replace(self)
+            return msgspec.structs.replace(self)
         return AssistantMessage(
             self.content,
             self.api,
@@ -487,15 +481,14 @@ class AssistantMessage:
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
-@dataclass(slots=True)
-class ToolResultMessage:
+class ToolResultMessage(Struct):
     tool_call_id: str
     tool_name: str
     content: list[UserContent]
     is_error: bool = False
     details: Any = None
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["toolResult"] = field(default="toolResult", init=False)
+    role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {
@@ -548,8 +541,7 @@ def message_from_json(data: JsonObject) -> Message:
     raise ValueError(f"unknown message role: {role!r}")
 
 
-@dataclass(slots=True)
-class Tool:
+class Tool(Struct):
     """A tool the model may call; ``parameters`` is a plain JSON Schema object."""
 
     name: str
@@ -568,8 +560,7 @@ class Tool:
         )
 
 
-@dataclass(slots=True)
-class PromptAnchor:
+class PromptAnchor(Struct):
     """The prompt and tools a conversation's first request declared (issue #31): later changes
     travel as ``PromptUpdate``s appended to the conversation, so the cached prefix survives."""
 
@@ -577,8 +568,7 @@ class PromptAnchor:
     tools: list[Tool] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class PromptUpdate:
+class PromptUpdate(Struct):
     """A change of prompt or tools that follows ``messages[:at]``: ``content`` is free text,
     ``sections`` patches named prompt sections (``None`` removes one), tools are added or removed
     by name. See ``tau.ai.prompt_updates`` for how each API is sent it."""
@@ -590,8 +580,7 @@ class PromptUpdate:
     tools_removed: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class Context:
+class Context(Struct):
     """What one model call is made of.
 
     ``system_prompt`` and ``tools`` are always the current ones. ``anchor`` and ``updates``, when
@@ -625,8 +614,7 @@ class Context:
         )
 
 
-@dataclass(slots=True)
-class CostTier:
+class CostTier(Struct):
     """Prices that replace the base ones once a request's input exceeds ``input_tokens_above``."""
 
     input_tokens_above: int
@@ -655,8 +643,7 @@ class CostTier:
         )
 
 
-@dataclass(slots=True)
-class ModelCost:
+class ModelCost(Struct):
     """Prices in US dollars per million tokens; ``tiers`` hold long-context prices (pi-ai 1.x)."""
 
     input: float = 0.0
@@ -687,8 +674,7 @@ class ModelCost:
         )
 
 
-@dataclass(slots=True)
-class Model:
+class Model(Struct):
     """A model descriptor. Build one by hand with any ``base_url`` to reach a local server.
 
     ``compat`` and ``thinking_level_map`` keep pi's camelCase JSON keys as dictionary keys.

@@ -17,7 +17,8 @@ from collections import deque
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.config import StreamFn
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions
@@ -28,8 +29,7 @@ __all__ = ["LimitBook", "LimitClient", "ProviderLimit", "limited_stream_fn", "pa
 _POLL_SECONDS = 0.02
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderLimit:
+class ProviderLimit(Struct, frozen=True):
     concurrency: int | None = None
     requests_per_minute: int | None = None
 
@@ -50,11 +50,15 @@ def parse_limits(value: object) -> tuple[dict[str, ProviderLimit], list[str]]:
         for key in ("concurrency", "requestsPerMinute"):
             number = entry.get(key) if isinstance(entry, dict) else None
             if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
-                warnings.append(f"batch.limits.{provider}.{key} must be a whole number of at least 1; ignored")
+                warnings.append(
+                    f"batch.limits.{provider}.{key} must be a whole number of at least 1; ignored"
+                )
                 number = None
             numbers[key] = number
         if numbers["concurrency"] is None and numbers["requestsPerMinute"] is None:
-            warnings.append(f"batch.limits.{provider} sets neither concurrency nor requestsPerMinute; ignored")
+            warnings.append(
+                f"batch.limits.{provider} sets neither concurrency nor requestsPerMinute; ignored"
+            )
             continue
         limits[provider] = ProviderLimit(numbers["concurrency"], numbers["requestsPerMinute"])
     return limits, warnings
@@ -64,7 +68,10 @@ class LimitBook:
     """The one place that counts requests in flight and started per provider (thread-safe)."""
 
     def __init__(self, limits: dict[str, dict[str, int | None]]) -> None:
-        self._limits = {name: ProviderLimit(v.get("concurrency"), v.get("requestsPerMinute")) for name, v in limits.items()}
+        self._limits = {
+            name: ProviderLimit(v.get("concurrency"), v.get("requestsPerMinute"))
+            for name, v in limits.items()
+        }
         self._lock = threading.Lock()
         self._in_flight: dict[str, list[str]] = {}
         self._started: dict[str, deque[float]] = {}
@@ -121,7 +128,9 @@ def limited_stream_fn(inner: StreamFn, providers: set[str], client: LimitClient,
         finally:
             client.release(provider, holder)  # however the stream ended
 
-    async def limited(model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+    async def limited(
+        model: Model, context: Context, options: SimpleStreamOptions
+    ) -> AssistantMessageEventStream:
         provider = model.provider
         while (wait := client.try_acquire(provider, holder)) > 0:
             await asyncio.sleep(min(wait, 1.0))

@@ -11,7 +11,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.batch.limits import LimitBook, ProviderLimit, parse_limits
 from tau.batch.progress import Progress
 from tau.batch.report import format_summary
@@ -26,8 +27,7 @@ class BatchUsageError(Exception):
     """Something about the run as a whole is wrong (no task file, an unknown --model)."""
 
 
-@dataclass(frozen=True, slots=True)
-class BatchOptions:
+class BatchOptions(Struct, frozen=True):
     tasks: Path
     out: Path
     workers: int = 1

@@ -12,11 +12,11 @@ import contextlib
 import os
 import tempfile
 import time
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.events import TurnEnd
 from tau.ai.types import AssistantMessage
 from tau.batch.limits import LimitClient, limited_stream_fn
@@ -35,8 +35,7 @@ _LENGTH_WITHOUT_CHECK = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RunContext:
+class RunContext(Struct, frozen=True):
     """What every task of a run shares: where tau's configuration is, and the run's defaults."""
 
     agent_dir: str
@@ -161,8 +160,7 @@ def _project_trusted(task: BatchTask, context: RunContext, cwd: str) -> bool:
     return trust.is_trusted(cwd, saved_under=task.cwd)
 
 
-@dataclass(slots=True)
-class _Outcome:
+class _Outcome(Struct):
     result: dict[str, Any]
     error: str | None = None
     timed_out: bool = False

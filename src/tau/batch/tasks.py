@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct, field
+
 from tau._contained import file_name_problem, shown
-from tau._dataclass import dataclass
 
 __all__ = ["MAX_TASK_ID_BYTES", "BatchTask", "TaskProblem", "read_tasks", "task_id_problem"]
 
@@ -32,8 +32,7 @@ _STRINGS = (
 _NUMBERS = ("timeout_s", "max_cost")
 
 
-@dataclass(frozen=True, slots=True)
-class BatchTask:
+class BatchTask(Struct, frozen=True):
     """One line of the task file, validated; ``line`` is its 1-based line number."""
 
     id: str
@@ -56,15 +55,14 @@ class BatchTask:
 
     def to_wire(self) -> dict[str, Any]:
         """The task as plain JSON for a worker."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "extra"}
+        return {name: getattr(self, name) for name in self.__struct_fields__ if name != "extra"}
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> BatchTask:
         return cls(**data)
 
 
-@dataclass(frozen=True, slots=True)
-class TaskProblem:
+class TaskProblem(Struct, frozen=True):
     """A line that cannot run, and why (one line for the user)."""
 
     line: int
@@ -148,7 +146,7 @@ def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
             return TaskProblem(number, f"{label}: cwd {cwd} is not a folder")
     if repo and not _looks_remote(repo):
         repo = str((base / repo).resolve())
-    known = set(BatchTask.__dataclass_fields__) - {"line", "extra"}
+    known = set(BatchTask.__struct_fields__) - {"line", "extra"}
     return BatchTask(
         id=task_id,
         prompt=data["prompt"],

@@ -12,8 +12,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from msgspec import Struct
+
 from tau import _process_groups as process_groups
-from tau._dataclass import dataclass
 
 __all__ = ["CommandResult", "WorkingCopy", "WorkspaceError"]
 
@@ -24,8 +25,7 @@ class WorkspaceError(Exception):
     """The working copy could not be made (a failed clone, an unknown commit)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CommandResult:
+class CommandResult(Struct, frozen=True):
     exit_code: int
     output: str
     """The end of the combined stdout and stderr (at most a few thousand characters)."""

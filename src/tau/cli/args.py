@@ -7,18 +7,16 @@ list flags accumulate, unknown long flags are kept for extensions (``--plan``, `
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 Mode = Literal["text", "json", "rpc", "acp"]
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 RESERVED_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
 
-@dataclass
-class Args:
+class Args(Struct, dict=True):
     """Everything the command line said. ``None`` means "not given"."""
 
     help: bool = False
@@ -156,7 +154,8 @@ def parse_args(argv: list[str]) -> Args:
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
-            or arg in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
+            or arg
+            in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")

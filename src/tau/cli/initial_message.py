@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import field
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.types import ImageContent
 from tau.tools.images import sniff_image_mime_type
 from tau.tools.operations import NotRegularFileError, open_regular
@@ -18,8 +18,7 @@ class FileArgumentError(Exception):
     """An ``@file`` argument that cannot be used; the message says which and why."""
 
 
-@dataclass
-class InitialMessage:
+class InitialMessage(Struct, dict=True):
     text: str | None
     images: list[ImageContent] = field(default_factory=list)
     remaining: list[str] = field(default_factory=list)

@@ -8,9 +8,9 @@ model still knows what was tried there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.messages import AgentMessage
 from tau.ai.types import ToolResultMessage, Usage
 from tau.compaction.errors import CompactionAbortedError
@@ -52,8 +52,7 @@ _SQUEEZE_RATIO = 0.9
 _DEFAULT_CONTEXT_WINDOW = 128_000
 
 
-@dataclass(frozen=True, slots=True)
-class BranchEntries:
+class BranchEntries(Struct, frozen=True):
     """The entries from the old leaf back to (not including) the point both branches share."""
 
     entries: list[SessionEntry]
@@ -78,8 +77,7 @@ def collect_entries_for_branch_summary(
     return BranchEntries(abandoned, ancestor)
 
 
-@dataclass(slots=True)
-class BranchPreparation:
+class BranchPreparation(Struct):
     messages: list[AgentMessage] = field(default_factory=list)
     file_ops: FileOperations = field(default_factory=FileOperations)
     total_tokens: int = 0
@@ -129,8 +127,7 @@ def prepare_branch_entries(entries: Sequence[SessionEntry], token_budget: int = 
     return prepared
 
 
-@dataclass(frozen=True, slots=True)
-class BranchSummaryResult:
+class BranchSummaryResult(Struct, frozen=True):
     """A summary with its file lists and what writing it cost, or why there is none (``aborted`` /
     ``error``)."""
 

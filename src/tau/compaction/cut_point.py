@@ -11,7 +11,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import UserMessage
 from tau.compaction.tokens import estimate_tokens
 from tau.session.entries import (
@@ -36,8 +37,7 @@ _CUTTABLE_ROLES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CutPoint:
+class CutPoint(Struct, frozen=True):
     """``first_kept_entry_index``: the first entry kept verbatim. ``turn_start_index``: where the
     turn containing the cut begins when the cut splits it (else -1)."""
 

@@ -9,17 +9,16 @@ through the entry's ``details``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import field
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 
 __all__ = ["FileDetails", "FileOperations", "format_file_lists"]
 
 
-@dataclass(frozen=True, slots=True)
-class FileDetails:
+class FileDetails(Struct, frozen=True):
     """What a compaction or branch summary stores as ``details``: ``{readFiles, modifiedFiles}``."""
 
     read_files: list[str] = field(default_factory=list)
@@ -43,8 +42,7 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-@dataclass(slots=True)
-class FileOperations:
+class FileOperations(Struct):
     """Paths read, written and edited; sets, so order and repeats do not matter."""
 
     read: set[str] = field(default_factory=set)

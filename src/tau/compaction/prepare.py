@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.messages import AgentMessage
 from tau.compaction.cut_point import find_cut_point
 from tau.compaction.file_ops import FileDetails, FileOperations
@@ -16,8 +17,7 @@ from tau.session.entries import CompactionEntry, SessionEntry
 __all__ = ["CompactionPreparation", "nothing_to_compact_reason", "prepare_compaction"]
 
 
-@dataclass(slots=True)
-class CompactionPreparation:
+class CompactionPreparation(Struct):
     """Everything the summariser needs.
 
     ``messages_to_summarize`` is the history before the cut (since the previous compaction's kept

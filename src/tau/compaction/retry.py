@@ -11,15 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage
 
 __all__ = ["SummaryRetry", "with_retries"]
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryRetry:
+class SummaryRetry(Struct, frozen=True):
     """Up to ``max_retries`` more attempts, waiting ``base_delay_ms · 2^(n-1)`` (at most
     ``max_delay_ms``; 0 = no cap) before attempt ``n``. The callbacks report the chain:
     ``on_scheduled(attempt, max_attempts, delay_ms, error_message)`` before each wait,
@@ -62,7 +62,9 @@ async def with_retries(
         attempt += 1
         delay_ms = retry.delay_ms(attempt)
         if retry.on_scheduled is not None:
-            await retry.on_scheduled(attempt, retry.max_retries, delay_ms, reply.error_message or "Unknown error")
+            await retry.on_scheduled(
+                attempt, retry.max_retries, delay_ms, reply.error_message or "Unknown error"
+            )
         if not await _sleep(delay_ms, signal):
             if retry.on_finished is not None:
                 await retry.on_finished()

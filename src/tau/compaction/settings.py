@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, TypeGuard
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+from msgspec.structs import replace
 
 __all__ = [
     "DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS",
@@ -18,8 +18,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionSettings:
+class CompactionSettings(Struct, frozen=True):
     """``enabled``: automatic compaction (``/compact`` always works). ``reserve_tokens``: head-room
     kept free below the context window; compaction starts when less is left. ``keep_recent_tokens``:
     about how much recent history stays verbatim. Summaries themselves may use the model's whole
@@ -37,7 +36,9 @@ OVERRIDE_KEYS = ("reserveTokens", "keepRecentTokens")
 """What an entry of ``compaction.modelOverrides`` may set."""
 
 
-def for_model(settings: CompactionSettings, overrides: Mapping[str, Any], model_key: str | None) -> CompactionSettings:
+def for_model(
+    settings: CompactionSettings, overrides: Mapping[str, Any], model_key: str | None
+) -> CompactionSettings:
     """``settings`` with the token budgets of ``overrides[model_key]`` (``compaction.modelOverrides``,
     keyed by the exact, case-sensitive ``provider/modelId``). Each budget falls back on its own to
     ``settings``: an omitted value, or one that is not a whole number of 0 or more (the settings

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortSignal
 from tau.ai.output_budget import clamp_max_tokens_to_context
@@ -80,8 +81,7 @@ _MIN_ROOMY_OUTPUT = 32768
 _MIN_CACHED_SUMMARY_TOKENS = 2048
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionResult:
+class CompactionResult(Struct, frozen=True):
     """What a compaction entry stores: the summary, where the kept history starts, the estimated
     context size before, the file lists, and what writing the summary cost (counted in the
     session's totals). ``estimated_tokens_after``, set once the compaction is saved, estimates the
@@ -112,8 +112,7 @@ class CompactionResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryRequest:
+class SummaryRequest(Struct, frozen=True):
     """How to reach the summarising model: its key and headers, an abort signal, the session's
     thinking level (used only by reasoning models), and how to retry a passing failure."""
 

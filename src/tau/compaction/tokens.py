@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau._pattern import lazy_pattern
 from tau.ai.types import (
     AssistantMessage,
@@ -160,8 +161,7 @@ def _content_chars(content: str | Sequence[TextContent | ImageContent]) -> int:
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class ContextEstimate:
+class ContextEstimate(Struct, frozen=True):
     """The context's size: the last usable reported usage plus estimates for what came after it.
 
     ``last_usage_index`` is the index of that reply in the messages (``None``: nothing reported)."""

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import re
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.tools.glob_match import glob_to_regex
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
+class _Rule(Struct, frozen=True):
     base: str
     regex: re.Pattern[str]
     negated: bool

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.context.diagnostics import ResourceDiagnostic
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
@@ -14,8 +15,7 @@ CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md
 ``AGENTS.override.md`` stands in for that folder's ``AGENTS.md`` (as in pi 1.x) and no other."""
 
 
-@dataclass(frozen=True, slots=True)
-class ContextFile:
+class ContextFile(Struct, frozen=True):
     """One instructions file: its absolute path and its text."""
 
     path: str

@@ -7,8 +7,9 @@ structure is a contract.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
+
+import msgspec
 
 from tau.agent.messages import AgentMessage
 from tau.ai.types import (
@@ -93,7 +94,7 @@ def _user_text(text: str, timestamp: int) -> UserMessage:
 def _without_images(message: UserMessage | ToolResultMessage) -> UserMessage | ToolResultMessage:
     if isinstance(message.content, str) or not any(isinstance(b, ImageContent) for b in message.content):
         return message
-    return dataclasses.replace(message, content=_replace_images(message.content))
+    return msgspec.structs.replace(message, content=_replace_images(message.content))
 
 
 def _replace_images(blocks: Sequence[UserContent]) -> list[UserContent]:

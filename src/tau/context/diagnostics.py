@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 DiagnosticType: TypeAlias = Literal["warning", "error", "collision"]
 ResourceType: TypeAlias = Literal["skill", "prompt", "context"]
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceCollision:
+class ResourceCollision(Struct, frozen=True):
     """Two resources of one kind share a name; the first loaded (``winner_path``) is kept."""
 
     resource_type: ResourceType
@@ -20,8 +19,7 @@ class ResourceCollision:
     loser_path: str
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceDiagnostic:
+class ResourceDiagnostic(Struct, frozen=True):
     """One problem found while loading; ``path`` is the file or folder it is about."""
 
     type: DiagnosticType

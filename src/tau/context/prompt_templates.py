@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
@@ -23,8 +23,7 @@ MAX_DESCRIPTION_FROM_BODY = 60
 _PLACEHOLDER = lazy_pattern(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class PromptTemplate:
+class PromptTemplate(Struct, frozen=True):
     """A loaded template; ``content`` is the file's body without frontmatter."""
 
     name: str
@@ -35,8 +34,7 @@ class PromptTemplate:
     argument_hint: str | None = None
 
 
-@dataclass(slots=True)
-class LoadPromptTemplatesResult:
+class LoadPromptTemplatesResult(Struct):
     templates: list[PromptTemplate] = field(default_factory=list)
     diagnostics: list[ResourceDiagnostic] = field(default_factory=list)
 
@@ -105,7 +103,9 @@ def load_prompt_templates(
             if source == "project" and not include_project:
                 continue
             for path in entries.paths:
-                found += [(p, source) for p in _template_files(path, result.diagnostics) if entries.enables(p)]
+                found += [
+                    (p, source) for p in _template_files(path, result.diagnostics) if entries.enables(p)
+                ]
             discovered = _markdown_files(os.path.join(base, "prompts"))
             found += [(p, source) for p in discovered if entries.enables(p, base)]
 

@@ -10,11 +10,11 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from tau.context._ignore import IgnoreRules
@@ -31,8 +31,7 @@ _VALID_NAME = lazy_pattern(r"[a-z0-9-]+")
 _SKILL_COMMAND = lazy_pattern(r"/skill:(\S+)(?:\s+(.*))?", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class Skill:
+class Skill(Struct, frozen=True):
     """A loaded skill. ``disable_model_invocation`` keeps it out of the prompt index only."""
 
     name: str
@@ -43,8 +42,7 @@ class Skill:
     disable_model_invocation: bool = False
 
 
-@dataclass(slots=True)
-class LoadSkillsResult:
+class LoadSkillsResult(Struct):
     skills: list[Skill] = field(default_factory=list)
     diagnostics: list[ResourceDiagnostic] = field(default_factory=list)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.tool import AgentTool
 from tau.context._xml import escape_xml
 from tau.context.context_files import ContextFile
@@ -35,8 +35,7 @@ ALWAYS_GUIDELINES = ("Be concise in your responses.", "Show file paths clearly w
 _FILE_TOOLS = ("grep", "find", "ls")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SystemPromptOptions:
+class SystemPromptOptions(Struct, frozen=True, kw_only=True):
     """Everything the prompt is built from.
 
     ``selected_tools`` are the active tool names in order (None: the default read, bash, edit,
@@ -56,7 +55,7 @@ class SystemPromptOptions:
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
     readme_path: str | None = None
-    sections: dict[str, str] = field(default_factory=dict, hash=False)
+    sections: dict[str, str] = field(default_factory=dict)
     """Extensions' own sections, by name: each goes last, in ``<name>`` tags; an empty one is
     left out. A ``before_agent_start`` handler sets them; one that changes is sent alone."""
 

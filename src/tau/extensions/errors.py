@@ -12,7 +12,7 @@ import traceback
 from types import CodeType, TracebackType
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 __all__ = [
     "DiagnosticType",
@@ -44,8 +44,7 @@ class MalformedResultError(ExtensionError):
     """A handler returned a value of the wrong shape for its event."""
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
+class SourceLocation(Struct, frozen=True):
     """A file and (when known) a line."""
 
     path: str
@@ -55,8 +54,7 @@ class SourceLocation:
         return f"{self.path}:{self.line}" if self.line is not None else self.path
 
 
-@dataclass(frozen=True, slots=True)
-class ExtensionDiagnostic:
+class ExtensionDiagnostic(Struct, frozen=True):
     """A problem found while discovering or loading extensions, or with what one registered."""
 
     type: DiagnosticType
@@ -71,8 +69,7 @@ class ExtensionDiagnostic:
         return f"{where}: {who}{self.message}" if where else f"{who}{self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class ExtensionErrorReport:
+class ExtensionErrorReport(Struct, frozen=True):
     """A handler, command, tool renderer or background task of an extension failed.
 
     ``event`` is the event name (or ``command``, ``shortcut``, ``render``, ``bus``, ``task``);

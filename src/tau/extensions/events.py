@@ -15,10 +15,10 @@ Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per tur
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -96,50 +96,44 @@ ShutdownReason: TypeAlias = Literal["quit", "reload", "new", "resume", "fork"]
 # -- session lifecycle -------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class ProjectTrustEvent:
+class ProjectTrustEvent(Struct):
     """Before tau decides whether ``cwd`` (a folder with project files to protect) is trusted; only
     the user's and ``-e`` extensions hear it. A handler returns ``{"trusted": "yes" | "no" |
     "undecided", "remember": bool}``: the first yes or no decides (``remember`` saves it)."""
 
     cwd: str
-    type: Literal["project_trust"] = field(default="project_trust", init=False)
+    type: ClassVar[Literal["project_trust"]] = "project_trust"
 
 
-@dataclass(slots=True)
-class ResourcesDiscoverEvent:
+class ResourcesDiscoverEvent(Struct):
     """Handlers may return extra skill, prompt-template and theme paths."""
 
     cwd: str
     reason: Literal["startup", "reload"]
-    type: Literal["resources_discover"] = field(default="resources_discover", init=False)
+    type: ClassVar[Literal["resources_discover"]] = "resources_discover"
 
 
-@dataclass(slots=True)
-class SessionStartEvent:
+class SessionStartEvent(Struct):
     reason: StartReason
     previous_session_file: str | None = None
-    type: Literal["session_start"] = field(default="session_start", init=False)
+    type: ClassVar[Literal["session_start"]] = "session_start"
 
 
-@dataclass(slots=True)
-class SessionBeforeSwitchEvent:
+class SessionBeforeSwitchEvent(Struct):
     """A new or resumed session is about to replace this one; ``{cancel: True}`` prevents it."""
 
     reason: Literal["new", "resume"]
     target_session_file: str | None = None
-    type: Literal["session_before_switch"] = field(default="session_before_switch", init=False)
+    type: ClassVar[Literal["session_before_switch"]] = "session_before_switch"
 
 
-@dataclass(slots=True)
-class SessionBeforeForkEvent:
+class SessionBeforeForkEvent(Struct):
     entry_id: str
     position: Literal["before", "at"]
-    type: Literal["session_before_fork"] = field(default="session_before_fork", init=False)
+    type: ClassVar[Literal["session_before_fork"]] = "session_before_fork"
 
 
-@dataclass(slots=True)
-class SessionBeforeCompactEvent:
+class SessionBeforeCompactEvent(Struct):
     """A compaction is about to summarise ``preparation``; handlers may cancel it or supply their
     own summary (``{compaction: {summary, firstKeptEntryId, tokensBefore, details?}}``)."""
 
@@ -147,18 +141,16 @@ class SessionBeforeCompactEvent:
     branch_entries: list[SessionEntry]
     custom_instructions: str | None
     signal: AbortSignal | None
-    type: Literal["session_before_compact"] = field(default="session_before_compact", init=False)
+    type: ClassVar[Literal["session_before_compact"]] = "session_before_compact"
 
 
-@dataclass(slots=True)
-class SessionCompactEvent:
+class SessionCompactEvent(Struct):
     compaction_entry: CompactionEntry
     from_extension: bool
-    type: Literal["session_compact"] = field(default="session_compact", init=False)
+    type: ClassVar[Literal["session_compact"]] = "session_compact"
 
 
-@dataclass(slots=True)
-class TreePreparation:
+class TreePreparation(Struct):
     """A move in the session tree, before any branch summary is written."""
 
     target_id: str
@@ -171,78 +163,70 @@ class TreePreparation:
     label: str | None = None
 
 
-@dataclass(slots=True)
-class SessionBeforeTreeEvent:
+class SessionBeforeTreeEvent(Struct):
     preparation: TreePreparation
     signal: AbortSignal | None
-    type: Literal["session_before_tree"] = field(default="session_before_tree", init=False)
+    type: ClassVar[Literal["session_before_tree"]] = "session_before_tree"
 
 
-@dataclass(slots=True)
-class SessionTreeEvent:
+class SessionTreeEvent(Struct):
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: BranchSummaryEntry | None = None
     from_extension: bool | None = None
-    type: Literal["session_tree"] = field(default="session_tree", init=False)
+    type: ClassVar[Literal["session_tree"]] = "session_tree"
 
 
-@dataclass(slots=True)
-class SessionShutdownEvent:
+class SessionShutdownEvent(Struct):
     """Emitted before the session is torn down; the last chance to use ``ctx``."""
 
     reason: ShutdownReason
     target_session_file: str | None = None
-    type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
+    type: ClassVar[Literal["session_shutdown"]] = "session_shutdown"
 
 
 # -- prompt flow -------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class InputEvent:
+class InputEvent(Struct):
     """What the user (or an extension) typed, before skill and template expansion."""
 
     text: str
     images: list[ImageContent] | None
     source: InputSource
-    type: Literal["input"] = field(default="input", init=False)
+    type: ClassVar[Literal["input"]] = "input"
 
 
-@dataclass(slots=True)
-class BeforeAgentStartEvent:
+class BeforeAgentStartEvent(Struct):
     """``system_prompt`` is the prompt so far in the chain (a previous handler may have changed it)."""
 
     prompt: str
     images: list[ImageContent] | None
     system_prompt: str
     system_prompt_options: SystemPromptOptions | None
-    type: Literal["before_agent_start"] = field(default="before_agent_start", init=False)
+    type: ClassVar[Literal["before_agent_start"]] = "before_agent_start"
 
 
-@dataclass(slots=True)
-class ContextEvent:
+class ContextEvent(Struct):
     """The messages of the next model call: a deep copy, safe to change; return ``{messages}`` to
     replace them for this call only."""
 
     messages: list[AgentMessage]
-    type: Literal["context"] = field(default="context", init=False)
+    type: ClassVar[Literal["context"]] = "context"
 
 
-@dataclass(slots=True)
-class BeforeProviderRequestEvent:
+class BeforeProviderRequestEvent(Struct):
     """The request body the provider is about to send; return a new dict to replace it."""
 
     payload: JsonObject
     model: Model | None = None
-    type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
+    type: ClassVar[Literal["before_provider_request"]] = "before_provider_request"
 
 
-@dataclass(slots=True)
-class AfterProviderResponseEvent:
+class AfterProviderResponseEvent(Struct):
     status: int
     headers: dict[str, str]
-    type: Literal["after_provider_response"] = field(default="after_provider_response", init=False)
+    type: ClassVar[Literal["after_provider_response"]] = "after_provider_response"
 
 
 # -- the agent loop ----------------------------------------------------------------------------
@@ -253,19 +237,17 @@ AgentStartEvent = AgentStart
 AgentEndEvent = AgentEnd
 
 
-@dataclass(slots=True)
-class TurnStartEvent:
+class TurnStartEvent(Struct):
     turn_index: int
     timestamp: int
-    type: Literal["turn_start"] = field(default="turn_start", init=False)
+    type: ClassVar[Literal["turn_start"]] = "turn_start"
 
 
-@dataclass(slots=True)
-class TurnEndEvent:
+class TurnEndEvent(Struct):
     turn_index: int
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
-    type: Literal["turn_end"] = field(default="turn_end", init=False)
+    type: ClassVar[Literal["turn_end"]] = "turn_end"
 
 
 MessageStartEvent = MessageStart
@@ -276,19 +258,17 @@ ToolExecutionUpdateEvent = ToolExecutionUpdate
 ToolExecutionEndEvent = ToolExecutionEnd
 
 
-@dataclass(slots=True)
-class ToolCallEvent:
+class ToolCallEvent(Struct):
     """A validated tool call about to run. Changing ``input`` in place changes the call; return
     ``{block: True, reason}`` to stop it. A handler that raises blocks the call too."""
 
     tool_name: str
     tool_call_id: str
     input: JsonObject
-    type: Literal["tool_call"] = field(default="tool_call", init=False)
+    type: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
-@dataclass(slots=True)
-class ToolResultEvent:
+class ToolResultEvent(Struct):
     """A finished call; return any of ``{content, details, isError}`` to rewrite the result. The
     next handler sees the rewritten values."""
 
@@ -298,29 +278,26 @@ class ToolResultEvent:
     content: list[TextContent | ImageContent]
     details: Any
     is_error: bool
-    type: Literal["tool_result"] = field(default="tool_result", init=False)
+    type: ClassVar[Literal["tool_result"]] = "tool_result"
 
 
 # -- model and shell ---------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class ModelSelectEvent:
+class ModelSelectEvent(Struct):
     model: Model
     previous_model: Model | None
     source: Literal["set", "cycle", "restore"]
-    type: Literal["model_select"] = field(default="model_select", init=False)
+    type: ClassVar[Literal["model_select"]] = "model_select"
 
 
-@dataclass(slots=True)
-class ThinkingLevelSelectEvent:
+class ThinkingLevelSelectEvent(Struct):
     level: str
     previous_level: str
-    type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
+    type: ClassVar[Literal["thinking_level_select"]] = "thinking_level_select"
 
 
-@dataclass(slots=True)
-class CacheWarmingDecisionEvent:
+class CacheWarmingDecisionEvent(Struct):
     """Before each prompt-cache refresh, with tau's decision in ``action`` (``"warm"`` or ``"stop"``)
     and the estimates it came from (dollars); return ``{"action": ...}`` to decide otherwise (the
     last handler that returns one wins)."""
@@ -329,17 +306,16 @@ class CacheWarmingDecisionEvent:
     miss_cost: float
     continuation_probability: float
     action: Literal["warm", "stop"]
-    type: Literal["cache_warming_decision"] = field(default="cache_warming_decision", init=False)
+    type: ClassVar[Literal["cache_warming_decision"]] = "cache_warming_decision"
 
 
-@dataclass(slots=True)
-class UserBashEvent:
+class UserBashEvent(Struct):
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
     command: str
     exclude_from_context: bool
     cwd: str
-    type: Literal["user_bash"] = field(default="user_bash", init=False)
+    type: ClassVar[Literal["user_bash"]] = "user_bash"
 
 
 ExtensionEvent: TypeAlias = (

@@ -32,12 +32,12 @@ import re
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau._import_path import add_extension_folder, installed_import_path
 from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
 from tau.context.settings_entries import SettingsEntries
@@ -71,8 +71,7 @@ SourceKind: TypeAlias = Literal["file", "package", "entry_point", "inline"]
 _loads = itertools.count(1)
 
 
-@dataclass(frozen=True, slots=True)
-class ExtensionSource:
+class ExtensionSource(Struct, frozen=True):
     """Where one extension comes from. ``target`` is an entry point's ``module:attr``; ``search_path``
     a folder to put on ``sys.path`` (``pyproject.toml`` entries); ``setup`` an inline function."""
 
@@ -89,8 +88,7 @@ class ExtensionSource:
         return cls("inline", name, f"<inline:{name}>", setup=setup)
 
 
-@dataclass(slots=True)
-class ExtensionDiscovery:
+class ExtensionDiscovery(Struct):
     sources: list[ExtensionSource] = field(default_factory=list)
     diagnostics: list[ExtensionDiagnostic] = field(default_factory=list)
 
@@ -259,8 +257,7 @@ def _normal_name(name: str) -> str:
 # -- loading -----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Prepared:
+class _Prepared(Struct):
     extension: Extension
     setup: SetupFunction
 

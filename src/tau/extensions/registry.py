@@ -12,11 +12,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
 from types import ModuleType
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.extensions.errors import DiagnosticType, ExtensionDiagnostic, SourceLocation
 from tau.extensions.types import (
     FlagDefinition,
@@ -64,8 +64,7 @@ def normalize_key(key: str) -> str:
     return "+".join([*modifiers, last])
 
 
-@dataclass(eq=False)
-class Extension:
+class Extension(Struct, eq=False, dict=True):
     """One loaded extension and everything it registered.
 
     ``path`` names it in messages (a file, a package folder, or ``<entry point name>``); ``root``

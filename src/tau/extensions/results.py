@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.messages import AgentMessage
 from tau.ai.types import ImageContent, JsonObject, TextContent, content_from_json
 from tau.compaction import CompactionResult, FileDetails
@@ -47,8 +47,7 @@ InputAction: TypeAlias = Literal["continue", "transform", "handled"]
 T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class ProjectTrustResult:
+class ProjectTrustResult(Struct):
     """``trusted``: ``"yes"`` / ``"no"`` decide, ``"undecided"`` leaves it to the next handler and
     then to tau; ``remember`` saves a yes or no in trust.json."""
 
@@ -56,26 +55,22 @@ class ProjectTrustResult:
     remember: bool = False
 
 
-@dataclass(slots=True)
-class ResourcesDiscoverResult:
+class ResourcesDiscoverResult(Struct):
     skill_paths: list[str] = field(default_factory=list)
     prompt_paths: list[str] = field(default_factory=list)
     theme_paths: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class SessionBeforeSwitchResult:
+class SessionBeforeSwitchResult(Struct):
     cancel: bool = False
 
 
-@dataclass(slots=True)
-class SessionBeforeForkResult:
+class SessionBeforeForkResult(Struct):
     cancel: bool = False
     skip_conversation_restore: bool = False
 
 
-@dataclass(slots=True)
-class CompactionOverride:
+class CompactionOverride(Struct):
     """An extension's own compaction: what the compaction entry stores instead of the model's summary.
 
     ``details`` is free JSON data (the built-in summariser stores ``{readFiles, modifiedFiles}``).
@@ -91,20 +86,17 @@ class CompactionOverride:
         return self.details.to_json() if isinstance(self.details, FileDetails) else self.details
 
 
-@dataclass(slots=True)
-class SessionBeforeCompactResult:
+class SessionBeforeCompactResult(Struct):
     cancel: bool = False
     compaction: CompactionOverride | None = None
 
 
-@dataclass(slots=True)
-class TreeSummary:
+class TreeSummary(Struct):
     summary: str
     details: Any = None
 
 
-@dataclass(slots=True)
-class SessionBeforeTreeResult:
+class SessionBeforeTreeResult(Struct):
     cancel: bool = False
     summary: TreeSummary | None = None
     custom_instructions: str | None = None
@@ -112,8 +104,7 @@ class SessionBeforeTreeResult:
     label: str | None = None
 
 
-@dataclass(slots=True)
-class InputResult:
+class InputResult(Struct):
     """``transform`` replaces the text (and images, when given); ``handled`` ends the prompt there."""
 
     action: InputAction = "continue"
@@ -121,32 +112,27 @@ class InputResult:
     images: list[ImageContent] | None = None
 
 
-@dataclass(slots=True)
-class BeforeAgentStartResult:
+class BeforeAgentStartResult(Struct):
     """``message`` is added after the user's message; ``system_prompt`` replaces the prompt for this run."""
 
     message: CustomMessage | None = None
     system_prompt: str | None = None
 
 
-@dataclass(slots=True)
-class MessageEndResult:
+class MessageEndResult(Struct):
     message: AgentMessage
 
 
-@dataclass(slots=True)
-class ContextResult:
+class ContextResult(Struct):
     messages: list[AgentMessage]
 
 
-@dataclass(slots=True)
-class ToolCallResult:
+class ToolCallResult(Struct):
     block: bool = False
     reason: str | None = None
 
 
-@dataclass(slots=True)
-class ToolResultPatch:
+class ToolResultPatch(Struct):
     """Fields to change in a tool result; ``None`` keeps the current value."""
 
     content: list[TextContent | ImageContent] | None = None
@@ -154,8 +140,7 @@ class ToolResultPatch:
     is_error: bool | None = None
 
 
-@dataclass(slots=True)
-class UserBashResult:
+class UserBashResult(Struct):
     """``result``: the command already ran elsewhere (record this); ``operations``: run it with these."""
 
     operations: Any = None
@@ -474,8 +459,7 @@ def _project_trust(value: Any) -> ProjectTrustResult:
     return ProjectTrustResult(trusted, bool(_optional(data.get("remember"), bool, "remember", what)))
 
 
-@dataclass(slots=True)
-class CacheWarmingDecisionResult:
+class CacheWarmingDecisionResult(Struct):
     action: Literal["warm", "stop"]
 
 
@@ -520,8 +504,7 @@ def parse_result(event_type: str, value: Any) -> Any:
     return parser(value) if parser is not None else None
 
 
-@dataclass(slots=True)
-class BeforeAgentStartOutcome:
+class BeforeAgentStartOutcome(Struct):
     """``before_agent_start`` combined: the prompt for this run (``None``: use the base prompt)
     and the handlers' messages, in order, to add after the user's message."""
 

@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+import msgspec
+
 from tau.agent.events import AgentEvent, AgentStart, MessageEnd, TurnEnd
 from tau.agent.hooks import (
     AfterToolCallContext,
@@ -666,7 +668,10 @@ class ExtensionRunner:
 
 def _copy_into(original: Any, replacement: Any) -> None:
     """Make ``original`` hold ``replacement``'s values, so every holder of it sees the change."""
-    if dataclasses.is_dataclass(original):
+    if isinstance(original, msgspec.Struct):
+        for name in original.__struct_fields__:
+            setattr(original, name, getattr(replacement, name))
+    elif dataclasses.is_dataclass(original):
         for f in dataclasses.fields(original):
             setattr(original, f.name, getattr(replacement, f.name))
     else:

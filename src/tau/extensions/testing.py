@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import field
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.extensions.host import DeliverAs, ForkPosition, UserDelivery
@@ -26,8 +26,7 @@ from tau.session.messages import CustomMessage
 __all__ = ["RecordingHost", "ScriptedUI", "SentMessage"]
 
 
-@dataclass(frozen=True, slots=True)
-class SentMessage:
+class SentMessage(Struct, frozen=True):
     message: CustomMessage
     trigger_turn: bool
     deliver_as: DeliverAs
@@ -161,8 +160,7 @@ class RecordingHost:
         self.actions.append("reload")
 
 
-@dataclass
-class ScriptedUI:
+class ScriptedUI(Struct, dict=True):
     """A UI whose dialogs take their answers from lists (then answer "no answer"), recording
     every dialog title and every notification."""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.tool import AgentToolResult, ExecutionMode, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.registry import SimpleStreamFunction, StreamFunction
@@ -59,8 +60,7 @@ class ToolExecuteWithContext(Protocol):
     ) -> ToolOutput | Awaitable[ToolOutput]: ...
 
 
-@dataclass(kw_only=True)
-class ToolDefinition:
+class ToolDefinition(Struct, kw_only=True, dict=True):
     """A tool for the model, registered with ``tau.register_tool``.
 
     ``parameters`` is a JSON Schema object (or a pydantic model class: its schema is used). Prefer
@@ -95,8 +95,7 @@ class ToolDefinition:
         return self.parameters
 
 
-@dataclass(slots=True)
-class RegisteredTool:
+class RegisteredTool(Struct):
     definition: ToolDefinition
     extension: str
     path: str
@@ -106,8 +105,7 @@ CommandHandler: TypeAlias = Callable[[str, "ExtensionCommandContext"], "Awaitabl
 ShortcutHandler: TypeAlias = Callable[["ExtensionContext"], "Awaitable[None] | None"]
 
 
-@dataclass(slots=True)
-class RegisteredCommand:
+class RegisteredCommand(Struct):
     """A ``/name args`` command. ``invocation_name`` differs from ``name`` (``review:1``,
     ``review:2``) when several extensions register the same name."""
 
@@ -120,8 +118,7 @@ class RegisteredCommand:
     invocation_name: str = ""
 
 
-@dataclass(slots=True)
-class RegisteredShortcut:
+class RegisteredShortcut(Struct):
     key: str
     handler: ShortcutHandler
     extension: str
@@ -133,8 +130,7 @@ FlagType: TypeAlias = Literal["boolean", "string"]
 FlagValue: TypeAlias = bool | str | None
 
 
-@dataclass(slots=True)
-class FlagDefinition:
+class FlagDefinition(Struct):
     """A ``--name[=value]`` CLI flag an extension reads with ``tau.get_flag(name)``."""
 
     name: str
@@ -145,8 +141,7 @@ class FlagDefinition:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
+class RenderOptions(Struct, frozen=True):
     expanded: bool = False
 
 
@@ -154,16 +149,14 @@ MessageRenderer: TypeAlias = Callable[[CustomMessage, RenderOptions, Any], Any]
 """``renderer(message, options, theme) -> component | None`` (``None``: default rendering)."""
 
 
-@dataclass(slots=True)
-class RegisteredRenderer:
+class RegisteredRenderer(Struct):
     custom_type: str
     renderer: MessageRenderer
     extension: str
     path: str
 
 
-@dataclass(slots=True)
-class ProviderRegistration:
+class ProviderRegistration(Struct):
     """A provider an extension adds: ``config`` in the models.json provider format (``api``,
     ``baseUrl``, ``apiKey``, ``models``…) and, for a new wire protocol, the functions that stream it."""
 
@@ -175,8 +168,7 @@ class ProviderRegistration:
     stream_simple: SimpleStreamFunction | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ToolInfo:
+class ToolInfo(Struct, frozen=True):
     """A tool as ``tau.get_all_tools()`` describes it; ``source`` is an extension path or
     ``<builtin:name>`` / ``<sdk:name>``."""
 
@@ -186,16 +178,14 @@ class ToolInfo:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class CommandInfo:
+class CommandInfo(Struct, frozen=True):
     name: str
     description: str
     source: Literal["extension", "prompt", "skill"]
     path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ExecResult:
+class ExecResult(Struct, frozen=True):
     """What ``tau.exec`` gives back; ``code`` is ``None`` when the process was killed."""
 
     stdout: str

@@ -16,10 +16,9 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 __all__ = ["MEMORY_LIMIT", "SandboxScript", "ScriptOutcome"]
 
@@ -111,8 +110,7 @@ _PRELUDE = r"""
 """
 
 
-@dataclass(slots=True)
-class ScriptOutcome:
+class ScriptOutcome(Struct):
     ok: bool
     output: list[dict[str, Any]] = field(default_factory=list)
     """Text and image items in the order the script added them (a returned value last)."""

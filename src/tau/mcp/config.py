@@ -16,11 +16,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 __all__ = [
     "DEFAULT_EXPOSURE",
@@ -55,8 +55,7 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT_S = 60.0
 
 
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
+class ServerConfig(Struct, frozen=True):
     """One validated ``mcpServers`` entry and where it came from."""
 
     name: str
@@ -91,8 +90,7 @@ class ServerConfig:
         return self.url if self.transport == "http" else " ".join([self.command, *self.args])
 
 
-@dataclass(slots=True)
-class McpConfig:
+class McpConfig(Struct):
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     project_path: str | None = None

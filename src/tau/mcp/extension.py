@@ -27,10 +27,11 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+from msgspec.structs import replace
+
 from tau.agent.tool import AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
@@ -77,8 +78,7 @@ def mcp_extension_source(
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
 
 
-@dataclass(slots=True)
-class _RegisteredTool:
+class _RegisteredTool(Struct):
     server: str
     remote: str
     exposure: str

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.tool import AgentToolResult
 from tau.ai.types import ImageContent, TextContent
 
@@ -81,8 +82,7 @@ def to_tool_result(server: str, result: dict[str, Any]) -> AgentToolResult:
     return AgentToolResult(content=content, details={"structuredContent": structured} if structured else None)
 
 
-@dataclass(frozen=True, slots=True)
-class SearchDocument:
+class SearchDocument(Struct, frozen=True):
     """What ``tool_search`` ranks a tool by."""
 
     name: str

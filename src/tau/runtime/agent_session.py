@@ -17,9 +17,10 @@ with ``create_agent_session``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
+
+import msgspec
 
 from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
@@ -316,7 +317,7 @@ class AgentSession:
         messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
         self._next_turn = []
         options = self._base_system_prompt_options
-        run_options = dataclasses.replace(options, sections={}) if options is not None else None
+        run_options = msgspec.structs.replace(options, sections={}) if options is not None else None
         overrides = await self._hooks.before_agent_start(text, images, self._base_system_prompt, run_options)
         messages.extend(overrides.messages)
         self._use_run_sections(run_options.sections if run_options is not None else {})
@@ -690,7 +691,7 @@ class AgentSession:
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
         _, options = self._tools.build_system_prompt(self._services.resource_loader)
-        options = dataclasses.replace(options, sections=dict(self._run_sections))
+        options = msgspec.structs.replace(options, sections=dict(self._run_sections))
         self._base_system_prompt = build_system_prompt(options)
         self._base_system_prompt_options = options
         self._agent.state.system_prompt = self._base_system_prompt

@@ -37,7 +37,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_problem
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
@@ -133,8 +134,7 @@ def _run_command(command: str) -> str | None:
     return output
 
 
-@dataclass(frozen=True, slots=True)
-class AuthStatus:
+class AuthStatus(Struct, frozen=True):
     """How a provider is authenticated, without the secret: where the key comes from and, for env, which variable."""
 
     configured: bool

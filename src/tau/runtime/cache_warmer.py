@@ -22,7 +22,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent._awaitable import resolve
 from tau.agent.config import StreamFn
 from tau.agent.messages import AgentMessage
@@ -66,8 +67,7 @@ def replayable(model: Model, options: SimpleStreamOptions) -> bool:
     return compat.force_adaptive_thinking or compat.supports_mid_convo_effort
 
 
-@dataclass(frozen=True, slots=True)
-class WarmingDecision:
+class WarmingDecision(Struct, frozen=True):
     phase: Literal["streaming", "idle"]
     warm_cost: float
     miss_cost: float
@@ -108,8 +108,7 @@ def _price(
     return calculate_cost(model, usage).total
 
 
-@dataclass(slots=True)
-class _Run:
+class _Run(Struct):
     model: Model
     context: Context
     options: SimpleStreamOptions
@@ -124,8 +123,7 @@ class _Run:
     task: asyncio.Task[None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class WarmingStatus:
+class WarmingStatus(Struct, frozen=True):
     state: Literal["inactive", "scheduled", "refreshing"]
     reason: str = ""
     next_warm_at: float | None = None  # time.time() of the next decision

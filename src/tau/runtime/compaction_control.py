@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart

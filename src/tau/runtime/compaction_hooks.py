@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.abort import AbortSignal
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
 
@@ -27,8 +28,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class BeforeCompactEvent:
+class BeforeCompactEvent(Struct):
     """``session_before_compact``: what is about to be summarised; the hook may cancel or supply
     its own summary."""
 
@@ -54,14 +54,12 @@ class CompactionRecord(Protocol):
     def details_json(self) -> Any: ...
 
 
-@dataclass(slots=True)
-class BeforeCompactResult:
+class BeforeCompactResult(Struct):
     cancel: bool = False
     compaction: CompactionRecord | CompactionResult | None = None
 
 
-@dataclass(slots=True)
-class BeforeTreeEvent:
+class BeforeTreeEvent(Struct):
     """``session_before_tree``: a move in the session tree, before any summary is written."""
 
     target_id: str
@@ -74,8 +72,7 @@ class BeforeTreeEvent:
     label: str | None
 
 
-@dataclass(slots=True)
-class BeforeTreeResult:
+class BeforeTreeResult(Struct):
     cancel: bool = False
     summary: str | None = None
     details: object = None
@@ -106,8 +103,7 @@ class CompactionHooks:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class NavigateTreeResult:
+class NavigateTreeResult(Struct, frozen=True):
     """``cancelled`` (and ``aborted`` when the summary was stopped): the leaf did not move.
     ``editor_text``: the text of the user message navigated to, for the input box."""
 

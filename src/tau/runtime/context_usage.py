@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, Model, Usage
 from tau.compaction.tokens import calculate_context_tokens, estimate_context_tokens
@@ -19,8 +20,7 @@ from tau.session.entries import CompactionEntry, MessageEntry, SessionEntry
 __all__ = ["ContextUsage", "context_usage", "estimate_context_usage", "usage_tokens"]
 
 
-@dataclass(frozen=True, slots=True)
-class ContextUsage:
+class ContextUsage(Struct, frozen=True):
     tokens: int | None
     context_window: int
     percent: float | None

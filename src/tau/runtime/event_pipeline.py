@@ -14,11 +14,12 @@ the first one once the run is over, so the session file stays consistent either 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
+
+import msgspec
 
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart, MessageUpdate, TurnStart
 from tau.agent.messages import AgentMessage
@@ -285,7 +286,9 @@ class EventPipeline:
         elif isinstance(event, AgentEnd):
             self._system_message = None
             shown = self._system_shown
-            await self._notify(dataclasses.replace(event, messages=[system, *event.messages]) if shown else event)
+            await self._notify(
+                msgspec.structs.replace(event, messages=[system, *event.messages]) if shown else event
+            )
         else:
             await self._notify(event)
             if isinstance(event, TurnStart) and not self._system_shown:

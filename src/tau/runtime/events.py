@@ -12,10 +12,10 @@ and ``toolName``. ``message_end`` still carries the whole message.
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -59,56 +59,51 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class AgentSettled:
+class AgentSettled(Struct):
     """The session will not go on by itself: the run, its retries, a compaction's continuation and
     the queued messages are all over. ``aborted``: the run ended because it was aborted."""
 
     aborted: bool
-    type: Literal["agent_settled"] = field(default="agent_settled", init=False)
+    type: ClassVar[Literal["agent_settled"]] = "agent_settled"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "aborted": self.aborted}
 
 
-@dataclass(slots=True)
-class EntryAppended:
+class EntryAppended(Struct):
     """An extension added an entry of its own to the session file (``append_entry``)."""
 
     entry: SessionEntry
-    type: Literal["entry_appended"] = field(default="entry_appended", init=False)
+    type: ClassVar[Literal["entry_appended"]] = "entry_appended"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "entry": self.entry.to_json()}
 
 
-@dataclass(slots=True)
-class QueueUpdate:
+class QueueUpdate(Struct):
     """The texts waiting in the steering and follow-up queues changed."""
 
     steering: list[str]
     follow_up: list[str]
-    type: Literal["queue_update"] = field(default="queue_update", init=False)
+    type: ClassVar[Literal["queue_update"]] = "queue_update"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
 
 
-@dataclass(slots=True)
-class ThinkingLevelChanged:
+class ThinkingLevelChanged(Struct):
     level: ThinkingLevelOrOff
-    type: Literal["thinking_level_changed"] = field(default="thinking_level_changed", init=False)
+    type: ClassVar[Literal["thinking_level_changed"]] = "thinking_level_changed"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "level": self.level}
 
 
-@dataclass(slots=True)
-class SessionInfoChanged:
+class SessionInfoChanged(Struct):
     """The session's display name changed (``None``: cleared)."""
 
     name: str | None
-    type: Literal["session_info_changed"] = field(default="session_info_changed", init=False)
+    type: ClassVar[Literal["session_info_changed"]] = "session_info_changed"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": self.type}
@@ -117,28 +112,28 @@ class SessionInfoChanged:
         return out
 
 
-@dataclass(slots=True)
-class AutoRetryStart:
+class AutoRetryStart(Struct):
     """A transient provider error ended the run; the session retries after ``delay_ms``."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
-    type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
+    type: ClassVar[Literal["auto_retry_start"]] = "auto_retry_start"
 
     def to_json(self) -> JsonObject:
-        return _scheduled_retry_json(self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message)
+        return _scheduled_retry_json(
+            self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message
+        )
 
 
-@dataclass(slots=True)
-class AutoRetryEnd:
+class AutoRetryEnd(Struct):
     """A retry chain is over: a reply came through, the retries ran out, or it was cancelled."""
 
     success: bool
     attempt: int
     final_error: str | None = None
-    type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
+    type: ClassVar[Literal["auto_retry_end"]] = "auto_retry_end"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
@@ -150,20 +145,18 @@ class AutoRetryEnd:
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 
 
-@dataclass(slots=True)
-class CompactionStart:
+class CompactionStart(Struct):
     """A compaction began: asked for (``manual``), the context neared the window (``threshold``),
     or the provider refused it as too long (``overflow``)."""
 
     reason: CompactionReason
-    type: Literal["compaction_start"] = field(default="compaction_start", init=False)
+    type: ClassVar[Literal["compaction_start"]] = "compaction_start"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "reason": self.reason}
 
 
-@dataclass(slots=True)
-class CompactionEnd:
+class CompactionEnd(Struct):
     """A compaction ended: with its ``result``, ``aborted``, failed (``error_message``), or with
     nothing to do (no result, no error). ``will_retry``: the agent continues by itself."""
 
@@ -172,7 +165,7 @@ class CompactionEnd:
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
-    type: Literal["compaction_end"] = field(default="compaction_end", init=False)
+    type: ClassVar[Literal["compaction_end"]] = "compaction_end"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": self.type, "reason": self.reason}
@@ -188,8 +181,7 @@ class CompactionEnd:
 SummarizationSource: TypeAlias = Literal["compaction", "branchSummary"]
 
 
-@dataclass(slots=True)
-class SummarizationRetryScheduled:
+class SummarizationRetryScheduled(Struct):
     """A compaction or branch summary request failed for a passing reason; it is sent again after
     ``delay_ms`` (attempt ``attempt`` of at most ``max_attempts`` retries)."""
 
@@ -197,21 +189,20 @@ class SummarizationRetryScheduled:
     max_attempts: int
     delay_ms: int
     error_message: str
-    type: Literal["summarization_retry_scheduled"] = field(default="summarization_retry_scheduled", init=False)
+    type: ClassVar[Literal["summarization_retry_scheduled"]] = "summarization_retry_scheduled"
 
     def to_json(self) -> JsonObject:
-        return _scheduled_retry_json(self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message)
+        return _scheduled_retry_json(
+            self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message
+        )
 
 
-@dataclass(slots=True)
-class SummarizationRetryAttemptStart:
+class SummarizationRetryAttemptStart(Struct):
     """The wait is over and the summary request is sent again; ``reason`` only for a compaction."""
 
     source: SummarizationSource
     reason: CompactionReason | None = None
-    type: Literal["summarization_retry_attempt_start"] = field(
-        default="summarization_retry_attempt_start", init=False
-    )
+    type: ClassVar[Literal["summarization_retry_attempt_start"]] = "summarization_retry_attempt_start"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"type": self.type, "source": self.source}
@@ -220,11 +211,10 @@ class SummarizationRetryAttemptStart:
         return out
 
 
-@dataclass(slots=True)
-class SummarizationRetryFinished:
+class SummarizationRetryFinished(Struct):
     """A summary request that was retried is over (it came through, failed for good, or was aborted)."""
 
-    type: Literal["summarization_retry_finished"] = field(default="summarization_retry_finished", init=False)
+    type: ClassVar[Literal["summarization_retry_finished"]] = "summarization_retry_finished"
 
     def to_json(self) -> JsonObject:
         return {"type": self.type}
@@ -234,8 +224,15 @@ SummarizationRetryEvent: TypeAlias = (
     SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished
 )
 SessionEvent: TypeAlias = (
-    AgentSettled | EntryAppended | QueueUpdate | ThinkingLevelChanged | SessionInfoChanged | AutoRetryStart | AutoRetryEnd
-    | CompactionStart | CompactionEnd
+    AgentSettled
+    | EntryAppended
+    | QueueUpdate
+    | ThinkingLevelChanged
+    | SessionInfoChanged
+    | AutoRetryStart
+    | AutoRetryEnd
+    | CompactionStart
+    | CompactionEnd
     | SummarizationRetryEvent
 )
 AgentSessionEvent: TypeAlias = AgentEvent | SessionEvent
@@ -258,8 +255,16 @@ def session_event_to_json(event: AgentSessionEvent, *, include_partials: bool = 
 
 
 _AGENT_EVENTS = (
-    AgentStart, AgentEnd, TurnStart, TurnEnd, MessageStart, MessageUpdate, MessageEnd,
-    ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd,
+    AgentStart,
+    AgentEnd,
+    TurnStart,
+    TurnEnd,
+    MessageStart,
+    MessageUpdate,
+    MessageEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    ToolExecutionEnd,
 )
 
 
@@ -274,7 +279,9 @@ def _delta_to_json(event: AssistantMessageEvent) -> JsonObject:
     return out
 
 
-def _scheduled_retry_json(type_: str, attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> JsonObject:
+def _scheduled_retry_json(
+    type_: str, attempt: int, max_attempts: int, delay_ms: int, error_message: str
+) -> JsonObject:
     """The wire shape pi gives both kinds of scheduled retry (a run's and a summary's)."""
     return {
         "type": type_,

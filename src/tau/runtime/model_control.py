@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+from msgspec.structs import replace
+
 from tau.agent.agent import Agent
 from tau.agent.config import StreamFn
 from tau.agent.state import PLACEHOLDER_MODEL
@@ -34,8 +35,7 @@ from tau.session.manager import SessionManager
 __all__ = ["ModelControl", "ModelCycle", "auth_error", "create_stream_fn"]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCycle:
+class ModelCycle(Struct, frozen=True):
     """Where ``cycle_model`` landed; ``is_scoped`` when it cycled through ``--models``."""
 
     model: Model

@@ -15,11 +15,11 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
@@ -49,8 +49,7 @@ _ModelKey = tuple[str, str]
 ACCOUNT_LISTED_PROVIDERS = frozenset({"radius"})
 
 
-@dataclass(frozen=True, slots=True)
-class RequestAuth:
+class RequestAuth(Struct, frozen=True):
     """What one request needs beyond the model: the key and the resolved configured headers.
 
     ``error`` is set (and the rest empty) when a configured ``!command`` failed or printed nothing.

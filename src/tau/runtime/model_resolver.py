@@ -10,12 +10,13 @@ the one provider with credentials, otherwise it is an error listing the candidat
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 from collections.abc import Sequence
 from typing import Final, TypeGuard
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct
+
 from tau._pattern import lazy_pattern
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import Model, ThinkingLevelOrOff
@@ -102,8 +103,7 @@ class ModelResolutionError(ValueError):
     """A model reference that names no model, or more than one; the message says what to do."""
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedModel:
+class ResolvedModel(Struct, frozen=True):
     """A model found for a reference, the thinking level its ``:level`` suffix asked for, and any warning."""
 
     model: Model
@@ -111,16 +111,14 @@ class ResolvedModel:
     warning: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ScopedModel:
+class ScopedModel(Struct, frozen=True):
     """One entry of the cycling list (``--models`` / ``enabledModels``)."""
 
     model: Model
     thinking_level: ThinkingLevelOrOff | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class InitialModel:
+class InitialModel(Struct, frozen=True):
     """The model a session starts with (``None`` when nothing is usable) and its thinking level."""
 
     model: Model | None
@@ -188,7 +186,7 @@ def parse_model_pattern(
         if inner is None:
             return None
         # A level peeled further in (with a warning) does not override this one's warning.
-        return dataclasses.replace(inner, thinking_level=None if inner.warning else suffix)
+        return msgspec.structs.replace(inner, thinking_level=None if inner.warning else suffix)
     if strict:
         return None
     inner = parse_model_pattern(prefix, models, strict=strict)
@@ -453,7 +451,7 @@ def _custom_id_model(
     if base is None:
         return None
     requested = thinking or level
-    custom = dataclasses.replace(
+    custom = msgspec.structs.replace(
         base,
         id=model_id,
         name=model_id,

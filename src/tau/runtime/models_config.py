@@ -17,13 +17,13 @@ model, and the problem.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct, field
+
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import JsonObject, Model, ModelCost
 from tau.runtime.config_errors import ConfigError, read_json_file
@@ -48,8 +48,7 @@ _INPUT_KINDS = ("text", "image")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
+class ProviderConfig(Struct, frozen=True):
     """One validated provider entry. ``models`` and ``model_overrides`` keep pi's camelCase JSON."""
 
     name: str
@@ -70,8 +69,7 @@ class ProviderConfig:
         return bool(self.base_url or self.headers or self.compat)
 
 
-@dataclass(frozen=True, slots=True)
-class ModelsConfig:
+class ModelsConfig(Struct, frozen=True):
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
 
 
@@ -231,7 +229,7 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["sampling_params_by_thinking_level"] = merge_sampling_by_level(
             model.sampling_params_by_thinking_level, override["samplingParamsByThinkingLevel"]
         )
-    return dataclasses.replace(model, **changes)
+    return msgspec.structs.replace(model, **changes)
 
 
 def merge_sampling_by_level(base: Mapping[str, Any] | None, override: Any) -> dict[str, JsonObject] | None:

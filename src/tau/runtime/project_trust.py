@@ -23,7 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.paths import CONFIG_DIR_NAME, forget_old_lock_file, update_json_file
@@ -81,16 +82,14 @@ def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class SavedDecision:
+class SavedDecision(Struct, frozen=True):
     """A decision found in trust.json: the folder it was saved for, and whether that is trust."""
 
     path: str
     trusted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TrustUpdate:
+class TrustUpdate(Struct, frozen=True):
     """One change to trust.json; ``trusted=None`` removes the folder's entry."""
 
     path: str
@@ -160,8 +159,7 @@ class TrustStore:
         return parsed
 
 
-@dataclass(frozen=True, slots=True)
-class TrustOption:
+class TrustOption(Struct, frozen=True):
     """One answer to the trust question: its label, what it decides for this run, what it saves."""
 
     label: str

@@ -18,10 +18,10 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.tool import AgentTool
 from tau.ai.types import Model, TextContent, ThinkingLevelOrOff, UserMessage
 from tau.runtime.agent_session import AgentSession
@@ -63,8 +63,7 @@ class ForkTargetError(AgentSessionError, ValueError):
     """``fork(entry_id, "before")`` on an entry that is not a user message."""
 
 
-@dataclass(slots=True)
-class CreatedRuntime:
+class CreatedRuntime(Struct):
     """What a runtime factory builds for one session."""
 
     session: AgentSession
@@ -77,15 +76,13 @@ class RuntimeFactory(Protocol):
     def __call__(self, *, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SessionChange:
+class SessionChange(Struct, frozen=True):
     """The outcome of a replacement; ``cancelled`` when an extension vetoed it."""
 
     cancelled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ForkResult:
+class ForkResult(Struct, frozen=True):
     """``selected_text``: the text of the user message forked *before* (for the editor)."""
 
     cancelled: bool = False

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.agent import Agent
 from tau.agent.tool import AgentTool
 from tau.ai.thinking import clamp_thinking_level
@@ -47,8 +48,7 @@ NO_MODELS_MESSAGE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CreateAgentSessionResult:
+class CreateAgentSessionResult(Struct, frozen=True):
     """The session, and why its model is not the one asked for or stored (``None`` when it is)."""
 
     session: AgentSession

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.context.resources import ResourceLoader
 from tau.runtime.auth_storage import AuthStorage
 from tau.runtime.extension_loading import ExtensionOptions, load_extension_runner
@@ -42,14 +42,12 @@ __all__ = [
 DiagnosticType: TypeAlias = Literal["info", "warning", "error"]
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceDiagnostic:
+class ServiceDiagnostic(Struct, frozen=True):
     type: DiagnosticType
     message: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceOptions:
+class ResourceOptions(Struct, frozen=True, kw_only=True):
     """CLI choices for the resource loader. Paths should be absolute: the cwd may change later."""
 
     system_prompt: str | None = None
@@ -61,8 +59,7 @@ class ResourceOptions:
     no_prompt_templates: bool = False
 
 
-@dataclass(slots=True)
-class AgentSessionServices:
+class AgentSessionServices(Struct):
     cwd: str
     agent_dir: str
     auth_storage: AuthStorage
@@ -135,7 +132,9 @@ def create_agent_session_services(
     )
     registered = runner.flags if runner is not None else {}
     unknown = [f"--{name}" for name in extensions.flag_values if name not in registered]
-    flag_errors = [f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"] if unknown else []
+    flag_errors = (
+        [f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"] if unknown else []
+    )
     if runner is not None:
         problems += runner.register_providers(registry)
         known = {name: value for name, value in extensions.flag_values.items() if name in registered}

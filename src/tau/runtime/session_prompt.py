@@ -8,10 +8,10 @@ nothing, and ``extension_hooks.ExtensionPromptHooks`` calls the extension runner
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.types import ImageContent, TextContent
 from tau.context.prompt_templates import expand_prompt_template
 from tau.context.resources import ResourceLoader
@@ -37,8 +37,7 @@ InputDisposition: TypeAlias = Literal["started", "queued", "handled"]
 an extension's ``input`` handler took it."""
 
 
-@dataclass(frozen=True, slots=True)
-class InputOutcome:
+class InputOutcome(Struct, frozen=True):
     """What the ``input`` step made of the typed text: replaced text/images, or ``handled``."""
 
     text: str
@@ -46,8 +45,7 @@ class InputOutcome:
     handled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AgentStartOverrides:
+class AgentStartOverrides(Struct, frozen=True):
     """``before_agent_start`` results: a system prompt for this run only, and messages to add
     after the user's."""
 

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, cast
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau._shared_file import dump_json
 from tau.ai.thinking import THINKING_LEVELS
 from tau.runtime.config_errors import ConfigError, read_json_file
@@ -65,23 +66,20 @@ _DOUBLE_ESCAPE_ACTIONS: Final = ("tree", "fork", "none")
 _TREE_FILTER_MODES: Final = ("default", "no-tools", "user-only", "labeled-only", "all")
 
 
-@dataclass(frozen=True, slots=True)
-class SettingsError:
+class SettingsError(Struct, frozen=True):
     """A settings file that could not be read or written, and which scope it belongs to."""
 
     scope: SettingsScope
     error: ConfigError
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionSettings:
+class CompactionSettings(Struct, frozen=True):
     enabled: bool = True
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
 
 
-@dataclass(frozen=True, slots=True)
-class RetrySettings:
+class RetrySettings(Struct, frozen=True):
     """Agent-level retries (``retry.*``) and the provider client's own limits (``retry.provider.*``).
 
     ``provider_timeout_ms`` / ``provider_max_retries`` / ``provider_idle_timeout_ms`` are ``None``

@@ -11,7 +11,8 @@ import codecs
 import os
 from collections.abc import Callable
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.abort import AbortController
 from tau.session.messages import BashExecutionMessage
 from tau.tools import (
@@ -27,8 +28,7 @@ from tau.tools.shell_exec import LocalBashOperations
 __all__ = ["BashResult", "UserBash", "parse_user_bash"]
 
 
-@dataclass(frozen=True, slots=True)
-class BashResult:
+class BashResult(Struct, frozen=True):
     """How a user command ended. ``exit_code`` is ``None`` when it was cancelled."""
 
     output: str

@@ -3,13 +3,13 @@ context edits applied (pi's session projection)."""
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import Any, TypeVar
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct, field
+
 from tau.ai.types import (
     AssistantMessage,
     TextContent,
@@ -49,16 +49,14 @@ LAST_ENTRY = _Leaf.LAST_ENTRY
 """``build_session_context(entries, LAST_ENTRY)``: project the branch ending at the last entry."""
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRef:
+class ModelRef(Struct, frozen=True):
     """The model a session was last using: ``{provider, modelId}`` in pi."""
 
     provider: str
     model_id: str
 
 
-@dataclass(slots=True)
-class SessionContext:
+class SessionContext(Struct):
     messages: list[SessionMessage | SystemMessage] = field(default_factory=list)
     """The conversation; system records are among it only when asked for (``system_messages``)."""
     thinking_level: str = "off"
@@ -201,9 +199,9 @@ def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]
         if edited is None:
             continue
         if isinstance(entry, MessageEntry):
-            out.append(dataclasses.replace(entry, message=edited, raw=None))
+            out.append(msgspec.structs.replace(entry, message=edited, raw=None))
         elif isinstance(entry, CustomMessageEntry) and isinstance(edited, CustomMessage):
-            out.append(dataclasses.replace(entry, content=edited.content, raw=None))
+            out.append(msgspec.structs.replace(entry, content=edited.content, raw=None))
         else:
             out.append(entry)
     return out
@@ -240,11 +238,11 @@ def apply_context_edit(message: SessionMessage, edit: ContextEditEntry) -> Sessi
     if isinstance(message, AssistantMessage):
         blocks = [TextContent(content)] if isinstance(content, str) else _blocks(content)
         assistant = [b for b in blocks if isinstance(b, TextContent | ThinkingContent | ToolCall)]
-        return dataclasses.replace(message, content=assistant)
+        return msgspec.structs.replace(message, content=assistant)
     if isinstance(message, ToolResultMessage):
-        return dataclasses.replace(message, content=_user_content(content, as_list=True))
+        return msgspec.structs.replace(message, content=_user_content(content, as_list=True))
     if isinstance(message, UserMessage | CustomMessage):
-        return dataclasses.replace(message, content=_user_content(content, as_list=False))
+        return msgspec.structs.replace(message, content=_user_content(content, as_list=False))
     return message
 
 

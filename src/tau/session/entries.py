@@ -7,10 +7,10 @@ leaving out optional keys that are unset (JavaScript's ``JSON.stringify`` drops 
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent, Usage
 from tau.session.messages import (
     SessionMessage,
@@ -24,8 +24,20 @@ CURRENT_SESSION_VERSION = 3
 _KNOWN_BLOCK_TYPES = frozenset({"text", "thinking", "image", "toolCall"})
 
 
-@dataclass(slots=True, kw_only=True)
-class SessionHeader:
+# ``raw`` (the object a line was read from) is left out of equality and repr: two entries with the
+# same fields are equal whether read from a file or made by tau.
+def _equal_but_raw(entry: Struct, other: Struct) -> bool:
+    return all(
+        getattr(entry, name) == getattr(other, name) for name in entry.__struct_fields__ if name != "raw"
+    )
+
+
+def _repr_but_raw(entry: Struct) -> str:
+    shown = ", ".join(f"{name}={getattr(entry, name)!r}" for name in entry.__struct_fields__ if name != "raw")
+    return f"{entry.__class__.__qualname__}({shown})"
+
+
+class SessionHeader(Struct, kw_only=True):
     """Line 1 of a session file: ``{"type":"session","version":3,"id",...}``."""
 
     id: str
@@ -33,8 +45,16 @@ class SessionHeader:
     cwd: str = ""
     version: int = CURRENT_SESSION_VERSION
     parent_session: str | None = None
-    raw: JsonObject | None = field(default=None, repr=False, compare=False)
-    type: Literal["session"] = field(default="session", init=False)
+    raw: JsonObject | None = None
+    type: ClassVar[Literal["session"]] = "session"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _equal_but_raw(self, other)
+
+    def __repr__(self) -> str:
+        return _repr_but_raw(self)
 
     def to_json(self) -> JsonObject:
         if self.raw is not None:
@@ -68,12 +88,19 @@ class SessionHeader:
         )
 
 
-@dataclass(slots=True, kw_only=True)
-class _Entry:
+class _Entry(Struct, kw_only=True):
     id: str
     parent_id: str | None
     timestamp: str
-    raw: JsonObject | None = field(default=None, repr=False, compare=False)
+    raw: JsonObject | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _equal_but_raw(self, other)
+
+    def __repr__(self) -> str:
+        return _repr_but_raw(self)
 
     def to_json(self) -> JsonObject:
         """The entry as a JSON object: the object it was read from, else pi's shape."""
@@ -86,13 +113,12 @@ class _Entry:
         return {"type": kind, "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
 
 
-@dataclass(slots=True, kw_only=True)
-class MessageEntry(_Entry):
+class MessageEntry(_Entry, kw_only=True):
     """A conversation message: user, assistant, toolResult, bashExecution or custom, or a pi 1.x
     system message (the prompt sections and tools the branch declares)."""
 
     message: SessionMessage | SystemMessage
-    type: Literal["message"] = field(default="message", init=False)
+    type: ClassVar[Literal["message"]] = "message"
 
     def _build_json(self) -> JsonObject:
         out = self._base("message")
@@ -100,10 +126,9 @@ class MessageEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class ThinkingLevelChangeEntry(_Entry):
+class ThinkingLevelChangeEntry(_Entry, kw_only=True):
     thinking_level: str
-    type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
+    type: ClassVar[Literal["thinking_level_change"]] = "thinking_level_change"
 
     def _build_json(self) -> JsonObject:
         out = self._base("thinking_level_change")
@@ -111,11 +136,10 @@ class ThinkingLevelChangeEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class ModelChangeEntry(_Entry):
+class ModelChangeEntry(_Entry, kw_only=True):
     provider: str
     model_id: str
-    type: Literal["model_change"] = field(default="model_change", init=False)
+    type: ClassVar[Literal["model_change"]] = "model_change"
 
     def _build_json(self) -> JsonObject:
         out = self._base("model_change")
@@ -124,8 +148,7 @@ class ModelChangeEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class CompactionEntry(_Entry):
+class CompactionEntry(_Entry, kw_only=True):
     """History before ``first_kept_entry_id`` summarised; ``from_hook`` marks an extension's summary."""
 
     summary: str
@@ -137,7 +160,7 @@ class CompactionEntry(_Entry):
     """What making the summary cost (pi 1.x); counted in the session's totals."""
     system_message: SystemMessage | None = None
     """pi 1.x: the branch's prompt and tools replayed at the compaction (its checkpoint)."""
-    type: Literal["compaction"] = field(default="compaction", init=False)
+    type: ClassVar[Literal["compaction"]] = "compaction"
 
     def _build_json(self) -> JsonObject:
         out = self._base("compaction")
@@ -153,8 +176,7 @@ class CompactionEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class BranchSummaryEntry(_Entry):
+class BranchSummaryEntry(_Entry, kw_only=True):
     """The summary of an abandoned branch; ``from_id`` is where the new branch starts (or ``"root"``)."""
 
     from_id: str
@@ -163,7 +185,7 @@ class BranchSummaryEntry(_Entry):
     from_hook: bool | None = None
     usage: Usage | None = None
     """What making the summary cost (pi 1.x); counted in the session's totals."""
-    type: Literal["branch_summary"] = field(default="branch_summary", init=False)
+    type: ClassVar[Literal["branch_summary"]] = "branch_summary"
 
     def _build_json(self) -> JsonObject:
         out = self._base("branch_summary")
@@ -176,13 +198,12 @@ class BranchSummaryEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class CustomEntry(_Entry):
+class CustomEntry(_Entry, kw_only=True):
     """Extension state; never part of the model's context."""
 
     custom_type: str
     data: Any = None
-    type: Literal["custom"] = field(default="custom", init=False)
+    type: ClassVar[Literal["custom"]] = "custom"
 
     def _build_json(self) -> JsonObject:
         # pi writes the extension fields before the tree fields for this type.
@@ -192,15 +213,14 @@ class CustomEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class CustomMessageEntry(_Entry):
+class CustomMessageEntry(_Entry, kw_only=True):
     """An extension's message for the model; ``display=False`` hides it in the UI only."""
 
     custom_type: str
     content: str | list[TextContent | ImageContent]
     display: bool
     details: Any = None
-    type: Literal["custom_message"] = field(default="custom_message", init=False)
+    type: ClassVar[Literal["custom_message"]] = "custom_message"
 
     def _build_json(self) -> JsonObject:
         content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
@@ -211,13 +231,12 @@ class CustomMessageEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class LabelEntry(_Entry):
+class LabelEntry(_Entry, kw_only=True):
     """Sets the label of ``target_id``; no label (or an empty one) clears it."""
 
     target_id: str
     label: str | None = None
-    type: Literal["label"] = field(default="label", init=False)
+    type: ClassVar[Literal["label"]] = "label"
 
     def _build_json(self) -> JsonObject:
         out = self._base("label")
@@ -226,12 +245,11 @@ class LabelEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class SessionInfoEntry(_Entry):
+class SessionInfoEntry(_Entry, kw_only=True):
     """Session metadata: the display name (empty clears it)."""
 
     name: str | None = None
-    type: Literal["session_info"] = field(default="session_info", init=False)
+    type: ClassVar[Literal["session_info"]] = "session_info"
 
     def _build_json(self) -> JsonObject:
         out = self._base("session_info")
@@ -239,8 +257,7 @@ class SessionInfoEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class UsageEntry(_Entry):
+class UsageEntry(_Entry, kw_only=True):
     """Model usage outside any reply, such as cache warming (pi 1.x): counted in the session's
     totals, never part of the context. ``kind`` names the operation (any string)."""
 
@@ -248,7 +265,7 @@ class UsageEntry(_Entry):
     provider: str
     model: str
     usage: Usage
-    type: Literal["usage"] = field(default="usage", init=False)
+    type: ClassVar[Literal["usage"]] = "usage"
 
     def _build_json(self) -> JsonObject:
         out = self._base("usage")
@@ -256,15 +273,14 @@ class UsageEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class ContextEditEntry(_Entry):
+class ContextEditEntry(_Entry, kw_only=True):
     """pi 1.x: from here on the branch's context shows ``target_id`` with other content
     (``replacement``: ``{"content": ...}``) or not at all (``replacement`` ``None``). The target
     itself is unchanged; the latest edit of a target on the branch wins."""
 
     target_id: str
     replacement: JsonObject | None
-    type: Literal["context_edit"] = field(default="context_edit", init=False)
+    type: ClassVar[Literal["context_edit"]] = "context_edit"
 
     def _build_json(self) -> JsonObject:
         out = self._base("context_edit")
@@ -273,8 +289,7 @@ class ContextEditEntry(_Entry):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
-class UnknownEntry(_Entry):
+class UnknownEntry(_Entry, kw_only=True):
     """An entry tau cannot interpret (a newer type, an unreadable message): kept in the tree and
     written back verbatim, never part of the model's context."""
 
@@ -320,7 +335,9 @@ def entry_from_json(data: JsonObject) -> SessionEntry:
     if kind == "message":  # nearly every line: built without the keyword dict the others share
         message = _message_from_json(data.get("message"))
         if message is not None:
-            return MessageEntry(id=entry_id, parent_id=parent_id, timestamp=timestamp, raw=data, message=message)
+            return MessageEntry(
+                id=entry_id, parent_id=parent_id, timestamp=timestamp, raw=data, message=message
+            )
     kind = kind if isinstance(kind, str) else ""
     base: dict[str, Any] = {"id": entry_id, "parent_id": parent_id, "timestamp": timestamp, "raw": data}
     if kind == "message":

@@ -10,7 +10,8 @@ import os
 from collections.abc import Callable, Container
 from datetime import UTC, datetime
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import now_ms
 
 _MAX_SHORT_ID_TRIES = 100
@@ -57,8 +58,7 @@ def ms_from_iso(text: object) -> int | None:
     return round(parsed.timestamp() * 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class IdSource:
+class IdSource(Struct, frozen=True):
     """The clock and uuid generators a session manager uses; inject deterministic ones in tests."""
 
     clock: Callable[[], int] = now_ms

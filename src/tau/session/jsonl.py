@@ -13,11 +13,10 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import field
 
 import jiter
+from msgspec import Struct, field
 
-from tau._dataclass import dataclass
 from tau._unicode import dumps
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionFileError, SessionWriteError
@@ -25,8 +24,7 @@ from tau.session.errors import SessionFileError, SessionWriteError
 FILE_MODE = 0o600
 
 
-@dataclass(slots=True)
-class RawSessionFile:
+class RawSessionFile(Struct):
     """The lines of a file: parsed objects, or the text of lines that are not JSON objects."""
 
     records: list[JsonObject | str] = field(default_factory=list)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import JsonObject
 from tau.session.errors import SessionNotFoundError
 from tau.session.ids import ms_from_iso
@@ -26,8 +27,7 @@ _ROLE_MARK = '"message":{"role":"'
 _TEXT_ROLES = ("user", "assistant")
 
 
-@dataclass(slots=True)
-class SessionInfo:
+class SessionInfo(Struct):
     """What the session picker shows of one file."""
 
     path: str
@@ -146,8 +146,7 @@ def header_problem(path: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class FoundSession:
+class FoundSession(Struct, frozen=True):
     """Where ``--session``/``--fork`` points: a path, a session of this project, or of another one."""
 
     path: str

@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -25,8 +25,7 @@ from tau.ai.types import (
 )
 
 
-@dataclass(slots=True)
-class BashExecutionMessage:
+class BashExecutionMessage(Struct):
     """A command the user ran with ``!cmd`` (or ``!!cmd``: ``exclude_from_context``)."""
 
     command: str
@@ -37,7 +36,7 @@ class BashExecutionMessage:
     full_output_path: str | None = None
     exclude_from_context: bool | None = None
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["bashExecution"] = field(default="bashExecution", init=False)
+    role: ClassVar[Literal["bashExecution"]] = "bashExecution"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"role": "bashExecution", "command": self.command, "output": self.output}
@@ -67,8 +66,7 @@ class BashExecutionMessage:
         )
 
 
-@dataclass(slots=True)
-class CustomMessage:
+class CustomMessage(Struct):
     """A message an extension put in the conversation; ``display=False`` hides it in the UI only."""
 
     custom_type: str
@@ -76,7 +74,7 @@ class CustomMessage:
     display: bool = True
     details: Any = None
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["custom"] = field(default="custom", init=False)
+    role: ClassVar[Literal["custom"]] = "custom"
 
     def to_json(self) -> JsonObject:
         content: Any = self.content if isinstance(self.content, str) else [b.to_json() for b in self.content]
@@ -102,14 +100,13 @@ class CustomMessage:
         )
 
 
-@dataclass(slots=True)
-class BranchSummaryMessage:
+class BranchSummaryMessage(Struct):
     """The summary of a branch the conversation came back from (projection of ``branch_summary``)."""
 
     summary: str
     from_id: str
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["branchSummary"] = field(default="branchSummary", init=False)
+    role: ClassVar[Literal["branchSummary"]] = "branchSummary"
 
     def to_json(self) -> JsonObject:
         return {
@@ -128,14 +125,13 @@ class BranchSummaryMessage:
         )
 
 
-@dataclass(slots=True)
-class CompactionSummaryMessage:
+class CompactionSummaryMessage(Struct):
     """The summary that stands for compacted history (projection of a ``compaction`` entry)."""
 
     summary: str
     tokens_before: int
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["compactionSummary"] = field(default="compactionSummary", init=False)
+    role: ClassVar[Literal["compactionSummary"]] = "compactionSummary"
 
     def to_json(self) -> JsonObject:
         return {
@@ -194,8 +190,7 @@ def content_list_from_json(raw: Any) -> str | list[TextContent | ImageContent]:
     return [b for b in blocks if isinstance(b, (TextContent, ImageContent))]
 
 
-@dataclass(slots=True)
-class SystemMessage:
+class SystemMessage(Struct):
     """pi 1.x's record of the prompt and tools a branch declares (``role: "system"``).
 
     The first one holds every prompt section and tool declaration; later ones patch ``sections``
@@ -209,7 +204,7 @@ class SystemMessage:
     tools_added: list[JsonObject] | None = None
     tools_removed: list[JsonObject] | None = None
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["system"] = field(default="system", init=False)
+    role: ClassVar[Literal["system"]] = "system"
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"role": "system", "content": self.content}

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.session.entries import LabelEntry, SessionEntry
 from tau.session.ids import ms_from_iso
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+class Label(Struct, frozen=True):
     """The current label of an entry and when it was set."""
 
     text: str
     timestamp: str
 
 
-@dataclass(slots=True)
-class SessionTreeNode:
+class SessionTreeNode(Struct):
     entry: SessionEntry
     children: list[SessionTreeNode] = field(default_factory=list)
     label: str | None = None

@@ -27,13 +27,12 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 __all__ = ["ACME_GATEWAY", "FakeOAuthServer", "codex_access_token"]
 
@@ -111,15 +110,13 @@ def codex_access_token(account_id: str, serial: str) -> str:
     return f"{part({'alg': 'none'})}.{part(claims)}.sig"
 
 
-@dataclass
-class _Grant:
+class _Grant(Struct, dict=True):
     challenge: str
     redirect_uri: str
     client_id: str
 
 
-@dataclass
-class FakeOAuthServer:
+class FakeOAuthServer(Struct, dict=True):
     """The fake; ``start()``/``stop()`` or ``with``. Its settings may be changed between requests."""
 
     expires_in: int = 3600

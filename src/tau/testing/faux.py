@@ -20,10 +20,10 @@ import itertools
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import field
 from typing import TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
 from tau.ai.registry import ApiProvider, register_api_provider, unregister_api_providers
@@ -47,8 +47,7 @@ FAUX_BASE_URL = "http://localhost:0"
 _ids = itertools.count(1)
 
 
-@dataclass(slots=True)
-class FauxState:
+class FauxState(Struct):
     call_count: int = 0
 
 
@@ -95,8 +94,7 @@ def faux_message(
     )
 
 
-@dataclass(slots=True)
-class FauxProvider:
+class FauxProvider(Struct):
     """A registered faux API: its models, its script and its call count."""
 
     api: str
@@ -145,7 +143,9 @@ class FauxProvider:
                 writer.output.stop_reason = "error"
                 writer.output.error_message = "No more faux responses queued"
                 return
-            scripted = step if isinstance(step, AssistantMessage) else step(context, options, self.state, model)
+            scripted = (
+                step if isinstance(step, AssistantMessage) else step(context, options, self.state, model)
+            )
             if inspect.isawaitable(scripted):
                 scripted = await scripted
             assert isinstance(scripted, AssistantMessage)
@@ -256,7 +256,9 @@ def register_faux_provider(
         chunk_chars=chunk_chars,
         tokens_per_second=tokens_per_second,
     )
-    register_api_provider(ApiProvider(api=api_name, stream=faux.stream, stream_simple=faux.stream_simple), source_id)
+    register_api_provider(
+        ApiProvider(api=api_name, stream=faux.stream, stream_simple=faux.stream_simple), source_id
+    )
     return faux
 
 

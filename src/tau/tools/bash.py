@@ -14,10 +14,10 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject, TextContent
@@ -49,8 +49,7 @@ BASH_DESCRIPTION = (
 )
 
 
-@dataclass
-class SpawnContext:
+class SpawnContext(Struct, dict=True):
     """What a spawn hook may rewrite before the command starts."""
 
     command: str

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
@@ -88,8 +89,7 @@ def prepare_edit_arguments(raw: JsonObject) -> JsonObject:
     return args
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedEdit:
+class PlannedEdit(Struct, frozen=True):
     """An edit worked out but not yet written."""
 
     absolute_path: str

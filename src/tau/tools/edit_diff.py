@@ -10,15 +10,14 @@ from __future__ import annotations
 import difflib
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 DEFAULT_CONTEXT_LINES = 4
 
 _Kind = Literal["equal", "removed", "added"]
 
 
-@dataclass(frozen=True, slots=True)
-class EditDiff:
+class EditDiff(Struct, frozen=True):
     diff: str
     first_changed_line: int | None
     """New-file line number of the first change."""

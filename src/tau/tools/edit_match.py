@@ -15,7 +15,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.tools.errors import ToolError
 
 LineEnding = Literal["\r\n", "\n"]
@@ -31,14 +32,12 @@ _TYPOGRAPHY = str.maketrans(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Replacement:
+class Replacement(Struct, frozen=True):
     old_text: str
     new_text: str
 
 
-@dataclass(frozen=True, slots=True)
-class AppliedEdits:
+class AppliedEdits(Struct, frozen=True):
     base: str
     """The text the edits were applied to: the file, or its normalised form after a fuzzy match."""
     result: str

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
@@ -66,8 +67,7 @@ def _rg_excludes(ignore: Sequence[str]) -> list[str]:
     return args
 
 
-@dataclass
-class LocalFindOperations:
+class LocalFindOperations(Struct, dict=True):
     """Walks local folders with ``rg --files``; ``bin_dir`` is searched first for rg."""
 
     bin_dir: str | None = None

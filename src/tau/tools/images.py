@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 MAX_IMAGE_DIMENSION = 2000
 MAX_IMAGE_BASE64_BYTES = 4_718_592  # 4.5 MB of base64, under the strictest provider request cap
@@ -83,8 +83,7 @@ def image_size(data: bytes, mime_type: str) -> tuple[int, int] | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class ResizedImage:
+class ResizedImage(Struct, frozen=True):
     data: bytes
     mime_type: str
     original_width: int

@@ -12,14 +12,14 @@ window's lines joined by ``"\\n"``.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct
+
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_head, utf8_len
 
 
-@dataclass(frozen=True, slots=True)
-class SelectedLines:
+class SelectedLines(Struct, frozen=True):
     """What the window holds: ``cut`` is the head truncation of the window (its totals counted)."""
 
     total_lines: int
@@ -54,7 +54,9 @@ class LineWindow:
             self._finish_line()
         end = total if self._end is None else min(self._end, total)
         cut = truncate_head("\n".join(self._stored))
-        cut = dataclasses.replace(cut, total_lines=max(1, end - self._start), total_bytes=self._window_bytes)
+        cut = msgspec.structs.replace(
+            cut, total_lines=max(1, end - self._start), total_bytes=self._window_bytes
+        )
         return SelectedLines(total, cut, self._first_line_bytes)
 
     def _in_window(self) -> bool:

@@ -10,13 +10,11 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import field
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 
-@dataclass
-class _Entry:
+class _Entry(Struct, dict=True):
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     users: int = 0
 

@@ -15,7 +15,8 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 
@@ -179,8 +180,7 @@ def _check_access(path: str, mode: int) -> None:
         raise PermissionError(13, "Permission denied", path)
 
 
-@dataclass
-class LocalFileOperations:
+class LocalFileOperations(Struct, dict=True):
     """Local files for read, write, edit, grep and ls."""
 
     async def read_file(self, path: str) -> bytes:
@@ -205,16 +205,14 @@ class LocalFileOperations:
         return os.listdir(path)
 
 
-@dataclass
-class LocalEditOperations(LocalFileOperations):
+class LocalEditOperations(LocalFileOperations, dict=True):
     """Local files for edit: ``access`` also demands write permission."""
 
     async def access(self, path: str) -> None:
         _check_access(path, os.R_OK | os.W_OK)
 
 
-@dataclass
-class LocalGrepOperations:
+class LocalGrepOperations(Struct, dict=True):
     """Local files for grep's context lines (decoded leniently: a match may sit in a non-UTF-8 file)."""
 
     async def is_directory(self, path: str) -> bool:

@@ -14,11 +14,12 @@ keeps the raw bytes.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 from collections import deque
 from typing import BinaryIO
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct
+
 from tau.tools.output_spill import SpillDirectory
 from tau.tools.terminal_text import sanitize_terminal_output
 from tau.tools.truncate import (
@@ -34,8 +35,7 @@ from tau.tools.truncate import (
 _TAIL_FACTOR = 4
 
 
-@dataclass(frozen=True, slots=True)
-class OutputSnapshot:
+class OutputSnapshot(Struct, frozen=True):
     """The model's view of the output so far."""
 
     text: str
@@ -152,7 +152,7 @@ class OutputAccumulator:
         cut = truncate_tail(tail, self.max_lines, self.max_bytes)
         truncated = cut.truncated or self._tail_dropped
         truncated_by = cut.truncated_by or ("bytes" if truncated else None)
-        truncation = dataclasses.replace(
+        truncation = msgspec.structs.replace(
             cut,
             truncated=truncated,
             truncated_by=truncated_by,

@@ -11,7 +11,8 @@ import base64
 import os
 from collections.abc import Callable
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, TextContent
@@ -97,8 +98,7 @@ def _text_result(
     return AgentToolResult(content=[TextContent(output)], details=details)
 
 
-@dataclass(frozen=True, slots=True)
-class _FileContent:
+class _FileContent(Struct, frozen=True):
     """A file as the read tool needs it: an image's bytes, a binary file's size, or a text window."""
 
     size: int

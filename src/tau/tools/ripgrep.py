@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from msgspec import Struct
+
 from tau import _process_groups as process_groups
-from tau._dataclass import dataclass
 from tau.ai.abort import AbortSignal
 from tau.tools.errors import ToolAborted, ToolError
 
@@ -52,8 +53,7 @@ def require_rg(bin_dir: str | None = None) -> str:
     return rg
 
 
-@dataclass(frozen=True, slots=True)
-class RgOutcome:
+class RgOutcome(Struct, frozen=True):
     exit_code: int | None
     stderr: str
     stopped: bool

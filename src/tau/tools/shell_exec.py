@@ -20,8 +20,9 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 
+from msgspec import Struct
+
 from tau import _process_groups as process_groups
-from tau._dataclass import dataclass
 from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
@@ -104,8 +105,7 @@ class _OutputProtocol(asyncio.SubprocessProtocol):
             self.exited.set_result(None)
 
 
-@dataclass
-class LocalBashOperations:
+class LocalBashOperations(Struct, dict=True):
     """Runs commands with a local shell (``shell_path``, else bash, else sh)."""
 
     shell_path: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
@@ -20,8 +20,7 @@ LINE_TRUNCATED_MARKER = "... [truncated]"
 TruncatedBy: TypeAlias = Literal["lines", "bytes"]
 
 
-@dataclass(frozen=True, slots=True)
-class TruncationResult:
+class TruncationResult(Struct, frozen=True):
     """What a cut kept, and the totals it was cut from."""
 
     content: str

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from contextlib import aclosing
-from dataclasses import fields
 from typing import Any
 
 from tau.ai import wire
@@ -97,8 +96,8 @@ def stream_simple(
 
 def _copy_options(options: SimpleStreamOptions, extra: JsonObject) -> StreamOptions:
     copied = StreamOptions()
-    for field in fields(StreamOptions):
-        setattr(copied, field.name, getattr(options, field.name))
+    for name in StreamOptions.__struct_fields__:
+        setattr(copied, name, getattr(options, name))
     copied.extra = extra
     return copied
 

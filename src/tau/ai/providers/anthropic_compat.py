@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import JsonObject, Model
 
 SessionAffinityFormat = Literal["openai", "openai-nosession", "openrouter"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AllowedFallbackModel:
+class AllowedFallbackModel(Struct, frozen=True, kw_only=True):
     """A model Anthropic may answer with instead (server-side refusal fallback), with its price."""
 
     provider: str
@@ -25,8 +25,7 @@ class AllowedFallbackModel:
     cost: JsonObject | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AnthropicCompat:
+class AnthropicCompat(Struct, frozen=True, kw_only=True):
     # Thinking: adaptive thinking with an effort (``output_config.effort``) instead of a token budget.
     force_adaptive_thinking: bool = False
     # Effort may change between messages (mid-conversation ``output_config`` markers).

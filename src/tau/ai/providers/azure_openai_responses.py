@@ -7,8 +7,9 @@ resolved by ``azure_config``, as pi does.
 
 from __future__ import annotations
 
-import dataclasses
 from urllib.parse import quote
+
+import msgspec
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
@@ -47,7 +48,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         base_url = resolve_base_url(model, options.extra)
         deployment = resolve_deployment_name(model, options.extra)
         if options.max_tokens:
-            options_for_body = dataclasses.replace(
+            options_for_body = msgspec.structs.replace(
                 options, max_tokens=max(options.max_tokens, MIN_OUTPUT_TOKENS)
             )
         else:
@@ -80,4 +81,6 @@ def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
     """Stream with a reasoning level, mapped as for OpenAI's Responses API."""
-    return stream(model, context, dataclasses.replace(options, extra=simple_reasoning_extra(model, options)))
+    return stream(
+        model, context, msgspec.structs.replace(options, extra=simple_reasoning_extra(model, options))
+    )

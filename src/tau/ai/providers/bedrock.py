@@ -25,11 +25,12 @@ import os
 import re
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
-from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+from msgspec.structs import replace
+
 from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
@@ -150,8 +151,8 @@ def stream_simple(
 ) -> AssistantMessageEventStream:
     """Map ``options.reasoning`` to the model's thinking switches, then ``stream``."""
     resolved = StreamOptions()
-    for field in fields(StreamOptions):
-        setattr(resolved, field.name, getattr(options, field.name))
+    for name in StreamOptions.__struct_fields__:
+        setattr(resolved, name, getattr(options, name))
     extra: JsonObject = dict(options.extra)
     resolved.extra = extra
     level = clamp_thinking_level(model, options.reasoning) if options.reasoning and model.reasoning else "off"
@@ -173,8 +174,7 @@ def stream_simple(
 # --- botocore, the optional part ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Botocore:
+class _Botocore(Struct, frozen=True):
     """The botocore pieces this module uses, imported together on the first request."""
 
     session_class: Any
@@ -211,8 +211,7 @@ def _botocore() -> _Botocore:
 # --- where the request goes -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Struct, frozen=True):
     region: str
     endpoint: str
     profile: str | None

@@ -23,10 +23,10 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.options import StreamOptions
 from tau.ai.providers.openai_responses import ResponsesEventReader
 from tau.ai.stream_writer import ProviderError, StreamWriter
@@ -57,15 +57,13 @@ class _CodexEventError(ProviderError):
         self.code = code
 
 
-@dataclass
-class _Continuation:
+class _Continuation(Struct, dict=True):
     body: JsonObject
     response_id: str
     response_items: list[JsonObject]
 
 
-@dataclass
-class _Socket:
+class _Socket(Struct, dict=True):
     connection: Any
     created: float = field(default_factory=time.monotonic)
     busy: bool = False

@@ -12,8 +12,9 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any, Final, Literal
+
+from msgspec.structs import replace
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream

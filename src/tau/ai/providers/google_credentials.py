@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from msgspec import Struct
 
-from tau._dataclass import dataclass
 from tau.ai.stream_writer import ProviderError
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
@@ -39,8 +39,7 @@ _lock = threading.Lock()
 _credentials: dict[tuple[str, str], Any] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class AccessToken:
+class AccessToken(Struct, frozen=True):
     token: str
     # The project billed for the request when the credentials name one (``x-goog-user-project``).
     quota_project: str | None

@@ -18,8 +18,9 @@ import json
 import os
 import secrets
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Final
+
+from msgspec.structs import replace
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream

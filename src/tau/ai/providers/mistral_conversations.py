@@ -16,10 +16,11 @@ Per-API options (``options.extra``): ``tool_choice``, ``prompt_mode``, ``reasoni
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from contextlib import aclosing
 from typing import Any, Literal
+
+import msgspec
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
@@ -97,7 +98,7 @@ def stream_simple(
             extra["reasoning_effort"] = effort
     elif level != "off":
         extra["prompt_mode"] = "reasoning"
-    return stream(model, context, dataclasses.replace(options, extra=extra))
+    return stream(model, context, msgspec.structs.replace(options, extra=extra))
 
 
 # --- request ----------------------------------------------------------------------------------------

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import functools
 import json
 import re
 import time
 import uuid
 from typing import Any
+
+import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
@@ -126,7 +127,9 @@ def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
     """Stream with a reasoning level; without one a reasoning model is asked for effort ``none``."""
-    return stream(model, context, dataclasses.replace(options, extra=simple_reasoning_extra(model, options)))
+    return stream(
+        model, context, msgspec.structs.replace(options, extra=simple_reasoning_extra(model, options))
+    )
 
 
 # --- request ----------------------------------------------------------------------------------------

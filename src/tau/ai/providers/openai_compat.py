@@ -7,10 +7,11 @@ override the guess field by field. A value of the wrong type is ignored rather t
 
 from __future__ import annotations
 
-from dataclasses import field, fields, replace
 from typing import Any, Final, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+from msgspec.structs import replace
+
 from tau.ai.types import JsonObject, Model
 
 ThinkingFormat: TypeAlias = Literal[
@@ -51,8 +52,7 @@ SessionAffinityFormat: TypeAlias = Literal["openai", "openai-nosession", "openro
 SESSION_AFFINITY_FORMATS: Final = ("openai", "openai-nosession", "openrouter")
 
 
-@dataclass(frozen=True, slots=True)
-class OpenAICompletionsCompat:
+class OpenAICompletionsCompat(Struct, frozen=True):
     """Every compat setting, resolved. Field docs name the request change each one controls."""
 
     supports_store: bool = True  # send ``store: false``
@@ -174,10 +174,10 @@ def resolve_compat(model: Model) -> OpenAICompletionsCompat:
     detected = detect_compat(model)
     overrides = model.compat or {}
     changes: dict[str, Any] = {}
-    for spec in fields(OpenAICompletionsCompat):
-        value = overrides.get(COMPAT_KEYS[spec.name])
-        if value is not None and _fits(spec.name, value, getattr(detected, spec.name)):
-            changes[spec.name] = dict(value) if isinstance(value, dict) else value
+    for name in OpenAICompletionsCompat.__struct_fields__:
+        value = overrides.get(COMPAT_KEYS[name])
+        if value is not None and _fits(name, value, getattr(detected, name)):
+            changes[name] = dict(value) if isinstance(value, dict) else value
     return replace(detected, **changes) if changes else detected
 
 

@@ -12,8 +12,9 @@ import json
 import os
 import re
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any, cast
+
+from msgspec.structs import replace
 
 from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost

@@ -7,11 +7,12 @@ Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Collection
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from tau.ai.cost import apply_service_tier
 from tau.ai.env_keys import get_env_api_key
@@ -123,7 +124,9 @@ def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
     """Stream with a reasoning level: it becomes ``reasoning_effort`` (absent = reasoning off)."""
-    return stream(model, context, dataclasses.replace(options, extra=simple_reasoning_extra(model, options)))
+    return stream(
+        model, context, msgspec.structs.replace(options, extra=simple_reasoning_extra(model, options))
+    )
 
 
 def simple_reasoning_extra(model: Model, options: SimpleStreamOptions) -> JsonObject:

@@ -10,10 +10,11 @@ call itself, so its usage (cost included) is taken as sent.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from contextlib import aclosing
 from typing import Any
+
+import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
@@ -60,7 +61,7 @@ def stream_simple(
 ) -> AssistantMessageEventStream:
     """The reasoning level travels as it is: the gateway maps it for the model it routes to."""
     extra = {**options.extra, "reasoning": options.reasoning} if options.reasoning else dict(options.extra)
-    return stream(model, context, dataclasses.replace(options, extra=extra))
+    return stream(model, context, msgspec.structs.replace(options, extra=extra))
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:

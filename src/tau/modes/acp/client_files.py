@@ -8,11 +8,11 @@ old text (an overwrite would show as a new file otherwise).
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import field
 
-from tau._dataclass import dataclass
+import msgspec
+from msgspec import Struct, field
+
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
@@ -29,8 +29,7 @@ __all__ = ["OLD_TEXT_LIMIT", "ClientFileOperations", "client_file_tools"]
 OLD_TEXT_LIMIT = 1024 * 1024
 
 
-@dataclass
-class ClientFileOperations:
+class ClientFileOperations(Struct, dict=True):
     """The read/write/edit operations of one ACP session over the client's file system."""
 
     conn: Connection
@@ -86,7 +85,9 @@ class ClientFileOperations:
             return None
 
 
-def client_file_tools(cwd: str, ops: ClientFileOperations, old_texts: dict[str, str | None]) -> list[AgentTool]:
+def client_file_tools(
+    cwd: str, ops: ClientFileOperations, old_texts: dict[str, str | None]
+) -> list[AgentTool]:
     """The built-in tools this session has its own of: write always (each call's old text goes in
     ``old_texts`` by call id), read and edit when the client serves the files."""
     tools: list[AgentTool] = []
@@ -111,4 +112,4 @@ def _keeping_old_text(
             old_texts[tool_call_id] = await ops.old_text(resolve_to_cwd(path, cwd))
         return await run(tool_call_id, args, signal, on_update)
 
-    return dataclasses.replace(tool, execute=execute)
+    return msgspec.structs.replace(tool, execute=execute)

@@ -17,13 +17,13 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct, field
+
 from tau import __version__
 from tau._contained import file_name_problem
-from tau._dataclass import dataclass
 from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact
@@ -56,8 +56,7 @@ __all__ = ["SessionOpener", "run_acp_mode"]
 _SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
-@dataclass(frozen=True, slots=True)
-class SessionOpener:
+class SessionOpener(Struct, frozen=True):
     """What the host (the CLI) decides about sessions: where a cwd's session files go, whether a
     cwd is trusted (``decide_trust`` first lets the user's extensions answer for a cwd met for the
     first time; nobody is asked), how a runtime is built for a session manager with the ACP
@@ -74,8 +73,7 @@ class SessionOpener:
     reload_credentials: Callable[[], bool]
 
 
-@dataclass(slots=True)
-class _Live:
+class _Live(Struct):
     runtime: AgentSessionRuntime
     cwd: str
     args_by_call: dict[str, Any] = field(default_factory=dict)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
+
+import msgspec
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
@@ -112,4 +113,4 @@ def terminal_bash_tool(cwd: str, ops: TerminalBashOperations, command_prefix: st
         finally:
             _running_call.reset(token)
 
-    return dataclasses.replace(tool, execute=execute)
+    return msgspec.structs.replace(tool, execute=execute)

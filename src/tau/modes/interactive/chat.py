@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.agent.events import (
     MessageEnd,
     MessageStart,
@@ -66,8 +66,7 @@ class PromptText(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ViewFlags:
+class ViewFlags(Struct, frozen=True):
     """What changes how a block looks besides its content."""
 
     width: int
@@ -208,8 +207,7 @@ class BashBlock(Block):
         return renderer.bash_execution(message, expanded=flags.tools_expanded)
 
 
-@dataclass
-class _Pending:
+class _Pending(Struct, dict=True):
     """Where the reply being streamed puts its content blocks."""
 
     by_index: dict[int, Block] = field(default_factory=dict)

@@ -14,7 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
 from tau.modes.interactive.render.format import format_tokens
@@ -29,8 +30,7 @@ __all__ = ["BUILTIN_COMMANDS", "EXTENSION_FIRST", "run_builtin_command"]
 Handler = Callable[["InteractiveMode", str], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
-class CommandSpec:
+class CommandSpec(Struct, frozen=True):
     description: str
     handler: Handler
 

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from msgspec import Struct
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -21,7 +22,6 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
-from tau._dataclass import dataclass
 from tau.modes.interactive.fuzzy import fuzzy_filter
 from tau.modes.interactive.keys import lone_escape
 from tau.modes.interactive.render.format import truncate_to_width
@@ -32,8 +32,7 @@ T = TypeVar("T")
 _VISIBLE_ROWS = 12
 
 
-@dataclass(slots=True)
-class ListItem(Generic[T]):
+class ListItem(Struct, Generic[T]):
     label: str
     value: T
     description: str = ""
@@ -267,9 +266,11 @@ class EditorDialog(Dialog):
                 _title_window(lambda: title),
                 self.focus,
                 _hint_window(
-                    lambda: "ctrl+s save · ctrl+g external editor · esc cancel"
-                    if external_editor is not None
-                    else "ctrl+s save · esc cancel"
+                    lambda: (
+                        "ctrl+s save · ctrl+g external editor · esc cancel"
+                        if external_editor is not None
+                        else "ctrl+s save · esc cancel"
+                    )
                 ),
             ]
         )

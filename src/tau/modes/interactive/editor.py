@@ -9,12 +9,12 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
+from msgspec import Struct
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 
-from tau._dataclass import dataclass
 from tau.modes.interactive import graphemes
 from tau.modes.interactive.fuzzy import fuzzy_filter
 
@@ -25,8 +25,7 @@ _MAX_SUGGESTIONS = 30
 MAX_HISTORY = 100
 
 
-@dataclass(frozen=True, slots=True)
-class CommandInfo:
+class CommandInfo(Struct, frozen=True):
     name: str
     description: str = ""
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -36,8 +36,7 @@ def external_editor_command(configured: object, environ: dict[str, str] | None =
     return env.get("VISUAL") or env.get("EDITOR") or _FALLBACK
 
 
-@dataclass(frozen=True, slots=True)
-class EditOutcome:
+class EditOutcome(Struct, frozen=True):
     """The edited text, or (``text`` is ``None``) the one line saying why there is none."""
 
     text: str | None
@@ -66,7 +65,9 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
 
         try:
             with terminal_owned():  # fullscreen keeps stray output in its pane: not the editor's
-                sys.stdout.write(f"Launching external editor: {command}\nTau will resume when the editor exits.\n")
+                sys.stdout.write(
+                    f"Launching external editor: {command}\nTau will resume when the editor exits.\n"
+                )
                 sys.stdout.flush()
                 code = subprocess.call([*argv, str(path)], cwd=cwd)
         except OSError:

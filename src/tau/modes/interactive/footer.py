@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.ai.types import Usage
 from tau.modes.interactive.render.format import format_tokens, terminal_safe, truncate_to_width, visible_width
 from tau.runtime.context_usage import ContextUsage
@@ -25,8 +25,7 @@ __all__ = ["FooterInfo", "UsageTotals", "build_footer", "git_branch", "usage_tot
 Line = list[tuple[str, str]]
 
 
-@dataclass(slots=True)
-class UsageTotals:
+class UsageTotals(Struct):
     input: int = 0
     output: int = 0
     cache_read: int = 0
@@ -57,8 +56,7 @@ def usage_totals(entries: Iterable[SessionEntry]) -> UsageTotals:
     return totals
 
 
-@dataclass(slots=True)
-class FooterInfo:
+class FooterInfo(Struct):
     cwd: str
     totals: UsageTotals
     context: ContextUsage | None

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from msgspec import Struct
 from prompt_toolkit.data_structures import Point as MousePosition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.formatted_text.utils import fragment_list_to_text
@@ -29,7 +30,6 @@ from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType,
 from prompt_toolkit.utils import get_cwidth
 from wcwidth import iter_graphemes
 
-from tau._dataclass import dataclass
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
 
@@ -109,16 +109,14 @@ class Transcript:
         return "\n".join(self.lines)
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(Struct, frozen=True):
     line: int
     start: int
     end: int
     """Character offsets in the line's plain text."""
 
 
-@dataclass
-class SearchState:
+class SearchState(Struct, dict=True):
     query: str = ""
     matches: tuple[Match, ...] = ()
     current: int = -1
@@ -645,9 +643,7 @@ def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, 
                 ]
             ),
             Window(
-                FormattedTextControl(
-                    lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]
-                ),
+                FormattedTextControl(lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]),
                 height=1,
             ),
             Window(height=1, char="─", style=border),

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Final
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 __all__ = ["DEFAULT_BINDINGS", "Keymap", "load_keymap", "register_enter_sequences", "to_prompt_toolkit_keys"]
 
@@ -157,8 +156,7 @@ def to_prompt_toolkit_keys(key: str) -> KeySequence | None:
     return ("escape", main) if alt else (main,)
 
 
-@dataclass
-class Keymap:
+class Keymap(Struct, dict=True):
     """The keys of each action, after the user's overrides."""
 
     bindings: dict[str, list[KeySequence]]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.runtime.export_html.errors import ExportError
 from tau.session.entries import LabelEntry, SessionEntry, SessionHeader, SessionInfoEntry, entry_from_json
 from tau.session.errors import SessionFileError
@@ -22,8 +23,7 @@ from tau.session.tree import Label, apply_label
 NOTHING_YET = "Nothing to export yet: start a conversation first"
 
 
-@dataclass(slots=True)
-class ExportSource:
+class ExportSource(Struct):
     """One session as the export sees it; ``leaf_id`` is the branch shown when the page opens."""
 
     session_file: str

@@ -11,13 +11,12 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 __all__ = ["LoginInteraction", "SelectOption"]
 
 
-@dataclass(frozen=True, slots=True)
-class SelectOption:
+class SelectOption(Struct, frozen=True):
     id: str
     label: str
 

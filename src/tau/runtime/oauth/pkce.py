@@ -7,7 +7,8 @@ import enum
 from collections.abc import Callable, Mapping
 from urllib.parse import urlencode
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.runtime.oauth._common import oauth_url, pkce_pair
 from tau.runtime.oauth.callback import code_from_paste
 
@@ -18,8 +19,7 @@ class _Verifier(enum.Enum):
     SAME = "the verifier"
 
 
-@dataclass(frozen=True)
-class PkceLogin:
+class PkceLogin(Struct, frozen=True, dict=True):
     """One sign-in's secrets. ``state`` goes out in the authorize URL and must come back with the
     code; ``None`` when the provider sends none back (the callback's unguessable path guards)."""
 

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.runtime.packages.contents import KINDS, PackageContents, package_contents, package_delta
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
 from tau.runtime.settings import SettingsManager, SettingsScope
@@ -31,8 +32,7 @@ __all__ = [
 Scope: TypeAlias = Literal["user", "project"]
 
 
-@dataclass(frozen=True, slots=True)
-class ConfiguredPackage:
+class ConfiguredPackage(Struct, frozen=True):
     scope: Scope
     entry: str | Mapping[str, Any]
     source: PackageSource

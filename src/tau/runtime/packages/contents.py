@@ -16,10 +16,10 @@ import glob
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
+
 from tau.context.settings_entries import SettingsEntries
 
 __all__ = ["KINDS", "PackageContents", "package_contents", "package_delta"]
@@ -31,8 +31,7 @@ _SCRIPT_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs")
 NOT_LOADABLE = "a TypeScript/JavaScript extension: tau runs Python extensions only"
 
 
-@dataclass(slots=True)
-class PackageContents:
+class PackageContents(Struct):
     root: str
     found: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
     not_loadable: list[tuple[str, str]] = field(default_factory=list)

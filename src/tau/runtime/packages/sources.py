@@ -12,8 +12,9 @@ import re
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from msgspec import Struct
+
 from tau._contained import PathEscapeError, contained_path, file_name_problem, shown
-from tau._dataclass import dataclass
 
 __all__ = ["PackageSource", "SourceError", "parse_source"]
 
@@ -29,8 +30,7 @@ class SourceError(ValueError):
     """A source string tau cannot use; the message is one line for the user."""
 
 
-@dataclass(frozen=True, slots=True)
-class PackageSource:
+class PackageSource(Struct, frozen=True):
     kind: SourceKind
     raw: str
     spec: str

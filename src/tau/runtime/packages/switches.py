@@ -8,15 +8,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from tau._dataclass import dataclass
+from msgspec import Struct
+
 from tau.runtime.packages.configured import ConfiguredPackage
 from tau.runtime.packages.contents import package_contents
 
 __all__ = ["ResourceSwitch", "resource_switches", "switch_pattern", "switched_entry"]
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceSwitch:
+class ResourceSwitch(Struct, frozen=True):
     kind: str
     path: str
     pattern: str

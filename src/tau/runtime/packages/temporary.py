@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import field
+
+from msgspec import Struct, field
 
 from tau import _process_groups as process_groups
-from tau._dataclass import dataclass
 from tau.runtime.packages.contents import package_contents
 from tau.runtime.packages.installers import InstallError, install, npm_available_version, update, version_of
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
@@ -56,8 +56,7 @@ def temporary_dir(agent_dir: str) -> str:
     return os.path.join(agent_dir, "tmp", "extensions")
 
 
-@dataclass(slots=True)
-class TemporaryResources:
+class TemporaryResources(Struct):
     extensions: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)

@@ -9,10 +9,11 @@ with ``plan_type`` and ``resets_at`` (in an hour).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterator
 from typing import Any
+
+import msgspec
 
 from tau.testing.fake_llm import openai_responses
 from tau.testing.fake_llm.openai_responses import MALFORMED_FRAME
@@ -29,7 +30,7 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
         if isinstance(request.body, dict)
         else {}
     )
-    return openai_responses.render(turn, dataclasses.replace(request, body=body))
+    return openai_responses.render(turn, msgspec.structs.replace(request, body=body))
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

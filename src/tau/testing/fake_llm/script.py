@@ -5,14 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
-from tau._dataclass import dataclass
+from msgspec import Struct, field
 
 
-@dataclass(slots=True)
-class ScriptedToolCall:
+class ScriptedToolCall(Struct):
     """A tool call to stream. ``raw_arguments`` (sent verbatim) wins over ``arguments``."""
 
     name: str
@@ -21,8 +19,7 @@ class ScriptedToolCall:
     raw_arguments: str | None = None
 
 
-@dataclass(slots=True)
-class ScriptedUsage:
+class ScriptedUsage(Struct):
     input: int = 10
     output: int = 5
     cache_read: int = 0
@@ -33,8 +30,7 @@ class ScriptedUsage:
 FaultKind: TypeAlias = Literal["status", "cut", "truncate", "stall", "malformed", "close_before_headers"]
 
 
-@dataclass(slots=True)
-class Fault:
+class Fault(Struct):
     """Something to go wrong while answering a turn.
 
     - ``status``: answer with ``status`` (and ``body``, ``headers``, e.g. ``Retry-After``) at once.
@@ -53,8 +49,7 @@ class Fault:
     seconds: float = 30.0
 
 
-@dataclass(slots=True)
-class Turn:
+class Turn(Struct):
     """One scripted response, rendered in whichever protocol the request speaks.
 
     ``stop_reason`` is the protocol's own value (``"max_tokens"``, ``"content_filter"``,
@@ -89,8 +84,7 @@ def split_chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-@dataclass(slots=True)
-class RecordedRequest:
+class RecordedRequest(Struct):
     """A request the fake server received."""
 
     method: str

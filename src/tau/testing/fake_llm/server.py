@@ -54,11 +54,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from msgspec.structs import replace
 
 from tau.testing.fake_llm.google_auth import TOKEN_PATH, FakeGoogleAuth
 from tau.testing.fake_llm.script import Fault, RecordedRequest, Turn, TurnSource

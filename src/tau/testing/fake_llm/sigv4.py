@@ -13,7 +13,7 @@ import hmac
 import re
 from urllib.parse import quote
 
-from tau._dataclass import dataclass
+from msgspec import Struct
 
 _AUTHORIZATION = re.compile(
     r"^AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/,]+)/(?P<date>\d{8})/(?P<region>[^/,]+)/(?P<service>[^/,]+)"
@@ -21,8 +21,7 @@ _AUTHORIZATION = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SignedRequest:
+class SignedRequest(Struct, frozen=True):
     """What a request's ``authorization`` header claims."""
 
     access_key: str

@@ -17,13 +17,13 @@ from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from msgspec import Struct
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
 from rich.markdown import Heading, Markdown, MarkdownContext, MarkdownElement, TableElement, TextElement
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text, TextType
 
-from tau._dataclass import dataclass
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
 from tau.modes.interactive.render.format import terminal_safe
 from tau.modes.interactive.render.highlight import highlight_lines, lexer_by_name
@@ -242,8 +242,7 @@ def _source(lines: list[str], partial: str = "") -> str:
     return "".join(f"{line}\n" for line in lines) + partial
 
 
-@dataclass(slots=True)
-class _OpenFence:
+class _OpenFence(Struct):
     """A top-level code fence, opened at column 0, whose first lines are already committed."""
 
     lang: str

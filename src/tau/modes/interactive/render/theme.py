@@ -7,13 +7,11 @@ the editor and footer read it for the first frame.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec import Struct
+from msgspec.structs import replace
 
-from tau._dataclass import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class Theme:
+class Theme(Struct, frozen=True):
     """The styles of one theme. Frozen and hashable, so renderers can be cached per theme."""
 
     name: str
