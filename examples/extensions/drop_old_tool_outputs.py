@@ -11,8 +11,9 @@ and compaction still see them.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+import msgspec
 
 from tau.agent.messages import AgentMessage
 from tau.ai.types import AssistantMessage, TextContent, ToolResultMessage
@@ -36,7 +37,7 @@ def drop_old_outputs(messages: list[AgentMessage], keep_turns: int = KEEP_TURNS)
     for index, message in enumerate(messages):
         if index < cutoff and isinstance(message, ToolResultMessage) and output_size(message) > MIN_CHARS:
             stub = f"[{output_size(message)} characters of {message.tool_name} output dropped; run it again if needed]"
-            message = dataclasses.replace(message, content=[TextContent(stub)])
+            message = msgspec.structs.replace(message, content=[TextContent(stub)])
         out.append(message)
     return out
 

@@ -11,12 +11,12 @@ where nothing can be reused.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -104,7 +104,9 @@ class Session:
         elif kind == "replace" and self.messages:
             index = op[1] % len(self.messages)
             old = self.messages[index]
-            self.messages[index] = dataclasses.replace(old, content=[*old.content, TextContent("replaced")])  # type: ignore[list-item]
+            self.messages[index] = msgspec.structs.replace(
+                old, content=[*old.content, TextContent("replaced")]
+            )  # type: ignore[list-item]
         elif kind == "in_place" and self.messages:
             message = self.messages[op[1] % len(self.messages)]
             message.content = [TextContent(f"rewritten {self.count}")]  # type: ignore[assignment]

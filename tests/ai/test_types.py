@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 
 from hypothesis import given
@@ -31,7 +30,11 @@ PI_ASSISTANT = {
     "role": "assistant",
     "content": [
         {"type": "thinking", "thinking": "Let me look.", "thinkingSignature": "EqQBCkYIBxgCKkB"},
-        {"type": "text", "text": "Reading it now.", "textSignature": '{"v":1,"id":"msg_1","phase":"commentary"}'},
+        {
+            "type": "text",
+            "text": "Reading it now.",
+            "textSignature": '{"v":1,"id":"msg_1","phase":"commentary"}',
+        },
         {"type": "toolCall", "id": "toolu_01", "name": "read", "arguments": {"path": "main.py"}},
     ],
     "api": "anthropic-messages",
@@ -71,7 +74,10 @@ PI_TOOL_RESULT = {
     "role": "toolResult",
     "toolCallId": "toolu_01",
     "toolName": "read",
-    "content": [{"type": "text", "text": "print('hi')"}, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}],
+    "content": [
+        {"type": "text", "text": "print('hi')"},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    ],
     "details": {"truncation": None},
     "isError": False,
     "timestamp": 1765233665394,
@@ -118,7 +124,11 @@ def test_optional_block_fields_are_omitted_when_unset() -> None:
 def test_context_round_trips_through_json() -> None:
     context = Context(
         system_prompt="You are terse.",
-        messages=[message_from_json(PI_USER), message_from_json(PI_ASSISTANT), message_from_json(PI_TOOL_RESULT)],
+        messages=[
+            message_from_json(PI_USER),
+            message_from_json(PI_ASSISTANT),
+            message_from_json(PI_TOOL_RESULT),
+        ],
         tools=[Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})],
     )
     data = context.to_json()
@@ -143,7 +153,9 @@ def test_streamed_text_appends_are_joined_on_read() -> None:
 
 
 def test_a_hand_built_model_takes_its_id_as_name() -> None:
-    model = Model(id="qwen3:8b", api="openai-completions", provider="ollama", base_url="http://localhost:11434/v1")
+    model = Model(
+        id="qwen3:8b", api="openai-completions", provider="ollama", base_url="http://localhost:11434/v1"
+    )
     assert model.name == "qwen3:8b"
     assert Model.from_json(model.to_json()) == model
 
@@ -178,17 +190,20 @@ def test_user_message_with_image_round_trips() -> None:
     message = UserMessage([TextContent("see"), ImageContent("AAAA", "image/png")], timestamp=5)
     assert message.to_json() == {
         "role": "user",
-        "content": [{"type": "text", "text": "see"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+        "content": [
+            {"type": "text", "text": "see"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+        ],
         "timestamp": 5,
     }
 
 
 def test_a_copied_assistant_message_shares_every_field_with_the_original() -> None:
     original = AssistantMessage(content=[TextContent("hi")], api="a", provider="p", model="m")
-    fields = [f for f in dataclasses.fields(AssistantMessage) if f.init]  # not the constant role
-    for f in fields:
-        setattr(original, f.name, object())  # a distinct value in every field
+    fields = AssistantMessage.__struct_fields__  # not the constant role, a class variable
+    for name in fields:
+        setattr(original, name, object())  # a distinct value in every field
     clone = copy.copy(original)
     assert clone is not original and clone.role == "assistant"
-    for f in fields:
-        assert getattr(clone, f.name) is getattr(original, f.name), f.name
+    for name in fields:
+        assert getattr(clone, name) is getattr(original, name), name

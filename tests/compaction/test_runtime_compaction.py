@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from event_log import EventLog
+from msgspec.structs import replace
 
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.compaction import (

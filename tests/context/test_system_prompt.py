@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 from typing import Any
 
+import msgspec
 import pytest
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
@@ -160,7 +160,7 @@ def test_the_prompt_holds_no_date_so_sessions_on_other_days_share_it() -> None: 
 def test_the_prompt_is_its_sections_joined_and_extension_sections_come_last_in_tags() -> None:
     opts = options(create_coding_tools(CWD), skills=[SKILL])
     sections = build_system_prompt_sections(
-        dataclasses.replace(opts, sections={"task_status": "2 open", "empty": ""})
+        msgspec.structs.replace(opts, sections={"task_status": "2 open", "empty": ""})
     )
     assert list(sections) == ["preamble", "tools", "rules", "docs", "skills", "cwd", "task_status"]
     assert sections["task_status"] == "<task_status>\n2 open\n</task_status>"

@@ -84,7 +84,9 @@ async def test_01_02_06_commands_run_while_streaming_report_failures_and_cannot_
     gate.release.set()
     await running
     await session.prompt("/broken now")
-    assert [(r.extension, r.event, r.error) for r in reports] == [("commands", "command", "ValueError: no such thing")]
+    assert [(r.extension, r.event, r.error) for r in reports] == [
+        ("commands", "command", "ValueError: no such thing")
+    ]
     assert faux.state.call_count == 1
 
 
@@ -215,7 +217,7 @@ async def test_34_36_tool_result_patches_chain_and_message_end_replacements_are_
                 return {"details": {"checked": True}}
         """,
         errors="""
-        import dataclasses
+        import msgspec
         from tau.ai.types import AssistantMessage, TextContent
 
         def setup(tau):
@@ -227,7 +229,7 @@ async def test_34_36_tool_result_patches_chain_and_message_end_replacements_are_
             @tau.on("message_end")
             def polish(event, ctx):
                 if isinstance(event.message, AssistantMessage) and event.message.text() == "raw":
-                    return {"message": dataclasses.replace(event.message, content=[TextContent("polished")])}
+                    return {"message": msgspec.structs.replace(event.message, content=[TextContent("polished")])}
                 if event.message.role == "user":
                     return {"message": AssistantMessage(content=[], api="x", provider="x", model="x")}  # wrong role
         """,
@@ -236,7 +238,11 @@ async def test_34_36_tool_result_patches_chain_and_message_end_replacements_are_
     [result] = [m for m in session.messages if isinstance(m, ToolResultMessage)]
     assert result.is_error and result.details == {"checked": True}
     assert session.get_last_assistant_text() == "polished"
-    stored = [line["message"] for line in file_lines(session.session_file) if line["type"] == "message" and line["message"]["role"] != "system"]
+    stored = [
+        line["message"]
+        for line in file_lines(session.session_file)
+        if line["type"] == "message" and line["message"]["role"] != "system"
+    ]
     assert stored[-1]["content"] == [{"type": "text", "text": "polished"}]
     assert stored[0]["role"] == "user"
     [report] = session.extension_runner.errors  # type: ignore[union-attr]
@@ -301,7 +307,10 @@ async def test_38_39_new_session_can_be_vetoed_and_otherwise_replaces_the_extens
         return CreatedRuntime(result.session, services)
 
     runtime = create_agent_session_runtime(
-        factory, cwd=project, agent_dir=agent_dir, session_manager=SessionManager.create(project, agent_dir=agent_dir)
+        factory,
+        cwd=project,
+        agent_dir=agent_dir,
+        session_manager=SessionManager.create(project, agent_dir=agent_dir),
     )
     old = runtime.session
     await old.bind_extensions()
@@ -460,7 +469,12 @@ async def test_85_one_tool_prompt_fires_the_events_in_order(
         server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo hi"})]), Turn(text="done"))
         options = ExtensionOptions(paths=[str(extension)])
         services = create_agent_session_services(cwd=project, agent_dir=agent_dir, extension_options=options)
-        config = {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}
+        config = {
+            "baseUrl": server.url("/v1"),
+            "api": "openai-completions",
+            "apiKey": "k",
+            "models": [{"id": "m"}],
+        }
         services.model_registry.register_provider("local", config)
         model = services.model_registry.find("local", "m")
         session = create_agent_session(

@@ -7,12 +7,12 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tau.ai import (
     AssistantMessage,

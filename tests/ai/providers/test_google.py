@@ -7,10 +7,10 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from tau.ai import (
     AbortSignal,

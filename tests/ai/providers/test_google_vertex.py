@@ -10,13 +10,13 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from msgspec.structs import replace
 
 from tau.ai import AssistantMessage, Context, Model, UserMessage, complete, complete_simple, get_model
 from tau.ai.env_keys import AUTHENTICATED

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from pygments.styles import get_style_by_name
 from rich.color import Color
@@ -20,13 +18,13 @@ def test_themes_are_found_by_name_and_an_unknown_name_gets_the_dark_one() -> Non
 
 @pytest.mark.parametrize("theme", [DARK, LIGHT], ids=["dark", "light"])
 def test_every_field_is_a_valid_rich_style_or_colour(theme: Theme) -> None:
-    for field in dataclasses.fields(theme):
-        value = getattr(theme, field.name)
-        if field.name.endswith("_bg"):
+    for name in theme.__struct_fields__:
+        value = getattr(theme, name)
+        if name.endswith("_bg"):
             Color.parse(value)
-        elif field.name == "code_theme":
+        elif name == "code_theme":
             get_style_by_name(value)
-        elif field.name != "name":
+        elif name != "name":
             Style.parse(value)
 
 
