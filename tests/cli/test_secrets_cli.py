@@ -170,8 +170,10 @@ def test_an_auth_json_others_can_read_is_tightened_with_a_warning(tau: TauComman
 
 
 def test_an_rpc_error_response_never_quotes_a_key(tau: TauCommand) -> None:
-    command = {"id": "s", "type": "switch_session", "sessionPath": f"/nowhere/{SECRET}.jsonl"}
+    not_a_session = tau.work / f"{SECRET}.jsonl"  # refused, and the refusal names the file
+    not_a_session.write_text("not a session\n")
+    command = {"id": "s", "type": "switch_session", "sessionPath": str(not_a_session)}
     result = tau.run(*MODEL, "--api-key", SECRET, "--mode", "rpc", stdin=json.dumps(command) + "\n")
     [response] = [json.loads(line) for line in result.stdout.splitlines() if '"response"' in line]
-    assert response["success"] is False and "/nowhere/[redacted].jsonl" in response["error"]
+    assert response["success"] is False and "[redacted].jsonl" in response["error"]
     assert SECRET not in result.stdout + result.stderr
