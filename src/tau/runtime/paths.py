@@ -58,6 +58,7 @@ CONFIG_DIR_NAME = PROJECT_DIR_NAME
 ENV_AGENT_DIR = "TAU_AGENT_DIR"
 ENV_SESSION_DIR = "TAU_SESSION_DIR"
 ENV_OFFLINE = "TAU_OFFLINE"
+ENV_PI_OFFLINE = "PI_OFFLINE"
 SETTINGS_FILE = "settings.json"
 MODELS_FILE = "models.json"
 AUTH_FILE = "auth.json"
@@ -135,8 +136,10 @@ def sessions_dir(
 
 
 def is_offline() -> bool:
-    """Whether startup network access is switched off (``--offline`` or ``TAU_OFFLINE=1``)."""
-    return os.environ.get(ENV_OFFLINE, "").strip().lower() in _TRUE_VALUES
+    """Whether startup network access is switched off (``--offline`` or ``TAU_OFFLINE=1``; without
+    ``TAU_OFFLINE``, pi's ``PI_OFFLINE=1`` says it too)."""
+    value = os.environ.get(ENV_OFFLINE, "").strip() or os.environ.get(ENV_PI_OFFLINE, "").strip()
+    return value.lower() in _TRUE_VALUES
 
 
 def set_offline() -> None:
