@@ -170,7 +170,7 @@ def create_agent_session(
         spill=spill,
         scoped_models=scoped,
     )
-    shell_environment.attach(session)
+    shell_environment.attach(lambda: session)
     return CreateAgentSessionResult(session, fallback_message)
 
 

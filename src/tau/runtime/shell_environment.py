@@ -11,7 +11,7 @@ by the command itself (``mark_process``), never by an embedding program's sessio
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -40,14 +40,15 @@ class SessionShellEnvironment:
     once it exists; until then (and without a session) it only removes inherited values."""
 
     def __init__(self) -> None:
-        self._session: _SessionState | None = None
+        self._session: Callable[[], _SessionState | None] = lambda: None
 
-    def attach(self, session: _SessionState) -> None:
+    def attach(self, session: Callable[[], _SessionState | None]) -> None:
+        """Describe the session ``session()`` returns when a command starts (a runtime's current one)."""
         self._session = session
 
     def __call__(self) -> dict[str, str | None]:
         values: dict[str, str | None] = dict.fromkeys(SESSION_VARIABLES)
-        session = self._session
+        session = self._session()
         if session is not None:
             model = session.model
             values["SESSION_ID"] = session.session_id
