@@ -461,6 +461,11 @@ def test_dash_e_with_a_git_source_loads_the_package_for_one_run_from_a_cache_ref
     _git(moving, "commit", "-qam", "three")
     assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
     assert _last_user_text(tau) == "Review version two"
+    del tau.env["TAU_OFFLINE"]
+    tau.env["PI_OFFLINE"] = "1"  # pi's switch says it as well
+    tau.server.add(Turn(text="ok"))
+    assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
+    assert _last_user_text(tau) == "Review version two"
 
 
 def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_warning(
@@ -473,8 +478,12 @@ def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_
     assert _last_user_text(tau) == "Fix it from npm"
     assert "lint" in _system_prompt(tau)
     assert (tau.agent_dir / "tmp" / "extensions" / "npm" / "node_modules" / "@demo" / "pi-tools").is_dir()
-    [warning] = [line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")]
-    assert "npm package '@demo/missing' not found" in warning and warning.endswith("its resources are not loaded")
+    [warning] = [
+        line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")
+    ]
+    assert "npm package '@demo/missing' not found" in warning and warning.endswith(
+        "its resources are not loaded"
+    )
 
 
 def test_dash_e_with_a_local_package_folder_loads_its_skills_and_prompts_where_it_is(

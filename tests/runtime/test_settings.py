@@ -461,3 +461,58 @@ def test_unknown_keys_and_valid_values_are_not_reported(cwd: Path, agent: Path) 
         {"somePiOnlyKey": [1, 2], "retry": {"maxRetries": 5, "provider": {"idleTimeoutMs": 0}}, "skills": []},
     )
     assert manager(cwd, agent).drain_errors() == []
+
+
+# ---- pi's .pi/settings.json ----------------------------------------------------------------------
+
+
+def test_pi_project_settings_lie_under_the_tau_ones_and_are_never_written(cwd: Path, agent: Path) -> None:
+    pi_file = cwd / ".pi" / "settings.json"
+    write_json(pi_file, {"steeringMode": "all", "shellPath": "/bin/pi-sh", "compaction": {"enabled": False}})
+    write_json(
+        cwd / ".tau" / "settings.json", {"steeringMode": "one-at-a-time", "compaction": {"reserveTokens": 1}}
+    )
+    settings = manager(cwd, agent)
+    assert settings.get("steeringMode") == "one-at-a-time"
+    assert settings.get("shellPath") == "/bin/pi-sh"
+    assert settings.get("compaction") == {"enabled": False, "reserveTokens": 1}
+    settings.set("shellPath", "/bin/tau-sh", scope="project")
+    assert settings.get("shellPath") == "/bin/tau-sh"
+    assert read_json(pi_file)["shellPath"] == "/bin/pi-sh"
+    assert read_json(cwd / ".tau" / "settings.json")["shellPath"] == "/bin/tau-sh"
+
+
+def test_pi_project_settings_are_not_read_for_a_folder_not_trusted(cwd: Path, agent: Path) -> None:
+    write_json(cwd / ".pi" / "settings.json", {"steeringMode": "all"})
+    assert SettingsManager.create(cwd, agent, project=False).get_scope("project") == {}
+
+
+def test_pi_project_resource_paths_point_into_the_pi_folder_and_its_packages_stay_pis(
+    cwd: Path, agent: Path
+) -> None:
+    pi = cwd / ".pi"
+    write_json(
+        pi / "settings.json",
+        {
+            "skills": ["team", "!drafts/*", "!draft-*", "+team/keep", "-team/old", "~/mine", "/abs/x"],
+            "extensions": ["-builtin:mcp", "ext/a.py"],
+            "packages": ["npm:@someone/pi-thing"],
+        },
+    )
+    project = manager(cwd, agent).get_scope("project")
+    assert project["skills"] == [
+        f"{pi}/team", f"!{pi}/drafts/*", "!draft-*", f"+{pi}/team/keep", f"-{pi}/team/old", "~/mine", "/abs/x",
+    ]  # fmt: skip
+    assert project["extensions"] == ["-builtin:mcp", f"{pi}/ext/a.py"]
+    assert "packages" not in project
+
+
+def test_a_broken_pi_project_settings_file_is_reported_and_the_rest_loads(cwd: Path, agent: Path) -> None:
+    (cwd / ".pi").mkdir()
+    (cwd / ".pi" / "settings.json").write_text("{broken")
+    write_json(cwd / ".tau" / "settings.json", {"steeringMode": "all"})
+    settings = manager(cwd, agent)
+    assert settings.get("steeringMode") == "all"
+    [error] = settings.drain_errors()
+    assert error.scope == "project"
+    assert str(cwd / ".pi" / "settings.json") in str(error)

@@ -80,7 +80,8 @@ Examples:
 Environment:
   TAU_AGENT_DIR        Configuration and sessions (default ~/.tau/agent)
   TAU_SESSION_DIR      Session storage (default <agent dir>/sessions)
-  TAU_OFFLINE          1 = no network at start-up
+  TAU_OFFLINE          1 = no network at start-up (pi's PI_OFFLINE too)
+  TAU_CACHE_RETENTION  long = longer prompt caching where offered (pi's PI_CACHE_RETENTION too)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, ...
                        Provider keys (or put them in <agent dir>/auth.json)
 """

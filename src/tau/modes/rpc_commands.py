@@ -22,7 +22,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.context.resources import PROJECT_DIR_NAME
+from tau.context.project_dirs import project_dirs
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
@@ -302,10 +302,7 @@ class _SourceLocator:
     distribution's entry point, else ``top-level``."""
 
     def __init__(self, cwd: str, agent_dir: str) -> None:
-        self._scopes = {
-            "project": os.path.join(os.path.abspath(cwd), PROJECT_DIR_NAME),
-            "user": os.path.abspath(agent_dir),
-        }
+        self._scopes = {"project": project_dirs(cwd), "user": [os.path.abspath(agent_dir)]}
 
     def __call__(self, path: str, scope: str | None = None) -> JsonDict:
         if path.startswith("<inline:"):
@@ -314,11 +311,15 @@ class _SourceLocator:
             dist = path[1:].split("entry point", 1)[0].strip()
             return {"path": path, "source": dist or "entry point", "scope": "user", "origin": "package"}
         if scope is None:  # an extension: its scope is where its file lives
-            scope = next((name for name, base in self._scopes.items() if _is_within(path, base)), "temporary")
+            scope = next(
+                (name for name, bases in self._scopes.items() if any(_is_within(path, b) for b in bases)),
+                "temporary",
+            )
         if scope not in self._scopes:
             return {"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"}
-        base = self._scopes[scope]
-        discovered = not _is_within(path, base) or any(
+        bases = self._scopes[scope]
+        base = next((b for b in bases if _is_within(path, b)), None)
+        discovered = base is None or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
         return {

@@ -3,7 +3,7 @@
 Importing the extension machinery costs more than a whole ``tau --version``, so it is imported
 only when there is something to load. ``might_have_extensions`` answers that from the file
 system alone: ``-e`` paths, ``extensions`` entries in the settings, a ``.py`` file or a folder in
-``<cwd>/.tau/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
+``<cwd>/.tau/extensions/``, ``<cwd>/.pi/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
 declaring the ``tau.extensions`` entry-point group. It may say yes when the loader then finds
 nothing usable (a folder that is not a package, say); it never says no when the loader would
 find something. A folder not trusted (``include_project=False``) contributes nothing.
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
-from tau.runtime.paths import CONFIG_DIR_NAME as PROJECT_DIR_NAME
+from tau.context.project_dirs import project_dirs
 from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
 
@@ -114,9 +114,7 @@ def _has_mcp_config(
         or os.path.exists(os.path.join(agent_dir, "mcp.json"))
         or (
             include_project
-            and any(
-                os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi")
-            )
+            and any(os.path.exists(os.path.join(folder, "mcp.json")) for folder in project_dirs(cwd))
         )
     )
     if not found:
@@ -142,7 +140,10 @@ def might_have_extensions(
     return bool(
         (include_project and project)
         or user
-        or (include_project and _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR)))
+        or (
+            include_project
+            and any(_has_candidates(os.path.join(folder, EXTENSIONS_DIR)) for folder in project_dirs(cwd))
+        )
         or _has_candidates(os.path.join(agent_dir, EXTENSIONS_DIR))
         or _has_installed_extensions(cwd)
     )

@@ -32,6 +32,7 @@ from tau.runtime.model_resolver import (
 )
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.settings import SettingsManager
+from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
 from tau.runtime.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
 from tau.session.context import SessionContext
@@ -104,11 +105,13 @@ def create_agent_session(
     level = clamp_thinking_level(model, level) if model is not None else "off"
 
     spill = SpillDirectory()
+    shell_environment = SessionShellEnvironment()
     builtin = create_builtin_tools(
         services.cwd,
         spill=spill,
         shell_path=settings.shell_path,
         shell_command_prefix=settings.shell_command_prefix,
+        session_env=shell_environment,
     )
     replaced = {tool.name: tool for tool in builtin_replacements}
     builtin = [replaced.get(tool.name, tool) for tool in builtin]
@@ -167,6 +170,7 @@ def create_agent_session(
         spill=spill,
         scoped_models=scoped,
     )
+    shell_environment.attach(lambda: session)
     return CreateAgentSessionResult(session, fallback_message)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any
 
@@ -59,6 +59,14 @@ class SpawnContext:
 
 
 SpawnHook = Callable[[SpawnContext], SpawnContext]
+SessionEnvironment = Callable[[], Mapping[str, "str | None"]]
+"""The session's variables for a command about to start; ``None`` unsets an inherited one."""
+
+SESSION_ENV_GUIDELINE = (
+    "The environment of bash commands tells the current session, provider, model and reasoning level "
+    "(TAU_SESSION_ID, TAU_PROVIDER, TAU_MODEL, TAU_REASONING_LEVEL, and their PI_* twins): read them "
+    "instead of guessing from this prompt."
+)
 
 
 def _details(snapshot: OutputSnapshot) -> dict[str, Any] | None:
@@ -142,12 +150,16 @@ def create_bash_tool(
     spawn_hook: SpawnHook | None = None,
     bin_dir: str | None = None,
     sanitize: bool = True,
+    session_env: SessionEnvironment | None = None,
 ) -> AgentTool:
     """The bash tool for ``cwd``.
 
     ``spill`` owns the spill files (default: a process-wide folder removed at exit). ``bin_dir`` is
     put first on PATH (the agent's bin directory). ``command_prefix`` runs before every command
     (e.g. ``shopt -s expand_aliases``). ``sanitize=False`` passes escape codes through as pi does.
+    ``session_env`` is asked as each command starts (so a model switch reaches the next command);
+    its variables are set before ``spawn_hook`` sees the environment, and the system prompt then
+    tells the model they are there.
     """
     ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
 
@@ -163,6 +175,12 @@ def create_bash_tool(
         if command_prefix:
             command = f"{command_prefix}\n{command}"
         env = dict(os.environ)
+        if session_env is not None:
+            for name, value in session_env().items():
+                if value is None:
+                    env.pop(name, None)
+                else:
+                    env[name] = value
         if bin_dir:
             env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
         context = SpawnContext(command=command, cwd=resolve_to_cwd(".", cwd), env=env)
@@ -211,5 +229,5 @@ def create_bash_tool(
         parameters=BASH_PARAMETERS,
         execute=execute,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
-        prompt_guidelines=[],
+        prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],
     )
