@@ -27,7 +27,7 @@ def startup_header(mode: InteractiveMode) -> str:
     """The version and one line of the main keys, whole hints only, as many as the width takes;
     with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them."""
     keys = mode.keymap
-    more = keys.describe("expandTools")
+    more = keys.describe("app.tools.expand")
     lines = [f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}"]
     if mode.tools_expanded:
         # Descriptions go on under their column while that leaves room for a few words.
@@ -35,13 +35,13 @@ def startup_header(mode: InteractiveMode) -> str:
         lines += [_DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)]
     else:
         hints = [
-            f"{keys.describe('interrupt')} interrupt",
-            f"{keys.describe('clear')} clear",
-            f"{keys.describe('exit')} quit",
+            f"{keys.describe('app.interrupt')} interrupt",
+            f"{keys.describe('app.clear')} clear",
+            f"{keys.describe('app.exit')} quit",
             "/ commands",
             "! bash",
             "@ files",
-            f"{keys.describe('newLine').split(',')[-1].strip()} new line",
+            f"{keys.describe('tui.input.newLine').split(',')[-1].strip()} new line",
         ]
         lines.append(_DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET)
         if more:
