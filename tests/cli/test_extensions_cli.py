@@ -76,6 +76,32 @@ def test_an_extension_that_fails_to_import_is_one_warning_and_the_run_goes_on(ta
     assert "does_not_exist" in warning
 
 
+def test_each_typescript_or_javascript_extension_found_is_one_line_saying_why_it_is_skipped(
+    tau: TauCommand,
+) -> None:
+    write(tau.work / ".tau" / "extensions" / "shout.py", "def setup(tau):\n    pass\n")
+    write(tau.work / ".tau" / "extensions" / "guard.ts", "export default function (pi) {}\n")
+    write(tau.work / ".tau" / "extensions" / "todo" / "index.ts", "export default function (pi) {}\n")
+    write(tau.agent_dir / "extensions" / "status.mjs", "export default function (pi) {}\n")
+    explicit = write(tau.work / "plan.js", "export default function (pi) {}\n")
+    tau.server.add(Turn(text="ran"))
+    result = tau.run(*MODEL, "-a", "-e", str(explicit), "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ran\n"
+    lines = result.stderr.splitlines()
+    expected = {
+        str(explicit): "JavaScript",
+        str(tau.work / ".tau" / "extensions" / "guard.ts"): "TypeScript",
+        str(tau.work / ".tau" / "extensions" / "todo"): "TypeScript",
+        str(tau.agent_dir / "extensions" / "status.mjs"): "JavaScript",
+    }
+    assert len(lines) == len(expected)
+    for path, language in expected.items():
+        [line] = [line for line in lines if line.startswith(f"tau: warning: {path}: ")]
+        assert f"not loadable ({language}): tau runs Python extensions only" in line
+        assert "'Extensions' in tau's README" in line
+
+
 def test_no_extensions_skips_discovered_ones_but_keeps_explicit_ones(tau: TauCommand) -> None:
     write(
         tau.work / ".tau" / "extensions" / "shout.py",

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
+from tau.extensions.foreign import SCRIPT_SUFFIXES
 from tau.runtime.paths import CONFIG_DIR_NAME as PROJECT_DIR_NAME
 from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
@@ -71,7 +72,9 @@ def _has_candidates(folder: str) -> bool:
     try:
         with os.scandir(folder) as found:
             return any(
-                not e.name.startswith((".", "_")) and (e.name.endswith(".py") or e.is_dir()) for e in found
+                not e.name.startswith((".", "_"))
+                and (e.name.endswith((".py", *SCRIPT_SUFFIXES)) or e.is_dir())  # a script: to report
+                for e in found
             )
     except OSError:
         return False
