@@ -37,13 +37,17 @@ def system_prompt(tau: TauCommand) -> str:
 
 def test_the_permission_gate_blocks_rm_rf_without_a_ui(tau: TauCommand) -> None:
     (tau.work / "victim").mkdir()
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "rm -rf victim"})]), Turn(text="Blocked."))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "rm -rf victim"})]), Turn(text="Blocked.")
+    )
     result = tau.run(*MODEL, "-e", str(EXAMPLES / "permission_gate.py"), "-p", "clean up")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Blocked.\n"
     assert (tau.work / "victim").is_dir()
     [tool_result] = [m for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
-    assert "Blocked (recursive delete): no user is present to confirm `rm -rf victim`" in json.dumps(tool_result)
+    assert "Blocked (recursive delete): no user is present to confirm `rm -rf victim`" in json.dumps(
+        tool_result
+    )
 
 
 def test_an_extension_flag_takes_its_value_and_shows_in_help(tau: TauCommand) -> None:

@@ -207,6 +207,13 @@ def parse_args(argv: list[str]) -> Args:
             args.errors.append(f"--session-id cannot be combined with {', '.join(clashing)}")
     if args.name is not None and not args.name.strip():
         args.errors.append("--name needs a non-empty name")
+    if any(e.startswith("builtin:") for e in args.extensions):
+        from tau.runtime.builtin_extensions import builtin_name, missing_builtin
+
+        for entry in args.extensions:
+            name = builtin_name(entry)
+            if name is not None and (why := missing_builtin(name)) is not None:
+                args.errors.append(f"-e {entry}: {why}")
     return args
 
 

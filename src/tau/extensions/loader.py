@@ -42,13 +42,13 @@ from tau._import_path import add_extension_folder, installed_import_path
 from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
 from tau.context.settings_entries import SettingsEntries
 from tau.extensions.api import ExtensionAPI
-from tau.extensions.foreign import not_loadable_reason, script_language
 from tau.extensions.errors import (
     ExtensionDiagnostic,
     SourceLocation,
     describe_exception,
     exception_location,
 )
+from tau.extensions.foreign import not_loadable_reason, script_language
 from tau.extensions.registry import Extension
 from tau.extensions.runner import ExtensionRunner
 from tau.extensions.types import FlagValue

@@ -296,7 +296,10 @@ async def _resume(mode: InteractiveMode, argument: str) -> None:
             "Resume a session" + (" (all projects)" if everywhere else ""),
             items,
             hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
-            actions={"app.session.rename": _close_with("rename"), "app.session.delete": _close_with("delete")},
+            actions={
+                "app.session.rename": _close_with("rename"),
+                "app.session.delete": _close_with("delete"),
+            },
         )
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
         chosen = await mode.show_dialog(dialog)

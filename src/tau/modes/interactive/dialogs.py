@@ -289,9 +289,11 @@ class EditorDialog(Dialog):
                 _title_window(lambda: title),
                 self.focus,
                 _hint_window(
-                    lambda: "ctrl+s save · ctrl+g external editor · esc cancel"
-                    if external_editor is not None
-                    else "ctrl+s save · esc cancel"
+                    lambda: (
+                        "ctrl+s save · ctrl+g external editor · esc cancel"
+                        if external_editor is not None
+                        else "ctrl+s save · esc cancel"
+                    )
                 ),
             ]
         )

@@ -645,9 +645,7 @@ def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, 
                 ]
             ),
             Window(
-                FormattedTextControl(
-                    lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]
-                ),
+                FormattedTextControl(lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]),
                 height=1,
             ),
             Window(height=1, char="─", style=border),

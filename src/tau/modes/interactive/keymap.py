@@ -381,7 +381,9 @@ def _read_overrides(path: str, warnings: list[str]) -> dict[str, tuple[str, ...]
         warnings.append(f"{path} is not valid ({exc}); using the default keys")
         return {}
     if not isinstance(data, dict):
-        warnings.append(f"{path} is not valid (expected an object of action → key(s)); using the default keys")
+        warnings.append(
+            f"{path} is not valid (expected an object of action → key(s)); using the default keys"
+        )
         return {}
     overrides: dict[str, tuple[str, ...]] = {}
     for name, value in data.items():

@@ -166,7 +166,9 @@ def package_problems(settings: SettingsManager) -> list[str]:
     for package in packages:
         if package.installed:
             for path, language in package.contents().not_loadable:
-                scripts.setdefault(path, f"{path}: {not_loadable_reason(language)} (package {package.source.raw})")
+                scripts.setdefault(
+                    path, f"{path}: {not_loadable_reason(language)} (package {package.source.raw})"
+                )
     problems += scripts.values()
     missing = {
         p.install_dir: f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"

@@ -30,7 +30,6 @@ Kind: TypeAlias = Literal["extensions", "skills", "prompts", "themes"]
 KINDS: tuple[Kind, ...] = ("extensions", "skills", "prompts", "themes")
 
 
-
 @dataclass(slots=True)
 class PackageContents:
     root: str
