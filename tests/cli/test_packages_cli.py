@@ -454,7 +454,9 @@ def test_dash_e_with_a_git_source_loads_the_package_for_one_run_from_a_cache_ref
     assert _last_user_text(tau) == "Review version one"
     assert "deploy" in _system_prompt(tau)
     assert mark.read_text() == "git\n"
-    assert f"-e {_url(moving)}: extensions/legacy.ts: not loadable (TypeScript): tau runs Python" in first.stderr
+    assert (
+        f"-e {_url(moving)}: extensions/legacy.ts: not loadable (TypeScript): tau runs Python" in first.stderr
+    )
     assert not (tau.agent_dir / "settings.json").exists()  # nothing recorded
     cached = tau.agent_dir / "tmp" / "extensions" / "git" / "local" / Path(*moving.parts[1:])
     assert (cached / "prompts" / "review.md").is_file()
@@ -479,8 +481,12 @@ def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_
     assert _last_user_text(tau) == "Fix it from npm"
     assert "lint" in _system_prompt(tau)
     assert (tau.agent_dir / "tmp" / "extensions" / "npm" / "node_modules" / "@demo" / "pi-tools").is_dir()
-    [warning] = [line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")]
-    assert "npm package '@demo/missing' not found" in warning and warning.endswith("its resources are not loaded")
+    [warning] = [
+        line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")
+    ]
+    assert "npm package '@demo/missing' not found" in warning and warning.endswith(
+        "its resources are not loaded"
+    )
 
 
 def test_dash_e_with_a_local_package_folder_loads_its_skills_and_prompts_where_it_is(

@@ -156,7 +156,8 @@ def parse_args(argv: list[str]) -> Args:
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
-            or arg in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
+            or arg
+            in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
