@@ -212,8 +212,8 @@ def parse_args(argv: list[str]) -> Args:
         from tau.runtime.builtin_extensions import builtin_name, missing_builtin
 
         for entry in args.extensions:
-            name = builtin_name(entry)
-            if name is not None and (why := missing_builtin(name)) is not None:
+            builtin = builtin_name(entry)
+            if builtin is not None and (why := missing_builtin(builtin)) is not None:
                 args.errors.append(f"-e {entry}: {why}")
     return args
 
