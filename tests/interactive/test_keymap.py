@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tau.modes.interactive.keymap import (
     DEFAULT_BINDINGS,
@@ -137,3 +139,19 @@ def test_taus_ids_are_exactly_pi_16s_documented_ones() -> None:
     documented = set(re.findall(r"^\| `((?:app|tui)\.[A-Za-z.]+)` \|", reference, re.MULTILINE))
     assert len(documented) > 80
     assert documented == set(DEFAULT_BINDINGS) | UNSUPPORTED
+
+
+_ids = st.sampled_from(sorted(set(DEFAULT_BINDINGS) | UNSUPPORTED | set(LEGACY_NAMES))) | st.text(max_size=20)
+_keys = st.text(max_size=12) | st.lists(st.text(max_size=12), max_size=3) | st.integers() | st.none()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_ids, _keys, max_size=8))
+def test_any_keybindings_object_gives_a_keymap_and_one_line_warnings(bindings: dict[str, object]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "keybindings.json").write_text(json.dumps(bindings))
+        keymap = load_keymap(folder)
+    assert all("\n" not in warning for warning in keymap.warnings)
+    assert set(keymap.bindings) <= set(DEFAULT_BINDINGS)

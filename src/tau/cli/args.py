@@ -214,7 +214,7 @@ def parse_args(argv: list[str]) -> Args:
         for entry in args.extensions:
             builtin = builtin_name(entry)
             if builtin is not None and (why := missing_builtin(builtin)) is not None:
-                args.errors.append(f"-e {entry}: {why}")
+                args.errors.append(f"-e {entry if entry.isprintable() else repr(entry)}: {why}")
     return args
 
 

@@ -396,7 +396,8 @@ def _read_overrides(path: str, warnings: list[str]) -> dict[str, tuple[str, ...]
             warnings.append(f"keybindings.json: {name}: tau has no such action; ignored")
             continue
         if action not in DEFAULT_BINDINGS:
-            warnings.append(f"keybindings.json: {name}: not a keybinding id tau knows; ignored")
+            shown = name if name.isprintable() else repr(name)  # a warning stays one line
+            warnings.append(f"keybindings.json: {shown}: not a keybinding id tau knows; ignored")
             continue
         keys = (value,) if isinstance(value, str) else value
         if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
