@@ -156,7 +156,8 @@ def parse_args(argv: list[str]) -> Args:
         elif (
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
-            or arg in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
+            or arg
+            in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
@@ -207,6 +208,13 @@ def parse_args(argv: list[str]) -> Args:
             args.errors.append(f"--session-id cannot be combined with {', '.join(clashing)}")
     if args.name is not None and not args.name.strip():
         args.errors.append("--name needs a non-empty name")
+    if any(e.startswith("builtin:") for e in args.extensions):
+        from tau.runtime.builtin_extensions import builtin_name, missing_builtin
+
+        for entry in args.extensions:
+            builtin = builtin_name(entry)
+            if builtin is not None and (why := missing_builtin(builtin)) is not None:
+                args.errors.append(f"-e {entry if entry.isprintable() else repr(entry)}: {why}")
     return args
 
 

@@ -892,7 +892,9 @@ def _extension_options(
     from tau.runtime.extension_loading import ExtensionOptions
 
     return ExtensionOptions(
-        paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
+        paths=[
+            p if p.startswith("builtin:") else os.path.abspath(os.path.expanduser(p)) for p in args.extensions
+        ],
         no_extensions=args.no_extensions,
         no_mcp=args.no_mcp,
         flag_values=args.unknown_flags if flag_values is None else flag_values,

@@ -49,6 +49,7 @@ from tau.extensions.errors import (
     describe_exception,
     exception_location,
 )
+from tau.extensions.foreign import not_loadable_reason, script_language
 from tau.extensions.registry import Extension
 from tau.extensions.runner import ExtensionRunner
 from tau.extensions.types import FlagValue
@@ -152,6 +153,10 @@ def discover_extensions(
 
 def _explicit(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSource]:
     """A path named by the user: a file, a package, a pyproject folder, or a folder to scan."""
+    language = script_language(path)
+    if language is not None:
+        diagnostics.append(ExtensionDiagnostic("warning", not_loadable_reason(language), path=path))
+        return []
     if os.path.isfile(path):
         if not path.endswith(".py"):
             diagnostics.append(ExtensionDiagnostic("error", "not a Python file (expected .py)", path=path))
@@ -220,6 +225,8 @@ def _scan_dir(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[Extensi
         full = os.path.join(path, name)
         if os.path.isfile(full) and name.endswith(".py"):
             sources.append(ExtensionSource("file", name[:-3], full))
+        elif (language := script_language(full)) is not None:
+            diagnostics.append(ExtensionDiagnostic("warning", not_loadable_reason(language), path=full))
         elif os.path.isdir(full):
             sources.extend(_folder(full, diagnostics) or [])
     return sources

@@ -22,8 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
 from tau.context.project_dirs import project_dirs
+from tau.extensions.foreign import SCRIPT_SUFFIXES
+from tau.runtime.builtin_extensions import (
+    TAU_BUILTINS,
+    builtin_enabled,
+    builtin_entry_problems,
+    builtin_name,
+    missing_builtin,
+    without_builtin_entries,
+)
 from tau.runtime.resource_settings import settings_entries_source
-from tau.runtime.settings import SettingsManager
+from tau.runtime.settings import SettingsManager, SettingsScope
 
 if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic
@@ -38,11 +47,12 @@ ENTRY_POINT_SECTION = b"[tau.extensions]"
 
 class ExtensionOptions:
     """CLI choices about extensions. ``paths`` (``-e``) should be absolute; they load even with
-    ``no_extensions`` (``-ne``), which turns discovery off. ``flag_values`` are the command line's
+    ``no_extensions`` (``-ne``), which turns discovery off (and pi's built-ins, but those named by
+    a ``builtin:<name>`` path). ``flag_values`` are the command line's
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
+    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
 
     def __init__(
         self,
@@ -53,7 +63,9 @@ class ExtensionOptions:
         no_mcp: bool = False,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.paths: tuple[str, ...] = tuple(paths)
+        # ``builtin:<name>`` paths turn on one of pi's built-in extensions (``builtin_extensions``).
+        self.paths: tuple[str, ...] = tuple(p for p in paths if builtin_name(p) is None)
+        self.builtins: tuple[str, ...] = tuple(n for p in paths if (n := builtin_name(p)) is not None)
         self.no_extensions = no_extensions
         self.no_mcp = no_mcp
         # More MCP servers for the session, as mcp.json entries by name (an editor's, over ACP).
@@ -64,14 +76,42 @@ class ExtensionOptions:
 def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
     """The ``extensions`` entries of the project and the user settings."""
     entries = settings_entries_source(settings)
-    return entries("extensions", "project"), entries("extensions", "user")
+    return (
+        without_builtin_entries(entries("extensions", "project")),
+        without_builtin_entries(entries("extensions", "user")),
+    )
+
+
+def _raw_extension_entries(settings: SettingsManager, include_project: bool) -> tuple[list[str], list[str]]:
+    """The ``extensions`` arrays as written (built-in entries included), project's and user's."""
+
+    def strings(scope: SettingsScope) -> list[str]:
+        value = settings.get_scope(scope).get("extensions")
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    return (strings("project") if include_project else []), strings("global")
+
+
+def builtin_switches(
+    settings: SettingsManager, options: ExtensionOptions, *, include_project: bool
+) -> dict[str, bool]:
+    """Whether each of tau's built-ins (``mcp``, ``codemode``, ``tool-search``) is on."""
+    project, user = _raw_extension_entries(settings, include_project)
+    return {
+        name: builtin_enabled(
+            name, project, user, explicit=options.builtins, no_extensions=options.no_extensions
+        )
+        for name in TAU_BUILTINS
+    }
 
 
 def _has_candidates(folder: str) -> bool:
     try:
         with os.scandir(folder) as found:
             return any(
-                not e.name.startswith((".", "_")) and (e.name.endswith(".py") or e.is_dir()) for e in found
+                not e.name.startswith((".", "_"))
+                and (e.name.endswith((".py", *SCRIPT_SUFFIXES)) or e.is_dir())  # a script: to report
+                for e in found
             )
     except OSError:
         return False
@@ -99,15 +139,15 @@ def _has_installed_extensions(cwd: str) -> bool:
     return False
 
 
-BUILTIN_MCP = "builtin:mcp"
-
-
 def _has_mcp_config(
     cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool, settings: SettingsManager
 ) -> bool:
     """Whether the built-in MCP extension should load (three ``stat`` calls; see the module docstring).
-    ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
-    if options.no_mcp or options.no_extensions:
+    ``"extensions": ["-builtin:mcp"]`` in the settings switches it off, as in pi (a project's entry
+    over the user's), and so does ``--no-extensions`` unless ``-e builtin:mcp`` is given."""
+    if options.no_mcp:
+        return False
+    if options.no_extensions and "mcp" not in options.builtins:
         return False
     found = (
         bool(options.mcp_servers)
@@ -117,10 +157,18 @@ def _has_mcp_config(
             and any(os.path.exists(os.path.join(folder, "mcp.json")) for folder in project_dirs(cwd))
         )
     )
-    if not found:
-        return False
-    project, user = _settings_entries(settings)
-    return f"-{BUILTIN_MCP}" not in (*(project if include_project else ()), *user)
+    return found and builtin_switches(settings, options, include_project=include_project)["mcp"]
+
+
+def _builtin_problems(
+    settings: SettingsManager, options: ExtensionOptions, include_project: bool
+) -> list[str]:
+    """A line per built-in the settings or ``-e builtin:<name>`` turn on that tau lacks."""
+    project, user = _raw_extension_entries(settings, include_project)
+    problems = builtin_entry_problems([*project, *user])
+    return problems + [
+        f"-e builtin:{name}: {why}" for name in options.builtins if (why := missing_builtin(name)) is not None
+    ]
 
 
 def might_have_extensions(
@@ -134,6 +182,8 @@ def might_have_extensions(
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         return True
+    if _builtin_problems(settings, options, include_project):
+        return True  # nothing to load, but lines to report
     if options.no_extensions:
         return False
     project, user = _settings_entries(settings)
@@ -168,6 +218,7 @@ def load_extension_runner(
         return _complete(preloaded, cwd, agent_dir, settings, options, include_project=include_project)
     if not might_have_extensions(cwd, agent_dir, settings, options, include_project=include_project):
         return None, []
+    from tau.extensions.errors import ExtensionDiagnostic
     from tau.extensions.loader import discover_extensions, load_extensions_sync
 
     project, user = _settings_entries(settings)
@@ -181,11 +232,23 @@ def load_extension_runner(
         include_entry_points=not options.no_extensions and _has_installed_extensions(cwd),
         include_project=include_project,
     )
+    discovery.diagnostics += [
+        ExtensionDiagnostic("warning", problem)
+        for problem in _builtin_problems(settings, options, include_project)
+    ]
     if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         from tau.mcp.extension import mcp_extension_source
 
+        switches = builtin_switches(settings, options, include_project=include_project)
         discovery.sources.append(
-            mcp_extension_source(cwd, agent_dir, include_project=include_project, extra=options.mcp_servers)
+            mcp_extension_source(
+                cwd,
+                agent_dir,
+                include_project=include_project,
+                extra=options.mcp_servers,
+                codemode=switches["codemode"],
+                tool_search=switches["tool-search"],
+            )
         )
     if not discovery.sources:
         return None, list(discovery.diagnostics)

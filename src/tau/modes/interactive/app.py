@@ -770,6 +770,7 @@ class InteractiveMode:
         """Put ``dialog`` where the editor is until it answers (one dialog at a time)."""
         async with self._dialog_lock:
             self.dialog = dialog
+            dialog.use_keymap(self.keymap)
             self.app.layout.focus(dialog.focus)
             self.invalidate()
             try:

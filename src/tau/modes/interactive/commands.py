@@ -236,7 +236,7 @@ async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
             items,
             selected=position,
             hint="enter add/remove · ctrl+s save · esc cancel · type to filter",
-            keys={"c-s": _close_with("save")},
+            actions={"app.models.save": _close_with("save")},
         )
         picked = await mode.show_dialog(dialog)
         if picked is None:
@@ -296,7 +296,10 @@ async def _resume(mode: InteractiveMode, argument: str) -> None:
             "Resume a session" + (" (all projects)" if everywhere else ""),
             items,
             hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
-            keys={"c-r": _close_with("rename"), "c-d": _close_with("delete")},
+            actions={
+                "app.session.rename": _close_with("rename"),
+                "app.session.delete": _close_with("delete"),
+            },
         )
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
         chosen = await mode.show_dialog(dialog)
@@ -420,9 +423,9 @@ async def _tree(mode: InteractiveMode, argument: str) -> None:
             items,
             selected=selected,
             hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
-            keys={"c-l": _close_with("label")},
+            actions={"app.tree.editLabel": _close_with("label")},
         )
-        dialog.on_empty_key("c-o", lambda shown: shown.close(("filter", "")))
+        dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return

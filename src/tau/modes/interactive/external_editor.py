@@ -66,7 +66,9 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
 
         try:
             with terminal_owned():  # fullscreen keeps stray output in its pane: not the editor's
-                sys.stdout.write(f"Launching external editor: {command}\nTau will resume when the editor exits.\n")
+                sys.stdout.write(
+                    f"Launching external editor: {command}\nTau will resume when the editor exits.\n"
+                )
                 sys.stdout.flush()
                 code = subprocess.call([*argv, str(path)], cwd=cwd)
         except OSError:

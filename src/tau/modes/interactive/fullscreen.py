@@ -645,9 +645,7 @@ def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, 
                 ]
             ),
             Window(
-                FormattedTextControl(
-                    lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]
-                ),
+                FormattedTextControl(lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]),
                 height=1,
             ),
             Window(height=1, char="─", style=border),
@@ -665,7 +663,6 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
 
-    from tau.modes.interactive.keymap import SHIFT_ENTER
     from tau.modes.interactive.keys import lone_escape
 
     bindings = KeyBindings()
@@ -685,11 +682,11 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         "tui.altScreen.top": view.to_top,
         "tui.altScreen.bottom": view.to_bottom,
     }
+    keys = mode.keymap.keys
     for action, act in actions.items():
-        for keys in mode.keymap.keys(action):
-            bindings.add(*keys, filter=editing)(lambda event, act=act: act())
+        for sequence in keys(action):
+            bindings.add(*sequence, filter=editing)(lambda event, act=act: act())
 
-    @bindings.add(Keys.F23)
     def toggle_search(event: KeyPressEvent) -> None:
         if view.search is not None:
             close_search(event)
@@ -703,10 +700,15 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         view.close_search()
         event.app.layout.focus(mode.dialog.focus if mode.dialog is not None else mode.editor_window)
 
-    @bindings.add("c-x", filter=Condition(lambda: view.selection is not None and not view.copy_on_select))
     def copy(event: KeyPressEvent) -> None:
         """With ``fullscreenCopyOnSelect: false`` a selection is copied by Ctrl+X (as pi)."""
         view.copy_selection()
+
+    for sequence in keys("tui.altScreen.search"):
+        bindings.add(*sequence)(toggle_search)
+    selected = Condition(lambda: view.selection is not None and not view.copy_on_select)
+    for sequence in keys("app.message.copy"):
+        bindings.add(*sequence, filter=selected)(copy)
 
     @bindings.add(Keys.Vt100MouseEvent, filter=Condition(view.capturing))
     def captured(event: KeyPressEvent) -> None:
@@ -728,9 +730,12 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         y = min(max(0, int(parts[2]) - 1), view.height - 1)
         view.pointer(MouseEvent(MousePosition(x=x, y=y), event_type, button, modifiers))
 
-    bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
-    bindings.add("enter", filter=in_field)(lambda event: view.step(1))
-    bindings.add("c-g", filter=in_field)(lambda event: view.step(1))
-    bindings.add(SHIFT_ENTER, filter=in_field)(lambda event: view.step(-1))
-    bindings.add(Keys.F22, filter=in_field)(lambda event: view.step(-1))
+    for sequence in keys("tui.altScreen.searchClose"):
+        bindings.add(*sequence, filter=searching, eager=lone_escape if sequence == ("escape",) else False)(
+            close_search
+        )
+    for sequence in keys("tui.altScreen.searchNext"):
+        bindings.add(*sequence, filter=in_field)(lambda event: view.step(1))
+    for sequence in keys("tui.altScreen.searchPrevious"):
+        bindings.add(*sequence, filter=in_field)(lambda event: view.step(-1))
     return bindings
