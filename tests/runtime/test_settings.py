@@ -439,6 +439,24 @@ def test_values_of_the_wrong_type_are_reported_by_key_and_the_defaults_used(cwd:
     assert settings.default_thinking_level is None
 
 
+@pytest.mark.parametrize(("value", "read"), [("header", "header"), (True, True), (False, False)])
+def test_quiet_startup_takes_header_as_pi_does(cwd: Path, agent: Path, value: object, read: object) -> None:
+    write_json(agent / "settings.json", {"quietStartup": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.quiet_startup == read
+
+
+def test_a_quiet_startup_word_other_than_header_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"quietStartup": "yes"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"quietStartup" should be true, false or "header", not "yes"' in problem
+    assert settings.quiet_startup is False
+
+
 def test_negative_retry_values_are_reported_and_the_defaults_used(cwd: Path, agent: Path) -> None:
     write_json(
         agent / "settings.json",

@@ -513,10 +513,13 @@ class SettingsManager:
         self.set("theme", theme)
 
     @property
-    def quiet_startup(self) -> bool:
-        return self._bool(None, "quietStartup", False)
+    def quiet_startup(self) -> bool | Literal["header"]:
+        """``quietStartup``: ``True`` hides the startup header and what was loaded; ``"header"``
+        keeps the header (version and keys) and hides the rest, as in pi 1.6."""
+        value = self._lookup(None, "quietStartup")
+        return value if value is True or value == "header" else False
 
-    def set_quiet_startup(self, quiet: bool) -> None:
+    def set_quiet_startup(self, quiet: bool | Literal["header"]) -> None:
         self.set("quietStartup", quiet)
 
     @property

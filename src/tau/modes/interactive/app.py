@@ -141,11 +141,13 @@ async def run_interactive_mode(
     open_resume_picker: bool = False,
     theme: str | None = None,
     tui_mode: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``open_resume_picker`` (``tau -r``)
     starts with the session picker open; ``theme`` (dark, light or system) and ``tui_mode``
-    (fullscreen or regular) override the settings."""
-    mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode)
+    (fullscreen or regular) override the settings; ``verbose`` shows the whole startup header
+    whatever ``quietStartup`` says."""
+    mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode, verbose=verbose)
     return await mode.run(
         initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
     )
@@ -153,9 +155,15 @@ async def run_interactive_mode(
 
 class InteractiveMode:
     def __init__(
-        self, runtime: AgentSessionRuntime, *, theme: str | None = None, tui_mode: str | None = None
+        self,
+        runtime: AgentSessionRuntime,
+        *,
+        theme: str | None = None,
+        tui_mode: str | None = None,
+        verbose: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.verbose = verbose
         settings = self.session.services.settings_manager
         self.theme_setting = theme or str(settings.get("theme") or "dark")
         """The theme as set: a name, or pi's ``light/dark`` pair (which follows the terminal)."""
@@ -497,7 +505,8 @@ class InteractiveMode:
         from tau.modes.interactive.header import startup_header
         from tau.modes.interactive.ui import InteractiveUI
 
-        self.scrollback.write(startup_header(self), new_block=False)
+        if header := startup_header(self):
+            self.scrollback.write(header, new_block=False)
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
         if self.session.messages:
@@ -784,11 +793,11 @@ class InteractiveMode:
         if reload_messages:
             self.chat.clear()
             self.chat = self._new_chat()
-            header = self._header_text()
-            self.scrollback.redraw([header])
+            self.scrollback.redraw([header] if (header := self._header_text()) else [])
             self.chat.add_messages(self.session.messages)
             return
-        blocks = [self._header_text(), *self.chat.render_all()]
+        header = self._header_text()
+        blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()
         self.scrollback.redraw(blocks)
         self.invalidate()
 
