@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from tau_command import TauCommand
-from terminal import CTRL_D, Terminal
+from terminal import CTRL_D, ENTER, Terminal
+
+from tau.testing.fake_llm import Turn
 
 Start = Callable[..., Terminal]
 
@@ -46,3 +48,95 @@ def test_verbose_shows_the_whole_header_whatever_quiet_startup_says(tau: TauComm
     terminal = start_tui("--verbose")
     terminal.wait_for("[context]")
     assert "tau v" in terminal.text()
+
+
+# -- the editor: editorPaddingX, showHardwareCursor, autocompleteMaxVisible -------------------------
+
+
+def _editor_line(terminal: Terminal, text: str) -> str:
+    return next(line for line in terminal.display().splitlines() if text in line and "─" not in line)
+
+
+@pytest.mark.parametrize(("padding", "column"), [(None, 0), (2, 2), (3, 3)], ids=["default", "two", "three"])
+def test_editor_padding_moves_the_text_in_from_the_edges(
+    tau: TauCommand, start_tui: Start, padding: int | None, column: int
+) -> None:
+    _settings(tau, **({} if padding is None else {"editorPaddingX": padding}))
+    terminal = start_tui(cols=40)
+    terminal.type("x" * 50)
+    terminal.wait_for("x" * 30, where="display")
+    terminal.settle()
+    rows = [line for line in terminal.display().splitlines() if "xxx" in line]
+    assert [row.index("x") for row in rows] == [column, column]
+    assert len(rows[0]) == 40 - column  # the text wraps before the padding on the right
+    assert "".join(rows).count("x") == 50
+
+
+def _cursor_cell(terminal: Terminal) -> tuple[str, bool]:
+    cursor = terminal.screen.cursor
+    cell = terminal.screen.buffer[cursor.y][cursor.x]
+    return cell.data, cell.reverse
+
+
+def test_the_editor_draws_its_cursor_and_hides_the_terminals_by_default(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui()
+    terminal.type("hello")
+    terminal.send("\x1b[D\x1b[D")  # left twice: the cursor on the first "l"... of "lo"
+    terminal.settle()
+    assert terminal.screen.cursor.hidden
+    assert _cursor_cell(terminal) == ("l", True)  # the terminal's cursor still sits on the drawn one
+    row = terminal.screen.buffer[terminal.screen.cursor.y]
+    assert [row[x].reverse for x in range(5)] == [False, False, False, True, False]
+    terminal.send("\x1b[C\x1b[C")  # at the end: a reverse blank after the text
+    terminal.settle()
+    assert _cursor_cell(terminal) == (" ", True)
+
+
+def test_show_hardware_cursor_shows_the_terminals_cursor_and_draws_none(tau: TauCommand, start_tui: Start) -> None:
+    _settings(tau, showHardwareCursor=True)
+    terminal = start_tui()
+    terminal.type("hello")
+    terminal.send("\x1b[D\x1b[D")
+    terminal.settle()
+    assert not terminal.screen.cursor.hidden
+    assert _cursor_cell(terminal) == ("l", False)
+
+
+def _menu_rows(terminal: Terminal) -> list[str]:
+    return [line for line in terminal.display().splitlines() if line.startswith(" /")]
+
+
+@pytest.mark.parametrize(("visible", "rows"), [(None, 5), (3, 3), (7, 7), (1, 3), (50, 20)])
+def test_the_completion_menu_shows_autocomplete_max_visible_rows(
+    tau: TauCommand, start_tui: Start, visible: int | None, rows: int
+) -> None:
+    _settings(tau, **({} if visible is None else {"autocompleteMaxVisible": visible}))
+    terminal = start_tui(rows=40)
+    terminal.type("/")
+    terminal.wait_for("/model", where="display")
+    terminal.settle()
+    assert len(_menu_rows(terminal)) == rows, terminal.display()
+
+
+# -- markdown.codeBlockIndent ------------------------------------------------------------------------
+
+CODE_REPLY = "Here:\n\n```python\nprint('indented code')\n```\n\nDone."
+
+
+@pytest.mark.parametrize(
+    ("markdown", "row"),
+    [(None, "   print('indented code')"), ({"codeBlockIndent": "    "}, "     print('indented code')"),
+     ({"codeBlockIndent": "│ "}, " │ print('indented code')"), ({"codeBlockIndent": ""}, " print('indented code')")],
+    ids=["default", "four", "bar", "none"],
+)  # fmt: skip
+def test_code_blocks_are_indented_by_code_block_indent(
+    tau: TauCommand, start_tui: Start, markdown: dict[str, str] | None, row: str
+) -> None:
+    _settings(tau, **({} if markdown is None else {"markdown": markdown}))
+    tau.server.add(Turn(text=CODE_REPLY, chunk_size=5))
+    terminal = start_tui()
+    terminal.type("code please")
+    terminal.send(ENTER)
+    terminal.wait_for("Done.")
+    [line] = [line for line in terminal.text().splitlines() if "indented code" in line]
+    assert line == row

@@ -578,7 +578,9 @@ class SettingsManager:
 
     @property
     def clear_on_shrink(self) -> bool:
-        return self._bool("terminal", "clearOnShrink", False)
+        """``terminal.clearOnShrink``; unset, ``TAU_CLEAR_ON_SHRINK=1`` (or pi's ``PI_CLEAR_ON_SHRINK``)."""
+        value = self._lookup("terminal", "clearOnShrink")
+        return value if isinstance(value, bool) else _env_flag("CLEAR_ON_SHRINK")
 
     @property
     def show_terminal_progress(self) -> bool:
@@ -586,20 +588,26 @@ class SettingsManager:
 
     @property
     def editor_padding_x(self) -> int:
+        """Blank cells each side of the editor's text (the editor narrows it to fit the width)."""
         return self._int(None, "editorPaddingX", 0)
 
     @property
     def autocomplete_max_visible(self) -> int:
-        return self._int(None, "autocompleteMaxVisible", 5)
+        """Rows of the completion menu, 3 to 20 (a value outside is taken to the nearer end, as pi)."""
+        return max(3, min(20, self._int(None, "autocompleteMaxVisible", 5)))
 
     @property
     def show_hardware_cursor(self) -> bool:
-        return self._bool(None, "showHardwareCursor", False)
+        """``showHardwareCursor``; unset, ``TAU_HARDWARE_CURSOR=1`` (or pi's ``PI_HARDWARE_CURSOR``)."""
+        value = self._lookup(None, "showHardwareCursor")
+        return value if isinstance(value, bool) else _env_flag("HARDWARE_CURSOR")
 
     @property
     def code_block_indent(self) -> str:
+        """``markdown.codeBlockIndent``: what each code line of a reply starts with; its control
+        characters are left out (they would move the cursor, not indent)."""
         value = self._section("markdown").get("codeBlockIndent")
-        return value if isinstance(value, str) else "  "
+        return "".join(ch for ch in value if ch.isprintable()) if isinstance(value, str) else "  "
 
     @property
     def warn_anthropic_extra_usage(self) -> bool:
@@ -662,6 +670,11 @@ def _dump(settings: JsonObject) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _env_flag(name: str) -> bool:
+    """``TAU_<name>=1``, else pi's ``PI_<name>=1``."""
+    return os.environ.get(f"TAU_{name}", os.environ.get(f"PI_{name}")) == "1"
 
 
 def _optional_int(value: Any) -> int | None:

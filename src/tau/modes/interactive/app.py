@@ -25,7 +25,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.key_binding.defaults import load_key_bindings
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -37,6 +37,7 @@ from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, To
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
 from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
+from tau.modes.interactive.cursor import DrawnCursor
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
 from tau.modes.interactive.footer import git_branch, usage_totals
@@ -240,9 +241,13 @@ class InteractiveMode:
         return renderer
 
     def theme(self) -> Any:
+        from dataclasses import replace
+
         from tau.modes.interactive.render.theme import get_theme
 
-        return get_theme(self.theme_name, light_terminal=self.light_terminal)
+        theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
+        indent = self.session.services.settings_manager.code_block_indent
+        return theme if indent == theme.code_block_indent else replace(theme, code_block_indent=indent)
 
     def _new_chat(self) -> Chat:
         return Chat(
@@ -320,17 +325,21 @@ class InteractiveMode:
 
     def _build_app(self) -> Application[int]:
         register_enter_sequences()
+        settings = self.session.services.settings_manager
+        drawn_cursor = lambda: not settings.show_hardware_cursor  # noqa: E731
         editor_window = Window(
-            BufferControl(self.editor, input_processors=[ClusterCells()]),
+            BufferControl(self.editor, input_processors=[DrawnCursor(drawn_cursor), ClusterCells()]),
             height=Dimension(min=1, max=12),
             wrap_lines=True,
             dont_extend_height=True,
+            always_hide_cursor=Condition(drawn_cursor),
         )
         self.editor_window = editor_window
+        padding = lambda: Dimension.exact(self._editor_padding())  # noqa: E731
         editor_area = HSplit(
             [
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
-                editor_window,
+                VSplit([Window(width=padding), editor_window, Window(width=padding)]),
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
             ]
         )
@@ -365,7 +374,7 @@ class InteractiveMode:
                 text_window(lambda: panels.widget_fragments(self, "aboveEditor")),
                 DynamicContainer(input_area),
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
-                CompletionsMenu(max_height=8, scroll_offset=1),
+                self._completions_menu(),
                 text_window(lambda: panels.widget_fragments(self, "belowEditor")),
                 text_window(lambda: panels.footer_fragments(self), lambda: True),
             ]
@@ -403,6 +412,19 @@ class InteractiveMode:
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
         return app
+
+    def _editor_padding(self) -> int:
+        """``editorPaddingX`` cells each side of the editor's text, at most what leaves it one."""
+        padding = self.session.services.settings_manager.editor_padding_x
+        return min(padding, (self.width - 1) // 2)
+
+    def _completions_menu(self) -> Container:
+        """The completions, ``autocompleteMaxVisible`` rows at most (read as it draws: /settings)."""
+        menu = CompletionsMenu(scroll_offset=1)
+        rows = lambda: Dimension(min=1, max=self.session.services.settings_manager.autocomplete_max_visible)  # noqa: E731
+        if isinstance(menu.content, Window):  # prompt_toolkit's menu is one window in a condition
+            menu.content.height = rows
+        return menu
 
     def _key_bindings(self) -> list[Any]:
         from tau.modes.interactive.keys import build_key_bindings
