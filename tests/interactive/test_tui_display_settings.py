@@ -4,6 +4,7 @@ each one changes what the terminal shows as pi's does."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -140,3 +141,41 @@ def test_code_blocks_are_indented_by_code_block_indent(
     terminal.wait_for("Done.")
     [line] = [line for line in terminal.text().splitlines() if "indented code" in line]
     assert line == row
+
+
+# -- fullscreenWheelScrollLines ----------------------------------------------------------------------
+
+ROWS = "\n".join(f"row {n:02}" for n in range(1, 61))
+WHEEL_UP = "\x1b[<64;10;5M"
+ALT_WHEEL_UP = "\x1b[<72;10;5M"
+
+
+def _last_row_shown(terminal: Terminal) -> int:
+    return max((int(n) for n in re.findall(r"row (\d\d)", terminal.display())), default=0)
+
+
+@pytest.mark.parametrize(
+    ("lines", "one", "alt"), [(None, 1, 5), (1, 1, 5), (4, 4, 20), (0, 1, 5)], ids=["auto", "one", "four", "zero"]
+)
+def test_a_wheel_notch_scrolls_the_fullscreen_transcript_by_the_setting(
+    tau: TauCommand, start_tui: Start, lines: int | None, one: int, alt: int
+) -> None:
+    settings: dict[str, Any] = {"tuiMode": "fullscreen"}
+    if lines is not None:
+        settings["fullscreenWheelScrollLines"] = lines
+    _settings(tau, **settings)
+    tau.server.add(Turn(text=ROWS))
+    terminal = start_tui(rows=30, cols=80)
+    terminal.type("rows")
+    terminal.send(ENTER)
+    terminal.wait_for("row 60", where="display")
+    terminal.settle()
+    terminal.send(WHEEL_UP)
+    terminal.wait_for(lambda: _last_row_shown(terminal) < 60)
+    terminal.settle()
+    # scrolled up, the pane gives its last row to the "jumps to the latest message" line
+    assert _last_row_shown(terminal) == 60 - one - 1
+    terminal.send(ALT_WHEEL_UP)  # Alt+wheel: five times as far
+    terminal.wait_for(lambda: _last_row_shown(terminal) < 59 - one)
+    terminal.settle()
+    assert _last_row_shown(terminal) == 59 - one - alt

@@ -479,3 +479,23 @@ def test_unknown_keys_and_valid_values_are_not_reported(cwd: Path, agent: Path) 
         {"somePiOnlyKey": [1, 2], "retry": {"maxRetries": 5, "provider": {"idleTimeoutMs": 0}}, "skills": []},
     )
     assert manager(cwd, agent).drain_errors() == []
+
+
+@pytest.mark.parametrize(
+    ("value", "read"), [(None, "auto"), ("auto", "auto"), (4, 4), (2.7, 2), (0, 1), (-3, 1), (500, 100)]
+)
+def test_fullscreen_wheel_scroll_lines_is_auto_or_1_to_100(cwd: Path, agent: Path, value: object, read: object) -> None:
+    write_json(agent / "settings.json", {} if value is None else {"fullscreenWheelScrollLines": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.fullscreen_wheel_scroll_lines == read
+
+
+def test_a_wheel_scroll_word_other_than_auto_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"fullscreenWheelScrollLines": "fast"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"fullscreenWheelScrollLines" should be "auto" or a number of lines, not "fast"' in problem
+    assert settings.fullscreen_wheel_scroll_lines == "auto"

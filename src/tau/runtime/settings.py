@@ -587,6 +587,15 @@ class SettingsManager:
         return self._bool("terminal", "showTerminalProgress", False)
 
     @property
+    def fullscreen_wheel_scroll_lines(self) -> int | Literal["auto"]:
+        """``fullscreenWheelScrollLines``: lines a wheel event scrolls, 1 to 100 (a number outside is
+        taken to the nearer end, as pi), or ``"auto"`` (the default: by the wheel's speed)."""
+        value = self._lookup(None, "fullscreenWheelScrollLines")
+        if _is_number(value) and value == value and abs(value) != float("inf"):
+            return max(1, min(100, int(value // 1)))
+        return "auto"
+
+    @property
     def editor_padding_x(self) -> int:
         """Blank cells each side of the editor's text (the editor narrows it to fit the width)."""
         return self._int(None, "editorPaddingX", 0)
