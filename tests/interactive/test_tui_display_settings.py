@@ -179,3 +179,35 @@ def test_a_wheel_notch_scrolls_the_fullscreen_transcript_by_the_setting(
     terminal.wait_for(lambda: _last_row_shown(terminal) < 59 - one)
     terminal.settle()
     assert _last_row_shown(terminal) == 59 - one - alt
+
+
+# -- terminal.showTerminalProgress ---------------------------------------------------------------------
+
+BUSY, CLEAR = b"\x1b]9;4;3\x07", b"\x1b]9;4;0\x07"
+
+
+def test_terminal_progress_shows_while_the_agent_works_and_clears_when_it_ends(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _settings(tau, terminal={"showTerminalProgress": True})
+    tau.server.add(Turn(text="a paced reply " * 12, chunk_size=4, frames_per_second=20))  # over 2 s
+    terminal = start_tui()
+    assert BUSY not in terminal.raw
+    terminal.type("work")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: BUSY in terminal.raw)
+    terminal.wait_for(lambda: CLEAR in terminal.raw, timeout=20)
+    output = bytes(terminal.raw)
+    assert output.count(BUSY) >= 2  # renewed every second while the reply streams
+    assert output.rindex(BUSY) < output.index(CLEAR)
+    assert "a paced reply" in terminal.text()
+
+
+def test_terminal_progress_is_off_by_default(tau: TauCommand, start_tui: Start) -> None:
+    tau.server.add(Turn(text="done"))
+    terminal = start_tui()
+    terminal.type("work")
+    terminal.send(ENTER)
+    terminal.wait_for("done")
+    terminal.settle()
+    assert b"\x1b]9;4" not in terminal.raw

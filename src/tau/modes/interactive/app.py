@@ -33,7 +33,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
-from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate
+from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnStart
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
 from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
@@ -46,6 +46,7 @@ from tau.modes.interactive.fullscreen import Transcript
 from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
+from tau.modes.interactive.progress import TerminalProgress
 from tau.modes.interactive.screen import Scrollback
 from tau.runtime.events import (
     AutoRetryEnd,
@@ -211,6 +212,7 @@ class InteractiveMode:
         self._seen_width = 0
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
+        self.progress = TerminalProgress(self._write_raw, lambda: settings.show_terminal_progress)
         self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
@@ -570,6 +572,8 @@ class InteractiveMode:
         finally:
             for signum in (signal.SIGTERM, signal.SIGHUP, getattr(signal, "SIGTSTP", signal.SIGTERM)):
                 loop.remove_signal_handler(signum)
+            if self.progress.shown:
+                self.progress.done()
             self.keyboard.restore()
             if self.fullscreen:
                 self._print_exit_output()
@@ -703,6 +707,10 @@ class InteractiveMode:
     def _extension_error(self, report: Any) -> None:
         self.chat.add_notice(f"extension {report.extension_path} ({report.event}): {report.error}", "error")
 
+    def _write_raw(self, data: str) -> None:
+        self.app.output.write_raw(data)
+        self.app.output.flush()
+
     def _set_title(self) -> None:
         name = self.session.session_name or os.path.basename(self.session.cwd) or "/"
         title = "".join(ch for ch in f"tau - {name}" if ch.isprintable())
@@ -718,14 +726,17 @@ class InteractiveMode:
         elif isinstance(event, AgentEnd):
             self.working = False
             self.working_message = None
+            self.progress.done()
             self.chat.finish_run()
         elif isinstance(event, QueueUpdate):
             self.queued = (list(event.steering), list(event.follow_up))
         elif isinstance(event, CompactionStart):
             self.compacting = True
+            self.progress.busy()
             self._start_ticker()
         elif isinstance(event, CompactionEnd):
             self.compacting = False
+            self.progress.done()
             self.compactions_ended += 1
             self.footer_cache = None  # the context use is unknown now ("?"), as in pi
             if event.result is not None:
@@ -765,6 +776,8 @@ class InteractiveMode:
                 self.footer_cache = None  # tokens, context use or the name may have changed
             if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 self.totals.add(event.message.usage)
+            elif isinstance(event, TurnStart):
+                self.progress.busy()
             self.chat.on_agent_event(event)
         self.invalidate()
 
