@@ -43,7 +43,9 @@ def test_quiet_startup_hides_the_header_and_what_was_loaded(
     assert terminal.wait_exit() == 0
 
 
-def test_verbose_shows_the_whole_header_whatever_quiet_startup_says(tau: TauCommand, start_tui: Start) -> None:
+def test_verbose_shows_the_whole_header_whatever_quiet_startup_says(
+    tau: TauCommand, start_tui: Start
+) -> None:
     (tau.agent_dir / "AGENTS.md").write_text("Be brief.")
     _settings(tau, quietStartup=True)
     terminal = start_tui("--verbose")
@@ -79,7 +81,9 @@ def _cursor_cell(terminal: Terminal) -> tuple[str, bool]:
     return cell.data, cell.reverse
 
 
-def test_the_editor_draws_its_cursor_and_hides_the_terminals_by_default(tau: TauCommand, start_tui: Start) -> None:
+def test_the_editor_draws_its_cursor_and_hides_the_terminals_by_default(
+    tau: TauCommand, start_tui: Start
+) -> None:
     terminal = start_tui()
     terminal.type("hello")
     terminal.send("\x1b[D\x1b[D")  # left twice: the cursor on the first "l"... of "lo"
@@ -93,7 +97,9 @@ def test_the_editor_draws_its_cursor_and_hides_the_terminals_by_default(tau: Tau
     assert _cursor_cell(terminal) == (" ", True)
 
 
-def test_show_hardware_cursor_shows_the_terminals_cursor_and_draws_none(tau: TauCommand, start_tui: Start) -> None:
+def test_show_hardware_cursor_shows_the_terminals_cursor_and_draws_none(
+    tau: TauCommand, start_tui: Start
+) -> None:
     _settings(tau, showHardwareCursor=True)
     terminal = start_tui()
     terminal.type("hello")
@@ -155,7 +161,9 @@ def _last_row_shown(terminal: Terminal) -> int:
 
 
 @pytest.mark.parametrize(
-    ("lines", "one", "alt"), [(None, 1, 5), (1, 1, 5), (4, 4, 20), (0, 1, 5)], ids=["auto", "one", "four", "zero"]
+    ("lines", "one", "alt"),
+    [(None, 1, 5), (1, 1, 5), (4, 4, 20), (0, 1, 5)],
+    ids=["auto", "one", "four", "zero"],
 )
 def test_a_wheel_notch_scrolls_the_fullscreen_transcript_by_the_setting(
     tau: TauCommand, start_tui: Start, lines: int | None, one: int, alt: int

@@ -484,7 +484,9 @@ def test_unknown_keys_and_valid_values_are_not_reported(cwd: Path, agent: Path) 
 @pytest.mark.parametrize(
     ("value", "read"), [(None, "auto"), ("auto", "auto"), (4, 4), (2.7, 2), (0, 1), (-3, 1), (500, 100)]
 )
-def test_fullscreen_wheel_scroll_lines_is_auto_or_1_to_100(cwd: Path, agent: Path, value: object, read: object) -> None:
+def test_fullscreen_wheel_scroll_lines_is_auto_or_1_to_100(
+    cwd: Path, agent: Path, value: object, read: object
+) -> None:
     write_json(agent / "settings.json", {} if value is None else {"fullscreenWheelScrollLines": value})
     settings = manager(cwd, agent)
 

@@ -176,10 +176,10 @@ class InteractiveMode:
         self.light_terminal = light_from_colorfgbg(os.environ.get("COLORFGBG"))
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
-        self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
+        self.show_thinking: bool = not bool(settings.get("hideThinkingBlock", False))
         from tau.modes.interactive.render.padding import output_pad
 
-        self.output_pad = output_pad(settings.get("outputPad"))
+        self.output_pad: int = output_pad(settings.get("outputPad"))
         self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
         self.flash_text = ""
         self._switch_to: str | None = None
@@ -303,8 +303,9 @@ class InteractiveMode:
         loader = self.session.services.resource_loader
         for template in loader.prompt_templates:
             infos.append(CommandInfo(template.name, template.description or "prompt template"))
-        for skill in loader.skills:
-            infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
+        if self.session.services.settings_manager.enable_skill_commands:
+            for skill in loader.skills:
+                infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
         return infos
 
     def invalidate(self) -> None:

@@ -50,6 +50,7 @@ class DrawnCursor(Processor):
         end = start + len(cluster)
         styles = [(style, char) for style, chars, *_ in fragments for char in chars]
         shown: StyleAndTextTuples = [
-            (style + _REVERSE if start <= index < end else style, char) for index, (style, char) in enumerate(styles)
+            (style + _REVERSE if start <= index < end else style, char)
+            for index, (style, char) in enumerate(styles)
         ]
         return Transformation(shown)

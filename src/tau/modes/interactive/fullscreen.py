@@ -35,12 +35,12 @@ from tau.modes.interactive.graphemes import cell_width, cluster_fragments
 from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
-    from tau.runtime.settings import SettingsManager
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import Container, Window
 
     from tau.modes.interactive.app import InteractiveMode
+    from tau.runtime.settings import SettingsManager
 
 __all__ = [
     "SearchState",
@@ -665,9 +665,7 @@ def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, 
                 ]
             ),
             Window(
-                FormattedTextControl(
-                    lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]
-                ),
+                FormattedTextControl(lambda: [("class:search.hint", " enter ↓ · shift+enter ↑ · esc close")]),
                 height=1,
             ),
             Window(height=1, char="─", style=border),

@@ -37,7 +37,9 @@ def startup_header(mode: InteractiveMode) -> str:
     if mode.tools_expanded:
         # Descriptions go on under their column while that leaves room for a few words.
         indent = _KEY_COLUMN if mode.width - _KEY_COLUMN >= 30 else 0
-        lines += [_DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)]
+        lines += [
+            _DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)
+        ]
     else:
         hints = [
             f"{keys.describe('interrupt')} interrupt",
@@ -48,9 +50,14 @@ def startup_header(mode: InteractiveMode) -> str:
             "@ files",
             f"{keys.describe('newLine').split(',')[-1].strip()} new line",
         ]
-        lines.append(_DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET)
+        lines.append(
+            _DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET
+        )
         if more:
-            lines += [_DIM + row + _RESET for row in _wrap(f"Press {more} to show the full startup help.", mode.width)]
+            lines += [
+                _DIM + row + _RESET
+                for row in _wrap(f"Press {more} to show the full startup help.", mode.width)
+            ]
     if quiet == "header":
         return "\n".join(lines)
     session = mode.session
@@ -80,7 +87,9 @@ def hotkey_lines(mode: InteractiveMode) -> list[str]:
 
     keymap = mode.keymap
     pad = _KEY_COLUMN - 1
-    lines = [f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()]
+    lines = [
+        f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()
+    ]
     lines += [
         f"{'@':<{pad}} Reference a project file (fuzzy)",
         f"{'tab':<{pad}} Complete a path",

@@ -18,9 +18,9 @@ from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
 from rich.markdown import Heading, Markdown, MarkdownContext, MarkdownElement, TableElement, TextElement
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text, TextType
@@ -51,7 +51,9 @@ class _CodeLines:
             cells = 0
         indent = Segment(self.indent if cells else "")
         new_line = Segment.line()
-        for row in console.render_lines(text, options.update(width=max(1, options.max_width - cells)), pad=False):
+        for row in console.render_lines(
+            text, options.update(width=max(1, options.max_width - cells)), pad=False
+        ):
             yield indent
             yield from row
             yield new_line
