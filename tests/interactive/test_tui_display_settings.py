@@ -208,7 +208,7 @@ def test_terminal_progress_shows_while_the_agent_works_and_clears_when_it_ends(
     output = bytes(terminal.raw)
     assert output.count(BUSY) >= 2  # renewed every second while the reply streams
     assert output.rindex(BUSY) < output.index(CLEAR)
-    assert "a paced reply" in terminal.text()
+    terminal.wait_for("a paced reply")
 
 
 def test_terminal_progress_is_off_by_default(tau: TauCommand, start_tui: Start) -> None:
