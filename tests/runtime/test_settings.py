@@ -439,6 +439,24 @@ def test_values_of_the_wrong_type_are_reported_by_key_and_the_defaults_used(cwd:
     assert settings.default_thinking_level is None
 
 
+@pytest.mark.parametrize(("value", "read"), [("header", "header"), (True, True), (False, False)])
+def test_quiet_startup_takes_header_as_pi_does(cwd: Path, agent: Path, value: object, read: object) -> None:
+    write_json(agent / "settings.json", {"quietStartup": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.quiet_startup == read
+
+
+def test_a_quiet_startup_word_other_than_header_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"quietStartup": "yes"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"quietStartup" should be true, false or "header", not "yes"' in problem
+    assert settings.quiet_startup is False
+
+
 def test_negative_retry_values_are_reported_and_the_defaults_used(cwd: Path, agent: Path) -> None:
     write_json(
         agent / "settings.json",
@@ -516,3 +534,25 @@ def test_a_broken_pi_project_settings_file_is_reported_and_the_rest_loads(cwd: P
     [error] = settings.drain_errors()
     assert error.scope == "project"
     assert str(cwd / ".pi" / "settings.json") in str(error)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"), [(None, "auto"), ("auto", "auto"), (4, 4), (2.7, 2), (0, 1), (-3, 1), (500, 100)]
+)
+def test_fullscreen_wheel_scroll_lines_is_auto_or_1_to_100(
+    cwd: Path, agent: Path, value: object, read: object
+) -> None:
+    write_json(agent / "settings.json", {} if value is None else {"fullscreenWheelScrollLines": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.fullscreen_wheel_scroll_lines == read
+
+
+def test_a_wheel_scroll_word_other_than_auto_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"fullscreenWheelScrollLines": "fast"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"fullscreenWheelScrollLines" should be "auto" or a number of lines, not "fast"' in problem
+    assert settings.fullscreen_wheel_scroll_lines == "auto"

@@ -765,6 +765,7 @@ async def _run_interactive(
         open_resume_picker=args.resume,
         theme=theme,
         tui_mode=args.tui_mode,
+        verbose=args.verbose,
     )
 
 

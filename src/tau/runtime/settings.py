@@ -575,10 +575,13 @@ class SettingsManager:
         self.set("theme", theme)
 
     @property
-    def quiet_startup(self) -> bool:
-        return self._bool(None, "quietStartup", False)
+    def quiet_startup(self) -> bool | Literal["header"]:
+        """``quietStartup``: ``True`` hides the startup header and what was loaded; ``"header"``
+        keeps the header (version and keys) and hides the rest, as in pi 1.6."""
+        value = self._lookup(None, "quietStartup")
+        return value if value is True or value == "header" else False
 
-    def set_quiet_startup(self, quiet: bool) -> None:
+    def set_quiet_startup(self, quiet: bool | Literal["header"]) -> None:
         self.set("quietStartup", quiet)
 
     @property
@@ -637,28 +640,45 @@ class SettingsManager:
 
     @property
     def clear_on_shrink(self) -> bool:
-        return self._bool("terminal", "clearOnShrink", False)
+        """``terminal.clearOnShrink``; unset, ``TAU_CLEAR_ON_SHRINK=1`` (or pi's ``PI_CLEAR_ON_SHRINK``)."""
+        value = self._lookup("terminal", "clearOnShrink")
+        return value if isinstance(value, bool) else _env_flag("CLEAR_ON_SHRINK")
 
     @property
     def show_terminal_progress(self) -> bool:
         return self._bool("terminal", "showTerminalProgress", False)
 
     @property
+    def fullscreen_wheel_scroll_lines(self) -> int | Literal["auto"]:
+        """``fullscreenWheelScrollLines``: lines a wheel event scrolls, 1 to 100 (a number outside is
+        taken to the nearer end, as pi), or ``"auto"`` (the default: by the wheel's speed)."""
+        value = self._lookup(None, "fullscreenWheelScrollLines")
+        if _is_number(value) and value == value and abs(value) != float("inf"):
+            return max(1, min(100, int(value // 1)))
+        return "auto"
+
+    @property
     def editor_padding_x(self) -> int:
+        """Blank cells each side of the editor's text (the editor narrows it to fit the width)."""
         return self._int(None, "editorPaddingX", 0)
 
     @property
     def autocomplete_max_visible(self) -> int:
-        return self._int(None, "autocompleteMaxVisible", 5)
+        """Rows of the completion menu, 3 to 20 (a value outside is taken to the nearer end, as pi)."""
+        return max(3, min(20, self._int(None, "autocompleteMaxVisible", 5)))
 
     @property
     def show_hardware_cursor(self) -> bool:
-        return self._bool(None, "showHardwareCursor", False)
+        """``showHardwareCursor``; unset, ``TAU_HARDWARE_CURSOR=1`` (or pi's ``PI_HARDWARE_CURSOR``)."""
+        value = self._lookup(None, "showHardwareCursor")
+        return value if isinstance(value, bool) else _env_flag("HARDWARE_CURSOR")
 
     @property
     def code_block_indent(self) -> str:
+        """``markdown.codeBlockIndent``: what each code line of a reply starts with; its control
+        characters are left out (they would move the cursor, not indent)."""
         value = self._section("markdown").get("codeBlockIndent")
-        return value if isinstance(value, str) else "  "
+        return "".join(ch for ch in value if ch.isprintable()) if isinstance(value, str) else "  "
 
     @property
     def warn_anthropic_extra_usage(self) -> bool:
@@ -722,6 +742,11 @@ def _dump(settings: JsonObject) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _env_flag(name: str) -> bool:
+    """``TAU_<name>=1``, else pi's ``PI_<name>=1``."""
+    return os.environ.get(f"TAU_{name}", os.environ.get(f"PI_{name}")) == "1"
 
 
 def _optional_int(value: Any) -> int | None:

@@ -32,6 +32,7 @@ from wcwidth import iter_graphemes
 from tau._dataclass import dataclass
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
+from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.layout import Container, Window
 
     from tau.modes.interactive.app import InteractiveMode
+    from tau.runtime.settings import SettingsManager
 
 __all__ = [
     "SearchState",
@@ -49,7 +51,6 @@ __all__ = [
     "search_box",
 ]
 
-WHEEL_LINES = 3
 ALT_WHEEL_FACTOR = 5
 """Alt+wheel moves five times as far, as in pi."""
 MULTI_CLICK_SECONDS = 0.4
@@ -153,8 +154,27 @@ class TranscriptView(UIControl):
         self._width = 80
         self._drawn: list[StyleAndTextTuples] = []
         """The rows as last drawn, to find the cell a mouse event is at."""
-        self.scrollbar = str(mode.session.services.settings_manager.get("fullscreenScrollbar") or "auto")
-        self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
+        self._wheel = WheelSpeed(self._settings.fullscreen_wheel_scroll_lines)
+
+    @property
+    def _settings(self) -> SettingsManager:
+        return self.mode.session.services.settings_manager
+
+    @property
+    def scrollbar(self) -> str:
+        """``fullscreenScrollbar`` (read as the pane draws, so /settings changes it at once)."""
+        return str(self._settings.get("fullscreenScrollbar") or "auto")
+
+    @property
+    def copy_on_select(self) -> bool:
+        return bool(self._settings.get("fullscreenCopyOnSelect", True))
+
+    def _wheel_lines(self, direction: int) -> int:
+        """Lines for one wheel event (``fullscreenWheelScrollLines``; a change starts afresh)."""
+        setting = self._settings.fullscreen_wheel_scroll_lines
+        if setting != self._wheel.setting:
+            self._wheel = WheelSpeed(setting)
+        return self._wheel.lines(direction, time.monotonic() * 1000)
 
     # -- lines ---------------------------------------------------------------------------------
 
@@ -388,11 +408,11 @@ class TranscriptView(UIControl):
         """A mouse event at a cell of the pane."""
         kind = mouse_event.event_type
         point = (self._shown_top + mouse_event.position.y, mouse_event.position.x)
-        step = WHEEL_LINES * (ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1)
+        factor = ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1
         if kind == MouseEventType.SCROLL_UP:
-            self.scroll(-step)
+            self.scroll(-self._wheel_lines(-1) * factor)
         elif kind == MouseEventType.SCROLL_DOWN:
-            self.scroll(step)
+            self.scroll(self._wheel_lines(1) * factor)
         elif (
             kind == MouseEventType.MOUSE_DOWN
             and mouse_event.position.x == self._width - 1

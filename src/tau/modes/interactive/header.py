@@ -25,7 +25,12 @@ _KEY_COLUMN = 23
 
 def startup_header(mode: InteractiveMode) -> str:
     """The version and one line of the main keys, whole hints only, as many as the width takes;
-    with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them."""
+    with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them. Then what was
+    loaded. ``quietStartup`` ``true`` leaves all of it out (empty text), ``"header"`` keeps the
+    version and keys only; ``--verbose`` shows everything whatever the setting says (as pi)."""
+    quiet = False if mode.verbose else mode.session.services.settings_manager.quiet_startup
+    if quiet is True:
+        return ""
     keys = mode.keymap
     more = keys.describe("app.tools.expand")
     lines = [f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}"]
@@ -53,6 +58,8 @@ def startup_header(mode: InteractiveMode) -> str:
                 _DIM + row + _RESET
                 for row in _wrap(f"Press {more} to show the full startup help.", mode.width)
             ]
+    if quiet == "header":
+        return "\n".join(lines)
     session = mode.session
     loader = session.services.resource_loader
     home = os.path.expanduser("~")
