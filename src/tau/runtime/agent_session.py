@@ -159,6 +159,7 @@ class AgentSession:
             spill,
             shell_path=settings.shell_path,
             command_prefix=settings.shell_command_prefix,
+            sandbox=services.sandbox,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
         self._base_system_prompt = ""
@@ -690,7 +691,9 @@ class AgentSession:
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
         _, options = self._tools.build_system_prompt(self._services.resource_loader)
-        options = dataclasses.replace(options, sections=dict(self._run_sections))
+        sandbox = self._services.sandbox
+        line = sandbox.policy.describe() if sandbox.policy.fenced else None
+        options = dataclasses.replace(options, sections=dict(self._run_sections), sandbox=line)
         self._base_system_prompt = build_system_prompt(options)
         self._base_system_prompt_options = options
         self._agent.state.system_prompt = self._base_system_prompt

@@ -109,6 +109,7 @@ def create_agent_session(
         spill=spill,
         shell_path=settings.shell_path,
         shell_command_prefix=settings.shell_command_prefix,
+        sandbox=services.sandbox,
     )
     replaced = {tool.name: tool for tool in builtin_replacements}
     builtin = [replaced.get(tool.name, tool) for tool in builtin]

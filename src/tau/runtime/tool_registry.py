@@ -27,6 +27,7 @@ from tau.tools import (
     create_read_tool,
     create_write_tool,
 )
+from tau.tools.sandbox import Sandbox
 
 __all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
 
@@ -39,13 +40,17 @@ def create_builtin_tools(
     spill: SpillDirectory,
     shell_path: str | None = None,
     shell_command_prefix: str | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[AgentTool]:
-    """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls."""
+    """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls;
+    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written."""
     return [
         create_read_tool(cwd),
-        create_bash_tool(cwd, spill=spill, shell_path=shell_path, command_prefix=shell_command_prefix),
-        create_edit_tool(cwd),
-        create_write_tool(cwd),
+        create_bash_tool(
+            cwd, spill=spill, shell_path=shell_path, command_prefix=shell_command_prefix, sandbox=sandbox
+        ),
+        create_edit_tool(cwd, sandbox=sandbox),
+        create_write_tool(cwd, sandbox=sandbox),
         create_grep_tool(cwd),
         create_find_tool(cwd),
         create_ls_tool(cwd),

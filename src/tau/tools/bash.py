@@ -26,6 +26,7 @@ from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
+from tau.tools.sandbox import Sandbox, SandboxUnavailable
 from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -142,14 +143,16 @@ def create_bash_tool(
     spawn_hook: SpawnHook | None = None,
     bin_dir: str | None = None,
     sanitize: bool = True,
+    sandbox: Sandbox | None = None,
 ) -> AgentTool:
     """The bash tool for ``cwd``.
 
     ``spill`` owns the spill files (default: a process-wide folder removed at exit). ``bin_dir`` is
     put first on PATH (the agent's bin directory). ``command_prefix`` runs before every command
     (e.g. ``shopt -s expand_aliases``). ``sanitize=False`` passes escape codes through as pi does.
+    ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
-    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -189,6 +192,8 @@ def create_bash_tool(
             exit_code, status, aborted = None, "Command aborted", True
         except CommandTimedOut as timed_out:
             exit_code, status = None, f"Command timed out after {timed_out.seconds:g} seconds"
+        except SandboxUnavailable as broken:
+            exit_code, status = None, f"Refused: the sandbox is not working ({broken})"
         finally:
             updates.stop()
             accumulator.finish()
