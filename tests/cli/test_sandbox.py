@@ -298,3 +298,51 @@ def test_sandbox_off_runs_commands_as_before(tau: TauCommand, tmp_path: Path) ->
     assert output.strip() == "ok" and outside.read_text() == "free\n"
     prompt = tau.server.last_request.body["messages"][0]["content"]
     assert "Sandbox:" not in prompt
+
+
+# -- RPC: the state and changing the mode --------------------------------------------------------
+
+
+async def test_get_state_reports_the_sandbox_and_set_sandbox_changes_it(tau: TauCommand) -> None:
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        state = await rpc.call("get_state")
+        work = os.path.realpath(tau.work)
+        assert state["sandbox"] == {"mode": "workspace-write", "writableRoots": [work], "network": "off"}
+        assert (await rpc.call("bash", command="echo one > one.txt"))["exitCode"] == 0
+        changed = await rpc.call("set_sandbox", mode="read-only")
+        assert changed["sandbox"] == {"mode": "read-only", "writableRoots": [], "network": "off"}
+        refused = await rpc.call("bash", command="echo two > two.txt")
+        assert "Read-only file system" in refused["output"]
+        tau.server.add(Turn(text="Fine."))
+        await rpc.prompt("hi")
+    assert (tau.work / "one.txt").exists() and not (tau.work / "two.txt").exists()
+    # The prompt the model gets says read-only now.
+    sent = json.dumps(tau.server.last_request.body["messages"])
+    assert "Sandbox: read-only." in sent and "Sandbox: workspace-write" not in sent
+
+
+async def test_set_sandbox_refuses_an_unknown_mode_and_keeps_the_fence(tau: TauCommand) -> None:
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--sandbox", "read-only"]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        response = await rpc.send({"type": "set_sandbox", "mode": "none"})
+        assert response["success"] is False and '"none"' in response["error"]
+        assert (await rpc.call("get_state"))["sandbox"]["mode"] == "read-only"
+        refused = await rpc.call("bash", command="echo x > x.txt")
+    assert "Read-only file system" in refused["output"] and not (tau.work / "x.txt").exists()
+
+
+async def test_a_mode_change_keeps_the_prompt_before_the_sandbox_line(tau: TauCommand) -> None:
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        tau.server.add(Turn(text="One."), Turn(text="Two."))
+        await rpc.prompt("first")
+        await rpc.call("set_sandbox", mode="read-only")
+        await rpc.prompt("second")
+    first, second = (request.body["messages"] for request in tau.server.requests)
+    # The second request repeats the first one's messages byte for byte (the cached prefix) and
+    # says the new mode after them.
+    assert second[: len(first)] == first
+    assert "Sandbox: workspace-write." in first[0]["content"]
+    update = json.dumps(second[len(first) :])
+    assert 'section \\"sandbox\\"' in update and "Sandbox: read-only." in update

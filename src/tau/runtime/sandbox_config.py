@@ -21,7 +21,7 @@ from typing import Any, cast
 from tau.runtime.project_trust import TRUST_FILE
 from tau.tools.sandbox import SANDBOX_MODES, Sandbox, SandboxMode, SandboxPolicy, find_bwrap
 
-__all__ = ["SandboxConfigError", "build_sandbox", "sandbox_policy"]
+__all__ = ["SandboxConfigError", "build_sandbox", "checked_sandbox_policy", "sandbox_policy"]
 
 _MODES_TEXT = ", ".join(SANDBOX_MODES)
 
@@ -94,6 +94,20 @@ def _mechanism() -> tuple[str | None, str | None]:
             f"the sandbox needs Linux and bubblewrap; {sys.platform} is not supported yet: use --sandbox off",
         )
     return find_bwrap()
+
+
+def checked_sandbox_policy(
+    setting: Any, cwd: str, agent_dir: str, *, mode: str | None = None
+) -> tuple[SandboxPolicy, str | None]:
+    """:func:`sandbox_policy`, and the bubblewrap program that will enforce it (``None`` when off);
+    raises :class:`SandboxConfigError` too when this machine cannot fence commands."""
+    policy = sandbox_policy(setting, cwd, agent_dir, mode=mode)
+    if not policy.fenced:
+        return policy, None
+    bwrap, problem = _mechanism()
+    if problem is not None:
+        raise SandboxConfigError(problem)
+    return policy, bwrap
 
 
 def build_sandbox(setting: Any, cwd: str, agent_dir: str, *, mode: str | None = None) -> Sandbox:

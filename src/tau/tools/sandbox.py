@@ -132,9 +132,24 @@ class Sandbox:
         """Whether commands are fenced (or refused because the fence is broken)."""
         return self.problem is not None or self.policy.fenced
 
-    def set_policy(self, policy: SandboxPolicy) -> None:
-        """Fence from now on by ``policy`` (a broken sandbox stays broken)."""
+    def set_policy(self, policy: SandboxPolicy, *, bwrap: str | None = None) -> None:
+        """Fence from now on by ``policy``, checked by the caller (with ``bwrap``, the program found
+        working): a broken sandbox is whole again."""
         self.policy = policy
+        self.problem = None
+        if bwrap is not None:
+            self._bwrap = bwrap
+
+    def to_json(self) -> dict[str, object]:
+        """The fence as RPC's ``get_state`` reports it."""
+        state: dict[str, object] = {
+            "mode": self.policy.mode,
+            "writableRoots": list(self.policy.writable()),
+            "network": "on" if self.policy.network else "off",
+        }
+        if self.problem is not None:
+            state["problem"] = self.problem
+        return state
 
     # -- the write and edit tools ----------------------------------------------------------------
 
