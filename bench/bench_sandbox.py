@@ -63,5 +63,7 @@ def run(repeat: int) -> list[Figure]:
             fenced.append(run_tau([*argv, "--sandbox", "workspace-write"], env, work)[0])
     figures.append(Figure("tau -p, 20 bash turns, --sandbox off", median(off), "s"))
     figures.append(Figure("tau -p, 20 bash turns, workspace-write", median(fenced), "s"))
-    figures.append(Figure("workspace-write over off, 20 bash turns", median(fenced) / median(off), "x", "<= 1.2x"))
+    figures.append(
+        Figure("workspace-write over off, 20 bash turns", median(fenced) / median(off), "x", "<= 1.2x")
+    )
     return figures

@@ -143,6 +143,14 @@ def test_what_a_command_leaves_running_is_gone_when_the_call_ends(tau: TauComman
     assert seen_between_calls == [[]]
 
 
+def test_a_fenced_command_that_times_out_is_ended_with_what_it_started(tau: TauCommand) -> None:
+    marker = f"sleep {2000 + os.getpid() % 1000}.5"
+    arguments = {"command": f"setsid {marker} & {marker}", "timeout": 1}
+    _, output = run_tool(tau, "bash", arguments)
+    assert "Command timed out after 1 seconds" in output
+    assert _sleeping(marker) == []
+
+
 def test_write_and_edit_refuse_a_path_outside_the_writable_folders(tau: TauCommand, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me\n")

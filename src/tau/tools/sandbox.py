@@ -25,9 +25,12 @@ import contextlib
 import os
 import threading
 from collections.abc import Sequence
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from tau._dataclass import dataclass
+
+if TYPE_CHECKING:
+    from tau.agent.tool import AgentTool
 
 __all__ = [
     "PROTECTED_NAMES",
@@ -36,6 +39,7 @@ __all__ = [
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
+    "fenced_replacement",
     "find_bwrap",
 ]
 
@@ -283,6 +287,40 @@ class Sandbox:
         for path in made:
             with contextlib.suppress(OSError):  # no longer empty, or gone: leave it
                 os.rmdir(path)
+
+
+def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sandbox, cwd: str) -> AgentTool:
+    """``replacement`` (a built-in made another way: an editor's terminal, its file system) kept
+    inside the fence: ``bash`` runs as the fenced ``builtin`` while the sandbox fences (another
+    program's terminal cannot be fenced), ``write`` and ``edit`` refuse what the fence keeps from
+    being written before the replacement sees the call. Other tools are returned as they are."""
+    import dataclasses
+
+    from tau.agent.tool import AgentToolResult, ToolUpdate
+    from tau.ai.abort import AbortSignal
+    from tau.ai.types import JsonObject
+    from tau.tools.errors import ToolError
+    from tau.tools.paths import resolve_to_cwd
+
+    name = replacement.name
+    if name not in ("bash", "write", "edit"):
+        return replacement
+
+    async def execute(
+        tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
+    ) -> AgentToolResult:
+        if name == "bash":
+            chosen = builtin if sandbox.fenced else replacement
+            return await chosen.execute(tool_call_id, args, signal, on_update)
+        path = args.get("path")
+        if (
+            isinstance(path, str)
+            and (refusal := sandbox.write_refusal(resolve_to_cwd(path, cwd))) is not None
+        ):
+            raise ToolError(refusal)
+        return await replacement.execute(tool_call_id, args, signal, on_update)
+
+    return dataclasses.replace(replacement, execute=execute)
 
 
 def find_bwrap() -> tuple[str | None, str | None]:
