@@ -30,10 +30,11 @@ class SandboxConfigError(ValueError):
     """The sandbox's configuration cannot be used; the message is one line saying what to change."""
 
 
-def _mode(value: Any, where: str) -> SandboxMode:
+def _mode(value: Any, where: str | None) -> SandboxMode:
     if value not in SANDBOX_MODES:
         shown = value if isinstance(value, str) else repr(value)
-        raise SandboxConfigError(f'{where}: unknown sandbox mode "{shown}"; use {_MODES_TEXT}')
+        said = f'unknown sandbox mode "{shown}"; use {_MODES_TEXT}'
+        raise SandboxConfigError(f"{where}: {said}" if where else said)
     return cast(SandboxMode, value)
 
 
@@ -53,15 +54,13 @@ def sandbox_policy(
     else:
         raise SandboxConfigError(f'{where}: "sandbox" must be a mode ({_MODES_TEXT}) or an object')
     chosen = (
-        _mode(mode, "--sandbox")
-        if mode is not None
-        else _mode(options.get("mode", "off"), f"{where}: sandbox.mode")
+        _mode(mode, None) if mode is not None else _mode(options.get("mode", "off"), f"{where}: sandbox.mode")
     )
     roots = options.get("writableRoots", [])
     if not isinstance(roots, list) or not all(isinstance(root, str) for root in roots):
         raise SandboxConfigError(f"{where}: sandbox.writableRoots must be a list of folder paths")
     resolved: list[str] = []
-    for root in roots:
+    for root in roots if chosen != "off" else ():  # unused while off: no reason to stop
         path = os.path.realpath(os.path.join(cwd, os.path.expanduser(root)))
         if not os.path.isdir(path):
             raise SandboxConfigError(
