@@ -61,6 +61,8 @@ Options:
                                  light/dark: the first on a light terminal, the second on a dark one
   --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
                                  (default: the tuiMode setting)
+  --sandbox <mode>               Fence the agent's commands: off, read-only, workspace-write
+                                 (default: the sandbox setting; Linux, needs bubblewrap)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run
   -na, --no-approve              Ignore this folder's .tau extensions and settings for this run
   --offline                      No network at start-up (also TAU_OFFLINE=1)

@@ -830,6 +830,7 @@ def _create_runtime(
         project_trusted=trust.is_trusted,
         preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
         prebuilt_services=prebuilt_services,
+        sandbox_mode=args.sandbox,
     )
     runtime = create_agent_session_runtime(
         factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
@@ -867,6 +868,7 @@ def _create_services(
         extension_options=_extension_options(args, flag_values),
         project_trusted=project_trusted,
         preloaded_extensions=preloaded,
+        sandbox_mode=args.sandbox,
     )
 
 

@@ -189,6 +189,7 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
         autoCompactionEnabled=session.auto_compaction_enabled,
         messageCount=len(session.messages),
         pendingMessageCount=session.pending_message_count,
+        sandbox=session.sandbox.to_json(),
     )
     return state
 
@@ -379,6 +380,16 @@ async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _get_available_thinking_levels(ctx: CommandContext, command: JsonDict) -> Any:
     return {"levels": list(ctx.session.get_available_thinking_levels())}
+
+
+async def _set_sandbox(ctx: CommandContext, command: JsonDict) -> Any:
+    from tau.runtime.sandbox_config import SandboxConfigError
+
+    try:
+        ctx.session.set_sandbox(_str(command, "mode"))
+    except SandboxConfigError as error:
+        raise RpcCommandError(str(error)) from None
+    return {"sandbox": ctx.session.sandbox.to_json()}
 
 
 async def _set_steering_mode(ctx: CommandContext, command: JsonDict) -> Any:
@@ -599,6 +610,7 @@ COMMANDS: dict[str, Handler] = {
     "set_thinking_level": _set_thinking_level,
     "cycle_thinking_level": _cycle_thinking_level,
     "get_available_thinking_levels": _get_available_thinking_levels,
+    "set_sandbox": _set_sandbox,
     "set_steering_mode": _set_steering_mode,
     "set_follow_up_mode": _set_follow_up_mode,
     "compact": _compact,

@@ -70,6 +70,7 @@ from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
+from tau.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
@@ -159,6 +160,7 @@ class AgentSession:
             spill,
             shell_path=settings.shell_path,
             command_prefix=settings.shell_command_prefix,
+            sandbox=services.sandbox,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
         self._base_system_prompt = ""
@@ -675,6 +677,23 @@ class AgentSession:
 
     # -- tools and system prompt ---------------------------------------------------------------
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """The fence of the session's commands and file writes."""
+        return self._services.sandbox
+
+    def set_sandbox(self, mode: str) -> None:
+        """Fence commands and writes by ``mode`` (``off``, ``read-only``, ``workspace-write``) from
+        the next call on, with the writable roots and network of the ``sandbox`` setting; the system
+        prompt's sandbox line follows (sent as a changed section, the cached prefix kept). Raises
+        ``SandboxConfigError`` (one line) and keeps the current fence when that cannot be."""
+        from tau.runtime.sandbox_config import checked_sandbox_policy
+
+        setting = self._services.settings_manager.get("sandbox")
+        policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
+        self._services.sandbox.set_policy(policy, bwrap=bwrap)
+        self._apply_active_tools()
+
     def get_active_tool_names(self) -> list[str]:
         return self._tools.active_names
 
@@ -690,7 +709,9 @@ class AgentSession:
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
         _, options = self._tools.build_system_prompt(self._services.resource_loader)
-        options = dataclasses.replace(options, sections=dict(self._run_sections))
+        sandbox = self._services.sandbox
+        line = sandbox.policy.describe() if sandbox.policy.fenced else None
+        options = dataclasses.replace(options, sections=dict(self._run_sections), sandbox=line)
         self._base_system_prompt = build_system_prompt(options)
         self._base_system_prompt_options = options
         self._agent.state.system_prompt = self._base_system_prompt

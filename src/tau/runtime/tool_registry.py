@@ -28,6 +28,7 @@ from tau.tools import (
     create_read_tool,
     create_write_tool,
 )
+from tau.tools.sandbox import Sandbox
 
 __all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
 
@@ -41,9 +42,11 @@ def create_builtin_tools(
     shell_path: str | None = None,
     shell_command_prefix: str | None = None,
     session_env: SessionEnvironment | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[AgentTool]:
     """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls.
-    ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``)."""
+    ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``);
+    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written."""
     return [
         create_read_tool(cwd),
         create_bash_tool(
@@ -52,9 +55,10 @@ def create_builtin_tools(
             shell_path=shell_path,
             command_prefix=shell_command_prefix,
             session_env=session_env,
+            sandbox=sandbox,
         ),
-        create_edit_tool(cwd),
-        create_write_tool(cwd),
+        create_edit_tool(cwd, sandbox=sandbox),
+        create_write_tool(cwd, sandbox=sandbox),
         create_grep_tool(cwd),
         create_find_tool(cwd),
         create_ls_tool(cwd),

@@ -26,6 +26,7 @@ from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
+from tau.tools.sandbox import Sandbox, SandboxUnavailable
 from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -151,6 +152,7 @@ def create_bash_tool(
     bin_dir: str | None = None,
     sanitize: bool = True,
     session_env: SessionEnvironment | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AgentTool:
     """The bash tool for ``cwd``.
 
@@ -160,8 +162,9 @@ def create_bash_tool(
     ``session_env`` is asked as each command starts (so a model switch reaches the next command);
     its variables are set before ``spawn_hook`` sees the environment, and the system prompt then
     tells the model they are there.
+    ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
-    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -207,6 +210,8 @@ def create_bash_tool(
             exit_code, status, aborted = None, "Command aborted", True
         except CommandTimedOut as timed_out:
             exit_code, status = None, f"Command timed out after {timed_out.seconds:g} seconds"
+        except SandboxUnavailable as broken:
+            exit_code, status = None, f"Refused: the sandbox is not working ({broken})"
         finally:
             updates.stop()
             accumulator.finish()

@@ -107,6 +107,32 @@ async def _thinking(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
 
 
+async def _sandbox(mode: InteractiveMode, argument: str) -> None:
+    """``/sandbox``: pick how the agent's commands are fenced; ``/sandbox <mode>`` sets it at once.
+    For this session only (the ``sandbox`` setting and ``--sandbox`` choose the start)."""
+    from tau.runtime.sandbox_config import SandboxConfigError
+    from tau.tools.sandbox import SANDBOX_MODES
+
+    session = mode.session
+    if argument:
+        chosen = argument.strip().lower()
+    else:
+        current = session.sandbox.policy.mode
+        items = [ListItem(m, m) for m in SANDBOX_MODES]
+        picked = await mode.show_dialog(ListDialog("Sandbox", items, selected=SANDBOX_MODES.index(current)))
+        if picked is None:
+            return
+        chosen = picked.value
+    try:
+        session.set_sandbox(chosen)
+    except SandboxConfigError as error:
+        mode.chat.add_notice(str(error), "error")
+        return
+    mode.footer_cache = None
+    mode.invalidate()
+    mode.chat.add_notice(session.sandbox.policy.describe())
+
+
 async def _mcp(mode: InteractiveMode, argument: str) -> None:
     """``/mcp`` while no MCP extension is loaded (no ``mcp.json``): there are no servers."""
     from tau.mcp.fallback import no_servers_message
@@ -575,6 +601,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),
     "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
+    "sandbox": CommandSpec("Fence the agent's commands: off, read-only, workspace-write [mode]", _sandbox),
     "packages": CommandSpec("Switch the installed packages' resources on or off", _packages),
     "mcp": CommandSpec("MCP servers: status, reconnect, enable, disable", _mcp),
     "changelog": CommandSpec("Show what changed in tau", _changelog),
