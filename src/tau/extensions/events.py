@@ -1,4 +1,4 @@
-"""The 29 events an extension can handle (pi 0.73), one dataclass each, with pi's field names.
+"""The events an extension can handle (pi 1.6), one dataclass each, with pi's field names.
 
 Attributes are pi's names in snake_case (``tool_call_id`` for ``toolCallId``); ``type`` is the
 event name that ``tau.on(...)`` takes. What a handler may return for each event, and how the
@@ -6,9 +6,10 @@ results of several handlers combine, is in ``results`` and ``runner``.
 
 Lifecycle: ``session_start`` → ``resources_discover`` at startup; ``session_before_switch`` /
 ``session_before_fork`` → ``session_shutdown`` → (new runner) ``session_start`` on replacement;
-``session_before_compact`` → ``session_compact``; ``session_before_tree`` → ``session_tree``.
+``session_before_compact`` → ``session_compact`` (or ``session_compact_failed``); ``session_before_tree`` → ``session_tree``.
 Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per turn ``turn_start`` →
-``context`` → ``before_provider_request`` → ``after_provider_response`` → ``message_*`` → per tool
+``context`` → ``context_with_system`` → ``before_provider_request`` → ``before_provider_headers``
+→ ``after_provider_response`` → ``provider_stream_event`` / ``message_*`` → per tool
 ``tool_execution_start`` → ``tool_call`` → ``tool_execution_update`` → ``tool_result`` →
 ``tool_execution_end`` → ``turn_end`` … → ``agent_end``.
 """
@@ -55,9 +56,11 @@ __all__ = [
     "AgentEndEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
+    "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "CacheWarmingDecisionEvent",
     "ContextEvent",
+    "ContextWithSystemEvent",
     "ExtensionEvent",
     "InputEvent",
     "InputSource",
@@ -66,12 +69,14 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "ProjectTrustEvent",
+    "ProviderStreamEvent",
     "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
     "SessionBeforeTreeEvent",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
@@ -158,6 +163,20 @@ class SessionCompactEvent:
 
 
 @dataclass(slots=True)
+class SessionCompactFailedEvent:
+    """A compaction failed (``error_message``) or was stopped (``aborted``: by the user or a
+    ``session_before_compact`` cancel). ``reason``: ``manual`` (/compact), ``threshold`` or
+    ``overflow``; ``from_extension``: the summary being stored came from a handler."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    error_message: str | None
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+    type: Literal["session_compact_failed"] = field(default="session_compact_failed", init=False)
+
+
+@dataclass(slots=True)
 class TreePreparation:
     """A move in the session tree, before any branch summary is written."""
 
@@ -236,6 +255,38 @@ class BeforeProviderRequestEvent:
     payload: JsonObject
     model: Model | None = None
     type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
+
+
+@dataclass(slots=True)
+class ContextWithSystemEvent:
+    """The whole transcript of the next model call, after every ``context`` handler: system
+    messages included (the first holds the prompt and tools, later ones their changes). Return
+    ``{messages}`` to send those instead: the request then takes its prompt and tools from their
+    system messages, so the first message must stay a system message."""
+
+    messages: list[AgentMessage]
+    type: Literal["context_with_system"] = field(default="context_with_system", init=False)
+
+
+@dataclass(slots=True)
+class BeforeProviderHeadersEvent:
+    """The assembled HTTP headers of the next provider request; change ``headers`` in place (a
+    ``None`` value removes that header). Once per request: retries send the same headers."""
+
+    headers: dict[str, str | None]
+    type: Literal["before_provider_headers"] = field(default="before_provider_headers", init=False)
+
+
+@dataclass(slots=True)
+class ProviderStreamEvent:
+    """One parsed event of the provider's stream (``data``, as the provider sent it: read only),
+    before tau turns it into message updates. Handlers are awaited in stream order."""
+
+    data: Any
+    provider: str
+    api: str
+    model: str
+    type: Literal["provider_stream_event"] = field(default="provider_stream_event", init=False)
 
 
 @dataclass(slots=True)
@@ -349,6 +400,7 @@ ExtensionEvent: TypeAlias = (
     | SessionBeforeForkEvent
     | SessionBeforeCompactEvent
     | SessionCompactEvent
+    | SessionCompactFailedEvent
     | SessionBeforeTreeEvent
     | SessionTreeEvent
     | SessionShutdownEvent
@@ -367,6 +419,9 @@ ExtensionEvent: TypeAlias = (
     | ContextEvent
     | BeforeProviderRequestEvent
     | AfterProviderResponseEvent
+    | ContextWithSystemEvent
+    | BeforeProviderHeadersEvent
+    | ProviderStreamEvent
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
     | ToolCallEvent
@@ -384,6 +439,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "session_before_fork",
         "session_before_compact",
         "session_compact",
+        "session_compact_failed",
         "session_before_tree",
         "session_tree",
         "session_shutdown",
@@ -402,6 +458,9 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "context",
         "before_provider_request",
         "after_provider_response",
+        "context_with_system",
+        "before_provider_headers",
+        "provider_stream_event",
         "model_select",
         "thinking_level_select",
         "tool_call",
@@ -422,6 +481,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "input",
         "before_agent_start",
         "context",
+        "context_with_system",
         "before_provider_request",
         "message_end",
         "tool_call",

@@ -61,14 +61,17 @@ from tau.extensions.events import (
     COMBINED_EVENTS,
     AfterProviderResponseEvent,
     BeforeAgentStartEvent,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     CacheWarmingDecisionEvent,
     ContextEvent,
+    ContextWithSystemEvent,
     ExtensionEvent,
     InputEvent,
     InputSource,
     MessageEndEvent,
     ProjectTrustEvent,
+    ProviderStreamEvent,
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
@@ -421,6 +424,44 @@ class ExtensionRunner:
             if result is not None:
                 event.messages = result.messages
         return event.messages
+
+    async def emit_context_with_system(
+        self, messages: list[AgentMessage], signal: AbortSignal | None = None
+    ) -> list[AgentMessage]:
+        """The whole transcript of one model call (system messages included): handlers change a
+        deep copy, each seeing the previous one's result. A result that no longer starts with a
+        system message, when the transcript did, is reported and ignored. Without handlers,
+        ``messages`` itself is returned."""
+        if not self.registry.has_handlers("context_with_system"):
+            return messages
+        event = ContextWithSystemEvent(copy.deepcopy(messages))
+        needs_head = bool(messages) and getattr(messages[0], "role", None) == "system"
+        ctx = self.create_context(signal)
+        for extension, handler in list(self.registry.handlers("context_with_system")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            if needs_head and (not result.messages or getattr(result.messages[0], "role", None) != "system"):
+                self.report(
+                    extension,
+                    "context_with_system",
+                    "malformed result: the first message must stay a system message (it holds the "
+                    "prompt and the tools); the messages are left as they were",
+                    handler,
+                )
+                continue
+            event.messages = result.messages
+        return event.messages
+
+    async def emit_before_provider_headers(self, headers: dict[str, str | None]) -> None:
+        """Let handlers change ``headers`` in place (return values are ignored)."""
+        if self.registry.has_handlers("before_provider_headers"):
+            await self.emit(BeforeProviderHeadersEvent(headers))
+
+    async def emit_provider_stream_event(self, data: Any, model: Model) -> None:
+        """One parsed provider stream event, to every handler in turn (results ignored)."""
+        if self.registry.has_handlers("provider_stream_event"):
+            await self.emit(ProviderStreamEvent(data, model.provider, model.api, model.id))
 
     async def emit_before_provider_request(
         self, payload: JsonObject, model: Model | None = None
