@@ -1,16 +1,24 @@
-"""pi 1.6's session events in a running session: ``session_compact_failed``."""
+"""pi 1.6's session events in a running session: ``session_compact_failed``, ``ui_prompt_start`` /
+``ui_prompt_end``."""
 
 from __future__ import annotations
 
+import asyncio
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tau.compaction import CompactionCancelledError, SummarizationError
+from tau.extensions.testing import ScriptedUI
 from tau.runtime.agent_session import AgentSession
+from tau.runtime.sdk import create_agent_session
+from tau.runtime.services import ExtensionOptions, create_agent_session_services
+from tau.session.manager import SessionManager
 from tau.testing.faux import FauxProvider, faux_message
 
-from .conftest import ExtensionSessionFactory
+from .conftest import ExtensionSessionFactory, faux_model, register_faux_models
 
 
 def recorded(session: AgentSession, index: int = 0) -> list[Any]:
@@ -84,3 +92,101 @@ async def test_a_successful_compaction_does_not_fire_session_compact_failed(
     faux.set_responses([faux_message("## Goal\nsummary")])
     await session.compact()
     assert recorded(session) == ["compacted"]
+
+
+PROMPT_WATCHER = """
+import asyncio
+
+seen = []
+ended = asyncio.Event()
+
+def setup(tau):
+    @tau.on("ui_prompt_start")
+    def start(event, ctx):
+        seen.append(("start", event.kind, event.title, event.reason))
+
+    @tau.on("ui_prompt_end")
+    async def end(event, ctx):
+        seen.append(("end", event.kind, event.title, event.reason))
+        ended.set()
+
+    @tau.register_command("ask")
+    async def ask(args, ctx):
+        if args == "both":
+            seen.append(await asyncio.gather(ctx.ui.select("Pick one", ["a", "b"]), ctx.ui.input("Name")))
+        else:
+            seen.append(await ctx.ui.confirm("Proceed?", "really"))
+"""
+
+
+async def with_ui(tmp_path: Path, project: str, agent_dir: str, faux: FauxProvider, ui: Any) -> AgentSession:
+    path = tmp_path / "ext" / "watcher.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(textwrap.dedent(PROMPT_WATCHER), encoding="utf-8")
+    services = create_agent_session_services(
+        cwd=project, agent_dir=agent_dir, extension_options=ExtensionOptions(paths=[str(path)])
+    )
+    register_faux_models(services, faux)
+    session = create_agent_session(
+        services=services, model=faux_model(services), session_manager=SessionManager.in_memory(project)
+    ).session
+    await session.bind_extensions(ui)
+    return session
+
+
+async def test_a_dialog_is_one_waiting_span(
+    tmp_path: Path, project: str, agent_dir: str, faux: FauxProvider
+) -> None:
+    ui = ScriptedUI(confirms=[True])
+    session = await with_ui(tmp_path, project, agent_dir, faux, ui)
+    module = session.extension_runner.extensions[0].module  # type: ignore[union-attr]
+    await session.prompt("/ask")
+    await asyncio.wait_for(module.ended.wait(), 5)
+    await session.dispose()
+    # The events are not awaited before the dialog answers: the answer may come first.
+    assert [s for s in module.seen if isinstance(s, tuple)] == [
+        ("start", "confirm", "Proceed?", "ui_prompt"),
+        ("end", "confirm", "Proceed?", "ui_prompt"),
+    ]
+    assert True in module.seen
+    assert ui.dialogs == ["Proceed?"]
+
+
+class OverlappingUI(ScriptedUI):
+    """Its select stays open until an input dialog has been asked."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.input_asked = asyncio.Event()
+
+    async def select(self, title: str, options: Any, **kwargs: Any) -> str | None:
+        await self.input_asked.wait()
+        return await super().select(title, options, **kwargs)
+
+    async def input(self, title: str, placeholder: str | None = None, **kwargs: Any) -> str | None:
+        self.input_asked.set()
+        return await super().input(title, placeholder, **kwargs)
+
+
+async def test_overlapping_dialogs_make_one_span_named_after_the_first(
+    tmp_path: Path, project: str, agent_dir: str, faux: FauxProvider
+) -> None:
+    session = await with_ui(tmp_path, project, agent_dir, faux, OverlappingUI(selects=["b"], inputs=["Ann"]))
+    module = session.extension_runner.extensions[0].module  # type: ignore[union-attr]
+    await session.prompt("/ask both")
+    await asyncio.wait_for(module.ended.wait(), 5)
+    await session.dispose()
+    spans = [s for s in module.seen if isinstance(s, tuple)]
+    assert spans == [("start", "select", "Pick one", "ui_prompt"), ("end", "select", "Pick one", "ui_prompt")]
+    assert ["b", "Ann"] in module.seen
+
+
+async def test_without_a_ui_dialogs_fire_no_prompt_events(
+    tmp_path: Path, project: str, agent_dir: str, faux: FauxProvider
+) -> None:
+    session = await with_ui(tmp_path, project, agent_dir, faux, None)
+    module = session.extension_runner.extensions[0].module  # type: ignore[union-attr]
+    await session.prompt("/ask")
+    await asyncio.sleep(0)
+    await session.dispose()
+    assert module.seen == [False]

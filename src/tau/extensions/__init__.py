@@ -72,6 +72,8 @@ if TYPE_CHECKING:
         TreePreparation,
         TurnEndEvent,
         TurnStartEvent,
+        UiPromptEndEvent,
+        UiPromptStartEvent,
         UserBashEvent,
     )
     from tau.extensions.host import ExtensionHost, ProviderSink
@@ -185,6 +187,8 @@ __all__ = [
     "TreeSummary",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
     "UserBashEvent",
     "UserBashResult",
     "discover_extensions",

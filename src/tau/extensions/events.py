@@ -89,6 +89,8 @@ __all__ = [
     "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
     "UserBashEvent",
     "from_agent_event",
 ]
@@ -384,6 +386,27 @@ class CacheWarmingDecisionEvent:
 
 
 @dataclass(slots=True)
+class UiPromptStartEvent:
+    """An extension dialog (``ctx.ui.select`` / ``confirm`` / ``input`` / ``editor``) now waits for
+    the user; nested dialogs make one span, named after the outer one. Not awaited."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_start"] = field(default="ui_prompt_start", init=False)
+
+
+@dataclass(slots=True)
+class UiPromptEndEvent:
+    """The dialog span ``ui_prompt_start`` opened has closed: tau no longer waits for the user."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_end"] = field(default="ui_prompt_end", init=False)
+
+
+@dataclass(slots=True)
 class UserBashEvent:
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -428,6 +451,8 @@ ExtensionEvent: TypeAlias = (
     | ToolResultEvent
     | UserBashEvent
     | CacheWarmingDecisionEvent
+    | UiPromptStartEvent
+    | UiPromptEndEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -467,6 +492,8 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "tool_result",
         "user_bash",
         "cache_warming_decision",
+        "ui_prompt_start",
+        "ui_prompt_end",
     }
 )
 

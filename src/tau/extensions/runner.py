@@ -80,6 +80,8 @@ from tau.extensions.events import (
     ToolCallEvent,
     ToolResultEvent,
     TreePreparation,
+    UiPromptEndEvent,
+    UiPromptStartEvent,
     UserBashEvent,
     from_agent_event,
 )
@@ -113,6 +115,7 @@ from tau.extensions.types import (
     RegisteredTool,
 )
 from tau.extensions.ui import ExtensionUI, NoUI
+from tau.extensions.ui_prompts import PromptKind, PromptTrackingUI
 from tau.session.entries import SessionEntry
 from tau.session.messages import CustomMessage
 
@@ -153,8 +156,21 @@ class ExtensionRunner:
         self.set_ui(ui)
 
     def set_ui(self, ui: ExtensionUI | None) -> None:
-        self.binding.ui = ui if ui is not None else NoUI()
+        """``ui``'s dialogs then report ``ui_prompt_start`` / ``ui_prompt_end`` (not ``NoUI``'s)."""
         self.binding.has_ui = ui is not None and not isinstance(ui, NoUI)
+        if ui is None or not self.binding.has_ui:
+            self.binding.ui = ui if ui is not None else NoUI()
+            return
+        if isinstance(ui, PromptTrackingUI):
+            ui = ui.inner
+        self.binding.ui = PromptTrackingUI(ui, self._prompt_span)
+
+    async def _prompt_span(self, phase: Literal["start", "end"], kind: PromptKind, title: str | None) -> None:
+        event_type = "ui_prompt_start" if phase == "start" else "ui_prompt_end"
+        if not self.binding.active or not self.registry.has_handlers(event_type):
+            return
+        event = UiPromptStartEvent(kind, title) if phase == "start" else UiPromptEndEvent(kind, title)
+        await self.emit(event)
 
     def dispose(self) -> None:
         """Invalidate every context, stop background tasks, remove registered providers and forget
