@@ -190,3 +190,70 @@ async def test_without_a_ui_dialogs_fire_no_prompt_events(
     await asyncio.sleep(0)
     await session.dispose()
     assert module.seen == [False]
+
+
+SETTLE = """
+seen = []
+
+def setup(tau):
+    @tau.on("agent_before_settle")
+    def remind(event, ctx):
+        seen.append((event.outcome, event.entries, event.continue_, event.messages[-1].role))
+        if len(seen) > 1:
+            return None
+        return {
+            "entries": [
+                {"type": "custom", "customType": "note", "data": {"n": 1}},
+                {"type": "custom_message", "customType": "review-reminder", "content": "Review the diff.",
+                 "display": False},
+            ],
+            "continue": True,
+        }
+"""
+
+
+async def test_agent_before_settle_appends_entries_and_continues_once(
+    extension_session: ExtensionSessionFactory, faux: FauxProvider
+) -> None:
+    contexts: list[Any] = []
+
+    def reply(text: str) -> Any:
+        def respond(context: Any, *rest: Any) -> Any:
+            contexts.append(context)
+            return faux_message(text)
+
+        return respond
+
+    faux.set_responses([reply("first"), reply("reviewed")])
+    session = await extension_session(settle=SETTLE)
+    await session.prompt("change it")
+    seen = recorded(session)
+    assert [s[0] for s in seen] == ["completed", "completed"]
+    assert seen[0][1:] == ([], False, "assistant")
+    assert seen[1][3] == "assistant"
+    assert faux.state.call_count == 2
+    last_user = contexts[1].messages[-1]
+    assert "Review the diff." in str(last_user.content)
+    assert session.get_last_assistant_text() == "reviewed"
+    entries = session.session_manager.get_entries()
+    assert [e.type for e in entries if e.type in ("custom", "custom_message")] == ["custom", "custom_message"]
+
+
+async def test_agent_before_settle_refuses_other_drafts_and_an_empty_continuation(
+    extension_session: ExtensionSessionFactory, faux: FauxProvider
+) -> None:
+    faux.set_responses([faux_message("done")])
+    session = await extension_session(
+        bad="""
+        def setup(tau):
+            @tau.on("agent_before_settle")
+            def bad(event, ctx):
+                return {"entries": [{"type": "context_edit", "targetId": "x", "replacement": None}], "continue": True}
+        """
+    )
+    reports: list[Any] = []
+    session.extension_runner.on_error(reports.append)  # type: ignore[union-attr]
+    await session.prompt("go")
+    assert faux.state.call_count == 1
+    assert [r.event for r in reports] == ["agent_before_settle", "agent_before_settle"]
+    assert "context_edit" in reports[0].error and "nothing new" in reports[1].error

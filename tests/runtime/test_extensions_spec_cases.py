@@ -499,5 +499,5 @@ async def test_85_one_tool_prompt_fires_the_events_in_order(
         "turn_start", "message_start", "message_end",
         *request(5), "tool_execution_start", "tool_call", "tool_execution_update", "tool_result", "tool_execution_end",
         "message_start", "message_end", "turn_end",
-        "turn_start", *request(2), "turn_end", "agent_end", "session_shutdown",
+        "turn_start", *request(2), "turn_end", "agent_end", "agent_before_settle", "session_shutdown",
     ]  # fmt: skip

@@ -11,7 +11,7 @@ Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per tur
 ``context`` → ``context_with_system`` → ``before_provider_request`` → ``before_provider_headers``
 → ``after_provider_response`` → ``provider_stream_event`` / ``message_*`` → per tool
 ``tool_execution_start`` → ``tool_call`` → ``tool_execution_update`` → ``tool_result`` →
-``tool_execution_end`` → ``turn_end`` … → ``agent_end``.
+``tool_execution_end`` → ``turn_end`` … → ``agent_end`` → ``agent_before_settle``.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ __all__ = [
     "COMBINED_EVENTS",
     "EVENT_TYPES",
     "AfterProviderResponseEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
@@ -307,6 +308,21 @@ AgentEndEvent = AgentEnd
 
 
 @dataclass(slots=True)
+class AgentBeforeSettleEvent:
+    """The run is about to settle (no retry, compaction or queued message follows); not after an
+    abort. ``entries`` (pi's drafts, dicts: ``custom`` or ``custom_message``) and ``continue_`` are
+    what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
+    entries (a ``custom_message`` joins the context) and ask for one more model request.
+    ``outcome``: ``"completed"`` or ``"error"``; ``messages``: the context as it stands."""
+
+    entries: list[JsonObject]
+    continue_: bool
+    outcome: Literal["completed", "aborted", "error"]
+    messages: list[AgentMessage]
+    type: Literal["agent_before_settle"] = field(default="agent_before_settle", init=False)
+
+
+@dataclass(slots=True)
 class TurnStartEvent:
     turn_index: int
     timestamp: int
@@ -431,6 +447,7 @@ ExtensionEvent: TypeAlias = (
     | BeforeAgentStartEvent
     | AgentStartEvent
     | AgentEndEvent
+    | AgentBeforeSettleEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -472,6 +489,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "before_agent_start",
         "agent_start",
         "agent_end",
+        "agent_before_settle",
         "turn_start",
         "turn_end",
         "message_start",
@@ -517,6 +535,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "resources_discover",
         "project_trust",
         "cache_warming_decision",
+        "agent_before_settle",
     }
 )
 """Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""

@@ -495,7 +495,21 @@ def _cache_warming_decision(value: Any) -> CacheWarmingDecisionResult:
     return CacheWarmingDecisionResult(action)
 
 
+def _agent_before_settle(value: Any) -> tuple[list[Any] | None, bool | None]:
+    what = "agent_before_settle"
+    if not isinstance(value, dict):
+        raise MalformedResultError(f"{what} result must be a dict with 'entries' and/or 'continue'")
+    unknown = set(value) - {"entries", "continue"}
+    if unknown:
+        raise MalformedResultError(f"{what} result: unknown keys {sorted(unknown)}")
+    entries = value.get("entries")
+    if entries is not None and not isinstance(entries, list):
+        raise MalformedResultError(f"{what} result: 'entries' must be a list, not {_kind(entries)}")
+    return entries, _optional(value.get("continue"), bool, "continue", what)
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
+    "agent_before_settle": _agent_before_settle,
     "project_trust": _project_trust,
     "resources_discover": _resources_discover,
     "session_before_switch": _before_switch,

@@ -60,6 +60,7 @@ from tau.extensions.events import (
     CANCELLABLE_EVENTS,
     COMBINED_EVENTS,
     AfterProviderResponseEvent,
+    AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
@@ -245,6 +246,10 @@ class ExtensionRunner:
 
     # -- errors ----------------------------------------------------------------------------------
 
+    def report_boundary(self, problem: str) -> None:
+        """Report a problem of tau's own at an extension boundary (pi's ``<boundary>`` errors)."""
+        self.reporter.report_problem("<boundary>", "agent_before_settle", problem)
+
     def on_error(self, listener: ErrorListener) -> Callable[[], None]:
         """Call ``listener(report)`` for every handler failure; returns an unsubscriber. Without
         listeners, failures are logged on the ``tau.extensions`` logger."""
@@ -413,6 +418,34 @@ class ExtensionRunner:
             except SectionNameError as error:
                 del sections[name]
                 self.report(extension, "before_agent_start", str(error), handler)
+
+    async def emit_agent_before_settle(
+        self, outcome: Literal["completed", "aborted", "error"], messages: list[AgentMessage]
+    ) -> tuple[list[JsonObject], bool]:
+        """The entries to append and whether to make one more request: each handler sees what the
+        ones before proposed; a returned field replaces that field only. Drafts other than
+        ``custom`` and ``custom_message`` (or without a ``customType``) are reported and dropped."""
+        event = AgentBeforeSettleEvent([], False, outcome, messages)
+        if not self.registry.has_handlers("agent_before_settle"):
+            return [], False
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("agent_before_settle")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            entries, go_on = result
+            if entries is not None:
+                kept: list[JsonObject] = []
+                for draft in entries:
+                    problem = _draft_problem(draft)
+                    if problem is None:
+                        kept.append(draft)
+                    else:
+                        self.report(extension, "agent_before_settle", f"malformed result: {problem}", handler)
+                event.entries = kept
+            if go_on is not None:
+                event.continue_ = go_on
+        return event.entries, event.continue_
 
     async def emit_cache_warming_decision(self, event: CacheWarmingDecisionEvent) -> str:
         """tau's ``event.action``, or the action the last handler that returns one chose."""
@@ -719,6 +752,20 @@ class ExtensionRunner:
         host = self.binding.host
         if host is not None:
             host.refresh_tools()
+
+
+def _draft_problem(draft: Any) -> str | None:
+    """Why ``draft`` cannot be appended at the end of a run, or ``None``."""
+    if not isinstance(draft, dict):
+        return f"an entry must be a dict, not {type(draft).__name__}"
+    kind = draft.get("type")
+    if kind not in ("custom", "custom_message"):
+        return f"entry type {kind!r} is not supported here (use 'custom' or 'custom_message')"
+    if not isinstance(draft.get("customType", draft.get("custom_type")), str):
+        return "an entry needs a 'customType' string"
+    if kind == "custom_message" and not isinstance(draft.get("content"), (str, list)):
+        return "a custom_message entry needs 'content' (text or content blocks)"
+    return None
 
 
 def _copy_into(original: Any, replacement: Any) -> None:
