@@ -1,4 +1,4 @@
-"""The 29 events an extension can handle (pi 0.73), one dataclass each, with pi's field names.
+"""The events an extension can handle (pi 1.6), one dataclass each, with pi's field names.
 
 Attributes are pi's names in snake_case (``tool_call_id`` for ``toolCallId``); ``type`` is the
 event name that ``tau.on(...)`` takes. What a handler may return for each event, and how the
@@ -6,11 +6,12 @@ results of several handlers combine, is in ``results`` and ``runner``.
 
 Lifecycle: ``session_start`` → ``resources_discover`` at startup; ``session_before_switch`` /
 ``session_before_fork`` → ``session_shutdown`` → (new runner) ``session_start`` on replacement;
-``session_before_compact`` → ``session_compact``; ``session_before_tree`` → ``session_tree``.
+``session_before_compact`` → ``session_compact`` (or ``session_compact_failed``); ``session_before_tree`` → ``session_tree``.
 Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per turn ``turn_start`` →
-``context`` → ``before_provider_request`` → ``after_provider_response`` → ``message_*`` → per tool
+``context`` → ``context_with_system`` → ``before_provider_request`` → ``before_provider_headers``
+→ ``after_provider_response`` → ``provider_stream_event`` / ``message_*`` → per tool
 ``tool_execution_start`` → ``tool_call`` → ``tool_execution_update`` → ``tool_result`` →
-``tool_execution_end`` → ``turn_end`` … → ``agent_end``.
+``tool_execution_end`` → ``turn_end`` … → ``agent_end`` → ``agent_before_settle``.
 """
 
 from __future__ import annotations
@@ -52,12 +53,15 @@ __all__ = [
     "COMBINED_EVENTS",
     "EVENT_TYPES",
     "AfterProviderResponseEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
+    "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "CacheWarmingDecisionEvent",
     "ContextEvent",
+    "ContextWithSystemEvent",
     "ExtensionEvent",
     "InputEvent",
     "InputSource",
@@ -66,12 +70,14 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "ProjectTrustEvent",
+    "ProviderStreamEvent",
     "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
     "SessionBeforeTreeEvent",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
@@ -84,6 +90,8 @@ __all__ = [
     "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
     "UserBashEvent",
     "from_agent_event",
 ]
@@ -155,6 +163,20 @@ class SessionCompactEvent:
     compaction_entry: CompactionEntry
     from_extension: bool
     type: Literal["session_compact"] = field(default="session_compact", init=False)
+
+
+@dataclass(slots=True)
+class SessionCompactFailedEvent:
+    """A compaction failed (``error_message``) or was stopped (``aborted``: by the user or a
+    ``session_before_compact`` cancel). ``reason``: ``manual`` (/compact), ``threshold`` or
+    ``overflow``; ``from_extension``: the summary being stored came from a handler."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    error_message: str | None
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+    type: Literal["session_compact_failed"] = field(default="session_compact_failed", init=False)
 
 
 @dataclass(slots=True)
@@ -239,6 +261,38 @@ class BeforeProviderRequestEvent:
 
 
 @dataclass(slots=True)
+class ContextWithSystemEvent:
+    """The whole transcript of the next model call, after every ``context`` handler: system
+    messages included (the first holds the prompt and tools, later ones their changes). Return
+    ``{messages}`` to send those instead: the request then takes its prompt and tools from their
+    system messages, so the first message must stay a system message."""
+
+    messages: list[AgentMessage]
+    type: Literal["context_with_system"] = field(default="context_with_system", init=False)
+
+
+@dataclass(slots=True)
+class BeforeProviderHeadersEvent:
+    """The assembled HTTP headers of the next provider request; change ``headers`` in place (a
+    ``None`` value removes that header). Once per request: retries send the same headers."""
+
+    headers: dict[str, str | None]
+    type: Literal["before_provider_headers"] = field(default="before_provider_headers", init=False)
+
+
+@dataclass(slots=True)
+class ProviderStreamEvent:
+    """One parsed event of the provider's stream (``data``, as the provider sent it: read only),
+    before tau turns it into message updates. Handlers are awaited in stream order."""
+
+    data: Any
+    provider: str
+    api: str
+    model: str
+    type: Literal["provider_stream_event"] = field(default="provider_stream_event", init=False)
+
+
+@dataclass(slots=True)
 class AfterProviderResponseEvent:
     status: int
     headers: dict[str, str]
@@ -251,6 +305,21 @@ class AfterProviderResponseEvent:
 # The agent's own events reach extensions as they are; only the turn events gain a turn index.
 AgentStartEvent = AgentStart
 AgentEndEvent = AgentEnd
+
+
+@dataclass(slots=True)
+class AgentBeforeSettleEvent:
+    """The run is about to settle (no retry, compaction or queued message follows); not after an
+    abort. ``entries`` (pi's drafts, dicts: ``custom`` or ``custom_message``) and ``continue_`` are
+    what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
+    entries (a ``custom_message`` joins the context) and ask for one more model request.
+    ``outcome``: ``"completed"`` or ``"error"``; ``messages``: the context as it stands."""
+
+    entries: list[JsonObject]
+    continue_: bool
+    outcome: Literal["completed", "aborted", "error"]
+    messages: list[AgentMessage]
+    type: Literal["agent_before_settle"] = field(default="agent_before_settle", init=False)
 
 
 @dataclass(slots=True)
@@ -333,6 +402,27 @@ class CacheWarmingDecisionEvent:
 
 
 @dataclass(slots=True)
+class UiPromptStartEvent:
+    """An extension dialog (``ctx.ui.select`` / ``confirm`` / ``input`` / ``editor``) now waits for
+    the user; nested dialogs make one span, named after the outer one. Not awaited."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_start"] = field(default="ui_prompt_start", init=False)
+
+
+@dataclass(slots=True)
+class UiPromptEndEvent:
+    """The dialog span ``ui_prompt_start`` opened has closed: tau no longer waits for the user."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_end"] = field(default="ui_prompt_end", init=False)
+
+
+@dataclass(slots=True)
 class UserBashEvent:
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -349,6 +439,7 @@ ExtensionEvent: TypeAlias = (
     | SessionBeforeForkEvent
     | SessionBeforeCompactEvent
     | SessionCompactEvent
+    | SessionCompactFailedEvent
     | SessionBeforeTreeEvent
     | SessionTreeEvent
     | SessionShutdownEvent
@@ -356,6 +447,7 @@ ExtensionEvent: TypeAlias = (
     | BeforeAgentStartEvent
     | AgentStartEvent
     | AgentEndEvent
+    | AgentBeforeSettleEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -367,12 +459,17 @@ ExtensionEvent: TypeAlias = (
     | ContextEvent
     | BeforeProviderRequestEvent
     | AfterProviderResponseEvent
+    | ContextWithSystemEvent
+    | BeforeProviderHeadersEvent
+    | ProviderStreamEvent
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
     | ToolCallEvent
     | ToolResultEvent
     | UserBashEvent
     | CacheWarmingDecisionEvent
+    | UiPromptStartEvent
+    | UiPromptEndEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -384,6 +481,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "session_before_fork",
         "session_before_compact",
         "session_compact",
+        "session_compact_failed",
         "session_before_tree",
         "session_tree",
         "session_shutdown",
@@ -391,6 +489,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "before_agent_start",
         "agent_start",
         "agent_end",
+        "agent_before_settle",
         "turn_start",
         "turn_end",
         "message_start",
@@ -402,12 +501,17 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "context",
         "before_provider_request",
         "after_provider_response",
+        "context_with_system",
+        "before_provider_headers",
+        "provider_stream_event",
         "model_select",
         "thinking_level_select",
         "tool_call",
         "tool_result",
         "user_bash",
         "cache_warming_decision",
+        "ui_prompt_start",
+        "ui_prompt_end",
     }
 )
 
@@ -422,6 +526,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "input",
         "before_agent_start",
         "context",
+        "context_with_system",
         "before_provider_request",
         "message_end",
         "tool_call",
@@ -430,6 +535,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "resources_discover",
         "project_trust",
         "cache_warming_decision",
+        "agent_before_settle",
     }
 )
 """Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""

@@ -402,6 +402,13 @@ class AgentSession:
                 await self._pipeline.drain()
             await self._retry.wait()
             await self._compaction.wait_for_continuation(self._retry.wait)
+            while await self._before_settle():
+                try:
+                    await self._agent.continue_()
+                finally:
+                    await self._pipeline.drain()
+                await self._retry.wait()
+                await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
             self._run_active = False
             self._warmer.on_agent_settled()
@@ -414,6 +421,44 @@ class AgentSession:
                     if not waiter.done():
                         waiter.set_result(None)
         self._pipeline.raise_errors()
+
+    async def _before_settle(self) -> bool:
+        """``agent_before_settle``: append the entries handlers proposed (a ``custom_message`` joins
+        the context); whether to make one more model request. Not after an abort."""
+        runner = self._extensions.current_runner()
+        if runner is None or self._run_aborted or not runner.has_handlers("agent_before_settle"):
+            return False
+        messages = self._agent.state.messages
+        last = messages[-1] if messages else None
+        outcome: Literal["completed", "error"] = (
+            "error" if isinstance(last, AssistantMessage) and last.stop_reason == "error" else "completed"
+        )
+        entries, go_on = await runner.emit_agent_before_settle(outcome, list(messages))
+        for draft in entries:
+            custom_type = str(draft.get("customType", draft.get("custom_type")))
+            if draft["type"] == "custom":
+                self._session.append_custom_entry(custom_type, draft.get("data"))
+                continue
+            from tau.extensions.results import to_content
+
+            content = draft["content"]
+            message = CustomMessage(
+                custom_type,
+                content
+                if isinstance(content, str)
+                else to_content(content, "content", "agent_before_settle"),
+                bool(draft.get("display", True)),
+                draft.get("details"),
+            )
+            self.send_custom_message(message)
+        await self._pipeline.drain()
+        if not go_on or self._run_aborted or outcome == "error":
+            return False
+        last = self._agent.state.messages[-1] if self._agent.state.messages else None
+        if isinstance(last, AssistantMessage) and not self._agent.has_queued_messages():
+            runner.report_boundary("agent_before_settle requested a continuation with nothing new to answer")
+            return False
+        return True
 
     def send_custom_message(
         self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs = "steer"
