@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
 from tau.context.project_dirs import project_dirs
-from tau.extensions.foreign import SCRIPT_SUFFIXES
 from tau.runtime.builtin_extensions import (
     TAU_BUILTINS,
     builtin_enabled,
@@ -108,13 +107,16 @@ def builtin_switches(
 def _has_candidates(folder: str) -> bool:
     try:
         with os.scandir(folder) as found:
-            return any(
-                not e.name.startswith((".", "_"))
-                and (e.name.endswith((".py", *SCRIPT_SUFFIXES)) or e.is_dir())  # a script: to report
-                for e in found
-            )
+            entries = [(e.name, e.is_dir()) for e in found if not e.name.startswith((".", "_"))]
     except OSError:
         return False
+    if not entries:
+        return False
+    # A folder with entries: only then is anything of tau.extensions imported.
+    from tau.extensions.foreign import SCRIPT_SUFFIXES
+
+    # A Python extension to load, or a script to report as not loadable.
+    return any(is_dir or name.endswith((".py", *SCRIPT_SUFFIXES)) for name, is_dir in entries)
 
 
 def _has_installed_extensions(cwd: str) -> bool:
