@@ -17,7 +17,7 @@ def _run(terminal: Terminal, text: str) -> None:
 
 
 def test_the_footer_shows_the_mode_and_a_bang_command_is_fenced(tau: TauCommand, start_tui: Start) -> None:
-    terminal = start_tui("--sandbox", "workspace-write")
+    terminal = start_tui("--sandbox", "workspace-write", cols=200)
     terminal.wait_for("sandbox: workspace-write")
     _run(terminal, '!echo mine > mine.txt; cd "$TAU_AGENT_DIR" && echo planted > planted')
     terminal.wait_for("Read-only file system")
@@ -26,7 +26,7 @@ def test_the_footer_shows_the_mode_and_a_bang_command_is_fenced(tau: TauCommand,
 
 
 def test_slash_sandbox_changes_the_mode_and_refuses_an_unknown_one(tau: TauCommand, start_tui: Start) -> None:
-    terminal = start_tui("--sandbox", "workspace-write")
+    terminal = start_tui("--sandbox", "workspace-write", cols=200)
     _run(terminal, "/sandbox read-only")
     terminal.wait_for("sandbox: read-only")
     terminal.wait_for("Sandbox: read-only. Commands and file edits may write nothing")
