@@ -161,7 +161,7 @@ class Step:
 class Scenario:
     name: str
     steps: list[Step] = field(default_factory=list)
-    window: int | None = None  # a small context window (with small compaction budgets)
+    window: int | None = None  # a small context window (with a small keepRecentTokens)
 
 
 def _add_skill(agent: Path, work: Path) -> None:
@@ -201,7 +201,7 @@ SCENARIOS = [
             ),
             Step(["-c", "-p", "go on"], tool_turns=3),
         ],
-        window=20000,
+        window=40000,
     ),
     Scenario(
         "an extension changes the active tools mid-run",
@@ -274,7 +274,9 @@ def _turns(step: Step, window: int | None) -> list[Turn]:
         for i in range(step.tool_turns)
     ]
     if step.summary and window is not None:
-        turns.append(Turn(text="Done.", usage=ScriptedUsage(input=window - 500, output=50)))
+        # Past the default threshold (window - reserveTokens 16384), with the room a summary needs
+        # left beside the conversation, as an automatic compaction meets it.
+        turns.append(Turn(text="Done.", usage=ScriptedUsage(input=window - 15_000, output=50)))
         turns.append(Turn(text="## Goal\nRun the checks.\n\n## Progress\n### Done\n- [x] ran them"))
     else:
         turns.append(Turn(text="Done."))
@@ -295,7 +297,7 @@ def run_scenario(
         if scenario.window is not None:
             for model in models["providers"]["local"]["models"]:
                 model["contextWindow"] = scenario.window
-            settings = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 40}}
+            settings = {"compaction": {"keepRecentTokens": 40}}
             (agent / "settings.json").write_text(json.dumps(settings))
         (agent / "models.json").write_text(json.dumps(models))
         ids = [m["id"] for m in models["providers"]["local"]["models"]]

@@ -37,13 +37,17 @@ def system_prompt(tau: TauCommand) -> str:
 
 def test_the_permission_gate_blocks_rm_rf_without_a_ui(tau: TauCommand) -> None:
     (tau.work / "victim").mkdir()
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "rm -rf victim"})]), Turn(text="Blocked."))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "rm -rf victim"})]), Turn(text="Blocked.")
+    )
     result = tau.run(*MODEL, "-e", str(EXAMPLES / "permission_gate.py"), "-p", "clean up")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Blocked.\n"
     assert (tau.work / "victim").is_dir()
     [tool_result] = [m for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
-    assert "Blocked (recursive delete): no user is present to confirm `rm -rf victim`" in json.dumps(tool_result)
+    assert "Blocked (recursive delete): no user is present to confirm `rm -rf victim`" in json.dumps(
+        tool_result
+    )
 
 
 def test_an_extension_flag_takes_its_value_and_shows_in_help(tau: TauCommand) -> None:
@@ -74,6 +78,32 @@ def test_an_extension_that_fails_to_import_is_one_warning_and_the_run_goes_on(ta
     [warning] = result.stderr.splitlines()
     assert warning.startswith(f"tau: warning: {broken}:2: extension 'broken': failed to load")
     assert "does_not_exist" in warning
+
+
+def test_each_typescript_or_javascript_extension_found_is_one_line_saying_why_it_is_skipped(
+    tau: TauCommand,
+) -> None:
+    write(tau.work / ".tau" / "extensions" / "shout.py", "def setup(tau):\n    pass\n")
+    write(tau.work / ".tau" / "extensions" / "guard.ts", "export default function (pi) {}\n")
+    write(tau.work / ".tau" / "extensions" / "todo" / "index.ts", "export default function (pi) {}\n")
+    write(tau.agent_dir / "extensions" / "status.mjs", "export default function (pi) {}\n")
+    explicit = write(tau.work / "plan.js", "export default function (pi) {}\n")
+    tau.server.add(Turn(text="ran"))
+    result = tau.run(*MODEL, "-a", "-e", str(explicit), "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ran\n"
+    lines = result.stderr.splitlines()
+    expected = {
+        str(explicit): "JavaScript",
+        str(tau.work / ".tau" / "extensions" / "guard.ts"): "TypeScript",
+        str(tau.work / ".tau" / "extensions" / "todo"): "TypeScript",
+        str(tau.agent_dir / "extensions" / "status.mjs"): "JavaScript",
+    }
+    assert len(lines) == len(expected)
+    for path, language in expected.items():
+        [line] = [line for line in lines if line.startswith(f"tau: warning: {path}: ")]
+        assert f"not loadable ({language}): tau runs Python extensions only" in line
+        assert "'Extensions' in tau's README" in line
 
 
 def test_no_extensions_skips_discovered_ones_but_keeps_explicit_ones(tau: TauCommand) -> None:

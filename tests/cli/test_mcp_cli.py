@@ -630,6 +630,53 @@ def test_no_mcp_a_builtin_mcp_switch_and_untrusted_projects_leave_servers_out(
     assert switched_off.stderr == ""
 
 
+def test_pi_16_builtin_names_switch_codemode_tool_search_and_mcp(
+    tau: TauCommand, scripts: dict[str, str]
+) -> None:
+    """pi 1.6's built-in extensions by name: ``-builtin:<name>`` in the settings switches one off,
+    ``-ne`` all of them, ``-e builtin:<name>`` one back on."""
+    configure(tau, {"calc": stdio(scripts["calc"], exposure="codemode")})
+    settings = tau.agent_dir / "settings.json"
+    tau.server.add(*(Turn(text=str(n)) for n in range(6)))
+
+    default = tau.run("-p", *MODEL, "hi")
+    settings.write_text(json.dumps({"extensions": ["-builtin:codemode"]}))
+    no_codemode = tau.run("-p", *MODEL, "hi")
+    settings.write_text(json.dumps({"extensions": ["-builtin:codemode", "-builtin:tool-search"]}))
+    neither = tau.run("-p", *MODEL, "hi")
+    settings.write_text(json.dumps({"extensions": ["-builtin:llama.cpp"]}))  # off already: no line
+    no_extensions = tau.run("-p", *MODEL, "-ne", "hi")
+    only_mcp = tau.run("-p", *MODEL, "-ne", "-e", "builtin:mcp", "-e", "builtin:codemode", "hi")
+    settings.write_text(json.dumps({"extensions": ["-builtin:mcp"]}))
+    back_on = tau.run("-p", *MODEL, "-e", "builtin:mcp", "hi")
+
+    runs = [default, no_codemode, neither, no_extensions, only_mcp, back_on]
+    assert [run.returncode for run in runs] == [0] * 6, [run.stderr for run in runs]
+    mcp_tools = [[n for n in tool_names(r) if n in ("codemode", "tool_search")] for r in tau.server.requests]
+    assert mcp_tools == [["codemode"], ["tool_search"], [], [], ["codemode"], ["codemode"]]
+    assert "MCP tools are only reachable from the codemode or tool_search tool" in neither.stderr
+    assert no_extensions.stderr == only_mcp.stderr == back_on.stderr == ""
+
+
+def test_a_builtin_tau_lacks_is_one_line(tau: TauCommand) -> None:
+    asked = tau.run("-p", *MODEL, "-e", "builtin:llama.cpp", "hi")
+    assert asked.returncode == 1
+    assert asked.stderr.splitlines() == [
+        "tau: error: -e builtin:llama.cpp: tau has no built-in extension llama.cpp "
+        "(pi's llama.cpp provider and /llama); tau's are mcp, codemode and tool-search"
+    ]
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["+builtin:llama.cpp"]}))
+    tau.server.add(Turn(text="ran"))
+    configured = tau.run("-p", *MODEL, "hi")
+    assert configured.returncode == 0, configured.stderr
+    assert configured.stdout == "ran\n"
+    assert configured.stderr.splitlines() == [
+        "tau: warning: \"extensions\" entry '+builtin:llama.cpp': tau has no built-in extension llama.cpp "
+        "(pi's llama.cpp provider and /llama); tau's are mcp, codemode and tool-search"
+    ]
+    assert tau.server.requests  # it ran
+
+
 def test_tools_allowlist_keeps_mcp_tools_undeclared_unless_an_entry_names_them_and_exclusions_apply(
     tau: TauCommand, scripts: dict[str, str]
 ) -> None:

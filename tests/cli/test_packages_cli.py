@@ -100,7 +100,13 @@ def test_list_shows_what_tau_takes_and_why_a_typescript_extension_does_not_load(
     assert "    skills: skills/deploy" in lines
     assert "    prompts: prompts/review.md" in lines
     assert "    extensions: extensions/hello.py" in lines
-    assert any(line.startswith("    not loadable: extensions/legacy.ts (a TypeScript") for line in lines)
+    assert "    extensions/legacy.ts: not loadable (TypeScript)" in lines
+    tau.server.add(Turn(text="ok"))
+    run = tau.run(*MODEL, "-p", "hi")
+    assert run.returncode == 0, run.stderr
+    [warning] = [line for line in run.stderr.splitlines() if "legacy.ts" in line]
+    assert warning.startswith("tau: warning: ") and "legacy.ts: not loadable (TypeScript)" in warning
+    assert "tau runs Python extensions only" in warning and "README" in warning
 
 
 def test_update_moves_an_unpinned_git_package_and_keeps_a_pinned_ref(
@@ -268,7 +274,7 @@ def test_an_npm_pi_package_is_fetched_from_the_registry_and_its_prompt_and_skill
     tau.env["npm_config_registry"] = registry
     installed = tau.run("install", "npm:@demo/pi-tools")
     assert installed.returncode == 0, installed.stderr
-    assert "not loadable: src/index.ts (a TypeScript" in installed.stdout
+    assert "src/index.ts: not loadable (TypeScript)" in installed.stdout
     assert (tau.agent_dir / "npm" / "node_modules" / "@demo" / "pi-tools" / "package.json").is_file()
     assert _settings(tau) == {"packages": ["npm:@demo/pi-tools"]}
     tau.server.add(Turn(text="ok"))
@@ -448,7 +454,9 @@ def test_dash_e_with_a_git_source_loads_the_package_for_one_run_from_a_cache_ref
     assert _last_user_text(tau) == "Review version one"
     assert "deploy" in _system_prompt(tau)
     assert mark.read_text() == "git\n"
-    assert "legacy.ts not loaded (a TypeScript" in first.stderr
+    assert (
+        f"-e {_url(moving)}: extensions/legacy.ts: not loadable (TypeScript): tau runs Python" in first.stderr
+    )
     assert not (tau.agent_dir / "settings.json").exists()  # nothing recorded
     cached = tau.agent_dir / "tmp" / "extensions" / "git" / "local" / Path(*moving.parts[1:])
     assert (cached / "prompts" / "review.md").is_file()
@@ -459,6 +467,11 @@ def test_dash_e_with_a_git_source_loads_the_package_for_one_run_from_a_cache_ref
     tau.env["TAU_OFFLINE"] = "1"  # offline: the cached copy, no fetch
     (moving / "prompts" / "review.md").write_text("Review version three")
     _git(moving, "commit", "-qam", "three")
+    assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
+    assert _last_user_text(tau) == "Review version two"
+    del tau.env["TAU_OFFLINE"]
+    tau.env["PI_OFFLINE"] = "1"  # pi's switch says it as well
+    tau.server.add(Turn(text="ok"))
     assert tau.run(*MODEL, "-e", _url(moving), "-p", "/review").returncode == 0
     assert _last_user_text(tau) == "Review version two"
 
@@ -473,8 +486,12 @@ def test_dash_e_with_an_npm_source_loads_its_prompt_and_a_failing_source_is_one_
     assert _last_user_text(tau) == "Fix it from npm"
     assert "lint" in _system_prompt(tau)
     assert (tau.agent_dir / "tmp" / "extensions" / "npm" / "node_modules" / "@demo" / "pi-tools").is_dir()
-    [warning] = [line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")]
-    assert "npm package '@demo/missing' not found" in warning and warning.endswith("its resources are not loaded")
+    [warning] = [
+        line for line in run.stderr.splitlines() if line.startswith("tau: warning: -e npm:@demo/missing")
+    ]
+    assert "npm package '@demo/missing' not found" in warning and warning.endswith(
+        "its resources are not loaded"
+    )
 
 
 def test_dash_e_with_a_local_package_folder_loads_its_skills_and_prompts_where_it_is(

@@ -243,12 +243,11 @@ def test_a_compaction_asks_for_its_summary_as_the_cached_conversation_plus_an_in
 ) -> None:
     model = configure(tau, flags=flags)
     models = json.loads((tau.agent_dir / "models.json").read_text())
-    models["providers"]["local"]["models"][0]["contextWindow"] = 20_000
+    models["providers"]["local"]["models"][0]["contextWindow"] = 40_000
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
-    (tau.agent_dir / "settings.json").write_text(
-        json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 40}})
-    )
-    tau.server.add(*bash_turns(6), Turn(text="Done.", usage=ScriptedUsage(input=19_500, output=50)))
+    # Compaction starts at 40,000 - 16,384 tokens, leaving the summary room beside the conversation.
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 40}}))
+    tau.server.add(*bash_turns(6), Turn(text="Done.", usage=ScriptedUsage(input=24_000, output=50)))
     tau.server.add(text_turn("## Goal\nRun the checks.\n\n## Progress\n### Done\n- [x] ran them"))
     done = tau.run(*model, "-p", "go")
     assert done.returncode == 0, done.stderr
@@ -300,6 +299,8 @@ def test_a_call_to_a_tool_removed_mid_run_is_refused_while_it_stays_declared(tau
 @pytest.mark.parametrize("flags", [True, False], ids=["flags", "plain"])
 async def test_a_fork_and_a_manual_compaction_over_rpc_keep_the_prefix(tau: TauCommand, flags: bool) -> None:
     model = configure(tau, flags=flags)
+    # Little to keep verbatim, so the manual compaction has something to summarise.
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
     tau.server.add(*bash_turns(1), text_turn("One."), *bash_turns(1), text_turn("Two."), text_turn("Three."))
     tau.server.add(text_turn("## Goal\nNotes."), text_turn("Four."))
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *model]

@@ -93,7 +93,10 @@ def test_a_key_with_a_line_break_inside_is_refused_naming_its_source_not_the_key
     store_key(tau, broken)
     result = tau.run(*MODEL, "-p", "hi")
     assert result.returncode == 1
-    assert 'The API key of provider "local" from auth.json ("local") contains a control character' in result.stderr
+    assert (
+        'The API key of provider "local" from auth.json ("local") contains a control character'
+        in result.stderr
+    )
     assert SECRET[:10] not in result.stderr and SECRET[10:] not in result.stderr
     assert SECRET[10:] not in session_text(tau)
     assert tau.server.requests == []
@@ -114,7 +117,9 @@ def test_a_server_error_quoting_the_key_reaches_no_output_and_no_file(tau: TauCo
     configure(tau, apiKey="LOCAL_KEY")
     tau.env["LOCAL_KEY"] = SECRET
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET}. Key {SECRET!r} is revoked."}}
-    tau.server.add(Turn(fault=Fault("status", status=401, body=echo)), Turn(fault=Fault("status", status=401, body=echo)))
+    tau.server.add(
+        Turn(fault=Fault("status", status=401, body=echo)), Turn(fault=Fault("status", status=401, body=echo))
+    )
 
     printed = tau.run(*MODEL, "-p", "hi")
     assert printed.returncode == 1
@@ -166,12 +171,17 @@ def test_an_auth_json_others_can_read_is_tightened_with_a_warning(tau: TauComman
     result = tau.run(*MODEL, "-p", "hi")
     assert result.returncode == 0, result.stderr
     assert auth.stat().st_mode & 0o777 == 0o600
-    assert result.stderr == f"tau: warning: {auth}: other users could read this file (mode 644); changed it to 600\n"
+    assert (
+        result.stderr
+        == f"tau: warning: {auth}: other users could read this file (mode 644); changed it to 600\n"
+    )
 
 
 def test_an_rpc_error_response_never_quotes_a_key(tau: TauCommand) -> None:
-    command = {"id": "s", "type": "switch_session", "sessionPath": f"/nowhere/{SECRET}.jsonl"}
+    not_a_session = tau.work / f"{SECRET}.jsonl"  # refused, and the refusal names the file
+    not_a_session.write_text("not a session\n")
+    command = {"id": "s", "type": "switch_session", "sessionPath": str(not_a_session)}
     result = tau.run(*MODEL, "--api-key", SECRET, "--mode", "rpc", stdin=json.dumps(command) + "\n")
     [response] = [json.loads(line) for line in result.stdout.splitlines() if '"response"' in line]
-    assert response["success"] is False and "/nowhere/[redacted].jsonl" in response["error"]
+    assert response["success"] is False and "[redacted].jsonl" in response["error"]
     assert SECRET not in result.stdout + result.stderr

@@ -189,6 +189,7 @@ def test_default_dirs_run_project_before_user(tmp_path: Path) -> None:
     cwd, agent, home = tmp_path / "proj", tmp_path / "agent", tmp_path / "home"
     assert default_skill_dirs(str(cwd), str(agent), home=str(home)) == [
         (str(cwd / ".tau" / "skills"), "project", True),
+        (str(cwd / ".pi" / "skills"), "project", True),
         (str(cwd / ".agents" / "skills"), "project", False),
         (str(agent / "skills"), "user", True),
         (str(home / ".agents" / "skills"), "user", False),

@@ -113,3 +113,9 @@ def test_git_branch_reads_head_from_a_parent_folder(tmp_path: Path) -> None:
     assert git_branch(str(tmp_path / "sub")) == "feature/x"
     (tmp_path / ".git" / "HEAD").write_text("0123456789abcdef\n")
     assert git_branch(str(tmp_path)) == "0123456"
+
+
+def test_the_location_line_names_the_sandbox_mode_only_when_commands_are_fenced() -> None:
+    fenced = FooterInfo("/w", UsageTotals(), None, "m", git_branch="main", sandbox="workspace-write")
+    assert _text(build_footer(fenced, 80))[0] == "/w (main) • sandbox: workspace-write"
+    assert "sandbox" not in _text(build_footer(FooterInfo("/w", UsageTotals(), None, "m"), 80))[0]

@@ -12,7 +12,7 @@ from tau_command import TauCommand
 from terminal import ENTER, Terminal
 
 from tau.modes.interactive.render.theme_colors import to_rich_color
-from tau.modes.interactive.render.theme_files import ThemeFileError, load_theme_file
+from tau.modes.interactive.render.theme_files import ThemeFileError, discover_theme_files, load_theme_file
 from tau.testing.fake_llm import Turn
 
 ROLES = [
@@ -105,3 +105,15 @@ def test_a_packages_theme_is_chosen_with_use_theme_and_a_broken_one_is_a_notice(
         assert b"48;5;22m" in terminal.raw  # the user message on the theme's background
     finally:
         terminal.close()
+
+
+def test_a_trusted_projects_tau_and_pi_theme_folders_are_read_tau_first(tmp_path: Path) -> None:
+    agent, cwd = tmp_path / "agent", tmp_path / "work"
+    files = [cwd / ".tau" / "themes" / "a.json", cwd / ".pi" / "themes" / "a.json"]
+    for file in files:
+        file.parent.mkdir(parents=True)
+        file.write_text(json.dumps(_theme("a")))
+    kwargs: dict[str, Any] = {"setting_paths": (), "extra": ()}
+    trusted = discover_theme_files(str(agent), str(cwd), project_trusted=True, **kwargs)
+    assert trusted == [str(f) for f in files]  # the first of a name is registered, the other reported
+    assert discover_theme_files(str(agent), str(cwd), project_trusted=False, **kwargs) == []

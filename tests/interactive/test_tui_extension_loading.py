@@ -61,3 +61,10 @@ def test_new_resume_and_reload_load_it_once_more_each(tau: TauCommand, start_tui
     _command(terminal, "/reload")
     terminal.wait_for("Reloaded keybindings")
     assert _loads(tau) == 4
+
+
+def test_a_typescript_extension_is_named_at_start_as_not_loadable(tau: TauCommand, start_tui: Start) -> None:
+    (tau.agent_dir / "extensions").mkdir(parents=True, exist_ok=True)
+    (tau.agent_dir / "extensions" / "guard.ts").write_text("export default function (pi) {}\n")
+    terminal = start_tui(cols=240)
+    terminal.wait_for("guard.ts: not loadable (TypeScript): tau runs Python extensions only")

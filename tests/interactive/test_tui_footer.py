@@ -25,7 +25,10 @@ def _usage_line(terminal: Terminal) -> str:
 def test_a_narrow_footer_drops_whole_fields_and_shows_unknown_context_after_a_compaction(
     tau: TauCommand, start_tui: Start
 ) -> None:
-    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    # Automatic compaction off (the usage is past the window), so the footer is seen before /compact.
+    (tau.agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": {"enabled": False, "keepRecentTokens": 1}})
+    )
     usage = ScriptedUsage(input=1_234_567, output=98_765, cache_read=3_456_789, cache_write=45_678)
     tau.server.add(Turn(text="Counted.", usage=usage), Turn(text="## Summary\nall of it"))
     terminal = start_tui(cols=40)

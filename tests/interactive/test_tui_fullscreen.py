@@ -92,7 +92,11 @@ def test_fullscreen_from_the_setting_scrolls_the_transcript_and_jumps_to_prompts
 ) -> None:
     editor = tau.work.parent / "editor.py"
     editor.write_text(TTY_EDITOR)
-    settings = {"tuiMode": "fullscreen", "externalEditor": f"{sys.executable} {editor}"}
+    settings = {
+        "tuiMode": "fullscreen",
+        "externalEditor": f"{sys.executable} {editor}",
+        "fullscreenWheelScrollLines": 3,
+    }
     (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
     (tau.agent_dir / "keybindings.json").write_text(json.dumps({"tui.altScreen.lineUp": "alt+k"}))
     terminal = _scrolled_reply(tau, start_tui)

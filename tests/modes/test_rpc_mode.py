@@ -34,7 +34,18 @@ def setup(tau):
 
 
 def rpc_command(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "tau", "--mode", "rpc", "--provider", "local", "--model", "fake-model", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "tau",
+        "--mode",
+        "rpc",
+        "--provider",
+        "local",
+        "--model",
+        "fake-model",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -265,6 +276,25 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
     }
 
 
+async def test_get_commands_places_a_pi_folders_extension_and_template_in_the_project(
+    tau: TauCommand,
+) -> None:
+    pi = tau.work / ".pi"
+    (pi / "extensions").mkdir(parents=True)
+    (pi / "extensions" / "hello.py").write_text(COMMAND_EXTENSION)
+    (pi / "prompts").mkdir()
+    (pi / "prompts" / "review.md").write_text("Review $@")
+    async with RpcClient(rpc_command("-a"), cwd=str(tau.work), env=tau.env) as rpc:
+        commands = {c["name"]: c["sourceInfo"] for c in (await rpc.call("get_commands"))["commands"]}
+    for name, path in (("hello", pi / "extensions" / "hello.py"), ("review", pi / "prompts" / "review.md")):
+        assert commands[name] == {
+            "path": str(path),
+            "source": "auto",
+            "scope": "project",
+            "origin": "top-level",
+        }
+
+
 SHUTDOWN_EXTENSION = """
 def setup(tau):
     @tau.register_command("quit", description="Stop tau")
@@ -354,7 +384,9 @@ async def test_end_of_input_lets_a_running_prompt_finish_then_exits_0(
     assert await client.close() == 0
     assert client.lines[-1]["type"] == "agent_settled"
     lines = entries(state["sessionFile"])
-    roles = [e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"]
+    roles = [
+        e["message"]["role"] for e in lines if e["type"] == "message" and e["message"]["role"] != "system"
+    ]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
     assert lines[-1]["message"]["stopReason"] == "stop"
     assert lines[-1]["message"]["content"][0]["text"] == "finished after the input ended"

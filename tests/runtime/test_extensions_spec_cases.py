@@ -484,13 +484,20 @@ async def test_85_one_tool_prompt_fires_the_events_in_order(
         seen = recorded(session)
         await session.prompt("go")
         await session.dispose()
+
     # The agent loop opens the first turn before the prompt's own message events (spec 20 §3).
-    request = ["context", "before_provider_request", "after_provider_response", "message_start",
-               "message_update", "message_end"]  # fmt: skip
+    # tau asks before_provider_request, then before_provider_headers (pi 1.6: the other way round).
+    # Each stream event reaches handlers before the message_update it makes (the fake server's
+    # tool call comes in five events, its text in two).
+    def request(events: int) -> list[str]:
+        return ["context", "context_with_system", "before_provider_request", "before_provider_headers",
+                "after_provider_response", "message_start", *["provider_stream_event", "message_update"] * events,
+                "message_end"]  # fmt: skip
+
     assert seen == [
         "session_start", "resources_discover", "input", "before_agent_start", "agent_start",
         "turn_start", "message_start", "message_end",
-        *request, "tool_execution_start", "tool_call", "tool_execution_update", "tool_result", "tool_execution_end",
+        *request(5), "tool_execution_start", "tool_call", "tool_execution_update", "tool_result", "tool_execution_end",
         "message_start", "message_end", "turn_end",
-        "turn_start", *request, "turn_end", "agent_end", "session_shutdown",
+        "turn_start", *request(2), "turn_end", "agent_end", "agent_before_settle", "session_shutdown",
     ]  # fmt: skip

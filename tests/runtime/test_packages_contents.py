@@ -37,6 +37,16 @@ def test_conventional_folders_give_every_kind_and_typescript_is_not_loadable(pac
     assert [Path(p).name for p, _ in contents.not_loadable] == ["b.ts"]
 
 
+def test_a_folder_extension_with_an_index_script_is_not_loadable_with_its_language(package: Path) -> None:
+    (package / "extensions" / "todo").mkdir()
+    (package / "extensions" / "todo" / "index.js").write_text("")
+    contents = package_contents(str(package))
+    assert [(Path(p).name, language) for p, language in contents.not_loadable] == [
+        ("b.ts", "TypeScript"),
+        ("todo", "JavaScript"),
+    ]
+
+
 def test_an_empty_filter_loads_none_of_that_kind_and_an_absent_one_all(package: Path) -> None:
     contents = package_contents(str(package), {"source": ".", "skills": []})
     assert contents.found["skills"] == []

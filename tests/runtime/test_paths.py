@@ -73,6 +73,17 @@ def test_offline_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert is_offline()
 
 
+def test_pis_offline_switch_counts_unless_tau_offline_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TAU_OFFLINE", raising=False)
+    monkeypatch.setenv("PI_OFFLINE", "1")
+    assert is_offline()
+    monkeypatch.setenv("TAU_OFFLINE", "0")
+    assert not is_offline()
+    monkeypatch.delenv("TAU_OFFLINE")
+    monkeypatch.setenv("PI_OFFLINE", "0")
+    assert not is_offline()
+
+
 def test_a_held_lock_makes_a_second_locker_time_out(tmp_path: Path) -> None:
     target = tmp_path / "settings.json"
 

@@ -127,6 +127,26 @@ def test_each_protected_entry_of_tau_needs_trust(tmp_path: Path, entry: str) -> 
     assert has_trust_requiring_resources(str(folder), home=str(tmp_path / "home"))
 
 
+@pytest.mark.parametrize(
+    "entry",
+    ["settings.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md", "mcp.json"],
+)  # fmt: skip
+def test_each_protected_entry_of_pis_project_folder_needs_trust(tmp_path: Path, entry: str) -> None:
+    folder = tmp_path / "p"
+    (folder / ".git").mkdir(parents=True)
+    target = folder / ".pi" / entry
+    target.parent.mkdir(parents=True)
+    target.write_text("{}") if "." in entry else target.mkdir()
+    assert has_trust_requiring_resources(str(folder), home=str(tmp_path / "home"))
+
+
+def test_a_bare_pi_folder_needs_no_trust(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    (folder / ".pi" / "npm").mkdir(parents=True)
+    (folder / ".git").mkdir()
+    assert not has_trust_requiring_resources(str(folder), home=str(tmp_path / "home"))
+
+
 def test_agents_skills_up_to_the_git_root_need_trust_but_the_users_own_do_not(tmp_path: Path) -> None:
     home = tmp_path / "home"
     folder = home / "repo" / "sub"

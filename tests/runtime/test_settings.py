@@ -439,6 +439,24 @@ def test_values_of_the_wrong_type_are_reported_by_key_and_the_defaults_used(cwd:
     assert settings.default_thinking_level is None
 
 
+@pytest.mark.parametrize(("value", "read"), [("header", "header"), (True, True), (False, False)])
+def test_quiet_startup_takes_header_as_pi_does(cwd: Path, agent: Path, value: object, read: object) -> None:
+    write_json(agent / "settings.json", {"quietStartup": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.quiet_startup == read
+
+
+def test_a_quiet_startup_word_other_than_header_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"quietStartup": "yes"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"quietStartup" should be true, false or "header", not "yes"' in problem
+    assert settings.quiet_startup is False
+
+
 def test_negative_retry_values_are_reported_and_the_defaults_used(cwd: Path, agent: Path) -> None:
     write_json(
         agent / "settings.json",
@@ -461,3 +479,80 @@ def test_unknown_keys_and_valid_values_are_not_reported(cwd: Path, agent: Path) 
         {"somePiOnlyKey": [1, 2], "retry": {"maxRetries": 5, "provider": {"idleTimeoutMs": 0}}, "skills": []},
     )
     assert manager(cwd, agent).drain_errors() == []
+
+
+# ---- pi's .pi/settings.json ----------------------------------------------------------------------
+
+
+def test_pi_project_settings_lie_under_the_tau_ones_and_are_never_written(cwd: Path, agent: Path) -> None:
+    pi_file = cwd / ".pi" / "settings.json"
+    write_json(pi_file, {"steeringMode": "all", "shellPath": "/bin/pi-sh", "compaction": {"enabled": False}})
+    write_json(
+        cwd / ".tau" / "settings.json", {"steeringMode": "one-at-a-time", "compaction": {"reserveTokens": 1}}
+    )
+    settings = manager(cwd, agent)
+    assert settings.get("steeringMode") == "one-at-a-time"
+    assert settings.get("shellPath") == "/bin/pi-sh"
+    assert settings.get("compaction") == {"enabled": False, "reserveTokens": 1}
+    settings.set("shellPath", "/bin/tau-sh", scope="project")
+    assert settings.get("shellPath") == "/bin/tau-sh"
+    assert read_json(pi_file)["shellPath"] == "/bin/pi-sh"
+    assert read_json(cwd / ".tau" / "settings.json")["shellPath"] == "/bin/tau-sh"
+
+
+def test_pi_project_settings_are_not_read_for_a_folder_not_trusted(cwd: Path, agent: Path) -> None:
+    write_json(cwd / ".pi" / "settings.json", {"steeringMode": "all"})
+    assert SettingsManager.create(cwd, agent, project=False).get_scope("project") == {}
+
+
+def test_pi_project_resource_paths_point_into_the_pi_folder_and_its_packages_stay_pis(
+    cwd: Path, agent: Path
+) -> None:
+    pi = cwd / ".pi"
+    write_json(
+        pi / "settings.json",
+        {
+            "skills": ["team", "!drafts/*", "!draft-*", "+team/keep", "-team/old", "~/mine", "/abs/x"],
+            "extensions": ["-builtin:mcp", "ext/a.py"],
+            "packages": ["npm:@someone/pi-thing"],
+        },
+    )
+    project = manager(cwd, agent).get_scope("project")
+    assert project["skills"] == [
+        f"{pi}/team", f"!{pi}/drafts/*", "!draft-*", f"+{pi}/team/keep", f"-{pi}/team/old", "~/mine", "/abs/x",
+    ]  # fmt: skip
+    assert project["extensions"] == ["-builtin:mcp", f"{pi}/ext/a.py"]
+    assert "packages" not in project
+
+
+def test_a_broken_pi_project_settings_file_is_reported_and_the_rest_loads(cwd: Path, agent: Path) -> None:
+    (cwd / ".pi").mkdir()
+    (cwd / ".pi" / "settings.json").write_text("{broken")
+    write_json(cwd / ".tau" / "settings.json", {"steeringMode": "all"})
+    settings = manager(cwd, agent)
+    assert settings.get("steeringMode") == "all"
+    [error] = settings.drain_errors()
+    assert error.scope == "project"
+    assert str(cwd / ".pi" / "settings.json") in str(error)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"), [(None, "auto"), ("auto", "auto"), (4, 4), (2.7, 2), (0, 1), (-3, 1), (500, 100)]
+)
+def test_fullscreen_wheel_scroll_lines_is_auto_or_1_to_100(
+    cwd: Path, agent: Path, value: object, read: object
+) -> None:
+    write_json(agent / "settings.json", {} if value is None else {"fullscreenWheelScrollLines": value})
+    settings = manager(cwd, agent)
+
+    assert settings.drain_errors() == []
+    assert settings.fullscreen_wheel_scroll_lines == read
+
+
+def test_a_wheel_scroll_word_other_than_auto_is_reported(cwd: Path, agent: Path) -> None:
+    write_json(agent / "settings.json", {"fullscreenWheelScrollLines": "fast"})
+    settings = manager(cwd, agent)
+
+    [problem] = [e.error.message for e in settings.drain_errors()]
+    assert '"fullscreenWheelScrollLines" should be "auto" or a number of lines, not "fast"' in problem
+    assert settings.fullscreen_wheel_scroll_lines == "auto"

@@ -223,6 +223,28 @@ async def test_spawn_hook_can_rewrite_the_environment(
     assert text_of(await run(tool, {"command": "echo $TAU_TEST_VALUE"})) == "from-hook\n"
 
 
+async def test_session_env_is_read_per_command_before_the_spawn_hook_and_none_unsets(
+    tmp_path: Path, run: Any, text_of: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TAU_TEST_STALE", "inherited")
+    values = iter(["first", "second"])
+    seen: list[str] = []
+
+    def session_env() -> dict[str, str | None]:
+        return {"TAU_TEST_MODEL": next(values), "TAU_TEST_STALE": None}
+
+    def hook(context: Any) -> Any:
+        seen.append(context.env["TAU_TEST_MODEL"])
+        return context
+
+    tool = create_bash_tool(str(tmp_path), spawn_hook=hook, session_env=session_env)
+    command = {"command": 'echo "$TAU_TEST_MODEL ${TAU_TEST_STALE-unset}"'}
+    assert text_of(await run(tool, command)) == "first unset\n"
+    assert text_of(await run(tool, command)) == "second unset\n"
+    assert seen == ["first", "second"]
+    assert tool.prompt_guidelines and not create_bash_tool(str(tmp_path)).prompt_guidelines
+
+
 async def test_bin_dir_comes_first_on_path(tmp_path: Path, run: Any, text_of: Callable[..., str]) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

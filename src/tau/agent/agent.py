@@ -37,7 +37,7 @@ from tau.agent.queues import MessageQueue, QueueMode
 from tau.agent.state import AgentState
 from tau.agent.tool import AgentTool
 from tau.ai.abort import AbortController, AbortSignal
-from tau.ai.options import PayloadHook, ResponseHook, SimpleStreamOptions
+from tau.ai.options import HeadersHook, PayloadHook, ResponseHook, SimpleStreamOptions, StreamEventHook
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
 
@@ -76,6 +76,8 @@ class Agent:
         api_key: str | None = None,
         on_payload: PayloadHook | None = None,
         on_response: ResponseHook | None = None,
+        on_headers: HeadersHook | None = None,
+        on_stream_event: StreamEventHook | None = None,
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         steering_mode: QueueMode = "one-at-a-time",
@@ -103,6 +105,8 @@ class Agent:
         self.api_key = api_key
         self.on_payload = on_payload
         self.on_response = on_response
+        self.on_headers = on_headers
+        self.on_stream_event = on_stream_event
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.session_id = session_id
@@ -311,6 +315,8 @@ class Agent:
             api_key=self.api_key,
             on_payload=self.on_payload,
             on_response=self.on_response,
+            on_headers=self.on_headers,
+            on_stream_event=self.on_stream_event,
             extra={"transport": self.transport},
         )
         if self.websocket_connect_timeout_ms is not None:

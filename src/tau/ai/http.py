@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tau._pattern import lazy_pattern
 from tau.ai import wire
-from tau.ai.options import ResponseInfo, StreamOptions, payload_hook_wanted
+from tau.ai.options import ResponseInfo, StreamEventHook, StreamOptions, payload_hook_wanted
 from tau.ai.redaction import register_secret
 from tau.ai.request_cache import encode_body, expose_body
 from tau.ai.sse import EventStreamParser, ServerSentEvent
@@ -225,6 +225,32 @@ async def apply_payload_hook(payload: JsonObject, model: Model, options: StreamO
     return result if isinstance(result, dict) else payload
 
 
+async def apply_headers_hook(headers: dict[str, str], model: Model, options: StreamOptions) -> dict[str, str]:
+    """The headers after ``on_headers`` changed them in place (a ``None`` value removes one)."""
+    hook = options.on_headers
+    wants = getattr(hook, "wants_headers", None)
+    if hook is None or (wants is not None and not wants()):
+        return headers
+    editable: dict[str, str | None] = dict(headers)
+    result = hook(editable, model)
+    if inspect.isawaitable(result):
+        await result
+    kept: dict[str, tuple[str, str]] = {}  # case-insensitive, in order: a later spelling wins
+    for key, value in editable.items():
+        if value is None:
+            kept.pop(str(key).lower(), None)
+        else:
+            kept[str(key).lower()] = (str(key), str(value))
+    return dict(kept.values())
+
+
+async def notify_stream_event(hook: StreamEventHook, data: Any, model: Model) -> None:
+    """Show one parsed stream event to ``hook`` (see ``stream_event_hook``)."""
+    result = hook(data, model)
+    if inspect.isawaitable(result):
+        await result
+
+
 async def _sleep_abortable(seconds: float, options: StreamOptions) -> None:
     if options.signal is None:
         await asyncio.sleep(seconds)
@@ -270,6 +296,8 @@ async def open_stream(
     if packed is not None:
         content, encoding = packed
         request_headers = merge_headers(request_headers, {"content-encoding": encoding})
+    if options.on_headers is not None:
+        request_headers = await apply_headers_hook(request_headers, model, options)
     _check_headers(request_headers)
     while True:
         try:

@@ -34,6 +34,25 @@ class ResponseInfo(Struct):
 
 ResponseHook: TypeAlias = Callable[[ResponseInfo, Model], "Awaitable[None] | None"]
 
+HeadersHook: TypeAlias = Callable[[dict[str, "str | None"], Model], "Awaitable[None] | None"]
+"""Sees the assembled headers of each HTTP request once (retries reuse them) and may change the
+dict in place: a ``None`` value removes that header."""
+
+StreamEventHook: TypeAlias = Callable[[Any, Model], "Awaitable[None] | None"]
+"""Sees each parsed provider stream event (a JSON object, as the provider sent it) before it is
+normalized; read-only. A hook object may have a ``wants_events()`` method: while it returns false
+(asked once per request), the provider makes no call per event."""
+
+
+def stream_event_hook(options: StreamOptions) -> StreamEventHook | None:
+    """The hook to call for each stream event of the next request, or ``None`` (no call at all)."""
+    hook = options.on_stream_event
+    if hook is None:
+        return None
+    wants = getattr(hook, "wants_events", None)
+    return hook if wants is None or wants() else None
+
+
 DEFAULT_IDLE_TIMEOUT_MS = 120_000
 DEFAULT_TIMEOUT_MS = 300_000
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
@@ -58,6 +77,8 @@ class StreamOptions(Struct, kw_only=True):
     session_id: str | None = None
     on_payload: PayloadHook | None = None
     on_response: ResponseHook | None = None
+    on_headers: HeadersHook | None = None
+    on_stream_event: StreamEventHook | None = None
     headers: dict[str, str] | None = None
     timeout_ms: int | None = DEFAULT_TIMEOUT_MS
     max_retries: int = 0

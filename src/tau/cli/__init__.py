@@ -17,4 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()
+    if argv is None:  # the command itself, not a program calling it: mark the process as pi does
+        from tau.runtime.shell_environment import mark_process
+
+        mark_process()
     return run(argv, process_ends=argv is None)

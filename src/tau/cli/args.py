@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Mode = Literal["text", "json", "rpc", "acp"]
+SANDBOX_MODES = ("off", "read-only", "workspace-write")  # as tau.tools.sandbox (not imported at start)
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 RESERVED_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
@@ -57,6 +58,8 @@ class Args:
     use_theme: str | None = None
     no_themes: bool = False
     no_context_files: bool = False
+    sandbox: str | None = None
+    """``--sandbox off|read-only|workspace-write``: the fence of the agent's commands for this run."""
     export: str | None = None
     list_models: bool = False
     list_models_search: str | None = None
@@ -157,7 +160,17 @@ def parse_args(argv: list[str]) -> Args:
             arg in _VALUE_FLAGS
             or arg in _REPEATABLE_FLAGS
             or arg
-            in ("--mode", "--tui-mode", "--models", "--tools", "-t", "--exclude-tools", "-xt", "--thinking")
+            in (
+                "--mode",
+                "--sandbox",
+                "--tui-mode",
+                "--models",
+                "--tools",
+                "-t",
+                "--exclude-tools",
+                "-xt",
+                "--thinking",
+            )
         ):
             if following is None:
                 args.errors.append(f"{arg} needs a value")
@@ -208,6 +221,13 @@ def parse_args(argv: list[str]) -> Args:
             args.errors.append(f"--session-id cannot be combined with {', '.join(clashing)}")
     if args.name is not None and not args.name.strip():
         args.errors.append("--name needs a non-empty name")
+    if any(e.startswith("builtin:") for e in args.extensions):
+        from tau.runtime.builtin_extensions import builtin_name, missing_builtin
+
+        for entry in args.extensions:
+            builtin = builtin_name(entry)
+            if builtin is not None and (why := missing_builtin(builtin)) is not None:
+                args.errors.append(f"-e {entry if entry.isprintable() else repr(entry)}: {why}")
     return args
 
 
@@ -222,6 +242,11 @@ def _apply_value_flag(args: Args, flag: str, value: str) -> None:
             args.tui_mode = value
         else:
             args.errors.append(f'--tui-mode "{value}" is not a mode; use fullscreen or regular')
+    elif flag == "--sandbox":
+        if value in SANDBOX_MODES:
+            args.sandbox = value
+        else:
+            args.errors.append(f'--sandbox "{value}" is not a sandbox mode; use {", ".join(SANDBOX_MODES)}')
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):

@@ -61,6 +61,8 @@ Options:
                                  light/dark: the first on a light terminal, the second on a dark one
   --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
                                  (default: the tuiMode setting)
+  --sandbox <mode>               Fence the agent's commands: off, read-only, workspace-write
+                                 (default: the sandbox setting; Linux, needs bubblewrap)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run
   -na, --no-approve              Ignore this folder's .tau extensions and settings for this run
   --offline                      No network at start-up (also TAU_OFFLINE=1)
@@ -80,7 +82,8 @@ Examples:
 Environment:
   TAU_AGENT_DIR        Configuration and sessions (default ~/.tau/agent)
   TAU_SESSION_DIR      Session storage (default <agent dir>/sessions)
-  TAU_OFFLINE          1 = no network at start-up
+  TAU_OFFLINE          1 = no network at start-up (pi's PI_OFFLINE too)
+  TAU_CACHE_RETENTION  long = longer prompt caching where offered (pi's PI_CACHE_RETENTION too)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, ...
                        Provider keys (or put them in <agent dir>/auth.json)
 """

@@ -765,6 +765,7 @@ async def _run_interactive(
         open_resume_picker=args.resume,
         theme=theme,
         tui_mode=args.tui_mode,
+        verbose=args.verbose,
     )
 
 
@@ -829,6 +830,7 @@ def _create_runtime(
         project_trusted=trust.is_trusted,
         preloaded_extensions=lambda cwd: decided_with.pop(cwd, None),
         prebuilt_services=prebuilt_services,
+        sandbox_mode=args.sandbox,
     )
     runtime = create_agent_session_runtime(
         factory, cwd=session_manager.get_cwd(), agent_dir=agent_dir, session_manager=session_manager
@@ -866,6 +868,7 @@ def _create_services(
         extension_options=_extension_options(args, flag_values),
         project_trusted=project_trusted,
         preloaded_extensions=preloaded,
+        sandbox_mode=args.sandbox,
     )
 
 
@@ -892,7 +895,9 @@ def _extension_options(
     from tau.runtime.extension_loading import ExtensionOptions
 
     return ExtensionOptions(
-        paths=[os.path.abspath(os.path.expanduser(p)) for p in args.extensions],
+        paths=[
+            p if p.startswith("builtin:") else os.path.abspath(os.path.expanduser(p)) for p in args.extensions
+        ],
         no_extensions=args.no_extensions,
         no_mcp=args.no_mcp,
         flag_values=args.unknown_flags if flag_values is None else flag_values,

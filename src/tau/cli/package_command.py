@@ -277,8 +277,8 @@ def _describe(package: Any) -> list[str]:
             continue
         names = ", ".join(_short(p, package.install_dir) for p in paths)
         lines.append(f"{kind}: {names}")
-    for path, why in contents.not_loadable:
-        lines.append(f"not loadable: {_short(path, package.install_dir)} ({why})")
+    for path, language in contents.not_loadable:
+        lines.append(f"{_short(path, package.install_dir)}: not loadable ({language})")
     lines += contents.problems
     if package.source.kind == "pip":
         lines += _entry_point_lines(package.install_dir)

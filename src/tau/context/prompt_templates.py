@@ -13,6 +13,7 @@ from msgspec import Struct, field
 from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
+from tau.context.project_dirs import project_dirs
 from tau.context.settings_entries import SettingsEntries
 
 TemplateSource: TypeAlias = Literal["path", "project", "user"]
@@ -81,7 +82,7 @@ def load_prompt_templates(
     include_project: bool = True,
 ) -> LoadPromptTemplatesResult:
     """Templates from explicit paths, then the project's (its settings' ``prompts`` paths, then
-    ``<cwd>/.tau/prompts``), then the user's (its settings' paths, then ``<agent_dir>/prompts``).
+    ``<cwd>/.tau/prompts``, then pi's ``<cwd>/.pi/prompts``), then the user's (its settings' paths, then ``<agent_dir>/prompts``).
 
     Folders are read without recursion, ``*.md`` only, in name order. Each scope's settings entries
     also switch off (and on) what is found in that scope. A file reached twice loads once; the first
@@ -94,20 +95,22 @@ def load_prompt_templates(
         path = os.path.abspath(os.path.join(cwd, os.path.expanduser(raw.strip())))
         found += [(p, "path") for p in _template_files(path, result.diagnostics)]
     if include_defaults:
-        project_dir = os.path.join(os.path.abspath(cwd), ".tau")
-        scopes: list[tuple[TemplateSource, SettingsEntries, str]] = [
-            ("project", project_entries or SettingsEntries(project_dir), project_dir),
-            ("user", user_entries or SettingsEntries(os.path.abspath(agent_dir)), os.path.abspath(agent_dir)),
+        folders = project_dirs(cwd)
+        agent = os.path.abspath(agent_dir)
+        scopes: list[tuple[TemplateSource, SettingsEntries, list[str]]] = [
+            ("project", project_entries or SettingsEntries(folders[0]), folders),
+            ("user", user_entries or SettingsEntries(agent), [agent]),
         ]
-        for source, entries, base in scopes:
+        for source, entries, bases in scopes:
             if source == "project" and not include_project:
                 continue
             for path in entries.paths:
                 found += [
                     (p, source) for p in _template_files(path, result.diagnostics) if entries.enables(p)
                 ]
-            discovered = _markdown_files(os.path.join(base, "prompts"))
-            found += [(p, source) for p in discovered if entries.enables(p, base)]
+            for base in bases:
+                discovered = _markdown_files(os.path.join(base, "prompts"))
+                found += [(p, source) for p in discovered if entries.enables(p, base)]
 
     by_name: dict[str, PromptTemplate] = {}
     seen: set[str] = set()

@@ -14,13 +14,13 @@ from pathlib import Path
 from tau.agent.tool import AgentTool
 from tau.context.context_files import ContextFile, load_context_files
 from tau.context.diagnostics import ResourceDiagnostic
+from tau.context.project_dirs import PROJECT_DIR_NAME, project_dirs
 from tau.context.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.context.settings_entries import EntriesSource, ResourceKind, SettingsEntries, SettingsScope
 from tau.context.skills import Skill, load_skills
 from tau.context.system_prompt import SystemPromptOptions
 
 AGENT_DIR_ENV = "TAU_AGENT_DIR"
-PROJECT_DIR_NAME = ".tau"
 SYSTEM_PROMPT_FILE = "SYSTEM.md"
 APPEND_SYSTEM_PROMPT_FILE = "APPEND_SYSTEM.md"
 
@@ -39,10 +39,11 @@ class ResourceLoader:
 
     ``system_prompt`` and each of ``append_system_prompts`` are CLI values: a readable file's path
     (relative to ``cwd``) means its text, anything else is the text itself. Without them,
-    ``.tau/SYSTEM.md`` / ``.tau/APPEND_SYSTEM.md`` in ``cwd`` win over the agent dir's. The ``no_*``
+    ``SYSTEM.md`` / ``APPEND_SYSTEM.md`` of the project (``.tau/``, else pi's ``.pi/``) win over the
+    agent dir's. The ``no_*``
     switches turn discovery off but keep explicit paths. ``settings_entries`` gives the settings'
     ``skills`` and ``prompts`` arrays, asked again on every ``reload()``. ``include_project=False``
-    (a folder not trusted) reads nothing of ``<cwd>/.tau`` or ``.agents/skills``; context files
+    (a folder not trusted) reads nothing of ``<cwd>/.tau``, ``<cwd>/.pi`` or ``.agents/skills``; context files
     (AGENTS.md) still load: they are text for the model, not configuration.
     """
 
@@ -157,8 +158,9 @@ class ResourceLoader:
         )
 
     def _prompt_file(self, name: str, diagnostics: list[ResourceDiagnostic]) -> str | None:
-        """The project's copy of ``name`` if it exists, else the agent dir's, else None."""
-        folders = [os.path.join(self.cwd, PROJECT_DIR_NAME)] if self.include_project else []
+        """The project's copy of ``name`` (``.tau/``'s, else ``.pi/``'s) if it exists, else the agent
+        dir's, else None."""
+        folders = project_dirs(self.cwd) if self.include_project else []
         for folder in (*folders, self.agent_dir):
             path = os.path.join(folder, name)
             if os.path.isfile(path):

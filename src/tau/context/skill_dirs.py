@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from tau.context.project_dirs import project_dirs
+
 SkillSource: TypeAlias = Literal["path", "project", "user"]
 
 
@@ -17,7 +19,9 @@ def default_skill_dirs(
     ``*.md`` files in it count as skills."""
     cwd = os.path.abspath(cwd)
     home_dir = home if home is not None else str(Path.home())
-    dirs: list[tuple[str, SkillSource, bool]] = [(os.path.join(cwd, ".tau", "skills"), "project", True)]
+    dirs: list[tuple[str, SkillSource, bool]] = [
+        (os.path.join(folder, "skills"), "project", True) for folder in project_dirs(cwd)
+    ]
     dirs += [(os.path.join(d, ".agents", "skills"), "project", False) for d in _up_to_git_root(cwd)]
     dirs.append((os.path.join(os.path.abspath(agent_dir), "skills"), "user", True))
     dirs.append((os.path.join(home_dir, ".agents", "skills"), "user", False))

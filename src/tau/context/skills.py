@@ -172,7 +172,7 @@ def load_skills(
     """Skills from every location, first-loaded winning a name.
 
     Order: explicit ``skill_paths`` (files or folders, kept even when ``include_defaults`` is off),
-    then the project's (its settings' ``skills`` paths, ``<cwd>/.tau/skills``, then ``.agents/skills``
+    then the project's (its settings' ``skills`` paths, ``<cwd>/.tau/skills``, ``<cwd>/.pi/skills``, then ``.agents/skills``
     from cwd up to the git root), then the user's (its settings' paths, ``<agent_dir>/skills``,
     ``~/.agents/skills``). Each scope's settings entries also switch off (and on) what is found in
     that scope. A same-named later skill gives a ``collision`` diagnostic; the same file reached

@@ -55,6 +55,8 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
     readme_path: str | None = None
+    sandbox: str | None = None
+    """The sandbox's one line (mode, writable folders, network), after the cwd; ``None`` when off."""
     sections: dict[str, str] = field(default_factory=dict)
     """Extensions' own sections, by name: each goes last, in ``<name>`` tags; an empty one is
     left out. A ``before_agent_start`` handler sets them; one that changes is sent alone."""
@@ -112,6 +114,8 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
     if "read" in tools and (skills_index := format_skills_for_prompt(options.skills)):
         sections["skills"] = skills_index
     sections["cwd"] = "Current working directory: " + options.cwd.replace("\\", "/")
+    if options.sandbox:
+        sections["sandbox"] = options.sandbox
     for name, content in options.sections.items():
         check_section_name(name, sections)
         if content:
@@ -121,7 +125,7 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
 
 _SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 BUILT_IN_SECTIONS = frozenset(
-    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "cwd"}
+    {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "cwd", "sandbox"}
 )
 
 

@@ -1,4 +1,4 @@
-"""The 29 events an extension can handle (pi 0.73), one dataclass each, with pi's field names.
+"""The events an extension can handle (pi 1.6), one dataclass each, with pi's field names.
 
 Attributes are pi's names in snake_case (``tool_call_id`` for ``toolCallId``); ``type`` is the
 event name that ``tau.on(...)`` takes. What a handler may return for each event, and how the
@@ -6,11 +6,12 @@ results of several handlers combine, is in ``results`` and ``runner``.
 
 Lifecycle: ``session_start`` → ``resources_discover`` at startup; ``session_before_switch`` /
 ``session_before_fork`` → ``session_shutdown`` → (new runner) ``session_start`` on replacement;
-``session_before_compact`` → ``session_compact``; ``session_before_tree`` → ``session_tree``.
+``session_before_compact`` → ``session_compact`` (or ``session_compact_failed``); ``session_before_tree`` → ``session_tree``.
 Per prompt: ``input`` → ``before_agent_start`` → ``agent_start`` → per turn ``turn_start`` →
-``context`` → ``before_provider_request`` → ``after_provider_response`` → ``message_*`` → per tool
+``context`` → ``context_with_system`` → ``before_provider_request`` → ``before_provider_headers``
+→ ``after_provider_response`` → ``provider_stream_event`` / ``message_*`` → per tool
 ``tool_execution_start`` → ``tool_call`` → ``tool_execution_update`` → ``tool_result`` →
-``tool_execution_end`` → ``turn_end`` … → ``agent_end``.
+``tool_execution_end`` → ``turn_end`` … → ``agent_end`` → ``agent_before_settle``.
 """
 
 from __future__ import annotations
@@ -52,12 +53,15 @@ __all__ = [
     "COMBINED_EVENTS",
     "EVENT_TYPES",
     "AfterProviderResponseEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
+    "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "CacheWarmingDecisionEvent",
     "ContextEvent",
+    "ContextWithSystemEvent",
     "ExtensionEvent",
     "InputEvent",
     "InputSource",
@@ -66,12 +70,14 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "ProjectTrustEvent",
+    "ProviderStreamEvent",
     "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
     "SessionBeforeTreeEvent",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
@@ -84,6 +90,8 @@ __all__ = [
     "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
     "UserBashEvent",
     "from_agent_event",
 ]
@@ -148,6 +156,19 @@ class SessionCompactEvent(Struct):
     compaction_entry: CompactionEntry
     from_extension: bool
     type: ClassVar[Literal["session_compact"]] = "session_compact"
+
+
+class SessionCompactFailedEvent(Struct):
+    """A compaction failed (``error_message``) or was stopped (``aborted``: by the user or a
+    ``session_before_compact`` cancel). ``reason``: ``manual`` (/compact), ``threshold`` or
+    ``overflow``; ``from_extension``: the summary being stored came from a handler."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    error_message: str | None
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+    type: ClassVar[Literal["session_compact_failed"]] = "session_compact_failed"
 
 
 class TreePreparation(Struct):
@@ -223,6 +244,35 @@ class BeforeProviderRequestEvent(Struct):
     type: ClassVar[Literal["before_provider_request"]] = "before_provider_request"
 
 
+class ContextWithSystemEvent(Struct):
+    """The whole transcript of the next model call, after every ``context`` handler: system
+    messages included (the first holds the prompt and tools, later ones their changes). Return
+    ``{messages}`` to send those instead: the request then takes its prompt and tools from their
+    system messages, so the first message must stay a system message."""
+
+    messages: list[AgentMessage]
+    type: ClassVar[Literal["context_with_system"]] = "context_with_system"
+
+
+class BeforeProviderHeadersEvent(Struct):
+    """The assembled HTTP headers of the next provider request; change ``headers`` in place (a
+    ``None`` value removes that header). Once per request: retries send the same headers."""
+
+    headers: dict[str, str | None]
+    type: ClassVar[Literal["before_provider_headers"]] = "before_provider_headers"
+
+
+class ProviderStreamEvent(Struct):
+    """One parsed event of the provider's stream (``data``, as the provider sent it: read only),
+    before tau turns it into message updates. Handlers are awaited in stream order."""
+
+    data: Any
+    provider: str
+    api: str
+    model: str
+    type: ClassVar[Literal["provider_stream_event"]] = "provider_stream_event"
+
+
 class AfterProviderResponseEvent(Struct):
     status: int
     headers: dict[str, str]
@@ -235,6 +285,20 @@ class AfterProviderResponseEvent(Struct):
 # The agent's own events reach extensions as they are; only the turn events gain a turn index.
 AgentStartEvent = AgentStart
 AgentEndEvent = AgentEnd
+
+
+class AgentBeforeSettleEvent(Struct):
+    """The run is about to settle (no retry, compaction or queued message follows); not after an
+    abort. ``entries`` (pi's drafts, dicts: ``custom`` or ``custom_message``) and ``continue_`` are
+    what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
+    entries (a ``custom_message`` joins the context) and ask for one more model request.
+    ``outcome``: ``"completed"`` or ``"error"``; ``messages``: the context as it stands."""
+
+    entries: list[JsonObject]
+    continue_: bool
+    outcome: Literal["completed", "aborted", "error"]
+    messages: list[AgentMessage]
+    type: ClassVar[Literal["agent_before_settle"]] = "agent_before_settle"
 
 
 class TurnStartEvent(Struct):
@@ -309,6 +373,25 @@ class CacheWarmingDecisionEvent(Struct):
     type: ClassVar[Literal["cache_warming_decision"]] = "cache_warming_decision"
 
 
+class UiPromptStartEvent(Struct):
+    """An extension dialog (``ctx.ui.select`` / ``confirm`` / ``input`` / ``editor``) now waits for
+    the user; nested dialogs make one span, named after the outer one. Not awaited."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: ClassVar[Literal["ui_prompt_start"]] = "ui_prompt_start"
+
+
+class UiPromptEndEvent(Struct):
+    """The dialog span ``ui_prompt_start`` opened has closed: tau no longer waits for the user."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: ClassVar[Literal["ui_prompt_end"]] = "ui_prompt_end"
+
+
 class UserBashEvent(Struct):
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -325,6 +408,7 @@ ExtensionEvent: TypeAlias = (
     | SessionBeforeForkEvent
     | SessionBeforeCompactEvent
     | SessionCompactEvent
+    | SessionCompactFailedEvent
     | SessionBeforeTreeEvent
     | SessionTreeEvent
     | SessionShutdownEvent
@@ -332,6 +416,7 @@ ExtensionEvent: TypeAlias = (
     | BeforeAgentStartEvent
     | AgentStartEvent
     | AgentEndEvent
+    | AgentBeforeSettleEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -343,12 +428,17 @@ ExtensionEvent: TypeAlias = (
     | ContextEvent
     | BeforeProviderRequestEvent
     | AfterProviderResponseEvent
+    | ContextWithSystemEvent
+    | BeforeProviderHeadersEvent
+    | ProviderStreamEvent
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
     | ToolCallEvent
     | ToolResultEvent
     | UserBashEvent
     | CacheWarmingDecisionEvent
+    | UiPromptStartEvent
+    | UiPromptEndEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -360,6 +450,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "session_before_fork",
         "session_before_compact",
         "session_compact",
+        "session_compact_failed",
         "session_before_tree",
         "session_tree",
         "session_shutdown",
@@ -367,6 +458,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "before_agent_start",
         "agent_start",
         "agent_end",
+        "agent_before_settle",
         "turn_start",
         "turn_end",
         "message_start",
@@ -378,12 +470,17 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "context",
         "before_provider_request",
         "after_provider_response",
+        "context_with_system",
+        "before_provider_headers",
+        "provider_stream_event",
         "model_select",
         "thinking_level_select",
         "tool_call",
         "tool_result",
         "user_bash",
         "cache_warming_decision",
+        "ui_prompt_start",
+        "ui_prompt_end",
     }
 )
 
@@ -398,6 +495,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "input",
         "before_agent_start",
         "context",
+        "context_with_system",
         "before_provider_request",
         "message_end",
         "tool_call",
@@ -406,6 +504,7 @@ COMBINED_EVENTS: frozenset[str] = frozenset(
         "resources_discover",
         "project_trust",
         "cache_warming_decision",
+        "agent_before_settle",
     }
 )
 """Handler results combine by an event-specific rule (the runner's ``emit_<event>`` method)."""

@@ -10,7 +10,7 @@ An extension is a Python module exposing ``setup(tau)`` (plain or ``async``):
   found in the installed environment only, never in the working folder (see ``tau._import_path``).
 
 Discovery order (first wins on duplicates): CLI ``-e`` paths, project settings entries,
-``<cwd>/.tau/extensions/``, user settings entries, ``<agent dir>/extensions/``, entry points.
+``<cwd>/.tau/extensions/``, ``<cwd>/.pi/extensions/``, user settings entries, ``<agent dir>/extensions/``, entry points.
 A folder is scanned one level deep. Files and folders are imported under a new module name on
 every load, so a reload gives fresh module state; entry-point modules are ordinary imports.
 
@@ -39,7 +39,8 @@ from typing import Any, Literal, TypeAlias
 from msgspec import Struct, field
 
 from tau._import_path import add_extension_folder, installed_import_path
-from tau.context.resources import PROJECT_DIR_NAME, default_agent_dir
+from tau.context.project_dirs import project_dirs
+from tau.context.resources import default_agent_dir
 from tau.context.settings_entries import SettingsEntries
 from tau.extensions.api import ExtensionAPI
 from tau.extensions.errors import (
@@ -48,6 +49,7 @@ from tau.extensions.errors import (
     describe_exception,
     exception_location,
 )
+from tau.extensions.foreign import not_loadable_reason, script_language
 from tau.extensions.registry import Extension
 from tau.extensions.runner import ExtensionRunner
 from tau.extensions.types import FlagValue
@@ -114,7 +116,8 @@ def discover_extensions(
     ``!glob`` / ``+path`` / ``-path`` entries switch off and on what that scope lists or
     discovers, see ``tau.context.settings_entries``). ``include_defaults=False``
     (``--no-extensions``) keeps only the CLI paths; ``include_project=False`` (a folder not
-    trusted) leaves out ``<cwd>/.tau/extensions`` and the project settings entries.
+    trusted) leaves out ``<cwd>/.tau/extensions``, ``<cwd>/.pi/extensions`` (its Python ones; pi's
+    own TypeScript ones are not read here) and the project settings entries.
     """
     cwd = os.path.abspath(cwd)
     agent = os.path.abspath(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -133,13 +136,14 @@ def discover_extensions(
     for entry in cli_paths:
         add(_explicit(os.path.normpath(os.path.join(cwd, os.path.expanduser(entry))), found.diagnostics))
     if include_defaults:
-        project = os.path.join(cwd, PROJECT_DIR_NAME)
+        project = project_dirs(cwd)
         scopes = [(project_settings_paths, project)] if include_project else []
-        for raw, base in (*scopes, (user_settings_paths, agent)):
-            entries = SettingsEntries.parse(raw, base)
+        for raw, bases in (*scopes, (user_settings_paths, [agent])):
+            entries = SettingsEntries.parse(raw, bases[0])
             for path in entries.paths:
                 add(_explicit(path, found.diagnostics), entries)
-            add(_scan_dir(os.path.join(base, EXTENSIONS_DIR), found.diagnostics), entries)
+            for base in bases:
+                add(_scan_dir(os.path.join(base, EXTENSIONS_DIR), found.diagnostics), entries)
         if include_entry_points:
             add(_entry_points(cwd, found.diagnostics))
     return found
@@ -147,6 +151,10 @@ def discover_extensions(
 
 def _explicit(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[ExtensionSource]:
     """A path named by the user: a file, a package, a pyproject folder, or a folder to scan."""
+    language = script_language(path)
+    if language is not None:
+        diagnostics.append(ExtensionDiagnostic("warning", not_loadable_reason(language), path=path))
+        return []
     if os.path.isfile(path):
         if not path.endswith(".py"):
             diagnostics.append(ExtensionDiagnostic("error", "not a Python file (expected .py)", path=path))
@@ -215,6 +223,8 @@ def _scan_dir(path: str, diagnostics: list[ExtensionDiagnostic]) -> list[Extensi
         full = os.path.join(path, name)
         if os.path.isfile(full) and name.endswith(".py"):
             sources.append(ExtensionSource("file", name[:-3], full))
+        elif (language := script_language(full)) is not None:
+            diagnostics.append(ExtensionDiagnostic("warning", not_loadable_reason(language), path=full))
         elif os.path.isdir(full):
             sources.extend(_folder(full, diagnostics) or [])
     return sources

@@ -65,6 +65,13 @@ class ErrorReporter:
             line=where.line if where else None,
             path=where.path if where else None,
         )
+        self._deliver(report)
+
+    def report_problem(self, source: str, event: str, problem: str) -> None:
+        """Record a problem of tau's own at an extension boundary, under ``source`` (``<boundary>``)."""
+        self._deliver(ExtensionErrorReport(source, source, event, problem))
+
+    def _deliver(self, report: ExtensionErrorReport) -> None:
         self.errors.append(report)
         del self.errors[:-MAX_KEPT_ERRORS]
         if not self._listeners:

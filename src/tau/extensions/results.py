@@ -389,18 +389,21 @@ def _message_end(value: Any) -> MessageEndResult:
     return MessageEndResult(message)
 
 
-def _context(value: Any) -> ContextResult:
-    what = "context"
+def _context(value: Any, what: str = "context") -> ContextResult:
     got = _mapping_or(ContextResult, value, what)
     messages = (
         got.messages if isinstance(got, ContextResult) else _keys(got, {"messages"}, what).get("messages")
     )
     if not isinstance(messages, list):
-        raise MalformedResultError(f"context result: 'messages' must be a list, not {_kind(messages)}")
+        raise MalformedResultError(f"{what} result: 'messages' must be a list, not {_kind(messages)}")
     for message in messages:
         if not isinstance(getattr(message, "role", None), str):
-            raise MalformedResultError(f"context result: {_kind(message)} in 'messages' is not a message")
+            raise MalformedResultError(f"{what} result: {_kind(message)} in 'messages' is not a message")
     return ContextResult(messages)
+
+
+def _context_with_system(value: Any) -> ContextResult:
+    return _context(value, "context_with_system")
 
 
 def _before_provider_request(value: Any) -> JsonObject:
@@ -476,7 +479,21 @@ def _cache_warming_decision(value: Any) -> CacheWarmingDecisionResult:
     return CacheWarmingDecisionResult(action)
 
 
+def _agent_before_settle(value: Any) -> tuple[list[Any] | None, bool | None]:
+    what = "agent_before_settle"
+    if not isinstance(value, dict):
+        raise MalformedResultError(f"{what} result must be a dict with 'entries' and/or 'continue'")
+    unknown = set(value) - {"entries", "continue"}
+    if unknown:
+        raise MalformedResultError(f"{what} result: unknown keys {sorted(unknown)}")
+    entries = value.get("entries")
+    if entries is not None and not isinstance(entries, list):
+        raise MalformedResultError(f"{what} result: 'entries' must be a list, not {_kind(entries)}")
+    return entries, _optional(value.get("continue"), bool, "continue", what)
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
+    "agent_before_settle": _agent_before_settle,
     "project_trust": _project_trust,
     "resources_discover": _resources_discover,
     "session_before_switch": _before_switch,
@@ -487,6 +504,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "before_agent_start": _before_agent_start,
     "message_end": _message_end,
     "context": _context,
+    "context_with_system": _context_with_system,
     "before_provider_request": _before_provider_request,
     "tool_call": _tool_call,
     "tool_result": _tool_result,

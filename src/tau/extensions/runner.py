@@ -62,15 +62,19 @@ from tau.extensions.events import (
     CANCELLABLE_EVENTS,
     COMBINED_EVENTS,
     AfterProviderResponseEvent,
+    AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     CacheWarmingDecisionEvent,
     ContextEvent,
+    ContextWithSystemEvent,
     ExtensionEvent,
     InputEvent,
     InputSource,
     MessageEndEvent,
     ProjectTrustEvent,
+    ProviderStreamEvent,
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
@@ -79,6 +83,8 @@ from tau.extensions.events import (
     ToolCallEvent,
     ToolResultEvent,
     TreePreparation,
+    UiPromptEndEvent,
+    UiPromptStartEvent,
     UserBashEvent,
     from_agent_event,
 )
@@ -112,6 +118,7 @@ from tau.extensions.types import (
     RegisteredTool,
 )
 from tau.extensions.ui import ExtensionUI, NoUI
+from tau.extensions.ui_prompts import PromptKind, PromptTrackingUI
 from tau.session.entries import SessionEntry
 from tau.session.messages import CustomMessage
 
@@ -152,8 +159,21 @@ class ExtensionRunner:
         self.set_ui(ui)
 
     def set_ui(self, ui: ExtensionUI | None) -> None:
-        self.binding.ui = ui if ui is not None else NoUI()
+        """``ui``'s dialogs then report ``ui_prompt_start`` / ``ui_prompt_end`` (not ``NoUI``'s)."""
         self.binding.has_ui = ui is not None and not isinstance(ui, NoUI)
+        if ui is None or not self.binding.has_ui:
+            self.binding.ui = ui if ui is not None else NoUI()
+            return
+        if isinstance(ui, PromptTrackingUI):
+            ui = ui.inner
+        self.binding.ui = PromptTrackingUI(ui, self._prompt_span)
+
+    async def _prompt_span(self, phase: Literal["start", "end"], kind: PromptKind, title: str | None) -> None:
+        event_type = "ui_prompt_start" if phase == "start" else "ui_prompt_end"
+        if not self.binding.active or not self.registry.has_handlers(event_type):
+            return
+        event = UiPromptStartEvent(kind, title) if phase == "start" else UiPromptEndEvent(kind, title)
+        await self.emit(event)
 
     def dispose(self) -> None:
         """Invalidate every context, stop background tasks, remove registered providers and forget
@@ -227,6 +247,10 @@ class ExtensionRunner:
         return self.registry.has_handlers(event)
 
     # -- errors ----------------------------------------------------------------------------------
+
+    def report_boundary(self, problem: str) -> None:
+        """Report a problem of tau's own at an extension boundary (pi's ``<boundary>`` errors)."""
+        self.reporter.report_problem("<boundary>", "agent_before_settle", problem)
 
     def on_error(self, listener: ErrorListener) -> Callable[[], None]:
         """Call ``listener(report)`` for every handler failure; returns an unsubscriber. Without
@@ -397,6 +421,34 @@ class ExtensionRunner:
                 del sections[name]
                 self.report(extension, "before_agent_start", str(error), handler)
 
+    async def emit_agent_before_settle(
+        self, outcome: Literal["completed", "aborted", "error"], messages: list[AgentMessage]
+    ) -> tuple[list[JsonObject], bool]:
+        """The entries to append and whether to make one more request: each handler sees what the
+        ones before proposed; a returned field replaces that field only. Drafts other than
+        ``custom`` and ``custom_message`` (or without a ``customType``) are reported and dropped."""
+        event = AgentBeforeSettleEvent([], False, outcome, messages)
+        if not self.registry.has_handlers("agent_before_settle"):
+            return [], False
+        ctx = self.create_context()
+        for extension, handler in list(self.registry.handlers("agent_before_settle")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            entries, go_on = result
+            if entries is not None:
+                kept: list[JsonObject] = []
+                for draft in entries:
+                    problem = _draft_problem(draft)
+                    if problem is None:
+                        kept.append(draft)
+                    else:
+                        self.report(extension, "agent_before_settle", f"malformed result: {problem}", handler)
+                event.entries = kept
+            if go_on is not None:
+                event.continue_ = go_on
+        return event.entries, event.continue_
+
     async def emit_cache_warming_decision(self, event: CacheWarmingDecisionEvent) -> str:
         """tau's ``event.action``, or the action the last handler that returns one chose."""
         action: str = event.action
@@ -423,6 +475,44 @@ class ExtensionRunner:
             if result is not None:
                 event.messages = result.messages
         return event.messages
+
+    async def emit_context_with_system(
+        self, messages: list[AgentMessage], signal: AbortSignal | None = None
+    ) -> list[AgentMessage]:
+        """The whole transcript of one model call (system messages included): handlers change a
+        deep copy, each seeing the previous one's result. A result that no longer starts with a
+        system message, when the transcript did, is reported and ignored. Without handlers,
+        ``messages`` itself is returned."""
+        if not self.registry.has_handlers("context_with_system"):
+            return messages
+        event = ContextWithSystemEvent(copy.deepcopy(messages))
+        needs_head = bool(messages) and getattr(messages[0], "role", None) == "system"
+        ctx = self.create_context(signal)
+        for extension, handler in list(self.registry.handlers("context_with_system")):
+            result = await self._call(extension, handler, event, ctx)
+            if result is None:
+                continue
+            if needs_head and (not result.messages or getattr(result.messages[0], "role", None) != "system"):
+                self.report(
+                    extension,
+                    "context_with_system",
+                    "malformed result: the first message must stay a system message (it holds the "
+                    "prompt and the tools); the messages are left as they were",
+                    handler,
+                )
+                continue
+            event.messages = result.messages
+        return event.messages
+
+    async def emit_before_provider_headers(self, headers: dict[str, str | None]) -> None:
+        """Let handlers change ``headers`` in place (return values are ignored)."""
+        if self.registry.has_handlers("before_provider_headers"):
+            await self.emit(BeforeProviderHeadersEvent(headers))
+
+    async def emit_provider_stream_event(self, data: Any, model: Model) -> None:
+        """One parsed provider stream event, to every handler in turn (results ignored)."""
+        if self.registry.has_handlers("provider_stream_event"):
+            await self.emit(ProviderStreamEvent(data, model.provider, model.api, model.id))
 
     async def emit_before_provider_request(
         self, payload: JsonObject, model: Model | None = None
@@ -664,6 +754,20 @@ class ExtensionRunner:
         host = self.binding.host
         if host is not None:
             host.refresh_tools()
+
+
+def _draft_problem(draft: Any) -> str | None:
+    """Why ``draft`` cannot be appended at the end of a run, or ``None``."""
+    if not isinstance(draft, dict):
+        return f"an entry must be a dict, not {type(draft).__name__}"
+    kind = draft.get("type")
+    if kind not in ("custom", "custom_message"):
+        return f"entry type {kind!r} is not supported here (use 'custom' or 'custom_message')"
+    if not isinstance(draft.get("customType", draft.get("custom_type")), str):
+        return "an entry needs a 'customType' string"
+    if kind == "custom_message" and not isinstance(draft.get("content"), (str, list)):
+        return "a custom_message entry needs 'content' (text or content blocks)"
+    return None
 
 
 def _copy_into(original: Any, replacement: Any) -> None:

@@ -57,10 +57,18 @@ _SEARCH_DESCRIPTION = (
 
 
 def mcp_extension_source(
-    cwd: str, agent_dir: str, *, include_project: bool, extra: Mapping[str, Mapping[str, Any]] | None = None
+    cwd: str,
+    agent_dir: str,
+    *,
+    include_project: bool,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    codemode: bool = True,
+    tool_search: bool = True,
 ) -> ExtensionSource:
     """The extension source of the MCP support for ``cwd`` (a project's file only when trusted).
-    ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files."""
+    ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files.
+    ``codemode`` / ``tool_search``: pi's built-ins of those names are on (``"-builtin:codemode"``
+    in the settings: no ``codemode`` tool, and ``tool_search`` reaches those servers' tools)."""
 
     def setup(tau: ExtensionAPI) -> None:
         config = load_mcp_config(cwd, agent_dir, include_project=include_project)
@@ -73,7 +81,9 @@ def mcp_extension_source(
                 # tool_search, where the model calls them directly once found.
                 exposure = server.exposure if "exposure" in raw else "deferred"
                 config.servers[name] = replace(server, literal=True, exposure=exposure)
-        McpServers(tau, config, cwd, agent_dir, trusted=include_project).install()
+        McpServers(
+            tau, config, cwd, agent_dir, trusted=include_project, codemode=codemode, tool_search=tool_search
+        ).install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
 
@@ -91,9 +101,20 @@ class McpServers:
     """The servers of one session and the tools they registered."""
 
     def __init__(
-        self, tau: ExtensionAPI, config: McpConfig, cwd: str, agent_dir: str, *, trusted: bool = False
+        self,
+        tau: ExtensionAPI,
+        config: McpConfig,
+        cwd: str,
+        agent_dir: str,
+        *,
+        trusted: bool = False,
+        codemode: bool = True,
+        tool_search: bool = True,
     ) -> None:
-        """``trusted``: the folder is trusted, so a global server may get a project override."""
+        """``trusted``: the folder is trusted, so a global server may get a project override.
+        ``codemode`` / ``tool_search``: offer that tool (pi's built-in of the name is on)."""
+        self.codemode = codemode
+        self.tool_search = tool_search
         self.tau = tau
         self.config = config
         self.cwd = cwd
@@ -141,8 +162,8 @@ class McpServers:
         register_mcp_command(tau, self)
         enabled = [s for s in self.config.servers.values() if s.enabled]
         scripted = [s for s in enabled if self._may_script(s)]
-        codemode_on = bool(scripted) and self.config.auto_enable_codemode and _has_quickjs()
-        if scripted:
+        codemode_on = bool(scripted) and self.codemode and self.config.auto_enable_codemode and _has_quickjs()
+        if scripted and self.codemode:
             from tau.mcp.codemode import codemode_tool, servers_section
 
             reaches = {s.name: "codemode" if codemode_on else "tool_search" for s in scripted}
@@ -154,7 +175,7 @@ class McpServers:
                 replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
             )
         searchable = [s for s in enabled if self._may_defer(s, include_codemode=not codemode_on)]
-        if searchable:
+        if searchable and self.tool_search:
             tau.register_tool(
                 ToolDefinition(
                     name=TOOL_SEARCH,

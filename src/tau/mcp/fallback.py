@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 
-from tau.context.resources import PROJECT_DIR_NAME
+from tau.context.project_dirs import PROJECT_DIR_NAME
 
 __all__ = [
     "MCP_COMMAND",

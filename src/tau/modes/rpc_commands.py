@@ -22,7 +22,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.context.resources import PROJECT_DIR_NAME
+from tau.context.project_dirs import project_dirs
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
@@ -189,6 +189,7 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
         autoCompactionEnabled=session.auto_compaction_enabled,
         messageCount=len(session.messages),
         pendingMessageCount=session.pending_message_count,
+        sandbox=session.sandbox.to_json(),
     )
     return state
 
@@ -302,10 +303,7 @@ class _SourceLocator:
     distribution's entry point, else ``top-level``."""
 
     def __init__(self, cwd: str, agent_dir: str) -> None:
-        self._scopes = {
-            "project": os.path.join(os.path.abspath(cwd), PROJECT_DIR_NAME),
-            "user": os.path.abspath(agent_dir),
-        }
+        self._scopes = {"project": project_dirs(cwd), "user": [os.path.abspath(agent_dir)]}
 
     def __call__(self, path: str, scope: str | None = None) -> JsonDict:
         if path.startswith("<inline:"):
@@ -314,11 +312,15 @@ class _SourceLocator:
             dist = path[1:].split("entry point", 1)[0].strip()
             return {"path": path, "source": dist or "entry point", "scope": "user", "origin": "package"}
         if scope is None:  # an extension: its scope is where its file lives
-            scope = next((name for name, base in self._scopes.items() if _is_within(path, base)), "temporary")
+            scope = next(
+                (name for name, bases in self._scopes.items() if any(_is_within(path, b) for b in bases)),
+                "temporary",
+            )
         if scope not in self._scopes:
             return {"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"}
-        base = self._scopes[scope]
-        discovered = not _is_within(path, base) or any(
+        bases = self._scopes[scope]
+        base = next((b for b in bases if _is_within(path, b)), None)
+        discovered = base is None or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
         return {
@@ -378,6 +380,16 @@ async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _get_available_thinking_levels(ctx: CommandContext, command: JsonDict) -> Any:
     return {"levels": list(ctx.session.get_available_thinking_levels())}
+
+
+async def _set_sandbox(ctx: CommandContext, command: JsonDict) -> Any:
+    from tau.runtime.sandbox_config import SandboxConfigError
+
+    try:
+        ctx.session.set_sandbox(_str(command, "mode"))
+    except SandboxConfigError as error:
+        raise RpcCommandError(str(error)) from None
+    return {"sandbox": ctx.session.sandbox.to_json()}
 
 
 async def _set_steering_mode(ctx: CommandContext, command: JsonDict) -> Any:
@@ -598,6 +610,7 @@ COMMANDS: dict[str, Handler] = {
     "set_thinking_level": _set_thinking_level,
     "cycle_thinking_level": _cycle_thinking_level,
     "get_available_thinking_levels": _get_available_thinking_levels,
+    "set_sandbox": _set_sandbox,
     "set_steering_mode": _set_steering_mode,
     "set_follow_up_mode": _set_follow_up_mode,
     "compact": _compact,

@@ -71,6 +71,7 @@ from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
+from tau.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
@@ -160,6 +161,7 @@ class AgentSession:
             spill,
             shell_path=settings.shell_path,
             command_prefix=settings.shell_command_prefix,
+            sandbox=services.sandbox,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
         self._base_system_prompt = ""
@@ -401,6 +403,13 @@ class AgentSession:
                 await self._pipeline.drain()
             await self._retry.wait()
             await self._compaction.wait_for_continuation(self._retry.wait)
+            while await self._before_settle():
+                try:
+                    await self._agent.continue_()
+                finally:
+                    await self._pipeline.drain()
+                await self._retry.wait()
+                await self._compaction.wait_for_continuation(self._retry.wait)
         finally:
             self._run_active = False
             self._warmer.on_agent_settled()
@@ -413,6 +422,44 @@ class AgentSession:
                     if not waiter.done():
                         waiter.set_result(None)
         self._pipeline.raise_errors()
+
+    async def _before_settle(self) -> bool:
+        """``agent_before_settle``: append the entries handlers proposed (a ``custom_message`` joins
+        the context); whether to make one more model request. Not after an abort."""
+        runner = self._extensions.current_runner()
+        if runner is None or self._run_aborted or not runner.has_handlers("agent_before_settle"):
+            return False
+        messages = self._agent.state.messages
+        last = messages[-1] if messages else None
+        outcome: Literal["completed", "error"] = (
+            "error" if isinstance(last, AssistantMessage) and last.stop_reason == "error" else "completed"
+        )
+        entries, go_on = await runner.emit_agent_before_settle(outcome, list(messages))
+        for draft in entries:
+            custom_type = str(draft.get("customType", draft.get("custom_type")))
+            if draft["type"] == "custom":
+                self._session.append_custom_entry(custom_type, draft.get("data"))
+                continue
+            from tau.extensions.results import to_content
+
+            content = draft["content"]
+            message = CustomMessage(
+                custom_type,
+                content
+                if isinstance(content, str)
+                else to_content(content, "content", "agent_before_settle"),
+                bool(draft.get("display", True)),
+                draft.get("details"),
+            )
+            self.send_custom_message(message)
+        await self._pipeline.drain()
+        if not go_on or self._run_aborted or outcome == "error":
+            return False
+        last = self._agent.state.messages[-1] if self._agent.state.messages else None
+        if isinstance(last, AssistantMessage) and not self._agent.has_queued_messages():
+            runner.report_boundary("agent_before_settle requested a continuation with nothing new to answer")
+            return False
+        return True
 
     def send_custom_message(
         self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs = "steer"
@@ -676,6 +723,23 @@ class AgentSession:
 
     # -- tools and system prompt ---------------------------------------------------------------
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """The fence of the session's commands and file writes."""
+        return self._services.sandbox
+
+    def set_sandbox(self, mode: str) -> None:
+        """Fence commands and writes by ``mode`` (``off``, ``read-only``, ``workspace-write``) from
+        the next call on, with the writable roots and network of the ``sandbox`` setting; the system
+        prompt's sandbox line follows (sent as a changed section, the cached prefix kept). Raises
+        ``SandboxConfigError`` (one line) and keeps the current fence when that cannot be."""
+        from tau.runtime.sandbox_config import checked_sandbox_policy
+
+        setting = self._services.settings_manager.get("sandbox")
+        policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
+        self._services.sandbox.set_policy(policy, bwrap=bwrap)
+        self._apply_active_tools()
+
     def get_active_tool_names(self) -> list[str]:
         return self._tools.active_names
 
@@ -691,7 +755,9 @@ class AgentSession:
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
         _, options = self._tools.build_system_prompt(self._services.resource_loader)
-        options = msgspec.structs.replace(options, sections=dict(self._run_sections))
+        sandbox = self._services.sandbox
+        line = sandbox.policy.describe() if sandbox.policy.fenced else None
+        options = msgspec.structs.replace(options, sections=dict(self._run_sections), sandbox=line)
         self._base_system_prompt = build_system_prompt(options)
         self._base_system_prompt_options = options
         self._agent.state.system_prompt = self._base_system_prompt

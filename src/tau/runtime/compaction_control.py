@@ -47,6 +47,7 @@ from tau.compaction.tokens import (
 from tau.runtime.compaction_hooks import (
     BeforeCompactEvent,
     BeforeTreeEvent,
+    CompactionFailure,
     CompactionHooks,
     NavigateTreeResult,
 )
@@ -125,6 +126,8 @@ class CompactionControl:
         """The conversation as the agent would send it now: a compaction asks for its summary as
         that request plus one instruction, so the provider's cache serves the rest (issue #31)."""
         self._overflow_attempted = False
+        self._from_extension = False
+        """Whether the running compaction stores a ``session_before_compact`` handler's summary."""
         self._controller: AbortController | None = None
         self._manual = False
         self._in_worker = False
@@ -202,7 +205,8 @@ class CompactionControl:
         same_model = message.provider == model.provider and message.model == model.id
         if same_model and is_context_overflow(message, model.context_window):
             if self._overflow_attempted:
-                await self._emit(
+                self._from_extension = False
+                await self._failed(
                     CompactionEnd(
                         "overflow",
                         None,
@@ -251,11 +255,11 @@ class CompactionControl:
                 return
             saved = await self._summarize_and_save(preparation, request, None, controller)
         except (CompactionAbortedError, CompactionCancelledError):
-            await self._emit(CompactionEnd(reason, None, aborted=True, will_retry=False))
+            await self._failed(CompactionEnd(reason, None, aborted=True, will_retry=False))
             return
         except Exception as exc:
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            await self._emit(
+            await self._failed(
                 CompactionEnd(reason, None, aborted=False, will_retry=False, error_message=f"{prefix}: {exc}")
             )
             return
@@ -267,6 +271,17 @@ class CompactionControl:
             self._schedule_continue()
         elif may_continue and self._agent.has_queued_messages():
             self._schedule_continue()
+
+    async def _failed(self, end: CompactionEnd) -> None:
+        """Report a compaction that failed or was stopped: ``compaction_end``, then
+        ``session_compact_failed``."""
+        await self._emit(end)
+        await self.hooks.session_compact_failed(
+            CompactionFailure(
+                end.reason, end.error_message, end.aborted, end.will_retry, self._from_extension
+            )
+        )
+        self._from_extension = False
 
     def _drop_trailing_error(self) -> None:
         messages = self._agent.state.messages
@@ -333,11 +348,11 @@ class CompactionControl:
                     raise NothingToCompactError(nothing_to_compact_reason(path))
                 saved = await self._summarize_and_save(preparation, request, custom_instructions, controller)
             except (CompactionAbortedError, CompactionCancelledError):
-                await self._emit(CompactionEnd("manual", None, aborted=True, will_retry=False))
+                await self._failed(CompactionEnd("manual", None, aborted=True, will_retry=False))
                 raise
             except Exception as exc:
                 message = f"Compaction failed: {exc}"
-                await self._emit(
+                await self._failed(
                     CompactionEnd("manual", None, aborted=False, will_retry=False, error_message=message)
                 )
                 raise
@@ -448,13 +463,14 @@ class CompactionControl:
         from tau.compaction.summarize import CompactionResult, compact
 
         branch = self._session.get_branch()
+        self._from_extension = False
         hooked = await self.hooks.session_before_compact(
             BeforeCompactEvent(preparation, branch, custom_instructions, controller.signal)
         )
         if hooked is not None and hooked.cancel:
             raise CompactionCancelledError("Compaction cancelled")
         record = hooked.compaction if hooked is not None else None
-        from_extension = record is not None
+        from_extension = self._from_extension = record is not None
         if record is None:
             conversation = await self.last_request() if self.last_request is not None else None
             record = await compact(

@@ -2,12 +2,12 @@
 
 ``CompactionHooks`` does nothing; ``extension_hooks.ExtensionCompactionHooks`` calls the
 extension runner. The event and result shapes follow pi's ``session_before_compact`` /
-``session_compact`` / ``session_before_tree`` / ``session_tree``.
+``session_compact`` / ``session_compact_failed`` / ``session_before_tree`` / ``session_tree``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from msgspec import Struct
 
@@ -22,6 +22,7 @@ __all__ = [
     "BeforeCompactResult",
     "BeforeTreeEvent",
     "BeforeTreeResult",
+    "CompactionFailure",
     "CompactionHooks",
     "CompactionRecord",
     "NavigateTreeResult",
@@ -59,6 +60,17 @@ class BeforeCompactResult(Struct):
     compaction: CompactionRecord | CompactionResult | None = None
 
 
+class CompactionFailure(Struct):
+    """``session_compact_failed``: a compaction that failed (``error_message``) or was stopped
+    (``aborted``: by the user or a ``session_before_compact`` handler's cancel)."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    error_message: str | None
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+
+
 class BeforeTreeEvent(Struct):
     """``session_before_tree``: a move in the session tree, before any summary is written."""
 
@@ -88,6 +100,9 @@ class CompactionHooks:
         return None
 
     async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+        return None
+
+    async def session_compact_failed(self, failure: CompactionFailure) -> None:
         return None
 
     async def session_before_tree(self, event: BeforeTreeEvent) -> BeforeTreeResult | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from tau.runtime.config_errors import ConfigError, read_json_file
-from tau.runtime.paths import CONFIG_DIR_NAME, project_settings_path
+from tau.runtime.paths import CONFIG_DIR_NAME, pi_project_settings_path, project_settings_path
 
 __all__ = ["DATA_LOCATION_KEYS", "data_location_settings", "ignored_settings_warning"]
 
@@ -26,21 +26,24 @@ DATA_LOCATION_KEYS = ("sessionDir",)
 
 
 def data_location_settings(cwd: str | os.PathLike[str]) -> list[str]:
-    """The keys of ``DATA_LOCATION_KEYS`` the project's ``settings.json`` sets (a file that cannot
-    be read sets none: it is reported once the folder is trusted and loads)."""
-    try:
-        data = read_json_file(project_settings_path(cwd))
-    except (ConfigError, OSError):
-        return []
-    if not isinstance(data, dict):
-        return []
-    return [key for key in DATA_LOCATION_KEYS if data.get(key) is not None]
+    """The keys of ``DATA_LOCATION_KEYS`` the project's ``.tau/settings.json`` or pi's
+    ``.pi/settings.json`` sets (a file that cannot be read sets none: it is reported once the folder
+    is trusted and loads)."""
+    found: list[str] = []
+    for path in (project_settings_path(cwd), pi_project_settings_path(cwd)):
+        try:
+            data = read_json_file(path)
+        except (ConfigError, OSError):
+            continue
+        if isinstance(data, dict):
+            found += [key for key in DATA_LOCATION_KEYS if data.get(key) is not None and key not in found]
+    return found
 
 
 def ignored_settings_warning(keys: list[str]) -> str:
     """The one line that says which of the project's settings wait for trust."""
     named = ", ".join(f'"{key}"' for key in keys)
     return (
-        f"the folder is not trusted, so {named} in {CONFIG_DIR_NAME}/settings.json is ignored "
+        f"the folder is not trusted, so {named} in its {CONFIG_DIR_NAME}/ or .pi/ settings.json is ignored "
         "(sessions stay where they would be without it); trust the folder to use it"
     )

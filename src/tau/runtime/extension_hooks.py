@@ -29,6 +29,7 @@ from tau.runtime.compaction_hooks import (
     BeforeCompactResult,
     BeforeTreeEvent,
     BeforeTreeResult,
+    CompactionFailure,
     CompactionHooks,
 )
 from tau.runtime.events import (
@@ -46,9 +47,10 @@ from tau.runtime.events import (
     SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
+from tau.runtime.prompt_ledger import OwnedTranscript
 from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
 from tau.session.entries import BranchSummaryEntry, CompactionEntry
-from tau.session.messages import SystemMessage
+from tau.session.messages import SystemMessage, replay_system_messages
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
@@ -79,7 +81,8 @@ _SESSION_EVENTS = (
 
 
 class AgentExtensionHooks:
-    """The agent's callbacks: ``context``, ``before_provider_request``, ``after_provider_response``,
+    """The agent's callbacks: ``context``, ``context_with_system``, ``before_provider_request``,
+    ``before_provider_headers``, ``after_provider_response``, ``provider_stream_event``,
     ``tool_call`` and ``tool_result``."""
 
     def __init__(self, current_runner: CurrentRunner, drain_events: Callable[[], Awaitable[None]]) -> None:
@@ -90,6 +93,8 @@ class AgentExtensionHooks:
         agent.transform_context = self.transform_context
         agent.on_payload = _PayloadHook(self)
         agent.on_response = self.on_response
+        agent.on_headers = _HeadersHook(self)
+        agent.on_stream_event = _StreamEventHook(self)
         agent.before_tool_call = self.before_tool_call
         agent.after_tool_call = self.after_tool_call
 
@@ -106,15 +111,27 @@ class AgentExtensionHooks:
     async def transform_context(
         self, messages: list[AgentMessage], signal: AbortSignal | None
     ) -> list[AgentMessage]:
-        runner = await self._runner_for("context")
+        runner = self._runner()
         if runner is None:
             return messages
-        # Handlers see the conversation without the prompt records (as in pi 1.6). An unchanged
-        # list keeps them, so prompt changes still go out in place; a changed one goes without,
-        # and the request then carries the current prompt whole.
-        conversation = [m for m in messages if not isinstance(m, SystemMessage)]
-        changed = await runner.emit_context(conversation, signal)
-        return messages if changed == conversation else changed
+        sent = messages
+        if await self._runner_for("context") is not None:
+            # Handlers see the conversation without the prompt records (as in pi 1.6). An unchanged
+            # list keeps them, so prompt changes still go out in place; a changed one goes without,
+            # and the request then carries the current prompt whole.
+            conversation = [m for m in messages if not isinstance(m, SystemMessage)]
+            changed = await runner.emit_context(conversation, signal)
+            sent = messages if changed == conversation else changed
+        if await self._runner_for("context_with_system") is None:
+            return sent
+        # The whole transcript: when ``context`` dropped the records, one leading record holds the
+        # prompt and tools they replay to.
+        transcript = sent
+        if sent is not messages:
+            head = replay_system_messages([m for m in messages if isinstance(m, SystemMessage)])
+            transcript = [head, *sent] if head is not None else sent
+        result = await runner.emit_context_with_system(transcript, signal)
+        return sent if result == transcript else OwnedTranscript(result)
 
     async def on_payload(self, payload: JsonObject, model: Model) -> JsonObject | None:
         runner = await self._runner_for("before_provider_request")
@@ -124,6 +141,20 @@ class AgentExtensionHooks:
         """Whether a ``before_provider_request`` handler is there to see the next request body."""
         runner = self._runner()
         return runner is not None and runner.has_handlers("before_provider_request")
+
+    async def on_headers(self, headers: dict[str, str | None], model: Model) -> None:
+        runner = await self._runner_for("before_provider_headers")
+        if runner is not None:
+            await runner.emit_before_provider_headers(headers)
+
+    async def on_stream_event(self, data: object, model: Model) -> None:
+        runner = await self._runner_for("provider_stream_event")
+        if runner is not None:
+            await runner.emit_provider_stream_event(data, model)
+
+    def wanted(self, event: str) -> bool:
+        runner = self._runner()
+        return runner is not None and runner.has_handlers(event)
 
     async def on_response(self, info: ResponseInfo, model: Model) -> None:
         runner = await self._runner_for("after_provider_response")
@@ -155,6 +186,33 @@ class _PayloadHook:
 
     def __call__(self, payload: JsonObject, model: Model) -> Awaitable[JsonObject | None]:
         return self._hooks.on_payload(payload, model)
+
+
+class _HeadersHook:
+    """The agent's ``on_headers``: headers are copied for handlers only when there are some."""
+
+    def __init__(self, hooks: AgentExtensionHooks) -> None:
+        self._hooks = hooks
+
+    def wants_headers(self) -> bool:
+        return self._hooks.wanted("before_provider_headers")
+
+    def __call__(self, headers: dict[str, str | None], model: Model) -> Awaitable[None]:
+        return self._hooks.on_headers(headers, model)
+
+
+class _StreamEventHook:
+    """The agent's ``on_stream_event``: asked once per request whether any handler listens, so a
+    stream nobody listens to costs no call per event."""
+
+    def __init__(self, hooks: AgentExtensionHooks) -> None:
+        self._hooks = hooks
+
+    def wants_events(self) -> bool:
+        return self._hooks.wanted("provider_stream_event")
+
+    def __call__(self, data: object, model: Model) -> Awaitable[None]:
+        return self._hooks.on_stream_event(data, model)
 
 
 class ExtensionEventForwarder:
@@ -249,6 +307,21 @@ class ExtensionCompactionHooks(CompactionHooks):
             from tau.extensions.events import SessionCompactEvent
 
             await runner.emit(SessionCompactEvent(entry, from_extension))
+
+    async def session_compact_failed(self, failure: CompactionFailure) -> None:
+        runner = self._runner()
+        if runner is not None and runner.has_handlers("session_compact_failed"):
+            from tau.extensions.events import SessionCompactFailedEvent
+
+            await runner.emit(
+                SessionCompactFailedEvent(
+                    failure.reason,
+                    failure.error_message,
+                    failure.aborted,
+                    failure.will_retry,
+                    failure.from_extension,
+                )
+            )
 
     async def session_before_tree(self, event: BeforeTreeEvent) -> BeforeTreeResult | None:
         runner = self._runner()

@@ -3,7 +3,7 @@
 Importing the extension machinery costs more than a whole ``tau --version``, so it is imported
 only when there is something to load. ``might_have_extensions`` answers that from the file
 system alone: ``-e`` paths, ``extensions`` entries in the settings, a ``.py`` file or a folder in
-``<cwd>/.tau/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
+``<cwd>/.tau/extensions/``, ``<cwd>/.pi/extensions/`` or ``<agent dir>/extensions/``, or an installed distribution
 declaring the ``tau.extensions`` entry-point group. It may say yes when the loader then finds
 nothing usable (a folder that is not a package, say); it never says no when the loader would
 find something. A folder not trusted (``include_project=False``) contributes nothing.
@@ -21,9 +21,17 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
-from tau.runtime.paths import CONFIG_DIR_NAME as PROJECT_DIR_NAME
+from tau.context.project_dirs import project_dirs
+from tau.runtime.builtin_extensions import (
+    TAU_BUILTINS,
+    builtin_enabled,
+    builtin_entry_problems,
+    builtin_name,
+    missing_builtin,
+    without_builtin_entries,
+)
 from tau.runtime.resource_settings import settings_entries_source
-from tau.runtime.settings import SettingsManager
+from tau.runtime.settings import SettingsManager, SettingsScope
 
 if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic
@@ -38,11 +46,12 @@ ENTRY_POINT_SECTION = b"[tau.extensions]"
 
 class ExtensionOptions:
     """CLI choices about extensions. ``paths`` (``-e``) should be absolute; they load even with
-    ``no_extensions`` (``-ne``), which turns discovery off. ``flag_values`` are the command line's
+    ``no_extensions`` (``-ne``), which turns discovery off (and pi's built-ins, but those named by
+    a ``builtin:<name>`` path). ``flag_values`` are the command line's
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
+    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
 
     def __init__(
         self,
@@ -53,7 +62,9 @@ class ExtensionOptions:
         no_mcp: bool = False,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.paths: tuple[str, ...] = tuple(paths)
+        # ``builtin:<name>`` paths turn on one of pi's built-in extensions (``builtin_extensions``).
+        self.paths: tuple[str, ...] = tuple(p for p in paths if builtin_name(p) is None)
+        self.builtins: tuple[str, ...] = tuple(n for p in paths if (n := builtin_name(p)) is not None)
         self.no_extensions = no_extensions
         self.no_mcp = no_mcp
         # More MCP servers for the session, as mcp.json entries by name (an editor's, over ACP).
@@ -64,17 +75,48 @@ class ExtensionOptions:
 def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
     """The ``extensions`` entries of the project and the user settings."""
     entries = settings_entries_source(settings)
-    return entries("extensions", "project"), entries("extensions", "user")
+    return (
+        without_builtin_entries(entries("extensions", "project")),
+        without_builtin_entries(entries("extensions", "user")),
+    )
+
+
+def _raw_extension_entries(settings: SettingsManager, include_project: bool) -> tuple[list[str], list[str]]:
+    """The ``extensions`` arrays as written (built-in entries included), project's and user's."""
+
+    def strings(scope: SettingsScope) -> list[str]:
+        value = settings.get_scope(scope).get("extensions")
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    return (strings("project") if include_project else []), strings("global")
+
+
+def builtin_switches(
+    settings: SettingsManager, options: ExtensionOptions, *, include_project: bool
+) -> dict[str, bool]:
+    """Whether each of tau's built-ins (``mcp``, ``codemode``, ``tool-search``) is on."""
+    project, user = _raw_extension_entries(settings, include_project)
+    return {
+        name: builtin_enabled(
+            name, project, user, explicit=options.builtins, no_extensions=options.no_extensions
+        )
+        for name in TAU_BUILTINS
+    }
 
 
 def _has_candidates(folder: str) -> bool:
     try:
         with os.scandir(folder) as found:
-            return any(
-                not e.name.startswith((".", "_")) and (e.name.endswith(".py") or e.is_dir()) for e in found
-            )
+            entries = [(e.name, e.is_dir()) for e in found if not e.name.startswith((".", "_"))]
     except OSError:
         return False
+    if not entries:
+        return False
+    # A folder with entries: only then is anything of tau.extensions imported.
+    from tau.extensions.foreign import SCRIPT_SUFFIXES
+
+    # A Python extension to load, or a script to report as not loadable.
+    return any(is_dir or name.endswith((".py", *SCRIPT_SUFFIXES)) for name, is_dir in entries)
 
 
 def _has_installed_extensions(cwd: str) -> bool:
@@ -99,30 +141,36 @@ def _has_installed_extensions(cwd: str) -> bool:
     return False
 
 
-BUILTIN_MCP = "builtin:mcp"
-
-
 def _has_mcp_config(
     cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool, settings: SettingsManager
 ) -> bool:
     """Whether the built-in MCP extension should load (three ``stat`` calls; see the module docstring).
-    ``"extensions": ["-builtin:mcp"]`` in either settings file switches it off, as in pi."""
-    if options.no_mcp or options.no_extensions:
+    ``"extensions": ["-builtin:mcp"]`` in the settings switches it off, as in pi (a project's entry
+    over the user's), and so does ``--no-extensions`` unless ``-e builtin:mcp`` is given."""
+    if options.no_mcp:
+        return False
+    if options.no_extensions and "mcp" not in options.builtins:
         return False
     found = (
         bool(options.mcp_servers)
         or os.path.exists(os.path.join(agent_dir, "mcp.json"))
         or (
             include_project
-            and any(
-                os.path.exists(os.path.join(cwd, folder, "mcp.json")) for folder in (PROJECT_DIR_NAME, ".pi")
-            )
+            and any(os.path.exists(os.path.join(folder, "mcp.json")) for folder in project_dirs(cwd))
         )
     )
-    if not found:
-        return False
-    project, user = _settings_entries(settings)
-    return f"-{BUILTIN_MCP}" not in (*(project if include_project else ()), *user)
+    return found and builtin_switches(settings, options, include_project=include_project)["mcp"]
+
+
+def _builtin_problems(
+    settings: SettingsManager, options: ExtensionOptions, include_project: bool
+) -> list[str]:
+    """A line per built-in the settings or ``-e builtin:<name>`` turn on that tau lacks."""
+    project, user = _raw_extension_entries(settings, include_project)
+    problems = builtin_entry_problems([*project, *user])
+    return problems + [
+        f"-e builtin:{name}: {why}" for name in options.builtins if (why := missing_builtin(name)) is not None
+    ]
 
 
 def might_have_extensions(
@@ -136,13 +184,18 @@ def might_have_extensions(
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         return True
+    if _builtin_problems(settings, options, include_project):
+        return True  # nothing to load, but lines to report
     if options.no_extensions:
         return False
     project, user = _settings_entries(settings)
     return bool(
         (include_project and project)
         or user
-        or (include_project and _has_candidates(os.path.join(cwd, PROJECT_DIR_NAME, EXTENSIONS_DIR)))
+        or (
+            include_project
+            and any(_has_candidates(os.path.join(folder, EXTENSIONS_DIR)) for folder in project_dirs(cwd))
+        )
         or _has_candidates(os.path.join(agent_dir, EXTENSIONS_DIR))
         or _has_installed_extensions(cwd)
     )
@@ -167,6 +220,7 @@ def load_extension_runner(
         return _complete(preloaded, cwd, agent_dir, settings, options, include_project=include_project)
     if not might_have_extensions(cwd, agent_dir, settings, options, include_project=include_project):
         return None, []
+    from tau.extensions.errors import ExtensionDiagnostic
     from tau.extensions.loader import discover_extensions, load_extensions_sync
 
     project, user = _settings_entries(settings)
@@ -180,11 +234,23 @@ def load_extension_runner(
         include_entry_points=not options.no_extensions and _has_installed_extensions(cwd),
         include_project=include_project,
     )
+    discovery.diagnostics += [
+        ExtensionDiagnostic("warning", problem)
+        for problem in _builtin_problems(settings, options, include_project)
+    ]
     if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         from tau.mcp.extension import mcp_extension_source
 
+        switches = builtin_switches(settings, options, include_project=include_project)
         discovery.sources.append(
-            mcp_extension_source(cwd, agent_dir, include_project=include_project, extra=options.mcp_servers)
+            mcp_extension_source(
+                cwd,
+                agent_dir,
+                include_project=include_project,
+                extra=options.mcp_servers,
+                codemode=switches["codemode"],
+                tool_search=switches["tool-search"],
+            )
         )
     if not discovery.sources:
         return None, list(discovery.diagnostics)

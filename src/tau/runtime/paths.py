@@ -1,7 +1,8 @@
 """Where tau keeps its configuration, and how configuration files are written safely.
 
 The agent dir is ``$TAU_AGENT_DIR`` (a leading ``~`` is expanded) or ``~/.tau/agent``; a project's
-own configuration lives in ``<cwd>/.tau/``. Files shared between tau and pi processes (settings.json,
+own configuration lives in ``<cwd>/.tau/`` (and pi's ``<cwd>/.pi/``, read too; see
+``tau.context.project_dirs``). Files shared between tau and pi processes (settings.json,
 auth.json, ...) are changed with ``update_json_file`` (``tau._shared_file``): under pi's lock the file
 is read again, changed and replaced atomically, so a reader never sees half a file and two writers
 never lose each other's keys.
@@ -23,6 +24,7 @@ from tau._lockdir import (
     lock_path_for,
 )
 from tau._shared_file import update_json_file, write_file_atomic
+from tau.context.project_dirs import PI_PROJECT_DIR_NAME, PROJECT_DIR_NAME
 
 __all__ = [
     "AUTH_FILE",
@@ -42,6 +44,7 @@ __all__ = [
     "is_offline",
     "make_private_dir",
     "models_path",
+    "pi_project_settings_path",
     "project_config_dir",
     "project_settings_path",
     "sessions_dir",
@@ -51,10 +54,11 @@ __all__ = [
     "write_file_atomic",
 ]
 
-CONFIG_DIR_NAME = ".tau"
+CONFIG_DIR_NAME = PROJECT_DIR_NAME
 ENV_AGENT_DIR = "TAU_AGENT_DIR"
 ENV_SESSION_DIR = "TAU_SESSION_DIR"
 ENV_OFFLINE = "TAU_OFFLINE"
+ENV_PI_OFFLINE = "PI_OFFLINE"
 SETTINGS_FILE = "settings.json"
 MODELS_FILE = "models.json"
 AUTH_FILE = "auth.json"
@@ -106,6 +110,11 @@ def project_settings_path(cwd: str | os.PathLike[str]) -> Path:
     return project_config_dir(cwd) / SETTINGS_FILE
 
 
+def pi_project_settings_path(cwd: str | os.PathLike[str]) -> Path:
+    """pi's project settings.json, ``<cwd>/.pi/settings.json`` (read under tau's, never written)."""
+    return Path(cwd) / PI_PROJECT_DIR_NAME / SETTINGS_FILE
+
+
 def models_path(base: Path | None = None) -> Path:
     """models.json in ``base`` (default: the agent dir)."""
     return (base or agent_dir()) / MODELS_FILE
@@ -127,8 +136,10 @@ def sessions_dir(
 
 
 def is_offline() -> bool:
-    """Whether startup network access is switched off (``--offline`` or ``TAU_OFFLINE=1``)."""
-    return os.environ.get(ENV_OFFLINE, "").strip().lower() in _TRUE_VALUES
+    """Whether startup network access is switched off (``--offline`` or ``TAU_OFFLINE=1``; without
+    ``TAU_OFFLINE``, pi's ``PI_OFFLINE=1`` says it too)."""
+    value = os.environ.get(ENV_OFFLINE, "").strip() or os.environ.get(ENV_PI_OFFLINE, "").strip()
+    return value.lower() in _TRUE_VALUES
 
 
 def set_offline() -> None:

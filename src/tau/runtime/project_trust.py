@@ -1,6 +1,6 @@
 """Project trust: whether a working folder's own code and configuration may load.
 
-A folder's ``.tau/extensions`` run Python inside tau, and its settings, skills, prompt templates and
+A folder's ``.tau/extensions`` (and pi's ``.pi/extensions``) run Python inside tau, and its settings, skills, prompt templates and
 system-prompt files steer what tau does, so none of them load until the user trusts the folder.
 Context files (AGENTS.md, CLAUDE.md) are plain text for the model and load regardless.
 
@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 
 from msgspec import Struct
 
+from tau.context.project_dirs import project_dirs
 from tau.context.skill_dirs import default_skill_dirs
 from tau.runtime.config_errors import ConfigError
 from tau.runtime.paths import CONFIG_DIR_NAME, forget_old_lock_file, update_json_file
@@ -46,8 +47,8 @@ __all__ = [
 TRUST_FILE = "trust.json"
 DefaultProjectTrust: TypeAlias = Literal["ask", "always", "never"]
 
-# What in <cwd>/.tau makes tau load something. A bare .tau folder (sessions, say) asks nothing.
-# mcp.json starts programs (or reaches servers), so it is project code; pi's .pi/mcp.json is read too.
+# What in <cwd>/.tau or <cwd>/.pi makes tau load something. A bare folder (sessions, say) asks
+# nothing. mcp.json starts programs (or reaches servers), so it is project code.
 _PROTECTED_ENTRIES = (
     "settings.json",
     "extensions",
@@ -66,15 +67,13 @@ def canonical_folder(path: str | os.PathLike[str]) -> str:
 
 
 def has_trust_requiring_resources(cwd: str, *, home: str | None = None) -> bool:
-    """Whether ``cwd`` has something trust would let load: an entry of ``.tau`` that tau reads, or a
-    project ``.agents/skills`` folder the skill loader would read (cwd up to the git root). The
+    """Whether ``cwd`` has something trust would let load: an entry of ``.tau`` or pi's ``.pi`` that
+    tau reads, or a project ``.agents/skills`` folder the skill loader would read (cwd up to the git root). The
     user's own ``~/.agents/skills`` is a user resource, even when tau runs in the home folder."""
     folder = canonical_folder(cwd)
-    config = os.path.join(folder, CONFIG_DIR_NAME)
-    if any(os.path.exists(os.path.join(config, entry)) for entry in _PROTECTED_ENTRIES):
-        return True
-    if os.path.exists(os.path.join(folder, ".pi", "mcp.json")):
-        return True
+    for config in project_dirs(folder):
+        if any(os.path.exists(os.path.join(config, entry)) for entry in _PROTECTED_ENTRIES):
+            return True
     user_skills = canonical_folder(os.path.join(home or str(Path.home()), ".agents", "skills"))
     return any(
         source == "project" and os.path.isdir(path) and canonical_folder(path) != user_skills
@@ -189,7 +188,7 @@ def trust_question(cwd: str) -> tuple[str, str]:
     """The start-up question's title and message."""
     return (
         "Trust project folder?",
-        f"{canonical_folder(cwd)}\n\nThis lets tau load the folder's {CONFIG_DIR_NAME} settings, skills, "
+        f"{canonical_folder(cwd)}\n\nThis lets tau load the folder's {CONFIG_DIR_NAME} and .pi settings, skills, "
         "prompt templates and system prompt files, and run its extensions.",
     )
 

@@ -26,6 +26,12 @@ from tau.context.system_prompt import render_sections
 from tau.session.messages import SystemMessage, replay_system_messages
 from tau.session.system_record import tool_declaration
 
+
+class OwnedTranscript(list[AgentMessage]):
+    """Messages whose system records decide the request's prompt and tools (a ``context_with_system``
+    handler returned them): the request is projected from them, whatever the session's prompt is."""
+
+
 CurrentPrompt = Callable[[], "tuple[Mapping[str, str], str, Sequence[AgentTool]]"]
 """The sections of the next request's prompt, its text (an extension may force one), and the tools."""
 Record = Callable[[Mapping[str, str], Sequence[JsonObject]], "SystemMessage | None"]
@@ -53,6 +59,8 @@ class PromptLedger:
         return [recorded] if recorded is not None else []
 
     def project(self, messages: Sequence[AgentMessage], request: Context) -> Context:
+        if isinstance(messages, OwnedTranscript):
+            return owned_request(messages, request)
         sections, text, _ = self._current()
         if text != render_sections(sections):
             return request  # a prompt an extension forced for this run goes out whole, as in pi
@@ -70,6 +78,19 @@ def with_prompt_history(
     (the first, before any message the model sees, is the anchor), when they replay to
     ``sections`` (in any order) and the request's tools; else ``request`` as it is. The prompt
     is then the replayed one (a section added later comes last), as pi 1.6 sends it whole."""
+    records = _records(messages)
+    if not records or records[0][0] != 0:
+        return request
+    replayed = replay_system_messages([m for _, m in records])
+    if replayed is None or replayed.content or (replayed.sections or {}) != dict(sections):
+        return request
+    if not _same_tools(replayed.tools_added or [], request.tools or []):
+        return request
+    return _with_history(records, replayed, request, request.tools)
+
+
+def _records(messages: Sequence[AgentMessage]) -> list[tuple[int, SystemMessage]]:
+    """The system records among ``messages``, each with the number of model messages before it."""
     records: list[tuple[int, SystemMessage]] = []
     position = 0
     for message in messages:
@@ -79,13 +100,15 @@ def with_prompt_history(
             records.append((position, message))
         elif becomes_llm_message(message):
             position += 1
-    if not records or records[0][0] != 0:
-        return request
-    replayed = replay_system_messages([m for _, m in records])
-    if replayed is None or replayed.content or (replayed.sections or {}) != dict(sections):
-        return request
-    if not _same_tools(replayed.tools_added or [], request.tools or []):
-        return request
+    return records
+
+
+def _with_history(
+    records: list[tuple[int, SystemMessage]],
+    replayed: SystemMessage,
+    request: Context,
+    tools: list[Tool] | None,
+) -> Context:
     first = records[0][1]
     anchor = PromptAnchor(first.text(), [_tool(t) for t in first.tools_added or []])
     updates = [
@@ -101,10 +124,23 @@ def with_prompt_history(
     return Context(
         messages=request.messages,
         system_prompt=replayed.text(),
-        tools=request.tools,
+        tools=tools,
         anchor=anchor,
         updates=updates,
     )
+
+
+def owned_request(messages: Sequence[AgentMessage], request: Context) -> Context:
+    """``request`` with the prompt and tools the system records among ``messages`` replay to (none:
+    no prompt and no tools), and their history as ``anchor`` and ``updates``."""
+    records = _records(messages)
+    replayed = replay_system_messages([m for _, m in records])
+    if replayed is None:
+        return Context(messages=request.messages, system_prompt="", tools=[])
+    tools = [_tool(t) for t in replayed.tools_added or []]
+    if records[0][0] != 0:
+        return Context(messages=request.messages, system_prompt=replayed.text(), tools=tools)
+    return _with_history(records, replayed, request, tools)
 
 
 def _tool(data: JsonObject) -> Tool:

@@ -108,12 +108,14 @@ def session_runtime_factory(
     project_trusted: Callable[[str], bool] | None = None,
     preloaded_extensions: Callable[[str], ExtensionRunner | None] | None = None,
     prebuilt_services: Callable[[str], AgentSessionServices | None] | None = None,
+    sandbox_mode: str | None = None,
 ) -> RuntimeFactory:
     """A factory building fresh services for each cwd (sharing ``auth_storage``, so runtime API keys
     survive a switch) and a session with the given options. ``project_trusted(cwd)`` decides whether
     a folder's own configuration and extensions load (default: they do); ``preloaded_extensions(cwd)``
     hands over the extensions already loaded to decide that, if any; ``prebuilt_services(cwd)`` the
-    services already built for that cwd with these options (the CLI's start-up ones), if any."""
+    services already built for that cwd with these options (the CLI's start-up ones), if any;
+    ``sandbox_mode`` (``--sandbox``) the mode over each folder's ``sandbox`` setting."""
 
     def create(*, cwd: str, agent_dir: str, session_manager: SessionManager) -> CreatedRuntime:
         prebuilt = prebuilt_services(cwd) if prebuilt_services is not None else None
@@ -125,6 +127,7 @@ def session_runtime_factory(
             extension_options=extension_options,
             project_trusted=project_trusted(cwd) if project_trusted is not None else True,
             preloaded_extensions=preloaded_extensions(cwd) if preloaded_extensions is not None else None,
+            sandbox_mode=sandbox_mode,
         )
         result = create_agent_session(
             services=services,

@@ -33,12 +33,14 @@ from tau.runtime.model_resolver import (
 )
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.settings import SettingsManager
+from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
 from tau.runtime.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
 from tau.session.manager import SessionManager
 from tau.tools import CODING_TOOL_NAMES, SpillDirectory
+from tau.tools.sandbox import fenced_replacement
 
 __all__ = ["NO_MODELS_MESSAGE", "CreateAgentSessionResult", "create_agent_session"]
 
@@ -80,7 +82,8 @@ def create_agent_session(
     ``builtin_replacements``: built-in tools made another way (same name, other operations, such as
     an editor's file system); each stands where its built-in stands, so the options above select it
     as they would the built-in (a custom tool of that name would be active even under ``"builtin"``).
-    A malformed ``tools`` list raises ``ValueError``.
+    They stay inside the session's sandbox: a ``bash`` replacement gives way to the fenced built-in
+    while the sandbox fences, ``write`` and ``edit`` ones refuse what the fence keeps. A malformed ``tools`` list raises ``ValueError``.
     """
     if tools is not None and (problem := tool_list_error(tools)) is not None:
         raise ValueError(f"Invalid tools option: {problem}")
@@ -104,14 +107,23 @@ def create_agent_session(
     level = clamp_thinking_level(model, level) if model is not None else "off"
 
     spill = SpillDirectory()
+    shell_environment = SessionShellEnvironment()
     builtin = create_builtin_tools(
         services.cwd,
         spill=spill,
         shell_path=settings.shell_path,
         shell_command_prefix=settings.shell_command_prefix,
+        session_env=shell_environment,
+        sandbox=services.sandbox,
     )
     replaced = {tool.name: tool for tool in builtin_replacements}
-    builtin = [replaced.get(tool.name, tool) for tool in builtin]
+    # A replacement stays inside the session's fence (bash runs fenced while the sandbox is on).
+    builtin = [
+        fenced_replacement(replaced[tool.name], tool, services.sandbox, services.cwd)
+        if tool.name in replaced
+        else tool
+        for tool in builtin
+    ]
     runner = services.extension_runner
     setting = settings.default_tools
     defaults = [] if no_tools else (list(CODING_TOOL_NAMES) if setting is None else setting)
@@ -167,6 +179,7 @@ def create_agent_session(
         spill=spill,
         scoped_models=scoped,
     )
+    shell_environment.attach(lambda: session)
     return CreateAgentSessionResult(session, fallback_message)
 
 

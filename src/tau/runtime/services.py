@@ -26,6 +26,7 @@ from tau.runtime.paths import agent_dir as default_agent_dir
 from tau.runtime.paths import models_path
 from tau.runtime.resource_settings import settings_entries_source
 from tau.runtime.settings import SettingsManager
+from tau.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
@@ -73,6 +74,8 @@ class AgentSessionServices(Struct):
     """The loaded extensions (``None`` when there are none); replaced by ``AgentSession.reload()``."""
     project_trusted: bool = True
     """Whether the cwd's own configuration and extensions were allowed to load."""
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    """The fence of the session's commands and file writes (``sandbox`` setting, ``--sandbox``)."""
 
 
 def create_agent_session_services(
@@ -86,12 +89,15 @@ def create_agent_session_services(
     extension_options: ExtensionOptions | None = None,
     project_trusted: bool = True,
     preloaded_extensions: ExtensionRunner | None = None,
+    sandbox_mode: str | None = None,
 ) -> AgentSessionServices:
     """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
     (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder. Extensions
     are loaded, their providers added to the model registry and the CLI flag values applied.
     ``project_trusted=False`` leaves the project's own configuration and code unread.
-    ``preloaded_extensions``: the user's and ``-e`` extensions, loaded already to decide trust."""
+    ``preloaded_extensions``: the user's and ``-e`` extensions, loaded already to decide trust.
+    ``sandbox_mode``: ``--sandbox``, over the ``sandbox`` setting; a sandbox that cannot be set up
+    is an error diagnostic (its commands are refused, never run unfenced)."""
     cwd = os.path.abspath(cwd)
     base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
     options = resource_options or ResourceOptions()
@@ -141,6 +147,11 @@ def create_agent_session_services(
         flag_errors += [str(p) for p in runner.apply_flag_values(known)]
     diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
     diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
+    from tau.runtime.sandbox_config import build_sandbox
+
+    sandbox = build_sandbox(settings.get("sandbox"), cwd, str(base), mode=sandbox_mode)
+    if sandbox.problem is not None:
+        diagnostics.append(ServiceDiagnostic("error", sandbox.problem))
     return AgentSessionServices(
         cwd=cwd,
         agent_dir=str(base),
@@ -153,4 +164,5 @@ def create_agent_session_services(
         extension_options=extensions,
         extension_runner=runner,
         project_trusted=project_trusted,
+        sandbox=sandbox,
     )

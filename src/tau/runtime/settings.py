@@ -1,5 +1,8 @@
 """Settings: ``<agent dir>/settings.json`` (global) under ``<cwd>/.tau/settings.json`` (project).
 
+pi's ``<cwd>/.pi/settings.json`` is read too, as the project's lowest file: ``.tau/``'s keys lie over
+its keys as the project's lie over the global ones. It is never written.
+
 The effective view is the global file with the project file laid over it: a top-level value from the
 project wins, and an object present in both is merged one level deep (``{**global[k], **project[k]}``),
 exactly as pi does. Keys and defaults are pi's, so a pi user's settings.json works unchanged; keys
@@ -30,6 +33,7 @@ from tau.runtime.paths import (
     LockTimeoutError,
     agent_dir,
     forget_old_lock_file,
+    pi_project_settings_path,
     project_settings_path,
     settings_path,
     update_json_file,
@@ -117,6 +121,39 @@ def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -
     return result
 
 
+# Resource arrays whose relative entries are relative to the settings file's folder.
+_RESOURCE_KEYS = ("extensions", "skills", "prompts", "themes")
+# Keys of pi's project settings tau leaves to pi: its packages are pi's (npm and git packages
+# installed into .pi/ by pi), not tau's.
+_PI_ONLY_KEYS = ("packages",)
+
+
+def pi_project_layer(settings: JsonObject, folder: Path) -> JsonObject:
+    """pi's ``.pi/settings.json`` as a layer under tau's project settings: without the keys that are
+    pi's alone, and with the resource arrays' relative entries (paths, ``!glob`` with a ``/``,
+    ``+path``, ``-path``) made absolute against ``folder``, where pi resolves them."""
+    layer = {key: value for key, value in settings.items() if key not in _PI_ONLY_KEYS}
+    for key in _RESOURCE_KEYS:
+        value = layer.get(key)
+        if isinstance(value, list):
+            layer[key] = [
+                _rebase_entry(entry, folder) if isinstance(entry, str) else entry for entry in value
+            ]
+    return layer
+
+
+def _rebase_entry(entry: str, folder: Path) -> str:
+    text = entry.strip()
+    sign = text[:1] if text[:1] in ("!", "+", "-") else ""
+    path = text[len(sign) :].strip()
+    # ~ and absolute paths stay; so do builtin:mcp and the globs that match anywhere (a name, **/x).
+    if not path or path.startswith("~") or os.path.isabs(path) or ":" in path:
+        return entry
+    if sign == "!" and ("/" not in path or path.startswith("**")):
+        return entry
+    return sign + os.path.join(os.fspath(folder), path)
+
+
 def migrate_settings(settings: JsonObject) -> JsonObject:
     """Rewrite keys of older pi versions in place (and return the dict).
 
@@ -151,9 +188,14 @@ def migrate_settings(settings: JsonObject) -> JsonObject:
 class SettingsManager:
     """The merged settings of one working directory, with typed getters and persisting setters."""
 
-    def __init__(self, global_path: Path | None, project_path: Path | None) -> None:
-        """Load both scopes from the given files; a ``None`` path keeps that scope in memory only."""
+    def __init__(
+        self, global_path: Path | None, project_path: Path | None, pi_project_path: Path | None = None
+    ) -> None:
+        """Load both scopes from the given files; a ``None`` path keeps that scope in memory only.
+        ``pi_project_path`` (pi's ``.pi/settings.json``) lies under the project file: read, never written."""
         self._paths: dict[SettingsScope, Path | None] = {"global": global_path, "project": project_path}
+        self._pi_project_path = pi_project_path
+        self._pi_layer: JsonObject = {}
         self._layers: dict[SettingsScope, JsonObject] = {"global": {}, "project": {}}
         self._load_failed: dict[SettingsScope, bool] = {"global": False, "project": False}
         self._overrides: JsonObject = {}
@@ -170,10 +212,13 @@ class SettingsManager:
         project: bool = True,
     ) -> SettingsManager:
         """The settings of ``cwd`` (default: the process cwd) and the agent dir (default: ``agent_dir()``).
-        ``project=False`` (a folder not trusted) leaves the project file unread, its scope empty."""
+        The project scope is ``.tau/settings.json`` over pi's ``.pi/settings.json``. ``project=False``
+        (a folder not trusted) leaves both project files unread, the scope empty."""
         base = Path(agent_dir_path) if agent_dir_path is not None else agent_dir()
         folder = cwd if cwd is not None else Path.cwd()
-        return cls(settings_path(base), project_settings_path(folder) if project else None)
+        if not project:
+            return cls(settings_path(base), None)
+        return cls(settings_path(base), project_settings_path(folder), pi_project_settings_path(folder))
 
     @classmethod
     def in_memory(cls, settings: Mapping[str, Any] | None = None) -> SettingsManager:
@@ -190,7 +235,9 @@ class SettingsManager:
         return self._paths[scope]
 
     def reload(self) -> None:
-        """Re-read both files. A file that fails keeps its previous in-memory values and is reported."""
+        """Re-read the files. A file that fails keeps its previous in-memory values and is reported."""
+        if self._pi_project_path is not None:
+            self._reload_pi_project(self._pi_project_path)
         for scope in ("global", "project"):
             path = self._paths[scope]
             if path is None:
@@ -207,6 +254,18 @@ class SettingsManager:
                 self._errors.append(SettingsError(scope, ConfigError(path, problem)))
         self._remerge()
 
+    def _reload_pi_project(self, path: Path) -> None:
+        """pi's project settings: only the keys tau shares with pi's ``.pi/`` folder (see
+        ``pi_project_layer``), their resource paths made absolute so they keep pointing into ``.pi/``."""
+        try:
+            layer = pi_project_layer(self._read_scope(path), path.parent)
+        except ConfigError as error:
+            self._errors.append(SettingsError("project", error))
+            return
+        self._pi_layer = layer
+        for problem in settings_problems(layer):
+            self._errors.append(SettingsError("project", ConfigError(path, problem)))
+
     def drain_errors(self) -> list[SettingsError]:
         """Errors collected since the last call (load and write failures), oldest first."""
         drained, self._errors = self._errors, []
@@ -222,7 +281,10 @@ class SettingsManager:
         return copy.deepcopy(self._merged)
 
     def get_scope(self, scope: SettingsScope) -> JsonObject:
-        """A copy of one scope's settings as loaded (after migrations)."""
+        """A copy of one scope's settings as loaded (after migrations); the project's are
+        ``.tau/settings.json`` laid over ``.pi/settings.json``."""
+        if scope == "project" and self._pi_layer:
+            return copy.deepcopy(deep_merge_settings(self._pi_layer, self._layers["project"]))
         return copy.deepcopy(self._layers[scope])
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -511,10 +573,13 @@ class SettingsManager:
         self.set("theme", theme)
 
     @property
-    def quiet_startup(self) -> bool:
-        return self._bool(None, "quietStartup", False)
+    def quiet_startup(self) -> bool | Literal["header"]:
+        """``quietStartup``: ``True`` hides the startup header and what was loaded; ``"header"``
+        keeps the header (version and keys) and hides the rest, as in pi 1.6."""
+        value = self._lookup(None, "quietStartup")
+        return value if value is True or value == "header" else False
 
-    def set_quiet_startup(self, quiet: bool) -> None:
+    def set_quiet_startup(self, quiet: bool | Literal["header"]) -> None:
         self.set("quietStartup", quiet)
 
     @property
@@ -573,28 +638,45 @@ class SettingsManager:
 
     @property
     def clear_on_shrink(self) -> bool:
-        return self._bool("terminal", "clearOnShrink", False)
+        """``terminal.clearOnShrink``; unset, ``TAU_CLEAR_ON_SHRINK=1`` (or pi's ``PI_CLEAR_ON_SHRINK``)."""
+        value = self._lookup("terminal", "clearOnShrink")
+        return value if isinstance(value, bool) else _env_flag("CLEAR_ON_SHRINK")
 
     @property
     def show_terminal_progress(self) -> bool:
         return self._bool("terminal", "showTerminalProgress", False)
 
     @property
+    def fullscreen_wheel_scroll_lines(self) -> int | Literal["auto"]:
+        """``fullscreenWheelScrollLines``: lines a wheel event scrolls, 1 to 100 (a number outside is
+        taken to the nearer end, as pi), or ``"auto"`` (the default: by the wheel's speed)."""
+        value = self._lookup(None, "fullscreenWheelScrollLines")
+        if _is_number(value) and value == value and abs(value) != float("inf"):
+            return max(1, min(100, int(value // 1)))
+        return "auto"
+
+    @property
     def editor_padding_x(self) -> int:
+        """Blank cells each side of the editor's text (the editor narrows it to fit the width)."""
         return self._int(None, "editorPaddingX", 0)
 
     @property
     def autocomplete_max_visible(self) -> int:
-        return self._int(None, "autocompleteMaxVisible", 5)
+        """Rows of the completion menu, 3 to 20 (a value outside is taken to the nearer end, as pi)."""
+        return max(3, min(20, self._int(None, "autocompleteMaxVisible", 5)))
 
     @property
     def show_hardware_cursor(self) -> bool:
-        return self._bool(None, "showHardwareCursor", False)
+        """``showHardwareCursor``; unset, ``TAU_HARDWARE_CURSOR=1`` (or pi's ``PI_HARDWARE_CURSOR``)."""
+        value = self._lookup(None, "showHardwareCursor")
+        return value if isinstance(value, bool) else _env_flag("HARDWARE_CURSOR")
 
     @property
     def code_block_indent(self) -> str:
+        """``markdown.codeBlockIndent``: what each code line of a reply starts with; its control
+        characters are left out (they would move the cursor, not indent)."""
         value = self._section("markdown").get("codeBlockIndent")
-        return value if isinstance(value, str) else "  "
+        return "".join(ch for ch in value if ch.isprintable()) if isinstance(value, str) else "  "
 
     @property
     def warn_anthropic_extra_usage(self) -> bool:
@@ -603,7 +685,8 @@ class SettingsManager:
     # ---- internals -------------------------------------------------------------------------------
 
     def _remerge(self) -> None:
-        merged = deep_merge_settings(self._layers["global"], self._layers["project"])
+        merged = deep_merge_settings(self._layers["global"], self._pi_layer)
+        merged = deep_merge_settings(merged, self._layers["project"])
         self._merged = deep_merge_settings(merged, self._overrides)
 
     @staticmethod
@@ -657,6 +740,11 @@ def _dump(settings: JsonObject) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _env_flag(name: str) -> bool:
+    """``TAU_<name>=1``, else pi's ``PI_<name>=1``."""
+    return os.environ.get(f"TAU_{name}", os.environ.get(f"PI_{name}")) == "1"
 
 
 def _optional_int(value: Any) -> int | None:

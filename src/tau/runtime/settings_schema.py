@@ -95,7 +95,11 @@ _TOP_LEVEL: dict[str, Rule] = {
     "fullscreenExitOutput": _one_of("transcript", "resume-hint"),
     "fullscreenCopyOnSelect": _BOOL,
     "fullscreenScrollbar": _one_of("auto", "always", "hidden"),
-    "quietStartup": _BOOL,
+    "fullscreenWheelScrollLines": (
+        (lambda value: value == "auto" or _is_number(value)),
+        '"auto" or a number of lines',
+    ),
+    "quietStartup": ((lambda value: isinstance(value, bool) or value == "header"), 'true, false or "header"'),
     "hideThinkingBlock": _BOOL,
     "cacheWarming": _one_of("off", "streaming", "idle"),
     "collapseChangelog": _BOOL,

@@ -18,6 +18,7 @@ from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
 from tau.runtime.tool_selection import is_mcp_tool_name, tool_name_matcher
 from tau.tools import (
     CODING_TOOL_NAMES,
+    SessionEnvironment,
     SpillDirectory,
     create_bash_tool,
     create_edit_tool,
@@ -27,6 +28,7 @@ from tau.tools import (
     create_read_tool,
     create_write_tool,
 )
+from tau.tools.sandbox import Sandbox
 
 __all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
 
@@ -39,13 +41,24 @@ def create_builtin_tools(
     spill: SpillDirectory,
     shell_path: str | None = None,
     shell_command_prefix: str | None = None,
+    session_env: SessionEnvironment | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[AgentTool]:
-    """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls."""
+    """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls.
+    ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``);
+    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written."""
     return [
         create_read_tool(cwd),
-        create_bash_tool(cwd, spill=spill, shell_path=shell_path, command_prefix=shell_command_prefix),
-        create_edit_tool(cwd),
-        create_write_tool(cwd),
+        create_bash_tool(
+            cwd,
+            spill=spill,
+            shell_path=shell_path,
+            command_prefix=shell_command_prefix,
+            session_env=session_env,
+            sandbox=sandbox,
+        ),
+        create_edit_tool(cwd, sandbox=sandbox),
+        create_write_tool(cwd, sandbox=sandbox),
         create_grep_tool(cwd),
         create_find_tool(cwd),
         create_ls_tool(cwd),

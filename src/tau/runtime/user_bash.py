@@ -23,6 +23,7 @@ from tau.tools import (
     sanitize_terminal_output,
 )
 from tau.tools.output_accumulator import OutputAccumulator
+from tau.tools.sandbox import Sandbox, SandboxUnavailable
 from tau.tools.shell_exec import LocalBashOperations
 
 __all__ = ["BashResult", "UserBash", "parse_user_bash"]
@@ -70,11 +71,13 @@ class UserBash:
         shell_path: str | None = None,
         command_prefix: str | None = None,
         operations: BashOperations | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        """``sandbox`` fences the commands run with the local shell (not given ``operations``)."""
         self._cwd = cwd
         self._spill = spill
         self._prefix = command_prefix
-        self._ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+        self._ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
         self._running: AbortController | None = None
 
     @property
@@ -114,6 +117,9 @@ class UserBash:
             )
         except (CommandAborted, CommandTimedOut):
             exit_code, cancelled = None, True
+        except SandboxUnavailable as broken:  # said as the command's output: it did not run
+            accumulator.feed(f"Refused: the sandbox is not working ({broken})\n".encode())
+            exit_code = 126
         finally:
             accumulator.finish()
             self._running = None

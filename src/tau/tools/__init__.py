@@ -13,7 +13,7 @@ lines / 50 KB per result; bash spills full output to files in the tool set's spi
 from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentTool
-from tau.tools.bash import SpawnContext, SpawnHook, create_bash_tool
+from tau.tools.bash import SessionEnvironment, SpawnContext, SpawnHook, create_bash_tool
 from tau.tools.edit import create_edit_tool, plan_edit, prepare_edit_arguments
 from tau.tools.errors import ToolAborted, ToolError
 from tau.tools.find import LocalFindOperations, create_find_tool
@@ -76,6 +76,7 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
+
 CODING_TOOL_NAMES = ("read", "bash", "edit", "write")
 READ_ONLY_TOOL_NAMES = ("read", "grep", "find", "ls")
 ALL_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")
@@ -130,6 +131,7 @@ __all__ = [
     "ReadOperations",
     "Replacement",
     "ResizedImage",
+    "SessionEnvironment",
     "SpawnContext",
     "SpawnHook",
     "SpillDirectory",

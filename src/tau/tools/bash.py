@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from msgspec import Struct, field
@@ -26,6 +26,7 @@ from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
+from tau.tools.sandbox import Sandbox, SandboxUnavailable
 from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -58,6 +59,14 @@ class SpawnContext(Struct, dict=True):
 
 
 SpawnHook = Callable[[SpawnContext], SpawnContext]
+SessionEnvironment = Callable[[], Mapping[str, "str | None"]]
+"""The session's variables for a command about to start; ``None`` unsets an inherited one."""
+
+SESSION_ENV_GUIDELINE = (
+    "The environment of bash commands tells the current session, provider, model and reasoning level "
+    "(TAU_SESSION_ID, TAU_PROVIDER, TAU_MODEL, TAU_REASONING_LEVEL, and their PI_* twins): read them "
+    "instead of guessing from this prompt."
+)
 
 
 def _details(snapshot: OutputSnapshot) -> dict[str, Any] | None:
@@ -141,14 +150,20 @@ def create_bash_tool(
     spawn_hook: SpawnHook | None = None,
     bin_dir: str | None = None,
     sanitize: bool = True,
+    session_env: SessionEnvironment | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AgentTool:
     """The bash tool for ``cwd``.
 
     ``spill`` owns the spill files (default: a process-wide folder removed at exit). ``bin_dir`` is
     put first on PATH (the agent's bin directory). ``command_prefix`` runs before every command
     (e.g. ``shopt -s expand_aliases``). ``sanitize=False`` passes escape codes through as pi does.
+    ``session_env`` is asked as each command starts (so a model switch reaches the next command);
+    its variables are set before ``spawn_hook`` sees the environment, and the system prompt then
+    tells the model they are there.
+    ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
-    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path)
+    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -162,6 +177,12 @@ def create_bash_tool(
         if command_prefix:
             command = f"{command_prefix}\n{command}"
         env = dict(os.environ)
+        if session_env is not None:
+            for name, value in session_env().items():
+                if value is None:
+                    env.pop(name, None)
+                else:
+                    env[name] = value
         if bin_dir:
             env["PATH"] = os.pathsep.join(p for p in (bin_dir, env.get("PATH", "")) if p)
         context = SpawnContext(command=command, cwd=resolve_to_cwd(".", cwd), env=env)
@@ -188,6 +209,8 @@ def create_bash_tool(
             exit_code, status, aborted = None, "Command aborted", True
         except CommandTimedOut as timed_out:
             exit_code, status = None, f"Command timed out after {timed_out.seconds:g} seconds"
+        except SandboxUnavailable as broken:
+            exit_code, status = None, f"Refused: the sandbox is not working ({broken})"
         finally:
             updates.stop()
             accumulator.finish()
@@ -210,5 +233,5 @@ def create_bash_tool(
         parameters=BASH_PARAMETERS,
         execute=execute,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
-        prompt_guidelines=[],
+        prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],
     )

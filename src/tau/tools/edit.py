@@ -23,6 +23,7 @@ from tau.tools.paths import resolve_to_cwd
 if TYPE_CHECKING:
     from tau.tools.edit_diff import EditDiff
     from tau.tools.edit_match import Replacement
+    from tau.tools.sandbox import Sandbox
 
 _BOM = "\ufeff"
 
@@ -145,8 +146,10 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
     )
 
 
-def create_edit_tool(cwd: str, operations: EditOperations | None = None) -> AgentTool:
-    """The edit tool for ``cwd``."""
+def create_edit_tool(
+    cwd: str, operations: EditOperations | None = None, *, sandbox: Sandbox | None = None
+) -> AgentTool:
+    """The edit tool for ``cwd``; ``sandbox`` refuses the paths its fence keeps from being written."""
     ops: EditOperations = operations or LocalEditOperations()
 
     async def execute(
@@ -155,7 +158,10 @@ def create_edit_tool(cwd: str, operations: EditOperations | None = None) -> Agen
         raise_if_aborted(signal)
         path = str(args["path"])
         edits = _replacements(args)
-        async with file_mutation(resolve_to_cwd(path, cwd)):
+        absolute = resolve_to_cwd(path, cwd)
+        if sandbox is not None and (refusal := sandbox.write_refusal(absolute)) is not None:
+            raise ToolError(refusal)
+        async with file_mutation(absolute):
             raise_if_aborted(signal)
             plan = await plan_edit(path, edits, cwd, ops)
             try:

@@ -26,6 +26,7 @@ from tau import _process_groups as process_groups
 from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
+from tau.tools.sandbox import Sandbox
 
 # After the shell exits, the call ends once the output has been quiet this long (or its pipe closed):
 # a background process that inherited the pipe (a daemon started with `&`) must not keep the call
@@ -106,9 +107,11 @@ class _OutputProtocol(asyncio.SubprocessProtocol):
 
 
 class LocalBashOperations(Struct, dict=True):
-    """Runs commands with a local shell (``shell_path``, else bash, else sh)."""
+    """Runs commands with a local shell (``shell_path``, else bash, else sh), fenced by ``sandbox``
+    when one is given (it may raise :class:`tau.tools.sandbox.SandboxUnavailable`)."""
 
     shell_path: str | None = None
+    sandbox: Sandbox | None = None
 
     async def exec(
         self,
@@ -123,7 +126,9 @@ class LocalBashOperations(Struct, dict=True):
         if signal is not None and signal.aborted:
             raise CommandAborted()
         command = well_formed(command)  # a lone surrogate as U+FFFD, as Node passes it: no encoding error
-        shell = find_shell(self.shell_path)
+        argv = [find_shell(self.shell_path), "-c", command]
+        if self.sandbox is not None:
+            argv = self.sandbox.command(argv, cwd)
         loop = asyncio.get_running_loop()
         # stdin is a pipe already at end of file rather than /dev/null: a sandbox may replace
         # /dev/null with a regular file that other programs have written into.
@@ -133,9 +138,7 @@ class LocalBashOperations(Struct, dict=True):
             try:
                 transport, protocol = await loop.subprocess_exec(
                     lambda: _OutputProtocol(on_data, loop),
-                    shell,
-                    "-c",
-                    command,
+                    *argv,
                     stdin=empty_stdin,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,

@@ -7,6 +7,7 @@ text and calls it bytes).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
@@ -16,6 +17,9 @@ from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import LocalFileOperations, WriteOperations
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.truncate import utf8_len
+
+if TYPE_CHECKING:
+    from tau.tools.sandbox import Sandbox
 
 WRITE_PARAMETERS: JsonObject = {
     "type": "object",
@@ -33,8 +37,10 @@ WRITE_DESCRIPTION = (
 )
 
 
-def create_write_tool(cwd: str, operations: WriteOperations | None = None) -> AgentTool:
-    """The write tool for ``cwd``."""
+def create_write_tool(
+    cwd: str, operations: WriteOperations | None = None, *, sandbox: Sandbox | None = None
+) -> AgentTool:
+    """The write tool for ``cwd``; ``sandbox`` refuses the paths its fence keeps from being written."""
     ops: WriteOperations = operations or LocalFileOperations()
 
     async def execute(
@@ -44,6 +50,8 @@ def create_write_tool(cwd: str, operations: WriteOperations | None = None) -> Ag
         path = str(args["path"])
         content = str(args["content"])
         absolute = resolve_to_cwd(path, cwd)
+        if sandbox is not None and (refusal := sandbox.write_refusal(absolute)) is not None:
+            raise ToolError(refusal)
         async with file_mutation(absolute):
             raise_if_aborted(signal)
             try:

@@ -297,3 +297,17 @@ async def test_the_mcp_servers_of_session_new_give_that_session_their_tools(tau:
     )
     assert finals["call-http"].status == "completed" and finals["call-http"].content[0].content.text == "WEB"
     assert not (tau.agent_dir / "mcp.json").exists()  # the editor's servers are the session's, not saved
+
+
+async def test_bash_in_the_editors_terminal_gets_the_sessions_variables(tau: TauCommand) -> None:
+    command = "echo model=$TAU_MODEL/$PI_MODEL level=$PI_REASONING_LEVEL session=$TAU_SESSION_ID"
+    tau.server.add(tool_turn("bash", {"command": command}), text_turn("Done."))
+    client = TerminalClient()
+    async with spawn_tau(tau, client) as (conn, _):
+        await initialize(conn, terminal=True)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        assert (
+            await conn.prompt(session_id=session_id, prompt=[text_block("Show")])
+        ).stop_reason == "end_turn"
+    [seen] = [m["content"] for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
+    assert seen == f"model=fake-model/fake-model level=off session={session_id}\n"

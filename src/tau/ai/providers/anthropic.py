@@ -13,8 +13,8 @@ from typing import Any
 from tau.ai import wire
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, iter_sse, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
 from tau.ai.providers.anthropic_request import (
     build_body,
@@ -63,6 +63,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         )
         writer.start()
         reader = _EventReader(writer, context, oauth=oauth)
+        on_event = stream_event_hook(options)
         try:
             # aclosing: leaving early (message_stop, a bad event) releases the connection at once.
             async with aclosing(iter_sse(response, options)) as events:
@@ -72,6 +73,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                         if not sse.data:
                             continue
                         parsed = _parse_event_data(sse.data)
+                    if on_event is not None:
+                        await notify_stream_event(on_event, parsed, model)
                     if reader.handle(parsed, sse.event):
                         break
         except ProviderError as exc:

@@ -72,7 +72,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise explained from exc
         writer.start()
         reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
-        await read_responses_stream(reader, response, options)
+        await read_responses_stream(reader, response, options, model)
 
     return run_stream(model, options, produce)
 

@@ -18,8 +18,8 @@ from msgspec.structs import replace
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.http import apply_payload_hook, iter_sse, merge_headers, notify_stream_event, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamEventHook, StreamOptions, stream_event_hook
 from tau.ai.providers.google_convert import build_request_body, thinking_option_for_level
 from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -76,7 +76,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         response = await open_stream(model, stream_url(model), headers=headers, body=body, options=options)
         writer.start()
         async with aclosing(iter_sse(response, options)) as events:
-            await read_gemini_stream(writer, events)
+            await read_gemini_stream(writer, events, on_event=stream_event_hook(options), model=model)
 
     return run_stream(model, options, produce)
 
@@ -108,7 +108,12 @@ def stream_url(model: Model) -> str:
 
 
 async def read_gemini_stream(
-    writer: StreamWriter, events: AsyncIterator[ServerSentEvent], *, envelope: str | None = None
+    writer: StreamWriter,
+    events: AsyncIterator[ServerSentEvent],
+    *,
+    envelope: str | None = None,
+    on_event: StreamEventHook | None = None,
+    model: Model | None = None,
 ) -> None:
     """Turn a stream of ``GenerateContentResponse`` events into blocks, usage and a stop reason.
 
@@ -128,6 +133,8 @@ async def read_gemini_stream(
                 raise ProviderError(f"Could not parse a Gemini stream event: {data[:200]}") from exc
             if not isinstance(chunk, dict):
                 raise ProviderError(f"Unexpected Gemini stream event: {data[:200]}")
+        if on_event is not None and model is not None:
+            await notify_stream_event(on_event, chunk, model)
         if envelope is not None and "error" not in chunk:
             chunk = chunk.get(envelope)
             if not isinstance(chunk, dict):

@@ -24,7 +24,7 @@ from msgspec.structs import replace
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.providers.google import read_gemini_stream
 from tau.ai.providers.google_convert import build_request_body, is_gemini_3_pro, uses_thinking_level
 from tau.ai.providers.google_errors import explain_http_error
@@ -78,7 +78,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise explain_http_error(exc, product="Cloud Code Assist", relogin=_relogin(model)) from exc
         writer.start()
         async with aclosing(iter_sse(response, options)) as events:
-            await read_gemini_stream(writer, events, envelope="response")
+            await read_gemini_stream(
+                writer, events, envelope="response", on_event=stream_event_hook(options), model=model
+            )
 
     return run_stream(model, options, produce)
 

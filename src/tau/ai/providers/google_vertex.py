@@ -35,7 +35,7 @@ from tau.ai.http import (
     open_stream,
     unresolved_host,
 )
-from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.providers.google import read_gemini_stream, simple_stream_options
 from tau.ai.providers.google_convert import build_request_body
 from tau.ai.providers.google_errors import explain_http_error
@@ -90,7 +90,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
         writer.start()
         async with aclosing(iter_sse(response, options)) as events:
-            await read_gemini_stream(writer, events)
+            await read_gemini_stream(writer, events, on_event=stream_event_hook(options), model=model)
 
     return run_stream(model, options, produce)
 

@@ -24,8 +24,8 @@ import msgspec
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -67,17 +67,20 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         )
         writer.start()
         reader = _ChunkReader(writer)
+        on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for sse in events:
                 chunk = sse.json_object()
-                if chunk is not None and isinstance(chunk.get("choices"), list):
-                    reader.read(chunk)
-                    continue
-                data = sse.data.strip()
-                if data == "[DONE]":
-                    break
-                if data:
-                    reader.read(_decode_chunk(data))
+                if chunk is None or not isinstance(chunk.get("choices"), list):
+                    data = sse.data.strip()
+                    if data == "[DONE]":
+                        break
+                    if not data:
+                        continue
+                    chunk = _decode_chunk(data)
+                if on_event is not None:
+                    await notify_stream_event(on_event, chunk, model)
+                reader.read(chunk)
         reader.finish()
 
     return run_stream(model, options, produce)

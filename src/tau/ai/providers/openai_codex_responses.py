@@ -118,7 +118,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise ProviderError(friendly) from exc
         writer.start()
-        await read_responses_stream(reader(), response, options)
+        await read_responses_stream(reader(), response, options, model)
 
     return run_stream(model, options, produce)
 

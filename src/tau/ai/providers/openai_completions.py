@@ -20,8 +20,16 @@ from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    bearer,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
+)
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -90,19 +98,21 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise explained from exc
         writer.start()
         reader = ChunkReader(writer)
+        on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for event in events:
                 chunk = event.json_object()
-                if chunk is not None:
-                    reader.feed(chunk)
-                    continue
-                data = event.data.strip()
-                if not data:
-                    continue
-                if data == "[DONE]":
-                    reader.saw_done = True
-                    break
-                reader.feed(decode_chunk(data))
+                if chunk is None:
+                    data = event.data.strip()
+                    if not data:
+                        continue
+                    if data == "[DONE]":
+                        reader.saw_done = True
+                        break
+                    chunk = decode_chunk(data)
+                if on_event is not None:
+                    await notify_stream_event(on_event, chunk, model)
+                reader.feed(chunk)
         reader.finish()
 
     return run_stream(model, options, produce)

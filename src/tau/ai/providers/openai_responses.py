@@ -17,8 +17,8 @@ import msgspec
 from tau.ai.cost import apply_service_tier
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
+from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.partial_json import parse_streaming_json
 from tau.ai.providers.responses_convert import (
     convert_responses_messages,
@@ -107,15 +107,19 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
 
 
 async def read_responses_stream(
-    reader: ResponsesEventReader, response: wire.Response, options: StreamOptions
+    reader: ResponsesEventReader, response: wire.Response, options: StreamOptions, model: Model | None = None
 ) -> None:
-    """Feed every event of a streamed Responses reply to ``reader``, then check that it completed."""
+    """Feed every event of a streamed Responses reply to ``reader``, then check that it completed
+    (each shown to ``options.on_stream_event`` first, when ``model`` is given)."""
+    on_event = stream_event_hook(options) if model is not None else None
     async with aclosing(iter_sse(response, options)) as events:
         async for sse in events:
             if sse.event in _REPEAT_EVENTS:
                 continue
             event = _decode_event(sse)
             if event is not None:
+                if on_event is not None and model is not None:
+                    await notify_stream_event(on_event, event, model)
                 reader.handle(event)
     reader.finish()
 

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, open_stream
-from tau.ai.options import SimpleStreamOptions, StreamOptions
+from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
+from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.types import Context, JsonObject, Model, TextContent, ThinkingContent, Usage
 
@@ -46,10 +46,16 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             options=options,
         )
         reader = _EventReader(writer)
+        on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for sse in events:
                 data = sse.data.strip()
-                if data and data != "[DONE]" and reader.handle(_decode(data)):
+                if not data or data == "[DONE]":
+                    continue
+                event = _decode(data)
+                if on_event is not None:
+                    await notify_stream_event(on_event, event, model)
+                if reader.handle(event):
                     return
         raise ProviderError(f"{model.provider} stream ended without a terminal event")
 

@@ -44,6 +44,7 @@ from tau.modes.acp.usage import prompt_usage, usage_update
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.runtime.settings import SettingsManager
+from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
 from tau.session.manager import SessionManager
@@ -264,6 +265,7 @@ class TauAcpAgent:
         old_texts: dict[str, str | None] = {}
         tools = client_file_tools(cwd, files, old_texts)
         await self._opener.decide_trust(manager.get_cwd())
+        shell_environment = SessionShellEnvironment()
         if self._client.get("terminal") is True:
 
             def on_terminal(call_id: str, terminal_id: str) -> None:
@@ -275,7 +277,7 @@ class TauAcpAgent:
             trusted = self._opener.project_trusted(manager.get_cwd())
             prefix = SettingsManager.create(cwd, self._opener.agent_dir, project=trusted).shell_command_prefix
             ops = TerminalBashOperations(self._conn, session_id, on_terminal)
-            tools.append(terminal_bash_tool(cwd, ops, prefix))
+            tools.append(terminal_bash_tool(cwd, ops, prefix, shell_environment))
         # Opening a session builds long-lived objects only (as the CLI's start-up does): no
         # collection while it runs, and what it made is frozen so that later passes skip it.
         collecting = gc.isenabled()
@@ -286,6 +288,7 @@ class TauAcpAgent:
             gc.freeze()
             if collecting:
                 gc.enable()
+        shell_environment.attach(lambda: runtime.session)
         if runtime.session.model is None:  # no credentials yet: the client offers its login
             await runtime.dispose()
             raise RpcError.auth_required(NO_MODEL)

@@ -21,7 +21,7 @@ from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.modes.acp.jsonrpc import Connection
-from tau.tools.bash import create_bash_tool
+from tau.tools.bash import SessionEnvironment, create_bash_tool
 from tau.tools.operations import CommandAborted, CommandTimedOut
 
 __all__ = ["OUTPUT_LIMIT", "TerminalBashOperations", "terminal_bash_tool"]
@@ -99,9 +99,15 @@ class TerminalBashOperations:
                 await self._conn.request("terminal/release", ids)
 
 
-def terminal_bash_tool(cwd: str, ops: TerminalBashOperations, command_prefix: str | None) -> AgentTool:
-    """tau's bash tool (its arguments, formatting and truncation) running in the editor's terminals."""
-    tool = create_bash_tool(cwd, ops, command_prefix=command_prefix)
+def terminal_bash_tool(
+    cwd: str,
+    ops: TerminalBashOperations,
+    command_prefix: str | None,
+    session_env: SessionEnvironment | None = None,
+) -> AgentTool:
+    """tau's bash tool (its arguments, formatting and truncation) running in the editor's terminals;
+    ``session_env`` as the built-in bash tool's (the session's variables reach the terminal)."""
+    tool = create_bash_tool(cwd, ops, command_prefix=command_prefix, session_env=session_env)
     run = tool.execute
 
     async def execute(

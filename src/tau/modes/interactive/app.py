@@ -25,7 +25,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.key_binding.defaults import load_key_bindings
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -33,10 +33,11 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
-from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate
+from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnStart
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
 from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
+from tau.modes.interactive.cursor import DrawnCursor
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
 from tau.modes.interactive.footer import git_branch, usage_totals
@@ -45,6 +46,7 @@ from tau.modes.interactive.fullscreen import Transcript
 from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
+from tau.modes.interactive.progress import TerminalProgress
 from tau.modes.interactive.screen import Scrollback
 from tau.runtime.events import (
     AutoRetryEnd,
@@ -141,11 +143,13 @@ async def run_interactive_mode(
     open_resume_picker: bool = False,
     theme: str | None = None,
     tui_mode: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """Run the TUI until the user quits; returns the exit code. ``open_resume_picker`` (``tau -r``)
     starts with the session picker open; ``theme`` (dark, light or system) and ``tui_mode``
-    (fullscreen or regular) override the settings."""
-    mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode)
+    (fullscreen or regular) override the settings; ``verbose`` shows the whole startup header
+    whatever ``quietStartup`` says."""
+    mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode, verbose=verbose)
     return await mode.run(
         initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
     )
@@ -153,9 +157,15 @@ async def run_interactive_mode(
 
 class InteractiveMode:
     def __init__(
-        self, runtime: AgentSessionRuntime, *, theme: str | None = None, tui_mode: str | None = None
+        self,
+        runtime: AgentSessionRuntime,
+        *,
+        theme: str | None = None,
+        tui_mode: str | None = None,
+        verbose: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.verbose = verbose
         settings = self.session.services.settings_manager
         self.theme_setting = theme or str(settings.get("theme") or "dark")
         """The theme as set: a name, or pi's ``light/dark`` pair (which follows the terminal)."""
@@ -166,10 +176,10 @@ class InteractiveMode:
         self.light_terminal = light_from_colorfgbg(os.environ.get("COLORFGBG"))
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
-        self.show_thinking = not bool(settings.get("hideThinkingBlock", False))
+        self.show_thinking: bool = not bool(settings.get("hideThinkingBlock", False))
         from tau.modes.interactive.render.padding import output_pad
 
-        self.output_pad = output_pad(settings.get("outputPad"))
+        self.output_pad: int = output_pad(settings.get("outputPad"))
         self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
         self.flash_text = ""
         self._switch_to: str | None = None
@@ -202,6 +212,7 @@ class InteractiveMode:
         self._seen_width = 0
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
+        self.progress = TerminalProgress(self._write_raw, lambda: settings.show_terminal_progress)
         self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
@@ -232,9 +243,13 @@ class InteractiveMode:
         return renderer
 
     def theme(self) -> Any:
+        from msgspec.structs import replace
+
         from tau.modes.interactive.render.theme import get_theme
 
-        return get_theme(self.theme_name, light_terminal=self.light_terminal)
+        theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
+        indent = self.session.services.settings_manager.code_block_indent
+        return theme if indent == theme.code_block_indent else replace(theme, code_block_indent=indent)
 
     def _new_chat(self) -> Chat:
         return Chat(
@@ -288,8 +303,9 @@ class InteractiveMode:
         loader = self.session.services.resource_loader
         for template in loader.prompt_templates:
             infos.append(CommandInfo(template.name, template.description or "prompt template"))
-        for skill in loader.skills:
-            infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
+        if self.session.services.settings_manager.enable_skill_commands:
+            for skill in loader.skills:
+                infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
         return infos
 
     def invalidate(self) -> None:
@@ -312,17 +328,21 @@ class InteractiveMode:
 
     def _build_app(self) -> Application[int]:
         register_enter_sequences()
+        settings = self.session.services.settings_manager
+        drawn_cursor = lambda: not settings.show_hardware_cursor  # noqa: E731
         editor_window = Window(
-            BufferControl(self.editor, input_processors=[ClusterCells()]),
+            BufferControl(self.editor, input_processors=[DrawnCursor(drawn_cursor), ClusterCells()]),
             height=Dimension(min=1, max=12),
             wrap_lines=True,
             dont_extend_height=True,
+            always_hide_cursor=Condition(drawn_cursor),
         )
         self.editor_window = editor_window
+        padding = lambda: Dimension.exact(self._editor_padding())  # noqa: E731
         editor_area = HSplit(
             [
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
-                editor_window,
+                VSplit([Window(width=padding), editor_window, Window(width=padding)]),
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
             ]
         )
@@ -357,7 +377,7 @@ class InteractiveMode:
                 text_window(lambda: panels.widget_fragments(self, "aboveEditor")),
                 DynamicContainer(input_area),
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
-                CompletionsMenu(max_height=8, scroll_offset=1),
+                self._completions_menu(),
                 text_window(lambda: panels.widget_fragments(self, "belowEditor")),
                 text_window(lambda: panels.footer_fragments(self), lambda: True),
             ]
@@ -395,6 +415,19 @@ class InteractiveMode:
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
         return app
+
+    def _editor_padding(self) -> int:
+        """``editorPaddingX`` cells each side of the editor's text, at most what leaves it one."""
+        padding = self.session.services.settings_manager.editor_padding_x
+        return min(padding, (self.width - 1) // 2)
+
+    def _completions_menu(self) -> Container:
+        """The completions, ``autocompleteMaxVisible`` rows at most (read as it draws: /settings)."""
+        menu = CompletionsMenu(scroll_offset=1)
+        rows = lambda: Dimension(min=1, max=self.session.services.settings_manager.autocomplete_max_visible)  # noqa: E731
+        if isinstance(menu.content, Window):  # prompt_toolkit's menu is one window in a condition
+            menu.content.height = rows
+        return menu
 
     def _key_bindings(self) -> list[Any]:
         from tau.modes.interactive.keys import build_key_bindings
@@ -497,7 +530,8 @@ class InteractiveMode:
         from tau.modes.interactive.header import startup_header
         from tau.modes.interactive.ui import InteractiveUI
 
-        self.scrollback.write(startup_header(self), new_block=False)
+        if header := startup_header(self):
+            self.scrollback.write(header, new_block=False)
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
         if self.session.messages:
@@ -539,6 +573,8 @@ class InteractiveMode:
         finally:
             for signum in (signal.SIGTERM, signal.SIGHUP, getattr(signal, "SIGTSTP", signal.SIGTERM)):
                 loop.remove_signal_handler(signum)
+            if self.progress.shown:
+                self.progress.done()
             self.keyboard.restore()
             if self.fullscreen:
                 self._print_exit_output()
@@ -672,6 +708,10 @@ class InteractiveMode:
     def _extension_error(self, report: Any) -> None:
         self.chat.add_notice(f"extension {report.extension_path} ({report.event}): {report.error}", "error")
 
+    def _write_raw(self, data: str) -> None:
+        self.app.output.write_raw(data)
+        self.app.output.flush()
+
     def _set_title(self) -> None:
         name = self.session.session_name or os.path.basename(self.session.cwd) or "/"
         title = "".join(ch for ch in f"tau - {name}" if ch.isprintable())
@@ -687,14 +727,17 @@ class InteractiveMode:
         elif isinstance(event, AgentEnd):
             self.working = False
             self.working_message = None
+            self.progress.done()
             self.chat.finish_run()
         elif isinstance(event, QueueUpdate):
             self.queued = (list(event.steering), list(event.follow_up))
         elif isinstance(event, CompactionStart):
             self.compacting = True
+            self.progress.busy()
             self._start_ticker()
         elif isinstance(event, CompactionEnd):
             self.compacting = False
+            self.progress.done()
             self.compactions_ended += 1
             self.footer_cache = None  # the context use is unknown now ("?"), as in pi
             if event.result is not None:
@@ -734,6 +777,8 @@ class InteractiveMode:
                 self.footer_cache = None  # tokens, context use or the name may have changed
             if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 self.totals.add(event.message.usage)
+            elif isinstance(event, TurnStart):
+                self.progress.busy()
             self.chat.on_agent_event(event)
         self.invalidate()
 
@@ -770,6 +815,7 @@ class InteractiveMode:
         """Put ``dialog`` where the editor is until it answers (one dialog at a time)."""
         async with self._dialog_lock:
             self.dialog = dialog
+            dialog.use_keymap(self.keymap)
             self.app.layout.focus(dialog.focus)
             self.invalidate()
             try:
@@ -784,11 +830,11 @@ class InteractiveMode:
         if reload_messages:
             self.chat.clear()
             self.chat = self._new_chat()
-            header = self._header_text()
-            self.scrollback.redraw([header])
+            self.scrollback.redraw([header] if (header := self._header_text()) else [])
             self.chat.add_messages(self.session.messages)
             return
-        blocks = [self._header_text(), *self.chat.render_all()]
+        header = self._header_text()
+        blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()
         self.scrollback.redraw(blocks)
         self.invalidate()
 

@@ -81,38 +81,6 @@ async def _model(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
 
 
-_SETTINGS: list[tuple[str, str, list[str]]] = [
-    ("thinking", "Thinking level", []),
-    ("theme", "Theme", ["dark", "light", "system"]),
-    ("tuiMode", "TUI mode", ["regular", "fullscreen"]),
-    ("steeringMode", "Steering messages", ["one-at-a-time", "all"]),
-    ("followUpMode", "Follow-up messages", ["one-at-a-time", "all"]),
-    ("autoCompaction", "Auto-compaction", ["on", "off"]),
-    ("autoRetry", "Auto-retry", ["on", "off"]),
-    ("hideThinkingBlock", "Hide thinking", ["false", "true"]),
-    ("doubleEscapeAction", "Double Esc", ["tree", "fork", "none"]),
-    ("outputPad", "Output padding", ["0", "1"]),
-]
-
-
-def _setting_value(mode: InteractiveMode, key: str) -> str:
-    session = mode.session
-    settings = session.services.settings_manager
-    values = {
-        "thinking": session.thinking_level,
-        "theme": mode.theme_name,
-        "tuiMode": mode.tui_mode,
-        "steeringMode": settings.steering_mode,
-        "followUpMode": settings.follow_up_mode,
-        "autoCompaction": "on" if session.auto_compaction_enabled else "off",
-        "autoRetry": "on" if session.auto_retry_enabled else "off",
-        "hideThinkingBlock": "false" if mode.show_thinking else "true",
-        "doubleEscapeAction": str(settings.get("doubleEscapeAction", "tree")),
-        "outputPad": str(mode.output_pad),
-    }
-    return str(values[key])
-
-
 async def _thinking(mode: InteractiveMode, argument: str) -> None:
     """``/thinking``: pick the thinking level from the model's levels, as pi's picker;
     ``/thinking <level>`` sets it at once. (Like Shift+Tab, the level is also saved as the default.)"""
@@ -139,6 +107,32 @@ async def _thinking(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
 
 
+async def _sandbox(mode: InteractiveMode, argument: str) -> None:
+    """``/sandbox``: pick how the agent's commands are fenced; ``/sandbox <mode>`` sets it at once.
+    For this session only (the ``sandbox`` setting and ``--sandbox`` choose the start)."""
+    from tau.runtime.sandbox_config import SandboxConfigError
+    from tau.tools.sandbox import SANDBOX_MODES
+
+    session = mode.session
+    if argument:
+        chosen = argument.strip().lower()
+    else:
+        current = session.sandbox.policy.mode
+        items = [ListItem(m, m) for m in SANDBOX_MODES]
+        picked = await mode.show_dialog(ListDialog("Sandbox", items, selected=SANDBOX_MODES.index(current)))
+        if picked is None:
+            return
+        chosen = picked.value
+    try:
+        session.set_sandbox(chosen)
+    except SandboxConfigError as error:
+        mode.chat.add_notice(str(error), "error")
+        return
+    mode.footer_cache = None
+    mode.invalidate()
+    mode.chat.add_notice(session.sandbox.policy.describe())
+
+
 async def _mcp(mode: InteractiveMode, argument: str) -> None:
     """``/mcp`` while no MCP extension is loaded (no ``mcp.json``): there are no servers."""
     from tau.mcp.fallback import no_servers_message
@@ -154,63 +148,9 @@ async def _changelog(mode: InteractiveMode, argument: str) -> None:
 
 
 async def _settings(mode: InteractiveMode, argument: str) -> None:
-    row = 0  # the list opens again on the row just changed, not back at the top
-    while True:
-        items = [ListItem(f"{label}: {_setting_value(mode, key)}", key) for key, label, _ in _SETTINGS]
-        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row))
-        if chosen is None:
-            return
-        key = chosen.value
-        row = next(index for index, (k, _, _) in enumerate(_SETTINGS) if k == key)
-        label, options = next((lbl, opts) for k, lbl, opts in _SETTINGS if k == key)
-        if key == "thinking":
-            options = list(mode.session.get_available_thinking_levels())
-        elif key == "theme":
-            from tau.modes.interactive.render.theme import theme_names
+    from tau.modes.interactive.settings_menu import open_settings
 
-            options = theme_names()  # the built-in ones and the loaded theme files
-        current = _setting_value(mode, key)
-        value = await mode.show_dialog(
-            ListDialog(
-                label,
-                [ListItem(o, o) for o in options],
-                selected=max(0, options.index(current)) if current in options else 0,
-            )
-        )
-        if value is not None:
-            _apply_setting(mode, key, value.value)
-
-
-def _apply_setting(mode: InteractiveMode, key: str, value: str) -> None:
-    session = mode.session
-    settings = session.services.settings_manager
-    if key == "thinking":
-        session.set_thinking_level(value)  # type: ignore[arg-type]
-        settings.set_default_thinking_level(session.thinking_level)
-    elif key == "theme":
-        settings.set("theme", value)
-        mode.theme_name = value
-        mode.restyle()
-    elif key == "tuiMode":
-        settings.set("tuiMode", value)
-        mode.switch_tui_mode(value)
-    elif key == "steeringMode":
-        session.set_steering_mode(value)  # type: ignore[arg-type]
-    elif key == "followUpMode":
-        session.set_follow_up_mode(value)  # type: ignore[arg-type]
-    elif key == "autoCompaction":
-        session.set_auto_compaction_enabled(value == "on")
-    elif key == "autoRetry":
-        session.set_auto_retry_enabled(value == "on")
-    elif key == "hideThinkingBlock":
-        settings.set("hideThinkingBlock", value == "true")
-        mode.show_thinking = value != "true"
-        mode.redraw_all()
-    elif key == "doubleEscapeAction":
-        settings.set("doubleEscapeAction", value)
-    elif key == "outputPad":
-        settings.set("outputPad", int(value))
-        mode.set_output_pad(int(value))
+    await open_settings(mode)
 
 
 async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
@@ -236,7 +176,7 @@ async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
             items,
             selected=position,
             hint="enter add/remove · ctrl+s save · esc cancel · type to filter",
-            keys={"c-s": _close_with("save")},
+            actions={"app.models.save": _close_with("save")},
         )
         picked = await mode.show_dialog(dialog)
         if picked is None:
@@ -296,7 +236,10 @@ async def _resume(mode: InteractiveMode, argument: str) -> None:
             "Resume a session" + (" (all projects)" if everywhere else ""),
             items,
             hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
-            keys={"c-r": _close_with("rename"), "c-d": _close_with("delete")},
+            actions={
+                "app.session.rename": _close_with("rename"),
+                "app.session.delete": _close_with("delete"),
+            },
         )
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
         chosen = await mode.show_dialog(dialog)
@@ -420,9 +363,9 @@ async def _tree(mode: InteractiveMode, argument: str) -> None:
             items,
             selected=selected,
             hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
-            keys={"c-l": _close_with("label")},
+            actions={"app.tree.editLabel": _close_with("label")},
         )
-        dialog.on_empty_key("c-o", lambda shown: shown.close(("filter", "")))
+        dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return
@@ -658,6 +601,7 @@ BUILTIN_COMMANDS: dict[str, CommandSpec] = {
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
     "hotkeys": CommandSpec("List the keys", _hotkeys),
     "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
+    "sandbox": CommandSpec("Fence the agent's commands: off, read-only, workspace-write [mode]", _sandbox),
     "packages": CommandSpec("Switch the installed packages' resources on or off", _packages),
     "mcp": CommandSpec("MCP servers: status, reconnect, enable, disable", _mcp),
     "changelog": CommandSpec("Show what changed in tau", _changelog),

@@ -15,7 +15,7 @@ from msgspec import Struct
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
 from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
@@ -23,6 +23,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
 from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.keymap import Keymap, load_keymap
 from tau.modes.interactive.keys import lone_escape
 from tau.modes.interactive.render.format import truncate_to_width
 
@@ -46,6 +47,9 @@ class Dialog:
         self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.container: Container
         self.focus: Window
+
+    def use_keymap(self, keymap: Keymap) -> None:
+        """The user's keys for the dialog's keymap actions (the app calls this on showing it)."""
 
     def close(self, value: Any) -> None:
         if not self.future.done():
@@ -78,7 +82,9 @@ def _hint_window(hint: Callable[[], str]) -> Window:
 class ListDialog(Dialog, Generic[T]):
     """Pick one of ``items``; typing filters them (fuzzy). Answers the item, or ``None``.
 
-    ``keys`` adds bindings (prompt_toolkit key names) that get the highlighted item."""
+    ``keys`` adds bindings (prompt_toolkit key names) that get the highlighted item; ``actions``
+    the same by keymap action id (``app.session.rename``), on the keys the user's keymap gives it.
+    Moving, choosing and cancelling are the keymap's ``tui.select.*``."""
 
     def __init__(
         self,
@@ -90,6 +96,7 @@ class ListDialog(Dialog, Generic[T]):
         filterable: bool = True,
         selected: int = 0,
         keys: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
+        actions: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
     ) -> None:
         super().__init__()
         self.title = title
@@ -99,33 +106,14 @@ class ListDialog(Dialog, Generic[T]):
         self.index = max(0, min(selected, len(self.items) - 1))
         self._filterable = filterable
         self.query = Buffer(multiline=False, on_text_changed=lambda _: self._refilter())
-        bindings = self._cancel_bindings()
-
-        @bindings.add("up")
-        @bindings.add("c-p")
-        def _up(event: KeyPressEvent) -> None:
-            self.move(-1)
-
-        @bindings.add("down")
-        @bindings.add("c-n")
-        def _down(event: KeyPressEvent) -> None:
-            self.move(1)
-
-        @bindings.add("pageup")
-        def _page_up(event: KeyPressEvent) -> None:
-            self.move(-_VISIBLE_ROWS)
-
-        @bindings.add("pagedown")
-        def _page_down(event: KeyPressEvent) -> None:
-            self.move(_VISIBLE_ROWS)
-
-        @bindings.add("enter")
-        def _choose(event: KeyPressEvent) -> None:
-            self.close(self.shown[self.index] if self.shown else None)
-
+        bindings = KeyBindings()
         for key, action in (keys or {}).items():
             bindings.add(key)(self._bound(action))
         self._bindings = bindings
+        self._actions = dict(actions or {})
+        self._empty_actions: dict[str, Callable[[ListDialog[T]], None]] = {}
+        self._keymap = load_keymap(None)
+        self._select = self._select_bindings(self._keymap)
 
         list_window = Window(
             FormattedTextControl(self._rows, focusable=False),
@@ -136,7 +124,7 @@ class ListDialog(Dialog, Generic[T]):
         self.focus = Window(
             BufferControl(
                 self.query,
-                key_bindings=bindings,
+                key_bindings=merge_key_bindings([DynamicKeyBindings(lambda: self._select), bindings]),
                 input_processors=[BeforeInput([("class:dialog.hint", "filter: ")])],
             ),
             height=1 if filterable else 0,
@@ -162,6 +150,40 @@ class ListDialog(Dialog, Generic[T]):
         """Bind ``key`` to ``action(dialog)`` whether or not anything is listed (Tab in the session
         picker)."""
         self._bindings.add(key)(lambda event: action(self))
+
+    def on_empty_action(self, action_id: str, action: Callable[[ListDialog[T]], None]) -> None:
+        """``on_empty_key`` on the keys of keymap action ``action_id``."""
+        self._empty_actions[action_id] = action
+        self._select = self._select_bindings(self._keymap)
+
+    def use_keymap(self, keymap: Keymap) -> None:
+        self._keymap = keymap
+        self._select = self._select_bindings(keymap)
+
+    def _select_bindings(self, keymap: Keymap) -> KeyBindings:
+        bindings = KeyBindings()
+
+        def add(action: str, handler: Callable[[KeyPressEvent], None]) -> None:
+            for keys in keymap.keys(action):
+                bindings.add(*keys, eager=lone_escape if keys == ("escape",) else False)(handler)
+
+        add("tui.select.cancel", lambda event: self.close(None))
+        add("tui.select.up", lambda event: self.move(-1))
+        add("tui.select.down", lambda event: self.move(1))
+        add("tui.select.pageUp", lambda event: self.move(-_VISIBLE_ROWS))
+        add("tui.select.pageDown", lambda event: self.move(_VISIBLE_ROWS))
+        add("tui.select.confirm", lambda event: self.close(self.shown[self.index] if self.shown else None))
+        for action_id, on_item in self._actions.items():
+            add(action_id, self._bound(on_item))
+        for action_id, on_any in self._empty_actions.items():
+            add(action_id, self._always(on_any))
+        return bindings
+
+    def _always(self, action: Callable[[ListDialog[T]], None]) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            action(self)
+
+        return handler
 
     def _bound(self, action: Callable[[ListDialog[T], ListItem[T]], None]) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:

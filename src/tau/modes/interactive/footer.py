@@ -1,6 +1,6 @@
 """The footer under the editor (spec 70 §2.5): where you are, what it costs, which model.
 
-Line 1: cwd (``~`` for home), git branch, session name. Line 2: token totals over all recorded usage in
+Line 1: cwd (``~`` for home), git branch, session name, the sandbox mode when commands are fenced. Line 2: token totals over all recorded usage in
 the session file (all branches, before compactions too), cost, the prompt-cache hit rate (tau's
 addition: the share of prompt tokens read from cache, the number that says whether caching works),
 context use; on the right the model and thinking level. Line 3: extension statuses, when any.
@@ -70,6 +70,8 @@ class FooterInfo(Struct):
     auto_compaction: bool = True
     subscription: bool = False
     statuses: Mapping[str, str] = field(default_factory=dict)
+    sandbox: str | None = None
+    """The sandbox mode when commands are fenced (``None`` when off)."""
 
 
 def build_footer(info: FooterInfo, width: int) -> list[Line]:
@@ -91,6 +93,8 @@ def _location_line(info: FooterInfo, width: int) -> Line:
         text += f" ({info.git_branch})"
     if info.session_name:
         text += f" • {' '.join(terminal_safe(info.session_name).split())}"
+    if info.sandbox:
+        text += f" • sandbox: {info.sandbox}"
     return [("class:footer.dim", truncate_to_width(text, width))]
 
 

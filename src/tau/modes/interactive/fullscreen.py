@@ -32,6 +32,7 @@ from wcwidth import iter_graphemes
 
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
+from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.layout import Container, Window
 
     from tau.modes.interactive.app import InteractiveMode
+    from tau.runtime.settings import SettingsManager
 
 __all__ = [
     "SearchState",
@@ -49,7 +51,6 @@ __all__ = [
     "search_box",
 ]
 
-WHEEL_LINES = 3
 ALT_WHEEL_FACTOR = 5
 """Alt+wheel moves five times as far, as in pi."""
 MULTI_CLICK_SECONDS = 0.4
@@ -151,8 +152,27 @@ class TranscriptView(UIControl):
         self._width = 80
         self._drawn: list[StyleAndTextTuples] = []
         """The rows as last drawn, to find the cell a mouse event is at."""
-        self.scrollbar = str(mode.session.services.settings_manager.get("fullscreenScrollbar") or "auto")
-        self.copy_on_select = bool(mode.session.services.settings_manager.get("fullscreenCopyOnSelect", True))
+        self._wheel = WheelSpeed(self._settings.fullscreen_wheel_scroll_lines)
+
+    @property
+    def _settings(self) -> SettingsManager:
+        return self.mode.session.services.settings_manager
+
+    @property
+    def scrollbar(self) -> str:
+        """``fullscreenScrollbar`` (read as the pane draws, so /settings changes it at once)."""
+        return str(self._settings.get("fullscreenScrollbar") or "auto")
+
+    @property
+    def copy_on_select(self) -> bool:
+        return bool(self._settings.get("fullscreenCopyOnSelect", True))
+
+    def _wheel_lines(self, direction: int) -> int:
+        """Lines for one wheel event (``fullscreenWheelScrollLines``; a change starts afresh)."""
+        setting = self._settings.fullscreen_wheel_scroll_lines
+        if setting != self._wheel.setting:
+            self._wheel = WheelSpeed(setting)
+        return self._wheel.lines(direction, time.monotonic() * 1000)
 
     # -- lines ---------------------------------------------------------------------------------
 
@@ -386,11 +406,11 @@ class TranscriptView(UIControl):
         """A mouse event at a cell of the pane."""
         kind = mouse_event.event_type
         point = (self._shown_top + mouse_event.position.y, mouse_event.position.x)
-        step = WHEEL_LINES * (ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1)
+        factor = ALT_WHEEL_FACTOR if MouseModifier.ALT in mouse_event.modifiers else 1
         if kind == MouseEventType.SCROLL_UP:
-            self.scroll(-step)
+            self.scroll(-self._wheel_lines(-1) * factor)
         elif kind == MouseEventType.SCROLL_DOWN:
-            self.scroll(step)
+            self.scroll(self._wheel_lines(1) * factor)
         elif (
             kind == MouseEventType.MOUSE_DOWN
             and mouse_event.position.x == self._width - 1
@@ -661,7 +681,6 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
 
-    from tau.modes.interactive.keymap import SHIFT_ENTER
     from tau.modes.interactive.keys import lone_escape
 
     bindings = KeyBindings()
@@ -681,11 +700,11 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         "tui.altScreen.top": view.to_top,
         "tui.altScreen.bottom": view.to_bottom,
     }
+    keys = mode.keymap.keys
     for action, act in actions.items():
-        for keys in mode.keymap.keys(action):
-            bindings.add(*keys, filter=editing)(lambda event, act=act: act())
+        for sequence in keys(action):
+            bindings.add(*sequence, filter=editing)(lambda event, act=act: act())
 
-    @bindings.add(Keys.F23)
     def toggle_search(event: KeyPressEvent) -> None:
         if view.search is not None:
             close_search(event)
@@ -699,10 +718,15 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         view.close_search()
         event.app.layout.focus(mode.dialog.focus if mode.dialog is not None else mode.editor_window)
 
-    @bindings.add("c-x", filter=Condition(lambda: view.selection is not None and not view.copy_on_select))
     def copy(event: KeyPressEvent) -> None:
         """With ``fullscreenCopyOnSelect: false`` a selection is copied by Ctrl+X (as pi)."""
         view.copy_selection()
+
+    for sequence in keys("tui.altScreen.search"):
+        bindings.add(*sequence)(toggle_search)
+    selected = Condition(lambda: view.selection is not None and not view.copy_on_select)
+    for sequence in keys("app.message.copy"):
+        bindings.add(*sequence, filter=selected)(copy)
 
     @bindings.add(Keys.Vt100MouseEvent, filter=Condition(view.capturing))
     def captured(event: KeyPressEvent) -> None:
@@ -724,9 +748,12 @@ def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: W
         y = min(max(0, int(parts[2]) - 1), view.height - 1)
         view.pointer(MouseEvent(MousePosition(x=x, y=y), event_type, button, modifiers))
 
-    bindings.add("escape", filter=searching, eager=lone_escape)(close_search)
-    bindings.add("enter", filter=in_field)(lambda event: view.step(1))
-    bindings.add("c-g", filter=in_field)(lambda event: view.step(1))
-    bindings.add(SHIFT_ENTER, filter=in_field)(lambda event: view.step(-1))
-    bindings.add(Keys.F22, filter=in_field)(lambda event: view.step(-1))
+    for sequence in keys("tui.altScreen.searchClose"):
+        bindings.add(*sequence, filter=searching, eager=lone_escape if sequence == ("escape",) else False)(
+            close_search
+        )
+    for sequence in keys("tui.altScreen.searchNext"):
+        bindings.add(*sequence, filter=in_field)(lambda event: view.step(1))
+    for sequence in keys("tui.altScreen.searchPrevious"):
+        bindings.add(*sequence, filter=in_field)(lambda event: view.step(-1))
     return bindings

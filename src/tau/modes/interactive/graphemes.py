@@ -19,7 +19,15 @@ from prompt_toolkit.layout.processors import Processor, Transformation, Transfor
 from prompt_toolkit.utils import get_cwidth
 from wcwidth import grapheme_boundary_before, iter_graphemes, width
 
-__all__ = ["ClusterCells", "cell_width", "cluster_end", "cluster_fragments", "cluster_start", "is_boundary", "snap"]
+__all__ = [
+    "ClusterCells",
+    "cell_width",
+    "cluster_end",
+    "cluster_fragments",
+    "cluster_start",
+    "is_boundary",
+    "snap",
+]
 
 
 def cluster_start(text: str, position: int) -> int:

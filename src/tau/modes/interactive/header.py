@@ -25,27 +25,41 @@ _KEY_COLUMN = 23
 
 def startup_header(mode: InteractiveMode) -> str:
     """The version and one line of the main keys, whole hints only, as many as the width takes;
-    with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them."""
+    with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them. Then what was
+    loaded. ``quietStartup`` ``true`` leaves all of it out (empty text), ``"header"`` keeps the
+    version and keys only; ``--verbose`` shows everything whatever the setting says (as pi)."""
+    quiet = False if mode.verbose else mode.session.services.settings_manager.quiet_startup
+    if quiet is True:
+        return ""
     keys = mode.keymap
-    more = keys.describe("expandTools")
+    more = keys.describe("app.tools.expand")
     lines = [f"{_BOLD}tau{_RESET} {_DIM}v{__version__}{_RESET}"]
     if mode.tools_expanded:
         # Descriptions go on under their column while that leaves room for a few words.
         indent = _KEY_COLUMN if mode.width - _KEY_COLUMN >= 30 else 0
-        lines += [_DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)]
+        lines += [
+            _DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)
+        ]
     else:
         hints = [
-            f"{keys.describe('interrupt')} interrupt",
-            f"{keys.describe('clear')} clear",
-            f"{keys.describe('exit')} quit",
+            f"{keys.describe('app.interrupt')} interrupt",
+            f"{keys.describe('app.clear')} clear",
+            f"{keys.describe('app.exit')} quit",
             "/ commands",
             "! bash",
             "@ files",
-            f"{keys.describe('newLine').split(',')[-1].strip()} new line",
+            f"{keys.describe('tui.input.newLine').split(',')[-1].strip()} new line",
         ]
-        lines.append(_DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET)
+        lines.append(
+            _DIM + _whole_hints(hints, f"{more} more" if more else "/hotkeys more", mode.width) + _RESET
+        )
         if more:
-            lines += [_DIM + row + _RESET for row in _wrap(f"Press {more} to show the full startup help.", mode.width)]
+            lines += [
+                _DIM + row + _RESET
+                for row in _wrap(f"Press {more} to show the full startup help.", mode.width)
+            ]
+    if quiet == "header":
+        return "\n".join(lines)
     session = mode.session
     loader = session.services.resource_loader
     home = os.path.expanduser("~")
@@ -73,7 +87,9 @@ def hotkey_lines(mode: InteractiveMode) -> list[str]:
 
     keymap = mode.keymap
     pad = _KEY_COLUMN - 1
-    lines = [f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()]
+    lines = [
+        f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()
+    ]
     lines += [
         f"{'@':<{pad}} Reference a project file (fuzzy)",
         f"{'tab':<{pad}} Complete a path",

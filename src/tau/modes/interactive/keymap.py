@@ -1,10 +1,15 @@
-"""Application key bindings by action id, with the user's overrides from ``keybindings.json``.
+"""Key bindings by action id, with the user's overrides from ``keybindings.json``.
 
 The file is pi's: ``{"<action>": "<key>" | ["<key>", ...]}`` in ``<agent dir>/keybindings.json``,
-keys written ``ctrl+x``, ``alt+enter``, ``shift+tab``. Only the actions below are looked up here;
-text editing inside the editor (movement, kill and yank, undo) is prompt_toolkit's Emacs mode.
-A key this terminal layer cannot tell apart (``ctrl+shift+p`` in most terminals) is reported
-once as a warning and skipped.
+keys written ``ctrl+x``, ``alt+enter``, ``shift+tab``. Action ids are pi 1.6's (``app.tools.expand``,
+``tui.editor.cursorLeft``, ``tui.select.up`` ...); pi 0.x's names (``expandTools``) are read as the
+id they became, and lose to that id when a file has both (as in pi). A configured value replaces
+the action's default keys; ``[]`` unbinds it.
+
+Text editing (the ``tui.editor.*`` actions) is prompt_toolkit's Emacs mode until the user rebinds
+one: then its new keys run the same editing command and its old ones stop doing it. An id of pi's
+that tau has no action for, an id neither knows, a key this terminal layer cannot tell apart
+(``ctrl+shift+p`` in most terminals): each is one warning line, and is skipped.
 """
 
 from __future__ import annotations
@@ -16,33 +21,79 @@ from typing import Final
 
 from msgspec import Struct, field
 
-__all__ = ["DEFAULT_BINDINGS", "Keymap", "load_keymap", "register_enter_sequences", "to_prompt_toolkit_keys"]
+__all__ = [
+    "DEFAULT_BINDINGS",
+    "DESCRIPTIONS",
+    "EDITOR_COMMANDS",
+    "LEGACY_NAMES",
+    "UNSUPPORTED",
+    "Keymap",
+    "load_keymap",
+    "register_enter_sequences",
+    "to_prompt_toolkit_keys",
+]
 
 KeySequence = tuple[str, ...]
 
 DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
-    "submit": ("enter",),
-    "newLine": ("shift+enter", "ctrl+j"),
-    "followUp": ("alt+enter",),
-    "dequeue": ("alt+up",),
-    "interrupt": ("escape",),
-    "clear": ("ctrl+c",),
-    "exit": ("ctrl+d",),
-    "suspend": ("ctrl+z",),
-    "externalEditor": ("ctrl+g",),
-    "pasteImage": ("ctrl+v",),
-    "selectModel": ("ctrl+l",),
-    "cycleModelForward": ("ctrl+p",),
-    "cycleModelBackward": ("shift+ctrl+p",),
-    "cycleThinkingLevel": ("shift+tab",),
-    "expandTools": ("ctrl+o",),
-    "toggleThinking": ("ctrl+t",),
-    "newSession": (),
-    "tree": (),
-    "fork": (),
-    "resume": (),
-    # The fullscreen transcript's (pi's ids and defaults; search keeps Ctrl+Shift+F, which this
-    # terminal layer cannot bind by name).
+    # The main editor (the keys of pi 1.6 on Linux and macOS).
+    "tui.input.submit": ("enter",),
+    "tui.input.newLine": ("shift+enter", "ctrl+j"),
+    "tui.input.tab": ("tab",),
+    "tui.editor.cursorUp": ("up",),
+    "tui.editor.cursorDown": ("down",),
+    "tui.editor.historyPrevious": (),
+    "tui.editor.historyNext": (),
+    "tui.editor.cursorLeft": ("left", "ctrl+b"),
+    "tui.editor.cursorRight": ("right", "ctrl+f"),
+    "tui.editor.cursorWordLeft": ("alt+left", "ctrl+left", "alt+b"),
+    "tui.editor.cursorWordRight": ("alt+right", "ctrl+right", "alt+f"),
+    "tui.editor.cursorLineStart": ("home", "ctrl+a"),
+    "tui.editor.cursorLineEnd": ("end", "ctrl+e"),
+    "tui.editor.jumpForward": ("ctrl+]",),
+    "tui.editor.jumpBackward": ("ctrl+alt+]",),
+    "tui.editor.deleteCharBackward": ("backspace",),
+    "tui.editor.deleteCharForward": ("delete",),
+    "tui.editor.deleteWordBackward": ("ctrl+w", "alt+backspace"),
+    "tui.editor.deleteWordForward": ("alt+d", "alt+delete"),
+    "tui.editor.deleteToLineStart": ("ctrl+u",),
+    "tui.editor.deleteToLineEnd": ("ctrl+k",),
+    "tui.editor.yank": ("ctrl+y",),
+    "tui.editor.yankPop": ("alt+y",),
+    "tui.editor.undo": ("ctrl+-",),
+    # Lists (pickers, selectors, extension ``select`` dialogs).
+    "tui.select.up": ("up",),
+    "tui.select.down": ("down",),
+    "tui.select.pageUp": ("pageup",),
+    "tui.select.pageDown": ("pagedown",),
+    "tui.select.confirm": ("enter",),
+    "tui.select.cancel": ("escape", "ctrl+c"),
+    # The application.
+    "app.message.followUp": ("alt+enter",),
+    "app.message.dequeue": ("alt+up",),
+    "app.message.copy": ("ctrl+x",),
+    "app.interrupt": ("escape",),
+    "app.clear": ("ctrl+c",),
+    "app.exit": ("ctrl+d",),
+    "app.suspend": ("ctrl+z",),
+    "app.editor.external": ("ctrl+g",),
+    "app.clipboard.pasteImage": ("ctrl+v",),
+    "app.model.select": ("ctrl+l",),
+    "app.model.cycleForward": ("ctrl+p",),
+    "app.model.cycleBackward": ("shift+ctrl+p",),
+    "app.models.save": ("ctrl+s",),
+    "app.thinking.cycle": ("shift+tab",),
+    "app.tools.expand": ("ctrl+o",),
+    "app.thinking.toggle": ("ctrl+t",),
+    "app.session.new": (),
+    "app.session.tree": (),
+    "app.session.fork": (),
+    "app.session.resume": (),
+    "app.session.rename": ("ctrl+r",),
+    "app.session.delete": ("ctrl+d",),
+    "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
+    "app.tree.filter.cycleForward": ("ctrl+o",),
+    # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
     "tui.altScreen.halfPageUp": (),
@@ -51,31 +102,148 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "tui.altScreen.lineDown": (),
     "tui.altScreen.previousPrompt": ("ctrl+shift+up",),
     "tui.altScreen.nextPrompt": ("ctrl+shift+down",),
+    "tui.altScreen.search": ("ctrl+shift+f",),
+    "tui.altScreen.searchNext": ("enter", "ctrl+g"),
+    "tui.altScreen.searchPrevious": ("shift+enter", "ctrl+shift+g"),
+    "tui.altScreen.searchClose": ("escape",),
     "tui.altScreen.top": ("ctrl+home",),
     "tui.altScreen.bottom": ("ctrl+end",),
 }
 
+EDITOR_COMMANDS: Final[Mapping[str, str]] = {
+    "tui.editor.cursorLeft": "backward-char",
+    "tui.editor.cursorRight": "forward-char",
+    "tui.editor.cursorWordLeft": "backward-word",
+    "tui.editor.cursorWordRight": "forward-word",
+    "tui.editor.cursorLineStart": "beginning-of-line",
+    "tui.editor.cursorLineEnd": "end-of-line",
+    "tui.editor.deleteCharBackward": "backward-delete-char",
+    "tui.editor.deleteCharForward": "delete-char",
+    "tui.editor.deleteWordBackward": "unix-word-rubout",
+    "tui.editor.deleteWordForward": "kill-word",
+    "tui.editor.deleteToLineStart": "unix-line-discard",
+    "tui.editor.deleteToLineEnd": "kill-line",
+    "tui.editor.yank": "yank",
+    "tui.editor.yankPop": "yank-pop",
+    "tui.editor.undo": "undo",
+}
+"""The editing actions prompt_toolkit's Emacs mode does by itself (its named command for each):
+bound by tau only once ``keybindings.json`` rebinds them."""
+
+UNSUPPORTED: Final[frozenset[str]] = frozenset(
+    {
+        "tui.editor.pageUp",
+        "tui.editor.pageDown",
+        "tui.input.copy",
+        "app.thinking.save",
+        "app.session.togglePath",
+        "app.session.toggleSort",
+        "app.session.toggleNamedFilter",
+        "app.session.deleteNoninvasive",
+        "app.tree.foldOrUp",
+        "app.tree.unfoldOrDown",
+        "app.tree.toggleLabelTimestamp",
+        "app.tree.filter.default",
+        "app.tree.filter.noTools",
+        "app.tree.filter.userOnly",
+        "app.tree.filter.labeledOnly",
+        "app.tree.filter.all",
+        "app.tree.filter.cycleBackward",
+        "app.models.enableAll",
+        "app.models.clearAll",
+        "app.models.toggleProvider",
+        "app.models.reorderUp",
+        "app.models.reorderDown",
+    }
+)
+"""pi 1.6's ids that tau has no action for: a binding of one is reported, not silently dropped."""
+
+LEGACY_NAMES: Final[Mapping[str, str]] = {
+    "cursorUp": "tui.editor.cursorUp",
+    "cursorDown": "tui.editor.cursorDown",
+    "cursorLeft": "tui.editor.cursorLeft",
+    "cursorRight": "tui.editor.cursorRight",
+    "cursorWordLeft": "tui.editor.cursorWordLeft",
+    "cursorWordRight": "tui.editor.cursorWordRight",
+    "cursorLineStart": "tui.editor.cursorLineStart",
+    "cursorLineEnd": "tui.editor.cursorLineEnd",
+    "jumpForward": "tui.editor.jumpForward",
+    "jumpBackward": "tui.editor.jumpBackward",
+    "pageUp": "tui.editor.pageUp",
+    "pageDown": "tui.editor.pageDown",
+    "deleteCharBackward": "tui.editor.deleteCharBackward",
+    "deleteCharForward": "tui.editor.deleteCharForward",
+    "deleteWordBackward": "tui.editor.deleteWordBackward",
+    "deleteWordForward": "tui.editor.deleteWordForward",
+    "deleteToLineStart": "tui.editor.deleteToLineStart",
+    "deleteToLineEnd": "tui.editor.deleteToLineEnd",
+    "yank": "tui.editor.yank",
+    "yankPop": "tui.editor.yankPop",
+    "undo": "tui.editor.undo",
+    "newLine": "tui.input.newLine",
+    "submit": "tui.input.submit",
+    "tab": "tui.input.tab",
+    "copy": "tui.input.copy",
+    "selectUp": "tui.select.up",
+    "selectDown": "tui.select.down",
+    "selectPageUp": "tui.select.pageUp",
+    "selectPageDown": "tui.select.pageDown",
+    "selectConfirm": "tui.select.confirm",
+    "selectCancel": "tui.select.cancel",
+    "interrupt": "app.interrupt",
+    "clear": "app.clear",
+    "exit": "app.exit",
+    "suspend": "app.suspend",
+    "cycleThinkingLevel": "app.thinking.cycle",
+    "cycleModelForward": "app.model.cycleForward",
+    "cycleModelBackward": "app.model.cycleBackward",
+    "selectModel": "app.model.select",
+    "expandTools": "app.tools.expand",
+    "toggleThinking": "app.thinking.toggle",
+    "toggleSessionNamedFilter": "app.session.toggleNamedFilter",
+    "externalEditor": "app.editor.external",
+    "followUp": "app.message.followUp",
+    "dequeue": "app.message.dequeue",
+    "pasteImage": "app.clipboard.pasteImage",
+    "newSession": "app.session.new",
+    "tree": "app.session.tree",
+    "fork": "app.session.fork",
+    "resume": "app.session.resume",
+    "treeFoldOrUp": "app.tree.foldOrUp",
+    "treeUnfoldOrDown": "app.tree.unfoldOrDown",
+    "treeEditLabel": "app.tree.editLabel",
+    "treeToggleLabelTimestamp": "app.tree.toggleLabelTimestamp",
+    "toggleSessionPath": "app.session.togglePath",
+    "toggleSessionSort": "app.session.toggleSort",
+    "renameSession": "app.session.rename",
+    "deleteSession": "app.session.delete",
+    "deleteSessionNoninvasive": "app.session.deleteNoninvasive",
+}
+"""pi 0.x's action names and the pi 1.6 id each became."""
+
 DESCRIPTIONS: Final[Mapping[str, str]] = {
-    "submit": "Send the message (queues a steering message while the agent works)",
-    "newLine": "Insert a new line (also: end a line with \\ and press Enter)",
-    "followUp": "Queue a follow-up message",
-    "dequeue": "Move queued messages back into the editor",
-    "interrupt": "Abort the run / close a dialog; twice on an empty editor: /tree",
-    "clear": "Clear the editor; twice quickly: quit",
-    "exit": "Quit (on an empty editor)",
-    "suspend": "Suspend to the background",
-    "externalEditor": "Edit the message in the externalEditor setting / $VISUAL / $EDITOR",
-    "pasteImage": "Attach the image on the clipboard",
-    "selectModel": "Choose a model",
-    "cycleModelForward": "Next model",
-    "cycleModelBackward": "Previous model",
-    "cycleThinkingLevel": "Next thinking level",
-    "expandTools": "Expand or collapse tool output",
-    "toggleThinking": "Show or hide thinking",
-    "newSession": "New session (/new)",
-    "tree": "Session tree (/tree)",
-    "fork": "Fork from an earlier message (/fork)",
-    "resume": "Resume another session (/resume)",
+    "tui.input.submit": "Send the message (queues a steering message while the agent works)",
+    "tui.input.newLine": "Insert a new line (also: end a line with \\ and press Enter)",
+    "app.message.followUp": "Queue a follow-up message",
+    "app.message.dequeue": "Move queued messages back into the editor",
+    "app.interrupt": "Abort the run / close a dialog; twice on an empty editor: /tree",
+    "app.clear": "Clear the editor; twice quickly: quit",
+    "app.exit": "Quit (on an empty editor)",
+    "app.suspend": "Suspend to the background",
+    "app.editor.external": "Edit the message in the externalEditor setting / $VISUAL / $EDITOR",
+    "app.clipboard.pasteImage": "Attach the image on the clipboard",
+    "app.model.select": "Choose a model",
+    "app.model.cycleForward": "Next model",
+    "app.model.cycleBackward": "Previous model",
+    "app.thinking.cycle": "Next thinking level",
+    "app.tools.expand": "Expand or collapse tool output",
+    "app.thinking.toggle": "Show or hide thinking",
+    "app.session.new": "New session (/new)",
+    "app.session.tree": "Session tree (/tree)",
+    "app.session.fork": "Fork from an earlier message (/fork)",
+    "app.session.resume": "Resume another session (/resume)",
+    "tui.editor.historyPrevious": "The previous message sent (wherever the cursor is)",
+    "tui.editor.historyNext": "The next message sent (wherever the cursor is)",
     "tui.altScreen.pageUp": "Fullscreen: scroll the transcript up a page",
     "tui.altScreen.pageDown": "Fullscreen: scroll the transcript down a page",
     "tui.altScreen.halfPageUp": "Fullscreen: scroll the transcript up half a page",
@@ -84,9 +252,12 @@ DESCRIPTIONS: Final[Mapping[str, str]] = {
     "tui.altScreen.lineDown": "Fullscreen: scroll the transcript down a line",
     "tui.altScreen.previousPrompt": "Fullscreen: jump to the previous message you sent",
     "tui.altScreen.nextPrompt": "Fullscreen: jump to the next message you sent",
+    "tui.altScreen.search": "Fullscreen: search the transcript",
     "tui.altScreen.top": "Fullscreen: the start of the transcript",
     "tui.altScreen.bottom": "Fullscreen: the end of the transcript, following new output",
+    "app.message.copy": "Fullscreen: copy the selection (with fullscreenCopyOnSelect off)",
 }
+"""What ``/hotkeys`` lists (the editing keys are summed up after these)."""
 
 _NAMED: Final[Mapping[str, str]] = {
     "escape": "escape", "esc": "escape", "enter": "enter", "return": "enter", "tab": "tab",
@@ -95,6 +266,9 @@ _NAMED: Final[Mapping[str, str]] = {
     "up": "up", "down": "down", "left": "left", "right": "right",
 }  # fmt: skip
 _ARROWS: Final = ("up", "down", "left", "right", "home", "end")
+CTRL_SHIFT_LETTERS: Final[Mapping[str, str]] = {"f": "f23", "g": "f22"}
+"""Ctrl+Shift+F and Ctrl+Shift+G (pi's transcript search keys): ``keyboard`` reads them, from
+terminals that report them, as these spare function keys; no other Ctrl+Shift+letter is told apart."""
 SHIFT_ENTER: Final = "f24"
 """Shift+Enter arrives as F24: ``register_enter_sequences`` maps the sequences terminals that tell
 it from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
@@ -132,9 +306,12 @@ def to_prompt_toolkit_keys(key: str) -> KeySequence | None:
     if name == "enter" and shift and not ctrl:
         main = SHIFT_ENTER
     elif ctrl and shift:
-        if name not in _ARROWS:
+        if name in CTRL_SHIFT_LETTERS:
+            main = CTRL_SHIFT_LETTERS[name]
+        elif name in _ARROWS:
+            main = f"c-s-{name}"
+        else:
             return None
-        main = f"c-s-{name}"
     elif ctrl:
         if name == "-":
             main = "c-_"  # what Ctrl+- sends in most terminals
@@ -162,46 +339,88 @@ class Keymap(Struct, dict=True):
     bindings: dict[str, list[KeySequence]]
     labels: dict[str, list[str]]
     warnings: list[str] = field(default_factory=list)
+    overridden: frozenset[str] = frozenset()
+    """The actions ``keybindings.json`` set (the editing ones tau binds only then)."""
 
     def keys(self, action: str) -> list[KeySequence]:
-        return self.bindings.get(action, [])
+        return self.bindings.get(_known(action), [])
 
     def describe(self, action: str) -> str:
         """The keys of ``action`` as the user writes them (``ctrl+o``), or ``""``."""
-        return ", ".join(self.labels.get(action, []))
+        return ", ".join(self.labels.get(_known(action), []))
+
+    def released_editor_keys(self) -> list[KeySequence]:
+        """Default keys of rebound editing actions that no action has now: pi lets them do
+        nothing, where prompt_toolkit's Emacs mode would still run the old command."""
+        taken = {keys for sequences in self.bindings.values() for keys in sequences}
+        released: list[KeySequence] = []
+        for action in sorted(self.overridden & EDITOR_COMMANDS.keys()):
+            for key in DEFAULT_BINDINGS[action]:
+                sequence = to_prompt_toolkit_keys(key)
+                if sequence is not None and sequence not in taken and sequence not in released:
+                    released.append(sequence)
+        return released
+
+
+def _known(action: str) -> str:
+    """``action``, when it is one of tau's: a misspelt id in tau's code is a bug to hear of, not
+    an action that silently has no keys."""
+    if action not in DEFAULT_BINDINGS:
+        raise KeyError(f"no keymap action {action!r}")
+    return action
+
+
+def _read_overrides(path: str, warnings: list[str]) -> dict[str, tuple[str, ...]]:
+    """The actions ``path`` binds, by pi 1.6 id; what cannot be used is a warning."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        warnings.append(f"{path} is not valid ({exc}); using the default keys")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(
+            f"{path} is not valid (expected an object of action → key(s)); using the default keys"
+        )
+        return {}
+    overrides: dict[str, tuple[str, ...]] = {}
+    for name, value in data.items():
+        if name == "$schema":
+            continue
+        action = LEGACY_NAMES.get(name, name)
+        if action != name and action in data:
+            continue  # pi 1.6's own id is in the file too and wins
+        if action in UNSUPPORTED:
+            warnings.append(f"keybindings.json: {name}: tau has no such action; ignored")
+            continue
+        if action not in DEFAULT_BINDINGS:
+            shown = name if name.isprintable() else repr(name)  # a warning stays one line
+            warnings.append(f"keybindings.json: {shown}: not a keybinding id tau knows; ignored")
+            continue
+        keys = (value,) if isinstance(value, str) else value
+        if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
+            warnings.append(f"keybindings.json: {name}: expected a key or a list of keys")
+            continue
+        overrides[action] = tuple(keys)
+    return overrides
 
 
 def load_keymap(agent_dir: str | None) -> Keymap:
     """The default bindings with ``<agent dir>/keybindings.json`` laid over them."""
-    chosen: dict[str, tuple[str, ...]] = dict(DEFAULT_BINDINGS)
     warnings: list[str] = []
     path = os.path.join(agent_dir, "keybindings.json") if agent_dir else None
-    if path and os.path.isfile(path):
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-            if not isinstance(data, dict):
-                raise ValueError("expected an object of action → key(s)")
-            for action, value in data.items():
-                keys = (value,) if isinstance(value, str) else value
-                if action not in DEFAULT_BINDINGS:
-                    continue  # an editor or picker action of pi's that prompt_toolkit handles itself
-                if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
-                    warnings.append(f"{path}: {action}: expected a key or a list of keys")
-                    continue
-                chosen[action] = tuple(keys)
-        except (OSError, ValueError) as exc:
-            warnings.append(f"{path} is not valid ({exc}); using the default keys")
+    overrides = _read_overrides(path, warnings) if path and os.path.isfile(path) else {}
+    chosen = {**DEFAULT_BINDINGS, **overrides}
     bindings: dict[str, list[KeySequence]] = {}
     labels: dict[str, list[str]] = {}
     for action, keys in chosen.items():
         for key in keys:
             sequence = to_prompt_toolkit_keys(key)
             if sequence is None:
-                if action in DEFAULT_BINDINGS and key in DEFAULT_BINDINGS[action]:
+                if action not in overrides:
                     continue  # a default this terminal layer cannot see: not the user's doing
                 warnings.append(f"keybindings.json: {action}: this terminal cannot send {key!r}")
                 continue
             bindings.setdefault(action, []).append(sequence)
             labels.setdefault(action, []).append(key)
-    return Keymap(bindings, labels, warnings)
+    return Keymap(bindings, labels, warnings, frozenset(overrides))

@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.bindings.named_commands import get_by_name
+from prompt_toolkit.keys import Keys
 
 from tau.modes.interactive import actions
+from tau.modes.interactive.keymap import EDITOR_COMMANDS
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -61,6 +64,22 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         state = editor.complete_state
         if state is not None and state.completions:
             editor.apply_completion(state.current_completion or state.completions[0])
+
+    def bind_jump(action: str, *, backward: bool) -> None:
+        """pi's jump to the next (previous) place the character typed after the keys is."""
+
+        def jump(event: KeyPressEvent) -> None:
+            document = editor.document
+            char = event.data
+            if backward:
+                found = document.find_backwards(char, in_current_line=False)
+            else:
+                found = document.find(char, in_current_line=False, include_current_position=False)
+            if found is not None:
+                editor.cursor_position += found
+
+        for keys in mode.keymap.keys(action):
+            bindings.add(*keys, Keys.Any, filter=in_editor)(jump)
 
     def new_line(event: KeyPressEvent) -> None:
         editor.insert_text("\n")
@@ -128,30 +147,53 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
 
         mode.spawn(open_external_editor(mode))
 
-    # Up/Down are fixed keys, not keymap actions: pi's history rules (see ``EditorBuffer``).
-    bindings.add("up", filter=in_editor)(lambda event: editor.history_up())
-    bindings.add("down", filter=in_editor)(lambda event: editor.history_down())
-    bindings.add("tab", filter=in_editor & Condition(file_menu_open))(accept_file)
-    bind("submit", submit)
-    bind("newLine", new_line)
-    bind("followUp", follow_up)
-    bind("dequeue", lambda event: actions.dequeue(mode))
-    bind("interrupt", interrupt, eager=lone_escape)
-    bind("clear", lambda event: actions.clear_or_quit(mode))
-    bind("exit", exit_on_empty)
-    bind("suspend", suspend)
-    bind("externalEditor", external_editor)
-    bind("pasteImage", paste_image)
-    bind("selectModel", command("/model"))
-    bind("cycleModelForward", cycle_model("forward"))
-    bind("cycleModelBackward", cycle_model("backward"))
-    bind("cycleThinkingLevel", cycle_thinking)
-    bind("expandTools", toggle_tools)
-    bind("toggleThinking", toggle_thinking)
-    bind("newSession", command("/new"))
-    bind("tree", command("/tree"))
-    bind("fork", command("/fork"))
-    bind("resume", command("/resume"))
+    def tab(event: KeyPressEvent) -> None:
+        if file_menu_open():
+            accept_file(event)
+        else:
+            get_by_name("menu-complete").call(event)
+
+    # Released first: every binding added after one for the same keys wins over it.
+    for keys in mode.keymap.released_editor_keys():
+        bindings.add(*keys, filter=in_editor)(lambda event: None)
+    for action, name in EDITOR_COMMANDS.items():
+        if action in mode.keymap.overridden:
+            bind(action, get_by_name(name).call)
+    if "tui.editor.jumpForward" in mode.keymap.overridden:
+        bind_jump("tui.editor.jumpForward", backward=False)
+    if "tui.editor.jumpBackward" in mode.keymap.overridden:
+        bind_jump("tui.editor.jumpBackward", backward=True)
+    # Up/Down are pi's history rules (see ``EditorBuffer``); the history actions browse whatever
+    # the cursor's row.
+    bind("tui.editor.cursorUp", lambda event: editor.history_up())
+    bind("tui.editor.cursorDown", lambda event: editor.history_down())
+    bind("tui.editor.historyPrevious", lambda event: editor.history_backward())
+    bind("tui.editor.historyNext", lambda event: editor.history_forward())
+    if "tui.input.tab" in mode.keymap.overridden:
+        bind("tui.input.tab", tab)
+    else:  # Tab completes by itself (prompt_toolkit); in the ``@`` menu it takes the file
+        for keys in mode.keymap.keys("tui.input.tab"):
+            bindings.add(*keys, filter=in_editor & Condition(file_menu_open))(accept_file)
+    bind("tui.input.submit", submit)
+    bind("tui.input.newLine", new_line)
+    bind("app.message.followUp", follow_up)
+    bind("app.message.dequeue", lambda event: actions.dequeue(mode))
+    bind("app.interrupt", interrupt, eager=lone_escape)
+    bind("app.clear", lambda event: actions.clear_or_quit(mode))
+    bind("app.exit", exit_on_empty)
+    bind("app.suspend", suspend)
+    bind("app.editor.external", external_editor)
+    bind("app.clipboard.pasteImage", paste_image)
+    bind("app.model.select", command("/model"))
+    bind("app.model.cycleForward", cycle_model("forward"))
+    bind("app.model.cycleBackward", cycle_model("backward"))
+    bind("app.thinking.cycle", cycle_thinking)
+    bind("app.tools.expand", toggle_tools)
+    bind("app.thinking.toggle", toggle_thinking)
+    bind("app.session.new", command("/new"))
+    bind("app.session.tree", command("/tree"))
+    bind("app.session.fork", command("/fork"))
+    bind("app.session.resume", command("/resume"))
     _bind_extension_shortcuts(mode, bindings, in_editor)
     return bindings
 

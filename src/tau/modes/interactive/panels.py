@@ -134,6 +134,7 @@ def _build_footer(mode: InteractiveMode) -> StyleAndTextTuples:
         auto_compaction=session.auto_compaction_enabled,
         subscription=bool(model and registry.is_using_oauth(model)),
         statuses=mode.statuses,
+        sandbox=session.sandbox.policy.mode if session.sandbox.fenced else None,
     )
     out: StyleAndTextTuples = []
     for line in build_footer(info, mode.width):

@@ -33,7 +33,9 @@ class _Lines:
     """Text arriving in pieces, from any thread, written to the transcript a whole line at a time
     on the event loop; a stray print's lines make one block until something else is written."""
 
-    def __init__(self, transcript: Transcript, changed: Callable[[], None], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, transcript: Transcript, changed: Callable[[], None], loop: asyncio.AbstractEventLoop
+    ) -> None:
         self._transcript = transcript
         self._changed = changed
         self._loop = loop

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from msgspec import Struct
 
+from tau.extensions.foreign import not_loadable_reason
 from tau.runtime.packages.contents import KINDS, PackageContents, package_contents, package_delta
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
 from tau.runtime.settings import SettingsManager, SettingsScope
@@ -158,8 +159,17 @@ def declared_scopes(settings: SettingsManager) -> dict[Scope, tuple[list[Any], s
 
 
 def package_problems(settings: SettingsManager) -> list[str]:
-    """One line per ``packages`` entry that gives nothing: unreadable, or declared but not installed."""
+    """One line per ``packages`` entry that gives nothing (unreadable, or declared but not installed)
+    and per TypeScript or JavaScript extension an installed one holds."""
     packages, problems = configured_packages(declared_scopes(settings))
+    scripts: dict[str, str] = {}
+    for package in packages:
+        if package.installed:
+            for path, language in package.contents().not_loadable:
+                scripts.setdefault(
+                    path, f"{path}: {not_loadable_reason(language)} (package {package.source.raw})"
+                )
+    problems += scripts.values()
     missing = {
         p.install_dir: f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
         for p in reversed(packages)  # a delta and the user's entry it works on: one line, the user's

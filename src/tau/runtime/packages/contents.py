@@ -7,7 +7,8 @@ out); without one, the conventional folders ``extensions/``, ``skills/``, ``prom
 of a ``packages`` entry narrows each kind further (pi's filters: ``[]`` for none, globs, ``!glob``,
 ``+path``, ``-path``); with ``"autoload": false`` it starts empty and only its patterns count, each
 switching what it matches on (a glob, ``+path``) or off (``!glob``, ``-path``), the last match winning.
-TypeScript and JavaScript extensions are found but not loadable: tau runs Python extensions only.
+TypeScript and JavaScript extensions are found but not loadable (``not_loadable``: each with its
+language): tau runs Python extensions only.
 """
 
 from __future__ import annotations
@@ -21,20 +22,19 @@ from typing import Any, Literal, TypeAlias
 from msgspec import Struct, field
 
 from tau.context.settings_entries import SettingsEntries
+from tau.extensions.foreign import SCRIPT_SUFFIXES, script_language
 
 __all__ = ["KINDS", "PackageContents", "package_contents", "package_delta"]
 
 Kind: TypeAlias = Literal["extensions", "skills", "prompts", "themes"]
 KINDS: tuple[Kind, ...] = ("extensions", "skills", "prompts", "themes")
 
-_SCRIPT_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs")
-NOT_LOADABLE = "a TypeScript/JavaScript extension: tau runs Python extensions only"
-
 
 class PackageContents(Struct):
     root: str
     found: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
     not_loadable: list[tuple[str, str]] = field(default_factory=list)
+    """(path, language) of each TypeScript or JavaScript extension."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -94,8 +94,8 @@ def _matches(pattern: str, path: str, root: str) -> bool:
 
 
 def _add_extension(contents: PackageContents, path: str) -> None:
-    if path.endswith(_SCRIPT_SUFFIXES):
-        contents.not_loadable.append((path, NOT_LOADABLE))
+    if (language := script_language(path)) is not None:
+        contents.not_loadable.append((path, language))
     elif (
         path.endswith(".py")
         or os.path.isfile(os.path.join(path, "__init__.py"))
@@ -191,7 +191,7 @@ def _expand(folder: str, kind: Kind) -> list[str]:
     return [
         p
         for p in paths
-        if (os.path.isfile(p) and p.endswith((".py", *_SCRIPT_SUFFIXES)))
+        if (os.path.isfile(p) and p.endswith((".py", *SCRIPT_SUFFIXES)))
         or os.path.isfile(os.path.join(p, "__init__.py"))
         or os.path.isfile(os.path.join(p, "index.ts"))
         or os.path.isfile(os.path.join(p, "index.js"))

@@ -20,6 +20,7 @@ import sys
 from msgspec import Struct, field
 
 from tau import _process_groups as process_groups
+from tau.extensions.foreign import not_loadable_reason
 from tau.runtime.packages.contents import package_contents
 from tau.runtime.packages.installers import InstallError, install, npm_available_version, update, version_of
 from tau.runtime.packages.sources import PackageSource, SourceError, parse_source
@@ -87,7 +88,8 @@ def load_temporary_packages(sources: list[str], agent_dir: str, *, offline: bool
         found.prompts += contents.found["prompts"]
         found.themes += contents.found["themes"]
         found.warnings += [
-            f"-e {raw}: {os.path.basename(p)} not loaded ({why})" for p, why in contents.not_loadable
+            f"-e {raw}: {os.path.relpath(p, target)}: {not_loadable_reason(language)}"
+            for p, language in contents.not_loadable
         ]
         found.warnings += [f"-e {raw}: {problem}" for problem in contents.problems]
     return found

@@ -189,6 +189,9 @@ class FakeLLMServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 overflows when a test opens many connections at once on a
+    # loaded machine (the parity test sends 16 at a time); a provider's server queues far more.
+    request_queue_size = 128
     owner: FakeLLMServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

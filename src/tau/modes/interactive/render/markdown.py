@@ -4,8 +4,9 @@
 The look, on top of rich's markdown renderer: headings left-aligned; a single newline is a line break
 (as in GitHub comments: models use it that way); links shown as ``text (url)`` (no OSC 8 hyperlinks,
 whose ids rich draws at random, so output stays deterministic); HTML blocks shown as their source;
-code blocks between dim ```` ``` ```` lines, indented two cells, highlighted, without a background
-fill (so copying code from the terminal copies no padding).
+code blocks between dim ```` ``` ```` lines, indented by the theme's ``code_block_indent`` (two
+cells unless ``markdown.codeBlockIndent`` says otherwise), highlighted, without a background fill
+(so copying code from the terminal copies no padding).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import ClassVar, cast
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from msgspec import Struct
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
 from rich.markdown import Heading, Markdown, MarkdownContext, MarkdownElement, TableElement, TextElement
 from rich.segment import Segment
@@ -35,16 +37,23 @@ class _Heading(Heading):
 
 
 class _CodeLines:
-    """Highlighted code lines, indented by two cells; a long line wraps under its own indent."""
+    """Highlighted code lines, each after ``indent``; a long line wraps under its own indent (an
+    indent that leaves no room for code is left out)."""
 
-    def __init__(self, lines: list[Text]) -> None:
+    def __init__(self, lines: list[Text], indent: str) -> None:
         self.lines = lines
+        self.indent = indent
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         text = Text("\n", overflow="fold").join(self.lines)
-        indent = Segment("  ")
+        cells = cell_len(self.indent)
+        if cells >= options.max_width:
+            cells = 0
+        indent = Segment(self.indent if cells else "")
         new_line = Segment.line()
-        for row in console.render_lines(text, options.update(width=max(1, options.max_width - 2)), pad=False):
+        for row in console.render_lines(
+            text, options.update(width=max(1, options.max_width - cells)), pad=False
+        ):
             yield indent
             yield from row
             yield new_line
@@ -58,7 +67,7 @@ def _code_parts(
     if header:
         parts.append(Text(f"```{lang}", style=theme.md_code_border))
     if lines:
-        parts.append(_CodeLines(lines))
+        parts.append(_CodeLines(lines, theme.code_block_indent))
     if footer:
         parts.append(Text("```", style=theme.md_code_border))
     return parts

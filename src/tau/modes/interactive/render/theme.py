@@ -63,6 +63,8 @@ class Theme(Struct, frozen=True):
     md_hr: str
     code_theme: str
     """Pygments style used to highlight code."""
+    code_block_indent: str = "  "
+    """What each line of a code block starts with (the ``markdown.codeBlockIndent`` setting)."""
 
     def editor_border(self, thinking_level: str) -> str:
         """The editor border's style for a thinking level (``off`` … ``max``); unknown levels get ``off``."""

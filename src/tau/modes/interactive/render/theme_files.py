@@ -1,7 +1,7 @@
 """pi's theme files (``{"name", "appearance", "vars", "colors"}``) read as tau themes.
 
 Themes are found where pi looks: ``<agent dir>/themes/*.json``, a trusted project's
-``.tau/themes/*.json``, the ``themes`` setting's paths (files or folders), installed packages'
+``.tau/themes/*.json`` and ``.pi/themes/*.json``, the ``themes`` setting's paths (files or folders), installed packages'
 themes, and ``--theme <file>``. Each colour role tau draws maps to one of pi's roles (pi's
 ``syntax*`` colours are not used: tau highlights code with a Pygments style, picked by the theme's
 appearance). A file that cannot be read, lacks a role, or reuses a taken name is one line and is
@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tau.context.project_dirs import project_dirs
 from tau.modes.interactive.render.theme import Theme, register_theme, theme_names
 from tau.modes.interactive.render.theme_colors import ColorError, to_rich_color
 
@@ -144,7 +145,7 @@ def discover_theme_files(
     folder stands for its ``*.json`` files."""
     folders = [os.path.join(agent_dir, "themes")] if discovered else []
     if project_trusted and discovered:
-        folders.append(os.path.join(cwd, ".tau", "themes"))
+        folders += [os.path.join(folder, "themes") for folder in project_dirs(cwd)]
     found: list[str] = []
     for path in [*folders, *(os.path.join(agent_dir, os.path.expanduser(p)) for p in setting_paths), *extra]:
         if os.path.isdir(path):

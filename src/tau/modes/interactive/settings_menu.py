@@ -1,0 +1,318 @@
+"""``/settings``: the settings pi 1.6's selector offers that tau has, each with its current value.
+
+Enter on a row opens its choices (with what the setting does above them); a choice is saved in the
+user's ``settings.json`` and takes effect at once, and the list opens again on the same row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+
+from tau.modes.interactive.dialogs import ListDialog, ListItem
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+    from tau.runtime.settings import SettingsManager
+
+__all__ = ["SETTINGS", "Setting", "open_settings"]
+
+_BOOLEAN = ["true", "false"]
+
+
+class Setting(Struct, frozen=True):
+    key: str
+    label: str
+    description: str
+    choices: Callable[[InteractiveMode], list[str]]
+    current: Callable[[InteractiveMode], str]
+    apply: Callable[[InteractiveMode, str], None]
+
+
+def _settings(mode: InteractiveMode) -> SettingsManager:
+    return mode.session.services.settings_manager
+
+
+def _fixed(*choices: str) -> Callable[[InteractiveMode], list[str]]:
+    return lambda mode: list(choices)
+
+
+def _word(value: Any) -> str:
+    """A setting's value as the menu shows it (JSON's ``true``/``false`` for booleans)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _stored(key: str, default: Any) -> Callable[[InteractiveMode], str]:
+    """The current value of the top-level setting ``key``."""
+    return lambda mode: _word(_settings(mode).get(key, default))
+
+
+def _save(key: str, convert: Callable[[str], Any] = str) -> Callable[[InteractiveMode, str], None]:
+    """Save the chosen value under ``key``; what reads it reads it as it draws or runs."""
+    return lambda mode, value: _settings(mode).set(key, convert(value))
+
+
+def _save_nested(
+    section: str, key: str, convert: Callable[[str], Any]
+) -> Callable[[InteractiveMode, str], None]:
+    return lambda mode, value: _settings(mode).set_nested(section, key, convert(value))
+
+
+def _redrawn(apply: Callable[[InteractiveMode, str], None]) -> Callable[[InteractiveMode, str], None]:
+    """``apply``, then the screen drawn again (a setting the frame reads as it draws)."""
+
+    def apply_and_redraw(mode: InteractiveMode, value: str) -> None:
+        apply(mode, value)
+        mode.invalidate()
+
+    return apply_and_redraw
+
+
+def _is_true(value: str) -> bool:
+    return value == "true"
+
+
+# -- the rows that need more than saving a value ----------------------------------------------------
+
+
+def _thinking_levels(mode: InteractiveMode) -> list[str]:
+    return list(mode.session.get_available_thinking_levels())
+
+
+def _set_thinking(mode: InteractiveMode, value: str) -> None:
+    mode.session.set_thinking_level(value)  # type: ignore[arg-type]
+    _settings(mode).set_default_thinking_level(mode.session.thinking_level)
+
+
+def _themes(mode: InteractiveMode) -> list[str]:
+    from tau.modes.interactive.render.theme import theme_names
+
+    return theme_names()  # the built-in ones and the loaded theme files
+
+
+def _set_theme(mode: InteractiveMode, value: str) -> None:
+    _settings(mode).set("theme", value)
+    mode.theme_name = value
+    mode.restyle()
+
+
+def _set_tui_mode(mode: InteractiveMode, value: str) -> None:
+    _settings(mode).set("tuiMode", value)
+    mode.switch_tui_mode(value)
+
+
+def _set_hide_thinking(mode: InteractiveMode, value: str) -> None:
+    _settings(mode).set("hideThinkingBlock", value == "true")
+    mode.show_thinking = value != "true"
+    mode.redraw_all()
+
+
+def _set_output_pad(mode: InteractiveMode, value: str) -> None:
+    _settings(mode).set("outputPad", int(value))
+    mode.set_output_pad(int(value))
+
+
+def _set_transport(mode: InteractiveMode, value: str) -> None:
+    _settings(mode).set_transport(value)  # type: ignore[arg-type]
+    mode.session.agent.transport = value
+
+
+_TIMEOUTS = {"30 sec": 30_000, "1 min": 60_000, "2 min": 120_000, "5 min": 300_000, "disabled": 0}
+
+
+def _timeout_label(mode: InteractiveMode) -> str:
+    from tau.runtime.settings_schema import parse_timeout_ms
+
+    milliseconds = parse_timeout_ms(_settings(mode).get("httpIdleTimeoutMs"))
+    milliseconds = 300_000 if milliseconds is None else milliseconds
+    named = next((label for label, ms in _TIMEOUTS.items() if ms == milliseconds), None)
+    return named or f"{milliseconds / 1000:g} sec"
+
+
+def _timeout_choices(mode: InteractiveMode) -> list[str]:
+    current = _timeout_label(mode)
+    return list(_TIMEOUTS) if current in _TIMEOUTS else [*_TIMEOUTS, current]
+
+
+def _set_timeout(mode: InteractiveMode, value: str) -> None:
+    if value in _TIMEOUTS:
+        _settings(mode).set("httpIdleTimeoutMs", _TIMEOUTS[value])
+
+
+_TRUST = {"ask": "Ask", "always": "Always trust", "never": "Never trust"}
+
+
+def _set_trust(mode: InteractiveMode, value: str) -> None:
+    chosen = next((key for key, label in _TRUST.items() if label == value), None)
+    if chosen is not None:
+        _settings(mode).set("defaultProjectTrust", chosen)
+
+
+def _quiet_word(value: str) -> bool | str:
+    return "header" if value == "header" else value == "true"
+
+
+def _wheel_choices(mode: InteractiveMode) -> list[str]:
+    current = _settings(mode).fullscreen_wheel_scroll_lines
+    numbers = sorted({1, 2, 3, 5, 10} | ({current} if isinstance(current, int) else set()))
+    return ["auto", *map(str, numbers)]
+
+
+def _wheel_value(value: str) -> int | str:
+    return "auto" if value == "auto" else int(value)
+
+
+def _editor_padding(mode: InteractiveMode) -> str:
+    return str(_settings(mode).editor_padding_x)
+
+
+SETTINGS: list[Setting] = [
+    Setting(
+        "thinking", "Thinking level", "How much the model reasons first (saved as the default level)",
+        _thinking_levels, lambda mode: mode.session.thinking_level, _set_thinking,
+    ),
+    Setting("theme", "Theme", "Colours of the interface", _themes, lambda mode: mode.theme_name, _set_theme),
+    Setting(
+        "autoCompaction", "Auto-compaction", "Summarise the conversation when the context fills up",
+        _fixed("on", "off"), lambda mode: "on" if mode.session.auto_compaction_enabled else "off",
+        lambda mode, value: mode.session.set_auto_compaction_enabled(value == "on"),
+    ),
+    Setting(
+        "autoRetry", "Auto-retry", "Retry a request that failed for a passing reason (overload, rate limit)",
+        _fixed("on", "off"), lambda mode: "on" if mode.session.auto_retry_enabled else "off",
+        lambda mode, value: mode.session.set_auto_retry_enabled(value == "on"),
+    ),
+    Setting(
+        "images.blockImages", "Block images", "Keep images from being sent to the model",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).block_images),
+        _save_nested("images", "blockImages", _is_true),
+    ),
+    Setting(
+        "enableSkillCommands", "Skill commands", "Offer each skill as a /skill:name command",
+        _fixed(*_BOOLEAN), _stored("enableSkillCommands", True), _save("enableSkillCommands", _is_true),
+    ),
+    Setting(
+        "showHardwareCursor", "Show hardware cursor", "The terminal's cursor in the editor instead of a drawn one",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_hardware_cursor),
+        _redrawn(_save("showHardwareCursor", _is_true)),
+    ),
+    Setting(
+        "editorPaddingX", "Editor padding", "Blank cells each side of the editor's text (0-3)",
+        _fixed("0", "1", "2", "3"), _editor_padding, _redrawn(_save("editorPaddingX", int)),
+    ),
+    Setting(
+        "outputPad", "Output padding", "Blank cells each side of messages, tool output and command output",
+        _fixed("0", "1"), lambda mode: str(mode.output_pad), _set_output_pad,
+    ),
+    Setting(
+        "autocompleteMaxVisible", "Autocomplete max items", "Rows of the / and @ completion menu (3-20)",
+        _fixed("3", "5", "7", "10", "15", "20"), lambda mode: str(_settings(mode).autocomplete_max_visible),
+        _save("autocompleteMaxVisible", int),
+    ),
+    Setting(
+        "terminal.showTerminalProgress", "Terminal progress",
+        "The terminal's progress indicator (OSC 9;4) while the agent works",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_terminal_progress),
+        _save_nested("terminal", "showTerminalProgress", _is_true),
+    ),
+    Setting(
+        "steeringMode", "Steering messages", "Messages sent while the agent works: one per turn, or all at once",
+        _fixed("one-at-a-time", "all"), lambda mode: _settings(mode).steering_mode,
+        lambda mode, value: mode.session.set_steering_mode(value),  # type: ignore[arg-type]
+    ),
+    Setting(
+        "followUpMode", "Follow-up messages", "Follow-ups queued until the agent stops: one per turn, or all",
+        _fixed("one-at-a-time", "all"), lambda mode: _settings(mode).follow_up_mode,
+        lambda mode, value: mode.session.set_follow_up_mode(value),  # type: ignore[arg-type]
+    ),
+    Setting(
+        "transport", "Transport", "How providers that offer more than one are reached",
+        _fixed("sse", "websocket", "websocket-cached", "auto"), lambda mode: _settings(mode).transport,
+        _set_transport,
+    ),
+    Setting(
+        "sessionShareDestination", "Session share destination", "Where /share uploads the session",
+        _fixed("auto", "gist", "radius"), _stored("sessionShareDestination", "auto"),
+        _save("sessionShareDestination"),
+    ),
+    Setting(
+        "httpIdleTimeoutMs", "HTTP idle timeout",
+        "Longest wait for a reply's headers or next bytes (disable for slow local models)",
+        _timeout_choices, _timeout_label, _set_timeout,
+    ),
+    Setting(
+        "cacheWarming", "Cache warming",
+        "Keep the prompt cache warm: off; while the agent runs; also between runs while it pays",
+        _fixed("off", "streaming", "idle"), lambda mode: _settings(mode).cache_warming, _save("cacheWarming"),
+    ),
+    Setting(
+        "hideThinkingBlock", "Hide thinking", "Leave the model's thinking out of the conversation shown",
+        _fixed("false", "true"), lambda mode: "false" if mode.show_thinking else "true", _set_hide_thinking,
+    ),
+    Setting(
+        "quietStartup", "Quiet startup", "Start without the header and what was loaded (header: keep the header)",
+        _fixed("true", "header", "false"), lambda mode: _word(_settings(mode).quiet_startup),
+        _save("quietStartup", _quiet_word),
+    ),
+    Setting(
+        "defaultProjectTrust", "Default project trust", "What to do with a folder whose trust is not decided yet",
+        _fixed(*_TRUST.values()), lambda mode: _TRUST[_settings(mode).default_project_trust], _set_trust,
+    ),
+    Setting(
+        "doubleEscapeAction", "Double Esc", "What Esc twice on an empty editor opens",
+        _fixed("tree", "fork", "none"), _stored("doubleEscapeAction", "tree"), _save("doubleEscapeAction"),
+    ),
+    Setting(
+        "treeFilterMode", "Tree filter mode", "The filter /tree opens with",
+        _fixed("default", "no-tools", "user-only", "labeled-only", "all"),
+        lambda mode: _settings(mode).tree_filter_mode, _save("treeFilterMode"),
+    ),
+    Setting(
+        "tuiMode", "TUI mode", "fullscreen: the terminal's alternate screen; regular: its own scrollback",
+        _fixed("regular", "fullscreen"), lambda mode: mode.tui_mode, _set_tui_mode,
+    ),
+    Setting(
+        "fullscreenExitOutput", "Fullscreen exit output", "What leaving fullscreen prints: the conversation or how to resume",
+        _fixed("transcript", "resume-hint"), _stored("fullscreenExitOutput", "transcript"),
+        _save("fullscreenExitOutput"),
+    ),
+    Setting(
+        "fullscreenScrollbar", "Fullscreen scrollbar", "When fullscreen shows its scrollbar",
+        _fixed("auto", "always", "hidden"), _stored("fullscreenScrollbar", "auto"),
+        _redrawn(_save("fullscreenScrollbar")),
+    ),
+    Setting(
+        "fullscreenCopyOnSelect", "Fullscreen copy on select", "Copy a mouse selection at once (false: Ctrl+X copies it)",
+        _fixed(*_BOOLEAN), _stored("fullscreenCopyOnSelect", True), _save("fullscreenCopyOnSelect", _is_true),
+    ),
+    Setting(
+        "fullscreenWheelScrollLines", "Fullscreen wheel scrolling", "Lines a wheel notch scrolls (auto: by the wheel's speed)",
+        _wheel_choices, lambda mode: str(_settings(mode).fullscreen_wheel_scroll_lines),
+        _save("fullscreenWheelScrollLines", _wheel_value),
+    ),
+]  # fmt: skip
+
+
+async def open_settings(mode: InteractiveMode) -> None:
+    row = 0  # the list opens again on the row just changed, not back at the top
+    while True:
+        items = [ListItem(f"{s.label}: {s.current(mode)}", s) for s in SETTINGS]
+        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row))
+        if chosen is None:
+            return
+        setting: Setting = chosen.value
+        row = SETTINGS.index(setting)
+        choices = setting.choices(mode)
+        current = setting.current(mode)
+        value = await mode.show_dialog(
+            ListDialog(
+                setting.label,
+                [ListItem(choice, choice) for choice in choices],
+                message=setting.description,
+                selected=choices.index(current) if current in choices else 0,
+            )
+        )
+        if value is not None and value.value != current:
+            setting.apply(mode, value.value)

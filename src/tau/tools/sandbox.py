@@ -1,0 +1,350 @@
+"""The fence around the agent's commands: what they may write, whether they reach the network.
+
+A :class:`Sandbox` holds the session's :class:`SandboxPolicy` (it can change while the session runs:
+RPC's ``set_sandbox``) and is shared by everything that must obey it: the shell operations wrap each
+command in bubblewrap (:meth:`Sandbox.command`), the ``write`` and ``edit`` tools ask
+:meth:`Sandbox.write_refusal` before touching a file.
+
+Under bubblewrap a command sees the whole disk read-only, a private ``/dev`` and ``/proc``, a private
+temporary folder (``$TMPDIR``, writable, removed when tau ends), and, in ``workspace-write``, the
+working folder and the configured roots writable. tau's own configuration (``.tau``, ``.pi``, the
+agent folder) and ``.git/hooks`` and ``.git/config`` stay read-only inside a writable root, so a fenced
+command cannot give itself more rights or plant code that runs outside later. The command runs in new
+user, pid (and, with the network off, network) namespaces with every capability dropped;
+``--die-with-parent`` ends the whole pid namespace with the shell, so nothing it started in the
+background survives the call even if it left the process group.
+
+A sandbox that could not be set up (an unknown mode, a missing bubblewrap) carries its ``problem``:
+every command and every write is then refused with it, never run unfenced.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+
+from msgspec import Struct
+
+if TYPE_CHECKING:
+    from tau.agent.tool import AgentTool
+
+__all__ = [
+    "PROTECTED_NAMES",
+    "SANDBOX_MODES",
+    "Sandbox",
+    "SandboxMode",
+    "SandboxPolicy",
+    "SandboxUnavailable",
+    "fenced_replacement",
+    "find_bwrap",
+]
+
+SandboxMode: TypeAlias = Literal["off", "read-only", "workspace-write"]
+SANDBOX_MODES: Final[tuple[SandboxMode, ...]] = ("off", "read-only", "workspace-write")
+
+# Inside every writable root these stay read-only: tau's and pi's project configuration, and what
+# git runs by itself later (hooks, and the config that could point core.hooksPath elsewhere).
+PROTECTED_NAMES: Final = (".tau", ".pi")
+PROTECTED_GIT_NAMES: Final = ("hooks", "config")
+# Of those, the folders that stand in for themselves when missing (an empty read-only folder).
+_FOLDER_NAMES: Final = frozenset((*PROTECTED_NAMES, "hooks"))
+
+_INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+)
+
+
+class SandboxUnavailable(Exception):
+    """The fence cannot be put up; the message is one line saying what to install or enable."""
+
+
+class SandboxPolicy(Struct, frozen=True):
+    """What fenced commands may do. Paths are absolute and resolved (symbolic links followed).
+
+    ``cwd``: the working folder (writable in ``workspace-write``); ``writable_roots``: the other
+    writable folders; ``protected``: files and folders read-only whatever else says (the agent
+    folder, the trust file); ``network``: whether commands reach the network."""
+
+    mode: SandboxMode = "off"
+    cwd: str = ""
+    writable_roots: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
+    network: bool = False
+
+    @property
+    def fenced(self) -> bool:
+        return self.mode != "off"
+
+    def writable(self) -> tuple[str, ...]:
+        """The folders fenced commands may write (besides the private temporary folder)."""
+        if self.mode != "workspace-write":
+            return ()
+        return tuple(dict.fromkeys((self.cwd, *self.writable_roots)))
+
+    def read_only_inside(self) -> tuple[str, ...]:
+        """Every path kept read-only inside the writable folders, whether it exists or not."""
+        paths = list(self.protected)
+        for root in self.writable():
+            paths += [os.path.join(root, name) for name in PROTECTED_NAMES]
+            paths += [os.path.join(root, ".git", name) for name in PROTECTED_GIT_NAMES]
+        return tuple(dict.fromkeys(paths))
+
+    def describe(self) -> str:
+        """One line for the system prompt: the mode, what may be written, the network."""
+        if not self.fenced:
+            return "Sandbox: off (commands run with the user's full rights)."
+        if self.mode == "read-only":
+            where = "nothing except the temporary folder $TMPDIR"
+        else:
+            where = ", ".join(self.writable()) + " and the temporary folder $TMPDIR"
+        network = "on" if self.network else "off"
+        return (
+            f"Sandbox: {self.mode}. Commands and file edits may write {where}; "
+            f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}."
+        )
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _resolved(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+class Sandbox:
+    """The session's fence (see the module docstring); ``policy`` may be replaced at any time."""
+
+    def __init__(
+        self, policy: SandboxPolicy | None = None, *, problem: str | None = None, bwrap: str = "bwrap"
+    ) -> None:
+        self.policy = policy or SandboxPolicy()
+        self.problem = problem
+        self._bwrap = bwrap
+        self._lock = threading.Lock()
+        self._temporary: str | None = None
+        self._empty: str | None = None
+        self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
+
+    @property
+    def fenced(self) -> bool:
+        """Whether commands are fenced (or refused because the fence is broken)."""
+        return self.problem is not None or self.policy.fenced
+
+    def set_policy(self, policy: SandboxPolicy, *, bwrap: str | None = None) -> None:
+        """Fence from now on by ``policy``, checked by the caller (with ``bwrap``, the program found
+        working): a broken sandbox is whole again."""
+        self.policy = policy
+        self.problem = None
+        if bwrap is not None:
+            self._bwrap = bwrap
+
+    def to_json(self) -> dict[str, object]:
+        """The fence as RPC's ``get_state`` reports it."""
+        state: dict[str, object] = {
+            "mode": self.policy.mode,
+            "writableRoots": list(self.policy.writable()),
+            "network": "on" if self.policy.network else "off",
+        }
+        if self.problem is not None:
+            state["problem"] = self.problem
+        return state
+
+    # -- the write and edit tools ----------------------------------------------------------------
+
+    def write_refusal(self, path: str) -> str | None:
+        """Why a tool may not write ``path`` (an absolute path), or ``None`` when it may."""
+        if self.problem is not None:
+            return f"Refused: the sandbox is not working ({self.problem})."
+        policy = self.policy
+        if not policy.fenced:
+            return None
+        target = _resolved(path)
+        for protected in policy.read_only_inside():
+            if _inside(target, _resolved(protected)):
+                return (
+                    f"Refused by the sandbox ({policy.mode}): {path} is inside {protected}, which stays "
+                    "read-only (tau's configuration, git hooks and config)."
+                )
+        roots = [*policy.writable(), *([self._temporary] if self._temporary else [])]
+        if any(_inside(target, _resolved(root)) for root in roots):
+            return None
+        if policy.mode == "read-only":
+            return (
+                f"Refused by the sandbox (read-only): {path} cannot be written; nothing outside $TMPDIR can."
+            )
+        return (
+            f"Refused by the sandbox (workspace-write): {path} is outside the writable folders "
+            f"({', '.join(policy.writable())})."
+        )
+
+    # -- commands --------------------------------------------------------------------------------
+
+    def command(self, argv: Sequence[str], cwd: str) -> list[str]:
+        """``argv`` (to run in ``cwd``) as it runs under the fence; ``argv`` itself when off.
+
+        Raises :class:`SandboxUnavailable` when the sandbox is broken."""
+        if self.problem is not None:
+            raise SandboxUnavailable(self.problem)
+        policy = self.policy
+        if not policy.fenced:
+            return list(argv)
+        return [*self._bwrap_arguments(policy, cwd), "--", *argv]
+
+    def temporary_folder(self) -> str:
+        """The private temporary folder of fenced commands (created on first use, gone at exit)."""
+        with self._lock:
+            if self._temporary is None or not os.path.isdir(self._temporary):
+                import tempfile
+
+                self._temporary = tempfile.mkdtemp(prefix="tau-sandbox-")
+                atexit.register(self.close)
+            return self._temporary
+
+    def _empty_folder(self) -> str:
+        with self._lock:
+            if self._empty is None or not os.path.isdir(self._empty):
+                import tempfile
+
+                self._empty = tempfile.mkdtemp(prefix="tau-sandbox-empty-")
+                os.chmod(self._empty, 0o555)
+            return self._empty
+
+    def _bwrap_arguments(self, policy: SandboxPolicy, cwd: str) -> list[str]:
+        temporary = self.temporary_folder()
+        args = [
+            self._bwrap,
+            "--die-with-parent",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            *(() if policy.network else ("--unshare-net",)),
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--bind",
+            temporary,
+            temporary,
+            "--setenv",
+            "TMPDIR",
+            temporary,
+        ]
+        # Outer folders first, so a writable folder inside another is bound over it.
+        for root in sorted(policy.writable(), key=len):
+            if os.path.isdir(root):
+                args += ["--bind", root, root]
+        writable = policy.writable()
+        for path in policy.read_only_inside():
+            if os.path.lexists(path):
+                real = _resolved(path)
+                args += ["--ro-bind", real, real]
+            elif self._needs_mount_point(path, writable):
+                # A missing folder a command could create (and fill with settings or hooks): an empty
+                # read-only folder stands there instead. bubblewrap makes the mount point on the disk
+                # (an empty folder), taken away again when tau ends if it is still empty.
+                args += ["--ro-bind", self._empty_folder(), path]
+                with self._lock:
+                    if path not in self._made:
+                        self._made.append(path)
+        return [*args, "--chdir", cwd]
+
+    @staticmethod
+    def _needs_mount_point(path: str, writable: Sequence[str]) -> bool:
+        if os.path.basename(path) not in _FOLDER_NAMES:
+            return False  # a file (.git/config): git makes it with the repository, none to stand in
+        parent = os.path.dirname(path)
+        if os.path.basename(parent) == ".git" and not os.path.isdir(parent):
+            return False  # no repository: nothing of git's to protect
+        real_parent = _resolved(parent)
+        return os.path.isdir(parent) and any(_inside(real_parent, _resolved(root)) for root in writable)
+
+    def close(self) -> None:
+        """Remove the private temporary folder and the empty mount points left in the working folders."""
+        import shutil
+
+        with self._lock:
+            temporary, self._temporary = self._temporary, None
+            empty, self._empty = self._empty, None
+            made, self._made = self._made, []
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
+        if empty is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(empty)
+        for path in made:
+            with contextlib.suppress(OSError):  # no longer empty, or gone: leave it
+                os.rmdir(path)
+
+
+def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sandbox, cwd: str) -> AgentTool:
+    """``replacement`` (a built-in made another way: an editor's terminal, its file system) kept
+    inside the fence: ``bash`` runs as the fenced ``builtin`` while the sandbox fences (another
+    program's terminal cannot be fenced), ``write`` and ``edit`` refuse what the fence keeps from
+    being written before the replacement sees the call. Other tools are returned as they are."""
+    import msgspec.structs
+
+    from tau.agent.tool import AgentToolResult, ToolUpdate
+    from tau.ai.abort import AbortSignal
+    from tau.ai.types import JsonObject
+    from tau.tools.errors import ToolError
+    from tau.tools.paths import resolve_to_cwd
+
+    name = replacement.name
+    if name not in ("bash", "write", "edit"):
+        return replacement
+
+    async def execute(
+        tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
+    ) -> AgentToolResult:
+        if name == "bash":
+            chosen = builtin if sandbox.fenced else replacement
+            return await chosen.execute(tool_call_id, args, signal, on_update)
+        path = args.get("path")
+        if (
+            isinstance(path, str)
+            and (refusal := sandbox.write_refusal(resolve_to_cwd(path, cwd))) is not None
+        ):
+            raise ToolError(refusal)
+        return await replacement.execute(tool_call_id, args, signal, on_update)
+
+    return msgspec.structs.replace(replacement, execute=execute)
+
+
+def find_bwrap() -> tuple[str | None, str | None]:
+    """The bubblewrap program to fence commands with, or why there is none usable here (one line
+    saying what to do).
+
+    Runs a trivial command under the same namespaces as a real call: a kernel or policy that
+    refuses unprivileged user namespaces shows up here, at start, not at the first command."""
+    import shutil
+    import subprocess
+
+    found = shutil.which("bwrap")
+    if found is None:
+        return None, f"the sandbox needs bubblewrap (bwrap), which is not installed: {_INSTALL_HINT}"
+    probe = [found, "--unshare-user", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL"]
+    probe += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/sh", "-c", ":"]
+    try:
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"the sandbox cannot start bubblewrap ({found}): {error}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = said[-1] if said else f"exit code {done.returncode}"
+        return None, (
+            f"bubblewrap cannot create the sandbox ({reason}): enable unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap) or use --sandbox off"
+        )
+    return found, None

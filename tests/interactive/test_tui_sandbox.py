@@ -1,0 +1,41 @@
+"""The sandbox in the real terminal UI: the footer names the mode, ``/sandbox`` changes it, and the
+user's own ``!`` commands are fenced like the model's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tau_command import TauCommand
+from terminal import ENTER, Terminal
+
+Start = Callable[..., Terminal]
+
+
+def _run(terminal: Terminal, text: str) -> None:
+    terminal.type(text)
+    terminal.send(ENTER)
+
+
+def test_the_footer_shows_the_mode_and_a_bang_command_is_fenced(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui("--sandbox", "workspace-write", cols=200)
+    terminal.wait_for("sandbox: workspace-write")
+    _run(terminal, '!echo mine > mine.txt; cd "$TAU_AGENT_DIR" && echo planted > planted')
+    terminal.wait_for("Read-only file system")
+    assert not (tau.agent_dir / "planted").exists() and (tau.work / "mine.txt").read_text() == "mine\n"
+    assert tau.server.requests == []
+
+
+def test_slash_sandbox_changes_the_mode_and_refuses_an_unknown_one(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui("--sandbox", "workspace-write", cols=200)
+    _run(terminal, "/sandbox read-only")
+    terminal.wait_for("sandbox: read-only")
+    terminal.wait_for("Sandbox: read-only. Commands and file edits may write nothing")
+    _run(terminal, "!echo x > here.txt")
+    terminal.wait_for("Read-only file system")
+    assert not (tau.work / "here.txt").exists()
+    _run(terminal, "/sandbox loose")
+    terminal.wait_for('unknown sandbox mode "loose"')
+    _run(terminal, "/sandbox off")
+    terminal.wait_for("Sandbox: off")
+    location = next(line for line in terminal.display().splitlines() if line.startswith(str(tau.work)))
+    assert location.rstrip() == str(tau.work)

@@ -1,0 +1,61 @@
+"""The sandbox's answer to the write and edit tools: which paths may be written (no bubblewrap here)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tau.tools.sandbox import Sandbox, SandboxPolicy
+
+SEGMENTS = st.sampled_from(["src", "..", ".", ".tau", ".pi", ".git", "hooks", "config", "agent", "a b", "é"])
+RELATIVE = st.lists(SEGMENTS, min_size=1, max_size=6).map(lambda parts: os.path.join(*parts))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def _policy(root: Path, mode: str = "workspace-write") -> SandboxPolicy:
+    work = str(root / "work")
+    agent = str(root / "work" / "agent")  # an agent folder inside the working folder stays read-only
+    return SandboxPolicy(mode=mode, cwd=work, protected=(agent,))  # type: ignore[arg-type]
+
+
+@given(relative=RELATIVE)
+def test_workspace_write_allows_exactly_the_working_folder_less_the_protected_paths(relative: str) -> None:
+    root = Path("/nonexistent-tau-sandbox-root")
+    policy = _policy(root)
+    target = os.path.normpath(os.path.join(policy.cwd, relative))
+    protected = [
+        os.path.join(policy.cwd, name) for name in (".tau", ".pi", ".git/hooks", ".git/config", "agent")
+    ]
+    expected = _inside(target, policy.cwd) and not any(_inside(target, p) for p in protected)
+    assert (Sandbox(policy).write_refusal(target) is None) == expected
+
+
+@given(relative=RELATIVE)
+def test_read_only_refuses_every_path_and_off_refuses_none(relative: str) -> None:
+    policy = _policy(Path("/nonexistent-tau-sandbox-root"), "read-only")
+    target = os.path.normpath(os.path.join(policy.cwd, relative))
+    assert Sandbox(policy).write_refusal(target) is not None
+    off = SandboxPolicy(mode="off", cwd=policy.cwd)
+    assert Sandbox(off).write_refusal(target) is None
+
+
+def test_a_symbolic_link_out_of_the_working_folder_is_refused(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (work / "link").symlink_to(outside)
+    sandbox = Sandbox(SandboxPolicy(mode="workspace-write", cwd=str(work)))
+    assert sandbox.write_refusal(str(work / "link" / "file.txt")) is not None
+    assert sandbox.write_refusal(str(work / "file.txt")) is None
+
+
+def test_a_broken_sandbox_refuses_everything_and_says_why(tmp_path: Path) -> None:
+    sandbox = Sandbox(SandboxPolicy(mode="off", cwd=str(tmp_path)), problem="bubblewrap is missing")
+    refusal = sandbox.write_refusal(str(tmp_path / "file.txt"))
+    assert refusal is not None and "bubblewrap is missing" in refusal
