@@ -23,8 +23,16 @@ from tau.testing.fake_llm import FakeLLMServer, Turn
 def _setup(root: Path, server: FakeLLMServer) -> dict[str, str]:
     agent = root / "agent"
     agent.mkdir()
-    models = {"providers": {"local": {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "k",
-                                      "models": [{"id": "fake-model", "contextWindow": 100000, "maxTokens": 4096}]}}}
+    models = {
+        "providers": {
+            "local": {
+                "baseUrl": server.url("/v1"),
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "fake-model", "contextWindow": 100000, "maxTokens": 4096}],
+            }
+        }
+    }
     (agent / "models.json").write_text(json.dumps(models))
     (root / "empty").mkdir()
     env = user_env()
@@ -32,12 +40,28 @@ def _setup(root: Path, server: FakeLLMServer) -> dict[str, str]:
     return env
 
 
-def _batch(root: Path, env: dict[str, str], tasks: int, workers: int, name: str, *extra: str) -> tuple[float, float]:
+def _batch(
+    root: Path, env: dict[str, str], tasks: int, workers: int, name: str, *extra: str
+) -> tuple[float, float]:
     """Wall seconds and the driver's peak RSS (MiB, VmHWM) of one run."""
     path = root / f"{name}.jsonl"
-    path.write_text("".join(json.dumps({"id": f"t{i}", "prompt": "hi", "cwd": "empty"}) + "\n" for i in range(tasks)))
-    argv = [PYTHON, "-m", "tau", "batch", str(path), "--out", str(root / name), "--workers", str(workers),
-            "--model", "local/fake-model", *extra]
+    path.write_text(
+        "".join(json.dumps({"id": f"t{i}", "prompt": "hi", "cwd": "empty"}) + "\n" for i in range(tasks))
+    )
+    argv = [
+        PYTHON,
+        "-m",
+        "tau",
+        "batch",
+        str(path),
+        "--out",
+        str(root / name),
+        "--workers",
+        str(workers),
+        "--model",
+        "local/fake-model",
+        *extra,
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0.0
@@ -62,7 +86,9 @@ def run(repeat: int) -> list[Figure]:
         server.add(*[lambda request: Turn(text="ok")] * 5000)
         root = Path(folder)
         env = _setup(root, server)
-        single, _rss = time_command([PYTHON, "-m", "tau", "-p", "--model", "local/fake-model", "hi"], repeat, env)
+        single, _rss = time_command(
+            [PYTHON, "-m", "tau", "-p", "--model", "local/fake-model", "hi"], repeat, env
+        )
         figures.append(Figure("tau -p, one text reply", single * 1000, "ms"))
         wall, _peak = _batch(root, env, 200, 2, "two-hundred")
         per_task = wall * 2 / 200
@@ -75,7 +101,9 @@ def run(repeat: int) -> list[Figure]:
         if importlib.util.find_spec("ray") is not None:
             wall, _peak = _batch(root, env, 200, 2, "ray", "--ray")
             figures.append(Figure("tau batch --ray (local, 2 CPUs), 200 tasks: total", wall, "s"))
-            figures.append(Figure("tau batch --ray (local, 2 CPUs), 200 tasks: per task", wall * 2 / 200 * 1000, "ms"))
+            figures.append(
+                Figure("tau batch --ray (local, 2 CPUs), 200 tasks: per task", wall * 2 / 200 * 1000, "ms")
+            )
     return figures
 
 

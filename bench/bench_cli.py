@@ -28,7 +28,9 @@ def run(repeat: int) -> list[Figure]:
 
         launcher_env = dict(env)
         reply_s, reply_rss = time_command(TAU + MODEL + ["--no-session", "-p", "hi"], repeat, env=env)
-        figures.append(Figure("tau -p, one text reply from a local server", reply_s, "s", "<= 0.40 s (pi 1.52 s)"))
+        figures.append(
+            Figure("tau -p, one text reply from a local server", reply_s, "s", "<= 0.40 s (pi 1.52 s)")
+        )
         figures.append(Figure("tau -p peak RSS", reply_rss, "MiB", "<= 60 MiB (pi 172 MiB)"))
 
         one: list[float] = []
@@ -37,10 +39,26 @@ def run(repeat: int) -> list[Figure]:
             one.append(run_tau([*MODEL, "--no-session", "-p", "hi"], launcher_env, work)[0])
             twenty.append(run_tau([*MODEL, "--no-session", "-p", "TOOLS please"], launcher_env, work)[0])
         per_turn = (median(twenty) - median(one)) / 20
-        figures.append(Figure("harness time per extra tool turn (bash echo)", per_turn * 1000, "ms", "<= 10 ms (pi 29-44 ms)"))
+        figures.append(
+            Figure(
+                "harness time per extra tool turn (bash echo)",
+                per_turn * 1000,
+                "ms",
+                "<= 10 ms (pi 29-44 ms)",
+            )
+        )
 
-        _, result = run_tau([*MODEL, "--no-session", "--mode", "json", "-p", "BIG reply please"], launcher_env, work)
-        figures.append(Figure("--mode json output for a 20 KB reply", len(result.stdout) / 1024, "KB", "linear; pi 1.6's line per delta with usage (spec: <= 200 KB merged; pi 0.73 26 MB)"))
+        _, result = run_tau(
+            [*MODEL, "--no-session", "--mode", "json", "-p", "BIG reply please"], launcher_env, work
+        )
+        figures.append(
+            Figure(
+                "--mode json output for a 20 KB reply",
+                len(result.stdout) / 1024,
+                "KB",
+                "linear; pi 1.6's line per delta with usage (spec: <= 200 KB merged; pi 0.73 26 MB)",
+            )
+        )
 
         session_dir = root / "sessions"
         _make_large_session(session_dir, work)
@@ -50,7 +68,14 @@ def run(repeat: int) -> list[Figure]:
                 run_tau([*MODEL, "--session-dir", str(session_dir), "-c", "-p", "hi"], launcher_env, work)[0]
             )
             _truncate_to_original(session_dir)
-        figures.append(Figure("resume a 1 MB, 914-message session + one prompt", median(resume), "s", "<= 0.40 s (pi 1.47 s)"))
+        figures.append(
+            Figure(
+                "resume a 1 MB, 914-message session + one prompt",
+                median(resume),
+                "s",
+                "<= 0.40 s (pi 1.47 s)",
+            )
+        )
     return figures
 
 
@@ -62,31 +87,90 @@ def _make_large_session(session_dir: Path, cwd: Path) -> None:
     session_dir.mkdir(parents=True, exist_ok=True)
     path = session_dir / "2026-01-01T00-00-00-000Z_0badc0de-0000-4000-8000-000000000000.jsonl"
     lines = [
-        {"type": "session", "version": 3, "id": "0badc0de-0000-4000-8000-000000000000",
-         "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(cwd)}
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0badc0de-0000-4000-8000-000000000000",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": str(cwd),
+        }
     ]
     parent = None
-    usage = {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 120,
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    usage = {
+        "input": 100,
+        "output": 20,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 120,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
     for i in range(913):
         kind = i % 3
         if kind == 0:
-            message = {"role": "user", "content": [{"type": "text", "text": f"step {i}: " + "please continue " * 20}], "timestamp": 1767225600000 + i}
+            message = {
+                "role": "user",
+                "content": [{"type": "text", "text": f"step {i}: " + "please continue " * 20}],
+                "timestamp": 1767225600000 + i,
+            }
         elif kind == 1:
-            message = {"role": "assistant", "content": [{"type": "text", "text": "Looking. " * 30},
-                       {"type": "toolCall", "id": f"call_{i}", "name": "bash", "arguments": {"command": "ls -la"}}],
-                       "api": "openai-completions", "provider": "local", "model": "fake-model", "usage": usage,
-                       "stopReason": "toolUse", "timestamp": 1767225600000 + i}
+            message = {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Looking. " * 30},
+                    {
+                        "type": "toolCall",
+                        "id": f"call_{i}",
+                        "name": "bash",
+                        "arguments": {"command": "ls -la"},
+                    },
+                ],
+                "api": "openai-completions",
+                "provider": "local",
+                "model": "fake-model",
+                "usage": usage,
+                "stopReason": "toolUse",
+                "timestamp": 1767225600000 + i,
+            }
         else:
-            message = {"role": "toolResult", "toolCallId": f"call_{i - 1}", "toolName": "bash",
-                       "content": [{"type": "text", "text": "file.txt\n" * 80}], "isError": False, "timestamp": 1767225600000 + i}
+            message = {
+                "role": "toolResult",
+                "toolCallId": f"call_{i - 1}",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": "file.txt\n" * 80}],
+                "isError": False,
+                "timestamp": 1767225600000 + i,
+            }
         entry_id = f"{i:08x}"
-        lines.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", "message": message})
+        lines.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": message,
+            }
+        )
         parent = entry_id
     # End on an assistant reply so the next prompt is a plain continuation.
-    final = {"role": "assistant", "content": [{"type": "text", "text": "All steps done."}], "api": "openai-completions",
-             "provider": "local", "model": "fake-model", "usage": usage, "stopReason": "stop", "timestamp": 1767225700000}
-    lines.append({"type": "message", "id": "ffffffff", "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z", "message": final})
+    final = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "All steps done."}],
+        "api": "openai-completions",
+        "provider": "local",
+        "model": "fake-model",
+        "usage": usage,
+        "stopReason": "stop",
+        "timestamp": 1767225700000,
+    }
+    lines.append(
+        {
+            "type": "message",
+            "id": "ffffffff",
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": final,
+        }
+    )
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     _ORIGINAL_SIZE[path] = path.stat().st_size
 

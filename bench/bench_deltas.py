@@ -159,9 +159,21 @@ def _jobs(root: Path, port: str) -> tuple[list[str], list[dict[str, Any]]]:
         agent = root / f"{name}-agent"
         agent.mkdir()
         (agent / "models.json").write_text(json.dumps(models))
-        argv = [*command, "--provider", "local", "--model", "fake-model", "--no-session", "--no-tools", "-p", "hi"]
+        argv = [
+            *command,
+            "--provider",
+            "local",
+            "--model",
+            "fake-model",
+            "--no-session",
+            "--no-tools",
+            "-p",
+            "hi",
+        ]
         names.append(name)
-        jobs.append({"argv": argv, "cwd": str(work), "env": {**env, variable: str(agent)}, "expect": REPLY_CHARS})
+        jobs.append(
+            {"argv": argv, "cwd": str(work), "env": {**env, variable: str(agent)}, "expect": REPLY_CHARS}
+        )
     return names, jobs
 
 
@@ -186,7 +198,9 @@ def run(repeat: int) -> list[Figure]:
             walls = {name: median([w for w, _ in r]) for name, r in zip(names, results, strict=True)}
             cpus = {name: median([c for _, c in r]) for name, r in zip(names, results, strict=True)}
             for name in names:
-                figures.append(Figure(f"-p, 10 MB in {DELTA_CHARS}-char deltas: {name} wall", walls[name], "s"))
+                figures.append(
+                    Figure(f"-p, 10 MB in {DELTA_CHARS}-char deltas: {name} wall", walls[name], "s")
+                )
                 figures.append(Figure(f"  {name} CPU (user + system)", cpus[name], "s"))
             if "pi" in walls:
                 figures.append(Figure("  pi/tau wall", walls["pi"] / walls["tau"], "x", ">= x2"))

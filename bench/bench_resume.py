@@ -41,8 +41,6 @@ print(elapsed)
 """
 
 
-
-
 def _iso(ms: int) -> str:
     seconds, millis = divmod(ms, 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
@@ -66,10 +64,21 @@ def write_huge_session(path: Path, cwd: str, target_bytes: int = TARGET_BYTES) -
             ms = _START_MS + count * 1500
             messages: list[dict[str, Any]]
             if turn % 20 == 0:
-                messages = [{"role": "user", "content": [{"type": "text", "text": f"Step {turn}: go on."}], "timestamp": ms}]
+                messages = [
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": f"Step {turn}: go on."}],
+                        "timestamp": ms,
+                    }
+                ]
             else:
                 call_id = f"toolu_{turn:08d}"
-                call = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": f"src/m{turn}.py"}}
+                call = {
+                    "type": "toolCall",
+                    "id": call_id,
+                    "name": "read",
+                    "arguments": {"path": f"src/m{turn}.py"},
+                }
                 messages = [
                     {"role": "assistant", "content": [{"type": "text", "text": "Reading the next file."}, call],
                      "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
@@ -80,7 +89,13 @@ def write_huge_session(path: Path, cwd: str, target_bytes: int = TARGET_BYTES) -
             for message in messages:
                 entry_id = f"{count:08x}"
                 line = json.dumps(
-                    {"type": "message", "id": entry_id, "parentId": parent, "timestamp": _iso(ms), "message": message},
+                    {
+                        "type": "message",
+                        "id": entry_id,
+                        "parentId": parent,
+                        "timestamp": _iso(ms),
+                        "message": message,
+                    },
                     separators=(",", ":"),
                 )
                 out.write(line + "\n")
@@ -110,7 +125,9 @@ def _agent_dir(root: Path, port: str) -> Path:
 
 
 def _open_seconds(session: Path, env: dict[str, str]) -> float:
-    out = subprocess.run([PYTHON, "-c", _OPEN, str(session)], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [PYTHON, "-c", _OPEN, str(session)], env=env, check=True, capture_output=True, text=True
+    )
     return float(out.stdout)
 
 
@@ -131,7 +148,11 @@ def run(repeat: int) -> list[Figure]:
         # A server that answers with a fixed reply and does not parse the request: the fake server's
         # own parse and hash of a 200 MB body took ~6 s, which is not tau's time.
         server = subprocess.Popen(
-            [PYTHON, "-c", FIXED_REPLY_SERVER, "8", "16"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+            [PYTHON, "-c", FIXED_REPLY_SERVER, "8", "16"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         assert server.stdout is not None and server.stdin is not None
         try:
@@ -147,7 +168,12 @@ def run(repeat: int) -> list[Figure]:
                 result = subprocess.run(argv, env=env, cwd=work, capture_output=True)
                 resumes.append(time.perf_counter() - started)
                 after = os.times()
-                cpus.append(after.children_user + after.children_system - before.children_user - before.children_system)
+                cpus.append(
+                    after.children_user
+                    + after.children_system
+                    - before.children_user
+                    - before.children_system
+                )
                 if result.returncode != 0:
                     raise RuntimeError(f"tau resume failed: {result.stderr.decode()[-2000:]}")
                 session.write_bytes(original)

@@ -199,9 +199,16 @@ def run(repeat: int) -> list[Figure]:
             figures.append(Figure("TUI: a 2 MB one-paragraph reply in 64-char deltas", took, "s", "<= 15 s"))
 
             fullscreen = [*argv, "--tui-mode", "fullscreen"]
-            _lag, load = _stream(fullscreen, env, work, b"TENKB please\r", int(ten) / 4 * 2, max(1, repeat // 2))
+            _lag, load = _stream(
+                fullscreen, env, work, b"TENKB please\r", int(ten) / 4 * 2, max(1, repeat // 2)
+            )
             figures.append(
-                Figure("TUI fullscreen: CPU, 10 KB markdown in 4-char deltas at 1 ms", load * 100, "% of one core", "<= 40 %")
+                Figure(
+                    "TUI fullscreen: CPU, 10 KB markdown in 4-char deltas at 1 ms",
+                    load * 100,
+                    "% of one core",
+                    "<= 40 %",
+                )
             )
             took, _load = _stream(fullscreen, env, work, b"HUGEPARAGRAPH please\r", 0, 1)
             figures.append(

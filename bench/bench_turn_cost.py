@@ -37,7 +37,11 @@ from tau.testing.fake_llm.script import ScriptedToolCall
 
 SIZES = (10, 100, 500, 1000)
 TURNS = 10
-SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}, "n": {"type": "integer"}}, "required": ["n"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+    "required": ["n"],
+}
 APIS: dict[str, str] = {
     "anthropic-messages": "",
     "openai-completions": "/v1",
@@ -56,7 +60,9 @@ async def _drained() -> None:
 
 
 def _model(api: str, server: FakeLLMServer) -> Model:
-    return Model(id="bench-model", api=api, provider="bench", base_url=server.url(APIS[api]), max_tokens=32000)
+    return Model(
+        id="bench-model", api=api, provider="bench", base_url=server.url(APIS[api]), max_tokens=32000
+    )
 
 
 def history(n: int, model: Model) -> list[Message]:
@@ -87,7 +93,10 @@ def history(n: int, model: Model) -> list[Message]:
 
 def _turns() -> list[Turn]:
     calls = [
-        Turn(text="Next file.", tool_calls=[ScriptedToolCall("read", {"path": f"new_{i}.py", "n": i}, id=f"new_{i}")])
+        Turn(
+            text="Next file.",
+            tool_calls=[ScriptedToolCall("read", {"path": f"new_{i}.py", "n": i}, id=f"new_{i}")],
+        )
         for i in range(TURNS)
     ]
     return [Turn(text="Warm."), *calls, Turn(text="Done.")]

@@ -48,7 +48,9 @@ def main() -> int:
         return 0
     unknown = [n for n in args.names if n not in available]
     if unknown:
-        print(f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr)
+        print(
+            f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr
+        )
         return 2
     for name in args.names or list(available):
         module = load(available[name])

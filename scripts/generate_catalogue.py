@@ -218,7 +218,9 @@ def _tier_errors(where: str, tiers: Any) -> list[str]:
             and _is_positive_int(tier["inputTokensAbove"])
             and all(_is_number(tier[name]) for name in COST_FIELDS)
         ):
-            return [f"{where}: each cost tier needs a positive inputTokensAbove and the four prices: {tier!r}"]
+            return [
+                f"{where}: each cost tier needs a positive inputTokensAbove and the four prices: {tier!r}"
+            ]
     return []
 
 
@@ -228,7 +230,8 @@ def normalise_model(model: dict[str, Any]) -> dict[str, Any]:
     ordered["cost"] = {name: model["cost"][name] for name in COST_FIELDS}
     if model["cost"].get("tiers"):
         ordered["cost"]["tiers"] = [
-            {name: tier[name] for name in ("inputTokensAbove", *COST_FIELDS)} for tier in model["cost"]["tiers"]
+            {name: tier[name] for name in ("inputTokensAbove", *COST_FIELDS)}
+            for tier in model["cost"]["tiers"]
         ]
     for name in OPTIONAL_FIELDS:
         if name in model:

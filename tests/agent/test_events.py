@@ -78,5 +78,9 @@ def test_message_events_serialise_their_messages() -> None:
     update = agent_event_to_json(MessageUpdate(reply, TextDeltaEvent(0, "he", reply)), include_partial=False)
     assert update["assistantMessageEvent"] == {"type": "text_delta", "contentIndex": 0, "delta": "he"}
     user = UserMessage("hi", timestamp=2)
-    assert agent_event_to_json(AgentEnd([user])) == {"type": "agent_end", "messages": [user.to_json()], "willRetry": False}
+    assert agent_event_to_json(AgentEnd([user])) == {
+        "type": "agent_end",
+        "messages": [user.to_json()],
+        "willRetry": False,
+    }
     assert agent_event_to_json(MessageStart(user))["message"] == user.to_json()

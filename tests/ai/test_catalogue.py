@@ -201,6 +201,10 @@ def test_unknown_model_error_lists_at_most_ten_matches() -> None:
 
 def test_a_data_file_not_laid_out_one_provider_per_line_is_parsed_whole() -> None:
     data = {"a": {"m": {"id": "m"}}, "b": {"n": {"id": "n", "x": [1, 2]}}}
-    for text in (json.dumps(data, indent=2), json.dumps(data), "{\n" + '"a":{"m":{"id":"m"}},\n"b":{"n":{"id":"n","x":[1,2]}}' + "\n}\n"):
+    for text in (
+        json.dumps(data, indent=2),
+        json.dumps(data),
+        "{\n" + '"a":{"m":{"id":"m"}},\n"b":{"n":{"id":"n","x":[1,2]}}' + "\n}\n",
+    ):
         lines = catalogue._provider_lines(text.encode())
         assert {provider: json.loads(bytes(line)) for provider, line in lines.items()} == data

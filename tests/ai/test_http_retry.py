@@ -42,7 +42,11 @@ def model_at(base_url: str) -> Model:
 
 async def post(base_url: str, **options: Any) -> int:
     response = await open_stream(
-        model_at(base_url), base_url + "/chat/completions", headers={}, body=BODY, options=StreamOptions(**options)
+        model_at(base_url),
+        base_url + "/chat/completions",
+        headers={},
+        body=BODY,
+        options=StreamOptions(**options),
     )
     await response.aclose()
     return response.status_code

@@ -42,13 +42,19 @@ def model_at(server: FakeLLMServer) -> Model:
 
 def test_a_registered_secret_is_replaced_wherever_it_appears() -> None:
     register_secret(SECRET + "\r\n")
-    assert redact(f"Bearer {SECRET} failed; retry with {SECRET}") == f"Bearer {REDACTED} failed; retry with {REDACTED}"
+    assert (
+        redact(f"Bearer {SECRET} failed; retry with {SECRET}")
+        == f"Bearer {REDACTED} failed; retry with {REDACTED}"
+    )
 
 
 def test_a_secret_is_also_found_as_python_prints_its_control_characters() -> None:
     broken = SECRET[:8] + "\n" + SECRET[8:]
     register_secret(broken)
-    assert redact(f"Illegal header value b'Bearer {SECRET[:8]}\\n{SECRET[8:]}'") == f"Illegal header value b'Bearer {REDACTED}'"
+    assert (
+        redact(f"Illegal header value b'Bearer {SECRET[:8]}\\n{SECRET[8:]}'")
+        == f"Illegal header value b'Bearer {REDACTED}'"
+    )
 
 
 def test_short_placeholder_keys_are_not_treated_as_secrets() -> None:
@@ -56,9 +62,13 @@ def test_short_placeholder_keys_are_not_treated_as_secrets() -> None:
     assert redact("ollama is not running") == "ollama is not running"
 
 
-def test_provider_keys_in_the_environment_are_redacted_without_registration(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_provider_keys_in_the_environment_are_redacted_without_registration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    assert redact(f"401 Incorrect API key provided: {SECRET}") == f"401 Incorrect API key provided: {REDACTED}"
+    assert (
+        redact(f"401 Incorrect API key provided: {SECRET}") == f"401 Incorrect API key provided: {REDACTED}"
+    )
 
 
 async def test_a_server_error_that_quotes_the_key_is_redacted(server: FakeLLMServer) -> None:

@@ -91,13 +91,17 @@ def test_an_unknown_api_raises_at_once_naming_it() -> None:
         stream(_model("nope"), CONTEXT)
 
 
-def test_a_missing_api_key_in_the_simple_path_names_the_provider_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_api_key_in_the_simple_path_names_the_provider_and_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     with pytest.raises(MissingApiKeyError, match=r"groq.*GROQ_API_KEY"):
         stream_simple(_model("openai-completions", provider="groq"), CONTEXT)
 
 
-async def test_a_provider_module_that_fails_to_import_becomes_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_provider_module_that_fails_to_import_becomes_an_error_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from tau.ai import registry
 
     monkeypatch.setitem(registry.BUILTIN_APIS, "broken-api", "tau.ai.providers.does_not_exist")

@@ -46,12 +46,16 @@ async def _read(call_id: str, args: dict[str, Any], signal: Any, on_update: Any)
 
 
 def _model(server: FakeLLMServer, api: str) -> Model:
-    return Model(id=f"{api}-model", api=api, provider="fake", base_url=server.url(BASE_PATHS[api]), reasoning=True)
+    return Model(
+        id=f"{api}-model", api=api, provider="fake", base_url=server.url(BASE_PATHS[api]), reasoning=True
+    )
 
 
 def _history() -> list[Message]:
     """Turns written by another model (foreign ids, signatures, reasoning) and an image the model cannot see."""
-    call = ToolCall(id="call_1|fc_weird/id", name="read", arguments={"path": "a.py"}, thought_signature="c2ln")
+    call = ToolCall(
+        id="call_1|fc_weird/id", name="read", arguments={"path": "a.py"}, thought_signature="c2ln"
+    )
     return [
         UserMessage([TextContent("Look at this."), ImageContent("aGVsbG8=", "image/png")], timestamp=1),
         AssistantMessage(
@@ -63,7 +67,9 @@ def _history() -> list[Message]:
             stop_reason="toolUse",
             timestamp=2,
         ),
-        ToolResultMessage(tool_call_id=call.id, tool_name="read", content=[TextContent("print(1)")], timestamp=3),
+        ToolResultMessage(
+            tool_call_id=call.id, tool_name="read", content=[TextContent("print(1)")], timestamp=3
+        ),
         UserMessage("Now read more files, two at a time.", timestamp=4),
     ]
 
@@ -89,7 +95,9 @@ def _script(prefix: str) -> list[Turn]:
 
 
 def _fresh_copies(messages: Sequence[AgentMessage]) -> list[Message]:
-    return copy.deepcopy([m for m in messages if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage))])
+    return copy.deepcopy(
+        [m for m in messages if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage))]
+    )
 
 
 def _agent(model: Model, *, fresh: bool, on_payload: Any = None) -> Agent:
@@ -99,7 +107,9 @@ def _agent(model: Model, *, fresh: bool, on_payload: Any = None) -> Agent:
             model=model, tools=[tool], messages=_history(), get_api_key=lambda _p: "k",
             convert_to_llm=_fresh_copies, on_payload=on_payload,
         )  # fmt: skip
-    return Agent(model=model, tools=[tool], messages=_history(), get_api_key=lambda _p: "k", on_payload=on_payload)
+    return Agent(
+        model=model, tools=[tool], messages=_history(), get_api_key=lambda _p: "k", on_payload=on_payload
+    )
 
 
 async def _bodies(apis: Sequence[str], *, fresh: bool) -> list[bytes]:

@@ -55,9 +55,13 @@ def cut(body: bytes, points: list[int]) -> list[bytes]:
 
 # Lines that exercise every rule: each field with and without the space, comments, unknown fields,
 # odd values (NUL, non-integers, non-ASCII, invalid UTF-8), and bare field names.
-_names = st.sampled_from([b"data", b"event", b"id", b"retry", b"", b"dat", b"Data", b"x", b"data ", b"\xef\xbb\xbfdata"])
+_names = st.sampled_from(
+    [b"data", b"event", b"id", b"retry", b"", b"dat", b"Data", b"x", b"data ", b"\xef\xbb\xbfdata"]
+)
 _values = st.one_of(
-    st.sampled_from([b"", b" ", b"  x", b"12", b" 7", b"-3", b"1_0", b"abc", b"\x00", b"a\x00b", b"{\"a\":1}", b"[DONE]"]),
+    st.sampled_from(
+        [b"", b" ", b"  x", b"12", b" 7", b"-3", b"1_0", b"abc", b"\x00", b"a\x00b", b'{"a":1}', b"[DONE]"]
+    ),
     st.text(max_size=12).map(lambda s: s.encode("utf-8", "surrogatepass")),
     st.binary(max_size=6),
 )
@@ -73,7 +77,9 @@ _points = st.lists(st.integers(min_value=0, max_value=400), max_size=12)
 
 @PROPERTY
 @given(_body, st.booleans(), _points)
-def test_events_match_httpx_sse_for_any_stream_cut_into_any_pieces(body: bytes, drop_end: bool, points: list[int]) -> None:
+def test_events_match_httpx_sse_for_any_stream_cut_into_any_pieces(
+    body: bytes, drop_end: bool, points: list[int]
+) -> None:
     if drop_end and body:
         body = body[:-1]  # the body may also end mid-line, or between the CR and LF of a CRLF
     chunks = cut(body, points)
@@ -132,7 +138,9 @@ def test_an_event_left_open_when_the_body_ends_is_dropped() -> None:
 
 def test_a_line_that_arrives_byte_by_byte_is_read_once_complete() -> None:
     body = 'data: {"text":"héllo ☃"}\n\n'.encode()
-    assert parsed_events([body[i : i + 1] for i in range(len(body))]) == [("message", '{"text":"héllo ☃"}', "", None)]
+    assert parsed_events([body[i : i + 1] for i in range(len(body))]) == [
+        ("message", '{"text":"héllo ☃"}', "", None)
+    ]
 
 
 def test_invalid_utf8_becomes_replacement_characters() -> None:
@@ -140,11 +148,24 @@ def test_invalid_utf8_becomes_replacement_characters() -> None:
 
 
 def test_json_object_gives_what_json_loads_gives() -> None:
-    for text in ['{"a": [1, 2.5, -0.0, 1e400, NaN], "b": {"c": null}}', ' {"x": "\\ud83d\\ude00"} ', '{"a":1,"a":2}']:
+    for text in [
+        '{"a": [1, 2.5, -0.0, 1e400, NaN], "b": {"c": null}}',
+        ' {"x": "\\ud83d\\ude00"} ',
+        '{"a":1,"a":2}',
+    ]:
         event = ServerSentEvent(data=text.encode())
         assert repr(event.json_object()) == repr(json.loads(text))
 
 
 def test_json_object_is_none_for_anything_but_one_object() -> None:
-    for raw in [b"[DONE]", b"", b"[1]", b'"s"', b"{bad", b'{"a":1} trailing', b'{"a":"\\ud800"}', b'{"a":"\xff"}']:
+    for raw in [
+        b"[DONE]",
+        b"",
+        b"[1]",
+        b'"s"',
+        b"{bad",
+        b'{"a":1} trailing',
+        b'{"a":"\\ud800"}',
+        b'{"a":"\xff"}',
+    ]:
         assert ServerSentEvent(data=raw).json_object() is None, raw

@@ -11,15 +11,17 @@ from batch_run import BatchRun, steps_prompt
 def test_bad_lines_are_named_by_line_number_and_the_rest_still_runs(batch: BatchRun) -> None:
     (batch.root / "project").mkdir()
     good = {"prompt": steps_prompt(["text", "ok"]), "cwd": "project"}
-    batch.write_tasks([
-        {"id": "first", **good},
-        '{"id": "broken", "prompt": ',
-        {"id": "first", **good},
-        {"id": "no-commit", "prompt": "hi", "repo": "project"},
-        {"id": "no-repo", "prompt": "hi", "commit": "abc123"},
-        {"id": "odd-model", **good, "model": "local/no-such-model"},
-        {"id": "last", **good},
-    ])
+    batch.write_tasks(
+        [
+            {"id": "first", **good},
+            '{"id": "broken", "prompt": ',
+            {"id": "first", **good},
+            {"id": "no-commit", "prompt": "hi", "repo": "project"},
+            {"id": "no-repo", "prompt": "hi", "commit": "abc123"},
+            {"id": "odd-model", **good, "model": "local/no-such-model"},
+            {"id": "last", **good},
+        ]
+    )
     done = batch.run("tasks.jsonl", "--out", "out", "--model", "local/fake-model")
     assert done.returncode == 1
     lines = done.stderr.splitlines()
@@ -44,14 +46,23 @@ def test_a_repo_task_runs_in_a_fresh_clone_at_its_commit(batch: BatchRun) -> Non
     (repo / "a.txt").write_text("one\n")
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    first = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    first = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     (repo / "a.txt").write_text("two\n")
     subprocess.run([*git, "commit", "-qam", "two"], check=True)
-    batch.write_tasks([
-        {"id": "old", "prompt": steps_prompt(["bash", "echo more >> a.txt"]), "repo": "repo", "commit": first,
-         "check": "grep -qx one a.txt"},
-        {"id": "gone", "prompt": "hi", "repo": "repo", "commit": "0" * 40},
-    ])
+    batch.write_tasks(
+        [
+            {
+                "id": "old",
+                "prompt": steps_prompt(["bash", "echo more >> a.txt"]),
+                "repo": "repo",
+                "commit": first,
+                "check": "grep -qx one a.txt",
+            },
+            {"id": "gone", "prompt": "hi", "repo": "repo", "commit": "0" * 40},
+        ]
+    )
     done = batch.run("tasks.jsonl", "--out", "out", "--model", "local/fake-model")
     assert done.returncode == 0, done.stderr
     results = {r["id"]: r for r in batch.results()}
@@ -76,7 +87,12 @@ def test_an_unknown_default_model_or_a_missing_out_is_one_line(batch: BatchRun) 
 def test_tau_print_mode_never_imports_the_batch_runner(batch: BatchRun) -> None:
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "tau", "-p", "--model", "local/fake-model", "hi"],
-        cwd=batch.root, env=batch.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=batch.root,
+        env=batch.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]

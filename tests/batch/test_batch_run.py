@@ -14,12 +14,16 @@ def _twenty_tasks(batch: BatchRun) -> None:
     tasks = []
     for i in range(20):
         wanted = f"answer {i}" if i % 4 else "something else"
-        tasks.append({
-            "id": f"task-{i:02d}",
-            "prompt": steps_prompt(["write", "out.txt", f"answer {i}\n"], ["bash", "cat out.txt seed.txt"]),
-            "cwd": "project",
-            "check": f"grep -qx '{wanted}' out.txt",
-        })
+        tasks.append(
+            {
+                "id": f"task-{i:02d}",
+                "prompt": steps_prompt(
+                    ["write", "out.txt", f"answer {i}\n"], ["bash", "cat out.txt seed.txt"]
+                ),
+                "cwd": "project",
+                "check": f"grep -qx '{wanted}' out.txt",
+            }
+        )
     batch.write_tasks(tasks)
 
 
@@ -58,16 +62,22 @@ def test_every_task_ends_once_with_its_verdict_patch_and_session(batch: BatchRun
 def test_report_of_a_folder_without_results_is_one_line(batch: BatchRun) -> None:
     done = batch.run("report", "nowhere")
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == ["tau: nowhere/results.jsonl not found (run tau batch with --out nowhere first)"]
+    assert done.stderr.strip().splitlines() == [
+        "tau: nowhere/results.jsonl not found (run tau batch with --out nowhere first)"
+    ]
 
 
 def test_on_a_terminal_progress_is_one_line_rewritten_in_place(batch: BatchRun) -> None:
     import pexpect
 
     (batch.root / "project").mkdir()
-    batch.write_tasks([{"id": f"t{i}", "prompt": steps_prompt(["text", "ok"]), "cwd": "project"} for i in range(3)])
+    batch.write_tasks(
+        [{"id": f"t{i}", "prompt": steps_prompt(["text", "ok"]), "cwd": "project"} for i in range(3)]
+    )
     program, *args = batch.command("tasks.jsonl", "--out", "out", "--model", "local/fake-model")
-    child = pexpect.spawn(program, args, cwd=str(batch.root), env=batch.env, encoding="utf-8", timeout=60, use_poll=True)
+    child = pexpect.spawn(
+        program, args, cwd=str(batch.root), env=batch.env, encoding="utf-8", timeout=60, use_poll=True
+    )
     child.expect(pexpect.EOF)
     child.close()
     screen = child.before

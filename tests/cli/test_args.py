@@ -31,7 +31,9 @@ def test_print_accepts_a_message_that_starts_with_three_dashes() -> None:
 
 def test_an_unknown_mode_is_an_error_and_known_modes_are_set() -> None:
     unknown = parse_args(["--mode", "foo"])
-    assert unknown.mode is None and unknown.errors == ['--mode "foo" is not a mode; use text, json, rpc or acp']
+    assert unknown.mode is None and unknown.errors == [
+        '--mode "foo" is not a mode; use text, json, rpc or acp'
+    ]
     assert parse_args(["--mode", "rpc"]).mode == "rpc"
     assert parse_args(["--mode", "json"]).mode == "json"
 
@@ -43,8 +45,24 @@ def test_list_flags_are_split_on_commas_and_trimmed() -> None:
 
 def test_repeatable_flags_accumulate_in_order() -> None:
     args = parse_args(
-        ["-e", "x.py", "--extension", "y.py", "--skill", "s1", "--skill", "s2", "--append-system-prompt", "A",
-         "--append-system-prompt", "B", "--prompt-template", "p", "--theme", "t"]
+        [
+            "-e",
+            "x.py",
+            "--extension",
+            "y.py",
+            "--skill",
+            "s1",
+            "--skill",
+            "s2",
+            "--append-system-prompt",
+            "A",
+            "--append-system-prompt",
+            "B",
+            "--prompt-template",
+            "p",
+            "--theme",
+            "t",
+        ]
     )
     assert args.extensions == ["x.py", "y.py"]
     assert args.skills == ["s1", "s2"]
@@ -107,7 +125,9 @@ def test_tools_mixing_names_and_modifiers_is_an_error() -> None:
     assert parse_args(["--tools", "read,+grep"]).errors == [
         "--tools: use either tool names and patterns, or only +name/-name entries, not both"
     ]
-    assert parse_args(["-t", "+gr*"]).errors == ["-t: +name/-name entries take exact tool names, not patterns: +gr*"]
+    assert parse_args(["-t", "+gr*"]).errors == [
+        "-t: +name/-name entries take exact tool names, not patterns: +gr*"
+    ]
 
 
 def test_export_with_more_than_one_output_path_is_an_error() -> None:

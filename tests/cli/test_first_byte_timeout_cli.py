@@ -53,7 +53,14 @@ def test_retry_provider_timeout_ms_wins_over_http_idle_timeout_ms(tau: TauComman
 
 
 def test_a_first_byte_timeout_is_retried_by_the_session(tau: TauCommand, silent_url: str) -> None:
-    point_at(tau, silent_url, {"httpIdleTimeoutMs": "200", "retry": {"baseDelayMs": 2, "maxRetries": 1, "provider": {"maxRetries": 0}}})
+    point_at(
+        tau,
+        silent_url,
+        {
+            "httpIdleTimeoutMs": "200",
+            "retry": {"baseDelayMs": 2, "maxRetries": 1, "provider": {"maxRetries": 0}},
+        },
+    )
     result = tau.run(*MODEL, "--mode", "json", "-p", "hi", timeout=30)
     events = [json.loads(line) for line in result.stdout.splitlines()[1:]]
     assert [e["type"] for e in events].count("auto_retry_start") == 1

@@ -66,7 +66,13 @@ class Agent:
         os.close(write)
         try:
             return subprocess.Popen(
-                command, cwd=self.work, env=self.env, stdin=read, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                command,
+                cwd=self.work,
+                env=self.env,
+                stdin=read,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
         finally:
             os.close(read)
@@ -165,7 +171,9 @@ def test_pi_waits_for_taus_lock_of_auth_json_and_goes_on_after_its_release(agent
 def test_tau_waits_for_pis_lock_and_writes_after_its_release(agent: Agent, name: str, realpath: bool) -> None:
     (agent.dir / name).write_text("{}")
     command = (
-        ["install", str(agent.package)] if name == "settings.json" else ["auth", "login", "openai", "--api-key"]
+        ["install", str(agent.package)]
+        if name == "settings.json"
+        else ["auth", "login", "openai", "--api-key"]
     )
 
     with agent.held_by_pi(name, realpath=realpath) as lock:

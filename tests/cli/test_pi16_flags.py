@@ -89,8 +89,12 @@ def test_rpc_set_thinking_level_accepts_max_and_names_the_valid_levels(tau: TauC
         {"id": "2", "type": "get_state"},
         {"id": "3", "type": "set_thinking_level", "level": "huge"},
     ]
-    result = tau.run(*MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands))
-    responses = {r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"}
+    result = tau.run(
+        *MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands)
+    )
+    responses = {
+        r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"
+    }
     assert responses["1"]["success"] is True
     assert responses["2"]["data"]["thinkingLevel"] == "max"
     assert responses["3"]["success"] is False
@@ -262,16 +266,23 @@ def test_model_thinking_levels_sets_the_start_level_of_that_model(tau: TauComman
 def test_model_thinking_levels_applies_when_switching_models(tau: TauCommand) -> None:
     config = json.loads((tau.agent_dir / "models.json").read_text())
     config["providers"]["local"]["models"] = [
-        {"id": m, "contextWindow": 100000, "maxTokens": 4096, "reasoning": True} for m in ("fake-model", "other")
+        {"id": m, "contextWindow": 100000, "maxTokens": 4096, "reasoning": True}
+        for m in ("fake-model", "other")
     ]
     (tau.agent_dir / "models.json").write_text(json.dumps(config))
-    (tau.agent_dir / "settings.json").write_text(json.dumps({"modelThinkingLevels": {"local/other": "minimal"}}))
+    (tau.agent_dir / "settings.json").write_text(
+        json.dumps({"modelThinkingLevels": {"local/other": "minimal"}})
+    )
     commands = [
         {"id": "1", "type": "set_model", "provider": "local", "modelId": "other"},
         {"id": "2", "type": "get_state"},
     ]
-    result = tau.run(*MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands))
-    responses = {r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"}
+    result = tau.run(
+        *MODEL, "--mode", "rpc", "--no-session", stdin="".join(json.dumps(c) + "\n" for c in commands)
+    )
+    responses = {
+        r["id"]: r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "response"
+    }
     assert responses["1"]["success"] is True, responses["1"]
     assert responses["2"]["data"]["thinkingLevel"] == "minimal"
 
@@ -286,7 +297,9 @@ class _ForwardingProxy(BaseHTTPRequestHandler):
         target = urllib.parse.urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         upstream = http.client.HTTPConnection(target.hostname or "", target.port, timeout=30)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")}
+        headers = {
+            k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")
+        }
         upstream.request("POST", target.path, body=body, headers=headers)
         response = upstream.getresponse()
         data = response.read()

@@ -24,7 +24,9 @@ def test_print_mode_prints_the_final_reply(tau: TauCommand) -> None:
 
 
 def test_print_mode_runs_tools_and_keeps_the_session(tau: TauCommand) -> None:
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo tool-output"})]), Turn(text="Done."))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo tool-output"})]), Turn(text="Done.")
+    )
     result = tau.run(*MODEL, "-p", "run it")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Done.\n"
@@ -32,7 +34,11 @@ def test_print_mode_runs_tools_and_keeps_the_session(tau: TauCommand) -> None:
     [session] = tau.session_files()
     lines = [json.loads(line) for line in session.read_text().splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
-    roles = [line["message"]["role"] for line in lines if line["type"] == "message" and line["message"]["role"] != "system"]
+    roles = [
+        line["message"]["role"]
+        for line in lines
+        if line["type"] == "message" and line["message"]["role"] != "system"
+    ]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
 
 
@@ -88,10 +94,14 @@ def test_json_mode_writes_the_header_then_one_event_per_line(tau: TauCommand) ->
     assert all("type" in line for line in lines[1:])
     assert [line["type"] for line in lines[-2:]] == ["agent_end", "agent_settled"]
     updates = [line for line in lines if line["type"] == "message_update"]
-    assert updates and all("message" not in u and "partial" not in u["assistantMessageEvent"] for u in updates)
+    assert updates and all(
+        "message" not in u and "partial" not in u["assistantMessageEvent"] for u in updates
+    )
     deltas = "".join(u["assistantMessageEvent"].get("delta", "") for u in updates)
     assert deltas == "streamed " * 50
-    end = next(line for line in lines if line["type"] == "message_end" and line["message"]["role"] == "assistant")
+    end = next(
+        line for line in lines if line["type"] == "message_end" and line["message"]["role"] == "assistant"
+    )
     assert end["message"]["content"][0]["text"] == "streamed " * 50
 
 

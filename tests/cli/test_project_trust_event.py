@@ -151,7 +151,11 @@ def test_an_extension_given_with_e_takes_part_and_loads_once(tau: TauCommand) ->
     marker = project_extension(tau)
     outside = tau.work.parent / "cli-ext"
     outside.mkdir()
-    (outside / "decider.py").write_text(DECIDER.replace("def setup(tau):", "def setup(tau):\n    HERE.joinpath('loads.txt').open('a').write('x')"))
+    (outside / "decider.py").write_text(
+        DECIDER.replace(
+            "def setup(tau):", "def setup(tau):\n    HERE.joinpath('loads.txt').open('a').write('x')"
+        )
+    )
     (outside / "answer.json").write_text(json.dumps({"trusted": "yes"}))
     tau.server.add(Turn(text="hello"))
     assert tau.run(*MODEL, "-e", str(outside / "decider.py"), "-p", "hi").returncode == 0
@@ -159,7 +163,9 @@ def test_an_extension_given_with_e_takes_part_and_loads_once(tau: TauCommand) ->
     assert (outside / "loads.txt").read_text() == "x"  # kept for the session, not loaded again
 
 
-async def test_switching_to_a_session_of_a_new_folder_lets_the_extensions_decide_there(tau: TauCommand) -> None:
+async def test_switching_to_a_session_of_a_new_folder_lets_the_extensions_decide_there(
+    tau: TauCommand,
+) -> None:
     folder = decider(tau, {"trusted": "yes"})
     other = tau.work.parent / "other-project"
     (other / ".tau" / "extensions").mkdir(parents=True)

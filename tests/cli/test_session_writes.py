@@ -88,7 +88,9 @@ def test_a_full_disk_mid_run_stops_the_run_and_leaves_whole_lines(tau: TauComman
     [error] = save_errors(result.stderr)
     assert str(session) in error and "the run was stopped" in error
     lines = assert_whole_lines(session)
-    saved_replies = sum(1 for line in lines if line.get("type") == "message" and line["message"]["role"] == "assistant")  # type: ignore[index]
+    saved_replies = sum(
+        1 for line in lines if line.get("type") == "message" and line["message"]["role"] == "assistant"
+    )  # type: ignore[index]
     assert 3 < saved_replies < 15
     # No request once a write has failed (the one in flight as it failed may still go out).
     assert len(tau.server.requests) <= saved_replies + 2
@@ -131,7 +133,9 @@ def test_a_session_file_made_read_only_mid_run_keeps_whole_lines(tau: TauCommand
     assert tau.run(*MODEL, "-p", "start").returncode == 0
     [session] = tau.session_files()
     before = session.read_bytes()
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": f"chattr +i {session}"})]), Turn(text="late"))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": f"chattr +i {session}"})]), Turn(text="late")
+    )
     try:
         result = tau.run(*MODEL, "--session", str(session), "-p", "lock it")
     finally:
@@ -215,4 +219,6 @@ def test_a_session_dir_in_a_read_only_folder_is_one_line(tau: TauCommand) -> Non
         result = tau.run(*MODEL, "--session-dir", str(locked / "sessions"), "-p", "hi")
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith(f"tau: could not create the session folder {locked / 'sessions'}: Operation not permitted;")
+    assert result.stderr.startswith(
+        f"tau: could not create the session folder {locked / 'sessions'}: Operation not permitted;"
+    )

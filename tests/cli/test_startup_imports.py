@@ -16,7 +16,13 @@ sys.stdout.flush()
 sys.stderr.write(json.dumps([code, sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)]))
 """
 
-_HEAVY = ["tau.runtime.services", "tau.runtime.sdk", "tau.context.skills", "tau.compaction.summarize", "httpx"]
+_HEAVY = [
+    "tau.runtime.services",
+    "tau.runtime.sdk",
+    "tau.context.skills",
+    "tau.compaction.summarize",
+    "httpx",
+]
 
 
 def _loaded(tmp_path: Path, modules: list[str], *args: str) -> tuple[int, list[str]]:
@@ -82,6 +88,8 @@ def test_a_print_run_loads_neither_httpx_nor_the_summariser(tmp_path: Path) -> N
         (tmp_path / "agent" / "models.json").write_text(json.dumps(models))
         heavy = ["httpx", "httpcore", "anyio", "tau.compaction.summarize", "tau.compaction.prepare"]
         heavy += ["wcwidth", "tau.modes.interactive.graphemes"]  # the TUI's cluster widths
-        code, loaded = _loaded(tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi")
+        code, loaded = _loaded(
+            tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi"
+        )
     assert (code, loaded) == (0, [])
     assert len(server.requests) == 1

@@ -235,8 +235,6 @@ def make_session(services: AgentSessionServices, tmp_path: Path) -> Iterator[Ses
         session._spill.close()
 
 
-
-
 def request_text(context: Context) -> str:
     """All the text of a request's user messages."""
     parts = []

@@ -78,7 +78,14 @@ def test_an_overflow_is_compacted_and_the_same_request_continues(tau: TauCommand
     assert "now the real work" in sent_text(retried) and "compacted" in sent_text(retried)
     [session] = tau.session_files()
     roles = [line["message"]["role"] for line in lines(session) if line["type"] == "message"]
-    assert roles == ["system", "user", "assistant", "user", "assistant", "assistant"]  # the failed reply stays on disk
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "assistant",
+    ]  # the failed reply stays on disk
     assert [line["type"] for line in lines(session)].count("compaction") == 1
 
 

@@ -116,8 +116,13 @@ async def test_a_passing_branch_summary_failure_is_retried_with_events_without_a
     assert result.summary_entry is not None and "summary after a retry" in result.summary_entry.summary
     assert result.summary_entry.usage is not None and result.summary_entry.usage.output > 0  # what it cost
     assert [e for e in events if e["type"].startswith("summarization_retry_")] == [
-        {"type": "summarization_retry_scheduled", "attempt": 1, "maxAttempts": 3, "delayMs": 5,
-         "errorMessage": "529 Overloaded"},
+        {
+            "type": "summarization_retry_scheduled",
+            "attempt": 1,
+            "maxAttempts": 3,
+            "delayMs": 5,
+            "errorMessage": "529 Overloaded",
+        },
         {"type": "summarization_retry_attempt_start", "source": "branchSummary"},
         {"type": "summarization_retry_finished"},
     ]

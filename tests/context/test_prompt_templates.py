@@ -116,7 +116,9 @@ def test_a_template_with_broken_frontmatter_is_skipped_with_a_warning(tmp_path: 
 
 def test_the_broken_frontmatter_warning_names_the_file_line_and_column(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
-    path = write(agent / "prompts" / "bad.md", "---\nargument-hint: <file>\ndescription: Fix: it: now\n---\nbody")
+    path = write(
+        agent / "prompts" / "bad.md", "---\nargument-hint: <file>\ndescription: Fix: it: now\n---\nbody"
+    )
     [warning] = load_prompt_templates(cwd=str(tmp_path), agent_dir=str(agent)).diagnostics
     assert warning.path == str(path)
     assert warning.message == (

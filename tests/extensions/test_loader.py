@@ -111,7 +111,10 @@ def test_settings_entries_may_be_globs(tmp_path: Path, project: Path) -> None:
 def test_a_minus_path_switches_off_a_discovered_pyproject_folder_and_its_entries(
     tmp_path: Path, project: Path
 ) -> None:
-    write(project / ".tau" / "extensions" / "tools" / "pyproject.toml", '[tool.tau]\nextensions = ["a.py", "b.py"]\n')
+    write(
+        project / ".tau" / "extensions" / "tools" / "pyproject.toml",
+        '[tool.tau]\nextensions = ["a.py", "b.py"]\n',
+    )
     write(project / ".tau" / "extensions" / "tools" / "a.py", SETUP)
     write(project / ".tau" / "extensions" / "tools" / "b.py", SETUP)
     write(project / ".tau" / "extensions" / "kept.py", SETUP)

@@ -133,7 +133,7 @@ async def test_a_stream_function_needs_an_api_name(project: Path, runners: list[
     assert "needs config['api']" in runner.diagnostics[0].message
 
 
-OVERRIDE_PROVIDER = '''
+OVERRIDE_PROVIDER = """
 from tau.ai.stream_writer import error_stream
 
 
@@ -144,7 +144,7 @@ def setup(tau):
         stream_simple=lambda model, context, options: error_stream(model, "served by the extension"),
     )
     tau.register_command("drop", lambda args, ctx: tau.unregister_provider("shadow"))
-'''
+"""
 
 
 def completions_model(server: FakeLLMServer) -> Model:
@@ -166,12 +166,16 @@ async def test_disposing_a_runner_brings_back_the_builtin_api_it_overrode(write_
     assert reply.text() == "from the built-in"
 
 
-async def test_unregistering_a_provider_brings_back_the_builtin_api_it_overrode(write_extension, load) -> None:
+async def test_unregistering_a_provider_brings_back_the_builtin_api_it_overrode(
+    write_extension, load
+) -> None:
     runner: ExtensionRunner = await load(write_extension("shadow.py", OVERRIDE_PROVIDER))
     runner.register_providers(Sink())
     await runner.run_command("/drop")
     with FakeLLMServer() as server:
         server.add(Turn(text="from the built-in"))
-        reply = await complete_simple(completions_model(server), Context(messages=[UserMessage("hi")]), api_key="k")
+        reply = await complete_simple(
+            completions_model(server), Context(messages=[UserMessage("hi")]), api_key="k"
+        )
     assert reply.error_message is None
     assert reply.text() == "from the built-in"

@@ -12,7 +12,11 @@ ACCOUNT_CLAIM = "https://api.openai.com/auth"
 
 def codex_access_token(account_id: str, *, expires_in_s: int = 3600, **claims: Any) -> str:
     """A token whose payload carries ``chatgpt_account_id`` under OpenAI's auth claim, as logins issue."""
-    payload = {ACCOUNT_CLAIM: {"chatgpt_account_id": account_id}, "exp": int(time.time()) + expires_in_s, **claims}
+    payload = {
+        ACCOUNT_CLAIM: {"chatgpt_account_id": account_id},
+        "exp": int(time.time()) + expires_in_s,
+        **claims,
+    }
     return f"{_segment({'alg': 'RS256', 'typ': 'JWT'})}.{_segment(payload)}.c2lnbmF0dXJl"
 
 

@@ -144,7 +144,9 @@ class Campaign:
             lines = [line for line in outcome.stderr.splitlines() if line.strip()]
             assert lines, f"exit 1 without a message\n{shown}"
             assert len(lines) <= max_error_lines, shown
-            assert all(len(line) <= 5000 for line in lines), shown  # tau quotes up to 4000 characters of a body
+            assert all(len(line) <= 5000 for line in lines), (
+                shown
+            )  # tau quotes up to 4000 characters of a body
         return outcome
 
     def run_check(self, *args: str, stdin: str = "", **check: Any) -> Outcome:

@@ -20,7 +20,9 @@ class TauCommand:
     server: FakeLLMServer
     env: dict[str, str]
 
-    def run(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, stdin: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "tau", *args],
             cwd=self.work,

@@ -37,16 +37,24 @@ class _AnsweringScreen(pyte.HistoryScreen):
 
     def set_mode(self, *modes: int, **kwargs: Any) -> None:
         if kwargs.get("private") and _ALTERNATE in modes and self.main_screen is None:
-            self.main_screen = (copy.deepcopy(self.buffer), copy.deepcopy(self.history), copy.copy(self.cursor))
+            self.main_screen = (
+                copy.deepcopy(self.buffer),
+                copy.deepcopy(self.history),
+                copy.copy(self.cursor),
+            )
             self.erase_in_display(2)
-        super().set_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
+        super().set_mode(
+            *(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs
+        )
 
     def reset_mode(self, *modes: int, **kwargs: Any) -> None:
         if kwargs.get("private") and _ALTERNATE in modes and self.main_screen is not None:
             self.buffer, self.history, self.cursor = self.main_screen
             self.main_screen = None
             self.dirty.update(range(self.lines))
-        super().reset_mode(*(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs)
+        super().reset_mode(
+            *(mode for mode in modes if mode != _ALTERNATE or not kwargs.get("private")), **kwargs
+        )
 
     def write_process_input(self, data: str) -> None:
         if not data.endswith("R"):

@@ -33,7 +33,9 @@ def test_the_conversation_is_inset_by_the_output_pad(
     assert question.index("my question") == column
 
 
-def test_settings_switch_the_output_pad_and_redraw_the_conversation(tau: TauCommand, start_tui: Start) -> None:
+def test_settings_switch_the_output_pad_and_redraw_the_conversation(
+    tau: TauCommand, start_tui: Start
+) -> None:
     tau.server.add(Turn(text=REPLY))
     terminal = start_tui()
     terminal.type("my question")
@@ -51,4 +53,6 @@ def test_settings_switch_the_output_pad_and_redraw_the_conversation(tau: TauComm
     terminal.wait_for("Output padding: 0", where="display")
     terminal.send(ESCAPE)
     terminal.wait_for(lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("outputPad") == 0)
-    terminal.wait_for(lambda: [line for line in terminal.text().splitlines() if REPLY in line][-1].startswith(REPLY))
+    terminal.wait_for(
+        lambda: [line for line in terminal.text().splitlines() if REPLY in line][-1].startswith(REPLY)
+    )

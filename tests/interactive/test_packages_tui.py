@@ -32,7 +32,11 @@ def test_slash_packages_switches_a_package_skill_off_and_saves_the_filter(
     terminal.send(ENTER)
     terminal.wait_for("› [ ] skill     skills/deploy", where="display")  # shown again, switched
     terminal.send(ESCAPE)
-    terminal.wait_for("tools; /reload applies it")  # the notice: "Disabled skill skills/deploy of <path>; ..."
+    terminal.wait_for(
+        "tools; /reload applies it"
+    )  # the notice: "Disabled skill skills/deploy of <path>; ..."
     assert "Disabled skill skills/deploy of" in terminal.text()
 
-    assert json.loads(settings.read_text())["packages"] == [{"source": str(package), "skills": ["-skills/deploy"]}]
+    assert json.loads(settings.read_text())["packages"] == [
+        {"source": str(package), "skills": ["-skills/deploy"]}
+    ]

@@ -76,7 +76,9 @@ def test_typing_after_emoji_puts_each_character_in_its_place(tau: TauCommand, st
     assert (width(first), second) == (29, " " + FAMILY + "z")
 
 
-def test_a_reply_and_a_queued_message_of_wide_clusters_fit_the_width(tau: TauCommand, start_tui: Start) -> None:
+def test_a_reply_and_a_queued_message_of_wide_clusters_fit_the_width(
+    tau: TauCommand, start_tui: Start
+) -> None:
     reply = ("日本語の" + FAMILY + " ") * 12
     tau.server.add(
         Turn(text=reply, chunk_size=7),

@@ -168,7 +168,16 @@ def test_up_in_a_multi_line_message_moves_up_a_line_first(tau: TauCommand, start
         ("\x1b[27;3;98~" * 2 + "X", "one Xtwo three"),  # Alt+B under modifyOtherKeys
         ("\x1b[98;3u" * 2 + "\x1b[127;3u", "two three"),  # kitty's Alt+B, Alt+Backspace
     ],
-    ids=["alt-b", "alt-f", "alt-left", "alt-right", "alt-backspace", "alt-d", "alt-b-xterm", "alt-keys-kitty"],
+    ids=[
+        "alt-b",
+        "alt-f",
+        "alt-left",
+        "alt-right",
+        "alt-backspace",
+        "alt-d",
+        "alt-b-xterm",
+        "alt-keys-kitty",
+    ],
 )
 def test_alt_word_keys_move_and_delete_by_word(
     tau: TauCommand, start_tui: Start, keys: str, expected: str
@@ -218,7 +227,6 @@ def test_other_terminals_get_modify_other_keys_until_a_signal_ends_tau(
     assert raw.rindex(b"\x1b[>4;0m") > raw.index(b"\x1b[>4;2m")
 
 
-
 def _echo_when_asked(child: pexpect.spawn, queries: int) -> tuple[list[bool], bytes]:
     """Read tau's output as a quick terminal does, answering each device attributes query (and
     cursor report) the moment it arrives, until ``queries`` were asked; whether the tty still
@@ -243,7 +251,10 @@ def test_the_key_queries_are_sent_once_the_tty_no_longer_echoes_the_answers(tau:
     # echoed onto the screen: ^[[?1;2c where the editor was then drawn. So again after Ctrl+Z
     # (here the stop returns at once: a pty without job control cannot stop).
     child = pexpect.spawn(
-        sys.executable, ["-m", "tau", *MODEL], cwd=str(tau.work), env={**tau.env, "TERM": "xterm-256color"},
+        sys.executable,
+        ["-m", "tau", *MODEL],
+        cwd=str(tau.work),
+        env={**tau.env, "TERM": "xterm-256color"},
         use_poll=True,
     )
     try:

@@ -46,7 +46,9 @@ def test_the_start_up_help_wraps_between_words_and_so_does_the_full_help_of_ctrl
 
 
 @pytest.mark.parametrize("mode", ["regular", "fullscreen"])
-def test_a_table_wider_than_the_terminal_wraps_its_cells(tau: TauCommand, start_tui: Start, mode: str) -> None:
+def test_a_table_wider_than_the_terminal_wraps_its_cells(
+    tau: TauCommand, start_tui: Start, mode: str
+) -> None:
     tau.server.add(Turn(text=TABLE))
     terminal = start_tui("--tui-mode", mode, rows=30, cols=40)
     terminal.type("table")

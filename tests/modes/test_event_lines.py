@@ -12,7 +12,9 @@ from tau.ai.types import Usage
 from tau.modes.event_lines import EventLineWriter
 from tau.runtime.events import AgentSettled
 
-MESSAGE = AssistantMessage(content=[TextContent("abc")], api="a", provider="p", model="m", usage=Usage(input=7, output=3))
+MESSAGE = AssistantMessage(
+    content=[TextContent("abc")], api="a", provider="p", model="m", usage=Usage(input=7, output=3)
+)
 
 
 def _writer() -> tuple[EventLineWriter, list[dict[str, Any]]]:
@@ -32,10 +34,17 @@ def test_each_delta_is_its_own_line_with_the_usage_so_far_and_no_partial() -> No
 
 
 def test_a_toolcall_start_names_the_call_id_and_tool() -> None:
-    partial = AssistantMessage(content=[ToolCall(id="call_1", name="read", arguments={})], api="a", provider="p", model="m")
+    partial = AssistantMessage(
+        content=[ToolCall(id="call_1", name="read", arguments={})], api="a", provider="p", model="m"
+    )
     writer, lines = _writer()
     writer(MessageUpdate(message=partial, assistant_message_event=ToolCallStartEvent(0, partial)))
-    assert lines[0]["assistantMessageEvent"] == {"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "read"}
+    assert lines[0]["assistantMessageEvent"] == {
+        "type": "toolcall_start",
+        "contentIndex": 0,
+        "id": "call_1",
+        "toolName": "read",
+    }
 
 
 def test_a_session_event_is_written_in_its_own_shape() -> None:

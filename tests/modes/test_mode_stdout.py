@@ -67,9 +67,17 @@ def assert_stray_output_on_stderr(tau: TauCommand, stderr: str) -> None:
 
 def test_every_rpc_stdout_line_is_protocol_json_and_stray_output_goes_to_stderr(tau: TauCommand) -> None:
     # End of input does not drop the running prompt: its events are all written before the exit.
-    done = run(tau, "--mode", "rpc", stdin=json.dumps({"id": "p", "type": "prompt", "message": "List"}) + "\n")
+    done = run(
+        tau, "--mode", "rpc", stdin=json.dumps({"id": "p", "type": "prompt", "message": "List"}) + "\n"
+    )
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert lines[0] == {"id": "p", "type": "response", "command": "prompt", "success": True, "data": lines[0]["data"]}
+    assert lines[0] == {
+        "id": "p",
+        "type": "response",
+        "command": "prompt",
+        "success": True,
+        "data": lines[0]["data"],
+    }
     assert lines[-1]["type"] == "agent_settled"
     ends = [line for line in lines if line["type"] == "tool_execution_end"]
     assert ends[0]["result"]["content"][0]["text"] == "listed\n"

@@ -96,8 +96,6 @@ def make_session(services: AgentSessionServices, project: str, agent_dir: str) -
         session._spill.close()
 
 
-
-
 def file_lines(path: str | None) -> list[dict[str, Any]]:
     assert path is not None and os.path.exists(path), path
     with open(path, encoding="utf-8") as f:

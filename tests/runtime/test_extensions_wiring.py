@@ -276,7 +276,9 @@ async def test_session_before_compact_supplies_the_summary(
     assert result.summary == "SUMMARY BY EXTENSION"
     assert faux.state.call_count == calls  # no summarising request
     [entry] = [e for e in session.session_manager.get_entries() if isinstance(e, CompactionEntry)]
-    assert entry.from_hook and entry.summary == "SUMMARY BY EXTENSION" and entry.details == {"by": "extension"}
+    assert (
+        entry.from_hook and entry.summary == "SUMMARY BY EXTENSION" and entry.details == {"by": "extension"}
+    )
 
 
 async def test_reload_gives_extensions_fresh_state_and_keeps_flags_and_tools(
@@ -311,7 +313,9 @@ async def test_reload_gives_extensions_fresh_state_and_keeps_flags_and_tools(
     assert await session.reload() == []
     assert session.extension_runner is not runner and not runner.active
     await session.prompt("/bump")
-    entries = [(e.custom_type, e.data) for e in session.session_manager.get_entries() if isinstance(e, CustomEntry)]
+    entries = [
+        (e.custom_type, e.data) for e in session.session_manager.get_entries() if isinstance(e, CustomEntry)
+    ]
     assert entries == [
         ("start", {"reason": "startup", "mode": "slow"}),
         ("bump", 1),
@@ -352,7 +356,9 @@ async def test_a_failing_handler_is_reported_by_name_and_the_run_goes_on(
     assert [e.data for e in session.session_manager.get_entries() if isinstance(e, CustomEntry)] == [0]
 
 
-def test_without_extensions_nothing_of_the_extension_package_is_imported(project: str, agent_dir: str) -> None:
+def test_without_extensions_nothing_of_the_extension_package_is_imported(
+    project: str, agent_dir: str
+) -> None:
     code = (
         "import sys, tau.runtime.sdk as sdk\n"
         f"sdk.create_agent_session(cwd={project!r}, agent_dir={agent_dir!r})\n"

@@ -250,7 +250,11 @@ def test_every_provider_in_the_default_table_has_a_catalogue_model() -> None:
 
 
 def test_default_choice_follows_provider_order_of_the_preference_table() -> None:
-    models = [local_model("gpt-6.2-sol", "openai"), local_model("claude-opus-5-5", "anthropic"), local_model("x")]
+    models = [
+        local_model("gpt-6.2-sol", "openai"),
+        local_model("claude-opus-5-5", "anthropic"),
+        local_model("x"),
+    ]
 
     chosen = choose_default_model(models)
 

@@ -43,7 +43,9 @@ def write(path: Path, text: str) -> Path:
 
 
 def skill(folder: Path, name: str) -> Path:
-    return write(folder / name / "SKILL.md", f"---\nname: {name}\ndescription: The {name} skill\n---\nSteps.\n")
+    return write(
+        folder / name / "SKILL.md", f"---\nname: {name}\ndescription: The {name} skill\n---\nSteps.\n"
+    )
 
 
 def settings(path: Path, **values: object) -> None:
@@ -116,7 +118,9 @@ def test_project_settings_prompt_folders_load_before_the_users_templates(tau: Ta
 def test_a_settings_path_that_does_not_exist_is_a_warning(tau: TauCommand) -> None:
     settings(tau.agent_dir / "settings.json", skills=["missing-skills"])
     services = services_for(tau)
-    assert [d.message for d in services.diagnostics] == [f"{tau.agent_dir / 'missing-skills'}: skill path does not exist"]
+    assert [d.message for d in services.diagnostics] == [
+        f"{tau.agent_dir / 'missing-skills'}: skill path does not exist"
+    ]
 
 
 def test_no_skills_leaves_out_the_settings_skills_too(tau: TauCommand) -> None:
@@ -125,14 +129,16 @@ def test_no_skills_leaves_out_the_settings_skills_too(tau: TauCommand) -> None:
     assert skill_names(services_for(tau, no_skills=True)) == []
 
 
-
-async def test_a_session_reload_reads_the_settings_arrays_again(make_session: SessionFactory, agent_dir: str) -> None:
+async def test_a_session_reload_reads_the_settings_arrays_again(
+    make_session: SessionFactory, agent_dir: str
+) -> None:
     session = make_session()
     skill(Path(agent_dir) / "library", "deploy")
     settings(Path(agent_dir) / "settings.json", skills=["library"])
     assert [s.name for s in session.services.resource_loader.skills] == []
     await session.reload()
     assert [s.name for s in session.services.resource_loader.skills] == ["deploy"]
+
 
 # -- switching resources off and on (item 12) ---------------------------------------------------
 
@@ -216,7 +222,9 @@ def test_project_switches_reach_agents_skills_relative_to_their_agents_folder(ta
 
 
 def test_a_skill_with_broken_frontmatter_is_reported_with_its_file_line_and_column(tau: TauCommand) -> None:
-    path = write(tau.work / ".tau" / "skills" / "lint" / "SKILL.md", "---\nname: lint\ndescription: Use: it\n---\n")
+    path = write(
+        tau.work / ".tau" / "skills" / "lint" / "SKILL.md", "---\nname: lint\ndescription: Use: it\n---\n"
+    )
     tau.server.add(Turn(text="ok"))
     result = tau.run(*MODEL, "-p", "hi")
     assert result.returncode == 0, result.stderr

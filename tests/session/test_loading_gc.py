@@ -14,7 +14,9 @@ from tau.session.errors import SessionFileError
 
 
 def _write_session(path: Path, messages: int, text: str = "hello") -> None:
-    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}]
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    ]
     parent = None
     for n in range(messages):
         entry_id = f"{n:08x}"
@@ -33,7 +35,9 @@ def collector_on() -> Iterator[None]:
     gc.enable()
 
 
-def test_the_collector_is_on_again_after_a_session_is_opened_and_projected(tmp_path: Path, collector_on: None) -> None:
+def test_the_collector_is_on_again_after_a_session_is_opened_and_projected(
+    tmp_path: Path, collector_on: None
+) -> None:
     path = tmp_path / "s.jsonl"
     _write_session(path, 50)
     manager = SessionManager.open(str(path))

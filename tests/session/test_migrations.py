@@ -147,7 +147,13 @@ def test_a_v1_compaction_pointing_at_the_header_or_nowhere_keeps_no_first_kept_i
 def test_a_header_with_an_unreadable_version_is_not_migrated(ids: IdSource) -> None:
     objects: list[dict[str, Any]] = [
         {"type": "session", "version": "3", "id": "s", "timestamp": "t", "cwd": "/"},
-        {"type": "message", "id": "keepme00", "parentId": None, "timestamp": "t", "message": {"role": "user"}},
+        {
+            "type": "message",
+            "id": "keepme00",
+            "parentId": None,
+            "timestamp": "t",
+            "message": {"role": "user"},
+        },
     ]
     assert migrate_objects(objects, ids.entry_id) is False
     assert objects[1]["id"] == "keepme00"

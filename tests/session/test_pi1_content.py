@@ -233,7 +233,9 @@ def test_a_compaction_records_the_branch_prompt_as_its_checkpoint(tmp_path: Path
     assert [m.role for m in after.messages] == ["compactionSummary", "user", "assistant", "user", "assistant"]
 
 
-def test_the_branch_system_message_alone_is_the_contexts_on_every_branch(tmp_path: Path, ids: IdSource) -> None:
+def test_the_branch_system_message_alone_is_the_contexts_on_every_branch(
+    tmp_path: Path, ids: IdSource
+) -> None:
     entries = [{"type": "message", "id": "s1", "message": SYSTEM}, user("a", "u1"), assistant("b", "a1"),
                {"type": "message", "id": "s2", "message": PATCH}, user("c", "u2"), assistant("d", "a2")]  # fmt: skip
     manager = SessionManager.open(str(write_session(tmp_path / "s.jsonl", entries)), ids=ids)

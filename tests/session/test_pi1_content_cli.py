@@ -69,7 +69,9 @@ def test_continuing_a_file_with_context_edits_sends_the_edited_conversation(tau:
     texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in sent]
     assert texts == ["first question", "[redacted]", "second answer", "next question"]
     warnings = [line for line in result.stderr.splitlines() if "context edit" in line]
-    assert warnings == [f"tau: warning: {session}: context edit x2 targets entry gone, which is not in the file; ignored"]
+    assert warnings == [
+        f"tau: warning: {session}: context edit x2 targets entry gone, which is not in the file; ignored"
+    ]
 
 
 async def test_usage_records_count_in_the_rpc_session_totals(tau: TauCommand) -> None:

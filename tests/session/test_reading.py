@@ -197,7 +197,13 @@ def test_replies_and_tool_results_keep_their_readable_blocks(
     tmp_path: Path, ids: IdSource, message: dict[str, Any], kept: list[dict[str, Any]]
 ) -> None:
     path = tmp_path / "s.jsonl"
-    header = {"type": "session", "version": 3, "id": "abc", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "abc",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
     entry = {"type": "message", "id": "11111111", "parentId": None, "timestamp": "t", "message": message}
     path.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
     [read] = SessionManager.open(str(path), ids=ids).build_session_context().messages

@@ -26,7 +26,9 @@ def _assert_matches_whole_text(data: bytes, start: int, end: int | None, chunk: 
         assert got.first_line_bytes == utf8_len(lines[start])
 
 
-texts = st.lists(st.sampled_from(["a", "é", "\n", "\n\n", "xyz", "\u20ac", "\udc80"]), max_size=60).map("".join)
+texts = st.lists(st.sampled_from(["a", "é", "\n", "\n\n", "xyz", "\u20ac", "\udc80"]), max_size=60).map(
+    "".join
+)
 
 
 @settings(max_examples=300)

@@ -57,7 +57,9 @@ def _limit_memory() -> None:
 
 
 def test_read_of_an_endless_device_is_refused(tau: TauCommand) -> None:
-    tau.server.add(Turn(tool_calls=[ScriptedToolCall("read", {"path": "/dev/zero"}, id="call_zero")]), Turn(text="ok"))
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("read", {"path": "/dev/zero"}, id="call_zero")]), Turn(text="ok")
+    )
     result = subprocess.run(
         [sys.executable, "-m", "tau", *MODEL, "-p", "read it"],
         cwd=tau.work,

@@ -48,7 +48,11 @@ async def test_stdin_is_a_pipe_at_end_of_file_not_dev_null(tmp_path: Path) -> No
     # Some sandboxes make /dev/null a regular file that others write into; an empty pipe is always empty.
     chunks: list[bytes] = []
     await LocalBashOperations().exec(
-        "[ -p /dev/stdin ] && echo pipe; wc -c", str(tmp_path), on_data=chunks.append, signal=None, timeout=5,
+        "[ -p /dev/stdin ] && echo pipe; wc -c",
+        str(tmp_path),
+        on_data=chunks.append,
+        signal=None,
+        timeout=5,
         env=dict(os.environ),
     )
     assert b"".join(chunks).split() == [b"pipe", b"0"]
@@ -118,7 +122,9 @@ async def test_a_background_child_that_never_goes_quiet_ends_the_call_within_the
     assert not marker.exists()  # the whole group went with the call
 
 
-async def test_the_output_pipe_holds_a_megabyte_so_fast_output_is_read_in_large_pieces(tmp_path: Path) -> None:
+async def test_the_output_pipe_holds_a_megabyte_so_fast_output_is_read_in_large_pieces(
+    tmp_path: Path,
+) -> None:
     chunks: list[bytes] = []
     probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ))"  # Linux's name for the query
     await LocalBashOperations().exec(

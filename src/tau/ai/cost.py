@@ -59,7 +59,9 @@ def apply_reported_cost(usage: Usage, reported: object) -> None:
 
 
 def _is_cost(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 def _prices_for(cost: ModelCost, input_tokens: int) -> ModelCost | CostTier:

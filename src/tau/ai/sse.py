@@ -33,7 +33,9 @@ class ServerSentEvent:
 
     __slots__ = ("_data", "event", "id", "retry")
 
-    def __init__(self, event: str = "message", data: str | bytes = "", id: str = "", retry: int | None = None) -> None:
+    def __init__(
+        self, event: str = "message", data: str | bytes = "", id: str = "", retry: int | None = None
+    ) -> None:
         self.event = event or "message"
         self._data = data
         """The data as text, or still as the UTF-8 bytes that arrived (decoded on first read)."""
@@ -68,13 +70,20 @@ class ServerSentEvent:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ServerSentEvent):
             return NotImplemented
-        return (self.event, self.data, self.id, self.retry) == (other.event, other.data, other.id, other.retry)
+        return (self.event, self.data, self.id, self.retry) == (
+            other.event,
+            other.data,
+            other.id,
+            other.retry,
+        )
 
     def __hash__(self) -> int:
         return hash((self.event, self.data, self.id, self.retry))
 
     def __repr__(self) -> str:
-        return f"ServerSentEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
+        return (
+            f"ServerSentEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
+        )
 
 
 class EventStreamParser:
@@ -152,7 +161,9 @@ class EventStreamParser:
         if not line:
             if self._data or self._event or self._retry is not None or self.last_id:
                 out.append(
-                    ServerSentEvent(self._name(self._event), b"\n".join(self._data), self.last_id, self._retry)
+                    ServerSentEvent(
+                        self._name(self._event), b"\n".join(self._data), self.last_id, self._retry
+                    )
                 )
                 self._event = b""
                 self._data = []

@@ -54,7 +54,9 @@ def run_batch_command(argv: list[str]) -> int:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("tau: batch stopped; the finished tasks are in results.jsonl, run again to go on", file=sys.stderr)
+        print(
+            "tau: batch stopped; the finished tasks are in results.jsonl, run again to go on", file=sys.stderr
+        )
         return 130
 
 
@@ -111,7 +113,9 @@ def _report(argv: list[str]) -> int:
 
     out = Path(argv[0])
     if not (out / "results.jsonl").is_file():
-        print(f"tau: {out / 'results.jsonl'} not found (run tau batch with --out {out} first)", file=sys.stderr)
+        print(
+            f"tau: {out / 'results.jsonl'} not found (run tau batch with --out {out} first)", file=sys.stderr
+        )
         return 1
     sys.stdout.write(format_summary(summarize(read_results(out))))
     return 0

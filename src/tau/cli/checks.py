@@ -22,7 +22,9 @@ def unknown_tools_warning(flag: str, tools: list[str], services: AgentSessionSer
     names = [entry[1:] if is_tool_modifier(entry) else entry for entry in tools]
     # MCP tools are known only once their servers answer, after this check: their names pass.
     unknown = [
-        name for name in names if not name.startswith("mcp__") and not any(map(tool_name_matcher([name]), known))
+        name
+        for name in names
+        if not name.startswith("mcp__") and not any(map(tool_name_matcher([name]), known))
     ]
     if not unknown:
         return None

@@ -180,7 +180,11 @@ class SessionExtensions:
         an allowlist is in force (which activates only MCP tools it names or matches)."""
         runner = self._runner
         added = self._tools.set_extension_tools(runner.tools if runner is not None else [])
-        inactive = {t.definition.name for t in runner.tool_definitions if not t.definition.default_active} if runner else set()
+        inactive = (
+            {t.definition.name for t in runner.tool_definitions if not t.definition.default_active}
+            if runner
+            else set()
+        )
         tools = self._tools
         activate = [
             name

@@ -189,7 +189,9 @@ def create_grep_tool(
                 True,
             )
         if rg_failed:
-            output.note(f"ripgrep reported errors: {outcome.stderr.splitlines()[0] if outcome.stderr else ''}")
+            output.note(
+                f"ripgrep reported errors: {outcome.stderr.splitlines()[0] if outcome.stderr else ''}"
+            )
         return output.result()
 
     return AgentTool(

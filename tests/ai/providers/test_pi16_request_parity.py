@@ -49,7 +49,6 @@ COMPARED_HEADERS = (
 )
 
 
-
 APIS = ("anthropic-messages", "openai-completions")
 
 # openai-completions: each key is a (provider, header or body field) that differs, with the reason.

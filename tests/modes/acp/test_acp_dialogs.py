@@ -141,7 +141,12 @@ def _login_in_a_terminal(tau: TauCommand, args: list[str], provider: str, key: s
     """What an editor does with a terminal login: tau run with the method's arguments, in a
     terminal, answered by the user (the provider picked from the list, the key typed)."""
     child = pexpect.spawn(
-        sys.executable, ["-m", "tau", *args], cwd=str(tau.work), env=tau.env, encoding="utf-8", timeout=20,
+        sys.executable,
+        ["-m", "tau", *args],
+        cwd=str(tau.work),
+        env=tau.env,
+        encoding="utf-8",
+        timeout=20,
         use_poll=True,  # select() fails once the test process holds a descriptor above 1023
     )
     child.expect(r"Select 1-\d+: ")

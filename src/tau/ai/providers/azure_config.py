@@ -101,7 +101,9 @@ def _setting(extra: Mapping[str, object], option: str, variable: str) -> str | N
     return (os.environ.get(variable) or "").strip() or None
 
 
-def missing_deployment_error(exc: HttpStatusError, model: Model, deployment: str, base_url: str) -> ProviderError | None:
+def missing_deployment_error(
+    exc: HttpStatusError, model: Model, deployment: str, base_url: str
+) -> ProviderError | None:
     """Azure's 404 DeploymentNotFound said in one line naming the deployment and how to map it."""
     if exc.status != 404 or "deployment" not in str(exc).lower():
         return None

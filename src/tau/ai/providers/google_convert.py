@@ -73,7 +73,9 @@ class _History(WireHistory):
 
     def __init__(self, model: Model) -> None:
         replay = ReplayHistory(
-            model, lambda call_id, target, _source: normalize_id_google(call_id, target.id), "google-generative-ai"
+            model,
+            lambda call_id, target, _source: normalize_id_google(call_id, target.id),
+            "google-generative-ai",
         )
         super().__init__(replay, FragmentList())
 

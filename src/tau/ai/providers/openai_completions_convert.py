@@ -71,7 +71,9 @@ class _History(WireHistory):
             converted = _fragments.recall(message, lambda m: cached_fragment(_convert_user(m)))
         else:
             assert isinstance(message, AssistantMessage)  # tool results come as runs: add_tool_results
-            converted = _fragments.recall(message, lambda m: cached_fragment(_convert_assistant(m, model, compat)))
+            converted = _fragments.recall(
+                message, lambda m: cached_fragment(_convert_assistant(m, model, compat))
+            )
         if converted is not None:
             out.add(converted)
             self.last_role = message.role
@@ -82,7 +84,9 @@ class _History(WireHistory):
         compat, vision = self.compat, "image" in self.model.input
         images: list[JsonObject] = []
         for result in results:
-            fragment, result_images = _fragments.recall(result, lambda r: _convert_tool_result(r, compat, vision))
+            fragment, result_images = _fragments.recall(
+                result, lambda r: _convert_tool_result(r, compat, vision)
+            )
             out.add(fragment)
             images.extend(result_images)
         self.last_role = _end_tool_results(out, images, compat)
@@ -207,4 +211,3 @@ def _convert_tool_result(
     if compat.requires_tool_result_name and result.tool_name:
         message["name"] = result.tool_name
     return CachedFragment(message), [_image_part(image) for image in result_images] if vision else []
-

@@ -70,7 +70,9 @@ class _History(WireHistory):
 
     group_tool_results = False
 
-    def __init__(self, model: Model, allowed_tool_call_providers: Collection[str], system: JsonObject | None) -> None:
+    def __init__(
+        self, model: Model, allowed_tool_call_providers: Collection[str], system: JsonObject | None
+    ) -> None:
         def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
             return normalize_id_responses(tool_call_id, target, source, allowed_tool_call_providers)
 
@@ -249,4 +251,3 @@ def _input_image(block: ImageContent) -> JsonObject:
         "detail": "auto",
         "image_url": f"data:{block.mime_type};base64,{block.data}",
     }
-

@@ -26,7 +26,11 @@ def _pairs(value: Any, what: str) -> dict[str, str]:
         raise RpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
     pairs: dict[str, str] = {}
     for pair in value:
-        if not (isinstance(pair, dict) and isinstance(pair.get("name"), str) and isinstance(pair.get("value"), str)):
+        if not (
+            isinstance(pair, dict)
+            and isinstance(pair.get("name"), str)
+            and isinstance(pair.get("value"), str)
+        ):
             raise RpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
         pairs[pair["name"]] = pair["value"]
     return pairs
@@ -45,7 +49,9 @@ def mcp_json_entries(servers: Any) -> dict[str, dict[str, Any]]:
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", server["name"]).strip("-") or "server"
         kind = server.get("type")
         if kind == "sse":
-            print(f"tau: warning: MCP server {server['name']}: SSE is not supported, left out", file=sys.stderr)
+            print(
+                f"tau: warning: MCP server {server['name']}: SSE is not supported, left out", file=sys.stderr
+            )
             continue
         if kind == "http":
             entry: dict[str, Any] = {"type": "http", "url": server.get("url")}
@@ -54,7 +60,10 @@ def mcp_json_entries(servers: Any) -> dict[str, dict[str, Any]]:
             entry = {"command": server.get("command"), "args": server.get("args") or []}
             entry["env"] = _pairs(server.get("env"), "env")
         else:
-            print(f"tau: warning: MCP server {server['name']}: type {kind!r} is not supported, left out", file=sys.stderr)
+            print(
+                f"tau: warning: MCP server {server['name']}: type {kind!r} is not supported, left out",
+                file=sys.stderr,
+            )
             continue
         entries[name] = entry
     return entries

@@ -30,7 +30,9 @@ def usage_update(session: AgentSession) -> JsonObject | None:
 def prompt_usage(replies: Sequence[Usage]) -> JsonObject:
     """The tokens of one prompt's model calls (``PromptResponse.usage``)."""
     usage: JsonObject = {
-        "totalTokens": sum(u.total_tokens or u.input + u.output + u.cache_read + u.cache_write for u in replies),
+        "totalTokens": sum(
+            u.total_tokens or u.input + u.output + u.cache_read + u.cache_write for u in replies
+        ),
         "inputTokens": sum(u.input for u in replies),
         "outputTokens": sum(u.output for u in replies),
         "cachedReadTokens": sum(u.cache_read for u in replies),

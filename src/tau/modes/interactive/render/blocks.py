@@ -136,7 +136,8 @@ class BlockRenderer:
     def assistant_text(self, text: str) -> str:
         """Assistant prose as markdown (the same output a finished ``StreamingMarkdown`` gives)."""
         return pad_lines(
-            render_markdown(text, self.text_width, self.theme, color_system=self._color_system), self.output_pad
+            render_markdown(text, self.text_width, self.theme, color_system=self._color_system),
+            self.output_pad,
         )
 
     def thinking(self, text: str, *, expanded: bool) -> str:
@@ -144,7 +145,11 @@ class BlockRenderer:
         if expanded and text.strip():
             return pad_lines(
                 render_markdown(
-                    text, self.text_width, self.theme, style=self.theme.thinking, color_system=self._color_system
+                    text,
+                    self.text_width,
+                    self.theme,
+                    style=self.theme.thinking,
+                    color_system=self._color_system,
                 ),
                 self.output_pad,
             )

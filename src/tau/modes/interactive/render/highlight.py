@@ -53,7 +53,9 @@ def _token_style(code_theme: str, token_type: Any) -> Style:
     if code_theme in ("ansi_dark", "ansi_light"):  # the terminal's 16 colours (the system theme)
         from rich.syntax import ANSI_DARK, ANSI_LIGHT, ANSISyntaxTheme
 
-        return ANSISyntaxTheme(ANSI_DARK if code_theme == "ansi_dark" else ANSI_LIGHT).get_style_for_token(token_type)
+        return ANSISyntaxTheme(ANSI_DARK if code_theme == "ansi_dark" else ANSI_LIGHT).get_style_for_token(
+            token_type
+        )
     try:
         pygments_style = get_style_by_name(code_theme)
     except ClassNotFound:

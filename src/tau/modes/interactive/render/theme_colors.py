@@ -45,7 +45,11 @@ def to_rich_color(value: object) -> str:
             lightness, chroma, hue = _number(parts[0], 1.0), _number(parts[1], 0.4), _number(parts[2], 1.0)
             rgb = _oklch_to_srgb(min(max(lightness, 0.0), 1.0), max(chroma, 0.0), math.radians(hue))
         else:
-            hue, saturation, lightness = _number(parts[0], 1.0), _number(parts[1], 1.0), _number(parts[2], 1.0)
+            hue, saturation, lightness = (
+                _number(parts[0], 1.0),
+                _number(parts[1], 1.0),
+                _number(parts[2], 1.0),
+            )
             rgb = _okhsl_to_srgb(hue / 360 % 1.0, saturation, lightness)
         return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
     raise ColorError(f"not a colour: {text!r}")
@@ -139,7 +143,9 @@ def _cusp(a: float, b: float) -> tuple[float, float]:
     return lightness, lightness * saturation
 
 
-def _gamut_intersection(a: float, b: float, l1: float, c1: float, l0: float, cusp: tuple[float, float]) -> float:
+def _gamut_intersection(
+    a: float, b: float, l1: float, c1: float, l0: float, cusp: tuple[float, float]
+) -> float:
     l_cusp, c_cusp = cusp
     if (l1 - l0) * c_cusp - (l_cusp - l0) * c1 <= 0:
         return c_cusp * l0 / (c1 * l_cusp + c_cusp * (l0 - l1))
@@ -175,12 +181,22 @@ def _okhsl_to_srgb(hue: float, saturation: float, lightness: float) -> tuple[flo
     s_mid = 0.11516993 + 1 / (
         7.44778970
         + 4.15901240 * b
-        + a * (-2.19557347 + 1.75198401 * b + a * (-2.13704948 - 10.02301043 * b + a * (-4.24894561 + 5.38770819 * b + 4.69891013 * a)))
+        + a
+        * (
+            -2.19557347
+            + 1.75198401 * b
+            + a * (-2.13704948 - 10.02301043 * b + a * (-4.24894561 + 5.38770819 * b + 4.69891013 * a))
+        )
     )
     t_mid = 0.11239642 + 1 / (
         1.61320320
         - 0.68124379 * b
-        + a * (0.40370612 + 0.90148123 * b + a * (-0.27087943 + 0.61223990 * b + a * (0.00299215 - 0.45399568 * b - 0.14661872 * a)))
+        + a
+        * (
+            0.40370612
+            + 0.90148123 * b
+            + a * (-0.27087943 + 0.61223990 * b + a * (0.00299215 - 0.45399568 * b - 0.14661872 * a))
+        )
     )
     k = c_max / min(big_l * s_max, (1 - big_l) * t_max)
     c_a, c_b = big_l * s_mid, (1 - big_l) * t_mid
