@@ -7,7 +7,7 @@ override the guess field by field. A value of the wrong type is ignored rather t
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -29,22 +29,8 @@ ThinkingFormat: TypeAlias = Literal[
 ]
 MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
 
-THINKING_FORMATS: frozenset[str] = frozenset(
-    {
-        "openai",
-        "openrouter",
-        "deepseek",
-        "zai",
-        "qwen",
-        "qwen-chat-template",
-        "chat-template",
-        "baseten",
-        "together",
-        "string-thinking",
-        "ant-ling",
-    }
-)
-MAX_TOKENS_FIELDS: frozenset[str] = frozenset({"max_completion_tokens", "max_tokens"})
+THINKING_FORMATS: frozenset[str] = frozenset(get_args(ThinkingFormat))
+MAX_TOKENS_FIELDS: frozenset[str] = frozenset(get_args(MaxTokensField))
 CACHE_CONTROL_FORMATS: frozenset[str] = frozenset({"anthropic"})
 
 
