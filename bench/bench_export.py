@@ -27,7 +27,7 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.runtime.export_html import export_session_html
+from tau.export import export_session_html
 from tau.session import IdSource, SessionManager
 from tau.tools.edit_diff import generate_diff
 

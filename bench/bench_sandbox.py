@@ -22,7 +22,7 @@ CALLS = 60
 
 
 async def _call_times(cwd: str, calls: int) -> tuple[list[float], list[float]]:
-    from tau.runtime.sandbox_config import build_sandbox
+    from tau.config.sandbox_config import build_sandbox
     from tau.tools import SpillDirectory, create_bash_tool
 
     sandbox = build_sandbox("workspace-write", cwd, str(Path(cwd) / "agent"))

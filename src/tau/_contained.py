@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 
+from tau.errors import TauError
+
 __all__ = ["MAX_NAME_BYTES", "PathEscapeError", "contained_path", "file_name_problem", "is_inside", "shown"]
 
 MAX_NAME_BYTES = 255
 """The longest file name (one path component) Linux, macOS and Windows file systems take."""
 
 
-class PathEscapeError(ValueError):
+class PathEscapeError(TauError, ValueError):
     """A name that would put a path outside its folder, or that no file system takes."""
 
 

@@ -27,6 +27,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tau.errors import TauError
+
 __all__ = [
     "DEFAULT_STALE_S",
     "STORE_STALE_S",
@@ -51,7 +53,7 @@ _POLL_S = 0.02
 _MARKED = stat.S_ISVTX
 
 
-class LockTimeoutError(TimeoutError):
+class LockTimeoutError(TauError, TimeoutError):
     """Another process held a file's lock for too long."""
 
 

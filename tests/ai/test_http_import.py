@@ -11,7 +11,7 @@ import sys
 
 def test_the_http_layer_and_a_provider_import_no_httpx() -> None:
     probe = (
-        "import sys, tau.ai.http, tau.ai.providers.anthropic; "
+        "import sys, tau.ai.transport.http, tau.ai.providers.anthropic; "
         "print(sorted(m for m in ('httpx', 'click', 'rich', 'pygments') if m in sys.modules))"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -1,4 +1,4 @@
-"""Provider-level retries in ``tau.ai.http.open_stream``: what is re-sent, and what fails at once."""
+"""Provider-level retries in ``tau.ai.transport.http.open_stream``: what is re-sent, and what fails at once."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tau.ai import Model, StreamOptions
-from tau.ai import http as ai_http
-from tau.ai.http import HttpStatusError, close_clients, open_stream
 from tau.ai.stream_writer import ProviderError
+from tau.ai.transport import http as ai_http
+from tau.ai.transport.http import HttpStatusError, close_clients, open_stream
 from tau.testing.fake_llm import FakeLLMServer, Fault, Turn
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

@@ -32,6 +32,10 @@ def test_import_tau_ai_loads_no_provider_no_http_stack_and_nothing_outside_the_s
     }
     assert outside == set()  # no botocore, google-auth, httpx, h11, websockets, zstandard, ...
     assert "tau.ai.catalogue" in loaded  # the probe sees what tau.ai brings in
-    heavy = [name for name in loaded if name.startswith(("tau.ai.providers", "tau.ai.http", "tau.ai.wire"))]
+    heavy = [
+        name
+        for name in loaded
+        if name.startswith(("tau.ai.providers", "tau.ai.transport.http", "tau.ai.transport.wire"))
+    ]
     assert heavy == []
     assert not {"asyncio", "ssl", "socket"} & set(loaded)

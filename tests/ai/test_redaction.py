@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tau.ai import Context, Model, UserMessage, complete
-from tau.ai.http import close_clients
 from tau.ai.redaction import REDACTED, clear_secrets, redact, register_secret
+from tau.ai.transport.http import close_clients
 from tau.testing.fake_llm import FakeLLMServer, Fault, Turn
 
 SECRET = "sk-live-0123456789abcdef"

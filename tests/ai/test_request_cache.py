@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tau.agent import Agent, AgentMessage, AgentTool, AgentToolResult, text_result
-from tau.ai.request_cache import CachedFragment, FragmentList, encode_body
+from tau.ai.transport.request_cache import CachedFragment, FragmentList, encode_body
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,

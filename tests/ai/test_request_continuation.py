@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tau.ai.options import StreamOptions
 from tau.ai.providers import anthropic_request, google_convert, openai_completions, openai_responses
-from tau.ai.request_cache import encode_body, expose_body
+from tau.ai.transport.request_cache import encode_body, expose_body
 from tau.ai.types import (
     AssistantMessage,
     Context,

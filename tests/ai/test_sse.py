@@ -1,4 +1,4 @@
-"""tau.ai.sse: the bytes-level event-stream reader gives httpx-sse's events for any input in any pieces."""
+"""tau.ai.transport.sse: the bytes-level event-stream reader gives httpx-sse's events for any input in any pieces."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai.sse import EventStreamParser, ServerSentEvent
+from tau.ai.transport.sse import EventStreamParser, ServerSentEvent
 
 PROPERTY = settings(max_examples=500, derandomize=True, deadline=None)
 

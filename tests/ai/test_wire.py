@@ -1,4 +1,4 @@
-"""tau's own HTTP/1.1 client (``tau.ai.wire``) as the providers use it through ``tau.ai.http``:
+"""tau's own HTTP/1.1 client (``tau.ai.transport.wire``) as the providers use it through ``tau.ai.transport.http``:
 verified TLS, an HTTP proxy's CONNECT tunnel, kept-alive connections, chunked gzip bodies, a stale
 connection replaced, an https redirect followed. Real sockets and a real TLS certificate."""
 
@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from certificates import self_signed_certificate, server_context
 
-from tau.ai import Model, StreamOptions, wire
-from tau.ai.http import close_clients, iter_sse, open_stream
+from tau.ai import Model, StreamOptions
 from tau.ai.stream_writer import ProviderError
+from tau.ai.transport import wire
+from tau.ai.transport.http import close_clients, iter_sse, open_stream
 from tau.testing.fake_llm import FakeLLMServer, Turn
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -223,7 +224,7 @@ async def test_an_https_redirect_is_followed(
 
 
 def test_a_plain_run_does_not_import_httpx() -> None:
-    probe = "import sys, tau.ai.http, tau.ai.providers.openai_completions; print('httpx' in sys.modules)"
+    probe = "import sys, tau.ai.transport.http, tau.ai.providers.openai_completions; print('httpx' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
 

@@ -14,7 +14,7 @@ import pexpect
 import pytest
 from oauth_login import Tau, make_tau
 
-from tau.runtime.oauth import OAUTH_PROVIDERS
+from tau.accounts.oauth import OAUTH_PROVIDERS
 from tau.testing.fake_oauth import FakeOAuthServer
 
 

@@ -48,7 +48,7 @@ def test_export_of_a_missing_file_fails_with_one_line(tau: TauCommand) -> None:
 def test_markdown_and_highlighting_load_only_when_exporting() -> None:
     probe = (
         "import sys, tau.cli.main, tau.runtime.agent_session, tau.modes.rpc_commands; "
-        "print(sorted(m for m in ('markdown_it', 'pygments', 'tau.runtime.export_html') if m in sys.modules))"
+        "print(sorted(m for m in ('markdown_it', 'pygments', 'tau.export') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout == "[]\n"

@@ -147,7 +147,7 @@ def test_print_mode_on_an_openai_compatible_server_imports_no_cloud_sdk_nor_othe
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert done.stdout == "hi\n"
-    assert "tau.ai.http" in imported  # the listing does show what the request needed
+    assert "tau.ai.transport.http" in imported  # the listing does show what the request needed
     unused = {
         "google",
         "google.auth",
@@ -158,8 +158,8 @@ def test_print_mode_on_an_openai_compatible_server_imports_no_cloud_sdk_nor_othe
         "tau.ai.providers.bedrock",
         "tau.ai.providers.openai_codex_responses",
         "tau.ai.providers.pi_messages",
-        "tau.runtime.oauth",
-        "tau.runtime.account_models",
+        "tau.accounts.oauth",
+        "tau.accounts.account_models",
         "zstandard",
     }
     assert not imported & unused

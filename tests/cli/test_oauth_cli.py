@@ -17,8 +17,8 @@ import httpx
 import pytest
 from oauth_login import Tau, make_tau, model_id
 
+from tau.accounts.oauth import OAUTH_PROVIDERS
 from tau.ai.catalogue import get_models
-from tau.runtime.oauth import OAUTH_PROVIDERS
 from tau.testing.fake_llm import FakeLLMServer, Turn
 from tau.testing.fake_oauth import FakeOAuthServer
 
@@ -195,9 +195,9 @@ def test_no_login_flow_is_imported_until_a_login_is_used(tau: Tau, llm: FakeLLMS
     printed = _imported(tau, "-p", "hi", "--provider", "local", "--model", "m")
     status = _imported(tau, "auth", "status")
 
-    assert not {name for name in printed if name.startswith("tau.runtime.oauth")}
+    assert not {name for name in printed if name.startswith("tau.accounts.oauth")}
     flows = {"anthropic", "openai_codex", "github_copilot", "google", "callback", "_common"}
-    assert not {name.rsplit(".", 1)[-1] for name in status if name.startswith("tau.runtime.oauth.")} & flows
+    assert not {name.rsplit(".", 1)[-1] for name in status if name.startswith("tau.accounts.oauth.")} & flows
 
 
 # ---- refresh: expiry, two processes at once, revocation ----------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pi16 import pi16_command
 
-from tau.runtime.paths import STORE_STALE_S, file_lock
+from tau.config.paths import STORE_STALE_S, file_lock
 
 BUSY = "Lock file is already being held"
 

@@ -62,7 +62,7 @@ def test_help_with_an_extension_folder_still_loads_the_services(tmp_path: Path) 
 
 def test_reading_the_settings_loads_neither_the_summariser_nor_the_skill_loader() -> None:
     probe = (
-        "import sys, tau.runtime.settings, tau.runtime.project_trust, tau.runtime.extension_loading; "
+        "import sys, tau.config.settings, tau.config.project_trust, tau.runtime.extension_loading; "
         "print(sorted(m for m in ('tau.compaction.summarize', 'tau.context.skills', 'tau.tools') if m in sys.modules))"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -108,9 +108,9 @@ def test_twenty_tau_mcp_add_at_once_keep_every_server(campaign: Campaign, local:
 
 def api_key_providers(agent_dir: Path) -> list[str]:
     """Twenty built-in providers whose ``tau auth login --api-key`` only saves the key."""
-    from tau.runtime.auth_storage import AuthStorage
-    from tau.runtime.model_registry import ModelRegistry
-    from tau.runtime.paths import models_path
+    from tau.accounts.auth_storage import AuthStorage
+    from tau.accounts.model_registry import ModelRegistry
+    from tau.config.paths import models_path
 
     registry = ModelRegistry(AuthStorage.create(agent_dir), models_path(agent_dir))
     special = {"local", "google-vertex", *registry.account_listed_providers()}
@@ -130,7 +130,7 @@ def test_twenty_tau_auth_login_at_once_keep_every_key(campaign: Campaign) -> Non
 
 TRUST_WRITER = """
 import sys
-from tau.runtime.project_trust import ProjectTrust, TrustUpdate
+from tau.config.project_trust import ProjectTrust, TrustUpdate
 assert ProjectTrust(sys.argv[1]).save([TrustUpdate(sys.argv[2], True)])
 """
 
@@ -147,7 +147,7 @@ def test_twenty_trust_decisions_saved_at_once_are_all_kept(campaign: Campaign) -
 MODELS_STORE_WRITER = """
 import sys
 from pathlib import Path
-from tau.runtime.models_store import store_models
+from tau.accounts.models_store import store_models
 store_models(sys.argv[2], [{"id": "m-" + sys.argv[2]}], Path(sys.argv[1]))
 """
 
@@ -183,7 +183,7 @@ def test_twenty_mcp_sign_ins_saved_at_once_are_all_kept(campaign: Campaign) -> N
 
 SETTINGS_WRITER = """
 import sys
-from tau.runtime.settings import SettingsManager
+from tau.config.settings import SettingsManager
 settings = SettingsManager.create(sys.argv[1], sys.argv[2])  # read now, saved after the others started
 settings.set_nested("stale", sys.argv[3], True)
 settings.update(lambda current: current.setdefault("enabledModels", []).append(sys.argv[3]))

@@ -96,7 +96,7 @@ async def test_cycling_thinking_levels(make_session: SessionFactory, services: A
 async def test_cycle_model_goes_through_the_scoped_models(
     make_session: SessionFactory, services: AgentSessionServices
 ) -> None:
-    from tau.runtime.model_resolver import ScopedModel
+    from tau.accounts.model_resolver import ScopedModel
 
     first, second = faux_model(services, "faux-1"), faux_model(services, "faux-think")
     session = make_session(scoped_models=[ScopedModel(first), ScopedModel(second, "low")])

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tau.accounts.auth_storage import AuthStatus, AuthStorage, clear_config_value_cache, resolve_config_value
 from tau.ai.catalogue import get_providers
 from tau.ai.env_keys import env_var_names
-from tau.runtime.auth_storage import AuthStatus, AuthStorage, clear_config_value_cache, resolve_config_value
-from tau.runtime.config_errors import ConfigError
+from tau.config.config_errors import ConfigError
 
 
 @pytest.fixture(autouse=True)
@@ -249,7 +249,7 @@ def test_an_expired_token_of_a_login_tau_cannot_refresh_gives_way_to_an_environm
 def test_a_reader_never_sees_a_half_written_file_while_another_process_writes(auth_file: Path) -> None:
     # Large credentials, so that a write made in place would be seen half done by a reader.
     writer = (
-        "import sys\nfrom pathlib import Path\nfrom tau.runtime.auth_storage import AuthStorage\n"
+        "import sys\nfrom pathlib import Path\nfrom tau.accounts.auth_storage import AuthStorage\n"
         "storage = AuthStorage(Path(sys.argv[1]))\n"
         "for i in range(40):\n    storage.set('big', {'type': 'api_key', 'key': str(i % 10) * 400_000})\n"
     )

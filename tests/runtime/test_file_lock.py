@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from tau._lockdir import DirLock
-from tau.runtime.auth_storage import AuthStorage
-from tau.runtime.models_store import stored_models
-from tau.runtime.paths import STORE_STALE_S, LockTimeoutError, file_lock, write_file_atomic
-from tau.runtime.project_trust import TrustStore
-from tau.runtime.settings import SettingsManager
+from tau.accounts.auth_storage import AuthStorage
+from tau.accounts.models_store import stored_models
+from tau.config.paths import STORE_STALE_S, LockTimeoutError, file_lock, write_file_atomic
+from tau.config.project_trust import TrustStore
+from tau.config.settings import SettingsManager
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from tau.runtime.paths import file_lock
+from tau.config.paths import file_lock
 with file_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)
@@ -50,7 +50,7 @@ def test_processes_taking_the_lock_in_turn_lose_no_update(tmp_path: Path) -> Non
     counter = tmp_path / "counter.json"
     counter.write_text("0")
     add = (
-        "import sys\nfrom pathlib import Path\nfrom tau.runtime.paths import file_lock, write_file_atomic\n"
+        "import sys\nfrom pathlib import Path\nfrom tau.config.paths import file_lock, write_file_atomic\n"
         "p = Path(sys.argv[1])\n"
         "for _ in range(40):\n"
         "    with file_lock(p):\n        write_file_atomic(p, str(int(p.read_text()) + 1))\n"

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from tau.accounts.auth_storage import AuthStorage, clear_config_value_cache
+from tau.accounts.model_registry import ModelRegistry, missing_auth_message
+from tau.accounts.models_config import merge_compat
 from tau.ai.catalogue import find_model, get_models, get_providers
 from tau.ai.env_keys import env_var_names
-from tau.runtime.auth_storage import AuthStorage, clear_config_value_cache
-from tau.runtime.model_registry import ModelRegistry, missing_auth_message
-from tau.runtime.models_config import merge_compat
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,9 @@ from typing import Any
 
 import pytest
 
-from tau.ai.catalogue import find_model, get_providers
-from tau.ai.env_keys import env_var_names
-from tau.ai.types import Model
-from tau.runtime.auth_storage import AuthStorage, clear_config_value_cache
-from tau.runtime.model_registry import ModelRegistry
-from tau.runtime.model_resolver import (
+from tau.accounts.auth_storage import AuthStorage, clear_config_value_cache
+from tau.accounts.model_registry import ModelRegistry
+from tau.accounts.model_resolver import (
     PREFERRED_DEFAULT_MODELS,
     ModelResolutionError,
     ScopedModel,
@@ -29,6 +26,9 @@ from tau.runtime.model_resolver import (
     resolve_model_scope,
     restore_model,
 )
+from tau.ai.catalogue import find_model, get_providers
+from tau.ai.env_keys import env_var_names
+from tau.ai.types import Model
 
 
 @pytest.fixture(autouse=True)

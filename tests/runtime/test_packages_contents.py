@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tau.runtime.packages.contents import package_contents
-from tau.runtime.packages.sources import SourceError, parse_source
+from tau.packages.contents import package_contents
+from tau.packages.sources import SourceError, parse_source
 
 
 @pytest.fixture

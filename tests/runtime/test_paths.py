@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tau.runtime.config_errors import ConfigError, read_json_file, strip_json_comments
-from tau.runtime.paths import (
+from tau.config.config_errors import ConfigError, read_json_file, strip_json_comments
+from tau.config.paths import (
     LockTimeoutError,
     agent_dir,
     auth_path,

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tau.config.settings import pi_project_layer
 from tau.context.settings_entries import SettingsEntries
-from tau.runtime.settings import pi_project_layer
 
 PI = Path("/project/.pi")
 TAU = "/project/.tau"

@@ -1,4 +1,4 @@
-"""The trust store and the decision rules (``tau.runtime.project_trust``), on real files."""
+"""The trust store and the decision rules (``tau.config.project_trust``), on real files."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tau.runtime.config_errors import ConfigError
-from tau.runtime.project_trust import (
+from tau.config.config_errors import ConfigError
+from tau.config.project_trust import (
     ProjectTrust,
     SavedDecision,
     TrustStore,

@@ -13,11 +13,11 @@ from event_log import EventLog
 
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.types import AssistantMessage, Context, Model
+from tau.config.settings import RetrySettings
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.events import AutoRetryEnd, AutoRetryStart, session_event_to_json
 from tau.runtime.retry import apply_provider_retry_settings, is_retryable_error
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
-from tau.runtime.settings import RetrySettings
 from tau.session.entries import MessageEntry
 from tau.testing.faux import FauxProvider, faux_message, faux_tool_call
 

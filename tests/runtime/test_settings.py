@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tau.runtime.settings import (
+from tau.config.settings import (
     CompactionSettings,
     RetrySettings,
     SettingsManager,

@@ -77,7 +77,7 @@ def test_a_big_session_is_frozen_out_of_later_collections_and_a_small_one_is_not
 def test_a_paused_block_that_leaves_very_many_objects_has_them_frozen_and_a_small_one_not(
     collector_on: None,
 ) -> None:
-    from tau.ai.gc_pause import BIG_BLOCK_OBJECTS, collector_paused
+    from tau.ai.transport.gc_pause import BIG_BLOCK_OBJECTS, collector_paused
 
     gc.collect()
     before = gc.get_freeze_count()

@@ -23,7 +23,7 @@ from tau.agent.config import (
     ConvertToLlm,
     GetApiKey,
     PollMessages,
-    PromptLedger,
+    PromptRecorder,
     StreamFn,
     ToolExecutionMode,
     TransformContext,
@@ -40,11 +40,12 @@ from tau.ai.abort import AbortController, AbortSignal
 from tau.ai.options import HeadersHook, PayloadHook, ResponseHook, SimpleStreamOptions, StreamEventHook
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevelOrOff
+from tau.errors import TauError
 
 Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], "Awaitable[None] | None"]
 
 
-class AgentBusyError(RuntimeError):
+class AgentBusyError(TauError, RuntimeError):
     """A run was requested while another one is active."""
 
 
@@ -119,7 +120,7 @@ class Agent:
         self.live_tools = live_tools
         """Whether a run sees ``state.tools`` changed during it from its next model call on (a
         coding session's ``tool_search``); by default a run keeps the tools it started with."""
-        self.prompt_ledger: PromptLedger | None = None
+        self.prompt_ledger: PromptRecorder | None = None
         """Set by a coding session: records prompt and tool changes in the conversation and sends
         them in place (``AgentLoopConfig.prompt_ledger``)."""
         self._steering = MessageQueue(steering_mode)

@@ -51,7 +51,7 @@ PollMessages: TypeAlias = Callable[[], "list[AgentMessage] | Awaitable[list[Agen
 ShouldStopAfterTurn: TypeAlias = Callable[[TurnSummary], "bool | Awaitable[bool]"]
 
 
-class PromptLedger(Protocol):
+class PromptRecorder(Protocol):
     """Keeps the prompt and tools as a record in the conversation (the runtime's; issue #31)."""
 
     async def before_request(self, context: AgentContext) -> list[AgentMessage]:
@@ -88,4 +88,4 @@ class AgentLoopConfig(Struct, kw_only=True, dict=True):
     should_stop_after_turn: ShouldStopAfterTurn | None = None
     tool_timeout_s: float | None = None
     get_tools: Callable[[], Sequence[AgentTool]] | None = None
-    prompt_ledger: PromptLedger | None = None
+    prompt_ledger: PromptRecorder | None = None

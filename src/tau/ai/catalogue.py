@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from tau.ai.types import JsonObject, Model
+from tau.errors import TauError
 
 __all__ = ["UnknownModelError", "find_model", "get_model", "get_models", "get_providers", "shared_models"]
 
@@ -25,7 +26,7 @@ _unparsed: dict[str, bytes | memoryview] = {}
 _providers: list[str] = []
 
 
-class UnknownModelError(LookupError):
+class UnknownModelError(TauError, LookupError):
     """The catalogue has no such provider, or no such model for a known provider."""
 
 

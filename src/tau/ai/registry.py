@@ -17,6 +17,7 @@ from msgspec import Struct
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.types import Context, Model
+from tau.errors import TauError
 
 
 class StreamFunction(Protocol):
@@ -31,7 +32,7 @@ class SimpleStreamFunction(Protocol):
     ) -> AssistantMessageEventStream: ...
 
 
-class UnknownApiError(LookupError):
+class UnknownApiError(TauError, LookupError):
     """No provider is registered for a model's ``api``."""
 
 

@@ -35,9 +35,10 @@ from tau.ai.events import (
 from tau.ai.options import StreamOptions
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall
+from tau.errors import TauError
 
 
-class ProviderError(Exception):
+class ProviderError(TauError):
     """A failure reported by (or while talking to) a provider; becomes the ``errorMessage``."""
 
     def __init__(self, message: str, *, retryable: bool = False) -> None:

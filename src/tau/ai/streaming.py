@@ -10,9 +10,10 @@ from tau.ai.output_budget import clamp_max_tokens_to_context
 from tau.ai.redaction import register_secret
 from tau.ai.registry import BUILTIN_APIS, require_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
+from tau.errors import TauError
 
 
-class MissingApiKeyError(LookupError):
+class MissingApiKeyError(TauError, LookupError):
     """No API key was given and none is set in the provider's environment variables."""
 
 

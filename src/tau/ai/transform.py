@@ -14,8 +14,8 @@ from operator import is_
 from msgspec.structs import replace
 
 from tau._pattern import lazy_pattern
-from tau.ai.request_cache import MessageMemo, fingerprint
 from tau.ai.short_hash import short_hash
+from tau.ai.transport.request_cache import MessageMemo, fingerprint
 from tau.ai.types import (
     AssistantContent,
     AssistantMessage,

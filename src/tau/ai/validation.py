@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from tau._pattern import lazy_pattern
 from tau.ai.types import JsonObject
+from tau.errors import TauError
 
 
 class SchemaTool(Protocol):
@@ -41,7 +42,7 @@ class Validator(Protocol):
     def evolve(self, **changes: Any) -> Validator: ...
 
 
-class ToolArgumentsError(ValueError):
+class ToolArgumentsError(TauError, ValueError):
     """The arguments do not match the schema. ``str()`` is the report the model sees."""
 
     def __init__(self, tool_name: str, failures: list[tuple[str, str]], arguments: Any) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from tau.ai.request_cache import Continuation, FragmentList, MessageMemo
 from tau.ai.transform import ReplayHistory
+from tau.ai.transport.request_cache import Continuation, FragmentList, MessageMemo
 from tau.ai.types import Message, Model, ToolResultMessage
 
 __all__ = ["WireHistory", "continue_history"]

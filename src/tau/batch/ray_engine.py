@@ -57,7 +57,7 @@ def run_ray(
     try:
         ray = _ray()
     except ImportError:
-        from tau.batch.runner import BatchUsageError
+        from tau.batch.errors import BatchUsageError
 
         raise BatchUsageError(MISSING_RAY) from None
     if not ray.is_initialized():

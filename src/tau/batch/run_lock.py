@@ -15,12 +15,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from tau.errors import TauError
+
 __all__ = ["LOCK_FILE", "FolderInUseError", "holding_out_folder"]
 
 LOCK_FILE = ".tau-batch.lock"
 
 
-class FolderInUseError(Exception):
+class FolderInUseError(TauError):
     """Another process holds the folder's run lock."""
 
     def __init__(self, folder: Path, holder: str | None) -> None:

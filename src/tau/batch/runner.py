@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from msgspec import Struct
 
+from tau.batch.errors import BatchUsageError
 from tau.batch.limits import LimitBook, ProviderLimit, parse_limits
 from tau.batch.progress import Progress
 from tau.batch.report import format_summary
@@ -21,10 +22,6 @@ from tau.batch.task_run import RunContext
 from tau.batch.tasks import BatchTask, TaskProblem, read_tasks
 
 __all__ = ["BatchOptions", "BatchUsageError", "run_batch", "write_summary"]
-
-
-class BatchUsageError(Exception):
-    """Something about the run as a whole is wrong (no task file, an unknown --model)."""
 
 
 class BatchOptions(Struct, frozen=True):
@@ -40,7 +37,7 @@ class BatchOptions(Struct, frozen=True):
 
 def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
     """Run what is left of the task file; 0 when every line could run, 1 when some could not."""
-    from tau.runtime.paths import agent_dir as default_agent_dir
+    from tau.config.paths import agent_dir as default_agent_dir
 
     if not options.tasks.is_file():
         raise BatchUsageError(f"task file {options.tasks} not found")
@@ -166,15 +163,15 @@ def _pending_tasks(
 
 
 def _model_registry(agent_dir: Path) -> Any:
-    from tau.runtime.auth_storage import AuthStorage
-    from tau.runtime.model_registry import ModelRegistry
-    from tau.runtime.paths import models_path
+    from tau.accounts.auth_storage import AuthStorage
+    from tau.accounts.model_registry import ModelRegistry
+    from tau.config.paths import models_path
 
     return ModelRegistry(AuthStorage.create(agent_dir), models_path(agent_dir))
 
 
 def _model_problem(registry: Any, spec: str) -> str | None:
-    from tau.runtime.model_resolver import ModelResolutionError, resolve_cli_model
+    from tau.accounts.model_resolver import ModelResolutionError, resolve_cli_model
 
     try:
         resolve_cli_model(registry, spec, allow_custom_id=False)
@@ -187,7 +184,7 @@ def _trust_file_problems(options: BatchOptions, agent_dir: Path) -> list[str]:
     """A damaged trust.json, said once here: the workers then trust no task folder by it."""
     if options.project_trust is not None:
         return []
-    from tau.runtime.project_trust import ProjectTrust
+    from tau.config.project_trust import ProjectTrust
 
     trust = ProjectTrust(str(agent_dir))
     trust.saved(str(options.tasks.parent))
@@ -199,8 +196,8 @@ def _limits_setting(agent_dir: Path, project_trust: bool | None) -> object:
     folder is trusted (``-a`` / ``-na``, a saved decision, ``defaultProjectTrust``; nobody is asked)."""
     import os
 
-    from tau.runtime.project_trust import ProjectTrust
-    from tau.runtime.settings import SettingsManager
+    from tau.config.project_trust import ProjectTrust
+    from tau.config.settings import SettingsManager
 
     cwd = os.getcwd()
     settings = SettingsManager.create(cwd, agent_dir, project=False)

@@ -152,8 +152,8 @@ def _project_trusted(task: BatchTask, context: RunContext, cwd: str) -> bool:
     ``tau -p`` (nobody is asked): ``-a`` / ``-na``, else the decision saved for the task's ``cwd``
     folder (a clone has none), else ``defaultProjectTrust: "always"``. The copy's files are what
     count, so whatever ``setup`` added is protected too."""
-    from tau.runtime.project_trust import ProjectTrust
-    from tau.runtime.settings import SettingsManager
+    from tau.config.project_trust import ProjectTrust
+    from tau.config.settings import SettingsManager
 
     default = SettingsManager.create(cwd, context.agent_dir, project=False).default_project_trust
     trust = ProjectTrust(context.agent_dir, override=context.project_trust, default=default)
@@ -171,8 +171,8 @@ class _Outcome(Struct):
 async def _run_session(
     task: BatchTask, context: RunContext, limits: LimitClient | None, holder: str, cwd: str, session_dir: str
 ) -> _Outcome:
+    from tau.accounts.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
     from tau.runtime.errors import AgentSessionError
-    from tau.runtime.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
     from tau.runtime.sdk import NO_MODELS_MESSAGE, create_agent_session
     from tau.runtime.services import ResourceOptions, create_agent_session_services
     from tau.session.manager import SessionManager

@@ -15,13 +15,14 @@ from pathlib import Path
 from msgspec import Struct
 
 from tau import _process_groups as process_groups
+from tau.errors import TauError
 
 __all__ = ["CommandResult", "WorkingCopy", "WorkspaceError"]
 
 _OUTPUT_LIMIT = 8000
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(TauError):
     """The working copy could not be made (a failed clone, an unknown commit)."""
 
 

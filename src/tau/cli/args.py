@@ -250,7 +250,7 @@ def _apply_value_flag(args: Args, flag: str, value: str) -> None:
     elif flag == "--models":
         args.models = _comma_list(value)
     elif flag in ("--tools", "-t"):
-        from tau.runtime.tool_selection import tool_list_error
+        from tau.config.tool_selection import tool_list_error
 
         tools = _comma_list(value)
         problem = tool_list_error(tools)

@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tau.runtime.oauth import OAUTH_PROVIDERS
-from tau.runtime.oauth.interaction import SelectOption
+from tau.accounts.oauth import OAUTH_PROVIDERS
+from tau.accounts.oauth.interaction import SelectOption
+from tau.errors import TauError
 
 if TYPE_CHECKING:
-    from tau.runtime.auth_storage import AuthStorage
-    from tau.runtime.model_registry import ModelRegistry
+    from tau.accounts.auth_storage import AuthStorage
+    from tau.accounts.model_registry import ModelRegistry
 
 __all__ = ["AUTH_HELP", "run_auth"]
 
@@ -57,7 +58,7 @@ _DURATION = re.compile(r"^(\d+)(ms|s|m|h)$", re.IGNORECASE)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 
-class _AuthUsageError(Exception):
+class _AuthUsageError(TauError):
     """A wrong ``tau auth`` command line; one line."""
 
 
@@ -94,7 +95,7 @@ def run_auth(argv: list[str]) -> int:
 
 
 def _login(args: list[str]) -> int:
-    from tau.runtime.oauth import LoginCancelledError, LoginError, get_oauth_flow
+    from tau.accounts.oauth import LoginCancelledError, LoginError, get_oauth_flow
 
     api_key = "--api-key" in args
     browser = "--no-browser" not in args
@@ -154,8 +155,8 @@ def _configure_radius_mcp() -> None:
     """As pi after ``auth login radius``: the global mcp.json's Radius MCP server is made to use the
     Radius login (added as ``radius`` when missing, its own sign-in dropped), unless one already does.
     Decided and written under the file's lock, from the file as it is then."""
+    from tau.config.paths import agent_dir
     from tau.mcp.config import edit_servers, global_config_path
-    from tau.runtime.paths import agent_dir
 
     path = global_config_path(str(agent_dir()))
     chosen: tuple[str, bool] | None = None
@@ -217,7 +218,7 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
 def _vertex_login(storage: AuthStorage) -> int:
     """pi's Vertex login: an API key, or the project and location (and a service-account file) that
     Google Cloud credentials need."""
-    from tau.runtime import vertex_login
+    from tau.accounts import vertex_login
 
     try:
         method = _select_in_terminal(vertex_login.METHOD_MESSAGE, vertex_login.METHODS)
@@ -251,7 +252,7 @@ def _read_secret(prompt: str) -> str:
 
 def _refresh_listed_models(registry: ModelRegistry, provider: str) -> None:
     """After a key is saved, the models the gateway lists for it (pi refreshes the catalog then)."""
-    from tau.runtime.account_models import refresh_account_models
+    from tau.accounts.account_models import refresh_account_models
 
     reason = refresh_account_models(registry, [provider]).get(provider)
     if reason is not None:
@@ -259,7 +260,7 @@ def _refresh_listed_models(registry: ModelRegistry, provider: str) -> None:
 
 
 def _saved(storage: AuthStorage, provider: str, credential: dict[str, object], done: str) -> int:
-    from tau.runtime.config_errors import ConfigError
+    from tau.config.config_errors import ConfigError
 
     try:
         storage.set(provider, credential)
@@ -295,7 +296,7 @@ def _logout(args: list[str]) -> int:
             f"No stored credentials for {name}. Environment variables and models.json config are unchanged."
         )
         return 0
-    from tau.runtime.config_errors import ConfigError
+    from tau.config.config_errors import ConfigError
 
     try:
         storage.remove(provider)
@@ -378,7 +379,7 @@ def _duration(ms: float) -> str:
 def _print_credential(args: list[str], *, bearer: bool) -> int:
     """pi's print-api-key (an API key, never a login's token) and print-bearer-token (a login's
     access token with at least ``--min-expiry`` left, default 30 minutes; refreshed if needed)."""
-    from tau.runtime.auth_storage import InvalidApiKeyError, OAuthRefreshError
+    from tau.accounts.auth_storage import InvalidApiKeyError, OAuthRefreshError
 
     options = _options(
         args, allowed={"--provider", "--model", "--min-expiry"} if bearer else {"--provider", "--model"}
@@ -412,7 +413,7 @@ def _print_credential(args: list[str], *, bearer: bool) -> int:
 
 
 def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int) -> str:
-    from tau.runtime.auth_storage import OAUTH_MIN_VALIDITY_MS
+    from tau.accounts.auth_storage import OAUTH_MIN_VALIDITY_MS
 
     fresh = storage.refresh_oauth(provider, min_validity_ms=max(OAUTH_MIN_VALIDITY_MS, min_validity_ms))
     if fresh is None:
@@ -425,7 +426,7 @@ def _bearer_token(storage: AuthStorage, provider: str, min_validity_ms: int) -> 
 
 def _check(args: list[str]) -> int:
     """pi's check: ready / not_ready / invalid; an expiring login is refreshed unless --no-refresh."""
-    from tau.runtime.auth_storage import AuthStorage, OAuthRefreshError
+    from tau.accounts.auth_storage import AuthStorage, OAuthRefreshError
 
     flags = {"--json", "--no-refresh", "--credentials"}
     options = _options(args, allowed={"--provider", "--model", *flags}, flags=flags)
@@ -466,7 +467,7 @@ def _check_credential(storage: AuthStorage, registry: ModelRegistry, provider: s
     if stored is not None and stored.get("type") == "oauth":
         access = stored.get("access")
         return access if isinstance(access, str) and access else None
-    from tau.runtime.auth_storage import InvalidApiKeyError
+    from tau.accounts.auth_storage import InvalidApiKeyError
 
     try:
         key = registry.get_api_key_for_provider(provider)
@@ -524,7 +525,7 @@ def _duration_ms(text: str) -> int:
 
 
 def _storage() -> AuthStorage:
-    from tau.runtime.auth_storage import AuthStorage
+    from tau.accounts.auth_storage import AuthStorage
 
     storage = AuthStorage.create()
     for warning in storage.drain_warnings():
@@ -535,8 +536,8 @@ def _storage() -> AuthStorage:
 
 
 def _registry(storage: AuthStorage) -> ModelRegistry:
-    from tau.runtime.model_registry import ModelRegistry
-    from tau.runtime.paths import models_path
+    from tau.accounts.model_registry import ModelRegistry
+    from tau.config.paths import models_path
 
     return ModelRegistry(storage, models_path())
 
@@ -608,7 +609,7 @@ class _TerminalInteraction:
         try:
             return input(f"{message}{hint}: ")
         except EOFError:
-            from tau.runtime.oauth import LoginCancelledError
+            from tau.accounts.oauth import LoginCancelledError
 
             raise LoginCancelledError("Login cancelled.") from None
 

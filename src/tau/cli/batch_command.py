@@ -45,7 +45,8 @@ def run_batch_command(argv: list[str]) -> int:
         return 0
     if argv[0] == "report":
         return _report(argv[1:])
-    from tau.batch.runner import BatchUsageError, run_batch
+    from tau.batch.errors import BatchUsageError
+    from tau.batch.runner import run_batch
 
     try:
         options = _parse(argv)
@@ -61,7 +62,8 @@ def run_batch_command(argv: list[str]) -> int:
 
 
 def _parse(argv: list[str]) -> BatchOptions:
-    from tau.batch.runner import BatchOptions, BatchUsageError
+    from tau.batch.errors import BatchUsageError
+    from tau.batch.runner import BatchOptions
 
     values: dict[str, str] = {}
     positional: list[str] = []

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 def unknown_tools_warning(flag: str, tools: list[str], services: AgentSessionServices) -> str | None:
     """Entries of a tool list (``--tools``, ``--exclude-tools``) that name or match no tool, built-in
     or registered by an extension."""
-    from tau.runtime.tool_selection import is_tool_modifier, tool_name_matcher
+    from tau.config.tool_selection import is_tool_modifier, tool_name_matcher
     from tau.tools import ALL_TOOL_NAMES
 
     runner = services.extension_runner

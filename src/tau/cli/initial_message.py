@@ -8,13 +8,14 @@ import os
 from msgspec import Struct, field
 
 from tau.ai.types import ImageContent
+from tau.errors import TauError
 from tau.tools.images import sniff_image_mime_type
 from tau.tools.operations import NotRegularFileError, open_regular
 from tau.tools.paths import resolve_read_path
 from tau.tools.truncate import format_size
 
 
-class FileArgumentError(Exception):
+class FileArgumentError(TauError):
     """An ``@file`` argument that cannot be used; the message says which and why."""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import TextIO
 
-from tau.runtime.model_registry import ModelRegistry
+from tau.accounts.model_registry import ModelRegistry
 
 
 def _tokens(count: int) -> str:

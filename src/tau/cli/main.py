@@ -14,23 +14,24 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tau import __version__
 from tau.cli.args import Args, parse_args
+from tau.errors import TauError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from tau.accounts.model_resolver import ScopedModel
     from tau.agent.tool import AgentTool
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.config.project_trust import ProjectTrust
     from tau.extensions.context import TrustMode
     from tau.extensions.runner import ExtensionRunner
-    from tau.runtime.model_resolver import ScopedModel
-    from tau.runtime.project_trust import ProjectTrust
     from tau.runtime.runtime import AgentSessionRuntime
     from tau.runtime.services import AgentSessionServices, ExtensionOptions, ResourceOptions
     from tau.runtime.tool_registry import NoTools
     from tau.session.manager import SessionManager
 
 
-class UsageError(Exception):
+class UsageError(TauError):
     """A problem with what the user asked for; printed as one line, exit code 1."""
 
 
@@ -173,7 +174,7 @@ async def _main_then_close_connections(args: Args) -> int:
     try:
         return await _main(args)
     finally:
-        http = sys.modules.get("tau.ai.http")  # not loaded: no connection was made
+        http = sys.modules.get("tau.ai.transport.http")  # not loaded: no connection was made
         if http is not None:
             await http.close_clients()
 
@@ -208,8 +209,8 @@ async def _main(args: Args) -> int:
 
 async def _main_with_output(args: Args, mode: str, output: int | TextIO | None) -> int:
     """The run, once the mode's own stdout (``output``) is set aside."""
-    from tau.runtime.paths import agent_dir as default_agent_dir
-    from tau.runtime.paths import make_private_dir
+    from tau.config.paths import agent_dir as default_agent_dir
+    from tau.config.paths import make_private_dir
 
     cwd = os.getcwd()
     agent_dir = str(default_agent_dir())
@@ -229,9 +230,9 @@ async def _main_with_output(args: Args, mode: str, output: int | TextIO | None) 
 
 def _add_temporary_packages(args: Args, agent_dir: str) -> None:
     """``-e npm:…`` / ``-e git:…`` / ``-e pip:…``: fetch the package into the cache and load what it
-    offers for this run, as the command line's own paths (see ``tau.runtime.packages.temporary``)."""
-    from tau.runtime.packages.temporary import is_package_source, load_temporary_packages
-    from tau.runtime.paths import is_offline
+    offers for this run, as the command line's own paths (see ``tau.packages.temporary``)."""
+    from tau.config.paths import is_offline
+    from tau.packages.temporary import is_package_source, load_temporary_packages
 
     sources = [e for e in args.extensions if is_package_source(e)]
     if not sources:
@@ -256,7 +257,7 @@ async def _data_settings_trust(
 
     if args.no_session or args.session_dir is not None or os.environ.get(SESSION_DIR_ENV):
         return False, None
-    from tau.runtime.data_settings import data_location_settings, ignored_settings_warning
+    from tau.config.data_settings import data_location_settings, ignored_settings_warning
 
     keys = data_location_settings(cwd)
     if not keys:
@@ -301,7 +302,7 @@ async def _run_session(
     decided: tuple[str, ExtensionRunner] | None,
 ) -> int:
     """The session's run; ``decided``: the extensions that decided a folder's trust already."""
-    from tau.runtime.project_trust import canonical_folder
+    from tau.config.project_trust import canonical_folder
 
     for warning in session_manager.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
@@ -425,7 +426,7 @@ def _startup_warnings(args: Args, services: AgentSessionServices) -> list[str]:
 
 def _export(session_file: str, output_path: str | None) -> int:
     """``tau --export in.jsonl [out.html]``: write the HTML page and say where; needs no model."""
-    from tau.runtime.export_html import ExportError, export_session_html
+    from tau.export import ExportError, export_session_html
 
     try:
         path = export_session_html(session_file, output_path)
@@ -447,7 +448,7 @@ def _open_session(args: Args, cwd: str, agent_dir: str, *, project_data: bool) -
 
 def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bool) -> SessionManager:
     from tau.cli.session_id import find_local_session, session_id_problem
-    from tau.runtime.settings import SettingsManager
+    from tau.config.settings import SettingsManager
     from tau.session import SessionManager
     from tau.session.errors import SessionError, SessionWriteError
     from tau.session.listing import find_session, header_problem
@@ -551,7 +552,7 @@ def _text_or_file(flag: str, value: str) -> str:
 def _apply_http_proxy(cwd: str, agent_dir: str) -> None:
     """The user's ``httpProxy`` setting (never a project's) as ``HTTP_PROXY`` / ``HTTPS_PROXY``,
     unless those are set already; the model requests and extensions' HTTP clients then use it."""
-    from tau.runtime.settings import SettingsManager
+    from tau.config.settings import SettingsManager
 
     proxy = SettingsManager.create(cwd, agent_dir, project=False).get("httpProxy")
     if isinstance(proxy, str) and proxy.strip():
@@ -561,8 +562,8 @@ def _apply_http_proxy(cwd: str, agent_dir: str) -> None:
 
 def _project_trust(args: Args, agent_dir: str) -> ProjectTrust:
     """The trust decisions of this run: ``-a`` / ``-na``, trust.json, ``defaultProjectTrust``."""
-    from tau.runtime.project_trust import ProjectTrust
-    from tau.runtime.settings import SettingsManager
+    from tau.config.project_trust import ProjectTrust
+    from tau.config.settings import SettingsManager
 
     default = SettingsManager.create(os.getcwd(), agent_dir, project=False).default_project_trust
     return ProjectTrust(agent_dir, override=args.project_trust, default=default)
@@ -571,7 +572,7 @@ def _project_trust(args: Args, agent_dir: str) -> ProjectTrust:
 def _help_text(args: Args) -> str:
     """The help, with the flags of the extensions that would load here (never asking about trust)."""
     from tau.cli.help import help_text
-    from tau.runtime.paths import agent_dir
+    from tau.config.paths import agent_dir
 
     cwd, base = os.getcwd(), str(agent_dir())
     trusted = _project_trust(args, base).is_trusted(cwd)
@@ -630,8 +631,8 @@ async def _run_acp(
 ) -> int:
     """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout
     (``protocol_fd``: stdout's descriptor, taken for the protocol alone)."""
+    from tau.config.settings import SettingsManager
     from tau.modes.acp import SessionOpener, run_acp_mode
-    from tau.runtime.settings import SettingsManager
     from tau.session.paths import resolve_session_dir
 
     _end_start_up()
@@ -640,7 +641,7 @@ async def _run_acp(
 
     async def session_dir(cwd: str) -> str:
         # The folder's sessionDir setting only once it is trusted (decided first, see _data_settings_trust).
-        from tau.runtime.data_settings import data_location_settings, ignored_settings_warning
+        from tau.config.data_settings import data_location_settings, ignored_settings_warning
         from tau.session.paths import SESSION_DIR_ENV
 
         overridden = args.session_dir is not None or bool(os.environ.get(SESSION_DIR_ENV))
@@ -840,8 +841,8 @@ def _create_runtime(
 
 
 def _might_have_extensions(args: Args, cwd: str, agent_dir: str, *, project_trusted: bool) -> bool:
+    from tau.config.settings import SettingsManager
     from tau.runtime.extension_loading import might_have_extensions
-    from tau.runtime.settings import SettingsManager
 
     settings = SettingsManager.create(cwd, agent_dir, project=project_trusted)
     options = _extension_options(args)
@@ -908,7 +909,7 @@ def _extension_options(
 def _scoped_models(args: Args, services: AgentSessionServices) -> list[ScopedModel]:
     """The models Ctrl+P cycles, from ``--models`` or else the ``enabledModels`` setting; the first
     one starts a new session when no ``--model`` is given. A pattern that matches nothing is a warning."""
-    from tau.runtime.model_resolver import resolve_model_scope
+    from tau.accounts.model_resolver import resolve_model_scope
 
     patterns = args.models if args.models is not None else services.settings_manager.enabled_models
     if not patterns:
@@ -923,7 +924,7 @@ def _scoped_models(args: Args, services: AgentSessionServices) -> list[ScopedMod
 def _resolve_model(
     args: Args, services: AgentSessionServices
 ) -> tuple[Model | None, ThinkingLevelOrOff | None]:
-    from tau.runtime.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
+    from tau.accounts.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
 
     model = None
     thinking = args.thinking if args.thinking and is_valid_thinking_level(args.thinking) else None
@@ -943,7 +944,7 @@ def _resolve_model(
     if args.api_key:
         target = model
         if target is None:
-            from tau.runtime.model_resolver import find_initial_model
+            from tau.accounts.model_resolver import find_initial_model
 
             target = find_initial_model(services.model_registry).model
         if target is None:

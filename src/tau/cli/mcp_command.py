@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.errors import TauError
+
 __all__ = ["run_mcp_command"]
 
 HELP = """\
@@ -65,7 +67,7 @@ _VALUES = {
 }
 
 
-class _UsageError(Exception):
+class _McpUsageError(TauError):
     pass
 
 
@@ -84,8 +86,8 @@ def run_mcp_command(argv: list[str]) -> int:
             return _list(rest)
         if command in ("login", "logout"):
             return _login(rest, logout=command == "logout")
-        raise _UsageError(f"unknown mcp command {command!r} (see: tau mcp --help)")
-    except _UsageError as exc:
+        raise _McpUsageError(f"unknown mcp command {command!r} (see: tau mcp --help)")
+    except _McpUsageError as exc:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as exc:
@@ -94,7 +96,7 @@ def run_mcp_command(argv: list[str]) -> int:
 
 
 def _agent_dir() -> str:
-    from tau.runtime.paths import agent_dir
+    from tau.config.paths import agent_dir
 
     return str(agent_dir())
 
@@ -116,7 +118,7 @@ def _parse(argv: list[str]) -> tuple[list[str], dict[str, Any], list[str]]:
             options["json"] = True
         elif arg in _VALUES or arg in _REPEATABLE:
             if index + 1 >= len(argv):
-                raise _UsageError(f"{arg} needs a value")
+                raise _McpUsageError(f"{arg} needs a value")
             value = argv[index + 1]
             index += 1
             if arg in _REPEATABLE:
@@ -124,7 +126,7 @@ def _parse(argv: list[str]) -> tuple[list[str], dict[str, Any], list[str]]:
             else:
                 options[_VALUES[arg]] = value
         elif arg.startswith("-"):
-            raise _UsageError(f"unknown option {arg} (see: tau mcp --help)")
+            raise _McpUsageError(f"unknown option {arg} (see: tau mcp --help)")
         else:
             words.append(arg)
         index += 1
@@ -136,7 +138,7 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
     for value in values:
         key, sep, rest = value.partition("=")
         if not sep or not key:
-            raise _UsageError(f"{what} takes KEY=VALUE, not {value!r}")
+            raise _McpUsageError(f"{what} takes KEY=VALUE, not {value!r}")
         pairs[key] = rest
     return pairs
 
@@ -152,12 +154,12 @@ def _add(argv: list[str]) -> int:
 
     words, options, tail = _parse(argv)
     if len(words) != 1:
-        raise _UsageError("usage: tau mcp add <server> [options] -- <command> [args...]  (or --url <url>)")
+        raise _McpUsageError("usage: tau mcp add <server> [options] -- <command> [args...]  (or --url <url>)")
     name = words[0]
     entry: dict[str, Any] = {}
     if "url" in options:
         if tail:
-            raise _UsageError("give either --url or a command after --, not both")
+            raise _McpUsageError("give either --url or a command after --, not both")
         entry["url"] = options["url"]
         headers = _pairs(options.get("header", []), "--header")
         if "bearer" in options:
@@ -175,7 +177,7 @@ def _add(argv: list[str]) -> int:
             entry["oauth"] = oauth
     else:
         if not tail:
-            raise _UsageError("give the server's command after --, or --url <url>")
+            raise _McpUsageError("give the server's command after --, or --url <url>")
         entry["command"], entry["args"] = tail[0], tail[1:]
         if not entry["args"]:
             del entry["args"]
@@ -191,7 +193,7 @@ def _add(argv: list[str]) -> int:
         entry["timeout"] = _number(options["timeout"], "--timeout")
     checked = validate_server(name, entry)
     if isinstance(checked, str):
-        raise _UsageError(checked)
+        raise _McpUsageError(checked)
     from tau.mcp.config import add_server
 
     path = _config_path(bool(options.get("local")))
@@ -204,7 +206,7 @@ def _number(value: str, flag: str, *, integer: bool = False) -> float | int:
     try:
         number = int(value) if integer else float(value)
     except ValueError:
-        raise _UsageError(f"{flag} takes a number, not {value!r}") from None
+        raise _McpUsageError(f"{flag} takes a number, not {value!r}") from None
     return number
 
 
@@ -213,17 +215,17 @@ def _remove(argv: list[str]) -> int:
 
     words, options, _ = _parse(argv)
     if len(words) != 1:
-        raise _UsageError("usage: tau mcp remove <server> [-l]")
+        raise _McpUsageError("usage: tau mcp remove <server> [-l]")
     path = _config_path(bool(options.get("local")))
     if not remove_server(path, words[0]):
-        raise _UsageError(f"no MCP server {words[0]!r} in {path}")
+        raise _McpUsageError(f"no MCP server {words[0]!r} in {path}")
     print(f"Removed MCP server {words[0]!r} from {path}")
     return 0
 
 
 def _trusted(cwd: str, agent_dir: str) -> bool:
-    from tau.runtime.project_trust import ProjectTrust
-    from tau.runtime.settings import SettingsManager
+    from tau.config.project_trust import ProjectTrust
+    from tau.config.settings import SettingsManager
 
     default = SettingsManager.create(cwd, agent_dir, project=False).default_project_trust
     return ProjectTrust(agent_dir, default=default).is_trusted(cwd)
@@ -244,7 +246,7 @@ def _load(cwd: str, agent_dir: str) -> tuple[Any, str | None]:
 def _list(argv: list[str]) -> int:
     words, options, _ = _parse(argv)
     if words:
-        raise _UsageError("usage: tau mcp list [--json]")
+        raise _McpUsageError("usage: tau mcp list [--json]")
     from tau.mcp.connection import MISSING_SDK_MESSAGE
 
     cwd, agent_dir = os.getcwd(), _agent_dir()
@@ -253,7 +255,7 @@ def _list(argv: list[str]) -> int:
         try:
             import mcp  # noqa: F401
         except ImportError:
-            raise _UsageError(MISSING_SDK_MESSAGE) from None
+            raise _McpUsageError(MISSING_SDK_MESSAGE) from None
     connections = asyncio.run(_connect_all(config, cwd, agent_dir))
     from tau.mcp.listing import describe_server, server_report
 
@@ -282,7 +284,7 @@ async def _connect_all(config: Any, cwd: str, agent_dir: str) -> list[Any]:
     from tau.mcp.oauth import oauth_factory
 
     def provider_token(provider: str) -> str | None:
-        from tau.runtime.model_registry import ModelRegistry
+        from tau.accounts.model_registry import ModelRegistry
 
         return ModelRegistry.create(Path(agent_dir)).get_api_key_for_provider(provider)
 
@@ -311,14 +313,14 @@ def _login(argv: list[str], *, logout: bool) -> int:
 
     words, options, _ = _parse(argv)
     if len(words) != 1:
-        raise _UsageError(f"usage: tau mcp {'logout' if logout else 'login'} <server>")
+        raise _McpUsageError(f"usage: tau mcp {'logout' if logout else 'login'} <server>")
     cwd, agent_dir = os.getcwd(), _agent_dir()
     config, _ = _load(cwd, agent_dir)
     server = config.servers.get(words[0])
     if server is None or server.transport != "http":
-        raise _UsageError(f"no HTTP MCP server named {words[0]!r} in mcp.json")
+        raise _McpUsageError(f"no HTTP MCP server named {words[0]!r} in mcp.json")
     if options.get("local") and server.scope != "project":
-        raise _UsageError(f"MCP server {words[0]!r} is not defined in this project's mcp.json (-l)")
+        raise _McpUsageError(f"MCP server {words[0]!r} is not defined in this project's mcp.json (-l)")
     if logout:
         storage = storage_for(agent_dir, server)
         print(f"Signed out of {server.name}" if storage.forget() else f"No stored sign-in for {server.name}")

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tau.errors import TauError
+
 __all__ = ["PACKAGE_COMMANDS", "run_package_command"]
 
 PACKAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
@@ -46,7 +48,7 @@ Options:
 """
 
 
-class _UsageError(Exception):
+class _PackageUsageError(TauError):
     pass
 
 
@@ -56,8 +58,8 @@ def run_package_command(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in rest):
         print(HELP, end="")
         return 0
-    from tau.runtime.packages.installers import InstallError
-    from tau.runtime.packages.sources import SourceError
+    from tau.packages.installers import InstallError
+    from tau.packages.sources import SourceError
 
     if command == "update" and rest == ["--models"]:
         return _update_models()
@@ -71,12 +73,12 @@ def run_package_command(argv: list[str]) -> int:
             return _remove(_one(words, command), local, approve)
         if command == "list":
             if words:
-                raise _UsageError("usage: tau list")
+                raise _PackageUsageError("usage: tau list")
             return _list(approve)
         if command == "config":
             return _config(words, local, approve)
         raise AssertionError(command)
-    except (_UsageError, SourceError, InstallError) as exc:
+    except (_PackageUsageError, SourceError, InstallError) as exc:
         print(f"tau: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
@@ -96,7 +98,7 @@ def _parse(argv: list[str]) -> tuple[list[str], bool, bool | None]:
         elif arg in ("-na", "--no-approve"):
             approve = False
         elif arg.startswith("-") and len(arg) > 1:
-            raise _UsageError(f"unknown option {arg} (see: tau install --help)")
+            raise _PackageUsageError(f"unknown option {arg} (see: tau install --help)")
         else:
             words.append(arg)
     return words, local, approve
@@ -104,7 +106,7 @@ def _parse(argv: list[str]) -> tuple[list[str], bool, bool | None]:
 
 def _one(words: list[str], command: str) -> str:
     if len(words) != 1:
-        raise _UsageError(f"usage: tau {command} <source> [-l]")
+        raise _PackageUsageError(f"usage: tau {command} <source> [-l]")
     return words[0]
 
 
@@ -112,16 +114,16 @@ class _Context:
     """The folders and settings one command works on."""
 
     def __init__(self, approve: bool | None, *, need_project: bool) -> None:
-        from tau.runtime.paths import agent_dir
-        from tau.runtime.project_trust import ProjectTrust
-        from tau.runtime.settings import SettingsManager
+        from tau.config.paths import agent_dir
+        from tau.config.project_trust import ProjectTrust
+        from tau.config.settings import SettingsManager
 
         self.cwd = os.getcwd()
         self.agent_dir = str(agent_dir())
         default = SettingsManager.create(self.cwd, self.agent_dir, project=False).default_project_trust
         self.trusted = ProjectTrust(self.agent_dir, override=approve, default=default).is_trusted(self.cwd)
         if need_project and not self.trusted:
-            raise _UsageError(
+            raise _PackageUsageError(
                 "this folder is not trusted, so its project packages are not changed: "
                 "start tau here and trust it, or pass --approve"
             )
@@ -133,7 +135,7 @@ class _Context:
     def check_writable(self, local: bool) -> None:
         """A settings file tau cannot read is never written over: stop before changing anything."""
         for message in self.errors["project" if local else "global"]:
-            raise _UsageError(f"{message} (fix it first; nothing was changed)")
+            raise _PackageUsageError(f"{message} (fix it first; nothing was changed)")
 
     def warn(self) -> None:
         for message in self.errors["global"] + self.errors["project"]:
@@ -145,8 +147,8 @@ class _Context:
     def record(self, local: bool, change: Callable[[list[Any]], None]) -> None:
         """Edit the scope's ``packages`` list as its settings file holds it now: under the file's
         lock, so packages another tau or pi records meanwhile are kept. ``change`` may raise
-        ``_UsageError``; then nothing is written."""
-        from tau.runtime.settings import SettingsScope
+        ``_PackageUsageError``; then nothing is written."""
+        from tau.config.settings import SettingsScope
 
         scope: SettingsScope = "project" if local else "global"
 
@@ -161,13 +163,13 @@ class _Context:
 
         self.settings.update(apply, scope=scope)
         for error in self.settings.drain_errors():
-            raise _UsageError(f"{error.error.message} (the change was not recorded)")
+            raise _PackageUsageError(f"{error.error.message} (the change was not recorded)")
 
 
 def _install(raw: str, local: bool, approve: bool | None) -> int:
-    from tau.runtime.packages.configured import ConfiguredPackage, entry_source
-    from tau.runtime.packages.installers import install
-    from tau.runtime.packages.sources import parse_source
+    from tau.packages.configured import ConfiguredPackage, entry_source
+    from tau.packages.installers import install
+    from tau.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
     context.check_writable(local)
@@ -177,7 +179,7 @@ def _install(raw: str, local: bool, approve: bool | None) -> int:
     if source.kind == "local":
         path = os.path.abspath(os.path.join(context.cwd, os.path.expanduser(source.spec)))
         if not os.path.exists(path):
-            raise _UsageError(f"path does not exist: {path}")
+            raise _PackageUsageError(f"path does not exist: {path}")
         recorded = os.path.relpath(path, base) if not source.spec.startswith("~") else source.spec
         source = parse_source(recorded if os.path.isabs(recorded) else os.path.join(base, recorded))
     identity = source.identity(base)
@@ -204,7 +206,7 @@ def _install(raw: str, local: bool, approve: bool | None) -> int:
 
 
 def _identity(raw: str, base: str) -> str | None:
-    from tau.runtime.packages.sources import SourceError, parse_source
+    from tau.packages.sources import SourceError, parse_source
 
     try:
         return parse_source(raw, cwd=base).identity(base)
@@ -213,9 +215,9 @@ def _identity(raw: str, base: str) -> str | None:
 
 
 def _remove(raw: str, local: bool, approve: bool | None) -> int:
-    from tau.runtime.packages.configured import entry_source
-    from tau.runtime.packages.installers import check_owned, uninstall
-    from tau.runtime.packages.sources import parse_source
+    from tau.packages.configured import entry_source
+    from tau.packages.installers import check_owned, uninstall
+    from tau.packages.sources import parse_source
 
     context = _Context(approve, need_project=local)
     context.check_writable(local)
@@ -231,7 +233,9 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
         kept = [e for e in entries if (s := entry_source(e)) is None or _identity(s, base) != identity]
         if len(kept) == len(entries):
             where = "the project's" if local else "the user's"
-            raise _UsageError(f"no matching package found for {raw} in {where} settings (see: tau list)")
+            raise _PackageUsageError(
+                f"no matching package found for {raw} in {where} settings (see: tau list)"
+            )
         entries[:] = kept
 
     context.record(local, drop)
@@ -241,7 +245,7 @@ def _remove(raw: str, local: bool, approve: bool | None) -> int:
 
 
 def _list(approve: bool | None) -> int:
-    from tau.runtime.packages.configured import configured_packages, declared_scopes
+    from tau.packages.configured import configured_packages, declared_scopes
 
     context = _Context(approve, need_project=False)
     context.warn()
@@ -323,7 +327,7 @@ def _update_command(rest: list[str]) -> int:
             force = True
         elif arg == "--extension":
             if index + 1 >= len(rest) or rest[index + 1].startswith("-"):
-                raise _UsageError("--extension needs a package source (see: tau list)")
+                raise _PackageUsageError("--extension needs a package source (see: tau list)")
             kept.append(rest[index + 1])
             index += 1
         else:
@@ -331,12 +335,14 @@ def _update_command(rest: list[str]) -> int:
         index += 1
     words, _, approve = _parse(kept)
     if len(words) > 1 or (words and targets):
-        raise _UsageError("usage: tau update [<source> | self | --self | --extensions | --all] [--force]")
+        raise _PackageUsageError(
+            "usage: tau update [<source> | self | --self | --extensions | --all] [--force]"
+        )
     if force and "self" not in targets:
-        raise _UsageError("--force reinstalls tau itself: use it with --self or --all")
+        raise _PackageUsageError("--force reinstalls tau itself: use it with --self or --all")
     if "self" in targets:
-        from tau.runtime.paths import agent_dir
-        from tau.runtime.settings import SettingsManager
+        from tau.config.paths import agent_dir
+        from tau.config.settings import SettingsManager
 
         setting = SettingsManager.create(os.getcwd(), str(agent_dir()), project=False).get(
             "selfUpdateCommand"
@@ -352,8 +358,8 @@ def _update_command(rest: list[str]) -> int:
 
 
 def _update(raw: str | None, approve: bool | None) -> int:
-    from tau.runtime.packages.configured import configured_packages, declared_scopes
-    from tau.runtime.packages.installers import update
+    from tau.packages.configured import configured_packages, declared_scopes
+    from tau.packages.installers import update
 
     context = _Context(approve, need_project=False)
     context.warn()
@@ -364,7 +370,7 @@ def _update(raw: str | None, approve: bool | None) -> int:
         wanted = _identity_anywhere(raw, context)
         packages = [p for p in packages if p.source.identity(p.base_dir) in wanted]
         if not packages:
-            raise _UsageError(f"no matching package found for {raw} (see: tau list)")
+            raise _PackageUsageError(f"no matching package found for {raw} (see: tau list)")
     changed: list[str] = []
     done: set[str] = set()  # a project "autoload": false entry shares the user's copy
     for package in packages:
@@ -386,8 +392,8 @@ def _update(raw: str | None, approve: bool | None) -> int:
 
 def _update_models() -> int:
     """pi's ``update --models``: a stale login skips its provider with a warning, other failures fail."""
-    from tau.runtime.account_models import refresh_account_models
-    from tau.runtime.model_registry import ModelRegistry
+    from tau.accounts.account_models import refresh_account_models
+    from tau.accounts.model_registry import ModelRegistry
 
     registry = ModelRegistry.create()
     failures = []
@@ -404,7 +410,7 @@ def _update_models() -> int:
 
 
 def _identity_anywhere(raw: str, context: _Context) -> set[str]:
-    from tau.runtime.packages.sources import parse_source
+    from tau.packages.sources import parse_source
 
     source = parse_source(raw, cwd=context.cwd)
     if source.kind == "local":
@@ -415,7 +421,7 @@ def _identity_anywhere(raw: str, context: _Context) -> set[str]:
 def _config(words: list[str], local: bool, approve: bool | None) -> int:
     """Without words: each package's resources, on or off. ``enable|disable <source> <path>``
     writes pi's ``+path`` / ``-path`` filter into that package's entry (its object form)."""
-    from tau.runtime.packages.configured import configured_packages, declared_scopes, entry_source
+    from tau.packages.configured import configured_packages, declared_scopes, entry_source
 
     context = _Context(approve, need_project=local and bool(words))
     packages, _ = configured_packages(declared_scopes(context.settings))
@@ -429,20 +435,22 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
             _print_switches(package)
         return 0
     if len(words) != 3 or words[0] not in ("enable", "disable"):
-        raise _UsageError("usage: tau config enable|disable <source> <path> [-l]")
+        raise _PackageUsageError("usage: tau config enable|disable <source> <path> [-l]")
     context.check_writable(local)
     action, raw, path = words
     base = context.base(local)
     wanted = _identity_anywhere(raw, context)
     chosen = next((p for p in packages if p.source.identity(p.base_dir) in wanted), None)
     if chosen is None or not chosen.installed:
-        raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
-    from tau.runtime.packages.switches import switch_pattern, switched_entry
+        raise _PackageUsageError(
+            f"no installed package {raw} in the {'project' if local else 'user'} settings"
+        )
+    from tau.packages.switches import switch_pattern, switched_entry
 
     try:
         kind, pattern = switch_pattern(chosen, path)
     except ValueError as exc:
-        raise _UsageError(str(exc)) from None
+        raise _PackageUsageError(str(exc)) from None
 
     def switch(entries: list[Any]) -> None:
         index = next(
@@ -454,7 +462,9 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
             None,
         )
         if index is None:
-            raise _UsageError(f"no installed package {raw} in the {'project' if local else 'user'} settings")
+            raise _PackageUsageError(
+                f"no installed package {raw} in the {'project' if local else 'user'} settings"
+            )
         entries[index] = switched_entry(entries[index], kind, pattern, on=action == "enable")
 
     context.record(local, switch)
@@ -465,7 +475,7 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
 
 
 def _print_switches(package: Any) -> None:
-    from tau.runtime.packages.switches import resource_switches
+    from tau.packages.switches import resource_switches
 
     for switch in resource_switches(package):
         mark = "x" if switch.on else " "

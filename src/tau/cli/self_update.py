@@ -15,12 +15,14 @@ import os
 import subprocess
 import sys
 
+from tau.errors import TauError
+
 __all__ = ["PACKAGE_NAME", "SelfUpdateError", "self_update"]
 
 PACKAGE_NAME = "tau-agent"
 
 
-class SelfUpdateError(Exception):
+class SelfUpdateError(TauError):
     """tau could not be updated; the message says why and what to do."""
 
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from tau.extensions.ui import NotifyLevel, NoUI
 
 if TYPE_CHECKING:
+    from tau.config.project_trust import ProjectTrust
     from tau.extensions.context import TrustMode
     from tau.extensions.runner import ExtensionRunner
     from tau.extensions.ui import ExtensionUI
     from tau.runtime.extension_loading import ExtensionOptions
-    from tau.runtime.project_trust import ProjectTrust
 
 __all__ = ["decide_trust_by_extensions"]
 
@@ -43,9 +43,9 @@ async def decide_trust_by_extensions(
     ``cwd`` (into ``trust``); the loaded runner, for the session to keep (``None``: there are none).
     Only at start-up can the terminal UI show their dialogs; a folder met later, by switching
     sessions, gets dialogs that answer at once (``has_ui`` false), as in pi 1.6."""
+    from tau.config.settings import SettingsManager
     from tau.extensions.context import ProjectTrustContext
     from tau.runtime.extension_loading import load_extension_runner
-    from tau.runtime.settings import SettingsManager
 
     settings = SettingsManager.create(cwd, agent_dir, project=False)
     runner, _ = load_extension_runner(cwd, agent_dir, settings, options, include_project=False)

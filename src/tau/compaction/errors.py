@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tau.errors import TauError
+
 __all__ = [
     "CompactionAbortedError",
     "CompactionCancelledError",
@@ -11,7 +13,7 @@ __all__ = [
 ]
 
 
-class CompactionError(Exception):
+class CompactionError(TauError):
     """Base class: the session is left as it was."""
 
 

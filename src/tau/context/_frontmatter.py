@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.errors import TauError
 
-class FrontmatterError(ValueError):
+
+class FrontmatterError(TauError, ValueError):
     """The frontmatter is not valid YAML, or not a mapping. ``line`` and ``column`` (1-based, in the
     whole file) say where YAML found the problem, when it says."""
 

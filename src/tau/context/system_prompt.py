@@ -20,6 +20,7 @@ from tau.agent.tool import AgentTool
 from tau.context._xml import escape_xml
 from tau.context.context_files import ContextFile
 from tau.context.skills import Skill, format_skills_for_prompt
+from tau.errors import TauError
 from tau.tools import CODING_TOOL_NAMES
 
 ROLE = (
@@ -129,7 +130,7 @@ BUILT_IN_SECTIONS = frozenset(
 )
 
 
-class SectionNameError(ValueError):
+class SectionNameError(TauError, ValueError):
     """An extension's prompt section has a name tau cannot use."""
 
 

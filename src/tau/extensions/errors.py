@@ -14,6 +14,8 @@ from typing import Any, Literal, TypeAlias
 
 from msgspec import Struct
 
+from tau.errors import TauError
+
 __all__ = [
     "DiagnosticType",
     "ExtensionDiagnostic",
@@ -28,7 +30,7 @@ __all__ = [
 DiagnosticType: TypeAlias = Literal["error", "warning"]
 
 
-class ExtensionError(Exception):
+class ExtensionError(TauError):
     """Base class of the errors ``tau.extensions`` raises."""
 
 

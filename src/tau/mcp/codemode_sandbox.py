@@ -20,6 +20,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from tau.errors import TauError
+
 __all__ = ["MEMORY_LIMIT", "SandboxScript", "ScriptOutcome"]
 
 MEMORY_LIMIT = 256 * 1024 * 1024
@@ -120,7 +122,7 @@ class ScriptOutcome(Struct):
     """``{set, delete}``: what the script's ``store()`` calls changed."""
 
 
-class _Stop(Exception):
+class _Stop(TauError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import IO, Any, Literal, TypeAlias
 
 from tau import _process_groups as process_groups
+from tau.errors import TauError
 from tau.mcp.config import ServerConfig
 
 __all__ = [
@@ -51,7 +52,7 @@ _CONNECT_RETRY_DELAYS = (0.25, 1.0)
 _REQUEST_RETRY_DELAY = 0.25
 
 
-class McpCallError(Exception):
+class McpCallError(TauError):
     """A request to a server failed (not answered in time, the server went away, or it refused)."""
 
 
@@ -572,7 +573,7 @@ def _track_stdio_spawns(stdio: Any) -> None:
     stdio._create_platform_compatible_process = create
 
 
-class _RetryableError(Exception):
+class _RetryableError(TauError):
     """A refusal another attempt may get past (see ``ServerConnection.request``)."""
 
     def __init__(self, error: McpCallError, *, new_session: bool) -> None:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tau.errors import TauError
 from tau.mcp.config import ServerConfig
 from tau.mcp.oauth_store import FileTokenStorage, RefreshLockBusyError, normalized_url, storage_for
 
@@ -46,12 +47,12 @@ _REQUEST_TIMEOUT_S = 15.0
 _NOT_ACCEPTED = "401 Unauthorized: the stored sign-in is no longer accepted"
 
 
-class SignInRequiredError(Exception):
+class SignInRequiredError(TauError):
     """The server wants a new sign-in and a session cannot open one. The message starts with "401"
     (a connection that fails with it "needs sign-in")."""
 
 
-class OAuthError(Exception):
+class OAuthError(TauError):
     """Discovery or a token request failed (one line)."""
 
 

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from tau._lockdir import STORE_STALE_S, DirLock
 from tau._shared_file import update_json_file
+from tau.errors import TauError
 from tau.mcp.config import ServerConfig
 
 __all__ = [
@@ -46,7 +47,7 @@ _LOCK_POLL_S = 0.1
 _FILE_LOCK_WAIT_S = 5.0
 
 
-class RefreshLockBusyError(Exception):
+class RefreshLockBusyError(TauError):
     """Another process held the server's refresh lock for the whole wait."""
 
 

@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from tau._import_path import python_module_command
+from tau.errors import TauError
 
 __all__ = ["DEFAULT_COMMAND", "RpcClient", "RpcError"]
 
@@ -37,7 +38,7 @@ DEFAULT_COMMAND: tuple[str, ...] = tuple(python_module_command("tau", "--mode", 
 _STREAM_LIMIT = 64 * 1024 * 1024  # one line can carry a whole message
 
 
-class RpcError(Exception):
+class RpcError(TauError):
     """A command answered with ``success: false``; ``response`` is the whole answer."""
 
     def __init__(self, response: JsonDict) -> None:

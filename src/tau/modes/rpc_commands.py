@@ -11,6 +11,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from tau.accounts.model_resolver import is_valid_thinking_level
 from tau.agent.messages import message_to_json
 from tau.agent.queues import QueueMode
 from tau.ai.thinking import THINKING_LEVELS
@@ -23,8 +24,8 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.context.project_dirs import project_dirs
+from tau.errors import TauError
 from tau.runtime.agent_session import AgentSession
-from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.session.context import interleave_system_messages
 from tau.session.entries import MessageEntry
@@ -36,7 +37,7 @@ __all__ = ["ANSWERED", "COMMANDS", "NO_DATA", "CommandContext", "RpcCommandError
 JsonDict = dict[str, Any]
 
 
-class RpcCommandError(Exception):
+class RpcCommandError(TauError):
     """A command that cannot be carried out; its message becomes the response's ``error``."""
 
 
@@ -383,7 +384,7 @@ async def _get_available_thinking_levels(ctx: CommandContext, command: JsonDict)
 
 
 async def _set_sandbox(ctx: CommandContext, command: JsonDict) -> Any:
-    from tau.runtime.sandbox_config import SandboxConfigError
+    from tau.config.sandbox_config import SandboxConfigError
 
     try:
         ctx.session.set_sandbox(_str(command, "mode"))

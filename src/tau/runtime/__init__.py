@@ -1,10 +1,10 @@
-"""tau.runtime: what a running session is built from, and the session itself.
+"""tau.runtime: the life of one session.
 
-Settings (``settings``), credentials (``auth_storage``), the model registry with the user's
-models.json (``models_config``, ``model_registry``), model reference resolution for the CLI
-(``model_resolver``) and the places tau keeps its files (``paths``). On top of them:
-``AgentSession`` (``agent_session``), the cwd-bound ``AgentSessionServices`` (``services``), the SDK
-entry ``create_agent_session`` (``sdk``) and ``AgentSessionRuntime`` (``runtime``).
+``AgentSession`` (``agent_session``) drives one conversation: prompts, the event pipeline, retries,
+compaction, the extension host and the user's ``!`` commands. ``AgentSessionServices``
+(``services``) gathers what a session is built from (settings from ``tau.config``, models and
+credentials from ``tau.accounts``, resources from ``tau.packages``), ``create_agent_session``
+(``sdk``) is the SDK entry and ``AgentSessionRuntime`` (``runtime``) swaps sessions in a process.
 
     from tau.runtime import create_agent_session
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from tau.accounts.model_resolver import ScopedModel
 from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
 from tau.agent.events import MessageEnd, MessageStart
@@ -52,7 +53,6 @@ from tau.runtime.extension_hooks import (
     ExtensionPromptHooks,
 )
 from tau.runtime.model_control import ModelControl, ModelCycle
-from tau.runtime.model_resolver import ScopedModel
 from tau.runtime.prompt_ledger import PromptLedger, declaration
 from tau.runtime.retry import AutoRetry
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
@@ -733,7 +733,7 @@ class AgentSession:
         the next call on, with the writable roots and network of the ``sandbox`` setting; the system
         prompt's sandbox line follows (sent as a changed section, the cached prefix kept). Raises
         ``SandboxConfigError`` (one line) and keeps the current fence when that cannot be."""
-        from tau.runtime.sandbox_config import checked_sandbox_policy
+        from tau.config.sandbox_config import checked_sandbox_policy
 
         setting = self._services.settings_manager.get("sandbox")
         policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
@@ -846,7 +846,7 @@ class AgentSession:
         active tools in its header; returns the absolute path (default:
         ``tau-session-<file name>.html`` in the current directory). Raises ``ExportError`` for an
         in-memory session or one whose file is not written yet."""
-        from tau.runtime.export_html import export_session_html  # markdown and highlighting: only now
+        from tau.export import export_session_html  # markdown and highlighting: only now
 
         tools = [tool.to_tool() for tool in self._tools.active_tools]
         return export_session_html(self._session, output_path, system_prompt=self.system_prompt, tools=tools)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tau.errors import TauError
+
 __all__ = [
     "AgentSessionError",
     "BashBusyError",
@@ -12,7 +14,7 @@ __all__ = [
 ]
 
 
-class AgentSessionError(RuntimeError):
+class AgentSessionError(TauError, RuntimeError):
     """Base class of the session's own errors."""
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from tau.accounts.model_resolver import is_valid_thinking_level
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.runtime.errors import AgentSessionError, MissingAuthError
-from tau.runtime.model_resolver import is_valid_thinking_level
 from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
 

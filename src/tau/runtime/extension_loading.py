@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
+from tau.config.settings import SettingsManager, SettingsScope
 from tau.context.project_dirs import project_dirs
+from tau.packages.resource_settings import settings_entries_source
 from tau.runtime.builtin_extensions import (
     TAU_BUILTINS,
     builtin_enabled,
@@ -30,8 +32,6 @@ from tau.runtime.builtin_extensions import (
     missing_builtin,
     without_builtin_entries,
 )
-from tau.runtime.resource_settings import settings_entries_source
-from tau.runtime.settings import SettingsManager, SettingsScope
 
 if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic

@@ -15,6 +15,8 @@ from typing import Literal
 from msgspec import Struct
 from msgspec.structs import replace
 
+from tau.accounts.model_registry import ModelRegistry, RequestAuth, missing_auth_message
+from tau.accounts.model_resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from tau.agent.agent import Agent
 from tau.agent.config import StreamFn
 from tau.agent.state import PLACEHOLDER_MODEL
@@ -25,11 +27,9 @@ from tau.ai.stream_writer import StreamWriter, run_stream
 from tau.ai.streaming import stream_simple
 from tau.ai.thinking import clamp_thinking_level, get_supported_thinking_levels
 from tau.ai.types import Context, Model, ThinkingLevelOrOff, models_are_equal
+from tau.config.settings import SettingsManager
 from tau.runtime.errors import MissingAuthError, NoModelError
 from tau.runtime.events import SessionEvent, ThinkingLevelChanged
-from tau.runtime.model_registry import ModelRegistry, RequestAuth, missing_auth_message
-from tau.runtime.model_resolver import DEFAULT_THINKING_LEVEL, ScopedModel
-from tau.runtime.settings import SettingsManager
 from tau.session.manager import SessionManager
 
 __all__ = ["ModelControl", "ModelCycle", "auth_error", "create_stream_fn"]

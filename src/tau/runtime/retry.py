@@ -1,6 +1,6 @@
 """Failover: a request that failed for a passing reason is sent again, at two levels.
 
-Provider level (inside ``tau.ai.http``): the same request bytes are re-sent after a retryable status
+Provider level (inside ``tau.ai.transport.http``): the same request bytes are re-sent after a retryable status
 (429, 5xx, 529 overloaded) or a connection failure before any response, honouring ``Retry-After``
 up to ``retry.provider.maxRetryDelayMs``. The agent sees one model call; nothing in its context
 changes. ``retry.provider.maxRetries`` defaults to 0, as in pi 1.6: a transient failure is then
@@ -35,9 +35,9 @@ from tau.ai.options import SimpleStreamOptions
 from tau.ai.overflow import is_context_overflow
 from tau.ai.streaming import stream_simple
 from tau.ai.types import AssistantMessage, Context, Model
+from tau.config.settings import RetrySettings, SettingsManager
 from tau.runtime.event_pipeline import EventPipeline
 from tau.runtime.events import AutoRetryEnd, AutoRetryStart
-from tau.runtime.settings import RetrySettings, SettingsManager
 
 __all__ = [
     "DEFAULT_PROVIDER_MAX_RETRIES",
@@ -81,7 +81,7 @@ _TRANSIENT_PHRASES = (
 _TRANSIENT_STATUSES = ("429", "500", "502", "503", "504", "529")
 # Bad requests and refused credentials fail the same way every time, whatever else the text says.
 _NEVER_RETRIED = r"^\s*(?:HTTP\s*)?(?:400|401|403)(?!\d)"
-# The server's Retry-After, as ``tau.ai.http`` words it in the error ("retry after 3 s").
+# The server's Retry-After, as ``tau.ai.transport.http`` words it in the error ("retry after 3 s").
 _RETRY_AFTER = r"retry after (\d+(?:\.\d+)?(?:e[+-]?\d+)?) s\b"
 
 

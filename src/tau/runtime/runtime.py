@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from msgspec import Struct, field
 
+from tau.accounts.auth_storage import AuthStorage
+from tau.accounts.model_resolver import ScopedModel
 from tau.agent.tool import AgentTool
 from tau.ai.types import Model, TextContent, ThinkingLevelOrOff, UserMessage
 from tau.runtime.agent_session import AgentSession
-from tau.runtime.auth_storage import AuthStorage
 from tau.runtime.errors import AgentSessionError, MissingSessionCwdError
 from tau.runtime.extension_loading import ExtensionOptions
-from tau.runtime.model_resolver import ScopedModel
 from tau.runtime.sdk import create_agent_session
 from tau.runtime.services import (
     AgentSessionServices,

@@ -17,25 +17,25 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from tau.agent.agent import Agent
-from tau.agent.tool import AgentTool
-from tau.ai.thinking import clamp_thinking_level
-from tau.ai.types import Model, ThinkingLevelOrOff
-from tau.context.convert import convert_to_llm
-from tau.runtime.agent_session import AgentSession
-from tau.runtime.model_control import create_stream_fn
-from tau.runtime.model_resolver import (
+from tau.accounts.model_resolver import (
     DEFAULT_THINKING_LEVEL,
     ScopedModel,
     find_initial_model,
     is_valid_thinking_level,
     restore_model,
 )
+from tau.agent.agent import Agent
+from tau.agent.tool import AgentTool
+from tau.ai.thinking import clamp_thinking_level
+from tau.ai.types import Model, ThinkingLevelOrOff
+from tau.config.settings import SettingsManager
+from tau.config.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
+from tau.context.convert import convert_to_llm
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.model_control import create_stream_fn
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
-from tau.runtime.settings import SettingsManager
 from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
-from tau.runtime.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
 from tau.session.manager import SessionManager

@@ -3,7 +3,7 @@
 A session is bound to its cwd: the cwd decides project settings, context files, skills, prompt
 templates, SYSTEM.md and extensions. Switching to a session of another folder therefore rebuilds these
 services rather than only swapping messages. A folder not trusted (``project_trusted=False``, see
-``tau.runtime.project_trust``) keeps its ``.tau`` settings, skills, templates, system prompt files
+``tau.config.project_trust``) keeps its ``.tau`` settings, skills, templates, system prompt files
 and extensions out; its AGENTS.md still loads. Building them never prints and never exits: problems
 are collected in ``diagnostics`` for the caller to show. An extension that fails to load is a
 warning (tau goes on without it); a command-line flag no extension registers is an error.
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from msgspec import Struct, field
 
+from tau.accounts.auth_storage import AuthStorage
+from tau.accounts.model_registry import ModelRegistry
+from tau.config.paths import agent_dir as default_agent_dir
+from tau.config.paths import models_path
+from tau.config.settings import SettingsManager
 from tau.context.resources import ResourceLoader
-from tau.runtime.auth_storage import AuthStorage
+from tau.packages.resource_settings import settings_entries_source
 from tau.runtime.extension_loading import ExtensionOptions, load_extension_runner
-from tau.runtime.model_registry import ModelRegistry
-from tau.runtime.paths import agent_dir as default_agent_dir
-from tau.runtime.paths import models_path
-from tau.runtime.resource_settings import settings_entries_source
-from tau.runtime.settings import SettingsManager
 from tau.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def create_agent_session_services(
         level: DiagnosticType = "error" if found.type == "error" else "warning"
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
     if settings.packages:  # only a configuration that declares packages reads them here
-        from tau.runtime.packages.configured import package_problems
+        from tau.packages.configured import package_problems
 
         diagnostics += [ServiceDiagnostic("warning", problem) for problem in package_problems(settings)]
     extensions = extension_options or ExtensionOptions()
@@ -147,7 +147,7 @@ def create_agent_session_services(
         flag_errors += [str(p) for p in runner.apply_flag_values(known)]
     diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
     diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
-    from tau.runtime.sandbox_config import build_sandbox
+    from tau.config.sandbox_config import build_sandbox
 
     sandbox = build_sandbox(settings.get("sandbox"), cwd, str(base), mode=sandbox_mode)
     if sandbox.problem is not None:

@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from tau.ai.types import Model, models_are_equal
+from tau.config.tool_selection import is_mcp_tool_name
 from tau.runtime.extension_host import SessionExtensionHost
 from tau.runtime.extension_loading import load_extension_runner
 from tau.runtime.services import AgentSessionServices, ServiceDiagnostic
 from tau.runtime.tool_registry import ToolRegistry
-from tau.runtime.tool_selection import is_mcp_tool_name
 from tau.runtime.user_bash import BashResult
 
 if TYPE_CHECKING:

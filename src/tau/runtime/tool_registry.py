@@ -13,9 +13,9 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, TypeAlias
 
 from tau.agent.tool import AgentTool
+from tau.config.tool_selection import is_mcp_tool_name, tool_name_matcher
 from tau.context.resources import ResourceLoader
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
-from tau.runtime.tool_selection import is_mcp_tool_name, tool_name_matcher
 from tau.tools import (
     CODING_TOOL_NAMES,
     SessionEnvironment,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tau.errors import TauError
 
-class SessionError(Exception):
+
+class SessionError(TauError):
     """Base class of the session layer's errors."""
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from tau._contained import contained_path
-from tau.ai.gc_pause import collector_paused
+from tau.ai.transport.gc_pause import collector_paused
 from tau.ai.types import ImageContent, JsonObject, TextContent, Usage
 from tau.session.context import SessionContext, branch_system_message, build_session_context, path_to
 from tau.session.entries import (

@@ -5,9 +5,10 @@ from __future__ import annotations
 import errno
 
 from tau.ai.abort import AbortSignal
+from tau.errors import TauError
 
 
-class ToolError(Exception):
+class ToolError(TauError):
     """A tool failed; the message is what the model reads."""
 
 

@@ -19,6 +19,7 @@ from msgspec import Struct
 
 from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
+from tau.errors import TauError
 
 
 class ReadOperations(Protocol):
@@ -47,11 +48,11 @@ class EditOperations(Protocol):
         ...
 
 
-class CommandAborted(Exception):
+class CommandAborted(TauError):
     """Raised by :meth:`BashOperations.exec` when the signal fired; the process tree is gone."""
 
 
-class CommandTimedOut(Exception):
+class CommandTimedOut(TauError):
     """Raised by :meth:`BashOperations.exec` when the timeout passed; the process tree is gone."""
 
     def __init__(self, seconds: float) -> None:
@@ -107,7 +108,7 @@ class LsOperations(Protocol):
     async def readdir(self, path: str) -> list[str]: ...
 
 
-class NotRegularFileError(OSError):
+class NotRegularFileError(TauError, OSError):
     """The path is a FIFO, a device or a socket: reading or writing it could block or never end."""
 
     def __init__(self, path: str, mode: int) -> None:

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from msgspec import Struct
 
+from tau.errors import TauError
+
 if TYPE_CHECKING:
     from tau.agent.tool import AgentTool
 
@@ -58,7 +60,7 @@ _INSTALL_HINT = (
 )
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(TauError):
     """The fence cannot be put up; the message is one line saying what to install or enable."""
 
 

@@ -36,7 +36,7 @@ from tau.ai import (
     stream,
     stream_simple,
 )
-from tau.ai.http import close_clients
+from tau.ai.transport.http import close_clients
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 from tau.testing.fake_llm import anthropic as fake_anthropic
 from tau.testing.fake_llm.server import sse_frame

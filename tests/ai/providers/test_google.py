@@ -35,8 +35,8 @@ from tau.ai import (
 from tau.ai.events import DoneEvent, ErrorEvent
 from tau.ai.providers import google
 from tau.ai.providers.google_convert import SKIP_THOUGHT_SIGNATURE, schema_for_google, thinking_config
-from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import StreamWriter, run_stream
+from tau.ai.transport.sse import ServerSentEvent
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 SIGNATURE = "c2lnbmF0dXJl"  # base64 of "signature"

@@ -30,7 +30,6 @@ from tau.ai import (
     stream_simple,
 )
 from tau.ai.events import AssistantMessageEvent
-from tau.ai.http import close_clients
 from tau.ai.providers.openai_compat import detect_compat, resolve_compat
 from tau.ai.providers.openai_completions import (
     ChunkReader,
@@ -42,6 +41,7 @@ from tau.ai.providers.openai_completions import (
     usage_counts,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.transport.http import close_clients
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 API = "openai-completions"

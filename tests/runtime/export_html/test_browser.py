@@ -14,7 +14,7 @@ import pytest
 from chromium import CHROMIUM, Chromium
 from export_session import PAYLOAD, V1_SESSION, BuiltSession, build_session
 
-from tau.runtime.export_html import export_session_html
+from tau.export import export_session_html
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau.runtime.export_html.diffs import diff_from_arguments, render_diff
+from tau.export.diffs import diff_from_arguments, render_diff
 from tau.tools.edit_diff import generate_diff
 
 

@@ -14,8 +14,8 @@ import pytest
 from export_session import V1_SESSION, V2_SESSION, BuiltSession, decode_embedded, reply
 
 from tau.ai.types import ImageContent, TextContent, UserMessage
+from tau.export import ExportError, default_output_path, export_session_html
 from tau.runtime.agent_session import AgentSession
-from tau.runtime.export_html import ExportError, default_output_path, export_session_html
 from tau.session import SessionManager
 from tau.testing.faux import FauxProvider, faux_message
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau.runtime.export_html.formatting import (
+from tau.export.formatting import (
     as_number,
     as_text,
     clock_time,

@@ -7,7 +7,7 @@ from export_session import audit_html, is_harmless_href
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.runtime.export_html.markup import CodeHighlighter, MarkdownRenderer, is_safe_url, lexer_for_path
+from tau.export.markup import CodeHighlighter, MarkdownRenderer, is_safe_url, lexer_for_path
 
 
 def render(text: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 from export_session import PNG, audit_html
 
 from tau.ai.types import ImageContent
-from tau.runtime.export_html.media import is_inline_image, render_image
+from tau.export.media import is_inline_image, render_image
 
 
 @pytest.mark.parametrize("mime", ["image/png", "image/jpeg", "image/gif", "image/webp"])

@@ -15,8 +15,8 @@ import pytest
 from export_session import PAYLOAD, BuiltSession, audit_html, decode_embedded, is_harmless_href
 
 from tau.ai.types import Tool
-from tau.runtime.export_html.page import build_page
-from tau.runtime.export_html.source import ExportSource, source_from_manager
+from tau.export.page import build_page
+from tau.export.source import ExportSource, source_from_manager
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;"
 
@@ -147,7 +147,7 @@ def test_the_session_data_is_embedded_gzipped(page: str, built: BuiltSession) ->
 
 
 def test_the_content_security_policy_allows_only_the_viewer_script(page: str) -> None:
-    script = (resources.files("tau.runtime.export_html") / "viewer.js").read_text(encoding="utf-8")
+    script = (resources.files("tau.export") / "viewer.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page)
     assert policy is not None
@@ -158,6 +158,6 @@ def test_the_content_security_policy_allows_only_the_viewer_script(page: str) ->
 
 
 def test_the_assets_ship_with_the_package() -> None:
-    files = resources.files("tau.runtime.export_html")
+    files = resources.files("tau.export")
     for name in ("template.html", "viewer.css", "viewer.js"):
         assert (files / name).is_file()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from export_session import PAYLOAD, PNG, audit_html
 
 from tau.ai.types import ImageContent, TextContent, ToolCall, ToolResultMessage
-from tau.runtime.export_html.markup import CodeHighlighter
-from tau.runtime.export_html.tool_html import ToolRenderer, line_count, strip_ansi
+from tau.export.markup import CodeHighlighter
+from tau.export.tool_html import ToolRenderer, line_count, strip_ansi
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 

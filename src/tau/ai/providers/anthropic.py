@@ -10,10 +10,8 @@ import json
 from contextlib import aclosing
 from typing import Any
 
-from tau.ai import wire
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
 from tau.ai.providers.anthropic_request import (
@@ -25,6 +23,8 @@ from tau.ai.providers.anthropic_request import (
 )
 from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.transport import wire
+from tau.ai.transport.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
 from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent
 
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from tau.ai.env_keys import is_anthropic_auth_token
-from tau.ai.gc_pause import collector_paused
-from tau.ai.http import merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers import anthropic_updates
@@ -30,9 +28,17 @@ from tau.ai.providers.anthropic_thinking import (
     thinking_fields,
     thinking_requested,
 )
-from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
+from tau.ai.transport.gc_pause import collector_paused
+from tau.ai.transport.http import merge_headers
+from tau.ai.transport.request_cache import (
+    CachedFragment,
+    Continuation,
+    FragmentList,
+    MessageMemo,
+    cached_fragment,
+)
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -348,7 +354,7 @@ def convert_messages(
 ) -> list[JsonObject]:
     """Messages in Anthropic's shape; consecutive tool results share one user message.
 
-    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
+    Each message's wire form is made once and reused by later requests (``tau.ai.transport.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input, oauth)
     history = continue_history(

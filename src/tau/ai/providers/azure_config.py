@@ -21,8 +21,8 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from tau.ai.http import HttpStatusError, bearer
 from tau.ai.stream_writer import ProviderError
+from tau.ai.transport.http import HttpStatusError, bearer
 from tau.ai.types import JsonObject, Model
 
 DEFAULT_API_VERSION = "v1"

@@ -13,7 +13,6 @@ import msgspec
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions
 from tau.ai.providers.azure_config import (
     api_version,
@@ -30,6 +29,7 @@ from tau.ai.providers.openai_responses import (
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transform import AZURE_TOOL_CALL_PROVIDERS
+from tau.ai.transport.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream
 from tau.ai.types import Context, Model
 
 # The Responses API rejects a smaller ``max_output_tokens``.

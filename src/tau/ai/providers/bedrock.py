@@ -3,7 +3,7 @@
 ``POST {endpoint}/model/{modelId}/converse-stream`` answers with binary
 ``application/vnd.amazon.eventstream`` frames. botocore (the ``bedrock`` extra) resolves the AWS
 credential chain (environment, profiles, SSO, container and instance roles), signs the request with
-SigV4 and decodes the frames; ``tau.ai.http`` stays the transport, so pooling, retries, timeouts and proxies
+SigV4 and decodes the frames; ``tau.ai.transport.http`` stays the transport, so pooling, retries, timeouts and proxies
 work as for every other API. A Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``, or the ``api_key``
 option) is sent as a bearer token instead of a signature.
 
@@ -31,16 +31,22 @@ from urllib.parse import quote, urlsplit
 from msgspec import Struct
 from msgspec.structs import replace
 
-from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream, unresolved_host
 from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
 from tau.ai.providers.bedrock_request import build_body, is_claude, supports_adaptive_thinking
 from tau.ai.redaction import register_secret
-from tau.ai.request_cache import encode_body
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
+from tau.ai.transport import wire
+from tau.ai.transport.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    merge_headers,
+    open_stream,
+    unresolved_host,
+)
+from tau.ai.transport.request_cache import encode_body
 from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ from tau.ai.options import StreamOptions
 from tau.ai.providers.openai_responses import ResponsesEventReader
 from tau.ai.stream_writer import ProviderError, StreamWriter
 from tau.ai.types import JsonObject
+from tau.errors import TauError
 
 __all__ = ["OPENAI_BETA", "FallBackToSse", "stream_over_websocket", "wants_websocket", "websocket_url"]
 
@@ -43,11 +44,11 @@ _PREVIOUS_RESPONSE_NOT_FOUND = "previous_response_not_found"
 _CONNECTION_LIMIT = "websocket_connection_limit_reached"
 
 
-class FallBackToSse(Exception):
+class FallBackToSse(TauError):
     """The socket failed before any event: send the request over HTTP/SSE instead."""
 
 
-class _SocketFailure(Exception):
+class _SocketFailure(TauError):
     """The WebSocket itself failed (connect, close, silence), not the backend's answer."""
 
 

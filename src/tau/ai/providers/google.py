@@ -18,12 +18,18 @@ from msgspec.structs import replace
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, iter_sse, merge_headers, notify_stream_event, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamEventHook, StreamOptions, stream_event_hook
 from tau.ai.providers.google_convert import build_request_body, thinking_option_for_level
-from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_reasoning, clamp_thinking_level
+from tau.ai.transport.http import (
+    apply_payload_hook,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
+)
+from tau.ai.transport.sse import ServerSentEvent
 from tau.ai.types import (
     Context,
     JsonObject,

@@ -13,10 +13,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from tau.ai.gc_pause import collector_paused
-from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, cached_fragment
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_google
+from tau.ai.transport.gc_pause import collector_paused
+from tau.ai.transport.request_cache import (
+    CachedFragment,
+    Continuation,
+    FragmentList,
+    MessageMemo,
+    cached_fragment,
+)
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -95,7 +101,7 @@ _histories: Continuation[_History] = Continuation()
 def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
     """The ``contents`` list for ``model``: user, model and function-response turns.
 
-    Each message's wire form is made once and reused by later requests (``tau.ai.request_cache``).
+    Each message's wire form is made once and reused by later requests (``tau.ai.transport.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input)
     history = continue_history(_histories, _fragments, key, key, model, messages, lambda: _History(model))

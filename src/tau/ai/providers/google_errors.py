@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai.http import HttpStatusError
 from tau.ai.stream_writer import ProviderError
+from tau.ai.transport.http import HttpStatusError
 
 
 def explain_http_error(exc: HttpStatusError, *, product: str, relogin: str) -> ProviderError:

@@ -23,13 +23,13 @@ from typing import Final
 from msgspec.structs import replace
 
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.providers.google import read_gemini_stream
 from tau.ai.providers.google_convert import build_request_body, is_gemini_3_pro, uses_thinking_level
 from tau.ai.providers.google_errors import explain_http_error
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_reasoning, clamp_thinking_level
+from tau.ai.transport.http import HttpStatusError, apply_payload_hook, iter_sse, merge_headers, open_stream
 from tau.ai.types import Context, JsonObject, Model, now_ms
 
 API: Final = "google-gemini-cli"

@@ -24,10 +24,15 @@ from contextlib import aclosing
 from typing import Final
 from urllib.parse import urlsplit
 
-from tau.ai import wire
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import (
+from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
+from tau.ai.providers.google import read_gemini_stream, simple_stream_options
+from tau.ai.providers.google_convert import build_request_body
+from tau.ai.providers.google_errors import explain_http_error
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.transport import wire
+from tau.ai.transport.http import (
     HttpStatusError,
     apply_payload_hook,
     iter_sse,
@@ -35,11 +40,6 @@ from tau.ai.http import (
     open_stream,
     unresolved_host,
 )
-from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
-from tau.ai.providers.google import read_gemini_stream, simple_stream_options
-from tau.ai.providers.google_convert import build_request_body
-from tau.ai.providers.google_errors import explain_http_error
-from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.types import Context, JsonObject, Model
 
 API: Final = "google-vertex"

@@ -24,13 +24,20 @@ import msgspec
 
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import clamp_thinking_level
 from tau.ai.transform import transform_messages
+from tau.ai.transport.http import (
+    apply_payload_hook,
+    bearer,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
+)
 from tau.ai.types import (
     AssistantMessage,
     Context,

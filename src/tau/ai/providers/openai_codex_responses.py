@@ -31,7 +31,6 @@ from typing import Any
 import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
 from tau.ai.providers import codex_websocket
 from tau.ai.providers.openai_responses import (
@@ -43,6 +42,7 @@ from tau.ai.providers.openai_responses import (
 from tau.ai.providers.responses_convert import convert_responses_messages, convert_responses_tools
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
+from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
 from tau.ai.types import AssistantMessage, Context, JsonObject, Model
 
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"

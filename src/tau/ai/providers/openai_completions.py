@@ -20,15 +20,6 @@ from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import (
-    HttpStatusError,
-    apply_payload_hook,
-    bearer,
-    iter_sse,
-    merge_headers,
-    notify_stream_event,
-    open_stream,
-)
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
 from tau.ai.providers.openai_completions_convert import convert_messages
@@ -40,6 +31,15 @@ from tau.ai.thinking import (
     map_thinking_level,
     resolve_sampling_params,
     supports_xhigh,
+)
+from tau.ai.transport.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    bearer,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
 )
 from tau.ai.types import (
     AssistantMessage,

@@ -1,7 +1,7 @@
 """Conversation → Chat Completions ``messages``: the system prompt, then the replay-safe history.
 
 Each message's wire form is made once and reused by later requests, and a tool loop's next
-request converts only its new messages (``tau.ai.request_cache``).
+request converts only its new messages (``tau.ai.transport.request_cache``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ import json
 from typing import Any
 
 from tau._pattern import lazy_pattern
-from tau.ai.gc_pause import collector_paused
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat
-from tau.ai.request_cache import (
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
+from tau.ai.transport.gc_pause import collector_paused
+from tau.ai.transport.request_cache import (
     CachedFragment,
     Continuation,
     FragmentList,
@@ -20,8 +22,6 @@ from tau.ai.request_cache import (
     cached_fragment,
     compact_json,
 )
-from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
 from tau.ai.types import (
     AssistantMessage,
     Context,

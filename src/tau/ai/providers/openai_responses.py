@@ -17,7 +17,6 @@ import msgspec
 from tau.ai.cost import apply_service_tier
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.partial_json import parse_streaming_json
 from tau.ai.providers.responses_convert import (
@@ -25,7 +24,6 @@ from tau.ai.providers.responses_convert import (
     convert_responses_tools,
     encode_text_signature,
 )
-from tau.ai.sse import ServerSentEvent
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import (
     clamp_reasoning,
@@ -35,6 +33,15 @@ from tau.ai.thinking import (
     supports_xhigh,
 )
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
+from tau.ai.transport.http import (
+    apply_payload_hook,
+    bearer,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
+)
+from tau.ai.transport.sse import ServerSentEvent
 from tau.ai.types import (
     Context,
     ImageContent,
@@ -49,7 +56,7 @@ from tau.ai.types import (
 )
 
 if TYPE_CHECKING:
-    from tau.ai import wire
+    from tau.ai.transport import wire
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 SUMMARY_SEPARATOR = "\n\n"

@@ -17,9 +17,16 @@ from typing import Any
 import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
-from tau.ai.http import apply_payload_hook, bearer, iter_sse, merge_headers, notify_stream_event, open_stream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.transport.http import (
+    apply_payload_hook,
+    bearer,
+    iter_sse,
+    merge_headers,
+    notify_stream_event,
+    open_stream,
+)
 from tau.ai.types import Context, JsonObject, Model, TextContent, ThinkingContent, Usage
 
 __all__ = ["build_request_body", "stream", "stream_simple"]

@@ -12,11 +12,17 @@ import json
 from collections.abc import Collection
 from functools import partial
 
-from tau.ai.gc_pause import collector_paused
-from tau.ai.request_cache import CachedFragment, Continuation, FragmentList, MessageMemo, compact_json
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, ReplayHistory, normalize_id_responses
+from tau.ai.transport.gc_pause import collector_paused
+from tau.ai.transport.request_cache import (
+    CachedFragment,
+    Continuation,
+    FragmentList,
+    MessageMemo,
+    compact_json,
+)
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -99,7 +105,7 @@ def convert_responses_messages(
 ) -> list[JsonObject]:
     """The ``input`` list for a Responses request (Codex passes the system prompt separately).
 
-    Each message's items are made once and reused by later requests (``tau.ai.request_cache``).
+    Each message's items are made once and reused by later requests (``tau.ai.transport.request_cache``).
     """
     system: JsonObject | None = None
     if include_system_prompt and context.system_prompt:

@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from tau._unicode import dumps
+from tau.errors import TauError
 
-__all__ = ["PROTOCOL_VERSION", "Connection", "Handler", "RpcError", "Writer", "param"]
+__all__ = ["PROTOCOL_VERSION", "Connection", "Handler", "JsonRpcError", "Writer", "param"]
 
 PROTOCOL_VERSION = 1
 
@@ -39,7 +40,7 @@ class Writer(Protocol):
     def close(self) -> None: ...
 
 
-class RpcError(Exception):
+class JsonRpcError(TauError):
     """A JSON-RPC error, raised by a handler (sent to the client) or by ``request`` (the client's)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -48,27 +49,27 @@ class RpcError(Exception):
         self.data = data
 
     @classmethod
-    def invalid_request(cls, message: str) -> RpcError:
+    def invalid_request(cls, message: str) -> JsonRpcError:
         return cls(-32600, "Invalid request", {"message": message})
 
     @classmethod
-    def method_not_found(cls, method: str) -> RpcError:
+    def method_not_found(cls, method: str) -> JsonRpcError:
         return cls(-32601, "Method not found", {"method": method})
 
     @classmethod
-    def invalid_params(cls, message: str) -> RpcError:
+    def invalid_params(cls, message: str) -> JsonRpcError:
         return cls(-32602, "Invalid params", {"message": message})
 
     @classmethod
-    def internal_error(cls, message: str) -> RpcError:
+    def internal_error(cls, message: str) -> JsonRpcError:
         return cls(-32603, "Internal error", {"message": message})
 
     @classmethod
-    def auth_required(cls, message: str) -> RpcError:
+    def auth_required(cls, message: str) -> JsonRpcError:
         return cls(-32000, "Authentication required", {"message": message})
 
     @classmethod
-    def resource_not_found(cls, uri: str) -> RpcError:
+    def resource_not_found(cls, uri: str) -> JsonRpcError:
         return cls(-32002, "Resource not found", {"uri": uri})
 
     def to_json(self) -> dict[str, Any]:
@@ -82,9 +83,9 @@ def param(params: dict[str, Any], name: str, kind: type | tuple[type, ...], defa
     """``params[name]`` checked against ``kind``; a missing or mistyped field is invalid params."""
     value = params.get(name, default)
     if value is ...:
-        raise RpcError.invalid_params(f"{name} is required")
+        raise JsonRpcError.invalid_params(f"{name} is required")
     if value is not default and not isinstance(value, kind):
-        raise RpcError.invalid_params(f"{name} has the wrong type")
+        raise JsonRpcError.invalid_params(f"{name} has the wrong type")
     return value
 
 
@@ -122,9 +123,9 @@ class Connection:
         self._write({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
-        """Ask the client; its result, or ``RpcError`` (also when the connection closes first)."""
+        """Ask the client; its result, or ``JsonRpcError`` (also when the connection closes first)."""
         if self.closed:
-            raise RpcError(-32603, "the client is gone")
+            raise JsonRpcError(-32603, "the client is gone")
         request_id = self._next_id
         self._next_id += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -141,7 +142,7 @@ class Connection:
             try:
                 line = await self._reader.readline()
             except (ValueError, asyncio.LimitOverrunError):  # one line over the limit
-                self._write(_error(None, RpcError(-32700, "Parse error", {"message": "line too long"})))
+                self._write(_error(None, JsonRpcError(-32700, "Parse error", {"message": "line too long"})))
                 continue
             except (ConnectionError, OSError):
                 break
@@ -152,12 +153,12 @@ class Connection:
             try:
                 message = json.loads(line)
             except ValueError:
-                self._write(_error(None, RpcError(-32700, "Parse error")))
+                self._write(_error(None, JsonRpcError(-32700, "Parse error")))
                 continue
             if isinstance(message, dict):
                 self._dispatch(message, handler)
             else:
-                self._write(_error(None, RpcError.invalid_request("a message is a JSON object")))
+                self._write(_error(None, JsonRpcError.invalid_request("a message is a JSON object")))
         self._fail_pending()
 
     def _dispatch(self, message: dict[str, Any], handler: Handler) -> None:
@@ -173,7 +174,7 @@ class Connection:
             error = message.get("error")
             if isinstance(error, dict):
                 future.set_exception(
-                    RpcError(
+                    JsonRpcError(
                         int(error.get("code", -32603)), str(error.get("message", "error")), error.get("data")
                     )
                 )
@@ -185,16 +186,18 @@ class Connection:
         is_request = "id" in message
         try:
             if params is not None and not isinstance(params, dict):
-                raise RpcError.invalid_params("params is an object")
+                raise JsonRpcError.invalid_params("params is an object")
             result = await handler(method, params or {})
-        except RpcError as exc:
+        except JsonRpcError as exc:
             if is_request:
                 self._write(_error(message["id"], exc))
             return
         except Exception as exc:  # a bug in tau: the client gets the message, stderr the trace
             traceback.print_exc(file=sys.stderr)
             if is_request:
-                self._write(_error(message["id"], RpcError.internal_error(str(exc) or type(exc).__name__)))
+                self._write(
+                    _error(message["id"], JsonRpcError.internal_error(str(exc) or type(exc).__name__))
+                )
             return
         if is_request:
             self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
@@ -202,7 +205,7 @@ class Connection:
     def _fail_pending(self) -> None:
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(RpcError(-32603, "the client is gone"))
+                future.set_exception(JsonRpcError(-32603, "the client is gone"))
 
     async def close(self) -> None:
         self._flush()
@@ -216,5 +219,5 @@ class Connection:
             self._writer.close()
 
 
-def _error(request_id: Any, error: RpcError) -> dict[str, Any]:
+def _error(request_id: Any, error: JsonRpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any
 
-from tau.modes.acp.jsonrpc import RpcError
+from tau.modes.acp.jsonrpc import JsonRpcError
 
 __all__ = ["MCP_CAPABILITIES", "mcp_json_entries"]
 
@@ -23,7 +23,7 @@ def _pairs(value: Any, what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, list):
-        raise RpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
+        raise JsonRpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
     pairs: dict[str, str] = {}
     for pair in value:
         if not (
@@ -31,7 +31,7 @@ def _pairs(value: Any, what: str) -> dict[str, str]:
             and isinstance(pair.get("name"), str)
             and isinstance(pair.get("value"), str)
         ):
-            raise RpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
+            raise JsonRpcError.invalid_params(f"an MCP server's {what} is a list of name/value pairs")
         pairs[pair["name"]] = pair["value"]
     return pairs
 
@@ -41,11 +41,11 @@ def mcp_json_entries(servers: Any) -> dict[str, dict[str, Any]]:
     if servers is None:
         return {}
     if not isinstance(servers, list):
-        raise RpcError.invalid_params("mcpServers is a list")
+        raise JsonRpcError.invalid_params("mcpServers is a list")
     entries: dict[str, dict[str, Any]] = {}
     for server in servers:
         if not isinstance(server, dict) or not isinstance(server.get("name"), str):
-            raise RpcError.invalid_params("each of mcpServers needs a name")
+            raise JsonRpcError.invalid_params("each of mcpServers needs a name")
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", server["name"]).strip("-") or "server"
         kind = server.get("type")
         if kind == "sse":

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from tau.ai.types import ImageContent
-from tau.modes.acp.jsonrpc import RpcError
+from tau.modes.acp.jsonrpc import JsonRpcError
 
 __all__ = ["to_tau_prompt", "uri_path"]
 
@@ -25,7 +25,7 @@ def uri_path(uri: str) -> str:
 def _str(block: dict[str, Any], name: str) -> str:
     value = block.get(name)
     if not isinstance(value, str):
-        raise RpcError.invalid_params(f"a {block.get('type')} block needs {name}")
+        raise JsonRpcError.invalid_params(f"a {block.get('type')} block needs {name}")
     return value
 
 
@@ -34,7 +34,7 @@ def to_tau_prompt(blocks: list[Any]) -> tuple[str, list[ImageContent]]:
     images: list[ImageContent] = []
     for block in blocks:
         if not isinstance(block, dict):
-            raise RpcError.invalid_params("a prompt is a list of content blocks")
+            raise JsonRpcError.invalid_params("a prompt is a list of content blocks")
         kind = block.get("type")
         if kind == "text":
             parts.append(_str(block, "text"))
@@ -45,7 +45,7 @@ def to_tau_prompt(blocks: list[Any]) -> tuple[str, list[ImageContent]]:
         elif kind == "resource":
             resource = block.get("resource")
             if not isinstance(resource, dict):
-                raise RpcError.invalid_params("a resource block needs resource")
+                raise JsonRpcError.invalid_params("a resource block needs resource")
             uri = uri_path(_str(resource, "uri"))
             mime_type = resource.get("mimeType")
             if isinstance(text := resource.get("text"), str):
@@ -55,5 +55,5 @@ def to_tau_prompt(blocks: list[Any]) -> tuple[str, list[ImageContent]]:
             else:
                 parts.append(f"@{uri}")
         elif kind != "audio":  # audio is not offered (promptCapabilities.audio is false)
-            raise RpcError.invalid_params(f"unsupported content block {kind!r}")
+            raise JsonRpcError.invalid_params(f"unsupported content block {kind!r}")
     return "\n\n".join(part for part in parts if part), images

@@ -28,10 +28,11 @@ from tau.agent.events import MessageEnd, ToolExecutionEnd, ToolExecutionStart
 from tau.agent.tool import AgentTool
 from tau.ai.redaction import redact
 from tau.ai.types import AssistantMessage, Usage
+from tau.config.settings import SettingsManager
 from tau.modes.acp.auth import LOGIN_METHOD_IDS, NO_MODEL, auth_methods
 from tau.modes.acp.client_files import ClientFileOperations, client_file_tools
 from tau.modes.acp.commands import available_commands
-from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, RpcError, param
+from tau.modes.acp.jsonrpc import PROTOCOL_VERSION, Connection, JsonRpcError, param
 from tau.modes.acp.mcp_servers import MCP_CAPABILITIES, mcp_json_entries
 from tau.modes.acp.permissions import AcpExtensionUI
 from tau.modes.acp.prompt_blocks import to_tau_prompt
@@ -43,7 +44,6 @@ from tau.modes.acp.updates import event_updates, history_updates, terminal_conte
 from tau.modes.acp.usage import prompt_usage, usage_update
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
-from tau.runtime.settings import SettingsManager
 from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
@@ -145,7 +145,7 @@ class TauAcpAgent:
     async def handle(self, method: str, params: dict[str, Any]) -> Any:
         handler = self._methods.get(method)
         if handler is None:
-            raise RpcError.method_not_found(method)
+            raise JsonRpcError.method_not_found(method)
         return await handler(params)
 
     def _put(self, session_id: str, update: dict[str, Any]) -> None:
@@ -184,9 +184,9 @@ class TauAcpAgent:
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         method = param(params, "methodId", str)
         if method not in LOGIN_METHOD_IDS:
-            raise RpcError.invalid_params(f"unknown authentication method {method}")
+            raise JsonRpcError.invalid_params(f"unknown authentication method {method}")
         if not self._opener.reload_credentials():
-            raise RpcError.auth_required(NO_MODEL)
+            raise JsonRpcError.auth_required(NO_MODEL)
         return {}
 
     def _can(self, group: str, capability: str) -> bool:
@@ -219,7 +219,7 @@ class TauAcpAgent:
             try:
                 manager = SessionManager.open(path, folder, cwd_override=cwd)
             except SessionError as exc:
-                raise RpcError.invalid_params(str(exc)) from exc
+                raise JsonRpcError.invalid_params(str(exc)) from exc
             live = await self._open(manager, cwd, servers)
         for update in history_updates(live.runtime.session.messages, cwd):
             self._put(session_id, update)
@@ -244,14 +244,14 @@ class TauAcpAgent:
 
     def _find(self, session_id: str, cwd: str, folder: str) -> str:
         if file_name_problem(session_id) is not None:  # an id, never a path to some file
-            raise RpcError.resource_not_found(session_id)
+            raise JsonRpcError.resource_not_found(session_id)
         try:
             found = find_session(session_id, cwd, folder, agent_dir=self._opener.agent_dir)
         except SessionError:
             found = None
         header = read_header(found.path) if found is not None else None
         if found is None or header is None or header.get("id") != session_id:
-            raise RpcError.resource_not_found(session_id)
+            raise JsonRpcError.resource_not_found(session_id)
         return found.path
 
     async def _open(self, manager: SessionManager, cwd: str, mcp_servers: Mapping[str, Any]) -> _Live:
@@ -291,7 +291,7 @@ class TauAcpAgent:
         shell_environment.attach(lambda: runtime.session)
         if runtime.session.model is None:  # no credentials yet: the client offers its login
             await runtime.dispose()
-            raise RpcError.auth_required(NO_MODEL)
+            raise JsonRpcError.auth_required(NO_MODEL)
         live = _Live(runtime, cwd, old_texts=old_texts)
         self._sessions[session_id] = live
 
@@ -329,7 +329,9 @@ class TauAcpAgent:
     def _live(self, session_id: str) -> _Live:
         live = self._sessions.get(session_id)
         if live is None:
-            raise RpcError.invalid_params(f"no open session {session_id}; call session/new or session/load")
+            raise JsonRpcError.invalid_params(
+                f"no open session {session_id}; call session/new or session/load"
+            )
         return live
 
     # -- prompts -------------------------------------------------------------------------------
@@ -338,7 +340,7 @@ class TauAcpAgent:
         session_id = param(params, "sessionId", str)
         live = self._live(session_id)
         if live.prompting:
-            raise RpcError.invalid_request("a prompt is already running in this session")
+            raise JsonRpcError.invalid_request("a prompt is already running in this session")
         text, images = to_tau_prompt(param(params, "prompt", list))
         session = live.runtime.session
         live.prompting, live.cancelled = True, False
@@ -347,7 +349,7 @@ class TauAcpAgent:
             await session.prompt(text, images=images or None, source="rpc")
         except Exception as exc:
             if not live.cancelled:
-                raise RpcError.internal_error(redact(str(exc) or type(exc).__name__)) from exc
+                raise JsonRpcError.internal_error(redact(str(exc) or type(exc).__name__)) from exc
         finally:
             live.prompting = False
             self._put_usage(session_id, live)
@@ -398,11 +400,11 @@ def _stop_reason(live: _Live, messages: list[Any]) -> str:
         if last.stop_reason == "length":
             return "max_tokens"
         if last.stop_reason == "error":
-            raise RpcError.internal_error(redact(last.error_message or "the model request failed"))
+            raise JsonRpcError.internal_error(redact(last.error_message or "the model request failed"))
     return "end_turn"
 
 
 def _checked_cwd(cwd: str) -> str:
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise RpcError.invalid_params(f"cwd must be an existing absolute folder, not {cwd!r}")
+        raise JsonRpcError.invalid_params(f"cwd must be an existing absolute folder, not {cwd!r}")
     return cwd

@@ -8,7 +8,7 @@ levels the current model supports. The thinking levels are also the session's mo
 from __future__ import annotations
 
 from tau.ai.types import JsonObject, Model
-from tau.modes.acp.jsonrpc import RpcError
+from tau.modes.acp.jsonrpc import JsonRpcError
 from tau.runtime.runtime import AgentSessionRuntime
 
 __all__ = ["config_options", "modes", "set_config_option", "set_thinking_level"]
@@ -55,12 +55,12 @@ async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value:
         provider, _, model_id = value.partition("/")
         model = runtime.services.model_registry.find(provider, model_id)
         if model is None:
-            raise RpcError.invalid_params(f"unknown model {value}")
+            raise JsonRpcError.invalid_params(f"unknown model {value}")
         await session.set_model(model)
     elif config_id == THINKING_OPTION and isinstance(value, str):
         set_thinking_level(runtime, value)
     else:
-        raise RpcError.invalid_params(f"unknown config option {config_id}")
+        raise JsonRpcError.invalid_params(f"unknown config option {config_id}")
 
 
 def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
@@ -69,7 +69,7 @@ def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
         if available == level:
             session.set_thinking_level(available)
             return
-    raise RpcError.invalid_params(f"thinking level {level} is not available")
+    raise JsonRpcError.invalid_params(f"thinking level {level} is not available")
 
 
 def modes(runtime: AgentSessionRuntime) -> JsonObject:

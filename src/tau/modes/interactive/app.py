@@ -39,7 +39,12 @@ from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Block, Chat, ViewFlags
 from tau.modes.interactive.cursor import DrawnCursor
 from tau.modes.interactive.dialogs import Dialog
-from tau.modes.interactive.editor import CommandInfo, EditorCompleter, ProjectFiles, create_editor_buffer
+from tau.modes.interactive.editor import (
+    CompletionCommand,
+    EditorCompleter,
+    ProjectFiles,
+    create_editor_buffer,
+)
 from tau.modes.interactive.footer import git_branch, usage_totals
 from tau.modes.interactive.frames import create_frame_output, print_above
 from tau.modes.interactive.fullscreen import Transcript
@@ -288,24 +293,24 @@ class InteractiveMode:
                     texts.append(text)
         return texts
 
-    def command_infos(self) -> list[CommandInfo]:
+    def command_infos(self) -> list[CompletionCommand]:
         from tau.modes.interactive.commands import BUILTIN_COMMANDS, EXTENSION_FIRST
 
         runner = self.session.extension_runner
         extension_commands = runner.commands if runner is not None else {}
         infos = [
-            CommandInfo(name, spec.description)
+            CompletionCommand(name, spec.description)
             for name, spec in BUILTIN_COMMANDS.items()
             if not (name in EXTENSION_FIRST and name in extension_commands)  # the MCP extension's /mcp
         ]
         for name, registered in (runner.commands if runner is not None else {}).items():
-            infos.append(CommandInfo(name, registered.description or "extension command"))
+            infos.append(CompletionCommand(name, registered.description or "extension command"))
         loader = self.session.services.resource_loader
         for template in loader.prompt_templates:
-            infos.append(CommandInfo(template.name, template.description or "prompt template"))
+            infos.append(CompletionCommand(template.name, template.description or "prompt template"))
         if self.session.services.settings_manager.enable_skill_commands:
             for skill in loader.skills:
-                infos.append(CommandInfo(f"skill:{skill.name}", skill.description or "skill"))
+                infos.append(CompletionCommand(f"skill:{skill.name}", skill.description or "skill"))
         return infos
 
     def invalidate(self) -> None:
@@ -592,7 +597,7 @@ class InteractiveMode:
         registry = self.session.services.model_registry
         if not registry.has_account_listed_auth():
             return
-        from tau.runtime.account_models import refresh_account_models
+        from tau.accounts.account_models import refresh_account_models
 
         await asyncio.to_thread(refresh_account_models, registry, rebuild=False)
         registry.refresh()

@@ -110,7 +110,7 @@ async def _thinking(mode: InteractiveMode, argument: str) -> None:
 async def _sandbox(mode: InteractiveMode, argument: str) -> None:
     """``/sandbox``: pick how the agent's commands are fenced; ``/sandbox <mode>`` sets it at once.
     For this session only (the ``sandbox`` setting and ``--sandbox`` choose the start)."""
-    from tau.runtime.sandbox_config import SandboxConfigError
+    from tau.config.sandbox_config import SandboxConfigError
     from tau.tools.sandbox import SANDBOX_MODES
 
     session = mode.session
@@ -155,7 +155,7 @@ async def _settings(mode: InteractiveMode, argument: str) -> None:
 
 async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
     """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
-    from tau.runtime.model_resolver import resolve_model_scope
+    from tau.accounts.model_resolver import resolve_model_scope
 
     session = mode.session
     registry = session.services.model_registry
@@ -495,7 +495,7 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
     if target and target.endswith(".jsonl"):
         path = session.session_manager.export_branch(os.path.abspath(target))
     else:
-        from tau.runtime.export_html import ExportError
+        from tau.export import ExportError
 
         try:
             path = session.export_to_html(target)

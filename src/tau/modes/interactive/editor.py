@@ -18,14 +18,14 @@ from prompt_toolkit.history import InMemoryHistory
 from tau.modes.interactive import graphemes
 from tau.modes.interactive.fuzzy import fuzzy_filter
 
-__all__ = ["CommandInfo", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
+__all__ = ["CompletionCommand", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
 
 _MAX_FILES = 50_000
 _MAX_SUGGESTIONS = 30
 MAX_HISTORY = 100
 
 
-class CommandInfo(Struct, frozen=True):
+class CompletionCommand(Struct, frozen=True):
     name: str
     description: str = ""
 
@@ -83,7 +83,7 @@ def _list_files(cwd: str) -> list[str]:
 
 
 class EditorCompleter(Completer):
-    def __init__(self, commands: Callable[[], Sequence[CommandInfo]], files: ProjectFiles) -> None:
+    def __init__(self, commands: Callable[[], Sequence[CompletionCommand]], files: ProjectFiles) -> None:
         self._commands = commands
         self.files = files
         self._paths = PathCompleter(expanduser=True)

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import Container, Window
 
+    from tau.config.settings import SettingsManager
     from tau.modes.interactive.app import InteractiveMode
-    from tau.runtime.settings import SettingsManager
 
 __all__ = [
     "SearchState",

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tau.accounts.oauth import OAUTH_PROVIDERS, SelectOption
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
-from tau.runtime.oauth import OAUTH_PROVIDERS, SelectOption
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
@@ -74,7 +74,7 @@ async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
     hint = "" if mode.session.model is not None else "; choose a model with /model"
     mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
     if registry.is_account_listed(provider):  # as pi after /login: the gateway's list for this key
-        from tau.runtime.account_models import refresh_account_models
+        from tau.accounts.account_models import refresh_account_models
 
         failed = await asyncio.to_thread(refresh_account_models, registry, [provider], rebuild=False)
         registry.refresh()
@@ -85,7 +85,7 @@ async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
 
 
 async def _vertex_login(mode: InteractiveMode) -> None:
-    from tau.runtime import vertex_login
+    from tau.accounts import vertex_login
 
     items = [ListItem(option.label, option.id) for option in vertex_login.METHODS]
     chosen = await mode.show_dialog(ListDialog(vertex_login.METHOD_MESSAGE, items))
@@ -111,8 +111,8 @@ async def _vertex_login(mode: InteractiveMode) -> None:
 
 
 async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
-    from tau.runtime.config_errors import ConfigError
-    from tau.runtime.oauth import LoginCancelledError, LoginError, get_oauth_flow
+    from tau.accounts.oauth import LoginCancelledError, LoginError, get_oauth_flow
+    from tau.config.config_errors import ConfigError
 
     flow = get_oauth_flow(provider)
     if flow is None:
@@ -233,7 +233,7 @@ class _DialogInteraction:
         answer = self._await(ask)
         if answer is None:
             self.cancelled.set()
-            from tau.runtime.oauth import LoginCancelledError
+            from tau.accounts.oauth import LoginCancelledError
 
             raise LoginCancelledError("Login cancelled.")
         return answer
@@ -247,7 +247,7 @@ class _DialogInteraction:
         answer = self._await(select)
         if answer is None:
             self.cancelled.set()
-            from tau.runtime.oauth import LoginCancelledError
+            from tau.accounts.oauth import LoginCancelledError
 
             raise LoginCancelledError("Login cancelled.")
         return answer

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 from tau.modes.interactive.dialogs import ListDialog, ListItem
 
 if TYPE_CHECKING:
+    from tau.config.settings import SettingsScope
     from tau.modes.interactive.app import InteractiveMode
-    from tau.runtime.settings import SettingsScope
 
 __all__ = ["packages_command"]
 
 
 async def packages_command(mode: InteractiveMode, argument: str) -> None:
-    from tau.runtime.packages.configured import configured_packages, declared_scopes
-    from tau.runtime.packages.switches import resource_switches, switched_entry
+    from tau.packages.configured import configured_packages, declared_scopes
+    from tau.packages.switches import resource_switches, switched_entry
 
     settings = mode.session.services.settings_manager
     selected = 0

@@ -14,8 +14,8 @@ from msgspec import Struct
 from tau.modes.interactive.dialogs import ListDialog, ListItem
 
 if TYPE_CHECKING:
+    from tau.config.settings import SettingsManager
     from tau.modes.interactive.app import InteractiveMode
-    from tau.runtime.settings import SettingsManager
 
 __all__ = ["SETTINGS", "Setting", "open_settings"]
 
@@ -123,7 +123,7 @@ _TIMEOUTS = {"30 sec": 30_000, "1 min": 60_000, "2 min": 120_000, "5 min": 300_0
 
 
 def _timeout_label(mode: InteractiveMode) -> str:
-    from tau.runtime.settings_schema import parse_timeout_ms
+    from tau.config.settings_schema import parse_timeout_ms
 
     milliseconds = parse_timeout_ms(_settings(mode).get("httpIdleTimeoutMs"))
     milliseconds = 300_000 if milliseconds is None else milliseconds

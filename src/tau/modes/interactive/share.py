@@ -36,7 +36,7 @@ async def share_session(mode: InteractiveMode) -> None:
     if status[0] != 0:
         mode.chat.add_notice(GH_LOGGED_OUT, "error")
         return
-    from tau.runtime.export_html import ExportError
+    from tau.export import ExportError
 
     with tempfile.TemporaryDirectory(prefix="tau-share-") as folder:
         page = os.path.join(folder, "session.html")

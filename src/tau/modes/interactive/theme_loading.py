@@ -69,7 +69,7 @@ def _package_themes(services: AgentSessionServices) -> list[str]:
     settings = services.settings_manager
     if not settings.packages:
         return []
-    from tau.runtime.packages.configured import configured_packages, declared_scopes, package_resources
+    from tau.packages.configured import configured_packages, declared_scopes, package_resources
 
     packages, _ = configured_packages(declared_scopes(settings))
     resources = package_resources(packages)

@@ -15,10 +15,8 @@ from prompt_toolkit.layout import Layout
 from prompt_toolkit.styles import Style
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NoUI
-from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
-from tau.runtime.config_errors import ConfigError
-from tau.runtime.project_trust import (
+from tau.config.config_errors import ConfigError
+from tau.config.project_trust import (
     SavedDecision,
     TrustOption,
     TrustStore,
@@ -27,6 +25,8 @@ from tau.runtime.project_trust import (
     trust_options,
     trust_question,
 )
+from tau.extensions.ui import NoUI
+from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
 
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode

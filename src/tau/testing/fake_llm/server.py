@@ -269,7 +269,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._stream(protocol.render(turn, request), turn, protocol)
 
     def _serve_websocket(self, path: str, query: str, protocol: ModuleType) -> None:
-        from tau.testing.fake_llm import websocket
+        import tau.testing.fake_llm.websocket as websocket
 
         owner = self.server.owner
         handshake = RecordedRequest(

@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 import re
 
+from tau.errors import TauError
+
 __all__ = ["ColorError", "to_rich_color"]
 
 _HEX = re.compile(r"^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
 _FUNCTION = re.compile(r"^(oklch|okhsl)\(\s*([^)]*?)\s*\)$", re.IGNORECASE)
 
 
-class ColorError(ValueError):
+class ColorError(TauError, ValueError):
     """A value that is not one of pi's colour forms."""
 
 

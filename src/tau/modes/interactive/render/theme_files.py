@@ -16,13 +16,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tau.context.project_dirs import project_dirs
+from tau.errors import TauError
 from tau.modes.interactive.render.theme import Theme, register_theme, theme_names
 from tau.modes.interactive.render.theme_colors import ColorError, to_rich_color
 
 __all__ = ["ThemeFileError", "discover_theme_files", "load_theme_file", "register_theme_files"]
 
 
-class ThemeFileError(ValueError):
+class ThemeFileError(TauError, ValueError):
     """A theme file tau cannot use; the message is one line."""
 
 

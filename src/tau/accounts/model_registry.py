@@ -1,0 +1,477 @@
+"""The models tau can use: the built-in catalogue plus the user's models.json, and their credentials.
+
+Built-in models come first (catalogue order), with models.json provider overrides and
+``modelOverrides`` applied; custom models follow, replacing a built-in model of the same provider
+and id. If models.json is invalid, the registry holds the built-in models only and ``get_error()``
+says why. ``refresh()`` re-reads the file (hosts call it when a model picker opens).
+
+Configured header values and models.json ``apiKey`` values may be ``!commands`` or variable names,
+so they are resolved per request by ``get_api_key_and_headers()``, never stored on ``Model``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from msgspec import Struct, field
+
+from tau.accounts.auth_storage import (
+    AuthStatus,
+    AuthStorage,
+    InvalidApiKeyError,
+    OAuthRefreshError,
+    resolve_config_value,
+)
+from tau.accounts.models_config import (
+    ModelsConfig,
+    ProviderConfig,
+    apply_model_override,
+    build_custom_model,
+    load_models_config,
+    parse_provider_config,
+)
+from tau.ai.catalogue import get_providers, shared_models
+from tau.ai.env_keys import env_var_names, vertex_setup_hint
+from tau.ai.redaction import register_secret
+from tau.ai.types import Model
+from tau.config.config_errors import ConfigError
+from tau.config.paths import models_path
+
+__all__ = ["ModelRegistry", "RequestAuth", "missing_auth_message"]
+
+_ModelKey = tuple[str, str]
+# Providers whose login learns which models the account may use (stored in models-store.json).
+ACCOUNT_LISTED_PROVIDERS = frozenset({"radius"})
+
+
+class RequestAuth(Struct, frozen=True):
+    """What one request needs beyond the model: the key and the resolved configured headers.
+
+    ``error`` is set (and the rest empty) when a configured ``!command`` failed or printed nothing.
+    ``api_key`` is ``None`` without error when nothing is configured for the provider.
+    """
+
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    # The API host a login must be used with (GitHub Copilot's per-account endpoint), else None.
+    base_url: str | None = None
+    # Settings the stored credential carries for the provider (pi's ``env``: Vertex's project, ...).
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def missing_auth_message(provider: str) -> str:
+    """A one-line hint for a provider without credentials, naming the variables that would work."""
+    if provider == "google-vertex":
+        return f'No credentials for provider "google-vertex": {vertex_setup_hint()}'
+    variables = env_var_names(provider)
+    where = f"set {' or '.join(variables)}, " if variables else ""
+    return (
+        f'No API key for provider "{provider}": {where}store one in auth.json, '
+        'give "apiKey" in models.json, or pass --api-key'
+    )
+
+
+class _ModelTable:
+    """Models in registry order, looked up by (provider, id), with their configured header templates."""
+
+    __slots__ = ("header_templates", "index", "models")
+
+    def __init__(self) -> None:
+        self.models: list[Model] = []
+        self.index: dict[_ModelKey, Model] = {}
+        self.header_templates: dict[_ModelKey, dict[str, str]] = {}
+
+    def add(self, model: Model, headers: dict[str, str] | None) -> None:
+        """Append ``model``, or put it in the place of the model with its provider and id."""
+        key = (model.provider, model.id)
+        if key in self.index:
+            position = next(i for i, m in enumerate(self.models) if (m.provider, m.id) == key)
+            self.models[position] = model
+        else:
+            self.models.append(model)
+        self.index[key] = model
+        if headers:
+            self.header_templates[key] = headers
+        else:
+            self.header_templates.pop(key, None)
+
+    def drop_provider(self, provider: str) -> None:
+        for model in [m for m in self.models if m.provider == provider]:
+            del self.index[(model.provider, model.id)]
+            self.header_templates.pop((model.provider, model.id), None)
+        self.models = [m for m in self.models if m.provider != provider]
+
+    def keep(self, earlier: _ModelTable) -> None:
+        """Use ``earlier``'s objects for the models it holds with the same value."""
+        positions = {(m.provider, m.id): i for i, m in enumerate(self.models)}
+        for key, model in earlier.index.items():
+            if key in positions and self.index[key] == model:
+                self.models[positions[key]] = self.index[key] = model
+
+
+class ModelRegistry:
+    """Built-in and configured models, looked up by provider and id, with key resolution via ``AuthStorage``."""
+
+    def __init__(self, auth_storage: AuthStorage, models_json: Path | None) -> None:
+        """Load the catalogue and ``models_json`` (``None``: built-in models only)."""
+        self._auth = auth_storage
+        self._models_json = models_json
+        self._registered: dict[str, ProviderConfig] = {}
+        self._config = ModelsConfig()
+        self._builtin_providers: list[str] = []
+        self._gateways: dict[str, ProviderConfig] = {}
+        self._providers: dict[str, ProviderConfig] = {}
+        # Every model, built on the first call that needs them all; until then a lookup builds
+        # only its provider's models (a run with one model builds a handful, not ~1700).
+        self._table: _ModelTable | None = None
+        self._partial: dict[str, _ModelTable] = {}
+        self._error: ConfigError | None = None
+        self.refresh()
+
+    @classmethod
+    def create(
+        cls, agent_dir_path: Path | None = None, auth_storage: AuthStorage | None = None
+    ) -> ModelRegistry:
+        """The registry of an agent dir: its models.json, and its auth.json unless a store is given."""
+        auth = auth_storage if auth_storage is not None else AuthStorage.create(agent_dir_path)
+        return cls(auth, models_path(agent_dir_path))
+
+    @property
+    def auth_storage(self) -> AuthStorage:
+        return self._auth
+
+    def get_error(self) -> ConfigError | None:
+        """Why models.json was rejected at the last load, or ``None``."""
+        return self._error
+
+    # ---- loading ---------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Re-read the catalogue's providers, models.json and the registered providers; the model
+        list is rebuilt when next asked for."""
+        self._builtin_providers = get_providers()
+        self._error = None
+        config = ModelsConfig()
+        if self._models_json is not None:
+            try:
+                config = load_models_config(self._models_json, self._builtin_providers)
+            except ConfigError as error:
+                self._error = error
+        self._config = config
+        self._providers = {**config.providers, **self._registered}
+        self._gateways = {c.name: c for c in config.providers.values() if c.oauth == "radius"}
+        self._configure_gateways(self._gateways)
+        self._table = None
+        self._partial = {}
+
+    def _build(self, only: Collection[str] | None = None) -> _ModelTable:
+        """The models of every provider (or of those in ``only``), in registry order: the
+        catalogue's with models.json overrides, then models.json's own, then the registered
+        providers' changes."""
+        table = _ModelTable()
+        builtin, gateways, config = self._builtin_providers, self._gateways, self._config
+        for provider in [*builtin, *(name for name in gateways if name not in builtin)]:
+            if only is None or provider in only:
+                for model in self._builtin_models(provider, gateways.get(provider)):
+                    table.add(*self._configure_builtin(model, config.providers.get(provider)))
+        for provider_config in config.providers.values():
+            if only is None or provider_config.name in only:
+                self._add_custom_models(table, provider_config)
+        for provider_config in self._registered.values():
+            if only is None or provider_config.name in only:
+                self._apply_registered(table, provider_config)
+        return table
+
+    def _all(self) -> _ModelTable:
+        if self._table is None:
+            table = self._build()
+            # A model a lookup handed out before stays the same object.
+            for partial in self._partial.values():
+                table.keep(partial)
+            self._table, self._partial = table, {}
+        return self._table
+
+    def _of_provider(self, provider: str) -> _ModelTable:
+        if self._table is not None:
+            return self._table
+        table = self._partial.get(provider)
+        if table is None:
+            table = self._partial[provider] = self._build(only={provider})
+        return table
+
+    def _of_providers(self, providers: Collection[str]) -> _ModelTable:
+        """The models of ``providers`` (maybe more), in registry order; each of them then looks its
+        models up there, and the objects earlier lookups returned are kept."""
+        if self._table is not None:
+            return self._table
+        tables = {id(self._partial.get(p)): self._partial.get(p) for p in providers}
+        if len(tables) == 1 and (table := next(iter(tables.values()))) is not None:
+            return table
+        table = self._build(only=providers)
+        for earlier in tables.values():
+            if earlier is not None:
+                table.keep(earlier)
+        for provider in providers:
+            self._partial[provider] = table
+        return table
+
+    def _builtin_models(self, provider: str, gateway: ProviderConfig | None) -> list[Model]:
+        """The catalogue's models, or for a provider that lists them per account (Radius, and the
+        Radius gateways of models.json) the list its login stored in models-store.json beside
+        models.json, as pi does. A gateway other than pi's has no list before its first login."""
+        if (provider in ACCOUNT_LISTED_PROVIDERS or gateway is not None) and self._models_json is not None:
+            from tau.accounts.models_store import MODELS_STORE_FILE, stored_models
+
+            stored = stored_models(provider, self._models_json.parent / MODELS_STORE_FILE)
+            if stored is not None:
+                return stored
+        if gateway is not None:
+            from tau.accounts.oauth.radius import GATEWAY, gateway_origin
+
+            if provider != "radius" or gateway_origin(gateway.base_url or "") != GATEWAY:
+                return []
+        return shared_models(provider)
+
+    @staticmethod
+    def _configure_gateways(gateways: Mapping[str, ProviderConfig]) -> None:
+        """Give each models.json Radius gateway its login (``tau auth login <provider>``, refresh)."""
+        # tau.accounts.oauth is loaded only when some gateway needs it (or an earlier load set some).
+        if not gateways and "tau.accounts.oauth" not in sys.modules:
+            return
+        from tau.accounts.oauth import configure_radius_gateways
+
+        configure_radius_gateways(
+            {name: (c.display_name or name, c.base_url or "") for name, c in gateways.items()}
+        )
+
+    def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
+        """Add or override a provider from code (extensions), in the models.json entry format.
+
+        With ``models`` the provider's models are replaced by these; otherwise ``baseUrl``/``headers``
+        re-route its existing models. Raises ``ConfigError`` for an invalid entry.
+        """
+        parsed = parse_provider_config(
+            name, dict(config), path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
+        )
+        self._registered[name] = parsed
+        self.refresh()
+
+    def unregister_provider(self, name: str) -> None:
+        """Drop a registered provider, restoring whatever it replaced."""
+        if self._registered.pop(name, None) is not None:
+            self.refresh()
+
+    def _configure_builtin(
+        self, model: Model, config: ProviderConfig | None
+    ) -> tuple[Model, dict[str, str] | None]:
+        if config is None:
+            return model, None
+        headers: dict[str, str] = {}
+        if config.overrides_builtins:
+            # A gateway's baseUrl is where it signs in; its models keep the base URL it lists.
+            if config.base_url and config.oauth != "radius":
+                model.base_url = config.base_url
+            if config.compat:
+                model = apply_model_override(model, {"compat": config.compat})
+            headers.update(config.headers or {})
+        override = config.model_overrides.get(model.id)
+        if override is not None:
+            model = apply_model_override(model, override)
+            headers.update(override.get("headers") or {})
+        return model, headers or None
+
+    def _add_custom_models(self, table: _ModelTable, config: ProviderConfig) -> None:
+        if not config.models:
+            return
+        default_api, default_base_url = _builtin_defaults(config.name, self._builtin_providers)
+        if config.oauth == "radius":
+            default_api = default_api or "pi-messages"
+        for definition in config.models:
+            model = build_custom_model(
+                config, definition, default_api=default_api, default_base_url=default_base_url
+            )
+            headers = {**(config.headers or {}), **(definition.get("headers") or {})}
+            # pi applies modelOverrides to the provider's own models.json models too.
+            override = config.model_overrides.get(model.id)
+            if override is not None:
+                model = apply_model_override(model, override)
+                headers.update(override.get("headers") or {})
+            table.add(model, headers or None)
+
+    def _apply_registered(self, table: _ModelTable, config: ProviderConfig) -> None:
+        if config.models:
+            table.drop_provider(config.name)
+            self._add_custom_models(table, config)
+            return
+        for model in table.models:
+            if model.provider != config.name:
+                continue
+            if config.base_url:
+                model.base_url = config.base_url
+            if config.headers:
+                key = (model.provider, model.id)
+                table.header_templates[key] = {**table.header_templates.get(key, {}), **config.headers}
+
+    def account_listed_providers(self) -> dict[str, tuple[str, str]]:
+        """The providers whose models the account's gateway lists: id -> (name, gateway URL)."""
+        from tau.accounts.oauth.radius import GATEWAY
+
+        listed = {"radius": ("Radius", GATEWAY)}
+        for config in self._providers.values():
+            if config.oauth == "radius" and config.base_url:
+                listed[config.name] = (config.display_name or config.name, config.base_url)
+        return listed
+
+    def is_account_listed(self, provider: str) -> bool:
+        """Whether the account's gateway lists ``provider``'s models (Radius and its gateways)."""
+        config = self._providers.get(provider)
+        return provider == "radius" or (config is not None and config.oauth == "radius")
+
+    def has_account_listed_auth(self) -> bool:
+        """Whether Radius or a models.json Radius gateway has credentials (loads nothing)."""
+        names = {"radius", *(c.name for c in self._providers.values() if c.oauth == "radius")}
+        return any(self.has_configured_auth(name) for name in names)
+
+    @property
+    def models_store_path(self) -> Path | None:
+        """Where the account-listed models are kept (beside models.json), or ``None`` (the default)."""
+        if self._models_json is None:
+            return None
+        from tau.accounts.models_store import MODELS_STORE_FILE
+
+        return self._models_json.parent / MODELS_STORE_FILE
+
+    # ---- lookups ---------------------------------------------------------------------------------
+
+    def get_all(self) -> list[Model]:
+        """Every model (built-in and configured). The models are shared: do not change them."""
+        return list(self._all().models)
+
+    def get_available(self) -> list[Model]:
+        """The models whose provider has some auth configured (runs no command, refreshes nothing);
+        only those providers' models are built."""
+        names = [*self._builtin_providers, *self._gateways, *self._config.providers, *self._registered]
+        configured = {name for name in dict.fromkeys(names) if self.has_configured_auth(name)}
+        if not configured:
+            return []
+        copilot = self._login_model_ids("github-copilot")
+        return [
+            model
+            for model in self._of_providers(configured).models
+            if model.provider in configured
+            and not (model.provider == "github-copilot" and copilot is not None and model.id not in copilot)
+        ]
+
+    def _login_model_ids(self, provider: str) -> set[str] | None:
+        """The models a login says its account may use (Copilot's ``availableModelIds``, as pi), if any."""
+        credential = self._auth.get(provider)
+        allowed = (
+            credential.get("availableModelIds") if credential and credential.get("type") == "oauth" else None
+        )
+        if not isinstance(allowed, list) or not all(isinstance(item, str) for item in allowed):
+            return None
+        return set(allowed)
+
+    def get_providers(self) -> list[str]:
+        """Providers with at least one model, in model order."""
+        return list(dict.fromkeys(model.provider for model in self._all().models))
+
+    def get_provider_models(self, provider: str) -> list[Model]:
+        """The models of one provider (exact name), in registry order; builds no other provider's."""
+        return [model for model in self._of_provider(provider).models if model.provider == provider]
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model with this provider and id, or ``None``."""
+        return self._of_provider(provider).index.get((provider, model_id))
+
+    # ---- credentials -----------------------------------------------------------------------------
+
+    def has_configured_auth(self, provider: str) -> bool:
+        return self._auth.has_auth(provider, fallback=self._api_key_config(provider))
+
+    def get_auth_status(self, provider: str) -> AuthStatus:
+        """Where ``provider``'s key comes from (``fallback`` = models.json ``apiKey``), never the key."""
+        return self._auth.get_auth_status(provider, fallback=self._api_key_config(provider))
+
+    def is_using_oauth(self, model: Model) -> bool:
+        return self.is_using_oauth_provider(model.provider)
+
+    def is_using_oauth_provider(self, provider: str) -> bool:
+        credential = self._auth.get(provider)
+        return credential is not None and credential.get("type") == "oauth"
+
+    def get_api_key_for_provider(self, provider: str) -> str | None:
+        """The key for ``provider``: runtime override, auth.json, environment, models.json ``apiKey``.
+        Raises ``InvalidApiKeyError`` (naming the source) for a key with a control character inside."""
+        return self._auth.get_api_key(provider, fallback=self._api_key_config(provider))
+
+    def get_api_key(self, model: Model) -> str | None:
+        return self.get_api_key_for_provider(model.provider)
+
+    def get_api_key_and_headers(self, model: Model) -> RequestAuth:
+        """The key and resolved configured headers for one request to ``model``; ``error`` says why
+        there are none (a key or header that resolved to nothing, a key HTTP cannot carry)."""
+        provider = model.provider
+        try:
+            api_key = self.get_api_key_for_provider(provider)
+        except (InvalidApiKeyError, OAuthRefreshError) as error:
+            return RequestAuth(error=str(error))
+        if api_key is None:
+            status = self.get_auth_status(provider)
+            if status.source == "fallback":
+                return RequestAuth(error=f'models.json "apiKey" of provider "{provider}" resolved to nothing')
+            if status.source == "api_key":
+                return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
+        headers: dict[str, str] = {}
+        templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
+        for name, template in templates.items():
+            value = resolve_config_value(template)
+            if value is None:
+                return RequestAuth(
+                    error=f'header "{name}" of model {provider}/{model.id} resolved to nothing'
+                )
+            if value != template.strip():  # from a command or a variable: a secret, most likely
+                register_secret(value)
+            headers[name] = value
+        config = self._providers.get(provider)
+        if config is not None and config.auth_header and api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return RequestAuth(
+            api_key=api_key,
+            headers=headers,
+            base_url=self._auth.get_oauth_base_url(provider),
+            env=self._auth.get_credential_env(provider),
+        )
+
+    def _api_key_config(self, provider: str) -> str | None:
+        config = self._providers.get(provider)
+        if config is None:
+            return None
+        if (
+            config.api_key is None
+            and config.oauth == "radius"
+            and os.environ.get("RADIUS_API_KEY", "").strip()
+        ):
+            return "RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
+        return config.api_key
+
+
+def _builtin_defaults(provider: str, builtin_providers: list[str]) -> tuple[str | None, str | None]:
+    """The api and base URL most of a built-in provider's models use (custom models inherit them)."""
+    if provider not in builtin_providers:
+        return None, None
+    pairs = Counter((model.api, model.base_url) for model in shared_models(provider))
+    if not pairs:
+        return None, None
+    (api, base_url), _count = pairs.most_common(1)[0]
+    return api, base_url
