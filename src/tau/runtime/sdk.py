@@ -30,11 +30,13 @@ from tau.ai.thinking import clamp_thinking_level
 from tau.ai.types import Model, ThinkingLevelOrOff
 from tau.config.settings import SettingsManager
 from tau.config.tool_selection import apply_tool_modifiers, is_tool_modifier, tool_list_error
+from tau.context.agent_definitions import AgentDefinition, agent_definition_dirs, load_agent_definitions
 from tau.context.convert import convert_to_llm
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_control import create_stream_fn
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.shell_environment import SessionShellEnvironment
+from tau.runtime.subagents import create_task_tool
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
@@ -116,6 +118,8 @@ def create_agent_session(
         session_env=shell_environment,
         sandbox=services.sandbox,
     )
+    session_holder: list[AgentSession] = []
+    builtin.append(create_task_tool(lambda: session_holder[0], agents=_agent_definitions(services)))
     replaced = {tool.name: tool for tool in builtin_replacements}
     # A replacement stays inside the session's fence (bash runs fenced while the sandbox is on).
     builtin = [
@@ -180,7 +184,16 @@ def create_agent_session(
         scoped_models=scoped,
     )
     shell_environment.attach(lambda: session)
+    session_holder.append(session)
     return CreateAgentSessionResult(session, fallback_message)
+
+
+def _agent_definitions(services: AgentSessionServices) -> list[AgentDefinition]:
+    """The agent definitions the ``task`` tool offers (``tau.context.agent_definitions``)."""
+    folders = agent_definition_dirs(
+        services.cwd, services.agent_dir, project_trusted=services.project_trusted
+    )
+    return load_agent_definitions(folders).agents
 
 
 def _initial_model(

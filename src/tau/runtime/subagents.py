@@ -1,0 +1,290 @@
+"""The ``task`` tool: the model hands a sub-task to a child agent with a fresh context (issue #35).
+
+A child is an ``AgentSession`` in this process, on the parent's services without its extensions:
+the same settings, credentials, sandbox and (unless the call or its agent definition says
+otherwise) the same model, thinking level and tools, so its prompt and tool list are the parent's
+and its first request reuses the prefix the provider has cached for the parent. Its conversation
+is a session file of its own beside the parent's, whose header names the parent
+(``parentSession``, as pi records a fork): ``tau --session <file>`` and pi resume it. The parent's
+tool result carries the child's final answer; its ``details`` the agent, model, usage and that file.
+
+Several ``task`` calls of one reply run at once (the tool's execution mode is parallel); a child
+may delegate again down to ``MAX_TASK_DEPTH``. Aborting the parent aborts its children.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from msgspec import structs
+
+from tau.agent.messages import AgentMessage
+from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
+from tau.ai.abort import AbortSignal
+from tau.ai.types import AssistantMessage, JsonObject, Model, Usage
+from tau.context.agent_definitions import (
+    AgentDefinition,
+    agent_definition_dirs,
+    load_agent_definitions,
+)
+from tau.session.manager import SessionManager
+from tau.session.paths import resolve_session_dir
+from tau.tools.errors import ToolAborted, ToolError
+
+if TYPE_CHECKING:
+    from tau.runtime.agent_session import AgentSession
+
+__all__ = ["MAX_TASK_DEPTH", "TASK_TOOL_NAME", "create_task_tool"]
+
+TASK_TOOL_NAME = "task"
+MAX_TASK_DEPTH = 3
+"""How deep children may delegate: the parent's calls are depth 1, its children's depth 2, ..."""
+
+_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+_DESCRIPTION = (
+    "Hand a self-contained sub-task to a child agent that starts with a fresh context and returns "
+    "only its final answer. Use it for exploration or work whose details the main conversation does "
+    "not need. Several task calls in one reply run in parallel."
+)
+
+
+def _parameters(agents: Sequence[AgentDefinition]) -> JsonObject:
+    agent: JsonObject = {"type": "string", "description": "The name of an agent definition to run."}
+    if agents:
+        agent["description"] = "An agent definition to run: " + "; ".join(
+            f"{a.name}: {a.description}" for a in agents
+        )
+    return {
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string", "description": "What the child should do and report back."},
+            "agent": agent,
+            "tools": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The tools the child may use (default: the agent's, else the caller's).",
+            },
+            "model": {"type": "string", "description": "A model for the child, as --model takes it."},
+            "thinking": {"type": "string", "enum": list(_THINKING_LEVELS)},
+        },
+        "required": ["prompt"],
+    }
+
+
+def create_task_tool(
+    owner: Callable[[], AgentSession], *, agents: Sequence[AgentDefinition] = (), depth: int = 1
+) -> AgentTool:
+    """The ``task`` tool of the session ``owner()`` returns (bound late: the tool is made first);
+    ``agents`` are named to the model in its parameters."""
+
+    async def execute(
+        tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
+    ) -> AgentToolResult:
+        return await _run_task(owner(), args, signal, on_update, depth)
+
+    return AgentTool(
+        name=TASK_TOOL_NAME,
+        label="Task",
+        description=_DESCRIPTION,
+        parameters=_parameters(agents),
+        execute=execute,
+        execution_mode="parallel",
+        prompt_snippet="Delegate a self-contained sub-task to a child agent with a fresh context",
+    )
+
+
+async def _run_task(
+    parent: AgentSession,
+    args: JsonObject,
+    signal: AbortSignal | None,
+    on_update: ToolUpdate | None,
+    depth: int,
+) -> AgentToolResult:
+    if signal is not None and signal.aborted:
+        raise ToolAborted()
+    if depth > MAX_TASK_DEPTH:
+        raise ToolError(
+            f"task: sub-agents may delegate only {MAX_TASK_DEPTH} levels deep; do this task yourself"
+        )
+    prompt = args.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ToolError("task: give the child a non-empty prompt")
+    definition = _definition(parent, args.get("agent"))
+    model = _model(parent, args.get("model") or (definition.model if definition else None))
+    thinking = _thinking(args.get("thinking") or (definition.thinking if definition else None), parent)
+    tools = _tools(parent, args.get("tools"), definition)
+    child = _create_child(parent, model, thinking, tools, depth)
+    missing = [name for name in tools if name not in child.get_active_tool_names()]
+    if missing:
+        available = ", ".join(sorted(tool.name for tool in child.get_all_tools()))
+        await child.dispose()
+        raise ToolError(f"task: unknown tools {', '.join(missing)}; available: {available}")
+    aborting = signal.add_listener(lambda: _abort_soon(child)) if signal is not None else None
+    progress = _Progress(on_update)
+    unsubscribe = child.subscribe(progress.on_event)
+    text = (
+        prompt
+        if definition is None or not definition.prompt
+        else f"{definition.prompt}\n\n# Task\n\n{prompt}"
+    )
+    try:
+        await child.prompt(text)
+        await child.wait_for_idle()
+    finally:
+        unsubscribe()
+        if aborting is not None:
+            aborting()
+        session_file = child.session_file
+        messages = list(child.messages)
+        await child.dispose()
+    if signal is not None and signal.aborted:
+        raise ToolAborted("Sub-agent aborted")
+    last = _last_assistant(messages)
+    usage = _usage_of(messages)
+    details: JsonObject = {
+        "agent": definition.name if definition else None,
+        "model": f"{child_model.provider}/{child_model.id}"
+        if (child_model := model or parent.model)
+        else None,
+        "sessionFile": session_file,
+        "turns": sum(1 for m in messages if isinstance(m, AssistantMessage)),
+        "usage": _usage_json(usage),
+    }
+    if last is None:
+        raise ToolError(f"task: the child ended without an answer (transcript: {session_file})")
+    if last.stop_reason in ("error", "aborted"):
+        reason = last.error_message or last.stop_reason
+        raise ToolError(f"task: the child failed: {reason} (transcript: {session_file})")
+    answer = "".join(block.text for block in last.content if block.type == "text").strip()
+    return text_result(answer or "(the child gave no text)", details)
+
+
+def _definition(parent: AgentSession, name: Any) -> AgentDefinition | None:
+    if name is None or name == "":
+        return None
+    if not isinstance(name, str):
+        raise ToolError("task: agent must be the name of an agent definition")
+    services = parent.services
+    folders = agent_definition_dirs(parent.cwd, services.agent_dir, project_trusted=services.project_trusted)
+    agents = load_agent_definitions(folders).agents
+    for agent in agents:
+        if agent.name == name:
+            return agent
+    known = ", ".join(a.name for a in agents) or "none (add agents/<name>.md files)"
+    raise ToolError(f"task: unknown agent {name!r}; defined agents: {known}")
+
+
+def _model(parent: AgentSession, reference: Any) -> Model | None:
+    if not reference:
+        return None
+    from tau.accounts.model_resolver import ModelResolutionError, resolve_cli_model
+
+    if not isinstance(reference, str):
+        raise ToolError("task: model must be a model name such as provider/id")
+    try:
+        return resolve_cli_model(parent.services.model_registry, reference, allow_custom_id=False).model
+    except ModelResolutionError as exc:
+        raise ToolError(f"task: {exc}") from None
+
+
+def _thinking(level: Any, parent: AgentSession) -> Any:
+    if level is None or level == "":
+        return parent.thinking_level
+    if level not in _THINKING_LEVELS:
+        raise ToolError(f"task: thinking must be one of {', '.join(_THINKING_LEVELS)}")
+    return level
+
+
+def _tools(parent: AgentSession, asked: Any, definition: AgentDefinition | None) -> list[str]:
+    if asked is not None and not (isinstance(asked, list) and all(isinstance(t, str) for t in asked)):
+        raise ToolError("task: tools must be a list of tool names")
+    names = asked if asked is not None else definition.tools if definition and definition.tools else None
+    return parent.get_active_tool_names() if names is None else list(names)
+
+
+def _create_child(
+    parent: AgentSession, model: Model | None, thinking: Any, tools: list[str], depth: int
+) -> AgentSession:
+    from tau.runtime.sdk import create_agent_session
+
+    services = structs.replace(parent.services, extension_runner=None)
+    settings = services.settings_manager
+    manager = SessionManager(
+        parent.cwd, resolve_session_dir(parent.cwd, settings.session_dir, agent_dir=services.agent_dir)
+    )
+    manager.new_session(parent_session=parent.session_file)
+    holder: list[AgentSession] = []
+    created = create_agent_session(
+        services=services,
+        session_manager=manager,
+        model=model or parent.model,
+        thinking_level=thinking,
+        tools=tools,
+        custom_tools=[create_task_tool(lambda: holder[0], depth=depth + 1)]
+        if TASK_TOOL_NAME in tools
+        else (),
+    )
+    holder.append(created.session)
+    return created.session
+
+
+def _abort_soon(child: AgentSession) -> None:
+    import asyncio
+
+    asyncio.get_running_loop().create_task(child.abort())
+
+
+class _Progress:
+    """Streams the child's tool calls to the parent's tool row as partial results."""
+
+    def __init__(self, on_update: ToolUpdate | None) -> None:
+        self._on_update = on_update
+        self._lines: list[str] = []
+
+    def on_event(self, event: Any) -> None:
+        if self._on_update is None or getattr(event, "type", None) != "tool_execution_start":
+            return
+        self._lines.append(f"{event.tool_name} {_brief(event.args)}")
+        self._on_update(text_result("\n".join(self._lines[-10:]), {"childToolCalls": len(self._lines)}))
+
+
+def _brief(args: JsonObject) -> str:
+    for key in ("command", "path", "pattern", "prompt"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value if len(value) <= 80 else value[:77] + "..."
+    return ""
+
+
+def _last_assistant(messages: Sequence[AgentMessage]) -> AssistantMessage | None:
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            return message
+    return None
+
+
+def _usage_of(messages: Sequence[AgentMessage]) -> Usage:
+    total = Usage()
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            u = message.usage
+            total.input += u.input
+            total.output += u.output
+            total.cache_read += u.cache_read
+            total.cache_write += u.cache_write
+            total.total_tokens += u.total_tokens
+            total.cost.total += u.cost.total
+    return total
+
+
+def _usage_json(usage: Usage) -> JsonObject:
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "cacheRead": usage.cache_read,
+        "cacheWrite": usage.cache_write,
+        "totalTokens": usage.total_tokens,
+        "cost": usage.cost.total,
+    }

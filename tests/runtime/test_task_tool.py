@@ -1,0 +1,177 @@
+"""The ``task`` tool (issue #35): a child agent with a fresh context, against the fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tau.ai.types import ToolResultMessage
+from tau.runtime.agent_session import AgentSession
+from tau.runtime.sdk import create_agent_session
+from tau.runtime.services import create_agent_session_services
+from tau.session.manager import SessionManager
+from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, Turn, text_turn, tool_turn
+
+
+def _session(server: FakeLLMServer, project: str, agent_dir: str, tools: list[str]) -> AgentSession:
+    provider = {
+        "baseUrl": server.url("/v1"),
+        "api": "openai-completions",
+        "apiKey": "sk-test",
+        "models": [{"id": "fake-model"}],
+    }
+    Path(agent_dir, "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    services = create_agent_session_services(cwd=project, agent_dir=agent_dir)
+    model = services.model_registry.find("fake", "fake-model")
+    assert model is not None
+    return create_agent_session(
+        services=services,
+        session_manager=SessionManager.create(project, agent_dir=agent_dir),
+        model=model,
+        tools=tools,
+    ).session
+
+
+def _tool_results(session: AgentSession) -> list[ToolResultMessage]:
+    return [m for m in session.messages if isinstance(m, ToolResultMessage)]
+
+
+def _text(result: ToolResultMessage) -> str:
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+def _write_agent(agent_dir: str, name: str, body: str, **fields: str) -> None:
+    folder = Path(agent_dir, "agents")
+    folder.mkdir(exist_ok=True)
+    front = "\n".join(f"{k}: {v}" for k, v in fields.items())
+    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
+
+
+async def test_child_answer_comes_back_as_the_tool_result(project: str, agent_dir: str) -> None:
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Count the files."}, id="call_1"))
+        server.add(text_turn("There are 3 files."))
+        server.add(text_turn("The child says 3."))
+        session = _session(server, project, agent_dir, ["read", "bash", "task"])
+        await session.prompt("Delegate the count.")
+        requests = list(server.requests)
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert not result.is_error
+    assert _text(result) == "There are 3 files."
+    assert session.get_last_assistant_text() == "The child says 3."
+    child_request = requests[1].body
+    assert child_request["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Count the files."}],
+    }
+    assert result.details["usage"]["totalTokens"] > 0
+    assert result.details["turns"] == 1
+
+
+async def test_child_transcript_is_a_session_file_naming_its_parent(project: str, agent_dir: str) -> None:
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Look around."}), text_turn("Nothing here."), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    child_file = Path(result.details["sessionFile"])
+    header = json.loads(child_file.read_text().splitlines()[0])
+    assert header["type"] == "session"
+    assert header["parentSession"] == session.session_file
+    resumed = SessionManager.open(str(child_file))
+    texts = [json.dumps(e.to_json()) for e in resumed.get_branch()]
+    assert any("Nothing here." in t for t in texts)
+
+
+async def test_child_first_request_keeps_the_parents_prompt_and_tools(project: str, agent_dir: str) -> None:
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Sub-task."}), text_turn("child done"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "bash", "task"])
+        await session.prompt("Delegate.")
+        requests = list(server.requests)
+        await session.dispose()
+    parent, child = requests[0].body, requests[1].body
+    assert child["messages"][0] == parent["messages"][0]  # the system prompt, byte for byte
+    assert child["tools"] == parent["tools"]
+
+
+async def test_agent_definition_gives_instructions_and_tools(project: str, agent_dir: str) -> None:
+    _write_agent(
+        agent_dir, "scout", "You are a scout. Report briefly.", description="Fast recon", tools="read, ls"
+    )
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Map the repo.", "agent": "scout"}))
+        server.add(text_turn("mapped"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "bash", "task"])
+        await session.prompt("Delegate to the scout.")
+        requests = list(server.requests)
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert not result.is_error, _text(result)
+    assert result.details["agent"] == "scout"
+    child = requests[1].body
+    instructions = child["messages"][-1]["content"][0]["text"]
+    assert instructions.startswith("You are a scout. Report briefly.")
+    assert instructions.endswith("Map the repo.")
+    assert sorted(t["function"]["name"] for t in child["tools"]) == ["ls", "read"]
+    assert "scout: Fast recon" in json.dumps(requests[0].body["tools"])
+
+
+async def test_unknown_agent_is_a_tool_error_naming_the_defined_ones(project: str, agent_dir: str) -> None:
+    _write_agent(agent_dir, "scout", "Scout.", description="Recon")
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "x", "agent": "nobody"}), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    assert _text(result) == "task: unknown agent 'nobody'; defined agents: scout"
+
+
+async def test_two_tasks_in_one_reply_both_run(project: str, agent_dir: str) -> None:
+    calls = [
+        ScriptedToolCall(name="task", arguments={"prompt": "first"}, id="a"),
+        ScriptedToolCall(name="task", arguments={"prompt": "second"}, id="b"),
+    ]
+    with FakeLLMServer() as server:
+        server.add(Turn(tool_calls=calls), text_turn("answer one"), text_turn("answer two"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate twice.")
+        await session.dispose()
+    results = _tool_results(session)
+    assert sorted(_text(r) for r in results) == ["answer one", "answer two"]
+    assert len({r.details["sessionFile"] for r in results}) == 2
+
+
+async def test_failing_child_is_a_tool_error_with_its_transcript(project: str, agent_dir: str) -> None:
+    from tau.testing.fake_llm import Fault
+
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "x"}))
+        server.add(Turn(fault=Fault(kind="status", status=400, body='{"error": {"message": "bad request"}}')))
+        server.add(text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    assert _text(result).startswith("task: the child failed:")
+    assert "transcript:" in _text(result)
+
+
+async def test_delegation_deeper_than_the_limit_is_refused(project: str, agent_dir: str) -> None:
+    turns: list[Any] = [tool_turn("task", {"prompt": f"level {i}"}, id=f"c{i}") for i in range(4)]
+    with FakeLLMServer() as server:
+        server.add(*turns)
+        server.add(*[text_turn(f"done {i}") for i in range(4)])
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate deeply.")
+        requests = list(server.requests)
+        await session.dispose()
+    deepest = requests[4].body["messages"][-1]
+    assert deepest["role"] == "tool"
+    assert "only 3 levels deep" in deepest["content"]
