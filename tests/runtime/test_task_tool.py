@@ -116,8 +116,13 @@ async def test_agent_definition_gives_instructions_and_tools(project: str, agent
     instructions = child["messages"][-1]["content"][0]["text"]
     assert instructions.startswith("You are a scout. Report briefly.")
     assert instructions.endswith("Map the repo.")
-    assert sorted(t["function"]["name"] for t in child["tools"]) == ["ls", "read"]
-    assert "scout: Fast recon" in json.dumps(requests[0].body["tools"])
+    # The parent's tools stay declared first (the cached prefix); the change is a notice after it.
+    parent_tools = requests[0].body["tools"]
+    assert child["tools"][: len(parent_tools)] == parent_tools
+    assert child["messages"][0] == requests[0].body["messages"][0]
+    notice = child["messages"][-1]["content"][-1]["text"]
+    assert "- read:" in notice and "- ls:" in notice and "- bash:" not in notice
+    assert "scout: Fast recon" in json.dumps(parent_tools)
 
 
 async def test_unknown_agent_is_a_tool_error_naming_the_defined_ones(project: str, agent_dir: str) -> None:
@@ -175,3 +180,41 @@ async def test_delegation_deeper_than_the_limit_is_refused(project: str, agent_d
     deepest = requests[4].body["messages"][-1]
     assert deepest["role"] == "tool"
     assert "only 3 levels deep" in deepest["content"]
+
+
+async def test_aborting_the_parent_aborts_the_child(project: str, agent_dir: str) -> None:
+    import asyncio
+    import time
+
+    from tau.testing.fake_llm import Fault
+
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Work slowly."}))
+        server.add(Turn(text="never finished", fault=Fault(kind="stall", after_events=1, seconds=30)))
+        session = _session(server, project, agent_dir, ["task"])
+        run = asyncio.create_task(session.prompt("Delegate."))
+        while len(server.requests) < 2:
+            await asyncio.sleep(0.02)
+        started = time.monotonic()
+        await session.abort()
+        await asyncio.wait_for(run, 10)
+        elapsed = time.monotonic() - started
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    assert "aborted" in _text(result).lower()
+    assert elapsed < 5
+
+
+async def test_child_cannot_call_a_tool_its_agent_does_not_have(project: str, agent_dir: str) -> None:
+    _write_agent(agent_dir, "reader", "Only read.", description="Reads", tools="read")
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Try bash.", "agent": "reader"}))
+        server.add(tool_turn("bash", {"command": "touch escaped"}), text_turn("could not"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "bash", "task"])
+        await session.prompt("Delegate.")
+        requests = list(server.requests)
+        await session.dispose()
+    refused = requests[2].body["messages"][-1]
+    assert refused["role"] == "tool" and "bash" in refused["content"]
+    assert not Path(project, "escaped").exists()

@@ -13,12 +13,12 @@ def unknown_tools_warning(flag: str, tools: list[str], services: AgentSessionSer
     """Entries of a tool list (``--tools``, ``--exclude-tools``) that name or match no tool, built-in
     or registered by an extension."""
     from tau.config.tool_selection import is_tool_modifier, tool_name_matcher
+    from tau.runtime.subagents import TASK_TOOL_NAME
     from tau.tools import ALL_TOOL_NAMES
 
     runner = services.extension_runner
-    known = (
-        [*ALL_TOOL_NAMES, *(tool.name for tool in runner.tools)] if runner is not None else [*ALL_TOOL_NAMES]
-    )
+    builtin = [*ALL_TOOL_NAMES, TASK_TOOL_NAME]
+    known = [*builtin, *(tool.name for tool in runner.tools)] if runner is not None else builtin
     names = [entry[1:] if is_tool_modifier(entry) else entry for entry in tools]
     # MCP tools are known only once their servers answer, after this check: their names pass.
     unknown = [

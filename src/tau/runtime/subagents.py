@@ -28,7 +28,9 @@ from tau.context.agent_definitions import (
     agent_definition_dirs,
     load_agent_definitions,
 )
+from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
+from tau.session.messages import SystemMessage
 from tau.session.paths import resolve_session_dir
 from tau.tools.errors import ToolAborted, ToolError
 
@@ -215,6 +217,7 @@ def _create_child(
         parent.cwd, resolve_session_dir(parent.cwd, settings.session_dir, agent_dir=services.agent_dir)
     )
     manager.new_session(parent_session=parent.session_file)
+    _start_from_parents_prompt(parent, manager, model or parent.model, thinking)
     holder: list[AgentSession] = []
     created = create_agent_session(
         services=services,
@@ -228,6 +231,29 @@ def _create_child(
     )
     holder.append(created.session)
     return created.session
+
+
+def _start_from_parents_prompt(
+    parent: AgentSession, manager: SessionManager, model: Model | None, thinking: Any
+) -> None:
+    """Open the child's transcript with the prompt and tools the parent's conversation was
+    anchored on (its first system record), so the child's first request begins with the bytes the
+    provider has cached for the parent; what the child has otherwise (fewer tools, another prompt)
+    is recorded after it as a change, which requests append (``tau.ai.prompt_updates``)."""
+    anchor = next(
+        (
+            entry.message
+            for entry in parent.session_manager.get_branch()
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, SystemMessage)
+        ),
+        None,
+    )
+    if model is not None:
+        manager.append_model_change(model.provider, model.id)
+    manager.append_thinking_level_change(thinking)
+    if anchor is not None and anchor.sections is not None:
+        sections = {name: text for name, text in anchor.sections.items() if text is not None}
+        manager.record_system_prompt(sections, anchor.tools_added or [])
 
 
 def _abort_soon(child: AgentSession) -> None:
