@@ -168,14 +168,18 @@ def _definition(parent: AgentSession, name: Any) -> AgentDefinition | None:
         return None
     if not isinstance(name, str):
         raise ToolError("task: agent must be the name of an agent definition")
-    services = parent.services
-    folders = agent_definition_dirs(parent.cwd, services.agent_dir, project_trusted=services.project_trusted)
-    agents = load_agent_definitions(folders).agents
+    agents = _agents(parent)
     for agent in agents:
         if agent.name == name:
             return agent
     known = ", ".join(a.name for a in agents) or "none (add agents/<name>.md files)"
     raise ToolError(f"task: unknown agent {name!r}; defined agents: {known}")
+
+
+def _agents(parent: AgentSession) -> list[AgentDefinition]:
+    services = parent.services
+    folders = agent_definition_dirs(parent.cwd, services.agent_dir, project_trusted=services.project_trusted)
+    return load_agent_definitions(folders).agents
 
 
 def _model(parent: AgentSession, reference: Any) -> Model | None:
@@ -225,7 +229,7 @@ def _create_child(
         model=model or parent.model,
         thinking_level=thinking,
         tools=tools,
-        custom_tools=[create_task_tool(lambda: holder[0], depth=depth + 1)]
+        custom_tools=[create_task_tool(lambda: holder[0], agents=_agents(parent), depth=depth + 1)]
         if TASK_TOOL_NAME in tools
         else (),
     )
