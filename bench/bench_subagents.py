@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from _common import Figure
-
 from tau.ai.types import ToolResultMessage
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.sdk import create_agent_session
@@ -47,9 +46,16 @@ def _provider(server: FakeLLMServer, variant: str) -> dict[str, Any]:
             "baseUrl": server.url(""),
             "api": "anthropic-messages",
             "apiKey": "k",
-            "models": [{"id": "claude-bench", "reasoning": True, "contextWindow": 200000, "compat": FLAG_COMPAT}],
+            "models": [
+                {"id": "claude-bench", "reasoning": True, "contextWindow": 200000, "compat": FLAG_COMPAT}
+            ],
         }
-    return {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "k", "models": [{"id": "plain"}]}
+    return {
+        "baseUrl": server.url("/v1"),
+        "api": "openai-completions",
+        "apiKey": "k",
+        "models": [{"id": "plain"}],
+    }
 
 
 def _session(server: FakeLLMServer, root: Path, variant: str) -> AgentSession:
@@ -104,7 +110,9 @@ async def _overhead(runs: int) -> float:
             started: dict[str, float] = {}
             ended: dict[str, float] = {}
 
-            def watch(event: Any, started: dict[str, float] = started, ended: dict[str, float] = ended) -> None:
+            def watch(
+                event: Any, started: dict[str, float] = started, ended: dict[str, float] = ended
+            ) -> None:
                 if event.type == "tool_execution_start":
                     started[event.tool_call_id] = time.perf_counter()
                 elif event.type == "tool_execution_end":
@@ -128,7 +136,9 @@ async def _overhead(runs: int) -> float:
 
 
 def run(runs: int = 20) -> list[Figure]:
-    figures = [Figure("task call overhead beyond the child's run", asyncio.run(_overhead(runs)), "ms", "<= 50")]
+    figures = [
+        Figure("task call overhead beyond the child's run", asyncio.run(_overhead(runs)), "ms", "<= 50")
+    ]
     for variant in ("flags", "plain"):
         for agent in (None, "scout"):
             share = asyncio.run(_cached_share(variant, agent))
