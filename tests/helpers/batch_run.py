@@ -66,6 +66,9 @@ class Responder:
             return Turn(tool_calls=[ScriptedToolCall("bash", {"command": step[1]})])
         if step[0] == "write":
             return Turn(tool_calls=[ScriptedToolCall("write", {"path": step[1], "content": step[2]})])
+        if step[0] == "tasks":  # sub-agents (the task tool), one per prompt, in one reply
+            calls = [ScriptedToolCall("task", {"prompt": prompt}) for prompt in step[1]]
+            return Turn(tool_calls=calls)
         if step[0] == "cut":  # a reply that stops at the output-token limit
             return Turn(text=step[1], stop_reason="length")
         return Turn(text=step[1])

@@ -215,6 +215,10 @@ async def _run_session(
         session.agent.stream_fn = limited_stream_fn(
             session.agent.stream_fn, set(context.limited_providers), limits, holder
         )
+        # A task's sub-agents (the task tool) share the same limits.
+        session.child_stream_wrapper = lambda inner: limited_stream_fn(
+            inner, set(context.limited_providers), limits, holder
+        )
     turns = 0
     spent = 0.0
     aborting: list[asyncio.Future[None]] = []

@@ -25,6 +25,7 @@ import msgspec
 from tau.accounts.model_resolver import ScopedModel
 from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
+from tau.agent.config import StreamFn
 from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
@@ -121,6 +122,9 @@ class AgentSession:
         self._run_active = False
         self._settle_waiters: list[asyncio.Future[None]] = []  # abort() callers waiting for agent_settled
         self._run_aborted = False  # abort() was called during the current run (agent_settled says so)
+        self.child_stream_wrapper: Callable[[StreamFn], StreamFn] | None = None
+        """Wraps the stream function of each ``task`` child of this session (and theirs): how a
+        caller such as ``tau batch`` puts its provider limits on the children's requests too."""
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
         self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)

@@ -9,11 +9,13 @@ is a session file of its own beside the parent's, whose header names the parent
 tool result carries the child's final answer; its ``details`` the agent, model, usage and that file.
 
 Several ``task`` calls of one reply run at once (the tool's execution mode is parallel); a child
-may delegate again down to ``MAX_TASK_DEPTH``. Aborting the parent aborts its children.
+may delegate again down to ``MAX_TASK_DEPTH``; at most ``MAX_RUNNING_CHILDREN`` of a session run at once,
+and a caller's ``child_stream_wrapper`` (``tau batch``'s provider limits) reaches every child's requests. Aborting the parent aborts its children.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +44,8 @@ __all__ = ["MAX_TASK_DEPTH", "TASK_TOOL_NAME", "create_task_tool"]
 TASK_TOOL_NAME = "task"
 MAX_TASK_DEPTH = 3
 """How deep children may delegate: the parent's calls are depth 1, its children's depth 2, ..."""
+MAX_RUNNING_CHILDREN = 4
+"""Children of one session that run at once (as pi's sub-agent example); more calls wait their turn."""
 
 _THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -81,10 +85,13 @@ def create_task_tool(
     """The ``task`` tool of the session ``owner()`` returns (bound late: the tool is made first);
     ``agents`` are named to the model in its parameters."""
 
+    running = asyncio.Semaphore(MAX_RUNNING_CHILDREN)
+
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
     ) -> AgentToolResult:
-        return await _run_task(owner(), args, signal, on_update, depth)
+        async with running:
+            return await _run_task(owner(), args, signal, on_update, depth)
 
     return AgentTool(
         name=TASK_TOOL_NAME,
@@ -233,8 +240,13 @@ def _create_child(
         if TASK_TOOL_NAME in tools
         else (),
     )
-    holder.append(created.session)
-    return created.session
+    child = created.session
+    holder.append(child)
+    wrapper = parent.child_stream_wrapper
+    if wrapper is not None and child.agent.stream_fn is not None:
+        child.agent.stream_fn = wrapper(child.agent.stream_fn)
+    child.child_stream_wrapper = wrapper
+    return child
 
 
 def _start_from_parents_prompt(
@@ -261,8 +273,6 @@ def _start_from_parents_prompt(
 
 
 def _abort_soon(child: AgentSession) -> None:
-    import asyncio
-
     asyncio.get_running_loop().create_task(child.abort())
 
 
