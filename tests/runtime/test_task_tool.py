@@ -218,3 +218,20 @@ async def test_child_cannot_call_a_tool_its_agent_does_not_have(project: str, ag
     refused = requests[2].body["messages"][-1]
     assert refused["role"] == "tool" and "bash" in refused["content"]
     assert not Path(project, "escaped").exists()
+
+
+async def test_html_export_shows_the_childs_transcript_under_the_call(project: str, agent_dir: str) -> None:
+    _write_agent(agent_dir, "scout", "Look only.", description="Recon", tools="bash")
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Inspect the tree.", "agent": "scout"}))
+        server.add(
+            tool_turn("bash", {"command": "echo child-was-here"}),
+            text_turn("Child summary."),
+            text_turn("ok"),
+        )
+        session = _session(server, project, agent_dir, ["bash", "task"])
+        await session.prompt("Delegate.")
+        page = Path(session.export_to_html(str(Path(project, "out.html")))).read_text()
+        await session.dispose()
+    assert "sub-agent scout transcript" in page
+    assert "Inspect the tree." in page and "echo child-was-here" in page and "Child summary." in page

@@ -18,6 +18,7 @@ from tau.export.diffs import diff_from_arguments, render_diff
 from tau.export.formatting import as_number, as_text, preview
 from tau.export.markup import CodeHighlighter, escape, plain_code
 from tau.export.media import render_image
+from tau.export.subagent_html import child_transcript
 
 LONG_OUTPUT_LINES = 20
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -55,10 +56,19 @@ class ToolRenderer:
         highlighter: CodeHighlighter,
         calls: Mapping[str, ToolCall],
         results: Mapping[str, ToolResultMessage],
+        *,
+        depth: int = 0,
     ) -> None:
+        """``depth``: how deep in sub-agent transcripts these calls are (0: the session's own)."""
         self._highlighter = highlighter
         self._calls = calls
         self._results = results
+        self._depth = depth
+
+    def _renderer_for(
+        self, calls: Mapping[str, ToolCall], results: Mapping[str, ToolResultMessage], depth: int
+    ) -> ToolRenderer:
+        return ToolRenderer(self._highlighter, calls, results, depth=depth)
 
     # -- calls -------------------------------------------------------------------------------------
 
@@ -140,9 +150,14 @@ class ToolRenderer:
         status = ' <span class="status-error">error</span>' if message.is_error else ""
         images = "".join(render_image(b) for b in message.content if isinstance(b, ImageContent))
         body = output_box(inner, line_count(text)) if text or not images else ""
+        child = (
+            child_transcript(message.details, self._renderer_for, self._depth)
+            if message.tool_name == "task"
+            else ""
+        )
         return (
             f'<details class="tool-output" open><summary><span class="tool-name">{escape(as_text(message.tool_name))}</span>'
-            f"{target}{status}</summary>{body}{images}</details>"
+            f"{target}{status}</summary>{body}{images}{child}</details>"
         )
 
     @staticmethod

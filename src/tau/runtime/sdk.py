@@ -119,7 +119,9 @@ def create_agent_session(
         sandbox=services.sandbox,
     )
     session_holder: list[AgentSession] = []
-    builtin.append(create_task_tool(lambda: session_holder[0], agents=_agent_definitions(services)))
+    builtin.append(
+        create_task_tool(lambda: session_holder[0], create_agent_session, agents=_agent_definitions(services))
+    )
     replaced = {tool.name: tool for tool in builtin_replacements}
     # A replacement stays inside the session's fence (bash runs fenced while the sandbox is on).
     builtin = [

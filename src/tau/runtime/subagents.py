@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import structs
 
 from tau.agent.messages import AgentMessage
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import AssistantMessage, JsonObject, Model, Usage
+from tau.ai.types import AssistantMessage, JsonObject, Model, ThinkingLevelOrOff, Usage
 from tau.context.agent_definitions import (
     AgentDefinition,
     agent_definition_dirs,
@@ -38,6 +38,7 @@ from tau.tools.errors import ToolAborted, ToolError
 
 if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession
+    from tau.runtime.services import AgentSessionServices
 
 __all__ = ["MAX_TASK_DEPTH", "TASK_TOOL_NAME", "create_task_tool"]
 
@@ -79,11 +80,36 @@ def _parameters(agents: Sequence[AgentDefinition]) -> JsonObject:
     }
 
 
+class SessionFactory(Protocol):
+    """``tau.runtime.sdk.create_agent_session``, as far as a child needs it (passed in: the SDK
+    module makes this tool, so this module does not import it)."""
+
+    def __call__(
+        self,
+        *,
+        services: AgentSessionServices,
+        session_manager: SessionManager,
+        model: Model | None,
+        thinking_level: ThinkingLevelOrOff,
+        tools: list[str],
+        custom_tools: Sequence[AgentTool],
+    ) -> CreatedSession: ...
+
+
+class CreatedSession(Protocol):
+    @property
+    def session(self) -> AgentSession: ...
+
+
 def create_task_tool(
-    owner: Callable[[], AgentSession], *, agents: Sequence[AgentDefinition] = (), depth: int = 1
+    owner: Callable[[], AgentSession],
+    create_session: SessionFactory,
+    *,
+    agents: Sequence[AgentDefinition] = (),
+    depth: int = 1,
 ) -> AgentTool:
     """The ``task`` tool of the session ``owner()`` returns (bound late: the tool is made first);
-    ``agents`` are named to the model in its parameters."""
+    children are made by ``create_session``; ``agents`` are named to the model in its parameters."""
 
     running = asyncio.Semaphore(MAX_RUNNING_CHILDREN)
 
@@ -91,7 +117,7 @@ def create_task_tool(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
     ) -> AgentToolResult:
         async with running:
-            return await _run_task(owner(), args, signal, on_update, depth)
+            return await _run_task(owner(), create_session, args, signal, on_update, depth)
 
     return AgentTool(
         name=TASK_TOOL_NAME,
@@ -106,6 +132,7 @@ def create_task_tool(
 
 async def _run_task(
     parent: AgentSession,
+    create_session: SessionFactory,
     args: JsonObject,
     signal: AbortSignal | None,
     on_update: ToolUpdate | None,
@@ -124,7 +151,7 @@ async def _run_task(
     model = _model(parent, args.get("model") or (definition.model if definition else None))
     thinking = _thinking(args.get("thinking") or (definition.thinking if definition else None), parent)
     tools = _tools(parent, args.get("tools"), definition)
-    child = _create_child(parent, model, thinking, tools, depth)
+    child = _create_child(parent, create_session, model, thinking, tools, depth)
     missing = [name for name in tools if name not in child.get_active_tool_names()]
     if missing:
         available = ", ".join(sorted(tool.name for tool in child.get_all_tools()))
@@ -218,10 +245,13 @@ def _tools(parent: AgentSession, asked: Any, definition: AgentDefinition | None)
 
 
 def _create_child(
-    parent: AgentSession, model: Model | None, thinking: Any, tools: list[str], depth: int
+    parent: AgentSession,
+    create_session: SessionFactory,
+    model: Model | None,
+    thinking: Any,
+    tools: list[str],
+    depth: int,
 ) -> AgentSession:
-    from tau.runtime.sdk import create_agent_session
-
     services = structs.replace(parent.services, extension_runner=None)
     settings = services.settings_manager
     manager = SessionManager(
@@ -230,13 +260,15 @@ def _create_child(
     manager.new_session(parent_session=parent.session_file)
     _start_from_parents_prompt(parent, manager, model or parent.model, thinking)
     holder: list[AgentSession] = []
-    created = create_agent_session(
+    created = create_session(
         services=services,
         session_manager=manager,
         model=model or parent.model,
         thinking_level=thinking,
         tools=tools,
-        custom_tools=[create_task_tool(lambda: holder[0], agents=_agents(parent), depth=depth + 1)]
+        custom_tools=[
+            create_task_tool(lambda: holder[0], create_session, agents=_agents(parent), depth=depth + 1)
+        ]
         if TASK_TOOL_NAME in tools
         else (),
     )
