@@ -235,3 +235,19 @@ async def test_html_export_shows_the_childs_transcript_under_the_call(project: s
         await session.dispose()
     assert "sub-agent scout transcript" in page
     assert "Inspect the tree." in page and "echo child-was-here" in page and "Child summary." in page
+
+
+async def test_a_long_answer_is_cut_for_the_parent_and_kept_whole_in_the_transcript(
+    project: str, agent_dir: str
+) -> None:
+    long_answer = "\n".join(f"line {i} " + "x" * 40 for i in range(3000))
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Dump."}), text_turn(long_answer), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    text = _text(result)
+    assert text.startswith("line 0 ") and "line 2999" not in text
+    assert "[The child's answer was cut at" in text and result.details["truncated"] is True
+    assert "line 2999" in Path(result.details["sessionFile"]).read_text()

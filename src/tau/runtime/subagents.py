@@ -35,6 +35,7 @@ from tau.session.manager import SessionManager
 from tau.session.messages import SystemMessage
 from tau.session.paths import resolve_session_dir
 from tau.tools.errors import ToolAborted, ToolError
+from tau.tools.truncate import format_size, truncate_head
 
 if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession
@@ -194,6 +195,14 @@ async def _run_task(
         reason = last.error_message or last.stop_reason
         raise ToolError(f"task: the child failed: {reason} (transcript: {session_file})")
     answer = "".join(block.text for block in last.content if block.type == "text").strip()
+    kept = truncate_head(answer)
+    if kept.truncated:
+        # As the other tools do: the model's view is bounded; the whole answer stays in the transcript.
+        answer = (
+            f"{kept.content}\n\n[The child's answer was cut at {format_size(kept.output_bytes)} of "
+            f"{format_size(kept.total_bytes)}; the whole of it is in {session_file}]"
+        )
+        details["truncated"] = True
     return text_result(answer or "(the child gave no text)", details)
 
 
