@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from tau.modes.interactive.dialogs import ListDialog, ListItem
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import DialogHost
     from tau.runtime.settings import SettingsScope
 
 __all__ = ["packages_command"]
 
 
-async def packages_command(mode: InteractiveMode, argument: str) -> None:
+async def packages_command(mode: DialogHost, argument: str) -> None:
     from tau.runtime.packages.configured import configured_packages, declared_scopes
     from tau.runtime.packages.switches import resource_switches, switched_entry
 
