@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tau.accounts.model_resolver import ScopedModel
     from tau.agent.tool import AgentTool
     from tau.ai.types import Model, ThinkingLevelOrOff
+    from tau.cli.launch import Launch
     from tau.config.project_trust import ProjectTrust
     from tau.extensions.context import TrustMode
     from tau.extensions.runner import ExtensionRunner
@@ -338,18 +339,17 @@ async def _run_session(
     no_tools: NoTools | None = "all" if args.no_tools else ("builtin" if args.no_builtin_tools else None)
     if mode in ("rpc", "interactive"):  # ACP ends it once its modules are imported
         _end_start_up()
-    if mode == "rpc":
-        assert output is not None and not isinstance(output, int)
-        return await _run_rpc(
-            args, services, session_manager, agent_dir, model, thinking, no_tools, trust, output
-        )
-    if mode == "acp":
-        assert isinstance(output, int)
-        return await _run_acp(args, services, agent_dir, model, thinking, no_tools, trust, output)
-    if mode == "interactive":
-        return await _run_interactive(
-            args, services, session_manager, agent_dir, model, thinking, no_tools, cwd, trust
-        )
+    if mode in ("rpc", "acp", "interactive"):
+        from tau.cli.launch import Launch
+
+        launch = Launch(args, services, agent_dir, model, thinking, no_tools, trust)
+        if mode == "rpc":
+            assert output is not None and not isinstance(output, int)
+            return await _run_rpc(launch, session_manager, output)
+        if mode == "acp":
+            assert isinstance(output, int)
+            return await _run_acp(launch, output)
+        return await _run_interactive(launch, session_manager, cwd)
     stdin_text = sys.stdin.read() if not sys.stdin.isatty() else None
     from tau.cli.initial_message import FileArgumentError, build_initial_message
 
@@ -587,48 +587,18 @@ def _help_text(args: Args) -> str:
     return text
 
 
-async def _run_rpc(
-    args: Args,
-    services: AgentSessionServices,
-    session_manager: SessionManager,
-    agent_dir: str,
-    model: Model | None,
-    thinking: ThinkingLevelOrOff | None,
-    no_tools: NoTools | None,
-    trust: ProjectTrust,
-    out: TextIO,
-) -> int:
+async def _run_rpc(launch: Launch, session_manager: SessionManager, out: TextIO) -> int:
     """RPC mode: commands on stdin, responses and events on ``out`` (stdout, taken for the protocol
     alone), sessions replaceable."""
     from tau.modes.rpc_mode import run_rpc_mode
 
-    runtime = _create_runtime(
-        args,
-        services,
-        session_manager,
-        agent_dir,
-        model,
-        thinking,
-        no_tools,
-        trust,
-        "rpc",
-        startup_services=services,
-    )
+    runtime = _create_runtime(launch, session_manager, "rpc", startup_services=launch.services)
     if runtime.session.model is None:
-        raise UsageError(_no_model_message(services))
+        raise UsageError(_no_model_message(launch.services))
     return await run_rpc_mode(runtime, out=out)
 
 
-async def _run_acp(
-    args: Args,
-    services: AgentSessionServices,
-    agent_dir: str,
-    model: Model | None,
-    thinking: ThinkingLevelOrOff | None,
-    no_tools: NoTools | None,
-    trust: ProjectTrust,
-    protocol_fd: int,
-) -> int:
+async def _run_acp(launch: Launch, protocol_fd: int) -> int:
     """ACP mode: an editor opens sessions (each in its own cwd) over JSON-RPC on stdin/stdout
     (``protocol_fd``: stdout's descriptor, taken for the protocol alone)."""
     from tau.config.settings import SettingsManager
@@ -636,6 +606,7 @@ async def _run_acp(
     from tau.session.paths import resolve_session_dir
 
     _end_start_up()
+    args, services, agent_dir, trust = launch.args, launch.services, launch.agent_dir, launch.trust
 
     warned: set[str] = set()
 
@@ -680,14 +651,8 @@ async def _run_acp(
     ) -> AgentSessionRuntime:
         startup = unused.pop() if unused and not mcp_servers else None
         runtime = _create_runtime(
-            args,
-            services,
+            launch,
             manager,
-            agent_dir,
-            model,
-            thinking,
-            no_tools,
-            trust,
             "rpc",
             builtin_replacements,
             mcp_servers,
@@ -701,7 +666,7 @@ async def _run_acp(
     def reload_credentials() -> bool:  # after `tau auth login` in a terminal
         services.auth_storage.reload()
         services.model_registry.refresh()
-        return model is not None or bool(services.model_registry.get_available())
+        return launch.model is not None or bool(services.model_registry.get_available())
 
     opener = SessionOpener(
         agent_dir=agent_dir,
@@ -714,38 +679,18 @@ async def _run_acp(
     return await run_acp_mode(opener, out_fd=protocol_fd)
 
 
-async def _run_interactive(
-    args: Args,
-    services: AgentSessionServices,
-    session_manager: SessionManager,
-    agent_dir: str,
-    model: Model | None,
-    thinking: ThinkingLevelOrOff | None,
-    no_tools: NoTools | None,
-    cwd: str,
-    trust: ProjectTrust,
-) -> int:
+async def _run_interactive(launch: Launch, session_manager: SessionManager, cwd: str) -> int:
     """The terminal UI; the first message and ``@file`` arguments are sent once it is up."""
     from tau.cli.initial_message import FileArgumentError, build_initial_message
     from tau.modes.interactive.app import run_interactive_mode
     from tau.modes.interactive.trust import untrusted_notice
 
+    args, services = launch.args, launch.services
     try:
         initial = build_initial_message(args.messages, args.file_args, None, cwd)
     except FileArgumentError as exc:
         raise UsageError(str(exc)) from None
-    runtime = _create_runtime(
-        args,
-        services,
-        session_manager,
-        agent_dir,
-        model,
-        thinking,
-        no_tools,
-        trust,
-        "tui",
-        startup_services=services,
-    )
+    runtime = _create_runtime(launch, session_manager, "tui", startup_services=services)
     notices: list[str] = []
     if runtime.session.model is None:  # one notice: the fallback message would say the same
         notices.append(_no_model_message(services))
@@ -771,14 +716,8 @@ async def _run_interactive(
 
 
 def _create_runtime(
-    args: Args,
-    services: AgentSessionServices,
+    launch: Launch,
     session_manager: SessionManager,
-    agent_dir: str,
-    model: Model | None,
-    thinking: ThinkingLevelOrOff | None,
-    no_tools: NoTools | None,
-    trust: ProjectTrust,
     trust_mode: TrustMode,
     builtin_replacements: Sequence[AgentTool] = (),
     mcp_servers: Mapping[str, Any] | None = None,
@@ -795,6 +734,7 @@ def _create_runtime(
     their cwd (its extensions are then loaded once, and the models read once)."""
     from tau.runtime.runtime import create_agent_session_runtime, session_runtime_factory
 
+    args, services, agent_dir, trust = launch.args, launch.services, launch.agent_dir, launch.trust
     # The extensions loaded to decide a new folder's trust, until its session takes them over.
     decided_with = {} if decided_with is None else decided_with
 
@@ -821,11 +761,11 @@ def _create_runtime(
         auth_storage=services.auth_storage,
         resource_options=services.resource_options,
         extension_options=_extension_options(args, mcp_servers=mcp_servers),
-        model=model,
-        thinking_level=thinking,
+        model=launch.model,
+        thinking_level=launch.thinking,
         scoped_models=_scoped_models(args, services),
         tools=args.tools,
-        no_tools=no_tools,
+        no_tools=launch.no_tools,
         exclude_tools=args.exclude_tools,
         builtin_replacements=builtin_replacements,
         project_trusted=trust.is_trusted,

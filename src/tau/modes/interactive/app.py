@@ -36,7 +36,7 @@ from prompt_toolkit.styles import Style
 from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnStart
 from tau.ai.types import AssistantMessage, ImageContent, UserMessage
 from tau.modes.interactive import actions, panels
-from tau.modes.interactive.chat import Block, Chat, ViewFlags
+from tau.modes.interactive.chat import Chat, ViewFlags
 from tau.modes.interactive.cursor import DrawnCursor
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.editor import (
@@ -47,12 +47,23 @@ from tau.modes.interactive.editor import (
 )
 from tau.modes.interactive.footer import git_branch, usage_totals
 from tau.modes.interactive.frames import create_frame_output, print_above
-from tau.modes.interactive.fullscreen import Transcript
+from tau.modes.interactive.fullscreen import (
+    Transcript,
+    TranscriptView,
+    build_bindings,
+    restore_terminal_at_exit,
+    search_box,
+)
 from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
+from tau.modes.interactive.header import startup_header
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
+from tau.modes.interactive.keys import build_key_bindings
 from tau.modes.interactive.progress import TerminalProgress
 from tau.modes.interactive.screen import Scrollback
+from tau.modes.interactive.state import Activity, InputState
+from tau.modes.interactive.stray_output import capture_stray_output
+from tau.modes.interactive.ui import InteractiveUI
 from tau.runtime.events import (
     AutoRetryEnd,
     AutoRetryStart,
@@ -186,7 +197,6 @@ class InteractiveMode:
 
         self.output_pad: int = output_pad(settings.get("outputPad"))
         self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
-        self.flash_text = ""
         self._switch_to: str | None = None
         self._renderers: dict[int, BlockRenderer] = {}
         self.chat = self._new_chat()
@@ -195,29 +205,18 @@ class InteractiveMode:
         self.editor = create_editor_buffer(self.completer, self._user_history())
         self.dialog: Dialog | None = None
         self._dialog_lock = asyncio.Lock()
-        self.working = False
-        self.working_message: str | None = None
-        self.compacting = False
-        self.compactions_ended = 0
-        self.retry_text: str | None = None
-        self.summary_retry_text: str | None = None  # a compaction's or branch summary's request
-        self.retry_deadline = 0.0
-        self.bash_block: Block | None = None
-        self.queued: tuple[list[str], list[str]] = ([], [])
-        self.held_for_compaction: list[str] = []
-        self.pending_images: list[ImageContent] = []
+        self.activity = Activity()
+        self.input = InputState()
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.totals = usage_totals(self.session.session_manager.get_entries())
         self.branch = git_branch(self.session.cwd)
-        self.last_ctrl_c_at = 0.0
-        self.last_escape_at = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
-        self.progress = TerminalProgress(self._write_raw, lambda: settings.show_terminal_progress)
+        self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
         self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
@@ -234,6 +233,11 @@ class InteractiveMode:
             return max(20, self.app.output.get_size().columns)
         except Exception:  # no terminal yet (tests drive the mode without one)
             return 80
+
+    @property
+    def height(self) -> int:
+        """The terminal's rows (24 before the application runs)."""
+        return self.app.output.get_size().rows if self.app.is_running else 24
 
     def flags(self) -> ViewFlags:
         return ViewFlags(self.width, self.tools_expanded, self.show_thinking)
@@ -377,7 +381,7 @@ class InteractiveMode:
                 text_window(lambda: panels.status_fragments(self)),
                 text_window(
                     lambda: panels.queue_fragments(self),
-                    lambda: bool(any(self.queued) or self.held_for_compaction),
+                    lambda: bool(any(self.input.queued) or self.input.held_for_compaction),
                 ),
                 text_window(lambda: panels.widget_fragments(self, "aboveEditor")),
                 DynamicContainer(input_area),
@@ -435,19 +439,13 @@ class InteractiveMode:
         return menu
 
     def _key_bindings(self) -> list[Any]:
-        from tau.modes.interactive.keys import build_key_bindings
-
         bindings = [load_key_bindings(), build_key_bindings(self)]
         if self.fullscreen:
-            from tau.modes.interactive.fullscreen import build_bindings
-
             bindings.append(build_bindings(self, self.transcript_view, self.search_window))
         return bindings
 
     def _transcript_pane(self) -> list[Container]:
         """The fullscreen transcript, and a line saying so while it is scrolled up."""
-        from tau.modes.interactive.fullscreen import TranscriptView
-
         self.transcript_view = view = TranscriptView(self)
         return [
             Window(view, wrap_lines=False),
@@ -460,9 +458,7 @@ class InteractiveMode:
     def _with_search_box(self, root: Container) -> Container:
         from prompt_toolkit.layout import Float, FloatContainer
 
-        from tau.modes.interactive.fullscreen import search_box
-
-        box, self.search_window = search_box(self, self.transcript_view)
+        box, self.search_window = search_box(self.transcript_view)
         shown = Condition(lambda: self.transcript_view.search is not None)
         width = lambda: max(32, self.width * 2 // 5)  # noqa: E731
         return FloatContainer(
@@ -471,12 +467,12 @@ class InteractiveMode:
 
     def flash(self, text: str) -> None:
         """A short confirmation on the status line ("Copied"), gone after a second and a half."""
-        self.flash_text = text
+        self.activity.flash_text = text
         self.invalidate()
 
         def clear() -> None:
-            if self.flash_text == text:
-                self.flash_text = ""
+            if self.activity.flash_text == text:
+                self.activity.flash_text = ""
                 self.invalidate()
 
         asyncio.get_running_loop().call_later(1.5, clear)
@@ -532,9 +528,6 @@ class InteractiveMode:
         notices: list[str],
         open_resume_picker: bool = False,
     ) -> int:
-        from tau.modes.interactive.header import startup_header
-        from tau.modes.interactive.ui import InteractiveUI
-
         if header := startup_header(self):
             self.scrollback.write(header, new_block=False)
         for notice in [*notices, *self.keymap.warnings]:
@@ -562,8 +555,6 @@ class InteractiveMode:
             run_builtin_command(self, "/resume")
         if initial_text or initial_images or messages:
             self.spawn(self._initial_prompts(initial_text, initial_images, messages))
-        from tau.modes.interactive.fullscreen import restore_terminal_at_exit
-
         try:
             while True:
                 restored = restore_terminal_at_exit(_fileno(self.app.output) if self.fullscreen else None)
@@ -606,8 +597,6 @@ class InteractiveMode:
         """Where a stray print (an extension's, a library's) goes: above the app inline, into the
         transcript in fullscreen (printing above would leave the alternate screen)."""
         if isinstance(self.scrollback, Transcript):
-            from tau.modes.interactive.stray_output import capture_stray_output
-
             return capture_stray_output(self.scrollback, self.invalidate)
         return patch_stdout(raw=True)
 
@@ -713,37 +702,44 @@ class InteractiveMode:
     def _extension_error(self, report: Any) -> None:
         self.chat.add_notice(f"extension {report.extension_path} ({report.event}): {report.error}", "error")
 
-    def _write_raw(self, data: str) -> None:
+    def write_raw(self, data: str) -> None:
         self.app.output.write_raw(data)
         self.app.output.flush()
 
     def _set_title(self) -> None:
         name = self.session.session_name or os.path.basename(self.session.cwd) or "/"
-        title = "".join(ch for ch in f"tau - {name}" if ch.isprintable())
+        self.write_title("".join(ch for ch in f"tau - {name}" if ch.isprintable()))
+
+    def write_title(self, title: str) -> None:
+        """The terminal window's title (OSC 0), as given."""
         self.app.output.set_title(title)
         self.app.output.flush()
+
+    def footer_changed(self) -> None:
+        """What the footer shows changed (a credential, the sandbox): worked out again as it draws."""
+        self.footer_cache = None
 
     # -- events ------------------------------------------------------------------------------------
 
     def _on_event(self, event: Any) -> None:
         if isinstance(event, AgentStart):
-            self.working = True
-            self._start_ticker()
+            self.activity.working = True
+            self.start_ticker()
         elif isinstance(event, AgentEnd):
-            self.working = False
-            self.working_message = None
+            self.activity.working = False
+            self.activity.working_message = None
             self.progress.done()
             self.chat.finish_run()
         elif isinstance(event, QueueUpdate):
-            self.queued = (list(event.steering), list(event.follow_up))
+            self.input.queued = (list(event.steering), list(event.follow_up))
         elif isinstance(event, CompactionStart):
-            self.compacting = True
+            self.activity.compacting = True
             self.progress.busy()
-            self._start_ticker()
+            self.start_ticker()
         elif isinstance(event, CompactionEnd):
-            self.compacting = False
+            self.activity.compacting = False
             self.progress.done()
-            self.compactions_ended += 1
+            self.activity.compactions_ended += 1
             self.footer_cache = None  # the context use is unknown now ("?"), as in pi
             if event.result is not None:
                 summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
@@ -755,23 +751,25 @@ class InteractiveMode:
                 self.chat.add_notice(message, "error")
             elif event.aborted:
                 self.chat.add_notice("Compaction cancelled", "warning")
-            held, self.held_for_compaction = self.held_for_compaction, []
+            held, self.input.held_for_compaction = self.input.held_for_compaction, []
             for text in held:
                 actions.submit(self, text)
         elif isinstance(event, AutoRetryStart):
-            self.retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
-            self.retry_deadline = time.monotonic() + event.delay_ms / 1000
-            self._start_ticker()
+            self.activity.retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
+            self.activity.retry_deadline = time.monotonic() + event.delay_ms / 1000
+            self.start_ticker()
         elif isinstance(event, AutoRetryEnd):
-            self.retry_text = None
+            self.activity.retry_text = None
             if not event.success and event.final_error:
                 self.chat.add_notice(f"Gave up after {event.attempt} attempts: {event.final_error}", "error")
         elif isinstance(event, SummarizationRetryScheduled):
-            self.summary_retry_text = f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
-            self.retry_deadline = time.monotonic() + event.delay_ms / 1000
-            self._start_ticker()
+            self.activity.summary_retry_text = (
+                f"{event.error_message} (attempt {event.attempt}/{event.max_attempts})"
+            )
+            self.activity.retry_deadline = time.monotonic() + event.delay_ms / 1000
+            self.start_ticker()
         elif isinstance(event, SummarizationRetryAttemptStart | SummarizationRetryFinished):
-            self.summary_retry_text = None
+            self.activity.summary_retry_text = None
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()
@@ -787,18 +785,12 @@ class InteractiveMode:
             self.chat.on_agent_event(event)
         self.invalidate()
 
-    def _start_ticker(self) -> None:
+    def start_ticker(self) -> None:
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.ensure_future(self._tick())
 
     async def _tick(self) -> None:
-        while (
-            self.working
-            or self.compacting
-            or self.retry_text is not None
-            or self.summary_retry_text is not None
-            or self.bash_block is not None
-        ):
+        while self.activity.busy:
             self.invalidate()
             await asyncio.sleep(0.1)
         self.invalidate()
@@ -810,7 +802,7 @@ class InteractiveMode:
         self.files = ProjectFiles(session.cwd)
         self.completer.files = self.files
         self.branch = git_branch(session.cwd)
-        self.queued = ([], [])
+        self.input.queued = ([], [])
         self.redraw_all(reload_messages=True)
         self._set_title()
 
@@ -844,8 +836,6 @@ class InteractiveMode:
         self.invalidate()
 
     def _header_text(self) -> str:
-        from tau.modes.interactive.header import startup_header
-
         return startup_header(self)
 
     def restyle(self) -> None:

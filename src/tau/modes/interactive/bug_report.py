@@ -21,8 +21,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from tau.modes.interactive.dialogs import ListDialog, ListItem
+
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import DialogHost
     from tau.runtime.agent_session import AgentSession
 
 __all__ = ["redact_json", "redact_url", "report_files", "write_bug_report"]
@@ -185,9 +187,7 @@ def write_bug_report(session: AgentSession, folder: str, hint: str | None, *, in
     return path
 
 
-async def report_bug(mode: InteractiveMode, hint: str) -> None:
-    from tau.modes.interactive.dialogs import ListDialog, ListItem
-
+async def report_bug(mode: DialogHost, hint: str) -> None:
     choice = await mode.show_dialog(
         ListDialog(
             "Bug report: include this session's transcript? (it can hold prompts, file contents, secrets)",

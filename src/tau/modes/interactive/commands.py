@@ -6,10 +6,8 @@ commands, ``/skill:name``, prompt templates) goes to the session like any prompt
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -17,17 +15,19 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from tau.modes.interactive.clipboard import copy_to_clipboard
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
+from tau.modes.interactive.header import hotkey_lines
 from tau.modes.interactive.render.format import format_tokens
 from tau.runtime.cache_warmer import WarmingStatus
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import CommandHost
 
 __all__ = ["BUILTIN_COMMANDS", "EXTENSION_FIRST", "run_builtin_command"]
 
-Handler = Callable[["InteractiveMode", str], Awaitable[None]]
+Handler = Callable[["CommandHost", str], Awaitable[None]]
 
 
 class CommandSpec(Struct, frozen=True):
@@ -35,7 +35,7 @@ class CommandSpec(Struct, frozen=True):
     handler: Handler
 
 
-def run_builtin_command(mode: InteractiveMode, text: str) -> bool:
+def run_builtin_command(mode: CommandHost, text: str) -> bool:
     name, _, argument = text[1:].partition(" ")
     spec = BUILTIN_COMMANDS.get(name)
     if spec is None:
@@ -51,7 +51,7 @@ def run_builtin_command(mode: InteractiveMode, text: str) -> bool:
 # -- model, thinking, settings -------------------------------------------------------------------
 
 
-async def _model(mode: InteractiveMode, argument: str) -> None:
+async def _model(mode: CommandHost, argument: str) -> None:
     session = mode.session
     models = session.services.model_registry.get_available()
     if not models:
@@ -81,7 +81,7 @@ async def _model(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
 
 
-async def _thinking(mode: InteractiveMode, argument: str) -> None:
+async def _thinking(mode: CommandHost, argument: str) -> None:
     """``/thinking``: pick the thinking level from the model's levels, as pi's picker;
     ``/thinking <level>`` sets it at once. (Like Shift+Tab, the level is also saved as the default.)"""
     session = mode.session
@@ -107,7 +107,7 @@ async def _thinking(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
 
 
-async def _sandbox(mode: InteractiveMode, argument: str) -> None:
+async def _sandbox(mode: CommandHost, argument: str) -> None:
     """``/sandbox``: pick how the agent's commands are fenced; ``/sandbox <mode>`` sets it at once.
     For this session only (the ``sandbox`` setting and ``--sandbox`` choose the start)."""
     from tau.config.sandbox_config import SandboxConfigError
@@ -128,32 +128,32 @@ async def _sandbox(mode: InteractiveMode, argument: str) -> None:
     except SandboxConfigError as error:
         mode.chat.add_notice(str(error), "error")
         return
-    mode.footer_cache = None
+    mode.footer_changed()
     mode.invalidate()
     mode.chat.add_notice(session.sandbox.policy.describe())
 
 
-async def _mcp(mode: InteractiveMode, argument: str) -> None:
+async def _mcp(mode: CommandHost, argument: str) -> None:
     """``/mcp`` while no MCP extension is loaded (no ``mcp.json``): there are no servers."""
     from tau.mcp.fallback import no_servers_message
 
     mode.chat.add_notice(no_servers_message(mode.session.services.agent_dir))
 
 
-async def _changelog(mode: InteractiveMode, argument: str) -> None:
+async def _changelog(mode: CommandHost, argument: str) -> None:
     """``/changelog``: what changed in tau, newest first (the CHANGELOG.md shipped with it)."""
     from tau.modes.interactive.changelog import changelog_text
 
     mode.chat.add_notice("What's New\n\n" + changelog_text())
 
 
-async def _settings(mode: InteractiveMode, argument: str) -> None:
+async def _settings(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.settings_menu import open_settings
 
     await open_settings(mode)
 
 
-async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
+async def _scoped_models(mode: CommandHost, argument: str) -> None:
     """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
     from tau.accounts.model_resolver import resolve_model_scope
 
@@ -198,7 +198,7 @@ async def _scoped_models(mode: InteractiveMode, argument: str) -> None:
 # -- sessions ------------------------------------------------------------------------------------
 
 
-async def _new(mode: InteractiveMode, argument: str) -> None:
+async def _new(mode: CommandHost, argument: str) -> None:
     change = await mode.runtime.new_session()
     if change.cancelled:
         mode.chat.add_notice("An extension kept the current session", "warning")
@@ -206,7 +206,7 @@ async def _new(mode: InteractiveMode, argument: str) -> None:
         mode.chat.add_notice("New session")
 
 
-async def _resume(mode: InteractiveMode, argument: str) -> None:
+async def _resume(mode: CommandHost, argument: str) -> None:
     """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
     Ctrl+D deletes (after asking)."""
     from tau.session.listing import list_all_sessions, list_sessions
@@ -268,7 +268,7 @@ async def _resume(mode: InteractiveMode, argument: str) -> None:
                 os.remove(path)
 
 
-async def _import(mode: InteractiveMode, argument: str) -> None:
+async def _import(mode: CommandHost, argument: str) -> None:
     """``/import <file.jsonl>``: copy a session file into this folder's sessions and resume it."""
     source = os.path.expanduser(argument.strip().strip('"').strip("'"))
     if not source:
@@ -290,7 +290,7 @@ async def _import(mode: InteractiveMode, argument: str) -> None:
         mode.chat.add_notice(f"Imported {source}")
 
 
-async def _name(mode: InteractiveMode, argument: str) -> None:
+async def _name(mode: CommandHost, argument: str) -> None:
     if not argument:
         name = mode.session.session_name
         mode.chat.add_notice(
@@ -301,7 +301,7 @@ async def _name(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Session name: {argument}")
 
 
-async def _session(mode: InteractiveMode, argument: str) -> None:
+async def _session(mode: CommandHost, argument: str) -> None:
     session = mode.session
     messages = session.messages
     replies = [m for m in messages if isinstance(m, AssistantMessage)]
@@ -347,7 +347,7 @@ def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = 
     return text
 
 
-async def _tree(mode: InteractiveMode, argument: str) -> None:
+async def _tree(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.tree_view import FILTER_MODES, tree_items
 
     session = mode.session
@@ -414,7 +414,7 @@ async def _tree(mode: InteractiveMode, argument: str) -> None:
         mode.editor.cursor_position = len(result.editor_text)
 
 
-async def _fork(mode: InteractiveMode, argument: str) -> None:
+async def _fork(mode: CommandHost, argument: str) -> None:
     from tau.session.entries import MessageEntry
 
     manager = mode.session.session_manager
@@ -442,7 +442,7 @@ async def _fork(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice("Forked into a new session")
 
 
-async def _clone(mode: InteractiveMode, argument: str) -> None:
+async def _clone(mode: CommandHost, argument: str) -> None:
     leaf = mode.session.session_manager.get_leaf_id()
     if leaf is None:
         mode.chat.add_notice("Nothing to clone yet")
@@ -452,44 +452,25 @@ async def _clone(mode: InteractiveMode, argument: str) -> None:
         mode.chat.add_notice("Cloned into a new session")
 
 
-async def _compact(mode: InteractiveMode, argument: str) -> None:
-    ended = mode.compactions_ended
+async def _compact(mode: CommandHost, argument: str) -> None:
+    ended = mode.activity.compactions_ended
     try:
         await mode.session.compact(argument or None)
     except Exception as exc:
-        if mode.compactions_ended == ended:  # else compaction_end has already told the user
+        if mode.activity.compactions_ended == ended:  # else compaction_end has already told the user
             mode.chat.add_notice(str(exc), "error")
 
 
-async def _copy(mode: InteractiveMode, argument: str) -> None:
+async def _copy(mode: CommandHost, argument: str) -> None:
     text = mode.session.get_last_assistant_text()
     if not text:
         mode.chat.add_notice("No reply to copy yet")
         return
-    copy_to_clipboard(mode, text)
+    copy_to_clipboard(mode.write_raw, text)
     mode.chat.add_notice("Copied the last reply")
 
 
-def copy_to_clipboard(mode: InteractiveMode, text: str) -> None:
-    """A clipboard tool when there is one; OSC 52 always (it works over ssh in most terminals)."""
-    for command in (
-        ["pbcopy"],
-        ["wl-copy"],
-        ["xclip", "-selection", "clipboard"],
-        ["xsel", "--clipboard", "--input"],
-    ):
-        if shutil.which(command[0]) and (command[0] != "wl-copy" or os.environ.get("WAYLAND_DISPLAY")):
-            try:
-                subprocess.run(command, input=text, text=True, timeout=5, check=True, capture_output=True)
-                break
-            except (OSError, subprocess.SubprocessError):
-                continue
-    payload = base64.b64encode(text.encode()).decode()
-    mode.app.output.write_raw(f"\x1b]52;c;{payload}\x07")
-    mode.app.output.flush()
-
-
-async def _export(mode: InteractiveMode, argument: str) -> None:
+async def _export(mode: CommandHost, argument: str) -> None:
     session = mode.session
     target = os.path.expanduser(argument.strip().strip('"').strip("'")) if argument else None
     if target and target.endswith(".jsonl"):
@@ -505,19 +486,19 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice(f"Exported to: {path}")
 
 
-async def _bug(mode: InteractiveMode, argument: str) -> None:
+async def _bug(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.bug_report import report_bug
 
     await report_bug(mode, argument)
 
 
-async def _share(mode: InteractiveMode, argument: str) -> None:
+async def _share(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.share import share_session
 
     await share_session(mode)
 
 
-async def _reload(mode: InteractiveMode, argument: str) -> None:
+async def _reload(mode: CommandHost, argument: str) -> None:
     diagnostics = await mode.session.reload()
     mode.keymap_reload()
     for diagnostic in diagnostics:
@@ -525,37 +506,35 @@ async def _reload(mode: InteractiveMode, argument: str) -> None:
     mode.chat.add_notice("Reloaded keybindings, extensions, skills, prompts and context files")
 
 
-async def _hotkeys(mode: InteractiveMode, argument: str) -> None:
-    from tau.modes.interactive.header import hotkey_lines
-
-    mode.chat.add_notice("\n".join(hotkey_lines(mode)))
+async def _hotkeys(mode: CommandHost, argument: str) -> None:
+    mode.chat.add_notice("\n".join(hotkey_lines(mode.keymap)))
 
 
-async def _login(mode: InteractiveMode, argument: str) -> None:
+async def _login(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.login import login_command
 
     await login_command(mode, argument)
 
 
-async def _logout(mode: InteractiveMode, argument: str) -> None:
+async def _logout(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.login import logout_command
 
     await logout_command(mode, argument)
 
 
-async def _trust(mode: InteractiveMode, argument: str) -> None:
+async def _trust(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.trust import trust_command
 
     await trust_command(mode, argument)
 
 
-async def _packages(mode: InteractiveMode, argument: str) -> None:
+async def _packages(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.packages_command import packages_command
 
     await packages_command(mode, argument)
 
 
-async def _quit(mode: InteractiveMode, argument: str) -> None:
+async def _quit(mode: CommandHost, argument: str) -> None:
     mode.quit()
 
 

@@ -23,8 +23,8 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
 from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.keyboard import lone_escape
 from tau.modes.interactive.keymap import Keymap, load_keymap
-from tau.modes.interactive.keys import lone_escape
 from tau.modes.interactive.render.format import truncate_to_width
 
 __all__ = ["Dialog", "EditorDialog", "InputDialog", "ListDialog", "ListItem"]

@@ -17,11 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
+from prompt_toolkit.application import run_in_terminal
+
+from tau.modes.interactive.stray_output import terminal_owned
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import EditorHost
+
 
 __all__ = ["EditOutcome", "edit_in_external_editor", "external_editor_command", "open_external_editor"]
 
@@ -61,8 +65,6 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
         argv = _argv(command)
         if not argv:
             return EditOutcome(None, f"Failed to launch external editor: {command}")
-        from tau.modes.interactive.stray_output import terminal_owned
-
         try:
             with terminal_owned():  # fullscreen keeps stray output in its pane: not the editor's
                 sys.stdout.write(
@@ -82,11 +84,9 @@ def edit_in_external_editor(command: str, content: str, *, cwd: str | None = Non
     return EditOutcome(text.removesuffix("\n"))
 
 
-async def open_external_editor(mode: InteractiveMode, buffer: Buffer | None = None) -> None:
+async def open_external_editor(mode: EditorHost, buffer: Buffer | None = None) -> None:
     """The key's action on ``buffer`` (default: the message editor; also an extension's editor
     dialog): the application steps aside while the external editor owns the terminal."""
-    from prompt_toolkit.application import run_in_terminal
-
     command = external_editor_command(mode.session.services.settings_manager.get("externalEditor"))
     buffer = buffer if buffer is not None else mode.editor
     content = buffer.text

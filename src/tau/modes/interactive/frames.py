@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from prompt_toolkit.application import Application
 from prompt_toolkit.output import ColorDepth, Output, create_output
 from prompt_toolkit.output.flush_stdout import flush_stdout
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -80,8 +81,27 @@ def print_above(app: Any, text: str) -> None:
         output.write_raw(text)
         output.flush()
         app.renderer.reset()
-        app._request_absolute_cursor_position()
-        app._redraw()
+        _draw_now(app)
+
+
+def _draw_now(app: Application[Any]) -> None:
+    """Draw ``app`` at once, inside the frame (``invalidate`` would draw it later, in a frame of its
+    own), as its own redraw does: ask where the cursor is, when its answer can be read, then render
+    in the application's context and tell the render hooks."""
+    if not app.key_processor.input_queue and not app.is_done:
+        app.renderer.request_absolute_cursor_position()
+
+    def draw() -> None:
+        app.render_counter += 1
+        app.before_render.fire()
+        app.renderer.render(app, app.layout)
+        app.layout.update_parents_relations()
+        app.after_render.fire()
+
+    if app.context is not None:
+        app.context.copy().run(draw)
+    else:
+        draw()
 
 
 @contextmanager

@@ -19,7 +19,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from msgspec import Struct
 from prompt_toolkit.data_structures import Point as MousePosition
@@ -31,7 +31,9 @@ from prompt_toolkit.utils import get_cwidth
 from wcwidth import iter_graphemes
 
 from tau.modes.interactive.chat import PromptText
+from tau.modes.interactive.clipboard import copy_to_clipboard
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
+from tau.modes.interactive.keyboard import lone_escape
 from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
@@ -40,11 +42,17 @@ if TYPE_CHECKING:
     from prompt_toolkit.layout import Container, Window
 
     from tau.config.settings import SettingsManager
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.chat import Chat
+    from tau.modes.interactive.dialogs import Dialog
+    from tau.modes.interactive.keymap import Keymap
+    from tau.modes.interactive.screen import Scrollback
+    from tau.runtime.agent_session import AgentSession
 
 __all__ = [
     "SearchState",
     "Transcript",
+    "TranscriptHost",
+    "TranscriptKeysHost",
     "TranscriptView",
     "build_bindings",
     "restore_terminal_at_exit",
@@ -61,6 +69,43 @@ _SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
 _PARSED_CACHE = 4096
 RESTORE = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1049l\x1b[?25h"
 """Mouse reports off, the main screen back, the cursor shown: what a crash must not leave on."""
+
+
+class TranscriptHost(Protocol):
+    """What the transcript pane uses of the mode: the settings, the committed and live text, a
+    redraw, the status line's flash and the terminal (a selection copied as OSC 52)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def scrollback(self) -> Scrollback | Transcript: ...
+
+    @property
+    def chat(self) -> Chat: ...
+
+    def invalidate(self) -> None: ...
+
+    def flash(self, text: str) -> None: ...
+
+    def write_raw(self, data: str) -> None: ...
+
+
+class TranscriptKeysHost(Protocol):
+    """What the transcript's keys use of the mode: who has the keys (a dialog, the editor and its
+    completion menu) and the keymap."""
+
+    @property
+    def dialog(self) -> Dialog | None: ...
+
+    @property
+    def editor(self) -> Buffer: ...
+
+    @property
+    def editor_window(self) -> Window: ...
+
+    @property
+    def keymap(self) -> Keymap: ...
 
 
 class Transcript:
@@ -131,7 +176,7 @@ Point = tuple[int, int]
 class TranscriptView(UIControl):
     """The lines of the transcript in view: scrolled by ``top`` (``None``: follow the end)."""
 
-    def __init__(self, mode: InteractiveMode) -> None:
+    def __init__(self, mode: TranscriptHost) -> None:
         self.mode = mode
         self.top: int | None = None
         self.height = 1
@@ -533,9 +578,7 @@ class TranscriptView(UIControl):
         text = self.selected_text()
         if not text:
             return False
-        from tau.modes.interactive.commands import copy_to_clipboard
-
-        copy_to_clipboard(self.mode, text)
+        copy_to_clipboard(self.mode.write_raw, text)
         self.mode.flash("Copied")
         return True
 
@@ -630,7 +673,7 @@ def _restore() -> None:
             os.write(fd, RESTORE.encode())
 
 
-def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, Window]:
+def search_box(view: TranscriptView) -> tuple[Container, Window]:
     """The search field at the top right of the transcript (as pi places it): a box with the
     query and ``n/m``; returns the box and the field's window (to focus)."""
     from prompt_toolkit.buffer import Buffer
@@ -673,15 +716,13 @@ def search_box(mode: InteractiveMode, view: TranscriptView) -> tuple[Container, 
     return box, window
 
 
-def build_bindings(mode: InteractiveMode, view: TranscriptView, search_window: Window) -> KeyBindings:
+def build_bindings(mode: TranscriptKeysHost, view: TranscriptView, search_window: Window) -> KeyBindings:
     """The transcript's keys (pi's ``tui.altScreen.*``): before the editor's, except while a
     dialog or the completion menu has the keys."""
     from prompt_toolkit.application import get_app
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
-
-    from tau.modes.interactive.keys import lone_escape
 
     bindings = KeyBindings()
     editing = Condition(lambda: mode.dialog is None and mode.editor.complete_state is None)

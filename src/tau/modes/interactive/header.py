@@ -6,15 +6,36 @@ Drawn with plain SGR codes (no rich), so the first screen needs nothing heavy im
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tau import __version__
+from tau.modes.interactive.keymap import DESCRIPTIONS, Keymap
 from tau.modes.interactive.render.format import truncate_to_width, visible_width
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.runtime.agent_session import AgentSession
 
-__all__ = ["startup_header"]
+__all__ = ["HeaderHost", "hotkey_lines", "startup_header"]
+
+
+class HeaderHost(Protocol):
+    """What the header shows: the session's resources, the keys, and the view's width and state."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def keymap(self) -> Keymap: ...
+
+    @property
+    def verbose(self) -> bool: ...
+
+    @property
+    def tools_expanded(self) -> bool: ...
+
+    @property
+    def width(self) -> int: ...
+
 
 _DIM = "\x1b[2m"
 _BOLD = "\x1b[1m"
@@ -23,7 +44,7 @@ _KEY_COLUMN = 23
 """Where a key's description starts in the full help."""
 
 
-def startup_header(mode: InteractiveMode) -> str:
+def startup_header(mode: HeaderHost) -> str:
     """The version and one line of the main keys, whole hints only, as many as the width takes;
     with tool output expanded (Ctrl+O) every key instead, as ``/hotkeys`` lists them. Then what was
     loaded. ``quietStartup`` ``true`` leaves all of it out (empty text), ``"header"`` keeps the
@@ -38,7 +59,9 @@ def startup_header(mode: InteractiveMode) -> str:
         # Descriptions go on under their column while that leaves room for a few words.
         indent = _KEY_COLUMN if mode.width - _KEY_COLUMN >= 30 else 0
         lines += [
-            _DIM + row + _RESET for line in hotkey_lines(mode) for row in _wrap(line, mode.width, indent)
+            _DIM + row + _RESET
+            for line in hotkey_lines(mode.keymap)
+            for row in _wrap(line, mode.width, indent)
         ]
     else:
         hints = [
@@ -81,11 +104,8 @@ def _short(path: str, home: str) -> str:
     return "~" + path[len(home) :] if home and path.startswith(home + os.sep) else path
 
 
-def hotkey_lines(mode: InteractiveMode) -> list[str]:
+def hotkey_lines(keymap: Keymap) -> list[str]:
     """Every key and what it does: the actions of the keymap, then the editor's own."""
-    from tau.modes.interactive.keymap import DESCRIPTIONS
-
-    keymap = mode.keymap
     pad = _KEY_COLUMN - 1
     lines = [
         f"{keymap.describe(action) or '(unbound)':<{pad}} {text}" for action, text in DESCRIPTIONS.items()

@@ -11,7 +11,7 @@ most others understand. Only flag 1 is pushed: tau binds no key releases or alte
 ``KeyParser`` turns both forms into the keys prompt_toolkit binds (Shift+Enter as F24, see
 ``keymap.SHIFT_ENTER``; Ctrl+C as ``c-c``; Alt+x as Esc, x) and swallows the answers. What was
 switched on is switched off again on exit, on SIGTERM/SIGHUP, on a crash (``atexit``) and while
-suspended (Ctrl+Z).
+suspended (Ctrl+Z). ``lone_escape`` tells a press of Esc from the Esc that starts an Alt+key.
 """
 
 from __future__ import annotations
@@ -23,13 +23,24 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from prompt_toolkit.application import get_app
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.input.vt100_parser import Vt100Parser
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 
 from tau.modes.interactive.keymap import SHIFT_ENTER
 
-__all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key"]
+__all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key", "lone_escape"]
+
+
+@Condition
+def lone_escape() -> bool:
+    """Esc with nothing after it in the same read from the terminal: a press of Esc itself, to
+    act on at once. Esc with more behind it (ESC CR, ESC b, the ESC [1;3A that the parser splits
+    into Esc + Up) is a terminal's Alt+key and waits for its second half."""
+    return not get_app().key_processor.input_queue
+
 
 QUERY = "\x1b[>1u\x1b[?u\x1b[c"
 """Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal)."""

@@ -3,32 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.named_commands import get_by_name
 from prompt_toolkit.keys import Keys
 
 from tau.modes.interactive import actions
-from tau.modes.interactive.keymap import EDITOR_COMMANDS
+from tau.modes.interactive.actions import ActionHost
+from tau.modes.interactive.external_editor import open_external_editor
+from tau.modes.interactive.keyboard import lone_escape
+from tau.modes.interactive.keymap import EDITOR_COMMANDS, to_prompt_toolkit_keys
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.dialogs import Dialog
 
-__all__ = ["build_key_bindings", "lone_escape"]
-
-
-@Condition
-def lone_escape() -> bool:
-    """Esc with nothing after it in the same read from the terminal: a press of Esc itself, to
-    act on at once. Esc with more behind it (ESC CR, ESC b, the ESC [1;3A that the parser splits
-    into Esc + Up) is a terminal's Alt+key and waits for its second half."""
-    return not get_app().key_processor.input_queue
+__all__ = ["KeysHost", "build_key_bindings"]
 
 
-def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
+class KeysHost(ActionHost, Protocol):
+    """What the key bindings use of the mode beside the actions': whether a dialog has the keys,
+    the view toggles, and Ctrl+Z."""
+
+    @property
+    def dialog(self) -> Dialog | None: ...
+
+    tools_expanded: bool
+
+    def suspend(self) -> None: ...
+
+
+def build_key_bindings(mode: KeysHost) -> KeyBindings:
     bindings = KeyBindings()
     in_editor = Condition(lambda: mode.dialog is None)
     editor = mode.editor
@@ -143,8 +149,6 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
         mode.spawn(actions.paste_image(mode))
 
     def external_editor(event: KeyPressEvent) -> None:
-        from tau.modes.interactive.external_editor import open_external_editor
-
         mode.spawn(open_external_editor(mode))
 
     def tab(event: KeyPressEvent) -> None:
@@ -198,10 +202,8 @@ def build_key_bindings(mode: InteractiveMode) -> KeyBindings:
     return bindings
 
 
-def _bind_extension_shortcuts(mode: InteractiveMode, bindings: KeyBindings, in_editor: Condition) -> None:
+def _bind_extension_shortcuts(mode: KeysHost, bindings: KeyBindings, in_editor: Condition) -> None:
     """Shortcuts extensions registered (``tau.register_shortcut``), in pi's key notation."""
-    from tau.modes.interactive.keymap import to_prompt_toolkit_keys
-
     runner = mode.session.extension_runner
     if runner is None:
         return

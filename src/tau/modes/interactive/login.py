@@ -11,13 +11,11 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from tau.accounts.oauth import OAUTH_PROVIDERS, SelectOption
+from tau.accounts.oauth import OAUTH_PROVIDERS, LoginCancelledError, LoginError, SelectOption, get_oauth_flow
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
-
-if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+from tau.modes.interactive.host import DialogHost
 
 __all__ = ["login_command", "logout_command"]
 
@@ -26,7 +24,14 @@ _ACCOUNT = "Sign in with an account"
 _API_KEY = "Sign in with an API key"
 
 
-async def login_command(mode: InteractiveMode, argument: str) -> None:
+class LoginHost(DialogHost, Protocol):
+    """What ``/login`` and ``/logout`` use of the mode: dialogs, notices, and the footer (whose
+    provider and subscription marks a changed credential alters)."""
+
+    def footer_changed(self) -> None: ...
+
+
+async def login_command(mode: LoginHost, argument: str) -> None:
     registry = mode.session.services.model_registry
     if argument:
         provider = argument.strip()
@@ -59,7 +64,7 @@ async def login_command(mode: InteractiveMode, argument: str) -> None:
         await _api_key_login(mode, provider)
 
 
-async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
+async def _api_key_login(mode: LoginHost, provider: str) -> None:
     registry = mode.session.services.model_registry
     if provider == "google-vertex":
         await _vertex_login(mode)
@@ -84,7 +89,7 @@ async def _api_key_login(mode: InteractiveMode, provider: str) -> None:
             )
 
 
-async def _vertex_login(mode: InteractiveMode) -> None:
+async def _vertex_login(mode: LoginHost) -> None:
     from tau.accounts import vertex_login
 
     items = [ListItem(option.label, option.id) for option in vertex_login.METHODS]
@@ -110,8 +115,7 @@ async def _vertex_login(mode: InteractiveMode) -> None:
     mode.chat.add_notice("Saved the Google Vertex AI credentials")
 
 
-async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
-    from tau.accounts.oauth import LoginCancelledError, LoginError, get_oauth_flow
+async def _oauth_login(mode: LoginHost, provider: str) -> None:
     from tau.config.config_errors import ConfigError
 
     flow = get_oauth_flow(provider)
@@ -139,7 +143,7 @@ async def _oauth_login(mode: InteractiveMode, provider: str) -> None:
     mode.chat.add_notice(f"Logged in to {flow.name}{hint}")
 
 
-async def logout_command(mode: InteractiveMode, argument: str) -> None:
+async def logout_command(mode: LoginHost, argument: str) -> None:
     storage = mode.session.services.model_registry.auth_storage
     stored = storage.list()
     if not stored:
@@ -166,17 +170,17 @@ async def logout_command(mode: InteractiveMode, argument: str) -> None:
         mode.chat.add_notice(f"Removed the credential of {provider}")
 
 
-def _after_change(mode: InteractiveMode) -> None:
+def _after_change(mode: LoginHost) -> None:
     mode.session.services.model_registry.refresh()
-    mode.footer_cache = None
+    mode.footer_changed()
 
 
-def _stored_note(mode: InteractiveMode, provider: str) -> str:
+def _stored_note(mode: LoginHost, provider: str) -> str:
     credential = mode.session.services.model_registry.auth_storage.get(provider)
     return "logged in" if credential is not None and credential.get("type") == "oauth" else ""
 
 
-def _kind(mode: InteractiveMode, provider: str) -> str:
+def _kind(mode: LoginHost, provider: str) -> str:
     credential = mode.session.services.model_registry.auth_storage.get(provider) or {}
     return "account" if credential.get("type") == "oauth" else "API key"
 
@@ -184,7 +188,7 @@ def _kind(mode: InteractiveMode, provider: str) -> str:
 class _DialogInteraction:
     """A login's questions as TUI dialogs and its messages as chat notices (called from the flow's thread)."""
 
-    def __init__(self, mode: InteractiveMode, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, mode: LoginHost, loop: asyncio.AbstractEventLoop) -> None:
         self.cancelled = threading.Event()
         self._mode = mode
         self._loop = loop
@@ -233,8 +237,6 @@ class _DialogInteraction:
         answer = self._await(ask)
         if answer is None:
             self.cancelled.set()
-            from tau.accounts.oauth import LoginCancelledError
-
             raise LoginCancelledError("Login cancelled.")
         return answer
 
@@ -247,8 +249,6 @@ class _DialogInteraction:
         answer = self._await(select)
         if answer is None:
             self.cancelled.set()
-            from tau.accounts.oauth import LoginCancelledError
-
             raise LoginCancelledError("Login cancelled.")
         return answer
 

@@ -10,12 +10,12 @@ from tau.modes.interactive.dialogs import ListDialog, ListItem
 
 if TYPE_CHECKING:
     from tau.config.settings import SettingsScope
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import DialogHost
 
 __all__ = ["packages_command"]
 
 
-async def packages_command(mode: InteractiveMode, argument: str) -> None:
+async def packages_command(mode: DialogHost, argument: str) -> None:
     from tau.packages.configured import configured_packages, declared_scopes
     from tau.packages.switches import resource_switches, switched_entry
 

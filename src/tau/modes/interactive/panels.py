@@ -5,7 +5,7 @@ extension widgets and the footer."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 
@@ -13,22 +13,83 @@ from tau.modes.interactive.footer import FooterInfo, build_footer
 from tau.modes.interactive.render.format import truncate_to_width
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from prompt_toolkit.buffer import Buffer
 
-__all__ = ["footer_fragments", "live_fragments", "queue_fragments", "status_fragments", "widget_fragments"]
+    from tau.modes.interactive.chat import Chat
+    from tau.modes.interactive.dialogs import Dialog
+    from tau.modes.interactive.footer import UsageTotals
+    from tau.modes.interactive.fullscreen import Transcript
+    from tau.modes.interactive.screen import Scrollback
+    from tau.modes.interactive.state import Activity, InputState
+    from tau.runtime.agent_session import AgentSession
+
+__all__ = [
+    "PanelHost",
+    "footer_fragments",
+    "live_fragments",
+    "queue_fragments",
+    "status_fragments",
+    "widget_fragments",
+]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-def _reserved_rows(mode: InteractiveMode) -> int:
+class PanelHost(Protocol):
+    """What the panels draw from: the session, what runs, what waits to be sent, the chat's live
+    part, the extensions' statuses and widgets, and the terminal's size."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def activity(self) -> Activity: ...
+
+    @property
+    def input(self) -> InputState: ...
+
+    @property
+    def chat(self) -> Chat: ...
+
+    @property
+    def scrollback(self) -> Scrollback | Transcript: ...
+
+    @property
+    def editor(self) -> Buffer: ...
+
+    @property
+    def dialog(self) -> Dialog | None: ...
+
+    @property
+    def statuses(self) -> dict[str, str]: ...
+
+    @property
+    def widgets(self) -> dict[str, tuple[list[str], str]]: ...
+
+    @property
+    def totals(self) -> UsageTotals: ...
+
+    @property
+    def branch(self) -> str | None: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+    footer_cache: tuple[Any, float, StyleAndTextTuples] | None
+    """The footer as last worked out: its key, when, and the fragments."""
+
+
+def _reserved_rows(mode: PanelHost) -> int:
     editor_rows = min(12, mode.editor.document.line_count) + 2 if mode.dialog is None else 16
     widget_rows = sum(len(lines) for lines, _ in mode.widgets.values())
     return editor_rows + widget_rows + 3 + len(mode.statuses and [1]) + 1
 
 
-def live_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
-    rows = mode.app.output.get_size().rows if mode.app.is_running else 24
-    room = max(3, rows - _reserved_rows(mode))
+def live_fragments(mode: PanelHost) -> StyleAndTextTuples:
+    room = max(3, mode.height - _reserved_rows(mode))
     text = mode.chat.live_text(room)
     # Text already committed but not yet written above stays in view until it is: it then moves
     # from here to the scrollback in one repaint, never vanishing for a frame in between.
@@ -43,28 +104,30 @@ def live_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     return to_formatted_text(ANSI("\n".join(lines)))
 
 
-def status_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+def status_fragments(mode: PanelHost) -> StyleAndTextTuples:
     spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
-    if mode.flash_text:
-        return [("class:status", mode.flash_text)]
-    if mode.retry_text is not None:
-        left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
-        return [("class:status.error", f"{spin} {mode.retry_text} — retrying in {left}s (esc to cancel)")]
-    if mode.summary_retry_text is not None:
-        left = max(0, int(mode.retry_deadline - time.monotonic() + 0.999))
-        text = f"{spin} {mode.summary_retry_text} — retrying the summary in {left}s (esc to cancel)"
+    if mode.activity.flash_text:
+        return [("class:status", mode.activity.flash_text)]
+    if mode.activity.retry_text is not None:
+        left = max(0, int(mode.activity.retry_deadline - time.monotonic() + 0.999))
+        return [
+            ("class:status.error", f"{spin} {mode.activity.retry_text} — retrying in {left}s (esc to cancel)")
+        ]
+    if mode.activity.summary_retry_text is not None:
+        left = max(0, int(mode.activity.retry_deadline - time.monotonic() + 0.999))
+        text = f"{spin} {mode.activity.summary_retry_text} — retrying the summary in {left}s (esc to cancel)"
         return [("class:status.error", text)]
-    if mode.compacting:
+    if mode.activity.compacting:
         return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
-    if mode.bash_block is not None:
+    if mode.activity.bash_block is not None:
         return [("class:status", f"{spin} Running… (esc to cancel)")]
-    if mode.working:
-        return [("class:status", f"{spin} {mode.working_message or 'Working…'} (esc to interrupt)")]
+    if mode.activity.working:
+        return [("class:status", f"{spin} {mode.activity.working_message or 'Working…'} (esc to interrupt)")]
     return []
 
 
-def queue_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
-    steering, follow_up = mode.queued
+def queue_fragments(mode: PanelHost) -> StyleAndTextTuples:
+    steering, follow_up = mode.input.queued
     out: StyleAndTextTuples = []
     for label, texts in (("steer", steering), ("follow-up", follow_up)):
         for text in texts:
@@ -72,7 +135,7 @@ def queue_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
             if out:
                 out.append(("", "\n"))
             out.append(("class:queue", truncate_to_width(f"  ⏵ {label}: {line}", mode.width - 1)))
-    for text in mode.held_for_compaction:
+    for text in mode.input.held_for_compaction:
         if out:
             out.append(("", "\n"))
         line = " ".join(text.split())
@@ -82,7 +145,7 @@ def queue_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     return out
 
 
-def widget_fragments(mode: InteractiveMode, placement: str) -> StyleAndTextTuples:
+def widget_fragments(mode: PanelHost, placement: str) -> StyleAndTextTuples:
     out: StyleAndTextTuples = []
     for key in sorted(mode.widgets):
         lines, where = mode.widgets[key]
@@ -95,14 +158,14 @@ def widget_fragments(mode: InteractiveMode, placement: str) -> StyleAndTextTuple
     return out
 
 
-def footer_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
+def footer_fragments(mode: PanelHost) -> StyleAndTextTuples:
     # Drawn every frame; what it shows changes a few times per reply, and working it out walks
     # the context and the model list, so it is kept for a quarter of a second.
     now = time.monotonic()
     session = mode.session
     key = (
         mode.width,
-        mode.working,
+        mode.activity.working,
         session,
         session.model,
         session.thinking_level,
@@ -116,7 +179,7 @@ def footer_fragments(mode: InteractiveMode) -> StyleAndTextTuples:
     return fragments
 
 
-def _build_footer(mode: InteractiveMode) -> StyleAndTextTuples:
+def _build_footer(mode: PanelHost) -> StyleAndTextTuples:
     session = mode.session
     model = session.model
     registry = session.services.model_registry

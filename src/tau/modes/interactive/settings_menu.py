@@ -7,35 +7,57 @@ user's ``settings.json`` and takes effect at once, and the list opens again on t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct
 
 from tau.modes.interactive.dialogs import ListDialog, ListItem
+from tau.modes.interactive.host import DialogHost
 
 if TYPE_CHECKING:
     from tau.config.settings import SettingsManager
-    from tau.modes.interactive.app import InteractiveMode
 
 __all__ = ["SETTINGS", "Setting", "open_settings"]
 
 _BOOLEAN = ["true", "false"]
 
 
+class SettingsHost(DialogHost, Protocol):
+    """What the settings menu reads and changes of the mode beside the settings themselves: the
+    view (theme, thinking shown, padding, fullscreen or regular) and its redraws."""
+
+    theme_name: str
+    show_thinking: bool
+
+    @property
+    def output_pad(self) -> int: ...
+
+    @property
+    def tui_mode(self) -> str: ...
+
+    def restyle(self) -> None: ...
+
+    def switch_tui_mode(self, tui_mode: str) -> None: ...
+
+    def set_output_pad(self, pad: int) -> None: ...
+
+    def redraw_all(self, *, reload_messages: bool = False) -> None: ...
+
+
 class Setting(Struct, frozen=True):
     key: str
     label: str
     description: str
-    choices: Callable[[InteractiveMode], list[str]]
-    current: Callable[[InteractiveMode], str]
-    apply: Callable[[InteractiveMode, str], None]
+    choices: Callable[[SettingsHost], list[str]]
+    current: Callable[[SettingsHost], str]
+    apply: Callable[[SettingsHost, str], None]
 
 
-def _settings(mode: InteractiveMode) -> SettingsManager:
+def _settings(mode: SettingsHost) -> SettingsManager:
     return mode.session.services.settings_manager
 
 
-def _fixed(*choices: str) -> Callable[[InteractiveMode], list[str]]:
+def _fixed(*choices: str) -> Callable[[SettingsHost], list[str]]:
     return lambda mode: list(choices)
 
 
@@ -44,26 +66,26 @@ def _word(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _stored(key: str, default: Any) -> Callable[[InteractiveMode], str]:
+def _stored(key: str, default: Any) -> Callable[[SettingsHost], str]:
     """The current value of the top-level setting ``key``."""
     return lambda mode: _word(_settings(mode).get(key, default))
 
 
-def _save(key: str, convert: Callable[[str], Any] = str) -> Callable[[InteractiveMode, str], None]:
+def _save(key: str, convert: Callable[[str], Any] = str) -> Callable[[SettingsHost, str], None]:
     """Save the chosen value under ``key``; what reads it reads it as it draws or runs."""
     return lambda mode, value: _settings(mode).set(key, convert(value))
 
 
 def _save_nested(
     section: str, key: str, convert: Callable[[str], Any]
-) -> Callable[[InteractiveMode, str], None]:
+) -> Callable[[SettingsHost, str], None]:
     return lambda mode, value: _settings(mode).set_nested(section, key, convert(value))
 
 
-def _redrawn(apply: Callable[[InteractiveMode, str], None]) -> Callable[[InteractiveMode, str], None]:
+def _redrawn(apply: Callable[[SettingsHost, str], None]) -> Callable[[SettingsHost, str], None]:
     """``apply``, then the screen drawn again (a setting the frame reads as it draws)."""
 
-    def apply_and_redraw(mode: InteractiveMode, value: str) -> None:
+    def apply_and_redraw(mode: SettingsHost, value: str) -> None:
         apply(mode, value)
         mode.invalidate()
 
@@ -77,44 +99,44 @@ def _is_true(value: str) -> bool:
 # -- the rows that need more than saving a value ----------------------------------------------------
 
 
-def _thinking_levels(mode: InteractiveMode) -> list[str]:
+def _thinking_levels(mode: SettingsHost) -> list[str]:
     return list(mode.session.get_available_thinking_levels())
 
 
-def _set_thinking(mode: InteractiveMode, value: str) -> None:
+def _set_thinking(mode: SettingsHost, value: str) -> None:
     mode.session.set_thinking_level(value)  # type: ignore[arg-type]
     _settings(mode).set_default_thinking_level(mode.session.thinking_level)
 
 
-def _themes(mode: InteractiveMode) -> list[str]:
+def _themes(mode: SettingsHost) -> list[str]:
     from tau.modes.interactive.render.theme import theme_names
 
     return theme_names()  # the built-in ones and the loaded theme files
 
 
-def _set_theme(mode: InteractiveMode, value: str) -> None:
+def _set_theme(mode: SettingsHost, value: str) -> None:
     _settings(mode).set("theme", value)
     mode.theme_name = value
     mode.restyle()
 
 
-def _set_tui_mode(mode: InteractiveMode, value: str) -> None:
+def _set_tui_mode(mode: SettingsHost, value: str) -> None:
     _settings(mode).set("tuiMode", value)
     mode.switch_tui_mode(value)
 
 
-def _set_hide_thinking(mode: InteractiveMode, value: str) -> None:
+def _set_hide_thinking(mode: SettingsHost, value: str) -> None:
     _settings(mode).set("hideThinkingBlock", value == "true")
     mode.show_thinking = value != "true"
     mode.redraw_all()
 
 
-def _set_output_pad(mode: InteractiveMode, value: str) -> None:
+def _set_output_pad(mode: SettingsHost, value: str) -> None:
     _settings(mode).set("outputPad", int(value))
     mode.set_output_pad(int(value))
 
 
-def _set_transport(mode: InteractiveMode, value: str) -> None:
+def _set_transport(mode: SettingsHost, value: str) -> None:
     _settings(mode).set_transport(value)  # type: ignore[arg-type]
     mode.session.agent.transport = value
 
@@ -122,7 +144,7 @@ def _set_transport(mode: InteractiveMode, value: str) -> None:
 _TIMEOUTS = {"30 sec": 30_000, "1 min": 60_000, "2 min": 120_000, "5 min": 300_000, "disabled": 0}
 
 
-def _timeout_label(mode: InteractiveMode) -> str:
+def _timeout_label(mode: SettingsHost) -> str:
     from tau.config.settings_schema import parse_timeout_ms
 
     milliseconds = parse_timeout_ms(_settings(mode).get("httpIdleTimeoutMs"))
@@ -131,12 +153,12 @@ def _timeout_label(mode: InteractiveMode) -> str:
     return named or f"{milliseconds / 1000:g} sec"
 
 
-def _timeout_choices(mode: InteractiveMode) -> list[str]:
+def _timeout_choices(mode: SettingsHost) -> list[str]:
     current = _timeout_label(mode)
     return list(_TIMEOUTS) if current in _TIMEOUTS else [*_TIMEOUTS, current]
 
 
-def _set_timeout(mode: InteractiveMode, value: str) -> None:
+def _set_timeout(mode: SettingsHost, value: str) -> None:
     if value in _TIMEOUTS:
         _settings(mode).set("httpIdleTimeoutMs", _TIMEOUTS[value])
 
@@ -144,7 +166,7 @@ def _set_timeout(mode: InteractiveMode, value: str) -> None:
 _TRUST = {"ask": "Ask", "always": "Always trust", "never": "Never trust"}
 
 
-def _set_trust(mode: InteractiveMode, value: str) -> None:
+def _set_trust(mode: SettingsHost, value: str) -> None:
     chosen = next((key for key, label in _TRUST.items() if label == value), None)
     if chosen is not None:
         _settings(mode).set("defaultProjectTrust", chosen)
@@ -154,7 +176,7 @@ def _quiet_word(value: str) -> bool | str:
     return "header" if value == "header" else value == "true"
 
 
-def _wheel_choices(mode: InteractiveMode) -> list[str]:
+def _wheel_choices(mode: SettingsHost) -> list[str]:
     current = _settings(mode).fullscreen_wheel_scroll_lines
     numbers = sorted({1, 2, 3, 5, 10} | ({current} if isinstance(current, int) else set()))
     return ["auto", *map(str, numbers)]
@@ -164,7 +186,7 @@ def _wheel_value(value: str) -> int | str:
     return "auto" if value == "auto" else int(value)
 
 
-def _editor_padding(mode: InteractiveMode) -> str:
+def _editor_padding(mode: SettingsHost) -> str:
     return str(_settings(mode).editor_padding_x)
 
 
@@ -295,7 +317,7 @@ SETTINGS: list[Setting] = [
 ]  # fmt: skip
 
 
-async def open_settings(mode: InteractiveMode) -> None:
+async def open_settings(mode: SettingsHost) -> None:
     row = 0  # the list opens again on the row just changed, not back at the top
     while True:
         items = [ListItem(f"{s.label}: {s.current(mode)}", s) for s in SETTINGS]

@@ -13,7 +13,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import SessionHost
 
 __all__ = ["share_session"]
 
@@ -21,7 +21,7 @@ GH_MISSING = "GitHub CLI (gh) is not installed. Install it from https://cli.gith
 GH_LOGGED_OUT = "GitHub CLI is not logged in. Run 'gh auth login' first."
 
 
-async def share_session(mode: InteractiveMode) -> None:
+async def share_session(mode: SessionHost) -> None:
     destination = mode.session.services.settings_manager.get("sessionShareDestination", "auto")
     if destination == "radius":
         mode.chat.add_notice(

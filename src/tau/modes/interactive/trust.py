@@ -29,7 +29,7 @@ from tau.extensions.ui import NoUI
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
 
 if TYPE_CHECKING:
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.host import DialogHost
 
 __all__ = ["StartupUI", "ask_project_trust", "trust_command", "untrusted_notice"]
 
@@ -126,7 +126,7 @@ def _describe(saved: SavedDecision | None, folder: str) -> str:
     return f"{label} ({saved.path})" if saved.path == folder else f"{label} (inherited from {saved.path})"
 
 
-async def trust_command(mode: InteractiveMode, argument: str) -> None:
+async def trust_command(mode: DialogHost, argument: str) -> None:
     services = mode.session.services
     store = TrustStore(services.agent_dir)
     folder = canonical_folder(services.cwd)

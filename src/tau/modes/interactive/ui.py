@@ -5,23 +5,47 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.ai.abort import AbortSignal
 from tau.extensions.ui import NotifyLevel, WidgetPlacement
 from tau.modes.interactive.dialogs import Dialog, EditorDialog, InputDialog, ListDialog, ListItem
+from tau.modes.interactive.external_editor import open_external_editor
+from tau.modes.interactive.host import DialogHost, EditorHost
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
-    from tau.modes.interactive.app import InteractiveMode
+    from tau.modes.interactive.state import Activity
 
-__all__ = ["InteractiveUI"]
+__all__ = ["InteractiveUI", "UIHost"]
+
+
+class UIHost(DialogHost, EditorHost, Protocol):
+    """What ``ctx.ui`` reaches of the mode: dialogs, notices, the editor, the extensions' statuses
+    and widgets, the spinner's words, the tools' expansion and the terminal's title."""
+
+    @property
+    def statuses(self) -> dict[str, str]: ...
+
+    @property
+    def widgets(self) -> dict[str, tuple[list[str], str]]: ...
+
+    @property
+    def activity(self) -> Activity: ...
+
+    tools_expanded: bool
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def redraw_all(self, *, reload_messages: bool = False) -> None: ...
+
+    def write_title(self, title: str) -> None: ...
 
 
 class InteractiveUI:
-    def __init__(self, mode: InteractiveMode) -> None:
+    def __init__(self, mode: UIHost) -> None:
         self._mode = mode
 
     async def _ask(
@@ -76,8 +100,6 @@ class InteractiveUI:
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
-        from tau.modes.interactive.external_editor import open_external_editor
-
         def external(buffer: Buffer) -> None:
             self._mode.spawn(open_external_editor(self._mode, buffer))
 
@@ -95,7 +117,7 @@ class InteractiveUI:
         self._mode.invalidate()
 
     def set_working_message(self, text: str | None) -> None:
-        self._mode.working_message = text
+        self._mode.activity.working_message = text
         self._mode.invalidate()
 
     def set_widget(
@@ -109,8 +131,7 @@ class InteractiveUI:
 
     def set_title(self, title: str) -> None:
         clean = _printable(title)
-        self._mode.app.output.set_title(clean)
-        self._mode.app.output.flush()
+        self._mode.write_title(clean)
 
     def set_editor_text(self, text: str) -> None:
         self._mode.editor.text = text
