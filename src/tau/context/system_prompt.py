@@ -55,6 +55,9 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
     readme_path: str | None = None
+    docs_path: str | None = None
+    """tau's README and its folder of topic pages, named in the documentation section (``None``:
+    those of this install, ``tau_readme_path()`` and ``tau_docs_path()``)."""
     sandbox: str | None = None
     """The sandbox's one line (mode, writable folders, network), after the cwd; ``None`` when off."""
     sections: dict[str, str] = field(default_factory=dict)
@@ -72,6 +75,7 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
         context_files: Sequence[ContextFile] = (),
         skills: Sequence[Skill] = (),
         readme_path: str | None = None,
+        docs_path: str | None = None,
     ) -> SystemPromptOptions:
         """Options whose tool list, snippets and guidelines come from the active ``tools``."""
         active = list(tools)
@@ -86,6 +90,7 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
             context_files=context_files,
             skills=skills,
             readme_path=readme_path,
+            docs_path=docs_path,
         )
 
 
@@ -106,7 +111,9 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
         sections["preamble"] = ROLE
         sections["tools"] = _tools_block(tools, options.tool_snippets)
         sections["rules"] = _guidelines_block(tools, options.prompt_guidelines)
-        sections["docs"] = _documentation_block(options.readme_path or tau_readme_path())
+        sections["docs"] = _documentation_block(
+            options.readme_path or tau_readme_path(), options.docs_path or tau_docs_path()
+        )
     if options.append_system_prompt:
         sections["addendum"] = options.append_system_prompt
     if options.context_files:
@@ -174,12 +181,43 @@ def _guidelines_block(tools: Sequence[str], tool_guidelines: Iterable[str]) -> s
     return "Guidelines:\n" + "\n".join(f"- {g}" for g in prompt_guidelines(tools, tool_guidelines))
 
 
-def _documentation_block(readme_path: str) -> str:
+# The pages the documentation section names by subject (a test holds that each exists).
+DOCS_BY_SUBJECT: tuple[tuple[str, str], ...] = (
+    ("settings", "settings.md"),
+    ("files and project configuration", "configuration.md"),
+    ("models.json and local models", "models.md"),
+    ("providers, keys and logins", "providers.md"),
+    ("extensions", "extensions.md"),
+    ("skills", "skills.md"),
+    ("prompt templates", "prompt-templates.md"),
+    ("themes", "themes.md"),
+    ("keys", "keybindings.md"),
+    ("the terminal UI", "usage.md"),
+    ("packages", "packages.md"),
+    ("MCP servers", "mcp.md"),
+    ("codemode scripts", "codemode.md"),
+    ("environment variables", "environment-variables.md"),
+    ("project trust and the sandbox", "security.md"),
+    ("the SDK", "sdk.md"),
+    ("RPC", "rpc.md"),
+    ("differences from pi", "pi-compatibility.md"),
+)
+
+
+def _documentation_block(readme_path: str, docs_path: str) -> str:
+    """Where tau's own documentation is. The same text for every run of one install, so it never
+    breaks the cached prefix."""
+    subjects = ", ".join(f"{subject} (docs/{page})" for subject, page in DOCS_BY_SUBJECT)
     return (
-        "tau documentation (read it only when the user asks about tau itself: settings, sessions, "
-        "skills, prompt templates, extensions or the SDK):\n"
+        "tau documentation (read it only when the user asks about tau itself: its settings, sessions, "
+        "extensions, skills, prompt templates, themes, terminal UI or SDK):\n"
         f"- README: {readme_path}\n"
-        "- Command-line options: run `tau --help`"
+        f"- Topic pages: {docs_path} (the README's docs/... links lead there, not into the current "
+        "working directory)\n"
+        f"- By subject: {subjects}\n"
+        "- Command-line options: run `tau --help`\n"
+        "- Before changing tau's configuration or writing an extension, read the relevant pages in "
+        "full, following their links"
     )
 
 
@@ -196,10 +234,18 @@ def format_project_context(files: Iterable[ContextFile]) -> str:
 
 
 def tau_readme_path() -> str:
-    """Where tau's README is: the source checkout's, next to ``src/``, else the installed package folder."""
-    package_dir = Path(__file__).resolve().parent.parent
-    readme = package_dir.parent.parent / "README.md"
-    return str(readme if readme.is_file() else package_dir)
+    """tau's README inside the package (``tau/README.md``: a link to the checkout's README in a
+    source tree, the file itself in an installed wheel)."""
+    return str(_package_dir() / "README.md")
+
+
+def tau_docs_path() -> str:
+    """The folder of tau's topic pages inside the package (``tau/docs``), one Markdown file each."""
+    return str(_package_dir() / "docs")
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parent.parent
 
 
 def _one_line(text: str | None) -> str:
