@@ -4,6 +4,7 @@ from the sdist (the way ``python -m build`` makes one)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 from tau.context import tau_docs_path, tau_readme_path
 from tau.context.system_prompt import DOCS_BY_SUBJECT, SystemPromptOptions, build_system_prompt_sections
+from tau.testing.fake_llm import FakeLLMServer, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(path.name for path in (ROOT / "docs").glob("*.md"))
@@ -71,28 +73,41 @@ def test_the_readme_links_only_to_pages_that_exist() -> None:
 
 
 @pytest.mark.timeout(300)
-def test_a_wheel_built_from_the_checkout_ships_the_docs_and_names_them_once_installed(tmp_path: Path) -> None:
+def test_an_installed_wheel_ships_the_docs_and_its_prompt_names_them(tmp_path: Path) -> None:
     wheel = wheel_of(ROOT, tmp_path)
     assert_ships_the_docs(wheel)
     site = tmp_path / "site"
     build("-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel), cwd=tmp_path)
-    script = (
-        "from tau.context import tau_docs_path, tau_readme_path\n"
-        "print(tau_readme_path()); print(tau_docs_path())\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    result = subprocess.run(
-        [sys.executable, "-P", "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    readme, docs = result.stdout.split()
-    assert Path(readme) == site / "tau" / "README.md" and Path(readme).is_file()
-    assert Path(docs) == site / "tau" / "docs"
-    assert sorted(p.name for p in Path(docs).glob("*.md")) == PAGES
+    home = tmp_path / "home"
+    (home / ".tau" / "agent").mkdir(parents=True)
+    with FakeLLMServer([Turn(text="Done.")]) as server:
+        models = {"providers": {"anthropic": {"baseUrl": server.url()}}}
+        (home / ".tau" / "agent" / "models.json").write_text(json.dumps(models))
+        # The installed copy first on the path (the test run's own tau is an editable install).
+        env = {
+            "HOME": str(home),
+            "PATH": os.defpath,
+            "PYTHONPATH": str(site),
+            "ANTHROPIC_API_KEY": "sk-ant-test",
+        }
+        result = subprocess.run(
+            [sys.executable, "-P", "-m", "tau", "-p", "where are your docs?"],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        system = " ".join(block["text"] for block in server.last_request.body["system"])
+    readme = re.search(r"- README: (\S+)", system)
+    docs = re.search(r"- Topic pages: (\S+)", system)
+    assert readme and docs
+    assert Path(readme.group(1)) == site / "tau" / "README.md"
+    assert Path(readme.group(1)).read_text() == (ROOT / "README.md").read_text()
+    assert Path(docs.group(1)) == site / "tau" / "docs"
+    for page in re.findall(r"docs/([a-z-]+\.md)", system):
+        assert (Path(docs.group(1)) / page).is_file(), page
 
 
 @pytest.mark.timeout(300)
