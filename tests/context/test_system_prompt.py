@@ -62,20 +62,13 @@ Guidelines:
 - Be concise in your responses.
 - Show file paths clearly when working with files.
 
-tau documentation (read it only when the user asks about tau itself: its settings, sessions, \
-extensions, skills, prompt templates, themes, terminal UI or SDK):
-- README: /opt/tau/README.md
-- Topic pages: /opt/tau/docs (the README's docs/... links lead there, not into the current working directory)
-- By subject: settings (docs/settings.md), files and project configuration (docs/configuration.md), \
-models.json and local models (docs/models.md), providers, keys and logins (docs/providers.md), \
-extensions (docs/extensions.md), skills (docs/skills.md), prompt templates (docs/prompt-templates.md), \
-themes (docs/themes.md), keys (docs/keybindings.md), the terminal UI (docs/usage.md), packages \
-(docs/packages.md), MCP servers (docs/mcp.md), codemode scripts (docs/codemode.md), environment \
-variables (docs/environment-variables.md), project trust and the sandbox (docs/security.md), the SDK \
-(docs/sdk.md), RPC (docs/rpc.md), differences from pi (docs/pi-compatibility.md)
+tau documentation (read it only when the user asks about tau itself, its settings, extensions, skills, \
+prompt templates, themes or SDK):
+- README: /opt/tau/README.md (its table lists every page)
+- Topic pages, where the README's docs/... links lead: /opt/tau/docs (settings.md, configuration.md, \
+models.md, providers.md, extensions.md, skills.md, prompt-templates.md, themes.md, keybindings.md, usage.md, \
+packages.md, mcp.md, sdk.md, rpc.md, pi-compatibility.md, ...)
 - Command-line options: run `tau --help`
-- Before changing tau's configuration or writing an extension, read the relevant pages in full, following \
-their links
 
 <project_context>
 <project_instructions path="/home/u/.tau/agent/AGENTS.md">

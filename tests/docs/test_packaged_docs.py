@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tau.context import tau_docs_path, tau_readme_path
-from tau.context.system_prompt import DOCS_BY_SUBJECT, SystemPromptOptions, build_system_prompt_sections
+from tau.context.system_prompt import DOCS_PAGES, SystemPromptOptions, build_system_prompt_sections
 from tau.testing.fake_llm import FakeLLMServer, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,10 +58,10 @@ def test_the_checkout_has_a_docs_folder_and_readme_inside_the_package() -> None:
 
 def test_every_page_the_system_prompt_names_exists() -> None:
     docs = build_system_prompt_sections(SystemPromptOptions(cwd="/w"))["docs"]
-    assert f"- README: {tau_readme_path()}\n" in docs
-    assert f"- Topic pages: {tau_docs_path()} " in docs
-    named = re.findall(r"docs/([a-z-]+\.md)", docs)
-    assert named == [page for _, page in DOCS_BY_SUBJECT]
+    assert f"- README: {tau_readme_path()} " in docs
+    assert f": {tau_docs_path()} (" in docs
+    named = re.findall(r"[a-z-]+\.md", docs.split(tau_docs_path(), 1)[1])
+    assert named == list(DOCS_PAGES)
     assert set(named) <= set(PAGES)
 
 
@@ -101,12 +101,13 @@ def test_an_installed_wheel_ships_the_docs_and_its_prompt_names_them(tmp_path: P
         assert result.returncode == 0, result.stderr
         system = " ".join(block["text"] for block in server.last_request.body["system"])
     readme = re.search(r"- README: (\S+)", system)
-    docs = re.search(r"- Topic pages: (\S+)", system)
+    docs = re.search(r"- Topic pages, [^:]*: (\S+)", system)
     assert readme and docs
     assert Path(readme.group(1)) == site / "tau" / "README.md"
     assert Path(readme.group(1)).read_text() == (ROOT / "README.md").read_text()
     assert Path(docs.group(1)) == site / "tau" / "docs"
-    for page in re.findall(r"docs/([a-z-]+\.md)", system):
+    for page in DOCS_PAGES:
+        assert f"{page}," in system
         assert (Path(docs.group(1)) / page).is_file(), page
 
 

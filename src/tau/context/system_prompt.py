@@ -181,43 +181,37 @@ def _guidelines_block(tools: Sequence[str], tool_guidelines: Iterable[str]) -> s
     return "Guidelines:\n" + "\n".join(f"- {g}" for g in prompt_guidelines(tools, tool_guidelines))
 
 
-# The pages the documentation section names by subject (a test holds that each exists).
-DOCS_BY_SUBJECT: tuple[tuple[str, str], ...] = (
-    ("settings", "settings.md"),
-    ("files and project configuration", "configuration.md"),
-    ("models.json and local models", "models.md"),
-    ("providers, keys and logins", "providers.md"),
-    ("extensions", "extensions.md"),
-    ("skills", "skills.md"),
-    ("prompt templates", "prompt-templates.md"),
-    ("themes", "themes.md"),
-    ("keys", "keybindings.md"),
-    ("the terminal UI", "usage.md"),
-    ("packages", "packages.md"),
-    ("MCP servers", "mcp.md"),
-    ("codemode scripts", "codemode.md"),
-    ("environment variables", "environment-variables.md"),
-    ("project trust and the sandbox", "security.md"),
-    ("the SDK", "sdk.md"),
-    ("RPC", "rpc.md"),
-    ("differences from pi", "pi-compatibility.md"),
+# The pages the documentation section names (a test holds that each exists); the README's table
+# lists them all.
+DOCS_PAGES: tuple[str, ...] = (
+    "settings.md",
+    "configuration.md",
+    "models.md",
+    "providers.md",
+    "extensions.md",
+    "skills.md",
+    "prompt-templates.md",
+    "themes.md",
+    "keybindings.md",
+    "usage.md",
+    "packages.md",
+    "mcp.md",
+    "sdk.md",
+    "rpc.md",
+    "pi-compatibility.md",
 )
 
 
 def _documentation_block(readme_path: str, docs_path: str) -> str:
     """Where tau's own documentation is. The same text for every run of one install, so it never
     breaks the cached prefix."""
-    subjects = ", ".join(f"{subject} (docs/{page})" for subject, page in DOCS_BY_SUBJECT)
     return (
-        "tau documentation (read it only when the user asks about tau itself: its settings, sessions, "
-        "extensions, skills, prompt templates, themes, terminal UI or SDK):\n"
-        f"- README: {readme_path}\n"
-        f"- Topic pages: {docs_path} (the README's docs/... links lead there, not into the current "
-        "working directory)\n"
-        f"- By subject: {subjects}\n"
-        "- Command-line options: run `tau --help`\n"
-        "- Before changing tau's configuration or writing an extension, read the relevant pages in "
-        "full, following their links"
+        "tau documentation (read it only when the user asks about tau itself, its settings, extensions, "
+        "skills, prompt templates, themes or SDK):\n"
+        f"- README: {readme_path} (its table lists every page)\n"
+        f"- Topic pages, where the README's docs/... links lead: {docs_path} "
+        f"({', '.join(DOCS_PAGES)}, ...)\n"
+        "- Command-line options: run `tau --help`"
     )
 
 
