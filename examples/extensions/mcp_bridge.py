@@ -1,6 +1,6 @@
 """MCP bridge: the tools of an MCP server (stdio transport) become tau tools.
 
-tau has MCP built in (``mcp.json``, ``tau mcp``, ``/mcp``; see the README): use that for real
+tau has MCP built in (``mcp.json``, ``tau mcp``, ``/mcp``; see docs/mcp.md): use that for real
 servers. This example stays as a short, complete picture of an extension holding a long-lived
 connection and registering tools from it.
 

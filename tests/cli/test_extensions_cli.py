@@ -103,7 +103,7 @@ def test_each_typescript_or_javascript_extension_found_is_one_line_saying_why_it
     for path, language in expected.items():
         [line] = [line for line in lines if line.startswith(f"tau: warning: {path}: ")]
         assert f"not loadable ({language}): tau runs Python extensions only" in line
-        assert "'Extensions' in tau's README" in line
+        assert "tau's docs/extensions.md" in line
 
 
 def test_no_extensions_skips_discovered_ones_but_keeps_explicit_ones(tau: TauCommand) -> None:

@@ -106,7 +106,7 @@ def test_list_shows_what_tau_takes_and_why_a_typescript_extension_does_not_load(
     assert run.returncode == 0, run.stderr
     [warning] = [line for line in run.stderr.splitlines() if "legacy.ts" in line]
     assert warning.startswith("tau: warning: ") and "legacy.ts: not loadable (TypeScript)" in warning
-    assert "tau runs Python extensions only" in warning and "README" in warning
+    assert "tau runs Python extensions only" in warning and "docs/extensions.md" in warning
 
 
 def test_update_moves_an_unpinned_git_package_and_keeps_a_pinned_ref(

@@ -62,9 +62,12 @@ Guidelines:
 - Be concise in your responses.
 - Show file paths clearly when working with files.
 
-tau documentation (read it only when the user asks about tau itself: settings, sessions, skills, \
-prompt templates, extensions or the SDK):
-- README: /opt/tau/README.md
+tau documentation (read it only when the user asks about tau itself, its settings, extensions, skills, \
+prompt templates, themes or SDK):
+- README: /opt/tau/README.md (its table lists every page)
+- Topic pages, where the README's docs/... links lead: /opt/tau/docs (settings.md, configuration.md, \
+models.md, providers.md, extensions.md, skills.md, prompt-templates.md, themes.md, keybindings.md, usage.md, \
+packages.md, mcp.md, sdk.md, rpc.md, pi-compatibility.md, ...)
 - Command-line options: run `tau --help`
 
 <project_context>
@@ -112,6 +115,7 @@ def tool(name: str, snippet: str | None = None, guidelines: list[str] | None = N
 def options(tools: list[AgentTool], **kwargs: object) -> SystemPromptOptions:
     kwargs.setdefault("cwd", CWD)
     kwargs.setdefault("readme_path", "/opt/tau/README.md")
+    kwargs.setdefault("docs_path", "/opt/tau/docs")
     return SystemPromptOptions.for_tools(tools, **kwargs)  # type: ignore[arg-type]
 
 

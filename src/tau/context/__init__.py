@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         build_system_prompt,
         format_project_context,
         prompt_guidelines,
+        tau_docs_path,
         tau_readme_path,
     )
 
@@ -102,6 +103,7 @@ __all__ = [
     "parse_command_args",
     "prompt_guidelines",
     "substitute_arguments",
+    "tau_docs_path",
     "tau_readme_path",
 ]
 
@@ -143,6 +145,7 @@ _HOMES: dict[str, str] = {
     "build_system_prompt": "system_prompt",
     "format_project_context": "system_prompt",
     "prompt_guidelines": "system_prompt",
+    "tau_docs_path": "system_prompt",
     "tau_readme_path": "system_prompt",
 }
 

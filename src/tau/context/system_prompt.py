@@ -56,6 +56,9 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
     readme_path: str | None = None
+    docs_path: str | None = None
+    """tau's README and its folder of topic pages, named in the documentation section (``None``:
+    those of this install, ``tau_readme_path()`` and ``tau_docs_path()``)."""
     sandbox: str | None = None
     """The sandbox's one line (mode, writable folders, network), after the cwd; ``None`` when off."""
     sections: dict[str, str] = field(default_factory=dict)
@@ -73,6 +76,7 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
         context_files: Sequence[ContextFile] = (),
         skills: Sequence[Skill] = (),
         readme_path: str | None = None,
+        docs_path: str | None = None,
     ) -> SystemPromptOptions:
         """Options whose tool list, snippets and guidelines come from the active ``tools``."""
         active = list(tools)
@@ -87,6 +91,7 @@ class SystemPromptOptions(Struct, frozen=True, kw_only=True):
             context_files=context_files,
             skills=skills,
             readme_path=readme_path,
+            docs_path=docs_path,
         )
 
 
@@ -107,7 +112,9 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
         sections["preamble"] = ROLE
         sections["tools"] = _tools_block(tools, options.tool_snippets)
         sections["rules"] = _guidelines_block(tools, options.prompt_guidelines)
-        sections["docs"] = _documentation_block(options.readme_path or tau_readme_path())
+        sections["docs"] = _documentation_block(
+            options.readme_path or tau_readme_path(), options.docs_path or tau_docs_path()
+        )
     if options.append_system_prompt:
         sections["addendum"] = options.append_system_prompt
     if options.context_files:
@@ -175,11 +182,36 @@ def _guidelines_block(tools: Sequence[str], tool_guidelines: Iterable[str]) -> s
     return "Guidelines:\n" + "\n".join(f"- {g}" for g in prompt_guidelines(tools, tool_guidelines))
 
 
-def _documentation_block(readme_path: str) -> str:
+# The pages the documentation section names (a test holds that each exists); the README's table
+# lists them all.
+DOCS_PAGES: tuple[str, ...] = (
+    "settings.md",
+    "configuration.md",
+    "models.md",
+    "providers.md",
+    "extensions.md",
+    "skills.md",
+    "prompt-templates.md",
+    "themes.md",
+    "keybindings.md",
+    "usage.md",
+    "packages.md",
+    "mcp.md",
+    "sdk.md",
+    "rpc.md",
+    "pi-compatibility.md",
+)
+
+
+def _documentation_block(readme_path: str, docs_path: str) -> str:
+    """Where tau's own documentation is. The same text for every run of one install, so it never
+    breaks the cached prefix."""
     return (
-        "tau documentation (read it only when the user asks about tau itself: settings, sessions, "
-        "skills, prompt templates, extensions or the SDK):\n"
-        f"- README: {readme_path}\n"
+        "tau documentation (read it only when the user asks about tau itself, its settings, extensions, "
+        "skills, prompt templates, themes or SDK):\n"
+        f"- README: {readme_path} (its table lists every page)\n"
+        f"- Topic pages, where the README's docs/... links lead: {docs_path} "
+        f"({', '.join(DOCS_PAGES)}, ...)\n"
         "- Command-line options: run `tau --help`"
     )
 
@@ -197,10 +229,18 @@ def format_project_context(files: Iterable[ContextFile]) -> str:
 
 
 def tau_readme_path() -> str:
-    """Where tau's README is: the source checkout's, next to ``src/``, else the installed package folder."""
-    package_dir = Path(__file__).resolve().parent.parent
-    readme = package_dir.parent.parent / "README.md"
-    return str(readme if readme.is_file() else package_dir)
+    """tau's README inside the package (``tau/README.md``: a link to the checkout's README in a
+    source tree, the file itself in an installed wheel)."""
+    return str(_package_dir() / "README.md")
+
+
+def tau_docs_path() -> str:
+    """The folder of tau's topic pages inside the package (``tau/docs``), one Markdown file each."""
+    return str(_package_dir() / "docs")
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parent.parent
 
 
 def _one_line(text: str | None) -> str:

@@ -38,5 +38,5 @@ def not_loadable_reason(language: str) -> str:
     """Why an extension of ``language`` is skipped, and where to look instead (one line)."""
     return (
         f"not loadable ({language}): tau runs Python extensions only; "
-        "see 'Extensions' in tau's README to write it as one"
+        "see tau's docs/extensions.md to write it as one"
     )

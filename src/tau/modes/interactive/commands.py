@@ -55,7 +55,9 @@ async def _model(mode: CommandHost, argument: str) -> None:
     session = mode.session
     models = session.services.model_registry.get_available()
     if not models:
-        mode.chat.add_notice("No models have credentials: set an API key (see the README)", "error")
+        mode.chat.add_notice(
+            "No models have credentials: set an API key or /login (see tau's docs/providers.md)", "error"
+        )
         return
     current = session.model
     items = [
