@@ -32,6 +32,7 @@ from wcwidth import iter_graphemes
 
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
+from tau.modes.interactive.render.escapes import for_prompt_toolkit
 from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
@@ -58,16 +59,9 @@ AUTO_SCROLL_SECONDS = 0.05
 _WORD_CHARS = "/-+~._\\"
 """Besides letters and digits, what a double-click takes as part of a word (iTerm2's set, as pi)."""
 _SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
-_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-"""OSC sequences in a line (OSC 8 links): prompt_toolkit's ANSI reader would show them as text, so
-they go to the terminal as zero-width escapes (``\\001 ... \\002``)."""
 _PARSED_CACHE = 4096
 RESTORE = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1049l\x1b[?25h"
 """Mouse reports off, the main screen back, the cursor shown: what a crash must not leave on."""
-
-
-def _zero_width(match: re.Match[str]) -> str:
-    return f"\x01{match.group(0)}\x02"
 
 
 class Transcript:
@@ -201,9 +195,7 @@ class TranscriptView(UIControl):
             if len(self._parsed) > _PARSED_CACHE:
                 self._parsed.clear()
             fragments: StyleAndTextTuples = (
-                list(to_formatted_text(ANSI(_OSC.sub(_zero_width, line) if "\x1b]" in line else line)))
-                if "\x1b" in line
-                else [("", line)]
+                list(to_formatted_text(ANSI(for_prompt_toolkit(line)))) if "\x1b" in line else [("", line)]
             )
             parsed = self._parsed[line] = (fragments, fragment_list_to_text(fragments))
         return parsed
