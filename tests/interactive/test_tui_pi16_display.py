@@ -55,7 +55,7 @@ def _terminal_env(tau: TauCommand, **values: str) -> None:
 def test_tau_starts_fullscreen_with_the_system_theme_by_default(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui(tui_mode=None)
     assert terminal.on_alternate_screen
-    assert b"\x1b]11;?" in terminal.raw  # the system theme asks the terminal for its background
+    terminal.wait_for(lambda: b"\x1b]11;?" in terminal.raw)  # the system theme asks for the background
 
 
 def test_tui_mode_regular_keeps_the_inline_ui(tau: TauCommand, start_tui: Start) -> None:
@@ -166,11 +166,38 @@ def test_the_images_setting_false_keeps_the_text_line(tau: TauCommand, start_tui
     assert b"\x1b_G" not in terminal.raw
 
 
-def test_fullscreen_shows_the_text_line_for_an_image(tau: TauCommand, start_tui: Start) -> None:
+def test_fullscreen_places_kitty_images_over_their_rows(tau: TauCommand, start_tui: Start) -> None:
     _terminal_env(tau, TERM_PROGRAM="kitty")
     terminal = _image_run(tau, start_tui, mode="fullscreen")
+    terminal.wait_for(lambda: b"\x1b_Ga=p,i=" in terminal.raw)
+    transmitted = re.search(rb"\x1b_Ga=t,f=100,q=2,i=(\d+)[,;]", bytes(terminal.raw))
+    assert transmitted is not None
+    assert b"\x1b_Ga=p,i=" + transmitted.group(1) + b",p=1,q=2,C=1,c=" in terminal.raw
+    assert "[image: image/png" not in terminal.display()
+
+
+def test_a_kitty_image_scrolled_partly_out_of_the_fullscreen_pane_is_cropped(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _terminal_env(tau, TERM_PROGRAM="kitty")
+    terminal = _image_run(tau, start_tui, mode="fullscreen")
+    terminal.wait_for(lambda: b"\x1b_Ga=p,i=" in terminal.raw)
+    tau.server.add(Turn(text="\n\n".join(f"paragraph {n}" for n in range(40))))
+    _ask(terminal, "more")
+    terminal.wait_for("paragraph 39", where="display")
+    assert "Ga=" not in terminal.display()  # the terminal takes image commands in whole
+    start = len(terminal.raw)
+    terminal.send("\x1b[1;5H")  # Ctrl+Home: the top, where the image's last rows are below the pane
+    terminal.wait_for(
+        lambda: re.search(rb"a=p,i=\d+,p=1,q=2,C=1,c=\d+,r=\d+,y=\d+,h=\d+", terminal.raw[start:])
+    )
+
+
+def test_fullscreen_shows_the_text_line_for_an_iterm2_image(tau: TauCommand, start_tui: Start) -> None:
+    _terminal_env(tau, TAU_IMAGE_PROTOCOL="iterm2")
+    terminal = _image_run(tau, start_tui, mode="fullscreen")
     assert "[image: image/png" in terminal.display()
-    assert b"\x1b_G" not in terminal.raw
+    assert b"1337;File" not in terminal.raw
 
 
 # -- Mermaid -----------------------------------------------------------------------------------------

@@ -122,3 +122,26 @@ def test_kitty_gets_png_only_and_other_formats_keep_the_text_line() -> None:
 
 def _fields() -> dict[str, object]:
     return {name: getattr(DARK, name) for name in DARK.__struct_fields__}
+
+
+def test_the_fullscreen_layer_sends_an_image_once_and_places_it_again_only_when_it_moves() -> None:
+    from tau.modes.interactive.image_layer import ImageLayer, placements_in_view
+
+    data = _png(90, 36)
+    lines = ["header", f" \x1b_Ga=T,f=100,q=2,C=1,c=10,r=4;{data}\x1b\\", "", "", "", "after"]
+    written: list[str] = []
+    layer = ImageLayer(written.append)
+    shown = placements_in_view(lines.__getitem__, len(lines), 0, 10)
+    assert [(p.row, p.column, p.columns, p.rows, p.shown) for p in shown] == [(1, 1, 10, 4, 4)]
+    layer.draw(shown, (10, 80))
+    assert written[-1].count("a=t,f=100") == 1 and "\x1b[2;2H\x1b_Ga=p," in written[-1]
+    layer.draw(placements_in_view(lines.__getitem__, len(lines), 0, 10), (10, 80))
+    assert len(written) == 1  # the same placements on the same screen: nothing to do
+    cropped = placements_in_view(lines.__getitem__, len(lines), 3, 10)  # two rows scrolled out
+    assert [(p.row, p.hidden, p.shown) for p in cropped] == [(0, 2, 2)]
+    layer.draw(cropped, (10, 80))
+    assert "a=t" not in written[-1] and ",r=2,y=18,h=18\x1b\\" in written[-1]
+    layer.draw([], (10, 80))
+    assert written[-1] == "\x1b7\x1b_Ga=d,d=a,q=2\x1b\\\x1b8"  # taken down once out of view
+    layer.draw([], (10, 80))
+    assert len(written) == 3

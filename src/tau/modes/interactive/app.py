@@ -260,9 +260,11 @@ class InteractiveMode:
         theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
         settings = self.session.services.settings_manager
         capabilities = self.capabilities()
-        # Inline images only where the terminal keeps what was printed (the fullscreen pane redraws
-        # its cells, which would leave an image behind when it scrolls): a text line elsewhere.
-        images = capabilities.images if settings.show_images and not self.fullscreen else None
+        # Inline images; in fullscreen kitty's only, which ``image_layer`` places over the pane's
+        # rows after each frame (an iTerm2 image lives in the cells the pane redraws): a text line.
+        images = capabilities.images if settings.show_images else None
+        if self.fullscreen and images == "iterm2":
+            images = None
         drawn = replace(
             theme,
             code_block_indent=settings.code_block_indent,
@@ -455,6 +457,16 @@ class InteractiveMode:
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
+        if self.fullscreen:
+            from tau.modes.interactive.image_layer import ImageLayer
+
+            layer = ImageLayer(self._write_raw)
+
+            def place_images(_: object) -> None:
+                size = app.output.get_size()
+                layer.draw(self.transcript_view.images, (size.rows, size.columns))
+
+            app.after_render += place_images
         return app
 
     def _editor_padding(self) -> int:

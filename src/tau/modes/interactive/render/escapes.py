@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["for_prompt_toolkit"]
+__all__ = ["for_prompt_toolkit", "strip_images"]
 
 _IMAGE = re.compile(r"\x1b_G[^\x1b]*\x1b\\|(?:\x1b\[\d+A)?\x1b\]1337;File=[^\x07]*\x07")
 _OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def strip_images(text: str) -> str:
+    """``text`` without its kitty and iTerm2 image sequences."""
+    return _IMAGE.sub("", text)
 
 
 def for_prompt_toolkit(text: str) -> str:
