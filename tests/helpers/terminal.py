@@ -20,6 +20,8 @@ _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
 _KITTY_POP = re.compile(rb"\x1b\[<\d*u")
 _ALTERNATE = 1049
 _BACKGROUND_QUERY = re.compile(rb"\x1b\]11;\?(?:\x07|\x1b\\)")
+_APC = re.compile(rb"\x1b_[^\x1b]*\x1b\\")
+"""An application program command (kitty's images): a terminal takes it in whole, pyte would draw it."""
 
 
 class _AnsweringScreen(pyte.HistoryScreen):
@@ -119,6 +121,8 @@ class Terminal:
             argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols), use_poll=True
         )
         self.raw = bytearray()
+        self._open_apc = b""
+        """The start of an APC string whose end has not arrived yet."""
 
     def pump(self, timeout: float = 0.05) -> None:
         """Read whatever the program wrote and put it on the screen."""
@@ -138,6 +142,9 @@ class Terminal:
                 for _ in _KITTY_QUERY.findall(data):
                     self._answer("\x1b[?1u")  # the flags tau pushed just before
             data = _KITTY_POP.sub(b"", data)  # pyte would draw its final "u"
+            data = _APC.sub(b"", self._open_apc + data)
+            start = data.rfind(b"\x1b_")
+            self._open_apc, data = (data[start:], data[:start]) if start >= 0 else (b"", data)
             # A cursor report tells where the cursor is when the request arrives: what came
             # before it in this read is drawn first (the program may print, then ask).
             drawn = 0

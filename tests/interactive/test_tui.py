@@ -407,12 +407,13 @@ def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: 
 def test_settings_switch_the_theme_save_it_and_keep_the_row(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui()
     _ask(terminal, "/settings")
-    terminal.wait_for("Theme: dark", where="display")
+    terminal.wait_for("Settings", where="display")
     terminal.type("theme")
-    terminal.wait_for("› Theme: dark", where="display")
+    terminal.wait_for("› Theme: system", where="display")  # the default, as pi 1.6
     terminal.send(ENTER)
-    terminal.wait_for("› dark", where="display")
-    terminal.send("\x1b[B")
+    terminal.wait_for("› system", where="display")
+    terminal.type("light")
+    terminal.wait_for("› light", where="display")
     terminal.send(ENTER)
     terminal.wait_for("› Theme: light", where="display")  # the cursor stays on the changed row
     terminal.send(ESCAPE)

@@ -173,7 +173,7 @@ def test_a_wheel_notch_scrolls_the_fullscreen_transcript_by_the_setting(
         settings["fullscreenWheelScrollLines"] = lines
     _settings(tau, **settings)
     tau.server.add(Turn(text=ROWS))
-    terminal = start_tui(rows=30, cols=80)
+    terminal = start_tui(rows=30, cols=80, tui_mode=None)  # the setting's mode
     terminal.type("rows")
     terminal.send(ENTER)
     terminal.wait_for("row 60", where="display")

@@ -79,7 +79,7 @@ open(sys.argv[-1], "w").write("stderr is the terminal" if os.isatty(2) else "std
 
 def _scrolled_reply(tau: TauCommand, start_tui: Start, *args: str) -> Terminal:
     tau.server.add(Turn(text=NUMBERED))
-    terminal = start_tui(*args, rows=20, cols=80)
+    terminal = start_tui(*args, rows=20, cols=80, tui_mode=None)  # as the settings or args say
     terminal.type("count")
     terminal.send(ENTER)
     terminal.wait_for("line 40", where="display")

@@ -76,7 +76,7 @@ def test_defaults_follow_pi_when_no_file_exists(cwd: Path, agent: Path) -> None:
     assert settings.extensions == settings.skills == settings.prompts == settings.themes == []
     assert settings.enable_skill_commands is True
     assert settings.enabled_models is None
-    assert settings.theme == "dark"
+    assert settings.theme == "system"
     assert settings.hide_thinking_block is False
     assert settings.quiet_startup is False
     assert settings.collapse_changelog is False

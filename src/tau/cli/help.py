@@ -54,13 +54,13 @@ Options:
   --list-models [search]         List the models you can use and exit
   --export <session.jsonl> [out.html]
                                  Write a session as one self-contained HTML page and exit
-  --theme <name|path>            A theme to use (dark, light, system, or a loaded theme's name),
+  --theme <name|path>            A theme to use (system, the default; dark, light, a loaded one),
                                  or a pi theme file or folder to load (repeatable)
   --no-themes                    Do not load discovered theme files (--theme paths still load)
   --use-theme <name[/name]>      The theme to use for this run (default: the theme setting);
                                  light/dark: the first on a light terminal, the second on a dark one
   --tui-mode fullscreen|regular  The terminal UI on the whole screen, or inline in the scrollback
-                                 (default: the tuiMode setting)
+                                 (default: the tuiMode setting, else fullscreen)
   --sandbox <mode>               Fence the agent's commands: off, read-only, workspace-write
                                  (default: the sandbox setting; Linux, needs bubblewrap)
   -a, --approve                  Trust this folder's .tau extensions and settings for this run

@@ -562,7 +562,7 @@ class SettingsManager:
 
     @property
     def theme(self) -> str:
-        return self._str("theme") or "dark"
+        return self._str("theme") or "system"
 
     def set_theme(self, theme: str) -> None:
         self.set("theme", theme)
@@ -636,6 +636,35 @@ class SettingsManager:
         """``terminal.clearOnShrink``; unset, ``TAU_CLEAR_ON_SHRINK=1`` (or pi's ``PI_CLEAR_ON_SHRINK``)."""
         value = self._lookup("terminal", "clearOnShrink")
         return value if isinstance(value, bool) else _env_flag("CLEAR_ON_SHRINK")
+
+    @property
+    def terminal_hyperlinks(self) -> bool | None:
+        """``terminal.hyperlinks``: ``True``/``False`` decide; ``None`` (``"auto"``, the default):
+        as the terminal is detected."""
+        value = self._lookup("terminal", "hyperlinks")
+        return value if isinstance(value, bool) else None
+
+    @property
+    def terminal_true_color(self) -> bool | None:
+        """``terminal.trueColor``: ``True``/``False`` decide; ``None`` (``"auto"``): as detected."""
+        value = self._lookup("terminal", "trueColor")
+        return value if isinstance(value, bool) else None
+
+    @property
+    def terminal_images(self) -> Literal["kitty", "iterm2", "auto"] | None:
+        """``terminal.images``: a protocol, ``"auto"`` (the default: as detected) or ``None`` (false:
+        no inline images, the text line instead)."""
+        value = self._lookup("terminal", "images")
+        if value is False:
+            return None
+        return value if value in ("kitty", "iterm2") else "auto"
+
+    @property
+    def mermaid_mode(self) -> Literal["off", "final", "streaming"]:
+        """``markdown.mermaid``: draw Mermaid code blocks as diagrams never, once a reply is complete,
+        or also while it streams (the default)."""
+        value = self._section("markdown").get("mermaid")
+        return value if value in ("off", "final") else "streaming"
 
     @property
     def show_terminal_progress(self) -> bool:

@@ -49,6 +49,7 @@ def _one_of(*choices: str) -> Rule:
 _BOOL: Rule = (lambda value: isinstance(value, bool), "true or false")
 _COUNT: Rule = (lambda value: _is_number(value) and value >= 0, "a number, 0 or more")
 _STRING: Rule = (lambda value: isinstance(value, str), "a string")
+_BOOL_OR_AUTO: Rule = (lambda value: isinstance(value, bool) or value == "auto", 'true, false or "auto"')
 _TIMEOUT: Rule = (lambda value: parse_timeout_ms(value) is not None, 'milliseconds, 0 or more, or "disabled"')
 _STRINGS: Rule = (
     lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
@@ -135,8 +136,14 @@ _SECTIONS: dict[str, dict[str, Rule]] = {
         "imageWidthCells": _COUNT,
         "clearOnShrink": _BOOL,
         "showTerminalProgress": _BOOL,
+        "hyperlinks": _BOOL_OR_AUTO,
+        "trueColor": _BOOL_OR_AUTO,
+        "images": (
+            lambda value: value in ("kitty", "iterm2", "auto", False),
+            '"kitty", "iterm2", "auto" or false',
+        ),
     },
-    "markdown": {"codeBlockIndent": _STRING},
+    "markdown": {"codeBlockIndent": _STRING, "mermaid": _one_of("off", "final", "streaming")},
     "warnings": {"anthropicExtraUsage": _BOOL},
 }
 

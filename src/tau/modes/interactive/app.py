@@ -30,6 +30,7 @@ from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
@@ -79,14 +80,20 @@ from tau.runtime.events import (
 from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
+    from tau.modes.interactive.capabilities import Capabilities
     from tau.modes.interactive.render.blocks import BlockRenderer
+    from tau.modes.interactive.render.console import ColorSystem
     from tau.runtime.agent_session import AgentSession
     from tau.runtime.runtime import AgentSessionRuntime
 
-__all__ = ["DEFAULT_TUI_MODE", "InteractiveMode", "run_interactive_mode"]
+__all__ = ["DEFAULT_THEME", "DEFAULT_TUI_MODE", "InteractiveMode", "run_interactive_mode"]
 
-DEFAULT_TUI_MODE = "regular"
-"""Without a ``tuiMode`` setting or ``--tui-mode``: the inline UI."""
+DEFAULT_TUI_MODE = "fullscreen"
+"""Without a ``tuiMode`` setting or ``--tui-mode``: the whole screen, as pi 1.6 (``regular`` keeps
+the inline UI in the terminal's own scrollback)."""
+
+DEFAULT_THEME = "system"
+"""Without a ``theme`` setting or ``--theme``: the terminal's own colours, light or dark as it is (pi 1.6)."""
 
 _BORDER_BY_LEVEL = {
     "off": "#5f5f5f", "minimal": "#5f87af", "low": "#5fafaf", "medium": "#5faf5f",
@@ -182,8 +189,9 @@ class InteractiveMode:
     ) -> None:
         self.runtime = runtime
         self.verbose = verbose
+        self._capabilities: tuple[tuple[Any, ...], Capabilities] | None = None
         settings = self.session.services.settings_manager
-        self.theme_setting = theme or str(settings.get("theme") or "dark")
+        self.theme_setting = theme or str(settings.get("theme") or DEFAULT_THEME)
         """The theme as set: a name, or pi's ``light/dark`` pair (which follows the terminal)."""
         self.fullscreen = (tui_mode or settings.get("tuiMode") or DEFAULT_TUI_MODE) == "fullscreen"
         from tau.modes.interactive.render.theme import light_from_colorfgbg
@@ -248,7 +256,9 @@ class InteractiveMode:
             from tau.modes.interactive.render.blocks import BlockRenderer
 
             self._renderers.clear()  # one width at a time is all that is ever drawn
-            renderer = self._renderers[width] = BlockRenderer(self.theme(), width, output_pad=self.output_pad)
+            renderer = self._renderers[width] = BlockRenderer(
+                self.theme(), width, color_system=self.color_system(), output_pad=self.output_pad
+            )
         return renderer
 
     def theme(self) -> Any:
@@ -257,8 +267,40 @@ class InteractiveMode:
         from tau.modes.interactive.render.theme import get_theme
 
         theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
-        indent = self.session.services.settings_manager.code_block_indent
-        return theme if indent == theme.code_block_indent else replace(theme, code_block_indent=indent)
+        settings = self.session.services.settings_manager
+        capabilities = self.capabilities()
+        # Inline images; in fullscreen kitty's only, which ``image_layer`` places over the pane's
+        # rows after each frame (an iTerm2 image lives in the cells the pane redraws): a text line.
+        images = capabilities.images if settings.show_images else None
+        if self.fullscreen and images == "iterm2":
+            images = None
+        drawn = replace(
+            theme,
+            code_block_indent=settings.code_block_indent,
+            hyperlinks=capabilities.hyperlinks,
+            image_protocol=images,
+            image_width_cells=max(1, settings.image_width_cells),
+            mermaid=settings.mermaid_mode,
+        )
+        return theme if drawn == theme else drawn
+
+    def _color_depth(self) -> ColorDepth:
+        return ColorDepth.DEPTH_24_BIT if self.capabilities().true_color else ColorDepth.DEPTH_8_BIT
+
+    def color_system(self) -> ColorSystem:
+        """24-bit colour where the terminal has it (``terminal.trueColor``), else the 256 colours."""
+        return "truecolor" if self.capabilities().true_color else "256"
+
+    def capabilities(self) -> Capabilities:
+        """What the terminal draws (images, 24-bit colour, links): detected, the settings over it."""
+        from tau.modes.interactive.capabilities import terminal_capabilities
+
+        settings = self.session.services.settings_manager
+        key = (settings.terminal_hyperlinks, settings.terminal_true_color, settings.terminal_images)
+        if self._capabilities is None or self._capabilities[0] != key:
+            found = terminal_capabilities(os.environ, hyperlinks=key[0], true_color=key[1], images=key[2])
+            self._capabilities = (key, found)
+        return self._capabilities[1]
 
     def _new_chat(self) -> Chat:
         return Chat(
@@ -418,11 +460,22 @@ class InteractiveMode:
             full_screen=self.fullscreen,
             mouse_support=self.fullscreen,
             min_redraw_interval=0.05,
+            color_depth=self._color_depth,
             erase_when_done=True,  # on quit only the conversation stays in the terminal
         )
         app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
+        if self.fullscreen:
+            from tau.modes.interactive.image_layer import ImageLayer
+
+            layer = ImageLayer(self.write_raw)
+
+            def place_images(_: object) -> None:
+                size = app.output.get_size()
+                layer.draw(self.transcript_view.images, (size.rows, size.columns))
+
+            app.after_render += place_images
         return app
 
     def _editor_padding(self) -> int:

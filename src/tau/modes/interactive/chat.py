@@ -118,13 +118,15 @@ class _Static(Block):
 class TextBlock(Block):
     """Assistant text; while it streams, its stable part is handed out by ``take_stable``."""
 
-    def __init__(self, width: int, theme: Any, pad: int = 0) -> None:
+    def __init__(self, width: int, theme: Any, pad: int = 0, color_system: Any = "truecolor") -> None:
         super().__init__()
         self.finished = False
         from tau.modes.interactive.render.markdown import StreamingMarkdown
 
         self.text_parts: list[str] = []
-        self.stream: StreamingMarkdown | None = StreamingMarkdown(width=width - 2 * pad, theme=theme)
+        self.stream: StreamingMarkdown | None = StreamingMarkdown(
+            width=width - 2 * pad, theme=theme, color_system=color_system, diagrams=True
+        )
         self.streamed_width = width
         self.pad = pad  # the outputPad the stream was laid out for: its chunks are shifted by it
         self.committed_any = False
@@ -353,7 +355,8 @@ class Chat:
             block = blocks.get(update.content_index)
             if not isinstance(block, TextBlock):
                 width = self._flags().width
-                block = TextBlock(width, self._theme(), self._renderer(width).output_pad)
+                renderer = self._renderer(width)
+                block = TextBlock(width, self._theme(), renderer.output_pad, renderer.color_system)
                 blocks[update.content_index] = block
                 self.live.append(block)
             if isinstance(update, TextDeltaEvent):
@@ -497,7 +500,12 @@ class Chat:
             if isinstance(block, TextBlock) and block.stream is not None:
                 # Restart the stream at the new width: what it had committed is re-drawn whole.
                 block.pad = renderer.output_pad
-                block.stream = StreamingMarkdown(width=flags.width - 2 * block.pad, theme=self._theme())
+                block.stream = StreamingMarkdown(
+                    width=flags.width - 2 * block.pad,
+                    theme=self._theme(),
+                    color_system=renderer.color_system,
+                    diagrams=True,
+                )
                 block.stream.append(block.text)
                 block.streamed_width = flags.width
                 block.committed_any = False

@@ -33,7 +33,9 @@ from wcwidth import iter_graphemes
 from tau.modes.interactive.chat import PromptText
 from tau.modes.interactive.clipboard import copy_to_clipboard
 from tau.modes.interactive.graphemes import cell_width, cluster_fragments
+from tau.modes.interactive.image_layer import Placement, placements_in_view
 from tau.modes.interactive.keyboard import lone_escape
+from tau.modes.interactive.render.escapes import for_prompt_toolkit, strip_images
 from tau.modes.interactive.wheel import WheelSpeed
 
 if TYPE_CHECKING:
@@ -198,6 +200,8 @@ class TranscriptView(UIControl):
         self._drawn: list[StyleAndTextTuples] = []
         """The rows as last drawn, to find the cell a mouse event is at."""
         self._wheel = WheelSpeed(self._settings.fullscreen_wheel_scroll_lines)
+        self.images: list[Placement] = []
+        """The kitty images in view as last drawn, placed over their rows after the frame."""
 
     @property
     def _settings(self) -> SettingsManager:
@@ -239,13 +243,15 @@ class TranscriptView(UIControl):
             if len(self._parsed) > _PARSED_CACHE:
                 self._parsed.clear()
             fragments: StyleAndTextTuples = (
-                list(to_formatted_text(ANSI(line))) if "\x1b" in line else [("", line)]
+                list(to_formatted_text(ANSI(for_prompt_toolkit(line)))) if "\x1b" in line else [("", line)]
             )
             parsed = self._parsed[line] = (fragments, fragment_list_to_text(fragments))
         return parsed
 
     def plain(self, index: int) -> str:
         line = self.line(index)
+        if "\x1b_" in line:
+            line = strip_images(line)
         return _SGR.sub("", line) if "\x1b" in line else line
 
     def _refresh_live(self) -> None:
@@ -321,6 +327,7 @@ class TranscriptView(UIControl):
             rows = [_with_bar(row, width, cell) for row, cell in zip(rows, bar, strict=True)]
 
         self._drawn = rows
+        self.images = placements_in_view(self.line, total, top, self.height)
 
         def get_line(number: int) -> StyleAndTextTuples:
             return rows[number] if number < len(rows) else []

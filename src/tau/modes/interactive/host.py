@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
+    from tau.modes.interactive.capabilities import Capabilities
     from tau.modes.interactive.dialogs import Dialog
     from tau.modes.interactive.footer import UsageTotals
     from tau.modes.interactive.keymap import Keymap
@@ -93,6 +94,8 @@ class CommandHost(DialogHost, Protocol):
     def set_output_pad(self, pad: int) -> None: ...
 
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
+
+    def capabilities(self) -> Capabilities: ...
 
     def footer_changed(self) -> None: ...
 

@@ -101,7 +101,9 @@ def live_fragments(mode: PanelHost) -> StyleAndTextTuples:
     lines = text.split("\n")
     if len(lines) > room:
         lines = lines[-room:]
-    return to_formatted_text(ANSI("\n".join(lines)))
+    from tau.modes.interactive.render.escapes import for_prompt_toolkit
+
+    return to_formatted_text(ANSI(for_prompt_toolkit("\n".join(lines))))
 
 
 def status_fragments(mode: PanelHost) -> StyleAndTextTuples:

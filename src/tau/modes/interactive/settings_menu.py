@@ -6,7 +6,7 @@ user's ``settings.json`` and takes effect at once, and the list opens again on t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct
@@ -16,6 +16,7 @@ from tau.modes.interactive.host import DialogHost
 
 if TYPE_CHECKING:
     from tau.config.settings import SettingsManager
+    from tau.modes.interactive.capabilities import Capabilities
 
 __all__ = ["SETTINGS", "Setting", "open_settings"]
 
@@ -43,6 +44,8 @@ class SettingsHost(DialogHost, Protocol):
 
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
 
+    def capabilities(self) -> Capabilities: ...
+
 
 class Setting(Struct, frozen=True):
     key: str
@@ -51,6 +54,10 @@ class Setting(Struct, frozen=True):
     choices: Callable[[SettingsHost], list[str]]
     current: Callable[[SettingsHost], str]
     apply: Callable[[SettingsHost, str], None]
+    shown: Callable[[SettingsHost], bool] = lambda mode: True
+    """Whether the row is offered (the image rows only where the terminal draws images, as pi)."""
+    submenu: Callable[[SettingsHost], Awaitable[None]] | None = None
+    """A row that opens more than one list (per-model thinking levels) instead of ``choices``."""
 
 
 def _settings(mode: SettingsHost) -> SettingsManager:
@@ -94,6 +101,29 @@ def _redrawn(apply: Callable[[SettingsHost, str], None]) -> Callable[[SettingsHo
 
 def _is_true(value: str) -> bool:
     return value == "true"
+
+
+def _restyled(apply: Callable[[SettingsHost, str], None]) -> Callable[[SettingsHost, str], None]:
+    """``apply``, then the conversation drawn again (a setting the block renderer reads)."""
+
+    def apply_and_restyle(mode: SettingsHost, value: str) -> None:
+        apply(mode, value)
+        mode.restyle()
+
+    return apply_and_restyle
+
+
+def _ignore(mode: SettingsHost, value: str) -> None:
+    pass
+
+
+def _images_drawn(mode: SettingsHost) -> bool:
+    return mode.capabilities().images is not None
+
+
+def _image_widths(mode: SettingsHost) -> list[str]:
+    current = _settings(mode).image_width_cells
+    return [str(n) for n in sorted({60, 80, 120, current})]
 
 
 # -- the rows that need more than saving a value ----------------------------------------------------
@@ -190,21 +220,87 @@ def _editor_padding(mode: SettingsHost) -> str:
     return str(_settings(mode).editor_padding_x)
 
 
+_LEVEL_NOTES = {
+    "off": "No reasoning",
+    "minimal": "Very brief reasoning",
+    "low": "Light reasoning",
+    "medium": "Moderate reasoning",
+    "high": "Deep reasoning",
+    "xhigh": "Extra-high reasoning",
+    "max": "The most reasoning",
+}
+_CLEAR = "(clear override)"
+
+
+def _model_levels(mode: SettingsHost) -> dict[str, str]:
+    levels = _settings(mode).get("modelThinkingLevels")
+    return {k: v for k, v in levels.items() if isinstance(v, str)} if isinstance(levels, dict) else {}
+
+
+def _model_levels_summary(mode: SettingsHost) -> str:
+    count = len(_model_levels(mode))
+    return f"{count} configured" if count else "none"
+
+
+async def _model_thinking_submenu(mode: SettingsHost) -> None:
+    """Pick a model, then the level it starts with (or clear its entry); again until Esc."""
+    from tau.ai.thinking import get_supported_thinking_levels
+
+    models = mode.session.services.model_registry.get_available()
+    current = mode.session.model
+    key_of = {f"{m.provider}/{m.id}": m for m in models}
+    first = f"{current.provider}/{current.id}" if current is not None else None
+    ordered = sorted(key_of, key=lambda key: (key != first, key))
+    while True:
+        levels = _model_levels(mode)
+        items = [ListItem(f"{key}{f' ({levels[key]})' if key in levels else ''}", key) for key in ordered]
+        if not items:
+            mode.chat.add_notice("No models have credentials: set an API key (see the README)", "error")
+            return
+        chosen = await mode.show_dialog(ListDialog("Per-model thinking level", items))
+        if chosen is None:
+            return
+        model = key_of[chosen.value]
+        choices: list[str] = list(get_supported_thinking_levels(model)) if model.reasoning else ["off"]
+        entry = levels.get(chosen.value)
+        level_items = [ListItem(level, level, _LEVEL_NOTES.get(level, "")) for level in choices]
+        if entry is not None:
+            level_items.append(
+                ListItem(_CLEAR, _CLEAR, f"Back to the default ({mode.session.thinking_level})")
+            )
+        picked = await mode.show_dialog(
+            ListDialog(
+                f"Thinking level for {chosen.value}",
+                level_items,
+                selected=choices.index(entry) if entry in choices else 0,
+            )
+        )
+        if picked is not None:
+            _settings(mode).set_nested(
+                "modelThinkingLevels", chosen.value, None if picked.value == _CLEAR else picked.value
+            )
+
+
 SETTINGS: list[Setting] = [
     Setting(
-        "thinking", "Thinking level", "How much the model reasons first (saved as the default level)",
-        _thinking_levels, lambda mode: mode.session.thinking_level, _set_thinking,
-    ),
-    Setting("theme", "Theme", "Colours of the interface", _themes, lambda mode: mode.theme_name, _set_theme),
-    Setting(
-        "autoCompaction", "Auto-compaction", "Summarise the conversation when the context fills up",
-        _fixed("on", "off"), lambda mode: "on" if mode.session.auto_compaction_enabled else "off",
-        lambda mode, value: mode.session.set_auto_compaction_enabled(value == "on"),
+        "compaction.enabled", "Auto-compact", "Summarise the conversation when the context fills up",
+        _fixed(*_BOOLEAN), lambda mode: _word(mode.session.auto_compaction_enabled),
+        lambda mode, value: mode.session.set_auto_compaction_enabled(value == "true"),
     ),
     Setting(
-        "autoRetry", "Auto-retry", "Retry a request that failed for a passing reason (overload, rate limit)",
-        _fixed("on", "off"), lambda mode: "on" if mode.session.auto_retry_enabled else "off",
-        lambda mode, value: mode.session.set_auto_retry_enabled(value == "on"),
+        "terminal.showImages", "Show images", "Draw images in the conversation (this terminal can)",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_images),
+        _restyled(_save_nested("terminal", "showImages", _is_true)), shown=_images_drawn,
+    ),
+    Setting(
+        "terminal.imageWidthCells", "Image width", "The widest an image is drawn, in cells",
+        _image_widths, lambda mode: str(_settings(mode).image_width_cells),
+        _restyled(_save_nested("terminal", "imageWidthCells", int)), shown=_images_drawn,
+    ),
+    Setting(
+        "images.autoResize", "Auto-resize images", "Scale images down to 2000x2000 at most before sending them",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).auto_resize_images),
+        _save_nested("images", "autoResize", _is_true),
     ),
     Setting(
         "images.blockImages", "Block images", "Keep images from being sent to the model",
@@ -234,18 +330,24 @@ SETTINGS: list[Setting] = [
         _save("autocompleteMaxVisible", int),
     ),
     Setting(
+        "terminal.clearOnShrink", "Clear on shrink",
+        "Clear the rows left empty when the inline UI gets shorter (may flicker)",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).clear_on_shrink),
+        _save_nested("terminal", "clearOnShrink", _is_true),
+    ),
+    Setting(
         "terminal.showTerminalProgress", "Terminal progress",
         "The terminal's progress indicator (OSC 9;4) while the agent works",
         _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_terminal_progress),
         _save_nested("terminal", "showTerminalProgress", _is_true),
     ),
     Setting(
-        "steeringMode", "Steering messages", "Messages sent while the agent works: one per turn, or all at once",
+        "steeringMode", "Steering mode", "Messages sent while the agent works: one per turn, or all at once",
         _fixed("one-at-a-time", "all"), lambda mode: _settings(mode).steering_mode,
         lambda mode, value: mode.session.set_steering_mode(value),  # type: ignore[arg-type]
     ),
     Setting(
-        "followUpMode", "Follow-up messages", "Follow-ups queued until the agent stops: one per turn, or all",
+        "followUpMode", "Follow-up mode", "Follow-ups queued until the agent stops: one per turn, or all",
         _fixed("one-at-a-time", "all"), lambda mode: _settings(mode).follow_up_mode,
         lambda mode, value: mode.session.set_follow_up_mode(value),  # type: ignore[arg-type]
     ),
@@ -271,7 +373,13 @@ SETTINGS: list[Setting] = [
     ),
     Setting(
         "hideThinkingBlock", "Hide thinking", "Leave the model's thinking out of the conversation shown",
-        _fixed("false", "true"), lambda mode: "false" if mode.show_thinking else "true", _set_hide_thinking,
+        _fixed(*_BOOLEAN), lambda mode: "false" if mode.show_thinking else "true", _set_hide_thinking,
+    ),
+    Setting(
+        "markdown.mermaid", "Mermaid diagrams",
+        "Draw Mermaid code blocks as diagrams: never, once the reply is complete, or as it streams",
+        _fixed("off", "final", "streaming"), lambda mode: _settings(mode).mermaid_mode,
+        _restyled(_save_nested("markdown", "mermaid", str)),
     ),
     Setting(
         "quietStartup", "Quiet startup", "Start without the header and what was loaded (header: keep the header)",
@@ -283,13 +391,18 @@ SETTINGS: list[Setting] = [
         _fixed(*_TRUST.values()), lambda mode: _TRUST[_settings(mode).default_project_trust], _set_trust,
     ),
     Setting(
-        "doubleEscapeAction", "Double Esc", "What Esc twice on an empty editor opens",
+        "doubleEscapeAction", "Double-escape action", "What Esc twice on an empty editor opens",
         _fixed("tree", "fork", "none"), _stored("doubleEscapeAction", "tree"), _save("doubleEscapeAction"),
     ),
     Setting(
         "treeFilterMode", "Tree filter mode", "The filter /tree opens with",
         _fixed("default", "no-tools", "user-only", "labeled-only", "all"),
         lambda mode: _settings(mode).tree_filter_mode, _save("treeFilterMode"),
+    ),
+    Setting(
+        "modelThinkingLevels", "Default thinking level per model",
+        "The thinking level a model starts with (Shift+Tab still changes it in the session)",
+        _fixed(), _model_levels_summary, _ignore, submenu=_model_thinking_submenu,
     ),
     Setting(
         "tuiMode", "TUI mode", "fullscreen: the terminal's alternate screen; regular: its own scrollback",
@@ -314,18 +427,33 @@ SETTINGS: list[Setting] = [
         _wheel_choices, lambda mode: str(_settings(mode).fullscreen_wheel_scroll_lines),
         _save("fullscreenWheelScrollLines", _wheel_value),
     ),
+    Setting("theme", "Theme", "Colours of the interface", _themes, lambda mode: mode.theme_name, _set_theme),
+    # tau's own, beside pi's rows
+    Setting(
+        "thinking", "Thinking level", "How much the model reasons first (saved as the default level)",
+        _thinking_levels, lambda mode: mode.session.thinking_level, _set_thinking,
+    ),
+    Setting(
+        "retry.enabled", "Auto-retry", "Retry a request that failed for a passing reason (overload, rate limit)",
+        _fixed(*_BOOLEAN), lambda mode: _word(mode.session.auto_retry_enabled),
+        lambda mode, value: mode.session.set_auto_retry_enabled(value == "true"),
+    ),
 ]  # fmt: skip
 
 
 async def open_settings(mode: SettingsHost) -> None:
     row = 0  # the list opens again on the row just changed, not back at the top
     while True:
-        items = [ListItem(f"{s.label}: {s.current(mode)}", s) for s in SETTINGS]
+        offered = [s for s in SETTINGS if s.shown(mode)]
+        items = [ListItem(f"{s.label}: {s.current(mode)}", s) for s in offered]
         chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row))
         if chosen is None:
             return
         setting: Setting = chosen.value
-        row = SETTINGS.index(setting)
+        row = offered.index(setting)
+        if setting.submenu is not None:
+            await setting.submenu(mode)
+            continue
         choices = setting.choices(mode)
         current = setting.current(mode)
         value = await mode.show_dialog(

@@ -21,6 +21,7 @@ from tau.ai.types import AssistantMessage, ImageContent, TextContent, ToolCall, 
 from tau.extensions.types import RenderOptions
 from tau.modes.interactive.render.console import ColorSystem, console_for, to_ansi
 from tau.modes.interactive.render.format import format_duration, terminal_safe
+from tau.modes.interactive.render.images import image_renderable
 from tau.modes.interactive.render.markdown import markdown_renderable, render_markdown
 from tau.modes.interactive.render.padding import pad_lines
 from tau.modes.interactive.render.theme import Theme
@@ -56,12 +57,15 @@ def _ansi_text(text: str) -> Text:
     return Text.from_ansi("".join(p if i % 2 else terminal_safe(p) for i, p in enumerate(pieces)))
 
 
-def _content_text(content: str | list[TextContent | ImageContent]) -> tuple[str, list[str]]:
-    """User-style content as its text and image placeholders."""
+def _content_text(
+    content: str | list[TextContent | ImageContent], theme: Theme
+) -> tuple[str, list[RenderableType]]:
+    """User-style content as its text and its images (inline, or their placeholders)."""
     if isinstance(content, str):
         return content, []
     text = "\n".join(block.text for block in content if isinstance(block, TextContent))
-    return text, [image_placeholder(block) for block in content if isinstance(block, ImageContent)]
+    images = [block for block in content if isinstance(block, ImageContent)]
+    return text, [image_renderable(image, image_placeholder(image), theme) for image in images]
 
 
 class BlockRenderer:
@@ -75,6 +79,8 @@ class BlockRenderer:
         self.width = max(1, width)
         self.output_pad = output_pad if self.width >= 10 else 0
         self._color_system: ColorSystem = color_system
+        self.color_system: ColorSystem = color_system
+        """The colours blocks are drawn with (``truecolor``, or ``256`` where the terminal has no more)."""
         self._console = console_for(theme, self.width, color_system)
         self._text_console = (
             console_for(theme, self.text_width, color_system) if self.output_pad else self._console
@@ -128,15 +134,19 @@ class BlockRenderer:
 
     def user(self, message: UserMessage) -> str:
         """A user message: markdown on the user background, images as placeholders."""
-        text, images = _content_text(message.content)
-        parts: list[RenderableType] = [markdown_renderable(text, self.theme)] if text.strip() else []
-        parts += [Text(image, style=self.theme.muted) for image in images]
+        text, images = _content_text(message.content, self.theme)
+        parts: list[RenderableType] = (
+            [markdown_renderable(text, self.theme, diagrams=True)] if text.strip() else []
+        )
+        parts += images
         return self._box(parts or [Text("")], self.theme.user_bg)
 
     def assistant_text(self, text: str) -> str:
         """Assistant prose as markdown (the same output a finished ``StreamingMarkdown`` gives)."""
         return pad_lines(
-            render_markdown(text, self.text_width, self.theme, color_system=self._color_system),
+            render_markdown(
+                text, self.text_width, self.theme, color_system=self._color_system, diagrams=True
+            ),
             self.output_pad,
         )
 
@@ -258,7 +268,8 @@ class BlockRenderer:
         if not expanded:
             title.append(" (Ctrl+O to show summary)", style=self.theme.muted)
             return self._box([title], self.theme.custom_bg)
-        return self._box([title, Text(""), markdown_renderable(summary, self.theme)], self.theme.custom_bg)
+        body = markdown_renderable(summary, self.theme, diagrams=True)
+        return self._box([title, Text(""), body], self.theme.custom_bg)
 
     def compaction(self, message: CompactionSummaryMessage, *, expanded: bool) -> str:
         """The mark left by compaction: tokens it replaced, and the summary when expanded."""
@@ -282,13 +293,13 @@ class BlockRenderer:
             rendered = self._extension(lambda: renderer(message, options, self.theme), self.width)
             if rendered is not None:
                 return self._print(rendered)
-        text, images = _content_text(message.content)
+        text, images = _content_text(message.content, self.theme)
         parts: list[RenderableType] = [
             Text(f"[{terminal_safe(message.custom_type)}]", style=self.theme.custom_label)
         ]
         if text.strip():
             parts.append(markdown_renderable(text, self.theme))
-        parts += [Text(image, style=self.theme.muted) for image in images]
+        parts += images
         return self._box(parts, self.theme.custom_bg)
 
     def notice(self, text: str, level: NoticeLevel = "info") -> str:

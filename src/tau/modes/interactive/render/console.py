@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
@@ -62,8 +63,13 @@ def console_for(theme: Theme, width: int, color_system: ColorSystem = "truecolor
     )
 
 
+_LINK_ID = re.compile(r"\x1b\]8;id=[^;\x07\x1b]*;")
+
+
 def to_ansi(console: Console, renderable: RenderableType) -> str:
-    """``renderable`` printed on ``console``, as ANSI text without the final newline."""
+    """``renderable`` printed on ``console``, as ANSI text without the final newline. OSC 8 links
+    lose the ids rich draws at random (``ESC ] 8 ; ; url``), so the same input gives the same text."""
     with console.capture() as capture:
         console.print(renderable)
-    return capture.get().removesuffix("\n")
+    text = capture.get().removesuffix("\n")
+    return _LINK_ID.sub("\x1b]8;;", text) if "\x1b]8;" in text else text

@@ -2,8 +2,9 @@
 (``StreamingMarkdown``).
 
 The look, on top of rich's markdown renderer: headings left-aligned; a single newline is a line break
-(as in GitHub comments: models use it that way); links shown as ``text (url)`` (no OSC 8 hyperlinks,
-whose ids rich draws at random, so output stays deterministic); HTML blocks shown as their source;
+(as in GitHub comments: models use it that way); links shown as ``text (url)``, or as OSC 8
+hyperlinks showing their text where the terminal has them (``Theme.hyperlinks``, without the ids
+rich draws at random, so output stays deterministic); HTML blocks shown as their source;
 code blocks between dim ```` ``` ```` lines, indented by the theme's ``code_block_indent`` (two
 cells unless ``markdown.codeBlockIndent`` says otherwise), highlighted, without a background fill
 (so copying code from the terminal copies no padding).
@@ -85,11 +86,12 @@ class _CodeBlock(MarkdownElement):
     def create(cls, markdown: Markdown, token: Token) -> _CodeBlock:
         assert isinstance(markdown, _Markdown)
         lang = token.info.partition(" ")[0] if token.type == "fence" else ""
-        return cls(lang, markdown.theme)
+        return cls(lang, markdown.theme, diagrams=markdown.diagrams)
 
-    def __init__(self, lang: str, theme: Theme) -> None:
+    def __init__(self, lang: str, theme: Theme, *, diagrams: bool = False) -> None:
         self.lang = lang
         self.theme = theme
+        self.diagrams = diagrams
         self.code = ""
 
     def on_text(self, context: MarkdownContext, text: TextType) -> None:
@@ -97,6 +99,20 @@ class _CodeBlock(MarkdownElement):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lines = _split_code(self.code)
+        if self.diagrams and self.lang.lower() == "mermaid":
+            from tau.modes.interactive.render.mermaid import render_mermaid
+
+            theme = self.theme
+            styles = {
+                "border": theme.md_code_border,
+                "text": theme.text,
+                "edge": theme.accent,
+                "label": theme.text,
+            }
+            diagram = render_mermaid(self.code, options.max_width, styles)
+            if diagram is not None:
+                yield Text("\n").join(diagram)
+                return
         highlighted = (
             highlight_lines("\n".join(lines), lexer_by_name(self.lang), self.theme.code_theme)
             if lines
@@ -141,9 +157,15 @@ class _Markdown(Markdown):
         "table_open": _Table,
     }
 
-    def __init__(self, markup: str, theme: Theme, style: str | None) -> None:
+    def __init__(self, markup: str, theme: Theme, style: str | None, *, diagrams: bool = False) -> None:
+        self.diagrams = diagrams
+        """Whether ```` ```mermaid ```` blocks are drawn as diagrams (``render.mermaid``)."""
         super().__init__(
-            markup, code_theme=theme.code_theme, justify="default", style=style or "none", hyperlinks=False
+            markup,
+            code_theme=theme.code_theme,
+            justify="default",
+            style=style or "none",
+            hyperlinks=theme.hyperlinks,
         )
         self.theme = theme
         for token in self.parsed:
@@ -202,24 +224,39 @@ def _strip_line_ends(ansi: str) -> str:
     return _TRAILING_SPACES.sub(lambda match: "\x1b[0m" if _SGR.search(match.group()) else "", ansi)
 
 
-def _render(console: Console, text: str, theme: Theme, style: str | None) -> str:
+def _render(console: Console, text: str, theme: Theme, style: str | None, *, diagrams: bool = False) -> str:
     """Sanitised markdown as ANSI."""
     if not text.strip():
         return ""
-    return _strip_line_ends(to_ansi(console, _Markdown(text, theme, style)))
+    return _strip_line_ends(to_ansi(console, _Markdown(text, theme, style, diagrams=diagrams)))
 
 
 def render_markdown(
-    text: str, width: int, theme: Theme, *, style: str | None = None, color_system: ColorSystem = "truecolor"
+    text: str,
+    width: int,
+    theme: Theme,
+    *,
+    style: str | None = None,
+    color_system: ColorSystem = "truecolor",
+    diagrams: bool = False,
 ) -> str:
     """``text`` as ANSI lines of at most ``width`` cells, no trailing newline; ``style`` underlies it all
-    (the thinking style for reasoning text). Escape sequences in ``text`` are dropped."""
-    return _render(console_for(theme, width, color_system), terminal_safe(text), theme, style)
+    (the thinking style for reasoning text). Escape sequences in ``text`` are dropped. ``diagrams``:
+    Mermaid blocks drawn (``markdown.mermaid`` not ``off``), for a message pi draws them in."""
+    return _render(
+        console_for(theme, width, color_system),
+        terminal_safe(text),
+        theme,
+        style,
+        diagrams=diagrams and theme.mermaid != "off",
+    )
 
 
-def markdown_renderable(text: str, theme: Theme, *, style: str | None = None) -> RenderableType:
+def markdown_renderable(
+    text: str, theme: Theme, *, style: str | None = None, diagrams: bool = False
+) -> RenderableType:
     """``text`` as a rich renderable, for markdown inside other blocks. Escape sequences are dropped."""
-    return _Markdown(terminal_safe(text), theme, style)
+    return _Markdown(terminal_safe(text), theme, style, diagrams=diagrams and theme.mermaid != "off")
 
 
 # Block structure only: the inline rules are what costs, and boundaries do not depend on them.
@@ -231,6 +268,10 @@ def _top_level_blocks(lines: Iterable[str]) -> list[Token]:
     """The opening tokens of the top-level blocks of ``lines``, each with its line range in ``map``."""
     tokens = _BLOCK_PARSER.parse("".join(f"{line}\n" for line in lines))
     return [t for t in tokens if t.level == 0 and t.nesting >= 0 and t.map]
+
+
+def _is_mermaid(token: Token) -> bool:
+    return token.type == "fence" and token.info.strip().partition(" ")[0].lower() == "mermaid"
 
 
 def _closes_fence(marker: str, line: str) -> bool:
@@ -296,9 +337,13 @@ class StreamingMarkdown:
         style: str | None = None,
         live_code_lines: int = 24,
         color_system: ColorSystem = "truecolor",
+        diagrams: bool = False,
     ) -> None:
         self._console = console_for(theme, width, color_system)
         self._theme = theme
+        self._mermaid = theme.mermaid if diagrams else "off"
+        """``streaming``: a Mermaid block is committed whole, as a diagram, once closed; ``final``: it
+        and what follows wait in the live tail (as code) until ``finish`` draws the diagram."""
         self._style = style
         self._live_code_lines = live_code_lines
         self._lines: list[str] = []
@@ -387,12 +432,25 @@ class StreamingMarkdown:
         last = blocks[-1]
         assert last.map is not None
         start = last.map[0]
+        held: int | None = None
+        if self._mermaid == "final":
+            held = next((b.map[0] for b in blocks[:-1] if b.map is not None and _is_mermaid(b)), None)
+        if held is not None:
+            start = held
         if start > 0:
-            text = _render(self._console, _source(region[:start]), self._theme, self._style)
+            text = _render(
+                self._console,
+                _source(region[:start]),
+                self._theme,
+                self._style,
+                diagrams=self._mermaid == "streaming",
+            )
             if text:
                 parts.append(self._new_block(text))
             self._done += start
             self._paragraph_retry_at = 0
+        if held is not None or (self._mermaid != "off" and _is_mermaid(last)):
+            return  # a Mermaid block is drawn whole, never committed line by line
         code_lines = len(region) - start - 1
         unclosed = last.type == "fence" and last.content.count("\n") == code_lines
         if unclosed and region[start].startswith(last.markup) and code_lines > self._live_code_lines:
@@ -521,7 +579,8 @@ class StreamingMarkdown:
                 shown = shown if max_lines is None else shown[-max_lines:]
             parts.append(self._code(shown, fence.lang, header=False, footer=True))
             need_separator = True
-        text = _render(self._console, _source(lines, partial), self._theme, self._style)
+        diagrams = self._mermaid == "streaming" or (self._mermaid == "final" and final)
+        text = _render(self._console, _source(lines, partial), self._theme, self._style, diagrams=diagrams)
         if text:
             parts.append(f"\n{text}" if need_separator else text)
         return parts

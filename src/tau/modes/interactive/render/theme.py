@@ -65,6 +65,15 @@ class Theme(Struct, frozen=True):
     """Pygments style used to highlight code."""
     code_block_indent: str = "  "
     """What each line of a code block starts with (the ``markdown.codeBlockIndent`` setting)."""
+    # How the terminal draws, beside the colours (the app sets these from ``capabilities``).
+    hyperlinks: bool = False
+    """Links as OSC 8 hyperlinks showing their text (else ``text (url)``)."""
+    image_protocol: str | None = None
+    """``kitty`` or ``iterm2``: images drawn inline; ``None``: a line of text names each image."""
+    image_width_cells: int = 60
+    """The widest an inline image is drawn (``terminal.imageWidthCells``)."""
+    mermaid: str = "off"
+    """``markdown.mermaid``: ``off``, ``final`` (a finished reply's diagrams) or ``streaming``."""
 
     def editor_border(self, thinking_level: str) -> str:
         """The editor border's style for a thinking level (``off`` … ``max``); unknown levels get ``off``."""

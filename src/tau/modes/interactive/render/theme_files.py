@@ -96,7 +96,7 @@ def _theme(data: Any) -> Theme:
     colors = data.get("colors")
     if not isinstance(variables, dict) or not isinstance(colors, dict):
         raise ThemeFileError('"colors" (and "vars", if given) must be objects')
-    fields: dict[str, str] = {}
+    fields: dict[str, Any] = {}  # the colour fields only: all str
     for field, (role, style) in _ROLES.items():
         if role not in colors:
             raise ThemeFileError(f'the colour "{role}" is missing')

@@ -18,6 +18,7 @@ from rich.text import Text
 from tau.ai.types import ImageContent, TextContent, ToolCall, ToolResultMessage
 from tau.modes.interactive.render.format import format_bytes, terminal_safe, truncate_to_width
 from tau.modes.interactive.render.highlight import highlight_lines, lexer_for_path
+from tau.modes.interactive.render.images import image_renderable
 from tau.modes.interactive.render.theme import Theme
 from tau.tools.edit import prepare_edit_arguments
 from tau.tools.edit_diff import generate_diff
@@ -181,11 +182,11 @@ def _preview_diff(args: dict[str, Any]) -> str:
     return terminal_safe("\n   …\n".join(diff for diff in diffs if diff))
 
 
-def _result_text(result: ToolResultMessage) -> tuple[str, list[str], str | None]:
-    """A result's text (sanitised, trailing newlines dropped), its image placeholders, its closing note."""
+def _result_text(result: ToolResultMessage) -> tuple[str, list[ImageContent], str | None]:
+    """A result's text (sanitised, trailing newlines dropped), its images, its closing note."""
     text = terminal_safe("\n".join(block.text for block in result.content if isinstance(block, TextContent)))
     text = text.rstrip("\n")
-    images = [image_placeholder(block) for block in result.content if isinstance(block, ImageContent)]
+    images = [block for block in result.content if isinstance(block, ImageContent)]
     notice = _NOTICE.search(text)
     if notice is None:
         return text, images, None
@@ -231,7 +232,7 @@ def tool_body(
         body += _code_body(text, _string(args, "path"), limit, theme, expanded=expanded)
     elif name != "write":  # a write's result only says it succeeded
         body += _plain_body(text, theme.tool_output, limit, theme, expanded=expanded, tail=tail)
-    body += [Text(image, style=theme.muted) for image in images]
+    body += [image_renderable(image, image_placeholder(image), theme) for image in images]
     if notice:
         body.append(Text(notice, style=theme.dim))
     return body
