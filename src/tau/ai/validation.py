@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
-from tau._pattern import lazy_pattern
 from tau.ai.types import JsonObject
 
 
@@ -218,7 +218,7 @@ def _describe(error: Any) -> tuple[str, str]:
 
 # -- coercion ------------------------------------------------------------------------------------
 
-_NUMERIC = lazy_pattern(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+_NUMERIC = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
 _MAX_REF_HOPS = 16
 
 
