@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import json
+from collections.abc import Iterator
 
-from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+import httpx
+from httpx_sse import EventSource
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,30 +16,18 @@ from tau.ai.transport.sse import EventStreamParser, ServerSentEvent
 PROPERTY = settings(max_examples=500, derandomize=True, deadline=None)
 
 
+class _Chunks(httpx.SyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._chunks)
+
+
 def reference_events(chunks: list[bytes]) -> list[tuple[str, str, str, int | None]]:
-    """What httpx-sse yields for a body arriving in ``chunks`` (text decoded as httpx does)."""
-    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines = SSELineDecoder()
-    decoder = SSEDecoder()
-    out = []
-
-    def take(line: str) -> None:
-        event = decoder.decode(line)
-        if event is not None:
-            out.append((event.event, event.data, event.id, event.retry))
-
-    for chunk in chunks:
-        piece = text.decode(chunk)
-        if piece:
-            for line in lines.decode(piece):
-                take(line)
-    tail = text.decode(b"", final=True)
-    if tail:
-        for line in lines.decode(tail):
-            take(line)
-    for line in lines.flush():
-        take(line)
-    return out
+    """What httpx-sse's public ``EventSource`` yields for a body arriving in ``chunks``."""
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Chunks(chunks))
+    return [(e.event, e.data, e.id, e.retry) for e in EventSource(response).iter_sse()]
 
 
 def parsed_events(chunks: list[bytes]) -> list[tuple[str, str, str, int | None]]:

@@ -46,21 +46,43 @@ async def _clean(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
     await close_clients()
 
 
-async def _serve(handler: Handler, tls: object = None) -> tuple[asyncio.Server, int, list[int]]:
+class _Serving:
+    """A running server whose ``async with`` ends by dropping the connections still open: since
+    Python 3.12.1 ``asyncio.Server.wait_closed`` waits for them, and a relay holding a kept-alive
+    client connection would keep it waiting for ever."""
+
+    def __init__(self, server: asyncio.Server, open_writers: set[asyncio.StreamWriter]) -> None:
+        self._server = server
+        self._open_writers = open_writers
+
+    async def __aenter__(self) -> _Serving:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._server.close()
+        for writer in list(self._open_writers):
+            writer.transport.abort()  # not close(): a TLS close waits up to 30 s for the client's reply
+        await self._server.wait_closed()
+
+
+async def _serve(handler: Handler, tls: object = None) -> tuple[_Serving, int, list[int]]:
     """A server on 127.0.0.1; the list counts the connections it accepted."""
     accepted: list[int] = []
+    open_writers: set[asyncio.StreamWriter] = set()
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         accepted.append(1)
+        open_writers.add(writer)
         try:
             await handler(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            open_writers.discard(writer)
             writer.close()
 
     server = await asyncio.start_server(on_connection, "127.0.0.1", 0, ssl=tls)  # type: ignore[arg-type]
-    return server, server.sockets[0].getsockname()[1], accepted
+    return _Serving(server, open_writers), server.sockets[0].getsockname()[1], accepted
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -11,13 +11,13 @@ the one provider with credentials, otherwise it is an error listing the candidat
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
 from typing import Final, TypeGuard
 
 import msgspec
 from msgspec import Struct
 
-from tau._pattern import lazy_pattern
 from tau.accounts.model_registry import ModelRegistry
 from tau.ai.thinking import THINKING_LEVELS
 from tau.ai.types import Model, ThinkingLevelOrOff
@@ -95,7 +95,7 @@ PREFERRED_DEFAULT_MODELS: Final[dict[str, tuple[str, ...]]] = {
     "xiaomi-token-plan-sgp": ("mimo-v2.6-pro",),
 }
 
-_DATED_ID = lazy_pattern(r"-\d{8}$")
+_DATED_ID = re.compile(r"-\d{8}$")
 _GLOB_CHARS = ("*", "?", "[")
 _MAX_CLOSE_MATCHES = 5
 

@@ -8,16 +8,14 @@ from typing import Any
 
 import jiter
 
-from tau._pattern import lazy_pattern
-
 # A string literal, possibly unterminated at the end of the text.
-_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
 # Inside a string: a valid escape (kept), a stray backslash, or a raw control character.
-_FIXABLE = lazy_pattern(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])|\\|[\x00-\x1f]')
+_FIXABLE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])|\\|[\x00-\x1f]')
 # Something to repair: a raw control character, or a backslash that does not start a valid escape.
 # Every backslash is checked, even the second of a ``\\\\`` pair, so this can find more than there is
 # (then the repair changes nothing) but never less. Most text, escaped newlines and all, has none.
-_NEEDS_REPAIR = lazy_pattern(r'[\x00-\x1f]|\\(?:[^u"\\/bfnrt]|u(?![0-9a-fA-F]{4})|\Z)')
+_NEEDS_REPAIR = re.compile(r'[\x00-\x1f]|\\(?:[^u"\\/bfnrt]|u(?![0-9a-fA-F]{4})|\Z)')
 _SHORT_CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

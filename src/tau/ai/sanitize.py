@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tau._pattern import lazy_pattern
+import re
 
-_SURROGATE = lazy_pattern("[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sanitize_surrogates(text: str) -> str:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
-
-from tau._pattern import lazy_pattern
 
 if TYPE_CHECKING:  # the level names are read by the settings, which need no model types
     from tau.ai.types import Model, ThinkingLevel, ThinkingLevelOrOff
@@ -34,7 +33,7 @@ DEFAULT_THINKING_BUDGETS: Final[Mapping[str, int]] = {
 _MIN_ANSWER_TOKENS = 1024
 
 # Before thinking-level maps existed, xhigh support was known from the model id alone (pi 0.58).
-_XHIGH_MODEL_IDS = lazy_pattern(r"gpt-5\.[234]|opus-4[-.]6")
+_XHIGH_MODEL_IDS = re.compile(r"gpt-5\.[234]|opus-4[-.]6")
 
 
 def clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel:

@@ -8,12 +8,12 @@ call/result pairing every API insists on. The ``normalize_id_*`` functions are t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Hashable, Iterable
 from operator import is_
 
 from msgspec.structs import replace
 
-from tau._pattern import lazy_pattern
 from tau.ai.short_hash import short_hash
 from tau.ai.transport.request_cache import MessageMemo, fingerprint
 from tau.ai.types import (
@@ -42,7 +42,7 @@ MISSING_TOOL_RESULT_TEXT = "No result provided"
 RESPONSES_TOOL_CALL_PROVIDERS: frozenset[str] = frozenset({"openai", "openai-codex", "opencode"})
 AZURE_TOOL_CALL_PROVIDERS: frozenset[str] = RESPONSES_TOOL_CALL_PROVIDERS | {"azure"}
 
-_UNSAFE_ID_CHARS = lazy_pattern(r"[^A-Za-z0-9_-]")
+_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def transform_messages(

@@ -29,6 +29,20 @@ CacheRetention: TypeAlias = Literal["none", "short", "long"]
 JsonObject: TypeAlias = dict[str, Any]
 
 
+class JsonRecord(Struct, rename="camel", omit_defaults=True):
+    """A record whose JSON shape is its fields in order, camelCase, with the ones at their default
+    left out: msgspec writes it (``to_json``), so the class states its shape once. A subclass with
+    a ``type`` tag names it with ``tag_field="type", tag=...`` (written first, as pi writes it).
+
+    Records whose pi shape differs (keys in another order than the fields, a ``0``, ``false`` or
+    ``"stop"`` that is written although it is the default) keep a ``to_json`` of their own: msgspec
+    leaves out every default or none, where pi leaves out only what is ``undefined``."""
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = msgspec.to_builtins(self)
+        return out
+
+
 def now_ms() -> int:
     """Unix epoch milliseconds, the timestamp unit of every message."""
     return time.time_ns() // 1_000_000
@@ -541,15 +555,12 @@ def message_from_json(data: JsonObject) -> Message:
     raise ValueError(f"unknown message role: {role!r}")
 
 
-class Tool(Struct):
+class Tool(JsonRecord):
     """A tool the model may call; ``parameters`` is a plain JSON Schema object."""
 
     name: str
     description: str
     parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
-
-    def to_json(self) -> JsonObject:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Tool:
@@ -614,23 +625,15 @@ class Context(Struct):
         )
 
 
-class CostTier(Struct):
-    """Prices that replace the base ones once a request's input exceeds ``input_tokens_above``."""
+class CostTier(JsonRecord, omit_defaults=False):
+    """Prices that replace the base ones once a request's input exceeds ``input_tokens_above``
+    (every price written, zero or not)."""
 
     input_tokens_above: int
     input: float = 0.0
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
-
-    def to_json(self) -> JsonObject:
-        return {
-            "inputTokensAbove": self.input_tokens_above,
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-        }
 
     @classmethod
     def from_json(cls, data: JsonObject) -> CostTier:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-
-from tau._pattern import lazy_pattern
+import re
 
 # What pi 1.6 accepts as a session id: it becomes part of the file name.
-_VALID_ID = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VALID_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 MAX_SESSION_ID = 200

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
 from msgspec import Struct, field
 
 from tau.ai.types import AssistantMessage, JsonObject, ToolCall
@@ -18,14 +19,16 @@ from tau.ai.types import AssistantMessage, JsonObject, ToolCall
 __all__ = ["FileDetails", "FileOperations", "format_file_lists"]
 
 
-class FileDetails(Struct, frozen=True):
-    """What a compaction or branch summary stores as ``details``: ``{readFiles, modifiedFiles}``."""
+class FileDetails(Struct, frozen=True, rename="camel"):
+    """What a compaction or branch summary stores as ``details``: ``{readFiles, modifiedFiles}``
+    (both always written, empty or not: msgspec writes the fields as they are)."""
 
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
 
     def to_json(self) -> JsonObject:
-        return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
+        out: JsonObject = msgspec.to_builtins(self)
+        return out
 
     @classmethod
     def from_json(cls, details: Any) -> FileDetails | None:

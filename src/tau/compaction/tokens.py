@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from msgspec import Struct
 
-from tau._pattern import lazy_pattern
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -51,7 +51,7 @@ CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800
 """What one image counts for in tool results and custom messages (1200 tokens)."""
 
-_LONE_SURROGATE = lazy_pattern("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf16_length(text: str) -> int:

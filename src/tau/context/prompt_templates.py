@@ -10,7 +10,6 @@ from typing import Literal, TypeAlias
 
 from msgspec import Struct, field
 
-from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
 from tau.context.project_dirs import project_dirs
@@ -21,7 +20,7 @@ TemplateSource: TypeAlias = Literal["path", "project", "user"]
 MAX_DESCRIPTION_FROM_BODY = 60
 
 # One pass over the template, so a substituted value is never scanned again.
-_PLACEHOLDER = lazy_pattern(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
+_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
 
 
 class PromptTemplate(Struct, frozen=True):

@@ -25,8 +25,6 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from tau._pattern import lazy_pattern
-
 __all__ = ["EntriesSource", "ResourceKind", "SettingsEntries", "SettingsScope"]
 
 ResourceKind: TypeAlias = Literal["extensions", "skills", "prompts"]
@@ -35,7 +33,7 @@ EntriesSource: TypeAlias = Callable[[ResourceKind, SettingsScope], Sequence[str]
 """The raw entries of one resource array in one scope's settings."""
 
 _SKILL_FILE = "SKILL.md"
-_GLOB_MAGIC = lazy_pattern(r"[*?[]")
+_GLOB_MAGIC = re.compile(r"[*?[]")
 
 
 class SettingsEntries:

@@ -15,7 +15,6 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from tau._pattern import lazy_pattern
 from tau.context._frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from tau.context._ignore import IgnoreRules
 from tau.context._xml import escape_xml
@@ -27,8 +26,8 @@ SKILL_FILE_NAME = "SKILL.md"
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
 
-_VALID_NAME = lazy_pattern(r"[a-z0-9-]+")
-_SKILL_COMMAND = lazy_pattern(r"/skill:(\S+)(?:\s+(.*))?", re.DOTALL)
+_VALID_NAME = re.compile(r"[a-z0-9-]+")
+_SKILL_COMMAND = re.compile(r"/skill:(\S+)(?:\s+(.*))?", re.DOTALL)
 
 
 class Skill(Struct, frozen=True):

@@ -31,7 +31,7 @@ from tau.agent.events import (
     agent_event_to_json,
 )
 from tau.ai.events import AssistantMessageEvent, ToolCallStartEvent, event_to_json
-from tau.ai.types import JsonObject, ThinkingLevelOrOff, ToolCall
+from tau.ai.types import JsonObject, JsonRecord, ThinkingLevelOrOff, ToolCall
 from tau.session.entries import SessionEntry
 
 if TYPE_CHECKING:
@@ -59,15 +59,12 @@ __all__ = [
 ]
 
 
-class AgentSettled(Struct):
+class AgentSettled(JsonRecord, tag_field="type", tag="agent_settled"):
     """The session will not go on by itself: the run, its retries, a compaction's continuation and
     the queued messages are all over. ``aborted``: the run ended because it was aborted."""
 
     aborted: bool
     type: ClassVar[Literal["agent_settled"]] = "agent_settled"
-
-    def to_json(self) -> JsonObject:
-        return {"type": self.type, "aborted": self.aborted}
 
 
 class EntryAppended(Struct):
@@ -80,39 +77,27 @@ class EntryAppended(Struct):
         return {"type": self.type, "entry": self.entry.to_json()}
 
 
-class QueueUpdate(Struct):
+class QueueUpdate(JsonRecord, tag_field="type", tag="queue_update"):
     """The texts waiting in the steering and follow-up queues changed."""
 
     steering: list[str]
     follow_up: list[str]
     type: ClassVar[Literal["queue_update"]] = "queue_update"
 
-    def to_json(self) -> JsonObject:
-        return {"type": self.type, "steering": list(self.steering), "followUp": list(self.follow_up)}
 
-
-class ThinkingLevelChanged(Struct):
+class ThinkingLevelChanged(JsonRecord, tag_field="type", tag="thinking_level_changed"):
     level: ThinkingLevelOrOff
     type: ClassVar[Literal["thinking_level_changed"]] = "thinking_level_changed"
 
-    def to_json(self) -> JsonObject:
-        return {"type": self.type, "level": self.level}
 
-
-class SessionInfoChanged(Struct):
+class SessionInfoChanged(JsonRecord, tag_field="type", tag="session_info_changed"):
     """The session's display name changed (``None``: cleared)."""
 
-    name: str | None
+    name: str | None = None
     type: ClassVar[Literal["session_info_changed"]] = "session_info_changed"
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"type": self.type}
-        if self.name is not None:
-            out["name"] = self.name
-        return out
 
-
-class AutoRetryStart(Struct):
+class AutoRetryStart(JsonRecord, tag_field="type", tag="auto_retry_start"):
     """A transient provider error ended the run; the session retries after ``delay_ms``."""
 
     attempt: int
@@ -121,13 +106,8 @@ class AutoRetryStart(Struct):
     error_message: str
     type: ClassVar[Literal["auto_retry_start"]] = "auto_retry_start"
 
-    def to_json(self) -> JsonObject:
-        return _scheduled_retry_json(
-            self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message
-        )
 
-
-class AutoRetryEnd(Struct):
+class AutoRetryEnd(JsonRecord, tag_field="type", tag="auto_retry_end"):
     """A retry chain is over: a reply came through, the retries ran out, or it was cancelled."""
 
     success: bool
@@ -135,25 +115,16 @@ class AutoRetryEnd(Struct):
     final_error: str | None = None
     type: ClassVar[Literal["auto_retry_end"]] = "auto_retry_end"
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"type": self.type, "success": self.success, "attempt": self.attempt}
-        if self.final_error is not None:
-            out["finalError"] = self.final_error
-        return out
-
 
 CompactionReason: TypeAlias = Literal["manual", "threshold", "overflow"]
 
 
-class CompactionStart(Struct):
+class CompactionStart(JsonRecord, tag_field="type", tag="compaction_start"):
     """A compaction began: asked for (``manual``), the context neared the window (``threshold``),
     or the provider refused it as too long (``overflow``)."""
 
     reason: CompactionReason
     type: ClassVar[Literal["compaction_start"]] = "compaction_start"
-
-    def to_json(self) -> JsonObject:
-        return {"type": self.type, "reason": self.reason}
 
 
 class CompactionEnd(Struct):
@@ -181,7 +152,7 @@ class CompactionEnd(Struct):
 SummarizationSource: TypeAlias = Literal["compaction", "branchSummary"]
 
 
-class SummarizationRetryScheduled(Struct):
+class SummarizationRetryScheduled(JsonRecord, tag_field="type", tag="summarization_retry_scheduled"):
     """A compaction or branch summary request failed for a passing reason; it is sent again after
     ``delay_ms`` (attempt ``attempt`` of at most ``max_attempts`` retries)."""
 
@@ -191,33 +162,19 @@ class SummarizationRetryScheduled(Struct):
     error_message: str
     type: ClassVar[Literal["summarization_retry_scheduled"]] = "summarization_retry_scheduled"
 
-    def to_json(self) -> JsonObject:
-        return _scheduled_retry_json(
-            self.type, self.attempt, self.max_attempts, self.delay_ms, self.error_message
-        )
 
-
-class SummarizationRetryAttemptStart(Struct):
+class SummarizationRetryAttemptStart(JsonRecord, tag_field="type", tag="summarization_retry_attempt_start"):
     """The wait is over and the summary request is sent again; ``reason`` only for a compaction."""
 
     source: SummarizationSource
     reason: CompactionReason | None = None
     type: ClassVar[Literal["summarization_retry_attempt_start"]] = "summarization_retry_attempt_start"
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"type": self.type, "source": self.source}
-        if self.reason is not None:
-            out["reason"] = self.reason
-        return out
 
-
-class SummarizationRetryFinished(Struct):
+class SummarizationRetryFinished(JsonRecord, tag_field="type", tag="summarization_retry_finished"):
     """A summary request that was retried is over (it came through, failed for good, or was aborted)."""
 
     type: ClassVar[Literal["summarization_retry_finished"]] = "summarization_retry_finished"
-
-    def to_json(self) -> JsonObject:
-        return {"type": self.type}
 
 
 SummarizationRetryEvent: TypeAlias = (
@@ -277,16 +234,3 @@ def _delta_to_json(event: AssistantMessageEvent) -> JsonObject:
             out["id"] = call.id
             out["toolName"] = call.name
     return out
-
-
-def _scheduled_retry_json(
-    type_: str, attempt: int, max_attempts: int, delay_ms: int, error_message: str
-) -> JsonObject:
-    """The wire shape pi gives both kinds of scheduled retry (a run's and a summary's)."""
-    return {
-        "type": type_,
-        "attempt": attempt,
-        "maxAttempts": max_attempts,
-        "delayMs": delay_ms,
-        "errorMessage": error_message,
-    }

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from msgspec import Struct
 
-from tau.ai.types import AssistantMessage, ImageContent, JsonObject, TextContent, Usage
+from tau.ai.types import AssistantMessage, ImageContent, JsonObject, JsonRecord, TextContent, Usage
 from tau.session.messages import (
     SessionMessage,
     SystemMessage,
@@ -88,7 +88,7 @@ class SessionHeader(Struct, kw_only=True):
         )
 
 
-class _Entry(Struct, kw_only=True):
+class _Entry(JsonRecord, kw_only=True):
     id: str
     parent_id: str | None
     timestamp: str
@@ -107,7 +107,9 @@ class _Entry(Struct, kw_only=True):
         return dict(self.raw) if self.raw is not None else self._build_json()
 
     def _build_json(self) -> JsonObject:
-        raise NotImplementedError
+        # pi's shape is the fields in order (``raw`` is None here, so left out) for the entry
+        # types that name their ``type`` tag; the others write their own.
+        return JsonRecord.to_json(self)
 
     def _base(self, kind: str) -> JsonObject:
         return {"type": kind, "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
@@ -126,26 +128,15 @@ class MessageEntry(_Entry, kw_only=True):
         return out
 
 
-class ThinkingLevelChangeEntry(_Entry, kw_only=True):
+class ThinkingLevelChangeEntry(_Entry, kw_only=True, tag_field="type", tag="thinking_level_change"):
     thinking_level: str
     type: ClassVar[Literal["thinking_level_change"]] = "thinking_level_change"
 
-    def _build_json(self) -> JsonObject:
-        out = self._base("thinking_level_change")
-        out["thinkingLevel"] = self.thinking_level
-        return out
 
-
-class ModelChangeEntry(_Entry, kw_only=True):
+class ModelChangeEntry(_Entry, kw_only=True, tag_field="type", tag="model_change"):
     provider: str
     model_id: str
     type: ClassVar[Literal["model_change"]] = "model_change"
-
-    def _build_json(self) -> JsonObject:
-        out = self._base("model_change")
-        out["provider"] = self.provider
-        out["modelId"] = self.model_id
-        return out
 
 
 class CompactionEntry(_Entry, kw_only=True):
@@ -231,30 +222,19 @@ class CustomMessageEntry(_Entry, kw_only=True):
         return out
 
 
-class LabelEntry(_Entry, kw_only=True):
+class LabelEntry(_Entry, kw_only=True, tag_field="type", tag="label"):
     """Sets the label of ``target_id``; no label (or an empty one) clears it."""
 
     target_id: str
     label: str | None = None
     type: ClassVar[Literal["label"]] = "label"
 
-    def _build_json(self) -> JsonObject:
-        out = self._base("label")
-        out["targetId"] = self.target_id
-        _put_optional(out, "label", self.label)
-        return out
 
-
-class SessionInfoEntry(_Entry, kw_only=True):
+class SessionInfoEntry(_Entry, kw_only=True, tag_field="type", tag="session_info"):
     """Session metadata: the display name (empty clears it)."""
 
     name: str | None = None
     type: ClassVar[Literal["session_info"]] = "session_info"
-
-    def _build_json(self) -> JsonObject:
-        out = self._base("session_info")
-        _put_optional(out, "name", self.name)
-        return out
 
 
 class UsageEntry(_Entry, kw_only=True):
@@ -273,7 +253,7 @@ class UsageEntry(_Entry, kw_only=True):
         return out
 
 
-class ContextEditEntry(_Entry, kw_only=True):
+class ContextEditEntry(_Entry, kw_only=True, tag_field="type", tag="context_edit"):
     """pi 1.x: from here on the branch's context shows ``target_id`` with other content
     (``replacement``: ``{"content": ...}``) or not at all (``replacement`` ``None``). The target
     itself is unchanged; the latest edit of a target on the branch wins."""
@@ -281,12 +261,6 @@ class ContextEditEntry(_Entry, kw_only=True):
     target_id: str
     replacement: JsonObject | None
     type: ClassVar[Literal["context_edit"]] = "context_edit"
-
-    def _build_json(self) -> JsonObject:
-        out = self._base("context_edit")
-        out["targetId"] = self.target_id
-        out["replacement"] = self.replacement
-        return out
 
 
 class UnknownEntry(_Entry, kw_only=True):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import re
 
-from tau._pattern import lazy_pattern
 from tau._unicode import well_formed
 
 # Spaces a model (or a macOS file name) may put where a plain space was meant.
-_UNICODE_SPACES = lazy_pattern("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-_AM_PM = lazy_pattern(r" (AM|PM)\.", re.IGNORECASE)
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+_AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
 _NARROW_NBSP = "\u202f"
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tau._pattern import lazy_pattern
-
-_ESCAPES = lazy_pattern(
+_ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
     r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
     r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
@@ -15,8 +13,8 @@ _ESCAPES = lazy_pattern(
 # Everything on a line up to a carriage return that more text overwrites (progress bars). Tried at
 # line starts only: unanchored, a long line without one was rescanned from every position (minutes
 # for the megabytes of NULs of `cat /dev/zero`).
-_REDRAWN = lazy_pattern(r"^[^\n]*\r(?=[^\r\n])", re.MULTILINE)
-_CONTROLS = lazy_pattern("[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]")
+_REDRAWN = re.compile(r"^[^\n]*\r(?=[^\r\n])", re.MULTILINE)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]")
 
 
 def sanitize_terminal_output(text: str) -> str:

@@ -16,7 +16,6 @@ from typing import Any, cast
 
 from msgspec.structs import replace
 
-from tau._pattern import lazy_pattern
 from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
@@ -60,7 +59,7 @@ from tau.ai.types import (
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_text")
 
 
-_PLACEHOLDER = lazy_pattern(r"\{([A-Z_][A-Z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
 
 
 # --- entry points ---------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ request converts only its new messages (``tau.ai.transport.request_cache``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from tau._pattern import lazy_pattern
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
@@ -43,7 +43,7 @@ TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
 IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
 
 # A thinking signature names the field the reasoning came from; only plain field names are replayed.
-_FIELD_NAME = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasoning_details"})
 
 _fragments = MessageMemo()

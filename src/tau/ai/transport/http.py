@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import socket
 import time
 import weakref
@@ -21,7 +22,6 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
-from tau._pattern import lazy_pattern
 from tau.ai.options import ResponseInfo, StreamEventHook, StreamOptions, payload_hook_wanted
 from tau.ai.redaction import register_secret
 from tau.ai.stream_writer import ProviderError
@@ -42,7 +42,7 @@ _DRAIN_CHUNKS = 16
 # Header names whose values are credentials (authorization, x-api-key, x-goog-api-key, ...).
 _CREDENTIAL_HEADER_WORDS = ("auth", "key", "token", "secret")
 # What a header value may hold: visible ASCII, spaces and tabs (what h11 accepts, less obs-text).
-_NOT_HEADER_TEXT = lazy_pattern(r"[^\t\x20-\x7e]")
+_NOT_HEADER_TEXT = re.compile(r"[^\t\x20-\x7e]")
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Client]] = weakref.WeakKeyDictionary()
 
