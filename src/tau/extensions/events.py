@@ -46,6 +46,7 @@ from tau.ai.types import (
 )
 from tau.compaction import CompactionPreparation
 from tau.context.system_prompt import SystemPromptOptions
+from tau.extensions.types import RegisteredMcpServer
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "ExtensionEvent",
     "InputEvent",
     "InputSource",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -392,6 +394,15 @@ class UiPromptEndEvent(Struct):
     type: ClassVar[Literal["ui_prompt_end"]] = "ui_prompt_end"
 
 
+class McpServersChangeEvent(Struct):
+    """An extension registered or removed an MCP server after the session started; ``servers`` is
+    every registered server after the change. Handling it makes an extension the one that connects
+    registered servers (the built-in MCP support does)."""
+
+    servers: list[RegisteredMcpServer]
+    type: ClassVar[Literal["mcp_servers_change"]] = "mcp_servers_change"
+
+
 class UserBashEvent(Struct):
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -439,6 +450,7 @@ ExtensionEvent: TypeAlias = (
     | CacheWarmingDecisionEvent
     | UiPromptStartEvent
     | UiPromptEndEvent
+    | McpServersChangeEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -481,6 +493,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "cache_warming_decision",
         "ui_prompt_start",
         "ui_prompt_end",
+        "mcp_servers_change",
     }
 )
 

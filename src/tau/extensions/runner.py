@@ -72,6 +72,7 @@ from tau.extensions.events import (
     ExtensionEvent,
     InputEvent,
     InputSource,
+    McpServersChangeEvent,
     MessageEndEvent,
     ProjectTrustEvent,
     ProviderStreamEvent,
@@ -111,11 +112,14 @@ from tau.extensions.tool_wrapper import wrap_tool
 from tau.extensions.types import (
     FlagDefinition,
     FlagValue,
+    MarkdownContext,
     ProviderRegistration,
     RegisteredCommand,
+    RegisteredMcpServer,
     RegisteredRenderer,
     RegisteredShortcut,
     RegisteredTool,
+    ToolRenderer,
 )
 from tau.extensions.ui import ExtensionUI, NoUI
 from tau.extensions.ui_prompts import PromptKind, PromptTrackingUI
@@ -143,6 +147,8 @@ class ExtensionRunner:
             self.registry, self.reporter, self.create_context, self.create_command_context
         )
         self.module_names: list[str] = []
+        self._background: set[Any] = set()
+        self._failed_transformers: set[int] = set()
         """Modules imported for this runner's extensions (removed from ``sys.modules`` on dispose)."""
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -183,6 +189,8 @@ class ExtensionRunner:
         self.binding.active = False
         self.binding.host = None
         self.supervisor.close()
+        for task in list(self._background):
+            task.cancel()
         self.bus.clear()
         self._providers.close(self.registry.providers())
         for name in self.module_names:
@@ -748,6 +756,109 @@ class ExtensionRunner:
     def provider_unregistered(self, registration: ProviderRegistration) -> None:
         if self._providers.open:
             self._providers.remove(registration)
+
+    # -- renderers -------------------------------------------------------------------------------
+
+    @property
+    def has_markdown_transformers(self) -> bool:
+        return bool(self.registry.markdown_transformers())
+
+    def transform_markdown(self, markdown: str, context: MarkdownContext) -> str:
+        """``markdown`` through every transformer registered for ``context.message_type``, in load
+        order. One that raises or returns something else than text is passed over, and reported
+        the first time only (transformers run at every redraw)."""
+        for registered in self.registry.markdown_transformers():
+            if context.message_type not in registered.message_types:
+                continue
+            problem: Exception | str | None = None
+            try:
+                produced = registered.transformer(markdown, context)
+            except Exception as error:
+                problem = error
+            else:
+                if isinstance(produced, str):
+                    markdown = produced
+                    continue
+                problem = (
+                    f"malformed result: a markdown transformer returns text, not {type(produced).__name__}"
+                )
+            if id(registered) not in self._failed_transformers:
+                self._failed_transformers.add(id(registered))
+                self.report(self.registry.owner(registered.path), "render", problem, registered.transformer)
+        return markdown
+
+    def entry_renderer(self, custom_type: str) -> Any:
+        """The function drawing ``custom`` entries of ``custom_type``, or ``None``; a failure of
+        it is reported and draws nothing."""
+        registered = self.registry.entry_renderers().get(custom_type)
+        if registered is None:
+            return None
+
+        def draw(entry: Any, options: Any, theme: Any) -> Any:
+            try:
+                return registered.renderer(entry, options, theme)
+            except Exception as error:
+                self.report(self.registry.owner(registered.path), "render", error, registered.renderer)
+                return None
+
+        return draw
+
+    def resolve_tool_renderer(self, tool_name: str, base: Callable[[], Any]) -> Any:
+        """What draws calls of ``tool_name``: the first resolver's choice, each seeing the later ones
+        (then ``base()``, the tool's own definition) through ``next()``. A resolver that raises
+        is reported and passed over."""
+        resolvers = self.registry.tool_renderers()
+
+        def resolve(index: int) -> Any:
+            if index >= len(resolvers):
+                return base()
+            extension, resolver = resolvers[index]
+            try:
+                chosen = resolver(tool_name, lambda: resolve(index + 1))
+            except Exception as error:
+                self.report(extension, "render", error, resolver)
+                return resolve(index + 1)
+            if isinstance(chosen, Mapping):
+                chosen = ToolRenderer(chosen.get("render_call"), chosen.get("render_result"))
+            return chosen
+
+        return resolve(0)
+
+    # -- MCP servers -----------------------------------------------------------------------------
+
+    def mcp_servers_changed(self) -> None:
+        """An extension registered or removed an MCP server. While loading, nothing happens (the
+        MCP support reads them when it loads); once bound, ``mcp_servers_change`` is emitted in the
+        background, or, when no extension handles it, each server is reported: nothing connects it."""
+        if self.binding.host is None:
+            return
+        if not self.registry.has_handlers("mcp_servers_change"):
+            self.report_unhandled_mcp_servers()
+            return
+        import asyncio
+
+        servers = [
+            RegisteredMcpServer(s.name, dict(s.config), s.extension_path)
+            for s in self.registry.mcp_servers.values()
+        ]
+        task = asyncio.ensure_future(self.emit(McpServersChangeEvent(servers)))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def report_unhandled_mcp_servers(self) -> None:
+        """One error per registered MCP server when no extension connects them."""
+        if self.registry.has_handlers("mcp_servers_change"):
+            return
+        for server in self.registry.mcp_servers.values():
+            owner = next((e for e in self.registry.extensions if e.path == server.extension_path), None)
+            problem = (
+                f"MCP server {server.name!r} is registered but nothing connects it "
+                "(the built-in MCP support is off: -builtin:mcp or --no-mcp)"
+            )
+            if owner is None:
+                self.reporter.report_problem(server.extension_path, "mcp_servers_change", problem)
+            else:
+                self.report(owner, "mcp_servers_change", problem)
 
     def tool_registered(self) -> None:
         """A tool was registered; once bound, the host refreshes its tool registry."""

@@ -53,6 +53,7 @@ from tau.runtime.events import (
     AutoRetryStart,
     CompactionEnd,
     CompactionStart,
+    EntryAppended,
     QueueUpdate,
     SessionInfoChanged,
     SummarizationRetryAttemptStart,
@@ -60,6 +61,7 @@ from tau.runtime.events import (
     SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
+from tau.session.entries import CustomEntry
 from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
@@ -184,6 +186,9 @@ class InteractiveMode:
         self.flash_text = ""
         self._switch_to: str | None = None
         self._renderers: dict[int, BlockRenderer] = {}
+        from tau.modes.interactive.extension_renderers import ExtensionRenderers
+
+        self.extension_renderers = ExtensionRenderers(lambda: self.session)
         self.chat = self._new_chat()
         self.files = ProjectFiles(self.session.cwd)
         self.completer = EditorCompleter(self.command_infos, self.files)
@@ -239,7 +244,12 @@ class InteractiveMode:
             from tau.modes.interactive.render.blocks import BlockRenderer
 
             self._renderers.clear()  # one width at a time is all that is ever drawn
-            renderer = self._renderers[width] = BlockRenderer(self.theme(), width, output_pad=self.output_pad)
+            renderer = self._renderers[width] = BlockRenderer(
+                self.theme(),
+                width,
+                output_pad=self.output_pad,
+                markdown=self.extension_renderers.markdown_hook(),
+            )
         return renderer
 
     def theme(self) -> Any:
@@ -258,8 +268,9 @@ class InteractiveMode:
             self.flags,
             lambda text, new_block: self.scrollback.write(text, new_block),  # the mode may switch
             self.invalidate,
-            tool_definition=self._tool_definition,
+            tool_definition=lambda name: self.extension_renderers.tool_renderer(name, self._tool_definition),
             custom_renderer=self._custom_renderer,
+            entry_renderer=self.extension_renderers.entry_renderer,
         )
 
     def _tool_definition(self, name: str) -> Any:
@@ -535,7 +546,7 @@ class InteractiveMode:
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
         if self.session.messages:
-            self.chat.add_messages(self.session.messages)
+            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
         self.ui = InteractiveUI(self)
         await self.session.bind_extensions(
             self.ui, on_error=self._extension_error, shutdown_handler=self.quit
@@ -767,6 +778,9 @@ class InteractiveMode:
             self._start_ticker()
         elif isinstance(event, SummarizationRetryAttemptStart | SummarizationRetryFinished):
             self.summary_retry_text = None
+        elif isinstance(event, EntryAppended):
+            if isinstance(event.entry, CustomEntry):
+                self.chat.add_entry(event.entry)
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()
@@ -831,7 +845,8 @@ class InteractiveMode:
             self.chat.clear()
             self.chat = self._new_chat()
             self.scrollback.redraw([header] if (header := self._header_text()) else [])
-            self.chat.add_messages(self.session.messages)
+            self._renderers.clear()  # another session may bring other extensions' renderers
+            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
             return
         header = self._header_text()
         blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()
