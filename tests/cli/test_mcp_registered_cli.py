@@ -129,6 +129,7 @@ def test_a_server_registered_later_connects_at_once_and_unregistering_makes_its_
 
     assert done.returncode == 0, done.stderr
     connected, pong, gone, refused = tool_results(tau.server.requests[-1])
+    assert connected == "connected", done.stderr
     assert (connected, pong, gone) == ("connected", "pong from late", "gone: ")
     assert "pong" not in refused
     assert [json.loads(line) for line in seen.read_text().splitlines()] == [["late"], []]

@@ -149,6 +149,9 @@ class ExtensionRunner:
         self.module_names: list[str] = []
         self._background: set[Any] = set()
         self._failed_transformers: set[int] = set()
+        self.mcp_connector: Callable[[], None] | None = None
+        """Loads the built-in MCP support into this runner when an extension first registers an
+        MCP server after the session started (no mcp.json brought it in)."""
         """Modules imported for this runner's extensions (removed from ``sys.modules`` on dispose)."""
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -832,6 +835,9 @@ class ExtensionRunner:
         background, or, when no extension handles it, each server is reported: nothing connects it."""
         if self.binding.host is None:
             return
+        if self.mcp_connector is not None:
+            connect, self.mcp_connector = self.mcp_connector, None
+            connect()
         if not self.registry.has_handlers("mcp_servers_change"):
             self.report_unhandled_mcp_servers()
             return

@@ -251,8 +251,13 @@ class McpServers:
                 await self._remove_server(name)
         added: list[ServerConfig] = []
         for name, registered in wanted.items():
-            if name in self.connections:
-                continue  # unchanged, or a server of the mcp.json files (which wins)
+            present = self.connections.get(name)
+            if present is not None:
+                # Unchanged, or a server of the mcp.json files (which wins); one this support took
+                # in when it was loaded after the session started has yet to start.
+                if present.config.extension and present.config.enabled and present.starts == 0:
+                    present.start()
+                continue
             server = self._add_registered(name, registered.config, registered.extension_path)
             if server is None:
                 continue
@@ -298,11 +303,6 @@ class McpServers:
             # model searches its tools: it starts then (tool_search, the resource tools and /mcp
             # start them all), so a run that never needs it neither waits for it nor spawns it.
             self._start_pending = True
-
-    def attach(self, ctx: ExtensionContext) -> None:
-        """Start now, in a session that started before this support was loaded (``on_demand``)."""
-        self._ctx = ctx
-        self.start_all()
 
     def _warn_if_unreachable(self) -> None:
         """One warning when servers have tools that only ``codemode`` or ``tool_search`` reach and

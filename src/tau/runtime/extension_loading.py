@@ -274,24 +274,30 @@ def _connect_registered_mcp(
 ) -> None:
     """Give extensions' MCP servers (``tau.register_mcp_server``) a connector when no ``mcp.json``
     brought in the built-in MCP support: the support itself when some were registered in ``setup``,
-    else the waiting one (``tau.mcp.on_demand``) for those registered later. With the support
+    else a way to load it once one is registered later (``runner.mcp_connector``), so that a
+    session without MCP servers never imports it. With the support
     switched off, each server registered in ``setup`` is reported (later ones when registered)."""
     if any(e.path == MCP_BUILTIN_PATH for e in runner.extensions):
         return
     switches = builtin_switches(settings, options, include_project=include_project)
     switched_on = not options.no_mcp and switches["mcp"]
     if switched_on and not runner.registry.mcp_servers:
-        from tau.extensions.loader import load_extensions_sync
-        from tau.mcp.on_demand import on_demand_mcp_source
 
-        waiting = on_demand_mcp_source(
-            cwd,
-            agent_dir,
-            include_project=include_project,
-            codemode=switches["codemode"],
-            tool_search=switches["tool-search"],
-        )
-        load_extensions_sync([waiting], cwd=cwd, into=runner)
+        def connect() -> None:
+            from tau.extensions.loader import load_extensions_sync
+            from tau.mcp.extension import mcp_extension_source
+
+            source = mcp_extension_source(
+                cwd,
+                agent_dir,
+                include_project=include_project,
+                extra=options.mcp_servers,
+                codemode=switches["codemode"],
+                tool_search=switches["tool-search"],
+            )
+            load_extensions_sync([source], cwd=cwd, into=runner)
+
+        runner.mcp_connector = connect
         return
     if not switched_on:
         from tau.extensions.errors import ExtensionDiagnostic

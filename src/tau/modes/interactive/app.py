@@ -193,6 +193,10 @@ class InteractiveMode:
         self.files = ProjectFiles(self.session.cwd)
         self.completer = EditorCompleter(self.command_infos, self.files)
         self.editor = create_editor_buffer(self.completer, self._user_history())
+        from tau.modes.interactive.components import ComponentHost
+
+        self.components = ComponentHost(self)
+        """Extensions' header, footer, overlays and autocomplete providers (``ctx.ui``)."""
         self.dialog: Dialog | None = None
         self._dialog_lock = asyncio.Lock()
         self.working = False
@@ -390,9 +394,10 @@ class InteractiveMode:
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
                 self._completions_menu(),
                 text_window(lambda: panels.widget_fragments(self, "belowEditor")),
-                text_window(lambda: panels.footer_fragments(self), lambda: True),
+                text_window(self._footer_fragments, lambda: True),
             ]
         )
+        root = self.components.with_overlays(root)
         if self.fullscreen:
             root = self._with_search_box(root)
         # A dialog open while the TUI mode changes (/settings) keeps the keys.
@@ -426,6 +431,10 @@ class InteractiveMode:
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
         return app
+
+    def _footer_fragments(self) -> Any:
+        custom = self.components.footer_fragments()
+        return custom if custom is not None else panels.footer_fragments(self)
 
     def _editor_padding(self) -> int:
         """``editorPaddingX`` cells each side of the editor's text, at most what leaves it one."""
@@ -856,6 +865,9 @@ class InteractiveMode:
     def _header_text(self) -> str:
         from tau.modes.interactive.header import startup_header
 
+        custom = self.components.header_text()
+        if custom is not None:
+            return custom
         return startup_header(self)
 
     def restyle(self) -> None:

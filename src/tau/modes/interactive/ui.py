@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau.ai.abort import AbortSignal
@@ -129,6 +129,22 @@ class InteractiveUI:
         if expanded != self._mode.tools_expanded:
             self._mode.tools_expanded = expanded
             self._mode.redraw_all()
+
+    # -- components (tau.modes.interactive.components) ---------------------------------------------
+
+    async def custom(
+        self, factory: Callable[..., Any], *, overlay: bool = False, overlay_options: Any = None
+    ) -> Any:
+        return await self._mode.components.custom(factory, overlay=overlay, overlay_options=overlay_options)
+
+    def set_header(self, factory: Callable[..., Any] | None) -> None:
+        self._mode.components.set_header(factory)
+
+    def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        self._mode.components.set_footer(factory)
+
+    def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
+        self._mode.components.add_autocomplete_provider(factory)
 
 
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")
