@@ -291,9 +291,13 @@ AgentEndEvent = AgentEnd
 
 class AgentBeforeSettleEvent(Struct):
     """The run is about to settle (no retry, compaction or queued message follows); not after an
-    abort. ``entries`` (pi's drafts, dicts: ``custom`` or ``custom_message``) and ``continue_`` are
-    what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
-    entries (a ``custom_message`` joins the context) and ask for one more model request.
+    abort. ``entries`` (pi's drafts, dicts: ``custom``, ``custom_message``, ``context_edit``
+    ``{targetId, replacement}`` or ``compaction`` ``{summary, firstKeptEntryId}``) and ``continue_``
+    are what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
+    entries (a ``custom_message`` joins the context, a ``context_edit`` replaces or removes an
+    entry's message in it, a ``compaction`` summarises what comes before ``firstKeptEntryId``, or
+    everything with ``None``) and ask for one more model request. Entry ids are those of
+    ``ctx.session_manager.get_branch()``.
     ``outcome``: ``"completed"`` or ``"error"``; ``messages``: the context as it stands."""
 
     entries: list[JsonObject]

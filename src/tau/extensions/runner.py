@@ -437,7 +437,8 @@ class ExtensionRunner:
     ) -> tuple[list[JsonObject], bool]:
         """The entries to append and whether to make one more request: each handler sees what the
         ones before proposed; a returned field replaces that field only. Drafts other than
-        ``custom`` and ``custom_message`` (or without a ``customType``) are reported and dropped."""
+        ``custom``, ``custom_message``, ``context_edit`` and ``compaction`` (or malformed) are
+        reported and dropped."""
         event = AgentBeforeSettleEvent([], False, outcome, messages)
         if not self.registry.has_handlers("agent_before_settle"):
             return [], False
@@ -878,8 +879,27 @@ def _draft_problem(draft: Any) -> str | None:
     if not isinstance(draft, dict):
         return f"an entry must be a dict, not {type(draft).__name__}"
     kind = draft.get("type")
+    if kind == "context_edit":
+        if not isinstance(draft.get("targetId", draft.get("target_id")), str):
+            return "a context_edit entry needs a 'targetId' string"
+        replacement = draft.get("replacement")
+        if replacement is not None and not (
+            isinstance(replacement, dict) and isinstance(replacement.get("content"), (str, list))
+        ):
+            return "a context_edit 'replacement' is null or {'content': text or content blocks}"
+        return None
+    if kind == "compaction":
+        if not isinstance(draft.get("summary"), str):
+            return "a compaction entry needs a 'summary' string"
+        kept = draft.get("firstKeptEntryId", draft.get("first_kept_entry_id"))
+        if kept is not None and not isinstance(kept, str):
+            return "a compaction's 'firstKeptEntryId' is an entry id or null"
+        return None
     if kind not in ("custom", "custom_message"):
-        return f"entry type {kind!r} is not supported here (use 'custom' or 'custom_message')"
+        return (
+            f"entry type {kind!r} is not supported here (use 'custom', 'custom_message', "
+            "'context_edit' or 'compaction')"
+        )
     if not isinstance(draft.get("customType", draft.get("custom_type")), str):
         return "an entry needs a 'customType' string"
     if kind == "custom_message" and not isinstance(draft.get("content"), (str, list)):
