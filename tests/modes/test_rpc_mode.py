@@ -448,3 +448,22 @@ async def test_custom_components_answer_none_over_rpc_and_their_factories_never_
         results = [e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"]
         assert results == ["custom=None built=[]"]
         assert not any(e["type"] == "extension_ui_request" for e in events)
+
+
+async def test_export_html_draws_tools_as_the_extensions_tool_renderers_do(tau: TauCommand) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "extensions"
+    (tau.work / "notes.txt").write_text("the notes\n")
+    command = rpc_command("-e", str(examples / "tool_titles.py"))
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        tau.server.add(
+            Turn(tool_calls=[ScriptedToolCall("read", {"path": str(tau.work / "notes.txt")})]),
+            Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo hi"})]),
+            Turn(text="Read."),
+        )
+        await rpc.prompt("read the notes")
+        await rpc.call("export_html", outputPath="page.html")
+    page = (tau.work / "page.html").read_text()
+    drawn = page.split('<pre class="extension-render">', 1)[1].split("</pre>", 1)[0]
+    assert "read notes.txt" in drawn
+    assert page.count('class="extension-render"') == 1  # bash keeps the generic layout
+    assert "$ echo hi" in page

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -900,15 +900,30 @@ class AgentSession:
         self._session.append_session_info(name)
         self._pipeline.enqueue(SessionInfoChanged(self._session.get_session_name()))
 
-    def export_to_html(self, output_path: str | None = None) -> str:
+    def export_to_html(self, output_path: str | None = None, *, theme: Any = None) -> str:
         """Write the session as a self-contained HTML page, with the current system prompt and
         active tools in its header; returns the absolute path (default:
-        ``tau-session-<file name>.html`` in the current directory). Raises ``ExportError`` for an
-        in-memory session or one whose file is not written yet."""
+        ``tau-session-<file name>.html`` in the current directory). Tools are drawn as the
+        extensions' tool renderers draw them, given ``theme`` (the terminal UI's). Raises
+        ``ExportError`` for an in-memory session or one whose file is not written yet."""
         from tau.runtime.export_html import export_session_html  # markdown and highlighting: only now
+        from tau.runtime.export_html.extension_tools import ExtensionToolHtml
 
         tools = [tool.to_tool() for tool in self._tools.active_tools]
-        return export_session_html(self._session, output_path, system_prompt=self.system_prompt, tools=tools)
+        runner = self.extension_runner
+        renderers = None
+        if runner is not None and (runner.registry.tool_renderers() or _draws_tools(runner)):
+            definitions = {t.definition.name: t.definition for t in runner.tool_definitions}
+            renderers = ExtensionToolHtml(
+                lambda name: runner.resolve_tool_renderer(name, lambda: definitions.get(name)), theme
+            )
+        return export_session_html(
+            self._session,
+            output_path,
+            system_prompt=self.system_prompt,
+            tools=tools,
+            tool_renderers=renderers,
+        )
 
     def get_last_assistant_text(self) -> str | None:
         """The text of the last reply, trimmed (``None`` if blank). A reply without text from a turn
@@ -943,3 +958,8 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
+
+
+def _draws_tools(runner: ExtensionRunner) -> bool:
+    """Whether an extension tool has a renderer of its own."""
+    return any(t.definition.render_call or t.definition.render_result for t in runner.tool_definitions)

@@ -498,7 +498,7 @@ async def _export(mode: InteractiveMode, argument: str) -> None:
         from tau.runtime.export_html import ExportError
 
         try:
-            path = session.export_to_html(target)
+            path = session.export_to_html(target, theme=mode.theme())
         except ExportError as exc:
             mode.chat.add_notice(str(exc), "error")
             return

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from tau.ai.types import ImageContent, TextContent, ToolCall, ToolResultMessage
 from tau.runtime.export_html.diffs import diff_from_arguments, render_diff
+from tau.runtime.export_html.extension_tools import ExtensionToolHtml
 from tau.runtime.export_html.formatting import as_number, as_text, preview
 from tau.runtime.export_html.markup import CodeHighlighter, escape, plain_code
 from tau.runtime.export_html.media import render_image
@@ -55,14 +56,19 @@ class ToolRenderer:
         highlighter: CodeHighlighter,
         calls: Mapping[str, ToolCall],
         results: Mapping[str, ToolResultMessage],
+        extensions: ExtensionToolHtml | None = None,
     ) -> None:
         self._highlighter = highlighter
         self._calls = calls
         self._results = results
+        self._extensions = extensions
 
     # -- calls -------------------------------------------------------------------------------------
 
     def call(self, call: ToolCall) -> str:
+        drawn = self._extensions.call(call.name, call.arguments) if self._extensions is not None else None
+        if drawn is not None:
+            return f'<div class="tool-call">{drawn}</div>'
         head, body = self._describe_call(call)
         return (
             f'<div class="tool-call"><div class="tool-head"><span class="tool-name">{escape(as_text(call.name))}</span>'
@@ -130,6 +136,12 @@ class ToolRenderer:
     # -- results -----------------------------------------------------------------------------------
 
     def result(self, message: ToolResultMessage) -> str:
+        drawn = self._extensions.result(message.tool_name, message) if self._extensions is not None else None
+        if drawn is not None:
+            return (
+                f'<details class="tool-output" open><summary><span class="tool-name">'
+                f"{escape(as_text(message.tool_name))}</span></summary>{drawn}</details>"
+            )
         call = self._calls.get(message.tool_call_id)
         text = strip_ansi("".join(b.text for b in message.content if isinstance(b, TextContent)))
         if message.is_error or call is None or call.name != "read":
