@@ -1,4 +1,4 @@
-"""Reading and editing mcp.json (tau.mcp.config), on real files."""
+"""Reading and editing mcp.json (tau.config.mcp_servers), on real files."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tau.mcp.config import (
+from tau.config.mcp_servers import (
     ServerConfig,
     add_server,
     expand_value,

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from tau.mcp.config import validate_server
+from tau.config.mcp_servers import validate_server
 from tau.mcp.oauth import client_document
 from tau.mcp.oauth_store import FileTokenStorage, storage_for
 

@@ -414,3 +414,56 @@ async def test_sigterm_aborts_the_run_cleanly_and_exits_143(tau: TauCommand, cli
     assert await asyncio.wait_for(client.process.wait(), 10) == 143
     last = entries(state["sessionFile"])[-1]
     assert last["message"]["role"] == "assistant" and last["message"]["stopReason"] == "aborted"
+
+
+COMPONENT_EXTENSION = """
+from tau.agent.tool import text_result
+from tau.extensions import ToolDefinition
+
+
+def setup(tau):
+    built = []
+
+    async def show(tool_call_id, params, signal, on_update, ctx):
+        answer = await ctx.ui.custom(lambda *a: built.append("custom"), overlay=True)
+        ctx.ui.set_header(lambda *a: built.append("header"))
+        ctx.ui.set_footer(lambda *a: built.append("footer"))
+        ctx.ui.add_autocomplete_provider(lambda current: built.append("autocomplete"))
+        return text_result(f"custom={answer} built={built}")
+
+    tau.register_tool(
+        ToolDefinition(name="show", label="Show", description="Show a component", parameters={"type": "object"},
+                       execute=show)
+    )
+"""
+
+
+async def test_custom_components_answer_none_over_rpc_and_their_factories_never_run(tau: TauCommand) -> None:
+    extension = tau.work / "show.py"
+    extension.write_text(COMPONENT_EXTENSION)
+    async with RpcClient(rpc_command("-e", str(extension)), cwd=str(tau.work), env=tau.env) as rpc:
+        tau.server.add(Turn(tool_calls=[ScriptedToolCall("show", {})]), Turn(text="done"))
+        await rpc.call("prompt", message="show it")
+        events = await rpc.wait_for("agent_end")
+        results = [e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"]
+        assert results == ["custom=None built=[]"]
+        assert not any(e["type"] == "extension_ui_request" for e in events)
+
+
+async def test_export_html_draws_tools_as_the_extensions_tool_renderers_do(tau: TauCommand) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "extensions"
+    (tau.work / "notes.txt").write_text("the notes\n")
+    command = rpc_command("-e", str(examples / "tool_titles.py"))
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        tau.server.add(
+            Turn(tool_calls=[ScriptedToolCall("read", {"path": str(tau.work / "notes.txt")})]),
+            Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo hi"})]),
+            Turn(text="Read."),
+        )
+        await rpc.prompt("read the notes")
+        await rpc.call("export_html", outputPath="page.html")
+    page = (tau.work / "page.html").read_text()
+    drawn = page.split('<pre class="extension-render">', 1)[1].split("</pre>", 1)[0]
+    assert "read notes.txt" in drawn
+    assert page.count('class="extension-render"') == 1  # bash keeps the generic layout
+    assert "$ echo hi" in page

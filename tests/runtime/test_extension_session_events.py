@@ -248,7 +248,7 @@ async def test_agent_before_settle_refuses_other_drafts_and_an_empty_continuatio
         def setup(tau):
             @tau.on("agent_before_settle")
             def bad(event, ctx):
-                return {"entries": [{"type": "context_edit", "targetId": "x", "replacement": None}], "continue": True}
+                return {"entries": [{"type": "label", "targetId": "x", "label": "no"}], "continue": True}
         """
     )
     reports: list[Any] = []
@@ -256,4 +256,116 @@ async def test_agent_before_settle_refuses_other_drafts_and_an_empty_continuatio
     await session.prompt("go")
     assert faux.state.call_count == 1
     assert [r.event for r in reports] == ["agent_before_settle", "agent_before_settle"]
-    assert "context_edit" in reports[0].error and "nothing new" in reports[1].error
+    assert "'label' is not supported" in reports[0].error and "nothing new" in reports[1].error
+
+
+RETRY = """
+def setup(tau):
+    done = []
+
+    @tau.on("agent_before_settle")
+    def replace_answer(event, ctx):
+        if done or event.outcome != "completed":
+            return None
+        done.append(True)
+        answer = [e for e in ctx.session_manager.get_branch() if e.type == "message"][-1]
+        return {
+            "entries": [
+                *event.entries,
+                {"type": "context_edit", "targetId": answer.id, "replacement": None},
+                {"type": "custom_message", "customType": "again", "content": "Answer again, shorter.",
+                 "display": False},
+            ],
+            "continue": True,
+        }
+"""
+
+
+async def test_agent_before_settle_context_edit_takes_an_answer_out_of_the_context_and_asks_again(
+    extension_session: ExtensionSessionFactory, faux: FauxProvider
+) -> None:
+    contexts: list[Any] = []
+
+    def reply(text: str) -> Any:
+        def respond(context: Any, *rest: Any) -> Any:
+            contexts.append(context)
+            return faux_message(text)
+
+        return respond
+
+    faux.set_responses([reply("a very long first answer"), reply("short")])
+    session = await extension_session(retry=RETRY)
+    await session.prompt("explain")
+    assert faux.state.call_count == 2
+    second = contexts[1].messages
+    assert "a very long first answer" not in str(second)
+    assert [m.role for m in second][-2:] == ["user", "user"]  # the prompt, then the extension's request
+    assert "Answer again, shorter." in str(second[-1].content)
+    edits = [e for e in session.session_manager.get_entries() if e.type == "context_edit"]
+    assert len(edits) == 1 and edits[0].replacement is None
+    # The session still holds the first answer; only the context leaves it out.
+    assert "a very long first answer" in str(session.session_manager.get_entries())
+
+
+SUMMARISE = """
+def setup(tau):
+    @tau.on("agent_before_settle")
+    def summarise(event, ctx):
+        if any(e.type == "compaction" for e in ctx.session_manager.get_branch()):
+            return None
+        return {
+            "entries": [
+                {"type": "compaction", "summary": "The user asked for a plan; it was given.",
+                 "firstKeptEntryId": None, "details": {"by": "extension"}},
+                {"type": "custom_message", "customType": "next", "content": "Continue with step two.",
+                 "display": False},
+            ],
+            "continue": True,
+        }
+"""
+
+
+async def test_agent_before_settle_compaction_draft_replaces_the_history_with_its_summary(
+    extension_session: ExtensionSessionFactory, faux: FauxProvider
+) -> None:
+    contexts: list[Any] = []
+
+    def reply(text: str) -> Any:
+        def respond(context: Any, *rest: Any) -> Any:
+            contexts.append(context)
+            return faux_message(text)
+
+        return respond
+
+    faux.set_responses([reply("the plan in detail"), reply("step two done")])
+    session = await extension_session(summarise=SUMMARISE)
+    await session.prompt("make a plan")
+    assert faux.state.call_count == 2
+    second = str(contexts[1].messages)
+    assert "the plan in detail" not in second and "make a plan" not in second
+    assert "The user asked for a plan; it was given." in second and "Continue with step two." in second
+    (compaction,) = [e for e in session.session_manager.get_entries() if e.type == "compaction"]
+    assert compaction.first_kept_entry_id == compaction.id  # pi's self-retaining compaction
+    assert compaction.details == {"by": "extension"} and compaction.from_hook is True
+
+
+async def test_agent_before_settle_appends_nothing_when_one_draft_names_an_entry_off_the_branch(
+    extension_session: ExtensionSessionFactory, faux: FauxProvider
+) -> None:
+    faux.set_responses([faux_message("done")])
+    session = await extension_session(
+        partial="""
+        def setup(tau):
+            @tau.on("agent_before_settle")
+            def propose(event, ctx):
+                return {"entries": [{"type": "custom", "customType": "note"},
+                                    {"type": "context_edit", "targetId": "nope", "replacement": None}]}
+        """
+    )
+    reports: list[Any] = []
+    session.extension_runner.on_error(reports.append)  # type: ignore[union-attr]
+    await session.prompt("go")
+    assert [r.error for r in reports] == [
+        "the proposed entries were not appended: context_edit: no entry 'nope' on the current branch"
+    ]
+    assert not [e for e in session.session_manager.get_entries() if e.type in ("custom", "context_edit")]

@@ -155,8 +155,8 @@ def _configure_radius_mcp() -> None:
     """As pi after ``auth login radius``: the global mcp.json's Radius MCP server is made to use the
     Radius login (added as ``radius`` when missing, its own sign-in dropped), unless one already does.
     Decided and written under the file's lock, from the file as it is then."""
+    from tau.config.mcp_servers import edit_servers, global_config_path
     from tau.config.paths import agent_dir
-    from tau.mcp.config import edit_servers, global_config_path
 
     path = global_config_path(str(agent_dir()))
     chosen: tuple[str, bool] | None = None

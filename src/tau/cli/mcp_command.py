@@ -144,13 +144,13 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 
 
 def _config_path(local: bool) -> Path:
-    from tau.mcp.config import global_config_path
+    from tau.config.mcp_servers import global_config_path
 
     return Path(os.getcwd()) / ".tau" / "mcp.json" if local else global_config_path(_agent_dir())
 
 
 def _add(argv: list[str]) -> int:
-    from tau.mcp.config import validate_server
+    from tau.config.mcp_servers import validate_server
 
     words, options, tail = _parse(argv)
     if len(words) != 1:
@@ -194,7 +194,7 @@ def _add(argv: list[str]) -> int:
     checked = validate_server(name, entry)
     if isinstance(checked, str):
         raise _McpUsageError(checked)
-    from tau.mcp.config import add_server
+    from tau.config.mcp_servers import add_server
 
     path = _config_path(bool(options.get("local")))
     replaced = add_server(path, name, entry)
@@ -211,7 +211,7 @@ def _number(value: str, flag: str, *, integer: bool = False) -> float | int:
 
 
 def _remove(argv: list[str]) -> int:
-    from tau.mcp.config import remove_server
+    from tau.config.mcp_servers import remove_server
 
     words, options, _ = _parse(argv)
     if len(words) != 1:
@@ -232,7 +232,7 @@ def _trusted(cwd: str, agent_dir: str) -> bool:
 
 
 def _load(cwd: str, agent_dir: str) -> tuple[Any, str | None]:
-    from tau.mcp.config import load_mcp_config, project_config_path
+    from tau.config.mcp_servers import load_mcp_config, project_config_path
 
     trusted = _trusted(cwd, agent_dir)
     note = None

@@ -27,6 +27,7 @@ from typing import Any
 from tau.ai.types import AssistantMessage, JsonObject, Tool, ToolCall, ToolResultMessage
 from tau.export import formatting
 from tau.export.entry_html import EntryRenderer
+from tau.export.extension_tools import ExtensionToolHtml
 from tau.export.markup import CodeHighlighter, MarkdownRenderer, escape, plain_code
 from tau.export.media import IMAGE_REF_PREFIX, RENDERED_IMAGE_KEY, image_key
 from tau.export.sidebar import render_tree
@@ -43,9 +44,13 @@ def _asset(name: str) -> str:
 
 
 def build_page(
-    source: ExportSource, *, system_prompt: str | None = None, tools: Sequence[Tool] | None = None
+    source: ExportSource,
+    *,
+    system_prompt: str | None = None,
+    tools: Sequence[Tool] | None = None,
+    tool_renderers: ExtensionToolHtml | None = None,
 ) -> str:
-    """The whole HTML document for ``source``."""
+    """The whole HTML document for ``source``; ``tool_renderers``: extensions' tool renderers."""
     entries = source.entries
     by_id = {e.id: e for e in entries}
     leaf = by_id.get(source.leaf_id) if source.leaf_id is not None else None
@@ -62,7 +67,9 @@ def build_page(
                 results[entry.message.tool_call_id] = entry.message
     # Separate budgets, so that long file reads cannot take the highlighting from the conversation.
     markdown = MarkdownRenderer(CodeHighlighter())
-    renderer = EntryRenderer(markdown, ToolRenderer(CodeHighlighter(), calls, results), source.labels)
+    renderer = EntryRenderer(
+        markdown, ToolRenderer(CodeHighlighter(), calls, results, extensions=tool_renderers), source.labels
+    )
     body = "".join(renderer.render(e, hidden=e.id not in on_path) for e in entries)
 
     script = _asset("viewer.js")

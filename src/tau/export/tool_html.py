@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from tau.ai.types import ImageContent, TextContent, ToolCall, ToolResultMessage
 from tau.export.diffs import diff_from_arguments, render_diff
+from tau.export.extension_tools import ExtensionToolHtml
 from tau.export.formatting import as_number, as_text, preview
 from tau.export.markup import CodeHighlighter, escape, plain_code
 from tau.export.media import render_image
@@ -58,21 +59,26 @@ class ToolRenderer:
         results: Mapping[str, ToolResultMessage],
         *,
         depth: int = 0,
+        extensions: ExtensionToolHtml | None = None,
     ) -> None:
         """``depth``: how deep in sub-agent transcripts these calls are (0: the session's own)."""
         self._highlighter = highlighter
         self._calls = calls
         self._results = results
         self._depth = depth
+        self._extensions = extensions
 
     def _renderer_for(
         self, calls: Mapping[str, ToolCall], results: Mapping[str, ToolResultMessage], depth: int
     ) -> ToolRenderer:
-        return ToolRenderer(self._highlighter, calls, results, depth=depth)
+        return ToolRenderer(self._highlighter, calls, results, depth=depth, extensions=self._extensions)
 
     # -- calls -------------------------------------------------------------------------------------
 
     def call(self, call: ToolCall) -> str:
+        drawn = self._extensions.call(call.name, call.arguments) if self._extensions is not None else None
+        if drawn is not None:
+            return f'<div class="tool-call">{drawn}</div>'
         head, body = self._describe_call(call)
         return (
             f'<div class="tool-call"><div class="tool-head"><span class="tool-name">{escape(as_text(call.name))}</span>'
@@ -140,6 +146,12 @@ class ToolRenderer:
     # -- results -----------------------------------------------------------------------------------
 
     def result(self, message: ToolResultMessage) -> str:
+        drawn = self._extensions.result(message.tool_name, message) if self._extensions is not None else None
+        if drawn is not None:
+            return (
+                f'<details class="tool-output" open><summary><span class="tool-name">'
+                f"{escape(as_text(message.tool_name))}</span></summary>{drawn}</details>"
+            )
         call = self._calls.get(message.tool_call_id)
         text = strip_ansi("".join(b.text for b in message.content if isinstance(b, TextContent)))
         if message.is_error or call is None or call.name != "read":

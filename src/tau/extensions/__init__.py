@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         ContextWithSystemEvent,
         ExtensionEvent,
         InputEvent,
+        McpServersChangeEvent,
         MessageEndEvent,
         MessageStartEvent,
         MessageUpdateEvent,
@@ -106,9 +107,12 @@ if TYPE_CHECKING:
     from tau.extensions.types import (
         CommandInfo,
         ExecResult,
+        MarkdownContext,
+        RegisteredMcpServer,
         RenderOptions,
         ToolDefinition,
         ToolInfo,
+        ToolRenderer,
     )
     from tau.extensions.ui import ExtensionUI, NoUI
 
@@ -145,6 +149,8 @@ __all__ = [
     "InputEvent",
     "InputResult",
     "MalformedResultError",
+    "MarkdownContext",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageEndResult",
     "MessageStartEvent",
@@ -156,6 +162,7 @@ __all__ = [
     "ProjectTrustResult",
     "ProviderSink",
     "ProviderStreamEvent",
+    "RegisteredMcpServer",
     "RenderOptions",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
@@ -181,6 +188,7 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolInfo",
+    "ToolRenderer",
     "ToolResultEvent",
     "ToolResultPatch",
     "TreePreparation",

@@ -32,19 +32,25 @@ from tau.extensions.results import to_custom_message
 from tau.extensions.types import (
     CommandHandler,
     CommandInfo,
+    EntryRenderer,
     ExecResult,
     FlagDefinition,
     FlagType,
     FlagValue,
+    MarkdownTransformer,
     MessageRenderer,
     ProviderRegistration,
     RegisteredCommand,
+    RegisteredEntryRenderer,
+    RegisteredMarkdownTransformer,
+    RegisteredMcpServer,
     RegisteredRenderer,
     RegisteredShortcut,
     RegisteredTool,
     ShortcutHandler,
     ToolDefinition,
     ToolInfo,
+    ToolRendererResolver,
 )
 from tau.session.messages import CustomMessage
 
@@ -64,6 +70,8 @@ _DELIVERY: dict[str, DeliverAs] = {
     "next_turn": "next_turn",
     "nextTurn": "next_turn",
 }
+_MARKDOWN_SURFACES = frozenset({"user", "assistant", "assistant-thinking", "custom", "summary", "changelog"})
+_DEFAULT_MARKDOWN_SURFACES = frozenset({"user", "assistant", "assistant-thinking"})
 _TOOL_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -256,6 +264,62 @@ class ExtensionAPI:
 
         return add if renderer is None else add(renderer)
 
+    def register_entry_renderer(self, custom_type: str, renderer: EntryRenderer | None = None) -> Any:
+        """Draw ``custom`` session entries of ``custom_type`` (``tau.append_entry``; the model never
+        sees them) in the interactive chat with ``renderer(entry, options, theme)``. Without a
+        renderer, a decorator."""
+        self._live()
+        where = self._where()
+
+        def add(fn: Any) -> Any:
+            if not callable(fn):
+                raise TypeError(f"the entry renderer for {custom_type!r} must be callable")
+            registered = RegisteredEntryRenderer(custom_type, fn, self._extension.name, self._extension.path)
+            self._runner.registry.add_entry_renderer(self._extension, registered, where)
+            return fn
+
+        return add if renderer is None else add(renderer)
+
+    def register_markdown_transformer(
+        self, transformer: MarkdownTransformer | None = None, *, message_types: Sequence[str] | None = None
+    ) -> Any:
+        """Rewrite Markdown before the interactive chat draws it: ``transformer(markdown, context)``
+        returns the Markdown to draw (display only). ``message_types``: the surfaces it runs on
+        (default ``user``, ``assistant``, ``assistant-thinking``; also ``custom``, ``summary``,
+        ``changelog``). One per extension: registering again replaces it. Without a transformer,
+        a decorator."""
+        self._live()
+        kinds = frozenset(message_types) if message_types is not None else _DEFAULT_MARKDOWN_SURFACES
+        unknown = sorted(kinds - _MARKDOWN_SURFACES)
+        if unknown:
+            raise ValueError(f"unknown message types {unknown}; use {', '.join(sorted(_MARKDOWN_SURFACES))}")
+
+        def add(fn: Any) -> Any:
+            if not callable(fn):
+                raise TypeError("a markdown transformer must be callable")
+            self._extension.markdown_transformer = RegisteredMarkdownTransformer(
+                fn, kinds, self._extension.name, self._extension.path
+            )
+            return fn
+
+        return add if transformer is None else add(transformer)
+
+    def register_tool_renderer(self, resolver: ToolRendererResolver | None = None) -> Any:
+        """Choose how calls of any tool are drawn, registered or not (an MCP tool of a resumed session
+        before its server connected, say): ``resolver(tool_name, next)`` returns a renderer
+        (``ToolRenderer(render_call=..., render_result=...)``) or ``None``; ``next()`` is what the
+        later resolvers, then the tool itself, would use, so ``next() or mine`` only fills in.
+        Without a resolver, a decorator."""
+        self._live()
+
+        def add(fn: Any) -> Any:
+            if not callable(fn):
+                raise TypeError("a tool renderer resolver must be callable")
+            self._extension.tool_renderers.append(fn)
+            return fn
+
+        return add if resolver is None else add(resolver)
+
     def register_provider(
         self,
         name: str,
@@ -286,6 +350,40 @@ class ExtensionAPI:
         registration = self._extension.providers.pop(name, None)
         if registration is not None:
             self._runner.provider_unregistered(registration)
+
+    # -- MCP servers ------------------------------------------------------------------------------
+
+    def register_mcp_server(self, name: str, config: Mapping[str, Any]) -> None:
+        """Add an MCP server for this session: ``config`` is an ``mcpServers`` entry of mcp.json
+        (``command``/``args``/``env``/``cwd``, or ``url``/``headers``/``oauth``, and ``exposure``,
+        ``toolExposure``, ``description``, ``enabled``, ``timeout``). Registered in ``setup``, it
+        starts with the session; later, at once. Not saved: register again on every load. A server
+        of the same name in mcp.json wins. ``ValueError`` for a bad name or config, or a name
+        another extension registered; registering a name again replaces this extension's entry."""
+        self._live()
+        from tau.config.mcp_servers import validate_server
+
+        checked = validate_server(name, dict(config) if isinstance(config, Mapping) else config)
+        if isinstance(checked, str):
+            raise ValueError(checked)
+        server = RegisteredMcpServer(name, dict(config), self._extension.path)
+        self._runner.registry.add_mcp_server(server)
+        self._runner.mcp_servers_changed()
+
+    def unregister_mcp_server(self, name: str) -> None:
+        """Remove an MCP server this extension registered; its connection closes and its tools
+        can no longer be called."""
+        self._live()
+        if self._runner.registry.remove_mcp_server(name, self._extension.path):
+            self._runner.mcp_servers_changed()
+
+    def get_mcp_servers(self) -> list[RegisteredMcpServer]:
+        """Every MCP server the extensions registered (copies), in registration order."""
+        self._live()
+        return [
+            RegisteredMcpServer(s.name, dict(s.config), s.extension_path)
+            for s in self._runner.registry.mcp_servers.values()
+        ]
 
     # -- session actions -------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from tau.ai.types import (
 )
 from tau.compaction import CompactionPreparation
 from tau.context.system_prompt import SystemPromptOptions
+from tau.extensions.types import RegisteredMcpServer
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "ExtensionEvent",
     "InputEvent",
     "InputSource",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -289,9 +291,13 @@ AgentEndEvent = AgentEnd
 
 class AgentBeforeSettleEvent(Struct):
     """The run is about to settle (no retry, compaction or queued message follows); not after an
-    abort. ``entries`` (pi's drafts, dicts: ``custom`` or ``custom_message``) and ``continue_`` are
-    what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
-    entries (a ``custom_message`` joins the context) and ask for one more model request.
+    abort. ``entries`` (pi's drafts, dicts: ``custom``, ``custom_message``, ``context_edit``
+    ``{targetId, replacement}`` or ``compaction`` ``{summary, firstKeptEntryId}``) and ``continue_``
+    are what earlier handlers proposed; return ``{"entries": [...], "continue": True}`` to append
+    entries (a ``custom_message`` joins the context, a ``context_edit`` replaces or removes an
+    entry's message in it, a ``compaction`` summarises what comes before ``firstKeptEntryId``, or
+    everything with ``None``) and ask for one more model request. Entry ids are those of
+    ``ctx.session_manager.get_branch()``.
     ``outcome``: ``"completed"`` or ``"error"``; ``messages``: the context as it stands."""
 
     entries: list[JsonObject]
@@ -392,6 +398,15 @@ class UiPromptEndEvent(Struct):
     type: ClassVar[Literal["ui_prompt_end"]] = "ui_prompt_end"
 
 
+class McpServersChangeEvent(Struct):
+    """An extension registered or removed an MCP server after the session started; ``servers`` is
+    every registered server after the change. Handling it makes an extension the one that connects
+    registered servers (the built-in MCP support does)."""
+
+    servers: list[RegisteredMcpServer]
+    type: ClassVar[Literal["mcp_servers_change"]] = "mcp_servers_change"
+
+
 class UserBashEvent(Struct):
     """A ``!command`` from the user; return ``{result}`` (already ran) or ``{operations}`` (how to run it)."""
 
@@ -439,6 +454,7 @@ ExtensionEvent: TypeAlias = (
     | CacheWarmingDecisionEvent
     | UiPromptStartEvent
     | UiPromptEndEvent
+    | McpServersChangeEvent
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -481,6 +497,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "cache_warming_decision",
         "ui_prompt_start",
         "ui_prompt_end",
+        "mcp_servers_change",
     }
 )
 

@@ -6,7 +6,10 @@
 - Commands: all kept; a name several extensions use gets invocation names ``name:1``, ``name:2``
   in load order (bumped past names already taken).
 - Shortcuts: keys bound to essential app actions are refused; between extensions the later wins.
-- Message renderers: the first extension registering a ``custom_type`` wins.
+- Message and entry renderers: the first extension registering a ``custom_type`` wins.
+- Markdown transformers: one per extension (the latest); tool renderer resolvers: all, in order.
+- MCP servers: a name belongs to the extension that registered it first; registering it again
+  from that extension replaces the entry, from another one is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from tau.extensions.types import (
     FlagValue,
     ProviderRegistration,
     RegisteredCommand,
+    RegisteredEntryRenderer,
+    RegisteredMarkdownTransformer,
+    RegisteredMcpServer,
     RegisteredRenderer,
     RegisteredShortcut,
     RegisteredTool,
@@ -82,6 +88,11 @@ class Extension(Struct, eq=False, dict=True):
     flags: dict[str, FlagDefinition] = field(default_factory=dict)
     renderers: dict[str, RegisteredRenderer] = field(default_factory=dict)
     providers: dict[str, ProviderRegistration] = field(default_factory=dict)
+    entry_renderers: dict[str, RegisteredEntryRenderer] = field(default_factory=dict)
+    markdown_transformer: RegisteredMarkdownTransformer | None = None
+    """One per extension: registering again replaces it."""
+    tool_renderers: list[Any] = field(default_factory=list)
+    """``ToolRendererResolver``s, in registration order."""
 
 
 class ExtensionRegistry:
@@ -91,6 +102,8 @@ class ExtensionRegistry:
         self.extensions: list[Extension] = []
         self.diagnostics: list[ExtensionDiagnostic] = []
         self.flag_values: dict[str, FlagValue] = dict(flag_values or {})
+        self.mcp_servers: dict[str, RegisteredMcpServer] = {}
+        """MCP servers the extensions registered, in registration order."""
 
     def commit(self, extension: Extension) -> None:
         """Add an extension whose ``setup`` succeeded."""
@@ -191,6 +204,38 @@ class ExtensionRegistry:
         extension.renderers[renderer.custom_type] = renderer
         return True
 
+    def add_entry_renderer(
+        self, extension: Extension, renderer: RegisteredEntryRenderer, where: SourceLocation | None
+    ) -> bool:
+        owner = next((e for e in self._others(extension) if renderer.custom_type in e.entry_renderers), None)
+        if owner is not None:
+            self.diagnose(
+                "warning",
+                f"entries of type {renderer.custom_type!r} are already rendered by extension {owner.name!r}",
+                extension,
+                where,
+            )
+            return False
+        extension.entry_renderers[renderer.custom_type] = renderer
+        return True
+
+    def add_mcp_server(self, server: RegisteredMcpServer) -> None:
+        """Register or replace ``server``; ``ValueError`` when another extension holds the name."""
+        held = self.mcp_servers.get(server.name)
+        if held is not None and held.extension_path != server.extension_path:
+            raise ValueError(
+                f"MCP server {server.name!r} is already registered by the extension at {held.extension_path}"
+            )
+        self.mcp_servers[server.name] = server
+
+    def remove_mcp_server(self, name: str, extension_path: str) -> bool:
+        """Remove ``name`` when ``extension_path`` registered it; whether it did."""
+        held = self.mcp_servers.get(name)
+        if held is None or held.extension_path != extension_path:
+            return False
+        del self.mcp_servers[name]
+        return True
+
     # -- views -----------------------------------------------------------------------------------
 
     def handlers(self, event: str) -> Iterator[tuple[Extension, Handler]]:
@@ -233,6 +278,17 @@ class ExtensionRegistry:
 
     def renderers(self) -> dict[str, RegisteredRenderer]:
         return {t: r for e in self.extensions for t, r in e.renderers.items()}
+
+    def entry_renderers(self) -> dict[str, RegisteredEntryRenderer]:
+        return {t: r for e in self.extensions for t, r in e.entry_renderers.items()}
+
+    def markdown_transformers(self) -> list[RegisteredMarkdownTransformer]:
+        """One per extension that registered one, in load order."""
+        return [e.markdown_transformer for e in self.extensions if e.markdown_transformer is not None]
+
+    def tool_renderers(self) -> list[tuple[Extension, Any]]:
+        """Tool renderer resolvers: extensions in load order, then registration order."""
+        return [(e, r) for e in self.extensions for r in e.tool_renderers]
 
     def providers(self) -> list[ProviderRegistration]:
         return [p for e in self.extensions for p in e.providers.values()]

@@ -72,6 +72,7 @@ from tau.extensions.events import (
     ExtensionEvent,
     InputEvent,
     InputSource,
+    McpServersChangeEvent,
     MessageEndEvent,
     ProjectTrustEvent,
     ProviderStreamEvent,
@@ -111,11 +112,14 @@ from tau.extensions.tool_wrapper import wrap_tool
 from tau.extensions.types import (
     FlagDefinition,
     FlagValue,
+    MarkdownContext,
     ProviderRegistration,
     RegisteredCommand,
+    RegisteredMcpServer,
     RegisteredRenderer,
     RegisteredShortcut,
     RegisteredTool,
+    ToolRenderer,
 )
 from tau.extensions.ui import ExtensionUI, NoUI
 from tau.extensions.ui_prompts import PromptKind, PromptTrackingUI
@@ -143,6 +147,14 @@ class ExtensionRunner:
             self.registry, self.reporter, self.create_context, self.create_command_context
         )
         self.module_names: list[str] = []
+        self._background: set[Any] = set()
+        self._failed_transformers: set[int] = set()
+        self.mcp_connector: Callable[[], None] | None = None
+        """Loads the built-in MCP support into this runner when an extension first registers an
+        MCP server after the session started (no mcp.json brought it in)."""
+        self.mcp_server_check: Callable[[str, Any], str | None] | None = None
+        """What is wrong with an MCP server's name and config (``tau.config.mcp_servers``'s check, given
+        by the runtime, which knows that layer), or ``None``; unset: nothing is checked here."""
         """Modules imported for this runner's extensions (removed from ``sys.modules`` on dispose)."""
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -183,6 +195,8 @@ class ExtensionRunner:
         self.binding.active = False
         self.binding.host = None
         self.supervisor.close()
+        for task in list(self._background):
+            task.cancel()
         self.bus.clear()
         self._providers.close(self.registry.providers())
         for name in self.module_names:
@@ -426,7 +440,8 @@ class ExtensionRunner:
     ) -> tuple[list[JsonObject], bool]:
         """The entries to append and whether to make one more request: each handler sees what the
         ones before proposed; a returned field replaces that field only. Drafts other than
-        ``custom`` and ``custom_message`` (or without a ``customType``) are reported and dropped."""
+        ``custom``, ``custom_message``, ``context_edit`` and ``compaction`` (or malformed) are
+        reported and dropped."""
         event = AgentBeforeSettleEvent([], False, outcome, messages)
         if not self.registry.has_handlers("agent_before_settle"):
             return [], False
@@ -749,6 +764,112 @@ class ExtensionRunner:
         if self._providers.open:
             self._providers.remove(registration)
 
+    # -- renderers -------------------------------------------------------------------------------
+
+    @property
+    def has_markdown_transformers(self) -> bool:
+        return bool(self.registry.markdown_transformers())
+
+    def transform_markdown(self, markdown: str, context: MarkdownContext) -> str:
+        """``markdown`` through every transformer registered for ``context.message_type``, in load
+        order. One that raises or returns something else than text is passed over, and reported
+        the first time only (transformers run at every redraw)."""
+        for registered in self.registry.markdown_transformers():
+            if context.message_type not in registered.message_types:
+                continue
+            problem: Exception | str | None = None
+            try:
+                produced = registered.transformer(markdown, context)
+            except Exception as error:
+                problem = error
+            else:
+                if isinstance(produced, str):
+                    markdown = produced
+                    continue
+                problem = (
+                    f"malformed result: a markdown transformer returns text, not {type(produced).__name__}"
+                )
+            if id(registered) not in self._failed_transformers:
+                self._failed_transformers.add(id(registered))
+                self.report(self.registry.owner(registered.path), "render", problem, registered.transformer)
+        return markdown
+
+    def entry_renderer(self, custom_type: str) -> Any:
+        """The function drawing ``custom`` entries of ``custom_type``, or ``None``; a failure of
+        it is reported and draws nothing."""
+        registered = self.registry.entry_renderers().get(custom_type)
+        if registered is None:
+            return None
+
+        def draw(entry: Any, options: Any, theme: Any) -> Any:
+            try:
+                return registered.renderer(entry, options, theme)
+            except Exception as error:
+                self.report(self.registry.owner(registered.path), "render", error, registered.renderer)
+                return None
+
+        return draw
+
+    def resolve_tool_renderer(self, tool_name: str, base: Callable[[], Any]) -> Any:
+        """What draws calls of ``tool_name``: the first resolver's choice, each seeing the later ones
+        (then ``base()``, the tool's own definition) through ``next()``. A resolver that raises
+        is reported and passed over."""
+        resolvers = self.registry.tool_renderers()
+
+        def resolve(index: int) -> Any:
+            if index >= len(resolvers):
+                return base()
+            extension, resolver = resolvers[index]
+            try:
+                chosen = resolver(tool_name, lambda: resolve(index + 1))
+            except Exception as error:
+                self.report(extension, "render", error, resolver)
+                return resolve(index + 1)
+            if isinstance(chosen, Mapping):
+                chosen = ToolRenderer(chosen.get("render_call"), chosen.get("render_result"))
+            return chosen
+
+        return resolve(0)
+
+    # -- MCP servers -----------------------------------------------------------------------------
+
+    def mcp_servers_changed(self) -> None:
+        """An extension registered or removed an MCP server. While loading, nothing happens (the
+        MCP support reads them when it loads); once bound, ``mcp_servers_change`` is emitted in the
+        background, or, when no extension handles it, each server is reported: nothing connects it."""
+        if self.binding.host is None:
+            return
+        if self.mcp_connector is not None:
+            connect, self.mcp_connector = self.mcp_connector, None
+            connect()
+        if not self.registry.has_handlers("mcp_servers_change"):
+            self.report_unhandled_mcp_servers()
+            return
+        import asyncio
+
+        servers = [
+            RegisteredMcpServer(s.name, dict(s.config), s.extension_path)
+            for s in self.registry.mcp_servers.values()
+        ]
+        task = asyncio.ensure_future(self.emit(McpServersChangeEvent(servers)))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def report_unhandled_mcp_servers(self) -> None:
+        """One error per registered MCP server when no extension connects them."""
+        if self.registry.has_handlers("mcp_servers_change"):
+            return
+        for server in self.registry.mcp_servers.values():
+            owner = next((e for e in self.registry.extensions if e.path == server.extension_path), None)
+            problem = (
+                f"MCP server {server.name!r} is registered but nothing connects it "
+                "(the built-in MCP support is off: -builtin:mcp or --no-mcp)"
+            )
+            if owner is None:
+                self.reporter.report_problem(server.extension_path, "mcp_servers_change", problem)
+            else:
+                self.report(owner, "mcp_servers_change", problem)
+
     def tool_registered(self) -> None:
         """A tool was registered; once bound, the host refreshes its tool registry."""
         host = self.binding.host
@@ -761,8 +882,27 @@ def _draft_problem(draft: Any) -> str | None:
     if not isinstance(draft, dict):
         return f"an entry must be a dict, not {type(draft).__name__}"
     kind = draft.get("type")
+    if kind == "context_edit":
+        if not isinstance(draft.get("targetId", draft.get("target_id")), str):
+            return "a context_edit entry needs a 'targetId' string"
+        replacement = draft.get("replacement")
+        if replacement is not None and not (
+            isinstance(replacement, dict) and isinstance(replacement.get("content"), (str, list))
+        ):
+            return "a context_edit 'replacement' is null or {'content': text or content blocks}"
+        return None
+    if kind == "compaction":
+        if not isinstance(draft.get("summary"), str):
+            return "a compaction entry needs a 'summary' string"
+        kept = draft.get("firstKeptEntryId", draft.get("first_kept_entry_id"))
+        if kept is not None and not isinstance(kept, str):
+            return "a compaction's 'firstKeptEntryId' is an entry id or null"
+        return None
     if kind not in ("custom", "custom_message"):
-        return f"entry type {kind!r} is not supported here (use 'custom' or 'custom_message')"
+        return (
+            f"entry type {kind!r} is not supported here (use 'custom', 'custom_message', "
+            "'context_edit' or 'compaction')"
+        )
     if not isinstance(draft.get("customType", draft.get("custom_type")), str):
         return "an entry needs a 'customType' string"
     if kind == "custom_message" and not isinstance(draft.get("content"), (str, list)):

@@ -242,3 +242,17 @@ class ScriptedUI(Struct, dict=True):
 
     def set_tools_expanded(self, expanded: bool) -> None:
         self.tools_expanded = expanded
+
+    async def custom(self, factory: Any, *, overlay: bool = False, overlay_options: Any = None) -> Any:
+        """No screen to draw on: ``None`` at once, as in pi's RPC mode."""
+        self.dialogs.append("custom")
+        return None
+
+    def set_header(self, factory: Any) -> None:
+        return None
+
+    def set_footer(self, factory: Any) -> None:
+        return None
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        return None

@@ -23,13 +23,20 @@ if TYPE_CHECKING:
 __all__ = [
     "CommandHandler",
     "CommandInfo",
+    "EntryRenderer",
     "ExecResult",
     "FlagDefinition",
     "FlagType",
     "FlagValue",
+    "MarkdownContext",
+    "MarkdownSurface",
+    "MarkdownTransformer",
     "MessageRenderer",
     "ProviderRegistration",
     "RegisteredCommand",
+    "RegisteredEntryRenderer",
+    "RegisteredMarkdownTransformer",
+    "RegisteredMcpServer",
     "RegisteredRenderer",
     "RegisteredShortcut",
     "RegisteredTool",
@@ -39,6 +46,8 @@ __all__ = [
     "ToolExecuteWithContext",
     "ToolInfo",
     "ToolOutput",
+    "ToolRenderer",
+    "ToolRendererResolver",
 ]
 
 ToolOutput: TypeAlias = AgentToolResult | str | Mapping[str, Any]
@@ -154,6 +163,69 @@ class RegisteredRenderer(Struct):
     renderer: MessageRenderer
     extension: str
     path: str
+
+
+EntryRenderer: TypeAlias = Callable[[Any, RenderOptions, Any], Any]
+"""``renderer(entry, options, theme) -> component | None``: draws a ``custom`` session entry
+(``tau.append_entry``) in the interactive chat; ``None`` draws nothing."""
+
+
+class RegisteredEntryRenderer(Struct):
+    custom_type: str
+    renderer: EntryRenderer
+    extension: str
+    path: str
+
+
+MarkdownSurface: TypeAlias = Literal[
+    "user", "assistant", "assistant-thinking", "custom", "summary", "changelog"
+]
+"""Where Markdown is drawn: transcript messages (the default surfaces), custom messages without a
+renderer, expanded compaction and branch summaries, the changelog."""
+
+
+class MarkdownContext(Struct, frozen=True):
+    """What a Markdown transformer is told about the text it transforms."""
+
+    message_type: MarkdownSurface
+    is_streaming: bool = False
+    available_width: int = 80
+    message_id: str | None = None
+    timestamp: str | None = None
+
+
+MarkdownTransformer: TypeAlias = Callable[[str, MarkdownContext], str]
+"""``transformer(markdown, context) -> markdown``: display only (the session keeps the original)."""
+
+
+class RegisteredMarkdownTransformer(Struct):
+    transformer: MarkdownTransformer
+    message_types: frozenset[str]
+    extension: str
+    path: str
+
+
+class ToolRenderer(Struct, frozen=True):
+    """How calls of a tool are drawn: ``render_call(args, theme)`` for its title line,
+    ``render_result(result, options, theme)`` for its output (either may be ``None``: the default)."""
+
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
+
+
+ToolRendererResolver: TypeAlias = Callable[[str, Callable[[], Any]], Any]
+"""``resolver(tool_name, next) -> renderer | None``: ``next()`` is what the later resolvers, then
+the tool itself, would use; a renderer is anything with ``render_call`` / ``render_result``
+(a ``ToolRenderer``, a ``ToolDefinition``, a dict with those keys)."""
+
+
+class RegisteredMcpServer(Struct):
+    """An MCP server an extension registered (``tau.register_mcp_server``): ``config`` is an
+    ``mcpServers`` entry of mcp.json as given (camelCase keys); ``extension_path`` names the extension."""
+
+    name: str
+    config: JsonObject
+    extension_path: str
 
 
 class ProviderRegistration(Struct):

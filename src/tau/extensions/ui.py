@@ -8,12 +8,12 @@ false, so an extension can choose a safe default (a permission gate blocks, say)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from tau.ai.abort import AbortSignal
 
-__all__ = ["ExtensionUI", "NeutralUI", "NoUI", "NotifyLevel", "WidgetPlacement"]
+__all__ = ["ComponentUI", "ExtensionUI", "NeutralUI", "NoUI", "NotifyLevel", "WidgetPlacement"]
 
 NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
 WidgetPlacement: TypeAlias = Literal["aboveEditor", "belowEditor"]
@@ -83,6 +83,36 @@ class ExtensionUI(Protocol):
     def set_tools_expanded(self, expanded: bool) -> None: ...
 
 
+@runtime_checkable
+class ComponentUI(Protocol):
+    """What ``ctx.ui`` offers beyond ``ExtensionUI`` for extensions' own components (pi's
+    ``ctx.ui.custom`` / ``setHeader`` / ``setFooter`` / ``addAutocompleteProvider``). The terminal
+    UI draws them (``tau.modes.interactive.components`` says what a component is); elsewhere
+    ``custom`` answers ``None`` at once and the others change nothing, as in pi's RPC mode."""
+
+    async def custom(
+        self, factory: Callable[..., Any], *, overlay: bool = False, overlay_options: Any = None
+    ) -> Any:
+        """``factory(tui, theme, keybindings, done)``'s component in the editor's place (above the
+        screen with ``overlay=True``) until it calls ``done(value)``; returns ``value``."""
+        ...
+
+    def set_header(self, factory: Callable[..., Any] | None) -> None:
+        """``factory(tui, theme)``'s component instead of the startup header (``None``: tau's)."""
+        ...
+
+    def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        """``factory(tui, theme, footer_data)``'s component instead of the footer (``None``: tau's)."""
+        ...
+
+    def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
+        """Stack ``factory(current)``'s provider on the editor's completion: its
+        ``get_suggestions(lines, cursor_line, cursor_col, options)`` (plain or async) returns
+        ``{"prefix", "items": [{"value", "label"?, "description"?}]}``, or delegates to
+        ``current.get_suggestions(...)``."""
+        ...
+
+
 class NeutralUI:
     """``ExtensionUI`` without a screen, all but its choices: text dialogs get no answer, display
     calls change nothing. UIs that can ask only some things (ACP, RPC) build on it."""
@@ -130,6 +160,20 @@ class NeutralUI:
         return False
 
     def set_tools_expanded(self, expanded: bool) -> None:
+        return None
+
+    async def custom(
+        self, factory: Callable[..., Any], *, overlay: bool = False, overlay_options: Any = None
+    ) -> Any:
+        return None
+
+    def set_header(self, factory: Callable[..., Any] | None) -> None:
+        return None
+
+    def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        return None
+
+    def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         return None
 
 

@@ -100,6 +100,13 @@ class PromptTrackingUI:
     async def editor(self, title: str, prefill: str = "") -> str | None:
         return await self._span("editor", title, self.inner.editor(title, prefill))
 
+    async def custom(self, factory: Callable[..., Any], **options: Any) -> Any:
+        """A component of the extension's own (``ComponentUI``); a UI without one answers ``None``."""
+        show = getattr(self.inner, "custom", None)
+        if show is None:
+            return None
+        return await self._span("custom", None, show(factory, **options))
+
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self.inner.notify(message, level)
 

@@ -31,8 +31,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import IO, Any, Literal, TypeAlias
 
 from tau import _process_groups as process_groups
+from tau.config.mcp_servers import ServerConfig
 from tau.errors import TauError
-from tau.mcp.config import ServerConfig
 
 __all__ = [
     "MISSING_SDK_MESSAGE",

@@ -35,9 +35,9 @@ from msgspec.structs import replace
 from tau.agent.tool import AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
+from tau.config.mcp_servers import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
 from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
-from tau.mcp.config import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
 from tau.mcp.connection import McpCallError, ServerConnection
 from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
 
@@ -131,6 +131,9 @@ class McpServers:
         self._restore: set[str] = set()
         """Deferred tools this branch had loaded (resume, reload): active again once registered."""
         self._resource_tools_registered = False
+        self._tool_search_registered = False
+        self._registered_configs: dict[str, dict[str, Any]] = {}
+        """The configs of the servers extensions registered, as given (to notice a replacement)."""
         for name, server in config.servers.items():
             self.connections[name] = self._connection(server)
 
@@ -154,7 +157,14 @@ class McpServers:
 
     def install(self) -> None:
         tau = self.tau
+        for registered in tau.get_mcp_servers():
+            # A server of the mcp.json files wins over one of the same name an extension registered.
+            if registered.name not in self.config.servers and self._add_registered(
+                registered.name, registered.config, registered.extension_path
+            ):
+                self._registered_configs[registered.name] = dict(registered.config)
         tau.on("session_start", self._session_start)
+        tau.on("mcp_servers_change", self._servers_changed)
         tau.on("before_agent_start", self._before_agent_start)
         tau.on("session_shutdown", self._session_shutdown)
         from tau.mcp.command import register_mcp_command
@@ -176,27 +186,31 @@ class McpServers:
             )
         searchable = [s for s in enabled if self._may_defer(s, include_codemode=not codemode_on)]
         if searchable and self.tool_search:
-            tau.register_tool(
-                ToolDefinition(
-                    name=TOOL_SEARCH,
-                    label=TOOL_SEARCH,
-                    description=_SEARCH_DESCRIPTION,
-                    prompt_snippet="Search for tools that are not loaded yet and load the matches",
-                    prompt_guidelines=[_servers_guideline(searchable)],
-                    parameters={
-                        "type": "object",
-                        "properties": {
-                            "query": {"type": "string", "description": "What the tool should do."},
-                            "limit": {
-                                "type": "integer",
-                                "description": f"Most tools to load (default {_SEARCH_LIMIT}).",
-                            },
+            self._register_tool_search(searchable)
+
+    def _register_tool_search(self, searchable: list[ServerConfig]) -> None:
+        self._tool_search_registered = True
+        self.tau.register_tool(
+            ToolDefinition(
+                name=TOOL_SEARCH,
+                label=TOOL_SEARCH,
+                description=_SEARCH_DESCRIPTION,
+                prompt_snippet="Search for tools that are not loaded yet and load the matches",
+                prompt_guidelines=[_servers_guideline(searchable)],
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "What the tool should do."},
+                        "limit": {
+                            "type": "integer",
+                            "description": f"Most tools to load (default {_SEARCH_LIMIT}).",
                         },
-                        "required": ["query"],
                     },
-                    execute=self._tool_search,
-                )
+                    "required": ["query"],
+                },
+                execute=self._tool_search,
             )
+        )
 
     @staticmethod
     def _may_defer(server: ServerConfig, *, include_codemode: bool = False) -> bool:
@@ -210,6 +224,62 @@ class McpServers:
     @staticmethod
     def _may_be_direct(server: ServerConfig) -> bool:
         return "direct" in {server.exposure, *server.tool_exposure.values()}
+
+    # -- servers the extensions register -------------------------------------------------------
+
+    def _add_registered(self, name: str, raw: Mapping[str, Any], extension_path: str) -> ServerConfig | None:
+        server = validate_server(name, dict(raw), source=f"extension {extension_path}")
+        if isinstance(server, str):  # checked when registered; kept for a config changed since
+            self.report(f"MCP config error: {server}")
+            return None
+        server = replace(server, extension=extension_path)
+        self.config.servers[name] = server
+        self.connections[name] = self._connection(server)
+        return server
+
+    async def _servers_changed(self, event: Any, ctx: ExtensionContext) -> None:
+        """``mcp_servers_change``: connect the servers registered since, close those removed."""
+        self._ctx = ctx
+        wanted = {s.name: s for s in event.servers}
+        for name, connection in list(self.connections.items()):
+            registered = wanted.get(name)
+            if connection.config.extension and (
+                registered is None
+                or registered.config != self._registered_configs.get(name)
+                or registered.extension_path != connection.config.extension
+            ):
+                await self._remove_server(name)
+        added: list[ServerConfig] = []
+        for name, registered in wanted.items():
+            present = self.connections.get(name)
+            if present is not None:
+                # Unchanged, or a server of the mcp.json files (which wins); one this support took
+                # in when it was loaded after the session started has yet to start.
+                if present.config.extension and present.config.enabled and present.starts == 0:
+                    present.start()
+                continue
+            server = self._add_registered(name, registered.config, registered.extension_path)
+            if server is None:
+                continue
+            self._registered_configs[name] = dict(registered.config)
+            added.append(server)
+            if server.enabled:
+                self.connections[name].start()
+        deferred = [s for s in added if s.enabled and self._may_defer(s, include_codemode=True)]
+        if deferred and self.tool_search and not self._tool_search_registered:
+            self._register_tool_search(deferred)
+
+    async def _remove_server(self, name: str) -> None:
+        """Close ``name`` and make its tools unreachable (they leave the active set and the index)."""
+        connection = self.connections.pop(name)
+        self.config.servers.pop(name, None)
+        self._registered_configs.pop(name, None)
+        await connection.close()
+        mine = set(self._registered_servers.pop(name, ()))
+        for tool in mine:
+            self.tools.pop(tool, None)
+        if mine:
+            self.tau.set_active_tools([n for n in self.tau.get_active_tools() if n not in mine])
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -351,7 +421,9 @@ class McpServers:
         async def execute(
             tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
         ) -> AgentToolResult:
-            connection = self.connections[server]
+            connection = self.connections.get(server)
+            if connection is None:
+                raise RuntimeError(f"MCP server {server!r} was removed by the extension that registered it")
             if not connection.config.enabled:
                 raise RuntimeError(f"MCP server {server!r} is disabled (enable it with /mcp enable {server})")
             if connection.state == "connected" and not any(t.get("name") == remote for t in connection.tools):
@@ -510,14 +582,20 @@ class McpServers:
         """Whether ``name`` is a global server without a project override in a trusted folder (pi's
         "Enable/Disable in this project")."""
         server = self.connections[name].config
-        return self.trusted and server.scope == "global" and server.override is None and bool(server.source)
+        return (
+            self.trusted
+            and server.scope == "global"
+            and server.override is None
+            and bool(server.source)
+            and not server.extension
+        )
 
     async def set_enabled(self, name: str, enabled: bool, *, in_project: bool = False) -> None:
         """Enable or disable ``name`` for this session and in the file that defines it (its project
         override; ``in_project``: a new override in the project's file)."""
         from pathlib import Path
 
-        from tau.mcp.config import project_config_path, set_server_fields
+        from tau.config.mcp_servers import project_config_path, set_server_fields
 
         connection = self.connections[name]
         server = replace(connection.config, enabled=enabled)
@@ -525,7 +603,7 @@ class McpServers:
             override = project_config_path(self.cwd)
             set_server_fields(override, name, {"enabled": enabled}, create_override=True)
             server = replace(server, override=str(override))
-        elif server.override or server.source:
+        elif (server.override or server.source) and not server.extension:
             set_server_fields(Path(server.override or server.source), name, {"enabled": enabled})
         connection.config = server
         self.config.servers[name] = server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.mcp.config import tool_exposure
+from tau.config.mcp_servers import tool_exposure
 from tau.mcp.connection import ServerConnection
 
 __all__ = ["describe_server", "server_report"]

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tau.config.mcp_servers import ServerConfig
 from tau.errors import TauError
-from tau.mcp.config import ServerConfig
 from tau.mcp.oauth_store import FileTokenStorage, RefreshLockBusyError, normalized_url, storage_for
 
 __all__ = [
@@ -78,7 +78,7 @@ def configured_client(config: ServerConfig, redirect_uri: str | None = None) -> 
     oauth = config.oauth
     if not oauth.get("clientId"):
         return None
-    from tau.mcp.config import expand_value
+    from tau.config.mcp_servers import expand_value
 
     secret = expand_value(str(oauth["clientSecret"])) if oauth.get("clientSecret") else None
     return {

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tau.mcp.config import ServerConfig
+from tau.config.mcp_servers import ServerConfig
 from tau.mcp.oauth import OAuthError, client_document, configured_client, discover
 from tau.mcp.oauth_store import FileTokenStorage, storage_for
 

@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 
 from tau._lockdir import STORE_STALE_S, DirLock
 from tau._shared_file import update_json_file
+from tau.config.mcp_servers import ServerConfig
 from tau.errors import TauError
-from tau.mcp.config import ServerConfig
 
 __all__ = [
     "AUTH_FILE",

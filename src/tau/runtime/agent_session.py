@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -439,7 +439,16 @@ class AgentSession:
             "error" if isinstance(last, AssistantMessage) and last.stop_reason == "error" else "completed"
         )
         entries, go_on = await runner.emit_agent_before_settle(outcome, list(messages))
+        problem = self._boundary_problem(entries)
+        if problem is not None:
+            runner.report_boundary(f"the proposed entries were not appended: {problem}")
+            entries = []
+        edited = False
         for draft in entries:
+            if draft["type"] in ("context_edit", "compaction"):
+                self._append_structural(draft)
+                edited = True
+                continue
             custom_type = str(draft.get("customType", draft.get("custom_type")))
             if draft["type"] == "custom":
                 self._session.append_custom_entry(custom_type, draft.get("data"))
@@ -455,7 +464,19 @@ class AgentSession:
                 bool(draft.get("display", True)),
                 draft.get("details"),
             )
+            if edited:
+                # After an edit the context is rebuilt from the session, so the message is recorded
+                # first and joins it from there.
+                self._session.append_custom_message_entry(
+                    message.custom_type, message.content, message.display, message.details
+                )
+                self._rebuild_context()
+                self._pipeline.enqueue_for_listeners(MessageStart(message))
+                self._pipeline.enqueue_for_listeners(MessageEnd(message))
+                continue
             self.send_custom_message(message)
+        if edited:
+            self._rebuild_context()
         await self._pipeline.drain()
         if not go_on or self._run_aborted or outcome == "error":
             return False
@@ -464,6 +485,44 @@ class AgentSession:
             runner.report_boundary("agent_before_settle requested a continuation with nothing new to answer")
             return False
         return True
+
+    def _boundary_problem(self, drafts: list[JsonObject]) -> str | None:
+        """Why the proposal cannot be appended as a whole (a ``context_edit`` or ``compaction``
+        naming an entry that is not on the branch, or an edit of an entry without a message)."""
+        branch = {entry.id: entry for entry in self._session.get_branch()}
+        for draft in drafts:
+            if draft["type"] == "context_edit":
+                target = str(draft.get("targetId", draft.get("target_id")))
+                entry = branch.get(target)
+                if entry is None:
+                    return f"context_edit: no entry {target!r} on the current branch"
+                if entry.type not in ("message", "custom_message"):
+                    return f"context_edit: entry {target!r} is a {entry.type} entry, not a message"
+            elif draft["type"] == "compaction":
+                kept = draft.get("firstKeptEntryId", draft.get("first_kept_entry_id"))
+                if kept is not None and str(kept) not in branch:
+                    return f"compaction: no entry {kept!r} on the current branch"
+        return None
+
+    def _append_structural(self, draft: JsonObject) -> None:
+        if draft["type"] == "context_edit":
+            target = str(draft.get("targetId", draft.get("target_id")))
+            replacement = draft.get("replacement")
+            self._session.append_context_edit(target, dict(replacement) if replacement is not None else None)
+            return
+        usage = self.get_context_usage()
+        kept = draft.get("firstKeptEntryId", draft.get("first_kept_entry_id"))
+        self._session.append_compaction(
+            str(draft["summary"]),
+            str(kept) if kept is not None else None,
+            usage.tokens if usage is not None and usage.tokens is not None else 0,
+            details=draft.get("details"),
+            from_hook=True,
+        )
+
+    def _rebuild_context(self) -> None:
+        """The agent's messages as the session's context now reads (after edits or a compaction)."""
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
 
     def send_custom_message(
         self, message: CustomMessage, *, trigger_turn: bool = False, deliver_as: DeliverAs = "steer"
@@ -845,15 +904,30 @@ class AgentSession:
         self._session.append_session_info(name)
         self._pipeline.enqueue(SessionInfoChanged(self._session.get_session_name()))
 
-    def export_to_html(self, output_path: str | None = None) -> str:
+    def export_to_html(self, output_path: str | None = None, *, theme: Any = None) -> str:
         """Write the session as a self-contained HTML page, with the current system prompt and
         active tools in its header; returns the absolute path (default:
-        ``tau-session-<file name>.html`` in the current directory). Raises ``ExportError`` for an
-        in-memory session or one whose file is not written yet."""
+        ``tau-session-<file name>.html`` in the current directory). Tools are drawn as the
+        extensions' tool renderers draw them, given ``theme`` (the terminal UI's). Raises
+        ``ExportError`` for an in-memory session or one whose file is not written yet."""
         from tau.export import export_session_html  # markdown and highlighting: only now
+        from tau.export.extension_tools import ExtensionToolHtml
 
         tools = [tool.to_tool() for tool in self._tools.active_tools]
-        return export_session_html(self._session, output_path, system_prompt=self.system_prompt, tools=tools)
+        runner = self.extension_runner
+        renderers = None
+        if runner is not None and (runner.registry.tool_renderers() or _draws_tools(runner)):
+            definitions = {t.definition.name: t.definition for t in runner.tool_definitions}
+            renderers = ExtensionToolHtml(
+                lambda name: runner.resolve_tool_renderer(name, lambda: definitions.get(name)), theme
+            )
+        return export_session_html(
+            self._session,
+            output_path,
+            system_prompt=self.system_prompt,
+            tools=tools,
+            tool_renderers=renderers,
+        )
 
     def get_last_assistant_text(self) -> str | None:
         """The text of the last reply, trimmed (``None`` if blank). A reply without text from a turn
@@ -888,3 +962,8 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
+
+
+def _draws_tools(runner: ExtensionRunner) -> bool:
+    """Whether an extension tool has a renderer of its own."""
+    return any(t.definition.render_call or t.definition.render_result for t in runner.tool_definitions)

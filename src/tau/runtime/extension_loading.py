@@ -141,6 +141,10 @@ def _has_installed_extensions(cwd: str) -> bool:
     return False
 
 
+MCP_BUILTIN_PATH = "<builtin:mcp>"
+"""The path the built-in MCP extension is loaded under."""
+
+
 def _has_mcp_config(
     cwd: str, agent_dir: str, options: ExtensionOptions, include_project: bool, settings: SettingsManager
 ) -> bool:
@@ -255,7 +259,71 @@ def load_extension_runner(
     if not discovery.sources:
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)
+    _connect_registered_mcp(runner, cwd, agent_dir, settings, options, include_project=include_project)
     return runner, runner.diagnostics
+
+
+def _connect_registered_mcp(
+    runner: ExtensionRunner,
+    cwd: str,
+    agent_dir: str,
+    settings: SettingsManager,
+    options: ExtensionOptions,
+    *,
+    include_project: bool,
+) -> None:
+    """Give extensions' MCP servers (``tau.register_mcp_server``) a connector when no ``mcp.json``
+    brought in the built-in MCP support: the support itself when some were registered in ``setup``,
+    else a way to load it once one is registered later (``runner.mcp_connector``), so that a
+    session without MCP servers never imports it. With the support
+    switched off, each server registered in ``setup`` is reported (later ones when registered)."""
+    if any(e.path == MCP_BUILTIN_PATH for e in runner.extensions):
+        return
+    switches = builtin_switches(settings, options, include_project=include_project)
+    switched_on = not options.no_mcp and switches["mcp"]
+    if switched_on and not runner.registry.mcp_servers:
+
+        def connect() -> None:
+            from tau.extensions.loader import load_extensions_sync
+            from tau.mcp.extension import mcp_extension_source
+
+            source = mcp_extension_source(
+                cwd,
+                agent_dir,
+                include_project=include_project,
+                extra=options.mcp_servers,
+                codemode=switches["codemode"],
+                tool_search=switches["tool-search"],
+            )
+            load_extensions_sync([source], cwd=cwd, into=runner)
+
+        runner.mcp_connector = connect
+        return
+    if not switched_on:
+        from tau.extensions.errors import ExtensionDiagnostic
+
+        runner.registry.diagnostics += [
+            ExtensionDiagnostic(
+                "error",
+                f"MCP server {server.name!r} is registered but nothing connects it "
+                "(the built-in MCP support is off: -builtin:mcp or --no-mcp)",
+                path=server.extension_path,
+            )
+            for server in runner.registry.mcp_servers.values()
+        ]
+        return
+    from tau.extensions.loader import load_extensions_sync
+    from tau.mcp.extension import mcp_extension_source
+
+    source = mcp_extension_source(
+        cwd,
+        agent_dir,
+        include_project=include_project,
+        extra=options.mcp_servers,
+        codemode=switches["codemode"],
+        tool_search=switches["tool-search"],
+    )
+    load_extensions_sync([source], cwd=cwd, into=runner)
 
 
 def _complete(
@@ -280,6 +348,7 @@ def _complete(
             from tau.extensions.loader import load_extensions_sync
 
             load_extensions_sync(after, cwd=cwd, into=runner)
+    _connect_registered_mcp(runner, cwd, agent_dir, settings, options, include_project=include_project)
     return runner, runner.diagnostics
 
 

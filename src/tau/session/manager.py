@@ -325,15 +325,19 @@ class SessionManager:
     def append_compaction(
         self,
         summary: str,
-        first_kept_entry_id: str,
+        first_kept_entry_id: str | None,
         tokens_before: int,
         details: object = None,
         from_hook: bool | None = None,
         usage: Usage | None = None,
     ) -> str:
         """Summarise the branch before ``first_kept_entry_id``. If the branch declares a prompt
-        (pi 1.x system messages), the compaction records it as its checkpoint, as pi does."""
+        (pi 1.x system messages), the compaction records it as its checkpoint, as pi does.
+        ``first_kept_entry_id`` ``None``: nothing before it is kept (pi's self-retaining
+        compaction, whose ``firstKeptEntryId`` is its own id)."""
         base = self._base()
+        if first_kept_entry_id is None:
+            first_kept_entry_id = base["id"]
         checkpoint = self.branch_system_message()
         if checkpoint is not None:
             checkpoint.timestamp = ms_from_iso(base["timestamp"]) or checkpoint.timestamp

@@ -70,6 +70,7 @@ from tau.runtime.events import (
     AutoRetryStart,
     CompactionEnd,
     CompactionStart,
+    EntryAppended,
     QueueUpdate,
     SessionInfoChanged,
     SummarizationRetryAttemptStart,
@@ -77,6 +78,7 @@ from tau.runtime.events import (
     SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
+from tau.session.entries import CustomEntry
 from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
@@ -207,10 +209,17 @@ class InteractiveMode:
         self.scrollback: Scrollback | Transcript = Transcript() if self.fullscreen else Scrollback()
         self._switch_to: str | None = None
         self._renderers: dict[int, BlockRenderer] = {}
+        from tau.modes.interactive.extension_renderers import ExtensionRenderers
+
+        self.extension_renderers = ExtensionRenderers(lambda: self.session)
         self.chat = self._new_chat()
         self.files = ProjectFiles(self.session.cwd)
         self.completer = EditorCompleter(self.command_infos, self.files)
         self.editor = create_editor_buffer(self.completer, self._user_history())
+        from tau.modes.interactive.components import ComponentHost
+
+        self.components = ComponentHost(self)
+        """Extensions' header, footer, overlays and autocomplete providers (``ctx.ui``)."""
         self.dialog: Dialog | None = None
         self._dialog_lock = asyncio.Lock()
         self.activity = Activity()
@@ -257,7 +266,11 @@ class InteractiveMode:
 
             self._renderers.clear()  # one width at a time is all that is ever drawn
             renderer = self._renderers[width] = BlockRenderer(
-                self.theme(), width, color_system=self.color_system(), output_pad=self.output_pad
+                self.theme(),
+                width,
+                color_system=self.color_system(),
+                output_pad=self.output_pad,
+                markdown=self.extension_renderers.markdown_hook(),
             )
         return renderer
 
@@ -309,8 +322,9 @@ class InteractiveMode:
             self.flags,
             lambda text, new_block: self.scrollback.write(text, new_block),  # the mode may switch
             self.invalidate,
-            tool_definition=self._tool_definition,
+            tool_definition=lambda name: self.extension_renderers.tool_renderer(name, self._tool_definition),
             custom_renderer=self._custom_renderer,
+            entry_renderer=self.extension_renderers.entry_renderer,
         )
 
     def _tool_definition(self, name: str) -> Any:
@@ -430,9 +444,10 @@ class InteractiveMode:
                 # Below the editor, not floating: an inline app cannot draw past its own bottom.
                 self._completions_menu(),
                 text_window(lambda: panels.widget_fragments(self, "belowEditor")),
-                text_window(lambda: panels.footer_fragments(self), lambda: True),
+                text_window(self._footer_fragments, lambda: True),
             ]
         )
+        root = self.components.with_overlays(root)
         if self.fullscreen:
             root = self._with_search_box(root)
         # A dialog open while the TUI mode changes (/settings) keeps the keys.
@@ -477,6 +492,10 @@ class InteractiveMode:
 
             app.after_render += place_images
         return app
+
+    def _footer_fragments(self) -> Any:
+        custom = self.components.footer_fragments()
+        return custom if custom is not None else panels.footer_fragments(self)
 
     def _editor_padding(self) -> int:
         """``editorPaddingX`` cells each side of the editor's text, at most what leaves it one."""
@@ -586,7 +605,7 @@ class InteractiveMode:
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
         if self.session.messages:
-            self.chat.add_messages(self.session.messages)
+            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
         self.ui = InteractiveUI(self)
         await self.session.bind_extensions(
             self.ui, on_error=self._extension_error, shutdown_handler=self.quit
@@ -823,6 +842,9 @@ class InteractiveMode:
             self.start_ticker()
         elif isinstance(event, SummarizationRetryAttemptStart | SummarizationRetryFinished):
             self.activity.summary_retry_text = None
+        elif isinstance(event, EntryAppended):
+            if isinstance(event.entry, CustomEntry):
+                self.chat.add_entry(event.entry)
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()
@@ -881,7 +903,8 @@ class InteractiveMode:
             self.chat.clear()
             self.chat = self._new_chat()
             self.scrollback.redraw([header] if (header := self._header_text()) else [])
-            self.chat.add_messages(self.session.messages)
+            self._renderers.clear()  # another session may bring other extensions' renderers
+            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
             return
         header = self._header_text()
         blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()
@@ -889,6 +912,11 @@ class InteractiveMode:
         self.invalidate()
 
     def _header_text(self) -> str:
+        from tau.modes.interactive.header import startup_header
+
+        custom = self.components.header_text()
+        if custom is not None:
+            return custom
         return startup_header(self)
 
     def restyle(self) -> None:

@@ -45,6 +45,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.session.entries import CustomEntry
 from tau.session.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -141,7 +142,7 @@ class TextBlock(Block):
             self.stream.append(delta)
 
     def _render(self, renderer: BlockRenderer, flags: ViewFlags) -> str:
-        return renderer.assistant_text(self.text)
+        return renderer.assistant_text(self.text, streaming=not self.finished)
 
 
 class ThinkingBlock(Block):
@@ -232,6 +233,7 @@ class Chat:
         changed: Callable[[], None],
         tool_definition: Callable[[str], Any] = lambda name: None,
         custom_renderer: Callable[[str], Any] = lambda custom_type: None,
+        entry_renderer: Callable[[str], Any] = lambda custom_type: None,
     ) -> None:
         self._renderer = renderer
         self._theme = theme
@@ -240,6 +242,7 @@ class Chat:
         self._changed = changed
         self._tool_definition = tool_definition
         self._custom_renderer = custom_renderer
+        self._entry_renderer = entry_renderer
         self.history: list[Block] = []
         self.live: list[Block] = []
         self._reply = _Pending()
@@ -248,9 +251,32 @@ class Chat:
 
     # -- building blocks from messages ---------------------------------------------------------
 
-    def add_messages(self, messages: Sequence[AgentMessage]) -> None:
-        """Blocks for finished messages (a restored session): tool results join their calls."""
+    def add_entry(self, entry: CustomEntry) -> None:
+        """An extension's ``custom`` entry, when an extension draws entries of its type."""
+        block = self._entry_block(entry)
+        if block is not None:
+            self.add_block(block)
+
+    def _entry_block(self, entry: CustomEntry) -> Block | None:
+        renderer = self._entry_renderer(entry.custom_type)
+        if renderer is None:
+            return None
+        return _Static(lambda r, f: r.entry(entry, renderer, expanded=f.tools_expanded))
+
+    def add_messages(self, messages: Sequence[AgentMessage], entries: Sequence[CustomEntry] = ()) -> None:
+        """Blocks for finished messages (a restored session): tool results join their calls.
+        ``entries``: extensions' ``custom`` entries of the branch, each placed before the first
+        message that came after it."""
+        waiting = sorted(
+            ((_entry_ms(e), e) for e in entries if self._entry_renderer(e.custom_type) is not None),
+            key=lambda pair: pair[0],
+        )
         for message in messages:
+            stamp = getattr(message, "timestamp", None)
+            while waiting and isinstance(stamp, int) and waiting[0][0] < stamp:
+                block = self._entry_block(waiting.pop(0)[1])
+                if block is not None:
+                    self.live.append(block)
             if isinstance(message, ToolResultMessage):
                 call = self._tools.pop(message.tool_call_id, None)
                 if call is not None:
@@ -259,8 +285,12 @@ class Chat:
                     continue
             for block in self._blocks_of(message):
                 self.live.append(block)
-        for waiting in self._tools.values():
-            waiting.finished = True  # a call whose result never came (an aborted run)
+        for _, entry in waiting:
+            block = self._entry_block(entry)
+            if block is not None:
+                self.live.append(block)
+        for pending in self._tools.values():
+            pending.finished = True  # a call whose result never came (an aborted run)
         self._tools.clear()
         self.commit_ready()
 
@@ -357,6 +387,10 @@ class Chat:
                 width = self._flags().width
                 renderer = self._renderer(width)
                 block = TextBlock(width, self._theme(), renderer.output_pad, renderer.color_system)
+                if renderer.markdown is not None:
+                    # Extensions transform the whole reply: it is drawn whole in the live area
+                    # until it ends, instead of being committed piece by piece as it streams.
+                    block.stream = None
                 blocks[update.content_index] = block
                 self.live.append(block)
             if isinstance(update, TextDeltaEvent):
@@ -516,6 +550,16 @@ class Chat:
         self.live.clear()
         self._tools.clear()
         self._reply = _Pending()
+
+
+def _entry_ms(entry: CustomEntry) -> int:
+    """An entry's ISO timestamp in milliseconds (0 when it cannot be read)."""
+    from datetime import datetime
+
+    try:
+        return int(datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return 0
 
 
 def _text_drawer(text: str) -> Callable[[BlockRenderer, ViewFlags], str]:

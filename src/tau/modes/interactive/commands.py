@@ -481,7 +481,7 @@ async def _export(mode: CommandHost, argument: str) -> None:
         from tau.export import ExportError
 
         try:
-            path = session.export_to_html(target)
+            path = session.export_to_html(target, theme=mode.theme())
         except ExportError as exc:
             mode.chat.add_notice(str(exc), "error")
             return

@@ -41,7 +41,7 @@ async def share_session(mode: SessionHost) -> None:
     with tempfile.TemporaryDirectory(prefix="tau-share-") as folder:
         page = os.path.join(folder, "session.html")
         try:
-            mode.session.export_to_html(page)
+            mode.session.export_to_html(page, theme=mode.theme())
         except ExportError as exc:
             mode.chat.add_notice(f"Failed to export session: {exc}", "error")
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.ai.abort import AbortSignal
@@ -17,6 +17,7 @@ from tau.modes.interactive.host import DialogHost, EditorHost
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
+    from tau.modes.interactive.components import ComponentHost
     from tau.modes.interactive.state import Activity
 
 __all__ = ["InteractiveUI", "UIHost"]
@@ -25,6 +26,9 @@ __all__ = ["InteractiveUI", "UIHost"]
 class UIHost(DialogHost, EditorHost, Protocol):
     """What ``ctx.ui`` reaches of the mode: dialogs, notices, the editor, the extensions' statuses
     and widgets, the spinner's words, the tools' expansion and the terminal's title."""
+
+    @property
+    def components(self) -> ComponentHost: ...
 
     @property
     def statuses(self) -> dict[str, str]: ...
@@ -150,6 +154,22 @@ class InteractiveUI:
         if expanded != self._mode.tools_expanded:
             self._mode.tools_expanded = expanded
             self._mode.redraw_all()
+
+    # -- components (tau.modes.interactive.components) ---------------------------------------------
+
+    async def custom(
+        self, factory: Callable[..., Any], *, overlay: bool = False, overlay_options: Any = None
+    ) -> Any:
+        return await self._mode.components.custom(factory, overlay=overlay, overlay_options=overlay_options)
+
+    def set_header(self, factory: Callable[..., Any] | None) -> None:
+        self._mode.components.set_header(factory)
+
+    def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        self._mode.components.set_footer(factory)
+
+    def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
+        self._mode.components.add_autocomplete_provider(factory)
 
 
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")

@@ -26,6 +26,7 @@ from tau.modes.interactive.render.markdown import markdown_renderable, render_ma
 from tau.modes.interactive.render.padding import pad_lines
 from tau.modes.interactive.render.theme import Theme
 from tau.modes.interactive.render.tools import image_placeholder, tool_body, tool_title
+from tau.session.entries import CustomEntry
 from tau.session.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -34,6 +35,8 @@ from tau.session.messages import (
 )
 
 NoticeLevel = Literal["info", "warning", "error"]
+MarkdownHook = Callable[[str, str, bool, int], str]
+"""``hook(markdown, surface, streaming, width) -> markdown``: what extensions make of it."""
 
 _BASH_COLLAPSED_LINES = 5
 _SGR = re.compile(r"(\x1b\[[0-9;]*m)")
@@ -73,9 +76,17 @@ class BlockRenderer:
     side padding of every block, 0 or 1; none on a terminal narrower than 10 cells)."""
 
     def __init__(
-        self, theme: Theme, width: int, *, color_system: ColorSystem = "truecolor", output_pad: int = 1
+        self,
+        theme: Theme,
+        width: int,
+        *,
+        color_system: ColorSystem = "truecolor",
+        output_pad: int = 1,
+        markdown: MarkdownHook | None = None,
     ) -> None:
         self.theme = theme
+        self.markdown = markdown
+        """Extensions' Markdown transformers (``tau.register_markdown_transformer``), when any."""
         self.width = max(1, width)
         self.output_pad = output_pad if self.width >= 10 else 0
         self._color_system: ColorSystem = color_system
@@ -85,6 +96,12 @@ class BlockRenderer:
         self._text_console = (
             console_for(theme, self.text_width, color_system) if self.output_pad else self._console
         )
+
+    def _md(self, text: str, surface: str, *, streaming: bool = False) -> str:
+        """``text`` as the extensions' Markdown transformers leave it for ``surface``."""
+        if self.markdown is None:
+            return text
+        return self.markdown(text, surface, streaming, self.text_width)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -135,14 +152,16 @@ class BlockRenderer:
     def user(self, message: UserMessage) -> str:
         """A user message: markdown on the user background, images as placeholders."""
         text, images = _content_text(message.content, self.theme)
+        text = self._md(text, "user") if text.strip() else text
         parts: list[RenderableType] = (
             [markdown_renderable(text, self.theme, diagrams=True)] if text.strip() else []
         )
         parts += images
         return self._box(parts or [Text("")], self.theme.user_bg)
 
-    def assistant_text(self, text: str) -> str:
+    def assistant_text(self, text: str, *, streaming: bool = False) -> str:
         """Assistant prose as markdown (the same output a finished ``StreamingMarkdown`` gives)."""
+        text = self._md(text, "assistant", streaming=streaming)
         return pad_lines(
             render_markdown(
                 text, self.text_width, self.theme, color_system=self._color_system, diagrams=True
@@ -155,7 +174,7 @@ class BlockRenderer:
         if expanded and text.strip():
             return pad_lines(
                 render_markdown(
-                    text,
+                    self._md(text, "assistant-thinking"),
                     self.text_width,
                     self.theme,
                     style=self.theme.thinking,
@@ -268,6 +287,7 @@ class BlockRenderer:
         if not expanded:
             title.append(" (Ctrl+O to show summary)", style=self.theme.muted)
             return self._box([title], self.theme.custom_bg)
+        summary = self._md(summary, "summary")
         body = markdown_renderable(summary, self.theme, diagrams=True)
         return self._box([title, Text(""), body], self.theme.custom_bg)
 
@@ -298,9 +318,16 @@ class BlockRenderer:
             Text(f"[{terminal_safe(message.custom_type)}]", style=self.theme.custom_label)
         ]
         if text.strip():
-            parts.append(markdown_renderable(text, self.theme))
+            parts.append(markdown_renderable(self._md(text, "custom"), self.theme))
         parts += images
         return self._box(parts, self.theme.custom_bg)
+
+    def entry(self, entry: CustomEntry, renderer: Callable[..., Any], *, expanded: bool = False) -> str:
+        """An extension's ``custom`` session entry, drawn by its ``renderer(entry, options, theme)``
+        (``tau.register_entry_renderer``); ``""`` when that returns nothing."""
+        options = RenderOptions(expanded=expanded)
+        rendered = self._extension(lambda: renderer(entry, options, self.theme), self.width)
+        return "" if rendered is None else self._print(rendered)
 
     def notice(self, text: str, level: NoticeLevel = "info") -> str:
         """A line (or a few) of information, warning or error from tau itself."""

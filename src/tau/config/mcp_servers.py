@@ -80,6 +80,8 @@ class ServerConfig(Struct, frozen=True):
     """The project file that overrides this global server's enabled state or exposure."""
     literal: bool = False
     """``env`` and ``headers`` values are taken as they are, not expanded (an editor's, over ACP)."""
+    extension: str = ""
+    """The path of the extension that registered the server (``tau.register_mcp_server``), else empty."""
 
     def value(self, raw: str) -> str:
         """An ``env`` or ``headers`` value as the server gets it."""

@@ -1,0 +1,83 @@
+"""Extensions' own components in the real terminal UI (ctx.ui.custom inline and as an overlay,
+set_header, set_footer, add_autocomplete_provider), driven through a pseudo-terminal with the
+examples in examples/extensions/."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from tau_command import TauCommand
+from terminal import ENTER, Terminal
+
+Start = Callable[..., Terminal]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
+DOWN = "\x1b[B"
+ESCAPE = "\x1b"
+
+
+def _command(terminal: Terminal, text: str) -> None:
+    terminal.type(text)
+    terminal.send(ENTER)
+
+
+def test_a_custom_component_takes_the_editors_place_gets_the_keys_and_answers(start_tui: Start) -> None:
+    terminal = start_tui("-e", str(EXAMPLES / "pick_target.py"))
+    _command(terminal, "/pick-target")
+    terminal.wait_for("Choose a deployment target", where="display")
+    terminal.wait_for("> development", where="display")
+    terminal.send(DOWN)
+    terminal.wait_for("> staging", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Selected staging")
+    terminal.wait_for(lambda: "Choose a deployment target" not in terminal.display())
+
+
+def test_an_overlay_floats_above_the_screen_until_it_is_done(start_tui: Start) -> None:
+    terminal = start_tui("-e", str(EXAMPLES / "pick_target.py"), "--tui-mode", "fullscreen")
+    _command(terminal, "/pick-target overlay")
+    terminal.wait_for("Choose a deployment target", where="display")
+    # In the top right corner, one cell in from the edge: the rest of the screen is still drawn.
+    row = next(line for line in terminal.display().splitlines() if "Choose a deployment target" in line)
+    assert row.index("Choose a deployment target") >= 100 - 40 - 1 - 1
+    terminal.send(ESCAPE)
+    terminal.wait_for("No target chosen")
+    terminal.wait_for(lambda: "Choose a deployment target" not in terminal.display())
+
+
+def test_a_custom_header_and_footer_replace_tau_s(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui("-e", str(EXAMPLES / "custom_header.py"), "-e", str(EXAMPLES / "custom_footer.py"))
+    terminal.wait_for("Run the tests before you commit.")
+    assert tau.work.name in terminal.text()
+    _command(terminal, "/footer")
+    terminal.wait_for("⎇ no git", where="display")
+    assert "fake-model" not in terminal.display().splitlines()[-1]
+    _command(terminal, "/footer")
+    terminal.wait_for(lambda: "⎇ no git" not in terminal.display())
+
+
+def test_an_autocomplete_provider_offers_its_items_and_hands_the_rest_to_tau_s(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    bin_dir = tau.work.parent / "bin"
+    bin_dir.mkdir()
+    issues = [
+        {"number": 2983, "title": "Extension API for autocomplete"},
+        {"number": 2753, "title": "Reload"},
+    ]
+    gh = bin_dir / "gh"
+    gh.write_text(f"#!/bin/sh\necho '{json.dumps(issues)}'\n")
+    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
+    tau.env["PATH"] = f"{bin_dir}{os.pathsep}{tau.env['PATH']}"
+    terminal = start_tui("-e", str(EXAMPLES / "issue_autocomplete.py"))
+    terminal.type("fix #29")
+    terminal.wait_for("Extension API for autocomplete", where="display")
+    terminal.wait_for(lambda: "Reload" not in terminal.display())  # "#29" leaves out #2753
+    terminal.send(ENTER)  # takes the suggestion
+    terminal.wait_for("fix #2983", where="display")
+    terminal.send("\x15")  # ctrl+u: an empty editor again
+    terminal.type("/mod")
+    terminal.wait_for("/model", where="display")  # tau's own completion, below the provider
