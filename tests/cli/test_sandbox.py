@@ -233,6 +233,50 @@ def test_network_on_reaches_a_server_outside(tau: TauCommand, outside_server: st
     assert output.strip() == "hello from outside"
 
 
+def _curl(url: str, *flags: str) -> str:
+    return f"curl -sS --max-time 10 {' '.join(flags)} {url}; echo exit=$?"
+
+
+def test_a_listed_host_is_reached_through_the_proxy(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server))
+    assert "hello from outside" in output and "exit=0" in output
+
+
+def test_a_host_not_listed_is_refused_by_the_proxy_with_a_reason(
+    tau: TauCommand, outside_server: str
+) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["example.org"]}}')
+    output = run_bash(tau, _curl(outside_server, "--fail-with-body"))
+    assert "hello from outside" not in output
+    assert "127.0.0.1" in output and "is not in sandbox.network (allowed: example.org)" in output
+    assert "exit=22" in output
+
+
+def test_a_tunnel_to_a_host_not_listed_is_refused(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["example.org"]}}')
+    output = run_bash(tau, _curl(outside_server, "--proxytunnel"))
+    assert "hello from outside" not in output and "403" in output and "exit=56" in output
+
+
+def test_a_tunnel_to_a_listed_host_works(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server, "--proxytunnel"))
+    assert "hello from outside" in output and "exit=0" in output
+
+
+def test_a_direct_connection_is_refused_beside_the_proxy(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server, "--noproxy '*'"))
+    assert "hello from outside" not in output and "exit=7" in output
+
+
+def test_a_host_list_that_is_not_a_list_of_names_is_one_line(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"mode": "read-only", "network": [3]}}')
+    line = _one_error_line(tau.run(*MODEL, "-p", "go"))
+    assert "sandbox.network must be" in line and "list of host names" in line
+
+
 # -- user commands (RPC's bash, the TUI's !) ------------------------------------------------------------
 
 

@@ -68,12 +68,15 @@ def sandbox_policy(
             )
         resolved.append(path)
     network = options.get("network", "off")
+    hosts: tuple[str, ...] = ()
     if isinstance(network, list):
-        raise SandboxConfigError(
-            f'{where}: sandbox.network: a list of allowed hosts is not supported yet; use "off" or "on"'
-        )
-    if network not in ("off", "on", False, True):
-        raise SandboxConfigError(f'{where}: sandbox.network must be "off" or "on"')
+        if not all(isinstance(host, str) and host.strip() and " " not in host.strip() for host in network):
+            raise SandboxConfigError(
+                f'{where}: sandbox.network must be "off", "on" or a list of host names (["pypi.org", "*.github.com"])'
+            )
+        hosts = tuple(host.strip() for host in network)
+    elif network not in ("off", "on", False, True):
+        raise SandboxConfigError(f'{where}: sandbox.network must be "off", "on" or a list of allowed hosts')
     agent = os.path.realpath(agent_dir)
     return SandboxPolicy(
         mode=chosen,
@@ -81,6 +84,7 @@ def sandbox_policy(
         writable_roots=tuple(resolved),
         protected=(agent, os.path.join(agent, TRUST_FILE)),
         network=network in ("on", True),
+        allowed_hosts=hosts,
     )
 
 

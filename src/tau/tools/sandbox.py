@@ -31,6 +31,7 @@ from msgspec import Struct
 
 if TYPE_CHECKING:
     from tau.agent.tool import AgentTool
+    from tau.tools.sandbox_proxy import SandboxProxy
 
 __all__ = [
     "PROTECTED_NAMES",
@@ -74,6 +75,23 @@ class SandboxPolicy(Struct, frozen=True):
     writable_roots: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     network: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+
+    @property
+    def proxied(self) -> bool:
+        """Whether commands reach the network only through tau's proxy, to ``allowed_hosts``."""
+        return self.fenced and not self.network and bool(self.allowed_hosts)
+
+    def network_text(self) -> str:
+        if self.network:
+            return "on"
+        if self.allowed_hosts:
+            return (
+                "only "
+                + ", ".join(self.allowed_hosts)
+                + " (HTTP(S) through a proxy set in HTTP_PROXY/HTTPS_PROXY)"
+            )
+        return "off"
 
     @property
     def fenced(self) -> bool:
@@ -101,7 +119,7 @@ class SandboxPolicy(Struct, frozen=True):
             where = "nothing except the temporary folder $TMPDIR"
         else:
             where = ", ".join(self.writable()) + " and the temporary folder $TMPDIR"
-        network = "on" if self.network else "off"
+        network = self.network_text()
         return (
             f"Sandbox: {self.mode}. Commands and file edits may write {where}; "
             f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}."
@@ -129,6 +147,8 @@ class Sandbox:
         self._temporary: str | None = None
         self._empty: str | None = None
         self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
+        self._proxy: SandboxProxy | None = None
+        self._proxy_folder: str | None = None
 
     @property
     def fenced(self) -> bool:
@@ -148,7 +168,13 @@ class Sandbox:
         state: dict[str, object] = {
             "mode": self.policy.mode,
             "writableRoots": list(self.policy.writable()),
-            "network": "on" if self.policy.network else "off",
+            "network": (
+                "on"
+                if self.policy.network
+                else list(self.policy.allowed_hosts)
+                if self.policy.allowed_hosts
+                else "off"
+            ),
         }
         if self.problem is not None:
             state["problem"] = self.problem
@@ -193,7 +219,25 @@ class Sandbox:
         policy = self.policy
         if not policy.fenced:
             return list(argv)
+        if policy.proxied:
+            argv = [*inner_command(), "run", self.proxy_socket(policy), "--", *argv]
         return [*self._bwrap_arguments(policy, cwd), "--", *argv]
+
+    def proxy_socket(self, policy: SandboxPolicy) -> str:
+        """The unix socket of the proxy to ``policy.allowed_hosts`` (started on first use)."""
+        from tau.tools.sandbox_proxy import HostList, SandboxProxy
+
+        with self._lock:
+            if self._proxy is None:
+                import tempfile
+
+                self._proxy_folder = tempfile.mkdtemp(prefix="tau-sandbox-proxy-")
+                self._proxy = SandboxProxy(HostList(policy.allowed_hosts), self._proxy_folder)
+                self._proxy.start()
+                atexit.register(self.close)
+            elif self._proxy.hosts.entries != policy.allowed_hosts:
+                self._proxy.hosts = HostList(policy.allowed_hosts)
+            return self._proxy.path
 
     def temporary_folder(self) -> str:
         """The private temporary folder of fenced commands (created on first use, gone at exit)."""
@@ -278,6 +322,12 @@ class Sandbox:
             temporary, self._temporary = self._temporary, None
             empty, self._empty = self._empty, None
             made, self._made = self._made, []
+            proxy, self._proxy = self._proxy, None
+            proxy_folder, self._proxy_folder = self._proxy_folder, None
+        if proxy is not None:
+            proxy.close()
+        if proxy_folder is not None:
+            shutil.rmtree(proxy_folder, ignore_errors=True)
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
         if empty is not None:
@@ -286,6 +336,14 @@ class Sandbox:
         for path in made:
             with contextlib.suppress(OSError):  # no longer empty, or gone: leave it
                 os.rmdir(path)
+
+
+def inner_command() -> list[str]:
+    """How to start ``sandbox_inner`` inside the fence: this interpreter, isolated and without
+    ``site`` (it imports nothing of tau), on the script's file."""
+    import sys
+
+    return [sys.executable, "-I", "-S", "-B", os.path.join(os.path.dirname(__file__), "sandbox_inner.py")]
 
 
 def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sandbox, cwd: str) -> AgentTool:
