@@ -398,3 +398,114 @@ async def test_a_mode_change_keeps_the_prompt_before_the_sandbox_line(tau: TauCo
     assert "Sandbox: workspace-write." in first[0]["content"]
     update = json.dumps(second[len(first) :])
     assert 'section \\"sandbox\\"' in update and "Sandbox: read-only." in update
+
+
+# -- asking for more (escalate) ------------------------------------------------------------------
+
+
+def _escalation_entries(tau: TauCommand) -> list[dict[str, Any]]:
+    entries = []
+    for path in tau.session_files():
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("type") == "custom" and entry.get("customType") == "sandbox-escalation":
+                entries.append(entry["data"])
+    return entries
+
+
+def test_the_bash_tool_offers_escalate_only_when_commands_are_fenced(tau: TauCommand) -> None:
+    def bash_schema() -> dict[str, Any]:
+        [tool] = [t for t in tau.server.last_request.body["tools"] if t["function"]["name"] == "bash"]
+        return tool["function"]["parameters"]
+
+    tau.server.add(Turn(text="hi"), Turn(text="hi"))
+    assert tau.run(*MODEL, *WRITABLE, "-p", "go").returncode == 0
+    assert "escalate" in bash_schema()["properties"]
+    assert tau.run(*MODEL, "--sandbox", "off", "-p", "go").returncode == 0
+    assert "escalate" not in bash_schema()["properties"]
+
+
+def test_an_escalation_in_print_mode_is_refused_and_recorded(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "the build writes its cache there", "writableRoots": [str(outside)]}
+    command = f"echo x > {outside}/made.txt"
+    _, output = run_tool(tau, "bash", {"command": command, "escalate": escalate})
+    assert output.startswith("Escalation refused (nobody can approve it in this mode")
+    assert "the command was not run" in output
+    assert not (outside / "made.txt").exists()
+    [entry] = _escalation_entries(tau)
+    assert entry["decision"] == "denied" and entry["reason"] == "the build writes its cache there"
+    assert entry["grant"] == {"writableRoots": [str(outside)]} and entry["command"] == command
+
+
+def test_an_escalation_for_a_folder_that_does_not_exist_is_an_error_the_model_reads(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    escalate = {"reason": "r", "writableRoots": [str(tmp_path / "missing")]}
+    _, output = run_tool(tau, "bash", {"command": "true", "escalate": escalate})
+    assert "escalate.writableRoots" in output and "is not an existing folder" in output
+    assert _escalation_entries(tau) == []
+
+
+async def _escalate_over_rpc(tau: TauCommand, outside: Path, answer: str) -> tuple[list[str], list[Any]]:
+    """Two bash calls over RPC, the first asking to write ``outside``; the user answers ``answer``.
+    The two results the model saw, and the questions asked."""
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate})
+            ]
+        ),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": f"echo 2 > {outside}/two"})]),
+        Turn(text="Done."),
+    )
+    results: list[str] = []
+    asked: list[Any] = []
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        async for event in rpc.events():
+            if event.get("type") == "extension_ui_request" and event.get("method") == "select":
+                asked.append(event)
+                await rpc.respond_ui(event["id"], value=answer)
+            if event.get("type") == "tool_execution_end":
+                content = event["result"]["content"]
+                results.append("".join(part.get("text", "") for part in content))
+            if event.get("type") == "agent_settled":
+                break
+    return results, asked
+
+
+async def test_an_escalation_allowed_once_over_rpc_widens_that_call_only(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, asked = await _escalate_over_rpc(tau, outside, "Allow once")
+    [question] = asked
+    assert question["options"] == ["Allow once", "Allow for this session", "Deny"]
+    assert "write the report" in question["title"] and str(outside) in question["title"]
+    assert (outside / "one").read_text() == "1\n"
+    assert not (outside / "two").exists() and "Read-only file system" in results[1]
+    [entry] = _escalation_entries(tau)
+    assert entry["decision"] == "once" and entry["why"] == "the user answered"
+
+
+async def test_an_escalation_allowed_for_the_session_over_rpc_lasts(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, _ = await _escalate_over_rpc(tau, outside, "Allow for this session")
+    assert (outside / "one").read_text() == "1\n" and (outside / "two").read_text() == "2\n"
+    assert "Read-only" not in results[1]
+    assert [e["decision"] for e in _escalation_entries(tau)] == ["session"]
+
+
+async def test_an_escalation_denied_over_rpc_runs_nothing(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, _ = await _escalate_over_rpc(tau, outside, "Deny")
+    assert results[0].startswith("Escalation refused (the user answered)")
+    assert not (outside / "one").exists()
+    assert [e["decision"] for e in _escalation_entries(tau)] == ["denied"]

@@ -24,7 +24,8 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from msgspec import Struct
@@ -36,7 +37,10 @@ if TYPE_CHECKING:
 __all__ = [
     "PROTECTED_NAMES",
     "SANDBOX_MODES",
+    "EscalationDecision",
+    "EscalationRequest",
     "Sandbox",
+    "SandboxGrant",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
@@ -76,6 +80,7 @@ class SandboxPolicy(Struct, frozen=True):
     protected: tuple[str, ...] = ()
     network: bool = False
     allowed_hosts: tuple[str, ...] = ()
+    granted_roots: tuple[str, ...] = ()  # writable by an approved escalation, in either fenced mode
 
     @property
     def proxied(self) -> bool:
@@ -99,9 +104,11 @@ class SandboxPolicy(Struct, frozen=True):
 
     def writable(self) -> tuple[str, ...]:
         """The folders fenced commands may write (besides the private temporary folder)."""
+        if self.mode == "read-only":
+            return self.granted_roots
         if self.mode != "workspace-write":
             return ()
-        return tuple(dict.fromkeys((self.cwd, *self.writable_roots)))
+        return tuple(dict.fromkeys((self.cwd, *self.writable_roots, *self.granted_roots)))
 
     def read_only_inside(self) -> tuple[str, ...]:
         """Every path kept read-only inside the writable folders, whether it exists or not."""
@@ -115,15 +122,90 @@ class SandboxPolicy(Struct, frozen=True):
         """One line for the system prompt: the mode, what may be written, the network."""
         if not self.fenced:
             return "Sandbox: off (commands run with the user's full rights)."
-        if self.mode == "read-only":
+        if self.mode == "read-only" and not self.granted_roots:
             where = "nothing except the temporary folder $TMPDIR"
         else:
             where = ", ".join(self.writable()) + " and the temporary folder $TMPDIR"
         network = self.network_text()
         return (
             f"Sandbox: {self.mode}. Commands and file edits may write {where}; "
-            f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}."
+            f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}. "
+            "When a command fails because of the sandbox and needs more, call bash again with "
+            '"escalate": {"reason": ..., "writableRoots": [...], "network": "on" or [hosts]} to ask the user.'
         )
+
+
+EscalationDecision: TypeAlias = Literal["once", "session", "denied"]
+
+
+class SandboxGrant(Struct, frozen=True):
+    """More rights asked for by the model (``escalate`` of the bash tool): folders to write, the
+    network (all of it, or more allowed hosts)."""
+
+    writable_roots: tuple[str, ...] = ()
+    network: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+
+    def widen(self, policy: SandboxPolicy) -> SandboxPolicy:
+        """``policy`` with these rights added."""
+        import msgspec.structs
+
+        return msgspec.structs.replace(
+            policy,
+            granted_roots=tuple(dict.fromkeys((*policy.granted_roots, *self.writable_roots))),
+            network=policy.network or self.network,
+            allowed_hosts=tuple(dict.fromkeys((*policy.allowed_hosts, *self.allowed_hosts))),
+        )
+
+    def covered_by(self, policy: SandboxPolicy) -> bool:
+        """Whether ``policy`` already gives every right asked for."""
+        writable = policy.writable()
+        return (
+            all(any(_inside(root, folder) for folder in writable) for root in self.writable_roots)
+            and (policy.network or not self.network)
+            and (policy.network or all(host in policy.allowed_hosts for host in self.allowed_hosts))
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.writable_roots:
+            parts.append("write " + ", ".join(self.writable_roots))
+        if self.network:
+            parts.append("use the network")
+        elif self.allowed_hosts:
+            parts.append("reach " + ", ".join(self.allowed_hosts))
+        return " and ".join(parts) or "nothing more"
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {}
+        if self.writable_roots:
+            data["writableRoots"] = list(self.writable_roots)
+        if self.network:
+            data["network"] = "on"
+        elif self.allowed_hosts:
+            data["network"] = list(self.allowed_hosts)
+        return data
+
+
+class EscalationRequest(Struct, frozen=True):
+    """The model asks for ``grant`` to run ``command``, because ``reason``."""
+
+    grant: SandboxGrant
+    reason: str
+    command: str
+    tool_call_id: str = ""
+
+    def question(self) -> str:
+        """What the user is asked, on one line (a dialog's title shows one)."""
+        command = " ".join(self.command.split())
+        if len(command) > 200:
+            command = command[:199] + "…"
+        reason = " ".join(self.reason.split())
+        return f"The model asks to {self.grant.describe()} ({reason}) for: {command}"
+
+
+EscalationApprover: TypeAlias = "Callable[[EscalationRequest], Awaitable[EscalationDecision | None]]"
+EscalationRecorder: TypeAlias = "Callable[[EscalationRequest, EscalationDecision, str], None]"
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -149,6 +231,12 @@ class Sandbox:
         self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
         self._proxy: SandboxProxy | None = None
         self._proxy_folder: str | None = None
+        self._grants: list[SandboxGrant] = []
+        self._once: ContextVar[SandboxPolicy | None] = ContextVar("tau_sandbox_once", default=None)
+        self.approver: EscalationApprover | None = None
+        """Asks the user about an escalation (set by the mode); ``None``: nobody to ask, refused."""
+        self.recorder: EscalationRecorder | None = None
+        """Writes every escalation's outcome to the session (set by the session)."""
 
     @property
     def fenced(self) -> bool:
@@ -158,6 +246,8 @@ class Sandbox:
     def set_policy(self, policy: SandboxPolicy, *, bwrap: str | None = None) -> None:
         """Fence from now on by ``policy``, checked by the caller (with ``bwrap``, the program found
         working): a broken sandbox is whole again."""
+        for grant in self._grants:  # what the user allowed for the session outlives a mode change
+            policy = grant.widen(policy)
         self.policy = policy
         self.problem = None
         if bwrap is not None:
@@ -208,6 +298,47 @@ class Sandbox:
             f"({', '.join(policy.writable())})."
         )
 
+    # -- asking for more ---------------------------------------------------------------------------
+
+    async def escalate(self, request: EscalationRequest) -> tuple[EscalationDecision, str]:
+        """Ask for ``request`` (nothing is asked when the fence already allows it); the decision and
+        a few words on who made it. A session grant widens the fence from now on; every outcome is
+        handed to ``recorder``."""
+        if request.grant.covered_by(self.current_policy()):
+            return "session", "already allowed"
+        decision: EscalationDecision | None
+        if self.approver is None:
+            decision, why = "denied", "nobody can approve it in this mode (print mode and batch refuse)"
+        else:
+            try:
+                decision = await self.approver(request)
+            except Exception as error:  # the UI failed: nobody said yes
+                decision = None
+                why = f"the question could not be asked ({error})"
+            else:
+                why = "the user answered" if decision is not None else "nobody can approve it in this mode"
+            if decision is None:
+                decision = "denied"
+        if decision == "session":
+            self._grants.append(request.grant)
+            self.policy = request.grant.widen(self.policy)
+        if self.recorder is not None:
+            self.recorder(request, decision, why)
+        return decision, why
+
+    @contextlib.contextmanager
+    def widened_once(self, grant: SandboxGrant) -> Iterator[None]:
+        """Within the block (this task and what it awaits), commands run with ``grant`` added."""
+        token = self._once.set(grant.widen(self.policy))
+        try:
+            yield
+        finally:
+            self._once.reset(token)
+
+    def current_policy(self) -> SandboxPolicy:
+        """The policy commands started now run by (a one-off grant included)."""
+        return self._once.get() or self.policy
+
     # -- commands --------------------------------------------------------------------------------
 
     def command(self, argv: Sequence[str], cwd: str) -> list[str]:
@@ -216,7 +347,7 @@ class Sandbox:
         Raises :class:`SandboxUnavailable` when the sandbox is broken."""
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
-        policy = self.policy
+        policy = self.current_policy()
         if not policy.fenced:
             return list(argv)
         if policy.proxied:

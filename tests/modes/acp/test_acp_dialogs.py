@@ -197,3 +197,29 @@ async def test_a_client_without_terminals_is_offered_only_the_login_made_elsewhe
         with pytest.raises(RequestError) as unknown:
             await conn.authenticate(method_id="oauth")
         assert unknown.value.code == -32602
+
+
+async def test_a_sandbox_escalation_is_a_permission_request_and_allow_always_lasts(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        tool_turn("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate}, id="call-1"),
+        tool_turn("bash", {"command": f"echo 2 > {outside}/two"}, id="call-2"),
+        text_turn("Written."),
+    )
+    client = RecordingClient(answer="1")  # "Allow for this session"
+    async with spawn_tau(tau, client, "--sandbox", "workspace-write") as (conn, _):
+        await initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        await conn.prompt(session_id=session_id, prompt=[text_block("Report")])
+    [(tool_call, options)] = client.permission_requests
+    assert tool_call.tool_call_id == "call-1"
+    assert [(o.name, o.kind) for o in options] == [
+        ("Allow once", "allow_once"),
+        ("Allow for this session", "allow_always"),
+        ("Deny", "reject_once"),
+    ]
+    assert (outside / "one").read_text() == "1\n" and (outside / "two").read_text() == "2\n"
