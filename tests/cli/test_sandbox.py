@@ -134,13 +134,43 @@ def test_what_a_command_leaves_running_is_gone_when_the_call_ends(tau: TauComman
         seen_between_calls.append(_sleeping(marker))
         return Turn(text="Done.")
 
-    # Out of the process group too (setsid): only the pid namespace's end catches that one.
+    # Out of the process group too (setsid): the call's leader (a child subreaper) catches that one.
     command = f"{marker} & setsid {marker} & echo started"
     tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": command})]), after_the_call)
     result = tau.run(*MODEL, *WRITABLE, "-p", "go")
     assert result.returncode == 0, result.stderr
     assert "started" in tool_result(tau.server.last_request)
     assert seen_between_calls == [[]]
+
+
+def test_processes_started_by_processes_that_ended_are_gone_when_the_call_ends(tau: TauCommand) -> None:
+    marker = f"sleep {3000 + os.getpid() % 1000}.5"
+    seen_between_calls: list[list[str]] = []
+
+    def after_the_call(request: RecordedRequest) -> Turn:
+        seen_between_calls.append(_sleeping(marker))
+        return Turn(text="Done.")
+
+    # Many orphans, each in a session of its own, their parents gone before the call ends.
+    command = f"for i in $(seq 30); do (setsid sh -c '{marker} & {marker}' &); done; echo spawned"
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": command})]), after_the_call)
+    result = tau.run(*MODEL, *WRITABLE, "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "spawned" in tool_result(tau.server.last_request)
+    assert seen_between_calls == [[]]
+
+
+def test_a_repository_made_during_the_session_gets_its_hooks_protected(tau: TauCommand) -> None:
+    hook = "echo planted > .git/hooks/pre-commit"
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "git init -q . && echo made"})]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": hook})]),
+        Turn(text="Done."),
+    )
+    result = tau.run(*MODEL, *WRITABLE, "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "Read-only file system" in tool_result(tau.server.last_request)
+    assert not (tau.work / ".git" / "hooks" / "pre-commit").exists()
 
 
 def test_a_fenced_command_that_times_out_is_ended_with_what_it_started(tau: TauCommand) -> None:

@@ -122,5 +122,21 @@ def build_sandbox(setting: Any, cwd: str, agent_dir: str, *, mode: str | None = 
         return Sandbox(SandboxPolicy(mode="read-only", cwd=os.path.realpath(cwd)), problem=str(error))
     if not policy.fenced:
         return Sandbox(policy)
-    bwrap, problem = _mechanism()
-    return Sandbox(policy, problem=problem, bwrap=bwrap or "bwrap")
+    import shutil
+
+    found = shutil.which("bwrap") if sys.platform == "linux" else None
+    if found is None:
+        bwrap, problem = _mechanism()
+        return Sandbox(policy, problem=problem, bwrap=bwrap or "bwrap")
+    # The session's command server, started now, is the check that bubblewrap works here (one
+    # bubblewrap started, not a probe and then the server). When it cannot start, the probe says
+    # why; a bubblewrap that works without it fences each command on its own.
+    # The start is seen through when the sandbox's problem is first read: tau goes on loading
+    # meanwhile.
+    sandbox = Sandbox(policy, bwrap=found)
+
+    def failure(reason: str) -> str | None:
+        return _mechanism()[1]
+
+    sandbox.start_server(wait=False, on_failure=failure)
+    return sandbox

@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from msgspec import Struct
 
 if TYPE_CHECKING:
+    import asyncio
+
     from tau.agent.tool import AgentTool
     from tau.tools.sandbox_proxy import SandboxProxy
+    from tau.tools.sandbox_server import SandboxServer
 
 __all__ = [
     "PROTECTED_NAMES",
@@ -223,7 +226,8 @@ class Sandbox:
         self, policy: SandboxPolicy | None = None, *, problem: str | None = None, bwrap: str = "bwrap"
     ) -> None:
         self.policy = policy or SandboxPolicy()
-        self.problem = problem
+        self._problem = problem
+        self._pending: Callable[[], None] | None = None  # a server start to see through
         self._bwrap = bwrap
         self._lock = threading.Lock()
         self._temporary: str | None = None
@@ -231,12 +235,36 @@ class Sandbox:
         self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
         self._proxy: SandboxProxy | None = None
         self._proxy_folder: str | None = None
+        self._server: SandboxServer | None = None
+        self._server_key: object = None
+        self._server_failed: object = None
+        self.server_problem: str | None = None
+        """Why the command server would not start (each command then has a bubblewrap of its own)."""
+        self._server_lock: asyncio.Lock | None = None
+        self._server_lock_loop: asyncio.AbstractEventLoop | None = None
         self._grants: list[SandboxGrant] = []
         self._once: ContextVar[SandboxPolicy | None] = ContextVar("tau_sandbox_once", default=None)
         self.approver: EscalationApprover | None = None
         """Asks the user about an escalation (set by the mode); ``None``: nobody to ask, refused."""
         self.recorder: EscalationRecorder | None = None
         """Writes every escalation's outcome to the session (set by the session)."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why the fence cannot be put up (every command and write is then refused), or ``None``.
+        Sees a server start begun by ``start_server(wait=False)`` through first."""
+        self._settle()
+        return self._problem
+
+    @problem.setter
+    def problem(self, problem: str | None) -> None:
+        self._pending = None
+        self._problem = problem
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
 
     @property
     def fenced(self) -> bool:
@@ -354,6 +382,88 @@ class Sandbox:
             argv = [*inner_command(), "run", self.proxy_socket(policy), "--", *argv]
         return [*self._bwrap_arguments(policy, cwd), "--", *argv]
 
+    async def command_server(self) -> SandboxServer | None:
+        """The session's long-lived fenced command server for the current policy (started again
+        when the policy or what must be mounted read-only changed), or ``None`` when each command
+        runs under a bubblewrap of its own: not fenced, a one-off grant, or a server that would not
+        start here. Raises :class:`SandboxUnavailable` when broken."""
+        import asyncio
+
+        if self.problem is not None:
+            raise SandboxUnavailable(self.problem)
+        if not self.policy.fenced or self._once.get() is not None:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._server_lock is None or self._server_lock_loop is not loop:
+            self._server_lock, self._server_lock_loop = asyncio.Lock(), loop
+        async with self._server_lock:
+            server = self.start_server()
+            if server is not None and not server.usable_from(loop):
+                self._stop_server()
+                server = self.start_server()
+                if server is not None and not server.usable_from(loop):
+                    return None
+            return server
+
+    def start_server(
+        self, *, wait: bool = True, on_failure: Callable[[str], str | None] | None = None
+    ) -> SandboxServer | None:
+        """Start the command server for the current policy now, unless one for it runs (a session
+        starts it at once: it is then the check that bubblewrap works here, and the first command
+        does not wait for it). ``None`` when it cannot start; :attr:`server_problem` says why.
+
+        ``wait=False`` returns at once; the start is seen through when :attr:`problem` is next
+        read, and a failure then makes ``on_failure(reason)`` the sandbox's problem (when it
+        returns one; ``None`` keeps the sandbox, each command under a bubblewrap of its own)."""
+        from tau.tools.sandbox_server import SandboxServer, ServerUnavailable
+
+        self._settle()
+        policy = self.policy
+        if not policy.fenced or self._problem is not None:
+            return None
+        proxy = self.proxy_socket(policy) if policy.proxied else None
+        arguments = self._bwrap_arguments(policy, policy.cwd)
+        key = (policy, tuple(arguments))
+        server = self._server
+        if server is not None and self._server_key == key and server.alive:
+            return server
+        self._stop_server()
+        if self._server_failed == key:
+            return None
+        server = SandboxServer(arguments, inner_command(), proxy)
+
+        def failed(reason: str) -> None:
+            if self._server is server:
+                self._server = None
+            self._server_failed = key
+            self.server_problem = reason
+            if on_failure is not None:
+                self._problem = on_failure(reason)
+
+        try:
+            server.launch()
+        except ServerUnavailable as error:
+            failed(str(error))
+            return None
+        self._server, self._server_key = server, key
+
+        def finish() -> None:
+            try:
+                server.wait_up()
+            except ServerUnavailable as error:
+                failed(str(error))
+
+        if not wait:
+            self._pending = finish
+            return server
+        finish()
+        return self._server
+
+    def _stop_server(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
     def proxy_socket(self, policy: SandboxPolicy) -> str:
         """The unix socket of the proxy to ``policy.allowed_hosts`` (started on first use)."""
         from tau.tools.sandbox_proxy import HostList, SandboxProxy
@@ -422,7 +532,11 @@ class Sandbox:
                 args += ["--bind", root, root]
         writable = policy.writable()
         for path in policy.read_only_inside():
-            if os.path.lexists(path):
+            if path in self._made and self._still_empty(path):
+                # The mount point bubblewrap made earlier, empty still: the same stand-in (the same
+                # arguments, so the session's command server goes on).
+                args += ["--ro-bind", self._empty_folder(), path]
+            elif os.path.lexists(path):
                 real = _resolved(path)
                 args += ["--ro-bind", real, real]
             elif self._needs_mount_point(path, writable):
@@ -434,6 +548,13 @@ class Sandbox:
                     if path not in self._made:
                         self._made.append(path)
         return [*args, "--chdir", cwd]
+
+    @staticmethod
+    def _still_empty(path: str) -> bool:
+        try:
+            return not os.path.islink(path) and os.path.isdir(path) and not os.listdir(path)
+        except OSError:
+            return False
 
     @staticmethod
     def _needs_mount_point(path: str, writable: Sequence[str]) -> bool:
@@ -455,6 +576,9 @@ class Sandbox:
             made, self._made = self._made, []
             proxy, self._proxy = self._proxy, None
             proxy_folder, self._proxy_folder = self._proxy_folder, None
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
         if proxy is not None:
             proxy.close()
         if proxy_folder is not None:
