@@ -404,6 +404,18 @@ async def test_get_state_reports_the_sandbox_and_set_sandbox_changes_it(tau: Tau
     assert "Sandbox: read-only." in sent and "Sandbox: workspace-write" not in sent
 
 
+async def test_set_sandbox_outlives_a_new_session(tau: TauCommand) -> None:
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("set_sandbox", mode="read-only")
+        await rpc.call("new_session")
+        state = await rpc.call("get_state")
+        assert state["sandbox"]["mode"] == "read-only"
+        refused = await rpc.call("bash", command="echo two > two.txt")
+        assert "Read-only file system" in refused["output"]
+    assert not (tau.work / "two.txt").exists()
+
+
 async def test_set_sandbox_refuses_an_unknown_mode_and_keeps_the_fence(tau: TauCommand) -> None:
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--sandbox", "read-only"]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:

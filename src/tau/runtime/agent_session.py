@@ -173,6 +173,8 @@ class AgentSession:
             sandbox=services.sandbox,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
+        self.sandbox_mode_chosen: str | None = None
+        """The mode ``set_sandbox`` chose (``/sandbox``, RPC): a replacement session keeps it."""
         services.sandbox.approver = self._ask_escalation
         services.sandbox.recorder = self._record_escalation
         self._base_system_prompt = ""
@@ -749,6 +751,7 @@ class AgentSession:
         setting = self._services.settings_manager.get("sandbox")
         policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
         self._services.sandbox.set_policy(policy, bwrap=bwrap)
+        self.sandbox_mode_chosen = mode
         self._apply_active_tools()
 
     async def _ask_escalation(self, request: EscalationRequest) -> EscalationDecision | None:
@@ -917,3 +920,5 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
+        # The fence's command server and folders (started again if these services serve on).
+        self._services.sandbox.close()
