@@ -77,8 +77,12 @@ def sandbox_policy(
         hosts = tuple(host.strip() for host in network)
     elif network not in ("off", "on", False, True):
         raise SandboxConfigError(f'{where}: sandbox.network must be "off", "on" or a list of allowed hosts')
+    fence_mcp = options.get("mcp", False)
+    if not isinstance(fence_mcp, bool):
+        raise SandboxConfigError(f"{where}: sandbox.mcp must be true or false")
     agent = os.path.realpath(agent_dir)
     return SandboxPolicy(
+        fence_mcp=fence_mcp,
         mode=chosen,
         cwd=os.path.realpath(cwd),
         writable_roots=tuple(resolved),

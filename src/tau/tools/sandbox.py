@@ -84,6 +84,7 @@ class SandboxPolicy(Struct, frozen=True):
     network: bool = False
     allowed_hosts: tuple[str, ...] = ()
     granted_roots: tuple[str, ...] = ()  # writable by an approved escalation, in either fenced mode
+    fence_mcp: bool = False  # ``sandbox.mcp``: stdio MCP servers run under the fence too
 
     @property
     def proxied(self) -> bool:
