@@ -95,10 +95,16 @@ def sandbox_policy(
 @functools.cache
 def _mechanism() -> tuple[str | None, str | None]:
     """The program that fences commands here, or why this machine cannot (checked once per process)."""
+    if sys.platform == "darwin":
+        from tau.tools.sandbox_macos import SANDBOX_EXEC
+
+        if os.path.exists(SANDBOX_EXEC):
+            return SANDBOX_EXEC, None
+        return None, f"the sandbox needs {SANDBOX_EXEC}, which is missing here: use --sandbox off"
     if sys.platform != "linux":
         return (
             None,
-            f"the sandbox needs Linux and bubblewrap; {sys.platform} is not supported yet: use --sandbox off",
+            f"the sandbox needs Linux (bubblewrap) or macOS; {sys.platform} is not supported: use --sandbox off",
         )
     return find_bwrap()
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
@@ -379,6 +380,14 @@ class Sandbox:
         policy = self.current_policy()
         if not policy.fenced:
             return list(argv)
+        if sys.platform == "darwin":  # sandbox-exec (untested on a Mac)
+            from tau.tools.sandbox_macos import seatbelt_command
+
+            temporary = self.temporary_folder()
+            try:
+                return seatbelt_command(policy, ["/usr/bin/env", f"TMPDIR={temporary}", *argv], temporary)
+            except ValueError as error:
+                raise SandboxUnavailable(str(error)) from None
         if policy.proxied:
             argv = [*inner_command(), "run", self.proxy_socket(policy), "--", *argv]
         return [*self._bwrap_arguments(policy, cwd), "--", *argv]
@@ -392,7 +401,7 @@ class Sandbox:
 
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
-        if not self.policy.fenced or self._once.get() is not None:
+        if not self.policy.fenced or self._once.get() is not None or sys.platform != "linux":
             return None
         loop = asyncio.get_running_loop()
         if self._server_lock is None or self._server_lock_loop is not loop:
@@ -597,8 +606,6 @@ class Sandbox:
 def inner_command() -> list[str]:
     """How to start ``sandbox_inner`` inside the fence: this interpreter, isolated and without
     ``site`` (it imports nothing of tau), on the script's file."""
-    import sys
-
     return [sys.executable, "-I", "-S", "-B", os.path.join(os.path.dirname(__file__), "sandbox_inner.py")]
 
 
