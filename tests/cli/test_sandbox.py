@@ -551,3 +551,29 @@ async def test_an_escalation_denied_over_rpc_runs_nothing(tau: TauCommand, tmp_p
     assert results[0].startswith("Escalation refused (the user answered)")
     assert not (outside / "one").exists()
     assert [e["decision"] for e in _escalation_entries(tau)] == ["denied"]
+
+
+async def test_an_escalation_for_a_host_allowed_once_reaches_it_through_the_proxy_that_call_only(
+    tau: TauCommand, outside_server: str
+) -> None:
+    escalate = {"reason": "fetch the page", "network": ["127.0.0.1"]}
+    fetch = _curl(outside_server)
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": fetch, "escalate": escalate})]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": fetch})]),
+        Turn(text="Done."),
+    )
+    results: list[str] = []
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        async for event in rpc.events():
+            if event.get("type") == "extension_ui_request" and event.get("method") == "select":
+                await rpc.respond_ui(event["id"], value="Allow once")
+            if event.get("type") == "tool_execution_end":
+                results.append("".join(p.get("text", "") for p in event["result"]["content"]))
+            if event.get("type") == "agent_settled":
+                break
+    assert "hello from outside" in results[0] and "exit=0" in results[0]
+    assert "hello from outside" not in results[1]
+    assert [e["grant"] for e in _escalation_entries(tau)] == [{"network": ["127.0.0.1"]}]

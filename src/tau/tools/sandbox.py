@@ -235,7 +235,8 @@ class Sandbox:
         self._temporary: str | None = None
         self._empty: str | None = None
         self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
-        self._proxy: SandboxProxy | None = None
+        # One proxy per list of hosts: a one-off grant's list never widens the session's.
+        self._proxies: dict[tuple[str, ...], SandboxProxy] = {}
         self._proxy_folder: str | None = None
         self._server: SandboxServer | None = None
         self._server_key: object = None
@@ -479,16 +480,18 @@ class Sandbox:
         from tau.tools.sandbox_proxy import HostList, SandboxProxy
 
         with self._lock:
-            if self._proxy is None:
+            proxy = self._proxies.get(policy.allowed_hosts)
+            if proxy is None:
                 import tempfile
 
-                self._proxy_folder = tempfile.mkdtemp(prefix="tau-sandbox-proxy-")
-                self._proxy = SandboxProxy(HostList(policy.allowed_hosts), self._proxy_folder)
-                self._proxy.start()
-                atexit.register(self.close)
-            elif self._proxy.hosts.entries != policy.allowed_hosts:
-                self._proxy.hosts = HostList(policy.allowed_hosts)
-            return self._proxy.path
+                if self._proxy_folder is None:
+                    self._proxy_folder = tempfile.mkdtemp(prefix="tau-sandbox-proxy-")
+                    atexit.register(self.close)
+                folder = tempfile.mkdtemp(dir=self._proxy_folder)
+                proxy = SandboxProxy(HostList(policy.allowed_hosts), folder)
+                proxy.start()
+                self._proxies[policy.allowed_hosts] = proxy
+            return proxy.path
 
     def temporary_folder(self) -> str:
         """The private temporary folder of fenced commands (created on first use, gone at exit)."""
@@ -584,12 +587,12 @@ class Sandbox:
             temporary, self._temporary = self._temporary, None
             empty, self._empty = self._empty, None
             made, self._made = self._made, []
-            proxy, self._proxy = self._proxy, None
+            proxies, self._proxies = list(self._proxies.values()), {}
             proxy_folder, self._proxy_folder = self._proxy_folder, None
             server, self._server = self._server, None
         if server is not None:
             server.close()
-        if proxy is not None:
+        for proxy in proxies:
             proxy.close()
         if proxy_folder is not None:
             shutil.rmtree(proxy_folder, ignore_errors=True)
