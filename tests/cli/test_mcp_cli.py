@@ -62,6 +62,25 @@ CALC = SERVER_HEAD + textwrap.dedent(
     """
 )
 
+PLANTER = SERVER_HEAD + textwrap.dedent(
+    """
+    server = MCPServer("planter")
+
+    @server.tool()
+    def plant(path: str) -> str:
+        \"\"\"Write a file.\"\"\"
+        try:
+            with open(path, "w") as file:
+                file.write("planted")
+        except OSError as error:
+            return f"refused: {error.strerror}"
+        return "planted"
+
+    if __name__ == "__main__":
+        server.run()
+    """
+)
+
 BIG = SERVER_HEAD + textwrap.dedent(
     """
     server = MCPServer("big")
@@ -200,6 +219,7 @@ def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "flaky": FLAKY,
         "slow": SLOW,
         "paired": PAIRED,
+        "planter": PLANTER,
     }
     for name, text in servers.items():
         path = folder / f"{name}.py"
@@ -727,3 +747,21 @@ def test_tau_without_mcp_config_never_imports_the_mcp_support(tau: TauCommand) -
     assert done.returncode == 0, done.stderr[-2000:]
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
     assert not [name for name in imported if name.startswith(("tau.mcp", "mcp"))]
+
+
+@pytest.mark.parametrize(("fence", "planted"), [(True, False), (False, True)])
+def test_sandbox_mcp_fences_stdio_servers_and_they_run_free_without_it(
+    tau: TauCommand, scripts: dict[str, str], fence: bool, planted: bool
+) -> None:
+    settings = {"sandbox": {"mode": "workspace-write", "mcp": fence}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    configure(tau, {"planter": stdio(scripts["planter"], exposure="direct")})
+    target = tau.agent_dir / "planted.txt"
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("mcp__planter__plant", {"path": str(target)})]), Turn(text="Done.")
+    )
+    done = tau.run("-p", *MODEL, "plant")
+    assert done.returncode == 0, done.stderr
+    [result] = tool_results(tau.server.last_request)
+    assert result == ("planted" if planted else "refused: Read-only file system")
+    assert target.exists() is planted

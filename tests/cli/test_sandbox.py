@@ -134,13 +134,43 @@ def test_what_a_command_leaves_running_is_gone_when_the_call_ends(tau: TauComman
         seen_between_calls.append(_sleeping(marker))
         return Turn(text="Done.")
 
-    # Out of the process group too (setsid): only the pid namespace's end catches that one.
+    # Out of the process group too (setsid): the call's leader (a child subreaper) catches that one.
     command = f"{marker} & setsid {marker} & echo started"
     tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": command})]), after_the_call)
     result = tau.run(*MODEL, *WRITABLE, "-p", "go")
     assert result.returncode == 0, result.stderr
     assert "started" in tool_result(tau.server.last_request)
     assert seen_between_calls == [[]]
+
+
+def test_processes_started_by_processes_that_ended_are_gone_when_the_call_ends(tau: TauCommand) -> None:
+    marker = f"sleep {3000 + os.getpid() % 1000}.5"
+    seen_between_calls: list[list[str]] = []
+
+    def after_the_call(request: RecordedRequest) -> Turn:
+        seen_between_calls.append(_sleeping(marker))
+        return Turn(text="Done.")
+
+    # Many orphans, each in a session of its own, their parents gone before the call ends.
+    command = f"for i in $(seq 30); do (setsid sh -c '{marker} & {marker}' &); done; echo spawned"
+    tau.server.add(Turn(tool_calls=[ScriptedToolCall("bash", {"command": command})]), after_the_call)
+    result = tau.run(*MODEL, *WRITABLE, "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "spawned" in tool_result(tau.server.last_request)
+    assert seen_between_calls == [[]]
+
+
+def test_a_repository_made_during_the_session_gets_its_hooks_protected(tau: TauCommand) -> None:
+    hook = "echo planted > .git/hooks/pre-commit"
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "git init -q . && echo made"})]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": hook})]),
+        Turn(text="Done."),
+    )
+    result = tau.run(*MODEL, *WRITABLE, "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "Read-only file system" in tool_result(tau.server.last_request)
+    assert not (tau.work / ".git" / "hooks" / "pre-commit").exists()
 
 
 def test_a_fenced_command_that_times_out_is_ended_with_what_it_started(tau: TauCommand) -> None:
@@ -231,6 +261,50 @@ def test_network_on_reaches_a_server_outside(tau: TauCommand, outside_server: st
     (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": "on"}}')
     output = run_bash(tau, _fetch(outside_server))
     assert output.strip() == "hello from outside"
+
+
+def _curl(url: str, *flags: str) -> str:
+    return f"curl -sS --max-time 10 {' '.join(flags)} {url}; echo exit=$?"
+
+
+def test_a_listed_host_is_reached_through_the_proxy(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server))
+    assert "hello from outside" in output and "exit=0" in output
+
+
+def test_a_host_not_listed_is_refused_by_the_proxy_with_a_reason(
+    tau: TauCommand, outside_server: str
+) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["example.org"]}}')
+    output = run_bash(tau, _curl(outside_server, "--fail-with-body"))
+    assert "hello from outside" not in output
+    assert "127.0.0.1" in output and "is not in sandbox.network (allowed: example.org)" in output
+    assert "exit=22" in output
+
+
+def test_a_tunnel_to_a_host_not_listed_is_refused(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["example.org"]}}')
+    output = run_bash(tau, _curl(outside_server, "--proxytunnel"))
+    assert "hello from outside" not in output and "403" in output and "exit=56" in output
+
+
+def test_a_tunnel_to_a_listed_host_works(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server, "--proxytunnel"))
+    assert "hello from outside" in output and "exit=0" in output
+
+
+def test_a_direct_connection_is_refused_beside_the_proxy(tau: TauCommand, outside_server: str) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"network": ["127.0.0.1"]}}')
+    output = run_bash(tau, _curl(outside_server, "--noproxy '*'"))
+    assert "hello from outside" not in output and "exit=7" in output
+
+
+def test_a_host_list_that_is_not_a_list_of_names_is_one_line(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text('{"sandbox": {"mode": "read-only", "network": [3]}}')
+    line = _one_error_line(tau.run(*MODEL, "-p", "go"))
+    assert "sandbox.network must be" in line and "list of host names" in line
 
 
 # -- user commands (RPC's bash, the TUI's !) ------------------------------------------------------------
@@ -330,6 +404,18 @@ async def test_get_state_reports_the_sandbox_and_set_sandbox_changes_it(tau: Tau
     assert "Sandbox: read-only." in sent and "Sandbox: workspace-write" not in sent
 
 
+async def test_set_sandbox_outlives_a_new_session(tau: TauCommand) -> None:
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("set_sandbox", mode="read-only")
+        await rpc.call("new_session")
+        state = await rpc.call("get_state")
+        assert state["sandbox"]["mode"] == "read-only"
+        refused = await rpc.call("bash", command="echo two > two.txt")
+        assert "Read-only file system" in refused["output"]
+    assert not (tau.work / "two.txt").exists()
+
+
 async def test_set_sandbox_refuses_an_unknown_mode_and_keeps_the_fence(tau: TauCommand) -> None:
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--sandbox", "read-only"]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
@@ -354,3 +440,140 @@ async def test_a_mode_change_keeps_the_prompt_before_the_sandbox_line(tau: TauCo
     assert "Sandbox: workspace-write." in first[0]["content"]
     update = json.dumps(second[len(first) :])
     assert 'section \\"sandbox\\"' in update and "Sandbox: read-only." in update
+
+
+# -- asking for more (escalate) ------------------------------------------------------------------
+
+
+def _escalation_entries(tau: TauCommand) -> list[dict[str, Any]]:
+    entries = []
+    for path in tau.session_files():
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("type") == "custom" and entry.get("customType") == "sandbox-escalation":
+                entries.append(entry["data"])
+    return entries
+
+
+def test_the_bash_tool_offers_escalate_only_when_commands_are_fenced(tau: TauCommand) -> None:
+    def bash_schema() -> dict[str, Any]:
+        [tool] = [t for t in tau.server.last_request.body["tools"] if t["function"]["name"] == "bash"]
+        return tool["function"]["parameters"]
+
+    tau.server.add(Turn(text="hi"), Turn(text="hi"))
+    assert tau.run(*MODEL, *WRITABLE, "-p", "go").returncode == 0
+    assert "escalate" in bash_schema()["properties"]
+    assert tau.run(*MODEL, "--sandbox", "off", "-p", "go").returncode == 0
+    assert "escalate" not in bash_schema()["properties"]
+
+
+def test_an_escalation_in_print_mode_is_refused_and_recorded(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "the build writes its cache there", "writableRoots": [str(outside)]}
+    command = f"echo x > {outside}/made.txt"
+    _, output = run_tool(tau, "bash", {"command": command, "escalate": escalate})
+    assert output.startswith("Escalation refused (nobody can approve it in this mode")
+    assert "the command was not run" in output
+    assert not (outside / "made.txt").exists()
+    [entry] = _escalation_entries(tau)
+    assert entry["decision"] == "denied" and entry["reason"] == "the build writes its cache there"
+    assert entry["grant"] == {"writableRoots": [str(outside)]} and entry["command"] == command
+
+
+def test_an_escalation_for_a_folder_that_does_not_exist_is_an_error_the_model_reads(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    escalate = {"reason": "r", "writableRoots": [str(tmp_path / "missing")]}
+    _, output = run_tool(tau, "bash", {"command": "true", "escalate": escalate})
+    assert "escalate.writableRoots" in output and "is not an existing folder" in output
+    assert _escalation_entries(tau) == []
+
+
+async def _escalate_over_rpc(tau: TauCommand, outside: Path, answer: str) -> tuple[list[str], list[Any]]:
+    """Two bash calls over RPC, the first asking to write ``outside``; the user answers ``answer``.
+    The two results the model saw, and the questions asked."""
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate})
+            ]
+        ),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": f"echo 2 > {outside}/two"})]),
+        Turn(text="Done."),
+    )
+    results: list[str] = []
+    asked: list[Any] = []
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        async for event in rpc.events():
+            if event.get("type") == "extension_ui_request" and event.get("method") == "select":
+                asked.append(event)
+                await rpc.respond_ui(event["id"], value=answer)
+            if event.get("type") == "tool_execution_end":
+                content = event["result"]["content"]
+                results.append("".join(part.get("text", "") for part in content))
+            if event.get("type") == "agent_settled":
+                break
+    return results, asked
+
+
+async def test_an_escalation_allowed_once_over_rpc_widens_that_call_only(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, asked = await _escalate_over_rpc(tau, outside, "Allow once")
+    [question] = asked
+    assert question["options"] == ["Allow once", "Allow for this session", "Deny"]
+    assert "write the report" in question["title"] and str(outside) in question["title"]
+    assert (outside / "one").read_text() == "1\n"
+    assert not (outside / "two").exists() and "Read-only file system" in results[1]
+    [entry] = _escalation_entries(tau)
+    assert entry["decision"] == "once" and entry["why"] == "the user answered"
+
+
+async def test_an_escalation_allowed_for_the_session_over_rpc_lasts(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, _ = await _escalate_over_rpc(tau, outside, "Allow for this session")
+    assert (outside / "one").read_text() == "1\n" and (outside / "two").read_text() == "2\n"
+    assert "Read-only" not in results[1]
+    assert [e["decision"] for e in _escalation_entries(tau)] == ["session"]
+
+
+async def test_an_escalation_denied_over_rpc_runs_nothing(tau: TauCommand, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results, _ = await _escalate_over_rpc(tau, outside, "Deny")
+    assert results[0].startswith("Escalation refused (the user answered)")
+    assert not (outside / "one").exists()
+    assert [e["decision"] for e in _escalation_entries(tau)] == ["denied"]
+
+
+async def test_an_escalation_for_a_host_allowed_once_reaches_it_through_the_proxy_that_call_only(
+    tau: TauCommand, outside_server: str
+) -> None:
+    escalate = {"reason": "fetch the page", "network": ["127.0.0.1"]}
+    fetch = _curl(outside_server)
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": fetch, "escalate": escalate})]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": fetch})]),
+        Turn(text="Done."),
+    )
+    results: list[str] = []
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, *WRITABLE]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        async for event in rpc.events():
+            if event.get("type") == "extension_ui_request" and event.get("method") == "select":
+                await rpc.respond_ui(event["id"], value="Allow once")
+            if event.get("type") == "tool_execution_end":
+                results.append("".join(p.get("text", "") for p in event["result"]["content"]))
+            if event.get("type") == "agent_settled":
+                break
+    assert "hello from outside" in results[0] and "exit=0" in results[0]
+    assert "hello from outside" not in results[1]
+    assert [e["grant"] for e in _escalation_entries(tau)] == [{"network": ["127.0.0.1"]}]

@@ -21,7 +21,8 @@ TASK_MARK = "TASK:"
 
 
 def steps_prompt(*steps: list[Any]) -> str:
-    """A prompt the fake model follows: ``["bash", cmd]``, ``["write", path, text]``, ``["text", t]``,
+    """A prompt the fake model follows: ``["bash", cmd]``, ``["escalate", cmd, request]``,
+    ``["write", path, text]``, ``["text", t]``,
     ``["cut", t]`` (text stopped at the output-token limit), one step per reply (after the last step it answers "done")."""
     return f"do the task {STEPS_MARK}{json.dumps(list(steps))}"
 
@@ -64,6 +65,8 @@ class Responder:
         step = steps[index] if index < len(steps) else ["text", "done"]
         if step[0] == "bash":
             return Turn(tool_calls=[ScriptedToolCall("bash", {"command": step[1]})])
+        if step[0] == "escalate":  # a bash call asking for more rights: ["escalate", cmd, {...}]
+            return Turn(tool_calls=[ScriptedToolCall("bash", {"command": step[1], "escalate": step[2]})])
         if step[0] == "write":
             return Turn(tool_calls=[ScriptedToolCall("write", {"path": step[1], "content": step[2]})])
         if step[0] == "tasks":  # sub-agents (the task tool), one per prompt, in one reply

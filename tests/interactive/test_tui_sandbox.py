@@ -4,9 +4,12 @@ user's own ``!`` commands are fenced like the model's."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from tau_command import TauCommand
 from terminal import ENTER, Terminal
+
+from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 Start = Callable[..., Terminal]
 
@@ -39,3 +42,27 @@ def test_slash_sandbox_changes_the_mode_and_refuses_an_unknown_one(tau: TauComma
     terminal.wait_for("Sandbox: off")
     location = next(line for line in terminal.display().splitlines() if line.startswith(str(tau.work)))
     assert location.rstrip() == str(tau.work)
+
+
+def test_an_escalation_asks_the_user_and_allow_once_runs_that_command(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate})
+            ]
+        ),
+        Turn(text="Written once."),
+    )
+    terminal = start_tui("--sandbox", "workspace-write", cols=200)
+    terminal.wait_for("sandbox: workspace-write")
+    _run(terminal, "report")
+    terminal.wait_for("Allow for this session")
+    assert "write the report" in terminal.text()
+    terminal.send(ENTER)  # the first choice: Allow once
+    terminal.wait_for("Written once.")
+    assert (outside / "one").read_text() == "1\n"

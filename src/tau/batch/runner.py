@@ -33,6 +33,8 @@ class BatchOptions(Struct, frozen=True):
     """``None``: local workers; ``"local"``: a Ray started for the run; else a cluster address."""
     project_trust: bool | None = None
     """``-a`` (True) / ``-na`` (False); ``None``: saved decisions and ``defaultProjectTrust`` decide."""
+    sandbox: str | None = None
+    """``--sandbox``: the mode of tasks that name none."""
 
 
 def run_batch(options: BatchOptions, *, err: TextIO, out: TextIO) -> int:
@@ -100,6 +102,7 @@ def _run(
         limited_providers=sorted(limits),
         scratch=scratch,
         project_trust=options.project_trust,
+        default_sandbox=options.sandbox,
     )
     log = ResultLog(options.out)
     progress = Progress(err, len(tasks))

@@ -45,6 +45,8 @@ class RunContext(Struct, frozen=True):
     """The folder for working copies (``None``: the system's temporary folder)."""
     project_trust: bool | None = None
     """``-a`` (True) / ``-na`` (False): whether the working copies' own ``.tau`` files load."""
+    default_sandbox: str | None = None
+    """``--sandbox``: the mode of tasks that name none (``None``: the ``sandbox`` setting)."""
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,7 @@ class RunContext(Struct, frozen=True):
             "limited_providers": self.limited_providers,
             "scratch": self.scratch,
             "project_trust": self.project_trust,
+            "default_sandbox": self.default_sandbox,
         }
 
     @classmethod
@@ -187,7 +190,12 @@ async def _run_session(
             system_prompt=task.system_prompt,
             append_system_prompts=[task.append_system_prompt] if task.append_system_prompt else [],
         ),
+        sandbox_mode=task.sandbox or context.default_sandbox,
     )
+    if (problem := services.sandbox.problem) is not None:  # never run the task unfenced
+        outcome.error = outcome.result["error"] = f"the sandbox cannot be used: {problem}"
+        services.sandbox.close()
+        return outcome
     thinking = task.thinking if task.thinking and is_valid_thinking_level(task.thinking) else None
     model = None
     model_spec = task.model or context.default_model
@@ -198,6 +206,7 @@ async def _run_session(
             )
         except ModelResolutionError as exc:
             outcome.error = outcome.result["error"] = str(exc)
+            services.sandbox.close()
             return outcome
         model, thinking = resolved.model, resolved.thinking_level or thinking
     created = create_agent_session(
@@ -210,6 +219,7 @@ async def _run_session(
     session = created.session
     if session.model is None:
         outcome.error = outcome.result["error"] = NO_MODELS_MESSAGE
+        services.sandbox.close()
         return outcome
     if limits is not None and context.limited_providers and session.agent.stream_fn is not None:
         session.agent.stream_fn = limited_stream_fn(
@@ -273,6 +283,7 @@ async def _run_session(
     outcome.result["model"] = f"{session.model.provider}/{session.model.id}"
     session_file = session.session_file
     await session.dispose()
+    services.sandbox.close()  # the fence's command server and folders: a worker runs many tasks
     if session_file and os.path.isfile(session_file):
         outcome.result["session"] = Path(session_file).read_text(encoding="utf-8")
     return outcome

@@ -10,6 +10,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from tau._contained import file_name_problem, shown
+from tau.tools.sandbox import SANDBOX_MODES
 
 __all__ = ["MAX_TASK_ID_BYTES", "BatchTask", "TaskProblem", "read_tasks", "task_id_problem"]
 
@@ -28,6 +29,7 @@ _STRINGS = (
     "append_system_prompt",
     "setup",
     "check",
+    "sandbox",
 )
 _NUMBERS = ("timeout_s", "max_cost")
 
@@ -51,6 +53,8 @@ class BatchTask(Struct, frozen=True):
     max_cost: float | None = None
     setup: str | None = None
     check: str | None = None
+    sandbox: str | None = None
+    """The task's ``--sandbox`` mode (over the run's ``--sandbox`` and the ``sandbox`` setting)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_wire(self) -> dict[str, Any]:
@@ -132,6 +136,9 @@ def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
         tools = [t.strip() for t in tools.split(",") if t.strip()]
     if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
         return TaskProblem(number, f'{label}: "tools" must be a list of tool names')
+    sandbox = data.get("sandbox")
+    if sandbox is not None and sandbox not in SANDBOX_MODES:
+        return TaskProblem(number, f'{label}: "sandbox" must be one of {", ".join(SANDBOX_MODES)}')
     if not isinstance(data.get("prompt"), str) or not data["prompt"].strip():
         return TaskProblem(number, f'{label} has no "prompt"')
     cwd, repo, commit = data.get("cwd"), data.get("repo"), data.get("commit")
@@ -164,6 +171,7 @@ def _parse_line(text: str, number: int, base: Path) -> BatchTask | TaskProblem:
         max_cost=data.get("max_cost"),
         setup=data.get("setup"),
         check=data.get("check"),
+        sandbox=sandbox,
         extra={k: v for k, v in data.items() if k not in known},
     )
 

@@ -13,7 +13,7 @@ __all__ = ["run_batch_command"]
 
 HELP = """\
 Usage:
-  tau batch TASKS.jsonl --out DIR [--workers N] [--model PROVIDER/ID] [--ray [ADDRESS]]
+  tau batch TASKS.jsonl --out DIR [--workers N] [--model PROVIDER/ID] [--sandbox MODE] [--ray [ADDRESS]]
   tau batch report DIR
 
 Run every task of TASKS.jsonl (one JSON object per line) as its own headless session in its own
@@ -23,13 +23,16 @@ in results.jsonl.
 
 A task: "id", "prompt", and "cwd" (a folder, copied for the task) or "repo" + "commit" (cloned);
 optional "model", "thinking", "tools", "system_prompt", "append_system_prompt", "max_turns",
-"timeout_s", "max_cost", "setup" and "check" (shell commands run in the working copy before and
-after the agent; the check's exit code is the verdict).
+"timeout_s", "max_cost", "sandbox" (off, read-only or workspace-write: how the agent's commands are
+fenced), "setup" and "check" (shell commands run in the working copy before and after the agent,
+never fenced; the check's exit code is the verdict). A fenced task cannot ask for more rights.
 
 Options:
   --out DIR        Where the results go (required)
   --workers N      Local worker processes (default 2)
   --model SPEC     The model of tasks that name none (default: as for tau -p)
+  --sandbox MODE   The sandbox of tasks that name none: off, read-only, workspace-write (default:
+                   the sandbox setting)
   --ray [ADDRESS]  Run the tasks as Ray tasks: on the cluster at ADDRESS ("auto" for the one this
                    machine belongs to) or on a Ray started for the run; needs the ray extra
   -a, --approve    Trust the working copies: their .tau extensions, settings, skills and prompts load
@@ -64,6 +67,7 @@ def run_batch_command(argv: list[str]) -> int:
 def _parse(argv: list[str]) -> BatchOptions:
     from tau.batch.errors import BatchUsageError
     from tau.batch.runner import BatchOptions
+    from tau.tools.sandbox import SANDBOX_MODES
 
     values: dict[str, str] = {}
     positional: list[str] = []
@@ -71,7 +75,7 @@ def _parse(argv: list[str]) -> BatchOptions:
     while rest:
         arg = rest.pop(0)
         name, _eq, inline = arg.partition("=")
-        if name in ("--out", "--workers", "--model"):
+        if name in ("--out", "--workers", "--model", "--sandbox"):
             value = inline or (rest.pop(0) if rest else None)
             if value is None:
                 raise BatchUsageError(f"{name} needs a value (see tau batch --help)")
@@ -92,6 +96,9 @@ def _parse(argv: list[str]) -> BatchOptions:
     workers = str(values.get("--workers", "2"))
     if not workers.isdigit() or int(workers) < 1:
         raise BatchUsageError(f"--workers must be a whole number of at least 1, not {workers!r}")
+    sandbox = values.get("--sandbox")
+    if sandbox is not None and sandbox not in SANDBOX_MODES:
+        raise BatchUsageError(f'unknown sandbox mode "{sandbox}"; use {", ".join(SANDBOX_MODES)}')
     return BatchOptions(
         tasks=Path(positional[0]),
         out=Path(values["--out"]),
@@ -99,6 +106,7 @@ def _parse(argv: list[str]) -> BatchOptions:
         model=values.get("--model"),
         ray_address=values.get("--ray"),
         project_trust=None if "trust" not in values else values["trust"] in ("-a", "--approve"),
+        sandbox=sandbox,
     )
 
 

@@ -69,29 +69,43 @@ def sandbox_policy(
             )
         resolved.append(path)
     network = options.get("network", "off")
+    hosts: tuple[str, ...] = ()
     if isinstance(network, list):
-        raise SandboxConfigError(
-            f'{where}: sandbox.network: a list of allowed hosts is not supported yet; use "off" or "on"'
-        )
-    if network not in ("off", "on", False, True):
-        raise SandboxConfigError(f'{where}: sandbox.network must be "off" or "on"')
+        if not all(isinstance(host, str) and host.strip() and " " not in host.strip() for host in network):
+            raise SandboxConfigError(
+                f'{where}: sandbox.network must be "off", "on" or a list of host names (["pypi.org", "*.github.com"])'
+            )
+        hosts = tuple(host.strip() for host in network)
+    elif network not in ("off", "on", False, True):
+        raise SandboxConfigError(f'{where}: sandbox.network must be "off", "on" or a list of allowed hosts')
+    fence_mcp = options.get("mcp", False)
+    if not isinstance(fence_mcp, bool):
+        raise SandboxConfigError(f"{where}: sandbox.mcp must be true or false")
     agent = os.path.realpath(agent_dir)
     return SandboxPolicy(
+        fence_mcp=fence_mcp,
         mode=chosen,
         cwd=os.path.realpath(cwd),
         writable_roots=tuple(resolved),
         protected=(agent, os.path.join(agent, TRUST_FILE)),
         network=network in ("on", True),
+        allowed_hosts=hosts,
     )
 
 
 @functools.cache
 def _mechanism() -> tuple[str | None, str | None]:
     """The program that fences commands here, or why this machine cannot (checked once per process)."""
+    if sys.platform == "darwin":
+        from tau.tools.sandbox_macos import SANDBOX_EXEC
+
+        if os.path.exists(SANDBOX_EXEC):
+            return SANDBOX_EXEC, None
+        return None, f"the sandbox needs {SANDBOX_EXEC}, which is missing here: use --sandbox off"
     if sys.platform != "linux":
         return (
             None,
-            f"the sandbox needs Linux and bubblewrap; {sys.platform} is not supported yet: use --sandbox off",
+            f"the sandbox needs Linux (bubblewrap) or macOS; {sys.platform} is not supported: use --sandbox off",
         )
     return find_bwrap()
 
@@ -119,5 +133,21 @@ def build_sandbox(setting: Any, cwd: str, agent_dir: str, *, mode: str | None = 
         return Sandbox(SandboxPolicy(mode="read-only", cwd=os.path.realpath(cwd)), problem=str(error))
     if not policy.fenced:
         return Sandbox(policy)
-    bwrap, problem = _mechanism()
-    return Sandbox(policy, problem=problem, bwrap=bwrap or "bwrap")
+    import shutil
+
+    found = shutil.which("bwrap") if sys.platform == "linux" else None
+    if found is None:
+        bwrap, problem = _mechanism()
+        return Sandbox(policy, problem=problem, bwrap=bwrap or "bwrap")
+    # The session's command server, started now, is the check that bubblewrap works here (one
+    # bubblewrap started, not a probe and then the server). When it cannot start, the probe says
+    # why; a bubblewrap that works without it fences each command on its own.
+    # The start is seen through when the sandbox's problem is first read: tau goes on loading
+    # meanwhile.
+    sandbox = Sandbox(policy, bwrap=found)
+
+    def failure(reason: str) -> str | None:
+        return _mechanism()[1]
+
+    sandbox.start_server(wait=False, on_failure=failure)
+    return sandbox

@@ -116,6 +116,11 @@ class ExtensionContext:
         only): read a project's own configuration only when it is."""
         return self._binding.require_host("ctx.is_project_trusted()").is_project_trusted()
 
+    def fence_command(self, argv: list[str], cwd: str, purpose: str) -> list[str]:
+        """``argv`` as the session's sandbox runs a helper process of ``purpose`` (``"mcp"``: a
+        stdio MCP server, fenced when the ``sandbox.mcp`` setting is true)."""
+        return self._binding.require_host("ctx.fence_command()").fence_command(argv, cwd, purpose)
+
     def get_system_prompt(self) -> str:
         """The system prompt of the next request; inside ``before_agent_start``, the prompt as the
         handlers before this one left it."""

@@ -64,6 +64,12 @@ class ExtensionHost(Protocol):
         """Whether the session's folder was trusted, so its own configuration loaded."""
         ...
 
+    def fence_command(self, argv: list[str], cwd: str, purpose: str) -> list[str]:
+        """``argv`` as the session's sandbox runs a long-lived helper of ``purpose`` (``"mcp"``:
+        a stdio MCP server, fenced when ``sandbox.mcp`` is true); ``argv`` when not fenced.
+        Raises ``SandboxUnavailable`` when the sandbox is broken."""
+        ...
+
     # -- actions of ``ctx`` --------------------------------------------------------------------
 
     def abort(self) -> None:

@@ -103,10 +103,13 @@ class ServerConnection:
         auth_factory: Callable[[ServerConfig], Any] | None = None,
         on_change: Callable[[ServerConnection], None] | None = None,
         log_dir: str | None = None,
+        fence: Callable[[list[str], str], list[str]] | None = None,
     ) -> None:
         """``auth_factory`` makes the httpx auth (OAuth) for an HTTP server; ``on_change`` is called
         whenever the state or the tool list changes; the server's log notifications go to
-        ``<log_dir>/mcp.log``."""
+        ``<log_dir>/mcp.log``. ``fence`` turns a stdio server's command line into the one the
+        session's sandbox runs (it may raise: the server does not start)."""
+        self._fence = fence
         self.config = config
         self.cwd = cwd
         self.state: ConnectionState = "idle"
@@ -321,12 +324,13 @@ class ServerConnection:
             env = {key: config.value(value) for key, value in config.env.items()}
             # Relative to the session's folder; a leading ~/ is the home directory (as in pi).
             cwd = os.path.join(self.cwd, os.path.expanduser(config.cwd)) if config.cwd else self.cwd
-            params = StdioServerParameters(
-                command=os.path.expanduser(config.command),
-                args=[os.path.expanduser(a) if a.startswith("~/") else a for a in config.args],
-                env=env or None,
-                cwd=cwd,
-            )
+            argv = [
+                os.path.expanduser(config.command),
+                *(os.path.expanduser(a) if a.startswith("~/") else a for a in config.args),
+            ]
+            if self._fence is not None:
+                argv = self._fence(argv, cwd)
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env or None, cwd=cwd)
             import tempfile
 
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open while the server runs; closed in _serve

@@ -144,8 +144,19 @@ class McpServers:
 
             auth_factory = oauth_factory(self.agent_dir, self._provider_token)
         return ServerConnection(
-            server, self.cwd, auth_factory=auth_factory, on_change=self._changed, log_dir=self.agent_dir
+            server,
+            self.cwd,
+            auth_factory=auth_factory,
+            on_change=self._changed,
+            log_dir=self.agent_dir,
+            fence=self._fence,
         )
+
+    def _fence(self, argv: list[str], cwd: str) -> list[str]:
+        """A stdio server's command line as the session's sandbox runs it (``sandbox.mcp``)."""
+        if self._ctx is None:  # no session yet: nothing may start unfenced by mistake
+            raise RuntimeError("an MCP server cannot start before the session does")
+        return self._ctx.fence_command(argv, cwd, "mcp")
 
     def _provider_token(self, provider: str) -> str | None:
         """The key of a model provider (its login's token) for a server with ``auth.provider``."""

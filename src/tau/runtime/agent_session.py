@@ -40,6 +40,7 @@ from tau.ai.types import (
     ThinkingLevelOrOff,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
+from tau.extensions.ui import NoUI
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
@@ -72,7 +73,15 @@ from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
-from tau.tools.sandbox import Sandbox
+from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
+
+ESCALATION_ENTRY = "sandbox-escalation"
+"""The ``customType`` of the session entry recording an escalation's outcome."""
+ESCALATION_CHOICES: dict[str, EscalationDecision] = {
+    "Allow once": "once",
+    "Allow for this session": "session",
+    "Deny": "denied",
+}
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
@@ -168,6 +177,10 @@ class AgentSession:
             sandbox=services.sandbox,
         )
         self._deferred_bash: list[BashExecutionMessage] = []
+        self.sandbox_mode_chosen: str | None = None
+        """The mode ``set_sandbox`` chose (``/sandbox``, RPC): a replacement session keeps it."""
+        services.sandbox.approver = self._ask_escalation
+        services.sandbox.recorder = self._record_escalation
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
         self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
@@ -801,7 +814,30 @@ class AgentSession:
         setting = self._services.settings_manager.get("sandbox")
         policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
         self._services.sandbox.set_policy(policy, bwrap=bwrap)
+        self.sandbox_mode_chosen = mode
         self._apply_active_tools()
+
+    async def _ask_escalation(self, request: EscalationRequest) -> EscalationDecision | None:
+        """The mode's UI asks the user (``None`` when the mode has none: print mode, batch)."""
+        binding = self._extensions.binding
+        ui = binding.ui if binding is not None else None
+        if ui is None or isinstance(ui, NoUI):
+            return None
+        answer = await ui.select(f"Sandbox: {request.question()}", list(ESCALATION_CHOICES))
+        return ESCALATION_CHOICES.get(answer, "denied") if answer is not None else "denied"
+
+    def _record_escalation(self, request: EscalationRequest, decision: EscalationDecision, why: str) -> None:
+        """Every grant or refusal goes into the session (a custom entry, not part of the context)."""
+        data = {
+            "decision": decision,
+            "why": why,
+            "reason": request.reason,
+            "command": request.command,
+            "toolCallId": request.tool_call_id,
+            "grant": request.grant.to_json(),
+            "mode": self._services.sandbox.policy.mode,
+        }
+        self.append_custom_entry(ESCALATION_ENTRY, data)
 
     def get_active_tool_names(self) -> list[str]:
         return self._tools.active_names
@@ -962,6 +998,8 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
+        # The fence's command server and folders (started again if these services serve on).
+        self._services.sandbox.close()
 
 
 def _draws_tools(runner: ExtensionRunner) -> bool:

@@ -85,6 +85,12 @@ class SessionExtensionHost:
     def is_project_trusted(self) -> bool:
         return self._session.services.project_trusted
 
+    def fence_command(self, argv: list[str], cwd: str, purpose: str) -> list[str]:
+        sandbox = self._session.sandbox
+        if purpose == "mcp" and not sandbox.policy.fence_mcp and sandbox.policy.fenced:
+            return list(argv)
+        return sandbox.command(argv, cwd)
+
     # -- actions of ``ctx`` --------------------------------------------------------------------
 
     def abort(self) -> None:

@@ -15,6 +15,7 @@ callback.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -287,8 +288,14 @@ class AgentSessionRuntime:
     ) -> None:
         if self.before_replacement is not None:
             await self.before_replacement(cwd)
+        chosen = self.session.sandbox_mode_chosen
         self._created = self._factory(cwd=cwd, agent_dir=self._agent_dir, session_manager=manager)
         session = self._created.session
+        if chosen is not None:  # /sandbox or RPC's set_sandbox outlives a new, resumed or forked session
+            from tau.config.sandbox_config import SandboxConfigError
+
+            with contextlib.suppress(SandboxConfigError):  # not usable there: that folder's setting
+                session.set_sandbox(chosen)
         session.extensions.host.replacer = self
         if binding is not None:
             await session.extensions.bind(binding, reason, previous_file)

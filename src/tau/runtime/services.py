@@ -103,6 +103,10 @@ def create_agent_session_services(
     options = resource_options or ResourceOptions()
     auth = auth_storage or (model_registry.auth_storage if model_registry else AuthStorage.create(base))
     settings = settings_manager or SettingsManager.create(cwd, base, project=project_trusted)
+    from tau.config.sandbox_config import build_sandbox
+
+    # Started first: bubblewrap puts the fence up while the rest loads.
+    sandbox = build_sandbox(settings.get("sandbox"), cwd, str(base), mode=sandbox_mode)
     registry = model_registry or ModelRegistry(auth, models_path(base))
     resources = ResourceLoader(
         cwd,
@@ -147,10 +151,7 @@ def create_agent_session_services(
         flag_errors += [str(p) for p in runner.apply_flag_values(known)]
     diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
     diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
-    from tau.config.sandbox_config import build_sandbox
-
-    sandbox = build_sandbox(settings.get("sandbox"), cwd, str(base), mode=sandbox_mode)
-    if sandbox.problem is not None:
+    if sandbox.problem is not None:  # the fence's start, begun above, seen through
         diagnostics.append(ServiceDiagnostic("error", sandbox.problem))
     return AgentSessionServices(
         cwd=cwd,

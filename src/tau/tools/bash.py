@@ -14,6 +14,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from typing import Any
 
 from msgspec import Struct, field
@@ -26,7 +27,7 @@ from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
-from tau.tools.sandbox import Sandbox, SandboxUnavailable
+from tau.tools.sandbox import EscalationRequest, Sandbox, SandboxGrant, SandboxUnavailable
 from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -39,6 +40,28 @@ BASH_PARAMETERS: JsonObject = {
         "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
     },
     "required": ["command"],
+    "additionalProperties": False,
+}
+
+ESCALATE_PARAMETER: JsonObject = {
+    "type": "object",
+    "description": (
+        "Only after a command failed because of the sandbox: ask the user for the rights it needs, "
+        "then run it with them (the user may refuse). Give the reason and what is needed."
+    ),
+    "properties": {
+        "reason": {"type": "string", "description": "Why the command needs this, in one sentence"},
+        "writableRoots": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Existing folders the command must write",
+        },
+        "network": {
+            "anyOf": [{"type": "string", "enum": ["on"]}, {"type": "array", "items": {"type": "string"}}],
+            "description": '"on" for the whole network, or the host names the command must reach',
+        },
+    },
+    "required": ["reason"],
     "additionalProperties": False,
 }
 
@@ -140,6 +163,29 @@ class _Updates:
         self._send()
 
 
+def _grant(value: object, cwd: str) -> SandboxGrant:
+    """The rights an ``escalate`` argument asks for; a ``ToolError`` the model reads when malformed."""
+    if not isinstance(value, dict) or not isinstance(value.get("reason"), str) or not value["reason"].strip():
+        raise ToolError('escalate must be an object with a "reason" (and "writableRoots" and/or "network")')
+    roots: list[str] = []
+    for root in value.get("writableRoots") or []:
+        if not isinstance(root, str):
+            raise ToolError("escalate.writableRoots must be a list of folder paths")
+        path = os.path.realpath(resolve_to_cwd(root, cwd))
+        if not os.path.isdir(path):
+            raise ToolError(f"escalate.writableRoots: {root} is not an existing folder")
+        roots.append(path)
+    network = value.get("network")
+    hosts: tuple[str, ...] = ()
+    if isinstance(network, list) and all(isinstance(h, str) and h.strip() for h in network):
+        hosts = tuple(h.strip() for h in network)
+    elif network not in (None, "on"):
+        raise ToolError('escalate.network must be "on" or a list of host names')
+    if not roots and network is None:
+        raise ToolError("escalate asks for nothing: name the writableRoots and/or the network needed")
+    return SandboxGrant(writable_roots=tuple(roots), network=network == "on", allowed_hosts=hosts)
+
+
 def create_bash_tool(
     cwd: str,
     operations: BashOperations | None = None,
@@ -164,6 +210,13 @@ def create_bash_tool(
     ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
     ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
+    # The model may ask for more rights when its commands are fenced from the start (the tool's
+    # schema is part of the cached prefix: it does not change when the mode does).
+    escalation = sandbox is not None and sandbox.fenced and operations is None
+    parameters = BASH_PARAMETERS
+    if escalation:
+        properties = {**BASH_PARAMETERS["properties"], "escalate": ESCALATE_PARAMETER}
+        parameters = {**BASH_PARAMETERS, "properties": properties}
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -198,13 +251,36 @@ def create_bash_tool(
             accumulator.feed(data)
             updates.data_arrived()
 
+        once: SandboxGrant | None = None
+        if escalation and sandbox is not None and args.get("escalate") is not None and sandbox.fenced:
+            request = EscalationRequest(
+                grant=_grant(args["escalate"], context.cwd),
+                reason=str(args["escalate"].get("reason", "")),
+                command=str(args["command"]),
+                tool_call_id=tool_call_id,
+            )
+            decision, why = await sandbox.escalate(request)
+            if decision == "denied":
+                raise ToolError(
+                    f"Escalation refused ({why}): the command was not run. Do the work inside the sandbox, "
+                    "or tell the user what you need and why."
+                )
+            if decision == "once":
+                once = request.grant
+
         updates.start()
         status: str | None = None
         aborted = False
         try:
-            exit_code = await ops.exec(
-                context.command, context.cwd, on_data=on_data, signal=signal, timeout=timeout, env=context.env
-            )
+            with sandbox.widened_once(once) if once is not None and sandbox is not None else nullcontext():
+                exit_code = await ops.exec(
+                    context.command,
+                    context.cwd,
+                    on_data=on_data,
+                    signal=signal,
+                    timeout=timeout,
+                    env=context.env,
+                )
         except CommandAborted:
             exit_code, status, aborted = None, "Command aborted", True
         except CommandTimedOut as timed_out:
@@ -230,7 +306,7 @@ def create_bash_tool(
         name="bash",
         label="bash",
         description=BASH_DESCRIPTION,
-        parameters=BASH_PARAMETERS,
+        parameters=parameters,
         execute=execute,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
         prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],

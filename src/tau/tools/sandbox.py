@@ -23,8 +23,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from msgspec import Struct
@@ -32,12 +34,19 @@ from msgspec import Struct
 from tau.errors import TauError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from tau.agent.tool import AgentTool
+    from tau.tools.sandbox_proxy import SandboxProxy
+    from tau.tools.sandbox_server import SandboxServer
 
 __all__ = [
     "PROTECTED_NAMES",
     "SANDBOX_MODES",
+    "EscalationDecision",
+    "EscalationRequest",
     "Sandbox",
+    "SandboxGrant",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
@@ -76,6 +85,25 @@ class SandboxPolicy(Struct, frozen=True):
     writable_roots: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     network: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    granted_roots: tuple[str, ...] = ()  # writable by an approved escalation, in either fenced mode
+    fence_mcp: bool = False  # ``sandbox.mcp``: stdio MCP servers run under the fence too
+
+    @property
+    def proxied(self) -> bool:
+        """Whether commands reach the network only through tau's proxy, to ``allowed_hosts``."""
+        return self.fenced and not self.network and bool(self.allowed_hosts)
+
+    def network_text(self) -> str:
+        if self.network:
+            return "on"
+        if self.allowed_hosts:
+            return (
+                "only "
+                + ", ".join(self.allowed_hosts)
+                + " (HTTP(S) through a proxy set in HTTP_PROXY/HTTPS_PROXY)"
+            )
+        return "off"
 
     @property
     def fenced(self) -> bool:
@@ -83,9 +111,11 @@ class SandboxPolicy(Struct, frozen=True):
 
     def writable(self) -> tuple[str, ...]:
         """The folders fenced commands may write (besides the private temporary folder)."""
+        if self.mode == "read-only":
+            return self.granted_roots
         if self.mode != "workspace-write":
             return ()
-        return tuple(dict.fromkeys((self.cwd, *self.writable_roots)))
+        return tuple(dict.fromkeys((self.cwd, *self.writable_roots, *self.granted_roots)))
 
     def read_only_inside(self) -> tuple[str, ...]:
         """Every path kept read-only inside the writable folders, whether it exists or not."""
@@ -99,15 +129,90 @@ class SandboxPolicy(Struct, frozen=True):
         """One line for the system prompt: the mode, what may be written, the network."""
         if not self.fenced:
             return "Sandbox: off (commands run with the user's full rights)."
-        if self.mode == "read-only":
+        if self.mode == "read-only" and not self.granted_roots:
             where = "nothing except the temporary folder $TMPDIR"
         else:
             where = ", ".join(self.writable()) + " and the temporary folder $TMPDIR"
-        network = "on" if self.network else "off"
+        network = self.network_text()
         return (
             f"Sandbox: {self.mode}. Commands and file edits may write {where}; "
-            f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}."
+            f".tau, .pi, .git/hooks and .git/config stay read-only. Network: {network}. "
+            "When a command fails because of the sandbox and needs more, call bash again with "
+            '"escalate": {"reason": ..., "writableRoots": [...], "network": "on" or [hosts]} to ask the user.'
         )
+
+
+EscalationDecision: TypeAlias = Literal["once", "session", "denied"]
+
+
+class SandboxGrant(Struct, frozen=True):
+    """More rights asked for by the model (``escalate`` of the bash tool): folders to write, the
+    network (all of it, or more allowed hosts)."""
+
+    writable_roots: tuple[str, ...] = ()
+    network: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+
+    def widen(self, policy: SandboxPolicy) -> SandboxPolicy:
+        """``policy`` with these rights added."""
+        import msgspec.structs
+
+        return msgspec.structs.replace(
+            policy,
+            granted_roots=tuple(dict.fromkeys((*policy.granted_roots, *self.writable_roots))),
+            network=policy.network or self.network,
+            allowed_hosts=tuple(dict.fromkeys((*policy.allowed_hosts, *self.allowed_hosts))),
+        )
+
+    def covered_by(self, policy: SandboxPolicy) -> bool:
+        """Whether ``policy`` already gives every right asked for."""
+        writable = policy.writable()
+        return (
+            all(any(_inside(root, folder) for folder in writable) for root in self.writable_roots)
+            and (policy.network or not self.network)
+            and (policy.network or all(host in policy.allowed_hosts for host in self.allowed_hosts))
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.writable_roots:
+            parts.append("write " + ", ".join(self.writable_roots))
+        if self.network:
+            parts.append("use the network")
+        elif self.allowed_hosts:
+            parts.append("reach " + ", ".join(self.allowed_hosts))
+        return " and ".join(parts) or "nothing more"
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {}
+        if self.writable_roots:
+            data["writableRoots"] = list(self.writable_roots)
+        if self.network:
+            data["network"] = "on"
+        elif self.allowed_hosts:
+            data["network"] = list(self.allowed_hosts)
+        return data
+
+
+class EscalationRequest(Struct, frozen=True):
+    """The model asks for ``grant`` to run ``command``, because ``reason``."""
+
+    grant: SandboxGrant
+    reason: str
+    command: str
+    tool_call_id: str = ""
+
+    def question(self) -> str:
+        """What the user is asked, on one line (a dialog's title shows one)."""
+        command = " ".join(self.command.split())
+        if len(command) > 200:
+            command = command[:199] + "…"
+        reason = " ".join(self.reason.split())
+        return f"The model asks to {self.grant.describe()} ({reason}) for: {command}"
+
+
+EscalationApprover: TypeAlias = "Callable[[EscalationRequest], Awaitable[EscalationDecision | None]]"
+EscalationRecorder: TypeAlias = "Callable[[EscalationRequest, EscalationDecision, str], None]"
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -125,12 +230,46 @@ class Sandbox:
         self, policy: SandboxPolicy | None = None, *, problem: str | None = None, bwrap: str = "bwrap"
     ) -> None:
         self.policy = policy or SandboxPolicy()
-        self.problem = problem
+        self._problem = problem
+        self._pending: Callable[[], None] | None = None  # a server start to see through
         self._bwrap = bwrap
         self._lock = threading.Lock()
         self._temporary: str | None = None
         self._empty: str | None = None
         self._made: list[str] = []  # mount points bubblewrap created for missing protected folders
+        # One proxy per list of hosts: a one-off grant's list never widens the session's.
+        self._proxies: dict[tuple[str, ...], SandboxProxy] = {}
+        self._proxy_folder: str | None = None
+        self._server: SandboxServer | None = None
+        self._server_key: object = None
+        self._server_failed: object = None
+        self.server_problem: str | None = None
+        """Why the command server would not start (each command then has a bubblewrap of its own)."""
+        self._server_lock: asyncio.Lock | None = None
+        self._server_lock_loop: asyncio.AbstractEventLoop | None = None
+        self._grants: list[SandboxGrant] = []
+        self._once: ContextVar[SandboxPolicy | None] = ContextVar("tau_sandbox_once", default=None)
+        self.approver: EscalationApprover | None = None
+        """Asks the user about an escalation (set by the mode); ``None``: nobody to ask, refused."""
+        self.recorder: EscalationRecorder | None = None
+        """Writes every escalation's outcome to the session (set by the session)."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why the fence cannot be put up (every command and write is then refused), or ``None``.
+        Sees a server start begun by ``start_server(wait=False)`` through first."""
+        self._settle()
+        return self._problem
+
+    @problem.setter
+    def problem(self, problem: str | None) -> None:
+        self._pending = None
+        self._problem = problem
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
 
     @property
     def fenced(self) -> bool:
@@ -140,6 +279,8 @@ class Sandbox:
     def set_policy(self, policy: SandboxPolicy, *, bwrap: str | None = None) -> None:
         """Fence from now on by ``policy``, checked by the caller (with ``bwrap``, the program found
         working): a broken sandbox is whole again."""
+        for grant in self._grants:  # what the user allowed for the session outlives a mode change
+            policy = grant.widen(policy)
         self.policy = policy
         self.problem = None
         if bwrap is not None:
@@ -150,7 +291,13 @@ class Sandbox:
         state: dict[str, object] = {
             "mode": self.policy.mode,
             "writableRoots": list(self.policy.writable()),
-            "network": "on" if self.policy.network else "off",
+            "network": (
+                "on"
+                if self.policy.network
+                else list(self.policy.allowed_hosts)
+                if self.policy.allowed_hosts
+                else "off"
+            ),
         }
         if self.problem is not None:
             state["problem"] = self.problem
@@ -184,6 +331,47 @@ class Sandbox:
             f"({', '.join(policy.writable())})."
         )
 
+    # -- asking for more ---------------------------------------------------------------------------
+
+    async def escalate(self, request: EscalationRequest) -> tuple[EscalationDecision, str]:
+        """Ask for ``request`` (nothing is asked when the fence already allows it); the decision and
+        a few words on who made it. A session grant widens the fence from now on; every outcome is
+        handed to ``recorder``."""
+        if request.grant.covered_by(self.current_policy()):
+            return "session", "already allowed"
+        decision: EscalationDecision | None
+        if self.approver is None:
+            decision, why = "denied", "nobody can approve it in this mode (print mode and batch refuse)"
+        else:
+            try:
+                decision = await self.approver(request)
+            except Exception as error:  # the UI failed: nobody said yes
+                decision = None
+                why = f"the question could not be asked ({error})"
+            else:
+                why = "the user answered" if decision is not None else "nobody can approve it in this mode"
+            if decision is None:
+                decision = "denied"
+        if decision == "session":
+            self._grants.append(request.grant)
+            self.policy = request.grant.widen(self.policy)
+        if self.recorder is not None:
+            self.recorder(request, decision, why)
+        return decision, why
+
+    @contextlib.contextmanager
+    def widened_once(self, grant: SandboxGrant) -> Iterator[None]:
+        """Within the block (this task and what it awaits), commands run with ``grant`` added."""
+        token = self._once.set(grant.widen(self.policy))
+        try:
+            yield
+        finally:
+            self._once.reset(token)
+
+    def current_policy(self) -> SandboxPolicy:
+        """The policy commands started now run by (a one-off grant included)."""
+        return self._once.get() or self.policy
+
     # -- commands --------------------------------------------------------------------------------
 
     def command(self, argv: Sequence[str], cwd: str) -> list[str]:
@@ -192,10 +380,120 @@ class Sandbox:
         Raises :class:`SandboxUnavailable` when the sandbox is broken."""
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
-        policy = self.policy
+        policy = self.current_policy()
         if not policy.fenced:
             return list(argv)
+        if sys.platform == "darwin":  # sandbox-exec (untested on a Mac)
+            from tau.tools.sandbox_macos import seatbelt_command
+
+            temporary = self.temporary_folder()
+            try:
+                return seatbelt_command(policy, ["/usr/bin/env", f"TMPDIR={temporary}", *argv], temporary)
+            except ValueError as error:
+                raise SandboxUnavailable(str(error)) from None
+        if policy.proxied:
+            argv = [*inner_command(), "run", self.proxy_socket(policy), "--", *argv]
         return [*self._bwrap_arguments(policy, cwd), "--", *argv]
+
+    async def command_server(self) -> SandboxServer | None:
+        """The session's long-lived fenced command server for the current policy (started again
+        when the policy or what must be mounted read-only changed), or ``None`` when each command
+        runs under a bubblewrap of its own: not fenced, a one-off grant, or a server that would not
+        start here. Raises :class:`SandboxUnavailable` when broken."""
+        import asyncio
+
+        if self.problem is not None:
+            raise SandboxUnavailable(self.problem)
+        if not self.policy.fenced or self._once.get() is not None or sys.platform != "linux":
+            return None
+        loop = asyncio.get_running_loop()
+        if self._server_lock is None or self._server_lock_loop is not loop:
+            self._server_lock, self._server_lock_loop = asyncio.Lock(), loop
+        async with self._server_lock:
+            server = self.start_server()
+            if server is not None and not server.usable_from(loop):
+                self._stop_server()
+                server = self.start_server()
+                if server is not None and not server.usable_from(loop):
+                    return None
+            return server
+
+    def start_server(
+        self, *, wait: bool = True, on_failure: Callable[[str], str | None] | None = None
+    ) -> SandboxServer | None:
+        """Start the command server for the current policy now, unless one for it runs (a session
+        starts it at once: it is then the check that bubblewrap works here, and the first command
+        does not wait for it). ``None`` when it cannot start; :attr:`server_problem` says why.
+
+        ``wait=False`` returns at once; the start is seen through when :attr:`problem` is next
+        read, and a failure then makes ``on_failure(reason)`` the sandbox's problem (when it
+        returns one; ``None`` keeps the sandbox, each command under a bubblewrap of its own)."""
+        from tau.tools.sandbox_server import SandboxServer, ServerUnavailable
+
+        self._settle()
+        policy = self.policy
+        if not policy.fenced or self._problem is not None:
+            return None
+        proxy = self.proxy_socket(policy) if policy.proxied else None
+        arguments = self._bwrap_arguments(policy, policy.cwd)
+        key = (policy, tuple(arguments))
+        server = self._server
+        if server is not None and self._server_key == key and server.alive:
+            return server
+        self._stop_server()
+        if self._server_failed == key:
+            return None
+        server = SandboxServer(arguments, inner_command(), proxy)
+
+        def failed(reason: str) -> None:
+            if self._server is server:
+                self._server = None
+            self._server_failed = key
+            self.server_problem = reason
+            if on_failure is not None:
+                self._problem = on_failure(reason)
+
+        try:
+            server.launch()
+        except ServerUnavailable as error:
+            failed(str(error))
+            return None
+        self._server, self._server_key = server, key
+
+        def finish() -> None:
+            try:
+                server.wait_up()
+            except ServerUnavailable as error:
+                failed(str(error))
+
+        if not wait:
+            self._pending = finish
+            return server
+        finish()
+        return self._server
+
+    def _stop_server(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
+    def proxy_socket(self, policy: SandboxPolicy) -> str:
+        """The unix socket of the proxy to ``policy.allowed_hosts`` (started on first use)."""
+        from tau.tools.sandbox_proxy import HostList, SandboxProxy
+
+        with self._lock:
+            proxy = self._proxies.get(policy.allowed_hosts)
+            if proxy is None:
+                import tempfile
+
+                if self._proxy_folder is None:
+                    self._proxy_folder = tempfile.mkdtemp(prefix="tau-sandbox-proxy-")
+                    atexit.register(self.close)
+                folder = tempfile.mkdtemp(dir=self._proxy_folder)
+                proxy = SandboxProxy(HostList(policy.allowed_hosts), folder)
+                proxy.start()
+                self._proxies[policy.allowed_hosts] = proxy
+            return proxy.path
 
     def temporary_folder(self) -> str:
         """The private temporary folder of fenced commands (created on first use, gone at exit)."""
@@ -249,7 +547,11 @@ class Sandbox:
                 args += ["--bind", root, root]
         writable = policy.writable()
         for path in policy.read_only_inside():
-            if os.path.lexists(path):
+            if path in self._made and self._still_empty(path):
+                # The mount point bubblewrap made earlier, empty still: the same stand-in (the same
+                # arguments, so the session's command server goes on).
+                args += ["--ro-bind", self._empty_folder(), path]
+            elif os.path.lexists(path):
                 real = _resolved(path)
                 args += ["--ro-bind", real, real]
             elif self._needs_mount_point(path, writable):
@@ -261,6 +563,13 @@ class Sandbox:
                     if path not in self._made:
                         self._made.append(path)
         return [*args, "--chdir", cwd]
+
+    @staticmethod
+    def _still_empty(path: str) -> bool:
+        try:
+            return not os.path.islink(path) and os.path.isdir(path) and not os.listdir(path)
+        except OSError:
+            return False
 
     @staticmethod
     def _needs_mount_point(path: str, writable: Sequence[str]) -> bool:
@@ -280,6 +589,15 @@ class Sandbox:
             temporary, self._temporary = self._temporary, None
             empty, self._empty = self._empty, None
             made, self._made = self._made, []
+            proxies, self._proxies = list(self._proxies.values()), {}
+            proxy_folder, self._proxy_folder = self._proxy_folder, None
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for proxy in proxies:
+            proxy.close()
+        if proxy_folder is not None:
+            shutil.rmtree(proxy_folder, ignore_errors=True)
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
         if empty is not None:
@@ -288,6 +606,12 @@ class Sandbox:
         for path in made:
             with contextlib.suppress(OSError):  # no longer empty, or gone: leave it
                 os.rmdir(path)
+
+
+def inner_command() -> list[str]:
+    """How to start ``sandbox_inner`` inside the fence: this interpreter, isolated and without
+    ``site`` (it imports nothing of tau), on the script's file."""
+    return [sys.executable, "-I", "-S", "-B", os.path.join(os.path.dirname(__file__), "sandbox_inner.py")]
 
 
 def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sandbox, cwd: str) -> AgentTool:

@@ -26,7 +26,8 @@ from tau import _process_groups as process_groups
 from tau._unicode import well_formed
 from tau.ai.abort import AbortSignal
 from tau.tools.operations import CommandAborted, CommandTimedOut
-from tau.tools.sandbox import Sandbox
+from tau.tools.sandbox import Sandbox, SandboxUnavailable
+from tau.tools.sandbox_server import SandboxServer
 
 # After the shell exits, the call ends once the output has been quiet this long (or its pipe closed):
 # a background process that inherited the pipe (a daemon started with `&`) must not keep the call
@@ -75,16 +76,9 @@ def _widen_pipe(transport: asyncio.SubprocessTransport) -> None:
         fcntl.fcntl(pipe.get_extra_info("pipe").fileno(), set_size, _PIPE_BYTES)
 
 
-class _OutputProtocol(asyncio.SubprocessProtocol):
-    def __init__(self, on_data: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
-        self._on_data = on_data
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.output_closed: asyncio.Future[None] = loop.create_future()
-        self.last_data_at = time.monotonic()
-
-    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
-        self.last_data_at = time.monotonic()
-        self._on_data(bytes(data))
+class _QuietWait:
+    output_closed: asyncio.Future[None]
+    last_data_at: float
 
     async def wait_for_quiet_output(self) -> None:
         """Return when the pipe closes or has been quiet for the grace period (bounded in all)."""
@@ -96,6 +90,18 @@ class _OutputProtocol(asyncio.SubprocessProtocol):
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.output_closed), wait)
+
+
+class _OutputProtocol(_QuietWait, asyncio.SubprocessProtocol):
+    def __init__(self, on_data: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
+        self._on_data = on_data
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed = loop.create_future()
+        self.last_data_at = time.monotonic()
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        self.last_data_at = time.monotonic()
+        self._on_data(bytes(data))
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if not self.output_closed.done():
@@ -128,6 +134,9 @@ class LocalBashOperations(Struct, dict=True):
         command = well_formed(command)  # a lone surrogate as U+FFFD, as Node passes it: no encoding error
         argv = [find_shell(self.shell_path), "-c", command]
         if self.sandbox is not None:
+            server = await self.sandbox.command_server()
+            if server is not None:
+                return await _exec_served(server, argv, cwd, on_data, signal, timeout, env)
             argv = self.sandbox.command(argv, cwd)
         loop = asyncio.get_running_loop()
         # stdin is a pipe already at end of file rather than /dev/null: a sandbox may replace
@@ -189,6 +198,94 @@ class LocalBashOperations(Struct, dict=True):
                     kill_process_group(pid)
                     raise
             transport.close()
+
+
+class _PipeProtocol(_QuietWait, asyncio.Protocol):
+    """The output pipe of a command run by the sandbox's server (read directly by tau)."""
+
+    def __init__(self, on_data: Callable[[bytes], None], loop: asyncio.AbstractEventLoop) -> None:
+        self._on_data = on_data
+        self.output_closed = loop.create_future()
+        self.last_data_at = time.monotonic()
+
+    def data_received(self, data: bytes) -> None:
+        self.last_data_at = time.monotonic()
+        self._on_data(bytes(data))
+
+    def eof_received(self) -> bool | None:
+        _settle(self.output_closed)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        _settle(self.output_closed)
+
+
+async def _exec_served(
+    server: SandboxServer,
+    argv: list[str],
+    cwd: str,
+    on_data: Callable[[bytes], None],
+    signal: AbortSignal | None,
+    timeout: float | None,
+    env: Mapping[str, str],
+) -> int | None:
+    """:meth:`LocalBashOperations.exec` through the session's sandbox server: the same waiting,
+    killing and grace, the call ended (with all it started) before this returns."""
+    loop = asyncio.get_running_loop()
+    empty_stdin, stdin_writer = os.pipe2(os.O_CLOEXEC)
+    os.close(stdin_writer)
+    output_reader, output_writer = os.pipe2(os.O_CLOEXEC)
+    with contextlib.suppress(OSError, ValueError, AttributeError, ImportError):
+        import fcntl
+
+        fcntl.fcntl(output_reader, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    try:
+        call_id = server.run(argv, cwd, dict(env), empty_stdin, output_writer)
+    finally:
+        os.close(empty_stdin)
+        os.close(output_writer)
+    transport, protocol = await loop.connect_read_pipe(
+        lambda: _PipeProtocol(on_data, loop), os.fdopen(output_reader, "rb", buffering=0)
+    )
+    aborted = loop.create_future()
+
+    def on_abort() -> None:
+        loop.call_soon_threadsafe(_settle, aborted)
+
+    remove_listener = signal.add_listener(on_abort) if signal else None
+    ended = False
+    try:
+        exited = asyncio.ensure_future(server.wait_exit(call_id))
+        done, _ = await asyncio.wait(
+            {exited, aborted},
+            timeout=timeout if timeout and timeout > 0 else None,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        killed_by_us = exited not in done
+        if killed_by_us:
+            exited.cancel()
+            await server.end(call_id, hard=True)
+            ended = True
+        await protocol.wait_for_quiet_output()
+        if killed_by_us:
+            if aborted in done:
+                raise CommandAborted()
+            assert timeout is not None
+            raise CommandTimedOut(timeout)
+        code = server.exit_code(call_id)
+        if code is None and server.dead:
+            raise SandboxUnavailable("its command server ended; the next command starts it again")
+        return code if code is not None and code >= 0 else None
+    finally:
+        if remove_listener is not None:
+            remove_listener()
+        if not ended:
+            try:
+                await server.end(call_id, hard=not server.has_exited(call_id))
+            except BaseException:
+                await asyncio.shield(server.end(call_id, hard=True))
+                raise
+        transport.close()
 
 
 def _settle(future: asyncio.Future[None]) -> None:

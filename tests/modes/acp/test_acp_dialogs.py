@@ -197,3 +197,51 @@ async def test_a_client_without_terminals_is_offered_only_the_login_made_elsewhe
         with pytest.raises(RequestError) as unknown:
             await conn.authenticate(method_id="oauth")
         assert unknown.value.code == -32602
+
+
+async def test_a_sandbox_escalation_is_a_permission_request_and_allow_always_lasts(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        tool_turn("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate}, id="call-1"),
+        tool_turn("bash", {"command": f"echo 2 > {outside}/two"}, id="call-2"),
+        text_turn("Written."),
+    )
+    client = RecordingClient(answer="1")  # "Allow for this session"
+    async with spawn_tau(tau, client, "--sandbox", "workspace-write") as (conn, _):
+        await initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        await conn.prompt(session_id=session_id, prompt=[text_block("Report")])
+    [(tool_call, options)] = client.permission_requests
+    assert tool_call.tool_call_id == "call-1"
+    assert [(o.name, o.kind) for o in options] == [
+        ("Allow once", "allow_once"),
+        ("Allow for this session", "allow_always"),
+        ("Deny", "reject_once"),
+    ]
+    assert (outside / "one").read_text() == "1\n" and (outside / "two").read_text() == "2\n"
+
+
+async def test_the_sandbox_is_a_mode_config_option_that_fences_the_next_command(tau: TauCommand) -> None:
+    tau.server.add(tool_turn("bash", {"command": "echo x > here.txt"}, id="call-write"), text_turn("Tried."))
+    client = RecordingClient()
+    async with spawn_tau(tau, client, "--sandbox", "workspace-write") as (conn, _):
+        await initialize(conn)
+        new = await conn.new_session(cwd=str(tau.work), mcp_servers=[])
+        sandbox = next(o for o in new.config_options if o.id == "sandbox")
+        assert sandbox.category == "mode" and sandbox.current_value == "workspace-write"
+        assert [o.value for o in sandbox.options] == ["off", "read-only", "workspace-write"]
+        changed = await conn.set_config_option(
+            config_id="sandbox", session_id=new.session_id, value="read-only"
+        )
+        assert next(o for o in changed.config_options if o.id == "sandbox").current_value == "read-only"
+        with pytest.raises(RequestError) as refused:
+            await conn.set_config_option(config_id="sandbox", session_id=new.session_id, value="loose")
+        assert refused.value.code == -32602 and 'unknown sandbox mode "loose"' in str(refused.value.data)
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("Write")])
+    assert not (tau.work / "here.txt").exists()
+    final = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-write" and u.status)
+    assert final.status == "failed"

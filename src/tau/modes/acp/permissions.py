@@ -2,7 +2,8 @@
 
 A ``confirm`` (the permission gate) offers allow once, allow always and reject; "always" answers
 the same question (title and message) yes for the rest of the session without asking. A ``select``
-offers its options (the first as allow, the rest as further choices). Free text (``input``,
+offers its options (the first as allow once, an "Allow ... for this session" as allow always, the
+rest as reject). Free text (``input``,
 ``editor``) cannot be asked over ACP and gets no answer; display calls (status, widgets) are
 dropped, a ``notify`` goes to stderr. The permission names the tool call that is running.
 """
@@ -24,6 +25,17 @@ _ALLOW_ONCE, _ALLOW_ALWAYS, _REJECT = "allow-once", "allow-always", "reject"
 
 def _option(option_id: str, name: str, kind: str) -> JsonObject:
     return {"optionId": option_id, "name": name, "kind": kind}
+
+
+def _select_kind(index: int, option: str) -> str:
+    """The first option allows once; a later "Allow ... session/always" allows always (the sandbox's
+    escalation question); the others reject."""
+    if index == 0:
+        return "allow_once"
+    lowered = option.lower()
+    if lowered.startswith("allow") and ("session" in lowered or "always" in lowered):
+        return "allow_always"
+    return "reject_once"
 
 
 class AcpExtensionUI(NeutralUI):
@@ -82,10 +94,7 @@ class AcpExtensionUI(NeutralUI):
         timeout: float | None = None,
         signal: AbortSignal | None = None,
     ) -> str | None:
-        choices = [
-            _option(str(i), option, "allow_once" if i == 0 else "reject_once")
-            for i, option in enumerate(options)
-        ]
+        choices = [_option(str(i), option, _select_kind(i, option)) for i, option in enumerate(options)]
         answer = await self._ask(title, choices, signal)
         if answer is None or not answer.isdigit() or int(answer) >= len(options):
             return None

@@ -2,7 +2,10 @@
 
 The model option lists the models with credentials as ``provider/id``; the thinking option the
 levels the current model supports. The thinking levels are also the session's modes
-(``session/set_mode``), for clients that show modes but not config options.
+(``session/set_mode``), for clients that show modes but not config options. The sandbox
+(``off``, ``read-only``, ``workspace-write``) is a config option of the ``mode`` category: how far
+the agent's commands reach is a mode of working, and ACP's config options are where a client shows
+more than one such choice.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from tau.runtime.runtime import AgentSessionRuntime
 
 __all__ = ["config_options", "modes", "set_config_option", "set_thinking_level"]
 
-MODEL_OPTION, THINKING_OPTION = "model", "thinking"
+MODEL_OPTION, THINKING_OPTION, SANDBOX_OPTION = "model", "thinking", "sandbox"
+_SANDBOX_NAMES = {"off": "Off: full access", "read-only": "Read-only", "workspace-write": "Workspace write"}
 
 
 def _key(model: Model) -> str:
@@ -46,6 +50,8 @@ def config_options(runtime: AgentSessionRuntime) -> list[JsonObject]:
     levels = session.get_available_thinking_levels()
     choices = [(level, level) for level in levels]
     options.append(_select(THINKING_OPTION, "Thinking", "thought_level", session.thinking_level, choices))
+    sandbox = list(_SANDBOX_NAMES.items())
+    options.append(_select(SANDBOX_OPTION, "Sandbox", "mode", session.sandbox.policy.mode, sandbox))
     return options
 
 
@@ -59,6 +65,13 @@ async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value:
         await session.set_model(model)
     elif config_id == THINKING_OPTION and isinstance(value, str):
         set_thinking_level(runtime, value)
+    elif config_id == SANDBOX_OPTION and isinstance(value, str):
+        from tau.config.sandbox_config import SandboxConfigError
+
+        try:
+            session.set_sandbox(value)
+        except SandboxConfigError as error:
+            raise JsonRpcError.invalid_params(str(error)) from None
     else:
         raise JsonRpcError.invalid_params(f"unknown config option {config_id}")
 
