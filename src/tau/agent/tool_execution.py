@@ -15,6 +15,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 
 from msgspec import Struct
 
@@ -76,17 +77,23 @@ class _ToolRun:
         config: AgentLoopConfig,
         emit: Emit,
         signal: AbortSignal | None,
+        parent: str | None = None,
     ) -> None:
         self.context = context
         self.assistant = assistant
         self.config = config
         self.emit = emit
         self.signal = signal
+        self.parent = parent
+        """The calling tool's id when this run serves calls a tool makes while it runs."""
 
     async def prepare(self, call: ToolCall) -> _Prepared | _Outcome:
         tool = self.context.find_tool(call.name)
         if tool is None:
             return _Outcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
+        return await self.prepare_with(call, tool)
+
+    async def prepare_with(self, call: ToolCall, tool: AgentTool) -> _Prepared | _Outcome:
         if call.arguments_error is not None:
             text = f'Invalid arguments for tool "{call.name}": {call.arguments_error}'
             return _Outcome(call, error_result(text), is_error=True)
@@ -100,7 +107,7 @@ class _ToolRun:
             args = validate_tool_arguments(tool, args)
             hook = self.config.before_tool_call
             if hook is not None:
-                context = BeforeToolCallContext(self.assistant, call, args, self.context)
+                context = BeforeToolCallContext(self.assistant, call, args, self.context, self.parent)
                 decision = await resolve(hook(context, self.signal))
                 if decision is not None and decision.block:
                     reason = decision.reason or f"Tool call {call.name} was blocked"
@@ -109,16 +116,21 @@ class _ToolRun:
             return _Outcome(call, error_result(_exception_text(exc)), is_error=True)
         return _Prepared(call, tool, args)
 
-    async def execute(self, prepared: _Prepared) -> _Outcome:
+    async def execute(
+        self, prepared: _Prepared, also_update: Callable[[AgentToolResult], None] | None = None
+    ) -> _Outcome:
         call = prepared.call
         updates = _UpdateEmitter(self.emit)
 
         def on_update(partial: AgentToolResult) -> None:
-            updates.push(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
+            updates.push(ToolExecutionUpdate(call.id, call.name, call.arguments, partial, self.parent))
+            if also_update is not None:
+                also_update(partial)
 
         timeout = self.config.tool_timeout_s
         outcome: _Outcome
         started = time.monotonic()
+        token = _CALLER.set(NestedToolCaller(self, call.id))
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
@@ -132,6 +144,8 @@ class _ToolRun:
             outcome = _Outcome(call, error_result(text), is_error=True)
         except Exception as exc:
             outcome = _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+        finally:
+            _CALLER.reset(token)
         outcome.duration_ms = round((time.monotonic() - started) * 1000)
         await updates.close()
         return outcome
@@ -141,7 +155,13 @@ class _ToolRun:
         if hook is None:
             return outcome
         context = AfterToolCallContext(
-            self.assistant, prepared.call, prepared.args, outcome.result, outcome.is_error, self.context
+            self.assistant,
+            prepared.call,
+            prepared.args,
+            outcome.result,
+            outcome.is_error,
+            self.context,
+            self.parent,
         )
         try:
             change = await resolve(hook(context, self.signal))
@@ -164,10 +184,10 @@ class _ToolRun:
         return outcome
 
     async def emit_start(self, call: ToolCall) -> None:
-        await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
+        await self.emit(ToolExecutionStart(call.id, call.name, call.arguments, self.parent))
 
     async def emit_end(self, outcome: _Outcome) -> None:
-        await _emit_end(self.emit, outcome)
+        await _emit_end(self.emit, outcome, self.parent)
 
     async def emit_result_message(self, outcome: _Outcome) -> ToolResultMessage:
         return await _emit_result_message(self.emit, outcome)
@@ -211,7 +231,7 @@ async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> Tool
     return ToolBatch(messages, terminate=False)
 
 
-async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
+async def _emit_end(emit: Emit, outcome: _Outcome, parent: str | None = None) -> None:
     await emit(
         ToolExecutionEnd(
             outcome.call.id,
@@ -219,6 +239,7 @@ async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
             outcome.result,
             outcome.is_error,
             duration_ms=outcome.duration_ms,
+            parent_tool_call_id=parent,
         )
     )
 
@@ -316,3 +337,64 @@ class _UpdateEmitter:
         self._closed = True
         if self._tail is not None:
             await self._tail
+
+
+class NestedToolResult(Struct):
+    """What a call made by a running tool came to: the result after the hooks, and whether it failed."""
+
+    tool_call_id: str
+    result: AgentToolResult
+    is_error: bool
+
+
+class NestedToolCaller:
+    """Runs tool calls on behalf of the tool call ``parent_id`` while that call runs (a codemode
+    script's ``tools.<name>()``). Each call gets the id ``<parent id>/<n>``, goes through argument
+    validation and the ``before_tool_call``/``after_tool_call`` hooks like a model's call (the hooks
+    see ``parent_tool_call_id``), and emits ``tool_execution_*`` events carrying
+    ``parent_tool_call_id``. Nested calls add nothing to the transcript; their results reach only the
+    caller. A failure is a result with ``is_error``, never an exception."""
+
+    def __init__(self, run: _ToolRun, parent_id: str) -> None:
+        self._run = _ToolRun(run.context, run.assistant, run.config, run.emit, run.signal, parent_id)
+        self.parent_id = parent_id
+        self._next = 0
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """The tools declared to the model at this moment."""
+        return list(self._run.context.tools)
+
+    async def call(
+        self,
+        name: str,
+        args: JsonObject,
+        *,
+        tool: AgentTool | None = None,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[AgentToolResult], None] | None = None,
+    ) -> NestedToolResult:
+        """Run ``name`` with ``args``: ``tool`` when given (one the model is not declared, such as an
+        MCP tool only scripts reach), else the declared tool of that name."""
+        self._next += 1
+        call = ToolCall(id=f"{self.parent_id}/{self._next}", name=name, arguments=args)
+        run = self._run
+        if signal is not None and signal is not run.signal:
+            run = _ToolRun(run.context, run.assistant, run.config, run.emit, signal, self.parent_id)
+        await run.emit_start(call)
+        prepared = await run.prepare(call) if tool is None else await run.prepare_with(call, tool)
+        if isinstance(prepared, _Outcome):
+            outcome = prepared
+        else:
+            outcome = await run.finalize(prepared, await run.execute(prepared, on_update))
+        await run.emit_end(outcome)
+        return NestedToolResult(call.id, outcome.result, outcome.is_error)
+
+
+_CALLER: ContextVar[NestedToolCaller | None] = ContextVar("tau_nested_tool_caller", default=None)
+
+
+def nested_tool_caller() -> NestedToolCaller | None:
+    """The caller for calls the running tool makes (``None`` outside a tool's ``execute``). Read it
+    at the start of ``execute``, on the event loop: a thread of the tool's own does not see it."""
+    return _CALLER.get()

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic
     from tau.extensions.loader import ExtensionDiscovery
     from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.types import ToolDefinition
 
 __all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
 
@@ -51,7 +52,7 @@ class ExtensionOptions:
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
+    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths", "tools")
 
     def __init__(
         self,
@@ -61,6 +62,7 @@ class ExtensionOptions:
         flag_values: Mapping[str, str | bool] | None = None,
         no_mcp: bool = False,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
+        tools: Sequence[str] = (),
     ) -> None:
         # ``builtin:<name>`` paths turn on one of pi's built-in extensions (``builtin_extensions``).
         self.paths: tuple[str, ...] = tuple(p for p in paths if builtin_name(p) is None)
@@ -70,6 +72,8 @@ class ExtensionOptions:
         # More MCP servers for the session, as mcp.json entries by name (an editor's, over ACP).
         self.mcp_servers: dict[str, Mapping[str, Any]] = dict(mcp_servers or {})
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
+        # ``--tools`` entries: naming ``codemode`` (``+codemode``) loads the built-in codemode extension.
+        self.tools: tuple[str, ...] = tuple(tools)
 
 
 def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
@@ -173,6 +177,21 @@ def _builtin_problems(
     ]
 
 
+def _wants_codemode(settings: SettingsManager, options: ExtensionOptions, include_project: bool) -> bool:
+    """Whether the built-in codemode extension loads without MCP: ``codemode`` is named by
+    ``--tools``, ``defaultTools`` or ``-e builtin:codemode``, and the built-in is not switched off."""
+    named = "codemode" in options.builtins or any(t.lstrip("+") == "codemode" for t in options.tools)
+    if not named:
+        scopes: tuple[SettingsScope, ...] = ("project", "global") if include_project else ("global",)
+        for scope in scopes:
+            value = settings.get_scope(scope).get("defaultTools")
+            if isinstance(value, list) and any(
+                isinstance(t, str) and t.lstrip("+") == "codemode" for t in value
+            ):
+                named = True
+    return named and builtin_switches(settings, options, include_project=include_project)["codemode"]
+
+
 def might_have_extensions(
     cwd: str,
     agent_dir: str,
@@ -183,6 +202,8 @@ def might_have_extensions(
 ) -> bool:
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
+        return True
+    if _wants_codemode(settings, options, include_project):
         return True
     if _builtin_problems(settings, options, include_project):
         return True  # nothing to load, but lines to report
@@ -238,7 +259,9 @@ def load_extension_runner(
         ExtensionDiagnostic("warning", problem)
         for problem in _builtin_problems(settings, options, include_project)
     ]
-    if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
+    slot: list[ToolDefinition] = []
+    has_mcp = _has_mcp_config(cwd, agent_dir, options, include_project, settings)
+    if has_mcp:
         from tau.mcp.extension import mcp_extension_source
 
         switches = builtin_switches(settings, options, include_project=include_project)
@@ -250,8 +273,13 @@ def load_extension_runner(
                 extra=options.mcp_servers,
                 codemode=switches["codemode"],
                 tool_search=switches["tool-search"],
+                codemode_slot=slot,
             )
         )
+    if (has_mcp and switches["codemode"]) or _wants_codemode(settings, options, include_project):
+        from tau.mcp.codemode_builtin import codemode_extension_source
+
+        discovery.sources.append(codemode_extension_source(slot))
     if not discovery.sources:
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)

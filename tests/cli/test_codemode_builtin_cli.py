@@ -1,0 +1,142 @@
+"""``codemode`` without MCP (pi's built-in codemode extension): ``--tools +codemode`` declares it,
+its scripts call the built-in tools, and each inner call is a ``tool_execution_*`` event with
+``parentToolCallId`` in JSON mode and RPC, as in pi 1.6."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand
+
+from tau.modes.rpc_client import RpcClient
+from tau.testing.fake_llm import ScriptedToolCall, Turn
+
+pytest.importorskip("quickjs", reason="the codemode extra is part of the dev install")
+
+WATCH = textwrap.dedent(
+    """
+    import json, os
+
+    def setup(tau):
+        @tau.on("tool_call")
+        async def seen(event, ctx):
+            with open(os.environ["WATCH_LOG"], "a") as log:
+                log.write(json.dumps([event.tool_name, event.tool_call_id, event.parent_tool_call_id]) + "\\n")
+    """
+)
+
+
+def codemode(code: str) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall("codemode", {"code": code})])
+
+
+def tool_names(request: Any) -> list[str]:
+    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+
+def tool_results(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_plus_codemode_declares_the_tool_and_scripts_call_the_built_in_tools(tau: TauCommand) -> None:
+    (tau.work / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    tau.server.add(
+        codemode(
+            "const [shell, notes] = await Promise.all([\n"
+            "  tools.bash({ command: 'echo out; exit 3' }),\n"
+            "  tools.read({ path: 'notes.txt' }),\n"
+            "]);\n"
+            "await tools.write({ path: 'made.txt', content: notes.toUpperCase() });\n"
+            "return [shell.output.trim(), shell.exit_code, typeof shell.wall_time_seconds, notes.split('\\n')[1]];"
+        ),
+        codemode(
+            "try { await tools.read({ path: 'missing.txt' }); } catch (e) { text('rejected'); }\n"
+            "const chat = await models.getModelsOfType('chat', 'local');\n"
+            "return [chat.map((m) => m.id), ALL_TOOLS.map((t) => t.name)];"
+        ),
+        Turn(text="Done."),
+    )
+
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "script it")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "codemode"]
+    called, listed = tool_results(tau.server.requests[-1])
+    assert called.startswith("Script completed\nWall time ")
+    assert called.endswith('Output:\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
+    assert (tau.work / "made.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
+    assert listed.endswith(
+        'Output:\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
+    )
+
+
+def test_without_plus_codemode_the_tool_is_not_declared(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "hello")
+    assert done.returncode == 0, done.stderr
+    assert "codemode" not in tool_names(tau.server.requests[0])
+
+
+def test_inner_calls_are_json_events_with_parent_tool_call_id(tau: TauCommand) -> None:
+    log = tau.work / "watch.log"
+    (tau.work / "watch.py").write_text(WATCH, encoding="utf-8")
+    tau.env["WATCH_LOG"] = str(log)
+    tau.server.add(
+        codemode(
+            "const a = await tools.bash({ command: 'echo one' });\nawait tools.ls({});\nreturn a.output;"
+        ),
+        Turn(text="Done."),
+    )
+
+    done = tau.run(
+        "-p", "--mode", "json", *MODEL, "--tools", "+codemode", "-e", str(tau.work / "watch.py"), "go"
+    )
+
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    tools = [e for e in events if str(e.get("type", "")).startswith("tool_execution_")]
+    outer = tools[0]["toolCallId"]
+    shape = [(e["type"], e["toolCallId"], e["toolName"], e.get("parentToolCallId")) for e in tools]
+    assert shape == [
+        ("tool_execution_start", outer, "codemode", None),
+        ("tool_execution_start", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", f"{outer}/1", "bash", outer),
+        ("tool_execution_end", f"{outer}/1", "bash", outer),
+        ("tool_execution_start", f"{outer}/2", "ls", outer),  # not declared: the call fails
+        ("tool_execution_end", f"{outer}/2", "ls", outer),
+        ("tool_execution_end", outer, "codemode", None),
+    ]
+    assert tools[4]["isError"] is False and tools[6]["isError"] is True
+    assert tools[6]["result"]["content"][0]["text"] == "Tool ls not found"
+    # Nested calls reach the extensions' tool_call handlers with the caller's id.
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert seen == [["codemode", outer, None], ["bash", f"{outer}/1", outer]]
+    # They add nothing to the transcript: one tool result, the script's.
+    entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
+    results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+    assert [r["toolName"] for r in results] == ["codemode"]
+
+
+async def test_inner_calls_are_rpc_events_with_parent_tool_call_id(tau: TauCommand) -> None:
+    tau.server.add(codemode("return (await tools.bash({ command: 'echo rpc' })).output;"), Turn(text="Done."))
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--tools", "+codemode"]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        await rpc.wait_for("agent_settled", timeout=30)
+    ends = [e for e in rpc.lines if e.get("type") == "tool_execution_end"]
+    assert [(e["toolName"], "parentToolCallId" in e) for e in ends] == [("bash", True), ("codemode", False)]
+    assert ends[0]["parentToolCallId"] == ends[1]["toolCallId"]
+    assert ends[0]["toolCallId"] == ends[1]["toolCallId"] + "/1"
+
+
+def test_builtin_codemode_switched_off_leaves_plus_codemode_unknown(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:codemode"]}))
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert "codemode" not in tool_names(tau.server.requests[0])
+    assert "codemode" in done.stderr
