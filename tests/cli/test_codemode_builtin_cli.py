@@ -140,3 +140,47 @@ def test_builtin_codemode_switched_off_leaves_plus_codemode_unknown(tau: TauComm
     done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
     assert "codemode" not in tool_names(tau.server.requests[0])
     assert "codemode" in done.stderr
+
+
+def tool_description(request: Any, name: str) -> str:
+    return next(t["function"]["description"] for t in request.body["tools"] if t["function"]["name"] == name)
+
+
+def test_mode_on_tells_each_declared_tool_how_scripts_call_it(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert done.returncode == 0, done.stderr
+    request = tau.server.requests[0]
+    assert tool_description(request, "bash").endswith(
+        "Codemode: `tools.bash(args)` resolves to `{ output: string; truncated: boolean; "
+        "full_output_path?: string; exit_code: number; wall_time_seconds: number }`."
+    )
+    assert tool_description(request, "write").endswith("Codemode: `tools.write(args)` resolves to a string.")
+    assert "Nested tools" not in tool_description(request, "codemode")
+
+
+def test_mode_only_hides_the_tools_behind_codemode_which_lists_and_still_calls_them(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"codemode": {"mode": "only"}}))
+    tau.server.add(
+        codemode("return (await tools.bash({ command: 'echo hidden' })).output;"), Turn(text="Done.")
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert done.returncode == 0, done.stderr
+    first = tau.server.requests[0]
+    assert tool_names(first) == ["codemode"]
+    listing = tool_description(first, "codemode")
+    assert "Nested tools:\n\n" in listing
+    assert all(f"### `{name}`" in listing for name in ("read", "bash", "edit", "write"))
+    assert "tools.read(args: {" in listing
+    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\nhidden\n")
+
+
+def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
+    settings = {"codemode": {"mode": "only", "inlineBudget": 0}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert done.returncode == 0, done.stderr
+    listing = tool_description(tau.server.requests[0], "codemode")
+    assert listing.endswith("Nested tools (some not listed; find them with searchTools() or ALL_TOOLS):")
+    assert "### `" not in listing

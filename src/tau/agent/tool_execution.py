@@ -362,8 +362,13 @@ class NestedToolCaller:
 
     @property
     def tools(self) -> list[AgentTool]:
-        """The tools declared to the model at this moment."""
-        return list(self._run.context.tools)
+        """The tools calls may reach: those declared to the model, then those only tools call."""
+        declared = list(self._run.context.tools)
+        more = self._run.config.get_callable_tools
+        if more is None:
+            return declared
+        names = {tool.name for tool in declared}
+        return declared + [tool for tool in more() if tool.name not in names]
 
     async def call(
         self,
@@ -382,7 +387,14 @@ class NestedToolCaller:
         if signal is not None and signal is not run.signal:
             run = _ToolRun(run.context, run.assistant, run.config, run.emit, signal, self.parent_id)
         await run.emit_start(call)
-        prepared = await run.prepare(call) if tool is None else await run.prepare_with(call, tool)
+        if tool is None:
+            tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None:
+            prepared: _Prepared | _Outcome = _Outcome(
+                call, error_result(f"Tool {name} not found"), is_error=True
+            )
+        else:
+            prepared = await run.prepare_with(call, tool)
         if isinstance(prepared, _Outcome):
             outcome = prepared
         else:
