@@ -903,6 +903,7 @@ def _extension_options(
         flag_values=args.unknown_flags if flag_values is None else flag_values,
         mcp_servers=mcp_servers,
         tools=args.tools or (),
+        interactive=_mode(args) == "interactive",
     )
 
 

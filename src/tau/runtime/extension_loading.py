@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
@@ -52,7 +53,16 @@ class ExtensionOptions:
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths", "tools")
+    __slots__ = (
+        "builtins",
+        "flag_values",
+        "interactive",
+        "mcp_servers",
+        "no_extensions",
+        "no_mcp",
+        "paths",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -63,6 +73,7 @@ class ExtensionOptions:
         no_mcp: bool = False,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
         tools: Sequence[str] = (),
+        interactive: bool = False,
     ) -> None:
         # ``builtin:<name>`` paths turn on one of pi's built-in extensions (``builtin_extensions``).
         self.paths: tuple[str, ...] = tuple(p for p in paths if builtin_name(p) is None)
@@ -74,6 +85,8 @@ class ExtensionOptions:
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
         # ``--tools`` entries: naming ``codemode`` (``+codemode``) loads the built-in codemode extension.
         self.tools: tuple[str, ...] = tuple(tools)
+        # The terminal UI: the llama.cpp built-in loads for its /llama even when no router is configured.
+        self.interactive = interactive
 
 
 def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
@@ -192,6 +205,50 @@ def _wants_codemode(settings: SettingsManager, options: ExtensionOptions, includ
     return named and builtin_switches(settings, options, include_project=include_project)["codemode"]
 
 
+def llama_connection(agent_dir: str) -> tuple[str | None, str | None]:
+    """The llama.cpp router's URL and key, as pi finds them: an ``auth.json`` ``llama.cpp``
+    credential (``/login llama.cpp``: its ``env.LLAMA_BASE_URL`` and key) over ``LLAMA_BASE_URL`` /
+    ``LLAMA_API_KEY``. The URL is ``None`` when neither names one."""
+    credential: dict[str, Any] = {}
+    path = os.path.join(agent_dir, "auth.json")
+    if os.path.exists(path):
+        from tau.runtime.auth_storage import AuthStorage
+
+        stored = AuthStorage(Path(path)).get("llama.cpp")
+        if isinstance(stored, dict) and stored.get("type") == "api_key":
+            credential = stored
+    found = credential.get("env")
+    env: dict[str, Any] = found if isinstance(found, dict) else {}
+    url = str(env.get("LLAMA_BASE_URL") or os.environ.get("LLAMA_BASE_URL") or "").strip() or None
+    key = credential.get("key") if isinstance(credential.get("key"), str) else None
+    return url, (key or os.environ.get("LLAMA_API_KEY") or None)
+
+
+def _llama_wanted(
+    agent_dir: str, settings: SettingsManager, options: ExtensionOptions, include_project: bool
+) -> bool:
+    """Whether the llama.cpp built-in loads: it is on, and a router is configured or the terminal
+    UI runs (for ``/llama``). Without either, nothing of it is imported."""
+    if options.no_extensions and "llama.cpp" not in options.builtins:
+        return False
+    wanted = (
+        "llama.cpp" in options.builtins
+        or options.interactive
+        or bool(os.environ.get("LLAMA_BASE_URL"))
+        or _auth_names_llama(agent_dir)
+    )
+    return wanted and builtin_switches(settings, options, include_project=include_project)["llama.cpp"]
+
+
+def _auth_names_llama(agent_dir: str) -> bool:
+    """A cheap look for a ``llama.cpp`` credential (the file is parsed only when it names one)."""
+    try:
+        with open(os.path.join(agent_dir, "auth.json"), encoding="utf-8") as f:
+            return '"llama.cpp"' in f.read()
+    except OSError:
+        return False
+
+
 def might_have_extensions(
     cwd: str,
     agent_dir: str,
@@ -204,6 +261,8 @@ def might_have_extensions(
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         return True
     if _wants_codemode(settings, options, include_project):
+        return True
+    if _llama_wanted(agent_dir, settings, options, include_project):
         return True
     if _builtin_problems(settings, options, include_project):
         return True  # nothing to load, but lines to report
@@ -280,6 +339,18 @@ def load_extension_runner(
         from tau.mcp.codemode_builtin import codemode_extension_source
 
         discovery.sources.append(codemode_extension_source(slot))
+    if _llama_wanted(agent_dir, settings, options, include_project):
+        from tau.llama_cpp.extension import llama_extension_source
+
+        server_url, api_key = llama_connection(agent_dir)
+        discovery.sources.append(
+            llama_extension_source(
+                server_url,
+                api_key,
+                interactive=options.interactive,
+                offline=bool(os.environ.get("TAU_OFFLINE") or os.environ.get("PI_OFFLINE")),
+            )
+        )
     if not discovery.sources:
         return None, list(discovery.diagnostics)
     runner = load_extensions_sync(discovery, cwd=cwd, flag_values=flag_values)
