@@ -184,3 +184,29 @@ def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
     listing = tool_description(tau.server.requests[0], "codemode")
     assert listing.endswith("Nested tools (some not listed; find them with searchTools() or ALL_TOOLS):")
     assert "### `" not in listing
+
+
+def _span(result: str) -> tuple[int, int]:
+    start, end = (int(n) for n in result.split("Output:\n", 1)[1].split())
+    return start, end
+
+
+@pytest.mark.parametrize(("limit", "overlap"), [("1", False), ("2", True)])
+def test_codemode_max_workers_limits_the_scripts_running_at_once(
+    tau: TauCommand, limit: str, overlap: bool
+) -> None:
+    tau.env["TAU_CODEMODE_MAX_WORKERS"] = limit
+    script = "return (await tools.bash({ command: 'date +%s%N; sleep 0.5; date +%s%N' })).output;"
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("codemode", {"code": script}),
+                ScriptedToolCall("codemode", {"code": script}),
+            ]
+        ),
+        Turn(text="Done."),
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "twice")
+    assert done.returncode == 0, done.stderr
+    (_a_start, a_end), (b_start, _b_end) = sorted(_span(r) for r in tool_results(tau.server.requests[-1]))
+    assert (b_start < a_end) is overlap

@@ -197,6 +197,12 @@ def format_project_context(files: Iterable[ContextFile]) -> str:
 
 def tau_readme_path() -> str:
     """Where tau's README is: the source checkout's, next to ``src/``, else the installed package folder."""
+    from tau._env_twins import tau_only
+
+    moved = tau_only("PACKAGE_DIR")  # Nix/Guix store paths (pi's PI_PACKAGE_DIR names pi's own)
+    if moved:
+        readme = Path(moved) / "README.md"
+        return str(readme if readme.is_file() else moved)
     package_dir = Path(__file__).resolve().parent.parent
     readme = package_dir.parent.parent / "README.md"
     return str(readme if readme.is_file() else package_dir)

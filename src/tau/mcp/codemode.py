@@ -165,13 +165,15 @@ async def _run(
     def request(kind: str, name: str, payload: str) -> Any:
         return asyncio.run_coroutine_threadsafe(host.handle(kind, name, payload), loop)
 
+    timeout_s = int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000
+    slot = await _worker_slot(min(timeout_s, _WORKER_WAIT_S), signal)
     script = SandboxScript(
         code,
         request,
-        timeout_s=int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000,
+        timeout_s=timeout_s,
         globals_json={"ALL_TOOLS": json.dumps(host.all_tools()), "__stored": json.dumps(stored)},
     )
-    running = _in_daemon_thread(script.run)
+    running = _in_daemon_thread(script.run, slot.release)
 
     def stop() -> None:
         script.abort()
@@ -210,9 +212,47 @@ async def _run(
     return AgentToolResult(content, details={"calls": host.calls})
 
 
-def _in_daemon_thread(work: Callable[[], ScriptOutcome]) -> asyncio.Future[ScriptOutcome]:
+_WORKER_WAIT_S = 60.0
+_workers: threading.BoundedSemaphore | None = None
+_workers_lock = threading.Lock()
+
+
+def _worker_limit() -> int:
+    """``TAU_CODEMODE_MAX_WORKERS`` (or pi's ``PI_CODEMODE_MAX_WORKERS``): scripts running at once
+    in this process, across its sessions; 2 by default, as pi."""
+    from tau._env_twins import env_twin
+
+    value = (env_twin("CODEMODE_MAX_WORKERS") or "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 2
+
+
+async def _worker_slot(wait_s: float, signal: Any) -> threading.BoundedSemaphore:
+    """A place for one script among the process's workers, waited for at most ``wait_s`` (60 s, or
+    less when the script's own deadline is sooner): a script that gets none fails without running.
+    The script's thread gives it back when it ends (an aborted busy script keeps it until then)."""
+    global _workers
+    with _workers_lock:
+        if _workers is None:
+            _workers = threading.BoundedSemaphore(_worker_limit())
+        workers = _workers
+    deadline = time.monotonic() + wait_s
+    while not workers.acquire(blocking=False):
+        if signal is not None and signal.aborted:
+            raise RuntimeError("aborted")
+        if time.monotonic() >= deadline:
+            raise RuntimeError(
+                f"no codemode worker became free within {wait_s:g} s ({_worker_limit()} scripts at most run "
+                "at once; TAU_CODEMODE_MAX_WORKERS changes it)"
+            )
+        await asyncio.sleep(0.02)
+    return workers
+
+
+def _in_daemon_thread(
+    work: Callable[[], ScriptOutcome], release: Callable[[], None]
+) -> asyncio.Future[ScriptOutcome]:
     """``work()`` on a daemon thread of its own (not the loop's executor, whose threads tau's exit
-    waits for: an aborted busy script must not hold the process)."""
+    waits for: an aborted busy script must not hold the process); ``release()`` when it ends."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[ScriptOutcome] = loop.create_future()
 
@@ -230,6 +270,8 @@ def _in_daemon_thread(work: Callable[[], ScriptOutcome]) -> asyncio.Future[Scrip
             value, error = work(), None
         except BaseException as exc:
             value, error = None, exc
+        finally:
+            release()
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
             loop.call_soon_threadsafe(settle, value, error)
 

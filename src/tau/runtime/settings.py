@@ -744,7 +744,9 @@ def _is_number(value: Any) -> bool:
 
 def _env_flag(name: str) -> bool:
     """``TAU_<name>=1``, else pi's ``PI_<name>=1``."""
-    return os.environ.get(f"TAU_{name}", os.environ.get(f"PI_{name}")) == "1"
+    from tau._env_twins import env_twin
+
+    return env_twin(name) == "1"
 
 
 def _optional_int(value: Any) -> int | None:
