@@ -255,13 +255,16 @@ def _list(approve: bool | None) -> int:
         print(title)
         for package in mine:
             filtered = " (filtered)" if package.filters is not None else ""
-            print(f"  {package.source.raw}{filtered}")
+            pi = " (.pi/settings.json)" if package.from_pi else ""
+            print(f"  {package.source.raw}{filtered}{pi}")
             print(f"    {package.install_dir}")
             for line in _describe(package):
                 print(f"    {line}")
     for problem in problems:
         print(f"tau: warning: {problem}", file=sys.stderr)
-    if not context.trusted and os.path.isfile(os.path.join(context.cwd, ".tau", "settings.json")):
+    if not context.trusted and any(
+        os.path.isfile(os.path.join(context.cwd, name, "settings.json")) for name in (".tau", ".pi")
+    ):
         print("(the project's packages are not read: this folder is not trusted)")
     return 0
 
@@ -269,7 +272,11 @@ def _list(approve: bool | None) -> int:
 def _describe(package: Any) -> list[str]:
     """What tau takes from an installed package, one line per kind, and what it cannot load."""
     if not package.installed:
-        return ["not installed (run: tau update)"]
+        return [
+            "not installed (pi installs it: pi update)"
+            if package.from_pi
+            else "not installed (run: tau update)"
+        ]
     contents = package.contents()
     lines = []
     for kind, paths in contents.found.items():
@@ -368,8 +375,8 @@ def _update(raw: str | None, approve: bool | None) -> int:
     changed: list[str] = []
     done: set[str] = set()  # a project "autoload": false entry shares the user's copy
     for package in packages:
-        if package.source.kind == "local" or package.install_dir in done:
-            continue
+        if package.source.kind == "local" or package.install_dir in done or package.from_pi:
+            continue  # .pi/settings.json packages are pi's to install and update (into .pi/)
         done.add(package.install_dir)
         print(f"Updating {package.source.raw}...", flush=True)
         before, after = update(package.source, package.install_dir)
