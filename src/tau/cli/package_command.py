@@ -27,7 +27,8 @@ Usage:
   tau update --self [--force]   Update tau itself (also: tau update self); --force reinstalls it
   tau update --all [--force]    Update tau and all packages
   tau update --models           Refresh the model lists gateways keep per account (Radius)
-  tau config [-l]               Show which resources of each package load ([x]) and which do not
+  tau config [-l]               Switch package resources and built-in extensions on or off (in a
+                                terminal; elsewhere it prints which load ([x]) and which do not)
   tau config enable|disable <source> <path> [-l]
                                 Switch one resource (a path inside the package) on or off
 
@@ -425,6 +426,17 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
     from tau.runtime.packages.configured import configured_packages, declared_scopes, entry_source
 
     context = _Context(approve, need_project=local and bool(words))
+    if not words and sys.stdin.isatty() and sys.stdout.isatty():
+        if local and not context.trusted:
+            raise _UsageError(
+                "Project is not trusted. Use --approve to change the project's resource config."
+            )
+        import asyncio
+
+        from tau.cli.config_tui import run_config_tui
+
+        context.warn()
+        return asyncio.run(run_config_tui(context.settings, local=local, project_available=context.trusted))
     packages, _ = configured_packages(declared_scopes(context.settings))
     if not words:
         scope = "project" if local else "user"
