@@ -103,16 +103,24 @@ def test_inner_calls_are_json_events_with_parent_tool_call_id(tau: TauCommand) -
     shape = [(e["type"], e["toolCallId"], e["toolName"], e.get("parentToolCallId")) for e in tools]
     assert shape == [
         ("tool_execution_start", outer, "codemode", None),
+        ("tool_execution_update", outer, "codemode", None),  # the script's calls so far: none
         ("tool_execution_start", f"{outer}/1", "bash", outer),
         ("tool_execution_update", f"{outer}/1", "bash", outer),
         ("tool_execution_update", f"{outer}/1", "bash", outer),
         ("tool_execution_end", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", outer, "codemode", None),
         ("tool_execution_start", f"{outer}/2", "ls", outer),  # not declared: the call fails
         ("tool_execution_end", f"{outer}/2", "ls", outer),
+        ("tool_execution_update", outer, "codemode", None),
         ("tool_execution_end", outer, "codemode", None),
     ]
-    assert tools[4]["isError"] is False and tools[6]["isError"] is True
-    assert tools[6]["result"]["content"][0]["text"] == "Tool ls not found"
+    assert tools[5]["isError"] is False and tools[8]["isError"] is True
+    assert tools[8]["result"]["content"][0]["text"] == "Tool ls not found"
+    calls = tools[9]["partialResult"]["details"]["calls"]
+    assert [(c["id"], c["name"], c["args"], c["status"]) for c in calls] == [
+        (f"{outer}/1", "bash", '{"command":"echo one"}', "ok"),
+        (f"{outer}/2", "ls", "{}", "error"),
+    ]  # pi's record of a script's calls
     # Nested calls reach the extensions' tool_call handlers with the caller's id.
     seen = [json.loads(line) for line in log.read_text().splitlines()]
     assert seen == [["codemode", outer, None], ["bash", f"{outer}/1", outer]]
@@ -151,9 +159,12 @@ def test_mode_on_tells_each_declared_tool_how_scripts_call_it(tau: TauCommand) -
     done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
     assert done.returncode == 0, done.stderr
     request = tau.server.requests[0]
+    # pi 1.6's words, checked against `pi --tools +codemode`
     assert tool_description(request, "bash").endswith(
-        "Codemode: `tools.bash(args)` resolves to `{ output: string; truncated: boolean; "
-        "full_output_path?: string; exit_code: number; wall_time_seconds: number }`."
+        "Codemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."
+    )
+    assert tool_description(request, "read").endswith(
+        'Codemode: `tools.read(args)` resolves to `string | { data: string; mimeType: string; note: string; type: "image"; }`.'
     )
     assert tool_description(request, "write").endswith("Codemode: `tools.write(args)` resolves to a string.")
     assert "Nested tools" not in tool_description(request, "codemode")
@@ -210,3 +221,47 @@ def test_codemode_max_workers_limits_the_scripts_running_at_once(
     assert done.returncode == 0, done.stderr
     (_a_start, a_end), (b_start, _b_end) = sorted(_span(r) for r in tool_results(tau.server.requests[-1]))
     assert (b_start < a_end) is overlap
+
+
+def _event_shape(stdout: str) -> list[tuple[str, str, str, bool]]:
+    """Each tool event: its type, tool, id relative to the codemode call, and whether it names a parent."""
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    tools = [e for e in events if str(e.get("type", "")).startswith("tool_execution_")]
+    outer = tools[0]["toolCallId"]
+    return [
+        (e["type"], e["toolName"], e["toolCallId"].replace(outer, "<id>"), "parentToolCallId" in e)
+        for e in tools
+        if not (e["type"] == "tool_execution_update" and e["toolName"] == "codemode")
+    ]
+
+
+def test_nested_events_match_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    import subprocess
+
+    from pi16 import pi16_command
+
+    script = "const a = await tools.bash({ command: 'echo one' });\nreturn a.exit_code;"
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(script), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "--mode", "json", "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", "--mode", "json", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    assert _event_shape(ours.stdout) == _event_shape(pi.stdout)
+    pi_result, tau_result = (
+        next(m for m in r.body["messages"] if m["role"] == "tool")["content"]
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n0")  # pi: two text blocks

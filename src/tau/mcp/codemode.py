@@ -64,7 +64,8 @@ def codemode_tool(
     ) -> AgentToolResult:
         from tau.agent.tool_execution import nested_tool_caller
 
-        host = _ScriptHost(servers, tool_call_id, signal, nested_tool_caller(), ctx)
+        host = _ScriptHost(servers, tool_call_id, signal, nested_tool_caller(), ctx, on_update)
+        host.report()
         return await _run(host, str(params.get("code", "")), signal, _stored(ctx), append_entry)
 
     return ToolDefinition(
@@ -322,8 +323,15 @@ class _ScriptHost:
     tools of ``servers``."""
 
     def __init__(
-        self, servers: McpServers | None, call_id: str, signal: Any, caller: NestedToolCaller | None, ctx: Any
+        self,
+        servers: McpServers | None,
+        call_id: str,
+        signal: Any,
+        caller: NestedToolCaller | None,
+        ctx: Any,
+        on_update: Any = None,
     ) -> None:
+        self.on_update = on_update
         self.servers = servers
         self.call_id = call_id
         self.signal = signal
@@ -342,6 +350,24 @@ class _ScriptHost:
         }
         value = await handlers[kind](name, args)
         return "undefined" if value is None else json.dumps(value, ensure_ascii=False)
+
+    def report(self) -> None:
+        """The script's progress as the codemode call's update: its calls so far (pi's shape)."""
+        if self.on_update is not None:
+            self.on_update(AgentToolResult([], details={"calls": [dict(c) for c in self.calls]}))
+
+    def _record(self, call_id: str, name: str, args: Any, is_error: bool, started: float) -> None:
+        """One finished call in pi's record: id, name, arguments as JSON, ``ok``/``error``, duration."""
+        self.calls.append(
+            {
+                "id": call_id,
+                "name": name,
+                "args": json.dumps(args, ensure_ascii=False, separators=(",", ":")),
+                "status": "error" if is_error else "ok",
+                "durationMs": round((time.monotonic() - started) * 1000, 3),
+            }
+        )
+        self.report()
 
     def _declared(self) -> dict[str, AgentTool]:
         """The tools declared to the model that a script may call (not ``codemode`` itself)."""
@@ -381,19 +407,16 @@ class _ScriptHost:
         if self.caller is not None:
             return await self._call_mcp_nested(name, args)
         nested_id = f"{self.call_id}/{len(self.calls) + 1}"
-        record: dict[str, Any] = {"id": nested_id, "name": name, "status": "running"}
-        self.calls.append(record)
+        started = time.monotonic()
         result = await self.servers.call_through_pipeline(name, nested_id, args, self.signal)
-        record["status"] = "error" if result.get("isError") else "done"
+        self._record(nested_id, name, args, bool(result.get("isError")), started)
         return result
 
     async def _call_declared(self, name: str, args: dict[str, Any]) -> Any:
         assert self.caller is not None
         started = time.monotonic()
         outcome = await self.caller.call(name, args, signal=self.signal)
-        self.calls.append(
-            {"id": outcome.tool_call_id, "name": name, "status": "error" if outcome.is_error else "done"}
-        )
+        self._record(outcome.tool_call_id, name, args, outcome.is_error, started)
         return script_value(name, outcome.result, outcome.is_error, time.monotonic() - started)
 
     async def _call_mcp_nested(self, name: str, args: dict[str, Any]) -> Any:
@@ -430,10 +453,9 @@ class _ScriptHost:
             parameters=registered.schema or {"type": "object"},
             execute=execute,
         )
+        started = time.monotonic()
         outcome = await self.caller.call(name, args, tool=tool, signal=self.signal)
-        self.calls.append(
-            {"id": outcome.tool_call_id, "name": name, "status": "error" if outcome.is_error else "done"}
-        )
+        self._record(outcome.tool_call_id, name, args, outcome.is_error, started)
         if not raw:
             raise RuntimeError(_text_of(outcome.result) or f"the call of {name} failed")
         value = dict(raw)

@@ -41,7 +41,16 @@ def script_returns(name: str) -> str:
     return "string"
 
 
+_RESOLVES_TO = {
+    # pi's words: an object's field names, a union's type on one line
+    "bash": "`{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`",
+    "read": '`string | { data: string; mimeType: string; note: string; type: "image"; }`',
+}
+
+
 def _resolves_to(name: str) -> str:
+    if name in _RESOLVES_TO:
+        return _RESOLVES_TO[name]
     returns = script_returns(name)
     return "a string" if returns == "string" else f"`{returns}`"
 
