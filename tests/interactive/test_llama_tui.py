@@ -73,3 +73,27 @@ def test_settings_switch_the_llama_builtin_off(tau: TauCommand, start_tui: Start
     terminal.type("/llama")
     terminal.send(ENTER)
     terminal.wait_for("no such command here")  # not a command: the text went to the model
+
+
+def test_login_llama_cpp_stores_the_router_then_reload_and_slash_llama_reach_it(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    tau.env.pop("LLAMA_BASE_URL", None)
+    with FakeLlamaRouter({"qwen-small": "unloaded"}, api_key="sekrit") as router:
+        terminal = start_tui(cols=160)
+        terminal.type("/login llama.cpp")
+        terminal.send(ENTER)
+        terminal.wait_for("llama.cpp server URL", where="display")
+        terminal.type(router.url + "/v1")
+        terminal.send(ENTER)
+        terminal.wait_for("API key (optional)", where="display")
+        terminal.type("sekrit")
+        terminal.send(ENTER)
+        terminal.wait_for(f"Saved the llama.cpp router {router.url}")
+        stored = json.loads((tau.agent_dir / "auth.json").read_text())["llama.cpp"]
+        assert stored == {"type": "api_key", "env": {"LLAMA_BASE_URL": router.url}, "key": "sekrit"}
+        terminal.type("/reload")
+        terminal.send(ENTER)
+        terminal.type("/llama")
+        terminal.send(ENTER)
+        terminal.wait_for("qwen-small  (unloaded)", where="display")
