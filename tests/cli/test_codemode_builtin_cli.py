@@ -128,6 +128,27 @@ def test_inner_calls_are_json_events_with_parent_tool_call_id(tau: TauCommand) -
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
     results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
     assert [r["toolName"] for r in results] == ["codemode"]
+    # pi's nestedCalls record on the calling tool's result message
+    assert results[0]["nestedCalls"] == {
+        "calls": [
+            {
+                "id": f"{outer}/1",
+                "name": "bash",
+                "status": "ok",
+                "arguments": {"command": "echo one"},
+                "durationMs": results[0]["nestedCalls"]["calls"][0]["durationMs"],
+            },
+            {
+                "id": f"{outer}/2",
+                "name": "ls",
+                "status": "error",
+                "arguments": {},
+                "durationMs": results[0]["nestedCalls"]["calls"][1]["durationMs"],
+                "error": "Tool ls not found",
+            },
+        ],
+        "complete": True,
+    }
 
 
 async def test_inner_calls_are_rpc_events_with_parent_tool_call_id(tau: TauCommand) -> None:

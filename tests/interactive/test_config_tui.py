@@ -60,7 +60,7 @@ def test_tau_config_tab_switches_to_the_trusted_project(tau: TauCommand, tmp_pat
     terminal.send("\t")
     terminal.wait_for("Project Local Resources", where="display")
     terminal.wait_for("[x] prompt    prompts/review.md", where="display")
-    terminal.type("built-in  mcp")
+    terminal.type("mcp")  # (a space would switch the highlighted row)
     terminal.send(" ")
     terminal.wait_for("Enabled built-in mcp", where="display")
     terminal.send(ESCAPE)
@@ -75,3 +75,29 @@ def test_tau_config_local_in_an_untrusted_folder_says_so(tau: TauCommand) -> Non
     terminal = _config(tau, "--local", "--no-approve")
     terminal.wait_for("Project is not trusted. Use --approve")
     assert terminal.wait_exit() == 1
+
+
+def test_tau_config_switches_a_skill_of_the_agent_folder_off_for_the_next_run(tau: TauCommand) -> None:
+    from tau_command import MODEL
+
+    from tau.testing.fake_llm import Turn
+
+    skill = tau.agent_dir / "skills" / "lint"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: lint\ndescription: Lint the code of the user\n---\nRun it\n")
+    tau.server.add(Turn(text="ok"), Turn(text="ok"))
+    before = tau.run(*MODEL, "-p", "hi")
+    assert before.returncode == 0, before.stderr
+    assert "Lint the code of the user" in str(tau.server.last_request.body["messages"][0]["content"])
+    terminal = _config(tau)
+    terminal.wait_for("[x] skill     skills/lint/SKILL.md", where="display")
+    terminal.type("lint")
+    terminal.send(" ")
+    terminal.wait_for("Disabled skill skills/lint/SKILL.md", where="display")
+    terminal.send(ESCAPE)
+    assert terminal.wait_exit() == 0
+    assert json.loads((tau.agent_dir / "settings.json").read_text())["skills"] == ["-skills/lint/SKILL.md"]
+
+    done = tau.run(*MODEL, "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert "Lint the code of the user" not in str(tau.server.last_request.body["messages"][0]["content"])

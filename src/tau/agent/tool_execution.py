@@ -33,7 +33,7 @@ from tau.agent.events import (
 from tau.agent.hooks import AfterToolCallContext, BeforeToolCallContext
 from tau.agent.tool import AgentTool, AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import AssistantMessage, JsonObject, ToolCall, ToolResultMessage
+from tau.ai.types import AssistantMessage, JsonObject, TextContent, ToolCall, ToolResultMessage
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
@@ -56,6 +56,7 @@ class _Outcome(Struct):
     result: AgentToolResult
     is_error: bool
     duration_ms: int | None = None  # how long execute() took; None: the tool did not run
+    nested_calls: JsonObject | None = None  # the record of the calls the tool made (NestedToolCaller)
 
 
 def error_result(message: str) -> AgentToolResult:
@@ -130,7 +131,8 @@ class _ToolRun:
         timeout = self.config.tool_timeout_s
         outcome: _Outcome
         started = time.monotonic()
-        token = _CALLER.set(NestedToolCaller(self, call.id))
+        caller = NestedToolCaller(self, call.id, _DEPTH.get())
+        token = _CALLER.set(caller)
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
@@ -147,6 +149,7 @@ class _ToolRun:
         finally:
             _CALLER.reset(token)
         outcome.duration_ms = round((time.monotonic() - started) * 1000)
+        outcome.nested_calls = caller.record.snapshot()
         await updates.close()
         return outcome
 
@@ -166,7 +169,13 @@ class _ToolRun:
         try:
             change = await resolve(hook(context, self.signal))
         except Exception as exc:
-            return _Outcome(outcome.call, error_result(_exception_text(exc)), True, outcome.duration_ms)
+            return _Outcome(
+                outcome.call,
+                error_result(_exception_text(exc)),
+                True,
+                outcome.duration_ms,
+                outcome.nested_calls,
+            )
         if change is None:
             return outcome
         result = outcome.result
@@ -176,7 +185,7 @@ class _ToolRun:
             terminate=result.terminate if change.terminate is None else change.terminate,
         )
         is_error = outcome.is_error if change.is_error is None else change.is_error
-        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms)
+        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms, outcome.nested_calls)
 
     async def run_prepared(self, prepared: _Prepared) -> _Outcome:
         outcome = await self.finalize(prepared, await self.execute(prepared))
@@ -251,6 +260,7 @@ async def _emit_result_message(emit: Emit, outcome: _Outcome) -> ToolResultMessa
         content=list(outcome.result.content),
         details=outcome.result.details,
         is_error=outcome.is_error,
+        nested_calls=outcome.nested_calls,
     )
     await emit(MessageStart(message))
     await emit(MessageEnd(message))
@@ -355,10 +365,12 @@ class NestedToolCaller:
     ``parent_tool_call_id``. Nested calls add nothing to the transcript; their results reach only the
     caller. A failure is a result with ``is_error``, never an exception."""
 
-    def __init__(self, run: _ToolRun, parent_id: str) -> None:
+    def __init__(self, run: _ToolRun, parent_id: str, record: NestedCallRecord | None = None) -> None:
         self._run = _ToolRun(run.context, run.assistant, run.config, run.emit, run.signal, parent_id)
         self.parent_id = parent_id
         self._next = 0
+        self.record = record if record is not None else NestedCallRecord()
+        """The calls made under the model's call, at every depth (shared with deeper callers)."""
 
     @property
     def tools(self) -> list[AgentTool]:
@@ -387,6 +399,8 @@ class NestedToolCaller:
         if signal is not None and signal is not run.signal:
             run = _ToolRun(run.context, run.assistant, run.config, run.emit, signal, self.parent_id)
         await run.emit_start(call)
+        entry = self.record.start(call)
+        started = time.monotonic()
         if tool is None:
             tool = next((t for t in self.tools if t.name == name), None)
         if tool is None:
@@ -398,12 +412,70 @@ class NestedToolCaller:
         if isinstance(prepared, _Outcome):
             outcome = prepared
         else:
-            outcome = await run.finalize(prepared, await run.execute(prepared, on_update))
+            token = _DEPTH.set(self.record)
+            try:
+                outcome = await run.finalize(prepared, await run.execute(prepared, on_update))
+            finally:
+                _DEPTH.reset(token)
+        self.record.finish(entry, outcome, time.monotonic() - started)
         await run.emit_end(outcome)
         return NestedToolResult(call.id, outcome.result, outcome.is_error)
 
 
 _CALLER: ContextVar[NestedToolCaller | None] = ContextVar("tau_nested_tool_caller", default=None)
+_DEPTH: ContextVar[NestedCallRecord | None] = ContextVar("tau_nested_call_record", default=None)
+"""Set while a nested call runs: a call it makes in turn goes into the same record."""
+
+
+class NestedCallRecord:
+    """pi's bounded ``nestedCalls`` record of one model-issued call: at most 256 calls, arguments
+    kept up to 8 KiB per call and 32 KiB in all (larger ones only counted), errors cut to 500
+    characters; ``complete`` is false once anything was left out or a call did not finish."""
+
+    MAX_CALLS = 256
+    MAX_ARGUMENT_BYTES = 8 * 1024
+    MAX_ARGUMENT_BYTES_TOTAL = 32 * 1024
+    MAX_ERROR_CHARS = 500
+
+    def __init__(self) -> None:
+        self.calls: list[JsonObject] = []
+        self.complete = True
+        self._argument_bytes = 0
+
+    def start(self, call: ToolCall) -> JsonObject | None:
+        if len(self.calls) >= self.MAX_CALLS:
+            self.complete = False
+            return None
+        import json
+
+        entry: JsonObject = {"id": call.id, "name": call.name, "status": "unfinished"}
+        encoded = json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+        size = len(encoded.encode())
+        if size > self.MAX_ARGUMENT_BYTES or self._argument_bytes + size > self.MAX_ARGUMENT_BYTES_TOTAL:
+            entry["argumentsBytes"] = size
+            self.complete = False
+        else:
+            entry["arguments"] = json.loads(encoded)
+            self._argument_bytes += size
+        self.calls.append(entry)
+        return entry
+
+    def finish(self, entry: JsonObject | None, outcome: _Outcome, seconds: float) -> None:
+        if entry is None:
+            return
+        entry["status"] = "error" if outcome.is_error else "ok"
+        entry["durationMs"] = round(seconds * 1000)
+        if outcome.is_error:
+            text = "\n".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+            if text:
+                entry["error"] = text[: self.MAX_ERROR_CHARS]
+
+    def snapshot(self) -> JsonObject | None:
+        """A copy for the result message, ``None`` when no call was made."""
+        if not self.calls and self.complete:
+            return None
+        calls = [dict(c) for c in self.calls]
+        return {"calls": calls, "complete": self.complete and all(c["status"] != "unfinished" for c in calls)}
 
 
 def nested_tool_caller() -> NestedToolCaller | None:

@@ -1,7 +1,9 @@
 """``tau config`` in a terminal: pi's resource configuration screen. Every resource of the
-installed packages and pi's built-in extensions, each ``[x]`` (loads) or ``[ ]``; Space or Enter
-switches the highlighted one (written at once: a package's ``+path``/``-path`` filter, a built-in's
-``-builtin:<name>`` entry), typing filters, Tab switches between the user's settings and the
+installed packages, of the scope's own folders (``extensions/``, ``skills/``, ``prompts/``) and pi's
+built-in extensions, each ``[x]`` (loads) or ``[ ]``; Space or Enter switches the highlighted one
+(written at once, as pi writes it: a package's ``+path``/``-path`` filter, a ``+path``/``-path``
+entry in the scope's resource array, ``+builtin:<name>``/``-builtin:<name>`` in ``extensions``),
+typing filters, Tab switches between the user's settings and the
 project's (a trusted folder), Esc closes. Changes apply from the next start or ``/reload``.
 """
 
@@ -58,12 +60,69 @@ def _rows(settings: SettingsManager, scope: Scope) -> list[ListItem[Any]]:
                     description=f"{package.source.raw}{where}",
                 )
             )
+    rows += _top_level_rows(settings, scope)
     for name, on in _builtin_states(settings, scope):
         rows.append(
             ListItem(
                 f"[{'x' if on else ' '}] built-in  {name}", ("builtin", name, on), description="Built-in"
             )
         )
+    return rows
+
+
+_TOP_KINDS = ("extensions", "skills", "prompts")
+
+
+def _discovered(base: str, kind: str) -> list[str]:
+    """The resources of ``kind`` in ``base``'s own folder (``~/.tau/agent/skills``, ``.tau/prompts``...),
+    as paths: an extension file or folder, a skill's ``SKILL.md``, a prompt file."""
+    import os
+
+    folder = os.path.join(base, kind)
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith((".", "_")))
+    except OSError:
+        return []
+    found: list[str] = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if kind == "extensions" and (name.endswith(".py") or os.path.isdir(path)):
+            found.append(path)
+        elif kind == "skills" and os.path.isfile(os.path.join(path, "SKILL.md")):
+            found.append(os.path.join(path, "SKILL.md"))
+        elif kind == "prompts" and name.endswith(".md"):
+            found.append(path)
+    return found
+
+
+def _top_level_rows(settings: SettingsManager, scope: Scope) -> list[ListItem[Any]]:
+    """The resources found in the scope's own folders, on or off by the scope's settings arrays."""
+    import os
+
+    from tau.context.settings_entries import SettingsEntries
+    from tau.modes.interactive.dialogs import ListItem
+
+    path = settings.path(scope)
+    if path is None:
+        return []
+    base = str(path.parent)
+    rows: list[ListItem[Any]] = []
+    for kind in _TOP_KINDS:
+        value = settings.get_scope(scope).get(kind)
+        entries = SettingsEntries.parse(
+            [v for v in value if isinstance(v, str)] if isinstance(value, list) else [], base
+        )
+        for found in _discovered(base, kind):
+            pattern = os.path.relpath(found, base).replace(os.sep, "/")
+            on = entries.enables(found, base)
+            where = "Project (.tau/)" if scope == "project" else "User"
+            rows.append(
+                ListItem(
+                    f"[{'x' if on else ' '}] {kind[:-1]:<9} {pattern}",
+                    ("top", kind, pattern, on),
+                    description=where,
+                )
+            )
     return rows
 
 
@@ -80,10 +139,7 @@ def _toggle(settings: SettingsManager, scope: Scope, value: tuple[Any, ...]) -> 
                 for e in (found if isinstance(found, list) else [])
                 if not (isinstance(e, str) and e.strip().lstrip("+-").strip() == target)
             ]
-            if scope == "project":
-                entries.append(f"{'-' if on else '+'}{target}")
-            elif on:
-                entries.append(f"-{target}")
+            entries.append(f"{'-' if on else '+'}{target}")  # pi's entries, in either scope
             if entries:
                 current["extensions"] = entries
             else:
@@ -91,6 +147,21 @@ def _toggle(settings: SettingsManager, scope: Scope, value: tuple[Any, ...]) -> 
 
         settings.update(switch_builtin, scope=scope)
         return f"{'Disabled' if on else 'Enabled'} built-in {name}"
+    if value[0] == "top":
+        _, kind, pattern, on = value
+
+        def switch_top(current: dict[str, Any]) -> None:
+            found = current.get(kind)
+            entries = [
+                e
+                for e in (found if isinstance(found, list) else [])
+                if not (isinstance(e, str) and e.lstrip("!+-") == pattern)
+            ]
+            entries.append(f"{'-' if on else '+'}{pattern}")
+            current[kind] = entries
+
+        settings.update(switch_top, scope=scope)
+        return f"{'Disabled' if on else 'Enabled'} {kind[:-1]} {pattern}"
     from tau.runtime.packages.switches import switched_entry
 
     _, package, switch = value
