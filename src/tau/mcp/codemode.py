@@ -1,9 +1,14 @@
-"""The ``codemode`` tool: the model's JavaScript calls MCP tools in a QuickJS sandbox.
+"""The ``codemode`` tool: the model's JavaScript calls other tools in a QuickJS sandbox.
 
-The script's host calls run on the agent's event loop; a tool call goes through the extension
-``tool_call``/``tool_result`` handlers like a direct call (a block rejects the script's promise),
-with the id ``<codemode call id>:<n>``. Scripts get the whole ``CallToolResult``; only what the
-script outputs reaches the model. The sandbox itself is ``tau.mcp.codemode_sandbox``.
+A script reaches the tools declared to the model (``read``, ``bash``, extension tools; with
+``codemode.mode: only`` also those hidden behind codemode) and the MCP tools. The script's host
+calls run on the agent's event loop; each tool call is a nested call
+(``tau.agent.tool_execution.NestedToolCaller``): id ``<codemode call id>/<n>``, argument validation,
+the extensions' ``tool_call``/``tool_result`` handlers (a block rejects the script's promise) and
+``tool_execution_*`` events with ``parent_tool_call_id``. MCP tools give scripts their whole
+``CallToolResult``, ``bash`` an object, others their text; only what the script outputs reaches the
+model. The sandbox itself is ``tau.mcp.codemode_sandbox``; the built-in that registers the tool
+without MCP is ``tau.mcp.codemode_builtin``.
 """
 
 from __future__ import annotations
