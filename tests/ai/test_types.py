@@ -207,3 +207,26 @@ def test_a_copied_assistant_message_shares_every_field_with_the_original() -> No
     assert clone is not original and clone.role == "assistant"
     for name in fields:
         assert getattr(clone, name) is getattr(original, name), name
+
+
+def test_tool_result_nested_calls_round_trip_as_pi_writes_them() -> None:
+    from tau.ai.types import ToolResultMessage
+
+    record = {
+        "calls": [{"id": "c/1", "name": "bash", "status": "ok", "arguments": {"command": "ls"}}],
+        "complete": True,
+    }
+    data = {
+        "role": "toolResult",
+        "toolCallId": "c",
+        "toolName": "codemode",
+        "content": [{"type": "text", "text": "done"}],
+        "isError": False,
+        "timestamp": 5,
+        "nestedCalls": record,
+    }
+    message = ToolResultMessage.from_json(data)
+    assert message.nested_calls == record
+    assert message.to_json() == data
+    plain = {k: v for k, v in data.items() if k != "nestedCalls"}
+    assert ToolResultMessage.from_json(plain).to_json() == plain

@@ -679,20 +679,20 @@ def test_pi_16_builtin_names_switch_codemode_tool_search_and_mcp(
 
 
 def test_a_builtin_tau_lacks_is_one_line(tau: TauCommand) -> None:
-    asked = tau.run("-p", *MODEL, "-e", "builtin:llama.cpp", "hi")
+    asked = tau.run("-p", *MODEL, "-e", "builtin:nope", "hi")
     assert asked.returncode == 1
     assert asked.stderr.splitlines() == [
-        "tau: error: -e builtin:llama.cpp: tau has no built-in extension llama.cpp "
-        "(pi's llama.cpp provider and /llama); tau's are mcp, codemode and tool-search"
+        "tau: error: -e builtin:nope: no built-in extension 'nope'; "
+        "tau's are mcp, codemode, tool-search and llama.cpp"
     ]
-    (tau.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["+builtin:llama.cpp"]}))
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["+builtin:nope"]}))
     tau.server.add(Turn(text="ran"))
     configured = tau.run("-p", *MODEL, "hi")
     assert configured.returncode == 0, configured.stderr
     assert configured.stdout == "ran\n"
     assert configured.stderr.splitlines() == [
-        "tau: warning: \"extensions\" entry '+builtin:llama.cpp': tau has no built-in extension llama.cpp "
-        "(pi's llama.cpp provider and /llama); tau's are mcp, codemode and tool-search"
+        "tau: warning: \"extensions\" entry '+builtin:nope': no built-in extension 'nope'; "
+        "tau's are mcp, codemode, tool-search and llama.cpp"
     ]
     assert tau.server.requests  # it ran
 

@@ -187,7 +187,7 @@ def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_th
     )
     messages = tau.server.requests[-1].body["messages"]
     call_id = [call["id"] for m in messages for call in m.get("tool_calls") or []][2]
-    assert blocked.endswith(f"Output:\nno forbidden calls ({call_id}:1)")
+    assert blocked.endswith(f"Output:\nno forbidden calls ({call_id}/1)")  # pi: <parent id>/<n>
     assert missing.endswith(
         "Script error:\nError: there is no tool 'mcp__kit__nothing': find tools with searchTools() or ALL_TOOLS"
     )

@@ -156,3 +156,57 @@ def test_the_pi_folders_session_dir_waits_for_trust(tau: TauCommand) -> None:
     assert not planted.exists()
     assert tau.run(*MODEL, "-a", "-p", "hi").returncode == 0
     assert list(planted.rglob("*.jsonl"))
+
+
+def test_pi_settings_packages_load_from_where_pi_installed_them_once_trusted(tau: TauCommand) -> None:
+    pi = tau.work / ".pi"
+    write(pi / "settings.json", json.dumps({"packages": ["npm:@acme/pi-tools", "./vendor/notes"]}))
+    installed = pi / "npm" / "node_modules" / "@acme" / "pi-tools"  # where pi installs a project package
+    write(installed / "package.json", json.dumps({"name": "@acme/pi-tools", "version": "1.0.0"}))
+    skill(installed / "skills", "release", "Cut a release of the pi project")
+    write(pi / "vendor" / "notes" / "prompts" / "notes.md", "Summarise the notes")  # relative to .pi/
+    tau.server.add(Turn(text="one"), Turn(text="two"))
+
+    untrusted = tau.run(*MODEL, "-p", "/notes")
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert last_user_text(tau) == "/notes"
+    assert "Cut a release" not in system_prompt(tau)
+
+    trusted = tau.run(*MODEL, "-a", "-p", "/notes")
+    assert trusted.returncode == 0, trusted.stderr
+    assert last_user_text(tau) == "Summarise the notes"
+    assert "Cut a release of the pi project" in system_prompt(tau)
+
+    listed = tau.run("list", "-a")
+    assert "npm:@acme/pi-tools (.pi/settings.json)" in listed.stdout
+    assert str(installed) in listed.stdout
+
+
+def test_a_package_tau_declares_wins_over_the_same_one_in_pi_settings(tau: TauCommand) -> None:
+    package = tau.work / "shared-pkg"
+    skill(package / "skills", "alpha", "Alpha skill of the shared package")
+    skill(package / "skills", "beta", "Beta skill of the shared package")
+    write(tau.work / ".pi" / "settings.json", json.dumps({"packages": [str(package)]}))
+    tau_entry = {"source": str(package), "skills": ["-skills/beta"]}
+    write(tau.work / ".tau" / "settings.json", json.dumps({"packages": [tau_entry]}))
+    tau.server.add(Turn(text="ok"))
+
+    done = tau.run(*MODEL, "-a", "-p", "hi")
+
+    assert done.returncode == 0, done.stderr
+    assert "Alpha skill of the shared package" in system_prompt(tau)
+    assert "Beta skill of the shared package" not in system_prompt(tau)  # .tau's filter decides
+
+
+def test_a_missing_pi_package_is_pis_to_install(tau: TauCommand) -> None:
+    write(tau.work / ".pi" / "settings.json", json.dumps({"packages": ["npm:@acme/absent"]}))
+    tau.server.add(Turn(text="ok"))
+    done = tau.run(*MODEL, "-a", "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "package npm:@acme/absent (.pi/settings.json) is not installed; pi installs it (pi update)"
+        in done.stderr
+    )
+    updated = tau.run("update", "-a")
+    assert "Updating npm:@acme/absent" not in updated.stdout  # tau writes nothing into .pi/
+    assert not (tau.work / ".pi" / "npm").exists()

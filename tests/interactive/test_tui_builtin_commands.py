@@ -183,3 +183,16 @@ def test_bug_leaves_the_transcript_out_by_default(tau: TauCommand, start_tui: St
     with zipfile.ZipFile(path) as archive:
         assert sorted(archive.namelist()) == ["diagnostics.json", "report.json"]
         assert b"private words" not in b"".join(archive.read(n) for n in archive.namelist())
+
+
+def test_share_viewer_url_twin_names_the_viewer_page(tau: TauCommand, start_tui: Start) -> None:
+    _fake_gh(tau)
+    tau.env["PI_SHARE_VIEWER_URL"] = "https://pi.example/session/"
+    tau.env["TAU_SHARE_VIEWER_URL"] = "https://tau.example/view/"  # tau's name wins
+    tau.server.add(Turn(text="shared"))
+    terminal = start_tui(cols=120)
+    _run(terminal, "hello")
+    terminal.wait_for("shared")
+    _run(terminal, "/share")
+    terminal.wait_for("Share URL: https://tau.example/view/#0123abcd")
+    terminal.wait_for("Gist: https://gist.github.com/someone/0123abcd")

@@ -34,6 +34,6 @@ def test_file_entries_keep_their_own_globs() -> None:
 
 
 def test_only_turning_on_a_builtin_tau_lacks_is_a_problem() -> None:
-    assert builtin_entry_problems(["-builtin:llama.cpp", "!builtin:*", "builtin:mcp"]) == []
-    [problem] = builtin_entry_problems(["builtin:llama.cpp"])
-    assert "tau has no built-in extension llama.cpp" in problem
+    assert builtin_entry_problems(["-builtin:nope", "!builtin:*", "builtin:mcp", "builtin:llama.cpp"]) == []
+    [problem] = builtin_entry_problems(["builtin:nope"])
+    assert "no built-in extension 'nope'" in problem

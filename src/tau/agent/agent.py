@@ -337,6 +337,7 @@ class Agent:
             after_tool_call=self.after_tool_call,
             tool_timeout_s=self.tool_timeout_s,
             get_tools=(lambda: self._state.tools) if self.live_tools else None,
+            get_callable_tools=lambda: self._state.callable_tools,
             prompt_ledger=self.prompt_ledger,
         )
 

@@ -88,4 +88,7 @@ class AgentLoopConfig(Struct, kw_only=True, dict=True):
     should_stop_after_turn: ShouldStopAfterTurn | None = None
     tool_timeout_s: float | None = None
     get_tools: Callable[[], Sequence[AgentTool]] | None = None
+    get_callable_tools: Callable[[], Sequence[AgentTool]] | None = None
+    """Tools a running tool may call (``tau.agent.tool_execution.NestedToolCaller``) besides the
+    declared ones."""
     prompt_ledger: PromptRecorder | None = None

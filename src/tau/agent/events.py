@@ -65,6 +65,8 @@ class ToolExecutionStart(Struct):
     tool_call_id: str
     tool_name: str
     args: JsonObject
+    parent_tool_call_id: str | None = None
+    """Set for a call another tool made while it ran (a codemode script's, say): the caller's id."""
     type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
 
 
@@ -73,6 +75,7 @@ class ToolExecutionUpdate(Struct):
     tool_name: str
     args: JsonObject
     partial_result: AgentToolResult
+    parent_tool_call_id: str | None = None
     type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
 
 
@@ -85,6 +88,7 @@ class ToolExecutionEnd(Struct):
     result: AgentToolResult
     is_error: bool
     duration_ms: int | None = None
+    parent_tool_call_id: str | None = None
     type: ClassVar[Literal["tool_execution_end"]] = "tool_execution_end"
 
 
@@ -139,4 +143,6 @@ def agent_event_to_json(event: AgentEvent, *, include_partial: bool = True) -> J
             out["args"] = event.args
             if isinstance(event, ToolExecutionUpdate):
                 out["partialResult"] = tool_result_to_json(event.partial_result)
+        if event.parent_tool_call_id is not None:
+            out["parentToolCallId"] = event.parent_tool_call_id
     return out

@@ -24,6 +24,8 @@ class BeforeToolCallContext(Struct):
     tool_call: ToolCall
     args: JsonObject
     context: AgentContext
+    parent_tool_call_id: str | None = None
+    """The calling tool's id, for a call a tool made while it ran (``tau.agent.nested_calls``)."""
 
 
 class BeforeToolCallResult(Struct):
@@ -40,6 +42,7 @@ class AfterToolCallContext(Struct):
     result: AgentToolResult
     is_error: bool
     context: AgentContext
+    parent_tool_call_id: str | None = None
 
 
 class AfterToolCallResult(Struct):

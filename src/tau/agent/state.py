@@ -45,6 +45,9 @@ class AgentState:
         self.model = model or PLACEHOLDER_MODEL
         self.thinking_level: ThinkingLevelOrOff = thinking_level
         self._tools = list(tools)
+        self.callable_tools: list[AgentTool] = []
+        """Tools not declared to the model that a running tool may call (``codemode.mode: only``
+        hides the declared tools behind codemode scripts)."""
         self._messages = list(messages)
         self._is_streaming = False
         self._streaming_message: AgentMessage | None = None

@@ -15,6 +15,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 
 from msgspec import Struct
 
@@ -32,7 +33,7 @@ from tau.agent.events import (
 from tau.agent.hooks import AfterToolCallContext, BeforeToolCallContext
 from tau.agent.tool import AgentTool, AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import AssistantMessage, JsonObject, ToolCall, ToolResultMessage
+from tau.ai.types import AssistantMessage, JsonObject, TextContent, ToolCall, ToolResultMessage
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
@@ -55,6 +56,7 @@ class _Outcome(Struct):
     result: AgentToolResult
     is_error: bool
     duration_ms: int | None = None  # how long execute() took; None: the tool did not run
+    nested_calls: JsonObject | None = None  # the record of the calls the tool made (NestedToolCaller)
 
 
 def error_result(message: str) -> AgentToolResult:
@@ -76,17 +78,23 @@ class _ToolRun:
         config: AgentLoopConfig,
         emit: Emit,
         signal: AbortSignal | None,
+        parent: str | None = None,
     ) -> None:
         self.context = context
         self.assistant = assistant
         self.config = config
         self.emit = emit
         self.signal = signal
+        self.parent = parent
+        """The calling tool's id when this run serves calls a tool makes while it runs."""
 
     async def prepare(self, call: ToolCall) -> _Prepared | _Outcome:
         tool = self.context.find_tool(call.name)
         if tool is None:
             return _Outcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
+        return await self.prepare_with(call, tool)
+
+    async def prepare_with(self, call: ToolCall, tool: AgentTool) -> _Prepared | _Outcome:
         if call.arguments_error is not None:
             text = f'Invalid arguments for tool "{call.name}": {call.arguments_error}'
             return _Outcome(call, error_result(text), is_error=True)
@@ -100,7 +108,7 @@ class _ToolRun:
             args = validate_tool_arguments(tool, args)
             hook = self.config.before_tool_call
             if hook is not None:
-                context = BeforeToolCallContext(self.assistant, call, args, self.context)
+                context = BeforeToolCallContext(self.assistant, call, args, self.context, self.parent)
                 decision = await resolve(hook(context, self.signal))
                 if decision is not None and decision.block:
                     reason = decision.reason or f"Tool call {call.name} was blocked"
@@ -109,16 +117,22 @@ class _ToolRun:
             return _Outcome(call, error_result(_exception_text(exc)), is_error=True)
         return _Prepared(call, tool, args)
 
-    async def execute(self, prepared: _Prepared) -> _Outcome:
+    async def execute(
+        self, prepared: _Prepared, also_update: Callable[[AgentToolResult], None] | None = None
+    ) -> _Outcome:
         call = prepared.call
         updates = _UpdateEmitter(self.emit)
 
         def on_update(partial: AgentToolResult) -> None:
-            updates.push(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
+            updates.push(ToolExecutionUpdate(call.id, call.name, call.arguments, partial, self.parent))
+            if also_update is not None:
+                also_update(partial)
 
         timeout = self.config.tool_timeout_s
         outcome: _Outcome
         started = time.monotonic()
+        caller = NestedToolCaller(self, call.id, _DEPTH.get())
+        token = _CALLER.set(caller)
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
@@ -132,7 +146,10 @@ class _ToolRun:
             outcome = _Outcome(call, error_result(text), is_error=True)
         except Exception as exc:
             outcome = _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+        finally:
+            _CALLER.reset(token)
         outcome.duration_ms = round((time.monotonic() - started) * 1000)
+        outcome.nested_calls = caller.record.snapshot()
         await updates.close()
         return outcome
 
@@ -141,12 +158,24 @@ class _ToolRun:
         if hook is None:
             return outcome
         context = AfterToolCallContext(
-            self.assistant, prepared.call, prepared.args, outcome.result, outcome.is_error, self.context
+            self.assistant,
+            prepared.call,
+            prepared.args,
+            outcome.result,
+            outcome.is_error,
+            self.context,
+            self.parent,
         )
         try:
             change = await resolve(hook(context, self.signal))
         except Exception as exc:
-            return _Outcome(outcome.call, error_result(_exception_text(exc)), True, outcome.duration_ms)
+            return _Outcome(
+                outcome.call,
+                error_result(_exception_text(exc)),
+                True,
+                outcome.duration_ms,
+                outcome.nested_calls,
+            )
         if change is None:
             return outcome
         result = outcome.result
@@ -156,7 +185,7 @@ class _ToolRun:
             terminate=result.terminate if change.terminate is None else change.terminate,
         )
         is_error = outcome.is_error if change.is_error is None else change.is_error
-        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms)
+        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms, outcome.nested_calls)
 
     async def run_prepared(self, prepared: _Prepared) -> _Outcome:
         outcome = await self.finalize(prepared, await self.execute(prepared))
@@ -164,10 +193,10 @@ class _ToolRun:
         return outcome
 
     async def emit_start(self, call: ToolCall) -> None:
-        await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
+        await self.emit(ToolExecutionStart(call.id, call.name, call.arguments, self.parent))
 
     async def emit_end(self, outcome: _Outcome) -> None:
-        await _emit_end(self.emit, outcome)
+        await _emit_end(self.emit, outcome, self.parent)
 
     async def emit_result_message(self, outcome: _Outcome) -> ToolResultMessage:
         return await _emit_result_message(self.emit, outcome)
@@ -211,7 +240,7 @@ async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> Tool
     return ToolBatch(messages, terminate=False)
 
 
-async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
+async def _emit_end(emit: Emit, outcome: _Outcome, parent: str | None = None) -> None:
     await emit(
         ToolExecutionEnd(
             outcome.call.id,
@@ -219,6 +248,7 @@ async def _emit_end(emit: Emit, outcome: _Outcome) -> None:
             outcome.result,
             outcome.is_error,
             duration_ms=outcome.duration_ms,
+            parent_tool_call_id=parent,
         )
     )
 
@@ -230,6 +260,7 @@ async def _emit_result_message(emit: Emit, outcome: _Outcome) -> ToolResultMessa
         content=list(outcome.result.content),
         details=outcome.result.details,
         is_error=outcome.is_error,
+        nested_calls=outcome.nested_calls,
     )
     await emit(MessageStart(message))
     await emit(MessageEnd(message))
@@ -316,3 +347,138 @@ class _UpdateEmitter:
         self._closed = True
         if self._tail is not None:
             await self._tail
+
+
+class NestedToolResult(Struct):
+    """What a call made by a running tool came to: the result after the hooks, and whether it failed."""
+
+    tool_call_id: str
+    result: AgentToolResult
+    is_error: bool
+
+
+class NestedToolCaller:
+    """Runs tool calls on behalf of the tool call ``parent_id`` while that call runs (a codemode
+    script's ``tools.<name>()``). Each call gets the id ``<parent id>/<n>``, goes through argument
+    validation and the ``before_tool_call``/``after_tool_call`` hooks like a model's call (the hooks
+    see ``parent_tool_call_id``), and emits ``tool_execution_*`` events carrying
+    ``parent_tool_call_id``. Nested calls add nothing to the transcript; their results reach only the
+    caller. A failure is a result with ``is_error``, never an exception."""
+
+    def __init__(self, run: _ToolRun, parent_id: str, record: NestedCallRecord | None = None) -> None:
+        self._run = _ToolRun(run.context, run.assistant, run.config, run.emit, run.signal, parent_id)
+        self.parent_id = parent_id
+        self._next = 0
+        self.record = record if record is not None else NestedCallRecord()
+        """The calls made under the model's call, at every depth (shared with deeper callers)."""
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """The tools calls may reach: those declared to the model, then those only tools call."""
+        declared = list(self._run.context.tools)
+        more = self._run.config.get_callable_tools
+        if more is None:
+            return declared
+        names = {tool.name for tool in declared}
+        return declared + [tool for tool in more() if tool.name not in names]
+
+    async def call(
+        self,
+        name: str,
+        args: JsonObject,
+        *,
+        tool: AgentTool | None = None,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[AgentToolResult], None] | None = None,
+    ) -> NestedToolResult:
+        """Run ``name`` with ``args``: ``tool`` when given (one the model is not declared, such as an
+        MCP tool only scripts reach), else the declared tool of that name."""
+        self._next += 1
+        call = ToolCall(id=f"{self.parent_id}/{self._next}", name=name, arguments=args)
+        run = self._run
+        if signal is not None and signal is not run.signal:
+            run = _ToolRun(run.context, run.assistant, run.config, run.emit, signal, self.parent_id)
+        await run.emit_start(call)
+        entry = self.record.start(call)
+        started = time.monotonic()
+        if tool is None:
+            tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None:
+            prepared: _Prepared | _Outcome = _Outcome(
+                call, error_result(f"Tool {name} not found"), is_error=True
+            )
+        else:
+            prepared = await run.prepare_with(call, tool)
+        if isinstance(prepared, _Outcome):
+            outcome = prepared
+        else:
+            token = _DEPTH.set(self.record)
+            try:
+                outcome = await run.finalize(prepared, await run.execute(prepared, on_update))
+            finally:
+                _DEPTH.reset(token)
+        self.record.finish(entry, outcome, time.monotonic() - started)
+        await run.emit_end(outcome)
+        return NestedToolResult(call.id, outcome.result, outcome.is_error)
+
+
+_CALLER: ContextVar[NestedToolCaller | None] = ContextVar("tau_nested_tool_caller", default=None)
+_DEPTH: ContextVar[NestedCallRecord | None] = ContextVar("tau_nested_call_record", default=None)
+"""Set while a nested call runs: a call it makes in turn goes into the same record."""
+
+
+class NestedCallRecord:
+    """pi's bounded ``nestedCalls`` record of one model-issued call: at most 256 calls, arguments
+    kept up to 8 KiB per call and 32 KiB in all (larger ones only counted), errors cut to 500
+    characters; ``complete`` is false once anything was left out or a call did not finish."""
+
+    MAX_CALLS = 256
+    MAX_ARGUMENT_BYTES = 8 * 1024
+    MAX_ARGUMENT_BYTES_TOTAL = 32 * 1024
+    MAX_ERROR_CHARS = 500
+
+    def __init__(self) -> None:
+        self.calls: list[JsonObject] = []
+        self.complete = True
+        self._argument_bytes = 0
+
+    def start(self, call: ToolCall) -> JsonObject | None:
+        if len(self.calls) >= self.MAX_CALLS:
+            self.complete = False
+            return None
+        import json
+
+        entry: JsonObject = {"id": call.id, "name": call.name, "status": "unfinished"}
+        encoded = json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+        size = len(encoded.encode())
+        if size > self.MAX_ARGUMENT_BYTES or self._argument_bytes + size > self.MAX_ARGUMENT_BYTES_TOTAL:
+            entry["argumentsBytes"] = size
+            self.complete = False
+        else:
+            entry["arguments"] = json.loads(encoded)
+            self._argument_bytes += size
+        self.calls.append(entry)
+        return entry
+
+    def finish(self, entry: JsonObject | None, outcome: _Outcome, seconds: float) -> None:
+        if entry is None:
+            return
+        entry["status"] = "error" if outcome.is_error else "ok"
+        entry["durationMs"] = round(seconds * 1000)
+        if outcome.is_error:
+            text = "\n".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+            if text:
+                entry["error"] = text[: self.MAX_ERROR_CHARS]
+
+    def snapshot(self) -> JsonObject | None:
+        """A copy for the result message, ``None`` when no call was made."""
+        if not self.calls and self.complete:
+            return None
+        calls = [dict(c) for c in self.calls]
+        return {"calls": calls, "complete": self.complete and all(c["status"] != "unfinished" for c in calls)}
+
+
+def nested_tool_caller() -> NestedToolCaller | None:
+    """The caller for calls the running tool makes (``None`` outside a tool's ``execute``). Read it
+    at the start of ``execute``, on the event loop: a thread of the tool's own does not see it."""
+    return _CALLER.get()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
@@ -128,6 +127,8 @@ def resolve_cache_retention(retention: CacheRetention | None) -> CacheRetention:
     """The option if given, else ``long`` when ``PI_CACHE_RETENTION=long``, else ``short``."""
     if retention is not None:
         return retention
-    if os.environ.get("TAU_CACHE_RETENTION", os.environ.get("PI_CACHE_RETENTION")) == "long":
+    from tau._env_twins import env_twin
+
+    if env_twin("CACHE_RETENTION") == "long":
         return "long"
     return "short"

@@ -502,6 +502,9 @@ class ToolResultMessage(Struct):
     is_error: bool = False
     details: Any = None
     timestamp: int = field(default_factory=now_ms)
+    nested_calls: JsonObject | None = None
+    """pi's ``nestedCalls``: the calls the tool made while it ran (a codemode script's), a bounded
+    record ``{calls: [{id, name, status, arguments?, durationMs?, error?}], complete}``."""
     role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     def to_json(self) -> JsonObject:
@@ -515,6 +518,8 @@ class ToolResultMessage(Struct):
             out["details"] = self.details
         out["isError"] = self.is_error
         out["timestamp"] = self.timestamp
+        if self.nested_calls is not None:
+            out["nestedCalls"] = self.nested_calls
         return out
 
     @classmethod
@@ -527,6 +532,7 @@ class ToolResultMessage(Struct):
             bool(get("isError", False)),
             get("details"),
             get("timestamp", 0),
+            get("nestedCalls") if isinstance(get("nestedCalls"), dict) else None,
         )
 
 

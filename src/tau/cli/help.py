@@ -84,6 +84,12 @@ Environment:
   TAU_SESSION_DIR      Session storage (default <agent dir>/sessions)
   TAU_OFFLINE          1 = no network at start-up (pi's PI_OFFLINE too)
   TAU_CACHE_RETENTION  long = longer prompt caching where offered (pi's PI_CACHE_RETENTION too)
+  TAU_PACKAGE_DIR      Where tau's README.md and CHANGELOG.md are (Nix/Guix store paths)
+  TAU_CODEMODE_MAX_WORKERS, TAU_RADIUS_GATEWAY, TAU_SHARE_VIEWER_URL, TAU_TRUE_COLOR,
+  TAU_TUI_ESC_TIMEOUT, TAU_CLEAR_ON_SHRINK, TAU_HARDWARE_CURSOR
+                       pi's PI_* variables of the same names, read too; the TAU_ one wins
+  LLAMA_BASE_URL, LLAMA_API_KEY
+                       The llama.cpp router (provider llama.cpp, /llama)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, ...
                        Provider keys (or put them in <agent dir>/auth.json)
 """

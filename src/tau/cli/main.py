@@ -843,6 +843,8 @@ def _extension_options(
         no_mcp=args.no_mcp,
         flag_values=args.unknown_flags if flag_values is None else flag_values,
         mcp_servers=mcp_servers,
+        tools=args.tools or (),
+        interactive=_mode(args) == "interactive",
     )
 
 

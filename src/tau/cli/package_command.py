@@ -29,7 +29,8 @@ Usage:
   tau update --self [--force]   Update tau itself (also: tau update self); --force reinstalls it
   tau update --all [--force]    Update tau and all packages
   tau update --models           Refresh the model lists gateways keep per account (Radius)
-  tau config [-l]               Show which resources of each package load ([x]) and which do not
+  tau config [-l]               Switch package resources and built-in extensions on or off (in a
+                                terminal; elsewhere it prints which load ([x]) and which do not)
   tau config enable|disable <source> <path> [-l]
                                 Switch one resource (a path inside the package) on or off
 
@@ -259,13 +260,16 @@ def _list(approve: bool | None) -> int:
         print(title)
         for package in mine:
             filtered = " (filtered)" if package.filters is not None else ""
-            print(f"  {package.source.raw}{filtered}")
+            pi = " (.pi/settings.json)" if package.from_pi else ""
+            print(f"  {package.source.raw}{filtered}{pi}")
             print(f"    {package.install_dir}")
             for line in _describe(package):
                 print(f"    {line}")
     for problem in problems:
         print(f"tau: warning: {problem}", file=sys.stderr)
-    if not context.trusted and os.path.isfile(os.path.join(context.cwd, ".tau", "settings.json")):
+    if not context.trusted and any(
+        os.path.isfile(os.path.join(context.cwd, name, "settings.json")) for name in (".tau", ".pi")
+    ):
         print("(the project's packages are not read: this folder is not trusted)")
     return 0
 
@@ -273,7 +277,11 @@ def _list(approve: bool | None) -> int:
 def _describe(package: Any) -> list[str]:
     """What tau takes from an installed package, one line per kind, and what it cannot load."""
     if not package.installed:
-        return ["not installed (run: tau update)"]
+        return [
+            "not installed (pi installs it: pi update)"
+            if package.from_pi
+            else "not installed (run: tau update)"
+        ]
     contents = package.contents()
     lines = []
     for kind, paths in contents.found.items():
@@ -374,8 +382,8 @@ def _update(raw: str | None, approve: bool | None) -> int:
     changed: list[str] = []
     done: set[str] = set()  # a project "autoload": false entry shares the user's copy
     for package in packages:
-        if package.source.kind == "local" or package.install_dir in done:
-            continue
+        if package.source.kind == "local" or package.install_dir in done or package.from_pi:
+            continue  # .pi/settings.json packages are pi's to install and update (into .pi/)
         done.add(package.install_dir)
         print(f"Updating {package.source.raw}...", flush=True)
         before, after = update(package.source, package.install_dir)
@@ -424,6 +432,17 @@ def _config(words: list[str], local: bool, approve: bool | None) -> int:
     from tau.packages.configured import configured_packages, declared_scopes, entry_source
 
     context = _Context(approve, need_project=local and bool(words))
+    if not words and sys.stdin.isatty() and sys.stdout.isatty():
+        if local and not context.trusted:
+            raise _PackageUsageError(
+                "Project is not trusted. Use --approve to change the project's resource config."
+            )
+        import asyncio
+
+        from tau.cli.config_tui import run_config_tui
+
+        context.warn()
+        return asyncio.run(run_config_tui(context.settings, local=local, project_available=context.trusted))
     packages, _ = configured_packages(declared_scopes(context.settings))
     if not words:
         scope = "project" if local else "user"

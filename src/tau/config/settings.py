@@ -118,8 +118,8 @@ def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -
 
 # Resource arrays whose relative entries are relative to the settings file's folder.
 _RESOURCE_KEYS = ("extensions", "skills", "prompts", "themes")
-# Keys of pi's project settings tau leaves to pi: its packages are pi's (npm and git packages
-# installed into .pi/ by pi), not tau's.
+# Keys of pi's project settings that are not merged into tau's: its packages are installed into
+# .pi/ (by pi) and resolve against that folder, so they are read apart (``pi_project_packages``).
 _PI_ONLY_KEYS = ("packages",)
 
 
@@ -191,6 +191,7 @@ class SettingsManager:
         self._paths: dict[SettingsScope, Path | None] = {"global": global_path, "project": project_path}
         self._pi_project_path = pi_project_path
         self._pi_layer: JsonObject = {}
+        self._pi_packages: list[Any] = []
         self._layers: dict[SettingsScope, JsonObject] = {"global": {}, "project": {}}
         self._load_failed: dict[SettingsScope, bool] = {"global": False, "project": False}
         self._overrides: JsonObject = {}
@@ -253,13 +254,23 @@ class SettingsManager:
         """pi's project settings: only the keys tau shares with pi's ``.pi/`` folder (see
         ``pi_project_layer``), their resource paths made absolute so they keep pointing into ``.pi/``."""
         try:
-            layer = pi_project_layer(self._read_scope(path), path.parent)
+            raw = self._read_scope(path)
+            layer = pi_project_layer(raw, path.parent)
         except ConfigError as error:
             self._errors.append(SettingsError("project", error))
             return
         self._pi_layer = layer
+        packages = raw.get("packages")
+        self._pi_packages = list(packages) if isinstance(packages, list) else []
         for problem in settings_problems(layer):
             self._errors.append(SettingsError("project", ConfigError(path, problem)))
+
+    def pi_project_packages(self) -> tuple[list[Any], Path] | None:
+        """pi's ``.pi/settings.json`` ``packages`` and the ``.pi`` folder they resolve against (and
+        are installed into, by pi); ``None`` without such a file or in a folder not trusted."""
+        if self._pi_project_path is None or not self._pi_packages:
+            return None
+        return copy.deepcopy(self._pi_packages), self._pi_project_path.parent
 
     def drain_errors(self) -> list[SettingsError]:
         """Errors collected since the last call (load and write failures), oldest first."""
@@ -768,7 +779,9 @@ def _is_number(value: Any) -> bool:
 
 def _env_flag(name: str) -> bool:
     """``TAU_<name>=1``, else pi's ``PI_<name>=1``."""
-    return os.environ.get(f"TAU_{name}", os.environ.get(f"PI_{name}")) == "1"
+    from tau._env_twins import env_twin
+
+    return env_twin(name) == "1"
 
 
 def _optional_int(value: Any) -> int | None:

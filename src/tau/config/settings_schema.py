@@ -131,6 +131,7 @@ _SECTIONS: dict[str, dict[str, Rule]] = {
         "idleTimeoutMs": _COUNT,
     },
     "images": {"blockImages": _BOOL, "autoResize": _BOOL},
+    "codemode": {"mode": _one_of("on", "only"), "inlineBudget": _COUNT},
     "terminal": {
         "showImages": _BOOL,
         "imageWidthCells": _COUNT,

@@ -230,7 +230,14 @@ def format_project_context(files: Iterable[ContextFile]) -> str:
 
 def tau_readme_path() -> str:
     """tau's README inside the package (``tau/README.md``: a link to the checkout's README in a
-    source tree, the file itself in an installed wheel)."""
+    source tree, the file itself in an installed wheel); ``TAU_PACKAGE_DIR`` names another folder
+    (Nix/Guix store paths; pi's ``PI_PACKAGE_DIR`` names pi's own and is not read)."""
+    from tau._env_twins import tau_only
+
+    moved = tau_only("PACKAGE_DIR")
+    if moved:
+        readme = Path(moved) / "README.md"
+        return str(readme if readme.is_file() else moved)
     return str(_package_dir() / "README.md")
 
 

@@ -335,6 +335,8 @@ class ToolCallEvent(Struct):
     tool_name: str
     tool_call_id: str
     input: JsonObject
+    parent_tool_call_id: str | None = None
+    """The calling tool's id when another tool (a codemode script) made the call."""
     type: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
@@ -348,6 +350,7 @@ class ToolResultEvent(Struct):
     content: list[TextContent | ImageContent]
     details: Any
     is_error: bool
+    parent_tool_call_id: str | None = None
     type: ClassVar[Literal["tool_result"]] = "tool_result"
 
 

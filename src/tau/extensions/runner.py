@@ -551,13 +551,19 @@ class ExtensionRunner:
     # -- tools -----------------------------------------------------------------------------------
 
     async def emit_tool_call(
-        self, tool_name: str, tool_call_id: str, input: JsonObject, signal: AbortSignal | None = None
+        self,
+        tool_name: str,
+        tool_call_id: str,
+        input: JsonObject,
+        signal: AbortSignal | None = None,
+        *,
+        parent_tool_call_id: str | None = None,
     ) -> ToolCallResult | None:
         """A block decision, or ``None`` to run the call. ``input`` is passed as is, so handlers
         change the call by changing it. The first ``block`` wins; a raising handler blocks too."""
         if not self.registry.has_handlers("tool_call"):
             return None
-        event = ToolCallEvent(tool_name, tool_call_id, input)
+        event = ToolCallEvent(tool_name, tool_call_id, input, parent_tool_call_id)
         ctx = self.create_context(signal)
         for extension, handler in list(self.registry.handlers("tool_call")):
             try:
@@ -587,13 +593,21 @@ class ExtensionRunner:
         result: AgentToolResult,
         is_error: bool,
         signal: AbortSignal | None = None,
+        *,
+        parent_tool_call_id: str | None = None,
     ) -> ToolResultPatch | None:
         """Rewrites chain on a working copy (each handler sees the fields as changed so far);
         the full set of fields when any changed, else ``None``."""
         if not self.registry.has_handlers("tool_result"):
             return None
         event = ToolResultEvent(
-            tool_name, tool_call_id, input, list(result.content), result.details, is_error
+            tool_name,
+            tool_call_id,
+            input,
+            list(result.content),
+            result.details,
+            is_error,
+            parent_tool_call_id,
         )
         ctx = self.create_context(signal)
         changed = False
@@ -614,7 +628,9 @@ class ExtensionRunner:
     ) -> BeforeToolCallResult | None:
         """``emit_tool_call`` shaped as the agent loop's ``before_tool_call`` hook."""
         call = context.tool_call
-        decision = await self.emit_tool_call(call.name, call.id, context.args, signal)
+        decision = await self.emit_tool_call(
+            call.name, call.id, context.args, signal, parent_tool_call_id=context.parent_tool_call_id
+        )
         return BeforeToolCallResult(True, decision.reason) if decision is not None else None
 
     async def after_tool_call(
@@ -623,7 +639,13 @@ class ExtensionRunner:
         """``emit_tool_result`` shaped as the agent loop's ``after_tool_call`` hook."""
         call = context.tool_call
         patch = await self.emit_tool_result(
-            call.name, call.id, context.args, context.result, context.is_error, signal
+            call.name,
+            call.id,
+            context.args,
+            context.result,
+            context.is_error,
+            signal,
+            parent_tool_call_id=context.parent_tool_call_id,
         )
         if patch is None:
             return None

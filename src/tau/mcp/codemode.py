@@ -1,9 +1,14 @@
-"""The ``codemode`` tool: the model's JavaScript calls MCP tools in a QuickJS sandbox.
+"""The ``codemode`` tool: the model's JavaScript calls other tools in a QuickJS sandbox.
 
-The script's host calls run on the agent's event loop; a tool call goes through the extension
-``tool_call``/``tool_result`` handlers like a direct call (a block rejects the script's promise),
-with the id ``<codemode call id>:<n>``. Scripts get the whole ``CallToolResult``; only what the
-script outputs reaches the model. The sandbox itself is ``tau.mcp.codemode_sandbox``.
+A script reaches the tools declared to the model (``read``, ``bash``, extension tools; with
+``codemode.mode: only`` also those hidden behind codemode) and the MCP tools. The script's host
+calls run on the agent's event loop; each tool call is a nested call
+(``tau.agent.tool_execution.NestedToolCaller``): id ``<codemode call id>/<n>``, argument validation,
+the extensions' ``tool_call``/``tool_result`` handlers (a block rejects the script's promise) and
+``tool_execution_*`` events with ``parent_tool_call_id``. MCP tools give scripts their whole
+``CallToolResult``, ``bash`` an object, others their text; only what the script outputs reaches the
+model. The sandbox itself is ``tau.mcp.codemode_sandbox``; the built-in that registers the tool
+without MCP is ``tau.mcp.codemode_builtin``.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tau.agent.tool import AgentToolResult
+from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
+from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, TextContent
 from tau.extensions.types import ToolDefinition
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
+    from tau.agent.tool_execution import NestedToolCaller
     from tau.mcp.codemode_sandbox import ScriptOutcome
     from tau.mcp.extension import McpServers
 
@@ -41,22 +48,30 @@ _OPTIONS = re.compile(r"^\s*//\s*@options:(.*)$")
 _MISSING = "codemode needs the quickjs package: pip install 'tau-agent[codemode]'"
 
 _DESCRIPTION = """Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as the body of an async function in a QuickJS sandbox: top-level `await` and `return` work. There is no Node, file system, network or timers.
-- `await tools.<name>({ ...args })` calls a tool: MCP tools resolve to their CallToolResult `{ content, structuredContent?, isError? }`; a failed or blocked call rejects with an Error. Use Promise.allSettled() for independent calls.
+- `await tools.<name>({ ...args })` calls a tool and rejects with an Error when it fails. `bash` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }` (also for a non-zero exit code), `read` to the file's text (an image file to an image block `image()` shows), MCP tools to their CallToolResult `{ content, structuredContent?, isError? }`, other tools to their text output. Use Promise.allSettled() for independent calls.
 - Optional first line: `// @options: {"max_output_tokens": 10000, "timeout_ms": 60000}`
 
 Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
 - `store(key, value)` and `load(key)` keep small JSON values across codemode calls (a failed script's writes are dropped).
-- `ALL_TOOLS` ({ name, description }[]), `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find the tools, such as the MCP tools, which are not listed here."""
+- `ALL_TOOLS` ({ name, description }[]), `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find the tools, such as the MCP tools, which are not listed here.
+- `models`: `await models.getModelsOfType(type, provider?)`, `getAvailableOfType(type, provider?)`, `getModelOfType(type, provider, id)` list the model catalogue (type "chat")."""
 
 
-def codemode_tool(servers: McpServers, *, default_active: bool) -> ToolDefinition:
-    """The tool definition, reaching the tools of ``servers``."""
+def codemode_tool(
+    servers: McpServers | None, *, default_active: bool, append_entry: Callable[[str, Any], Any]
+) -> ToolDefinition:
+    """The tool definition, reaching the tools declared to the model and those of ``servers``.
+    ``append_entry``: how a script's ``store()`` writes reach the session."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
     ) -> AgentToolResult:
-        return await _run(servers, tool_call_id, str(params.get("code", "")), signal, _stored(ctx))
+        from tau.agent.tool_execution import nested_tool_caller
+
+        host = _ScriptHost(servers, tool_call_id, signal, nested_tool_caller(), ctx, on_update)
+        host.report()
+        return await _run(host, str(params.get("code", "")), signal, _stored(ctx), append_entry)
 
     return ToolDefinition(
         name=CODEMODE,
@@ -133,7 +148,11 @@ def _stored(ctx: Any) -> dict[str, Any]:
 
 
 async def _run(
-    servers: McpServers, call_id: str, code: str, signal: Any, stored: dict[str, Any]
+    host: _ScriptHost,
+    code: str,
+    signal: Any,
+    stored: dict[str, Any],
+    append_entry: Callable[[str, Any], Any],
 ) -> AgentToolResult:
     started = time.monotonic()
     if not code.strip():
@@ -145,20 +164,22 @@ async def _run(
         raise RuntimeError(_MISSING) from None
     from tau.mcp.codemode_sandbox import SandboxScript
 
-    await servers.wait_for_script(code)
-    host = _ScriptHost(servers, call_id, signal)
+    if host.servers is not None:
+        await host.servers.wait_for_script(code)
     loop = asyncio.get_running_loop()
 
     def request(kind: str, name: str, payload: str) -> Any:
         return asyncio.run_coroutine_threadsafe(host.handle(kind, name, payload), loop)
 
+    timeout_s = int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000
+    slot = await _worker_slot(min(timeout_s, _WORKER_WAIT_S), signal)
     script = SandboxScript(
         code,
         request,
-        timeout_s=int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000,
+        timeout_s=timeout_s,
         globals_json={"ALL_TOOLS": json.dumps(host.all_tools()), "__stored": json.dumps(stored)},
     )
-    running = _in_daemon_thread(script.run)
+    running = _in_daemon_thread(script.run, slot.release)
 
     def stop() -> None:
         script.abort()
@@ -189,9 +210,7 @@ async def _run(
         raise RuntimeError(text)
     writes = outcome.store_writes
     if writes.get("set") or writes.get("delete"):
-        servers.tau.append_entry(
-            STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])}
-        )
+        append_entry(STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])})
     if content and isinstance(content[0], TextContent):
         content[0] = TextContent(header + content[0].text)
     else:
@@ -199,9 +218,47 @@ async def _run(
     return AgentToolResult(content, details={"calls": host.calls})
 
 
-def _in_daemon_thread(work: Callable[[], ScriptOutcome]) -> asyncio.Future[ScriptOutcome]:
+_WORKER_WAIT_S = 60.0
+_workers: threading.BoundedSemaphore | None = None
+_workers_lock = threading.Lock()
+
+
+def _worker_limit() -> int:
+    """``TAU_CODEMODE_MAX_WORKERS`` (or pi's ``PI_CODEMODE_MAX_WORKERS``): scripts running at once
+    in this process, across its sessions; 2 by default, as pi."""
+    from tau._env_twins import env_twin
+
+    value = (env_twin("CODEMODE_MAX_WORKERS") or "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 2
+
+
+async def _worker_slot(wait_s: float, signal: Any) -> threading.BoundedSemaphore:
+    """A place for one script among the process's workers, waited for at most ``wait_s`` (60 s, or
+    less when the script's own deadline is sooner): a script that gets none fails without running.
+    The script's thread gives it back when it ends (an aborted busy script keeps it until then)."""
+    global _workers
+    with _workers_lock:
+        if _workers is None:
+            _workers = threading.BoundedSemaphore(_worker_limit())
+        workers = _workers
+    deadline = time.monotonic() + wait_s
+    while not workers.acquire(blocking=False):
+        if signal is not None and signal.aborted:
+            raise RuntimeError("aborted")
+        if time.monotonic() >= deadline:
+            raise RuntimeError(
+                f"no codemode worker became free within {wait_s:g} s ({_worker_limit()} scripts at most run "
+                "at once; TAU_CODEMODE_MAX_WORKERS changes it)"
+            )
+        await asyncio.sleep(0.02)
+    return workers
+
+
+def _in_daemon_thread(
+    work: Callable[[], ScriptOutcome], release: Callable[[], None]
+) -> asyncio.Future[ScriptOutcome]:
     """``work()`` on a daemon thread of its own (not the loop's executor, whose threads tau's exit
-    waits for: an aborted busy script must not hold the process)."""
+    waits for: an aborted busy script must not hold the process); ``release()`` when it ends."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[ScriptOutcome] = loop.create_future()
 
@@ -219,6 +276,8 @@ def _in_daemon_thread(work: Callable[[], ScriptOutcome]) -> asyncio.Future[Scrip
             value, error = work(), None
         except BaseException as exc:
             value, error = None, exc
+        finally:
+            release()
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
             loop.call_soon_threadsafe(settle, value, error)
 
@@ -264,12 +323,25 @@ def _format(
 
 
 class _ScriptHost:
-    """What one script's host calls do, on the event loop."""
+    """What one script's host calls do, on the event loop. A script reaches the tools declared to
+    the model (through ``caller``, so each call is a nested call with its own events) and the MCP
+    tools of ``servers``."""
 
-    def __init__(self, servers: McpServers, call_id: str, signal: Any) -> None:
+    def __init__(
+        self,
+        servers: McpServers | None,
+        call_id: str,
+        signal: Any,
+        caller: NestedToolCaller | None,
+        ctx: Any,
+        on_update: Any = None,
+    ) -> None:
+        self.on_update = on_update
         self.servers = servers
         self.call_id = call_id
         self.signal = signal
+        self.caller = caller
+        self.ctx = ctx
         self.calls: list[dict[str, Any]] = []
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
@@ -279,11 +351,39 @@ class _ScriptHost:
             "searchTools": self._search,
             "describeTool": self._describe_tool,
             "describeNamespace": self._describe_namespace,
+            "models": self._models,
         }
         value = await handlers[kind](name, args)
         return "undefined" if value is None else json.dumps(value, ensure_ascii=False)
 
+    def report(self) -> None:
+        """The script's progress as the codemode call's update: its calls so far (pi's shape)."""
+        if self.on_update is not None:
+            self.on_update(AgentToolResult([], details={"calls": [dict(c) for c in self.calls]}))
+
+    def _record(self, call_id: str, name: str, args: Any, is_error: bool, started: float) -> None:
+        """One finished call in pi's record: id, name, arguments as JSON, ``ok``/``error``, duration."""
+        self.calls.append(
+            {
+                "id": call_id,
+                "name": name,
+                "args": json.dumps(args, ensure_ascii=False, separators=(",", ":")),
+                "status": "error" if is_error else "ok",
+                "durationMs": round((time.monotonic() - started) * 1000, 3),
+            }
+        )
+        self.report()
+
+    def _declared(self) -> dict[str, AgentTool]:
+        """The tools declared to the model that a script may call (not ``codemode`` itself)."""
+        if self.caller is None:
+            return {}
+        return {tool.name: tool for tool in self.caller.tools if tool.name != CODEMODE}
+
     def _callable(self) -> dict[str, Any]:
+        """The MCP tools scripts reach."""
+        if self.servers is None:
+            return {}
         return {
             name: tool
             for name, tool in self.servers.tools.items()
@@ -291,39 +391,132 @@ class _ScriptHost:
         }
 
     def all_tools(self) -> list[dict[str, str]]:
-        return [{"name": n, "description": t.description} for n, t in self._callable().items()]
+        declared = [{"name": n, "description": t.description} for n, t in self._declared().items()]
+        return declared + [
+            {"name": n, "description": t.description}
+            for n, t in self._callable().items()
+            if n not in self._declared()
+        ]
 
     async def _call(self, name: str, args: Any) -> Any:
-        if name not in self._callable():
-            await self.servers.wait_for_all()
-        tool = self._callable().get(name)
-        if tool is None:
-            raise RuntimeError(f"there is no tool {name!r}: find tools with searchTools() or ALL_TOOLS")
         if not isinstance(args, dict):
             raise RuntimeError(f"tools.{name}() takes one object of arguments")
-        nested_id = f"{self.call_id}:{len(self.calls) + 1}"
-        record: dict[str, Any] = {"id": nested_id, "name": name, "status": "running"}
-        self.calls.append(record)
+        if name in self._declared():
+            return await self._call_declared(name, args)
+        if self.servers is not None and name not in self._callable():
+            await self.servers.wait_for_all()
+        if self.servers is None or name not in self._callable():
+            if self.caller is not None and self.servers is None:
+                return await self._call_declared(name, args)  # as pi: a nested call that fails
+            raise RuntimeError(f"there is no tool {name!r}: find tools with searchTools() or ALL_TOOLS")
+        if self.caller is not None:
+            return await self._call_mcp_nested(name, args)
+        nested_id = f"{self.call_id}/{len(self.calls) + 1}"
+        started = time.monotonic()
         result = await self.servers.call_through_pipeline(name, nested_id, args, self.signal)
-        record["status"] = "error" if result.get("isError") else "done"
+        self._record(nested_id, name, args, bool(result.get("isError")), started)
         return result
 
+    async def _call_declared(self, name: str, args: dict[str, Any]) -> Any:
+        assert self.caller is not None
+        started = time.monotonic()
+        outcome = await self.caller.call(name, args, signal=self.signal)
+        self._record(outcome.tool_call_id, name, args, outcome.is_error, started)
+        return script_value(name, outcome.result, outcome.is_error, time.monotonic() - started)
+
+    async def _call_mcp_nested(self, name: str, args: dict[str, Any]) -> Any:
+        """An MCP tool as a nested call: the events and hooks of a nested call, and the script gets
+        the server's whole ``CallToolResult`` (content and error flag as the hooks left them)."""
+        assert self.caller is not None and self.servers is not None
+        servers = self.servers
+        registered = servers.tools[name]
+        raw: dict[str, Any] = {}
+        produced: list[Any] = []
+
+        async def execute(
+            tool_call_id: str, args: dict[str, Any], signal: AbortSignal | None, on_update: ToolUpdate | None
+        ) -> AgentToolResult:
+            from tau.mcp.connection import McpCallError
+            from tau.mcp.tools import to_tool_result
+
+            connection = servers.connections[registered.server]
+            try:
+                result = await connection.call_tool(registered.remote, args)
+            except McpCallError as exc:
+                raise RuntimeError(str(exc)) from None
+            raw.update(result)
+            try:
+                seen = to_tool_result(registered.server, {**result, "isError": False})
+            except RuntimeError:
+                seen = AgentToolResult([TextContent("")])
+            produced.append(seen.content)
+            return seen
+
+        tool = AgentTool(
+            name=name,
+            description=registered.description,
+            parameters=registered.schema or {"type": "object"},
+            execute=execute,
+        )
+        started = time.monotonic()
+        outcome = await self.caller.call(name, args, tool=tool, signal=self.signal)
+        self._record(outcome.tool_call_id, name, args, outcome.is_error, started)
+        if not raw:
+            raise RuntimeError(_text_of(outcome.result) or f"the call of {name} failed")
+        value = dict(raw)
+        if not produced or outcome.result.content is not produced[0]:
+            value["content"] = [_block(c) for c in outcome.result.content]
+        if outcome.is_error:
+            value["isError"] = True
+        return value
+
+    async def _models(self, name: str, args: Any) -> Any:
+        """``models.getModelsOfType`` and the rest: the catalogue's models as pi's ``ModelInfo``.
+        tau runs no classifier or image models: those lists are empty, and ``classify()`` /
+        ``generateImages()`` answer with an error result as pi's do on a provider error."""
+        registry = getattr(self.ctx, "model_registry", None)
+        kind = str(args.get("type") or "chat")
+        provider = args.get("provider")
+        if name in ("classify", "generateImages"):
+            model = args.get("model") or {}
+            return {
+                "provider": str(model.get("provider", "")),
+                "model": str(model.get("id", "")),
+                "stopReason": "error",
+                "errorMessage": f"tau cannot run {'classifier' if name == 'classify' else 'image'} models",
+                **({"answers": {}} if name == "classify" else {"output": []}),
+            }
+        if registry is None or kind != "chat":
+            return None if name == "getModelOfType" else []
+        models = registry.get_available() if name == "getAvailableOfType" else registry.get_all()
+        infos = [_model_info(m) for m in models if provider is None or m.provider == provider]
+        if name == "getModelOfType":
+            return next((i for i in infos if i["id"] == args.get("id")), None)
+        return infos
+
     async def _search(self, _name: str, args: Any) -> Any:
-        await self.servers.wait_for_all()
+        if self.servers is not None:
+            await self.servers.wait_for_all()
         query = str(args.get("query") or "").strip()
         limit = args.get("limit") or _SEARCH_LIMIT
         namespace = _namespace_id(str(args.get("namespace") or ""))
         documents = [
-            SearchDocument(
-                name,
-                tool.remote,
-                tool.description,
-                self.servers.server_description(tool.server),
-                tool.parameters,
-            )
-            for name, tool in self._callable().items()
-            if not namespace or _namespace_id(tool.server) == namespace
+            SearchDocument(name, name, tool.description, "", json.dumps(tool.parameters))
+            for name, tool in self._declared().items()
+            if not namespace
         ]
+        if self.servers is not None:
+            documents += [
+                SearchDocument(
+                    name,
+                    tool.remote,
+                    tool.description,
+                    self.servers.server_description(tool.server),
+                    tool.parameters,
+                )
+                for name, tool in self._callable().items()
+                if not namespace or _namespace_id(tool.server) == namespace
+            ]
         if not query:
             return [{"name": d.name, "description": d.description} for d in documents[: int(limit)]]
         return [
@@ -332,6 +525,14 @@ class _ScriptHost:
 
     async def _describe_tool(self, _name: str, args: Any) -> Any:
         name = str(args.get("name") or "")
+        declared = self._declared().get(name)
+        if declared is not None:
+            returns = _RETURNS.get(name, "string")
+            return (
+                f"{declared.description.strip()}\n\n{declaration(name, dict(declared.parameters), returns)}"
+            )
+        if self.servers is None:
+            return None
         if name not in self._callable():
             await self.servers.wait_for_all()
         tool = self._callable().get(name)
@@ -340,6 +541,8 @@ class _ScriptHost:
         return f"{tool.description.strip()}\n\n{declaration(name, tool.schema or {})}"
 
     async def _describe_namespace(self, _name: str, args: Any) -> Any:
+        if self.servers is None:
+            return None
         wanted = _namespace_id(str(args.get("name") or ""))
         await self.servers.wait_for_all()
         for server in self.servers.config.servers:
@@ -359,9 +562,66 @@ class _ScriptHost:
         return None
 
 
-def declaration(name: str, schema: dict[str, Any]) -> str:
+_RETURNS = {
+    "bash": "{ output: string; truncated: boolean; full_output_path?: string; exit_code: number; wall_time_seconds: number }",
+    "read": 'string | { type: "image"; data: string; mimeType: string; note: string }',
+}
+_EXIT = re.compile(r"\n*Command exited with code (-?\d+)$")
+
+
+def _text_of(result: AgentToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def _block(content: TextContent | ImageContent) -> dict[str, Any]:
+    if isinstance(content, TextContent):
+        return {"type": "text", "text": content.text}
+    return {"type": "image", "data": content.data, "mimeType": content.mime_type}
+
+
+def _model_info(model: Any) -> dict[str, Any]:
+    return {
+        "type": "chat",
+        "provider": model.provider,
+        "id": model.id,
+        "name": model.name,
+        "api": model.api,
+        "input": list(model.input),
+        "contextWindow": model.context_window,
+    }
+
+
+def script_value(name: str, result: AgentToolResult, is_error: bool, seconds: float) -> Any:
+    """What ``tools.<name>()`` resolves to for a tool declared to the model (pi's shapes): ``bash``
+    an object (also for a non-zero exit code), ``read`` the text or an image block, others their
+    text. A failed call raises with the tool's error text (the script's promise rejects)."""
+    text = _text_of(result)
+    if name == "bash":
+        exit_code = 0
+        if is_error:
+            match = _EXIT.search(text)
+            if match is None:
+                raise RuntimeError(text or "bash failed")
+            exit_code, text = int(match.group(1)), text[: match.start()]
+        details = result.details if isinstance(result.details, dict) else {}
+        value: dict[str, Any] = {"output": text, "truncated": bool(details.get("truncation"))}
+        if details.get("fullOutputPath"):
+            value["full_output_path"] = details["fullOutputPath"]
+        value["exit_code"] = exit_code
+        value["wall_time_seconds"] = round(seconds, 3)
+        return value
+    if is_error:
+        raise RuntimeError(text or f"{name} failed")
+    if name == "read":
+        image = next((c for c in result.content if isinstance(c, ImageContent)), None)
+        if image is not None:
+            return {"type": "image", "data": image.data, "mimeType": image.mime_type, "note": text}
+    return text
+
+
+def declaration(name: str, schema: dict[str, Any], returns: str = "CallToolResult") -> str:
     """How a script calls the tool, as TypeScript: ``tools.<name>(args: {...}): Promise<CallToolResult>``."""
-    return f"tools.{name}(args: {_ts_object(schema, schema, 0)}): Promise<CallToolResult>"
+    return f"tools.{name}(args: {_ts_object(schema, schema, 0)}): Promise<{returns}>"
 
 
 def _ts_object(schema: dict[str, Any], root: dict[str, Any], depth: int) -> str:

@@ -82,6 +82,13 @@ _PRELUDE = r"""
   globalThis.searchTools = (query, options) => request("searchTools", "", { query, ...(options || {}) });
   globalThis.describeTool = (name) => request("describeTool", "", { name });
   globalThis.describeNamespace = (name) => request("describeNamespace", "", { name });
+  globalThis.models = {
+    getModelsOfType: (type, provider) => request("models", "getModelsOfType", { type, provider }),
+    getAvailableOfType: (type, provider) => request("models", "getAvailableOfType", { type, provider }),
+    getModelOfType: (type, provider, id) => request("models", "getModelOfType", { type, provider, id }),
+    classify: (model, context) => request("models", "classify", { model, context }),
+    generateImages: (model, context) => request("models", "generateImages", { model, context }),
+  };
   globalThis.tools = new Proxy({}, {
     // neither thenable nor JSON-able: `await tools` or `text(tools)` must not call tools named so
     get: (_, name) => typeof name === "string" && name !== "then" && name !== "toJSON"

@@ -64,11 +64,14 @@ def mcp_extension_source(
     extra: Mapping[str, Mapping[str, Any]] | None = None,
     codemode: bool = True,
     tool_search: bool = True,
+    codemode_slot: list[ToolDefinition] | None = None,
 ) -> ExtensionSource:
     """The extension source of the MCP support for ``cwd`` (a project's file only when trusted).
     ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files.
     ``codemode`` / ``tool_search``: pi's built-ins of those names are on (``"-builtin:codemode"``
-    in the settings: no ``codemode`` tool, and ``tool_search`` reaches those servers' tools)."""
+    in the settings: no ``codemode`` tool, and ``tool_search`` reaches those servers' tools).
+    ``codemode_slot``: where the ``codemode`` tool goes for the built-in codemode extension to
+    register (``tau.mcp.codemode_builtin``), instead of registering it here."""
 
     def setup(tau: ExtensionAPI) -> None:
         config = load_mcp_config(cwd, agent_dir, include_project=include_project)
@@ -81,9 +84,11 @@ def mcp_extension_source(
                 # tool_search, where the model calls them directly once found.
                 exposure = server.exposure if "exposure" in raw else "deferred"
                 config.servers[name] = replace(server, literal=True, exposure=exposure)
-        McpServers(
+        servers = McpServers(
             tau, config, cwd, agent_dir, trusted=include_project, codemode=codemode, tool_search=tool_search
-        ).install()
+        )
+        servers.codemode_slot = codemode_slot
+        servers.install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
 
@@ -115,6 +120,7 @@ class McpServers:
         ``codemode`` / ``tool_search``: offer that tool (pi's built-in of the name is on)."""
         self.codemode = codemode
         self.tool_search = tool_search
+        self.codemode_slot: list[ToolDefinition] | None = None
         self.tau = tau
         self.config = config
         self.cwd = cwd
@@ -191,10 +197,12 @@ class McpServers:
             reaches |= {
                 s.name: "tool_search" for s in enabled if s.name not in reaches and self._may_defer(s)
             }
-            tool = codemode_tool(self, default_active=codemode_on)
-            tau.register_tool(
-                replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
-            )
+            tool = codemode_tool(self, default_active=codemode_on, append_entry=tau.append_entry)
+            tool = replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
+            if self.codemode_slot is not None:
+                self.codemode_slot.append(tool)
+            else:
+                tau.register_tool(tool)
         searchable = [s for s in enabled if self._may_defer(s, include_codemode=not codemode_on)]
         if searchable and self.tool_search:
             self._register_tool_search(searchable)

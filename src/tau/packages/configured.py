@@ -15,7 +15,8 @@ from typing import Any, Literal, TypeAlias
 
 from msgspec import Struct
 
-from tau.config.settings import SettingsManager, SettingsScope
+from tau.config.settings import SettingsManager
+from tau.context.project_dirs import PI_PROJECT_DIR_NAME
 from tau.extensions.foreign import not_loadable_reason
 from tau.packages.contents import KINDS, PackageContents, package_contents, package_delta
 from tau.packages.sources import PackageSource, SourceError, parse_source
@@ -39,6 +40,8 @@ class ConfiguredPackage(Struct, frozen=True):
     source: PackageSource
     base_dir: str
     install_dir: str
+    from_pi: bool = False
+    """Declared in pi's ``.pi/settings.json``: installed into ``.pi/`` by pi, never written by tau."""
 
     @property
     def installed(self) -> bool:
@@ -76,11 +79,21 @@ def entry_source(entry: object) -> str | None:
     return None
 
 
+Declared: TypeAlias = "tuple[list[Any], str] | list[tuple[list[Any], str]]"
+"""A scope's ``packages`` array and base folder, or several (the project's ``.tau/`` then ``.pi/``)."""
+
+
+def _layers(declared: Declared) -> list[tuple[list[Any], str]]:
+    return declared if isinstance(declared, list) else [declared]
+
+
 def configured_packages(
-    scopes: Mapping[Scope, tuple[list[Any], str]],
+    scopes: Mapping[Scope, Declared],
 ) -> tuple[list[ConfiguredPackage], list[str]]:
-    """``scopes`` maps a scope to its ``packages`` array and its base folder. Returns the packages
-    (project first, duplicates dropped) and one line per entry that cannot be read."""
+    """``scopes`` maps a scope to its ``packages`` array and its base folder (the project may have
+    two: ``.tau/``'s, then pi's ``.pi/``). Returns the packages (project first, duplicates dropped:
+    a package ``.tau/`` declares wins over the same one in ``.pi/``) and one line per entry that
+    cannot be read."""
     packages: list[ConfiguredPackage] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -88,33 +101,49 @@ def configured_packages(
     for scope in ("project", "user"):
         if scope not in scopes:
             continue
-        entries, base = scopes[scope]
-        for entry in entries:
-            raw = entry_source(entry)
-            if raw is None:
-                problems.append(f"{scope} packages: an entry without a source: {entry!r}")
-                continue
-            try:
-                source = parse_source(raw, cwd=base)
-                install_dir = source.install_dir(base)
-            except SourceError as exc:
-                problems.append(f"{scope} packages: {exc}")
-                continue
-            identity = source.identity(base)
-            if identity in deltas and scope == "user":
-                # the project's delta works on the user's installed copy
-                index = deltas.pop(identity)
-                packages[index] = ConfiguredPackage(
-                    "project", packages[index].entry, source, base, install_dir
-                )
-            elif identity in seen:
-                continue
-            seen.add(identity)
-            configured = ConfiguredPackage(scope, entry, source, base, install_dir)
-            if scope == "project" and not configured.autoload:
-                deltas[identity] = len(packages)
-            packages.append(configured)
+        for entries, base in _layers(scopes[scope]):
+            from_pi = scope == "project" and os.path.basename(base) == PI_PROJECT_DIR_NAME
+            _add_layer(scope, entries, base, packages, problems, seen, deltas, from_pi=from_pi)
     return packages, problems
+
+
+def _add_layer(
+    scope: Scope,
+    entries: list[Any],
+    base: str,
+    packages: list[ConfiguredPackage],
+    problems: list[str],
+    seen: set[str],
+    deltas: dict[str, int],
+    *,
+    from_pi: bool,
+) -> None:
+    """The packages of one settings file (``from_pi``: pi's ``.pi/settings.json``)."""
+    for entry in entries:
+        raw = entry_source(entry)
+        if raw is None:
+            problems.append(f"{scope} packages: an entry without a source: {entry!r}")
+            continue
+        try:
+            source = parse_source(raw, cwd=base)
+            install_dir = source.install_dir(base)
+        except SourceError as exc:
+            problems.append(f"{scope} packages: {exc}")
+            continue
+        identity = source.identity(base)
+        if identity in deltas and scope == "user":
+            # the project's delta works on the user's installed copy
+            index = deltas.pop(identity)
+            packages[index] = ConfiguredPackage(
+                "project", packages[index].entry, source, base, install_dir, packages[index].from_pi
+            )
+        elif identity in seen:
+            continue
+        seen.add(identity)
+        configured = ConfiguredPackage(scope, entry, source, base, install_dir, from_pi)
+        if scope == "project" and not configured.autoload:
+            deltas[identity] = len(packages)
+        packages.append(configured)
 
 
 def package_resources(packages: list[ConfiguredPackage]) -> dict[Scope, dict[str, list[str]]]:
@@ -145,16 +174,26 @@ def package_resources(packages: list[ConfiguredPackage]) -> dict[Scope, dict[str
     }
 
 
-def declared_scopes(settings: SettingsManager) -> dict[Scope, tuple[list[Any], str]]:
-    """Each scope's ``packages`` array and base folder (the settings file's folder); a scope
-    without a file (in memory, or a folder not trusted) declares nothing."""
-    scopes: dict[Scope, tuple[list[Any], str]] = {}
-    pairs: tuple[tuple[Scope, SettingsScope], ...] = (("user", "global"), ("project", "project"))
-    for scope, settings_scope in pairs:
-        path = settings.path(settings_scope)
-        packages = settings.get_scope(settings_scope).get("packages")
-        if path is not None and isinstance(packages, list):
-            scopes[scope] = (packages, str(path.parent))
+def declared_scopes(settings: SettingsManager) -> dict[Scope, Declared]:
+    """Each scope's ``packages`` arrays and base folders (the settings file's folder): the user's,
+    and the project's ``.tau/settings.json`` then pi's ``.pi/settings.json`` (whose packages pi
+    installed into ``.pi/``); a scope without a file (in memory, or a folder not trusted) declares
+    nothing."""
+    scopes: dict[Scope, Declared] = {}
+    path = settings.path("global")
+    packages = settings.get_scope("global").get("packages")
+    if path is not None and isinstance(packages, list):
+        scopes["user"] = (packages, str(path.parent))
+    project: list[tuple[list[Any], str]] = []
+    path = settings.path("project")
+    packages = settings.get_scope("project").get("packages")
+    if path is not None and isinstance(packages, list):
+        project.append((packages, str(path.parent)))
+    pi = settings.pi_project_packages()
+    if pi is not None:
+        project.append((pi[0], str(pi[1])))
+    if project:
+        scopes["project"] = project
     return scopes
 
 
@@ -171,7 +210,9 @@ def package_problems(settings: SettingsManager) -> list[str]:
                 )
     problems += scripts.values()
     missing = {
-        p.install_dir: f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
+        p.install_dir: f"package {p.source.raw} (.pi/settings.json) is not installed; pi installs it (pi update)"
+        if p.from_pi
+        else f"package {p.source.raw} ({p.scope}) is not installed; install it with: tau update"
         for p in reversed(packages)  # a delta and the user's entry it works on: one line, the user's
         if not p.installed
     }

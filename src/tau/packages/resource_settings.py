@@ -18,7 +18,11 @@ def settings_entries_source(settings: SettingsManager) -> EntriesSource:
         layer = settings.get_scope("project" if scope == "project" else "global")
         value = layer.get(kind)
         own = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-        if not layer.get("packages") and not settings.get_scope("project").get("packages"):
+        if (
+            not layer.get("packages")
+            and not settings.get_scope("project").get("packages")
+            and settings.pi_project_packages() is None
+        ):
             return own
         return [*_package_paths(settings, kind, scope), *own]
 

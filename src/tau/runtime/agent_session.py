@@ -853,6 +853,7 @@ class AgentSession:
 
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
+        self._agent.state.callable_tools = self._tools.script_only_tools
         _, options = self._tools.build_system_prompt(self._services.resource_loader)
         sandbox = self._services.sandbox
         line = sandbox.policy.describe() if sandbox.policy.fenced else None

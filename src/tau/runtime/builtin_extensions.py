@@ -25,8 +25,8 @@ __all__ = [
 ]
 
 BUILTIN_PREFIX: Final = "builtin:"
-TAU_BUILTINS: Final = ("mcp", "codemode", "tool-search")
-_PI_ONLY: Final = {"llama.cpp": "pi's llama.cpp provider and /llama"}
+TAU_BUILTINS: Final = ("mcp", "codemode", "tool-search", "llama.cpp")
+_PI_ONLY: Final[dict[str, str]] = {}
 
 
 def builtin_name(entry: str) -> str | None:

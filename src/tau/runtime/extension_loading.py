@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionDiagnostic
     from tau.extensions.loader import ExtensionDiscovery
     from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.types import ToolDefinition
 
 __all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
 
@@ -51,7 +53,16 @@ class ExtensionOptions:
     unknown ``--name[=value]`` flags, for the flags extensions register. (A plain class: a
     dataclass would cost every start-up most of a millisecond.)"""
 
-    __slots__ = ("builtins", "flag_values", "mcp_servers", "no_extensions", "no_mcp", "paths")
+    __slots__ = (
+        "builtins",
+        "flag_values",
+        "interactive",
+        "mcp_servers",
+        "no_extensions",
+        "no_mcp",
+        "paths",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -61,6 +72,8 @@ class ExtensionOptions:
         flag_values: Mapping[str, str | bool] | None = None,
         no_mcp: bool = False,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
+        tools: Sequence[str] = (),
+        interactive: bool = False,
     ) -> None:
         # ``builtin:<name>`` paths turn on one of pi's built-in extensions (``builtin_extensions``).
         self.paths: tuple[str, ...] = tuple(p for p in paths if builtin_name(p) is None)
@@ -70,6 +83,10 @@ class ExtensionOptions:
         # More MCP servers for the session, as mcp.json entries by name (an editor's, over ACP).
         self.mcp_servers: dict[str, Mapping[str, Any]] = dict(mcp_servers or {})
         self.flag_values: dict[str, str | bool] = dict(flag_values or {})
+        # ``--tools`` entries: naming ``codemode`` (``+codemode``) loads the built-in codemode extension.
+        self.tools: tuple[str, ...] = tuple(tools)
+        # The terminal UI: the llama.cpp built-in loads for its /llama even when no router is configured.
+        self.interactive = interactive
 
 
 def _settings_entries(settings: SettingsManager) -> tuple[Sequence[str], Sequence[str]]:
@@ -177,6 +194,65 @@ def _builtin_problems(
     ]
 
 
+def _wants_codemode(settings: SettingsManager, options: ExtensionOptions, include_project: bool) -> bool:
+    """Whether the built-in codemode extension loads without MCP: ``codemode`` is named by
+    ``--tools``, ``defaultTools`` or ``-e builtin:codemode``, and the built-in is not switched off."""
+    named = "codemode" in options.builtins or any(t.lstrip("+") == "codemode" for t in options.tools)
+    if not named:
+        scopes: tuple[SettingsScope, ...] = ("project", "global") if include_project else ("global",)
+        for scope in scopes:
+            value = settings.get_scope(scope).get("defaultTools")
+            if isinstance(value, list) and any(
+                isinstance(t, str) and t.lstrip("+") == "codemode" for t in value
+            ):
+                named = True
+    return named and builtin_switches(settings, options, include_project=include_project)["codemode"]
+
+
+def llama_connection(agent_dir: str) -> tuple[str | None, str | None]:
+    """The llama.cpp router's URL and key, as pi finds them: an ``auth.json`` ``llama.cpp``
+    credential (``/login llama.cpp``: its ``env.LLAMA_BASE_URL`` and key) over ``LLAMA_BASE_URL`` /
+    ``LLAMA_API_KEY``. The URL is ``None`` when neither names one."""
+    credential: dict[str, Any] = {}
+    path = os.path.join(agent_dir, "auth.json")
+    if os.path.exists(path):
+        from tau.accounts.auth_storage import AuthStorage
+
+        stored = AuthStorage(Path(path)).get("llama.cpp")
+        if isinstance(stored, dict) and stored.get("type") == "api_key":
+            credential = stored
+    found = credential.get("env")
+    env: dict[str, Any] = found if isinstance(found, dict) else {}
+    url = str(env.get("LLAMA_BASE_URL") or os.environ.get("LLAMA_BASE_URL") or "").strip() or None
+    key = credential.get("key") if isinstance(credential.get("key"), str) else None
+    return url, (key or os.environ.get("LLAMA_API_KEY") or None)
+
+
+def _llama_wanted(
+    agent_dir: str, settings: SettingsManager, options: ExtensionOptions, include_project: bool
+) -> bool:
+    """Whether the llama.cpp built-in loads: it is on, and a router is configured or the terminal
+    UI runs (for ``/llama``). Without either, nothing of it is imported."""
+    if options.no_extensions and "llama.cpp" not in options.builtins:
+        return False
+    wanted = (
+        "llama.cpp" in options.builtins
+        or options.interactive
+        or bool(os.environ.get("LLAMA_BASE_URL"))
+        or _auth_names_llama(agent_dir)
+    )
+    return wanted and builtin_switches(settings, options, include_project=include_project)["llama.cpp"]
+
+
+def _auth_names_llama(agent_dir: str) -> bool:
+    """A cheap look for a ``llama.cpp`` credential (the file is parsed only when it names one)."""
+    try:
+        with open(os.path.join(agent_dir, "auth.json"), encoding="utf-8") as f:
+            return '"llama.cpp"' in f.read()
+    except OSError:
+        return False
+
+
 def might_have_extensions(
     cwd: str,
     agent_dir: str,
@@ -187,6 +263,10 @@ def might_have_extensions(
 ) -> bool:
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
+        return True
+    if _wants_codemode(settings, options, include_project):
+        return True
+    if _llama_wanted(agent_dir, settings, options, include_project):
         return True
     if _builtin_problems(settings, options, include_project):
         return True  # nothing to load, but lines to report
@@ -242,7 +322,9 @@ def load_extension_runner(
         ExtensionDiagnostic("warning", problem)
         for problem in _builtin_problems(settings, options, include_project)
     ]
-    if _has_mcp_config(cwd, agent_dir, options, include_project, settings):
+    slot: list[ToolDefinition] = []
+    has_mcp = _has_mcp_config(cwd, agent_dir, options, include_project, settings)
+    if has_mcp:
         from tau.mcp.extension import mcp_extension_source
 
         switches = builtin_switches(settings, options, include_project=include_project)
@@ -254,6 +336,23 @@ def load_extension_runner(
                 extra=options.mcp_servers,
                 codemode=switches["codemode"],
                 tool_search=switches["tool-search"],
+                codemode_slot=slot,
+            )
+        )
+    if (has_mcp and switches["codemode"]) or _wants_codemode(settings, options, include_project):
+        from tau.mcp.codemode_builtin import codemode_extension_source
+
+        discovery.sources.append(codemode_extension_source(slot))
+    if _llama_wanted(agent_dir, settings, options, include_project):
+        from tau.llama_cpp.extension import llama_extension_source
+
+        server_url, api_key = llama_connection(agent_dir)
+        discovery.sources.append(
+            llama_extension_source(
+                server_url,
+                api_key,
+                interactive=options.interactive,
+                offline=bool(os.environ.get("TAU_OFFLINE") or os.environ.get("PI_OFFLINE")),
             )
         )
     if not discovery.sources:

@@ -132,7 +132,9 @@ def create_agent_session_services(
         where = f"{found.path}: " if found.path else ""
         level: DiagnosticType = "error" if found.type == "error" else "warning"
         diagnostics.append(ServiceDiagnostic(level, where + found.message))
-    if settings.packages:  # only a configuration that declares packages reads them here
+    if (
+        settings.packages or settings.pi_project_packages()
+    ):  # only a configuration declaring packages reads them
         from tau.packages.configured import package_problems
 
         diagnostics += [ServiceDiagnostic("warning", problem) for problem in package_problems(settings)]

@@ -106,6 +106,10 @@ class ToolRegistry:
         else:
             initial = [*defaults, *added]
         self._active: list[str] = self._known(initial)
+        self.codemode_mode: Literal["on", "only"] = "on"
+        """``codemode.mode``: how the other tools are shown while ``codemode`` is active."""
+        self.codemode_inline_budget = 3000
+        """``codemode.inlineBudget``: estimated tokens ``only`` may spend listing tools."""
 
     def _overlay(self, extension: Sequence[AgentTool]) -> dict[str, AgentTool]:
         tools: dict[str, AgentTool] = {t.name: t for t in self._builtin}
@@ -152,7 +156,21 @@ class ToolRegistry:
 
     @property
     def active_tools(self) -> list[AgentTool]:
-        return [self._tools[name] for name in self._active]
+        """The tools declared to the model (while ``codemode`` is active, as ``codemode.mode`` shows them)."""
+        return self._loadout()[0]
+
+    @property
+    def script_only_tools(self) -> list[AgentTool]:
+        """Active tools hidden from the model that codemode scripts still call (``codemode.mode: only``)."""
+        return self._loadout()[1]
+
+    def _loadout(self) -> tuple[list[AgentTool], list[AgentTool]]:
+        active = [self._tools[name] for name in self._active]
+        if "codemode" not in self._active:
+            return active, []
+        from tau.mcp.codemode_loadout import codemode_loadout
+
+        return codemode_loadout(active, mode=self.codemode_mode, inline_budget=self.codemode_inline_budget)
 
     def get(self, name: str) -> AgentTool | None:
         return self._tools.get(name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import uuid
 from urllib.parse import urlsplit
 
+from tau._env_twins import env_twin
 from tau.accounts.oauth._common import LoginError, expires_at_ms, get_json, post_form
 from tau.accounts.oauth.callback import browser_sign_in
 from tau.accounts.oauth.device_code import PollResult, poll_device_code, token_error_result
@@ -29,7 +30,8 @@ from tau.ai.types import JsonObject
 
 __all__ = ["GATEWAY", "RadiusFlow", "gateway_models", "gateway_origin"]
 
-GATEWAY = "https://radius.pi.dev"
+GATEWAY = (env_twin("RADIUS_GATEWAY") or "https://radius.pi.dev").rstrip("/")
+"""The gateway's origin; ``TAU_RADIUS_GATEWAY`` (or pi's ``PI_RADIUS_GATEWAY``) points elsewhere."""
 _CLIENT_ID = "pi-gateway"
 _SCOPE = "gateway offline_access"
 _PORT = 1456

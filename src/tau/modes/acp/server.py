@@ -296,6 +296,8 @@ class TauAcpAgent:
         self._sessions[session_id] = live
 
         def on_event(event: Any) -> None:
+            if getattr(event, "parent_tool_call_id", None) is not None:
+                return  # a call a tool made (a codemode script's): reported by its caller's result
             if isinstance(event, ToolExecutionStart):
                 live.running_call = (event.tool_call_id, title_of(event.tool_name, event.args))
             elif isinstance(event, ToolExecutionEnd):

@@ -478,7 +478,7 @@ class InteractiveMode:
             color_depth=self._color_depth,
             erase_when_done=True,  # on quit only the conversation stays in the terminal
         )
-        app.ttimeoutlen = 0.05  # Escape alone must act at once, not after half a second
+        app.ttimeoutlen = _escape_timeout_s()  # Escape alone must act at once, not after half a second
         app.timeoutlen = 0.5
         app.after_render += self.keyboard.on_render  # the key queries go out once the tty is raw
         if self.fullscreen:
@@ -954,3 +954,18 @@ def _fileno(output: Any) -> int | None:
 def _warm_up_rendering() -> None:
     import rich.markdown
     import rich.syntax  # noqa: F401
+
+
+def _escape_timeout_s() -> float:
+    """How long a lone Escape waits for the rest of a key sequence: ``TAU_TUI_ESC_TIMEOUT`` (or pi's
+    ``PI_TUI_ESC_TIMEOUT``) milliseconds; else 100 ms over SSH (Alt+key arrives in two parts) and
+    50 ms elsewhere."""
+    from tau._env_twins import env_twin
+
+    try:
+        configured = float(env_twin("TUI_ESC_TIMEOUT") or "nan")
+    except ValueError:
+        configured = float("nan")
+    if configured > 0 and configured != float("inf"):
+        return configured / 1000
+    return 0.1 if os.environ.get("SSH_CONNECTION") or os.environ.get("SSH_TTY") else 0.05

@@ -348,7 +348,8 @@ class Chat:
             self._on_update(event)
         elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
             self._end_reply(event.message)
-        elif isinstance(event, ToolExecutionStart):
+        elif isinstance(event, ToolExecutionStart) and event.parent_tool_call_id is None:
+            # (a call a tool made, a codemode script's, shows in its caller's block, as in pi)
             if event.tool_call_id not in self._tools:  # a call that did not stream (an extension's)
                 tool = ToolBlock(ToolCall(event.tool_call_id, event.tool_name, dict(event.args)))
                 tool.definition = self._tool_definition(event.tool_name)

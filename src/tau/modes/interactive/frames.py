@@ -62,9 +62,20 @@ def create_frame_output() -> Output:
     return FrameOutput.from_pty(
         stdout,
         term=get_term_environment_variable(),
-        default_color_depth=ColorDepth.from_env(),
+        default_color_depth=_color_depth(),
         enable_bell=get_bell_environment_variable(),
     )
+
+
+def _color_depth() -> ColorDepth | None:
+    """``TAU_TRUE_COLOR`` (or pi's ``PI_TRUE_COLOR``): ``1`` 24-bit colour, ``0`` 256 colours,
+    unset or ``auto`` prompt_toolkit's own detection."""
+    from tau._env_twins import env_twin_flag
+
+    forced = env_twin_flag("TRUE_COLOR")
+    if forced is None:
+        return ColorDepth.from_env()
+    return ColorDepth.DEPTH_24_BIT if forced else ColorDepth.DEPTH_8_BIT
 
 
 def print_above(app: Any, text: str) -> None:

@@ -93,7 +93,10 @@ def startup_header(mode: HeaderHost) -> str:
     ]
     runner = session.extension_runner
     if runner is not None:
-        loaded.append(("extensions", [e.name for e in runner.extensions]))
+        # pi's built-ins (mcp, codemode, llama.cpp) are part of tau, not extensions the user added.
+        loaded.append(
+            ("extensions", [e.name for e in runner.extensions if not e.path.startswith("<builtin:")])
+        )
     for label, names in loaded:
         if names:
             lines += [_DIM + row + _RESET for row in _wrap(f"[{label}] " + ", ".join(names), mode.width)]

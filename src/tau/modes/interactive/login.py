@@ -69,6 +69,9 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
     if provider == "google-vertex":
         await _vertex_login(mode)
         return
+    if provider == "llama.cpp":
+        await _llama_login(mode)
+        return
     key = await mode.show_dialog(
         InputDialog(f"API key for {provider}", placeholder="kept in auth.json (mode 0600)", password=True)
     )
@@ -87,6 +90,36 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
             mode.chat.add_notice(
                 f"The {provider} model list could not be refreshed: {failed[provider]}", "warning"
             )
+
+
+async def _llama_login(mode: LoginHost) -> None:
+    """pi's ``/login llama.cpp``: the router's URL and an optional key, checked against the router
+    (its model list) and kept as an ``api_key`` credential whose ``env`` names the URL."""
+    import os
+
+    from tau.llama_cpp.client import DEFAULT_SERVER_URL, LlamaClient, LlamaError, normalize_server_url
+
+    default = os.environ.get("LLAMA_BASE_URL") or DEFAULT_SERVER_URL
+    url = await mode.show_dialog(InputDialog("llama.cpp server URL", placeholder=default))
+    if url is None:
+        return
+    key = await mode.show_dialog(InputDialog("API key (optional)", password=True))
+    if key is None:
+        return
+    try:
+        server = normalize_server_url(url.strip() or default)
+        await LlamaClient(server, key.strip() or None).list()
+    except LlamaError as error:
+        mode.chat.add_notice(str(error), "error")
+        return
+    credential: dict[str, Any] = {"type": "api_key", "env": {"LLAMA_BASE_URL": server}}
+    if key.strip():
+        credential["key"] = key.strip()
+    mode.session.services.model_registry.auth_storage.set("llama.cpp", credential)
+    _after_change(mode)
+    mode.chat.add_notice(
+        f"Saved the llama.cpp router {server}; /reload picks up its models, /llama loads them"
+    )
 
 
 async def _vertex_login(mode: LoginHost) -> None:

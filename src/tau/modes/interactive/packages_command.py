@@ -27,7 +27,7 @@ async def packages_command(mode: DialogHost, argument: str) -> None:
             ListItem(
                 f"[{'x' if switch.on else ' '}] {switch.kind[:-1]:<9} {switch.pattern}",
                 (package, switch),
-                description=f"{package.source.raw} ({package.scope})",
+                description=f"{package.source.raw} ({'.pi' if package.from_pi else package.scope})",
             )
             for package in packages
             if package.installed
@@ -47,6 +47,13 @@ async def packages_command(mode: DialogHost, argument: str) -> None:
             return
         selected = next(i for i, row in enumerate(rows) if row.value is chosen.value)
         package, switch = chosen.value
+        if package.from_pi:
+            mode.chat.add_notice(
+                f"{package.source.raw} is declared in .pi/settings.json, which tau does not write: "
+                "change its filter there (or declare the package in .tau/settings.json)",
+                "warning",
+            )
+            continue
         scope: SettingsScope = "project" if package.scope == "project" else "global"
         replacement = switched_entry(package.entry, switch.kind, switch.pattern, on=not switch.on)
 

@@ -54,6 +54,11 @@ async def share_session(mode: SessionHost) -> None:
     if not url.startswith(("https://", "http://")):
         mode.chat.add_notice(f"Failed to read the gist's address from gh's output: {out.strip()!r}", "error")
         return
+    from tau._env_twins import env_twin
+
+    viewer = env_twin("SHARE_VIEWER_URL")
+    if viewer:
+        mode.chat.add_notice(f"Share URL: {viewer}#{url.rstrip('/').rsplit('/', 1)[-1]}")
     mode.chat.add_notice(f"Gist: {url}")
 
 

@@ -1,0 +1,171 @@
+"""The built-in ``llama.cpp`` extension (pi's ``builtin:llama.cpp``): the router's models as the
+provider ``llama.cpp``, and ``/llama`` to load and unload them.
+
+The router is found from ``LLAMA_BASE_URL`` (or the ``env`` of an ``auth.json`` ``llama.cpp``
+credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that credential's key).
+At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
+its models): the loaded and sleeping chat models are the provider's models, served through the
+router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router with its status;
+choosing an unloaded one loads it (asking first whether to unload the others), choosing a loaded
+one unloads it, and the provider's models follow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tau.extensions.loader import ExtensionSource
+from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url
+
+if TYPE_CHECKING:
+    from tau.extensions.api import ExtensionAPI
+    from tau.extensions.context import ExtensionCommandContext
+
+__all__ = ["PROVIDER", "llama_extension_source", "provider_config"]
+
+PROVIDER = "llama.cpp"
+_STARTUP_TIMEOUT_S = 2.0
+_NOT_CONFIGURED = (
+    "Configure llama.cpp: set LLAMA_BASE_URL to the router's URL (such as http://127.0.0.1:9931), "
+    "and LLAMA_API_KEY when it has one"
+)
+
+
+def provider_config(server_url: str, api_key: str | None, models: list[RouterModel]) -> dict[str, Any]:
+    """The provider as a models.json entry: the loaded and sleeping chat models of the catalogue."""
+    return {
+        "api": "openai-completions",
+        "baseUrl": inference_url(server_url),
+        "apiKey": api_key or "local",
+        "models": [
+            {
+                "id": model.id,
+                "name": model.id,
+                "reasoning": False,
+                "input": ["text", "image"] if model.input_images else ["text"],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "contextWindow": model.context_window,
+                "maxTokens": model.context_window,
+                "compat": {
+                    "supportsStore": False,
+                    "supportsReasoningEffort": False,
+                    "supportsUsageInStreaming": True,
+                    "supportsStrictMode": False,
+                    "maxTokensField": "max_tokens",
+                },
+            }
+            for model in models
+            if model.is_loaded and model.is_chat
+        ],
+    }
+
+
+def _catalog_now(server_url: str, api_key: str | None) -> list[RouterModel]:
+    """The catalogue at start-up (synchronous, short timeout); empty when the router cannot answer."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx.Client(timeout=_STARTUP_TIMEOUT_S, trust_env=False) as http:
+            payload = http.get(f"{LlamaClient(server_url).server_url}/models", headers=headers).json()
+        return [RouterModel(m) for m in payload["data"]]
+    except Exception:  # a router that is down or not a router: no models, /llama says why
+        return []
+
+
+def llama_extension_source(
+    server_url: str | None, api_key: str | None, *, interactive: bool, offline: bool = False
+) -> ExtensionSource:
+    """The extension; ``server_url`` ``None``: not configured (``/llama`` says how).
+    ``interactive``: the terminal UI runs (``/llama`` is its dialog, as in pi; RPC and print modes
+    get one line)."""
+
+    def setup(tau: ExtensionAPI) -> None:
+        if server_url is not None:
+            models = [] if offline else _catalog_now(server_url, api_key)
+            tau.register_provider(PROVIDER, provider_config(server_url, api_key, models))
+
+        async def llama(args: str, ctx: ExtensionCommandContext) -> None:
+            if not interactive or not ctx.has_ui:
+                ctx.ui.notify("/llama is available in interactive mode", "warning")
+                return
+            if server_url is None:
+                ctx.ui.notify(_NOT_CONFIGURED, "warning")
+                return
+            await _manage(tau, ctx, LlamaClient(server_url, api_key))
+
+        tau.register_command("llama", llama, description="Manage llama.cpp router models")
+
+    return ExtensionSource("inline", "llama.cpp", "<builtin:llama.cpp>", setup=setup)
+
+
+async def _sync(tau: ExtensionAPI, client: LlamaClient) -> list[RouterModel]:
+    """The router's catalogue now, with the provider's models brought up to date."""
+    catalog = await client.list()
+    tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, catalog))
+    return catalog
+
+
+async def _manage(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient) -> None:
+    ui = ctx.ui
+    while True:
+        try:
+            catalog = await _sync(tau, client)
+        except LlamaError as exc:
+            choice = await ui.select(f"llama.cpp: {exc}", ["Retry", "Close"])
+            if choice == "Retry":
+                continue
+            return
+        labels = {f"{model.id}  ({model.status})": model for model in catalog}
+        if not labels:
+            ui.notify(
+                f"No models at {client.server_url}: check the router's --models-dir and restart it", "warning"
+            )
+            return
+        choice = await ui.select(
+            f"llama.cpp models at {client.server_url} (enter: load an unloaded one, unload a loaded one)",
+            [*labels, "Close"],
+        )
+        if choice is None or choice not in labels:
+            return
+        model = labels[choice]
+        try:
+            if model.is_loaded:
+                if await ui.confirm("Unload model?", model.id):
+                    await client.unload_and_wait(model.id)
+                    await _sync(tau, client)
+                    ui.notify(f"Unloaded {model.id}")
+            elif model.status == "unloaded":
+                await _load(tau, ctx, client, catalog, model)
+            else:
+                ui.notify(f"{model.id} is {model.status}", "warning")
+        except LlamaError as exc:
+            ui.notify(str(exc), "error")
+
+
+async def _load(
+    tau: ExtensionAPI,
+    ctx: ExtensionCommandContext,
+    client: LlamaClient,
+    catalog: list[RouterModel],
+    target: RouterModel,
+) -> None:
+    ui = ctx.ui
+    others = [m for m in catalog if m.id != target.id and m.is_loaded]
+    if others:
+        choice = await ui.select(
+            f"{len(others)} model{' is' if len(others) == 1 else 's are'} loaded",
+            ["Unload all and load", "Keep loaded and load", "Cancel"],
+        )
+        if choice not in ("Unload all and load", "Keep loaded and load"):
+            return
+        if choice == "Unload all and load":
+            for model in others:
+                await client.unload_and_wait(model.id)
+    ui.set_status("llama", f"Loading {target.id}…")
+    try:
+        await client.load_and_wait(target.id)
+    finally:
+        ui.set_status("llama", None)
+    await _sync(tau, client)
+    ui.notify(f"Loaded {target.id}; choose it with /model")

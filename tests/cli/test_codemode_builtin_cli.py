@@ -1,0 +1,288 @@
+"""``codemode`` without MCP (pi's built-in codemode extension): ``--tools +codemode`` declares it,
+its scripts call the built-in tools, and each inner call is a ``tool_execution_*`` event with
+``parentToolCallId`` in JSON mode and RPC, as in pi 1.6."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from tau_command import MODEL, TauCommand
+
+from tau.modes.rpc_client import RpcClient
+from tau.testing.fake_llm import ScriptedToolCall, Turn
+
+pytest.importorskip("quickjs", reason="the codemode extra is part of the dev install")
+
+WATCH = textwrap.dedent(
+    """
+    import json, os
+
+    def setup(tau):
+        @tau.on("tool_call")
+        async def seen(event, ctx):
+            with open(os.environ["WATCH_LOG"], "a") as log:
+                log.write(json.dumps([event.tool_name, event.tool_call_id, event.parent_tool_call_id]) + "\\n")
+    """
+)
+
+
+def codemode(code: str) -> Turn:
+    return Turn(tool_calls=[ScriptedToolCall("codemode", {"code": code})])
+
+
+def tool_names(request: Any) -> list[str]:
+    return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+
+def tool_results(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_plus_codemode_declares_the_tool_and_scripts_call_the_built_in_tools(tau: TauCommand) -> None:
+    (tau.work / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    tau.server.add(
+        codemode(
+            "const [shell, notes] = await Promise.all([\n"
+            "  tools.bash({ command: 'echo out; exit 3' }),\n"
+            "  tools.read({ path: 'notes.txt' }),\n"
+            "]);\n"
+            "await tools.write({ path: 'made.txt', content: notes.toUpperCase() });\n"
+            "return [shell.output.trim(), shell.exit_code, typeof shell.wall_time_seconds, notes.split('\\n')[1]];"
+        ),
+        codemode(
+            "try { await tools.read({ path: 'missing.txt' }); } catch (e) { text('rejected'); }\n"
+            "const chat = await models.getModelsOfType('chat', 'local');\n"
+            "return [chat.map((m) => m.id), ALL_TOOLS.map((t) => t.name)];"
+        ),
+        Turn(text="Done."),
+    )
+
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "script it")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "codemode"]
+    called, listed = tool_results(tau.server.requests[-1])
+    assert called.startswith("Script completed\nWall time ")
+    assert called.endswith('Output:\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
+    assert (tau.work / "made.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
+    assert listed.endswith(
+        'Output:\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
+    )
+
+
+def test_without_plus_codemode_the_tool_is_not_declared(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "hello")
+    assert done.returncode == 0, done.stderr
+    assert "codemode" not in tool_names(tau.server.requests[0])
+
+
+def test_inner_calls_are_json_events_with_parent_tool_call_id(tau: TauCommand) -> None:
+    log = tau.work / "watch.log"
+    (tau.work / "watch.py").write_text(WATCH, encoding="utf-8")
+    tau.env["WATCH_LOG"] = str(log)
+    tau.server.add(
+        codemode(
+            "const a = await tools.bash({ command: 'echo one' });\nawait tools.ls({});\nreturn a.output;"
+        ),
+        Turn(text="Done."),
+    )
+
+    done = tau.run(
+        "-p", "--mode", "json", *MODEL, "--tools", "+codemode", "-e", str(tau.work / "watch.py"), "go"
+    )
+
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    tools = [e for e in events if str(e.get("type", "")).startswith("tool_execution_")]
+    outer = tools[0]["toolCallId"]
+    shape = [(e["type"], e["toolCallId"], e["toolName"], e.get("parentToolCallId")) for e in tools]
+    assert shape == [
+        ("tool_execution_start", outer, "codemode", None),
+        ("tool_execution_update", outer, "codemode", None),  # the script's calls so far: none
+        ("tool_execution_start", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", f"{outer}/1", "bash", outer),
+        ("tool_execution_end", f"{outer}/1", "bash", outer),
+        ("tool_execution_update", outer, "codemode", None),
+        ("tool_execution_start", f"{outer}/2", "ls", outer),  # not declared: the call fails
+        ("tool_execution_end", f"{outer}/2", "ls", outer),
+        ("tool_execution_update", outer, "codemode", None),
+        ("tool_execution_end", outer, "codemode", None),
+    ]
+    assert tools[5]["isError"] is False and tools[8]["isError"] is True
+    assert tools[8]["result"]["content"][0]["text"] == "Tool ls not found"
+    calls = tools[9]["partialResult"]["details"]["calls"]
+    assert [(c["id"], c["name"], c["args"], c["status"]) for c in calls] == [
+        (f"{outer}/1", "bash", '{"command":"echo one"}', "ok"),
+        (f"{outer}/2", "ls", "{}", "error"),
+    ]  # pi's record of a script's calls
+    # Nested calls reach the extensions' tool_call handlers with the caller's id.
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert seen == [["codemode", outer, None], ["bash", f"{outer}/1", outer]]
+    # They add nothing to the transcript: one tool result, the script's.
+    entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
+    results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+    assert [r["toolName"] for r in results] == ["codemode"]
+    # pi's nestedCalls record on the calling tool's result message
+    assert results[0]["nestedCalls"] == {
+        "calls": [
+            {
+                "id": f"{outer}/1",
+                "name": "bash",
+                "status": "ok",
+                "arguments": {"command": "echo one"},
+                "durationMs": results[0]["nestedCalls"]["calls"][0]["durationMs"],
+            },
+            {
+                "id": f"{outer}/2",
+                "name": "ls",
+                "status": "error",
+                "arguments": {},
+                "durationMs": results[0]["nestedCalls"]["calls"][1]["durationMs"],
+                "error": "Tool ls not found",
+            },
+        ],
+        "complete": True,
+    }
+
+
+async def test_inner_calls_are_rpc_events_with_parent_tool_call_id(tau: TauCommand) -> None:
+    tau.server.add(codemode("return (await tools.bash({ command: 'echo rpc' })).output;"), Turn(text="Done."))
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "--tools", "+codemode"]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("prompt", message="go")
+        await rpc.wait_for("agent_settled", timeout=30)
+    ends = [e for e in rpc.lines if e.get("type") == "tool_execution_end"]
+    assert [(e["toolName"], "parentToolCallId" in e) for e in ends] == [("bash", True), ("codemode", False)]
+    assert ends[0]["parentToolCallId"] == ends[1]["toolCallId"]
+    assert ends[0]["toolCallId"] == ends[1]["toolCallId"] + "/1"
+
+
+def test_builtin_codemode_switched_off_leaves_plus_codemode_unknown(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:codemode"]}))
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert "codemode" not in tool_names(tau.server.requests[0])
+    assert "codemode" in done.stderr
+
+
+def tool_description(request: Any, name: str) -> str:
+    return next(t["function"]["description"] for t in request.body["tools"] if t["function"]["name"] == name)
+
+
+def test_mode_on_tells_each_declared_tool_how_scripts_call_it(tau: TauCommand) -> None:
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert done.returncode == 0, done.stderr
+    request = tau.server.requests[0]
+    # pi 1.6's words, checked against `pi --tools +codemode`
+    assert tool_description(request, "bash").endswith(
+        "Codemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."
+    )
+    assert tool_description(request, "read").endswith(
+        'Codemode: `tools.read(args)` resolves to `string | { data: string; mimeType: string; note: string; type: "image"; }`.'
+    )
+    assert tool_description(request, "write").endswith("Codemode: `tools.write(args)` resolves to a string.")
+    assert "Nested tools" not in tool_description(request, "codemode")
+
+
+def test_mode_only_hides_the_tools_behind_codemode_which_lists_and_still_calls_them(tau: TauCommand) -> None:
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"codemode": {"mode": "only"}}))
+    tau.server.add(
+        codemode("return (await tools.bash({ command: 'echo hidden' })).output;"), Turn(text="Done.")
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert done.returncode == 0, done.stderr
+    first = tau.server.requests[0]
+    assert tool_names(first) == ["codemode"]
+    listing = tool_description(first, "codemode")
+    assert "Nested tools:\n\n" in listing
+    assert all(f"### `{name}`" in listing for name in ("read", "bash", "edit", "write"))
+    assert "tools.read(args: {" in listing
+    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\nhidden\n")
+
+
+def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
+    settings = {"codemode": {"mode": "only", "inlineBudget": 0}}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
+    assert done.returncode == 0, done.stderr
+    listing = tool_description(tau.server.requests[0], "codemode")
+    assert listing.endswith("Nested tools (some not listed; find them with searchTools() or ALL_TOOLS):")
+    assert "### `" not in listing
+
+
+def _span(result: str) -> tuple[int, int]:
+    start, end = (int(n) for n in result.split("Output:\n", 1)[1].split())
+    return start, end
+
+
+@pytest.mark.parametrize(("limit", "overlap"), [("1", False), ("2", True)])
+def test_codemode_max_workers_limits_the_scripts_running_at_once(
+    tau: TauCommand, limit: str, overlap: bool
+) -> None:
+    tau.env["TAU_CODEMODE_MAX_WORKERS"] = limit
+    script = "return (await tools.bash({ command: 'date +%s%N; sleep 0.5; date +%s%N' })).output;"
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("codemode", {"code": script}),
+                ScriptedToolCall("codemode", {"code": script}),
+            ]
+        ),
+        Turn(text="Done."),
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "twice")
+    assert done.returncode == 0, done.stderr
+    (_a_start, a_end), (b_start, _b_end) = sorted(_span(r) for r in tool_results(tau.server.requests[-1]))
+    assert (b_start < a_end) is overlap
+
+
+def _event_shape(stdout: str) -> list[tuple[str, str, str, bool]]:
+    """Each tool event: its type, tool, id relative to the codemode call, and whether it names a parent."""
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    tools = [e for e in events if str(e.get("type", "")).startswith("tool_execution_")]
+    outer = tools[0]["toolCallId"]
+    return [
+        (e["type"], e["toolName"], e["toolCallId"].replace(outer, "<id>"), "parentToolCallId" in e)
+        for e in tools
+        if not (e["type"] == "tool_execution_update" and e["toolName"] == "codemode")
+    ]
+
+
+def test_nested_events_match_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    import subprocess
+
+    from pi16 import pi16_command
+
+    script = "const a = await tools.bash({ command: 'echo one' });\nreturn a.exit_code;"
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(script), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "--mode", "json", "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", "--mode", "json", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    assert _event_shape(ours.stdout) == _event_shape(pi.stdout)
+    pi_result, tau_result = (
+        next(m for m in r.body["messages"] if m["role"] == "tool")["content"]
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n0")  # pi: two text blocks

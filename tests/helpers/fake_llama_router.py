@@ -1,0 +1,135 @@
+"""A fake llama.cpp router server on 127.0.0.1 (tests only): the router's endpoints as
+``llama serve`` without a model answers them — ``GET /models`` (the catalogue with each model's
+status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish),
+``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
+from the loaded model."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeLlamaRouter:
+    def __init__(self, models: dict[str, str], *, api_key: str | None = None) -> None:
+        """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``)."""
+        self.status = dict(models)
+        self.api_key = api_key
+        self.calls: list[tuple[str, str, Any]] = []
+        self.chat_bodies: list[dict[str, Any]] = []
+        self._loading: dict[str, int] = {}
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, code: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
+                    self._send(401, {"error": {"message": "Invalid API Key", "type": "authentication_error"}})
+                    return False
+                return True
+
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                owner.calls.append(("GET", path, None))
+                if not self._authorized():
+                    return
+                if path == "/health":
+                    self._send(200, {"status": "ok"})
+                elif path == "/models":
+                    self._send(200, {"object": "list", "data": owner.catalog()})
+                elif path == "/props":
+                    self._send(200, {"models_autoload": False})
+                else:
+                    self._send(404, {"error": {"message": "File Not Found"}})
+
+            def do_POST(self) -> None:
+                path = self.path.split("?")[0]
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                owner.calls.append(("POST", path, body))
+                if not self._authorized():
+                    return
+                if path == "/v1/chat/completions":
+                    owner.chat_bodies.append(body)
+                    self._stream(str(body.get("model")))
+                    return
+                model = str(body.get("model"))
+                with owner._lock:
+                    if model not in owner.status:
+                        self._send(400, {"error": {"message": f"model {model} not found"}})
+                        return
+                    if path == "/models/load":
+                        owner.status[model] = "loading"
+                        owner._loading[model] = 2
+                    elif path == "/models/unload":
+                        owner.status[model] = "unloaded"
+                    else:
+                        self._send(404, {"error": {"message": "File Not Found"}})
+                        return
+                self._send(200, {"success": True})
+
+            def _stream(self, model: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                chunks = [
+                    {
+                        "choices": [
+                            {"index": 0, "delta": {"role": "assistant", "content": f"Hello from {model}"}}
+                        ]
+                    },
+                    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                    {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}},
+                ]
+                for chunk in chunks:
+                    payload = {"id": "c1", "object": "chat.completion.chunk", "model": model, **chunk}
+                    self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def catalog(self) -> list[dict[str, Any]]:
+        with self._lock:
+            for model, left in list(self._loading.items()):
+                if left <= 0:
+                    self.status[model] = "loaded"
+                    del self._loading[model]
+                else:
+                    self._loading[model] = left - 1
+            return [
+                {
+                    "id": model,
+                    "object": "model",
+                    "owned_by": "llamacpp",
+                    "status": {"value": status, "args": ["llama-server", "--ctx-size", "8192"]},
+                }
+                for model, status in self.status.items()
+            ]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeLlamaRouter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
