@@ -14,7 +14,7 @@ from typing import Any
 
 from tau.ai.env_keys import is_anthropic_auth_token
 from tau.ai.gc_pause import collector_paused
-from tau.ai.http import merge_headers
+from tau.ai.http import gateway_auth, merge_headers
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.prompt_updates import mid_conversation_flags
 from tau.ai.providers import anthropic_updates
@@ -115,7 +115,10 @@ def build_headers(
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
     bearer = is_anthropic_auth_token(model.provider, api_key)
-    if api_key:
+    gateway = gateway_auth(model, api_key)
+    if gateway is not None:
+        defaults.update(gateway)
+    elif api_key:
         if oauth or copilot or bearer:
             defaults["authorization"] = f"Bearer {api_key}"
         else:

@@ -24,6 +24,7 @@ from tau.ai.http import (
     HttpStatusError,
     apply_payload_hook,
     bearer,
+    gateway_auth,
     iter_sse,
     merge_headers,
     notify_stream_event,
@@ -178,7 +179,6 @@ def build_headers(
     """Bearer auth, then ``model.headers``, then provider headers, then ``options.headers`` (later wins)."""
     compat = compat or resolve_compat(model)
     retention = retention or resolve_cache_retention(options.cache_retention)
-    is_cf_gateway = model.provider == "cloudflare-ai-gateway"
     dynamic: dict[str, str] = {}
     if model.provider == "github-copilot":
         dynamic.update(copilot_headers(context.messages))
@@ -186,11 +186,11 @@ def build_headers(
     if session_id and compat.send_session_affinity_headers:
         dynamic.update(session_affinity_headers(compat, session_id))
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
-    auth = {} if is_cf_gateway else bearer(api_key)
-    headers = merge_headers(auth, model.headers, dynamic, options.headers)
-    if is_cf_gateway and api_key:
-        headers = merge_headers(headers, {"cf-aig-authorization": f"Bearer {api_key}"})
-    return headers
+    gateway = gateway_auth(model, api_key)
+    headers = merge_headers(
+        bearer(api_key) if gateway is None else {}, model.headers, dynamic, options.headers
+    )
+    return headers if not gateway else merge_headers(headers, gateway)
 
 
 def copilot_headers(messages: list[Message]) -> dict[str, str]:
