@@ -193,7 +193,7 @@ def build_request_body(
     }
     if session_id:
         body["prompt_cache_key"] = session_id
-    if options.max_tokens:
+    if options.max_tokens and (model.compat or {}).get("supportsMaxOutputTokens") is not False:
         body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature

@@ -31,7 +31,7 @@ from tau.ai.http import (
     open_stream,
 )
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
-from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
+from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import (
@@ -222,8 +222,14 @@ def build_body(
     messages = convert_messages(model, context, compat)
     body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     long_retention = retention == "long" and compat.supports_long_cache_retention
-    openai_cache = "api.openai.com" in model.base_url and retention != "none"
-    if options.session_id and (openai_cache or long_retention):
+    match compat.prompt_cache_key_mode:
+        case "enabled":
+            cache_key = retention != "none"
+        case "disabled":
+            cache_key = False
+        case _:
+            cache_key = retention != "none" and ("api.openai.com" in model.base_url or long_retention)
+    if options.session_id and cache_key:
         body["prompt_cache_key"] = options.session_id
     if long_retention:
         body["prompt_cache_retention"] = "24h"
@@ -239,7 +245,7 @@ def build_body(
         body["tools"] = convert_tools(context.tools, compat)
         if compat.zai_tool_stream:
             body["tool_stream"] = True
-    elif has_tool_history(context.messages):
+    elif compat.requires_tools_with_tool_history and has_tool_history(context.messages):
         # LiteLLM-style proxies to Anthropic reject tool history without a tools list.
         body["tools"] = []
     marker = _cache_marker(compat, retention)
@@ -248,10 +254,19 @@ def build_body(
     tool_choice = options.extra.get("tool_choice")
     if tool_choice:
         body["tool_choice"] = tool_choice
-    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"), options)
-    if "openrouter.ai" in model.base_url and compat.open_router_routing:
+    if compat.vllm_priority is not None:
+        body["priority"] = compat.vllm_priority
+    effort = options.extra.get("reasoning_effort")
+    _apply_thinking(body, model, compat, effort, options)
+    budget_field = thinking_budget_field(compat)
+    if budget_field is not None and model.reasoning:
+        budget = _thinking_budget(body, model, effort if isinstance(effort, str) else None, options)
+        if budget is not None:
+            body[budget_field] = budget
+    # Routing preferences as the compat gives them (pi 1.6 sends them whatever the endpoint).
+    if compat.open_router_routing:
         body["provider"] = dict(compat.open_router_routing)
-    if "ai-gateway.vercel.sh" in model.base_url:
+    if compat.vercel_gateway_routing:
         routing = compat.vercel_gateway_routing
         gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
         if gateway:

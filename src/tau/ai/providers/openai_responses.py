@@ -189,12 +189,13 @@ def build_request_body(
         ),
         "stream": True,
     }
-    if retention != "none" and options.session_id:
+    compat = model.compat or {}
+    if retention != "none" and options.session_id and compat.get("promptCacheKeyMode") != "disabled":
         body["prompt_cache_key"] = options.session_id
     if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
-    if options.max_tokens:
+    if options.max_tokens and compat.get("supportsMaxOutputTokens") is not False:
         body["max_output_tokens"] = options.max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
