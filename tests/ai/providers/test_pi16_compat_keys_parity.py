@@ -52,6 +52,7 @@ class Case(NamedTuple):
     history: str = "plain"  # "plain", "tools" (a call and its result, no tools now), "thinking"
     prefix: str = ""
     max_tokens: int | None = None
+    retention: str | None = None
 
 
 COMPLETIONS = ("groq", "openai/gpt-oss-120b")
@@ -91,6 +92,20 @@ CASES = [
         *RESPONSES,
         {"promptCacheKeyMode": "disabled"},
         prefix="/v1",
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode long (Responses)",
+        *RESPONSES,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/v1",
+        retention="long",
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode none (Responses)",
+        *RESPONSES,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/v1",
+        retention="none",
     ),
     Case(
         "supportsMaxOutputTokens (Responses)",
@@ -184,7 +199,17 @@ def pi_context(case: Case, model: Model) -> dict[str, Any]:
 
 
 def tau_options(case: Case) -> dict[str, Any]:
-    return {"max_tokens": case.max_tokens} if case.max_tokens else {}
+    options: dict[str, Any] = {"max_tokens": case.max_tokens} if case.max_tokens else {}
+    if case.retention:
+        options["cache_retention"] = case.retention
+    return options
+
+
+def pi_options(case: Case) -> dict[str, Any]:
+    options: dict[str, Any] = {"maxTokens": case.max_tokens} if case.max_tokens else {}
+    if case.retention:
+        options["cacheRetention"] = case.retention
+    return options
 
 
 async def send_with_tau(server: FakeLLMServer, compat_on: bool) -> None:
@@ -230,7 +255,7 @@ def recorded() -> Iterator[Recorded]:
                 "baseUrl": pi_server.url(case.prefix),
                 "compat": case.compat,
                 "context": pi_context(case, model_of(case)),
-                "options": {"maxTokens": case.max_tokens} if case.max_tokens else {},
+                "options": pi_options(case),
             }
             for case in CASES
         ]

@@ -192,7 +192,15 @@ def build_request_body(
     compat = model.compat or {}
     if retention != "none" and options.session_id and compat.get("promptCacheKeyMode") != "disabled":
         body["prompt_cache_key"] = options.session_id
-    if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
+    long_retention = retention == "long" and _compat_flag(model, "supportsLongCacheRetention")
+    if compat.get("supportsExplicitPromptCacheMode") is True:
+        # Newer OpenAI models: ``prompt_cache_options`` (explicit mode without caching, 30 minutes
+        # for long retention) instead of ``prompt_cache_retention``, as pi 1.6.
+        if retention == "none":
+            body["prompt_cache_options"] = {"mode": "explicit"}
+        elif long_retention:
+            body["prompt_cache_options"] = {"ttl": "30m"}
+    elif long_retention:
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
     if options.max_tokens and compat.get("supportsMaxOutputTokens") is not False:
