@@ -61,6 +61,11 @@ def test_each_api_gets_its_delivery() -> None:
     assert delivery(model("anthropic-messages")) == "notice"
     assert delivery(model("google-generative-ai")) == "notice"
     assert delivery(model(promptChangeNotices=False)) == "rewrite"
+    responses = {"supportsMidConvoSystemMessages": True, "supportsAdditionalTools": True}
+    assert delivery(model("openai-responses", **responses)) == "native"
+    assert delivery(model("openai-codex-responses", **responses)) == "native"
+    assert delivery(model("openai-responses", supportsMidConvoSystemMessages=True)) == "notice"
+    assert delivery(model("azure-openai-responses", **responses)) == "notice"
 
 
 def test_a_notice_keeps_the_first_prompt_and_every_tool_and_follows_the_tool_results() -> None:

@@ -4,6 +4,9 @@
 //
 // stdin: {"piAi": "<pi-ai package dir>", "baseUrl": "...", "apiKey": "...", "context": {...},
 //         "options": {...}, "cases": [{"case": "...", "provider": "...", "id": "...", "reasoning": "high" | null}]}
+// A case may also carry its own "baseUrl", "apiKey", "context" (instead of the shared one; pi
+// transcript messages, system messages included), "options" (merged over the shared ones) and
+// "compat" (merged over the model's, as a models.json override would).
 // stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}}
 // With "levelsOnly": true no request is sent; only each model's supported levels are listed.
 import { readFileSync } from "node:fs";
@@ -35,16 +38,20 @@ async function run(item) {
 		return;
 	}
 	const streamSimple = await streamSimpleOf(model.api);
+	const shared = { ...input.options, ...(item.options ?? {}) };
 	const options = {
-		...input.options,
-		apiKey: input.apiKey,
-		headers: { ...(input.options.headers ?? {}), "x-parity-case": item.case },
+		...shared,
+		apiKey: item.apiKey ?? input.apiKey,
+		headers: { ...(shared.headers ?? {}), "x-parity-case": item.case },
 		maxRetries: 0,
 	};
 	if (item.reasoning) options.reasoning = item.reasoning;
 	// As pi's agent does: the system prompt and tools become the transcript's leading system message.
-	const context = normalizeContext({ ...input.context, messages: input.context.messages.map((m) => ({ ...m })) });
-	const result = await streamSimple({ ...model, baseUrl: input.baseUrl }, context, options).result();
+	const given = item.context ?? input.context;
+	const context = normalizeContext({ ...given, messages: given.messages.map((m) => ({ ...m })) });
+	const compat = item.compat ? { ...(model.compat ?? {}), ...item.compat } : model.compat;
+	const routed = { ...model, baseUrl: item.baseUrl ?? input.baseUrl, compat };
+	const result = await streamSimple(routed, context, options).result();
 	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
 }
 

@@ -7,7 +7,9 @@ happened). How that reaches the model depends on the API and the model:
 - **native** (Anthropic Messages with ``supportsMidConvoSystemMessages``): the anchored prompt and
   tools stay at the head and each change is a ``role: "system"`` message in place; with
   ``supportsMidConvoToolChanges`` too, tools are added and removed there (``tool_addition`` /
-  ``tool_removal``), as pi 1.6 sends them (``tau.ai.providers.anthropic_updates``).
+  ``tool_removal``), as pi 1.6 sends them (``tau.ai.providers.anthropic_updates``). Likewise OpenAI
+  Responses and Codex with ``supportsMidConvoSystemMessages`` and ``supportsAdditionalTools``:
+  developer messages and ``additional_tools`` items (``tau.ai.providers.responses_updates``).
 - **notice** (every other model, by default): the anchored prompt stays; each change is a short
   user-role notice where it happened; the tool list only grows (a removed tool stays declared, and
   the agent refuses a call to it as it refuses any tool it does not have).
@@ -46,6 +48,8 @@ NOTICES_COMPAT_KEY = "promptChangeNotices"
 NOTICE_OPEN = "<system_prompt_update>"
 NOTICE_CLOSE = "</system_prompt_update>"
 _NATIVE_APIS = frozenset({"anthropic-messages"})
+# APIs whose native form also needs ``supportsAdditionalTools`` (tools declared as input items).
+_NATIVE_WITH_ADDITIONAL_TOOLS = frozenset({"openai-responses", "openai-codex-responses"})
 # APIs that refuse two user turns in a row: a notice after tool results joins the last result.
 _STRICT_TURNS = frozenset({"bedrock-converse-stream"})
 
@@ -70,8 +74,14 @@ def mid_conversation_flags(model: Model) -> MidConversationFlags:
 
 def delivery(model: Model) -> Delivery:
     """How ``model`` is told of prompt and tool changes (module docstring)."""
-    if model.api in _NATIVE_APIS and mid_conversation_flags(model).system_messages:
-        return "native"
+    if mid_conversation_flags(model).system_messages:
+        if model.api in _NATIVE_APIS:
+            return "native"
+        if (
+            model.api in _NATIVE_WITH_ADDITIONAL_TOOLS
+            and (model.compat or {}).get("supportsAdditionalTools") is True
+        ):
+            return "native"
     if (model.compat or {}).get(NOTICES_COMPAT_KEY) is False:
         return "rewrite"
     return "notice"

@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from tau._unicode import join_pairs, join_split_pair
 from tau.ai.cost import calculate_cost
 from tau.ai.events import (
@@ -34,7 +36,15 @@ from tau.ai.events import (
 )
 from tau.ai.options import StreamOptions
 from tau.ai.redaction import redact
-from tau.ai.types import AssistantMessage, Model, StopReason, TextContent, ThinkingContent, ToolCall
+from tau.ai.types import (
+    AssistantMessage,
+    Model,
+    ModelCost,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
 from tau.errors import TauError
 
 
@@ -53,6 +63,8 @@ class StreamWriter:
         self.stream = stream
         self.output = output
         self.model = model
+        # The prices usage is counted at: the model's, or those of the model that answered instead.
+        self.pricing = model.cost
         self._started = False
         self._open: set[int] = set()
         # Raw argument text per tool-call block; scratch state lives here, never on the block.
@@ -205,7 +217,9 @@ class StreamWriter:
         if cache_write is not None:
             usage.cache_write = max(0, cache_write)
         usage.recompute_total()
-        calculate_cost(self.model, usage)
+        calculate_cost(
+            self.model if self.pricing is self.model.cost else _priced(self.model, self.pricing), usage
+        )
 
     def finish_blocks_state(self) -> None:
         self._tool_json.clear()
@@ -371,3 +385,7 @@ def _parse_streaming_json(text: str) -> dict[str, Any]:
     from tau.ai.partial_json import parse_streaming_json
 
     return parse_streaming_json(text)
+
+
+def _priced(model: Model, cost: ModelCost) -> Model:
+    return msgspec.structs.replace(model, cost=cost)

@@ -755,6 +755,24 @@ async def test_allowed_fallback_models_are_sent_with_their_beta(server: FakeLLMS
     assert server.last_request.headers["anthropic-beta"] == "server-side-fallback-2026-07-01"
 
 
+async def test_a_fallback_model_that_answered_is_billed_at_its_own_prices(server: FakeLLMServer) -> None:
+    # compat.allowedFallbackModels[].cost, as pi 1.6: the usage is priced as the model that answered.
+    usage = ScriptedUsage(input=1_000_000, output=1_000_000)
+    server.add(
+        Turn(text="ok", response_model="claude-opus-5", usage=usage),
+        Turn(text="ok", response_model="claude-other", usage=usage),
+    )
+    fallback = {"provider": "anthropic", "model": "claude-opus-5", "cost": {"input": 5, "output": 25}}
+    model = claude(
+        server, compat={**ADAPTIVE, "allowedFallbackModels": [fallback]}, cost=ModelCost(input=3, output=15)
+    )
+    answered = await run_simple(model, ask())
+    assert answered.response_model == "claude-opus-5"
+    assert (answered.usage.cost.input, answered.usage.cost.output) == (5, 25)
+    unlisted = await run_simple(model, ask())  # a model not among the fallbacks: the model's own prices
+    assert (unlisted.usage.cost.input, unlisted.usage.cost.output) == (3, 15)
+
+
 async def test_temperature_is_left_out_where_the_model_rejects_it(server: FakeLLMServer) -> None:
     server.add(Turn(text="ok"), Turn(text="ok"))
     await run_simple(claude(server), ask(), temperature=0.3)

@@ -636,8 +636,11 @@ def test_tool_calls_and_results_use_the_chat_completions_shapes() -> None:
     ]
 
 
-def test_tool_history_without_tools_sends_an_empty_tools_list() -> None:
-    assert body_for(make_model(), Context(messages=tool_history()))["tools"] == []
+def test_tool_history_without_tools_sends_an_empty_tools_list_where_compat_requires_it() -> None:
+    # As pi 1.6: only with requiresToolsWithToolHistory (some LiteLLM proxies in front of Anthropic).
+    required = make_model(compat={"requiresToolsWithToolHistory": True})
+    assert body_for(required, Context(messages=tool_history()))["tools"] == []
+    assert "tools" not in body_for(make_model(), Context(messages=tool_history()))
 
 
 def test_strict_is_left_out_when_the_server_does_not_support_it() -> None:

@@ -477,9 +477,19 @@ async def test_the_request_has_system_prompt_tools_and_no_storage(server: FakeLL
             "name": "read",
             "description": "Read a file",
             "parameters": READ_TOOL.parameters,
-            "strict": False,
         }
     ]
+
+
+async def test_tools_say_strict_false_only_where_compat_supports_strict_mode(server: FakeLLMServer) -> None:
+    # As pi 1.6: a tool's ``strict`` is left out unless the model's compat has supportsStrictMode.
+    model = make_model(server, compat={"supportsStrictMode": True})
+    body = await send(server, model, ask("hi", tools=[READ_TOOL]))
+    assert [tool["strict"] for tool in body["tools"]] == [False]
+    body = await send(
+        server, make_model(server, compat={"supportsStrictMode": False}), ask("hi", tools=[READ_TOOL])
+    )
+    assert "strict" not in body["tools"][0]
 
 
 async def test_a_non_reasoning_model_gets_a_system_item_and_no_reasoning(server: FakeLLMServer) -> None:

@@ -1,6 +1,7 @@
-"""For every model of the catalogue whose API is Anthropic Messages or OpenAI Chat Completions, and
-every thinking level it offers, the request tau builds equals the one pi 1.6 builds (body and the
-headers that change what is asked, routed or billed).
+"""For every model of the catalogue whose API pi 1.6 and tau both speak (Anthropic Messages, OpenAI
+Chat Completions and Responses, Azure OpenAI Responses, ChatGPT Codex, Google Generative AI,
+Mistral, Amazon Bedrock ConverseStream), and every thinking level it offers, the request tau builds
+equals the one pi 1.6 builds (path, body and the headers that change what is asked, routed or billed).
 
 Both sides send to a fake server of their own: pi through its own pi-ai ``streamSimple``, all cases
 in one node process (``tests/helpers/pi16_requests.mjs``); tau through ``tau.ai.stream_simple``, in
@@ -12,16 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from codex_token import codex_access_token
 from pi16 import pi16_requests
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_models, get_providers
+from tau.ai.providers.google_convert import maps_thinking_levels
 from tau.ai.thinking import get_supported_thinking_levels
 from tau.ai.types import Context, Model, PromptAnchor, Tool, UserMessage
 from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, Turn
+
+# About 8,000 requests from each side: some 30 s of CPU in all, more wall time on a shared machine.
+pytestmark = pytest.mark.timeout(300)
 
 API_KEY = "sk-ant-parity-test"
 SESSION_ID = "parity-session"
@@ -46,16 +53,68 @@ COMPARED_HEADERS = (
     "x-api-key",
     "x-session-id",
     "x-session-affinity",
+    "cf-aig-authorization",
+    "api-key",
+    "chatgpt-account-id",
+    "x-goog-api-key",
 )
 
 
-APIS = ("anthropic-messages", "openai-completions")
+class ApiSetup:
+    """How both clients reach the fake server for one API: the path under its base URL, the key
+    (or token) and the options this API needs on both sides."""
+
+    def __init__(
+        self,
+        prefix: str = "",
+        api_key: str = API_KEY,
+        options: dict[str, Any] | None = None,
+        pi_options: dict[str, Any] | None = None,
+    ):
+        self.prefix = prefix
+        self.api_key = api_key
+        self.options = options or {}
+        self.pi_options = {**self.options, **(pi_options or {})}
+
+
+APIS: dict[str, ApiSetup] = {
+    "anthropic-messages": ApiSetup(),
+    "openai-completions": ApiSetup(),
+    "openai-responses": ApiSetup("/v1"),
+    "azure-openai-responses": ApiSetup("/openai/v1"),
+    # SSE on both sides: the WebSocket transport's frames are compared in test_codex_websocket.
+    "openai-codex-responses": ApiSetup(
+        "/backend-api", codex_access_token("acct-parity"), {"transport": "sse"}
+    ),
+    "google-generative-ai": ApiSetup("/v1beta"),
+    "mistral-conversations": ApiSetup("/mistral"),
+    # A Bedrock API key (bearer) instead of SigV4, whose signature holds the time of sending.
+    # pi's AWS SDK speaks HTTP/2 unless told otherwise; the fake server speaks HTTP/1.1.
+    "bedrock-converse-stream": ApiSetup(
+        "", options={"region": "us-east-1"}, pi_options={"env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
+    ),
+}
 
 # openai-completions: each key is a (provider, header or body field) that differs, with the reason.
 CLOUDFLARE_AUTH = (
     "cloudflare-ai-gateway takes the key in cf-aig-authorization: pi's coding agent resolves it so "
-    "(with Authorization removed), as tau sends it; only a bare pi-ai call given apiKey adds "
-    "Authorization, which this test makes"
+    "(with Authorization removed, whatever the API), as tau sends it; only a bare pi-ai call given "
+    "apiKey sends Authorization instead, which this test makes"
+)
+ANTHROPIC_BETA_QUERY = (
+    "pi's Anthropic SDK posts its beta messages to /v1/messages?beta=true, a marker of the SDK's "
+    "beta client that the API ignores; tau posts to /v1/messages with the same anthropic-beta header"
+)
+
+
+GOOGLE_LEVEL_NAMES = (
+    "a Gemini model whose thinkingLevelMap names Gemini levels takes thinkingLevel: tau decides so "
+    "from the catalogue's map; pi 1.6 decides by model id and sends a model its pattern misses "
+    "(gemini-pro-latest, gemini-robotics-er-2-preview) thinkingBudget -1 instead"
+)
+GOOGLE_XHIGH = (
+    "where the catalogue maps xhigh to an xhigh Gemini level, pi 1.6 fails the request before "
+    "sending it (Gemini's thinkingLevel stops at HIGH); tau sends HIGH, the highest there is"
 )
 
 
@@ -100,12 +159,14 @@ async def send_with_tau(server: FakeLLMServer, cases: list[tuple[Model, str]]) -
     errors: dict[str, str] = {}
 
     async def one(model: Model, level: str) -> None:
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.base_url})
+        setup = APIS[model.api]
+        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(setup.prefix)})
         async with limit:
             result = await stream_simple(
                 routed,
                 tau_context(),
-                api_key=API_KEY,
+                api_key=setup.api_key,
+                **setup.options,
                 reasoning=None if level == "off" else level,
                 session_id=SESSION_ID,
                 temperature=TEMPERATURE,
@@ -120,8 +181,13 @@ async def send_with_tau(server: FakeLLMServer, cases: list[tuple[Model, str]]) -
 
 class Recorded:
     def __init__(
-        self, tau: dict[str, RecordedRequest], pi: dict[str, RecordedRequest], pi_levels: dict[str, Any]
+        self,
+        tau: dict[str, RecordedRequest],
+        pi: dict[str, RecordedRequest],
+        pi_levels: dict[str, Any],
+        errors: dict[str, dict[str, str]],
     ):
+        self.errors = errors
         self.tau = tau
         self.pi = pi
         self.pi_levels = pi_levels
@@ -133,39 +199,57 @@ def recorded() -> Iterator[Recorded]:
     with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
         tau_server.add(*(Turn(text="ok") for _ in cases))
         pi_server.add(*(Turn(text="ok") for _ in cases))
-        tau_errors = asyncio.run(send_with_tau(tau_server, cases))
-        assert not tau_errors, tau_errors
-        result = pi16_requests(
-            pi_server.base_url,
-            api_key=API_KEY,
-            context=pi_context(),
-            options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
-            cases=[
-                {
-                    "case": case_name(model, level),
-                    "provider": model.provider,
-                    "id": model.id,
-                    "reasoning": None if level == "off" else level,
-                }
-                for model, level in cases
-            ],
-            models=[{"provider": m.provider, "id": m.id} for m in MODELS],
+        # pi in its node process while tau sends from this one: the two take about as long.
+        with ThreadPoolExecutor(1) as pool:
+            pi_run = pool.submit(
+                pi16_requests,
+                pi_server.base_url,
+                api_key=API_KEY,
+                context=pi_context(),
+                options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
+                cases=[
+                    {
+                        "case": case_name(model, level),
+                        "provider": model.provider,
+                        "id": model.id,
+                        "reasoning": None if level == "off" else level,
+                        "baseUrl": pi_server.url(APIS[model.api].prefix),
+                        "apiKey": APIS[model.api].api_key,
+                        "options": APIS[model.api].pi_options,
+                    }
+                    for model, level in cases
+                ],
+                models=[{"provider": m.provider, "id": m.id} for m in MODELS],
+            )
+            tau_errors = asyncio.run(send_with_tau(tau_server, cases))
+            result = pi_run.result()
+        yield Recorded(
+            recorded_by_case(tau_server),
+            recorded_by_case(pi_server),
+            result["levels"],
+            {"tau": tau_errors, "pi": result["errors"]},
         )
-        assert not result["errors"], result["errors"]
-        yield Recorded(recorded_by_case(tau_server), recorded_by_case(pi_server), result["levels"])
 
 
 def compared(request: RecordedRequest) -> dict[str, Any]:
     headers = {name: request.headers[name] for name in COMPARED_HEADERS if name in request.headers}
-    return {"body": request.body, "headers": headers}
+    return {"path": request.path, "query": request.query, "body": request.body, "headers": headers}
 
 
-def intended(model: Model, pi: dict[str, Any]) -> dict[str, Any]:
+def intended(model: Model, level: str, pi: dict[str, Any]) -> dict[str, Any]:
     """pi's request with the intended differences undone (see the reasons above)."""
     expected: dict[str, Any] = json.loads(json.dumps(pi))
+    thinking = expected["body"].get("generationConfig", {}).get("thinkingConfig", {})
+    if model.api == "google-generative-ai" and maps_thinking_levels(model) and "thinkingBudget" in thinking:
+        del thinking["thinkingBudget"]  # GOOGLE_LEVEL_NAMES
+        thinking["thinkingLevel"] = str((model.thinking_level_map or {})[level]).upper()
     headers = expected["headers"]
     if model.provider == "cloudflare-ai-gateway":  # CLOUDFLARE_AUTH
         headers.pop("authorization", None)
+        headers.pop("x-api-key", None)
+        headers["cf-aig-authorization"] = f"Bearer {API_KEY}"
+    if model.api == "anthropic-messages" and expected["query"] == "beta=true":  # ANTHROPIC_BETA_QUERY
+        expected["query"] = ""
     return expected
 
 
@@ -176,5 +260,12 @@ def test_tau_sends_what_pi_sends_at_every_thinking_level(model: Model, recorded:
     assert recorded.pi_levels[key] == levels
     for level in levels:
         name = case_name(model, level)
+        assert name not in recorded.errors["tau"], recorded.errors["tau"][name]
+        if model.api == "google-generative-ai" and (model.thinking_level_map or {}).get(level) == "xhigh":
+            assert "Unsupported Google thinking level" in recorded.errors["pi"][name]  # GOOGLE_XHIGH
+            config = recorded.tau[name].body["generationConfig"]["thinkingConfig"]
+            assert config == {"includeThoughts": True, "thinkingLevel": "HIGH"}, name
+            continue
+        assert name not in recorded.errors["pi"], recorded.errors["pi"][name]
         tau, pi = compared(recorded.tau[name]), compared(recorded.pi[name])
-        assert tau == intended(model, pi), name
+        assert tau == intended(model, level, pi), name

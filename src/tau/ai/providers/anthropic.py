@@ -14,6 +14,7 @@ from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
+from tau.ai.providers.anthropic_compat import anthropic_compat
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
@@ -25,7 +26,7 @@ from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transport import wire
 from tau.ai.transport.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
-from tau.ai.types import Context, JsonObject, Model, StopReason, ThinkingContent
+from tau.ai.types import Context, JsonObject, Model, ModelCost, StopReason, ThinkingContent
 
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _ENDED_EARLY = "Anthropic stream ended before message_stop"
@@ -165,6 +166,15 @@ class _EventReader:
         response_model = message.get("model")
         if isinstance(response_model, str) and response_model and response_model != output.model:
             output.response_model = response_model
+            # compat.allowedFallbackModels: a fallback that answered is billed at its own prices.
+            for fallback in anthropic_compat(self.writer.model).allowed_fallback_models:
+                if (
+                    fallback.provider == self.writer.model.provider
+                    and fallback.model == response_model
+                    and fallback.cost
+                ):
+                    self.writer.pricing = ModelCost.from_json(fallback.cost)
+                    break
         usage = message.get("usage") or {}
         self.writer.set_usage(
             input=_as_int(usage.get("input_tokens")),

@@ -31,7 +31,7 @@ from tau.ai.providers.anthropic_thinking import (
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
 from tau.ai.transport.gc_pause import collector_paused
-from tau.ai.transport.http import merge_headers
+from tau.ai.transport.http import gateway_auth, merge_headers
 from tau.ai.transport.request_cache import (
     CachedFragment,
     Continuation,
@@ -121,7 +121,10 @@ def build_headers(
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
     bearer = is_anthropic_auth_token(model.provider, api_key)
-    if api_key:
+    gateway = gateway_auth(model, api_key)
+    if gateway is not None:
+        defaults.update(gateway)
+    elif api_key:
         if oauth or copilot or bearer:
             defaults["authorization"] = f"Bearer {api_key}"
         else:
@@ -356,7 +359,14 @@ def convert_messages(
 
     Each message's wire form is made once and reused by later requests (``tau.ai.transport.request_cache``).
     """
-    key = (model.api, model.provider, model.id, "image" in model.input, oauth)
+    key = (
+        model.api,
+        model.provider,
+        model.id,
+        "image" in model.input,
+        oauth,
+        anthropic_compat(model).allow_empty_signature,
+    )
     history = continue_history(
         _histories, _fragments, key, key, model, messages, lambda: _History(model, oauth)
     )
@@ -371,7 +381,9 @@ def _convert(message: Message, model: Model, oauth: bool) -> JsonObject | None:
     if isinstance(message, UserMessage):
         return _user_message(message, model)
     assert isinstance(message, AssistantMessage)
-    return _assistant_message(message, oauth=oauth)
+    return _assistant_message(
+        message, oauth=oauth, allow_empty_signature=anthropic_compat(model).allow_empty_signature
+    )
 
 
 def _tool_results_fragment(results: list[ToolResultMessage]) -> CachedFragment:
@@ -399,14 +411,16 @@ def _image_block(image: ImageContent) -> JsonObject:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
-def _assistant_message(message: AssistantMessage, *, oauth: bool) -> JsonObject | None:
+def _assistant_message(
+    message: AssistantMessage, *, oauth: bool, allow_empty_signature: bool = False
+) -> JsonObject | None:
     blocks: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text.strip():
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
         elif isinstance(block, ThinkingContent):
-            converted = _thinking_block(block)
+            converted = _thinking_block(block, allow_empty_signature)
             if converted is not None:
                 blocks.append(converted)
         else:
@@ -414,7 +428,7 @@ def _assistant_message(message: AssistantMessage, *, oauth: bool) -> JsonObject 
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def _thinking_block(block: ThinkingContent) -> JsonObject | None:
+def _thinking_block(block: ThinkingContent, allow_empty_signature: bool = False) -> JsonObject | None:
     signature = block.thinking_signature
     if block.redacted:
         return {"type": "redacted_thinking", "data": signature} if signature else None
@@ -423,6 +437,9 @@ def _thinking_block(block: ThinkingContent) -> JsonObject | None:
     if signature and signature.strip():
         # The signature covers the exact text: replay it untouched, even if it holds surrogates.
         return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+    if allow_empty_signature:
+        # compat.allowEmptySignature: a compatible endpoint that sends and takes unsigned thinking.
+        return {"type": "thinking", "thinking": sanitize_surrogates(block.thinking), "signature": ""}
     # Unsigned (aborted stream, another model): plain text, no tags the model would imitate.
     return {"type": "text", "text": sanitize_surrogates(block.thinking)}
 

@@ -348,6 +348,13 @@ def uses_thinking_level(model_id: str) -> bool:
     return is_gemini_3_pro(model_id) or is_gemini_3_flash(model_id) or is_gemma_4(model_id)
 
 
+def maps_thinking_levels(model: Model) -> bool:
+    """Whether the catalogue maps the model's levels to Gemini level names (its ``thinkingLevelMap``
+    names one), which only the ``thinkingLevel`` control takes; models without a map are told
+    apart by family (``uses_thinking_level``)."""
+    return any(isinstance(value, str) for value in (model.thinking_level_map or {}).values())
+
+
 def thinking_config(model: Model, thinking: Mapping[str, Any] | None) -> JsonObject | None:
     """``generationConfig.thinkingConfig`` for the ``thinking`` option, or ``None`` to send nothing.
 
@@ -415,7 +422,7 @@ def thinking_option_for_level(
     """
     if level is None or level == "off":
         return {"enabled": False}
-    if uses_thinking_level(model.id):
+    if maps_thinking_levels(model) or uses_thinking_level(model.id):
         mapped = (model.thinking_level_map or {}).get(level)
         if isinstance(mapped, str):
             google_level = mapped.upper()

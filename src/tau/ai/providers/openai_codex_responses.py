@@ -32,7 +32,7 @@ import msgspec
 
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention
-from tau.ai.providers import codex_websocket
+from tau.ai.providers import codex_websocket, responses_updates
 from tau.ai.providers.openai_responses import (
     ENCRYPTED_REASONING,
     ResponsesEventReader,
@@ -43,7 +43,7 @@ from tau.ai.providers.responses_convert import convert_responses_messages, conve
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
 from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
-from tau.ai.types import AssistantMessage, Context, JsonObject, Model
+from tau.ai.types import AssistantMessage, Context, JsonObject, Model, Tool
 
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
 JWT_CLAIM = "https://api.openai.com/auth"
@@ -74,6 +74,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         body = await apply_payload_hook(
             build_request_body(model, context, options, session_id), model, options
         )
+        writer.output.provider_thinking_level = configuration_effort(model, options.extra)
 
         def reader() -> ResponsesEventReader:
             return ResponsesEventReader(
@@ -126,10 +127,13 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
 def stream_simple(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> AssistantMessageEventStream:
-    """Stream with a reasoning level; without one a reasoning model is asked for effort ``none``."""
-    return stream(
-        model, context, msgspec.structs.replace(options, extra=simple_reasoning_extra(model, options))
-    )
+    """Stream with a reasoning level; without one a reasoning model is asked for effort ``none``
+    (as an effort like any other, so that with ``configuration_update`` items turning reasoning
+    off keeps the cached prefix, as pi 1.6)."""
+    extra = simple_reasoning_extra(model, options)
+    if model.reasoning and "reasoning_effort" not in extra:
+        extra["reasoning_effort"] = "none"
+    return stream(model, context, msgspec.structs.replace(options, extra=extra))
 
 
 # --- request ----------------------------------------------------------------------------------------
@@ -165,13 +169,23 @@ def build_request_body(
 ) -> JsonObject:
     """The JSON body of a Codex request (before the ``on_payload`` hook)."""
     extra = options.extra
+    effort = configuration_effort(model, extra)
+    # Strict schemas as the backend's default (``null``) unless the compat says the model has none.
+    supports_strict = (model.compat or {}).get("supportsStrictMode") is not False
+
+    def convert_tools(tools: list[Tool]) -> list[JsonObject]:
+        return convert_responses_tools(tools, strict=None, supports_strict=supports_strict)
+
+    slotted, slots = responses_updates.with_slots(model, context, convert_tools, effort)
     body: JsonObject = {
         "model": model.id,
         "store": False,
         "stream": True,
         # The system prompt leads ``input`` as a developer item rather than going in ``instructions``,
         # which the backend appends after the input, so that it stays in the cached prefix.
-        "input": convert_responses_messages(model, context, RESPONSES_TOOL_CALL_PROVIDERS),
+        "input": responses_updates.fill_slots(
+            convert_responses_messages(model, slotted, RESPONSES_TOOL_CALL_PROVIDERS), slots
+        ),
         "text": {"verbosity": extra.get("text_verbosity") or "low"},
         "include": [ENCRYPTED_REASONING],
         "tool_choice": extra.get("tool_choice") or "auto",
@@ -179,18 +193,36 @@ def build_request_body(
     }
     if session_id:
         body["prompt_cache_key"] = session_id
-    if options.max_tokens:
+    if options.max_tokens and (model.compat or {}).get("supportsMaxOutputTokens") is not False:
         body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if extra.get("service_tier") is not None:
         body["service_tier"] = extra["service_tier"]
-    if context.tools:
-        body["tools"] = convert_responses_tools(context.tools, strict=None)
+    if slotted.tools:
+        body["tools"] = convert_tools(slotted.tools)
     reasoning = _reasoning(model, extra)
     if reasoning is not None:
+        if effort is not None:
+            reasoning["effort"] = responses_updates.REQUEST_EFFORT
         body["reasoning"] = reasoning
     return body
+
+
+def configuration_effort(model: Model, extra: JsonObject) -> str | None:
+    """The effort to send in ``configuration_update`` items (``supportsMidConvoEffort``), else ``None``."""
+    if not model.reasoning or not responses_updates.effort_in_items(model):
+        return None
+    effort = extra.get("reasoning_effort")
+    return _provider_effort(model, effort) if isinstance(effort, str) and effort else None
+
+
+def _provider_effort(model: Model, effort: str) -> str | None:
+    """The backend's effort for a requested one through the model's level map (``none`` is the
+    ``off`` entry); ``None`` when the model takes no reasoning field for it."""
+    level_map = model.thinking_level_map or {}
+    key = "off" if effort == "none" else effort
+    return level_map.get(key, effort)
 
 
 def _reasoning(model: Model, extra: JsonObject) -> JsonObject | None:
@@ -200,7 +232,7 @@ def _reasoning(model: Model, extra: JsonObject) -> JsonObject | None:
     level_map = model.thinking_level_map or {}
     effort = extra.get("reasoning_effort")
     if isinstance(effort, str) and effort:
-        mapped = level_map.get(effort, effort)
+        mapped = _provider_effort(model, effort)
         if mapped is None:
             return None  # the model takes no reasoning field at this level
         return {"effort": mapped, "summary": extra.get("reasoning_summary") or "auto"}

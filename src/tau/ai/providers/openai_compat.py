@@ -36,6 +36,12 @@ CACHE_CONTROL_FORMATS: frozenset[str] = frozenset({"anthropic"})
 
 SessionAffinityFormat: TypeAlias = Literal["openai", "openai-nosession", "openrouter"]
 SESSION_AFFINITY_FORMATS: Final = ("openai", "openai-nosession", "openrouter")
+ThinkingTokenBudgetField: TypeAlias = Literal[
+    "thinking_token_budget", "thinking_budget", "thinking_budget_tokens"
+]
+THINKING_TOKEN_BUDGET_FIELDS: frozenset[str] = frozenset(get_args(ThinkingTokenBudgetField))
+PromptCacheKeyMode: TypeAlias = Literal["auto", "enabled", "disabled"]
+PROMPT_CACHE_KEY_MODES: frozenset[str] = frozenset(get_args(PromptCacheKeyMode))
 
 
 class OpenAICompletionsCompat(Struct, frozen=True):
@@ -66,6 +72,15 @@ class OpenAICompletionsCompat(Struct, frozen=True):
     # openrouter: x-session-id.
     session_affinity_format: SessionAffinityFormat = "openai"
     supports_long_cache_retention: bool = True  # allow 24 h / 1 h cache retention
+    # ``prompt_cache_key``: auto (api.openai.com, or long retention), enabled (whenever caching), disabled.
+    prompt_cache_key_mode: PromptCacheKeyMode = "auto"
+    requires_non_null_assistant_content: bool = False  # ``content: ""`` for a reply with no text
+    requires_tools_with_tool_history: bool = False  # ``tools: []`` when tool history but no tools
+    # A top-level field capping reasoning tokens with the level's thinking budget (vLLM, Qwen,
+    # llama.cpp); ``supportsThinkingTokenBudget`` is the older alias of "thinking_token_budget".
+    thinking_token_budget_field: ThinkingTokenBudgetField | None = None
+    supports_thinking_token_budget: bool = False
+    vllm_priority: float | None = None  # top-level ``priority`` (vLLM's scheduler)
 
 
 # pi's camelCase key for each field.
@@ -91,6 +106,12 @@ COMPAT_KEYS: dict[str, str] = {
     "send_session_affinity_headers": "sendSessionAffinityHeaders",
     "session_affinity_format": "sessionAffinityFormat",
     "supports_long_cache_retention": "supportsLongCacheRetention",
+    "prompt_cache_key_mode": "promptCacheKeyMode",
+    "requires_non_null_assistant_content": "requiresNonNullAssistantContent",
+    "requires_tools_with_tool_history": "requiresToolsWithToolHistory",
+    "thinking_token_budget_field": "thinkingTokenBudgetField",
+    "supports_thinking_token_budget": "supportsThinkingTokenBudget",
+    "vllm_priority": "vllmPriority",
 }
 
 # Groq serves this model with a single reasoning setting whatever the level.
@@ -155,6 +176,13 @@ def detect_compat(model: Model) -> OpenAICompletionsCompat:
     )
 
 
+def thinking_budget_field(compat: OpenAICompletionsCompat) -> str | None:
+    """The top-level field that caps reasoning tokens, if the compat names one."""
+    if compat.thinking_token_budget_field is not None:
+        return compat.thinking_token_budget_field
+    return "thinking_token_budget" if compat.supports_thinking_token_budget else None
+
+
 def resolve_compat(model: Model) -> OpenAICompletionsCompat:
     """The detected settings with every well-typed key of ``model.compat`` laid over them."""
     detected = detect_compat(model)
@@ -177,6 +205,12 @@ def _fits(name: str, value: Any, current: Any) -> bool:
         return value in CACHE_CONTROL_FORMATS
     if name == "session_affinity_format":
         return value in SESSION_AFFINITY_FORMATS
+    if name == "thinking_token_budget_field":
+        return value in THINKING_TOKEN_BUDGET_FIELDS
+    if name == "prompt_cache_key_mode":
+        return value in PROMPT_CACHE_KEY_MODES
+    if name == "vllm_priority":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(current, bool):
         return isinstance(value, bool)
     return isinstance(value, dict)

@@ -20,7 +20,7 @@ from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
-from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat
+from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import (
@@ -35,6 +35,7 @@ from tau.ai.transport.http import (
     HttpStatusError,
     apply_payload_hook,
     bearer,
+    gateway_auth,
     iter_sse,
     merge_headers,
     notify_stream_event,
@@ -177,7 +178,6 @@ def build_headers(
     """Bearer auth, then ``model.headers``, then provider headers, then ``options.headers`` (later wins)."""
     compat = compat or resolve_compat(model)
     retention = retention or resolve_cache_retention(options.cache_retention)
-    is_cf_gateway = model.provider == "cloudflare-ai-gateway"
     dynamic: dict[str, str] = {}
     if model.provider == "github-copilot":
         dynamic.update(copilot_headers(context.messages))
@@ -185,11 +185,11 @@ def build_headers(
     if session_id and compat.send_session_affinity_headers:
         dynamic.update(session_affinity_headers(compat, session_id))
     # Cloudflare's gateway reads the key from its own header; Authorization is left to the upstream.
-    auth = {} if is_cf_gateway else bearer(api_key)
-    headers = merge_headers(auth, model.headers, dynamic, options.headers)
-    if is_cf_gateway and api_key:
-        headers = merge_headers(headers, {"cf-aig-authorization": f"Bearer {api_key}"})
-    return headers
+    gateway = gateway_auth(model, api_key)
+    headers = merge_headers(
+        bearer(api_key) if gateway is None else {}, model.headers, dynamic, options.headers
+    )
+    return headers if not gateway else merge_headers(headers, gateway)
 
 
 def copilot_headers(messages: list[Message]) -> dict[str, str]:
@@ -221,8 +221,14 @@ def build_body(
     messages = convert_messages(model, context, compat)
     body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     long_retention = retention == "long" and compat.supports_long_cache_retention
-    openai_cache = "api.openai.com" in model.base_url and retention != "none"
-    if options.session_id and (openai_cache or long_retention):
+    match compat.prompt_cache_key_mode:
+        case "enabled":
+            cache_key = retention != "none"
+        case "disabled":
+            cache_key = False
+        case _:
+            cache_key = retention != "none" and ("api.openai.com" in model.base_url or long_retention)
+    if options.session_id and cache_key:
         body["prompt_cache_key"] = options.session_id
     if long_retention:
         body["prompt_cache_retention"] = "24h"
@@ -238,7 +244,7 @@ def build_body(
         body["tools"] = convert_tools(context.tools, compat)
         if compat.zai_tool_stream:
             body["tool_stream"] = True
-    elif has_tool_history(context.messages):
+    elif compat.requires_tools_with_tool_history and has_tool_history(context.messages):
         # LiteLLM-style proxies to Anthropic reject tool history without a tools list.
         body["tools"] = []
     marker = _cache_marker(compat, retention)
@@ -247,10 +253,19 @@ def build_body(
     tool_choice = options.extra.get("tool_choice")
     if tool_choice:
         body["tool_choice"] = tool_choice
-    _apply_thinking(body, model, compat, options.extra.get("reasoning_effort"), options)
-    if "openrouter.ai" in model.base_url and compat.open_router_routing:
+    if compat.vllm_priority is not None:
+        body["priority"] = compat.vllm_priority
+    effort = options.extra.get("reasoning_effort")
+    _apply_thinking(body, model, compat, effort, options)
+    budget_field = thinking_budget_field(compat)
+    if budget_field is not None and model.reasoning:
+        budget = _thinking_budget(body, model, effort if isinstance(effort, str) else None, options)
+        if budget is not None:
+            body[budget_field] = budget
+    # Routing preferences as the compat gives them (pi 1.6 sends them whatever the endpoint).
+    if compat.open_router_routing:
         body["provider"] = dict(compat.open_router_routing)
-    if "ai-gateway.vercel.sh" in model.base_url:
+    if compat.vercel_gateway_routing:
         routing = compat.vercel_gateway_routing
         gateway = {key: routing[key] for key in ("only", "order") if routing.get(key)}
         if gateway:

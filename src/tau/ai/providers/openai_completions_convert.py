@@ -149,7 +149,9 @@ def _convert_assistant(
     thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
     out: JsonObject = {
         "role": "assistant",
-        "content": "" if compat.requires_assistant_after_tool_result else None,
+        "content": ""
+        if compat.requires_assistant_after_tool_result or compat.requires_non_null_assistant_content
+        else None,
     }
     if thinking and compat.requires_thinking_as_text:
         # Plain text, no tags: models imitate tags in their own answers.

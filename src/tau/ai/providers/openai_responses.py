@@ -19,6 +19,7 @@ from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.partial_json import parse_streaming_json
+from tau.ai.providers import responses_updates
 from tau.ai.providers.responses_convert import (
     convert_responses_messages,
     convert_responses_tools,
@@ -36,6 +37,7 @@ from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS
 from tau.ai.transport.http import (
     apply_payload_hook,
     bearer,
+    gateway_auth,
     iter_sse,
     merge_headers,
     notify_stream_event,
@@ -50,6 +52,7 @@ from tau.ai.types import (
     StopReason,
     TextContent,
     ThinkingContent,
+    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -96,6 +99,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         if not api_key:
             raise ProviderError(f"No API key for provider: {model.provider}")
         body = await apply_payload_hook(build_request_body(model, context, options), model, options)
+        writer.output.provider_thinking_level = configuration_effort(model, options.extra)
         response = await open_stream(
             model,
             f"{model.base_url.rstrip('/')}/responses",
@@ -171,30 +175,52 @@ def build_request_body(
     ``allowed_tool_call_providers``: whose ``call_id|item_id`` pairs the target accepts back.
     """
     retention = resolve_cache_retention(options.cache_retention)
+    effort = configuration_effort(model, options.extra)
+    supports_strict = _strict_mode(model)
+
+    def convert_tools(tools: list[Tool]) -> list[JsonObject]:
+        return convert_responses_tools(tools, supports_strict=supports_strict)
+
+    slotted, slots = responses_updates.with_slots(model, context, convert_tools, effort)
     body: JsonObject = {
         "model": model.id,
-        "input": convert_responses_messages(model, context, allowed_tool_call_providers),
+        "input": responses_updates.fill_slots(
+            convert_responses_messages(model, slotted, allowed_tool_call_providers), slots
+        ),
         "stream": True,
     }
-    if retention != "none" and options.session_id:
+    compat = model.compat or {}
+    if retention != "none" and options.session_id and compat.get("promptCacheKeyMode") != "disabled":
         body["prompt_cache_key"] = options.session_id
-    if retention == "long" and _compat_flag(model, "supportsLongCacheRetention"):
+    long_retention = retention == "long" and _compat_flag(model, "supportsLongCacheRetention")
+    if compat.get("supportsExplicitPromptCacheMode") is True:
+        # Newer OpenAI models: ``prompt_cache_options`` (explicit mode without caching, 30 minutes
+        # for long retention) instead of ``prompt_cache_retention``, as pi 1.6.
+        if retention == "none":
+            body["prompt_cache_options"] = {"mode": "explicit"}
+        elif long_retention:
+            body["prompt_cache_options"] = {"ttl": "30m"}
+    elif long_retention:
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
-    if options.max_tokens:
+    if options.max_tokens and compat.get("supportsMaxOutputTokens") is not False:
         body["max_output_tokens"] = options.max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
     service_tier = options.extra.get("service_tier")
     if service_tier is not None:
         body["service_tier"] = service_tier
-    if context.tools:
-        body["tools"] = convert_responses_tools(context.tools)
+    if slotted.tools:
+        body["tools"] = convert_tools(slotted.tools)
     reasoning = _reasoning_params(model, options.extra)
     if reasoning is not None:
+        if effort is not None:
+            reasoning["effort"] = responses_updates.REQUEST_EFFORT
         body["reasoning"] = reasoning
         if "summary" in reasoning:
             body["include"] = [ENCRYPTED_REASONING]
+    if model.reasoning and model.provider == "xai":
+        body["include"] = [ENCRYPTED_REASONING]  # as pi 1.6: xAI returns reasoning only so
     # Last, so the model's and the call's sampling parameters win (Azure's too; not Codex's).
     request_params = options.extra.get("sampling_params")
     body.update(
@@ -205,6 +231,23 @@ def build_request_body(
         )
     )
     return body
+
+
+def configuration_effort(model: Model, extra: JsonObject) -> str | None:
+    """The effort to send in ``configuration_update`` items (``supportsMidConvoEffort``, and an
+    effort asked for), else ``None`` (it goes in ``reasoning.effort``)."""
+    effort = extra.get("reasoning_effort")
+    if not model.reasoning or not responses_updates.effort_in_items(model) or not effort:
+        return None
+    level = str(effort)
+    return map_thinking_level(model, level) or level
+
+
+def _strict_mode(model: Model) -> bool:
+    """``compat.supportsStrictMode``: off by default for OpenAI Responses (a tool's ``strict`` is
+    then left out), on by default for Azure, as pi 1.6."""
+    flag = (model.compat or {}).get("supportsStrictMode")
+    return flag if isinstance(flag, bool) else model.api == "azure-openai-responses"
 
 
 def _reasoning_params(model: Model, extra: JsonObject) -> JsonObject | None:
@@ -234,7 +277,8 @@ def build_request_headers(
     if options.session_id:
         # Cache affinity: the same conversation lands on the same backend.
         dynamic.update(session_affinity_headers(model, options.session_id))
-    return merge_headers(bearer(api_key), model.headers, dynamic, options.headers)
+    auth = gateway_auth(model, api_key)
+    return merge_headers(bearer(api_key) if auth is None else auth, model.headers, dynamic, options.headers)
 
 
 def session_affinity_headers(model: Model, session_id: str) -> dict[str, str]:

@@ -102,7 +102,7 @@ def convert_responses_messages(
     allowed_tool_call_providers: Collection[str] = RESPONSES_TOOL_CALL_PROVIDERS,
     *,
     include_system_prompt: bool = True,
-) -> list[JsonObject]:
+) -> FragmentList:
     """The ``input`` list for a Responses request (Codex passes the system prompt separately).
 
     Each message's items are made once and reused by later requests (``tau.ai.transport.request_cache``).
@@ -128,18 +128,23 @@ def convert_responses_messages(
     return items
 
 
-def convert_responses_tools(tools: list[Tool], *, strict: bool | None = False) -> list[JsonObject]:
-    """Function tool definitions; ``strict`` is ``False`` for OpenAI and ``None`` (null) for Codex."""
-    return [
-        {
+def convert_responses_tools(
+    tools: list[Tool], *, strict: bool | None = False, supports_strict: bool = True
+) -> list[JsonObject]:
+    """Function tool definitions; ``strict`` is ``False`` for OpenAI and ``None`` (null) for Codex,
+    and absent where the model's compat does not have ``supportsStrictMode`` (``supports_strict``)."""
+    out: list[JsonObject] = []
+    for tool in tools:
+        definition: JsonObject = {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
             "parameters": tool.parameters,
-            "strict": strict,
         }
-        for tool in tools
-    ]
+        if supports_strict:
+            definition["strict"] = strict
+        out.append(definition)
+    return out
 
 
 def _cached_items(message: Message, *, position: int, model: Model, vision: bool) -> list[CachedFragment]:

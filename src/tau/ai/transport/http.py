@@ -538,3 +538,15 @@ class _IdleWatchdog:
 
 def bearer(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+GATEWAY_AUTH_HEADER = "cf-aig-authorization"
+
+
+def gateway_auth(model: Model, api_key: str | None) -> dict[str, str] | None:
+    """The key's header for a provider that is a gateway taking it in a header of its own
+    (Cloudflare's AI Gateway: ``cf-aig-authorization``, and neither ``Authorization`` nor
+    ``x-api-key``, whatever the API behind it, as pi 1.6 resolves it); ``None`` for the others."""
+    if model.provider != "cloudflare-ai-gateway":
+        return None
+    return {GATEWAY_AUTH_HEADER: f"Bearer {api_key}"} if api_key else {}

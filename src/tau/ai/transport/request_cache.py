@@ -304,6 +304,11 @@ class FragmentList(list[JsonObject]):
             self.append(item)
             self._cached.append(None)
 
+    def entries(self) -> list[CachedFragment | JsonObject]:
+        """Each item as it was added (its cached fragment where it has one), to build another
+        list from (``FragmentList(...)``) that keeps the fragments' encodings."""
+        return [item if cached is None else cached for item, cached in zip(self, self._cached, strict=True)]
+
     def for_request(self) -> FragmentList:
         """A copy to finish and send (what is added to it or replaced in it stays out of this list);
         the copies of one list share the encoding of the items they have in common."""

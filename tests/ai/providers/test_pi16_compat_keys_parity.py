@@ -1,0 +1,283 @@
+"""models.json compat keys change tau's request as they change pi 1.6's (issue #32).
+
+Each case lays a compat key over a catalogue model, as a ``models.json`` override does, and sends
+the same conversation through tau and through pi 1.6's own pi-ai (``tests/helpers/pi16_requests.mjs``,
+one node process for all cases); the two bodies must be equal, and must differ from the request
+without the key (so each case shows the key doing something).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple
+
+import pytest
+from pi16 import pi16_requests
+
+from tau.ai import stream_simple
+from tau.ai.catalogue import get_model
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, Turn
+
+API_KEY = "sk-parity-test"
+SESSION_ID = "parity-session"
+SYSTEM_PROMPT = "You are a careful assistant."
+READ = {
+    "name": "read",
+    "description": "Read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+}
+CALL_ID = "call_1"
+
+
+class Case(NamedTuple):
+    name: str
+    provider: str
+    model: str
+    compat: dict[str, Any]
+    level: str | None = None
+    history: str = "plain"  # "plain", "tools" (a call and its result, no tools now), "thinking"
+    prefix: str = ""
+    max_tokens: int | None = None
+    retention: str | None = None
+
+
+COMPLETIONS = ("groq", "openai/gpt-oss-120b")
+CLAUDE = ("anthropic", "claude-sonnet-4-5")
+RESPONSES = ("openai", "gpt-5")
+
+CASES = [
+    Case(
+        "requiresNonNullAssistantContent",
+        *COMPLETIONS,
+        {"requiresNonNullAssistantContent": True},
+        history="tools",
+    ),
+    Case(
+        "requiresToolsWithToolHistory", *COMPLETIONS, {"requiresToolsWithToolHistory": True}, history="tools"
+    ),
+    Case("vllmPriority", *COMPLETIONS, {"vllmPriority": -5}),
+    Case(
+        "thinkingTokenBudgetField",
+        *COMPLETIONS,
+        {"thinkingTokenBudgetField": "thinking_budget"},
+        level="medium",
+    ),
+    Case("supportsThinkingTokenBudget", *COMPLETIONS, {"supportsThinkingTokenBudget": True}, level="high"),
+    Case("promptCacheKeyMode enabled", *COMPLETIONS, {"promptCacheKeyMode": "enabled"}),
+    Case(
+        "openRouterRouting",
+        *COMPLETIONS,
+        {"openRouterRouting": {"zdr": True, "sort": "price", "quantizations": ["fp8"]}},
+    ),
+    Case(
+        "vercelGatewayRouting", *COMPLETIONS, {"vercelGatewayRouting": {"only": ["groq"], "order": ["groq"]}}
+    ),
+    Case("allowEmptySignature", *CLAUDE, {"allowEmptySignature": True}, history="thinking"),
+    Case(
+        "promptCacheKeyMode disabled (Responses)",
+        *RESPONSES,
+        {"promptCacheKeyMode": "disabled"},
+        prefix="/v1",
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode long (Responses)",
+        *RESPONSES,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/v1",
+        retention="long",
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode none (Responses)",
+        *RESPONSES,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/v1",
+        retention="none",
+    ),
+    Case(
+        "supportsMaxOutputTokens (Responses)",
+        *RESPONSES,
+        {"supportsMaxOutputTokens": False},
+        prefix="/v1",
+        max_tokens=4096,
+    ),
+]
+
+
+def model_of(case: Case) -> Model:
+    model = get_model(case.provider, case.model)
+    assert model is not None, case
+    return model
+
+
+def tau_context(case: Case, model: Model) -> Context:
+    messages: list[Any] = [UserMessage("go", timestamp=1)]
+    tools: list[Tool] | None = [Tool.from_json(READ)]
+    if case.history == "tools":
+        messages += [
+            AssistantMessage(
+                [ToolCall(CALL_ID, "read", {"path": "a"})],
+                api=model.api,
+                provider=model.provider,
+                model=model.id,
+                stop_reason="toolUse",
+                timestamp=2,
+            ),
+            ToolResultMessage(CALL_ID, "read", [TextContent("A")], timestamp=3),
+            UserMessage("and now?", timestamp=4),
+        ]
+        tools = None
+    elif case.history == "thinking":
+        messages += [
+            AssistantMessage(
+                [ThinkingContent("Let me think.", thinking_signature=""), TextContent("Done.")],
+                api=model.api,
+                provider=model.provider,
+                model=model.id,
+                stop_reason="stop",
+                timestamp=2,
+            ),
+            UserMessage("and now?", timestamp=4),
+        ]
+    return Context(messages=messages, system_prompt=SYSTEM_PROMPT, tools=tools)
+
+
+def pi_context(case: Case, model: Model) -> dict[str, Any]:
+    usage = Usage().to_json()
+    reply = {"api": model.api, "provider": model.provider, "model": model.id, "usage": usage, "timestamp": 2}
+    messages: list[Any] = [{"role": "user", "content": "go", "timestamp": 1}]
+    tools: list[Any] | None = [READ]
+    if case.history == "tools":
+        messages += [
+            {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": CALL_ID, "name": "read", "arguments": {"path": "a"}}],
+                "stopReason": "toolUse",
+                **reply,
+            },
+            {
+                "role": "toolResult",
+                "toolCallId": CALL_ID,
+                "toolName": "read",
+                "content": [{"type": "text", "text": "A"}],
+                "isError": False,
+                "timestamp": 3,
+            },
+            {"role": "user", "content": "and now?", "timestamp": 4},
+        ]
+        tools = None
+    elif case.history == "thinking":
+        messages += [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "Let me think.", "thinkingSignature": ""},
+                    {"type": "text", "text": "Done."},
+                ],
+                "stopReason": "stop",
+                **reply,
+            },
+            {"role": "user", "content": "and now?", "timestamp": 4},
+        ]
+    context: dict[str, Any] = {"systemPrompt": SYSTEM_PROMPT, "messages": messages}
+    if tools:
+        context["tools"] = tools
+    return context
+
+
+def tau_options(case: Case) -> dict[str, Any]:
+    options: dict[str, Any] = {"max_tokens": case.max_tokens} if case.max_tokens else {}
+    if case.retention:
+        options["cache_retention"] = case.retention
+    return options
+
+
+def pi_options(case: Case) -> dict[str, Any]:
+    options: dict[str, Any] = {"maxTokens": case.max_tokens} if case.max_tokens else {}
+    if case.retention:
+        options["cacheRetention"] = case.retention
+    return options
+
+
+async def send_with_tau(server: FakeLLMServer, compat_on: bool) -> None:
+    async def one(case: Case) -> None:
+        model = model_of(case)
+        compat = {**(model.compat or {}), **case.compat} if compat_on else model.compat
+        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(case.prefix), "compat": compat})
+        result = await stream_simple(
+            routed,
+            tau_context(case, model),
+            api_key=API_KEY,
+            reasoning=case.level,
+            session_id=SESSION_ID,
+            headers={"x-parity-case": case.name},
+            **tau_options(case),
+        ).result()
+        assert result.stop_reason != "error", (case.name, result.error_message)
+
+    await asyncio.gather(*(one(case) for case in CASES))
+
+
+class Recorded(NamedTuple):
+    tau: dict[str, RecordedRequest]
+    tau_without: dict[str, RecordedRequest]
+    pi: dict[str, RecordedRequest]
+
+
+def by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
+    return {request.headers["x-parity-case"]: request for request in server.requests}
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[Recorded]:
+    with FakeLLMServer() as tau_server, FakeLLMServer() as plain_server, FakeLLMServer() as pi_server:
+        for server in (tau_server, plain_server, pi_server):
+            server.add(*(Turn(text="ok") for _ in CASES))
+        cases = [
+            {
+                "case": case.name,
+                "provider": case.provider,
+                "id": case.model,
+                "reasoning": case.level,
+                "baseUrl": pi_server.url(case.prefix),
+                "compat": case.compat,
+                "context": pi_context(case, model_of(case)),
+                "options": pi_options(case),
+            }
+            for case in CASES
+        ]
+        with ThreadPoolExecutor(1) as pool:
+            pi_run = pool.submit(
+                pi16_requests,
+                pi_server.base_url,
+                api_key=API_KEY,
+                context={"messages": []},
+                options={"sessionId": SESSION_ID},
+                cases=cases,
+                models=[],
+            )
+            asyncio.run(send_with_tau(tau_server, compat_on=True))
+            asyncio.run(send_with_tau(plain_server, compat_on=False))
+            result = pi_run.result()
+        assert not result["errors"], result["errors"]
+        yield Recorded(by_case(tau_server), by_case(plain_server), by_case(pi_server))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_the_compat_key_changes_the_request_as_in_pi(case: Case, recorded: Recorded) -> None:
+    tau, pi = recorded.tau[case.name].body, recorded.pi[case.name].body
+    assert tau == pi
+    assert tau != recorded.tau_without[case.name].body
