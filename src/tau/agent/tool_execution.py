@@ -45,13 +45,13 @@ class ToolBatch(Struct):
     terminate: bool
 
 
-class _Prepared(Struct):
+class _PreparedCall(Struct):
     call: ToolCall
     tool: AgentTool
     args: JsonObject
 
 
-class _Outcome(Struct):
+class _ToolOutcome(Struct):
     call: ToolCall
     result: AgentToolResult
     is_error: bool
@@ -88,16 +88,16 @@ class _ToolRun:
         self.parent = parent
         """The calling tool's id when this run serves calls a tool makes while it runs."""
 
-    async def prepare(self, call: ToolCall) -> _Prepared | _Outcome:
+    async def prepare(self, call: ToolCall) -> _PreparedCall | _ToolOutcome:
         tool = self.context.find_tool(call.name)
         if tool is None:
-            return _Outcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
+            return _ToolOutcome(call, error_result(f"Tool {call.name} not found"), is_error=True)
         return await self.prepare_with(call, tool)
 
-    async def prepare_with(self, call: ToolCall, tool: AgentTool) -> _Prepared | _Outcome:
+    async def prepare_with(self, call: ToolCall, tool: AgentTool) -> _PreparedCall | _ToolOutcome:
         if call.arguments_error is not None:
             text = f'Invalid arguments for tool "{call.name}": {call.arguments_error}'
-            return _Outcome(call, error_result(text), is_error=True)
+            return _ToolOutcome(call, error_result(text), is_error=True)
         try:
             args = call.arguments
             if tool.prepare_arguments is not None:
@@ -112,14 +112,14 @@ class _ToolRun:
                 decision = await resolve(hook(context, self.signal))
                 if decision is not None and decision.block:
                     reason = decision.reason or f"Tool call {call.name} was blocked"
-                    return _Outcome(call, error_result(reason), is_error=True)
+                    return _ToolOutcome(call, error_result(reason), is_error=True)
         except Exception as exc:
-            return _Outcome(call, error_result(_exception_text(exc)), is_error=True)
-        return _Prepared(call, tool, args)
+            return _ToolOutcome(call, error_result(_exception_text(exc)), is_error=True)
+        return _PreparedCall(call, tool, args)
 
     async def execute(
-        self, prepared: _Prepared, also_update: Callable[[AgentToolResult], None] | None = None
-    ) -> _Outcome:
+        self, prepared: _PreparedCall, also_update: Callable[[AgentToolResult], None] | None = None
+    ) -> _ToolOutcome:
         call = prepared.call
         updates = _UpdateEmitter(self.emit)
 
@@ -129,23 +129,23 @@ class _ToolRun:
                 also_update(partial)
 
         timeout = self.config.tool_timeout_s
-        outcome: _Outcome
+        outcome: _ToolOutcome
         started = time.monotonic()
         caller = NestedToolCaller(self, call.id, _DEPTH.get())
         token = _CALLER.set(caller)
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
-            outcome = _Outcome(call, result, is_error=False)
+            outcome = _ToolOutcome(call, result, is_error=False)
         except TimeoutError as exc:
             text = (
                 f"Tool {call.name} timed out after {timeout:g} s"
                 if deadline.expired()
                 else _exception_text(exc)
             )
-            outcome = _Outcome(call, error_result(text), is_error=True)
+            outcome = _ToolOutcome(call, error_result(text), is_error=True)
         except Exception as exc:
-            outcome = _Outcome(call, error_result(_exception_text(exc)), is_error=True)
+            outcome = _ToolOutcome(call, error_result(_exception_text(exc)), is_error=True)
         finally:
             _CALLER.reset(token)
         outcome.duration_ms = round((time.monotonic() - started) * 1000)
@@ -153,7 +153,7 @@ class _ToolRun:
         await updates.close()
         return outcome
 
-    async def finalize(self, prepared: _Prepared, outcome: _Outcome) -> _Outcome:
+    async def finalize(self, prepared: _PreparedCall, outcome: _ToolOutcome) -> _ToolOutcome:
         hook = self.config.after_tool_call
         if hook is None:
             return outcome
@@ -169,7 +169,7 @@ class _ToolRun:
         try:
             change = await resolve(hook(context, self.signal))
         except Exception as exc:
-            return _Outcome(
+            return _ToolOutcome(
                 outcome.call,
                 error_result(_exception_text(exc)),
                 True,
@@ -185,9 +185,9 @@ class _ToolRun:
             terminate=result.terminate if change.terminate is None else change.terminate,
         )
         is_error = outcome.is_error if change.is_error is None else change.is_error
-        return _Outcome(outcome.call, amended, is_error, outcome.duration_ms, outcome.nested_calls)
+        return _ToolOutcome(outcome.call, amended, is_error, outcome.duration_ms, outcome.nested_calls)
 
-    async def run_prepared(self, prepared: _Prepared) -> _Outcome:
+    async def run_prepared(self, prepared: _PreparedCall) -> _ToolOutcome:
         outcome = await self.finalize(prepared, await self.execute(prepared))
         await self.emit_end(outcome)
         return outcome
@@ -195,10 +195,10 @@ class _ToolRun:
     async def emit_start(self, call: ToolCall) -> None:
         await self.emit(ToolExecutionStart(call.id, call.name, call.arguments, self.parent))
 
-    async def emit_end(self, outcome: _Outcome) -> None:
+    async def emit_end(self, outcome: _ToolOutcome) -> None:
         await _emit_end(self.emit, outcome, self.parent)
 
-    async def emit_result_message(self, outcome: _Outcome) -> ToolResultMessage:
+    async def emit_result_message(self, outcome: _ToolOutcome) -> ToolResultMessage:
         return await _emit_result_message(self.emit, outcome)
 
 
@@ -234,13 +234,13 @@ async def refuse_truncated_tool_calls(calls: list[ToolCall], emit: Emit) -> Tool
             "so its arguments may be truncated. Send the call again with complete arguments "
             "(split a large write into smaller pieces)."
         )
-        outcome = _Outcome(call, error_result(text), is_error=True)
+        outcome = _ToolOutcome(call, error_result(text), is_error=True)
         await _emit_end(emit, outcome)
         messages.append(await _emit_result_message(emit, outcome))
     return ToolBatch(messages, terminate=False)
 
 
-async def _emit_end(emit: Emit, outcome: _Outcome, parent: str | None = None) -> None:
+async def _emit_end(emit: Emit, outcome: _ToolOutcome, parent: str | None = None) -> None:
     await emit(
         ToolExecutionEnd(
             outcome.call.id,
@@ -253,7 +253,7 @@ async def _emit_end(emit: Emit, outcome: _Outcome, parent: str | None = None) ->
     )
 
 
-async def _emit_result_message(emit: Emit, outcome: _Outcome) -> ToolResultMessage:
+async def _emit_result_message(emit: Emit, outcome: _ToolOutcome) -> ToolResultMessage:
     message = ToolResultMessage(
         tool_call_id=outcome.call.id,
         tool_name=outcome.call.name,
@@ -279,13 +279,13 @@ def _must_run_sequentially(context: AgentContext, calls: list[ToolCall], config:
 
 async def _run_sequential(
     run: _ToolRun, calls: list[ToolCall]
-) -> tuple[list[_Outcome], list[ToolResultMessage]]:
-    outcomes: list[_Outcome] = []
+) -> tuple[list[_ToolOutcome], list[ToolResultMessage]]:
+    outcomes: list[_ToolOutcome] = []
     messages: list[ToolResultMessage] = []
     for call in calls:
         await run.emit_start(call)
         prepared = await run.prepare(call)
-        if isinstance(prepared, _Outcome):
+        if isinstance(prepared, _ToolOutcome):
             outcome = prepared
             await run.emit_end(outcome)
         else:
@@ -297,19 +297,19 @@ async def _run_sequential(
 
 async def _run_parallel(
     run: _ToolRun, calls: list[ToolCall]
-) -> tuple[list[_Outcome], list[ToolResultMessage]]:
-    slots: list[_Outcome | None] = [None] * len(calls)
-    ready: list[tuple[int, _Prepared]] = []
+) -> tuple[list[_ToolOutcome], list[ToolResultMessage]]:
+    slots: list[_ToolOutcome | None] = [None] * len(calls)
+    ready: list[tuple[int, _PreparedCall]] = []
     for index, call in enumerate(calls):
         await run.emit_start(call)
         prepared = await run.prepare(call)
-        if isinstance(prepared, _Outcome):
+        if isinstance(prepared, _ToolOutcome):
             slots[index] = prepared
             await run.emit_end(prepared)
         else:
             ready.append((index, prepared))
 
-    async def run_one(index: int, prepared: _Prepared) -> None:
+    async def run_one(index: int, prepared: _PreparedCall) -> None:
         slots[index] = await run.run_prepared(prepared)
 
     tasks = [asyncio.ensure_future(run_one(index, prepared)) for index, prepared in ready]
@@ -404,12 +404,12 @@ class NestedToolCaller:
         if tool is None:
             tool = next((t for t in self.tools if t.name == name), None)
         if tool is None:
-            prepared: _Prepared | _Outcome = _Outcome(
+            prepared: _PreparedCall | _ToolOutcome = _ToolOutcome(
                 call, error_result(f"Tool {name} not found"), is_error=True
             )
         else:
             prepared = await run.prepare_with(call, tool)
-        if isinstance(prepared, _Outcome):
+        if isinstance(prepared, _ToolOutcome):
             outcome = prepared
         else:
             token = _DEPTH.set(self.record)
@@ -460,7 +460,7 @@ class NestedCallRecord:
         self.calls.append(entry)
         return entry
 
-    def finish(self, entry: JsonObject | None, outcome: _Outcome, seconds: float) -> None:
+    def finish(self, entry: JsonObject | None, outcome: _ToolOutcome, seconds: float) -> None:
         if entry is None:
             return
         entry["status"] = "error" if outcome.is_error else "ok"

@@ -163,7 +163,7 @@ def _project_trusted(task: BatchTask, context: RunContext, cwd: str) -> bool:
     return trust.is_trusted(cwd, saved_under=task.cwd)
 
 
-class _Outcome(Struct):
+class _TaskOutcome(Struct):
     result: dict[str, Any]
     error: str | None = None
     timed_out: bool = False
@@ -173,14 +173,14 @@ class _Outcome(Struct):
 
 async def _run_session(
     task: BatchTask, context: RunContext, limits: LimitClient | None, holder: str, cwd: str, session_dir: str
-) -> _Outcome:
+) -> _TaskOutcome:
     from tau.accounts.model_resolver import ModelResolutionError, is_valid_thinking_level, resolve_cli_model
     from tau.runtime.errors import AgentSessionError
     from tau.runtime.sdk import NO_MODELS_MESSAGE, create_agent_session
     from tau.runtime.services import ResourceOptions, create_agent_session_services
     from tau.session.manager import SessionManager
 
-    outcome = _Outcome(result=error_result(task.id, ""))
+    outcome = _TaskOutcome(result=error_result(task.id, ""))
     outcome.result["error"] = None
     services = create_agent_session_services(
         cwd=cwd,
@@ -289,7 +289,7 @@ async def _run_session(
     return outcome
 
 
-def _describe(messages: list[Any], outcome: _Outcome) -> None:
+def _describe(messages: list[Any], outcome: _TaskOutcome) -> None:
     """Turns, tokens, cost and the last stop reason of the session's replies."""
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0

@@ -20,7 +20,7 @@ from tau.export import formatting
 from tau.export.formatting import as_text
 from tau.export.markup import MarkdownRenderer, escape, plain_code
 from tau.export.media import render_image
-from tau.export.tool_html import ToolRenderer, line_count, output_box, strip_ansi
+from tau.export.tool_html import ToolHtml, line_count, output_box, strip_ansi
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -41,7 +41,7 @@ UserContent = str | list[TextContent | ImageContent]
 class EntryRenderer:
     """Renders the entries of one session; ``labels`` maps entry ids to their current label."""
 
-    def __init__(self, markdown: MarkdownRenderer, tools: ToolRenderer, labels: dict[str, str]) -> None:
+    def __init__(self, markdown: MarkdownRenderer, tools: ToolHtml, labels: dict[str, str]) -> None:
         self._md = markdown
         self._tools = tools
         self._labels = labels

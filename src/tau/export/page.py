@@ -32,7 +32,7 @@ from tau.export.markup import CodeHighlighter, MarkdownRenderer, escape, plain_c
 from tau.export.media import IMAGE_REF_PREFIX, RENDERED_IMAGE_KEY, image_key
 from tau.export.sidebar import render_tree
 from tau.export.source import ExportSource
-from tau.export.tool_html import ToolRenderer, line_count, output_box
+from tau.export.tool_html import ToolHtml, line_count, output_box
 from tau.session.context import path_to
 from tau.session.entries import MessageEntry
 
@@ -68,7 +68,7 @@ def build_page(
     # Separate budgets, so that long file reads cannot take the highlighting from the conversation.
     markdown = MarkdownRenderer(CodeHighlighter())
     renderer = EntryRenderer(
-        markdown, ToolRenderer(CodeHighlighter(), calls, results, extensions=tool_renderers), source.labels
+        markdown, ToolHtml(CodeHighlighter(), calls, results, extensions=tool_renderers), source.labels
     )
     body = "".join(renderer.render(e, hidden=e.id not in on_path) for e in entries)
 

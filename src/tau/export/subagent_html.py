@@ -19,7 +19,7 @@ from tau.session.entries import MessageEntry
 
 
 class CallRenderer(Protocol):
-    """What a transcript needs of ``tool_html.ToolRenderer``."""
+    """What a transcript needs of ``tool_html.ToolHtml``."""
 
     def call(self, call: ToolCall) -> str: ...
 

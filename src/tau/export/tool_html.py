@@ -49,7 +49,7 @@ def _arg(call: ToolCall, key: str) -> str:
     return as_text(call.arguments.get(key))
 
 
-class ToolRenderer:
+class ToolHtml:
     """Renders the calls and results of one session; ``calls`` and ``results`` are keyed by call id."""
 
     def __init__(
@@ -70,8 +70,8 @@ class ToolRenderer:
 
     def _renderer_for(
         self, calls: Mapping[str, ToolCall], results: Mapping[str, ToolResultMessage], depth: int
-    ) -> ToolRenderer:
-        return ToolRenderer(self._highlighter, calls, results, depth=depth, extensions=self._extensions)
+    ) -> ToolHtml:
+        return ToolHtml(self._highlighter, calls, results, depth=depth, extensions=self._extensions)
 
     # -- calls -------------------------------------------------------------------------------------
 
@@ -177,7 +177,7 @@ class ToolRenderer:
         if call.name == "bash":
             summary = "$ " + preview(_arg(call, "command"), 80)
         elif call.name in ("grep", "find", "ls"):
-            summary = ToolRenderer._search_summary(call)
+            summary = ToolHtml._search_summary(call)
         else:
             summary = _arg(call, "path")
         return f' <span class="tool-target">{escape(summary)}</span>' if summary else ""

@@ -267,7 +267,7 @@ def _normal_name(name: str) -> str:
 # -- loading -----------------------------------------------------------------------------------
 
 
-class _Prepared(Struct):
+class _PreparedExtension(Struct):
     extension: Extension
     setup: SetupFunction
 
@@ -317,7 +317,7 @@ def _import_entry_point(source: ExtensionSource, extension: Extension) -> Any:
     return target
 
 
-def _prepare(source: ExtensionSource, runner: ExtensionRunner) -> _Prepared | None:
+def _prepare(source: ExtensionSource, runner: ExtensionRunner) -> _PreparedExtension | None:
     """Import the source and find its ``setup``; a problem becomes a diagnostic (``None``)."""
     root: str | None = None
     if source.kind in ("file", "package"):
@@ -343,7 +343,7 @@ def _prepare(source: ExtensionSource, runner: ExtensionRunner) -> _Prepared | No
         problem = "has no setup(tau) function" if setup is None else "its setup is not callable"
         registry.diagnose("error", problem, extension, SourceLocation(extension.path) if root else None)
         return None
-    return _Prepared(extension, setup)
+    return _PreparedExtension(extension, setup)
 
 
 def _defining_file(fn: Any) -> str | None:

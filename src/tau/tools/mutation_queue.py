@@ -14,12 +14,12 @@ from contextlib import asynccontextmanager
 from msgspec import Struct, field
 
 
-class _Entry(Struct, dict=True):
+class _QueuedMutation(Struct, dict=True):
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     users: int = 0
 
 
-_entries: dict[str, _Entry] = {}
+_entries: dict[str, _QueuedMutation] = {}
 
 
 def mutation_key(path: str) -> str:
@@ -36,7 +36,7 @@ async def file_mutation(path: str) -> AsyncIterator[None]:
     key = mutation_key(path)
     entry = _entries.get(key)
     if entry is None:
-        entry = _entries[key] = _Entry()
+        entry = _entries[key] = _QueuedMutation()
     entry.users += 1
     try:
         async with entry.lock:

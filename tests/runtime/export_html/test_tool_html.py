@@ -7,15 +7,15 @@ from export_session import PAYLOAD, PNG, audit_html
 
 from tau.ai.types import ImageContent, TextContent, ToolCall, ToolResultMessage
 from tau.export.markup import CodeHighlighter
-from tau.export.tool_html import ToolRenderer, line_count, strip_ansi
+from tau.export.tool_html import ToolHtml, line_count, strip_ansi
 
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
-def renderer(*pairs: tuple[ToolCall, ToolResultMessage | None]) -> ToolRenderer:
+def renderer(*pairs: tuple[ToolCall, ToolResultMessage | None]) -> ToolHtml:
     calls = {call.id: call for call, _ in pairs}
     results = {call.id: result for call, result in pairs if result is not None}
-    return ToolRenderer(CodeHighlighter(), calls, results)
+    return ToolHtml(CodeHighlighter(), calls, results)
 
 
 def result(call: ToolCall, text: str, **fields: object) -> ToolResultMessage:

@@ -63,7 +63,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             options=options,
         )
         writer.start()
-        reader = _EventReader(writer, context, oauth=oauth)
+        reader = _AnthropicEventReader(writer, context, oauth=oauth)
         on_event = stream_event_hook(options)
         try:
             # aclosing: leaving early (message_stop, a bad event) releases the connection at once.
@@ -127,7 +127,7 @@ def _parse_event_data(data: str) -> JsonObject:
     raise ProviderError(f"Malformed Anthropic stream event: {data[:200]}")
 
 
-class _EventReader:
+class _AnthropicEventReader:
     """Applies Anthropic stream events to the writer; ``handle`` returns True at ``message_stop``."""
 
     def __init__(self, writer: StreamWriter, context: Context, *, oauth: bool) -> None:

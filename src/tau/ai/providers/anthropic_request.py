@@ -331,7 +331,7 @@ def convert_tools(
 _fragments = MessageMemo()
 
 
-class _History(WireHistory):
+class _AnthropicHistory(WireHistory):
     """A history's Anthropic messages so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model, oauth: bool) -> None:
@@ -348,7 +348,7 @@ class _History(WireHistory):
         out.add(_tool_results_fragment(results))
 
 
-_histories: Continuation[_History] = Continuation()
+_histories: Continuation[_AnthropicHistory] = Continuation()
 
 
 @collector_paused()  # a first request after a resume converts a whole history
@@ -368,7 +368,7 @@ def convert_messages(
         anthropic_compat(model).allow_empty_signature,
     )
     history = continue_history(
-        _histories, _fragments, key, key, model, messages, lambda: _History(model, oauth)
+        _histories, _fragments, key, key, model, messages, lambda: _AnthropicHistory(model, oauth)
     )
     out = history.request_items()
     if cache_control is not None:

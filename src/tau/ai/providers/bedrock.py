@@ -140,7 +140,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 ) from exc
             raise
         writer.start()
-        reader = _EventReader(writer)
+        reader = _BedrockEventReader(writer)
         # Read to the end (metadata follows messageStop), so the connection goes back to the pool.
         async with aclosing(_frames(aws, response, options)) as frames:
             async for frame_headers, payload in frames:
@@ -453,7 +453,7 @@ def _payload(raw: bytes) -> JsonObject:
     return parsed if isinstance(parsed, dict) else {}
 
 
-class _EventReader:
+class _BedrockEventReader:
     """Applies ConverseStream events to the writer."""
 
     def __init__(self, writer: StreamWriter) -> None:

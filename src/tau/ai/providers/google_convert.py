@@ -74,7 +74,7 @@ def is_valid_thought_signature(signature: str | None) -> bool:
 _fragments = MessageMemo()
 
 
-class _History(WireHistory):
+class _GoogleHistory(WireHistory):
     """A history's Gemini ``contents`` so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model) -> None:
@@ -94,7 +94,7 @@ class _History(WireHistory):
         _add_tool_results(out, results, self.model)
 
 
-_histories: Continuation[_History] = Continuation()
+_histories: Continuation[_GoogleHistory] = Continuation()
 
 
 @collector_paused()  # a first request after a resume converts a whole history
@@ -104,7 +104,9 @@ def convert_messages(model: Model, messages: list[Message]) -> list[JsonObject]:
     Each message's wire form is made once and reused by later requests (``tau.ai.transport.request_cache``).
     """
     key = (model.api, model.provider, model.id, "image" in model.input)
-    history = continue_history(_histories, _fragments, key, key, model, messages, lambda: _History(model))
+    history = continue_history(
+        _histories, _fragments, key, key, model, messages, lambda: _GoogleHistory(model)
+    )
     contents = history.request_items()
     _histories.keep(key, history)
     return contents

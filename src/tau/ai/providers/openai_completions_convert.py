@@ -49,7 +49,7 @@ _RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasonin
 _fragments = MessageMemo()
 
 
-class _History(WireHistory):
+class _CompletionsHistory(WireHistory):
     """A history's Chat Completions messages so far, extended request by request (``Continuation``)."""
 
     def __init__(self, model: Model, compat: OpenAICompletionsCompat, system: JsonObject | None) -> None:
@@ -102,7 +102,7 @@ def _end_tool_results(out: FragmentList, images: list[JsonObject], compat: OpenA
     return "user"
 
 
-_histories: Continuation[_History] = Continuation()
+_histories: Continuation[_CompletionsHistory] = Continuation()
 
 
 @collector_paused()  # a first request after a resume converts a whole history
@@ -116,7 +116,13 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCo
     key = (model.api, model.provider, model.id, model.reasoning, vision, compat)
     kept_as = (key, context.system_prompt)
     history = continue_history(
-        _histories, _fragments, kept_as, key, model, context.messages, lambda: _History(model, compat, system)
+        _histories,
+        _fragments,
+        kept_as,
+        key,
+        model,
+        context.messages,
+        lambda: _CompletionsHistory(model, compat, system),
     )
     out = history.request_items()
     _histories.keep(kept_as, history)

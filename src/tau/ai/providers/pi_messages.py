@@ -52,7 +52,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             body=body,
             options=options,
         )
-        reader = _EventReader(writer)
+        reader = _PiEventReader(writer)
         on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for sse in events:
@@ -104,7 +104,7 @@ def _decode(data: str) -> JsonObject:
     return event
 
 
-class _EventReader:
+class _PiEventReader:
     """pi's serialised events into writer calls; the wire's content indexes map to the writer's."""
 
     def __init__(self, writer: StreamWriter) -> None:

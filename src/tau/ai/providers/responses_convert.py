@@ -70,7 +70,7 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
 _fragments = MessageMemo()
 
 
-class _History(WireHistory):
+class _ResponsesHistory(WireHistory):
     """A history's Responses input items so far, extended request by request (``Continuation``).
     Each tool result is its own item, made where it comes (no run is held back)."""
 
@@ -92,7 +92,7 @@ class _History(WireHistory):
             out.add(item)
 
 
-_histories: Continuation[_History] = Continuation()
+_histories: Continuation[_ResponsesHistory] = Continuation()
 
 
 @collector_paused()  # a first request after a resume converts a whole history
@@ -121,7 +121,7 @@ def convert_responses_messages(
         key,
         model,
         context.messages,
-        lambda: _History(model, allowed_tool_call_providers, system),
+        lambda: _ResponsesHistory(model, allowed_tool_call_providers, system),
     )
     items = history.request_items()
     _histories.keep(kept_as, history)
