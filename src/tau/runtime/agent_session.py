@@ -40,7 +40,6 @@ from tau.ai.types import (
     ThinkingLevelOrOff,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
-from tau.extensions.ui import NoUI
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
@@ -821,7 +820,13 @@ class AgentSession:
         """The mode's UI asks the user (``None`` when the mode has none: print mode, batch)."""
         binding = self._extensions.binding
         ui = binding.ui if binding is not None else None
-        if ui is None or isinstance(ui, NoUI):
+        if ui is None:
+            return None
+        from tau.extensions.ui import (
+            NoUI,  # only when a command asks: a run without extensions loads none of them
+        )
+
+        if isinstance(ui, NoUI):
             return None
         answer = await ui.select(f"Sandbox: {request.question()}", list(ESCALATION_CHOICES))
         return ESCALATION_CHOICES.get(answer, "denied") if answer is not None else "denied"

@@ -247,8 +247,8 @@ def _llama_wanted(
 def _auth_names_llama(agent_dir: str) -> bool:
     """A cheap look for a ``llama.cpp`` credential (the file is parsed only when it names one)."""
     try:
-        with open(os.path.join(agent_dir, "auth.json"), encoding="utf-8") as f:
-            return '"llama.cpp"' in f.read()
+        with open(os.path.join(agent_dir, "auth.json"), "rb") as f:
+            return b'"llama.cpp"' in f.read()  # bytes: a file that is not UTF-8 is reported later
     except OSError:
         return False
 

@@ -36,7 +36,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.runtime.model_control import create_stream_fn
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.runtime.shell_environment import SessionShellEnvironment
-from tau.runtime.subagents import create_task_tool
+from tau.runtime.subagents import TASK_TOOL_NAME, create_task_tool
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
@@ -147,7 +147,10 @@ def create_agent_session(
         extension=runner.tools if runner is not None else (),
         allowlist=allowlist,
         no_tools=no_tools,
-        exclude=exclude_tools,
+        # An opt-in tool comes only by its name: a pattern such as ``*`` means pi's tools, as in pi.
+        exclude=[*exclude_tools, TASK_TOOL_NAME]
+        if allowlist is not None and TASK_TOOL_NAME not in allowlist
+        else exclude_tools,
         defaults=defaults,
         inactive=[t.definition.name for t in runner.tool_definitions if not t.definition.default_active]
         if runner is not None
