@@ -583,8 +583,6 @@ class Sandbox:
 
     def close(self) -> None:
         """Remove the private temporary folder and the empty mount points left in the working folders."""
-        import shutil
-
         with self._lock:
             temporary, self._temporary = self._temporary, None
             empty, self._empty = self._empty, None
@@ -596,10 +594,11 @@ class Sandbox:
             server.close()
         for proxy in proxies:
             proxy.close()
-        if proxy_folder is not None:
-            shutil.rmtree(proxy_folder, ignore_errors=True)
-        if temporary is not None:
-            shutil.rmtree(temporary, ignore_errors=True)
+        for folder in (proxy_folder, temporary):
+            if folder is not None:
+                import shutil  # bz2 and lzma come with it: only when there is a folder to remove
+
+                shutil.rmtree(folder, ignore_errors=True)
         if empty is not None:
             with contextlib.suppress(OSError):
                 os.rmdir(empty)
