@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession
     from tau.runtime.runtime import AgentSessionRuntime
 
-__all__ = ["CommandHost", "DialogHost", "EditorHost", "Notices", "SessionHost"]
+__all__ = ["CommandHost", "DialogHost", "EditorHost", "Notices", "SessionHost", "SettingsHost"]
 
 
 class Notices(Protocol):
@@ -61,24 +61,9 @@ class EditorHost(SessionHost, Protocol):
     def invalidate(self) -> None: ...
 
 
-class CommandHost(DialogHost, Protocol):
-    """What the slash commands use of the mode: the runtime (new, resume, fork), the editor, the
-    keys, the view the settings menu changes, the terminal (OSC 52) and the running of work."""
-
-    @property
-    def runtime(self) -> AgentSessionRuntime: ...
-
-    @property
-    def editor(self) -> Buffer: ...
-
-    @property
-    def keymap(self) -> Keymap: ...
-
-    @property
-    def totals(self) -> UsageTotals: ...
-
-    @property
-    def activity(self) -> Activity: ...
+class SettingsHost(DialogHost, Protocol):
+    """What the settings menu reads and changes of the mode beside the settings themselves: the
+    view (theme, thinking shown, padding, fullscreen or regular) and its redraws."""
 
     theme_name: str
     show_thinking: bool
@@ -98,6 +83,26 @@ class CommandHost(DialogHost, Protocol):
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
 
     def capabilities(self) -> Capabilities: ...
+
+
+class CommandHost(SettingsHost, Protocol):
+    """What the slash commands use of the mode: the runtime (new, resume, fork), the editor, the
+    keys, the view the settings menu changes, the terminal (OSC 52) and the running of work."""
+
+    @property
+    def runtime(self) -> AgentSessionRuntime: ...
+
+    @property
+    def editor(self) -> Buffer: ...
+
+    @property
+    def keymap(self) -> Keymap: ...
+
+    @property
+    def totals(self) -> UsageTotals: ...
+
+    @property
+    def activity(self) -> Activity: ...
 
     def footer_changed(self) -> None: ...
 

@@ -7,44 +7,19 @@ user's ``settings.json`` and takes effect at once, and the list opens again on t
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from tau.modes.interactive.dialogs import ListDialog, ListItem
-from tau.modes.interactive.host import DialogHost
+from tau.modes.interactive.host import SettingsHost
 
 if TYPE_CHECKING:
     from tau.config.settings import SettingsManager
-    from tau.modes.interactive.capabilities import Capabilities
 
 __all__ = ["SETTINGS", "Setting", "open_settings"]
 
 _BOOLEAN = ["true", "false"]
-
-
-class SettingsHost(DialogHost, Protocol):
-    """What the settings menu reads and changes of the mode beside the settings themselves: the
-    view (theme, thinking shown, padding, fullscreen or regular) and its redraws."""
-
-    theme_name: str
-    show_thinking: bool
-
-    @property
-    def output_pad(self) -> int: ...
-
-    @property
-    def tui_mode(self) -> str: ...
-
-    def restyle(self) -> None: ...
-
-    def switch_tui_mode(self, tui_mode: str) -> None: ...
-
-    def set_output_pad(self, pad: int) -> None: ...
-
-    def redraw_all(self, *, reload_messages: bool = False) -> None: ...
-
-    def capabilities(self) -> Capabilities: ...
 
 
 class Setting(Struct, frozen=True):
