@@ -380,23 +380,23 @@ def _connect_registered_mcp(
         return
     switches = builtin_switches(settings, options, include_project=include_project)
     switched_on = not options.no_mcp and switches["mcp"]
+
+    def connect() -> None:
+        from tau.extensions.loader import load_extensions_sync
+        from tau.mcp.extension import mcp_extension_source
+
+        source = mcp_extension_source(
+            cwd,
+            agent_dir,
+            include_project=include_project,
+            extra=options.mcp_servers,
+            codemode=switches["codemode"],
+            tool_search=switches["tool-search"],
+        )
+        load_extensions_sync([source], cwd=cwd, into=runner)
+
     if switched_on and not runner.registry.mcp_servers:
-
-        def connect() -> None:
-            from tau.extensions.loader import load_extensions_sync
-            from tau.mcp.extension import mcp_extension_source
-
-            source = mcp_extension_source(
-                cwd,
-                agent_dir,
-                include_project=include_project,
-                extra=options.mcp_servers,
-                codemode=switches["codemode"],
-                tool_search=switches["tool-search"],
-            )
-            load_extensions_sync([source], cwd=cwd, into=runner)
-
-        runner.mcp_connector = connect
+        runner.mcp_connector = connect  # loaded when an extension first registers a server
         return
     if not switched_on:
         from tau.extensions.errors import ExtensionDiagnostic
@@ -411,18 +411,7 @@ def _connect_registered_mcp(
             for server in runner.registry.mcp_servers.values()
         ]
         return
-    from tau.extensions.loader import load_extensions_sync
-    from tau.mcp.extension import mcp_extension_source
-
-    source = mcp_extension_source(
-        cwd,
-        agent_dir,
-        include_project=include_project,
-        extra=options.mcp_servers,
-        codemode=switches["codemode"],
-        tool_search=switches["tool-search"],
-    )
-    load_extensions_sync([source], cwd=cwd, into=runner)
+    connect()
 
 
 def _complete(
