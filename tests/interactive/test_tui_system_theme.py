@@ -32,13 +32,22 @@ def _run(tau: TauCommand, background: str | None, mode: str) -> Terminal:
     return terminal
 
 
-def _colour_of(terminal: Terminal, word: str) -> str:
+def _colour_shown(terminal: Terminal, word: str) -> str | None:
+    """The colour of ``word`` where the screen shows it, or None while it does not (a repaint
+    in progress: the terminal has the clear but not yet the new rows)."""
     for row in terminal.screen.buffer.values():
         line = "".join(row[x].data for x in range(terminal.cols))
         column = line.find(word)
         if column >= 0:
             return str(row[column].fg)
-    raise AssertionError(f"{word!r} is not on the screen:\n{terminal.display()}")
+    return None
+
+
+def _colour_of(terminal: Terminal, word: str) -> str:
+    colour = _colour_shown(terminal, word)
+    if colour is None:
+        raise AssertionError(f"{word!r} is not on the screen:\n{terminal.display()}")
+    return colour
 
 
 @pytest.mark.parametrize("mode", ["regular", "fullscreen"])
@@ -55,7 +64,7 @@ def test_the_system_theme_uses_only_the_terminals_palette_and_follows_its_backgr
         # The terminal reports that it turned dark (mode 2031, which tau asked for): bright colours.
         assert b"\x1b[?2031h" in terminal.raw
         terminal.send("\x1b[?997;1n")
-        terminal.wait_for(lambda: _colour_of(terminal, "def") == "brightblue")
+        terminal.wait_for(lambda: _colour_shown(terminal, "def") == "brightblue")
         assert "997" not in terminal.display()
     finally:
         terminal.close()
