@@ -121,6 +121,11 @@ class Terminal:
             argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols), use_poll=True
         )
         self.raw = bytearray()
+        self._drawn: dict[str, tuple[int, str]] = {}
+        """``display()`` and ``text()`` as last built, with the screen version they were built at:
+        built again only when output arrived or the size changed (a long scrollback takes tens of ms
+        to join, and ``wait_for`` asks twenty times a second)."""
+        self._version = 0
         self._open_apc = b""
         """The start of an APC string whose end has not arrived yet."""
 
@@ -154,6 +159,7 @@ class Terminal:
                 y, x = self.screen.cursor.y + 1, self.screen.cursor.x + 1
                 self._answer(f"\x1b[{y};{x}R")
             self.stream.feed(data[drawn:])
+            self._version += 1
             if time.monotonic() >= deadline:
                 return
 
@@ -162,14 +168,25 @@ class Terminal:
         return self.screen.main_screen is not None
 
     def display(self) -> str:
-        return "\n".join(line.rstrip() for line in self.screen.display)
+        return self._built("display", lambda: "\n".join(line.rstrip() for line in self.screen.display))
 
     def text(self) -> str:
         """Scrollback and screen together."""
-        history = [
-            "".join(line[x].data for x in range(self.cols)).rstrip() for line in self.screen.history.top
-        ]
-        return "\n".join([*history, self.display()])
+
+        def build() -> str:
+            history = [
+                "".join(line[x].data for x in range(self.cols)).rstrip() for line in self.screen.history.top
+            ]
+            return "\n".join([*history, self.display()])
+
+        return self._built("text", build)
+
+    def _built(self, name: str, build: Callable[[], str]) -> str:
+        version, shown = self._drawn.get(name, (-1, ""))
+        if version != self._version:
+            shown = build()
+            self._drawn[name] = (self._version, shown)
+        return shown
 
     def wait_for(self, what: str | Callable[[], bool], timeout: float = 15.0, *, where: str = "text") -> None:
         deadline = time.monotonic() + timeout
@@ -218,6 +235,7 @@ class Terminal:
     def resize(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
         self.screen.resize(rows, cols)
+        self._version += 1
         self.child.setwinsize(rows, cols)
 
     def wait_exit(self, timeout: float = 10.0) -> int:
