@@ -220,6 +220,14 @@ class InteractiveMode:
 
         self.components = ComponentHost(self)
         """Extensions' header, footer, overlays and autocomplete providers (``ctx.ui``)."""
+        from tau.modes.interactive.shrink import ShrinkWatch
+
+        self.shrink = ShrinkWatch(
+            lambda: self.session.services.settings_manager.clear_on_shrink and not self.fullscreen,
+            lambda: self.components.has_overlays,
+            self.redraw_all,
+        )
+        """``terminal.clearOnShrink`` in the inline UI."""
         self.dialog: Dialog | None = None
         self._dialog_lock = asyncio.Lock()
         self.activity = Activity()
@@ -434,7 +442,10 @@ class InteractiveMode:
                 text_window(
                     lambda: panels.live_fragments(self), lambda: bool(self.chat.live) and not self.fullscreen
                 ),
-                text_window(lambda: panels.status_fragments(self)),
+                text_window(
+                    lambda: panels.status_fragments(self),
+                    lambda: self.shrink.keeps_status_row(bool(panels.status_fragments(self))),
+                ),
                 text_window(
                     lambda: panels.queue_fragments(self),
                     lambda: bool(any(self.input.queued) or self.input.held_for_compaction),
@@ -491,7 +502,14 @@ class InteractiveMode:
                 layer.draw(self.transcript_view.images, (size.rows, size.columns))
 
             app.after_render += place_images
+        else:
+            app.after_render += self.shrink.after_render
         return app
+
+    def _print_above(self, text: str) -> None:
+        """Text into the scrollback, the live area drawn afresh below it."""
+        self.shrink.forget()
+        print_above(self.app, text)
 
     def _footer_fragments(self) -> Any:
         custom = self.components.footer_fragments()
@@ -612,7 +630,7 @@ class InteractiveMode:
         )
         self._set_title()
         self.files.start()
-        self.scrollback.attach(lambda text: print_above(self.app, text))
+        self.scrollback.attach(self._print_above)
         self.app.after_render += self._after_first_render
         self.keyboard.start()
         self.spawn(self._refresh_account_models())
@@ -694,7 +712,7 @@ class InteractiveMode:
         self.app = self._build_app()
         self._renderers.clear()
         self.redraw_all()  # into the new pane, or printed afresh into the terminal's scrollback
-        self.scrollback.attach(lambda text: print_above(self.app, text))
+        self.scrollback.attach(self._print_above)
         self._seen_width = self.width
         self.app.after_render += self._watch_width
         self._set_title()

@@ -240,6 +240,11 @@ class ComponentHost:
 
     # -- the app's hooks ---------------------------------------------------------------------------
 
+    @property
+    def has_overlays(self) -> bool:
+        """Whether an overlay floats above the screen now."""
+        return bool(self._overlays)
+
     def with_overlays(self, root: Container) -> Container:
         """``root`` under the layer overlays float in (the app calls this when it builds its layout)."""
         self._floats = FloatContainer(root, floats=[self._float(o) for o in self._overlays])
