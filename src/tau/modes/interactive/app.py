@@ -410,7 +410,7 @@ class InteractiveMode:
             dont_extend_height=True,
             always_hide_cursor=Condition(drawn_cursor),
         )
-        self.editor_window = editor_window
+        self.builtin_editor_window = editor_window
         padding = lambda: Dimension.exact(self._editor_padding())  # noqa: E731
         editor_area = HSplit(
             [
@@ -421,7 +421,9 @@ class InteractiveMode:
         )
 
         def input_area() -> Container:
-            return self.dialog.container if self.dialog is not None else editor_area
+            if self.dialog is not None:
+                return self.dialog.container
+            return self.components.editor_slot.window or editor_area
 
         def text_window(get: Any, shown: Any = None) -> Container:
             return ConditionalContainer(
@@ -462,7 +464,9 @@ class InteractiveMode:
         if self.fullscreen:
             root = self._with_search_box(root)
         # A dialog open while the TUI mode changes (/settings) keeps the keys.
-        layout = Layout(root, focused_element=self.dialog.focus if self.dialog is not None else editor_window)
+        layout = Layout(
+            root, focused_element=self.dialog.focus if self.dialog is not None else self.editor_window
+        )
         style = self._style()
         from prompt_toolkit.input import create_input
 
@@ -510,6 +514,17 @@ class InteractiveMode:
         """Text into the scrollback, the live area drawn afresh below it."""
         self.shrink.forget()
         print_above(self.app, text)
+
+    @property
+    def editor_window(self) -> Window:
+        """The window the editor's keys go to: an extension's editor (``set_editor_component``) or tau's."""
+        return self.components.editor_slot.window or self.builtin_editor_window
+
+    def border_colour(self) -> str:
+        return self._border_colour()
+
+    def editor_padding(self) -> int:
+        return self._editor_padding()
 
     def _footer_fragments(self) -> Any:
         custom = self.components.footer_fragments()
