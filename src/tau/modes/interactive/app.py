@@ -200,6 +200,10 @@ class InteractiveMode:
 
         # Until the terminal answers the background query: its COLORFGBG, else dark (as pi).
         self.light_terminal = light_from_colorfgbg(os.environ.get("COLORFGBG"))
+        from tau.modes.interactive.terminal_colours import TerminalColours
+
+        self.terminal_colours = TerminalColours()
+        """What the terminal said of its colours (OSC 10, 11, 4): the ``system`` theme's source."""
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking: bool = not bool(settings.get("hideThinkingBlock", False))
@@ -288,6 +292,8 @@ class InteractiveMode:
         from tau.modes.interactive.render.theme import get_theme
 
         theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
+        if theme.name == "system" and (derived := self.terminal_colours.theme(theme)) is not None:
+            theme = derived
         settings = self.session.services.settings_manager
         capabilities = self.capabilities()
         # Inline images; in fullscreen kitty's only, which ``image_layer`` places over the pane's
@@ -480,7 +486,9 @@ class InteractiveMode:
         self.keyboard = KeyboardProtocol(write, _fileno(output))
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
-            self.keyboard.on_appearance = self._on_appearance
+            self.keyboard.on_appearance = self._on_appearance_report
+            self.keyboard.on_colour = self.terminal_colours.answer
+            self.keyboard.on_colours_end = self._on_colours_end
         app: Application[int] = Application(
             layout=layout,
             input=app_input,
@@ -596,8 +604,13 @@ class InteractiveMode:
         self.theme_setting = value
 
     def _style(self) -> Style:
-        styles = {"light": _LIGHT_STYLE, "system": _SYSTEM_STYLE}
+        styles = {"light": _LIGHT_STYLE, "system": {**_SYSTEM_STYLE, **self.terminal_colours.frame_style()}}
         return Style.from_dict(styles.get(self.theme_name, _STYLE))
+
+    def _on_colours_end(self) -> None:
+        """The terminal's colour answers are in: the ``system`` theme takes colours derived from them."""
+        if self.terminal_colours.settle() and self.theme_name == "system" and self.app.is_running:
+            self.restyle()
 
     def _on_background(self, colour: str) -> None:
         """The terminal told its background (OSC 11): the system theme follows light or dark."""
@@ -614,13 +627,19 @@ class InteractiveMode:
             if self.theme_name == "system" or "/" in self.theme_setting:
                 self.restyle()
 
+    def _on_appearance_report(self, light: bool) -> None:
+        """The terminal turned light or dark (mode 2031): its colours are asked for again, as pi does."""
+        self._on_appearance(light)
+        self.keyboard.ask_colours()
+
     def _border_colour(self) -> str:
         system = self.theme_name == "system"
+        derived = self.terminal_colours.border_colours() if system else None
         if self.editor.text.startswith("!"):
-            return "ansiyellow" if system else "#d7875f"
+            return derived["bash"] if derived else "ansiyellow" if system else "#d7875f"
         model = self.session.model
         level = self.session.thinking_level if model is not None and model.reasoning else "off"
-        borders = _SYSTEM_BORDER_BY_LEVEL if system else _BORDER_BY_LEVEL
+        borders = derived or (_SYSTEM_BORDER_BY_LEVEL if system else _BORDER_BY_LEVEL)
         return borders.get(level, borders["off"])
 
     # -- running -----------------------------------------------------------------------------------
