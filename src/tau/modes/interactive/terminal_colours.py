@@ -25,6 +25,7 @@ class TerminalColours:
         self.palette: dict[int, RGB] = {}
         self.derived: DerivedColours | None = None
         self._themes: dict[Theme, Theme] = {}
+        self._borders: dict[str, str] | None = None
 
     def answer(self, number: int, value: str) -> None:
         """One answer: OSC ``number`` (10, 11, or 4 with ``value`` ``"index;colour"``)."""
@@ -51,6 +52,7 @@ class TerminalColours:
             return False
         self.derived = derived
         self._themes.clear()
+        self._borders = None
         return True
 
     def theme(self, base: Theme) -> Theme | None:
@@ -75,6 +77,8 @@ class TerminalColours:
         """The editor border's colour per thinking level and for ``bash``, when derived."""
         if self.derived is None:
             return None
-        from tau.modes.interactive.render.system_palette import border_colours
+        if self._borders is None:  # asked at every frame: kept
+            from tau.modes.interactive.render.system_palette import border_colours
 
-        return border_colours(self.derived)
+            self._borders = border_colours(self.derived)
+        return self._borders
