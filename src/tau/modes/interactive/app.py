@@ -628,9 +628,11 @@ class InteractiveMode:
                 self.restyle()
 
     def _on_appearance_report(self, light: bool) -> None:
-        """The terminal turned light or dark (mode 2031): its colours are asked for again, as pi does."""
+        """The terminal turned light or dark (mode 2031); under the ``system`` theme its colours
+        are asked for again, as pi does, and the theme is derived afresh from the answers."""
         self._on_appearance(light)
-        self.keyboard.ask_colours()
+        if self.theme_name == "system":
+            self.keyboard.ask_colours()
 
     def _border_colour(self) -> str:
         system = self.theme_name == "system"
