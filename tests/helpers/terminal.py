@@ -20,6 +20,7 @@ _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
 _KITTY_POP = re.compile(rb"\x1b\[<\d*u")
 _ALTERNATE = 1049
 _BACKGROUND_QUERY = re.compile(rb"\x1b\]11;\?(?:\x07|\x1b\\)")
+_COLOUR_QUERY = re.compile(rb"\x1b\](10|4;\d+);\?(?:\x07|\x1b\\)")
 _APC = re.compile(rb"\x1b_[^\x1b]*\x1b\\")
 """An application program command (kitty's images): a terminal takes it in whole, pyte would draw it."""
 
@@ -106,11 +107,17 @@ class Terminal:
         cols: int = 100,
         kitty: bool = False,
         background: str | None = None,
+        foreground: str | None = None,
+        palette: Sequence[str] | None = None,
     ) -> None:
         self.rows, self.cols = rows, cols
         self.kitty = kitty
         self.background = background
         """The colour answered to OSC 11 (``rgb:ffff/ffff/ffff``); ``None``: the query goes unanswered."""
+        self.foreground = foreground
+        """The colour answered to OSC 10, as ``background``."""
+        self.palette = list(palette) if palette is not None else None
+        """The 16 colours answered to OSC 4 (``rgb:...``); ``None``: those queries go unanswered."""
         self.screen = _AnsweringScreen(cols, rows, self._answer)
         self.screen.set_mode(pyte.modes.LNM)  # the tty turns \n into \r\n, as a real terminal shows it
         self.stream = pyte.ByteStream(self.screen)
@@ -140,6 +147,14 @@ class Terminal:
             except pexpect.EOF:
                 return
             self.raw.extend(data)
+            for query in _COLOUR_QUERY.findall(
+                data
+            ):  # answered before the DA1 after them (pyte answers that)
+                if query == b"10" and self.foreground is not None:
+                    self._answer(f"\x1b]10;{self.foreground}\x1b\\")
+                elif query.startswith(b"4;") and self.palette is not None:
+                    index = int(query[2:])
+                    self._answer(f"\x1b]4;{index};{self.palette[index]}\x07")
             if self.background is not None:
                 for _ in _BACKGROUND_QUERY.findall(data):
                     self._answer(f"\x1b]11;{self.background}\x1b\\")

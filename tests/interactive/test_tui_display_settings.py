@@ -219,3 +219,21 @@ def test_terminal_progress_is_off_by_default(tau: TauCommand, start_tui: Start) 
     terminal.wait_for("done")
     terminal.settle()
     assert b"\x1b]9;4" not in terminal.raw
+
+
+# -- terminal.clearOnShrink ---------------------------------------------------------------------------
+
+
+def test_clear_on_shrink_puts_the_footer_back_on_the_last_row_when_the_live_area_shrinks(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    # Eight rows: the header and the live area fill them, the completion menu pushes the header up.
+    _settings(tau, terminal={"clearOnShrink": True})
+    terminal = start_tui(rows=8)
+    terminal.type("/")
+    terminal.wait_for("/settings", where="display")
+    terminal.send("\x7f")  # backspace: the menu closes, the live area is five rows shorter
+    terminal.wait_for(lambda: "/settings" not in terminal.display() and "tau v" in terminal.display())
+    terminal.settle()
+    rows = terminal.display().splitlines()
+    assert "fake-model" in rows[-1], rows

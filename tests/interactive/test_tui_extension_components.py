@@ -81,3 +81,22 @@ def test_an_autocomplete_provider_offers_its_items_and_hands_the_rest_to_tau_s(
     terminal.send("\x15")  # ctrl+u: an empty editor again
     terminal.type("/mod")
     terminal.wait_for("/model", where="display")  # tau's own completion, below the provider
+
+
+def test_an_extension_s_editor_takes_the_keys_first_and_hands_the_rest_to_tau_s_editor(
+    start_tui: Start,
+) -> None:
+    terminal = start_tui("-e", str(EXAMPLES / "modal_editor.py"))
+    terminal.wait_for("INSERT", where="display")
+    terminal.type("hello")
+    terminal.send(ESCAPE)  # insert → normal: the extension's, not tau's interrupt
+    terminal.wait_for("NORMAL", where="display")
+    terminal.type("hhx")  # two left (tau's cursor keys), then delete under the cursor
+    terminal.wait_for("helo", where="display")
+    terminal.type("$a")  # to the end, insert after it
+    terminal.send("\x15")  # ctrl+u, tau's: deletes back to the line's start
+    terminal.wait_for(lambda: "helo" not in terminal.display() and "INSERT" in terminal.display())
+    _command(terminal, "/vim")  # Enter, tau's: the command puts tau's own editor back
+    terminal.wait_for(lambda: "INSERT" not in terminal.display() and "NORMAL" not in terminal.display())
+    terminal.type("hhx")
+    terminal.wait_for("hhx", where="display")

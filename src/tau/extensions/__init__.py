@@ -26,6 +26,7 @@ from tau._lazy import lazy_exports
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
+    from tau.extensions.custom_editor import CustomEditor
     from tau.extensions.errors import (
         ExtensionDiagnostic,
         ExtensionError,
@@ -132,6 +133,7 @@ __all__ = [
     "ContextEvent",
     "ContextResult",
     "ContextWithSystemEvent",
+    "CustomEditor",
     "ExecResult",
     "ExtensionAPI",
     "ExtensionCommandContext",
@@ -205,6 +207,18 @@ __all__ = [
 ]
 
 # Searched in this order: what extension authors import first, the loader and runner last.
-_MODULES = ("types", "errors", "events", "results", "ui", "context", "host", "api", "runner", "loader")
+_MODULES = (
+    "types",
+    "errors",
+    "events",
+    "results",
+    "ui",
+    "custom_editor",
+    "context",
+    "host",
+    "api",
+    "runner",
+    "loader",
+)
 
 __getattr__, __dir__ = lazy_exports(globals(), _MODULES)

@@ -254,5 +254,11 @@ class ScriptedUI(Struct, dict=True):
     def set_footer(self, factory: Any) -> None:
         return None
 
+    def set_editor_component(self, factory: Any) -> None:
+        return None
+
+    def get_editor_component(self) -> Any:
+        return None
+
     def add_autocomplete_provider(self, factory: Any) -> None:
         return None

@@ -86,7 +86,8 @@ class ExtensionUI(Protocol):
 @runtime_checkable
 class ComponentUI(Protocol):
     """What ``ctx.ui`` offers beyond ``ExtensionUI`` for extensions' own components (pi's
-    ``ctx.ui.custom`` / ``setHeader`` / ``setFooter`` / ``addAutocompleteProvider``). The terminal
+    ``ctx.ui.custom`` / ``setHeader`` / ``setFooter`` / ``setEditorComponent`` /
+    ``addAutocompleteProvider``). The terminal
     UI draws them (``tau.modes.interactive.components`` says what a component is); elsewhere
     ``custom`` answers ``None`` at once and the others change nothing, as in pi's RPC mode."""
 
@@ -103,6 +104,15 @@ class ComponentUI(Protocol):
 
     def set_footer(self, factory: Callable[..., Any] | None) -> None:
         """``factory(tui, theme, footer_data)``'s component instead of the footer (``None``: tau's)."""
+        ...
+
+    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+        """``factory(tui, theme, keybindings)``'s editor in place of tau's (``None``: tau's again);
+        ``tau.extensions.CustomEditor`` says what it may do."""
+        ...
+
+    def get_editor_component(self) -> Callable[..., Any] | None:
+        """The factory of the editor set now (to wrap it), ``None`` for tau's."""
         ...
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
@@ -171,6 +181,12 @@ class NeutralUI:
         return None
 
     def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        return None
+
+    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+        return None
+
+    def get_editor_component(self) -> Callable[..., Any] | None:
         return None
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:

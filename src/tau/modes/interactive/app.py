@@ -200,6 +200,10 @@ class InteractiveMode:
 
         # Until the terminal answers the background query: its COLORFGBG, else dark (as pi).
         self.light_terminal = light_from_colorfgbg(os.environ.get("COLORFGBG"))
+        from tau.modes.interactive.terminal_colours import TerminalColours
+
+        self.terminal_colours = TerminalColours()
+        """What the terminal said of its colours (OSC 10, 11, 4): the ``system`` theme's source."""
         self.keymap = load_keymap(self.session.services.agent_dir)
         self.tools_expanded = False
         self.show_thinking: bool = not bool(settings.get("hideThinkingBlock", False))
@@ -220,6 +224,14 @@ class InteractiveMode:
 
         self.components = ComponentHost(self)
         """Extensions' header, footer, overlays and autocomplete providers (``ctx.ui``)."""
+        from tau.modes.interactive.shrink import ShrinkWatch
+
+        self.shrink = ShrinkWatch(
+            lambda: self.session.services.settings_manager.clear_on_shrink and not self.fullscreen,
+            lambda: self.components.has_overlays,
+            self.redraw_all,
+        )
+        """``terminal.clearOnShrink`` in the inline UI."""
         self.dialog: Dialog | None = None
         self._dialog_lock = asyncio.Lock()
         self.activity = Activity()
@@ -280,6 +292,8 @@ class InteractiveMode:
         from tau.modes.interactive.render.theme import get_theme
 
         theme = get_theme(self.theme_name, light_terminal=self.light_terminal)
+        if theme.name == "system" and (derived := self.terminal_colours.theme(theme)) is not None:
+            theme = derived
         settings = self.session.services.settings_manager
         capabilities = self.capabilities()
         # Inline images; in fullscreen kitty's only, which ``image_layer`` places over the pane's
@@ -402,7 +416,7 @@ class InteractiveMode:
             dont_extend_height=True,
             always_hide_cursor=Condition(drawn_cursor),
         )
-        self.editor_window = editor_window
+        self.builtin_editor_window = editor_window
         padding = lambda: Dimension.exact(self._editor_padding())  # noqa: E731
         editor_area = HSplit(
             [
@@ -413,7 +427,9 @@ class InteractiveMode:
         )
 
         def input_area() -> Container:
-            return self.dialog.container if self.dialog is not None else editor_area
+            if self.dialog is not None:
+                return self.dialog.container
+            return self.components.editor_slot.window or editor_area
 
         def text_window(get: Any, shown: Any = None) -> Container:
             return ConditionalContainer(
@@ -434,7 +450,10 @@ class InteractiveMode:
                 text_window(
                     lambda: panels.live_fragments(self), lambda: bool(self.chat.live) and not self.fullscreen
                 ),
-                text_window(lambda: panels.status_fragments(self)),
+                text_window(
+                    lambda: panels.status_fragments(self),
+                    lambda: self.shrink.keeps_status_row(bool(panels.status_fragments(self))),
+                ),
                 text_window(
                     lambda: panels.queue_fragments(self),
                     lambda: bool(any(self.input.queued) or self.input.held_for_compaction),
@@ -451,7 +470,9 @@ class InteractiveMode:
         if self.fullscreen:
             root = self._with_search_box(root)
         # A dialog open while the TUI mode changes (/settings) keeps the keys.
-        layout = Layout(root, focused_element=self.dialog.focus if self.dialog is not None else editor_window)
+        layout = Layout(
+            root, focused_element=self.dialog.focus if self.dialog is not None else self.editor_window
+        )
         style = self._style()
         from prompt_toolkit.input import create_input
 
@@ -465,7 +486,9 @@ class InteractiveMode:
         self.keyboard = KeyboardProtocol(write, _fileno(output))
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
-            self.keyboard.on_appearance = self._on_appearance
+            self.keyboard.on_appearance = self._on_appearance_report
+            self.keyboard.on_colour = self.terminal_colours.answer
+            self.keyboard.on_colours_end = self._on_colours_end
         app: Application[int] = Application(
             layout=layout,
             input=app_input,
@@ -491,7 +514,25 @@ class InteractiveMode:
                 layer.draw(self.transcript_view.images, (size.rows, size.columns))
 
             app.after_render += place_images
+        else:
+            app.after_render += self.shrink.after_render
         return app
+
+    def _print_above(self, text: str) -> None:
+        """Text into the scrollback, the live area drawn afresh below it."""
+        self.shrink.forget()
+        print_above(self.app, text)
+
+    @property
+    def editor_window(self) -> Window:
+        """The window the editor's keys go to: an extension's editor (``set_editor_component``) or tau's."""
+        return self.components.editor_slot.window or self.builtin_editor_window
+
+    def border_colour(self) -> str:
+        return self._border_colour()
+
+    def editor_padding(self) -> int:
+        return self._editor_padding()
 
     def _footer_fragments(self) -> Any:
         custom = self.components.footer_fragments()
@@ -563,8 +604,13 @@ class InteractiveMode:
         self.theme_setting = value
 
     def _style(self) -> Style:
-        styles = {"light": _LIGHT_STYLE, "system": _SYSTEM_STYLE}
+        styles = {"light": _LIGHT_STYLE, "system": {**_SYSTEM_STYLE, **self.terminal_colours.frame_style()}}
         return Style.from_dict(styles.get(self.theme_name, _STYLE))
+
+    def _on_colours_end(self) -> None:
+        """The terminal's colour answers are in: the ``system`` theme takes colours derived from them."""
+        if self.terminal_colours.settle() and self.theme_name == "system" and self.app.is_running:
+            self.restyle()
 
     def _on_background(self, colour: str) -> None:
         """The terminal told its background (OSC 11): the system theme follows light or dark."""
@@ -581,13 +627,21 @@ class InteractiveMode:
             if self.theme_name == "system" or "/" in self.theme_setting:
                 self.restyle()
 
+    def _on_appearance_report(self, light: bool) -> None:
+        """The terminal turned light or dark (mode 2031); under the ``system`` theme its colours
+        are asked for again, as pi does, and the theme is derived afresh from the answers."""
+        self._on_appearance(light)
+        if self.theme_name == "system":
+            self.keyboard.ask_colours()
+
     def _border_colour(self) -> str:
         system = self.theme_name == "system"
+        derived = self.terminal_colours.border_colours() if system else None
         if self.editor.text.startswith("!"):
-            return "ansiyellow" if system else "#d7875f"
+            return derived["bash"] if derived else "ansiyellow" if system else "#d7875f"
         model = self.session.model
         level = self.session.thinking_level if model is not None and model.reasoning else "off"
-        borders = _SYSTEM_BORDER_BY_LEVEL if system else _BORDER_BY_LEVEL
+        borders = derived or (_SYSTEM_BORDER_BY_LEVEL if system else _BORDER_BY_LEVEL)
         return borders.get(level, borders["off"])
 
     # -- running -----------------------------------------------------------------------------------
@@ -612,7 +666,7 @@ class InteractiveMode:
         )
         self._set_title()
         self.files.start()
-        self.scrollback.attach(lambda text: print_above(self.app, text))
+        self.scrollback.attach(self._print_above)
         self.app.after_render += self._after_first_render
         self.keyboard.start()
         self.spawn(self._refresh_account_models())
@@ -694,7 +748,7 @@ class InteractiveMode:
         self.app = self._build_app()
         self._renderers.clear()
         self.redraw_all()  # into the new pane, or printed afresh into the terminal's scrollback
-        self.scrollback.attach(lambda text: print_above(self.app, text))
+        self.scrollback.attach(self._print_above)
         self._seen_width = self.width
         self.app.after_render += self._watch_width
         self._set_title()

@@ -1,5 +1,5 @@
 """Extensions' own components in the terminal UI (``ctx.ui.custom``, ``set_header``,
-``set_footer``, ``add_autocomplete_provider``), as pi's ``docs/tui.md`` describes them, in Python.
+``set_footer``, ``add_autocomplete_provider``; ``set_editor_component`` in ``editor_component``), as pi's ``docs/tui.md`` describes them, in Python.
 
 A component is any object with ``render(width) -> list[str]``: lines of text that may carry colour
 (SGR) sequences, each cut to ``width``. It may also have ``handle_input(key)``, called with each key
@@ -65,6 +65,9 @@ class ComponentMode(Protocol):
     def editor_window(self) -> Any: ...
 
     @property
+    def builtin_editor_window(self) -> Any: ...
+
+    @property
     def dialog(self) -> Any: ...
 
     @property
@@ -80,6 +83,10 @@ class ComponentMode(Protocol):
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
 
     def show_dialog(self, dialog: Any) -> Any: ...
+
+    def border_colour(self) -> str: ...
+
+    def editor_padding(self) -> int: ...
 
 
 _NAMED_KEYS = {
@@ -237,8 +244,17 @@ class ComponentHost:
         self.footer: Any = None
         self._floats: FloatContainer | None = None
         self._overlays: list[_Overlay] = []
+        from tau.modes.interactive.editor_component import EditorSlot
+
+        self.editor_slot = EditorSlot(mode, self.tui, self.keybindings)
+        """The editor an extension put in place of tau's (``set_editor_component``)."""
 
     # -- the app's hooks ---------------------------------------------------------------------------
+
+    @property
+    def has_overlays(self) -> bool:
+        """Whether an overlay floats above the screen now."""
+        return bool(self._overlays)
 
     def with_overlays(self, root: Container) -> Container:
         """``root`` under the layer overlays float in (the app calls this when it builds its layout)."""
@@ -329,6 +345,13 @@ class ComponentHost:
             place["right"] = margin
         shown = ConditionalContainer(overlay.window, filter=Condition(lambda: True))
         return Float(shown, width=width, **place)
+
+    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+        self.editor_slot.set(factory)
+
+    @property
+    def editor_factory(self) -> Callable[..., Any] | None:
+        return self.editor_slot.factory
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         editor = self._mode.editor

@@ -54,6 +54,11 @@ _SEQUENCE = re.compile(r"\x1b\[(?:\?(\d+)u|\?997;(\d)n|\?[\d;]*c|([\d:;]+)u|27;(
 _PASTE_START = "\x1b[200~"
 _OSC_REPLY = re.compile(r"\x1b\](\d+);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 BACKGROUND_QUERY = "\x1b]11;?\x07"
+COLOUR_QUERY = "\x1b]10;?\x07" + BACKGROUND_QUERY + "".join(f"\x1b]4;{index};?\x07" for index in range(16))
+"""OSC 10, 11 and 4: the terminal's foreground, background and 16 ANSI colours (the ``system``
+theme's colours are derived from them, as pi's); the DA1 request sent after them marks the end of
+the answers, since every terminal answers DA1 and answers in order."""
+DA1 = "\x1b[c"
 APPEARANCE_REPORTS_ON = "\x1b[?2031h"
 """Mode 2031: the terminal says when it turns light or dark (``CSI ?997;1n`` dark, ``;2n`` light)."""
 APPEARANCE_REPORTS_OFF = "\x1b[?2031l"
@@ -205,6 +210,11 @@ class KeyboardProtocol:
         """Set to ask for the background colour (``start``); called with the reply's colour."""
         self.on_appearance: Callable[[bool], None] | None = None
         """Called with whether the terminal turned light (mode 2031), while ``on_background`` is set."""
+        self.on_colour: Callable[[int, str], None] | None = None
+        """Called with each colour answer (OSC number, value), while ``on_background`` is set."""
+        self.on_colours_end: Callable[[], None] | None = None
+        """Called when the colour answers are over (the DA1 after them), answered or not."""
+        self._colours_asked = 0
         self._appearance_reports = False
         self._starting = False
         atexit.register(self._restore_at_exit)
@@ -212,6 +222,14 @@ class KeyboardProtocol:
     def _colour(self, number: int, value: str) -> None:
         if number == 11 and self.on_background is not None:
             self.on_background(value)
+        if self.on_colour is not None:
+            self.on_colour(number, value)
+
+    def ask_colours(self) -> None:
+        """Ask for the terminal's colours again (it turned light or dark)."""
+        if self.on_background is not None:
+            self._colours_asked += 1
+            self._write(COLOUR_QUERY + DA1)
 
     def install(self, app_input: Any) -> bool:
         """Read keys through ``KeyParser`` (a vt100 input only); whether it could."""
@@ -236,8 +254,9 @@ class KeyboardProtocol:
         self._asked = True
         colours = ""
         if self.on_background is not None:
-            colours = APPEARANCE_REPORTS_ON + BACKGROUND_QUERY
+            colours = APPEARANCE_REPORTS_ON + COLOUR_QUERY
             self._appearance_reports = True
+            self._colours_asked += 1
         self._write(colours + QUERY)
 
     def on_answer(self, kind: str, flags: int) -> None:
@@ -250,6 +269,10 @@ class KeyboardProtocol:
             if self.kitty:
                 self._asked = False
             return
+        if self._colours_asked:  # a DA1 answer ends one round of colour answers
+            self._colours_asked -= 1
+            if self.on_colours_end is not None:
+                self.on_colours_end()
         if self._asked and not self.kitty and not self.modify_other_keys:
             self.modify_other_keys = True
             self._write(MODIFY_OTHER_KEYS_ON)

@@ -168,6 +168,12 @@ class InteractiveUI:
     def set_footer(self, factory: Callable[..., Any] | None) -> None:
         self._mode.components.set_footer(factory)
 
+    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+        self._mode.components.set_editor_component(factory)
+
+    def get_editor_component(self) -> Callable[..., Any] | None:
+        return self._mode.components.editor_factory
+
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         self._mode.components.add_autocomplete_provider(factory)
 
