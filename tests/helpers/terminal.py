@@ -127,6 +127,8 @@ class Terminal:
         self.child = pexpect.spawn(
             argv[0], list(argv[1:]), cwd=cwd, env=env, dimensions=(rows, cols), use_poll=True
         )
+        self.child.delaybeforesend = None  # see _pause
+        self._sent_at = 0.0
         self.raw = bytearray()
         self._drawn: dict[str, tuple[int, str]] = {}
         """``display()`` and ``text()`` as last built, with the screen version they were built at:
@@ -235,17 +237,30 @@ class Terminal:
         return len(self.raw) != before
 
     def send(self, data: str) -> None:
+        self._pause()
         self.child.send(data.encode())
+        self._sent_at = time.monotonic()
+
+    def _pause(self) -> None:
+        """Each ``send`` or ``type`` starts at least 50 ms after the last one ended, as pexpect's
+        own delay did, so a key that opens a dialog has it open before the next keys come, and a
+        lone Escape is not read as the start of an Alt key. (pexpect waited before every key,
+        so a test that typed a few hundred keys spent most of its time waiting.)"""
+        wait = self._sent_at + 0.05 - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     def _answer(self, data: str) -> None:
         """A reply of the terminal's own: at once, as a terminal answers (pexpect's ``send``
-        waits 50 ms first, which hid answers arriving before the program's tty was raw)."""
+        waited 50 ms first, which hid answers arriving before the program's tty was raw)."""
         os.write(self.child.child_fd, data.encode())
 
     def type(self, text: str) -> None:
+        self._pause()
         for char in text:
             self.child.send(char.encode())
             time.sleep(0.002)
+        self._sent_at = time.monotonic()
 
     def resize(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
