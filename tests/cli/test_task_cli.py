@@ -27,6 +27,14 @@ def test_json_mode_streams_the_childs_tool_calls_under_the_task_call(tau: TauCom
     events = _events(result.stdout)
     updates = [e for e in events if e["type"] == "tool_execution_update" and e["toolCallId"] == "task_1"]
     assert any("bash echo hi-from-child" in json.dumps(e["partialResult"]) for e in updates)
+    nested = [e for e in events if e.get("parentToolCallId") == "task_1"]
+    assert [e["type"] for e in nested if e["type"] != "tool_execution_update"] == [
+        "tool_execution_start",
+        "tool_execution_end",
+    ]
+    assert {e["toolName"] for e in nested} == {"bash"}
+    assert all(str(e["toolCallId"]).startswith("task_1/") for e in nested)
+    assert "hi-from-child" in json.dumps(nested[-1]["result"])
     [end] = [e for e in events if e["type"] == "tool_execution_end" and e["toolCallId"] == "task_1"]
     assert end["isError"] is False
     assert end["result"]["content"] == [{"type": "text", "text": "The child printed hi."}]
