@@ -343,3 +343,32 @@ async def test_a_bad_timeout_is_a_tool_error(project: str, agent_dir: str) -> No
     [result] = _tool_results(session)
     assert result.is_error
     assert _text(result) == "task: timeout must be a number of seconds above 0"
+
+
+async def test_fewer_tools_than_the_parents_are_told_as_removals_not_a_new_prompt(
+    project: str, agent_dir: str
+) -> None:
+    _write_agent(agent_dir, "scout", "Only look.", description="Recon", tools="read, ls")
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Map the repo.", "agent": "scout"}))
+        server.add(tool_turn("ls", {}), text_turn("mapped"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "bash", "ls", "task"])
+        await session.prompt("Delegate to the scout.")
+        requests = list(server.requests)
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert not result.is_error, _text(result)
+    parent, child, child_again = requests[0].body, requests[1].body, requests[2].body
+    assert child["messages"][0] == parent["messages"][0]  # the parent's prompt, byte for byte
+    assert child["tools"] == parent["tools"]  # a notice model keeps the list and refuses removed ones
+    notice = child["messages"][-1]["content"][-1]["text"]
+    assert "Updated system prompt section" not in notice
+    assert "Tools no longer available (a call to one of them is refused): bash, task" in notice
+    assert (
+        child_again["messages"][: len(child["messages"])] == child["messages"]
+    )  # the child's own prefix holds
+    # The transcript records the child's own tools, so a resumed child has read and ls only.
+    resumed = SessionManager.open(result.details["sessionFile"])
+    recorded = resumed.branch_system_message()
+    assert recorded is not None
+    assert [t["name"] for t in recorded.tools_added or []] == ["read", "ls"]

@@ -319,6 +319,10 @@ def _create_child(
     )
     child = created.session
     holder.append(child)
+    parent_options = parent.base_system_prompt_options
+    if parent_options is not None and set(tools) <= set(parent.get_active_tool_names()):
+        # Fewer tools than the parent's: the parent's prompt, the others told as removed.
+        child.describe_tools_as(parent_options)
     wrapper = parent.child_stream_wrapper
     if wrapper is not None and child.agent.stream_fn is not None:
         child.agent.stream_fn = wrapper(child.agent.stream_fn)
