@@ -55,3 +55,52 @@ def test_tree_lists_the_childs_transcript_under_the_call_and_opens_it(
         )
     )
     assert "Mars has two moons." in terminal.display()
+
+
+def test_escape_aborts_every_running_child(tau: TauCommand, start_tui: Start) -> None:
+    import json
+    import time
+
+    from terminal import ESCAPE
+
+    from tau.testing.fake_llm import Fault
+
+    stall = Fault(kind="stall", after_events=1, seconds=30)
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("task", {"prompt": "First slow job."}, id="t1"),
+                ScriptedToolCall("task", {"prompt": "Second slow job."}, id="t2"),
+            ]
+        ),
+        Turn(text="never one", fault=stall),
+        Turn(text="never two", fault=stall),
+        Turn(text="after the abort"),
+    )
+    terminal = start_tui("--tools", "+task", cols=160)
+    terminal.type("delegate")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: len(tau.server.requests) >= 3)  # both children are waiting on a reply
+    started = time.monotonic()
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: len(tau.session_files()) == 3 and all(_ended(f) for f in tau.session_files()))
+    assert time.monotonic() - started < 10
+    # The parent's two results are errors.
+    parent = next(f for f in tau.session_files() if "parentSession" not in f.read_text().splitlines()[0])
+    results = [
+        e["message"]
+        for e in map(json.loads, parent.read_text().splitlines())
+        if e.get("type") == "message" and e["message"].get("role") == "toolResult"
+    ]
+    assert [(r["toolCallId"], r["isError"]) for r in results] == [("t1", True), ("t2", True)]
+    assert len(tau.server.requests) == 3  # nothing asked the model after the abort
+
+
+def _ended(path: object) -> bool:
+    """The transcript's last entry is an aborted reply (each child's, and the parent's after them)."""
+    import json
+    from pathlib import Path
+
+    lines = Path(str(path)).read_text().splitlines()
+    message = json.loads(lines[-1]).get("message", {}) if lines else {}
+    return message.get("role") == "assistant" and message.get("stopReason") == "aborted"
