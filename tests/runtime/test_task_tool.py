@@ -372,3 +372,36 @@ async def test_fewer_tools_than_the_parents_are_told_as_removals_not_a_new_promp
     recorded = resumed.branch_system_message()
     assert recorded is not None
     assert [t["name"] for t in recorded.tools_added or []] == ["read", "ls"]
+
+
+async def test_a_timed_out_childs_command_is_stopped_with_it(project: str, agent_dir: str) -> None:
+    import os
+    import time
+
+    pid_file = Path(project, "sleeper.pid")
+    command = f"sleep 300 & echo $! > {pid_file}; wait"
+    with FakeLLMServer() as server:
+        server.add(
+            tool_turn("task", {"prompt": "Wait.", "timeout": 1}), tool_turn("bash", {"command": command})
+        )
+        server.add(text_turn("ok"))
+        session = _session(server, project, agent_dir, ["bash", "task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert _text(result).startswith("task: the child was stopped after 1 s")
+    sleeper = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(sleeper, 0)
+        except ProcessLookupError:
+            break
+        try:
+            if Path(f"/proc/{sleeper}/stat").read_text().split(") ", 1)[1][0] == "Z":
+                break  # dead, waiting for its parent to read it
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the timed-out child's command is still running")
