@@ -7,6 +7,10 @@
   messages; ``tau.testing.fake_llm.prefix``), for an Anthropic model with pi 1.6's current-Claude
   compat flags and for a plain OpenAI-compatible one; a fresh session's first request has 0.
   With an agent definition that narrows the tools, and without.
+- **8 parallel children under a provider limit**: one reply with eight ``task`` calls, the
+  session's requests held to ``concurrency: 2`` as ``tau batch`` holds a task's (its
+  ``limited_stream_fn`` on the session and, through ``child_stream_wrapper``, on every child);
+  the most requests the fake server saw in flight at once, and the wall time.
 
     .venv/bin/python bench/bench_subagents.py [runs]
 """
@@ -18,18 +22,21 @@ import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from _common import Figure
 from tau.ai.types import ToolResultMessage
+from tau.batch.limits import LimitBook, limited_stream_fn
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.sdk import create_agent_session
 from tau.runtime.services import create_agent_session_services
 from tau.session.manager import SessionManager
-from tau.testing.fake_llm import FakeLLMServer, text_turn, tool_turn
+from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, Turn, text_turn, tool_turn
 from tau.testing.fake_llm.prefix import canonical
+from tau.testing.fake_llm.script import RecordedRequest
 
 FLAG_COMPAT = {
     "forceAdaptiveThinking": True,
@@ -135,6 +142,49 @@ async def _overhead(runs: int) -> float:
     return statistics.median(gaps)
 
 
+class _Counting:
+    """Answers every request after ``delay`` s and counts how many were in flight at once."""
+
+    def __init__(self, children: int, delay: float) -> None:
+        self.children, self.delay = children, delay
+        self.in_flight = self.most = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: RecordedRequest) -> Turn:
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            time.sleep(self.delay)
+            messages = request.body["messages"]
+            if any(m.get("role") == "tool" for m in messages):
+                return Turn(text="All children answered.")
+            if "Delegate" in json.dumps(messages[-1]):
+                calls = [ScriptedToolCall("task", {"prompt": f"child {i}"}) for i in range(self.children)]
+                return Turn(tool_calls=calls)
+            return Turn(text="child answer")
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+async def _parallel_under_limit(children: int, limit: int) -> tuple[int, float, int]:
+    counting = _Counting(children, 0.2)
+    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:
+        server.add(*[counting] * (children + 2))
+        session = _session(server, Path(tmp), "plain")
+        book = LimitBook({"bench": {"concurrency": limit}})
+        assert session.agent.stream_fn is not None
+        session.agent.stream_fn = limited_stream_fn(session.agent.stream_fn, {"bench"}, book, "task-1")
+        session.child_stream_wrapper = lambda inner: limited_stream_fn(inner, {"bench"}, book, "task-1")
+        begin = time.perf_counter()
+        await session.prompt("Delegate eight things.")
+        wall = time.perf_counter() - begin
+        answered = sum(1 for m in session.messages if isinstance(m, ToolResultMessage) and not m.is_error)
+        await session.dispose()
+    return counting.most, wall, answered
+
+
 def run(runs: int = 20) -> list[Figure]:
     figures = [
         Figure("task call overhead beyond the child's run", asyncio.run(_overhead(runs)), "ms", "<= 50")
@@ -144,6 +194,10 @@ def run(runs: int = 20) -> list[Figure]:
             share = asyncio.run(_cached_share(variant, agent))
             name = f"child 1st request cached share, {variant}{', scout' if agent else ''}"
             figures.append(Figure(name, share * 100, "%", ">= 90"))
+    most, wall, answered = asyncio.run(_parallel_under_limit(8, 2))
+    assert answered == 8, f"{answered} of 8 children answered"
+    figures.append(Figure("8 parallel children, most in flight (limit 2)", most, "requests", "<= 2"))
+    figures.append(Figure("8 parallel children, wall (0.2 s a request)", wall * 1000, "ms"))
     return figures
 
 

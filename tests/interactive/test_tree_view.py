@@ -58,3 +58,29 @@ def test_filters_choose_which_entries_show(tmp_path: Path) -> None:
     assert shown("user-only") == ["user: do it [start]"]
     assert shown("labeled-only") == ["user: do it [start]"]
     assert shown("all")[0] == "[model_change]" and len(shown("all")) == 5
+
+
+def test_a_task_result_has_a_row_that_opens_the_childs_transcript(tmp_path: Path) -> None:
+    from tau.ai.types import ToolResultMessage
+    from tau.modes.interactive.tree_view import child_session_of
+
+    manager = SessionManager.in_memory(str(tmp_path))
+    manager.append_message(UserMessage("delegate"))
+    manager.append_message(_reply("", "task"))
+    details = {"agent": "scout", "turns": 2, "sessionFile": "/s/child.jsonl"}
+    manager.append_message(ToolResultMessage("c0", "task", [TextContent("done")], details=details))
+    manager.append_message(
+        ToolResultMessage("c1", "read", [TextContent("x")], details={"sessionFile": "/no"})
+    )
+    for mode in ("default", "no-tools", "all"):
+        items, _ = tree_items(manager, mode)
+        rows = [item for item in items if child_session_of(item.value) is not None]
+        assert [(r.label.strip(), child_session_of(r.value)) for r in rows] == [
+            ("⤷ sub-agent (scout, 2 turns): open its transcript", "/s/child.jsonl")
+        ]
+    items, _ = tree_items(manager, "user-only")
+    assert all(child_session_of(item.value) is None for item in items)
+    assert all(
+        child_session_of(item.value) is None
+        for item in tree_items(SessionManager.in_memory(str(tmp_path)))[0]
+    )

@@ -467,3 +467,25 @@ async def test_export_html_draws_tools_as_the_extensions_tool_renderers_do(tau: 
     assert "read notes.txt" in drawn
     assert page.count('class="extension-render"') == 1  # bash keeps the generic layout
     assert "$ echo hi" in page
+
+
+async def test_a_sub_agents_tool_calls_are_events_naming_the_task_call(tau: TauCommand) -> None:
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("task", {"prompt": "Echo."}, id="task_1")]),
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo from-child"}, id="b1")]),
+        Turn(text="child said it"),
+        Turn(text="Done."),
+    )
+    async with RpcClient(rpc_command("--tools", "+task"), cwd=str(tau.work), env=tau.env) as rpc:
+        events = await rpc.prompt("delegate")
+    calls = [
+        (e["type"], e["toolCallId"], e.get("parentToolCallId"))
+        for e in events
+        if e["type"] in ("tool_execution_start", "tool_execution_end")
+    ]
+    assert calls == [
+        ("tool_execution_start", "task_1", None),
+        ("tool_execution_start", "task_1/b1", "task_1"),
+        ("tool_execution_end", "task_1/b1", "task_1"),
+        ("tool_execution_end", "task_1", None),
+    ]

@@ -251,3 +251,157 @@ async def test_a_long_answer_is_cut_for_the_parent_and_kept_whole_in_the_transcr
     assert text.startswith("line 0 ") and "line 2999" not in text
     assert "[The child's answer was cut at" in text and result.details["truncated"] is True
     assert "line 2999" in Path(result.details["sessionFile"]).read_text()
+
+
+async def test_childs_tool_calls_are_events_under_the_task_call(project: str, agent_dir: str) -> None:
+    from tau.agent.events import ToolExecutionEnd, ToolExecutionStart
+
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Say hi."}, id="t1"))
+        server.add(tool_turn("bash", {"command": "echo hi-child"}, id="b1"))
+        server.add(text_turn("said hi"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["bash", "task"])
+        seen: list[Any] = []
+        session.subscribe(seen.append)
+        await session.prompt("Delegate.")
+        await session.dispose()
+    starts = [(e.tool_call_id, e.parent_tool_call_id) for e in seen if isinstance(e, ToolExecutionStart)]
+    assert starts == [("t1", None), ("t1/b1", "t1")]
+    ends = [e for e in seen if isinstance(e, ToolExecutionEnd)]
+    assert [(e.tool_call_id, e.parent_tool_call_id) for e in ends] == [("t1/b1", "t1"), ("t1", None)]
+    assert "hi-child" in "".join(c.text for c in ends[0].result.content if c.type == "text")
+    # the transcript holds the task call's result only; the child's call is in the child's file
+    assert [r.tool_call_id for r in _tool_results(session)] == ["t1"]
+
+
+async def test_a_grandchilds_calls_nest_under_the_childs_task_call(project: str, agent_dir: str) -> None:
+    from tau.agent.events import ToolExecutionStart
+
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Delegate again."}, id="t1"))
+        server.add(tool_turn("task", {"prompt": "Run ls."}, id="t2"))
+        server.add(tool_turn("ls", {}, id="l1"))
+        server.add(text_turn("listed"), text_turn("child done"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["ls", "task"])
+        seen: list[Any] = []
+        session.subscribe(seen.append)
+        await session.prompt("Delegate.")
+        await session.dispose()
+    starts = [(e.tool_call_id, e.parent_tool_call_id) for e in seen if isinstance(e, ToolExecutionStart)]
+    assert starts == [("t1", None), ("t1/t2", "t1"), ("t1/t2/l1", "t1/t2")]
+
+
+async def test_a_child_past_its_timeout_is_stopped_with_one_tool_error(project: str, agent_dir: str) -> None:
+    import time
+
+    from tau.testing.fake_llm import Fault
+
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Work slowly.", "timeout": 0.5}))
+        server.add(Turn(text="never finished", fault=Fault(kind="stall", after_events=1, seconds=30)))
+        server.add(text_turn("The child ran out of time."))
+        session = _session(server, project, agent_dir, ["task"])
+        started = time.monotonic()
+        await session.prompt("Delegate.")
+        elapsed = time.monotonic() - started
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    child_file = _text(result).rsplit(" ", 1)[-1]
+    assert (
+        _text(result)
+        == f"task: the child was stopped after 0.5 s (its time limit); its work so far is in {child_file}"
+    )
+    assert elapsed < 5
+    assert session.get_last_assistant_text() == "The child ran out of time."
+    resumed = SessionManager.open(child_file)  # readable, and it has the child's prompt
+    assert any("Work slowly." in json.dumps(e.to_json()) for e in resumed.get_branch())
+
+
+async def test_the_timeout_setting_applies_when_the_call_gives_none(project: str, agent_dir: str) -> None:
+    from tau.testing.fake_llm import Fault
+
+    Path(agent_dir, "settings.json").write_text(json.dumps({"task": {"timeoutSeconds": 0.3}}))
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Work slowly."}))
+        server.add(Turn(text="never finished", fault=Fault(kind="stall", after_events=1, seconds=30)))
+        server.add(text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    assert _text(result).startswith("task: the child was stopped after 0.3 s")
+
+
+async def test_a_bad_timeout_is_a_tool_error(project: str, agent_dir: str) -> None:
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "x", "timeout": -1}), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert result.is_error
+    assert _text(result) == "task: timeout must be a number of seconds above 0"
+
+
+async def test_fewer_tools_than_the_parents_are_told_as_removals_not_a_new_prompt(
+    project: str, agent_dir: str
+) -> None:
+    _write_agent(agent_dir, "scout", "Only look.", description="Recon", tools="read, ls")
+    with FakeLLMServer() as server:
+        server.add(tool_turn("task", {"prompt": "Map the repo.", "agent": "scout"}))
+        server.add(tool_turn("ls", {}), text_turn("mapped"), text_turn("ok"))
+        session = _session(server, project, agent_dir, ["read", "bash", "ls", "task"])
+        await session.prompt("Delegate to the scout.")
+        requests = list(server.requests)
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert not result.is_error, _text(result)
+    parent, child, child_again = requests[0].body, requests[1].body, requests[2].body
+    assert child["messages"][0] == parent["messages"][0]  # the parent's prompt, byte for byte
+    assert child["tools"] == parent["tools"]  # a notice model keeps the list and refuses removed ones
+    notice = child["messages"][-1]["content"][-1]["text"]
+    assert "Updated system prompt section" not in notice
+    assert "Tools no longer available (a call to one of them is refused): bash, task" in notice
+    assert (
+        child_again["messages"][: len(child["messages"])] == child["messages"]
+    )  # the child's own prefix holds
+    # The transcript records the child's own tools, so a resumed child has read and ls only.
+    resumed = SessionManager.open(result.details["sessionFile"])
+    recorded = resumed.branch_system_message()
+    assert recorded is not None
+    assert [t["name"] for t in recorded.tools_added or []] == ["read", "ls"]
+
+
+async def test_a_timed_out_childs_command_is_stopped_with_it(project: str, agent_dir: str) -> None:
+    import os
+    import time
+
+    pid_file = Path(project, "sleeper.pid")
+    command = f"sleep 300 & echo $! > {pid_file}; wait"
+    with FakeLLMServer() as server:
+        server.add(
+            tool_turn("task", {"prompt": "Wait.", "timeout": 1}), tool_turn("bash", {"command": command})
+        )
+        server.add(text_turn("ok"))
+        session = _session(server, project, agent_dir, ["bash", "task"])
+        await session.prompt("Delegate.")
+        await session.dispose()
+    [result] = _tool_results(session)
+    assert _text(result).startswith("task: the child was stopped after 1 s")
+    sleeper = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(sleeper, 0)
+        except ProcessLookupError:
+            break
+        try:
+            if Path(f"/proc/{sleeper}/stat").read_text().split(") ", 1)[1][0] == "Z":
+                break  # dead, waiting for its parent to read it
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the timed-out child's command is still running")

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from tau.agent._awaitable import resolve
 from tau.agent.config import AgentLoopConfig
@@ -371,6 +371,19 @@ class NestedToolCaller:
         self._next = 0
         self.record = record if record is not None else NestedCallRecord()
         """The calls made under the model's call, at every depth (shared with deeper callers)."""
+
+    async def relay(self, event: ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd) -> None:
+        """Emit a tool event of a run made on this call's behalf outside this loop (a sub-agent's),
+        in the caller's event stream: its ids become ``<parent id>/<id>``, unique under this call,
+        and a call the run made at its top level names this call as its parent."""
+        parent = self.parent_id
+        nested_parent = event.parent_tool_call_id
+        event = structs.replace(
+            event,
+            tool_call_id=f"{parent}/{event.tool_call_id}",
+            parent_tool_call_id=parent if nested_parent is None else f"{parent}/{nested_parent}",
+        )
+        await self._run.emit(event)
 
     @property
     def tools(self) -> list[AgentTool]:

@@ -132,6 +132,7 @@ _SECTIONS: dict[str, dict[str, Rule]] = {
     },
     "images": {"blockImages": _BOOL, "autoResize": _BOOL},
     "codemode": {"mode": _one_of("on", "only"), "inlineBudget": _COUNT},
+    "task": {"timeoutSeconds": _COUNT},
     "terminal": {
         "showImages": _BOOL,
         "imageWidthCells": _COUNT,

@@ -182,6 +182,7 @@ class AgentSession:
         services.sandbox.recorder = self._record_escalation
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._prompt_options_of: SystemPromptOptions | None = None  # describe_tools_as
         self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
         self._restore_branch_tools()
         self._apply_active_tools()
@@ -856,10 +857,22 @@ class AgentSession:
         self._tools.set_active(names)
         self._apply_active_tools()
 
+    def describe_tools_as(self, options: SystemPromptOptions | None) -> None:
+        """Build the base prompt from ``options`` (another session's, whose tools include this
+        one's) rather than from the active tools: a sub-agent keeps its parent's prompt byte for
+        byte, so its first request reuses the parent's cached prefix, and its fewer tools reach
+        the model as removals (``tau.ai.prompt_updates``) instead of a rewritten tool section.
+        ``None``: from the active tools again."""
+        self._prompt_options_of = options
+        self._apply_active_tools()
+
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
         self._agent.state.callable_tools = self._tools.script_only_tools
-        _, options = self._tools.build_system_prompt(self._services.resource_loader)
+        if self._prompt_options_of is not None:
+            options = self._prompt_options_of
+        else:
+            _, options = self._tools.build_system_prompt(self._services.resource_loader)
         sandbox = self._services.sandbox
         line = sandbox.policy.describe() if sandbox.policy.fenced else None
         options = msgspec.structs.replace(options, sections=dict(self._run_sections), sandbox=line)

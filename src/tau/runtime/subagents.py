@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import structs
 
+from tau.agent.events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from tau.agent.messages import AgentMessage
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
+from tau.agent.tool_execution import NestedToolCaller, nested_tool_caller
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage, JsonObject, Model, ThinkingLevelOrOff, Usage
 from tau.context.agent_definitions import (
@@ -76,6 +78,10 @@ def _parameters(agents: Sequence[AgentDefinition]) -> JsonObject:
             },
             "model": {"type": "string", "description": "A model for the child, as --model takes it."},
             "thinking": {"type": "string", "enum": list(_THINKING_LEVELS)},
+            "timeout": {
+                "type": "number",
+                "description": "Seconds the child may run before it is stopped (default: no limit).",
+            },
         },
         "required": ["prompt"],
     }
@@ -117,8 +123,9 @@ def create_task_tool(
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
     ) -> AgentToolResult:
+        caller = nested_tool_caller()  # read here, on the loop: the child's calls go out under it
         async with running:
-            return await _run_task(owner(), create_session, args, signal, on_update, depth)
+            return await _run_task(owner(), create_session, args, signal, on_update, depth, caller)
 
     return AgentTool(
         name=TASK_TOOL_NAME,
@@ -138,6 +145,7 @@ async def _run_task(
     signal: AbortSignal | None,
     on_update: ToolUpdate | None,
     depth: int,
+    caller: NestedToolCaller | None = None,
 ) -> AgentToolResult:
     if signal is not None and signal.aborted:
         raise ToolAborted()
@@ -152,6 +160,7 @@ async def _run_task(
     model = _model(parent, args.get("model") or (definition.model if definition else None))
     thinking = _thinking(args.get("thinking") or (definition.thinking if definition else None), parent)
     tools = _tools(parent, args.get("tools"), definition)
+    timeout = _timeout(parent, args.get("timeout"))
     child = _create_child(parent, create_session, model, thinking, tools, depth)
     missing = [name for name in tools if name not in child.get_active_tool_names()]
     if missing:
@@ -159,17 +168,26 @@ async def _run_task(
         await child.dispose()
         raise ToolError(f"task: unknown tools {', '.join(missing)}; available: {available}")
     aborting = signal.add_listener(lambda: _abort_soon(child)) if signal is not None else None
-    progress = _Progress(on_update)
+    progress = _Progress(on_update, caller)
     unsubscribe = child.subscribe(progress.on_event)
     text = (
         prompt
         if definition is None or not definition.prompt
         else f"{definition.prompt}\n\n# Task\n\n{prompt}"
     )
+    timed_out: list[bool] = []
+
+    def time_out() -> None:
+        timed_out.append(True)
+        _abort_soon(child)
+
+    timer = asyncio.get_running_loop().call_later(timeout, time_out) if timeout else None
     try:
         await child.prompt(text)
         await child.wait_for_idle()
     finally:
+        if timer is not None:
+            timer.cancel()
         unsubscribe()
         if aborting is not None:
             aborting()
@@ -178,6 +196,11 @@ async def _run_task(
         await child.dispose()
     if signal is not None and signal.aborted:
         raise ToolAborted("Sub-agent aborted")
+    if timed_out:
+        raise ToolError(
+            f"task: the child was stopped after {timeout:g} s (its time limit); "
+            f"its work so far is in {session_file}"
+        )
     last = _last_assistant(messages)
     usage = _usage_of(messages)
     details: JsonObject = {
@@ -246,6 +269,19 @@ def _thinking(level: Any, parent: AgentSession) -> Any:
     return level
 
 
+def _timeout(parent: AgentSession, asked: Any) -> float | None:
+    """The call's ``timeout`` (seconds), else the ``task.timeoutSeconds`` setting; ``None``: none."""
+    if asked is not None:
+        if not isinstance(asked, int | float) or isinstance(asked, bool) or not 0 < asked < 1e9:
+            raise ToolError("task: timeout must be a number of seconds above 0")
+        return float(asked)
+    section = parent.services.settings_manager.get("task")
+    value = section.get("timeoutSeconds") if isinstance(section, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9:
+        return float(value)
+    return None
+
+
 def _tools(parent: AgentSession, asked: Any, definition: AgentDefinition | None) -> list[str]:
     if asked is not None and not (isinstance(asked, list) and all(isinstance(t, str) for t in asked)):
         raise ToolError("task: tools must be a list of tool names")
@@ -283,6 +319,10 @@ def _create_child(
     )
     child = created.session
     holder.append(child)
+    parent_options = parent.base_system_prompt_options
+    if parent_options is not None and set(tools) <= set(parent.get_active_tool_names()):
+        # Fewer tools than the parent's: the parent's prompt, the others told as removed.
+        child.describe_tools_as(parent_options)
     wrapper = parent.child_stream_wrapper
     if wrapper is not None and child.agent.stream_fn is not None:
         child.agent.stream_fn = wrapper(child.agent.stream_fn)
@@ -318,15 +358,24 @@ def _abort_soon(child: AgentSession) -> None:
 
 
 class _Progress:
-    """Streams the child's tool calls to the parent's tool row as partial results."""
+    """Streams the child's tool calls to the parent: as partial results of the ``task`` call (its
+    row in the TUI), and as ``tool_execution_*`` events of their own under the ``task`` call's id
+    (``parent_tool_call_id``; JSON, RPC and ACP clients show them nested)."""
 
-    def __init__(self, on_update: ToolUpdate | None) -> None:
+    def __init__(self, on_update: ToolUpdate | None, caller: NestedToolCaller | None) -> None:
         self._on_update = on_update
+        self._caller = caller
         self._lines: list[str] = []
 
-    def on_event(self, event: Any) -> None:
-        if self._on_update is None or getattr(event, "type", None) != "tool_execution_start":
+    async def on_event(self, event: Any) -> None:
+        if not isinstance(event, (ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd)):
             return
+        if self._caller is not None:
+            await self._caller.relay(event)
+        if self._on_update is None or not isinstance(event, ToolExecutionStart):
+            return
+        if event.parent_tool_call_id is not None:
+            return  # a grandchild's call: its own task call's row shows it
         self._lines.append(f"{event.tool_name} {_brief(event.args)}")
         self._on_update(text_result("\n".join(self._lines[-10:]), {"childToolCalls": len(self._lines)}))
 

@@ -311,3 +311,28 @@ async def test_bash_in_the_editors_terminal_gets_the_sessions_variables(tau: Tau
         ).stop_reason == "end_turn"
     [seen] = [m["content"] for m in tau.server.last_request.body["messages"] if m["role"] == "tool"]
     assert seen == f"model=fake-model/fake-model level=off session={session_id}\n"
+
+
+async def test_a_sub_agents_tool_calls_are_calls_of_their_own_naming_the_task_call(tau: TauCommand) -> None:
+    tau.server.add(
+        tool_turn("task", {"prompt": "Read the notes."}, id="task-1"),
+        tool_turn("read", {"path": "notes.txt"}, id="read-1"),
+        text_turn("Nothing much."),
+        text_turn("The child looked."),
+    )
+    (tau.work / "notes.txt").write_text("child-read-this\n")
+    client = RecordingClient()
+    async with spawn_tau(tau, client, "--tools", "+task") as (conn, _):
+        await initialize(conn)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("Delegate")])
+    assert answer.stop_reason == "end_turn"
+    starts = [
+        (u.tool_call_id, u.title, (u.field_meta or {}).get("parentToolCallId"))
+        for u in client.of(ToolCallStart)
+    ]
+    assert [(call, parent) for call, _, parent in starts] == [("task-1", None), ("task-1/read-1", "task-1")]
+    finished = [u for u in client.of(ToolCallProgress) if u.tool_call_id == "task-1/read-1" and u.status]
+    assert [u.status for u in finished] == ["completed"]
+    assert "child-read-this" in str(finished[0].content)
+    assert finished[0].field_meta == {"parentToolCallId": "task-1"}

@@ -45,6 +45,7 @@ from tau.modes.acp.usage import prompt_usage, usage_update
 from tau.runtime.agent_session import AgentSession
 from tau.runtime.runtime import AgentSessionRuntime
 from tau.runtime.shell_environment import SessionShellEnvironment
+from tau.runtime.subagents import TASK_TOOL_NAME
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
 from tau.session.manager import SessionManager
@@ -85,6 +86,7 @@ class _Live(Struct):
     cancelled: bool = False
     prompting: bool = False
     replies: list[Usage] = field(default_factory=list)  # the running prompt's model calls
+    task_calls: set[str] = field(default_factory=set)  # running task calls: their children's calls show
 
 
 async def run_acp_mode(opener: SessionOpener, *, out_fd: int) -> int:
@@ -296,8 +298,19 @@ class TauAcpAgent:
         self._sessions[session_id] = live
 
         def on_event(event: Any) -> None:
-            if getattr(event, "parent_tool_call_id", None) is not None:
+            parent = getattr(event, "parent_tool_call_id", None)
+            if parent is not None and parent not in live.task_calls:
                 return  # a call a tool made (a codemode script's): reported by its caller's result
+            if isinstance(event, ToolExecutionStart) and event.tool_name == TASK_TOOL_NAME:
+                live.task_calls.add(event.tool_call_id)
+            elif isinstance(event, ToolExecutionEnd):
+                live.task_calls.discard(event.tool_call_id)
+            if parent is not None:  # a sub-agent's call: a call of its own, naming the task call
+                for update in event_updates(
+                    event, cwd, live.args_by_call, live.terminals, live.old_texts, live.held_halves
+                ):
+                    self._put(session_id, {**update, "_meta": {"parentToolCallId": parent}})
+                return
             if isinstance(event, ToolExecutionStart):
                 live.running_call = (event.tool_call_id, title_of(event.tool_name, event.args))
             elif isinstance(event, ToolExecutionEnd):

@@ -350,7 +350,7 @@ def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = 
 
 
 async def _tree(mode: CommandHost, argument: str) -> None:
-    from tau.modes.interactive.tree_view import FILTER_MODES, tree_items
+    from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_items
 
     session = mode.session
     manager = session.session_manager
@@ -382,6 +382,10 @@ async def _tree(mode: CommandHost, argument: str) -> None:
             )
             if text is not None:
                 manager.append_label_change(entry_id, text.strip() or None)
+    child = child_session_of(chosen.value)
+    if child is not None:  # a sub-agent's transcript: open it (its header names this session)
+        await mode.runtime.switch_session(child)
+        return
     if chosen.value == manager.get_leaf_id():
         return
     summary = await mode.show_dialog(

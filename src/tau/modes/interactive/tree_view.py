@@ -19,9 +19,11 @@ from tau.session.entries import (
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage
 
-__all__ = ["FILTER_MODES", "describe_entry", "tree_items"]
+__all__ = ["FILTER_MODES", "child_session_of", "describe_entry", "tree_items"]
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
+_CHILD = "child-session:"
+"""A row's value that opens a sub-agent's transcript rather than naming an entry (ids are hex)."""
 
 
 def tree_items(manager: SessionManager, filter_mode: str = "default") -> tuple[list[ListItem[str]], int]:
@@ -44,10 +46,41 @@ def tree_items(manager: SessionManager, filter_mode: str = "default") -> tuple[l
             )
             if node.entry.id in on_path:
                 selected = len(items) - 1
+        if filter_mode in ("default", "no-tools", "all"):
+            items.extend(_child_rows(node.entry, depth))
         child_depth = depth + 1 if len(node.children) > 1 else depth
         for child in reversed(node.children):
             stack.append((child, child_depth))
     return items, selected
+
+
+def child_session_of(value: str) -> str | None:
+    """The sub-agent transcript a row opens, or ``None`` for a row that names an entry."""
+    return value[len(_CHILD) :] if value.startswith(_CHILD) else None
+
+
+def _child_rows(entry: SessionEntry, depth: int) -> list[ListItem[str]]:
+    """Under a ``task`` call's result: a row for the child's transcript (issue #35)."""
+    message = entry.message if isinstance(entry, MessageEntry) else None
+    if not isinstance(message, ToolResultMessage) or message.tool_name != "task":
+        return []
+    details = message.details
+    path = details.get("sessionFile") if isinstance(details, dict) else None
+    if not isinstance(path, str) or not path:
+        return []
+    agent = details.get("agent") if isinstance(details, dict) else None
+    turns = details.get("turns") if isinstance(details, dict) else None
+    about = ", ".join(
+        part for part in (agent if isinstance(agent, str) else None, _turns(turns)) if part is not None
+    )
+    text = f"    ⤷ sub-agent{f' ({about})' if about else ''}: open its transcript"
+    return [ListItem("  " * depth + "  " + text, _CHILD + path, search_text=f"{text} {path}")]
+
+
+def _turns(turns: object) -> str | None:
+    if not isinstance(turns, int) or isinstance(turns, bool):
+        return None
+    return f"{turns} turn" + ("" if turns == 1 else "s")
 
 
 def _shown(entry: SessionEntry, text: str, label: str | None, filter_mode: str) -> bool:
