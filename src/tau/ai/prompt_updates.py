@@ -193,10 +193,12 @@ def _before_next_reply(messages: Sequence[Message], at: int) -> int:
 
 
 def same_declaration(a: Tool, b: Tool) -> bool:
-    """Whether two tools tell the model the same thing (name, description, parameters)."""
+    """Whether two tools tell the model the same thing (name, description, parameters, and
+    whether their arguments are sampled against the schema)."""
     return (
         a.name == b.name
         and a.description == b.description
+        and a.constrained_sampling == b.constrained_sampling
         and _canonical(a.parameters) == _canonical(b.parameters)
     )
 

@@ -811,3 +811,68 @@ async def test_thinking_is_disabled_explicitly_when_off_on_a_reasoning_model(ser
     assert server.last_request.body["thinking"] == {"type": "disabled"}
     await run_simple(claude(server, reasoning=False), ask(), reasoning="high")
     assert "thinking" not in server.last_request.body
+
+
+# --- strict tools (compat.supportsStrictTools) ------------------------------------------------------
+
+FIND_TOOL = Tool(
+    name="find",
+    description="Find files",
+    parameters={
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["pattern"],
+    },
+    constrained_sampling=True,
+)
+
+
+async def test_a_constrained_tool_goes_strict_with_a_strict_schema(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"), Turn(text="ok"))
+    strict_model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[READ_TOOL, FIND_TOOL])
+    await stream(strict_model, context, api_key=API_KEY).result()
+    await stream(claude(server), context, api_key=API_KEY).result()
+    strict_tools, plain_tools = (request.body["tools"] for request in server.requests)
+    assert "strict" not in strict_tools[0]  # read does not ask for it
+    assert strict_tools[1]["strict"] is True
+    assert strict_tools[1]["input_schema"] == {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["pattern", "limit"],
+        "additionalProperties": False,
+    }
+    # Without the compat key the tool goes as any other.
+    assert "strict" not in plain_tools[1]
+    assert plain_tools[1]["input_schema"] == {**FIND_TOOL.parameters}
+
+
+async def test_strict_tools_over_claudes_limits_go_again_non_strict_for_the_session(
+    server: FakeLLMServer,
+) -> None:
+    refusal = fake_anthropic.error_body(400, "Too many strict tools (25). The maximum is 20.")
+    server.add(Turn(fault=Fault("status", status=400, body=refusal)), Turn(text="ok"), Turn(text="ok"))
+    model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[FIND_TOOL])
+    first = await stream(model, context, api_key=API_KEY, session_id="strict-limits-session").result()
+    assert first.stop_reason == "stop", first.error_message
+    assert [d["type"] for d in first.diagnostics or []] == ["anthropic_strict_tools_fallback"]
+    later = await stream(model, context, api_key=API_KEY, session_id="strict-limits-session").result()
+    assert later.stop_reason == "stop" and not later.diagnostics
+    refused, resent, next_turn = (request.body["tools"][0] for request in server.requests)
+    assert refused["strict"] is True
+    assert "strict" not in resent and "strict" not in next_turn
+
+
+async def test_other_400s_are_not_resent_without_strict(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(fault=Fault("status", status=400, body=fake_anthropic.error_body(400, "prompt is too long")))
+    )
+    model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[FIND_TOOL])
+    result = await stream(model, context, api_key=API_KEY, session_id="other-400-session").result()
+    assert result.stop_reason == "error" and "prompt is too long" in (result.error_message or "")
+    assert len(server.requests) == 1

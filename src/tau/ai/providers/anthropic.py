@@ -14,18 +14,26 @@ from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
+from tau.ai.providers import strict_limits
 from tau.ai.providers.anthropic_compat import anthropic_compat
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
     effort_sent,
     from_claude_code_name,
+    has_strict_tools,
     uses_oauth,
 )
 from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transport import wire
-from tau.ai.transport.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
+from tau.ai.transport.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    iter_sse,
+    notify_stream_event,
+    open_stream,
+)
 from tau.ai.types import Context, JsonObject, Model, ModelCost, StopReason, ThinkingContent
 
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
@@ -53,15 +61,30 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     async def produce(writer: StreamWriter) -> None:
         api_key = options.api_key or get_env_api_key(model.provider)
         oauth = uses_oauth(model, api_key)
-        body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
-        writer.output.provider_thinking_level = effort_sent(model, body)
-        response = await open_stream(
-            model,
-            f"{model.base_url.rstrip('/')}/v1/messages",
-            headers=build_headers(model, context, api_key, options),
-            body=body,
-            options=options,
-        )
+        non_strict = strict_limits.exceeded(options.session_id)
+        while True:
+            body = await apply_payload_hook(
+                build_body(model, context, options, oauth=oauth, non_strict=non_strict), model, options
+            )
+            writer.output.provider_thinking_level = effort_sent(model, body)
+            try:
+                response = await open_stream(
+                    model,
+                    f"{model.base_url.rstrip('/')}/v1/messages",
+                    headers=build_headers(model, context, api_key, options),
+                    body=body,
+                    options=options,
+                )
+                break
+            except HttpStatusError as exc:
+                # Strict tools over Anthropic's limits: sent again once without ``strict``, and the
+                # session's later requests too (as pi 1.6 does).
+                if non_strict or not strict_limits.refused(exc) or not has_strict_tools(context.tools, model):
+                    raise
+                non_strict = True
+                strict_limits.mark(options.session_id)
+                output = writer.output
+                output.diagnostics = [*(output.diagnostics or []), strict_limits.diagnostic(exc)]
         writer.start()
         reader = _AnthropicEventReader(writer, context, oauth=oauth)
         on_event = stream_event_hook(options)
