@@ -123,6 +123,15 @@ CASES = [
         changes=False,
     ),
     Case("supportsStrictTools off (Claude)", *CLAUDE, {"supportsStrictTools": False}, tools="constrained"),
+    # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
+    Case("supportsMessageThreads", *CLAUDE, {"supportsMessageThreads": True}),
+    Case(
+        "supportsMessageThreads without caching",
+        *CLAUDE,
+        {"supportsMessageThreads": True},
+        retention="none",
+        changes=False,
+    ),
     Case(
         "promptCacheKeyMode disabled (Responses)",
         *RESPONSES,
@@ -316,4 +325,15 @@ def recorded() -> Iterator[Recorded]:
 def test_the_compat_key_changes_the_request_as_in_pi(case: Case, recorded: Recorded) -> None:
     tau, pi = recorded.tau[case.name].body, recorded.pi[case.name].body
     assert tau == pi
+    assert _betas(recorded.tau[case.name]) == _betas(recorded.pi[case.name])
     assert (tau != recorded.tau_without[case.name].body) == case.changes
+
+
+def _betas(request: RecordedRequest) -> str | None:
+    return request.headers.get("anthropic-beta")
+
+
+def test_a_threaded_request_says_so(recorded: Recorded) -> None:
+    request = recorded.tau["supportsMessageThreads"]
+    assert request.body["thread"] == {"type": "create"}
+    assert "message-threads-2026-08-12" in (_betas(request) or "").split(",")

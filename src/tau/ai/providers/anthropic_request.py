@@ -115,9 +115,15 @@ def eager_tool_streaming(model: Model) -> bool:
 
 
 def build_headers(
-    model: Model, context: Context, api_key: str | None, options: StreamOptions
+    model: Model,
+    context: Context,
+    api_key: str | None,
+    options: StreamOptions,
+    *,
+    message_threads: bool = False,
 ) -> dict[str, str]:
-    """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``."""
+    """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``
+    (``message_threads``: the request may use threads, ``anthropic_threads``)."""
     oauth = uses_oauth(model, api_key)
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
@@ -138,6 +144,7 @@ def build_headers(
         oauth=oauth,
         fine_grained_tools=fine_grained,
         mid_conversation=anthropic_updates.betas(model, context),
+        message_threads=message_threads,
     )
     if oauth:
         defaults["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"
@@ -455,6 +462,12 @@ def _convert(message: Message, model: Model, oauth: bool) -> JsonObject | None:
     return _assistant_message(
         message, oauth=oauth, allow_empty_signature=anthropic_compat(model).allow_empty_signature
     )
+
+
+def sent_reply(message: AssistantMessage, model: Model, *, oauth: bool) -> list[JsonObject]:
+    """A reply of this model as the next request sends it (no message when nothing of it is sent)."""
+    converted = _convert(message, model, oauth)
+    return [] if converted is None else [converted]
 
 
 def _tool_results_fragment(results: list[ToolResultMessage]) -> CachedFragment:
