@@ -20,6 +20,7 @@ from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
+from tau.ai.providers import completions_updates
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -218,7 +219,15 @@ def build_body(
     """The JSON request body, before ``on_payload`` sees it."""
     compat = compat or resolve_compat(model)
     retention = retention or resolve_cache_retention(options.cache_retention)
-    messages = convert_messages(model, context, compat)
+    if completions_updates.native(model, context):
+        # Prompt and tool changes as system messages in place (supportsMidConvoSystemMessages).
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        context, slots = completions_updates.with_slots(
+            model, context, role, lambda tools: convert_tools(tools, compat)
+        )
+        messages = completions_updates.fill_slots(convert_messages(model, context, compat), slots)
+    else:
+        messages = convert_messages(model, context, compat)
     body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     long_retention = retention == "long" and compat.supports_long_cache_retention
     match compat.prompt_cache_key_mode:
