@@ -123,6 +123,13 @@ CASES = [
         changes=False,
     ),
     Case("supportsStrictTools off (Claude)", *CLAUDE, {"supportsStrictTools": False}, tools="constrained"),
+    Case(
+        # On by default: the constrained tool goes strict without the key, plain with it off.
+        "supportsStrictMode off, a constrained tool (Chat Completions)",
+        *COMPLETIONS,
+        {"supportsStrictMode": False},
+        tools="constrained",
+    ),
     # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
     Case("supportsMessageThreads", *CLAUDE, {"supportsMessageThreads": True}),
     Case(

@@ -8,6 +8,7 @@ request (tuned per server by ``openai_compat``), and ``ChunkReader`` turns the s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from tau.ai.providers import completions_updates
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.strict_schema import UnsupportedStrictSchema, strict_schema
 from tau.ai.thinking import (
     DEFAULT_THINKING_BUDGETS,
     clamp_reasoning,
@@ -439,13 +441,18 @@ def has_tool_history(messages: list[Message]) -> bool:
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
     out: list[JsonObject] = []
     for tool in tools:
+        # A tool that asks for constrained sampling goes strict where the schema can be (pi 1.6).
+        strict = None
+        if tool.constrained_sampling and compat.supports_strict_mode:
+            with contextlib.suppress(UnsupportedStrictSchema):
+                strict = strict_schema(tool.parameters)
         function: JsonObject = {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool.parameters if strict is None else strict,
         }
         if compat.supports_strict_mode:
-            function["strict"] = False
+            function["strict"] = strict is not None
         out.append({"type": "function", "function": function})
     return out
 
