@@ -992,3 +992,18 @@ async def test_other_errors_of_a_thread_request_are_not_resent(server: FakeLLMSe
         model, Context(messages=[UserMessage("go")]), api_key=API_KEY, session_id="threads-other-error"
     ).result()
     assert result.stop_reason == "error" and len(server.requests) == 1
+
+
+async def test_a_session_that_ended_starts_a_new_thread(server: FakeLLMServer) -> None:
+    from tau.ai.session_resources import cleanup_session_resources
+
+    server.add(Turn(text="one", response_id="msg_end"), Turn(text="two"))
+    model = claude(server, compat={"supportsMessageThreads": True})
+    messages: list[Message] = [UserMessage("go", timestamp=1)]
+    first = await stream(
+        model, Context(messages=messages), api_key=API_KEY, session_id="threads-ended"
+    ).result()
+    cleanup_session_resources("threads-ended")
+    messages += [first, UserMessage("next", timestamp=3)]
+    await stream(model, Context(messages=messages), api_key=API_KEY, session_id="threads-ended").result()
+    assert server.requests[1].body["thread"] == {"type": "create"}

@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.providers.anthropic_compat import anthropic_compat
+from tau.ai.session_resources import register_cleanup
 from tau.ai.short_hash import short_hash
 from tau.ai.transport.http import HttpStatusError
 from tau.ai.types import AssistantMessage, JsonObject, Model
@@ -211,3 +212,6 @@ def _error_code(body: str) -> str | None:
     details = error.get("details") if isinstance(error, dict) else None
     code = details.get("error_code") if isinstance(details, dict) else None
     return code if isinstance(code, str) else None
+
+
+register_cleanup(forget)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 
+from tau.ai.session_resources import register_cleanup
 from tau.ai.transport.http import HttpStatusError
 from tau.ai.types import JsonObject
 
@@ -76,3 +77,6 @@ def _error_type(body: str) -> str | None:
     error = data.get("error") if isinstance(data, dict) else None
     kind = error.get("type") if isinstance(error, dict) else None
     return kind if isinstance(kind, str) else None
+
+
+register_cleanup(forget)
