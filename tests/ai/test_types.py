@@ -230,3 +230,22 @@ def test_tool_result_nested_calls_round_trip_as_pi_writes_them() -> None:
     assert message.to_json() == data
     plain = {k: v for k, v in data.items() if k != "nestedCalls"}
     assert ToolResultMessage.from_json(plain).to_json() == plain
+
+
+def test_a_constrained_tool_is_written_and_read_in_pis_shape() -> None:
+    from tau.ai.types import Tool
+    from tau.session.system_record import asks_constrained_sampling, tool_declaration
+
+    data = {
+        "name": "find",
+        "description": "Find files",
+        "parameters": {"type": "object", "properties": {}},
+        "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+    }
+    tool = Tool.from_json(data)
+    assert tool.constrained_sampling
+    assert tool.to_json() == data
+    assert "constrainedSampling" not in Tool("plain", "", {}).to_json()
+    declared = tool_declaration(tool.name, tool.description, tool.parameters, constrained_sampling=True)
+    assert declared == data and asks_constrained_sampling(declared)
+    assert not asks_constrained_sampling(tool_declaration("plain", "", {}))

@@ -6,7 +6,8 @@
 //         "options": {...}, "cases": [{"case": "...", "provider": "...", "id": "...", "reasoning": "high" | null}]}
 // A case may also carry its own "baseUrl", "apiKey", "context" (instead of the shared one; pi
 // transcript messages, system messages included), "options" (merged over the shared ones) and
-// "compat" (merged over the model's, as a models.json override would).
+// "compat" (merged over the model's, as a models.json override would), and "then" (later contexts
+// of the same session, sent in order after the first).
 // stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}}
 // With "levelsOnly": true no request is sent; only each model's supported levels are listed.
 import { readFileSync } from "node:fs";
@@ -53,6 +54,14 @@ async function run(item) {
 	const routed = { ...model, baseUrl: item.baseUrl ?? input.baseUrl, compat };
 	const result = await streamSimple(routed, context, options).result();
 	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
+	// "then": later contexts of the same session, sent one after another (each request carries
+	// "x-parity-step": 1, 2, ...), for what a session's earlier requests change (message threads).
+	for (const [index, later] of (item.then ?? []).entries()) {
+		const next = normalizeContext({ ...later, messages: later.messages.map((m) => ({ ...m })) });
+		const stepOptions = { ...options, headers: { ...options.headers, "x-parity-step": String(index + 1) } };
+		const stepResult = await streamSimple(routed, next, stepOptions).result();
+		if (stepResult.stopReason === "error") errors[`${item.case} step ${index + 1}`] = stepResult.errorMessage;
+	}
 }
 
 const queue = [...(input.levelsOnly ? [] : input.cases)];

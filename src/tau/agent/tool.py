@@ -45,6 +45,9 @@ class AgentTool(Struct, kw_only=True, dict=True):
     ``prepare_arguments`` runs before validation (to fold legacy argument shapes into the schema).
     ``execution_mode="sequential"`` makes any batch containing this tool run one call at a time.
     ``prompt_snippet`` and ``prompt_guidelines`` feed the system prompt builder.
+    ``constrained_sampling`` asks for the arguments to be sampled against ``parameters`` where the
+    model can (Anthropic's strict tools); elsewhere, or for a schema that cannot be made strict,
+    the tool is sent as any other.
     """
 
     name: str
@@ -56,6 +59,7 @@ class AgentTool(Struct, kw_only=True, dict=True):
     execution_mode: ExecutionMode | None = None
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
+    constrained_sampling: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -63,7 +67,12 @@ class AgentTool(Struct, kw_only=True, dict=True):
 
     def to_tool(self) -> Tool:
         """The schema the model sees."""
-        return Tool(name=self.name, description=self.description, parameters=self.parameters)
+        return Tool(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            constrained_sampling=self.constrained_sampling,
+        )
 
 
 def text_result(text: str, details: Any = None) -> AgentToolResult:

@@ -10,6 +10,8 @@ happened). How that reaches the model depends on the API and the model:
   ``tool_removal``), as pi 1.6 sends them (``tau.ai.providers.anthropic_updates``). Likewise OpenAI
   Responses and Codex with ``supportsMidConvoSystemMessages`` and ``supportsAdditionalTools``:
   developer messages and ``additional_tools`` items (``tau.ai.providers.responses_updates``).
+  Chat Completions with ``supportsMidConvoSystemMessages``: system messages in place, and with
+  ``supportsMidConvoToolAdditions`` tool messages for additions (``tau.ai.providers.completions_updates``).
 - **notice** (every other model, by default): the anchored prompt stays; each change is a short
   user-role notice where it happened; the tool list only grows (a removed tool stays declared, and
   the agent refuses a call to it as it refuses any tool it does not have).
@@ -47,7 +49,7 @@ Delivery: TypeAlias = Literal["native", "notice", "rewrite"]
 NOTICES_COMPAT_KEY = "promptChangeNotices"
 NOTICE_OPEN = "<system_prompt_update>"
 NOTICE_CLOSE = "</system_prompt_update>"
-_NATIVE_APIS = frozenset({"anthropic-messages"})
+_NATIVE_APIS = frozenset({"anthropic-messages", "openai-completions"})
 # APIs whose native form also needs ``supportsAdditionalTools`` (tools declared as input items).
 _NATIVE_WITH_ADDITIONAL_TOOLS = frozenset({"openai-responses", "openai-codex-responses"})
 # APIs that refuse two user turns in a row: a notice after tool results joins the last result.
@@ -193,10 +195,12 @@ def _before_next_reply(messages: Sequence[Message], at: int) -> int:
 
 
 def same_declaration(a: Tool, b: Tool) -> bool:
-    """Whether two tools tell the model the same thing (name, description, parameters)."""
+    """Whether two tools tell the model the same thing (name, description, parameters, and
+    whether their arguments are sampled against the schema)."""
     return (
         a.name == b.name
         and a.description == b.description
+        and a.constrained_sampling == b.constrained_sampling
         and _canonical(a.parameters) == _canonical(b.parameters)
     )
 

@@ -567,13 +567,23 @@ class Tool(JsonRecord):
     name: str
     description: str
     parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    constrained_sampling: bool = False
+
+    def to_json(self) -> JsonObject:
+        out = super().to_json()
+        if self.constrained_sampling:
+            # pi 1.6's shape: JSON-schema constrained sampling, strict where the model can.
+            out["constrainedSampling"] = {"type": "json_schema", "strict": "prefer"}
+        return out
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Tool:
+        sampling = data.get("constrainedSampling")
         return cls(
             name=data["name"],
             description=data.get("description") or "",
             parameters=data.get("parameters") or {"type": "object", "properties": {}},
+            constrained_sampling=isinstance(sampling, dict) and sampling.get("type") == "json_schema",
         )
 
 

@@ -30,6 +30,7 @@ from tau.agent.events import MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage, user_message
 from tau.agent.queues import QueueMode
 from tau.agent.tool import AgentTool
+from tau.ai.session_resources import cleanup_session_resources
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -1017,6 +1018,7 @@ class AgentSession:
         self._unsubscribe_agent()
         self._pipeline.clear_listeners()
         self._spill.close()
+        cleanup_session_resources(self.session_id)  # provider state kept for it (message threads, ...)
         # The fence's command server and folders (started again if these services serve on).
         self._services.sandbox.close()
 

@@ -203,7 +203,8 @@ class CacheWarmer:
             return self._stop("the prompt cache lifetime is too short")
         replay = copy.copy(options)
         replay.max_tokens, replay.max_retries, replay.signal = 1, 0, None
-        replay.extra = dict(options.extra)
+        # A warming request neither starts nor continues an Anthropic message thread (as pi 1.6's).
+        replay.extra = {**options.extra, "disable_continuation": True}
         _, messages = self._conversation()
         run = _Run(model, context, replay, tuple(messages), ttl, delay, time.time())
         self._run = run

@@ -24,7 +24,7 @@ from tau.ai.types import Context, JsonObject, PromptAnchor, PromptUpdate, Tool
 from tau.context.convert import becomes_llm_message
 from tau.context.system_prompt import render_sections
 from tau.session.messages import SystemMessage, replay_system_messages
-from tau.session.system_record import tool_declaration
+from tau.session.system_record import asks_constrained_sampling, tool_declaration
 
 
 class OwnedTranscript(list[AgentMessage]):
@@ -68,7 +68,9 @@ class PromptLedger:
 
 
 def declaration(tool: AgentTool) -> JsonObject:
-    return tool_declaration(tool.name, tool.description, tool.parameters)
+    return tool_declaration(
+        tool.name, tool.description, tool.parameters, constrained_sampling=tool.constrained_sampling
+    )
 
 
 def with_prompt_history(
@@ -144,7 +146,12 @@ def owned_request(messages: Sequence[AgentMessage], request: Context) -> Context
 
 
 def _tool(data: JsonObject) -> Tool:
-    return Tool(str(data["name"]), str(data.get("description") or ""), data.get("parameters") or {})
+    return Tool(
+        str(data["name"]),
+        str(data.get("description") or ""),
+        data.get("parameters") or {},
+        constrained_sampling=asks_constrained_sampling(data),
+    )
 
 
 def _same_tools(recorded: Sequence[JsonObject], tools: Sequence[Tool]) -> bool:

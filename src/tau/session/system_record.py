@@ -45,9 +45,28 @@ def system_update(
     )
 
 
-def tool_declaration(name: str, description: str, parameters: JsonObject) -> JsonObject:
+# pi 1.6's ``constrainedSampling`` for a tool that asks for strict JSON-schema sampling where possible.
+CONSTRAINED_SAMPLING: JsonObject = {"type": "json_schema", "strict": "prefer"}
+
+
+def tool_declaration(
+    name: str, description: str, parameters: JsonObject, *, constrained_sampling: bool = False
+) -> JsonObject:
     """A tool as a system message declares it (what the model is told, nothing executable)."""
-    return {"name": name, "description": description, "parameters": json.loads(json.dumps(parameters))}
+    out: JsonObject = {
+        "name": name,
+        "description": description,
+        "parameters": json.loads(json.dumps(parameters)),
+    }
+    if constrained_sampling:
+        out["constrainedSampling"] = dict(CONSTRAINED_SAMPLING)
+    return out
+
+
+def asks_constrained_sampling(declaration: JsonObject) -> bool:
+    """Whether a declared tool (pi's shape) asks for JSON-schema constrained sampling."""
+    config = declaration.get("constrainedSampling")
+    return isinstance(config, dict) and config.get("type") == "json_schema"
 
 
 def _same(a: JsonObject, b: JsonObject) -> bool:

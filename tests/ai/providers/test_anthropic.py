@@ -811,3 +811,199 @@ async def test_thinking_is_disabled_explicitly_when_off_on_a_reasoning_model(ser
     assert server.last_request.body["thinking"] == {"type": "disabled"}
     await run_simple(claude(server, reasoning=False), ask(), reasoning="high")
     assert "thinking" not in server.last_request.body
+
+
+# --- strict tools (compat.supportsStrictTools) ------------------------------------------------------
+
+FIND_TOOL = Tool(
+    name="find",
+    description="Find files",
+    parameters={
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["pattern"],
+    },
+    constrained_sampling=True,
+)
+
+
+async def test_a_constrained_tool_goes_strict_with_a_strict_schema(server: FakeLLMServer) -> None:
+    server.add(Turn(text="ok"), Turn(text="ok"))
+    strict_model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[READ_TOOL, FIND_TOOL])
+    await stream(strict_model, context, api_key=API_KEY).result()
+    await stream(claude(server), context, api_key=API_KEY).result()
+    strict_tools, plain_tools = (request.body["tools"] for request in server.requests)
+    assert "strict" not in strict_tools[0]  # read does not ask for it
+    assert strict_tools[1]["strict"] is True
+    assert strict_tools[1]["input_schema"] == {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["pattern", "limit"],
+        "additionalProperties": False,
+    }
+    # Without the compat key the tool goes as any other.
+    assert "strict" not in plain_tools[1]
+    assert plain_tools[1]["input_schema"] == {**FIND_TOOL.parameters}
+
+
+async def test_strict_tools_over_claudes_limits_go_again_non_strict_for_the_session(
+    server: FakeLLMServer,
+) -> None:
+    refusal = fake_anthropic.error_body(400, "Too many strict tools (25). The maximum is 20.")
+    server.add(Turn(fault=Fault("status", status=400, body=refusal)), Turn(text="ok"), Turn(text="ok"))
+    model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[FIND_TOOL])
+    first = await stream(model, context, api_key=API_KEY, session_id="strict-limits-session").result()
+    assert first.stop_reason == "stop", first.error_message
+    assert [d["type"] for d in first.diagnostics or []] == ["anthropic_strict_tools_fallback"]
+    later = await stream(model, context, api_key=API_KEY, session_id="strict-limits-session").result()
+    assert later.stop_reason == "stop" and not later.diagnostics
+    refused, resent, next_turn = (request.body["tools"][0] for request in server.requests)
+    assert refused["strict"] is True
+    assert "strict" not in resent and "strict" not in next_turn
+
+
+async def test_other_400s_are_not_resent_without_strict(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(fault=Fault("status", status=400, body=fake_anthropic.error_body(400, "prompt is too long")))
+    )
+    model = claude(server, compat={"supportsStrictTools": True})
+    context = Context(messages=[UserMessage("go")], tools=[FIND_TOOL])
+    result = await stream(model, context, api_key=API_KEY, session_id="other-400-session").result()
+    assert result.stop_reason == "error" and "prompt is too long" in (result.error_message or "")
+    assert len(server.requests) == 1
+
+
+# --- message threads (compat.supportsMessageThreads) -------------------------------------------------
+
+
+def _thread_refusal(code: str) -> dict[str, Any]:
+    body = fake_anthropic.error_body(400, f"thread refused: {code}")
+    body["error"]["details"] = {"error_code": code}
+    return body
+
+
+async def _threaded_turns(server: FakeLLMServer, session: str, *, system: str = "Be brief.") -> list[Any]:
+    """Two turns of one session; returns both results."""
+    model = claude(server, compat={"supportsMessageThreads": True})
+    messages: list[Message] = [UserMessage("go", timestamp=1)]
+    first = await stream(
+        model,
+        Context(messages=messages, system_prompt=system, tools=[READ_TOOL]),
+        api_key=API_KEY,
+        session_id=session,
+    ).result()
+    messages += [first, UserMessage("next", timestamp=3)]
+    second = await stream(
+        model,
+        Context(messages=messages, system_prompt=system, tools=[READ_TOOL]),
+        api_key=API_KEY,
+        session_id=session,
+    ).result()
+    return [first, second]
+
+
+async def test_a_threaded_session_sends_only_the_new_messages(server: FakeLLMServer) -> None:
+    server.add(Turn(text="one", response_id="msg_one"), Turn(text="two", response_id="msg_two"))
+    await _threaded_turns(server, "threads-continue")
+    create, cont = server.requests
+    assert create.body["thread"] == {"type": "create"}
+    assert "message-threads-2026-08-12" in create.headers["anthropic-beta"].split(",")
+    assert cont.body["thread"] == {"type": "continue", "previous_message_id": "msg_one"}
+    assert "system" not in cont.body and "tools" not in cont.body
+    assert [m["role"] for m in cont.body["messages"]] == ["user"]
+    assert cont.body["messages"][0]["content"][0]["text"] == "next"
+
+
+async def test_a_changed_setting_starts_a_new_thread(server: FakeLLMServer) -> None:
+    server.add(Turn(text="one", response_id="msg_a"), Turn(text="two"))
+    model = claude(server, compat={"supportsMessageThreads": True})
+    messages: list[Message] = [UserMessage("go", timestamp=1)]
+    first = await stream(
+        model, Context(messages=messages, system_prompt="A"), api_key=API_KEY, session_id="threads-changed"
+    ).result()
+    messages += [first, UserMessage("next", timestamp=3)]
+    await stream(
+        model, Context(messages=messages, system_prompt="B"), api_key=API_KEY, session_id="threads-changed"
+    ).result()
+    assert server.requests[1].body["thread"] == {"type": "create"}
+    assert len(server.requests[1].body["messages"]) == 3
+
+
+async def test_without_a_session_or_with_caching_off_there_is_no_thread(server: FakeLLMServer) -> None:
+    server.add(Turn(text="a"), Turn(text="b"))
+    model = claude(server, compat={"supportsMessageThreads": True})
+    context = Context(messages=[UserMessage("go")])
+    await stream(model, context, api_key=API_KEY).result()
+    await stream(model, context, api_key=API_KEY, session_id="threads-off", cache_retention="none").result()
+    for request in server.requests:
+        assert "thread" not in request.body
+        assert "message-threads-2026-08-12" not in request.headers.get("anthropic-beta", "")
+
+
+async def test_a_thread_that_cannot_go_on_is_sent_again_as_a_new_one(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(text="one", response_id="msg_gone"),
+        Turn(fault=Fault("status", status=404, body=_thread_refusal("thread_not_found"))),
+        Turn(text="two"),
+    )
+    _first, second = await _threaded_turns(server, "threads-expired")
+    assert second.stop_reason == "stop", second.error_message
+    assert [d["type"] for d in second.diagnostics or []] == ["anthropic_thread_fallback"]
+    assert (second.diagnostics or [])[0]["details"] == {"reason": "thread_not_found"}
+    resent = server.requests[2].body
+    assert resent["thread"] == {"type": "create"} and len(resent["messages"]) == 3 and "system" in resent
+
+
+async def test_an_endpoint_that_refuses_threads_gets_none_for_the_rest_of_the_session(
+    server: FakeLLMServer,
+) -> None:
+    server.add(
+        Turn(
+            fault=Fault(
+                "status",
+                status=400,
+                body=fake_anthropic.error_body(400, "thread: Extra inputs are not permitted"),
+            )
+        ),
+        Turn(text="one", response_id="msg_plain"),
+        Turn(text="two"),
+    )
+    first, second = await _threaded_turns(server, "threads-unsupported")
+    assert first.stop_reason == "stop" and second.stop_reason == "stop"
+    assert (first.diagnostics or [])[0]["details"] == {"reason": "400"}
+    refused, plain, later = (request.body for request in server.requests)
+    assert refused["thread"] == {"type": "create"}
+    assert "thread" not in plain and "thread" not in later and len(later["messages"]) == 3
+    # The beta stays: the request that turned threads off was accepted with it.
+    assert "message-threads-2026-08-12" in server.requests[2].headers["anthropic-beta"]
+
+
+async def test_other_errors_of_a_thread_request_are_not_resent(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(fault=Fault("status", status=400, body=fake_anthropic.error_body(400, "prompt is too long")))
+    )
+    model = claude(server, compat={"supportsMessageThreads": True})
+    result = await stream(
+        model, Context(messages=[UserMessage("go")]), api_key=API_KEY, session_id="threads-other-error"
+    ).result()
+    assert result.stop_reason == "error" and len(server.requests) == 1
+
+
+async def test_a_session_that_ended_starts_a_new_thread(server: FakeLLMServer) -> None:
+    from tau.ai.session_resources import cleanup_session_resources
+
+    server.add(Turn(text="one", response_id="msg_end"), Turn(text="two"))
+    model = claude(server, compat={"supportsMessageThreads": True})
+    messages: list[Message] = [UserMessage("go", timestamp=1)]
+    first = await stream(
+        model, Context(messages=messages), api_key=API_KEY, session_id="threads-ended"
+    ).result()
+    cleanup_session_resources("threads-ended")
+    messages += [first, UserMessage("next", timestamp=3)]
+    await stream(model, Context(messages=messages), api_key=API_KEY, session_id="threads-ended").result()
+    assert server.requests[1].body["thread"] == {"type": "create"}

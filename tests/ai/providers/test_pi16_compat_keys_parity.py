@@ -40,6 +40,29 @@ READ = {
     "description": "Read a file",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 }
+# A tool that asks for its arguments to be sampled against its schema (pi's "prefer": strict where
+# the model can, as any other tool elsewhere); ``limit`` is optional, so its strict form is nullable.
+CONSTRAINED = {
+    "name": "find",
+    "description": "Find files",
+    "parameters": {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["pattern"],
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
+# One whose schema Anthropic's strict tools refuse (``minimum``): it goes non-strict.
+REFUSED = {
+    **CONSTRAINED,
+    "name": "head",
+    "parameters": {
+        "type": "object",
+        "properties": {"lines": {"type": "integer", "minimum": 1}},
+        "required": ["lines"],
+    },
+}
+TOOLS = {"read": [READ], "constrained": [READ, CONSTRAINED], "refused": [READ, REFUSED]}
 CALL_ID = "call_1"
 
 
@@ -53,11 +76,15 @@ class Case(NamedTuple):
     prefix: str = ""
     max_tokens: int | None = None
     retention: str | None = None
+    tools: str = "read"  # a key of TOOLS
+    changes: bool = True  # the key changes this request (False: a case where it must not)
 
 
 COMPLETIONS = ("groq", "openai/gpt-oss-120b")
 CLAUDE = ("anthropic", "claude-sonnet-4-5")
 RESPONSES = ("openai", "gpt-5")
+# An Anthropic-compatible model whose catalogue compat has no supportsStrictTools.
+FIREWORKS_CLAUDE_API = ("fireworks", "accounts/fireworks/models/minimax-m3")
 
 CASES = [
     Case(
@@ -87,6 +114,31 @@ CASES = [
         "vercelGatewayRouting", *COMPLETIONS, {"vercelGatewayRouting": {"only": ["groq"], "order": ["groq"]}}
     ),
     Case("allowEmptySignature", *CLAUDE, {"allowEmptySignature": True}, history="thinking"),
+    Case("supportsStrictTools", *FIREWORKS_CLAUDE_API, {"supportsStrictTools": True}, tools="constrained"),
+    Case(
+        "supportsStrictTools, a schema strict tools refuse",
+        *FIREWORKS_CLAUDE_API,
+        {"supportsStrictTools": True},
+        tools="refused",
+        changes=False,
+    ),
+    Case("supportsStrictTools off (Claude)", *CLAUDE, {"supportsStrictTools": False}, tools="constrained"),
+    Case(
+        # On by default: the constrained tool goes strict without the key, plain with it off.
+        "supportsStrictMode off, a constrained tool (Chat Completions)",
+        *COMPLETIONS,
+        {"supportsStrictMode": False},
+        tools="constrained",
+    ),
+    # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
+    Case("supportsMessageThreads", *CLAUDE, {"supportsMessageThreads": True}),
+    Case(
+        "supportsMessageThreads without caching",
+        *CLAUDE,
+        {"supportsMessageThreads": True},
+        retention="none",
+        changes=False,
+    ),
     Case(
         "promptCacheKeyMode disabled (Responses)",
         *RESPONSES,
@@ -125,7 +177,7 @@ def model_of(case: Case) -> Model:
 
 def tau_context(case: Case, model: Model) -> Context:
     messages: list[Any] = [UserMessage("go", timestamp=1)]
-    tools: list[Tool] | None = [Tool.from_json(READ)]
+    tools: list[Tool] | None = [Tool.from_json(tool) for tool in TOOLS[case.tools]]
     if case.history == "tools":
         messages += [
             AssistantMessage(
@@ -159,7 +211,7 @@ def pi_context(case: Case, model: Model) -> dict[str, Any]:
     usage = Usage().to_json()
     reply = {"api": model.api, "provider": model.provider, "model": model.id, "usage": usage, "timestamp": 2}
     messages: list[Any] = [{"role": "user", "content": "go", "timestamp": 1}]
-    tools: list[Any] | None = [READ]
+    tools: list[Any] | None = TOOLS[case.tools]
     if case.history == "tools":
         messages += [
             {
@@ -280,4 +332,15 @@ def recorded() -> Iterator[Recorded]:
 def test_the_compat_key_changes_the_request_as_in_pi(case: Case, recorded: Recorded) -> None:
     tau, pi = recorded.tau[case.name].body, recorded.pi[case.name].body
     assert tau == pi
-    assert tau != recorded.tau_without[case.name].body
+    assert _betas(recorded.tau[case.name]) == _betas(recorded.pi[case.name])
+    assert (tau != recorded.tau_without[case.name].body) == case.changes
+
+
+def _betas(request: RecordedRequest) -> str | None:
+    return request.headers.get("anthropic-beta")
+
+
+def test_a_threaded_request_says_so(recorded: Recorded) -> None:
+    request = recorded.tau["supportsMessageThreads"]
+    assert request.body["thread"] == {"type": "create"}
+    assert "message-threads-2026-08-12" in (_betas(request) or "").split(",")

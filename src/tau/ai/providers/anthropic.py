@@ -7,6 +7,7 @@ request is built in ``anthropic_request``; this module reads the event stream in
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -14,19 +15,29 @@ from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
+from tau.ai.providers import anthropic_threads as threads
+from tau.ai.providers import strict_limits
 from tau.ai.providers.anthropic_compat import anthropic_compat
 from tau.ai.providers.anthropic_request import (
     build_body,
     build_headers,
     effort_sent,
     from_claude_code_name,
+    has_strict_tools,
+    sent_reply,
     uses_oauth,
 )
 from tau.ai.providers.anthropic_thinking import apply_simple_reasoning
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transport import wire
-from tau.ai.transport.http import apply_payload_hook, iter_sse, notify_stream_event, open_stream
-from tau.ai.types import Context, JsonObject, Model, ModelCost, StopReason, ThinkingContent
+from tau.ai.transport.http import (
+    HttpStatusError,
+    apply_payload_hook,
+    iter_sse,
+    notify_stream_event,
+    open_stream,
+)
+from tau.ai.types import AssistantMessage, Context, JsonObject, Model, ModelCost, StopReason, ThinkingContent
 
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _ENDED_EARLY = "Anthropic stream ended before message_stop"
@@ -53,15 +64,37 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
     async def produce(writer: StreamWriter) -> None:
         api_key = options.api_key or get_env_api_key(model.provider)
         oauth = uses_oauth(model, api_key)
-        body = await apply_payload_hook(build_body(model, context, options, oauth=oauth), model, options)
-        writer.output.provider_thinking_level = effort_sent(model, body)
-        response = await open_stream(
-            model,
-            f"{model.base_url.rstrip('/')}/v1/messages",
-            headers=build_headers(model, context, api_key, options),
-            body=body,
-            options=options,
-        )
+        url = f"{model.base_url.rstrip('/')}/v1/messages"
+        threaded = threads.thread_session(model, options)
+        headers = build_headers(model, context, api_key, options, message_threads=threaded is not None)
+        betas = next((v for k, v in headers.items() if k.lower() == "anthropic-beta"), "")
+        continuation = options.extra.get("disable_continuation") is not True
+        non_strict = strict_limits.exceeded(options.session_id)
+        output = writer.output
+
+        async def send(payload: JsonObject) -> wire.Response:
+            return await open_stream(model, url, headers=headers, body=payload, options=options)
+
+        while True:
+            body = await apply_payload_hook(
+                build_body(model, context, options, oauth=oauth, non_strict=non_strict), model, options
+            )
+            output.provider_thinking_level = effort_sent(model, body)
+            thread = threads.prepare(model, threaded, body, betas) if threaded and continuation else None
+            try:
+                if thread is None:
+                    response = await send(body)
+                else:
+                    response, thread = await _send_thread(send, thread, body, output)
+                break
+            except HttpStatusError as exc:
+                # Strict tools over Anthropic's limits: sent again once without ``strict``, and the
+                # session's later requests too (as pi 1.6 does).
+                if non_strict or not strict_limits.refused(exc) or not has_strict_tools(context.tools, model):
+                    raise
+                non_strict = True
+                strict_limits.mark(options.session_id)
+                output.diagnostics = [*(output.diagnostics or []), strict_limits.diagnostic(exc)]
         writer.start()
         reader = _AnthropicEventReader(writer, context, oauth=oauth)
         on_event = stream_event_hook(options)
@@ -84,8 +117,37 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise
         if not reader.saw_message_stop:
             raise ProviderError(_ENDED_EARLY, retryable=True)
+        if thread is not None and output.stop_reason not in ("error", "aborted"):
+            threads.record_reply(
+                model, thread, body, betas, output, lambda reply: sent_reply(reply, model, oauth=oauth)
+            )
 
     return run_stream(model, options, produce)
+
+
+async def _send_thread(
+    send: Callable[[JsonObject], Awaitable[wire.Response]],
+    thread: threads.ThreadRequest,
+    body: JsonObject,
+    output: AssistantMessage,
+) -> tuple[wire.Response, threads.ThreadRequest | None]:
+    """Send a thread request; a refusal about the thread is sent again in full, once (as a new
+    thread, or without ``thread``, which turns threads off for the session). Returns the response
+    and the thread request it answers, if any."""
+    try:
+        return await send(thread.body), thread
+    except HttpStatusError as exc:
+        how = threads.fallback(exc)
+        if how is None:
+            raise
+        # Recorded before the second try, so a failed one keeps it.
+        output.diagnostics = [*(output.diagnostics or []), threads.diagnostic(exc)]
+        if how == "new_thread":
+            created = threads.created(thread.session_id, body)
+            return await send(created.body), created
+        response = await send(body)
+        threads.turn_off(thread.session_id)
+        return response, None
 
 
 def stream_simple(

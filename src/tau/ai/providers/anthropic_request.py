@@ -29,6 +29,7 @@ from tau.ai.providers.anthropic_thinking import (
     thinking_requested,
 )
 from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.strict_schema import UnsupportedStrictSchema, strict_schema
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
 from tau.ai.transport.gc_pause import collector_paused
 from tau.ai.transport.http import gateway_auth, merge_headers
@@ -114,9 +115,15 @@ def eager_tool_streaming(model: Model) -> bool:
 
 
 def build_headers(
-    model: Model, context: Context, api_key: str | None, options: StreamOptions
+    model: Model,
+    context: Context,
+    api_key: str | None,
+    options: StreamOptions,
+    *,
+    message_threads: bool = False,
 ) -> dict[str, str]:
-    """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``."""
+    """Request headers: defaults, then ``model.headers``, then dynamic ones, then ``options.headers``
+    (``message_threads``: the request may use threads, ``anthropic_threads``)."""
     oauth = uses_oauth(model, api_key)
     copilot = is_copilot(model)
     defaults: dict[str, str] = {"accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
@@ -137,6 +144,7 @@ def build_headers(
         oauth=oauth,
         fine_grained_tools=fine_grained,
         mid_conversation=anthropic_updates.betas(model, context),
+        message_threads=message_threads,
     )
     if oauth:
         defaults["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION} (external, cli)"
@@ -187,8 +195,11 @@ def cache_control_for(model: Model, options: StreamOptions) -> JsonObject | None
     return marker
 
 
-def build_body(model: Model, context: Context, options: StreamOptions, *, oauth: bool) -> JsonObject:
-    """The JSON body of ``POST /v1/messages`` (streaming)."""
+def build_body(
+    model: Model, context: Context, options: StreamOptions, *, oauth: bool, non_strict: bool = False
+) -> JsonObject:
+    """The JSON body of ``POST /v1/messages`` (streaming); ``non_strict`` sends every tool without
+    ``strict`` (``convert_tools``)."""
     cache = cache_control_for(model, options)
     # Prompt changes and the effort as system messages, where the model takes them (issue #31).
     thinking_disabled = options.extra.get("thinking_enabled") is False and model.reasoning
@@ -209,7 +220,9 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
         body["temperature"] = options.temperature
     if context.tools:
         tools_cache = cache if anthropic_compat(model).supports_cache_control_on_tools else None
-        body["tools"] = convert_tools(context.tools, model, oauth=oauth, cache_control=tools_cache)
+        body["tools"] = convert_tools(
+            context.tools, model, oauth=oauth, cache_control=tools_cache, non_strict=non_strict
+        )
     body.update(thinking_fields(model, options))
     tool_choice = options.extra.get("tool_choice")
     if isinstance(tool_choice, str):
@@ -230,7 +243,7 @@ def build_body(model: Model, context: Context, options: StreamOptions, *, oauth:
             context,
             system_blocks=lambda text: _system_blocks(text, oauth=oauth, cache_control=cache),
             convert_tools=lambda tools, marker: convert_tools(
-                tools, model, oauth=oauth, cache_control=marker
+                tools, model, oauth=oauth, cache_control=marker, non_strict=non_strict
             ),
             cache_control=cache,
             assistant_sent=sent,
@@ -298,13 +311,24 @@ def _with_cache(block: JsonObject, cache_control: JsonObject | None) -> JsonObje
 
 
 def convert_tools(
-    tools: list[Tool], model: Model, *, oauth: bool, cache_control: JsonObject | None
+    tools: list[Tool],
+    model: Model,
+    *,
+    oauth: bool,
+    cache_control: JsonObject | None,
+    non_strict: bool = False,
 ) -> list[JsonObject]:
-    """Tool definitions; the last one carries the cache marker (it caches every tool before it)."""
+    """Tool definitions; the last one carries the cache marker (it caches every tool before it).
+
+    A tool that asks for constrained sampling is sent ``strict`` with its schema made strict where
+    the model's compat has ``supportsStrictTools`` and the schema allows it, unless ``non_strict``
+    (the session's strict tools went over Anthropic's limits once)."""
     eager = eager_tool_streaming(model)
+    strict_allowed = anthropic_compat(model).supports_strict_tools and not non_strict
     out: list[JsonObject] = []
     for tool in tools:
-        schema = tool.parameters
+        strict = _strict_parameters(tool) if strict_allowed else None
+        schema = tool.parameters if strict is None else strict
         definition: JsonObject = {
             "name": to_claude_code_name(tool.name) if oauth else tool.name,
             "description": tool.description,
@@ -321,11 +345,65 @@ def convert_tools(
         for key in ("additionalProperties", "$defs", "definitions"):
             if key in schema:
                 input_schema[key] = schema[key]
+        if strict is not None:
+            # A strict tool keeps the rest of its (strict) schema too, as pi sends it.
+            definition["strict"] = True
+            input_schema = {**strict, **input_schema}
         definition["input_schema"] = input_schema
         out.append(definition)
     if out:
         _with_cache(out[-1], cache_control)
     return out
+
+
+# Keywords Anthropic's strict tools refuse (the whole request fails with a 400), and the string
+# formats they take (Anthropic's structured-outputs documentation, as pi 1.6 lists them).
+_STRICT_REFUSED = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "maxItems",
+        "uniqueItems",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+
+
+def _strict_refuses(key: str, value: object) -> bool:
+    if key in _STRICT_REFUSED:
+        return True
+    if key == "minItems":
+        return value != 0 and value != 1
+    if key == "format":
+        return not isinstance(value, str) or value not in _STRICT_FORMATS
+    return False
+
+
+def _strict_parameters(tool: Tool) -> JsonObject | None:
+    """The strict form of a constrained-sampling tool's schema; ``None`` when the tool does not ask
+    for it or its schema cannot be strict (the tool then goes as any other)."""
+    if not tool.constrained_sampling:
+        return None
+    try:
+        return strict_schema(tool.parameters, _strict_refuses)
+    except UnsupportedStrictSchema:
+        return None
+
+
+def has_strict_tools(tools: list[Tool] | None, model: Model) -> bool:
+    """Whether a request with ``tools`` sends any of them ``strict``."""
+    if not tools or not anthropic_compat(model).supports_strict_tools:
+        return False
+    return any(_strict_parameters(tool) is not None for tool in tools)
 
 
 _fragments = MessageMemo()
@@ -384,6 +462,12 @@ def _convert(message: Message, model: Model, oauth: bool) -> JsonObject | None:
     return _assistant_message(
         message, oauth=oauth, allow_empty_signature=anthropic_compat(model).allow_empty_signature
     )
+
+
+def sent_reply(message: AssistantMessage, model: Model, *, oauth: bool) -> list[JsonObject]:
+    """A reply of this model as the next request sends it (no message when nothing of it is sent)."""
+    converted = _convert(message, model, oauth)
+    return [] if converted is None else [converted]
 
 
 def _tool_results_fragment(results: list[ToolResultMessage]) -> CachedFragment:

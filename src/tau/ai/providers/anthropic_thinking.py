@@ -29,6 +29,7 @@ from tau.ai.types import Context, JsonObject, Model
 BETA_FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
 BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 BETA_SERVER_SIDE_FALLBACK = "server-side-fallback-2026-07-01"
+BETA_MESSAGE_THREADS = "message-threads-2026-08-12"
 OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
 DEFAULT_THINKING_DISPLAY = "summarized"
 _MIN_ANSWER_TOKENS = 1024
@@ -132,9 +133,11 @@ def beta_features(
     oauth: bool,
     fine_grained_tools: bool,
     mid_conversation: Sequence[str] = (),
+    message_threads: bool = False,
 ) -> list[str]:
     """The ``anthropic-beta`` list, in pi's order, without repeats; ``mid_conversation`` are the
-    features of prompt changes and effort carried in messages (``anthropic_updates.betas``)."""
+    features of prompt changes and effort carried in messages (``anthropic_updates.betas``),
+    ``message_threads`` adds message threads' (``anthropic_threads``)."""
     configured = _configured_betas(model, options)
     if configured is not None:
         return list(dict.fromkeys(part.strip() for part in configured.split(",") if part.strip()))
@@ -150,6 +153,8 @@ def beta_features(
     if anthropic_compat(model).allowed_fallback_models:
         features.append(BETA_SERVER_SIDE_FALLBACK)
     features.extend(mid_conversation)
+    if message_threads:
+        features.append(BETA_MESSAGE_THREADS)
     return list(dict.fromkeys(features))
 
 

@@ -8,6 +8,7 @@ request (tuned per server by ``openai_compat``), and ``ChunkReader`` turns the s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,9 +21,11 @@ from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
+from tau.ai.providers import completions_updates
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.strict_schema import UnsupportedStrictSchema, strict_schema
 from tau.ai.thinking import (
     DEFAULT_THINKING_BUDGETS,
     clamp_reasoning,
@@ -218,7 +221,15 @@ def build_body(
     """The JSON request body, before ``on_payload`` sees it."""
     compat = compat or resolve_compat(model)
     retention = retention or resolve_cache_retention(options.cache_retention)
-    messages = convert_messages(model, context, compat)
+    if completions_updates.native(model, context):
+        # Prompt and tool changes as system messages in place (supportsMidConvoSystemMessages).
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        context, slots = completions_updates.with_slots(
+            model, context, role, lambda tools: convert_tools(tools, compat)
+        )
+        messages = completions_updates.fill_slots(convert_messages(model, context, compat), slots)
+    else:
+        messages = convert_messages(model, context, compat)
     body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     long_retention = retention == "long" and compat.supports_long_cache_retention
     match compat.prompt_cache_key_mode:
@@ -430,13 +441,18 @@ def has_tool_history(messages: list[Message]) -> bool:
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
     out: list[JsonObject] = []
     for tool in tools:
+        # A tool that asks for constrained sampling goes strict where the schema can be (pi 1.6).
+        strict = None
+        if tool.constrained_sampling and compat.supports_strict_mode:
+            with contextlib.suppress(UnsupportedStrictSchema):
+                strict = strict_schema(tool.parameters)
         function: JsonObject = {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool.parameters if strict is None else strict,
         }
         if compat.supports_strict_mode:
-            function["strict"] = False
+            function["strict"] = strict is not None
         out.append({"type": "function", "function": function})
     return out
 

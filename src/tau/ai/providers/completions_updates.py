@@ -1,0 +1,143 @@
+"""Prompt and tool changes in a Chat Completions request, in place (issues #31, #32).
+
+For a model whose compat has ``supportsMidConvoSystemMessages`` (Kimi K3 on Fireworks, in the
+catalogue) the first request's prompt stays the leading system message and each later change is a
+system (or developer) message where it happened, with the changed prompt sections, as pi 1.6 sends
+it. The top-level ``tools`` are the current tools; with ``supportsMidConvoToolAdditions`` too, they
+stay those of the conversation's start, and each later addition is a ``{"role": "system", "tools":
+[...]}`` message before the change's text. A removal or a tool declared again cannot be said that
+way: the top-level list then becomes the tools after the last such change, and only additions
+after it travel in place (pi's ``resolveTranscriptTools``).
+
+The messages are placed by converting the conversation with a placeholder user message at each
+place and swapping each placeholder for the messages it stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tau.ai.prompt_updates import delivery, render_update_text
+from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.transport.request_cache import CachedFragment, FragmentList
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    JsonObject,
+    Message,
+    Model,
+    PromptUpdate,
+    Tool,
+    UserMessage,
+)
+
+_SLOT = "\ue000tau-completions-slot:"
+
+ConvertTools = Callable[[list[Tool]], list[JsonObject]]
+
+
+def native(model: Model, context: Context) -> bool:
+    """Whether this request carries its prompt and tool changes in place (module docstring)."""
+    return context.anchor is not None and delivery(model) == "native"
+
+
+def tool_additions(model: Model) -> bool:
+    compat = model.compat or {}
+    return (
+        compat.get("supportsMidConvoSystemMessages") is True
+        and compat.get("supportsMidConvoToolAdditions") is True
+    )
+
+
+class Slots:
+    """The messages each placeholder stands for."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, list[JsonObject]] = {}
+
+    def add(self, messages: list[JsonObject], timestamp: int) -> UserMessage:
+        key = f"{_SLOT}{len(self.messages)}"
+        self.messages[key] = messages
+        return UserMessage(key, timestamp=timestamp)
+
+
+def with_slots(
+    model: Model, context: Context, role: str, convert_tools: ConvertTools
+) -> tuple[Context, Slots]:
+    """``context`` with the anchored prompt, the top-level tools, and a placeholder message wherever
+    a change goes; and what the placeholders stand for. ``role``: the instructions' role."""
+    anchor = context.anchor
+    assert anchor is not None
+    updates = list(context.updates or ())
+    folded = _folded(anchor.tools, updates) if tool_additions(model) else len(updates) + 1
+    slots = Slots()
+    before: dict[int, list[JsonObject]] = {}
+    for index, update in enumerate(updates, start=1):
+        messages: list[JsonObject] = []
+        if index >= folded and update.tools_added:
+            messages.append({"role": "system", "tools": convert_tools(list(update.tools_added))})
+        text = render_update_text(update)
+        if text:
+            messages.append({"role": role, "content": sanitize_surrogates(text)})
+        if messages:
+            before.setdefault(_before_next_reply(context.messages, update.at), []).extend(messages)
+    placed: list[Message] = []
+    for index, message in enumerate(context.messages):
+        if index in before:
+            placed.append(slots.add(before.pop(index), message.timestamp))
+        placed.append(message)
+    last = context.messages[-1].timestamp if context.messages else 0
+    for index in sorted(before):
+        placed.append(slots.add(before[index], last))
+    tools = _current_tools(anchor.tools, updates[: folded - 1])
+    return Context(messages=placed, system_prompt=anchor.system_prompt, tools=tools or None), slots
+
+
+def fill_slots(messages: list[JsonObject], slots: Slots) -> list[JsonObject]:
+    """``messages`` (the converted ones) with each placeholder swapped for what it stands for; the
+    other messages' cached fragments are kept (``tau.ai.transport.request_cache``)."""
+    if not slots.messages:
+        return messages
+    entries = messages.entries() if isinstance(messages, FragmentList) else list(messages)
+    out: list[CachedFragment | JsonObject] = []
+    for message, entry in zip(messages, entries, strict=True):
+        content = message.get("content") if message.get("role") == "user" else None
+        if isinstance(content, str) and content in slots.messages:
+            out.extend(slots.messages[content])
+        else:
+            out.append(entry)
+    return FragmentList(out)
+
+
+def _current_tools(initial: Sequence[Tool], updates: Sequence[PromptUpdate]) -> list[Tool]:
+    """The tools after ``updates`` (a redefined tool keeps its place, a re-added one goes last)."""
+    tools = {tool.name: tool for tool in initial}
+    for update in updates:
+        for name in update.tools_removed:
+            tools.pop(name, None)
+        for tool in update.tools_added:
+            tools[tool.name] = tool
+    return list(tools.values())
+
+
+def _folded(initial: Sequence[Tool], updates: Sequence[PromptUpdate]) -> int:
+    """How many of the system messages (the first prompt, then each update) the top-level tools
+    hold: all up to the last removal or redeclaration (a name declared before, even if removed
+    since), at least the first."""
+    declared = {tool.name for tool in initial}
+    last = 0
+    for index, update in enumerate(updates, start=1):
+        if update.tools_removed:
+            last = index
+        for tool in update.tools_added:
+            if tool.name in declared:
+                last = index
+            declared.add(tool.name)
+    return last + 1
+
+
+def _before_next_reply(messages: Sequence[Message], at: int) -> int:
+    for index in range(max(0, at), len(messages)):
+        if isinstance(messages[index], AssistantMessage):
+            return index
+    return len(messages)
