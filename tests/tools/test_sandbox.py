@@ -59,3 +59,26 @@ def test_a_broken_sandbox_refuses_everything_and_says_why(tmp_path: Path) -> Non
     sandbox = Sandbox(SandboxPolicy(mode="off", cwd=str(tmp_path)), problem="bubblewrap is missing")
     refusal = sandbox.write_refusal(str(tmp_path / "file.txt"))
     assert refusal is not None and "bubblewrap is missing" in refusal
+
+
+def test_the_fenced_bash_tool_is_checked_without_jsonschema(tmp_path: Path) -> None:
+    """The escalate parameter stays within tau's plain validator: a fenced session does not pay
+    jsonschema's import (~50 ms) on its first tool call."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tau.tools import SpillDirectory, create_bash_tool\n"
+        "from tau.tools.sandbox import Sandbox, SandboxPolicy\n"
+        "from tau.ai.validation import validate_tool_arguments\n"
+        f"policy = SandboxPolicy(mode='workspace-write', cwd={str(tmp_path)!r})\n"
+        "with SpillDirectory() as spill:\n"
+        f"    tool = create_bash_tool({str(tmp_path)!r}, spill=spill, sandbox=Sandbox(policy))\n"
+        "    assert 'escalate' in tool.parameters['properties']\n"
+        "    validate_tool_arguments(tool, {'command': 'true'})\n"
+        "    validate_tool_arguments(tool, {'command': 'true', 'escalate': {'reason': 'r', 'network': ['a.b']}})\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -595,8 +595,12 @@ class Sandbox:
         for proxy in proxies:
             proxy.close()
         for folder in (proxy_folder, temporary):
-            if folder is not None:
-                import shutil  # bz2 and lzma come with it: only when there is a folder to remove
+            if folder is None:
+                continue
+            try:
+                os.rmdir(folder)  # usually left empty: no shutil (and its bz2 and lzma) to import
+            except OSError:
+                import shutil
 
                 shutil.rmtree(folder, ignore_errors=True)
         if empty is not None:

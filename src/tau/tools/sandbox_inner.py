@@ -12,7 +12,8 @@ descriptors; the answers are small JSON objects. The server hands the call to an
 leader* (forking one when none is idle; a leader serves call after call, so a session of sequential
 commands forks nothing but the commands). A leader is a child subreaper (orphans of its calls
 come to it, not to the server); it starts the command in a session and process group of its own, and reports ``{"id", "exit"}`` when
-the command ends. ``{"op": "end", "id", "hard"}`` then ends the call: the leader sends SIGTERM to
+the command ends (``{"id", "exit", "ended": true}`` when the command left nothing running: the
+call is then over, and tau asks for no end). ``{"op": "end", "id", "hard"}`` then ends the call: the leader sends SIGTERM to
 the command's group (SIGKILL at once when ``hard``, as for an abort or a timeout), waits a short
 grace, and SIGKILLs the group and every process left below it (the subreaper sees those that left
 the group with ``setsid``) until none is left, then reports ``{"id", "ended": true}`` and is idle
@@ -124,6 +125,7 @@ def run(path: str, argv: list[str]) -> int:
 # -- the command server ------------------------------------------------------------------------
 
 _GRACE_SECONDS = 0.5
+_END_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)  # how the server asks a leader to end its call
 _PR_SET_CHILD_SUBREAPER = 36
 # Signals the command starts with at their default action (this interpreter ignores SIGPIPE and
 # the server SIGCHLD; an ignored signal stays ignored across exec).
@@ -147,6 +149,21 @@ def _send(control: socket.socket, call_id: int, field: str, value: object) -> No
         control.send(f'{{"id": {int(call_id)}, "{field}": {shown}}}'.encode())
     except OSError:
         pass
+
+
+def _send_ended(control: socket.socket, call_id: int, code: int) -> None:
+    """``{"id": call_id, "exit": code, "ended": true}`` to tau: the call exited and is over."""
+    try:
+        control.send(f'{{"id": {int(call_id)}, "exit": {int(code)}, "ended": true}}'.encode())
+    except OSError:
+        pass
+
+
+def _nothing_left(pgid: int) -> bool:
+    """Whether the call's group is empty and no process is left below the leader (orphans of the
+    call, ``setsid`` or not, come to the leader, a subreaper)."""
+    _reap()
+    return not _signal_group(pgid, 0) and not _children()
 
 
 def _children() -> list[int]:
@@ -304,7 +321,21 @@ def _lead(
             os.close(output)
         if pid:
             _, status = os.waitpid(pid, 0)
-            _send(control, call_id, "exit", os.waitstatus_to_exitcode(status))
+            code = os.waitstatus_to_exitcode(status)
+            # An end asked for meanwhile waits (blocked, not lost) until it is known whether the
+            # command left anything behind.
+            signal.pthread_sigmask(signal.SIG_BLOCK, _END_SIGNALS)
+            if _nothing_left(pid):
+                # The usual call: nothing is left (no process in the command's group, none below
+                # this leader), so the call is over with its exit: one answer, rather than tau
+                # asking to end it and waiting for a second (four more wake-ups of three processes).
+                for number in _END_SIGNALS:  # an end that came meanwhile has nothing to end
+                    signal.signal(number, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _END_SIGNALS)
+                _send_ended(control, call_id, code)
+                return
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _END_SIGNALS)
+            _send(control, call_id, "exit", code)
         while True:
             signal.pause()
     except _End as end:
