@@ -10,9 +10,11 @@ from tau._import_path import drop_working_folder
 
 drop_working_folder()
 
-from typing import TYPE_CHECKING  # noqa: E402 - after the working folder is off the import path
+# typing.TYPE_CHECKING without importing typing (type checkers take the name for it): ``tau --version``
+# loads neither typing nor re (a quarter of its start).
+TYPE_CHECKING = False
 
-from tau._lazy import lazy_exports  # noqa: E402
+from tau._lazy import lazy_exports  # noqa: E402 - after the working folder is off the import path
 
 if TYPE_CHECKING:
     from tau.runtime.sdk import create_agent_session

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["lazy_exports"]
 

@@ -19,11 +19,10 @@ Kept free of any tau import: modules of every layer use it.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
 if TYPE_CHECKING:
     import re
+    from typing import Any
 
 __all__ = ["ascii_json", "dumps", "escape_lone_surrogates", "join_pairs", "join_split_pair", "well_formed"]
 
@@ -104,4 +103,6 @@ def dumps(data: Any, **kwargs: Any) -> str:
     """Compact JSON as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII kept, lone
     surrogates escaped (so the text always encodes as UTF-8)."""
     kwargs.setdefault("separators", (",", ":"))
+    import json  # here: writing ``tau --version`` loads neither json nor the re it imports
+
     return escape_lone_surrogates(json.dumps(data, ensure_ascii=False, **kwargs))

@@ -95,7 +95,7 @@ PREFERRED_DEFAULT_MODELS: Final[dict[str, tuple[str, ...]]] = {
     "xiaomi-token-plan-sgp": ("mimo-v2.6-pro",),
 }
 
-_DATED_ID = re.compile(r"-\d{8}$")
+_DATED_ID = r"-\d{8}$"
 _GLOB_CHARS = ("*", "?", "[")
 _MAX_CLOSE_MATCHES = 5
 
@@ -133,7 +133,7 @@ def is_valid_thinking_level(value: str) -> TypeGuard[ThinkingLevelOrOff]:
 
 def is_alias_id(model_id: str) -> bool:
     """Whether an id names a moving alias (``…-latest`` or no ``-YYYYMMDD`` date at the end)."""
-    return model_id.endswith("-latest") or _DATED_ID.search(model_id) is None
+    return model_id.endswith("-latest") or re.search(_DATED_ID, model_id) is None
 
 
 def find_exact_model_reference(reference: str, models: Sequence[Model]) -> Model | None:

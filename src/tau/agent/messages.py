@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -57,7 +57,9 @@ def message_to_json(message: AgentMessage) -> JsonObject:
     if isinstance(message, msgspec.Struct):
         record: JsonObject = msgspec.to_builtins(message)
         return {"role": message.role, **record, "timestamp": message.timestamp}
-    if dataclasses.is_dataclass(message) and not isinstance(message, type):
+    # No object is a dataclass while the module is not loaded: a run without one does not load it.
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is not None and dataclasses.is_dataclass(message) and not isinstance(message, type):
         fields: JsonObject = dataclasses.asdict(message)
         return {"role": message.role, **fields, "timestamp": message.timestamp}
     extra: dict[str, Any] = dict(getattr(message, "__dict__", {}))

@@ -33,7 +33,7 @@ DEFAULT_THINKING_BUDGETS: Final[Mapping[str, int]] = {
 _MIN_ANSWER_TOKENS = 1024
 
 # Before thinking-level maps existed, xhigh support was known from the model id alone (pi 0.58).
-_XHIGH_MODEL_IDS = re.compile(r"gpt-5\.[234]|opus-4[-.]6")
+_XHIGH_MODEL_IDS = r"gpt-5\.[234]|opus-4[-.]6"
 
 
 def clamp_reasoning(level: ThinkingLevel) -> ThinkingLevel:
@@ -89,7 +89,7 @@ def supports_xhigh(model: Model) -> bool:
     level_map = model.thinking_level_map
     if level_map is not None and "xhigh" in level_map:
         return level_map["xhigh"] is not None
-    return _XHIGH_MODEL_IDS.search(model.id) is not None
+    return re.search(_XHIGH_MODEL_IDS, model.id) is not None
 
 
 def supports_max(model: Model) -> bool:

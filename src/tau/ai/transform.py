@@ -42,7 +42,7 @@ MISSING_TOOL_RESULT_TEXT = "No result provided"
 RESPONSES_TOOL_CALL_PROVIDERS: frozenset[str] = frozenset({"openai", "openai-codex", "opencode"})
 AZURE_TOOL_CALL_PROVIDERS: frozenset[str] = RESPONSES_TOOL_CALL_PROVIDERS | {"azure"}
 
-_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE_ID_CHARS = r"[^A-Za-z0-9_-]"
 
 
 def transform_messages(
@@ -123,7 +123,7 @@ def normalize_id_google(tool_call_id: str, model_id: str) -> str:
 
 
 def _sanitize_id(tool_call_id: str) -> str:
-    return _UNSAFE_ID_CHARS.sub("_", tool_call_id)
+    return re.sub(_UNSAFE_ID_CHARS, "_", tool_call_id)
 
 
 def _responses_id_part(part: str) -> str:

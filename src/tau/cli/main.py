@@ -10,14 +10,15 @@ import contextlib
 import gc
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
 
 from tau import __version__
 from tau.cli.args import Args, parse_args
 from tau.errors import TauError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any, TextIO
 
     from tau.accounts.model_resolver import ScopedModel
     from tau.agent.tool import AgentTool

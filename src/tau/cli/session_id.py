@@ -6,7 +6,7 @@ import os
 import re
 
 # What pi 1.6 accepts as a session id: it becomes part of the file name.
-_VALID_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VALID_ID = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 
 
 MAX_SESSION_ID = 200
@@ -15,9 +15,9 @@ MAX_SESSION_ID = 200
 
 def session_id_problem(session_id: str) -> str | None:
     """Why ``session_id`` cannot name a session, or ``None`` when it can."""
-    if len(session_id) > MAX_SESSION_ID and _VALID_ID.fullmatch(session_id):
+    if len(session_id) > MAX_SESSION_ID and re.fullmatch(_VALID_ID, session_id):
         return f"--session-id: an id of {len(session_id)} characters is too long (at most {MAX_SESSION_ID})"
-    if _VALID_ID.fullmatch(session_id):
+    if re.fullmatch(_VALID_ID, session_id):
         return None
     return (
         f'--session-id {_quoted(session_id)}: use letters, digits, ".", "-" and "_", starting and ending '

@@ -51,7 +51,7 @@ CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800
 """What one image counts for in tool results and custom messages (1200 tokens)."""
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = "[\ud800-\udfff]"
 
 
 def utf16_length(text: str) -> int:
@@ -81,9 +81,9 @@ def js_json(value: Any) -> str:
 
 def _js_string(text: str) -> str:
     encoded = json.dumps(text, ensure_ascii=False)
-    if not text.isascii() and _LONE_SURROGATE.search(encoded):
+    if not text.isascii() and re.search(_LONE_SURROGATE, encoded):
         # JavaScript escapes unpaired surrogates; paired ones never reach here as separate chars.
-        encoded = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+        encoded = re.sub(_LONE_SURROGATE, lambda m: f"\\u{ord(m.group()):04x}", encoded)
     return encoded
 
 

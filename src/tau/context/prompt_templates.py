@@ -20,7 +20,7 @@ TemplateSource: TypeAlias = Literal["path", "project", "user"]
 MAX_DESCRIPTION_FROM_BODY = 60
 
 # One pass over the template, so a substituted value is never scanned again.
-_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)")
+_PLACEHOLDER = r"\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@|\$(\d+)"
 
 
 class PromptTemplate(Struct, frozen=True):
@@ -188,7 +188,7 @@ def substitute_arguments(content: str, args: Sequence[str]) -> str:
             return " ".join(chosen)
         return " ".join(args)
 
-    return _PLACEHOLDER.sub(replace, content)
+    return re.sub(_PLACEHOLDER, replace, content)
 
 
 def expand_prompt_template(text: str, templates: Iterable[PromptTemplate]) -> str:

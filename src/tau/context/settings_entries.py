@@ -33,7 +33,7 @@ EntriesSource: TypeAlias = Callable[[ResourceKind, SettingsScope], Sequence[str]
 """The raw entries of one resource array in one scope's settings."""
 
 _SKILL_FILE = "SKILL.md"
-_GLOB_MAGIC = re.compile(r"[*?[]")
+_GLOB_MAGIC = r"[*?[]"
 
 
 class SettingsEntries:
@@ -75,7 +75,7 @@ class SettingsEntries:
                 force_excludes.append(_exact(entry[1:]))
             else:
                 path = os.path.normpath(os.path.join(base_dir, os.path.expanduser(entry)))
-                paths.extend(_expand_glob(path) if _GLOB_MAGIC.search(path) else [path])
+                paths.extend(_expand_glob(path) if re.search(_GLOB_MAGIC, path) else [path])
         return cls(base_dir, paths, excludes, force_includes, force_excludes)
 
     @property

@@ -26,8 +26,8 @@ SKILL_FILE_NAME = "SKILL.md"
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
 
-_VALID_NAME = re.compile(r"[a-z0-9-]+")
-_SKILL_COMMAND = re.compile(r"/skill:(\S+)(?:\s+(.*))?", re.DOTALL)
+_VALID_NAME = r"[a-z0-9-]+"
+_SKILL_COMMAND = r"(?s)/skill:(\S+)(?:\s+(.*))?"
 
 
 class Skill(Struct, frozen=True):
@@ -288,7 +288,7 @@ def expand_skill_command(text: str, skills: Iterable[Skill]) -> str:
     Text that is not such a command, or names no loaded skill, comes back unchanged. Raises
     ``OSError`` / ``UnicodeDecodeError`` if the skill file cannot be read (the caller reports it).
     """
-    match = _SKILL_COMMAND.fullmatch(text) if text.startswith("/skill:") else None
+    match = re.fullmatch(_SKILL_COMMAND, text) if text.startswith("/skill:") else None
     if match is None:
         return text
     name, args = match.group(1), match.group(2) or ""
@@ -312,7 +312,7 @@ def _name_problems(name: str, expected: str) -> list[str]:
         problems.append(f'name "{name}" does not match "{expected}"')
     if len(name) > MAX_NAME_LENGTH:
         problems.append(f"name is longer than {MAX_NAME_LENGTH} characters ({len(name)})")
-    if not _VALID_NAME.fullmatch(name):
+    if not re.fullmatch(_VALID_NAME, name):
         problems.append("name may contain only lowercase letters a-z, digits 0-9 and hyphens")
     if name.startswith("-") or name.endswith("-"):
         problems.append("name must not start or end with a hyphen")

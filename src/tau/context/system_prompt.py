@@ -131,7 +131,7 @@ def build_system_prompt_sections(options: SystemPromptOptions) -> dict[str, str]
     return sections
 
 
-_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+_SECTION_NAME = r"[a-z][a-z0-9_-]*"
 BUILT_IN_SECTIONS = frozenset(
     {"preamble", "tools", "rules", "docs", "addendum", "project_context", "skills", "cwd", "sandbox"}
 )
@@ -144,7 +144,7 @@ class SectionNameError(TauError, ValueError):
 def check_section_name(name: str, taken: Mapping[str, str] = {}) -> None:
     """Raise ``SectionNameError`` unless ``name`` is lowercase letters, digits, ``_`` and ``-``
     (starting with a letter) and not one of tau's own sections."""
-    if not isinstance(name, str) or not _SECTION_NAME.fullmatch(name):
+    if not isinstance(name, str) or not re.fullmatch(_SECTION_NAME, name):
         raise SectionNameError(
             f"Invalid system prompt section name {name!r}: use lowercase letters, digits, _ and -"
         )

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import TextIO
 
 from tau._unicode import ascii_json, escape_lone_surrogates, well_formed
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["LineOutput"]
 

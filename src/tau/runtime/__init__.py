@@ -13,9 +13,9 @@ Names are imported on first access, so ``import tau.runtime`` loads nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tau._lazy import lazy_exports
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
 
 if TYPE_CHECKING:
     from tau.runtime.agent_session import AgentSession

@@ -12,27 +12,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, MutableMapping
-from typing import TYPE_CHECKING, Protocol
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: see tau/__init__.py
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from tau.ai.types import Model
+
+    class _SessionState(Protocol):
+        @property
+        def session_id(self) -> str: ...
+        @property
+        def session_file(self) -> str | None: ...
+        @property
+        def model(self) -> Model | None: ...
+        @property
+        def thinking_level(self) -> str: ...
+
 
 __all__ = ["SESSION_VARIABLES", "SessionShellEnvironment", "mark_process"]
 
 SESSION_VARIABLES = ("SESSION_ID", "SESSION_FILE", "PROVIDER", "MODEL", "REASONING_LEVEL")
 """The names after the ``TAU_`` / ``PI_`` prefix."""
 _PREFIXES = ("TAU_", "PI_")
-
-
-class _SessionState(Protocol):
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def session_file(self) -> str | None: ...
-    @property
-    def model(self) -> Model | None: ...
-    @property
-    def thinking_level(self) -> str: ...
 
 
 class SessionShellEnvironment:

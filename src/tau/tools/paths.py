@@ -8,8 +8,8 @@ import re
 from tau._unicode import well_formed
 
 # Spaces a model (or a macOS file name) may put where a plain space was meant.
-_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-_AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
+_UNICODE_SPACES = "[\u00a0\u2000-\u200a\u202f\u205f\u3000]"
+_AM_PM = r"(?i) (AM|PM)\."
 _NARROW_NBSP = "\u202f"
 
 
@@ -19,7 +19,7 @@ def expand_path(path: str) -> str:
     path = well_formed(path)
     if path.startswith("@"):
         path = path[1:]
-    path = _UNICODE_SPACES.sub(" ", path)
+    path = re.sub(_UNICODE_SPACES, " ", path)
     if path == "~":
         return os.path.expanduser("~")
     if path.startswith("~/"):
@@ -41,7 +41,7 @@ def _read_path_variants(path: str) -> list[str]:
 
     nfd = unicodedata.normalize("NFD", path)
     return [
-        _AM_PM.sub(lambda m: _NARROW_NBSP + m.group(1) + ".", path),  # macOS screenshot names
+        re.sub(_AM_PM, lambda m: _NARROW_NBSP + m.group(1) + ".", path),  # macOS screenshot names
         nfd,
         path.replace("'", "\u2019"),
         nfd.replace("'", "\u2019"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_ESCAPES = re.compile(
+_ESCAPES = (
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
     r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
     r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
@@ -13,8 +13,8 @@ _ESCAPES = re.compile(
 # Everything on a line up to a carriage return that more text overwrites (progress bars). Tried at
 # line starts only: unanchored, a long line without one was rescanned from every position (minutes
 # for the megabytes of NULs of `cat /dev/zero`).
-_REDRAWN = re.compile(r"^[^\n]*\r(?=[^\r\n])", re.MULTILINE)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]")
+_REDRAWN = r"(?m)^[^\n]*\r(?=[^\r\n])"
+_CONTROLS = "[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]"
 
 
 def sanitize_terminal_output(text: str) -> str:
@@ -23,9 +23,9 @@ def sanitize_terminal_output(text: str) -> str:
 
     Newlines are never added or removed, so line counts taken before sanitising still hold.
     """
-    if _CONTROLS.search(text) is None:
+    if re.search(_CONTROLS, text) is None:
         return text
-    text = _ESCAPES.sub("", text)
+    text = re.sub(_ESCAPES, "", text)
     text = text.replace("\r\n", "\n")
-    text = _REDRAWN.sub("", text)
-    return _CONTROLS.sub("", text)
+    text = re.sub(_REDRAWN, "", text)
+    return re.sub(_CONTROLS, "", text)

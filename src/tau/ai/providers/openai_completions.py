@@ -63,7 +63,7 @@ from tau.ai.types import (
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_text")
 
 
-_PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
+_PLACEHOLDER = r"\{([A-Z_][A-Z0-9_]*)\}"
 
 
 # --- entry points ---------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def resolve_base_url(model: Model) -> str:
             raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
         return value
 
-    return _PLACEHOLDER.sub(substitute, model.base_url) if "{" in model.base_url else model.base_url
+    return re.sub(_PLACEHOLDER, substitute, model.base_url) if "{" in model.base_url else model.base_url
 
 
 # --- request --------------------------------------------------------------------------------------

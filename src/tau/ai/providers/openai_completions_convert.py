@@ -43,7 +43,7 @@ TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
 IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
 
 # A thinking signature names the field the reasoning came from; only plain field names are replayed.
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FIELD_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _RESERVED_FIELDS = frozenset({"role", "content", "tool_calls", "name", "reasoning_details"})
 
 _fragments = MessageMemo()
@@ -167,7 +167,7 @@ def _convert_assistant(
         if text:
             out["content"] = text
         field = thinking[0].thinking_signature if thinking else None
-        if field and _FIELD_NAME.fullmatch(field) and field not in _RESERVED_FIELDS:
+        if field and re.fullmatch(_FIELD_NAME, field) and field not in _RESERVED_FIELDS:
             # Servers such as llama.cpp take their reasoning back in the field it came from.
             out[field] = "\n".join(sanitize_surrogates(b.thinking) for b in thinking)
     calls = message.tool_calls()

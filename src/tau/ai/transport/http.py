@@ -42,7 +42,7 @@ _DRAIN_CHUNKS = 16
 # Header names whose values are credentials (authorization, x-api-key, x-goog-api-key, ...).
 _CREDENTIAL_HEADER_WORDS = ("auth", "key", "token", "secret")
 # What a header value may hold: visible ASCII, spaces and tabs (what h11 accepts, less obs-text).
-_NOT_HEADER_TEXT = re.compile(r"[^\t\x20-\x7e]")
+_NOT_HEADER_TEXT = r"[^\t\x20-\x7e]"
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Client]] = weakref.WeakKeyDictionary()
 
@@ -378,7 +378,7 @@ def _check_headers(headers: dict[str, str]) -> None:
         if any(word in lowered for word in _CREDENTIAL_HEADER_WORDS):
             register_secret(value)
             register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"
-        bad = None if value.isascii() and value.isprintable() else _NOT_HEADER_TEXT.search(value)
+        bad = None if value.isascii() and value.isprintable() else re.search(_NOT_HEADER_TEXT, value)
         if bad is not None:
             kind = (
                 "a non-ASCII character" if not bad.group().isascii() else "a line break or control character"
