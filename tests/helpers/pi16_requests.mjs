@@ -7,7 +7,9 @@
 // A case may also carry its own "baseUrl", "apiKey", "context" (instead of the shared one; pi
 // transcript messages, system messages included), "options" (merged over the shared ones) and
 // "compat" (merged over the model's, as a models.json override would).
-// stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}}
+// stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}, "results": {...}}
+// "results" holds each case's answer as pi read it ({stopReason, errorMessage, content}), with
+// "withResults": true only.
 // With "levelsOnly": true no request is sent; only each model's supported levels are listed.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -31,6 +33,7 @@ for (const request of input.models ?? []) {
 }
 
 const errors = {};
+const results = {};
 async function run(item) {
 	const model = MODELS[item.provider]?.[item.id];
 	if (!model) {
@@ -53,6 +56,10 @@ async function run(item) {
 	const routed = { ...model, baseUrl: item.baseUrl ?? input.baseUrl, compat };
 	const result = await streamSimple(routed, context, options).result();
 	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
+	if (input.withResults) {
+		const { stopReason, errorMessage, content } = result;
+		results[item.case] = { stopReason, errorMessage: errorMessage ?? null, content };
+	}
 }
 
 const queue = [...(input.levelsOnly ? [] : input.cases)];
@@ -67,4 +74,4 @@ const workers = Array.from({ length: 16 }, async () => {
 	}
 });
 await Promise.all(workers);
-process.stdout.write(JSON.stringify({ levels, errors }));
+process.stdout.write(JSON.stringify({ levels, errors, results }));
