@@ -54,10 +54,18 @@ def pi16_ai_package() -> tuple[Path, Path]:
 
 
 def pi16_requests(
-    server_url: str, *, api_key: str, context: dict, options: dict, cases: list[dict], models: list[dict]
+    server_url: str,
+    *,
+    api_key: str,
+    context: dict,
+    options: dict,
+    cases: list[dict],
+    models: list[dict],
+    with_results: bool = False,
 ) -> dict:
     """Send each case through pi 1.6's ``streamSimple`` (``pi16_requests.mjs``), all in one node
-    process, to ``server_url``; returns ``{"levels": {model: [...]}, "errors": {case: message}}``."""
+    process, to ``server_url``; returns ``{"levels": {model: [...]}, "errors": {case: message}}``
+    and, ``with_results``, ``"results": {case: {stopReason, errorMessage, content}}``."""
     node, pi_ai = pi16_ai_package()
     request = {
         "piAi": str(pi_ai),
@@ -67,6 +75,7 @@ def pi16_requests(
         "options": options,
         "cases": cases,
         "models": models,
+        "withResults": with_results,
     }
     env = {
         "PATH": os.environ.get("PATH", ""),

@@ -8,7 +8,9 @@
 // transcript messages, system messages included), "options" (merged over the shared ones) and
 // "compat" (merged over the model's, as a models.json override would), and "then" (later contexts
 // of the same session, sent in order after the first).
-// stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}}
+// stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}, "results": {...}}
+// "results" holds each case's answer as pi read it ({stopReason, errorMessage, content}), with
+// "withResults": true only.
 // With "levelsOnly": true no request is sent; only each model's supported levels are listed.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -32,6 +34,7 @@ for (const request of input.models ?? []) {
 }
 
 const errors = {};
+const results = {};
 async function run(item) {
 	const model = MODELS[item.provider]?.[item.id];
 	if (!model) {
@@ -54,6 +57,10 @@ async function run(item) {
 	const routed = { ...model, baseUrl: item.baseUrl ?? input.baseUrl, compat };
 	const result = await streamSimple(routed, context, options).result();
 	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
+	if (input.withResults) {
+		const { stopReason, errorMessage, content } = result;
+		results[item.case] = { stopReason, errorMessage: errorMessage ?? null, content };
+	}
 	// "then": later contexts of the same session, sent one after another (each request carries
 	// "x-parity-step": 1, 2, ...), for what a session's earlier requests change (message threads).
 	for (const [index, later] of (item.then ?? []).entries()) {
@@ -76,4 +83,4 @@ const workers = Array.from({ length: 16 }, async () => {
 	}
 });
 await Promise.all(workers);
-process.stdout.write(JSON.stringify({ levels, errors }));
+process.stdout.write(JSON.stringify({ levels, errors, results }));

@@ -104,15 +104,16 @@ def assert_well_formed(events: list[AssistantMessageEvent]) -> None:
         assert sorted(starts) == sorted(ends)
 
 
-async def read_chunks(chunks: list[dict[str, Any]], *, done: bool = True) -> AssistantMessage:
+async def read_chunks(
+    chunks: list[dict[str, Any]], *, supports_finish_reason: bool = True
+) -> AssistantMessage:
     """Feed hand-written chunks through the chunk reader, as if they came over the wire."""
 
     async def produce(writer: StreamWriter) -> None:
         writer.start()
-        reader = ChunkReader(writer)
+        reader = ChunkReader(writer, supports_finish_reason=supports_finish_reason)
         for chunk in chunks:
             reader.feed(chunk)
-        reader.saw_done = done
         reader.finish()
 
     return await run_stream(make_model(), StreamOptions(), produce).result()
@@ -311,15 +312,27 @@ async def test_an_error_object_inside_the_stream_becomes_the_error_message() -> 
     assert message.text() == "par"
 
 
-async def test_a_body_ending_without_finish_reason_or_done_is_an_error() -> None:
-    message = await read_chunks([{"choices": [{"index": 0, "delta": {"content": "half"}}]}], done=False)
+async def test_a_stream_ending_without_finish_reason_is_an_error() -> None:
+    message = await read_chunks([{"choices": [{"index": 0, "delta": {"content": "half"}}]}])
     assert message.stop_reason == "error"
-    assert "ended before" in (message.error_message or "")
+    assert message.error_message == "Stream ended without finish_reason"
+    assert message.text() == "half"
 
 
-async def test_a_stream_that_says_done_without_a_finish_reason_is_a_normal_stop() -> None:
-    message = await read_chunks([{"choices": [{"index": 0, "delta": {"content": "fine"}}]}], done=True)
+async def test_without_supports_finish_reason_a_stream_ending_without_one_is_a_normal_stop() -> None:
+    text = [{"choices": [{"index": 0, "delta": {"content": "fine"}}]}]
+    message = await read_chunks(text, supports_finish_reason=False)
     assert message.stop_reason == "stop" and message.text() == "fine"
+    message = await read_chunks(
+        [tool_delta(0, id="call_1", name="read", args="{}")], supports_finish_reason=False
+    )
+    assert message.stop_reason == "toolUse"
+
+
+async def test_a_finish_reason_the_server_sends_is_used_whatever_supports_finish_reason_says() -> None:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": "cut"}}]}, finish("length")]
+    message = await read_chunks(chunks, supports_finish_reason=False)
+    assert message.stop_reason == "length"
 
 
 @pytest.mark.parametrize("status", [400, 401, 500])

@@ -435,15 +435,17 @@ def thinking_option_for_level(
         else:
             google_level = level.upper()
         return {"enabled": True, "level": google_level}
-    return {"enabled": True, "budget_tokens": _thinking_budget(model.id, level, custom_budgets)}
+    return {"enabled": True, "budget_tokens": _thinking_budget(model, level, custom_budgets)}
 
 
-def _thinking_budget(model_id: str, level: str, custom_budgets: Mapping[str, int] | None) -> int:
+def _thinking_budget(model: Model, level: str, custom_budgets: Mapping[str, int] | None) -> int:
     if custom_budgets and level in custom_budgets:
         return custom_budgets[level]
+    model_id = model.id
     if "2.5-pro" in model_id:
         return _GEMINI_25_PRO_BUDGETS[level]
-    if "2.5-flash-lite" in model_id:
+    # pi 1.6 raises Flash-Lite's minimal budget to 512 on Gemini's own API only; Vertex keeps 128.
+    if "2.5-flash-lite" in model_id and model.api != "google-vertex":
         return _GEMINI_25_FLASH_LITE_BUDGETS[level]
     if "2.5-flash" in model_id:
         return _GEMINI_25_FLASH_BUDGETS[level]

@@ -52,6 +52,9 @@ class OpenAICompletionsCompat(Struct, frozen=True):
     supports_reasoning_effort: bool = True  # send ``reasoning_effort``
     reasoning_effort_map: dict[str, str] = field(default_factory=dict)  # pi 0.58: level -> server value
     supports_usage_in_streaming: bool = True  # send ``stream_options.include_usage``
+    # A stream that ends without ``finish_reason`` is an error; when false it is a normal stop
+    # (tool use when it holds tool calls), for servers that never send one.
+    supports_finish_reason: bool = True
     max_tokens_field: MaxTokensField = "max_completion_tokens"
     requires_tool_result_name: bool = False  # ``name`` on tool messages
     requires_assistant_after_tool_result: bool = False  # bridge tool -> user with an assistant turn
@@ -90,6 +93,7 @@ COMPAT_KEYS: dict[str, str] = {
     "supports_reasoning_effort": "supportsReasoningEffort",
     "reasoning_effort_map": "reasoningEffortMap",
     "supports_usage_in_streaming": "supportsUsageInStreaming",
+    "supports_finish_reason": "supportsFinishReason",
     "max_tokens_field": "maxTokensField",
     "requires_tool_result_name": "requiresToolResultName",
     "requires_assistant_after_tool_result": "requiresAssistantAfterToolResult",

@@ -55,6 +55,7 @@ from tau.ai.types import (
     StopReason,
     ThinkingLevel,
     Tool,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -100,7 +101,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise explained from exc
         writer.start()
-        reader = ChunkReader(writer)
+        reader = ChunkReader(writer, supports_finish_reason=compat.supports_finish_reason)
         on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for event in events:
@@ -110,7 +111,6 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                     if not data:
                         continue
                     if data == "[DONE]":
-                        reader.saw_done = True
                         break
                     chunk = decode_chunk(data)
                 if on_event is not None:
@@ -599,10 +599,10 @@ class ChunkReader:
     block); tool-call blocks are keyed by stream ``index``, falling back to the call ``id``.
     """
 
-    def __init__(self, writer: StreamWriter) -> None:
+    def __init__(self, writer: StreamWriter, *, supports_finish_reason: bool = True) -> None:
         self.writer = writer
+        self.supports_finish_reason = supports_finish_reason
         self.finish_reason: str | None = None
-        self.saw_done = False
         self._text: int | None = None
         self._thinking: int | None = None
         self._tools_by_index: dict[int, int] = {}
@@ -644,10 +644,16 @@ class ChunkReader:
             self._apply_delta(delta)
 
     def finish(self) -> None:
-        """Close the blocks; a body that ended with neither ``finish_reason`` nor ``[DONE]`` was cut short."""
-        if not self.saw_done and self.finish_reason is None:
-            raise ProviderError("Provider stream ended before the response was complete (no finish_reason)")
+        """Close the blocks. A stream that ended without ``finish_reason`` (``[DONE]`` or not) is an
+        error, as in pi 1.6, unless the compat says the server never sends one
+        (``supportsFinishReason: false``): then it stopped, for tool use if it holds tool calls."""
         self.writer.end_open_blocks()
+        if self.finish_reason is not None:
+            return
+        if self.supports_finish_reason:
+            raise ProviderError("Stream ended without finish_reason")
+        output = self.writer.output
+        output.stop_reason = "toolUse" if any(isinstance(b, ToolCall) for b in output.content) else "stop"
 
     def _note_identity(self, chunk: JsonObject) -> None:
         output = self.writer.output

@@ -3,7 +3,8 @@
 Every frame is ``data: {"object": "chat.completion.chunk", ...}``; the stream opens with a role
 delta, then reasoning (in ``reasoning_content``, as llama.cpp, vLLM and DeepSeek send it), text,
 and tool calls (a header delta with ``index``/``id``/``type``/``name``, then argument fragments),
-then a chunk carrying ``finish_reason``, a usage chunk with empty ``choices`` when the request
+then a chunk carrying ``finish_reason`` (``null`` when the turn's ``stop_reason`` is ``""``, as
+servers that never send one do), a usage chunk with empty ``choices`` when the request
 asked for ``stream_options.include_usage``, and ``data: [DONE]``.
 
 Usage: ``prompt_tokens`` = input + cache_read + cache_write, ``cached_tokens`` = cache_read (plus
@@ -78,8 +79,10 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
         yield chunk({"tool_calls": [header]})
         for fragment in split_chunks(arguments, turn.chunk_size):
             yield chunk({"tool_calls": [{"index": number, "function": {"arguments": fragment}}]})
-    finish_reason = turn.stop_reason or ("tool_calls" if turn.tool_calls else "stop")
-    yield chunk({}, finish_reason)
+    finish_reason = turn.stop_reason
+    if finish_reason is None:
+        finish_reason = "tool_calls" if turn.tool_calls else "stop"
+    yield chunk({}, finish_reason or None)
     if include_usage:
         yield sse_frame({**envelope, "choices": [], "usage": _usage(turn)})
     yield DONE_FRAME
