@@ -9,7 +9,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +38,16 @@ def configure(tau: TauCommand, *, input_price: float, setting: str | None = None
         (tau.agent_dir / "settings.json").write_text(json.dumps({"cacheWarming": setting}))
 
 
-async def prompt_then_wait(tau: TauCommand, seconds: float) -> None:
+async def prompt_then_wait(tau: TauCommand, seconds: float, until: Callable[[], bool] | None = None) -> None:
+    """Prompt, then keep tau running for ``seconds`` or until ``until()`` (by default: a second
+    request arrived)."""
+    done = until or (lambda: len(tau.server.requests) >= 2)
     command = [sys.executable, "-m", "tau", "--mode", "rpc", *MODEL]
     async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
         await rpc.call("prompt", message="hello")
         await rpc.wait_for("agent_settled", timeout=30)
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and len(tau.server.requests) < 2:
+        while time.monotonic() < deadline and not done():
             await asyncio.sleep(0.05)
 
 
@@ -54,10 +57,15 @@ def usage_entries(tau: TauCommand) -> list[dict[str, Any]]:
     return [line for line in lines if line["type"] == "usage"]
 
 
+def warm_recorded(tau: TauCommand) -> bool:
+    """The refresh's usage entry is in the session file (written once its answer has arrived)."""
+    return len(tau.session_files()) == 1 and usage_entries(tau) != []
+
+
 async def test_an_idle_session_re_sends_its_last_request_with_one_output_token(tau: TauCommand) -> None:
     configure(tau, input_price=100_000)  # 10 prompt tokens: a miss costs $1, a refresh saves $0.15
     tau.server.add(text_turn("Hi."), text_turn("."))
-    await prompt_then_wait(tau, 5)
+    await prompt_then_wait(tau, 5, until=lambda: warm_recorded(tau))
     first, refresh = (r.body for r in tau.server.requests)
     assert refresh["messages"] == first["messages"] and refresh["tools"] == first["tools"]
     assert refresh["max_completion_tokens"] == 1
