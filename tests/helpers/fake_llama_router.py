@@ -1,6 +1,7 @@
 """A fake llama.cpp router server on 127.0.0.1 (tests only): the router's endpoints as
 ``llama serve`` without a model answers them — ``GET /models`` (the catalogue with each model's
-status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish),
+status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
+a slow model's until it is unloaded),
 ``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
 from the loaded model."""
 
@@ -13,9 +14,13 @@ from typing import Any
 
 
 class FakeLlamaRouter:
-    def __init__(self, models: dict[str, str], *, api_key: str | None = None) -> None:
-        """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``)."""
+    def __init__(
+        self, models: dict[str, str], *, api_key: str | None = None, slow: frozenset[str] = frozenset()
+    ) -> None:
+        """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
+        model stays ``loading`` until it is unloaded."""
         self.status = dict(models)
+        self.slow = slow
         self.api_key = api_key
         self.calls: list[tuple[str, str, Any]] = []
         self.chat_bodies: list[dict[str, Any]] = []
@@ -72,9 +77,10 @@ class FakeLlamaRouter:
                         return
                     if path == "/models/load":
                         owner.status[model] = "loading"
-                        owner._loading[model] = 2
+                        owner._loading[model] = 10**9 if model in owner.slow else 2
                     elif path == "/models/unload":
                         owner.status[model] = "unloaded"
+                        owner._loading.pop(model, None)
                     else:
                         self._send(404, {"error": {"message": "File Not Found"}})
                         return

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from fake_llama_router import FakeLlamaRouter
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, ESCAPE, Terminal
 
 from tau.testing.fake_llm import Turn
 
@@ -97,3 +97,44 @@ def test_login_llama_cpp_stores_the_router_then_reload_and_slash_llama_reach_it(
         terminal.type("/llama")
         terminal.send(ENTER)
         terminal.wait_for("qwen-small  (unloaded)", where="display")
+
+
+def test_escape_stops_a_model_load_and_restores_the_unloaded_models(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    """As pi's /llama: Escape during a load asks "Stop loading?"; No goes on waiting, Yes tells the
+    router to unload the model and loads again the model unloaded for it."""
+    with FakeLlamaRouter(
+        {"qwen-small": "loaded", "big-model": "unloaded"}, slow=frozenset({"big-model"})
+    ) as router:
+        tau.env.update(LLAMA_BASE_URL=router.url)
+        terminal = start_tui(cols=140)
+
+        terminal.type("/llama")
+        terminal.send(ENTER)
+        terminal.wait_for("big-model  (unloaded)", where="display")
+        terminal.type("big")
+        terminal.send(ENTER)
+        terminal.wait_for("1 model is loaded", where="display")
+        terminal.type("Unload all")
+        terminal.send(ENTER)
+        terminal.wait_for("Loading model", where="display")
+        terminal.wait_for("esc stop", where="display")
+        terminal.send(ESCAPE)
+        terminal.wait_for("Stop loading?", where="display")
+        terminal.send(ESCAPE)  # No: the load goes on
+        terminal.wait_for("esc stop", where="display")
+        assert router.status["big-model"] == "loading"
+        terminal.send(ESCAPE)
+        terminal.wait_for("Stop loading?", where="display")
+        terminal.send(ENTER)  # Yes
+        terminal.wait_for("Stopped loading big-model")
+        terminal.wait_for("qwen-small  (loaded)", where="display")  # the list again, as the router has it now
+        assert router.status == {"qwen-small": "loaded", "big-model": "unloaded"}
+        posts = [(path, body) for method, path, body in router.calls if method == "POST"]
+        assert posts == [
+            ("/models/unload", {"model": "qwen-small"}),
+            ("/models/load", {"model": "big-model"}),
+            ("/models/unload", {"model": "big-model"}),
+            ("/models/load", {"model": "qwen-small"}),
+        ]

@@ -6,8 +6,9 @@ credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that 
 At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
 its models): the loaded and sleeping chat models are the provider's models, served through the
 router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router with its status;
-choosing an unloaded one loads it (asking first whether to unload the others), choosing a loaded
-one unloads it, and the provider's models follow.
+choosing an unloaded one loads it (asking first whether to unload the others) with a progress view
+where Escape asks "Stop loading?" (yes: the router is told to unload it and the models unloaded for it
+are loaded again, as pi does), choosing a loaded one unloads it, and the provider's models follow.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
 from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url
+from tau.llama_cpp.progress import Stopped, run_with_progress
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
@@ -25,6 +27,7 @@ __all__ = ["PROVIDER", "llama_extension_source", "provider_config"]
 
 PROVIDER = "llama.cpp"
 _STARTUP_TIMEOUT_S = 2.0
+_LOAD_MESSAGE = {"loading": "Loading model", "unloaded": "Waiting for the router"}
 _NOT_CONFIGURED = (
     "Configure llama.cpp: set LLAMA_BASE_URL to the router's URL (such as http://127.0.0.1:9931), "
     "and LLAMA_API_KEY when it has one"
@@ -162,10 +165,26 @@ async def _load(
         if choice == "Unload all and load":
             for model in others:
                 await client.unload_and_wait(model.id)
-    ui.set_status("llama", f"Loading {target.id}…")
-    try:
-        await client.load_and_wait(target.id)
-    finally:
-        ui.set_status("llama", None)
+        else:
+            others = []  # kept loaded: nothing to restore
+    result = await run_with_progress(
+        ui,
+        title="Loading model",
+        model=target.id,
+        stop_title="Stop loading?",
+        run=lambda update: client.load_and_wait(
+            target.id, lambda status: update(_LOAD_MESSAGE.get(status, status))
+        ),
+        cancel=lambda: client.unload(target.id),
+    )
+    if isinstance(result, Stopped):
+        # As pi: the router was told to unload the model; the models unloaded for it come back.
+        if others:
+            ui.notify("Restoring previously loaded models")
+            for model in others:
+                await client.load_and_wait(model.id)
+            await _sync(tau, client)
+        ui.notify(f"Stopped loading {target.id}")
+        return
     await _sync(tau, client)
     ui.notify(f"Loaded {target.id}; choose it with /model")
