@@ -1,7 +1,8 @@
 """A fake llama.cpp router server on 127.0.0.1 (tests only): the router's endpoints as
 ``llama serve`` without a model answers them — ``GET /models`` (the catalogue with each model's
 status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
-a slow model's until it is unloaded),
+a slow model's until it is unloaded), ``POST /models`` (a download from Hugging Face: the model
+is ``downloading``, at a quarter, for two catalogue reads, a slow one's until it is unloaded),
 ``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
 from the loaded model."""
 
@@ -25,6 +26,7 @@ class FakeLlamaRouter:
         self.calls: list[tuple[str, str, Any]] = []
         self.chat_bodies: list[dict[str, Any]] = []
         self._loading: dict[str, int] = {}
+        self._downloading: dict[str, int] = {}
         self._lock = threading.Lock()
         owner = self
 
@@ -72,6 +74,11 @@ class FakeLlamaRouter:
                     return
                 model = str(body.get("model"))
                 with owner._lock:
+                    if path == "/models":  # a download from Hugging Face: listed as downloading
+                        owner.status[model] = "downloading"
+                        owner._downloading[model] = 10**9 if model in owner.slow else 2
+                        self._send(200, {"success": True})
+                        return
                     if model not in owner.status:
                         self._send(400, {"error": {"message": f"model {model} not found"}})
                         return
@@ -81,6 +88,8 @@ class FakeLlamaRouter:
                     elif path == "/models/unload":
                         owner.status[model] = "unloaded"
                         owner._loading.pop(model, None)
+                        if owner._downloading.pop(model, None) is not None:
+                            del owner.status[model]  # a download stopped: the model is not there
                     else:
                         self._send(404, {"error": {"message": "File Not Found"}})
                         return
@@ -118,12 +127,26 @@ class FakeLlamaRouter:
                     del self._loading[model]
                 else:
                     self._loading[model] = left - 1
+            for model, left in list(self._downloading.items()):
+                if left <= 0:
+                    self.status[model] = "unloaded"
+                    del self._downloading[model]
+                else:
+                    self._downloading[model] = left - 1
             return [
                 {
                     "id": model,
                     "object": "model",
                     "owned_by": "llamacpp",
-                    "status": {"value": status, "args": ["llama-server", "--ctx-size", "8192"]},
+                    "status": {
+                        "value": status,
+                        "args": ["llama-server", "--ctx-size", "8192"],
+                        **(
+                            {"progress": {"model.gguf": {"done": 1048576, "total": 4194304}}}
+                            if status == "downloading"
+                            else {}
+                        ),
+                    },
                 }
                 for model, status in self.status.items()
             ]
