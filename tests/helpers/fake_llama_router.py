@@ -1,7 +1,7 @@
 """A fake llama.cpp router server on 127.0.0.1 (tests only): the router's endpoints as
 ``llama serve`` without a model answers them — ``GET /models`` (the catalogue with each model's
 status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
-a slow model's until it is unloaded), ``POST /models`` (a download from Hugging Face: the model
+a slow model's until it is unloaded, a failing model's ends ``unloaded`` with ``failed``), ``POST /models`` (a download from Hugging Face: the model
 is ``downloading``, at a quarter, for two catalogue reads, a slow one's until it is unloaded),
 ``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
 from the loaded model."""
@@ -16,17 +16,25 @@ from typing import Any
 
 class FakeLlamaRouter:
     def __init__(
-        self, models: dict[str, str], *, api_key: str | None = None, slow: frozenset[str] = frozenset()
+        self,
+        models: dict[str, str],
+        *,
+        api_key: str | None = None,
+        slow: frozenset[str] = frozenset(),
+        failing: frozenset[str] = frozenset(),
     ) -> None:
         """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
-        model stays ``loading`` until it is unloaded."""
+        model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
+        ``failed`` and exit code 1."""
         self.status = dict(models)
         self.slow = slow
+        self.failing = failing
         self.api_key = api_key
         self.calls: list[tuple[str, str, Any]] = []
         self.chat_bodies: list[dict[str, Any]] = []
         self._loading: dict[str, int] = {}
         self._downloading: dict[str, int] = {}
+        self._failed: set[str] = set()
         self._lock = threading.Lock()
         owner = self
 
@@ -84,6 +92,7 @@ class FakeLlamaRouter:
                         return
                     if path == "/models/load":
                         owner.status[model] = "loading"
+                        owner._failed.discard(model)
                         owner._loading[model] = 10**9 if model in owner.slow else 2
                     elif path == "/models/unload":
                         owner.status[model] = "unloaded"
@@ -123,7 +132,10 @@ class FakeLlamaRouter:
         with self._lock:
             for model, left in list(self._loading.items()):
                 if left <= 0:
-                    self.status[model] = "loaded"
+                    failed = model in self.failing
+                    self.status[model] = "unloaded" if failed else "loaded"
+                    if failed:
+                        self._failed.add(model)
                     del self._loading[model]
                 else:
                     self._loading[model] = left - 1
@@ -146,6 +158,7 @@ class FakeLlamaRouter:
                             if status == "downloading"
                             else {}
                         ),
+                        **({"failed": True, "exit_code": 1} if model in self._failed else {}),
                     },
                 }
                 for model, status in self.status.items()

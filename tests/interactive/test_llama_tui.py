@@ -238,3 +238,32 @@ def test_an_exact_gated_repository_warns_and_escape_stops_the_download(
         assert posts == [("/models", {"model": model}), ("/models/unload", {"model": model})]
         assert model not in router.status
         assert hub.requests == [("/api/models/unsloth/gemma-3-27b-it-GGUF?blobs=true", "Bearer hf_env")]
+
+
+def test_a_model_that_fails_to_load_is_one_line_and_the_unloaded_models_come_back(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    with FakeLlamaRouter(
+        {"qwen-small": "loaded", "broken": "unloaded"}, failing=frozenset({"broken"})
+    ) as router:
+        tau.env.update(LLAMA_BASE_URL=router.url)
+        terminal = start_tui(cols=140)
+
+        terminal.type("/llama")
+        terminal.send(ENTER)
+        terminal.wait_for("broken  (unloaded)", where="display")
+        terminal.type("broken")
+        terminal.send(ENTER)
+        terminal.wait_for("1 model is loaded", where="display")
+        terminal.type("Unload all")
+        terminal.send(ENTER)
+        terminal.wait_for("Model exited with code 1")
+        terminal.wait_for("Restoring previously loaded models")
+        terminal.wait_for("qwen-small  (loaded)", where="display")
+        assert router.status == {"qwen-small": "loaded", "broken": "unloaded"}
+        posts = [(path, body) for method, path, body in router.calls if method == "POST"]
+        assert posts == [
+            ("/models/unload", {"model": "qwen-small"}),
+            ("/models/load", {"model": "broken"}),
+            ("/models/load", {"model": "qwen-small"}),
+        ]

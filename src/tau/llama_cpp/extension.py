@@ -15,6 +15,7 @@ download it, with the same progress view ("Stop download?").
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -178,23 +179,31 @@ async def _load(
                 await client.unload_and_wait(model.id)
         else:
             others = []  # kept loaded: nothing to restore
-    result = await run_with_progress(
-        ui,
-        title="Loading model",
-        model=target.id,
-        stop_title="Stop loading?",
-        run=lambda update: client.load_and_wait(
-            target.id, lambda status: update(_LOAD_MESSAGE.get(status, status))
-        ),
-        cancel=lambda: client.unload(target.id),
-    )
-    if isinstance(result, Stopped):
-        # As pi: the router was told to unload the model; the models unloaded for it come back.
+    async def restore() -> None:
+        # As pi: the models unloaded for this one come back when it does not load.
         if others:
             ui.notify("Restoring previously loaded models")
             for model in others:
                 await client.load_and_wait(model.id)
             await _sync(tau, client)
+
+    try:
+        result = await run_with_progress(
+            ui,
+            title="Loading model",
+            model=target.id,
+            stop_title="Stop loading?",
+            run=lambda update: client.load_and_wait(
+                target.id, lambda status: update(_LOAD_MESSAGE.get(status, status))
+            ),
+            cancel=lambda: client.unload(target.id),  # the router is told to stop
+        )
+    except LlamaError:
+        with contextlib.suppress(LlamaError):  # the load's error is the one to show
+            await restore()
+        raise
+    if isinstance(result, Stopped):
+        await restore()
         ui.notify(f"Stopped loading {target.id}")
         return
     await _sync(tau, client)
