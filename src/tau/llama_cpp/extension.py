@@ -179,6 +179,7 @@ async def _load(
                 await client.unload_and_wait(model.id)
         else:
             others = []  # kept loaded: nothing to restore
+
     async def restore() -> None:
         # As pi: the models unloaded for this one come back when it does not load.
         if others:
