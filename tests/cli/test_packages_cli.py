@@ -367,15 +367,15 @@ def test_config_switches_a_package_skill_off_and_on_in_pis_filter_shape(tau: Tau
     off = tau.run("config", "disable", str(repo), "skills/deploy")
     assert off.returncode == 0, off.stderr
     [entry] = _settings(tau)["packages"]
-    assert entry["skills"] == ["-skills/deploy"]
-    assert "  [ ] skill     skills/deploy" in tau.run("config").stdout.splitlines()
+    assert entry["skills"] == ["-skills/deploy/SKILL.md"]
+    assert "  [ ] skill     skills/deploy/SKILL.md" in tau.run("config").stdout.splitlines()
     tau.env[MARK] = str(tau.work / "mark.txt")
     tau.server.add(Turn(text="ok"), Turn(text="ok"))
     assert tau.run(*MODEL, "-p", "hi").returncode == 0
     assert "deploy" not in _system_prompt(tau)
     assert tau.run("config", "enable", str(repo), "skills/deploy/SKILL.md").returncode == 0
     [entry] = _settings(tau)["packages"]
-    assert entry["skills"] == ["+skills/deploy"]
+    assert entry["skills"] == ["+skills/deploy/SKILL.md"]
     assert tau.run(*MODEL, "-p", "hi").returncode == 0
     assert "deploy" in _system_prompt(tau)
     wrong = tau.run("config", "disable", str(repo), "skills/missing")
@@ -415,7 +415,7 @@ def test_a_project_entry_with_autoload_false_overrides_only_what_it_names_in_the
     user = {"source": str(repo), "prompts": []}
     (tau.agent_dir / "settings.json").write_text(json.dumps({"packages": [user]}))
     (tau.work / ".tau").mkdir()
-    delta = {"source": str(repo), "autoload": False, "skills": ["-skills/deploy"]}
+    delta = {"source": str(repo), "autoload": False, "skills": ["-skills/deploy/SKILL.md"]}
     (tau.work / ".tau" / "settings.json").write_text(json.dumps({"packages": [delta]}))
     mark = tau.work / "mark.txt"
     tau.env[MARK] = str(mark)

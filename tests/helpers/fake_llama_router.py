@@ -1,6 +1,8 @@
 """A fake llama.cpp router server on 127.0.0.1 (tests only): the router's endpoints as
 ``llama serve`` without a model answers them — ``GET /models`` (the catalogue with each model's
-status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish),
+status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
+a slow model's until it is unloaded, a failing model's ends ``unloaded`` with ``failed``), ``POST /models`` (a download from Hugging Face: the model
+is ``downloading``, at a quarter, for two catalogue reads, a slow one's until it is unloaded),
 ``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
 from the loaded model."""
 
@@ -13,13 +15,26 @@ from typing import Any
 
 
 class FakeLlamaRouter:
-    def __init__(self, models: dict[str, str], *, api_key: str | None = None) -> None:
-        """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``)."""
+    def __init__(
+        self,
+        models: dict[str, str],
+        *,
+        api_key: str | None = None,
+        slow: frozenset[str] = frozenset(),
+        failing: frozenset[str] = frozenset(),
+    ) -> None:
+        """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
+        model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
+        ``failed`` and exit code 1."""
         self.status = dict(models)
+        self.slow = slow
+        self.failing = failing
         self.api_key = api_key
         self.calls: list[tuple[str, str, Any]] = []
         self.chat_bodies: list[dict[str, Any]] = []
         self._loading: dict[str, int] = {}
+        self._downloading: dict[str, int] = {}
+        self._failed: set[str] = set()
         self._lock = threading.Lock()
         owner = self
 
@@ -67,14 +82,23 @@ class FakeLlamaRouter:
                     return
                 model = str(body.get("model"))
                 with owner._lock:
+                    if path == "/models":  # a download from Hugging Face: listed as downloading
+                        owner.status[model] = "downloading"
+                        owner._downloading[model] = 10**9 if model in owner.slow else 2
+                        self._send(200, {"success": True})
+                        return
                     if model not in owner.status:
                         self._send(400, {"error": {"message": f"model {model} not found"}})
                         return
                     if path == "/models/load":
                         owner.status[model] = "loading"
-                        owner._loading[model] = 2
+                        owner._failed.discard(model)
+                        owner._loading[model] = 10**9 if model in owner.slow else 2
                     elif path == "/models/unload":
                         owner.status[model] = "unloaded"
+                        owner._loading.pop(model, None)
+                        if owner._downloading.pop(model, None) is not None:
+                            del owner.status[model]  # a download stopped: the model is not there
                     else:
                         self._send(404, {"error": {"message": "File Not Found"}})
                         return
@@ -108,16 +132,34 @@ class FakeLlamaRouter:
         with self._lock:
             for model, left in list(self._loading.items()):
                 if left <= 0:
-                    self.status[model] = "loaded"
+                    failed = model in self.failing
+                    self.status[model] = "unloaded" if failed else "loaded"
+                    if failed:
+                        self._failed.add(model)
                     del self._loading[model]
                 else:
                     self._loading[model] = left - 1
+            for model, left in list(self._downloading.items()):
+                if left <= 0:
+                    self.status[model] = "unloaded"
+                    del self._downloading[model]
+                else:
+                    self._downloading[model] = left - 1
             return [
                 {
                     "id": model,
                     "object": "model",
                     "owned_by": "llamacpp",
-                    "status": {"value": status, "args": ["llama-server", "--ctx-size", "8192"]},
+                    "status": {
+                        "value": status,
+                        "args": ["llama-server", "--ctx-size", "8192"],
+                        **(
+                            {"progress": {"model.gguf": {"done": 1048576, "total": 4194304}}}
+                            if status == "downloading"
+                            else {}
+                        ),
+                        **({"failed": True, "exit_code": 1} if model in self._failed else {}),
+                    },
                 }
                 for model, status in self.status.items()
             ]

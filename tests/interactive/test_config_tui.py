@@ -30,12 +30,12 @@ def test_tau_config_switches_a_package_resource_and_a_builtin(tau: TauCommand, t
     terminal = _config(tau)
 
     terminal.wait_for("Global Resources", where="display")
-    terminal.wait_for("[x] skill     skills/deploy", where="display")
+    terminal.wait_for("[x] skill     skills/deploy/SKILL.md", where="display")
     terminal.wait_for("[x] built-in  llama.cpp", where="display")
     terminal.type("deploy")  # typing filters
     terminal.send(" ")
-    terminal.wait_for("Disabled skill skills/deploy of", where="display")
-    terminal.wait_for("[ ] skill     skills/deploy", where="display")
+    terminal.wait_for("Disabled skill skills/deploy/SKILL.md of", where="display")
+    terminal.wait_for("[ ] skill     skills/deploy/SKILL.md", where="display")
     terminal.type("llama")
     terminal.send(ENTER)
     terminal.wait_for("Disabled built-in llama.cpp", where="display")
@@ -44,7 +44,7 @@ def test_tau_config_switches_a_package_resource_and_a_builtin(tau: TauCommand, t
     assert terminal.wait_exit() == 0
 
     written = json.loads(settings.read_text())
-    assert written["packages"] == [{"source": str(package), "skills": ["-skills/deploy"]}]
+    assert written["packages"] == [{"source": str(package), "skills": ["-skills/deploy/SKILL.md"]}]
     assert written["extensions"] == ["-builtin:llama.cpp"]
 
 

@@ -27,16 +27,16 @@ def test_slash_packages_switches_a_package_skill_off_and_saves_the_filter(
     terminal.type("/packages")
     terminal.send(ENTER)
     terminal.wait_for("[x] prompt    prompts/review.md", where="display")
-    terminal.wait_for("[x] skill     skills/deploy", where="display")
-    terminal.wait_for("› [x] skill     skills/deploy", where="display")  # skills come first
+    terminal.wait_for("[x] skill     skills/deploy/SKILL.md", where="display")
+    terminal.wait_for("› [x] skill     skills/deploy/SKILL.md", where="display")  # skills come first
     terminal.send(ENTER)
-    terminal.wait_for("› [ ] skill     skills/deploy", where="display")  # shown again, switched
+    terminal.wait_for("› [ ] skill     skills/deploy/SKILL.md", where="display")  # shown again, switched
     terminal.send(ESCAPE)
     terminal.wait_for(
         "tools; /reload applies it"
-    )  # the notice: "Disabled skill skills/deploy of <path>; ..."
-    assert "Disabled skill skills/deploy of" in terminal.text()
+    )  # the notice: "Disabled skill skills/deploy/SKILL.md of <path>; ..."
+    assert "Disabled skill skills/deploy/SKILL.md of" in terminal.text()
 
     assert json.loads(settings.read_text())["packages"] == [
-        {"source": str(package), "skills": ["-skills/deploy"]}
+        {"source": str(package), "skills": ["-skills/deploy/SKILL.md"]}
     ]

@@ -498,4 +498,4 @@ def _print_switches(package: Any) -> None:
 
     for switch in resource_switches(package):
         mark = "x" if switch.on else " "
-        print(f"  [{mark}] {switch.kind[:-1]:<9} {_short(switch.path, package.install_dir)}")
+        print(f"  [{mark}] {switch.kind[:-1]:<9} {switch.pattern}")

@@ -1,5 +1,6 @@
 """A client of the llama.cpp router server (``llama serve`` without a model): its model catalogue
-(``GET /models``), loading and unloading models (``POST /models/load``, ``/models/unload``).
+(``GET /models``), loading and unloading models (``POST /models/load``, ``/models/unload``), and
+downloading one from Hugging Face (``POST /models``: the router fetches it).
 
 Every failure is a ``LlamaError`` with one line naming the server and the cause.
 """
@@ -7,6 +8,7 @@ Every failure is a ``LlamaError`` with one line naming the server and the cause.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +19,7 @@ __all__ = [
     "LlamaClient",
     "LlamaError",
     "RouterModel",
+    "format_bytes",
     "inference_url",
     "normalize_server_url",
 ]
@@ -117,8 +120,8 @@ class LlamaClient:
             )
         return payload
 
-    async def list(self) -> list[RouterModel]:
-        payload = await self._request("GET", "/models")
+    async def list(self, *, reload: bool = False) -> list[RouterModel]:
+        payload = await self._request("GET", "/models?reload=1" if reload else "/models")
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
             raise LlamaError(f"llama.cpp server at {self.server_url} returned an invalid model catalog")
@@ -161,6 +164,30 @@ class LlamaClient:
                 on_progress(entry.status)
             await asyncio.sleep(_POLL_S)
 
+    async def download(self, model: str) -> None:
+        await self._request("POST", "/models", {"model": model})
+
+    async def download_and_wait(
+        self, model: str, on_progress: Callable[[str], None] | None = None
+    ) -> builtins.list[RouterModel]:
+        """Ask the router to download ``model`` (``owner/repository[:quant]``) and wait until its
+        catalogue lists it done; the catalogue then, re-read from disk (``?reload=1``)."""
+        await self.download(model)
+        saw_downloading = False
+        polls = 0
+        while True:
+            polls += 1
+            entry = await self._status(model)
+            if entry is not None and entry.status == "downloading":
+                saw_downloading = True
+                if on_progress is not None:
+                    on_progress(_download_progress(entry.raw.get("status", {}).get("progress")))
+            elif entry is not None and entry.failed:
+                raise LlamaError(f"Download of {model} failed")
+            elif entry is not None and (saw_downloading or polls >= 2):
+                return await self.list(reload=True)
+            await asyncio.sleep(_POLL_S * 2)
+
     async def unload_and_wait(self, model: str) -> None:
         await self.unload(model)
         while True:
@@ -168,3 +195,34 @@ class LlamaClient:
             if entry is None or entry.status == "unloaded":
                 return
             await asyncio.sleep(_POLL_S / 2)
+
+
+def _download_progress(progress: Any) -> str:
+    """``Downloading model: 1.00 MiB / 4.00 MiB (25%)`` from the router's per-file ``done``/``total``."""
+    files = progress.get("progress", progress) if isinstance(progress, dict) else {}
+    done = total = 0
+    for value in files.values() if isinstance(files, dict) else []:
+        if (
+            isinstance(value, dict)
+            and isinstance(value.get("done"), int)
+            and isinstance(value.get("total"), int)
+        ):
+            done += value["done"]
+            total += value["total"]
+    if total <= 0:
+        return "Downloading model"
+    return f"Downloading model: {format_bytes(done)} / {format_bytes(total)} ({round(100 * done / total)}%)"
+
+
+def format_bytes(count: int) -> str:
+    """``1536`` → ``1.50 KiB`` (binary units, three significant figures as pi shows them)."""
+    if count < 1024:
+        return f"{count} B"
+    value = count / 1024
+    unit = "KiB"
+    for larger in ("MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value /= 1024
+        unit = larger
+    return f"{value:.1f} {unit}" if value >= 10 else f"{value:.2f} {unit}"

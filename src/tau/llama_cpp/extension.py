@@ -6,16 +6,23 @@ credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that 
 At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
 its models): the loaded and sleeping chat models are the provider's models, served through the
 router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router with its status;
-choosing an unloaded one loads it (asking first whether to unload the others), choosing a loaded
-one unloads it, and the provider's models follow.
+choosing an unloaded one loads it (asking first whether to unload the others) with a progress view
+where Escape asks "Stop loading?" (yes: the router is told to unload it and the models unloaded for it
+are loaded again, as pi does), choosing a loaded one unloads it, and the provider's models follow.
+"Download model…" finds a GGUF repository on Hugging Face (``hugging_face``) and has the router
+download it, with the same progress view ("Stop download?").
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
-from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url
+from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, format_bytes, inference_url
+from tau.llama_cpp.hugging_face import RECOMMENDED, HuggingFaceClient, find_token
+from tau.llama_cpp.progress import Stopped, run_with_progress
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
@@ -25,6 +32,9 @@ __all__ = ["PROVIDER", "llama_extension_source", "provider_config"]
 
 PROVIDER = "llama.cpp"
 _STARTUP_TIMEOUT_S = 2.0
+_DOWNLOAD = "Download model…"
+_EXACT = re.compile(r"[^/\s]+/[^:\s]+(?::[^\s:]+)?")
+_LOAD_MESSAGE = {"loading": "Loading model", "unloaded": "Waiting for the router"}
 _NOT_CONFIGURED = (
     "Configure llama.cpp: set LLAMA_BASE_URL to the router's URL (such as http://127.0.0.1:9931), "
     "and LLAMA_API_KEY when it has one"
@@ -121,11 +131,16 @@ async def _manage(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Llama
             ui.notify(
                 f"No models at {client.server_url}: check the router's --models-dir and restart it", "warning"
             )
-            return
         choice = await ui.select(
             f"llama.cpp models at {client.server_url} (enter: load an unloaded one, unload a loaded one)",
-            [*labels, "Close"],
+            [*labels, _DOWNLOAD, "Close"],
         )
+        if choice == _DOWNLOAD:
+            try:
+                await _download(tau, ctx, client)
+            except LlamaError as exc:
+                ui.notify(str(exc), "error")
+            continue
         if choice is None or choice not in labels:
             return
         model = labels[choice]
@@ -162,10 +177,112 @@ async def _load(
         if choice == "Unload all and load":
             for model in others:
                 await client.unload_and_wait(model.id)
-    ui.set_status("llama", f"Loading {target.id}…")
+        else:
+            others = []  # kept loaded: nothing to restore
+
+    async def restore() -> None:
+        # As pi: the models unloaded for this one come back when it does not load.
+        if others:
+            ui.notify("Restoring previously loaded models")
+            for model in others:
+                await client.load_and_wait(model.id)
+            await _sync(tau, client)
+
     try:
-        await client.load_and_wait(target.id)
-    finally:
-        ui.set_status("llama", None)
+        result = await run_with_progress(
+            ui,
+            title="Loading model",
+            model=target.id,
+            stop_title="Stop loading?",
+            run=lambda update: client.load_and_wait(
+                target.id, lambda status: update(_LOAD_MESSAGE.get(status, status))
+            ),
+            cancel=lambda: client.unload(target.id),  # the router is told to stop
+        )
+    except LlamaError:
+        with contextlib.suppress(LlamaError):  # the load's error is the one to show
+            await restore()
+        raise
+    if isinstance(result, Stopped):
+        await restore()
+        ui.notify(f"Stopped loading {target.id}")
+        return
     await _sync(tau, client)
     ui.notify(f"Loaded {target.id}; choose it with /model")
+
+
+async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient) -> None:
+    """pi's "Download model…": a Hugging Face search (or an exact ``owner/repository[:quant]``),
+    a warning for a gated repository, the quantization, then the router downloads it."""
+    ui = ctx.ui
+    query = (await ui.input("Download model", "Model name or owner/repository[:quant]") or "").strip()
+    if not query:
+        return
+    hub = HuggingFaceClient(find_token())
+    if _EXACT.fullmatch(query):
+        selected = query
+    else:
+        if len(query) < 2:
+            ui.notify("Type at least 2 characters", "warning")
+            return
+        found = await hub.search(query)
+        if not found:
+            ui.notify(f"No GGUF models found for {query}", "warning")
+            return
+        rows = {f"{model.id}  {_count(model.downloads)} downloads": model.id for model in found}
+        choice = await ui.select(f"Hugging Face models for {query}", list(rows))
+        if choice not in rows:
+            return
+        selected = rows[choice]
+    colon = selected.find(":", selected.find("/") + 1)
+    repository, quantization = (selected, "") if colon < 0 else (selected[:colon], selected[colon + 1 :])
+    details = await hub.details(repository)
+    if details.gated is not None:
+        approval = "Manual approval is required" if details.gated == "manual" else "Accept the access terms"
+        access = await ui.select(
+            f"Hugging Face access required: {details.id}. {approval} at {hub.endpoint}/{details.id}; "
+            "the llama.cpp server needs HF_TOKEN with access.",
+            ["Continue", "Back"],
+        )
+        if access != "Continue":
+            return
+    if not quantization and details.quantizations:
+        options = [
+            " · ".join(
+                part
+                for part in (
+                    entry.name,
+                    format_bytes(entry.size) if entry.size is not None else "",
+                    "recommended" if entry.name == RECOMMENDED else "",
+                )
+                if part
+            )
+            for entry in details.quantizations
+        ]
+        picked = await ui.select(f"Select quantization of {details.id}", options)
+        if picked not in options:
+            return
+        quantization = details.quantizations[options.index(picked)].name
+    model = f"{details.id}:{quantization}" if quantization else details.id
+    result = await run_with_progress(
+        ui,
+        title="Downloading model",
+        model=model,
+        stop_title="Stop download?",
+        run=lambda update: client.download_and_wait(model, update),
+        cancel=lambda: client.unload(model),
+    )
+    if isinstance(result, Stopped):
+        ui.notify(f"Stopped downloading {model}")
+        return
+    tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, result))
+    ui.notify(f"Downloaded {model}")
+
+
+def _count(value: int) -> str:
+    """``1234567`` → ``1.2M`` (as pi shows download counts)."""
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.{0 if value >= 10_000_000 else 1}f}M"
+    if value >= 1_000:
+        return f"{value / 1_000:.{0 if value >= 100_000 else 1}f}k"
+    return str(value)

@@ -1,6 +1,7 @@
 """Switching one resource of an installed package on or off, in pi's filter shape (``tau config``,
 ``/packages``): the package's ``packages`` entry takes its object form and gets ``+path`` or
-``-path`` for that kind (a skill by its folder), replacing an earlier switch of the same path."""
+``-path`` for that kind (a skill folder by its ``SKILL.md``, as pi 1.6's ``pi config`` writes it, so a
+pi user's settings round-trip), replacing an earlier switch of the same resource."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class ResourceSwitch(Struct, frozen=True):
     kind: str
     path: str
     pattern: str
-    """The path relative to the package, as the filters name it."""
+    """The path relative to the package as pi's filters name it (``skills/<name>/SKILL.md``)."""
     on: bool
 
 
@@ -48,11 +49,15 @@ def switch_pattern(package: ConfiguredPackage, path: str) -> tuple[str, str]:
 def switched_entry(entry: str | Mapping[str, Any], kind: str, pattern: str, *, on: bool) -> dict[str, Any]:
     """``entry`` (a source string or an object) with ``pattern`` of ``kind`` switched on or off."""
     updated: dict[str, Any] = dict(entry) if isinstance(entry, Mapping) else {"source": entry}
-    same = {pattern, f"{pattern}/SKILL.md"}
+    folder = pattern.removesuffix("/SKILL.md") if kind == "skills" else pattern
+    same = {pattern, folder, f"{folder}/SKILL.md"}
     kept = [p for p in updated.get(kind, []) if not (isinstance(p, str) and p.lstrip("!+-") in same)]
     updated[kind] = [*kept, f"{'+' if on else '-'}{pattern}"]
     return updated
 
 
 def _pattern(package: ConfiguredPackage, path: str) -> str:
-    return os.path.relpath(path, package.install_dir).replace(os.sep, "/")
+    relative = os.path.relpath(path, package.install_dir).replace(os.sep, "/")
+    if os.path.isfile(os.path.join(path, "SKILL.md")):
+        return f"{relative}/SKILL.md"  # pi names a skill folder by its SKILL.md
+    return relative
