@@ -266,6 +266,12 @@ class Sandbox:
         self._pending = None
         self._problem = problem
 
+    @property
+    def known_problem(self) -> str | None:
+        """:attr:`problem` as known now, without waiting for a server start under way (whose
+        failure only :attr:`problem` sees)."""
+        return self._problem
+
     def _settle(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -273,8 +279,9 @@ class Sandbox:
 
     @property
     def fenced(self) -> bool:
-        """Whether commands are fenced (or refused because the fence is broken)."""
-        return self.problem is not None or self.policy.fenced
+        """Whether commands are fenced (or refused because the fence is broken); a fenced policy
+        answers without waiting for the server's start."""
+        return self.policy.fenced or self.problem is not None
 
     def set_policy(self, policy: SandboxPolicy, *, bwrap: str | None = None) -> None:
         """Fence from now on by ``policy``, checked by the caller (with ``bwrap``, the program found
