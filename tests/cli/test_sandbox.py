@@ -374,6 +374,21 @@ def test_refused_user_namespaces_are_one_line(tau: TauCommand, tmp_path: Path) -
     assert tau.server.requests == []
 
 
+def test_a_fence_that_fails_late_is_one_line_before_any_request(tau: TauCommand, tmp_path: Path) -> None:
+    # Print mode builds the session while bubblewrap starts and sees the start through only before
+    # the first request: a bubblewrap that fails after a while still ends the run before any request.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(
+        "#!/bin/sh\nsleep 0.5\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    (fake / "bwrap").chmod(0o755)
+    tau.env["PATH"] = f"{fake}:{tau.env['PATH']}"
+    line = _one_error_line(tau.run(*MODEL, *WRITABLE, "-p", "go"))
+    assert "user namespaces" in line and "No permissions" in line
+    assert tau.server.requests == []
+
+
 def test_sandbox_off_runs_commands_as_before(tau: TauCommand, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     output = run_bash(tau, f"echo free > {outside} && echo ok", "--sandbox", "off")

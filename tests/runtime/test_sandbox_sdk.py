@@ -36,3 +36,48 @@ async def test_replaced_bash_and_write_cannot_leave_the_fence(tmp_path: Path) ->
     await _tool(tools, "bash").execute("3", {"command": f"echo x > {outside}"}, None, None)
     assert outside.read_text() == "x\n"
     await session.dispose()
+
+
+_LATE_START = """
+import json, sys, time
+from tau.runtime.services import create_agent_session_services
+
+started = time.monotonic()
+services = create_agent_session_services(
+    cwd=sys.argv[1], agent_dir=sys.argv[2], sandbox_mode="workspace-write", await_sandbox=False
+)
+built = time.monotonic() - started
+errors = [d.message for d in services.diagnostics if d.type == "error"]
+problem = services.sandbox.problem
+print(json.dumps({"built": built, "errors": errors, "fenced": services.sandbox.fenced, "problem": problem}))
+"""
+
+
+def test_services_need_not_wait_for_the_fence_to_go_up(tmp_path: Path) -> None:
+    # A bubblewrap that takes a second to fail: services built without waiting for it report no
+    # error, and the sandbox's problem, read afterwards, waits and says why.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    work, agent, fake = tmp_path / "work", tmp_path / "agent", tmp_path / "bin"
+    for folder in (work, agent, fake):
+        folder.mkdir()
+    (fake / "bwrap").write_text(
+        "#!/bin/sh\nsleep 1\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    (fake / "bwrap").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        [sys.executable, "-c", _LATE_START, str(work), str(agent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    said = json.loads(done.stdout)
+    assert said["errors"] == [] and said["built"] < 1
+    assert said["fenced"] is True
+    assert "user namespaces" in said["problem"] and "No permissions" in said["problem"]

@@ -319,7 +319,11 @@ async def _run_session(
     trusted = trust.is_trusted(session_cwd)
     for warning in trust.warnings:
         print(f"tau: warning: {warning}", file=sys.stderr)
-    services = _create_services(args, session_cwd, agent_dir, project_trusted=trusted, preloaded=preloaded)
+    # Print mode sees the sandbox's start through just before the first request (below).
+    later = mode in ("text", "json") and not args.list_models
+    services = _create_services(
+        args, session_cwd, agent_dir, project_trusted=trusted, preloaded=preloaded, await_sandbox=not later
+    )
     for diagnostic in services.diagnostics:
         print(f"tau: {diagnostic.type}: {diagnostic.message}", file=sys.stderr)
     if any(d.type == "error" for d in services.diagnostics):
@@ -383,6 +387,9 @@ async def _run_session(
     assert output is not None and not isinstance(output, int)
     _end_start_up()
     try:
+        if (problem := services.sandbox.problem) is not None:  # before any request, as at start
+            print(f"tau: error: {problem}", file=sys.stderr)
+            return 1
         return await run_print_mode(
             session,
             mode="json" if mode == "json" else "text",
@@ -798,6 +805,7 @@ def _create_services(
     flag_values: dict[str, str | bool] | None = None,
     project_trusted: bool,
     preloaded: ExtensionRunner | None = None,
+    await_sandbox: bool = True,
 ) -> AgentSessionServices:
     from pathlib import Path
 
@@ -811,6 +819,7 @@ def _create_services(
         project_trusted=project_trusted,
         preloaded_extensions=preloaded,
         sandbox_mode=args.sandbox,
+        await_sandbox=await_sandbox,
     )
 
 

@@ -133,9 +133,9 @@ def build_sandbox(setting: Any, cwd: str, agent_dir: str, *, mode: str | None = 
         return Sandbox(SandboxPolicy(mode="read-only", cwd=os.path.realpath(cwd)), problem=str(error))
     if not policy.fenced:
         return Sandbox(policy)
-    import shutil
+    from tau.tools.sandbox import which
 
-    found = shutil.which("bwrap") if sys.platform == "linux" else None
+    found = which("bwrap") if sys.platform == "linux" else None
     if found is None:
         bwrap, problem = _mechanism()
         return Sandbox(policy, problem=problem, bwrap=bwrap or "bwrap")

@@ -90,6 +90,7 @@ def create_agent_session_services(
     project_trusted: bool = True,
     preloaded_extensions: ExtensionRunner | None = None,
     sandbox_mode: str | None = None,
+    await_sandbox: bool = True,
 ) -> AgentSessionServices:
     """The services for ``cwd``: given pieces are kept, missing ones are loaded from the agent dir
     (default ``$TAU_AGENT_DIR`` or ``~/.tau/agent``) and the project's ``.tau`` folder. Extensions
@@ -97,7 +98,10 @@ def create_agent_session_services(
     ``project_trusted=False`` leaves the project's own configuration and code unread.
     ``preloaded_extensions``: the user's and ``-e`` extensions, loaded already to decide trust.
     ``sandbox_mode``: ``--sandbox``, over the ``sandbox`` setting; a sandbox that cannot be set up
-    is an error diagnostic (its commands are refused, never run unfenced)."""
+    is an error diagnostic (its commands are refused, never run unfenced). ``await_sandbox=False``
+    does not wait here for the start of the fence's command server (bubblewrap putting the fence
+    up): a problem known already is still a diagnostic, and the caller reads ``sandbox.problem``
+    itself before the first request (print mode does, so the start overlaps building the session)."""
     cwd = os.path.abspath(cwd)
     base = Path(agent_dir).expanduser().absolute() if agent_dir is not None else default_agent_dir()
     options = resource_options or ResourceOptions()
@@ -153,8 +157,9 @@ def create_agent_session_services(
         flag_errors += [str(p) for p in runner.apply_flag_values(known)]
     diagnostics += [ServiceDiagnostic("warning", str(p)) for p in problems]
     diagnostics += [ServiceDiagnostic("error", message) for message in flag_errors]
-    if sandbox.problem is not None:  # the fence's start, begun above, seen through
-        diagnostics.append(ServiceDiagnostic("error", sandbox.problem))
+    # The fence's start, begun above, seen through (or left to the caller).
+    if (problem := sandbox.problem if await_sandbox else sandbox.known_problem) is not None:
+        diagnostics.append(ServiceDiagnostic("error", problem))
     return AgentSessionServices(
         cwd=cwd,
         agent_dir=str(base),

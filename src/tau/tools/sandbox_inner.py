@@ -1,8 +1,9 @@
 """What runs inside the fence: the session's command server, and the network forwarder to tau's proxy.
 
-This file is run as a script by the interpreter tau runs on (``python -I -S sandbox_inner.py``)
-inside bubblewrap, so it imports nothing of tau and as little as it can (each import is start-up time of every
-sandboxed session).
+This file is run by the interpreter tau runs on (``python -I -S``, importing it from its folder, so
+that its cached bytecode is used rather than the source compiled at every start) inside bubblewrap,
+so it imports nothing of tau and as little as it can (each import is start-up time of every
+sandboxed session: no ``array``, fds are packed with ``int.to_bytes``).
 
 ``serve FD [SOCKET]``: the long-lived command server of a session (one bubblewrap for all its
 calls). ``FD`` is a ``SOCK_SEQPACKET`` socket to tau. tau sends ``{"op": "run", "id", "argv",
@@ -30,7 +31,6 @@ with ``HTTP_PROXY``/``HTTPS_PROXY`` (both spellings) naming the forwarder; exit 
 # ruff: noqa: SIM105  (try/except/pass: contextlib is an import the server's start-up would pay)
 from __future__ import annotations
 
-import array
 import marshal
 import os
 import signal
@@ -241,7 +241,10 @@ def _receive(channel: socket.socket) -> tuple[bytes, list[int]]:
     fds: list[int] = []
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds += array.array("i", payload[: len(payload) - len(payload) % 4]).tolist()
+            fds += [
+                int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True)
+                for i in range(0, len(payload) - 3, 4)
+            ]
     return data, fds
 
 
@@ -426,7 +429,8 @@ def serve(fd: int, proxy_socket: str | None) -> int:
         if request.get("op") == "run" and len(fds) == 2:
             leader = idle.pop() if idle else _new_leader(control, env_extra, prctl)
             try:
-                leader[1].sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+                packed = b"".join(passed.to_bytes(4, sys.byteorder, signed=True) for passed in fds)
+                leader[1].sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, packed)])
             except OSError:
                 leader[1].close()
                 _send(control, request["id"], "exit", 127)
