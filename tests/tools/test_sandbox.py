@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tau.tools.sandbox as sandbox_module
 from tau.tools.sandbox import Sandbox, SandboxPolicy
 
 SEGMENTS = st.sampled_from(["src", "..", ".", ".tau", ".pi", ".git", "hooks", "config", "agent", "a b", "é"])
@@ -82,3 +87,26 @@ def test_the_fenced_bash_tool_is_checked_without_jsonschema(tmp_path: Path) -> N
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_which_finds_what_shutil_which_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program = tmp_path / "bin" / "tool"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (tmp_path / "bin" / "plain").write_text("not executable")
+    (tmp_path / "bin" / "folder").mkdir()
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([str(tmp_path / "missing"), str(tmp_path / "bin"), "/usr/bin", "/bin"])
+    )
+    for name in ["tool", "plain", "folder", "sh", "no-such-program"]:
+        assert sandbox_module.which(name) == shutil.which(name), name
+
+
+def test_private_folder_is_made_as_mkdtemp_makes_one(tmp_path: Path) -> None:
+    ours = Path(sandbox_module.private_folder("tau-x-", str(tmp_path)))
+    theirs = Path(tempfile.mkdtemp(prefix="tau-x-", dir=tmp_path))
+    assert ours.parent == theirs.parent == tmp_path
+    assert ours.name.startswith("tau-x-") and ours != theirs
+    assert stat.S_IMODE(ours.stat().st_mode) == stat.S_IMODE(theirs.stat().st_mode) == 0o700
+    assert sandbox_module.private_folder("tau-x-", str(tmp_path)) != str(ours)
