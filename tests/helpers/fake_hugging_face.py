@@ -5,11 +5,12 @@ is gated). Each request's path and ``Authorization`` header is recorded."""
 
 from __future__ import annotations
 
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from json_handler import JsonHandler
 
 
 class FakeHuggingFace:
@@ -19,18 +20,7 @@ class FakeHuggingFace:
         self.requests: list[tuple[str, str | None]] = []
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 owner.requests.append((self.path, self.headers.get("Authorization")))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from json_handler import JsonHandler
 
 
 class FakeLlamaRouter:
@@ -38,18 +40,7 @@ class FakeLlamaRouter:
         self._lock = threading.Lock()
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, code: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _authorized(self) -> bool:
                 if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
                     self._send(401, {"error": {"message": "Invalid API Key", "type": "authentication_error"}})
