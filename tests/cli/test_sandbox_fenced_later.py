@@ -20,7 +20,7 @@ from tau_command import TauCommand, tau_command
 
 from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, Turn, text_turn
-from tau.testing.fake_llm.prefix import first_difference
+from tau.testing.fake_llm.prefix import first_difference, prefix_stats
 
 FLAGS = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolChanges": True}
 
@@ -160,3 +160,31 @@ async def test_a_session_fenced_later_can_escalate_and_loses_escalate_when_off_a
     assert "('escalate' was unexpected)" in refused and not (outside / "three").exists()
     assert first_difference(three, three_done) is None
     assert len(escalation_entries(tau)) == 1
+    # The cache benchmark's measure: every request paid only for its new messages (1.00).
+    stats = prefix_stats(tau.server.requests)
+    assert stats.uncached == stats.ideal
+
+
+def test_a_session_continued_fenced_gets_escalate_appended(tau: TauCommand, tmp_path: Path) -> None:
+    model = configure(tau, flags=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ask = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(text_turn("One."))
+    assert tau.run(*model, "--sandbox", "off", "-p", "one").returncode == 0
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": f"echo 1 > {outside}/one", "escalate": ask})]),
+        text_turn("Two."),
+    )
+    done = tau.run(*model, "--sandbox", "workspace-write", "-c", "-p", "two")
+    assert done.returncode == 0, done.stderr
+    one, two, two_done = tau.server.requests
+    assert (
+        "Sandbox: workspace-write." in appended(one, two)
+        and "escalate" in bash_definitions(two)[0]["properties"]
+    )
+    # The escalate argument is accepted, and refused as print mode refuses any (nobody to ask).
+    result = two_done.body["messages"][-1]
+    assert result["role"] == "tool" and result["content"].startswith("Escalation refused (nobody can approve")
+    assert not (outside / "one").exists()
+    assert [e["decision"] for e in escalation_entries(tau)] == ["denied"]
