@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pi16 import pi16_command, run_pi16
 from tau_command import TauCommand, tau_command
 
 from tau.modes.rpc_client import RpcClient
 from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, Turn, text_turn
-from tau.testing.fake_llm.prefix import first_difference, prefix_stats
+from tau.testing.fake_llm.prefix import first_difference, prefix_stats, strip_cache_markers
 
 FLAGS = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolChanges": True}
 
@@ -188,3 +189,21 @@ def test_a_session_continued_fenced_gets_escalate_appended(tau: TauCommand, tmp_
     assert result["role"] == "tool" and result["content"].startswith("Escalation refused (nobody can approve")
     assert not (outside / "one").exists()
     assert [e["decision"] for e in escalation_entries(tau)] == ["denied"]
+
+
+def test_pi16_continuing_a_tau_file_with_bash_redefined_sends_tau_last_request_first(tau: TauCommand) -> None:
+    pi = pi16_command()
+    model = configure(tau, flags=True)
+    tau.server.add(text_turn("One."))
+    assert tau.run(*model, "--sandbox", "off", "-p", "one").returncode == 0
+    tau.server.add(text_turn("Two."))
+    assert tau.run(*model, "--sandbox", "workspace-write", "-c", "-p", "two").returncode == 0
+    [session] = tau.session_files()
+    tau_last = strip_cache_markers(tau.server.requests[-1].body)
+    tau.server.add(text_turn("From pi."))
+    run_pi16(pi, tau, tau.work.parent / "pi-agent", "--session", str(session), "-p", "three", model=model)
+    pi_request = strip_cache_markers(tau.server.requests[-1].body)
+    # pi reads tau's record of bash redefined (withdrawn and declared again) as its own: the same
+    # tools and system, and tau's messages, then its reply and pi's own changes appended.
+    assert pi_request["tools"] == tau_last["tools"] and pi_request["system"] == tau_last["system"]
+    assert pi_request["messages"][: len(tau_last["messages"])] == tau_last["messages"]
