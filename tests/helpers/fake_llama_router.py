@@ -31,17 +31,20 @@ class FakeLlamaRouter:
         failing: frozenset[str] = frozenset(),
         events: bool = True,
         polled_progress: bool = True,
+        contexts: dict[str, int] | None = None,
     ) -> None:
         """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
         model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
         ``failed`` and exit code 1 (a failing download: ``download_failed`` and gone).
         ``events``: ``/models/sse`` is there (else 404, as an older router); ``polled_progress``:
-        the catalogue has a download's bytes (else only the events do)."""
+        the catalogue has a download's bytes (else only the events do); ``contexts``: a model's
+        ``meta.n_ctx`` (every model is started with ``--ctx-size 8192``)."""
         self.status = dict(models)
         self.slow = slow
         self.failing = failing
         self.events = events
         self.polled_progress = polled_progress
+        self.contexts = dict(contexts or {})
         self.sent_events: list[dict[str, Any]] = []
         self._listeners: list[queue.Queue[bytes]] = []
         self._closing = threading.Event()
@@ -200,6 +203,7 @@ class FakeLlamaRouter:
                     "id": model,
                     "object": "model",
                     "owned_by": "llamacpp",
+                    **({"meta": {"n_ctx": self.contexts[model]}} if model in self.contexts else {}),
                     "status": {
                         "value": status,
                         "args": ["llama-server", "--ctx-size", "8192"],

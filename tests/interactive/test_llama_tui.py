@@ -188,11 +188,16 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
 ) -> None:
     """pi's "Download model…": the hub's GGUF repositories by downloads (with the token of
     $HF_HOME/token), the quantizations (Q4_K_M first, recommended), then POST /models to the router
-    with a progress view, and the model in the router's list. This router has no event stream (an
-    older llama.cpp): the catalogue alone says how far it is and when it is done."""
+    with a progress view, and the model in the router's list, ordered as pi's (the loaded one first,
+    the rest by name, a sleeping one "loaded" too, with its n_ctx). This router has no event stream
+    (an older llama.cpp): the catalogue alone says how far it is and when it is done."""
     (tmp_path / "hf").mkdir()
     (tmp_path / "hf" / "token").write_text("hf_from_file\n")
-    with FakeLlamaRouter({"qwen-small": "loaded"}, events=False) as router, _hub() as hub:
+    catalog = {"qwen-small": "loaded", "Sleepy": "sleeping", "busy": "loading"}
+    with (
+        FakeLlamaRouter(catalog, events=False, contexts={"Sleepy": 32768}) as router,
+        _hub() as hub,
+    ):
         tau.env.pop("HF_TOKEN", None)
         tau.env.pop("HF_TOKEN_PATH", None)
         tau.env.update(LLAMA_BASE_URL=router.url, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"))
@@ -208,7 +213,14 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
         terminal.send(ENTER)  # Q4_K_M comes first
         terminal.wait_for("Downloaded ggml-org/gemma-3-1b-it-GGUF:Q4_K_M")
         terminal.wait_for(
-            _in_order(terminal, _row("qwen-small", LOADED_8K), "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M", DOWNLOAD)
+            _in_order(
+                terminal,
+                _row("qwen-small", LOADED_8K),
+                _row("busy", "loading"),
+                "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M",
+                _row("Sleepy", "loaded · 33k context"),
+                DOWNLOAD,
+            )
         )
 
         posts = [(path, body) for method, path, body in router.calls if method == "POST"]
