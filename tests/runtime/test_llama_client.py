@@ -1,17 +1,21 @@
 """``/llama``'s client of the llama.cpp router against the fake router on 127.0.0.1: a load and a
 download followed on the router's event stream (``GET /models/sse``) as pi 1.6 follows them — the
 load's stage and share, the download's bytes, its ``download_failed`` message — and on the
-catalogue alone when the router has no event stream."""
+catalogue alone when the router has no event stream; and the stream's frames however they arrive."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from http.server import ThreadingHTTPServer
 
 import pytest
 from fake_llama_router import FakeLlamaRouter
+from json_handler import JsonHandler
 
 from tau.llama_cpp.client import LlamaClient, LlamaError
-from tau.llama_cpp.events import Progress
+from tau.llama_cpp.events import Progress, RouterEvent, watch
 
 
 async def _until_listening(router: FakeLlamaRouter) -> None:
@@ -80,3 +84,37 @@ async def test_without_an_event_stream_the_catalogue_still_decides() -> None:
         assert {m.id: m.status for m in catalog} == {"qwen": "loaded", model: "unloaded"}
         assert {"message": "Downloading model", "ratio": 0.25, "detail": "1.00 MiB / 4.00 MiB"} in seen
         assert not router.listening
+
+
+async def test_the_event_stream_is_read_frame_by_frame_whatever_the_chunks() -> None:
+    """Frames split across writes, CRLF line ends, ``data:`` over two lines, a comment, a frame
+    that is not JSON and one without a model: only the whole events arrive, in order."""
+    chunks = [
+        b': hello\r\n\r\nevent: download_progress\r\ndata: {"model": "a", ',
+        b'"event": "download_progress", "data": {"progress": {}}}\r\n\r\n',
+        b'data: not json\n\ndata: {"event": "x"}\n\n',
+        b'data: {"model": "b",\ndata: "event": "download_finished"}\n\n',
+    ]
+
+    class Handler(JsonHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                time.sleep(0.05)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        seen: list[RouterEvent] = []
+        await asyncio.wait_for(watch(f"http://127.0.0.1:{server.server_address[1]}", None, seen.append), 10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [
+        {"model": "a", "event": "download_progress", "data": {"progress": {}}},
+        {"model": "b", "event": "download_finished", "data": None},
+    ]

@@ -61,7 +61,7 @@ def load_progress(data: Any) -> Progress | None:
         if isinstance(value, int | float) and not isinstance(value, bool)
         else None
     )
-    if stage is not None and stage in stages:
+    if stage and stage in stages:
         ratio = (stages.index(stage) + (ratio or 0.0)) / len(stages)
     message = f"Loading {stage.replace('_', ' ')}" if stage else "Loading model"
     return {"message": message, "ratio": ratio}
