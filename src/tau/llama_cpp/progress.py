@@ -34,7 +34,8 @@ class _ProgressView:
         self.tui, self.keybindings, self.done, self.state = tui, keybindings, done, state
 
     def render(self, width: int) -> list[str]:
-        lines = [f"\x1b[1m{self.state['title']}\x1b[0m", self.state["model"], "", self.state["message"]]
+        title, message = self.state["title"], self.state["message"]
+        lines = [f"\x1b[1m{title}\x1b[0m", self.state["model"], "", f"\x1b[2m{message}\x1b[0m"]
         ratio = self.state.get("ratio")
         if isinstance(ratio, float | int):
             lines.append(_bar(ratio))
