@@ -210,6 +210,7 @@ def _convert_assistant(
         message.model != model.id and message.provider == model.provider and message.api == model.api
     )
     reasoning_missing = False
+    text_blocks = 0
     items: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
@@ -219,7 +220,8 @@ def _convert_assistant(
             else:
                 items.append(reasoning_item)
         elif isinstance(block, TextContent):
-            item = _message_item(block, position)
+            item = _message_item(block, position, text_blocks)
+            text_blocks += 1
             if item is not None:
                 items.append(item)
         else:
@@ -243,11 +245,14 @@ def _reasoning_item(block: ThinkingContent) -> JsonObject | None:
     return item if isinstance(item, dict) else None
 
 
-def _message_item(block: TextContent, position: int) -> JsonObject | None:
+def _message_item(block: TextContent, position: int, number: int) -> JsonObject | None:
+    """A text block as a message item, under the id the server gave it, else pi 1.6's made-up one
+    (``msg_pi_<message>``, ``_<block>`` from the message's second text block on)."""
     parsed = parse_text_signature(block.text_signature)
     if parsed is None and not block.text:
         return None
-    item_id, phase = parsed if parsed is not None else (f"msg_{position}", None)
+    made_up = f"msg_pi_{position}" if number == 0 else f"msg_pi_{position}_{number}"
+    item_id, phase = parsed if parsed is not None else (made_up, None)
     if len(item_id) > _MAX_ITEM_ID:
         item_id = f"msg_{short_hash(item_id)}"
     item: JsonObject = {
