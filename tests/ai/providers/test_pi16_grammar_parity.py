@@ -56,6 +56,18 @@ PATCH_TOOL = {
         "variants": {"openai_lark": 'start: "*** Begin Patch" /(.|\\n)*/', "openai_regex": ".*"},
     },
 }
+# Beside it, a tool that prefers strict JSON-schema sampling: strict where the compat has
+# supportsStrictMode (Azure, Codex), as any other elsewhere.
+FIND = {
+    "name": "find",
+    "description": "Find files",
+    "parameters": {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["pattern"],
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
 PATCH = '*** Begin Patch\n"quoted" \\ tab\t \u00e9 \U0001f600\n*** End Patch'
 EARLIER_CALL = "call_earlier"
 
@@ -113,7 +125,7 @@ def answer(_request: RecordedRequest) -> Turn:
 
 
 def tau_context(case: Case, model: Model) -> Context:
-    tools = [Tool.from_json(READ), Tool.from_json(PATCH_TOOL)]
+    tools = [Tool.from_json(READ), Tool.from_json(PATCH_TOOL), Tool.from_json(FIND)]
     messages: list[Any] = [UserMessage("fix it", timestamp=1)]
     if case.history:
         messages += [
@@ -169,7 +181,7 @@ def pi_context(case: Case, model: Model) -> dict[str, Any]:
             },
             {"role": "user", "content": "again", "timestamp": 4},
         ]
-    return {"systemPrompt": SYSTEM_PROMPT, "messages": messages, "tools": [READ, PATCH_TOOL]}
+    return {"systemPrompt": SYSTEM_PROMPT, "messages": messages, "tools": [READ, PATCH_TOOL, FIND]}
 
 
 async def send_with_tau(server: FakeLLMServer) -> dict[str, Any]:
@@ -278,7 +290,11 @@ def test_a_grammar_tool_goes_and_comes_back_as_in_pi(case: Case, recorded: Recor
     assert [tool.get("type") for tool in declared(tau_request.body)] == [
         "function",
         "custom" if grammar else "function",
+        "function",
     ]
+    if case.provider in ("azure", "openai-codex"):  # supportsStrictMode is on by default there
+        find = declared(tau_request.body)[2]
+        assert find["strict"] is True and find["parameters"]["additionalProperties"] is False
 
 
 def declared(body: dict[str, Any]) -> list[dict[str, Any]]:

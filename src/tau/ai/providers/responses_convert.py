@@ -12,7 +12,12 @@ import json
 from collections.abc import Collection
 from functools import partial
 
-from tau.ai.constrained_sampling import custom_tools_key, grammar_tool_input, resolve_grammar
+from tau.ai.constrained_sampling import (
+    custom_tools_key,
+    grammar_tool_input,
+    json_schema_parameters,
+    resolve_grammar,
+)
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, ReplayHistory, normalize_id_responses
@@ -152,7 +157,8 @@ def convert_responses_tools(
     supports_grammar_tools: bool = False,
 ) -> list[JsonObject]:
     """Function tool definitions; ``strict`` is ``False`` for OpenAI and ``None`` (null) for Codex,
-    and absent where the model's compat does not have ``supportsStrictMode`` (``supports_strict``).
+    and absent where the model's compat does not have ``supportsStrictMode`` (``supports_strict``);
+    where it has, a tool that asks for JSON-schema sampling goes ``strict: true``, schema made strict.
     A grammar tool is a custom tool where the compat has ``supportsOpenAIGrammarTools``
     (``supports_grammar_tools``), as pi 1.6."""
     out: list[JsonObject] = []
@@ -168,14 +174,16 @@ def convert_responses_tools(
                 }
             )
             continue
+        # A tool that asks for JSON-schema sampling goes strict where the compat allows (pi 1.6).
+        strict_parameters = json_schema_parameters(tool, supports_strict)
         definition: JsonObject = {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool.parameters if strict_parameters is None else strict_parameters,
         }
         if supports_strict:
-            definition["strict"] = strict
+            definition["strict"] = strict if strict_parameters is None else True
         out.append(definition)
     return out
 
