@@ -33,7 +33,8 @@ from tau.ai.constrained_sampling import (
     resolve_grammar,
 )
 from tau.ai.events import ToolCallDeltaEvent
-from tau.ai.stream_writer import ProviderError
+from tau.ai.providers.openai_responses import ResponsesEventReader
+from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transport.http import close_clients
 from tau.testing.fake_llm import FakeLLMServer, ScriptedToolCall, Turn
 
@@ -365,3 +366,67 @@ async def test_a_grammar_call_whose_argument_is_not_a_string_cannot_be_replayed(
     assert (
         message.error_message == 'Grammar tool call "apply_patch" requires argument "patch" to be a string.'
     )
+
+
+# --- the Responses reader, event by event ---------------------------------------------------------
+
+
+async def read_responses(
+    server: FakeLLMServer, frames: list[dict[str, Any]]
+) -> tuple[list[str], AssistantMessage]:
+    """Run ``ResponsesEventReader`` over hand-written events (no HTTP); the tool-call deltas too."""
+
+    async def produce(writer: StreamWriter) -> None:
+        writer.start()
+        reader = ResponsesEventReader(writer, grammar_inputs={"apply_patch": "patch"})
+        for frame in frames:
+            reader.handle(frame)
+        reader.finish()
+
+    events = run_stream(model_for(server, "openai-responses", GRAMMAR_COMPAT), StreamOptions(), produce)
+    deltas = [e.delta async for e in events if isinstance(e, ToolCallDeltaEvent)]
+    return deltas, await events.result()
+
+
+def custom_item(text: str) -> dict[str, Any]:
+    return {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_1",
+        "name": "apply_patch",
+        "input": text,
+    }
+
+
+async def test_a_custom_call_starts_with_the_added_items_input_and_ends_with_the_servers(
+    server: FakeLLMServer,
+) -> None:
+    deltas, message = await read_responses(
+        server,
+        [
+            {"type": "response.output_item.added", "output_index": 0, "item": custom_item("ab")},
+            {"type": "response.custom_tool_call_input.delta", "output_index": 0, "delta": 'c"'},
+            {"type": "response.custom_tool_call_input.done", "output_index": 0, "input": 'abc"d'},
+            {"type": "response.output_item.done", "output_index": 0, "item": custom_item('abc"d')},
+            {"type": "response.completed", "response": {"status": "completed"}},
+        ],
+    )
+    assert message.stop_reason == "toolUse", message.error_message
+    assert deltas == ['{"patch":"abc\\"', 'd"}']  # the added item's input goes with the first piece
+    assert message.tool_calls()[0].arguments == {"patch": 'abc"d'}
+    assert message.tool_calls()[0].id == "call_1|ctc_1"
+
+
+async def test_a_custom_call_whose_whole_input_contradicts_its_pieces_is_an_error(
+    server: FakeLLMServer,
+) -> None:
+    _, message = await read_responses(
+        server,
+        [
+            {"type": "response.output_item.added", "output_index": 0, "item": custom_item("")},
+            {"type": "response.custom_tool_call_input.delta", "output_index": 0, "delta": "abc"},
+            {"type": "response.custom_tool_call_input.done", "output_index": 0, "input": "abX"},
+        ],
+    )
+    assert message.stop_reason == "error"
+    assert message.error_message == 'grammar tool input for property "patch" changed non-monotonically'
