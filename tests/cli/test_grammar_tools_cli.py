@@ -9,6 +9,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from tau_command import MODEL, TauCommand
 
 from tau.testing.fake_llm import ScriptedToolCall, Turn
@@ -93,3 +94,22 @@ def test_without_the_compat_the_grammar_tool_is_a_function_tool(tau: TauCommand,
     assert [t["type"] for t in first.body["tools"]] == ["function"]
     assert second.body["messages"][-2]["tool_calls"][0]["type"] == "function"
     assert second.body["messages"][-1]["content"] == "got " + repr({"patch": PATCH})
+
+
+def test_codemode_scripts_are_raw_text_on_a_model_with_grammar_tools(tau: TauCommand) -> None:
+    pytest.importorskip("quickjs", reason="the codemode extra is part of the dev install")
+    with_grammar_tools(tau, True)
+    (tau.work / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    script = "const notes = await tools.read({ path: \"notes.txt\" });\nreturn notes.split('\\n')[1];"
+    call = ScriptedToolCall("codemode", id="call_c", custom_input=script)
+    tau.server.add(Turn(tool_calls=[call], chunk_size=9), Turn(text="Done."))
+
+    done = tau.run("-p", *MODEL, "--tools", "read,codemode", "script it")
+
+    assert done.returncode == 0, done.stderr
+    first, second = tau.server.requests
+    codemode = next(t for t in first.body["tools"] if t.get("custom", {}).get("name") == "codemode")
+    assert codemode["custom"]["format"]["type"] == "grammar"
+    assert codemode["custom"]["format"]["grammar"]["syntax"] == "lark"
+    assert second.body["messages"][-2]["tool_calls"][0]["custom"] == {"name": "codemode", "input": script}
+    assert second.body["messages"][-1]["content"].endswith("Output:\nbeta")
