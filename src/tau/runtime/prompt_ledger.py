@@ -24,7 +24,7 @@ from tau.ai.types import Context, JsonObject, PromptAnchor, PromptUpdate, Tool
 from tau.context.convert import becomes_llm_message
 from tau.context.system_prompt import render_sections
 from tau.session.messages import SystemMessage, replay_system_messages
-from tau.session.system_record import asks_constrained_sampling, tool_declaration
+from tau.session.system_record import declared_sampling, tool_declaration
 
 
 class OwnedTranscript(list[AgentMessage]):
@@ -150,7 +150,7 @@ def _tool(data: JsonObject) -> Tool:
         str(data["name"]),
         str(data.get("description") or ""),
         data.get("parameters") or {},
-        constrained_sampling=asks_constrained_sampling(data),
+        constrained_sampling=declared_sampling(data),
     )
 
 
