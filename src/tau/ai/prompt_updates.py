@@ -12,6 +12,8 @@ happened). How that reaches the model depends on the API and the model:
   developer messages and ``additional_tools`` items (``tau.ai.providers.responses_updates``).
   Chat Completions with ``supportsMidConvoSystemMessages``: system messages in place, and with
   ``supportsMidConvoToolAdditions`` tool messages for additions (``tau.ai.providers.completions_updates``).
+  pi-messages (the Radius gateway), whatever the model: the transcript as recorded, each change a
+  ``role: "system"`` message in place, as pi 1.6 sends it (``tau.ai.providers.pi_messages``).
 - **notice** (every other model, by default): the anchored prompt stays; each change is a short
   user-role notice where it happened; the tool list only grows (a removed tool stays declared, and
   the agent refuses a call to it as it refuses any tool it does not have). A tool redefined under
@@ -55,6 +57,8 @@ NOTICE_CLOSE = "</system_prompt_update>"
 _NATIVE_APIS = frozenset({"anthropic-messages", "openai-completions"})
 # APIs whose native form also needs ``supportsAdditionalTools`` (tools declared as input items).
 _NATIVE_WITH_ADDITIONAL_TOOLS = frozenset({"openai-responses", "openai-codex-responses"})
+# APIs that take pi's transcript itself, system messages included, for every model.
+_TRANSCRIPT_APIS = frozenset({"pi-messages"})
 # APIs that refuse two user turns in a row: a notice after tool results joins the last result.
 _STRICT_TURNS = frozenset({"bedrock-converse-stream"})
 
@@ -79,6 +83,8 @@ def mid_conversation_flags(model: Model) -> MidConversationFlags:
 
 def delivery(model: Model) -> Delivery:
     """How ``model`` is told of prompt and tool changes (module docstring)."""
+    if model.api in _TRANSCRIPT_APIS:
+        return "native"
     if mid_conversation_flags(model).system_messages:
         if model.api in _NATIVE_APIS:
             return "native"

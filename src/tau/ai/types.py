@@ -625,6 +625,14 @@ class PromptAnchor(Struct):
 
     system_prompt: str
     tools: list[Tool] = field(default_factory=list)
+    sections: dict[str, str] | None = None
+    """The named sections the first record held (pi 1.x's system message), when it had them:
+    ``system_prompt`` is then ``content`` and their texts, blank-line apart. An API that sends the
+    transcript as recorded (pi-messages) sends them as they are."""
+    content: str = ""
+    """With ``sections``: the record's own text before them (usually empty)."""
+    timestamp: int = 0
+    """When the first record was made (pi-messages sends it; 0 when unknown)."""
 
 
 class PromptUpdate(Struct):
@@ -637,6 +645,8 @@ class PromptUpdate(Struct):
     sections: dict[str, str | None] = field(default_factory=dict)
     tools_added: list[Tool] = field(default_factory=list)
     tools_removed: list[str] = field(default_factory=list)
+    timestamp: int = 0
+    """When the change was recorded (pi-messages sends it; 0 when unknown)."""
 
 
 class Context(Struct):

@@ -112,7 +112,14 @@ def _with_history(
     tools: list[Tool] | None,
 ) -> Context:
     first = records[0][1]
-    anchor = PromptAnchor(first.text(), [_tool(t) for t in first.tools_added or []])
+    sections = {name: text for name, text in (first.sections or {}).items() if text is not None}
+    anchor = PromptAnchor(
+        first.text(),
+        [_tool(t) for t in first.tools_added or []],
+        sections=sections if first.sections is not None else None,
+        content=first.content,
+        timestamp=first.timestamp,
+    )
     updates = [
         PromptUpdate(
             at=at,
@@ -120,6 +127,7 @@ def _with_history(
             sections=dict(record.sections or {}),
             tools_added=[_tool(t) for t in record.tools_added or []],
             tools_removed=[str(t["name"]) for t in record.tools_removed or []],
+            timestamp=record.timestamp,
         )
         for at, record in records[1:]
     ]
