@@ -180,4 +180,6 @@ def test_a_gateway_refusing_the_request_is_one_line(
     answer = _tau(env, "-p", "hi", "--provider", "radius", "--model", "balanced")
     assert answer.returncode == 1
     assert "Traceback" not in answer.stderr
-    assert answer.stderr.strip().splitlines() == ["403 Model disabled by your organization"]
+    # pi 1.6's line: the status and its reason, the gateway's message and its code
+    expected = "403 Forbidden: Model disabled by your organization (model_disabled)"
+    assert answer.stderr.strip().splitlines() == [expected]

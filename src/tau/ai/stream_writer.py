@@ -44,6 +44,7 @@ from tau.ai.types import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    Usage,
 )
 from tau.errors import TauError
 
@@ -204,6 +205,14 @@ class StreamWriter:
             self.thinking_end(index)
         else:
             self.toolcall_end(index)
+
+    def discard(self) -> None:
+        """Forget what streamed so far (blocks and usage): for an API whose failed reply keeps
+        nothing of it, as pi 1.6's pi-messages ends one."""
+        self.output.content = []
+        self.output.usage = Usage()
+        self._open.clear()
+        self._tool_json.clear()
 
     def end_open_blocks(self) -> None:
         for index in sorted(self._open):

@@ -7,9 +7,9 @@ Both sides send to a fake server of their own: pi through its own pi-ai ``stream
 in one node process (``tests/helpers/pi16_requests.mjs``); tau through ``tau.ai.stream_simple``, in
 this process. Differences that are intended are listed below, each with its reason.
 
-Not compared: ``google-gemini-cli`` (tau's catalogue only; pi 1.6 has no such API) and
-``pi-messages`` (the radius gateway): tau sends ``systemPrompt``/``tools`` and ``maxTokens`` where
-pi 1.6 sends a leading system message with ``toolsAdded`` and no ``maxTokens`` (not yet aligned).
+pi-messages (the Radius gateway's models) is compared too, with no difference; its prompt and tool
+changes in ``test_pi16_pi_messages_parity``. Not compared: ``google-gemini-cli`` (tau's catalogue
+only; pi 1.6 has no such API).
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ APIS: dict[str, ApiSetup] = {
     "bedrock-converse-stream": ApiSetup(
         "", options={"region": "us-east-1"}, pi_options={"env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
     ),
+    # The Radius gateway's models: pi's transcript and the caller's options, at every level.
+    "pi-messages": ApiSetup("/pi/v1"),
 }
 
 # openai-completions: each key is a (provider, header or body field) that differs, with the reason.

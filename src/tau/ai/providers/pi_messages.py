@@ -82,17 +82,22 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise _status_error(exc) from exc
         reader = _PiEventReader(writer)
         on_event = stream_event_hook(options)
-        async with aclosing(iter_sse(response, options)) as events:
-            async for sse in events:
-                data = sse.data.strip()
-                if not data or data == "[DONE]":
-                    continue
-                event = _decode(data)
-                if on_event is not None:
-                    await notify_stream_event(on_event, event, model)
-                if reader.handle(event):
-                    return
-        raise ProviderError(f"{model.provider} stream ended without a terminal event")
+        try:
+            async with aclosing(iter_sse(response, options)) as events:
+                async for sse in events:
+                    data = sse.data.strip()
+                    if not data or data == "[DONE]":
+                        continue
+                    event = _decode(data)
+                    if on_event is not None:
+                        await notify_stream_event(on_event, event, model)
+                    if reader.handle(event):
+                        return
+            raise ProviderError(f"{model.provider} stream ended without a terminal event")
+        except BaseException:
+            if not reader.ended:  # a reply that failed before the gateway ended it keeps nothing (as pi)
+                writer.discard()
+            raise
 
     return run_stream(model, options, produce)
 
@@ -229,6 +234,8 @@ class _PiEventReader:
 
     def __init__(self, writer: StreamWriter) -> None:
         self.writer = writer
+        self.ended = False
+        """Whether the gateway's terminal event (``done`` or ``error``) arrived."""
         self._blocks: list[int] = []
 
     def handle(self, event: JsonObject) -> bool:
@@ -321,6 +328,7 @@ class _PiEventReader:
                 block.thought_signature = call["thoughtSignature"]
 
     def _finish(self, event: JsonObject) -> None:
+        self.ended = True
         output = self.writer.output
         usage: Any = event.get("usage")
         if isinstance(usage, dict):
