@@ -5,14 +5,16 @@
   leading system message with the prompt's named sections and the tools as recorded, and each change
   (sections replaced or removed, free text, tools added and removed) a system message where it was
   recorded, with its timestamp, for every model of the gateway;
-- the options a caller gives (``maxTokens``, ``cacheRetention``, ``toolChoice``) and
-  ``PI_CACHE_RETENTION=long``;
+- the options a caller gives (``maxTokens``, ``cacheRetention``, ``toolChoice``, ``temperature``,
+  ``debug`` as ``?debug=1``) and ``PI_CACHE_RETENTION=long``;
 - the answer read back: blocks, usage, response id and model, the level used, the gateway's
   ``error`` event (failed or aborted upstream), a refused request and a stream cut short.
 
 tau sends through ``tau.ai.stream_simple`` and pi through its own pi-ai ``streamSimple``
 (``tests/helpers/pi16_requests.mjs``), each to a fake server of its own; the requests (path, query,
-body and authorization) and the answers read must be the same. No difference is intended.
+body and authorization) and the answers read must be the same. No difference is intended. Not
+compared: an event that is not JSON (pi ends with JSON.parse's own message, tau with "Invalid JSON
+in pi-messages stream event: <the event>") and the user agent (each client's own).
 """
 
 from __future__ import annotations
@@ -165,8 +167,20 @@ class Option(NamedTuple):
 OPTIONS = {
     "none": Option({}, {}),
     "given": Option(
-        {"max_tokens": 2048, "cache_retention": "long", "tool_choice": "required", "temperature": 0.2},
-        {"maxTokens": 2048, "cacheRetention": "long", "toolChoice": "required", "temperature": 0.2},
+        {
+            "max_tokens": 2048,
+            "cache_retention": "long",
+            "tool_choice": "required",
+            "temperature": 0.2,
+            "debug": True,
+        },
+        {
+            "maxTokens": 2048,
+            "cacheRetention": "long",
+            "toolChoice": "required",
+            "temperature": 0.2,
+            "debug": True,
+        },
     ),
 }
 
@@ -278,6 +292,7 @@ def test_the_changes_travel_in_place(sent: Sent) -> None:
     assert set(body["options"]) <= {"reasoning", "sessionId"}
     given = sent.tau[step_name(f"{model.id}/given", 0)].body["options"]
     assert (given["maxTokens"], given["cacheRetention"], given["toolChoice"]) == (2048, "long", "required")
+    assert sent.tau[step_name(f"{model.id}/given", 0)].query == "debug=1"
 
 
 def test_pi_cache_retention_long_asks_the_gateway_for_long_retention(monkeypatch: pytest.MonkeyPatch) -> None:
