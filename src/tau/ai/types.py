@@ -505,6 +505,8 @@ class ToolResultMessage(Struct):
     nested_calls: JsonObject | None = None
     """pi's ``nestedCalls``: the calls the tool made while it ran (a codemode script's), a bounded
     record ``{calls: [{id, name, status, arguments?, durationMs?, error?}], complete}``."""
+    duration_ms: int | None = None
+    """pi's ``durationMs``: how long the tool ran (absent when it did not run, and in older records)."""
     role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     def to_json(self) -> JsonObject:
@@ -517,6 +519,8 @@ class ToolResultMessage(Struct):
         if self.details is not None:
             out["details"] = self.details
         out["isError"] = self.is_error
+        if self.duration_ms is not None:
+            out["durationMs"] = self.duration_ms
         out["timestamp"] = self.timestamp
         if self.nested_calls is not None:
             out["nestedCalls"] = self.nested_calls
@@ -533,6 +537,7 @@ class ToolResultMessage(Struct):
             get("details"),
             get("timestamp", 0),
             get("nestedCalls") if isinstance(get("nestedCalls"), dict) else None,
+            _optional_int(get("durationMs")),
         )
 
 
