@@ -69,7 +69,9 @@ def test_reading_the_settings_loads_neither_the_summariser_nor_the_skill_loader(
     assert run.stdout.strip() == "[]"
 
 
-def test_a_print_run_without_tool_calls_loads_neither_httpx_nor_the_summariser_nor_the_shell(tmp_path: Path) -> None:
+def test_a_print_run_without_tool_calls_loads_neither_httpx_nor_the_summariser_nor_the_shell(
+    tmp_path: Path,
+) -> None:
     from tau.testing.fake_llm import FakeLLMServer, Turn
 
     models = {
