@@ -92,6 +92,7 @@ def test_a_print_run_without_tool_calls_loads_neither_httpx_nor_the_summariser_n
         heavy += ["wcwidth", "tau.modes.interactive.graphemes"]  # the TUI's cluster widths
         # The local shell and its output pieces load with the first bash command (issue #33).
         heavy += ["tau.tools.shell_exec", "tau._process_groups", "tau.tools.output_accumulator"]
+        heavy += ["tau.session.listing", "tau.session.forking"]  # only to find or fork a session
         code, loaded = _loaded(
             tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi"
         )

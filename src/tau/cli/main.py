@@ -459,7 +459,6 @@ def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bo
     from tau.config.settings import SettingsManager
     from tau.session import SessionManager
     from tau.session.errors import SessionError, SessionWriteError
-    from tau.session.listing import find_session, header_problem
     from tau.session.paths import resolve_session_dir
 
     if args.session_id is not None and (problem := session_id_problem(args.session_id)) is not None:
@@ -475,6 +474,8 @@ def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bo
     )
     try:
         existing = find_local_session(session_dir, args.session_id) if args.session_id is not None else None
+        if args.fork or args.session:  # the listing only to find a named session
+            from tau.session.listing import find_session, header_problem
         if args.fork:
             if existing is not None:
                 raise UsageError(f"--session-id: a session with the id {args.session_id} already exists here")
