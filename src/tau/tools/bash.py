@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field, structs
 
@@ -24,12 +24,13 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject, TextContent
 from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
 from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
-from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.sandbox import EscalationRequest, Sandbox, SandboxGrant, SandboxUnavailable
-from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+if TYPE_CHECKING:
+    from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 
 UPDATE_INTERVAL_SECONDS = 0.1
 
@@ -233,7 +234,19 @@ def create_bash_tool(
     tells the model they are there.
     ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
-    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
+    local_shell: list[BashOperations] = []
+
+    def shell() -> BashOperations:
+        # The local shell's module (process groups, the sandbox's command server, output pieces)
+        # loads with the first command: a run that never calls bash does not import it.
+        if operations is not None:
+            return operations
+        if not local_shell:
+            from tau.tools.shell_exec import LocalBashOperations
+
+            local_shell.append(LocalBashOperations(shell_path=shell_path, sandbox=sandbox))
+        return local_shell[0]
+
     # The model may ask for more rights while its commands are fenced: the schema has ``escalate``
     # then (``declared_for_sandbox`` follows a later change of mode); the call checks the fence again.
     fence = sandbox if operations is None else None
@@ -264,6 +277,9 @@ def create_bash_tool(
             context = spawn_hook(context)
         if not os.path.isdir(context.cwd):
             raise ToolError(f"Working directory does not exist: {context.cwd}")
+
+        ops = shell()
+        from tau.tools.output_accumulator import OutputAccumulator
 
         accumulator = OutputAccumulator(spill or default_spill_directory(), sanitize=sanitize)
         updates = _Updates(accumulator, on_update)
