@@ -85,6 +85,16 @@ CLAUDE = ("anthropic", "claude-sonnet-4-5")
 RESPONSES = ("openai", "gpt-5")
 # An Anthropic-compatible model whose catalogue compat has no supportsStrictTools.
 FIREWORKS_CLAUDE_API = ("fireworks", "accounts/fireworks/models/minimax-m3")
+# Bedrock models with and without supportsStrictMode in the catalogue, and a Mistral one (none has it).
+BEDROCK_STRICT = ("amazon-bedrock", "anthropic.claude-haiku-4-5-20251001-v1:0")
+BEDROCK_PLAIN = ("amazon-bedrock", "amazon.nova-pro-v1:0")
+MISTRAL = ("mistral", "devstral-latest")
+# How each side reaches the fake server for an API that needs more than a base URL: Bedrock with a
+# region and a bearer key, pi's AWS SDK told to speak HTTP/1.1 as the fake server does.
+TAU_API_OPTIONS: dict[str, dict[str, Any]] = {"bedrock-converse-stream": {"region": "us-east-1"}}
+PI_API_OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock-converse-stream": {"region": "us-east-1", "env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
+}
 
 CASES = [
     Case(
@@ -128,6 +138,20 @@ CASES = [
         "supportsStrictMode off, a constrained tool (Chat Completions)",
         *COMPLETIONS,
         {"supportsStrictMode": False},
+        tools="constrained",
+    ),
+    Case("supportsStrictMode (Bedrock)", *BEDROCK_PLAIN, {"supportsStrictMode": True}, tools="constrained"),
+    Case(
+        "supportsStrictMode off (Bedrock)",
+        *BEDROCK_STRICT,
+        {"supportsStrictMode": False},
+        tools="constrained",
+    ),
+    Case(
+        "supportsStrictMode (Mistral)",
+        *MISTRAL,
+        {"supportsStrictMode": True},
+        prefix="/mistral",
         tools="constrained",
     ),
     # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
@@ -251,14 +275,18 @@ def pi_context(case: Case, model: Model) -> dict[str, Any]:
 
 
 def tau_options(case: Case) -> dict[str, Any]:
-    options: dict[str, Any] = {"max_tokens": case.max_tokens} if case.max_tokens else {}
+    options: dict[str, Any] = dict(TAU_API_OPTIONS.get(model_of(case).api, {}))
+    if case.max_tokens:
+        options["max_tokens"] = case.max_tokens
     if case.retention:
         options["cache_retention"] = case.retention
     return options
 
 
 def pi_options(case: Case) -> dict[str, Any]:
-    options: dict[str, Any] = {"maxTokens": case.max_tokens} if case.max_tokens else {}
+    options: dict[str, Any] = dict(PI_API_OPTIONS.get(model_of(case).api, {}))
+    if case.max_tokens:
+        options["maxTokens"] = case.max_tokens
     if case.retention:
         options["cacheRetention"] = case.retention
     return options

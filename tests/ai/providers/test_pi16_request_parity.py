@@ -1,7 +1,8 @@
 """For every model of the catalogue whose API pi 1.6 and tau both speak (Anthropic Messages, OpenAI
 Chat Completions and Responses, Azure OpenAI Responses, ChatGPT Codex, Google Generative AI,
 Google Vertex, Mistral, Amazon Bedrock ConverseStream), and every thinking level it offers, the request tau builds
-equals the one pi 1.6 builds (path, body and the headers that change what is asked, routed or billed).
+equals the one pi 1.6 builds (path, body and the headers that change what is asked, routed or billed). The request offers two
+tools, one of them asking for constrained sampling, so each model's strict handling is compared too.
 
 Both sides send to a fake server of their own: pi through its own pi-ai ``streamSimple``, all cases
 in one node process (``tests/helpers/pi16_requests.mjs``); tau through ``tau.ai.stream_simple``, in
@@ -43,6 +44,20 @@ READ_TOOL = {
     "description": "Read a file",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 }
+# A tool that asks for constrained sampling (pi's ``constrainedSampling``, strict where the model
+# can): each API's strict handling (the schema made strict, ``strict`` flags) is compared too. Its
+# optional property shows the strict form (required, nullable).
+EDIT_TOOL = {
+    "name": "edit",
+    "description": "Edit a file",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "line": {"type": "integer"}},
+        "required": ["path"],
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
+TOOLS = [READ_TOOL, EDIT_TOOL]
 TEMPERATURE = 0.5
 
 # Headers that change what the provider does or bills (the rest, such as user-agent or pi's
@@ -141,7 +156,7 @@ def case_name(model: Model, level: str) -> str:
 def tau_context() -> Context:
     """As tau's agent sends a conversation's first request: the prompt and tools are also its anchor
     (``tau.runtime.prompt_ledger``), as pi's agent makes them the transcript's leading system message."""
-    tools = [Tool.from_json(READ_TOOL)]
+    tools = [Tool.from_json(tool) for tool in TOOLS]
     return Context(
         messages=[UserMessage(PROMPT, timestamp=1)],
         system_prompt=SYSTEM_PROMPT,
@@ -155,7 +170,7 @@ def pi_context() -> dict[str, Any]:
     return {
         "systemPrompt": SYSTEM_PROMPT,
         "messages": [{"role": "user", "content": PROMPT, "timestamp": 1}],
-        "tools": [READ_TOOL],
+        "tools": TOOLS,
     }
 
 
@@ -262,6 +277,20 @@ def intended(model: Model, level: str, pi: dict[str, Any]) -> dict[str, Any]:
     if model.api == "anthropic-messages" and expected["query"] == "beta=true":  # ANTHROPIC_BETA_QUERY
         expected["query"] = ""
     return expected
+
+
+def test_the_constrained_tool_goes_strict_on_every_api_that_has_strict_models(recorded: Recorded) -> None:
+    """The comparison covers strict tools: for each API but Mistral (whose catalogue models have no
+    ``supportsStrictMode``), some model gets the edit tool's strict schema (its optional ``line``
+    required but nullable)."""
+    strict_apis = set()
+    for model in MODELS:
+        for level in get_supported_thinking_levels(model):
+            if '"line":{"anyOf":[{"type":"integer"},{"type":"null"}]}' in json.dumps(
+                recorded.tau[case_name(model, level)].body, separators=(",", ":")
+            ):
+                strict_apis.add(model.api)
+    assert strict_apis == set(APIS) - {"mistral-conversations"}
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{m.provider}/{m.id}")

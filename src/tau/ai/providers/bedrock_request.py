@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.strict_schema import constrained_parameters
 from tau.ai.thinking import DEFAULT_THINKING_BUDGETS
 from tau.ai.transform import normalize_id_anthropic, transform_messages
 from tau.ai.types import (
@@ -117,8 +118,10 @@ def build_body(
     *,
     region: str | None = None,
     env: Mapping[str, str] | None = None,
+    non_strict: bool = False,
 ) -> JsonObject:
-    """The JSON body of a ConverseStream request (the model id goes in the URL, not here)."""
+    """The JSON body of a ConverseStream request (the model id goes in the URL, not here);
+    ``non_strict`` sends every tool without ``strict`` (``convert_tool_config``)."""
     env = os.environ if env is None else env
     retention = resolve_cache_retention(options.cache_retention)
     cache_point = (
@@ -137,7 +140,11 @@ def build_body(
     if options.temperature is not None:
         inference["temperature"] = options.temperature
     body["inferenceConfig"] = inference
-    tool_config = convert_tool_config(context.tools, options.extra.get("tool_choice"))
+    tool_config = convert_tool_config(
+        context.tools,
+        options.extra.get("tool_choice"),
+        strict=supports_strict_mode(model) and not non_strict,
+    )
     if tool_config is not None:
         body["toolConfig"] = tool_config
     fields = additional_model_request_fields(model, options, region)
@@ -290,21 +297,31 @@ def _tool_result_content(blocks: list[UserContent]) -> list[JsonObject]:
 # --- tools ----------------------------------------------------------------------------------------
 
 
-def convert_tool_config(tools: list[Tool] | None, tool_choice: object) -> JsonObject | None:
+def supports_strict_mode(model: Model) -> bool:
+    """``compat.supportsStrictMode``: whether the model takes strict tool schemas (off by default)."""
+    return (model.compat or {}).get("supportsStrictMode") is True
+
+
+def convert_tool_config(
+    tools: list[Tool] | None, tool_choice: object, *, strict: bool = False
+) -> JsonObject | None:
+    """``toolConfig``; with ``strict`` (the model's ``supportsStrictMode``, unless the session's
+    strict tools went over Claude's limits), a tool that asks for constrained sampling goes with
+    ``strict: true`` and its schema made strict where the schema allows, as pi 1.6 sends it."""
     if not tools or tool_choice == "none":
         return None
-    config: JsonObject = {
-        "tools": [
-            {
-                "toolSpec": {
-                    "name": t.name,
-                    "description": t.description,
-                    "inputSchema": {"json": t.parameters},
-                }
-            }
-            for t in tools
-        ]
-    }
+    specs: list[JsonObject] = []
+    for tool in tools:
+        constrained = constrained_parameters(tool, strict)
+        spec: JsonObject = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": {"json": tool.parameters if constrained is None else constrained},
+        }
+        if constrained is not None:
+            spec["strict"] = True
+        specs.append({"toolSpec": spec})
+    config: JsonObject = {"tools": specs}
     if tool_choice in ("auto", "any"):
         config["toolChoice"] = {str(tool_choice): {}}
     elif isinstance(tool_choice, dict) and tool_choice.get("type") == "tool":
@@ -369,3 +386,10 @@ def _claude_effort(model: Model, level: str) -> str:
     if isinstance(mapped, str):
         return mapped
     return {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
+
+
+def has_strict_tools(model: Model, context: Context, options: StreamOptions) -> bool:
+    """Whether the request sends any tool ``strict`` (``convert_tool_config``)."""
+    if not supports_strict_mode(model) or options.extra.get("tool_choice") == "none":
+        return False
+    return any(constrained_parameters(tool, True) is not None for tool in context.tools or ())

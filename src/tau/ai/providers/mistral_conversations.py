@@ -28,6 +28,7 @@ from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_ret
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.strict_schema import constrained_parameters
 from tau.ai.thinking import clamp_thinking_level
 from tau.ai.transform import transform_messages
 from tau.ai.transport.http import (
@@ -279,14 +280,18 @@ def _image_chunk(block: ImageContent) -> JsonObject:
     return {"type": "image_url", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def _function_tool(tool: Tool, strict: bool) -> JsonObject:
+def _function_tool(tool: Tool, supports_strict: bool) -> JsonObject:
+    """A tool that asks for constrained sampling goes ``strict: true`` with its schema made strict
+    where the model's compat has ``supportsStrictMode`` and the schema allows; any other goes with
+    its own schema and ``strict: false`` (pi 1.6)."""
+    constrained = constrained_parameters(tool, supports_strict)
     return {
         "type": "function",
         "function": {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
-            "strict": strict,
+            "parameters": tool.parameters if constrained is None else constrained,
+            "strict": constrained is not None,
         },
     }
 

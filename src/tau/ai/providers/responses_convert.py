@@ -14,6 +14,7 @@ from functools import partial
 
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
+from tau.ai.strict_schema import constrained_parameters
 from tau.ai.transform import RESPONSES_TOOL_CALL_PROVIDERS, ReplayHistory, normalize_id_responses
 from tau.ai.transport.gc_pause import collector_paused
 from tau.ai.transport.request_cache import (
@@ -132,17 +133,20 @@ def convert_responses_tools(
     tools: list[Tool], *, strict: bool | None = False, supports_strict: bool = True
 ) -> list[JsonObject]:
     """Function tool definitions; ``strict`` is ``False`` for OpenAI and ``None`` (null) for Codex,
-    and absent where the model's compat does not have ``supportsStrictMode`` (``supports_strict``)."""
+    and absent where the model's compat does not have ``supportsStrictMode`` (``supports_strict``).
+    A tool that asks for constrained sampling goes ``strict: true`` with its schema made strict
+    where the model supports it and the schema allows (pi 1.6's ``convertResponsesTools``)."""
     out: list[JsonObject] = []
     for tool in tools:
+        constrained = constrained_parameters(tool, supports_strict)
         definition: JsonObject = {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool.parameters if constrained is None else constrained,
         }
         if supports_strict:
-            definition["strict"] = strict
+            definition["strict"] = strict if constrained is None else True
         out.append(definition)
     return out
 
