@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
+from codex_token import codex_access_token
 from pi16 import pi16_requests
 
 from tau.ai import stream_simple
@@ -22,6 +23,7 @@ from tau.ai.types import (
     AssistantMessage,
     Context,
     Model,
+    PromptAnchor,
     TextContent,
     ThinkingContent,
     Tool,
@@ -91,10 +93,18 @@ BEDROCK_PLAIN = ("amazon-bedrock", "amazon.nova-pro-v1:0")
 MISTRAL = ("mistral", "devstral-latest")
 # How each side reaches the fake server for an API that needs more than a base URL: Bedrock with a
 # region and a bearer key, pi's AWS SDK told to speak HTTP/1.1 as the fake server does.
-TAU_API_OPTIONS: dict[str, dict[str, Any]] = {"bedrock-converse-stream": {"region": "us-east-1"}}
-PI_API_OPTIONS: dict[str, dict[str, Any]] = {
-    "bedrock-converse-stream": {"region": "us-east-1", "env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
+# Codex with a ChatGPT token over SSE (its WebSocket frames: test_codex_websocket).
+TAU_API_OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock-converse-stream": {"region": "us-east-1"},
+    "openai-codex-responses": {"transport": "sse"},
 }
+PI_API_OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock-converse-stream": {"region": "us-east-1", "env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}},
+    "openai-codex-responses": {"transport": "sse"},
+}
+API_KEYS = {"openai-codex-responses": codex_access_token("acct-parity")}
+AZURE = ("azure", "gpt-5")
+CODEX = ("openai-codex", "gpt-5.6-luna")
 
 CASES = [
     Case(
@@ -153,6 +163,35 @@ CASES = [
         {"supportsStrictMode": True},
         prefix="/mistral",
         tools="constrained",
+    ),
+    Case("supportsDeveloperRole off (Responses)", *RESPONSES, {"supportsDeveloperRole": False}, prefix="/v1"),
+    Case(
+        "supportsDeveloperRole off (Codex)", *CODEX, {"supportsDeveloperRole": False}, prefix="/backend-api"
+    ),
+    # Azure's request as pi's: these OpenAI keys change nothing there, and the cache key goes
+    # whatever the retention.
+    Case(
+        "supportsMaxOutputTokens (Azure)",
+        *AZURE,
+        {"supportsMaxOutputTokens": False},
+        prefix="/openai/v1",
+        max_tokens=4096,
+        changes=False,
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode (Azure)",
+        *AZURE,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/openai/v1",
+        retention="long",
+        changes=False,
+    ),
+    Case(
+        "promptCacheKeyMode disabled without caching (Azure)",
+        *AZURE,
+        {"promptCacheKeyMode": "disabled"},
+        prefix="/openai/v1",
+        retention="none",
     ),
     # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
     Case("supportsMessageThreads", *CLAUDE, {"supportsMessageThreads": True}),
@@ -228,7 +267,9 @@ def tau_context(case: Case, model: Model) -> Context:
             ),
             UserMessage("and now?", timestamp=4),
         ]
-    return Context(messages=messages, system_prompt=SYSTEM_PROMPT, tools=tools)
+    # As tau's agent sends it: the prompt and tools are the conversation's anchor too.
+    anchor = PromptAnchor(SYSTEM_PROMPT, list(tools or []))
+    return Context(messages=messages, system_prompt=SYSTEM_PROMPT, tools=tools, anchor=anchor, updates=[])
 
 
 def pi_context(case: Case, model: Model) -> dict[str, Any]:
@@ -300,7 +341,7 @@ async def send_with_tau(server: FakeLLMServer, compat_on: bool) -> None:
         result = await stream_simple(
             routed,
             tau_context(case, model),
-            api_key=API_KEY,
+            api_key=API_KEYS.get(model.api, API_KEY),
             reasoning=case.level,
             session_id=SESSION_ID,
             headers={"x-parity-case": case.name},
@@ -333,6 +374,7 @@ def recorded() -> Iterator[Recorded]:
                 "id": case.model,
                 "reasoning": case.level,
                 "baseUrl": pi_server.url(case.prefix),
+                "apiKey": API_KEYS.get(model_of(case).api, API_KEY),
                 "compat": case.compat,
                 "context": pi_context(case, model_of(case)),
                 "options": pi_options(case),

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tau.ai.prompt_updates import current_tools, delivery, folded_changes, render_update_text
+from tau.ai.providers.responses_convert import instruction_role
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.transport.request_cache import CachedFragment, FragmentList
@@ -77,10 +78,6 @@ def effort_in_items(model: Model) -> bool:
     return (
         model.api != "azure-openai-responses" and (model.compat or {}).get("supportsMidConvoEffort") is True
     )
-
-
-def instruction_role(model: Model) -> str:
-    return "developer" if model.reasoning else "system"
 
 
 class Slots:
