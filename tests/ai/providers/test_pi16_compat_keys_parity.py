@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
 from codex_token import codex_access_token
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model
@@ -333,23 +332,26 @@ def pi_options(case: Case) -> dict[str, Any]:
     return options
 
 
-async def send_with_tau(server: FakeLLMServer, compat_on: bool) -> None:
-    async def one(case: Case) -> None:
+WITHOUT = " (without the key)"
+
+
+async def send_with_tau(server: FakeLLMServer) -> None:
+    """Each case twice: with its compat key, and (named with ``WITHOUT``) with the catalogue's."""
+
+    async def one(case: Case, compat_on: bool) -> None:
         model = model_of(case)
-        compat = {**(model.compat or {}), **case.compat} if compat_on else model.compat
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(case.prefix), "compat": compat})
         result = await stream_simple(
-            routed,
+            routed(model, server.url(case.prefix), case.compat if compat_on else None),
             tau_context(case, model),
             api_key=API_KEYS.get(model.api, API_KEY),
             reasoning=case.level,
             session_id=SESSION_ID,
-            headers={"x-parity-case": case.name},
+            headers={"x-parity-case": case.name if compat_on else case.name + WITHOUT},
             **tau_options(case),
         ).result()
         assert result.stop_reason != "error", (case.name, result.error_message)
 
-    await asyncio.gather(*(one(case) for case in CASES))
+    await asyncio.gather(*(one(case, compat_on) for case in CASES for compat_on in (True, False)))
 
 
 class Recorded(NamedTuple):
@@ -358,22 +360,16 @@ class Recorded(NamedTuple):
     pi: dict[str, RecordedRequest]
 
 
-def by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
-    return {request.headers["x-parity-case"]: request for request in server.requests}
-
-
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as plain_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, plain_server, pi_server):
-            server.add(*(Turn(text="ok") for _ in CASES))
-        cases = [
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": case.provider,
                 "id": case.model,
                 "reasoning": case.level,
-                "baseUrl": pi_server.url(case.prefix),
+                "baseUrl": server.url(case.prefix),
                 "apiKey": API_KEYS.get(model_of(case).api, API_KEY),
                 "compat": case.compat,
                 "context": pi_context(case, model_of(case)),
@@ -381,21 +377,17 @@ def recorded() -> Iterator[Recorded]:
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=cases,
-                models=[],
-            )
-            asyncio.run(send_with_tau(tau_server, compat_on=True))
-            asyncio.run(send_with_tau(plain_server, compat_on=False))
-            result = pi_run.result()
-        assert not result["errors"], result["errors"]
-        yield Recorded(by_case(tau_server), by_case(plain_server), by_case(pi_server))
+
+    with side_by_side(
+        [Turn(text="ok") for _ in range(2 * len(CASES))],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID},
+    ) as run:
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        without = {name.removesuffix(WITHOUT): r for name, r in run.tau.items() if name.endswith(WITHOUT)}
+        yield Recorded(run.tau, without, run.pi)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model, get_models, get_providers
@@ -86,9 +85,7 @@ class Case(NamedTuple):
         return "/mistral" if self.model.api == "mistral-conversations" else ""
 
     def routed(self, server: FakeLLMServer | None = None) -> Model:
-        compat = {**(self.model.compat or {}), **self.compat}
-        base_url = server.url(self.prefix) if server is not None else ""
-        return Model.from_json({**self.model.to_json(), "baseUrl": base_url, "compat": compat})
+        return routed(self.model, server.url(self.prefix) if server is not None else "", self.compat)
 
 
 MODELS = [
@@ -224,38 +221,29 @@ async def send_with_tau(server: FakeLLMServer) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[tuple[dict[str, RecordedRequest], dict[str, RecordedRequest]]]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        tau_server.add(*(Turn(text="ok") for _ in CASES))
-        pi_server.add(*(Turn(text="ok") for _ in CASES))
-        cases = [
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": case.model.provider,
                 "id": case.model.id,
-                "baseUrl": pi_server.url(case.prefix),
+                "baseUrl": server.url(case.prefix),
                 "compat": case.compat,
                 "context": pi_context(case),
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID, "maxTokens": MAX_TOKENS},
-                cases=cases,
-                models=[],
-            )
-            tau_errors = asyncio.run(send_with_tau(tau_server))
-            result = pi_run.result()
-        assert not tau_errors, tau_errors
-        assert not result["errors"], result["errors"]
-        yield (
-            {r.headers["x-parity-case"]: r for r in tau_server.requests},
-            {r.headers["x-parity-case"]: r for r in pi_server.requests},
-        )
+
+    with side_by_side(
+        [Turn(text="ok") for _ in CASES],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID, "maxTokens": MAX_TOKENS},
+    ) as run:
+        assert not run.tau_result, run.tau_result
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        yield run.tau, run.pi
 
 
 def test_the_catalogue_has_chat_completions_models_with_tool_additions() -> None:

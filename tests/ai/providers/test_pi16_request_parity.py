@@ -18,12 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from codex_token import codex_access_token
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_models, get_providers
@@ -174,20 +173,15 @@ def pi_context() -> dict[str, Any]:
     }
 
 
-def recorded_by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
-    return {request.headers["x-parity-case"]: request for request in server.requests}
-
-
 async def send_with_tau(server: FakeLLMServer, cases: list[tuple[Model, str]]) -> dict[str, str]:
     limit = asyncio.Semaphore(16)
     errors: dict[str, str] = {}
 
     async def one(model: Model, level: str) -> None:
         setup = APIS[model.api]
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(setup.prefix)})
         async with limit:
             result = await stream_simple(
-                routed,
+                routed(model, server.url(setup.prefix)),
                 tau_context(),
                 api_key=setup.api_key,
                 **setup.options,
@@ -220,40 +214,33 @@ class Recorded:
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
     cases = [(model, level) for model in MODELS for level in get_supported_thinking_levels(model)]
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.google.allow_api_key(API_KEY)
-        tau_server.add(*(Turn(text="ok") for _ in cases))
-        pi_server.add(*(Turn(text="ok") for _ in cases))
-        # pi in its node process while tau sends from this one: the two take about as long.
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context=pi_context(),
-                options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
-                cases=[
-                    {
-                        "case": case_name(model, level),
-                        "provider": model.provider,
-                        "id": model.id,
-                        "reasoning": None if level == "off" else level,
-                        "baseUrl": pi_server.url(APIS[model.api].prefix),
-                        "apiKey": APIS[model.api].api_key,
-                        "options": APIS[model.api].pi_options,
-                    }
-                    for model, level in cases
-                ],
-                models=[{"provider": m.provider, "id": m.id} for m in MODELS],
-            )
-            tau_errors = asyncio.run(send_with_tau(tau_server, cases))
-            result = pi_run.result()
+
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
+            {
+                "case": case_name(model, level),
+                "provider": model.provider,
+                "id": model.id,
+                "reasoning": None if level == "off" else level,
+                "baseUrl": server.url(APIS[model.api].prefix),
+                "apiKey": APIS[model.api].api_key,
+                "options": APIS[model.api].pi_options,
+            }
+            for model, level in cases
+        ]
+
+    with side_by_side(
+        [Turn(text="ok") for _ in cases],
+        pi_cases,
+        lambda server: send_with_tau(server, cases),
+        api_key=API_KEY,
+        context=pi_context(),
+        options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
+        models=[{"provider": m.provider, "id": m.id} for m in MODELS],
+        allow_api_key=API_KEY,
+    ) as run:
         yield Recorded(
-            recorded_by_case(tau_server),
-            recorded_by_case(pi_server),
-            result["levels"],
-            {"tau": tau_errors, "pi": result["errors"]},
+            run.tau, run.pi, run.pi_result["levels"], {"tau": run.tau_result, "pi": run.pi_result["errors"]}
         )
 
 

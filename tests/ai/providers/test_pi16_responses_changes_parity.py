@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
 from codex_token import codex_access_token
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_models, get_providers
@@ -81,9 +80,9 @@ class Case(NamedTuple):
 
     def routed(self, server: FakeLLMServer | None = None) -> Model:
         """The model with the case's compat, sent to ``server``."""
-        compat = {**(self.model.compat or {}), **self.compat}
-        url = server.url(SETUP[self.model.api][0]) if server is not None else ""
-        return Model.from_json({**self.model.to_json(), "baseUrl": url, "compat": compat})
+        return routed(
+            self.model, server.url(SETUP[self.model.api][0]) if server is not None else "", self.compat
+        )
 
 
 def native_models() -> list[Model]:
@@ -236,17 +235,15 @@ async def send_with_tau(server: FakeLLMServer) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def recorded() -> Iterator[tuple[dict[str, RecordedRequest], dict[str, RecordedRequest], dict[str, Any]]]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        tau_server.add(*(Turn(text="ok") for _ in CASES))
-        pi_server.add(*(Turn(text="ok") for _ in CASES))
-        cases = [
+def recorded() -> Iterator[tuple[dict[str, RecordedRequest], dict[str, RecordedRequest]]]:
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": case.model.provider,
                 "id": case.model.id,
                 "reasoning": level_of(case.model),
-                "baseUrl": pi_server.url(SETUP[case.model.api][0]),
+                "baseUrl": server.url(SETUP[case.model.api][0]),
                 "apiKey": SETUP[case.model.api][1],
                 "options": SETUP[case.model.api][2],
                 "compat": case.compat,
@@ -254,29 +251,17 @@ def recorded() -> Iterator[tuple[dict[str, RecordedRequest], dict[str, RecordedR
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=cases,
-                models=[],
-            )
-            tau_errors = asyncio.run(send_with_tau(tau_server))
-            result = pi_run.result()
-        assert not tau_errors, tau_errors
-        assert not result["errors"], result["errors"]
-        by_case = {r.headers["x-parity-case"]: r for r in tau_server.requests}
-        pi_by_case = {r.headers["x-parity-case"]: r for r in pi_server.requests}
-        yield by_case, pi_by_case, result
 
-
-def test_the_catalogue_has_models_whose_changes_travel_in_place() -> None:
-    assert any(m.api == "openai-responses" for m in MODELS)
-    assert any(m.api == "openai-codex-responses" for m in MODELS)
-    assert any((m.compat or {}).get("supportsMidConvoEffort") for m in MODELS)
+    with side_by_side(
+        [Turn(text="ok") for _ in CASES],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID},
+    ) as run:
+        assert not run.tau_result, run.tau_result
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        yield run.tau, run.pi
 
 
 def test_each_in_place_form_is_compared() -> None:
@@ -289,7 +274,7 @@ def test_each_in_place_form_is_compared() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_tau_sends_the_changes_as_pi_sends_them(case: Case, recorded: Any) -> None:
-    tau, pi, _ = recorded
+    tau, pi = recorded
     body = tau[case.name].body
     assert body == pi[case.name].body, case.name
     input_types = [item.get("type") or item.get("role") for item in body["input"]]
