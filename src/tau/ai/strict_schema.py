@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from tau.ai.types import JsonObject, Tool
+from tau.ai.types import JsonObject
 
 # Keywords no strict subset accepts (references, combinators other than anyOf, conditionals, ...).
 _UNSUPPORTED_KEYS = (
@@ -54,20 +54,6 @@ def strict_schema(schema: JsonObject, unsupported: KeywordCheck | None = None) -
     if out.get("type") != "object":
         raise UnsupportedStrictSchema("root schema must have type object")
     return out
-
-
-def constrained_parameters(
-    tool: Tool, supports_strict: bool, unsupported: KeywordCheck | None = None
-) -> JsonObject | None:
-    """The strict schema a tool that asks for constrained sampling is sent with, where the model
-    supports strict tools (``supports_strict``) and the schema can be strict; ``None`` otherwise
-    (the tool then goes with its own schema and without ``strict``), as pi 1.6 decides."""
-    if not tool.constrained_sampling or not supports_strict:
-        return None
-    try:
-        return strict_schema(tool.parameters, unsupported)
-    except UnsupportedStrictSchema:
-        return None
 
 
 def can_be_strict(schema: JsonObject, unsupported: KeywordCheck | None = None) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from typing import Any
 
-from msgspec import Struct, field
+from msgspec import Struct, field, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
@@ -67,6 +67,12 @@ ESCALATE_PARAMETER: JsonObject = {
     "required": ["reason"],
     "additionalProperties": False,
 }
+
+BASH_ESCALATE_PARAMETERS: JsonObject = {
+    **BASH_PARAMETERS,
+    "properties": {**BASH_PARAMETERS["properties"], "escalate": ESCALATE_PARAMETER},
+}
+"""The parameters while commands are fenced: ``escalate`` asks the user for more rights."""
 
 BASH_DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr merged. "
@@ -189,6 +195,21 @@ def _grant(value: object, cwd: str) -> SandboxGrant:
     return SandboxGrant(writable_roots=tuple(roots), network=network == "on", allowed_hosts=hosts)
 
 
+def bash_parameters(*, escalate: bool) -> JsonObject:
+    """The bash tool's parameters, with ``escalate`` or without."""
+    return BASH_ESCALATE_PARAMETERS if escalate else BASH_PARAMETERS
+
+
+def declared_for_sandbox(tool: AgentTool, sandbox: Sandbox) -> AgentTool:
+    """``tool`` (a bash tool built with ``sandbox``, or one kept inside it by
+    ``tau.tools.sandbox.fenced_replacement``) declared for the sandbox's mode now: with ``escalate``
+    while it fences, without it while it is off. The same tool when nothing changes."""
+    parameters = bash_parameters(escalate=sandbox.fenced)
+    if tool.parameters == parameters:
+        return tool
+    return structs.replace(tool, parameters=parameters)
+
+
 def create_bash_tool(
     cwd: str,
     operations: BashOperations | None = None,
@@ -213,13 +234,10 @@ def create_bash_tool(
     ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
     ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
-    # The model may ask for more rights when its commands are fenced from the start (the tool's
-    # schema is part of the cached prefix: it does not change when the mode does).
-    escalation = sandbox is not None and sandbox.fenced and operations is None
-    parameters = BASH_PARAMETERS
-    if escalation:
-        properties = {**BASH_PARAMETERS["properties"], "escalate": ESCALATE_PARAMETER}
-        parameters = {**BASH_PARAMETERS, "properties": properties}
+    # The model may ask for more rights while its commands are fenced: the schema has ``escalate``
+    # then (``declared_for_sandbox`` follows a later change of mode); the call checks the fence again.
+    fence = sandbox if operations is None else None
+    parameters = bash_parameters(escalate=fence is not None and fence.fenced)
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -255,14 +273,14 @@ def create_bash_tool(
             updates.data_arrived()
 
         once: SandboxGrant | None = None
-        if escalation and sandbox is not None and args.get("escalate") is not None and sandbox.fenced:
+        if fence is not None and args.get("escalate") is not None and fence.fenced:
             request = EscalationRequest(
                 grant=_grant(args["escalate"], context.cwd),
                 reason=str(args["escalate"].get("reason", "")),
                 command=str(args["command"]),
                 tool_call_id=tool_call_id,
             )
-            decision, why = await sandbox.escalate(request)
+            decision, why = await fence.escalate(request)
             if decision == "denied":
                 raise ToolError(
                     f"Escalation refused ({why}): the command was not run. Do the work inside the sandbox, "
@@ -275,7 +293,7 @@ def create_bash_tool(
         status: str | None = None
         aborted = False
         try:
-            with sandbox.widened_once(once) if once is not None and sandbox is not None else nullcontext():
+            with fence.widened_once(once) if once is not None and fence is not None else nullcontext():
                 exit_code = await ops.exec(
                     context.command,
                     context.cwd,

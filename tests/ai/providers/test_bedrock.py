@@ -32,6 +32,7 @@ from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.options import StreamOptions
 from tau.ai.providers import bedrock
 from tau.ai.stream_writer import ProviderError
+from tau.ai.types import JsonSchemaSampling
 from tau.runtime.retry import is_retryable_error
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 from tau.testing.fake_llm.bedrock import EXPIRED_SESSION_TOKEN, FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY
@@ -580,7 +581,7 @@ FIND = Tool(
         "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["pattern"],
     },
-    constrained_sampling=True,
+    constrained_sampling=JsonSchemaSampling(),
 )
 
 

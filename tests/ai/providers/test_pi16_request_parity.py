@@ -8,9 +8,9 @@ Both sides send to a fake server of their own: pi through its own pi-ai ``stream
 in one node process (``tests/helpers/pi16_requests.mjs``); tau through ``tau.ai.stream_simple``, in
 this process. Differences that are intended are listed below, each with its reason.
 
-Not compared: ``google-gemini-cli`` (tau's catalogue only; pi 1.6 has no such API) and
-``pi-messages`` (the radius gateway): tau sends ``systemPrompt``/``tools`` and ``maxTokens`` where
-pi 1.6 sends a leading system message with ``toolsAdded`` and no ``maxTokens`` (not yet aligned).
+pi-messages (the Radius gateway's models) is compared too, with no difference; its prompt and tool
+changes in ``test_pi16_pi_messages_parity``. Not compared: ``google-gemini-cli`` (tau's catalogue
+only; pi 1.6 has no such API).
 """
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ APIS: dict[str, ApiSetup] = {
     "bedrock-converse-stream": ApiSetup(
         "", options={"region": "us-east-1"}, pi_options={"env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
     ),
+    # The Radius gateway's models: pi's transcript and the caller's options, at every level.
+    "pi-messages": ApiSetup("/pi/v1"),
 }
 
 # openai-completions: each key is a (provider, header or body field) that differs, with the reason.
@@ -268,7 +270,8 @@ def intended(model: Model, level: str, pi: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_constrained_tool_goes_strict_on_every_api_that_has_strict_models(recorded: Recorded) -> None:
     """The comparison covers strict tools: for each API but Mistral (whose catalogue models have no
-    ``supportsStrictMode``), some model gets the edit tool's strict schema (its optional ``line``
+    ``supportsStrictMode``) and pi-messages (the gateway gets the tool as declared, with its
+    ``constrainedSampling``), some model gets the edit tool's strict schema (its optional ``line``
     required but nullable)."""
     strict_apis = set()
     for model in MODELS:
@@ -277,7 +280,7 @@ def test_the_constrained_tool_goes_strict_on_every_api_that_has_strict_models(re
                 recorded.tau[case_name(model, level)].body, separators=(",", ":")
             ):
                 strict_apis.add(model.api)
-    assert strict_apis == set(APIS) - {"mistral-conversations"}
+    assert strict_apis == set(APIS) - {"mistral-conversations", "pi-messages"}
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{m.provider}/{m.id}")

@@ -25,6 +25,7 @@ from tau.ai.providers.openai_responses import (
     ResponsesEventReader,
     build_request_body,
     read_responses_stream,
+    responses_grammar_inputs,
     simple_reasoning_extra,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -53,8 +54,11 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             )
         else:
             options_for_body = options
+        grammar_inputs = responses_grammar_inputs(model, context)
         body = azure_body(
-            build_request_body(model, context, options_for_body, AZURE_TOOL_CALL_PROVIDERS),
+            build_request_body(
+                model, context, options_for_body, AZURE_TOOL_CALL_PROVIDERS, grammar_inputs=grammar_inputs
+            ),
             model,
             options_for_body,
             deployment,
@@ -72,7 +76,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise explained from exc
         writer.start()
-        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
+        reader = ResponsesEventReader(
+            writer, requested_service_tier=options.extra.get("service_tier"), grammar_inputs=grammar_inputs
+        )
         await read_responses_stream(reader, response, options, model)
 
     return run_stream(model, options, produce)

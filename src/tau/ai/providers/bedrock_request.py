@@ -14,9 +14,9 @@ import os
 import re
 from collections.abc import Mapping
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.strict_schema import constrained_parameters
 from tau.ai.thinking import DEFAULT_THINKING_BUDGETS
 from tau.ai.transform import normalize_id_anthropic, transform_messages
 from tau.ai.types import (
@@ -24,6 +24,7 @@ from tau.ai.types import (
     Context,
     ImageContent,
     JsonObject,
+    JsonSchemaSampling,
     Model,
     TextContent,
     ThinkingContent,
@@ -143,7 +144,8 @@ def build_body(
     tool_config = convert_tool_config(
         context.tools,
         options.extra.get("tool_choice"),
-        strict=supports_strict_mode(model) and not non_strict,
+        strict=supports_strict_mode(model),
+        non_strict=non_strict,
     )
     if tool_config is not None:
         body["toolConfig"] = tool_config
@@ -303,16 +305,17 @@ def supports_strict_mode(model: Model) -> bool:
 
 
 def convert_tool_config(
-    tools: list[Tool] | None, tool_choice: object, *, strict: bool = False
+    tools: list[Tool] | None, tool_choice: object, *, strict: bool = False, non_strict: bool = False
 ) -> JsonObject | None:
-    """``toolConfig``; with ``strict`` (the model's ``supportsStrictMode``, unless the session's
-    strict tools went over Claude's limits), a tool that asks for constrained sampling goes with
-    ``strict: true`` and its schema made strict where the schema allows, as pi 1.6 sends it."""
+    """``toolConfig``; with ``strict`` (the model's ``supportsStrictMode``), a tool that asks for
+    JSON-schema sampling goes with ``strict: true`` and its schema made strict where the schema
+    allows, as pi 1.6 sends it; ``non_strict`` (the session's strict tools went over Claude's
+    limits) sends the ``prefer`` ones as any other tool."""
     if not tools or tool_choice == "none":
         return None
     specs: list[JsonObject] = []
     for tool in tools:
-        constrained = constrained_parameters(tool, strict)
+        constrained = None if non_strict and _prefers_strict(tool) else json_schema_parameters(tool, strict)
         spec: JsonObject = {
             "name": tool.name,
             "description": tool.description,
@@ -389,7 +392,15 @@ def _claude_effort(model: Model, level: str) -> str:
 
 
 def has_strict_tools(model: Model, context: Context, options: StreamOptions) -> bool:
-    """Whether the request sends any tool ``strict`` (``convert_tool_config``)."""
+    """Whether the request sends a ``prefer`` tool ``strict`` (the ones a fallback sends without)."""
     if not supports_strict_mode(model) or options.extra.get("tool_choice") == "none":
         return False
-    return any(constrained_parameters(tool, True) is not None for tool in context.tools or ())
+    return any(
+        _prefers_strict(tool) and json_schema_parameters(tool, True) is not None
+        for tool in context.tools or ()
+    )
+
+
+def _prefers_strict(tool: Tool) -> bool:
+    sampling = tool.constrained_sampling
+    return isinstance(sampling, JsonSchemaSampling) and sampling.strict == "prefer"

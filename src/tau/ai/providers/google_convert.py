@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.strict_schema import constrained_parameters
 from tau.ai.transform import ReplayHistory, normalize_id_google
 from tau.ai.transport.gc_pause import collector_paused
 from tau.ai.transport.request_cache import (
@@ -261,7 +261,7 @@ def convert_tools(
     key = "parameters" if legacy_parameters else "parametersJsonSchema"
     declarations = []
     for tool in context.tools:
-        constrained = constrained_parameters(tool, strict)
+        constrained = json_schema_parameters(tool, strict)
         parameters = tool.parameters if constrained is None else constrained
         declarations.append(
             {"name": tool.name, "description": tool.description, key: schema_for_google(parameters)}
@@ -285,7 +285,7 @@ def function_calling_mode(context: Context, choice: str | None, strict: bool) ->
     where a tool goes strict (its constrained sampling honoured), else the mode asked, if any."""
     if choice in ("none", "any"):
         return map_tool_choice(choice)
-    if any(constrained_parameters(tool, strict) is not None for tool in context.tools or ()):
+    if any(json_schema_parameters(tool, strict) is not None for tool in context.tools or ()):
         return "VALIDATED"
     return map_tool_choice(choice)
 

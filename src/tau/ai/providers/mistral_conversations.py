@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
@@ -29,7 +30,6 @@ from tau.ai.providers import completions_updates
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.strict_schema import constrained_parameters
 from tau.ai.thinking import clamp_thinking_level
 from tau.ai.transform import transform_messages
 from tau.ai.transport.http import (
@@ -302,7 +302,7 @@ def _function_tool(tool: Tool, supports_strict: bool) -> JsonObject:
     """A tool that asks for constrained sampling goes ``strict: true`` with its schema made strict
     where the model's compat has ``supportsStrictMode`` and the schema allows; any other goes with
     its own schema and ``strict: false`` (pi 1.6)."""
-    constrained = constrained_parameters(tool, supports_strict)
+    constrained = json_schema_parameters(tool, supports_strict)
     return {
         "type": "function",
         "function": {
