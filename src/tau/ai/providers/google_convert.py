@@ -500,7 +500,9 @@ def build_request_body(
             "role": "user",
             "parts": [{"text": sanitize_surrogates(context.system_prompt)}],
         }
-    strict = supports_strict_tools(model.id)
+    # Where pi 1.6 does it: Gemini's own API and Vertex (the Cloud Code Assist backends, which pi
+    # 1.6 no longer has, keep their tools as they were).
+    strict = model.api in ("google-generative-ai", "google-vertex") and supports_strict_tools(model.id)
     tools = convert_tools(context, legacy_parameters=legacy_tool_parameters, strict=strict)
     if tools is not None:
         body["tools"] = tools
