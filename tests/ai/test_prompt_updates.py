@@ -65,8 +65,12 @@ def test_each_api_gets_its_delivery() -> None:
     responses = {"supportsMidConvoSystemMessages": True, "supportsAdditionalTools": True}
     assert delivery(model("openai-responses", **responses)) == "native"
     assert delivery(model("openai-codex-responses", **responses)) == "native"
-    assert delivery(model("openai-responses", supportsMidConvoSystemMessages=True)) == "notice"
-    assert delivery(model("azure-openai-responses", **responses)) == "notice"
+    # Without supportsAdditionalTools the changes still travel in place, the tools at the top level.
+    assert delivery(model("openai-responses", supportsMidConvoSystemMessages=True)) == "native"
+    assert delivery(model("azure-openai-responses", **responses)) == "native"
+    assert delivery(model("mistral-conversations", supportsMidConvoSystemMessages=True)) == "native"
+    assert delivery(model("openai-responses", supportsAdditionalTools=True)) == "notice"
+    assert delivery(model("mistral-conversations")) == "notice"
 
 
 def test_a_notice_keeps_the_first_prompt_and_every_tool_and_follows_the_tool_results() -> None:

@@ -8,10 +8,12 @@ happened). How that reaches the model depends on the API and the model:
   tools stay at the head and each change is a ``role: "system"`` message in place; with
   ``supportsMidConvoToolChanges`` too, tools are added and removed there (``tool_addition`` /
   ``tool_removal``), as pi 1.6 sends them (``tau.ai.providers.anthropic_updates``). Likewise OpenAI
-  Responses and Codex with ``supportsMidConvoSystemMessages`` and ``supportsAdditionalTools``:
-  developer messages and ``additional_tools`` items (``tau.ai.providers.responses_updates``).
+  Responses, Azure and Codex with ``supportsMidConvoSystemMessages``: developer messages, with
+  ``supportsAdditionalTools`` ``additional_tools`` items, with ``supportsToolSearch`` a client tool
+  search for additions (``tau.ai.providers.responses_updates``).
   Chat Completions with ``supportsMidConvoSystemMessages``: system messages in place, and with
-  ``supportsMidConvoToolAdditions`` tool messages for additions (``tau.ai.providers.completions_updates``).
+  ``supportsMidConvoToolAdditions`` tool messages for additions (``tau.ai.providers.completions_updates``);
+  Mistral with ``supportsMidConvoSystemMessages``: system messages in place, the current tools.
   pi-messages (the Radius gateway), whatever the model: the transcript as recorded, each change a
   ``role: "system"`` message in place, as pi 1.6 sends it (``tau.ai.providers.pi_messages``).
 - **notice** (every other model, by default): the anchored prompt stays; each change is a short
@@ -54,9 +56,16 @@ Delivery: TypeAlias = Literal["native", "notice", "rewrite"]
 NOTICES_COMPAT_KEY = "promptChangeNotices"
 NOTICE_OPEN = "<system_prompt_update>"
 NOTICE_CLOSE = "</system_prompt_update>"
-_NATIVE_APIS = frozenset({"anthropic-messages", "openai-completions"})
-# APIs whose native form also needs ``supportsAdditionalTools`` (tools declared as input items).
-_NATIVE_WITH_ADDITIONAL_TOOLS = frozenset({"openai-responses", "openai-codex-responses"})
+_NATIVE_APIS = frozenset(
+    {
+        "anthropic-messages",
+        "openai-completions",
+        "mistral-conversations",
+        "openai-responses",
+        "openai-codex-responses",
+        "azure-openai-responses",
+    }
+)
 # APIs that take pi's transcript itself, system messages included, for every model.
 _TRANSCRIPT_APIS = frozenset({"pi-messages"})
 # APIs that refuse two user turns in a row: a notice after tool results joins the last result.
@@ -85,14 +94,8 @@ def delivery(model: Model) -> Delivery:
     """How ``model`` is told of prompt and tool changes (module docstring)."""
     if model.api in _TRANSCRIPT_APIS:
         return "native"
-    if mid_conversation_flags(model).system_messages:
-        if model.api in _NATIVE_APIS:
-            return "native"
-        if (
-            model.api in _NATIVE_WITH_ADDITIONAL_TOOLS
-            and (model.compat or {}).get("supportsAdditionalTools") is True
-        ):
-            return "native"
+    if mid_conversation_flags(model).system_messages and model.api in _NATIVE_APIS:
+        return "native"
     if (model.compat or {}).get(NOTICES_COMPAT_KEY) is False:
         return "rewrite"
     return "notice"
@@ -223,6 +226,34 @@ def _insert_notices(
         if index < len(messages):
             out.append(messages[index])
     return out
+
+
+def current_tools(initial: Sequence[Tool], updates: Sequence[PromptUpdate]) -> list[Tool]:
+    """The tools after ``updates`` (a redefined tool keeps its place, a re-added one goes last)."""
+    tools = {tool.name: tool for tool in initial}
+    for update in updates:
+        for name in update.tools_removed:
+            tools.pop(name, None)
+        for tool in update.tools_added:
+            tools[tool.name] = tool
+    return list(tools.values())
+
+
+def folded_changes(initial: Sequence[Tool], updates: Sequence[PromptUpdate]) -> int:
+    """How many of the system messages (the first prompt, then each update) the top-level tools
+    hold where only additions can travel in place (pi 1.6's ``resolveTranscriptTools``): all up to
+    the last removal or redeclaration (a name declared before, even if removed since), at least
+    the first."""
+    declared = {tool.name for tool in initial}
+    last = 0
+    for index, update in enumerate(updates, start=1):
+        if update.tools_removed:
+            last = index
+        for tool in update.tools_added:
+            if tool.name in declared:
+                last = index
+            declared.add(tool.name)
+    return last + 1
 
 
 def _before_next_reply(messages: Sequence[Message], at: int) -> int:

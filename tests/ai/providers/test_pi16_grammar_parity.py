@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
 from codex_token import codex_access_token
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model
@@ -190,10 +189,8 @@ async def send_with_tau(server: FakeLLMServer) -> dict[str, Any]:
     async def one(case: Case) -> None:
         model = model_of(case)
         api = APIS[model.api]
-        compat = {**(model.compat or {}), **(case.compat or {})}
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(api.prefix), "compat": compat})
         message = await stream_simple(
-            routed,
+            routed(model, server.url(api.prefix), case.compat),
             tau_context(case, model),
             api_key=api.api_key,
             session_id=SESSION_ID,
@@ -214,48 +211,33 @@ class Recorded(NamedTuple):
     pi_errors: dict[str, str]
 
 
-def by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
-    return {request.headers["x-parity-case"]: request for request in server.requests}
-
-
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.add(*(answer for _ in CASES))
-        cases = []
-        for case in CASES:
-            model = model_of(case)
-            api = APIS[model.api]
-            cases.append(
-                {
-                    "case": case.name,
-                    "provider": case.provider,
-                    "id": case.model,
-                    "reasoning": None,
-                    "baseUrl": pi_server.url(api.prefix),
-                    "apiKey": api.api_key,
-                    "compat": case.compat,
-                    "context": pi_context(case, model),
-                    "options": api.options,
-                }
-            )
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=cases,
-                models=[],
-                with_results=True,
-            )
-            tau_results = asyncio.run(send_with_tau(tau_server))
-            result = pi_run.result()
-        yield Recorded(
-            by_case(tau_server), by_case(pi_server), tau_results, result["results"], result["errors"]
-        )
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
+            {
+                "case": case.name,
+                "provider": case.provider,
+                "id": case.model,
+                "reasoning": None,
+                "baseUrl": server.url(APIS[model_of(case).api].prefix),
+                "apiKey": APIS[model_of(case).api].api_key,
+                "compat": case.compat,
+                "context": pi_context(case, model_of(case)),
+                "options": APIS[model_of(case).api].options,
+            }
+            for case in CASES
+        ]
+
+    with side_by_side(
+        [answer for _ in CASES],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID},
+        with_results=True,
+    ) as run:
+        yield Recorded(run.tau, run.pi, run.tau_result, run.pi_result["results"], run.pi_result["errors"])
 
 
 def tool_calls(content: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
-from pi16 import pi16_requests
+from pi16 import pi16_requests, routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_models
@@ -185,10 +184,6 @@ OPTIONS = {
 }
 
 
-def routed(model: Model, server: FakeLLMServer) -> Model:
-    return Model.from_json({**model.to_json(), "baseUrl": server.url("/pi/v1")})
-
-
 def compared(request: RecordedRequest) -> dict[str, Any]:
     return {
         "path": request.path,
@@ -212,61 +207,52 @@ def step_name(case: str, step: int) -> str:
 def sent() -> Iterator[Sent]:
     cases = [(model, option) for model in RADIUS for option in OPTIONS]
     names = {f"{model.id}/{option}": (model, option) for model, option in cases}
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.add(*(Turn(text="ok") for _ in range(len(cases) * len(STEPS))))
 
-        async def by_tau() -> dict[str, str]:
-            errors: dict[str, str] = {}
-            for name, (model, option) in names.items():
-                full = conversation(model)
-                for step, count in enumerate(STEPS):
-                    reply = await stream_simple(
-                        routed(model, tau_server),
-                        tau_context(full[:count]),
-                        api_key=API_KEY,
-                        reasoning=level_of(model),
-                        session_id=SESSION_ID,
-                        headers={"x-parity-case": step_name(name, step)},
-                        **OPTIONS[option].tau,
-                    ).result()
-                    if reply.stop_reason == "error":
-                        errors[step_name(name, step)] = reply.error_message or "error"
-            return errors
+    async def by_tau(server: FakeLLMServer) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        for name, (model, option) in names.items():
+            full = conversation(model)
+            for step, count in enumerate(STEPS):
+                reply = await stream_simple(
+                    routed(model, server.url("/pi/v1")),
+                    tau_context(full[:count]),
+                    api_key=API_KEY,
+                    reasoning=level_of(model),
+                    session_id=SESSION_ID,
+                    headers={"x-parity-case": step_name(name, step)},
+                    **OPTIONS[option].tau,
+                ).result()
+                if reply.stop_reason == "error":
+                    errors[step_name(name, step)] = reply.error_message or "error"
+        return errors
 
-        def pi_case(name: str, model: Model, option: str) -> dict[str, Any]:
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        out = []
+        for name, (model, option) in names.items():
             full = conversation(model)
             contexts = [{"messages": pi_transcript(full[:count])} for count in STEPS]
-            return {
-                "case": step_name(name, 0),
-                "provider": model.provider,
-                "id": model.id,
-                "reasoning": level_of(model),
-                "baseUrl": pi_server.url("/pi/v1"),
-                "options": OPTIONS[option].pi,
-                "context": contexts[0],
-                "then": contexts[1:],
-            }
-
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=[pi_case(name, model, option) for name, (model, option) in names.items()],
-                models=[],
+            out.append(
+                {
+                    "case": step_name(name, 0),
+                    "provider": model.provider,
+                    "id": model.id,
+                    "reasoning": level_of(model),
+                    "baseUrl": server.url("/pi/v1"),
+                    "options": OPTIONS[option].pi,
+                    "context": contexts[0],
+                    "then": contexts[1:],
+                }
             )
-            tau_errors = asyncio.run(by_tau())
-            result = pi_run.result()
-        tau = {r.headers["x-parity-case"]: r for r in tau_server.requests}
+        return out
+
+    turns = [Turn(text="ok") for _ in range(len(cases) * len(STEPS))]
+    with side_by_side(turns, pi_cases, by_tau, api_key=API_KEY, options={"sessionId": SESSION_ID}) as run:
         # pi's later steps carry the first step's case header and their own "x-parity-step".
         pi: dict[str, RecordedRequest] = {}
-        for request in pi_server.requests:
+        for request in run.pi_requests:
             name = request.headers["x-parity-case"].removesuffix(" step 0")
             pi[step_name(name, int(request.headers.get("x-parity-step", "0")))] = request
-        yield Sent(tau, pi, {"tau": tau_errors, "pi": result["errors"]})
+        yield Sent(run.tau, pi, {"tau": run.tau_result, "pi": run.pi_result["errors"]})
 
 
 @pytest.mark.parametrize("option", OPTIONS)
@@ -313,7 +299,7 @@ def test_pi_cache_retention_long_asks_the_gateway_for_long_retention(monkeypatch
 
         async def send() -> None:
             await stream_simple(
-                routed(model, tau_server),
+                routed(model, tau_server.url("/pi/v1")),
                 tau_context(conversation(model)[:1]),
                 api_key=API_KEY,
                 headers={"x-parity-case": "env"},
@@ -358,42 +344,37 @@ def read_back(answer: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def answers() -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     model = next(m for m in RADIUS if m.id == "claude-opus-5")
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.add(*(answer_for for _ in ANSWERS))
 
-        async def by_tau() -> dict[str, Any]:
-            read: dict[str, Any] = {}
-            for name in ANSWERS:
-                message = await stream_simple(
-                    routed(model, tau_server),
-                    tau_context(conversation(model)[:1]),
-                    api_key=API_KEY,
-                    reasoning="high",
-                    headers={"x-parity-case": name},
-                ).result()
-                data = message.to_json()
-                read[name] = read_back({**data, "errorMessage": data.get("errorMessage")})
-            return read
-
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
+    async def by_tau(server: FakeLLMServer) -> dict[str, Any]:
+        read: dict[str, Any] = {}
+        for name in ANSWERS:
+            message = await stream_simple(
+                routed(model, server.url("/pi/v1")),
+                tau_context(conversation(model)[:1]),
                 api_key=API_KEY,
-                context={"messages": pi_transcript(conversation(model)[:1])},
-                options={},
-                cases=[
-                    {"case": name, "provider": "radius", "id": model.id, "reasoning": "high",
-                     "baseUrl": pi_server.url("/pi/v1")}
-                    for name in ANSWERS
-                ],
-                models=[],
-                with_results=True,
-            )  # fmt: skip
-            tau = asyncio.run(by_tau())
-            result = pi_run.result()
-        yield tau, {name: read_back(answer) for name, answer in result["results"].items()}
+                reasoning="high",
+                headers={"x-parity-case": name},
+            ).result()
+            data = message.to_json()
+            read[name] = read_back({**data, "errorMessage": data.get("errorMessage")})
+        return read
+
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
+            {"case": name, "provider": "radius", "id": model.id, "reasoning": "high",
+             "baseUrl": server.url("/pi/v1")}
+            for name in ANSWERS
+        ]  # fmt: skip
+
+    with side_by_side(
+        [answer_for for _ in ANSWERS],
+        pi_cases,
+        by_tau,
+        api_key=API_KEY,
+        context={"messages": pi_transcript(conversation(model)[:1])},
+        with_results=True,
+    ) as run:
+        yield run.tau_result, {name: read_back(answer) for name, answer in run.pi_result["results"].items()}
 
 
 @pytest.mark.parametrize("name", ANSWERS)

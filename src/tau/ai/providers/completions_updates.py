@@ -12,6 +12,10 @@ redefined in one change (withdrawn and declared again, as bash is when the sandb
 off) keeps its top-level declaration and the change's text gives its definition now
 (``tau.ai.prompt_updates.redefinition_text``), an appended change where pi resends the tool list.
 
+Mistral's chat API (``mistral_conversations``), with ``supportsMidConvoSystemMessages``, takes the
+changes the same way as system messages in place, with the current tools at the top level (pi 1.6
+has no tool additions in place there: ``with_slots(..., tool_messages=False)``).
+
 The messages are placed by converting the conversation with a placeholder user message at each
 place and swapping each placeholder for the messages it stands for.
 """
@@ -20,7 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tau.ai.prompt_updates import delivery, redefined_in, redefinition_text, render_update_text
+from tau.ai.prompt_updates import (
+    current_tools,
+    delivery,
+    redefined_in,
+    redefinition_text,
+    render_update_text,
+)
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transport.request_cache import CachedFragment, FragmentList
 from tau.ai.types import (
@@ -65,15 +75,17 @@ class Slots:
 
 
 def with_slots(
-    model: Model, context: Context, role: str, convert_tools: ConvertTools
+    model: Model, context: Context, role: str, convert_tools: ConvertTools, *, tool_messages: bool = True
 ) -> tuple[Context, Slots]:
     """``context`` with the anchored prompt, the top-level tools, and a placeholder message wherever
-    a change goes; and what the placeholders stand for. ``role``: the instructions' role."""
+    a change goes; and what the placeholders stand for. ``role``: the instructions' role;
+    ``tool_messages``: whether the API takes tool additions in place where the model's compat says so."""
     anchor = context.anchor
     assert anchor is not None
     updates = list(context.updates or ())
     redefinitions = _redefinitions(anchor.tools, updates)
-    folded = _folded(anchor.tools, updates, redefinitions) if tool_additions(model) else len(updates) + 1
+    in_place = tool_messages and tool_additions(model)
+    folded = _folded(anchor.tools, updates, redefinitions) if in_place else len(updates) + 1
     slots = Slots()
     before: dict[int, list[JsonObject]] = {}
     for index, update in enumerate(updates, start=1):
@@ -99,7 +111,7 @@ def with_slots(
     last = context.messages[-1].timestamp if context.messages else 0
     for index in sorted(before):
         placed.append(slots.add(before[index], last))
-    tools = _current_tools(anchor.tools, updates[: folded - 1])
+    tools = current_tools(anchor.tools, updates[: folded - 1])
     return Context(messages=placed, system_prompt=anchor.system_prompt, tools=tools or None), slots
 
 
@@ -117,17 +129,6 @@ def fill_slots(messages: list[JsonObject], slots: Slots) -> list[JsonObject]:
         else:
             out.append(entry)
     return FragmentList(out)
-
-
-def _current_tools(initial: Sequence[Tool], updates: Sequence[PromptUpdate]) -> list[Tool]:
-    """The tools after ``updates`` (a redefined tool keeps its place, a re-added one goes last)."""
-    tools = {tool.name: tool for tool in initial}
-    for update in updates:
-        for name in update.tools_removed:
-            tools.pop(name, None)
-        for tool in update.tools_added:
-            tools[tool.name] = tool
-    return list(tools.values())
 
 
 def _folded(initial: Sequence[Tool], updates: Sequence[PromptUpdate], redefinitions: list[list[Tool]]) -> int:

@@ -73,6 +73,13 @@ def parse_text_signature(signature: str | None) -> tuple[str, str | None] | None
     return signature, None
 
 
+def instruction_role(model: Model) -> str:
+    """The role of the prompt's items: ``developer`` for a reasoning model unless its compat says
+    ``supportsDeveloperRole: false`` (pi 1.6), else ``system``."""
+    developer = model.reasoning and (model.compat or {}).get("supportsDeveloperRole") is not False
+    return "developer" if developer else "system"
+
+
 _fragments = MessageMemo()
 
 
@@ -130,7 +137,7 @@ def convert_responses_messages(
     grammar_inputs = grammar_inputs or {}
     system: JsonObject | None = None
     if include_system_prompt and context.system_prompt:
-        role = "developer" if model.reasoning else "system"
+        role = instruction_role(model)
         system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
     key = (model.api, model.provider, model.id, "image" in model.input, custom_tools_key(grammar_inputs))
     prompt = context.system_prompt if system is not None else None
