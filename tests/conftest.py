@@ -12,7 +12,6 @@ from hypothesis import settings
 import tau
 from tau.ai.redaction import clear_secrets
 
-
 # No per-example deadline: on a loaded two-core machine (CI runs three workers) an example of a few
 # milliseconds sometimes took over hypothesis's 200 ms and failed a test that was right.
 settings.register_profile("tau", deadline=None)
