@@ -350,25 +350,33 @@ def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = 
 
 
 async def _tree(mode: CommandHost, argument: str) -> None:
-    from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_items
+    from tau.modes.interactive.tree_dialog import TreeDialog
+    from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_rows
 
     session = mode.session
     manager = session.session_manager
     settings = session.services.settings_manager
     filter_mode = str(settings.get("treeFilterMode", "default"))
     filter_mode = filter_mode if filter_mode in FILTER_MODES else "default"
+    folded: set[str] = set()
+    label_times = False
+    keep: str | None = None  # the row to highlight again after a label edit
     while True:
-        items, selected = tree_items(manager, filter_mode)
-
-        dialog: ListDialog[str] = ListDialog(
+        rows = tree_rows(manager, filter_mode)
+        selected = next((i for i, item in enumerate(rows.items) if item.value == keep), rows.selected)
+        dialog = TreeDialog(
             f"Session tree ({filter_mode})",
-            items,
+            rows,
+            folded=folded,
+            label_times=label_times,
             selected=selected,
-            hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
+            hint="enter go there · ctrl+←/→ branch · ctrl+l label · shift+t label time · ctrl+o next filter"
+            " · esc cancel · type to search",
             actions={"app.tree.editLabel": _close_with("label")},
         )
         dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))
         chosen = await mode.show_dialog(dialog)
+        folded, label_times, keep = dialog.folded, dialog.label_times, None
         if chosen is None:
             return
         if isinstance(chosen, ListItem):
@@ -376,7 +384,9 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         kind, entry_id = chosen
         if kind == "filter":
             filter_mode = FILTER_MODES[(FILTER_MODES.index(filter_mode) + 1) % len(FILTER_MODES)]
+            folded = set()  # as pi's: a filter unfolds everything
         elif kind == "label":
+            keep = entry_id
             text = await mode.show_dialog(
                 InputDialog("Label (empty to clear)", initial=manager.get_label(entry_id) or "")
             )

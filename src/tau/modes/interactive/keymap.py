@@ -93,6 +93,9 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.session.delete": ("ctrl+d",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
+    "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
+    "app.tree.unfoldOrDown": ("ctrl+right", "alt+right"),
+    "app.tree.toggleLabelTimestamp": ("shift+t",),
     # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
@@ -140,9 +143,6 @@ UNSUPPORTED: Final[frozenset[str]] = frozenset(
         "app.session.toggleSort",
         "app.session.toggleNamedFilter",
         "app.session.deleteNoninvasive",
-        "app.tree.foldOrUp",
-        "app.tree.unfoldOrDown",
-        "app.tree.toggleLabelTimestamp",
         "app.tree.filter.default",
         "app.tree.filter.noTools",
         "app.tree.filter.userOnly",
@@ -352,7 +352,12 @@ class Keymap(Struct, dict=True):
     def released_editor_keys(self) -> list[KeySequence]:
         """Default keys of rebound editing actions that no action has now: pi lets them do
         nothing, where prompt_toolkit's Emacs mode would still run the old command."""
-        taken = {keys for sequences in self.bindings.values() for keys in sequences}
+        taken = {
+            keys
+            for action, sequences in self.bindings.items()
+            if not action.startswith(("app.tree.", "app.models.", "app.session.toggle"))  # pickers' keys
+            for keys in sequences
+        }
         released: list[KeySequence] = []
         for action in sorted(self.overridden & EDITOR_COMMANDS.keys()):
             for key in DEFAULT_BINDINGS[action]:
