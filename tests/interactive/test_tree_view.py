@@ -97,9 +97,15 @@ def test_rows_carry_the_whole_trees_parents_indents_and_label_times(tmp_path: Pa
     right = manager.append_message(_reply("right"))
     manager.append_label_change(right, "kept")
     rows = tree_rows(manager)
-    assert [item.value for item in rows.items] == [first, left, right]
+    assert [item.value for item in rows.items] == [first, right, left]  # the current branch first
     # hidden entries are in the parents too, so a row finds its nearest shown ancestor
-    assert list(rows.parents.items())[:4] == [(change, None), (first, change), (left, first), (right, first)]
+    assert list(rows.parents.items()) == [
+        (change, None),
+        (first, change),
+        (right, first),
+        (manager.get_leaf_id(), right),  # the label entry
+        (left, first),
+    ]
     assert rows.indents == {first: 0, left: 2, right: 2}
     assert rows.label_times == {right: manager.get_entry(manager.get_leaf_id() or "").timestamp}
 

@@ -30,7 +30,7 @@ def _reply(text: str) -> AssistantMessage:
 
 def _branched_session(tau: TauCommand) -> Path:
     """root question → root answer, then two branches: left (four entries, labelled) and right
-    (two, the current one)."""
+    (two, the current one: listed first)."""
     path = tau.work / "branched.jsonl"
     manager = SessionManager.open(str(path))
     manager.append_message(UserMessage("root question"))
@@ -87,7 +87,9 @@ def test_ctrl_left_and_right_fold_a_branch_and_move_between_branch_starts(
     terminal.wait_for(lambda: "right answer" not in _rows(terminal), where="display")
     terminal.send(ALT_LEFT)  # folded already: up past the fork to the root
     _wait_highlight(terminal, "│ user: root question")
-    terminal.send(ALT_RIGHT)  # down the first branch to the fork's first child
+    terminal.send(ALT_RIGHT)  # down to the fork's first branch: the current one, as pi lists it
+    _wait_highlight(terminal, "⊞ │ user: right question")
+    terminal.send("\x1b[B")  # Down
     _wait_highlight(terminal, "user: left question")
     terminal.send(CTRL_RIGHT)  # no fork below: to the end of the branch
     _wait_highlight(terminal, "assistant: left end")

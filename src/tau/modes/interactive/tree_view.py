@@ -1,5 +1,5 @@
 """The session tree as picker rows for ``/tree``: depth-first, indented where the conversation
-branches, the path to the current leaf marked.
+branches, the path to the current leaf marked and, at each fork, its branch first (as pi 1.6's).
 
 Filters (pi's ``treeFilterMode``): ``default`` leaves out bookkeeping entries (model and thinking
 changes, labels, names); ``no-tools`` also tool results and replies that only call tools;
@@ -69,7 +69,7 @@ def tree_rows(manager: SessionManager, filter_mode: str = "default") -> TreeRows
     on_path = {entry.id for entry in manager.get_branch()} if leaf else set()
     rows = TreeRows([], 0, {}, {}, {})
     stack: list[tuple[SessionTreeNode, int, str | None]] = [
-        (node, 0, None) for node in reversed(manager.get_tree())
+        (node, 0, None) for node in reversed(_current_first(manager.get_tree(), on_path))
     ]
     while stack:
         node, depth, parent = stack.pop()
@@ -94,9 +94,14 @@ def tree_rows(manager: SessionManager, filter_mode: str = "default") -> TreeRows
                 rows.parents[child_row.value] = node.entry.id
                 rows.indents[child_row.value] = 2 * depth + 2
         child_depth = depth + 1 if len(node.children) > 1 else depth
-        for child in reversed(node.children):
+        for child in reversed(_current_first(node.children, on_path)):
             stack.append((child, child_depth, node.entry.id))
     return rows
+
+
+def _current_first(nodes: list[SessionTreeNode], on_path: set[str]) -> list[SessionTreeNode]:
+    """The branch holding the current leaf first, then the others in time order, as pi 1.6's."""
+    return sorted(nodes, key=lambda node: node.entry.id not in on_path)
 
 
 def format_label_time(timestamp: str, now: datetime | None = None) -> str:
