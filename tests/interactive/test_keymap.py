@@ -27,6 +27,8 @@ def test_plain_ctrl_alt_and_shift_keys_translate() -> None:
     assert to_prompt_toolkit_keys("ctrl+-") == ("c-_",)
     assert to_prompt_toolkit_keys("pageUp") == ("pageup",)
     assert to_prompt_toolkit_keys("ctrl+shift+f") == ("f23",)  # as keyboard.CTRL_SHIFT_KEYS reads it
+    assert to_prompt_toolkit_keys("ctrl+backspace") == ("f21",)  # as keyboard.decode_key reads it
+    assert to_prompt_toolkit_keys("backspace") == ("backspace",)
 
 
 def test_keys_a_terminal_cannot_send_are_refused() -> None:

@@ -210,7 +210,8 @@ async def _new(mode: CommandHost, argument: str) -> None:
 
 async def _resume(mode: CommandHost, argument: str) -> None:
     """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
-    Ctrl+D deletes (after asking)."""
+    Ctrl+D deletes (after asking), and Ctrl+Backspace too when nothing is typed (pi 1.6's
+    ``app.session.deleteNoninvasive``)."""
     from tau.session.listing import list_all_sessions, list_sessions
     from tau.session.paths import sessions_root
 
@@ -244,6 +245,7 @@ async def _resume(mode: CommandHost, argument: str) -> None:
             },
         )
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
+        dialog.on_empty_action("app.session.deleteNoninvasive", _delete_unless_searching)
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return
@@ -552,6 +554,17 @@ async def _packages(mode: CommandHost, argument: str) -> None:
 
 async def _quit(mode: CommandHost, argument: str) -> None:
     mode.quit()
+
+
+def _delete_unless_searching(shown: ListDialog[str]) -> None:
+    """pi 1.6's ``app.session.deleteNoninvasive``: the highlighted session's delete when nothing is
+    typed; else the key edits the search, deleting the word before the cursor."""
+    query = shown.query
+    if query.text:
+        start = query.document.find_start_of_previous_word()
+        query.delete_before_cursor(-start if start is not None else query.cursor_position)
+    elif shown.shown:
+        shown.close(("delete", shown.shown[shown.index].value))
 
 
 def _close_with(kind: str) -> Callable[[ListDialog[str], ListItem[str]], None]:

@@ -29,7 +29,7 @@ from prompt_toolkit.input.vt100_parser import Vt100Parser
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 
-from tau.modes.interactive.keymap import SHIFT_ENTER
+from tau.modes.interactive.keymap import CTRL_BACKSPACE, SHIFT_ENTER
 
 __all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key", "lone_escape"]
 
@@ -92,8 +92,7 @@ def decode_key(code: int, modifiers: int, shifted: int | None = None) -> KeyList
     elif code == 9:
         main = Keys.BackTab if shift and not ctrl else None if ctrl else Keys.ControlI
     elif code in (127, 8):
-        # Ctrl+Backspace deletes a word, as Alt+Backspace does.
-        main, alt = Keys.ControlH, alt or ctrl
+        main = CTRL_BACKSPACE if ctrl else Keys.ControlH  # told from Backspace, see keymap
     elif code == 27:
         main = Keys.Escape
     elif code == 32:

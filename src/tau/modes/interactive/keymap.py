@@ -22,6 +22,7 @@ from typing import Final
 from msgspec import Struct, field
 
 __all__ = [
+    "CTRL_BACKSPACE",
     "DEFAULT_BINDINGS",
     "DESCRIPTIONS",
     "EDITOR_COMMANDS",
@@ -91,6 +92,7 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.session.resume": (),
     "app.session.rename": ("ctrl+r",),
     "app.session.delete": ("ctrl+d",),
+    "app.session.deleteNoninvasive": ("ctrl+backspace",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
     "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
@@ -142,7 +144,6 @@ UNSUPPORTED: Final[frozenset[str]] = frozenset(
         "app.session.togglePath",
         "app.session.toggleSort",
         "app.session.toggleNamedFilter",
-        "app.session.deleteNoninvasive",
         "app.tree.filter.default",
         "app.tree.filter.noTools",
         "app.tree.filter.userOnly",
@@ -269,6 +270,10 @@ _ARROWS: Final = ("up", "down", "left", "right", "home", "end")
 CTRL_SHIFT_LETTERS: Final[Mapping[str, str]] = {"f": "f23", "g": "f22"}
 """Ctrl+Shift+F and Ctrl+Shift+G (pi's transcript search keys): ``keyboard`` reads them, from
 terminals that report them, as these spare function keys; no other Ctrl+Shift+letter is told apart."""
+CTRL_BACKSPACE: Final = "f21"
+"""Ctrl+Backspace, from terminals that tell it from Backspace (the kitty protocol, modifyOtherKeys),
+arrives as this spare function key; it deletes a word as Alt+Backspace does unless a picker takes it
+(pi's ``app.session.deleteNoninvasive``). A legacy terminal's Ctrl+Backspace is Backspace's byte."""
 SHIFT_ENTER: Final = "f24"
 """Shift+Enter arrives as F24: ``register_enter_sequences`` maps the sequences terminals that tell
 it from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
@@ -313,7 +318,9 @@ def to_prompt_toolkit_keys(key: str) -> KeySequence | None:
         else:
             return None
     elif ctrl:
-        if name == "-":
+        if name == "backspace":
+            main = CTRL_BACKSPACE
+        elif name == "-":
             main = "c-_"  # what Ctrl+- sends in most terminals
         elif len(name) == 1 or name in _ARROWS or name in ("delete", "pageup", "pagedown", "home", "end"):
             main = f"c-{name}"

@@ -14,7 +14,7 @@ from tau.modes.interactive import actions
 from tau.modes.interactive.actions import ActionHost
 from tau.modes.interactive.external_editor import open_external_editor
 from tau.modes.interactive.keyboard import lone_escape
-from tau.modes.interactive.keymap import EDITOR_COMMANDS, to_prompt_toolkit_keys
+from tau.modes.interactive.keymap import CTRL_BACKSPACE, EDITOR_COMMANDS, to_prompt_toolkit_keys
 
 if TYPE_CHECKING:
     from tau.modes.interactive.dialogs import Dialog
@@ -163,6 +163,10 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     for action, name in EDITOR_COMMANDS.items():
         if action in mode.keymap.overridden:
             bind(action, get_by_name(name).call)
+    if "tui.editor.deleteWordBackward" not in mode.keymap.overridden:
+        # Ctrl+Backspace deletes a word as Alt+Backspace does, in the editor and in every dialog's
+        # text, unless a picker's own key has it (the session picker's delete).
+        bindings.add(CTRL_BACKSPACE)(get_by_name("backward-kill-word").call)
     if "tui.editor.jumpForward" in mode.keymap.overridden:
         bind_jump("tui.editor.jumpForward", backward=False)
     if "tui.editor.jumpBackward" in mode.keymap.overridden:
