@@ -28,8 +28,9 @@ FOLDABLE = "⊟"
 
 
 class TreeDialog(ListDialog[str]):
-    """``ListDialog`` over ``TreeRows``; ``folded`` and ``label_times`` are its state, for the
-    caller to carry into the next one (after a label edit, say)."""
+    """``ListDialog`` over ``TreeRows`` (the current leaf's row highlighted unless ``selected``
+    says); ``folded`` and ``label_times`` are its state, for the caller to carry into the next one
+    (after a label edit, say)."""
 
     def __init__(
         self,
@@ -48,6 +49,7 @@ class TreeDialog(ListDialog[str]):
         self.label_times = label_times
         self._visible_parent: dict[str, str | None] = {}
         self._visible_children: dict[str | None, list[str]] = {}
+        options.setdefault("selected", rows.selected)
         super().__init__(title, rows.items, **options)
         self._matches = list(self.shown)
         """The rows the search leaves, before folding."""
