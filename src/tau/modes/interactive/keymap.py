@@ -86,18 +86,19 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.thinking.cycle": ("shift+tab",),
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
+    # The /tree picker's branch keys and the session picker's Ctrl+Backspace.
+    "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
+    "app.tree.unfoldOrDown": ("ctrl+right", "alt+right"),
+    "app.tree.toggleLabelTimestamp": ("shift+t",),
+    "app.session.deleteNoninvasive": ("ctrl+backspace",),
     "app.session.new": (),
     "app.session.tree": (),
     "app.session.fork": (),
     "app.session.resume": (),
     "app.session.rename": ("ctrl+r",),
     "app.session.delete": ("ctrl+d",),
-    "app.session.deleteNoninvasive": ("ctrl+backspace",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
-    "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
-    "app.tree.unfoldOrDown": ("ctrl+right", "alt+right"),
-    "app.tree.toggleLabelTimestamp": ("shift+t",),
     # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
