@@ -75,6 +75,7 @@ def test_ctrl_left_and_right_fold_a_branch_and_move_between_branch_starts(
     _open_tree(terminal)
     _wait_highlight(terminal, "assistant: right answer")  # the current leaf's row
     assert "⊟   user: left question" in _rows(terminal)  # a branch's first entry can fold
+    assert "ctrl+←/→ branch · ctrl+l label · shift+t label time" in terminal.display()
     terminal.send(CTRL_LEFT)  # nothing to fold: up to the start of this branch
     _wait_highlight(terminal, "⊟ │ user: right question")
     terminal.send(CTRL_LEFT)  # a branch start: folds it
@@ -137,6 +138,7 @@ def test_the_branch_keys_follow_keybindings_json(tau: TauCommand, start_tui: Sta
     assert "keybindings.json" not in terminal.text()  # no warning: tau has these actions
     _open_tree(terminal)
     _wait_highlight(terminal, "assistant: right answer")
+    assert "alt+h/l branch · ctrl+l label · ctrl+y label time" in terminal.display()  # the hint too
     terminal.send(CTRL_LEFT)  # not the key any more
     terminal.send("\x1bh")
     _wait_highlight(terminal, "⊟ │ user: right question")  # one step, by Alt+H

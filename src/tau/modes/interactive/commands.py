@@ -372,8 +372,6 @@ async def _tree(mode: CommandHost, argument: str) -> None:
             folded=folded,
             label_times=label_times,
             selected=selected,
-            hint="enter go there · ctrl+←/→ branch · ctrl+l label · shift+t label time · ctrl+o next filter"
-            " · esc cancel · type to search",
             actions={"app.tree.editLabel": _close_with("label")},
         )
         dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))

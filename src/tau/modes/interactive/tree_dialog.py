@@ -19,9 +19,10 @@ from typing import Any
 from prompt_toolkit.buffer import Buffer
 
 from tau.modes.interactive.dialogs import ListDialog, ListItem
+from tau.modes.interactive.keymap import Keymap
 from tau.modes.interactive.tree_view import TreeRows, format_label_time
 
-__all__ = ["TreeDialog"]
+__all__ = ["TreeDialog", "tree_hint"]
 
 FOLDED = "⊞"
 FOLDABLE = "⊟"
@@ -51,6 +52,7 @@ class TreeDialog(ListDialog[str]):
         self._visible_children: dict[str | None, list[str]] = {}
         options.setdefault("selected", rows.selected)
         super().__init__(title, rows.items, **options)
+        self.hint = tree_hint(self._keymap)  # the user's keys once the app gives its keymap
         self._matches = list(self.shown)
         """The rows the search leaves, before folding."""
         self.query.on_text_changed += self._searched
@@ -62,6 +64,10 @@ class TreeDialog(ListDialog[str]):
             ("app.tree.toggleLabelTimestamp", TreeDialog.toggle_label_times),
         ):
             self.on_empty_action(action_id, _as_list_action(action))
+
+    def use_keymap(self, keymap: Keymap) -> None:
+        super().use_keymap(keymap)
+        self.hint = tree_hint(keymap)
 
     # The keys.
 
@@ -174,6 +180,33 @@ class TreeDialog(ListDialog[str]):
                 return value
             value = parent
         return None
+
+
+def tree_hint(keymap: Keymap) -> str:
+    """The picker's hint line, naming the keys the user's keymap gives its actions (the first of
+    each; an action without keys left out)."""
+    parts = ["enter go there"]
+    for actions, what in (
+        (("app.tree.foldOrUp", "app.tree.unfoldOrDown"), "branch"),
+        (("app.tree.editLabel",), "label"),
+        (("app.tree.toggleLabelTimestamp",), "label time"),
+        (("app.tree.filter.cycleForward",), "filter"),
+    ):
+        keys = [_short(keymap.describe(action).split(", ")[0]) for action in actions]
+        keys = [key for key in keys if key]
+        if len(keys) == 2 and keys[0].rpartition("+")[0] == keys[1].rpartition("+")[0]:
+            keys[1] = keys[1].rpartition("+")[2]  # ctrl+←/→, as pi writes a pair
+        if keys:
+            parts.append("/".join(keys) + " " + what)
+    return " · ".join([*parts, "esc cancel"])  # typing searches: the line above the rows says so
+
+
+_ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓"}
+
+
+def _short(key: str) -> str:
+    modifiers, plus, name = key.rpartition("+")
+    return modifiers + plus + _ARROWS.get(name, name)
 
 
 def _as_list_action(action: Callable[[TreeDialog], None]) -> Callable[[ListDialog[str]], None]:
