@@ -13,7 +13,6 @@ a search unfolds everything, as pi's does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from prompt_toolkit.buffer import Buffer
@@ -40,12 +39,10 @@ class TreeDialog(ListDialog[str]):
         *,
         folded: set[str] | None = None,
         label_times: bool = False,
-        now: datetime | None = None,
         **options: Any,
     ) -> None:
         self._tree = rows
         self._title = title
-        self._now = now
         self.folded = {value for value in folded or () if value in rows.indents}
         self.label_times = label_times
         self._visible_parent: dict[str, str | None] = {}
@@ -136,7 +133,7 @@ class TreeDialog(ListDialog[str]):
         label = item.label
         time = self._tree.label_times.get(item.value)
         if self.label_times and time is not None:
-            label += " " + format_label_time(time, self._now)
+            label += " " + format_label_time(time)
         indent = self._tree.indents.get(item.value, 0)
         mark = FOLDED if item.value in self.folded else FOLDABLE if self.foldable(item.value) else ""
         if mark and indent >= 2:
