@@ -58,7 +58,7 @@ Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
 - `store(key, value)` and `load(key)` keep small JSON values across codemode calls (a failed script's writes are dropped).
 - `ALL_TOOLS` ({ name, description }[]), `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find the tools, such as the MCP tools, which are not listed here.
-- `models`: `await models.getModelsOfType(type, provider?)`, `getAvailableOfType(type, provider?)`, `getModelOfType(type, provider, id)` list the model catalogue (type "chat")."""
+- `models`: `await models.getModelsOfType(type, provider?)`, `getAvailableOfType(type, provider?)`, `getModelOfType(type, provider, id)` list the model catalogue (type "chat" or "image"). `await models.generateImages(model, { input: [{ type: "text", text }, ...image blocks] })` resolves to `{ output, stopReason, errorMessage?, usage? }` (it does not throw on provider errors); show each image block of `output` with `image(block)`. Generating can take minutes: raise `timeout_ms`."""
 
 
 def codemode_tool(
@@ -202,11 +202,20 @@ async def _run(
             remove()
     if signal is not None and signal.aborted:
         raise RuntimeError("aborted")
+    note = None
+    shown = any(item.get("type") == "image" for item in outcome.output)
+    if host.generated_images and not shown:
+        count = host.generated_images
+        note = (
+            f"Note: models.generateImages() returned {count} image{'' if count == 1 else 's'} that the "
+            "script did not show. Show each image block of result.output with image(block)."
+        )
     content = _format(
         outcome.output,
         outcome.console,
         outcome.error if not outcome.ok else None,
         int(options.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
+        note,
     )
     header = f"{'Script completed' if outcome.ok else 'Script failed'}\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
     if not outcome.ok:
@@ -223,6 +232,9 @@ async def _run(
 
 
 _WORKER_WAIT_S = 60.0
+_MODEL_TYPES = ("chat", "image", "classifier")
+_MODEL_CALLS_AT_ONCE = 4
+"""``models.generateImages()`` calls one script runs at once (pi's limit); the others wait."""
 _workers: threading.BoundedSemaphore | None = None
 _workers_lock = threading.Lock()
 
@@ -290,10 +302,15 @@ def _in_daemon_thread(
 
 
 def _format(
-    output: list[dict[str, Any]], console: list[str], error: str | None, max_tokens: int
+    output: list[dict[str, Any]],
+    console: list[str],
+    error: str | None,
+    max_tokens: int,
+    note: str | None = None,
 ) -> list[TextContent | ImageContent]:
-    """The script's items as pi lays them out: numbered text items, the console block, the error;
-    text over the budget keeps its start and end, the whole of it saved to a temporary file."""
+    """The script's items as pi lays them out: numbered text items, the console block, the error,
+    then ``note``; text over the budget keeps its start and end, the whole of it saved to a
+    temporary file."""
     texts = [item for item in output if item.get("type") == "text"]
     pieces: list[str] = []
     images: list[ImageContent] = []
@@ -310,6 +327,8 @@ def _format(
         pieces.append("<console_output>\n" + "\n".join(console) + "\n</console_output>")
     if error is not None:
         pieces.append(f"Script error:\n{error}")
+    if note is not None:
+        pieces.append(note)
     combined = "\n".join(pieces)
     budget = max_tokens * _CHARS_PER_TOKEN
     if len(combined) > budget:
@@ -347,6 +366,10 @@ class _ScriptHost:
         self.caller = caller
         self.ctx = ctx
         self.calls: list[dict[str, Any]] = []
+        self.model_calls = 0
+        self.generated_images = 0
+        """Images ``models.generateImages()`` returned, to tell a script that shows none of them."""
+        self.model_slots = asyncio.Semaphore(_MODEL_CALLS_AT_ONCE)
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
         args = json.loads(payload)
@@ -475,28 +498,115 @@ class _ScriptHost:
         return value
 
     async def _models(self, name: str, args: Any) -> Any:
-        """``models.getModelsOfType`` and the rest: the catalogue's models as pi's ``ModelInfo``.
-        tau runs no classifier or image models: those lists are empty, and ``classify()`` /
-        ``generateImages()`` answer with an error result as pi's do on a provider error."""
+        """``models.getModelsOfType`` and the rest: the catalogue's chat and image models as pi's
+        ``ModelInfo``, and ``generateImages()`` through the model registry with the session's
+        credentials. tau runs no classifier models: that list is empty and ``classify()`` answers
+        with an error result, as pi's calls do on a provider error."""
         registry = getattr(self.ctx, "model_registry", None)
-        kind = str(args.get("type") or "chat")
-        provider = args.get("provider")
-        if name in ("classify", "generateImages"):
+        if name == "classify":
             model = args.get("model") or {}
             return {
                 "provider": str(model.get("provider", "")),
                 "model": str(model.get("id", "")),
                 "stopReason": "error",
-                "errorMessage": f"tau cannot run {'classifier' if name == 'classify' else 'image'} models",
-                **({"answers": {}} if name == "classify" else {"output": []}),
+                "errorMessage": "tau cannot run classifier models",
+                "answers": {},
             }
-        if registry is None or kind != "chat":
-            return None if name == "getModelOfType" else []
-        models = registry.get_available() if name == "getAvailableOfType" else registry.get_all()
-        infos = [_model_info(m) for m in models if provider is None or m.provider == provider]
+        if name == "generateImages":
+            return await self._generate_images(registry, args.get("model"), args.get("context"))
+        kind = args.get("type")
+        if kind not in _MODEL_TYPES:
+            raise RuntimeError(
+                f'Unknown model type {json.dumps(kind)}. Use "chat", "image", or "classifier".'
+            )
+        provider = args.get("provider")
+        if provider is not None and not isinstance(provider, str):
+            raise RuntimeError("provider must be a string")
         if name == "getModelOfType":
-            return next((i for i in infos if i["id"] == args.get("id")), None)
-        return infos
+            model_id = args.get("id")
+            if not isinstance(provider, str) or not isinstance(model_id, str):
+                raise RuntimeError(
+                    "models.getModelOfType(type, provider, id) expects three strings. The provider and the "
+                    'id are separate arguments, for example models.getModelOfType("image", "openrouter", '
+                    '"google/gemini-2.5-flash-image").'
+                )
+            found = registry.get_model_of_type(kind, provider, model_id) if registry is not None else None
+            return None if found is None else _model_info(found)
+        if registry is None:
+            return []
+        if name == "getAvailableOfType":
+            return [_model_info(m) for m in registry.get_available_of_type(kind, provider)]
+        return [_model_info(m) for m in registry.get_models_of_type(kind, provider)]
+
+    async def _generate_images(self, registry: Any, model: Any, context: Any) -> Any:
+        """One ``models.generateImages()`` call: the model is resolved by provider and id only (a
+        script's base URL or headers never get the credentials), the context checked, and the call
+        shown as a nested call row (the model only, never the prompt or image data)."""
+        hint = 'List the image models you can use with models.getAvailableOfType("image").'
+        if (
+            not isinstance(model, dict)
+            or not isinstance(model.get("provider"), str)
+            or not isinstance(model.get("id"), str)
+        ):
+            undefined = (
+                " models.getModelOfType() returns undefined for an unknown provider or id."
+                if model is None
+                else ""
+            )
+            raise RuntimeError(
+                f"models.generateImages() expects an image model as its first argument, got "
+                f"{_describe(model)}.{undefined} {hint}"
+            )
+        provider, model_id = model["provider"], model["id"]
+        resolved = registry.get_model_of_type("image", provider, model_id) if registry is not None else None
+        if resolved is None:
+            chat = registry is not None and registry.get_model_of_type("chat", provider, model_id) is not None
+            raise RuntimeError(
+                f'"{provider}/{model_id}" is a chat model, not an image model. {hint}'
+                if chat
+                else f'Unknown image model "{provider}/{model_id}". {hint}'
+            )
+        from tau.ai.images import images_context_from_json
+
+        shape = (
+            'Expected context: { input: [{ type: "text", text: <prompt> }, ...optional { type: "image", '
+            'data: <base64>, mimeType } references] }. See "Generate images" in the codemode docs.'
+        )
+        if not isinstance(context, dict):
+            raise RuntimeError(
+                f"models.generateImages() expects a context object as its second argument, got "
+                f"{_describe(context)}. {shape}"
+            )
+        if not isinstance(context.get("input"), list) or not context["input"]:
+            raise RuntimeError(
+                "models.generateImages() context.input must be a non-empty array of blocks, got "
+                f"{_describe(context.get('input'))}. {shape}"
+            )
+        try:
+            checked = images_context_from_json(context)
+        except ValueError as error:
+            raise RuntimeError(f"models.generateImages() {error}. {shape}") from None
+        self.model_calls += 1
+        record: dict[str, Any] = {
+            "id": f"{self.call_id}/models.generateImages/{self.model_calls}",
+            "name": "models.generateImages",
+            "args": f"{resolved.provider}/{resolved.id}",
+            "status": "running",
+        }
+        self.calls.append(record)
+        self.report()
+        started = time.monotonic()
+        async with self.model_slots:
+            result = await registry.generate_images(resolved, checked, self.signal)
+        record["durationMs"] = round((time.monotonic() - started) * 1000, 3)
+        record["status"] = {"stop": "ok", "aborted": "cancelled"}.get(result.stop_reason, "error")
+        if result.error_message:
+            record["error"] = result.error_message[:500]
+        if result.usage is not None:
+            record["cost"] = result.usage.cost.total
+        self.generated_images += sum(1 for block in result.output if isinstance(block, ImageContent))
+        self.report()
+        return result.to_json()
 
     async def _search(self, _name: str, args: Any) -> Any:
         if self.servers is not None:
@@ -584,6 +694,14 @@ def _block(content: TextContent | ImageContent) -> dict[str, Any]:
 
 
 def _model_info(model: Any) -> dict[str, Any]:
+    """A catalogue entry for scripts: an image model's whole entry, a chat model's main fields;
+    never ``headers`` (models.json headers can carry credentials)."""
+    from tau.ai.image_models import ImageModel
+
+    if isinstance(model, ImageModel):
+        info = model.to_json()
+        info.pop("headers", None)
+        return info
     return {
         "type": "chat",
         "provider": model.provider,
@@ -593,6 +711,20 @@ def _model_info(model: Any) -> dict[str, Any]:
         "input": list(model.input),
         "contextWindow": model.context_window,
     }
+
+
+def _describe(value: Any) -> str:
+    """A script value in an error message: ``undefined``, ``a string``, ``an array``, or its keys."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, list):
+        return "an empty array" if not value else "an array"
+    if isinstance(value, dict):
+        keys = list(value)
+        return "{}" if not keys else "{ " + ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "") + " }"
+    if isinstance(value, str):
+        return "a string"
+    return "a boolean" if isinstance(value, bool) else "a number"
 
 
 def script_value(name: str, result: AgentToolResult, is_error: bool, seconds: float) -> Any:
