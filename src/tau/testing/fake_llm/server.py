@@ -269,6 +269,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         answer = protocol.answer(turn, request) if hasattr(protocol, "answer") else None
         if answer is not None:
+            # A whole answer has no events: a stall delays it, a cut drops the connection instead.
+            if fault is not None and fault.kind == "stall" and owner._stopping.wait(fault.seconds):
+                return
+            if fault is not None and fault.kind == "cut":
+                self._drop_connection()
+                return
             self._send_json(200, answer, turn.headers)
             return
         self._stream(protocol.render(turn, request), turn, protocol)
