@@ -136,6 +136,14 @@ def test_a_codemode_script_generates_an_image_and_shows_it(tau: TauCommand) -> N
     ]
     assert calls[0]["id"].endswith("/models.generateImages/1")
     assert calls[0]["cost"] == pytest.approx(10 * 0.3e-6 + 5 * 2.5e-6)
+    # The generation's usage is the codemode result's, in pi's place, and counts in the session's cost.
+    (session,) = tau.session_files()
+    lines = [json.loads(line) for line in session.read_text().splitlines()]
+    (result,) = [e["message"] for e in lines if e.get("message", {}).get("role") == "toolResult"]
+    assert list(result)[:6] == ["role", "toolCallId", "toolName", "content", "details", "usage"]
+    assert result["usage"]["totalTokens"] == 15
+    assert result["usage"]["cost"]["total"] == pytest.approx(calls[0]["cost"])
+    assert end["result"]["usage"] == result["usage"]
 
 
 def test_without_a_key_the_result_says_why_and_nothing_is_sent(tau: TauCommand) -> None:

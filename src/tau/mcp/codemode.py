@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import GrammarSampling, ImageContent, TextContent
+from tau.ai.types import Cost, GrammarSampling, ImageContent, TextContent, Usage
 from tau.extensions.types import ToolDefinition
 from tau.mcp.tools import SearchDocument, rank_tools
 
@@ -228,7 +228,7 @@ async def _run(
         content[0] = TextContent(header + content[0].text)
     else:
         content.insert(0, TextContent(header))
-    return AgentToolResult(content, details={"calls": host.calls})
+    return AgentToolResult(content, details={"calls": host.calls}, usage=host.usage)
 
 
 _WORKER_WAIT_S = 60.0
@@ -370,6 +370,8 @@ class _ScriptHost:
         self.generated_images = 0
         """Images ``models.generateImages()`` returned, to tell a script that shows none of them."""
         self.model_slots = asyncio.Semaphore(_MODEL_CALLS_AT_ONCE)
+        self.usage: Usage | None = None
+        """What the script's ``models.*`` calls cost, for the codemode result (pi's ``usage``)."""
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
         args = json.loads(payload)
@@ -604,6 +606,7 @@ class _ScriptHost:
             record["error"] = result.error_message[:500]
         if result.usage is not None:
             record["cost"] = result.usage.cost.total
+            self.usage = _combined(self.usage, result.usage)
         self.generated_images += sum(1 for block in result.output if isinstance(block, ImageContent))
         self.report()
         return result.to_json()
@@ -711,6 +714,27 @@ def _model_info(model: Any) -> dict[str, Any]:
         "input": list(model.input),
         "contextWindow": model.context_window,
     }
+
+
+def _combined(total: Usage | None, usage: Usage) -> Usage:
+    """``total`` plus ``usage``: token counts and costs added up."""
+    if total is None:
+        return Usage.from_json(usage.to_json())
+    cost = Cost(
+        total.cost.input + usage.cost.input,
+        total.cost.output + usage.cost.output,
+        total.cost.cache_read + usage.cost.cache_read,
+        total.cost.cache_write + usage.cost.cache_write,
+        total.cost.total + usage.cost.total,
+    )
+    return Usage(
+        total.input + usage.input,
+        total.output + usage.output,
+        total.cache_read + usage.cache_read,
+        total.cache_write + usage.cache_write,
+        total.total_tokens + usage.total_tokens,
+        cost,
+    )
 
 
 def _describe(value: Any) -> str:
