@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 from tau_command import MODEL, TauCommand
@@ -71,10 +72,9 @@ def with_openrouter(tau: TauCommand, *, key: str | None = "or-key") -> None:
     models["providers"]["local"]["models"][0]["input"] = ["text", "image"]
     models["providers"]["openrouter"] = {
         "baseUrl": tau.server.url("/api/v1"),
-        "headers": {"X-Proxy": "PROXY_TOKEN"},
+        "headers": {"X-Proxy": "painters-team"},
     }
     path.write_text(json.dumps(models))
-    tau.env["PROXY_TOKEN"] = "proxy-secret"
     if key is not None:
         tau.env["OPENROUTER_API_KEY"] = key
 
@@ -103,7 +103,7 @@ def test_a_codemode_script_generates_an_image_and_shows_it(tau: TauCommand) -> N
     _chat, painted, last = tau.server.requests
     assert painted.path == "/api/v1/chat/completions"
     assert painted.headers["authorization"] == "Bearer or-key"
-    assert painted.headers["x-proxy"] == "proxy-secret"
+    assert painted.headers["x-proxy"] == "painters-team"
     assert painted.body == {
         "model": PAINTER,
         "messages": [
@@ -214,3 +214,68 @@ def test_image_models_are_not_in_the_model_list(tau: TauCommand) -> None:
     assert done.returncode == 0, done.stderr
     assert "google/gemini-2.5-flash" in done.stdout
     assert PAINTER not in done.stdout
+
+
+def test_a_generation_matches_pi_16(tau: TauCommand, tmp_path: Path) -> None:
+    import subprocess
+
+    from pi16 import pi16_command
+
+    with_openrouter(tau)
+    script = (
+        f'const painter = await models.getModelOfType("image", "openrouter", "{PAINTER}");\n'
+        'const result = await models.generateImages(painter, { input: [{ type: "text", text: "fox" }] });\n'
+        "for (const block of result.output) if (block.type === 'image') image(block);\n"
+        "const listed = await models.getAvailableOfType('image');\n"
+        "return [result.stopReason, result.output.map((b) => b.type), listed.length, Object.keys(painter).sort()];"
+    )
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(script), Turn(text="A fox.", images=[ScriptedImage(FOX)]), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "--mode", "json", "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", "--mode", "json", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    pi_requests, tau_requests = tau.server.requests[:3], tau.server.requests[3:]
+    pi_painted, tau_painted = pi_requests[1], tau_requests[1]
+    assert tau_painted.path == pi_painted.path == "/api/v1/chat/completions"
+    assert tau_painted.body == pi_painted.body
+    for header in ("authorization", "x-proxy", "content-type"):
+        assert tau_painted.headers[header] == pi_painted.headers[header], header
+    pi_next, tau_next = (r.body["messages"] for r in (pi_requests[2], tau_requests[2]))
+    assert tau_next[-1] == pi_next[-1]  # the image the script showed, attached for the model
+    # The returned value (pi writes it as compact JSON, tau indented) is the same.
+    # pi's output also names the temporary file image() saved the image to, which tau does not.
+    pi_value = json.loads(pi_next[-2]["content"].rsplit("\n", 1)[1])
+    tau_value = json.loads(tau_next[-2]["content"].split("Output:\n", 1)[1])
+    assert (
+        tau_value
+        == pi_value
+        == [
+            "stop",
+            ["text", "image"],
+            74,
+            ["api", "baseUrl", "cost", "id", "input", "inputLimits", "name", "output", "provider", "type"],
+        ]
+    )
+    ends = []
+    for out in (pi.stdout, ours.stdout):
+        events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        end = next(e for e in events if e.get("type") == "tool_execution_end" and e["toolName"] == "codemode")
+        calls = [
+            {k: v for k, v in c.items() if k not in ("id", "durationMs")}
+            for c in end["result"]["details"]["calls"]
+        ]
+        ends.append((calls, end["result"]["usage"]))
+    assert ends[1] == ends[0]
