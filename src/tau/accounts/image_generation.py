@@ -10,7 +10,7 @@ as ``!commands`` or variable names); the key is the provider's (``OPENROUTER_API
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from tau.accounts.auth_storage import InvalidApiKeyError, OAuthRefreshError, resolve_config_value
 from tau.ai.image_models import ImageModel, find_image_model, get_image_models
@@ -25,7 +25,6 @@ from tau.ai.options import StreamOptions
 from tau.ai.redaction import register_secret
 
 if TYPE_CHECKING:
-    from tau.accounts.model_registry import ModelRegistry
     from tau.accounts.models_config import ProviderConfig
     from tau.ai.abort import AbortSignal
 
@@ -33,6 +32,14 @@ __all__ = ["ModelType", "configured_image_model", "image_models", "run_image_mod
 
 ModelType = Literal["chat", "image", "classifier"]
 MODEL_TYPES: tuple[ModelType, ...] = ("chat", "image", "classifier")
+
+
+class ModelRegistry(Protocol):
+    """What this module needs of ``tau.accounts.model_registry.ModelRegistry`` (which calls it)."""
+
+    def provider_config(self, provider: str) -> ProviderConfig | None: ...
+
+    def get_api_key_for_provider(self, provider: str) -> str | None: ...
 
 
 def configured_image_model(model: ImageModel, config: ProviderConfig | None) -> ImageModel:
@@ -60,11 +67,11 @@ async def run_image_model(
     provider: str,
     model_id: str,
     context: ImagesContext,
-    signal: AbortSignal | None = None,
+    signal: AbortSignal | None,
+    missing_auth: str,
 ) -> ImagesResult:
-    """Generate with the image model ``provider``/``model_id`` and the provider's credentials."""
-    from tau.accounts.model_registry import missing_auth_message
-
+    """Generate with the image model ``provider``/``model_id`` and the provider's credentials
+    (``missing_auth``: the error when the provider has none)."""
     model = find_configured_image_model(registry, provider, model_id)
     if model is None:
         unknown = ImageModel(id=model_id, api="", provider=provider, base_url="")
@@ -74,7 +81,7 @@ async def run_image_model(
     except (InvalidApiKeyError, OAuthRefreshError) as error:
         return image_error_result(model, str(error))
     if not api_key:
-        return image_error_result(model, missing_auth_message(provider))
+        return image_error_result(model, missing_auth)
     headers: dict[str, str] = {}
     config = registry.provider_config(provider)
     for name, template in ((config.headers or {}) if config is not None else {}).items():

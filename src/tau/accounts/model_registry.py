@@ -455,7 +455,9 @@ class ModelRegistry:
             provider, model_id = model.provider, model.id
         else:
             provider, model_id = str(model.get("provider", "")), str(model.get("id", ""))
-        return await run_image_model(self, provider, model_id, context, signal)
+        return await run_image_model(
+            self, provider, model_id, context, signal, missing_auth_message(provider)
+        )
 
     # ---- credentials -----------------------------------------------------------------------------
 
