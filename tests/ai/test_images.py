@@ -13,10 +13,18 @@ from typing import Any
 
 from pi16 import by_case, pi16_ai_package
 
-from tau.ai.abort import AbortController
-from tau.ai.image_models import ImageModel, find_image_model, get_image_models, get_image_providers
-from tau.ai.images import ImagesContext, ImagesResult, generate_images, images_context_from_json
-from tau.ai.options import StreamOptions
+from tau.ai import (
+    AbortController,
+    ImageModel,
+    ImagesContext,
+    ImagesResult,
+    StreamOptions,
+    find_image_model,
+    generate_images,
+    get_image_models,
+)
+from tau.ai.image_models import get_image_providers
+from tau.ai.images import images_context_from_json
 from tau.ai.providers.openrouter_images import parse_response
 from tau.testing.fake_llm import (
     PIXEL_PNG,
