@@ -227,7 +227,9 @@ def test_a_generation_matches_pi_16(tau: TauCommand, tmp_path: Path) -> None:
         'const result = await models.generateImages(painter, { input: [{ type: "text", text: "fox" }] });\n'
         "for (const block of result.output) if (block.type === 'image') image(block);\n"
         "const listed = await models.getAvailableOfType('image');\n"
-        "return [result.stopReason, result.output.map((b) => b.type), listed.length, Object.keys(painter).sort()];"
+        "const chat = await models.getModelOfType('chat', 'openrouter', 'openai/gpt-4o');\n"
+        "return [result.stopReason, result.output.map((b) => b.type), listed.length, Object.keys(painter).sort(),\n"
+        "  Object.keys(chat).sort(), chat.maxTokens];"
     )
     for _ in range(2):  # one script for pi, one for tau
         tau.server.add(codemode(script), Turn(text="A fox.", images=[ScriptedImage(FOX)]), Turn(text="Done."))
@@ -267,6 +269,23 @@ def test_a_generation_matches_pi_16(tau: TauCommand, tmp_path: Path) -> None:
             ["text", "image"],
             74,
             ["api", "baseUrl", "cost", "id", "input", "inputLimits", "name", "output", "provider", "type"],
+            # A chat model's whole entry too (it was a few fields), never its headers.
+            [
+                "api",
+                "baseUrl",
+                "compat",
+                "contextWindow",
+                "cost",
+                "id",
+                "input",
+                "inputLimits",
+                "maxTokens",
+                "name",
+                "provider",
+                "reasoning",
+                "type",
+            ],
+            16384,
         ]
     )
     ends = []

@@ -697,23 +697,15 @@ def _block(content: TextContent | ImageContent) -> dict[str, Any]:
 
 
 def _model_info(model: Any) -> dict[str, Any]:
-    """A catalogue entry for scripts: an image model's whole entry, a chat model's main fields;
-    never ``headers`` (models.json headers can carry credentials)."""
+    """A catalogue entry for scripts, as pi's: the model's whole entry with its ``type``, never
+    ``headers`` (models.json headers can carry credentials)."""
     from tau.ai.image_models import ImageModel
 
-    if isinstance(model, ImageModel):
-        info = model.to_json()
-        info.pop("headers", None)
-        return info
-    return {
-        "type": "chat",
-        "provider": model.provider,
-        "id": model.id,
-        "name": model.name,
-        "api": model.api,
-        "input": list(model.input),
-        "contextWindow": model.context_window,
-    }
+    info: dict[str, Any] = (
+        model.to_json() if isinstance(model, ImageModel) else {"type": "chat", **model.to_json()}
+    )
+    info.pop("headers", None)
+    return info
 
 
 def _combined(total: Usage | None, usage: Usage) -> Usage:
