@@ -5,7 +5,9 @@ image models, generates an image against the fake server (OpenRouter's answer) a
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -113,8 +115,13 @@ def test_a_codemode_script_generates_an_image_and_shows_it(tau: TauCommand) -> N
         "modalities": ["image", "text"],
     }
     tool, attached = last.body["messages"][3:]
-    head, _, facts_line = tool["content"].partition("==> text 2/2 <==\n")
+    head, _, rest = tool["content"].partition("==> text 2/2 <==\n")
     assert head.endswith("Output:\n==> text 1/2 <==\nHere is your fox.\n")
+    facts_line, saved_line = rest.split("\n")
+    # As pi's image(), the image is saved to a temporary file, named before it.
+    saved = re.fullmatch(r"\[Image saved to (/\S+/tau-codemode-\w+\.png) \(image/png, 74B\)\]", saved_line)
+    assert saved is not None, saved_line
+    assert Path(saved.group(1)).read_bytes() == base64.b64decode(FOX)
     assert attached["content"][1] == {
         "type": "image_url",
         "image_url": {"url": f"data:image/png;base64,{FOX}"},
@@ -258,9 +265,12 @@ def test_a_generation_matches_pi_16(tau: TauCommand, tmp_path: Path) -> None:
     pi_next, tau_next = (r.body["messages"] for r in (pi_requests[2], tau_requests[2]))
     assert tau_next[-1] == pi_next[-1]  # the image the script showed, attached for the model
     # The returned value (pi writes it as compact JSON, tau indented) is the same.
-    # pi's output also names the temporary file image() saved the image to, which tau does not.
-    pi_value = json.loads(pi_next[-2]["content"].rsplit("\n", 1)[1])
-    tau_value = json.loads(tau_next[-2]["content"].split("Output:\n", 1)[1])
+    # Both name the temporary file image() saved the image to: pi before the value, tau after it.
+    pi_saved, pi_json = pi_next[-2]["content"].split("Output:\n\n", 1)[1].split("\n", 1)
+    tau_json, tau_saved = tau_next[-2]["content"].split("Output:\n", 1)[1].rsplit("\n", 1)
+    saved = r"\[Image saved to /\S+/(pi|tau)-codemode-\w+\.png \(image/png, 74B\)\]"
+    assert re.fullmatch(saved, pi_saved) and re.fullmatch(saved, tau_saved), (pi_saved, tau_saved)
+    pi_value, tau_value = json.loads(pi_json), json.loads(tau_json)
     assert (
         tau_value
         == pi_value

@@ -342,7 +342,56 @@ def _format(
             f"Warning: truncated output (original token count: {-(-len(combined) // _CHARS_PER_TOKEN)})\n\n"
             f"{head}…{-(-removed // _CHARS_PER_TOKEN)} tokens truncated…{tail}\n\n[Full output: {f.name}]"
         )
-    return [TextContent(combined), *images] if combined else [*images]
+    shown = _saved(images)
+    return [TextContent(combined), *shown] if combined else shown
+
+
+_IMAGE_EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
+
+
+def _saved(images: list[ImageContent]) -> list[TextContent | ImageContent]:
+    """Each image after a line naming the temporary file it was saved to, as pi's ``image()`` does:
+    the model sees the image but could not otherwise reach its bytes (a generated image, say) to
+    copy or move it. An image shown twice is saved once; a failed save is said in its line."""
+    labels: dict[str, str] = {}
+    shown: list[TextContent | ImageContent] = []
+    for image in images:
+        label = labels.get(image.data)
+        if label is None:
+            label = labels[image.data] = _save_image(image)
+        shown += [TextContent(label), image]
+    return shown
+
+
+def _save_image(image: ImageContent) -> str:
+    import base64
+    import binascii
+    import os
+
+    try:
+        data = base64.b64decode(image.data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"[Image ({image.mime_type}) could not be saved: its data is not base64]"
+    kind = f"{image.mime_type}, {_size(len(data))}"
+    extension = _IMAGE_EXTENSIONS.get(image.mime_type)
+    if extension is None:
+        return f"[Image ({kind}) could not be saved: no file extension for image type {image.mime_type}]"
+    try:
+        handle, path = tempfile.mkstemp(prefix="tau-codemode-", suffix=extension)  # mode 0600, a new file
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+    except OSError as error:
+        return f"[Image ({kind}) could not be saved: {error.strerror or error}]"
+    return f"[Image saved to {path} ({kind})]"
+
+
+def _size(count: int) -> str:
+    """pi's size: ``74B``, ``1.5KB``, ``2.0MB``."""
+    if count < 1024:
+        return f"{count}B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f}KB"
+    return f"{count / (1024 * 1024):.1f}MB"
 
 
 class _ScriptHost:
