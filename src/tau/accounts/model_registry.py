@@ -37,7 +37,6 @@ from tau.accounts.models_config import (
 )
 from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
-from tau.ai.image_models import ImageModel
 from tau.ai.redaction import register_secret
 from tau.ai.types import Model
 from tau.config.config_errors import ConfigError
@@ -45,6 +44,7 @@ from tau.config.paths import models_path
 
 if TYPE_CHECKING:
     from tau.ai.abort import AbortSignal
+    from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
 __all__ = ["ModelRegistry", "RequestAuth", "missing_auth_message"]
@@ -451,10 +451,10 @@ class ModelRegistry:
         if not isinstance(context, ImagesContext):
             context = images_context_from_json(dict(context))
 
-        if isinstance(model, ImageModel):
-            provider, model_id = model.provider, model.id
-        else:
+        if isinstance(model, Mapping):
             provider, model_id = str(model.get("provider", "")), str(model.get("id", ""))
+        else:
+            provider, model_id = model.provider, model.id
         return await run_image_model(
             self, provider, model_id, context, signal, missing_auth_message(provider)
         )
