@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import Cost, GrammarSampling, ImageContent, TextContent, Usage
+from tau.ai.types import GrammarSampling, ImageContent, TextContent
 from tau.extensions.types import ToolDefinition
+from tau.mcp.codemode_images import saved_images
+from tau.mcp.codemode_models import ScriptModels
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
@@ -204,8 +206,8 @@ async def _run(
         raise RuntimeError("aborted")
     note = None
     shown = any(item.get("type") == "image" for item in outcome.output)
-    if host.generated_images and not shown:
-        count = host.generated_images
+    if host.models.generated_images and not shown:
+        count = host.models.generated_images
         note = (
             f"Note: models.generateImages() returned {count} image{'' if count == 1 else 's'} that the "
             "script did not show. Show each image block of result.output with image(block)."
@@ -228,13 +230,10 @@ async def _run(
         content[0] = TextContent(header + content[0].text)
     else:
         content.insert(0, TextContent(header))
-    return AgentToolResult(content, details={"calls": host.calls}, usage=host.usage)
+    return AgentToolResult(content, details={"calls": host.calls}, usage=host.models.usage)
 
 
 _WORKER_WAIT_S = 60.0
-_MODEL_TYPES = ("chat", "image", "classifier")
-_MODEL_CALLS_AT_ONCE = 4
-"""``models.generateImages()`` calls one script runs at once (pi's limit); the others wait."""
 _workers: threading.BoundedSemaphore | None = None
 _workers_lock = threading.Lock()
 
@@ -342,56 +341,8 @@ def _format(
             f"Warning: truncated output (original token count: {-(-len(combined) // _CHARS_PER_TOKEN)})\n\n"
             f"{head}…{-(-removed // _CHARS_PER_TOKEN)} tokens truncated…{tail}\n\n[Full output: {f.name}]"
         )
-    shown = _saved(images)
+    shown = saved_images(images)
     return [TextContent(combined), *shown] if combined else shown
-
-
-_IMAGE_EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
-
-
-def _saved(images: list[ImageContent]) -> list[TextContent | ImageContent]:
-    """Each image after a line naming the temporary file it was saved to, as pi's ``image()`` does:
-    the model sees the image but could not otherwise reach its bytes (a generated image, say) to
-    copy or move it. An image shown twice is saved once; a failed save is said in its line."""
-    labels: dict[str, str] = {}
-    shown: list[TextContent | ImageContent] = []
-    for image in images:
-        label = labels.get(image.data)
-        if label is None:
-            label = labels[image.data] = _save_image(image)
-        shown += [TextContent(label), image]
-    return shown
-
-
-def _save_image(image: ImageContent) -> str:
-    import base64
-    import binascii
-    import os
-
-    try:
-        data = base64.b64decode(image.data, validate=True)
-    except (binascii.Error, ValueError):
-        return f"[Image ({image.mime_type}) could not be saved: its data is not base64]"
-    kind = f"{image.mime_type}, {_size(len(data))}"
-    extension = _IMAGE_EXTENSIONS.get(image.mime_type)
-    if extension is None:
-        return f"[Image ({kind}) could not be saved: no file extension for image type {image.mime_type}]"
-    try:
-        handle, path = tempfile.mkstemp(prefix="tau-codemode-", suffix=extension)  # mode 0600, a new file
-        with os.fdopen(handle, "wb") as f:
-            f.write(data)
-    except OSError as error:
-        return f"[Image ({kind}) could not be saved: {error.strerror or error}]"
-    return f"[Image saved to {path} ({kind})]"
-
-
-def _size(count: int) -> str:
-    """pi's size: ``74B``, ``1.5KB``, ``2.0MB``."""
-    if count < 1024:
-        return f"{count}B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f}KB"
-    return f"{count / (1024 * 1024):.1f}MB"
 
 
 class _ScriptHost:
@@ -415,12 +366,7 @@ class _ScriptHost:
         self.caller = caller
         self.ctx = ctx
         self.calls: list[dict[str, Any]] = []
-        self.model_calls = 0
-        self.generated_images = 0
-        """Images ``models.generateImages()`` returned, to tell a script that shows none of them."""
-        self.model_slots = asyncio.Semaphore(_MODEL_CALLS_AT_ONCE)
-        self.usage: Usage | None = None
-        """What the script's ``models.*`` calls cost, for the codemode result (pi's ``usage``)."""
+        self.models = ScriptModels(ctx, call_id, signal, self.calls, self.report)
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
         args = json.loads(payload)
@@ -429,7 +375,7 @@ class _ScriptHost:
             "searchTools": self._search,
             "describeTool": self._describe_tool,
             "describeNamespace": self._describe_namespace,
-            "models": self._models,
+            "models": self.models.handle,
         }
         value = await handlers[kind](name, args)
         return "undefined" if value is None else json.dumps(value, ensure_ascii=False)
@@ -548,118 +494,6 @@ class _ScriptHost:
             value["isError"] = True
         return value
 
-    async def _models(self, name: str, args: Any) -> Any:
-        """``models.getModelsOfType`` and the rest: the catalogue's chat and image models as pi's
-        ``ModelInfo``, and ``generateImages()`` through the model registry with the session's
-        credentials. tau runs no classifier models: that list is empty and ``classify()`` answers
-        with an error result, as pi's calls do on a provider error."""
-        registry = getattr(self.ctx, "model_registry", None)
-        if name == "classify":
-            model = args.get("model") or {}
-            return {
-                "provider": str(model.get("provider", "")),
-                "model": str(model.get("id", "")),
-                "stopReason": "error",
-                "errorMessage": "tau cannot run classifier models",
-                "answers": {},
-            }
-        if name == "generateImages":
-            return await self._generate_images(registry, args.get("model"), args.get("context"))
-        kind = args.get("type")
-        if kind not in _MODEL_TYPES:
-            raise RuntimeError(
-                f'Unknown model type {json.dumps(kind)}. Use "chat", "image", or "classifier".'
-            )
-        provider = args.get("provider")
-        if provider is not None and not isinstance(provider, str):
-            raise RuntimeError("provider must be a string")
-        if name == "getModelOfType":
-            model_id = args.get("id")
-            if not isinstance(provider, str) or not isinstance(model_id, str):
-                raise RuntimeError(
-                    "models.getModelOfType(type, provider, id) expects three strings. The provider and the "
-                    'id are separate arguments, for example models.getModelOfType("image", "openrouter", '
-                    '"google/gemini-2.5-flash-image").'
-                )
-            found = registry.get_model_of_type(kind, provider, model_id) if registry is not None else None
-            return None if found is None else _model_info(found)
-        if registry is None:
-            return []
-        if name == "getAvailableOfType":
-            return [_model_info(m) for m in registry.get_available_of_type(kind, provider)]
-        return [_model_info(m) for m in registry.get_models_of_type(kind, provider)]
-
-    async def _generate_images(self, registry: Any, model: Any, context: Any) -> Any:
-        """One ``models.generateImages()`` call: the model is resolved by provider and id only (a
-        script's base URL or headers never get the credentials), the context checked, and the call
-        shown as a nested call row (the model only, never the prompt or image data)."""
-        hint = 'List the image models you can use with models.getAvailableOfType("image").'
-        if (
-            not isinstance(model, dict)
-            or not isinstance(model.get("provider"), str)
-            or not isinstance(model.get("id"), str)
-        ):
-            undefined = (
-                " models.getModelOfType() returns undefined for an unknown provider or id."
-                if model is None
-                else ""
-            )
-            raise RuntimeError(
-                f"models.generateImages() expects an image model as its first argument, got "
-                f"{_describe(model)}.{undefined} {hint}"
-            )
-        provider, model_id = model["provider"], model["id"]
-        resolved = registry.get_model_of_type("image", provider, model_id) if registry is not None else None
-        if resolved is None:
-            chat = registry is not None and registry.get_model_of_type("chat", provider, model_id) is not None
-            raise RuntimeError(
-                f'"{provider}/{model_id}" is a chat model, not an image model. {hint}'
-                if chat
-                else f'Unknown image model "{provider}/{model_id}". {hint}'
-            )
-        from tau.ai.images import images_context_from_json
-
-        shape = (
-            'Expected context: { input: [{ type: "text", text: <prompt> }, ...optional { type: "image", '
-            'data: <base64>, mimeType } references] }. See "Generate images" in the codemode docs.'
-        )
-        if not isinstance(context, dict):
-            raise RuntimeError(
-                f"models.generateImages() expects a context object as its second argument, got "
-                f"{_describe(context)}. {shape}"
-            )
-        if not isinstance(context.get("input"), list) or not context["input"]:
-            raise RuntimeError(
-                "models.generateImages() context.input must be a non-empty array of blocks, got "
-                f"{_describe(context.get('input'))}. {shape}"
-            )
-        try:
-            checked = images_context_from_json(context)
-        except ValueError as error:
-            raise RuntimeError(f"models.generateImages() {error}. {shape}") from None
-        self.model_calls += 1
-        record: dict[str, Any] = {
-            "id": f"{self.call_id}/models.generateImages/{self.model_calls}",
-            "name": "models.generateImages",
-            "args": f"{resolved.provider}/{resolved.id}",
-            "status": "running",
-        }
-        self.calls.append(record)
-        self.report()
-        started = time.monotonic()
-        async with self.model_slots:
-            result = await registry.generate_images(resolved, checked, self.signal)
-        record["durationMs"] = round((time.monotonic() - started) * 1000, 3)
-        record["status"] = {"stop": "ok", "aborted": "cancelled"}.get(result.stop_reason, "error")
-        if result.error_message:
-            record["error"] = result.error_message[:500]
-        if result.usage is not None:
-            record["cost"] = result.usage.cost.total
-            self.usage = _combined(self.usage, result.usage)
-        self.generated_images += sum(1 for block in result.output if isinstance(block, ImageContent))
-        self.report()
-        return result.to_json()
-
     async def _search(self, _name: str, args: Any) -> Any:
         if self.servers is not None:
             await self.servers.wait_for_all()
@@ -743,53 +577,6 @@ def _block(content: TextContent | ImageContent) -> dict[str, Any]:
     if isinstance(content, TextContent):
         return {"type": "text", "text": content.text}
     return {"type": "image", "data": content.data, "mimeType": content.mime_type}
-
-
-def _model_info(model: Any) -> dict[str, Any]:
-    """A catalogue entry for scripts, as pi's: the model's whole entry with its ``type``, never
-    ``headers`` (models.json headers can carry credentials)."""
-    from tau.ai.image_models import ImageModel
-
-    info: dict[str, Any] = (
-        model.to_json() if isinstance(model, ImageModel) else {"type": "chat", **model.to_json()}
-    )
-    info.pop("headers", None)
-    return info
-
-
-def _combined(total: Usage | None, usage: Usage) -> Usage:
-    """``total`` plus ``usage``: token counts and costs added up."""
-    if total is None:
-        return Usage.from_json(usage.to_json())
-    cost = Cost(
-        total.cost.input + usage.cost.input,
-        total.cost.output + usage.cost.output,
-        total.cost.cache_read + usage.cost.cache_read,
-        total.cost.cache_write + usage.cost.cache_write,
-        total.cost.total + usage.cost.total,
-    )
-    return Usage(
-        total.input + usage.input,
-        total.output + usage.output,
-        total.cache_read + usage.cache_read,
-        total.cache_write + usage.cache_write,
-        total.total_tokens + usage.total_tokens,
-        cost,
-    )
-
-
-def _describe(value: Any) -> str:
-    """A script value in an error message: ``undefined``, ``a string``, ``an array``, or its keys."""
-    if value is None:
-        return "undefined"
-    if isinstance(value, list):
-        return "an empty array" if not value else "an array"
-    if isinstance(value, dict):
-        keys = list(value)
-        return "{}" if not keys else "{ " + ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "") + " }"
-    if isinstance(value, str):
-        return "a string"
-    return "a boolean" if isinstance(value, bool) else "a number"
 
 
 def script_value(name: str, result: AgentToolResult, is_error: bool, seconds: float) -> Any:
