@@ -8,7 +8,8 @@ the extensions' ``tool_call``/``tool_result`` handlers (a block rejects the scri
 ``tool_execution_*`` events with ``parent_tool_call_id``. MCP tools give scripts their whole
 ``CallToolResult``, ``bash`` an object, others their text; only what the script outputs reaches the
 model. The sandbox itself is ``tau.mcp.codemode_sandbox``; the built-in that registers the tool
-without MCP is ``tau.mcp.codemode_builtin``.
+without MCP is ``tau.mcp.codemode_builtin``; ``models.*`` (image generation) is
+``tau.mcp.codemode_models``, and the files ``image()`` saves ``tau.mcp.codemode_images``.
 """
 
 from __future__ import annotations
