@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Final
 
 from msgspec import Struct
 
@@ -349,6 +349,33 @@ def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = 
     return text
 
 
+_TREE_FILTER_KEYS: Final[Mapping[str, str]] = {
+    "app.tree.filter.cycleForward": "next",
+    "app.tree.filter.cycleBackward": "previous",
+    "app.tree.filter.default": "default",
+    "app.tree.filter.noTools": "no-tools",
+    "app.tree.filter.userOnly": "user-only",
+    "app.tree.filter.labeledOnly": "labeled-only",
+    "app.tree.filter.all": "all",
+}
+"""``/tree``'s filter keys and what each asks for: a step through the filters, or one of them."""
+
+
+def next_tree_filter(current: str, wanted: str) -> str:
+    """The ``/tree`` filter after a filter key, as pi 1.6's: ``next``/``previous`` step through
+    the filters; a named one is chosen, or when it is the one shown already, ``default`` again."""
+    from tau.modes.interactive.tree_view import FILTER_MODES
+
+    if wanted in ("next", "previous"):
+        step = 1 if wanted == "next" else -1
+        return FILTER_MODES[(FILTER_MODES.index(current) + step) % len(FILTER_MODES)]
+    return "default" if wanted == current else wanted
+
+
+def _close_filter(target: str) -> Callable[[ListDialog[str]], None]:
+    return lambda shown: shown.close(("filter", target))
+
+
 async def _tree(mode: CommandHost, argument: str) -> None:
     from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_items
 
@@ -367,7 +394,8 @@ async def _tree(mode: CommandHost, argument: str) -> None:
             hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
             actions={"app.tree.editLabel": _close_with("label")},
         )
-        dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))
+        for action_id, target in _TREE_FILTER_KEYS.items():
+            dialog.on_empty_action(action_id, _close_filter(target))
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return
@@ -375,7 +403,7 @@ async def _tree(mode: CommandHost, argument: str) -> None:
             break
         kind, entry_id = chosen
         if kind == "filter":
-            filter_mode = FILTER_MODES[(FILTER_MODES.index(filter_mode) + 1) % len(FILTER_MODES)]
+            filter_mode = next_tree_filter(filter_mode, entry_id)
         elif kind == "label":
             text = await mode.show_dialog(
                 InputDialog("Label (empty to clear)", initial=manager.get_label(entry_id) or "")
@@ -388,26 +416,29 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         return
     if chosen.value == manager.get_leaf_id():
         return
-    summary = await mode.show_dialog(
-        ListDialog(
-            "Summarize the branch you are leaving?",
-            [
-                ListItem("No summary", "none"),
-                ListItem("Summarize", "summary"),
-                ListItem("Summarize with instructions…", "custom"),
-            ],
-            filterable=False,
+    choice = "none"  # branchSummary.skipPrompt: leave without a summary, unasked (as pi 1.6)
+    if not settings.branch_summary_skip_prompt:
+        summary = await mode.show_dialog(
+            ListDialog(
+                "Summarize the branch you are leaving?",
+                [
+                    ListItem("No summary", "none"),
+                    ListItem("Summarize", "summary"),
+                    ListItem("Summarize with instructions…", "custom"),
+                ],
+                filterable=False,
+            )
         )
-    )
-    if summary is None:
-        return
+        if summary is None:
+            return
+        choice = summary.value
     instructions = None
-    if summary.value == "custom":
+    if choice == "custom":
         instructions = await mode.show_dialog(InputDialog("Instructions for the summary"))
         if instructions is None:
             return
     result = await session.navigate_tree(
-        chosen.value, summarize=summary.value != "none", custom_instructions=instructions or None
+        chosen.value, summarize=choice != "none", custom_instructions=instructions or None
     )
     if result.cancelled:
         mode.chat.add_notice(

@@ -93,6 +93,12 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.session.delete": ("ctrl+d",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
+    "app.tree.filter.cycleBackward": ("shift+ctrl+o",),
+    "app.tree.filter.default": ("ctrl+d",),
+    "app.tree.filter.noTools": ("ctrl+t",),
+    "app.tree.filter.userOnly": ("ctrl+u",),
+    "app.tree.filter.labeledOnly": (),  # pi: ctrl+l, which is tau's app.tree.editLabel
+    "app.tree.filter.all": ("ctrl+a",),
     # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
@@ -143,12 +149,6 @@ UNSUPPORTED: Final[frozenset[str]] = frozenset(
         "app.tree.foldOrUp",
         "app.tree.unfoldOrDown",
         "app.tree.toggleLabelTimestamp",
-        "app.tree.filter.default",
-        "app.tree.filter.noTools",
-        "app.tree.filter.userOnly",
-        "app.tree.filter.labeledOnly",
-        "app.tree.filter.all",
-        "app.tree.filter.cycleBackward",
         "app.models.enableAll",
         "app.models.clearAll",
         "app.models.toggleProvider",
@@ -352,7 +352,12 @@ class Keymap(Struct, dict=True):
     def released_editor_keys(self) -> list[KeySequence]:
         """Default keys of rebound editing actions that no action has now: pi lets them do
         nothing, where prompt_toolkit's Emacs mode would still run the old command."""
-        taken = {keys for sequences in self.bindings.values() for keys in sequences}
+        taken = {
+            keys
+            for action, sequences in self.bindings.items()
+            if not action.startswith("app.tree.")  # /tree's own keys, never the editor's
+            for keys in sequences
+        }
         released: list[KeySequence] = []
         for action in sorted(self.overridden & EDITOR_COMMANDS.keys()):
             for key in DEFAULT_BINDINGS[action]:
