@@ -89,3 +89,46 @@ def test_branch_summary_skip_prompt_leaves_without_asking(tau: TauCommand, start
     terminal.wait_for(lambda: _editor_text(terminal) == "second question")
     assert "Summarize the branch" not in terminal.text()
     assert len(tau.server.requests) == 2  # no summary was asked of the model
+
+
+def _claude_with_key(tau: TauCommand, key: str) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["anthropic"] = {"baseUrl": tau.server.base_url}
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    tau.env["ANTHROPIC_API_KEY"] = key
+
+
+CLAUDE = ("--provider", "anthropic", "--model", "claude-sonnet-4-5")
+EXTRA_USAGE = "Anthropic subscription auth is active."
+
+
+def test_a_claude_subscription_key_brings_pis_extra_usage_warning_once(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _claude_with_key(tau, "sk-ant-oat01-for-tests")
+    tau.server.add(Turn(text="first answer"))
+    terminal = start_tui(*CLAUDE, ready="claude-sonnet-4-5")
+    terminal.wait_for(EXTRA_USAGE)
+    assert "Disable this warning in /settings." in terminal.text()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    assert terminal.text().count(EXTRA_USAGE) == 1
+
+
+def test_an_api_key_or_the_setting_off_brings_no_extra_usage_warning(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _claude_with_key(tau, "sk-ant-api03-for-tests")
+    tau.server.add(Turn(text="first answer"))
+    terminal = start_tui(*CLAUDE, ready="claude-sonnet-4-5")
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    assert EXTRA_USAGE not in terminal.text()
+    terminal.close()
+    _claude_with_key(tau, "sk-ant-oat01-for-tests")
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"warnings": {"anthropicExtraUsage": False}}))
+    tau.server.add(Turn(text="second answer"))
+    terminal = start_tui(*CLAUDE, ready="claude-sonnet-4-5")
+    _ask(terminal, "second question")
+    terminal.wait_for("second answer")
+    assert EXTRA_USAGE not in terminal.text()

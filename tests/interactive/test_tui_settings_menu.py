@@ -53,6 +53,13 @@ ROWS: list[tuple[str, str, str, Callable[[dict[str, Any]], Any], Any]] = [
     ("Default project trust", "Ask", "Never trust", lambda s: s["defaultProjectTrust"], "never"),
     ("Tree filter mode", "default", "user-only", lambda s: s["treeFilterMode"], "user-only"),
     (
+        "Anthropic extra usage warning",
+        "true",
+        "false",
+        lambda s: s["warnings"]["anthropicExtraUsage"],
+        False,
+    ),
+    (
         "Fullscreen exit output",
         "transcript",
         "resume-hint",

@@ -243,6 +243,7 @@ class InteractiveMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
+        self._extra_usage_warned = False
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
@@ -658,6 +659,7 @@ class InteractiveMode:
             self.scrollback.write(header, new_block=False)
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
+        self._warn_extra_usage()
         if self.session.messages:
             self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
         self.ui = InteractiveUI(self)
@@ -847,8 +849,20 @@ class InteractiveMode:
 
     # -- events ------------------------------------------------------------------------------------
 
+    def _warn_extra_usage(self) -> None:
+        """pi 1.6's warning about an Anthropic subscription login, once a run: at start and when a
+        run starts on such a model (``warnings.anthropicExtraUsage: false`` turns it off)."""
+        if self._extra_usage_warned or not self.session.services.settings_manager.warn_anthropic_extra_usage:
+            return
+        from tau.modes.interactive.extra_usage import EXTRA_USAGE_WARNING, uses_anthropic_subscription
+
+        if uses_anthropic_subscription(self.session.model, self.session.services.model_registry):
+            self._extra_usage_warned = True
+            self.chat.add_notice(EXTRA_USAGE_WARNING, "warning")
+
     def _on_event(self, event: Any) -> None:
         if isinstance(event, AgentStart):
+            self._warn_extra_usage()
             self.activity.working = True
             self.start_ticker()
         elif isinstance(event, AgentEnd):

@@ -375,6 +375,12 @@ SETTINGS: list[Setting] = [
         lambda mode: _settings(mode).tree_filter_mode, _save("treeFilterMode"),
     ),
     Setting(
+        "warnings.anthropicExtraUsage", "Anthropic extra usage warning",
+        "Warn when an Anthropic subscription login may be billed as paid extra usage",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).warn_anthropic_extra_usage),
+        _save_nested("warnings", "anthropicExtraUsage", _is_true),
+    ),
+    Setting(
         "modelThinkingLevels", "Default thinking level per model",
         "The thinking level a model starts with (Shift+Tab still changes it in the session)",
         _fixed(), _model_levels_summary, _ignore, submenu=_model_thinking_submenu,
