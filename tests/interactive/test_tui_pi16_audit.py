@@ -132,3 +132,164 @@ def test_an_api_key_or_the_setting_off_brings_no_extra_usage_warning(
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     assert EXTRA_USAGE not in terminal.text()
+
+
+CHANGELOG = """# Changelog
+
+## [0.1.0] - 2026-12-24
+
+### Added
+
+- The newest thing.
+
+## 0.0.9 (unreleased)
+
+- An older thing.
+
+## Not a version
+
+- Never shown.
+"""
+
+
+def test_new_entries_are_the_sections_newer_than_the_version_last_seen() -> None:
+    from tau.modes.interactive.changelog import new_entries
+
+    newest = "## [0.1.0] - 2026-12-24\n\n### Added\n\n- The newest thing."
+    assert new_entries(CHANGELOG, "0.0.8") == [newest, "## 0.0.9 (unreleased)\n\n- An older thing."]
+    assert new_entries(CHANGELOG, "v0.0.9-20261201.3") == [newest]  # a prerelease counts as 0.0.9
+    assert new_entries(CHANGELOG, "0.1.0") == []
+    assert new_entries(CHANGELOG, "1.6.0") == []  # pi's version in a folder shared with pi
+    assert new_entries(CHANGELOG, "latest") is None
+
+
+def _with_changelog(tau: TauCommand, settings: dict[str, object]) -> None:
+    package = tau.work.parent / "package"
+    package.mkdir(exist_ok=True)
+    (package / "CHANGELOG.md").write_text(CHANGELOG)
+    tau.env["TAU_PACKAGE_DIR"] = str(package)
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+
+
+def _stored_version(tau: TauCommand) -> object:
+    return json.loads((tau.agent_dir / "settings.json").read_text()).get("lastChangelogVersion")
+
+
+def test_whats_new_shows_the_changelog_since_the_version_last_seen_once(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _with_changelog(tau, {"lastChangelogVersion": "0.0.9"})
+    terminal = start_tui()
+    terminal.wait_for("What's New")
+    terminal.wait_for("The newest thing.")
+    assert "An older thing" not in terminal.text()
+    assert _stored_version(tau) == "0.1.0"
+    terminal.close()
+    terminal = start_tui()
+    terminal.type("/")  # the UI is up and drawn
+    terminal.wait_for("/model", where="display")
+    assert "What's New" not in terminal.text()
+
+
+def test_whats_new_is_only_recorded_on_the_first_start_and_collapsed_on_request(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    _with_changelog(tau, {})
+    terminal = start_tui()
+    terminal.wait_for(lambda: _stored_version(tau) == "0.1.0")
+    assert "What's New" not in terminal.text()
+    terminal.close()
+    _with_changelog(tau, {"lastChangelogVersion": "0.0.1", "collapseChangelog": True})
+    terminal = start_tui()
+    terminal.wait_for("Updated to v0.1.0. Use /changelog to view full changelog.")
+    assert "The newest thing" not in terminal.text()
+
+
+LOOKS = """
+from tau.extensions import ExtensionAPI, ExtensionCommandContext
+
+
+def setup(tau: ExtensionAPI) -> None:
+    @tau.register_command("spin", description="A spinner of my own")
+    def spin(args: str, ctx: ExtensionCommandContext) -> None:
+        ctx.ui.set_working_indicator(["<*>"] if args != "none" else [], interval_ms=120)
+        ctx.ui.set_working_message("Busy bee")
+
+    @tau.register_command("hide", description="No working line")
+    def hide(args: str, ctx: ExtensionCommandContext) -> None:
+        ctx.ui.set_working_visible(False)
+
+    @tau.register_command("label", description="Hidden thinking's words")
+    def label(args: str, ctx: ExtensionCommandContext) -> None:
+        ctx.ui.set_hidden_thinking_label(args or None)
+
+    @tau.register_command("themes", description="List and switch themes")
+    def themes(args: str, ctx: ExtensionCommandContext) -> None:
+        names = [theme["name"] for theme in ctx.ui.get_all_themes()]
+        ctx.ui.notify("themes: " + ", ".join(names))
+        ctx.ui.notify(f"light: {ctx.ui.set_theme('light')}")
+        ctx.ui.notify(f"neon: {ctx.ui.set_theme('neon')}")
+"""
+
+
+def _stalled(tau: TauCommand) -> None:
+    from tau.testing.fake_llm import Fault
+
+    tau.server.add(
+        Turn(text="this reply stalls", chunk_size=4, fault=Fault("stall", after_events=4, seconds=30))
+    )
+
+
+def test_an_extensions_working_indicator_and_words(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "looks.py").write_text(LOOKS)
+    _stalled(tau)
+    terminal = start_tui("-e", "looks.py")
+    _ask(terminal, "/spin")
+    _ask(terminal, "go")
+    terminal.wait_for("<*> Busy bee (esc to interrupt)", where="display")
+
+
+def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    (tau.work / "looks.py").write_text(LOOKS)
+    _stalled(tau)
+    _stalled(tau)
+    terminal = start_tui("-e", "looks.py")
+    _ask(terminal, "/spin none")
+    _ask(terminal, "go")
+    terminal.wait_for(
+        lambda: any(line.startswith("Busy bee (esc") for line in terminal.display().splitlines())
+    )
+    terminal.send("\x1b")  # abort
+    terminal.wait_for("Aborted")
+    _ask(terminal, "/hide")
+    _ask(terminal, "again")
+    terminal.wait_for("this", where="display")
+    terminal.wait_for(lambda: terminal.display().count("this") >= 2)
+    assert "esc to interrupt" not in terminal.display()
+
+
+def test_an_extensions_hidden_thinking_label(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "looks.py").write_text(LOOKS)
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"hideThinkingBlock": True}))
+    tau.server.add(Turn(thinking="pondering the request", text="answered"))
+    terminal = start_tui("-e", "looks.py")
+    _ask(terminal, "think")
+    terminal.wait_for("answered")
+    terminal.wait_for("Thinking… (Ctrl+T to show, 3 words)")
+    _ask(terminal, "/label Mulling it over")
+    terminal.wait_for(
+        lambda: "Mulling it over" in terminal.display() and "Thinking…" not in terminal.display()
+    )
+    _ask(terminal, "/label")
+    terminal.wait_for("Thinking… (Ctrl+T to show, 3 words)", where="display")
+
+
+def test_an_extension_lists_and_switches_themes(tau: TauCommand, start_tui: Start) -> None:
+    (tau.work / "looks.py").write_text(LOOKS)
+    terminal = start_tui("-e", "looks.py")
+    _ask(terminal, "/themes")
+    terminal.wait_for("themes: dark, light, system")
+    terminal.wait_for("light: {'success': True}")
+    terminal.wait_for("neon: {'success': False, 'error': 'Theme not found: neon'}")

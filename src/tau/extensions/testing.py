@@ -262,3 +262,18 @@ class ScriptedUI(Struct, dict=True):
 
     def add_autocomplete_provider(self, factory: Any) -> None:
         return None
+
+    def set_working_visible(self, visible: bool) -> None:
+        return None
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        return None
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        return None
+
+    def get_all_themes(self) -> list[dict[str, str | None]]:
+        return []
+
+    def set_theme(self, name: str) -> dict[str, Any]:
+        return {"success": False, "error": "Theme switching needs the terminal UI"}

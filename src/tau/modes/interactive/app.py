@@ -244,6 +244,7 @@ class InteractiveMode:
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
         self._extra_usage_warned = False
+        self.hidden_thinking_label: str | None = None
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
@@ -284,6 +285,7 @@ class InteractiveMode:
                 color_system=self.color_system(),
                 output_pad=self.output_pad,
                 markdown=self.extension_renderers.markdown_hook(),
+                thinking_label=self.hidden_thinking_label,
             )
         return renderer
 
@@ -662,6 +664,13 @@ class InteractiveMode:
         self._warn_extra_usage()
         if self.session.messages:
             self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
+        else:  # pi 1.6: what changed since the version last seen, on a fresh session only
+            from tau import __version__
+            from tau.modes.interactive.changelog import whats_new
+
+            if news := whats_new(self.session.services.settings_manager, __version__):
+                title, text = news
+                self.chat.add_notice(f"{title}\n\n{text}" if title else text)
         self.ui = InteractiveUI(self)
         await self.session.bind_extensions(
             self.ui, on_error=self._extension_error, shutdown_handler=self.quit

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NotifyLevel, ThemeInfo, ThemeResult, WidgetPlacement
 from tau.modes.interactive.dialogs import Dialog, EditorDialog, InputDialog, ListDialog, ListItem
 from tau.modes.interactive.external_editor import open_external_editor
 from tau.modes.interactive.host import DialogHost, EditorHost
@@ -40,8 +40,12 @@ class UIHost(DialogHost, EditorHost, Protocol):
     def activity(self) -> Activity: ...
 
     tools_expanded: bool
+    hidden_thinking_label: str | None
+    theme_name: str
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def restyle(self) -> None: ...
 
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
 
@@ -176,6 +180,34 @@ class InteractiveUI:
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         self._mode.components.add_autocomplete_provider(factory)
+
+    def set_working_visible(self, visible: bool) -> None:
+        self._mode.activity.working_visible = bool(visible)
+        self._mode.invalidate()
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        activity = self._mode.activity
+        activity.working_frames = None if frames is None else [_printable(frame) for frame in frames]
+        activity.working_interval_ms = max(1, int(interval_ms))
+        self._mode.invalidate()
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        self._mode.hidden_thinking_label = _printable(label) if label else None
+        self._mode.restyle()  # drawn blocks keep their drawing: draw them again with the label
+
+    def get_all_themes(self) -> list[ThemeInfo]:
+        from tau.modes.interactive.render.theme import theme_names
+
+        return [{"name": name, "path": None} for name in theme_names()]
+
+    def set_theme(self, name: str) -> ThemeResult:
+        from tau.modes.interactive.render.theme import theme_names
+
+        if name not in theme_names():
+            return {"success": False, "error": f"Theme not found: {name}"}
+        self._mode.theme_name = name
+        self._mode.restyle()
+        return {"success": True}
 
 
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")
