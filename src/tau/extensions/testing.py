@@ -44,8 +44,10 @@ class RecordingHost:
         system_prompt: str = "",
         tools: Sequence[ToolInfo] = (),
         active_tools: Sequence[str] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.cwd = cwd
+        self.settings: dict[str, Any] = dict(settings or {})
         self.session_manager = session_manager or SessionManager.in_memory(cwd)
         self.model_registry: Any = None
         self.model = model
@@ -77,6 +79,12 @@ class RecordingHost:
 
     def get_system_prompt(self) -> str:
         return self.system_prompt
+
+    def get_system_prompt_options(self) -> Any:
+        return None
+
+    def get_settings(self) -> dict[str, Any]:
+        return dict(self.settings)
 
     # -- actions ---------------------------------------------------------------------------------
 
