@@ -293,3 +293,54 @@ def test_an_extension_lists_and_switches_themes(tau: TauCommand, start_tui: Star
     terminal.wait_for("themes: dark, light, system")
     terminal.wait_for("light: {'success': True}")
     terminal.wait_for("neon: {'success': False, 'error': 'Theme not found: neon'}")
+
+
+def test_scope_edits_as_pis_scoped_models_keys() -> None:
+    from tau.modes.interactive.model_scope_edits import clear_all, enable_all, move, toggle_provider
+
+    every = ["a/1", "a/2", "b/1"]
+    assert enable_all(["b/1"], every) == ["b/1", "a/1", "a/2"]
+    assert clear_all(["b/1", "a/1"], ["a/1", "a/2"]) == ["b/1"]
+    assert toggle_provider(["b/1"], every, "a") == ["b/1", "a/1", "a/2"]
+    assert toggle_provider(["a/2", "b/1", "a/1"], every, "a") == ["b/1"]
+    assert move(["a/1", "a/2", "b/1"], "b/1", -1) == ["a/1", "b/1", "a/2"]
+    assert move(["a/1", "a/2"], "a/1", -1) == ["a/1", "a/2"]  # already first
+    assert move(["a/1"], "b/1", 1) == ["a/1"]  # not chosen
+
+
+def _more_models(tau: TauCommand) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [{"id": "other-model"}, {"id": "third-model"}]
+    models["providers"]["extra"] = {**models["providers"]["local"], "models": [{"id": "x-model"}]}
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+
+def test_scoped_models_takes_pis_bulk_and_order_keys(tau: TauCommand, start_tui: Start) -> None:
+    _more_models(tau)
+    terminal = start_tui(rows=40)
+    _ask(terminal, "/scoped-models")
+    terminal.wait_for("Models for Ctrl+P", where="display")
+    terminal.type("model")  # every model matches the search
+    terminal.send("\x01")  # Ctrl+A: all the search shows
+    terminal.wait_for("[x] extra/x-model", where="display")
+    assert "[ ]" not in terminal.display()
+    terminal.send("\x18")  # Ctrl+X: all cleared
+    terminal.wait_for(lambda: "[x]" not in terminal.display())
+    terminal.type("x-model")
+    terminal.wait_for("› [ ] extra/x-model", where="display")
+    terminal.send("\x10")  # Ctrl+P: the highlighted model's provider, all of it
+    terminal.wait_for("[x] extra/x-model", where="display")
+    terminal.type("third")
+    terminal.wait_for("› [ ] local/third-model", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("[x] local/third-model", where="display")
+    terminal.type("third")
+    terminal.wait_for("› [x] local/third-model", where="display")
+    terminal.send("\x1b[1;3A")  # Alt+Up: before extra/x-model in Ctrl+P's order
+    terminal.wait_for(
+        lambda: "#1" in next(row for row in terminal.display().splitlines() if "third-model" in row)
+    )
+    terminal.send("\x13")  # Ctrl+S
+    terminal.wait_for("Ctrl+P cycles local/third-model, extra/x-model")
+    settings = json.loads((tau.agent_dir / "settings.json").read_text())
+    assert settings["enabledModels"] == ["local/third-model", "extra/x-model"]

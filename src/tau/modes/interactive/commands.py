@@ -10,7 +10,7 @@ import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from msgspec import Struct
 
@@ -155,6 +155,27 @@ async def _settings(mode: CommandHost, argument: str) -> None:
     await open_settings(mode)
 
 
+def _close_with_shown(action: str) -> Callable[[ListDialog[str]], None]:
+    """Close the dialog with ``(action, [the keys it lists now])``: what a search left shown."""
+    return lambda shown: shown.close((action, [item.value for item in shown.shown]))
+
+
+def _edit_scope(
+    chosen: list[str], keys: list[str], action: str, value: Any, position: int
+) -> tuple[list[str], int]:
+    """``/scoped-models``' bulk keys (pi 1.6's): the new choice and the row to highlight."""
+    from tau.modes.interactive.model_scope_edits import clear_all, enable_all, move, toggle_provider
+
+    if action == "all":
+        return enable_all(chosen, value), position
+    if action == "clear":
+        return clear_all(chosen, value), position
+    if action == "provider":
+        return toggle_provider(chosen, keys, value.split("/", 1)[0]), keys.index(value)
+    moved = move(chosen, value, -1 if action == "up" else 1)
+    return moved, keys.index(value)
+
+
 async def _scoped_models(mode: CommandHost, argument: str) -> None:
     """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
     from tau.accounts.model_resolver import resolve_model_scope
@@ -177,9 +198,17 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
             "Models for Ctrl+P",
             items,
             selected=position,
-            hint="enter add/remove · ctrl+s save · esc cancel · type to filter",
-            actions={"app.models.save": _close_with("save")},
+            hint="enter add/remove · ctrl+a all · ctrl+x clear · ctrl+p provider · alt+↑↓ order · "
+            "ctrl+s save · esc cancel · type to filter",
+            actions={
+                "app.models.save": _close_with("save"),
+                "app.models.toggleProvider": _close_with("provider"),
+                "app.models.reorderUp": _close_with("up"),
+                "app.models.reorderDown": _close_with("down"),
+            },
         )
+        for action_id, name in (("app.models.enableAll", "all"), ("app.models.clearAll", "clear")):
+            dialog.on_empty_action(action_id, _close_with_shown(name))
         picked = await mode.show_dialog(dialog)
         if picked is None:
             return
@@ -190,6 +219,10 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
             else:
                 chosen.append(key)
             position = keys.index(key)
+            continue
+        action, value = picked
+        if action != "save":
+            chosen, position = _edit_scope(chosen, keys, action, value, position)
             continue
         session.services.settings_manager.set_enabled_models(chosen or None)
         session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0])

@@ -82,6 +82,11 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.model.cycleForward": ("ctrl+p",),
     "app.model.cycleBackward": ("shift+ctrl+p",),
     "app.models.save": ("ctrl+s",),
+    "app.models.enableAll": ("ctrl+a",),
+    "app.models.clearAll": ("ctrl+x",),
+    "app.models.toggleProvider": ("ctrl+p",),
+    "app.models.reorderUp": ("alt+up",),
+    "app.models.reorderDown": ("alt+down",),
     "app.thinking.cycle": ("shift+tab",),
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
@@ -149,11 +154,6 @@ UNSUPPORTED: Final[frozenset[str]] = frozenset(
         "app.tree.foldOrUp",
         "app.tree.unfoldOrDown",
         "app.tree.toggleLabelTimestamp",
-        "app.models.enableAll",
-        "app.models.clearAll",
-        "app.models.toggleProvider",
-        "app.models.reorderUp",
-        "app.models.reorderDown",
     }
 )
 """pi 1.6's ids that tau has no action for: a binding of one is reported, not silently dropped."""
@@ -355,7 +355,7 @@ class Keymap(Struct, dict=True):
         taken = {
             keys
             for action, sequences in self.bindings.items()
-            if not action.startswith("app.tree.")  # /tree's own keys, never the editor's
+            if not action.startswith(("app.tree.", "app.models."))  # pickers' own keys, never the editor's
             for keys in sequences
         }
         released: list[KeySequence] = []
