@@ -344,3 +344,76 @@ def test_scoped_models_takes_pis_bulk_and_order_keys(tau: TauCommand, start_tui:
     terminal.wait_for("Ctrl+P cycles local/third-model, extra/x-model")
     settings = json.loads((tau.agent_dir / "settings.json").read_text())
     assert settings["enabledModels"] == ["local/third-model", "extra/x-model"]
+
+
+STATUS_QUERY = b"\x1b]7501;?\x1b\\"
+
+
+def _status(state: str, message: str | None = None, kind: str | None = None) -> bytes:
+    import base64
+
+    pairs = [f"state={state}", "app=tau"]
+    if kind:
+        pairs.append(f"kind={kind}")
+    if message:
+        pairs.append("msg=" + base64.b64encode(message.encode()).decode())
+    return f"\x1b]7501;{':'.join(pairs)}\x1b\\".encode()
+
+
+ASKS = """
+from tau.extensions import ExtensionAPI, ExtensionCommandContext
+
+
+def setup(tau: ExtensionAPI) -> None:
+    @tau.register_command("ask", description="Ask for permission")
+    async def ask(args: str, ctx: ExtensionCommandContext) -> None:
+        ctx.ui.notify(f"allowed: {await ctx.ui.confirm('Run the deploy?', 'It pushes to production')}")
+"""
+
+
+def test_program_status_follows_the_run_once_the_terminal_answers_the_query(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    from tau.testing.fake_llm import Fault
+
+    (tau.work / "asks.py").write_text(ASKS)
+    tau.server.add(
+        Turn(text="first answer"), Turn(fault=Fault("status", status=400, body="bad request here"))
+    )
+    terminal = start_tui("-e", "asks.py")
+    terminal.wait_for(lambda: STATUS_QUERY in terminal.raw)
+    assert b"state=" not in terminal.raw  # nothing before the terminal said it shows reports
+    terminal.send(STATUS_QUERY.decode())  # the terminal's answer: the same body
+    terminal.wait_for(lambda: _status("idle") in terminal.raw)
+    _ask(terminal, "/name deploy work")
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    terminal.wait_for(lambda: _status("done", "deploy work") in terminal.raw)
+    assert _status("working", "deploy work") in terminal.raw
+    _ask(terminal, "/ask")
+    terminal.wait_for("Run the deploy?", where="display")
+    terminal.wait_for(lambda: _status("blocked", "Run the deploy?", kind="permission") in terminal.raw)
+    terminal.send(ENTER)
+    terminal.wait_for("allowed: True")
+    terminal.wait_for(
+        lambda: terminal.raw.rfind(_status("done", "deploy work")) > terminal.raw.rfind(b"blocked")
+    )
+    _ask(terminal, "second question")
+    terminal.wait_for(lambda: b"state=error:app=tau:msg=" in terminal.raw)
+    terminal.send("\x04")  # Ctrl+D: quit
+    terminal.wait_exit()
+    assert terminal.raw.rfind(_status("clear")) > terminal.raw.rfind(b"state=error")
+
+
+def test_program_status_variables_force_it_on_or_off(tau: TauCommand, start_tui: Start) -> None:
+    tau.env["PI_PROGRAM_STATUS"] = "1"  # pi's name is read too
+    terminal = start_tui()
+    terminal.wait_for(lambda: _status("idle") in terminal.raw)
+    assert STATUS_QUERY not in terminal.raw
+    terminal.close()
+    tau.env["TAU_PROGRAM_STATUS"] = "0"  # tau's wins
+    tau.server.add(Turn(text="first answer"))
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    assert b"\x1b]7501" not in terminal.raw

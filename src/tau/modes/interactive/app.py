@@ -248,6 +248,14 @@ class InteractiveMode:
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
+        from tau._env_twins import env_twin
+        from tau.modes.interactive.program_status import ProgramStatus
+
+        self.program_status = ProgramStatus(
+            self.write_raw,
+            env_twin("PROGRAM_STATUS"),
+            lambda: self.session.session_manager.get_session_name(),
+        )
         self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
@@ -487,6 +495,7 @@ class InteractiveMode:
             output.flush()
 
         self.keyboard = KeyboardProtocol(write, _fileno(output))
+        self.keyboard.program_status = self.program_status
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
             self.keyboard.on_appearance = self._on_appearance_report
@@ -870,6 +879,7 @@ class InteractiveMode:
             self.chat.add_notice(EXTRA_USAGE_WARNING, "warning")
 
     def _on_event(self, event: Any) -> None:
+        self._report_status(event)
         if isinstance(event, AgentStart):
             self._warn_extra_usage()
             self.activity.working = True
@@ -936,6 +946,24 @@ class InteractiveMode:
                 self.progress.busy()
             self.chat.on_agent_event(event)
         self.invalidate()
+
+    def _report_status(self, event: Any) -> None:
+        """The program status (OSC 7501) follows the run, as pi 1.6's reporter."""
+        status = self.program_status
+        if isinstance(event, AgentStart):
+            status.run_started()
+        elif isinstance(event, AgentEnd):
+            status.run_ended()
+        elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+            status.reply_ended(event.message.stop_reason, event.message.error_message)
+        elif isinstance(event, CompactionStart):
+            status.compaction_started()
+        elif isinstance(event, CompactionEnd):
+            status.compaction_ended(
+                aborted=event.aborted, error_message=event.error_message, manual=event.reason == "manual"
+            )
+        elif isinstance(event, SessionInfoChanged):
+            status.report()  # the name is the message of working and done
 
     def start_ticker(self) -> None:
         if self._ticker is None or self._ticker.done():

@@ -21,7 +21,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition
@@ -30,6 +30,9 @@ from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 
 from tau.modes.interactive.keymap import SHIFT_ENTER
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.program_status import ProgramStatus
 
 __all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key", "lone_escape"]
 
@@ -42,8 +45,10 @@ def lone_escape() -> bool:
     return not get_app().key_processor.input_queue
 
 
-QUERY = "\x1b[>1u\x1b[?u\x1b[c"
-"""Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal)."""
+KITTY_QUERY = "\x1b[>1u\x1b[?u"
+QUERY = KITTY_QUERY + "\x1b[c"
+"""Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal); the
+program status query (OSC 7501), when asked, goes before DA1, as pi sends it."""
 MODIFY_OTHER_KEYS_ON = "\x1b[>4;2m"
 MODIFY_OTHER_KEYS_OFF = "\x1b[>4;0m"
 KITTY_POP = "\x1b[<u"
@@ -216,10 +221,16 @@ class KeyboardProtocol:
         """Called when the colour answers are over (the DA1 after them), answered or not."""
         self._colours_asked = 0
         self._appearance_reports = False
+        self.program_status: ProgramStatus | None = None
+        """Asked for with the key queries (OSC 7501); told when the terminal answers, cleared on restore."""
         self._starting = False
         atexit.register(self._restore_at_exit)
 
     def _colour(self, number: int, value: str) -> None:
+        if number == 7501:  # the program status query's answer
+            if value.startswith("?") and self.program_status is not None:
+                self.program_status.answered()
+            return
         if number == 11 and self.on_background is not None:
             self.on_background(value)
         if self.on_colour is not None:
@@ -257,7 +268,10 @@ class KeyboardProtocol:
             colours = APPEARANCE_REPORTS_ON + COLOUR_QUERY
             self._appearance_reports = True
             self._colours_asked += 1
-        self._write(colours + QUERY)
+        status_query = self.program_status.query() if self.program_status is not None else ""
+        self._write(colours + KITTY_QUERY + status_query + DA1)
+        if self.program_status is not None:
+            self.program_status.report()  # sent now when TAU_PROGRAM_STATUS=1 needs no answer
 
     def on_answer(self, kind: str, flags: int) -> None:
         if kind == "appearance":
@@ -284,7 +298,9 @@ class KeyboardProtocol:
         return out + (MODIFY_OTHER_KEYS_OFF if self.modify_other_keys else "")
 
     def restore(self) -> None:
-        """Give the terminal its keys back (idempotent)."""
+        """Give the terminal its keys back (idempotent); the program status is cleared."""
+        if self.program_status is not None:
+            self.program_status.stop()
         sequence = self.restore_sequence()
         self._pushed = self.kitty = self.modify_other_keys = self._asked = self._appearance_reports = False
         self._starting = False

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
     from tau.modes.interactive.components import ComponentHost
+    from tau.modes.interactive.program_status import ProgramStatus
     from tau.modes.interactive.state import Activity
 
 __all__ = ["InteractiveUI", "UIHost"]
@@ -41,6 +42,7 @@ class UIHost(DialogHost, EditorHost, Protocol):
 
     tools_expanded: bool
     hidden_thinking_label: str | None
+    program_status: ProgramStatus
     theme_name: str
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]: ...
@@ -57,6 +59,23 @@ class InteractiveUI:
         self._mode = mode
 
     async def _ask(
+        self,
+        dialog: Dialog,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        default: Any,
+        title: str,
+        kind: str = "question",
+    ) -> Any:
+        """``dialog``'s answer; meanwhile the program status says tau waits for the user."""
+        source = f"extension-dialog-{id(dialog)}"
+        self._mode.program_status.blocked(source, kind, title)
+        try:
+            return await self._ask_now(dialog, timeout, signal, default)
+        finally:
+            self._mode.program_status.blocked(source)
+
+    async def _ask_now(
         self, dialog: Dialog, timeout: float | None, signal: AbortSignal | None, default: Any
     ) -> Any:
         if signal is not None:
@@ -80,7 +99,7 @@ class InteractiveUI:
         signal: AbortSignal | None = None,
     ) -> str | None:
         dialog: ListDialog[str] = ListDialog(title, [ListItem(option, option) for option in options])
-        chosen = await self._ask(dialog, timeout, signal, None)
+        chosen = await self._ask(dialog, timeout, signal, None, title)
         return chosen.value if isinstance(chosen, ListItem) else None
 
     async def confirm(
@@ -93,7 +112,7 @@ class InteractiveUI:
             filterable=False,
             hint="↑↓ move · enter choose · esc: no",
         )
-        chosen = await self._ask(dialog, timeout, signal, None)
+        chosen = await self._ask(dialog, timeout, signal, None, title, kind="permission")
         return bool(chosen.value) if isinstance(chosen, ListItem) else False
 
     async def input(
@@ -104,14 +123,21 @@ class InteractiveUI:
         timeout: float | None = None,
         signal: AbortSignal | None = None,
     ) -> str | None:
-        answer = await self._ask(InputDialog(title, placeholder=placeholder or ""), timeout, signal, None)
+        answer = await self._ask(
+            InputDialog(title, placeholder=placeholder or ""), timeout, signal, None, title
+        )
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
         def external(buffer: Buffer) -> None:
             self._mode.spawn(open_external_editor(self._mode, buffer))
 
-        answer = await self._mode.show_dialog(EditorDialog(title, prefill, external_editor=external))
+        source = f"extension-editor-{id(external)}"
+        self._mode.program_status.blocked(source, "question", title)
+        try:
+            answer = await self._mode.show_dialog(EditorDialog(title, prefill, external_editor=external))
+        finally:
+            self._mode.program_status.blocked(source)
         return answer if isinstance(answer, str) else None
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
