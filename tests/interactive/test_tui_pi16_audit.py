@@ -417,3 +417,40 @@ def test_program_status_variables_force_it_on_or_off(tau: TauCommand, start_tui:
     _ask(terminal, "first question")
     terminal.wait_for("first answer")
     assert b"\x1b]7501" not in terminal.raw
+
+
+def test_cache_miss_notices_say_what_a_reply_paid_again_when_switched_on(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    from tau.testing.fake_llm.script import ScriptedUsage
+
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"showCacheMissNotices": True}))
+    tau.server.add(
+        Turn(text="first answer", usage=ScriptedUsage(input=100, output=5, cache_read=30000)),
+        Turn(text="second answer", usage=ScriptedUsage(input=30200, output=5)),
+        Turn(text="third answer", usage=ScriptedUsage(input=200, output=5, cache_read=30100)),
+    )
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    _ask(terminal, "second question")
+    terminal.wait_for("second answer")
+    terminal.wait_for("Cache miss: 30k tokens re-billed")
+    _ask(terminal, "third question")
+    terminal.wait_for("third answer")
+    assert terminal.text().count("Cache miss") == 1  # the third read its prompt from the cache
+
+
+def test_no_cache_miss_notice_by_default(tau: TauCommand, start_tui: Start) -> None:
+    from tau.testing.fake_llm.script import ScriptedUsage
+
+    tau.server.add(
+        Turn(text="first answer", usage=ScriptedUsage(input=100, output=5, cache_read=30000)),
+        Turn(text="second answer", usage=ScriptedUsage(input=30200, output=5)),
+    )
+    terminal = start_tui()
+    _ask(terminal, "first question")
+    terminal.wait_for("first answer")
+    _ask(terminal, "second question")
+    terminal.wait_for("second answer")
+    assert "Cache miss" not in terminal.text()

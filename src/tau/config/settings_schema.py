@@ -104,6 +104,7 @@ _TOP_LEVEL: dict[str, Rule] = {
     "hideThinkingBlock": _BOOL,
     "cacheWarming": _one_of("off", "streaming", "idle"),
     "collapseChangelog": _BOOL,
+    "showCacheMissNotices": _BOOL,
     "lastChangelogVersion": _STRING,
     "enableInstallTelemetry": _BOOL,
     "doubleEscapeAction": _one_of("tree", "fork", "none"),

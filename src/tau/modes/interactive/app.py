@@ -903,6 +903,13 @@ class InteractiveMode:
             if event.result is not None:
                 summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
                 self.chat.add_messages([summary])
+                if (
+                    event.result.usage is not None
+                    and self.session.services.settings_manager.show_cache_miss_notices
+                ):
+                    from tau.modes.interactive.cache_misses import compaction_cost_notice
+
+                    self.chat.add_notice(compaction_cost_notice(event.result.usage), "warning")
             elif event.error_message and not event.aborted:
                 message = event.error_message
                 if not message.lower().startswith("compaction"):
@@ -945,7 +952,21 @@ class InteractiveMode:
             elif isinstance(event, TurnStart):
                 self.progress.busy()
             self.chat.on_agent_event(event)
+            if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                self._notice_cache_miss(event.message)
         self.invalidate()
+
+    def _notice_cache_miss(self, message: AssistantMessage) -> None:
+        """pi 1.6's "Cache miss: ... re-billed" line after the reply that paid for it."""
+        if not self.session.services.settings_manager.show_cache_miss_notices:
+            return
+        from tau.modes.interactive.cache_misses import detect_cache_miss, miss_notice
+
+        model = self.session.services.model_registry.find(message.provider, message.model)
+        price = model.cost.cache_read if model is not None else 0.0
+        miss = detect_cache_miss(self.session.session_manager.get_entries(), message, price)
+        if miss is not None and (text := miss_notice(miss)) is not None:
+            self.chat.add_notice(text, "warning")
 
     def _report_status(self, event: Any) -> None:
         """The program status (OSC 7501) follows the run, as pi 1.6's reporter."""

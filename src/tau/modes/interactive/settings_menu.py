@@ -357,6 +357,17 @@ SETTINGS: list[Setting] = [
         _restyled(_save_nested("markdown", "mermaid", str)),
     ),
     Setting(
+        "showCacheMissNotices", "Cache miss notices",
+        "Notices of prompt tokens billed again after a cache miss, and of what a compaction cost",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_cache_miss_notices),
+        _save("showCacheMissNotices", _is_true),
+    ),
+    Setting(
+        "collapseChangelog", "Collapse changelog", "Say \"Updated to vX\" in one line instead of What's New after an update",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).collapse_changelog),
+        _save("collapseChangelog", _is_true),
+    ),
+    Setting(
         "quietStartup", "Quiet startup", "Start without the header and what was loaded (header: keep the header)",
         _fixed("true", "header", "false"), lambda mode: _word(_settings(mode).quiet_startup),
         _save("quietStartup", _quiet_word),
