@@ -91,11 +91,11 @@ def test_every_pi_16_id_is_an_action_of_taus_or_reported(tmp_path: Path) -> None
 
 def test_an_id_tau_has_no_action_for_is_one_warning_naming_it(tmp_path: Path) -> None:
     (tmp_path / "keybindings.json").write_text(
-        json.dumps({"app.session.toggleSort": "ctrl+n", "treeFoldOrUp": "alt+left", "my.own.thing": "f5"})
+        json.dumps({"app.tree.unfoldOrDown": "ctrl+n", "treeFoldOrUp": "alt+left", "my.own.thing": "f5"})
     )
     warnings = load_keymap(str(tmp_path)).warnings
     assert warnings == [
-        "keybindings.json: app.session.toggleSort: tau has no such action; ignored",
+        "keybindings.json: app.tree.unfoldOrDown: tau has no such action; ignored",
         "keybindings.json: treeFoldOrUp: tau has no such action; ignored",
         "keybindings.json: my.own.thing: not a keybinding id tau knows; ignored",
     ]

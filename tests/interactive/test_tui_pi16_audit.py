@@ -454,3 +454,55 @@ def test_no_cache_miss_notice_by_default(tau: TauCommand, start_tui: Start) -> N
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     assert "Cache miss" not in terminal.text()
+
+
+def test_session_picker_orders_filters_and_paths_as_pis(tau: TauCommand, start_tui: Start) -> None:
+    from tau_command import MODEL
+
+    tau.server.add(Turn(text="a"), Turn(text="b"), Turn(text="c"))
+    assert tau.run(*MODEL, "-p", "original question").returncode == 0
+    [original] = tau.session_files()
+    assert tau.run(*MODEL, "--fork", str(original), "-p", "forked question").returncode == 0
+    assert tau.run(*MODEL, "-n", "named session", "-p", "third question").returncode == 0
+    terminal = start_tui(cols=160)
+    _ask(terminal, "/resume")
+    terminal.wait_for("Resume a session · threaded", where="display")
+    rows = [row for row in terminal.display().splitlines() if "question" in row or "named session" in row]
+    assert [row[2:].split("  ")[0] for row in rows][:3] == [
+        "named session",
+        "original question",
+        "└ original question",  # the fork, under the session it came from (it starts the same)
+    ]
+    terminal.send("\x13")  # Ctrl+S: recent
+    terminal.wait_for("Resume a session · recent", where="display")
+    terminal.wait_for(lambda: "└" not in terminal.display())
+    terminal.send("\x0e")  # Ctrl+N: named sessions only
+    terminal.wait_for("Resume a session, named only · recent", where="display")
+    assert "original question" not in terminal.display() and "named session" in terminal.display()
+    terminal.send("\x10")  # Ctrl+P: each session's file
+    terminal.wait_for("/agent/sessions/", where="display")
+    terminal.send("\x13")  # Ctrl+S: relevance
+    terminal.wait_for("Resume a session, named only · relevance", where="display")
+
+
+def test_threaded_order_puts_forks_under_their_parents_and_survives_a_loop() -> None:
+    from datetime import datetime, timedelta
+
+    from tau.modes.interactive.session_order import next_sort_mode, threaded
+    from tau.session.listing import SessionInfo
+
+    start = datetime(2026, 12, 1)
+
+    def info(path: str, minutes: int, parent: str | None = None) -> SessionInfo:
+        when = start + timedelta(minutes=minutes)
+        return SessionInfo(path, path, "/p", None, parent, when, when, 1, path, path)
+
+    rows = threaded([info("a", 1), info("b", 5, "a"), info("c", 3), info("d", 4, "a"), info("e", 9, "gone")])
+    assert [(i.path, depth) for i, depth in rows] == [("e", 0), ("c", 0), ("a", 0), ("b", 1), ("d", 1)]
+    looped = threaded([info("x", 1, "y"), info("y", 2, "x")])
+    assert sorted(i.path for i, _ in looped) == ["x", "y"]
+    assert [next_sort_mode(m) for m in ("threaded", "recent", "relevance")] == [
+        "recent",
+        "relevance",
+        "threaded",
+    ]

@@ -155,6 +155,11 @@ async def _settings(mode: CommandHost, argument: str) -> None:
     await open_settings(mode)
 
 
+def _close_with_query(action: str) -> Callable[[ListDialog[str]], None]:
+    """Close the dialog with ``(action, the search typed)``, to open it again as it was."""
+    return lambda shown: shown.close((action, shown.query.text))
+
+
 def _close_with_shown(action: str) -> Callable[[ListDialog[str]], None]:
     """Close the dialog with ``(action, [the keys it lists now])``: what a search left shown."""
     return lambda shown: shown.close((action, [item.value for item in shown.shown]))
@@ -243,11 +248,15 @@ async def _new(mode: CommandHost, argument: str) -> None:
 
 async def _resume(mode: CommandHost, argument: str) -> None:
     """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
-    Ctrl+D deletes (after asking)."""
+    Ctrl+D deletes (after asking); as pi 1.6's, Ctrl+S changes the order (threaded, recent,
+    relevance), Ctrl+N shows only named sessions, Ctrl+P shows each session's file."""
+    from tau.modes.interactive.session_order import next_sort_mode, threaded
     from tau.session.listing import list_all_sessions, list_sessions
     from tau.session.paths import sessions_root
 
-    everywhere = False
+    everywhere = named_only = show_path = False
+    sort_mode = "threaded"
+    query = ""
     while True:
         manager = mode.session.session_manager
         if everywhere:
@@ -255,28 +264,43 @@ async def _resume(mode: CommandHost, argument: str) -> None:
         else:
             infos = list_sessions(manager.get_session_dir())
         current = mode.session.session_file
-        infos = [i for i in infos if i.path != current]
+        infos = [i for i in infos if i.path != current and (i.name or not named_only)]
+        rows = threaded(infos) if sort_mode == "threaded" else [(i, 0) for i in infos]
         items = [
             ListItem(
-                _one_line(i.name or i.first_message or "(no messages)", 60),
+                ("  " * (depth - 1) + "└ " if depth else "")
+                + _one_line(i.name or i.first_message or "(no messages)", 60),
                 i.path,
                 f"{i.modified:%Y-%m-%d %H:%M} · {i.message_count} msgs"
-                + (f" · {i.cwd}" if everywhere else ""),
+                + (f" · {i.cwd}" if everywhere else "")
+                + (f" · {i.path}" if show_path else ""),
                 f"{i.name or ''} {i.cwd if everywhere else ''} {i.all_messages_text[:2000]}",
             )
-            for i in infos
+            for i, depth in rows
         ]
 
         dialog: ListDialog[str] = ListDialog(
-            "Resume a session" + (" (all projects)" if everywhere else ""),
+            "Resume a session"
+            + (" (all projects)" if everywhere else "")
+            + (", named only" if named_only else "")
+            + f" · {sort_mode}",
             items,
-            hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
+            hint="enter resume · tab this folder/all projects · ctrl+s order · ctrl+n named · ctrl+p path"
+            " · ctrl+r rename · ctrl+d delete · esc cancel",
             actions={
                 "app.session.rename": _close_with("rename"),
                 "app.session.delete": _close_with("delete"),
             },
+            keep_order=sort_mode == "recent",
         )
-        dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
+        dialog.query.text = query
+        dialog.on_empty_key("tab", lambda shown: shown.close(("scope", shown.query.text)))
+        for action_id, kind_of in (
+            ("app.session.toggleSort", "sort"),
+            ("app.session.toggleNamedFilter", "named"),
+            ("app.session.togglePath", "path"),
+        ):
+            dialog.on_empty_action(action_id, _close_with_query(kind_of))
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return
@@ -284,8 +308,15 @@ async def _resume(mode: CommandHost, argument: str) -> None:
             await mode.runtime.switch_session(chosen.value)
             return
         kind, path = chosen
+        query = path if kind in ("scope", "sort", "named", "path") else ""
         if kind == "scope":
             everywhere = not everywhere
+        elif kind == "sort":
+            sort_mode = next_sort_mode(sort_mode)
+        elif kind == "named":
+            named_only = not named_only
+        elif kind == "path":
+            show_path = not show_path
         elif kind == "rename":
             name = await mode.show_dialog(InputDialog("New name for the session"))
             if name and name.strip():

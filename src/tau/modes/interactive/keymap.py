@@ -96,6 +96,9 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.session.resume": (),
     "app.session.rename": ("ctrl+r",),
     "app.session.delete": ("ctrl+d",),
+    "app.session.toggleSort": ("ctrl+s",),
+    "app.session.toggleNamedFilter": ("ctrl+n",),
+    "app.session.togglePath": ("ctrl+p",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
     "app.tree.filter.cycleBackward": ("shift+ctrl+o",),
@@ -147,9 +150,6 @@ UNSUPPORTED: Final[frozenset[str]] = frozenset(
         "tui.editor.pageDown",
         "tui.input.copy",
         "app.thinking.save",
-        "app.session.togglePath",
-        "app.session.toggleSort",
-        "app.session.toggleNamedFilter",
         "app.session.deleteNoninvasive",
         "app.tree.foldOrUp",
         "app.tree.unfoldOrDown",
@@ -355,7 +355,7 @@ class Keymap(Struct, dict=True):
         taken = {
             keys
             for action, sequences in self.bindings.items()
-            if not action.startswith(("app.tree.", "app.models."))  # pickers' own keys, never the editor's
+            if not action.startswith(("app.tree.", "app.models.", "app.session.toggle"))  # pickers' keys
             for keys in sequences
         }
         released: list[KeySequence] = []
