@@ -1,5 +1,5 @@
-"""``tau --list-models [search]`` prints pi 1.6's table byte for byte: the same models, order, number
-format (``16.4K``, ``1M``) and padding, and pi's line when a search matches nothing."""
+"""Command-line outputs scripts read, byte for byte as the real pi 1.6 prints them: ``--list-models``
+(pi's table, number format and fuzzy search) and ``auth check --json``."""
 
 from __future__ import annotations
 
@@ -49,3 +49,27 @@ def test_list_models_prints_pi_16s_table(tau: TauCommand, tmp_path: Path) -> Non
         ours = tau.run("--list-models", *search)
         assert ours.returncode == 0, ours.stderr
         assert ours.stdout == _pi(tau, tmp_path / "pi", "--list-models", *search), search
+
+
+def test_auth_check_json_is_pi_16s_for_every_kind_of_key(tau: TauCommand, tmp_path: Path) -> None:
+    """``authType`` names the kind of credential (pi's ``api_key``/``oauth``), not its source."""
+    (tau.agent_dir / "models.json").write_text(json.dumps(MODELS))
+    cases = [
+        ({"ANTHROPIC_API_KEY": "sk-env"}, "anthropic", None),
+        ({}, "local", None),  # models.json's apiKey
+        ({}, "openai", {"openai": {"type": "api_key", "key": "sk-stored"}}),
+    ]
+    for env, provider, stored in cases:
+        pi_dir = tmp_path / f"pi-{provider}"
+        for folder in (tau.agent_dir, pi_dir):
+            folder.mkdir(exist_ok=True)
+            (folder / "auth.json").unlink(missing_ok=True)
+            if stored:
+                (folder / "auth.json").write_text(json.dumps(stored))
+        tau.env.update(env)
+        ours = tau.run("auth", "check", "--provider", provider, "--json", "--credentials")
+        assert ours.stdout == _pi(
+            tau, pi_dir, "auth", "check", "--provider", provider, "--json", "--credentials"
+        )
+        for name in env:
+            del tau.env[name]
