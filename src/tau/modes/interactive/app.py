@@ -175,9 +175,22 @@ async def run_interactive_mode(
     (fullscreen or regular) override the settings; ``verbose`` shows the whole startup header
     whatever ``quietStartup`` says."""
     mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode, verbose=verbose)
-    return await mode.run(
-        initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
-    )
+    try:
+        return await mode.run(
+            initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
+        )
+    except Exception as error:  # the next start says so and /bug attaches it, as pi 1.6
+        from tau.modes.interactive.crash_log import record_crash
+
+        session = runtime.session
+        record_crash(
+            session.services.agent_dir,
+            "fatal_error",
+            error,
+            session_file=session.session_file,
+            cwd=session.cwd,
+        )
+        raise
 
 
 class InteractiveMode:
@@ -671,6 +684,10 @@ class InteractiveMode:
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
         self._warn_extra_usage()
+        from tau.modes.interactive.crash_log import crash_notice, take_unnotified_crash
+
+        if (crash := take_unnotified_crash(self.session.services.agent_dir)) is not None:
+            self.chat.add_notice(crash_notice(crash), "warning")
         if self.session.messages:
             self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
         else:  # pi 1.6: what changed since the version last seen, on a fresh session only
