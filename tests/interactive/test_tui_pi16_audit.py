@@ -506,3 +506,46 @@ def test_threaded_order_puts_forks_under_their_parents_and_survives_a_loop() -> 
         "relevance",
         "threaded",
     ]
+
+
+LISTENS = """
+from tau.extensions import ExtensionAPI, ExtensionCommandContext
+
+removers = []
+
+
+def setup(tau: ExtensionAPI) -> None:
+    @tau.register_command("grab", description="Watch raw input")
+    def grab(args: str, ctx: ExtensionCommandContext) -> None:
+        def listener(data):
+            if "q" in data:
+                return {"consume": True}
+            if "w" in data:
+                return {"data": data.replace("w", "W!")}
+            return None
+
+        removers.append(ctx.ui.on_terminal_input(listener))
+
+    @tau.register_command("release", description="Stop watching")
+    def release(args: str, ctx: ExtensionCommandContext) -> None:
+        for remove in removers:
+            remove()
+"""
+
+
+def test_an_extension_sees_raw_input_first_and_can_swallow_or_change_it(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    (tau.work / "listens.py").write_text(LISTENS)
+    terminal = start_tui("-e", "listens.py")
+    _ask(terminal, "/grab")
+    terminal.send("a")
+    terminal.send("q")  # swallowed
+    terminal.send("w")  # handed on as "W!"
+    terminal.send("b")
+    terminal.wait_for(lambda: _editor_text(terminal) == "aW!b")
+    terminal.send("\x15")  # Ctrl+U: the line cleared
+    terminal.wait_for(lambda: _editor_text(terminal) == "")
+    _ask(terminal, "/release")
+    terminal.send("q")
+    terminal.wait_for(lambda: _editor_text(terminal) == "q")

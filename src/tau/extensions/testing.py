@@ -285,3 +285,6 @@ class ScriptedUI(Struct, dict=True):
 
     def set_theme(self, name: str) -> dict[str, Any]:
         return {"success": False, "error": "Theme switching needs the terminal UI"}
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        return lambda: None

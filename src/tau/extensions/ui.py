@@ -157,6 +157,12 @@ class ComponentUI(Protocol):
         or ``{"success": False, "error": ...}``."""
         ...
 
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        """``handler(data)`` sees the terminal's raw input first (each read, key sequences as the
+        terminal sends them): return ``{"consume": True}`` to swallow it or ``{"data": text}`` to
+        hand on other text; returns the function that removes the handler."""
+        ...
+
 
 class NeutralUI:
     """``ExtensionUI`` without a screen, all but its choices: text dialogs get no answer, display
@@ -241,6 +247,9 @@ class NeutralUI:
 
     def set_theme(self, name: str) -> ThemeResult:
         return {"success": False, "error": "Theme switching needs the terminal UI"}
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        return lambda: None
 
 
 class NoUI(NeutralUI):

@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -258,6 +258,7 @@ class InteractiveMode:
         self._seen_width = 0
         self._extra_usage_warned = False
         self.hidden_thinking_label: str | None = None
+        self.terminal_input_listeners: list[Callable[[str], Any]] = []
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
@@ -509,6 +510,7 @@ class InteractiveMode:
 
         self.keyboard = KeyboardProtocol(write, _fileno(output))
         self.keyboard.program_status = self.program_status
+        self.keyboard.input_listeners = self.terminal_input_listeners  # kept across TUI mode switches
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
             self.keyboard.on_appearance = self._on_appearance_report

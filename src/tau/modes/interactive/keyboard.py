@@ -154,10 +154,16 @@ class KeyParser(Vt100Parser):
         feed_key_callback: Callable[[KeyPress], None],
         on_answer: Callable[[str, int], None],
         on_colour: Callable[[int, str], None] = lambda number, value: None,
+        on_input: Callable[[str], str] | None = None,
     ):
         self._on_answer = on_answer
         self._on_colour = on_colour
+        self._on_input = on_input
+        """Extensions' raw input listeners (``ctx.ui.on_terminal_input``): what they leave is read."""
         super().__init__(feed_key_callback)
+
+    def _input(self, data: str) -> str:
+        return self._on_input(data) if self._on_input is not None and data else data
 
     def feed(self, data: str) -> None:
         if "\x1b]" in data and not self._in_bracketed_paste:
@@ -166,21 +172,26 @@ class KeyParser(Vt100Parser):
                 self._on_colour(int(match.group(1)), match.group(2))
             data = _OSC_REPLY.sub("", data)
         if self._in_bracketed_paste or "\x1b[" not in data:
-            super().feed(data)
+            super().feed(self._input(data))
             return
         paste = data.find(_PASTE_START)
         scan, rest = (data, "") if paste < 0 else (data[:paste], data[paste:])
         position = 0
         for match in _SEQUENCE.finditer(scan):
             if match.start() > position:
-                super().feed(scan[position : match.start()])
+                super().feed(self._input(scan[position : match.start()]))
             super().flush()  # what came before is complete: this sequence cannot continue it
-            self._handle(match)
+            key = match.group(3) is not None or match.group(5) is not None  # a key, not an answer
+            seen = self._input(match.group(0)) if key else match.group(0)
+            if seen == match.group(0):
+                self._handle(match)
+            elif seen:
+                super().feed(seen)
             position = match.end()
         if position < len(scan):
-            super().feed(scan[position:])
+            super().feed(self._input(scan[position:]))
         if rest:
-            super().feed(rest)
+            super().feed(self._input(rest))
 
     def _handle(self, match: re.Match[str]) -> None:
         kitty_flags, appearance, kitty_key, modifiers, code = match.groups()
@@ -221,6 +232,8 @@ class KeyboardProtocol:
         """Called when the colour answers are over (the DA1 after them), answered or not."""
         self._colours_asked = 0
         self._appearance_reports = False
+        self.input_listeners: list[Callable[[str], Any]] = []
+        """``ctx.ui.on_terminal_input`` handlers, in the order they were added (pi's listeners)."""
         self.program_status: ProgramStatus | None = None
         """Asked for with the key queries (OSC 7501); told when the terminal answers, cleared on restore."""
         self._starting = False
@@ -247,8 +260,22 @@ class KeyboardProtocol:
         parser = getattr(app_input, "vt100_parser", None)
         if not isinstance(parser, Vt100Parser):
             return False
-        app_input.vt100_parser = KeyParser(parser.feed_key_callback, self.on_answer, self._colour)
+        app_input.vt100_parser = KeyParser(
+            parser.feed_key_callback, self.on_answer, self._colour, self._listen
+        )
         return True
+
+    def _listen(self, data: str) -> str:
+        """Raw input through the extensions' listeners, as pi's: ``{"consume": True}`` swallows it,
+        ``{"data": text}`` hands the next one (and tau) ``text`` instead."""
+        for listener in list(self.input_listeners):
+            result = listener(data)
+            if isinstance(result, dict):
+                if result.get("consume"):
+                    return ""
+                if isinstance(result.get("data"), str):
+                    data = result["data"]
+        return data
 
     def start(self) -> None:
         """Push the kitty flags and ask which protocol the terminal speaks, when the next frame

@@ -43,6 +43,7 @@ class UIHost(DialogHost, EditorHost, Protocol):
     tools_expanded: bool
     hidden_thinking_label: str | None
     program_status: ProgramStatus
+    terminal_input_listeners: list[Callable[[str], Any]]
     theme_name: str
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]: ...
@@ -225,6 +226,24 @@ class InteractiveUI:
         from tau.modes.interactive.render.theme import theme_names
 
         return [{"name": name, "path": None} for name in theme_names()]
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        listeners = self._mode.terminal_input_listeners
+
+        def listener(data: str) -> Any:
+            try:
+                return handler(data)
+            except Exception as error:  # an extension's bug must not eat the user's keys
+                self._mode.chat.add_notice(f"terminal input handler failed: {error}", "error")
+                return None
+
+        listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return unsubscribe
 
     def set_theme(self, name: str) -> ThemeResult:
         from tau.modes.interactive.render.theme import theme_names
