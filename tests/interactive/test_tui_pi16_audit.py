@@ -225,7 +225,7 @@ def setup(tau: ExtensionAPI) -> None:
 
     @tau.register_command("themes", description="List and switch themes")
     def themes(args: str, ctx: ExtensionCommandContext) -> None:
-        names = [theme["name"] for theme in ctx.ui.get_all_themes()]
+        names = [f"{t['name']}@{t['path']}" for t in ctx.ui.get_all_themes()]
         ctx.ui.notify("themes: " + ", ".join(names))
         ctx.ui.notify(f"light: {ctx.ui.set_theme('light')}")
         ctx.ui.notify(f"neon: {ctx.ui.set_theme('neon')}")
@@ -288,9 +288,21 @@ def test_an_extensions_hidden_thinking_label(tau: TauCommand, start_tui: Start) 
 
 def test_an_extension_lists_and_switches_themes(tau: TauCommand, start_tui: Start) -> None:
     (tau.work / "looks.py").write_text(LOOKS)
-    terminal = start_tui("-e", "looks.py")
+    themes = tau.agent_dir / "themes"
+    themes.mkdir()
+    roles = (
+        "accent muted dim text thinkingText userMessageBg customMessageBg customMessageLabel toolTitle "
+        "toolPendingBg toolSuccessBg toolErrorBg toolOutput error warning success toolDiffAdded "
+        "toolDiffRemoved toolDiffContext bashMode thinkingOff thinkingMinimal thinkingLow thinkingMedium "
+        "thinkingHigh thinkingXhigh mdHeading mdLink mdLinkUrl mdCode mdCodeBlockBorder mdQuote "
+        "mdListBullet mdHr"
+    ).split()
+    (themes / "ocean.json").write_text(
+        json.dumps({"name": "ocean", "colors": dict.fromkeys(roles, "#336699")})
+    )
+    terminal = start_tui("-e", "looks.py", cols=200)
     _ask(terminal, "/themes")
-    terminal.wait_for("themes: dark, light, system")
+    terminal.wait_for(f"themes: dark@None, light@None, system@None, ocean@{themes / 'ocean.json'}")
     terminal.wait_for("light: {'success': True}")
     terminal.wait_for("neon: {'success': False, 'error': 'Theme not found: neon'}")
 

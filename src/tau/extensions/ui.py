@@ -149,7 +149,7 @@ class ComponentUI(Protocol):
         ...
 
     def get_all_themes(self) -> list[ThemeInfo]:
-        """The themes there are: ``{"name", "path"}`` (``path`` is ``None``: tau keeps no file path)."""
+        """The themes there are: ``{"name", "path"}`` (the theme file; ``None`` for a built-in one)."""
         ...
 
     def set_theme(self, name: str) -> ThemeResult:

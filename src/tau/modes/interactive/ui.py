@@ -224,8 +224,9 @@ class InteractiveUI:
 
     def get_all_themes(self) -> list[ThemeInfo]:
         from tau.modes.interactive.render.theme import theme_names
+        from tau.modes.interactive.render.theme_files import theme_file
 
-        return [{"name": name, "path": None} for name in theme_names()]
+        return [{"name": name, "path": theme_file(name)} for name in theme_names()]
 
     def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
         listeners = self._mode.terminal_input_listeners
