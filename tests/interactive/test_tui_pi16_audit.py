@@ -290,13 +290,42 @@ def test_an_extension_lists_and_switches_themes(tau: TauCommand, start_tui: Star
     (tau.work / "looks.py").write_text(LOOKS)
     themes = tau.agent_dir / "themes"
     themes.mkdir()
-    roles = (
-        "accent muted dim text thinkingText userMessageBg customMessageBg customMessageLabel toolTitle "
-        "toolPendingBg toolSuccessBg toolErrorBg toolOutput error warning success toolDiffAdded "
-        "toolDiffRemoved toolDiffContext bashMode thinkingOff thinkingMinimal thinkingLow thinkingMedium "
-        "thinkingHigh thinkingXhigh mdHeading mdLink mdLinkUrl mdCode mdCodeBlockBorder mdQuote "
-        "mdListBullet mdHr"
-    ).split()
+    roles = [
+        "accent",
+        "muted",
+        "dim",
+        "text",
+        "thinkingText",
+        "userMessageBg",
+        "customMessageBg",
+        "customMessageLabel",
+        "toolTitle",
+        "toolPendingBg",
+        "toolSuccessBg",
+        "toolErrorBg",
+        "toolOutput",
+        "error",
+        "warning",
+        "success",
+        "toolDiffAdded",
+        "toolDiffRemoved",
+        "toolDiffContext",
+        "bashMode",
+        "thinkingOff",
+        "thinkingMinimal",
+        "thinkingLow",
+        "thinkingMedium",
+        "thinkingHigh",
+        "thinkingXhigh",
+        "mdHeading",
+        "mdLink",
+        "mdLinkUrl",
+        "mdCode",
+        "mdCodeBlockBorder",
+        "mdQuote",
+        "mdListBullet",
+        "mdHr",
+    ]
     (themes / "ocean.json").write_text(
         json.dumps({"name": "ocean", "colors": dict.fromkeys(roles, "#336699")})
     )
