@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from tau_command import TauCommand
 from terminal import ENTER, Terminal
@@ -590,3 +591,44 @@ def test_an_extension_sees_raw_input_first_and_can_swallow_or_change_it(
     _ask(terminal, "/release")
     terminal.send("q")
     terminal.wait_for(lambda: _editor_text(terminal) == "q")
+
+
+def _package(folder: Path, version: str, changelog: str) -> None:
+    (folder / "extensions").mkdir(parents=True, exist_ok=True)
+    (folder / "extensions" / "hello.py").write_text("def setup(tau):\n    pass\n")
+    (folder / "package.json").write_text(json.dumps({"name": "my-tools", "version": version}))
+    (folder / "CHANGELOG.md").write_text(changelog)
+
+
+def test_extension_updates_show_a_packages_changelog_since_the_version_last_seen(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    package = tau.work.parent / "my-tools"
+    _package(package, "1.0.0", "# Changelog\n\n## [1.0.0]\n\n- First release.\n")
+    settings = {"packages": [str(package)], "lastChangelogVersion": "0.1.0"}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    terminal = start_tui()
+    key = json.dumps({"source": str(package), "scope": "user"}, separators=(",", ":"))
+
+    def stored() -> dict[str, str]:
+        return dict(
+            json.loads((tau.agent_dir / "settings.json").read_text()).get("extensionChangelogVersions", {})
+        )
+
+    terminal.wait_for(lambda: stored().get(key) == "1.0.0")  # first seen: recorded only
+    assert "Extension Updates" not in terminal.text()
+    terminal.close()
+    _package(
+        package, "1.1.0", "# Changelog\n\n## [1.1.0]\n\n- Added hello.\n\n## [1.0.0]\n\n- First release.\n"
+    )
+    terminal = start_tui()
+    terminal.wait_for("Extension Updates")
+    terminal.wait_for("my-tools [1.1.0]")
+    assert "Added hello." in terminal.text() and "First release." not in terminal.text()
+    assert stored()[key] == "1.1.0"
+    terminal.close()
+    _package(package, "1.2.0", "## [1.2.0]\n\n- More.\n")
+    settings = json.loads((tau.agent_dir / "settings.json").read_text())
+    (tau.agent_dir / "settings.json").write_text(json.dumps({**settings, "collapseChangelog": True}))
+    terminal = start_tui()
+    terminal.wait_for("Updated my-tools to v1.2.0.")

@@ -696,8 +696,14 @@ class InteractiveMode:
             from tau import __version__
             from tau.modes.interactive.changelog import whats_new
 
-            if news := whats_new(self.session.services.settings_manager, __version__):
+            settings = self.session.services.settings_manager
+            if news := whats_new(settings, __version__):
                 title, text = news
+                self.chat.add_notice(f"{title}\n\n{text}" if title else text)
+            from tau.modes.interactive.package_changelogs import package_updates, updates_text
+
+            if updates := package_updates(settings):
+                title, text = updates_text(updates, collapsed=settings.collapse_changelog)
                 self.chat.add_notice(f"{title}\n\n{text}" if title else text)
         self.ui = InteractiveUI(self)
         await self.session.bind_extensions(
