@@ -632,3 +632,18 @@ def test_extension_updates_show_a_packages_changelog_since_the_version_last_seen
     (tau.agent_dir / "settings.json").write_text(json.dumps({**settings, "collapseChangelog": True}))
     terminal = start_tui()
     terminal.wait_for("Updated my-tools to v1.2.0.")
+
+
+def test_page_keys_move_the_cursor_a_page_of_the_editor(tau: TauCommand, start_tui: Start) -> None:
+    terminal = start_tui(rows=40)
+    for number in range(1, 16):
+        terminal.type(f"l{number:02d}" + ("\\" if number < 15 else ""))
+        if number < 15:
+            terminal.send(ENTER)  # a backslash before Enter: a new line
+    terminal.wait_for("l15", where="display")
+    terminal.send("\x1b[5~")  # Page Up: twelve rows up
+    terminal.type("X")
+    terminal.wait_for("l03X", where="display")
+    terminal.send("\x1b[6~")  # Page Down: twelve rows down
+    terminal.type("Y")
+    terminal.wait_for("l15Y", where="display")

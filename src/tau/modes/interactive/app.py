@@ -59,7 +59,7 @@ from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
 from tau.modes.interactive.header import startup_header
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
-from tau.modes.interactive.keys import build_key_bindings
+from tau.modes.interactive.keys import EDITOR_ROWS, build_key_bindings
 from tau.modes.interactive.progress import TerminalProgress
 from tau.modes.interactive.screen import Scrollback
 from tau.modes.interactive.state import Activity, InputState
@@ -436,7 +436,7 @@ class InteractiveMode:
         drawn_cursor = lambda: not settings.show_hardware_cursor  # noqa: E731
         editor_window = Window(
             BufferControl(self.editor, input_processors=[DrawnCursor(drawn_cursor), ClusterCells()]),
-            height=Dimension(min=1, max=12),
+            height=Dimension(min=1, max=EDITOR_ROWS),
             wrap_lines=True,
             dont_extend_height=True,
             always_hide_cursor=Condition(drawn_cursor),

@@ -61,6 +61,8 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "tui.editor.yank": ("ctrl+y",),
     "tui.editor.yankPop": ("alt+y",),
     "tui.editor.undo": ("ctrl+-",),
+    "tui.editor.pageUp": ("pageup", "ctrl+pageup"),
+    "tui.editor.pageDown": ("pagedown", "ctrl+pagedown"),
     # Lists (pickers, selectors, extension ``select`` dialogs).
     "tui.select.up": ("up",),
     "tui.select.down": ("down",),
@@ -146,8 +148,6 @@ bound by tau only once ``keybindings.json`` rebinds them."""
 
 UNSUPPORTED: Final[frozenset[str]] = frozenset(
     {
-        "tui.editor.pageUp",
-        "tui.editor.pageDown",
         "tui.input.copy",
         "app.thinking.save",
         "app.session.deleteNoninvasive",
