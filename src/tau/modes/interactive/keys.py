@@ -37,6 +37,7 @@ class KeysHost(ActionHost, Protocol):
 EDITOR_ROWS = 12
 """The most rows the editor shows (``app.py`` builds its window so): one page of the editor."""
 
+
 def build_key_bindings(mode: KeysHost) -> KeyBindings:
     bindings = KeyBindings()
     in_editor = Condition(lambda: mode.dialog is None)
