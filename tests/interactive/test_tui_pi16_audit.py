@@ -559,11 +559,11 @@ removers = []
 def setup(tau: ExtensionAPI) -> None:
     @tau.register_command("grab", description="Watch raw input")
     def grab(args: str, ctx: ExtensionCommandContext) -> None:
-        def listener(data):
-            if "q" in data:
+        def listener(data):  # keys typed apart may arrive in one read under load: either way works
+            if set(data) == {"q"}:
                 return {"consume": True}
-            if "w" in data:
-                return {"data": data.replace("w", "W!")}
+            if "q" in data or "w" in data:
+                return {"data": data.replace("q", "").replace("w", "W!")}
             return None
 
         removers.append(ctx.ui.on_terminal_input(listener))
