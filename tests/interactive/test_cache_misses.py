@@ -81,3 +81,12 @@ def test_what_a_compaction_cost() -> None:
     assert (
         compaction_cost_notice(Usage(input=500), branch_summary=True) == "Branch summary: 500 tokens billed"
     )
+
+
+def test_a_cache_refresh_line_as_pis() -> None:
+    from tau.modes.interactive.cache_misses import cache_warmed_notice
+
+    assert cache_warmed_notice(0.0012) == "Cache warmed: $0.0012"
+    assert cache_warmed_notice(0.0) == "Cache warmed: $0.000"
+    assert cache_warmed_notice(1.0) == "Cache warmed: $1.000"
+    assert cache_warmed_notice(0.123456) == "Cache warmed: $0.123456"

@@ -647,3 +647,18 @@ def test_page_keys_move_the_cursor_a_page_of_the_editor(tau: TauCommand, start_t
     terminal.send("\x1b[6~")  # Page Down: twelve rows down
     terminal.type("Y")
     terminal.wait_for("l15Y", where="display")
+
+
+def test_a_cache_refresh_shows_its_cost_with_cache_notices_on(tau: TauCommand, start_tui: Start) -> None:
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"][0].update(  # a cache of 11 s, refreshed after about 1 s
+        promptCache={"short": 11}, cost={"input": 100_000, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    settings = {"cacheWarming": "idle", "showCacheMissNotices": True}
+    (tau.agent_dir / "settings.json").write_text(json.dumps(settings))
+    tau.server.add(Turn(text="Hi."), Turn(text="."))
+    terminal = start_tui()
+    _ask(terminal, "hello")
+    terminal.wait_for("Hi.")
+    terminal.wait_for("Cache warmed: $1.000", timeout=20)  # ten prompt tokens at $100,000 per million

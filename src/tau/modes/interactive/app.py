@@ -78,7 +78,7 @@ from tau.runtime.events import (
     SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
-from tau.session.entries import CustomEntry
+from tau.session.entries import CustomEntry, UsageEntry
 from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
@@ -964,6 +964,14 @@ class InteractiveMode:
         elif isinstance(event, EntryAppended):
             if isinstance(event.entry, CustomEntry):
                 self.chat.add_entry(event.entry)
+            elif (
+                isinstance(event.entry, UsageEntry)
+                and event.entry.kind == "cache_warm"
+                and self.session.services.settings_manager.show_cache_miss_notices
+            ):
+                from tau.modes.interactive.cache_misses import cache_warmed_notice
+
+                self.chat.add_notice(cache_warmed_notice(event.entry.usage.cost.total))
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()

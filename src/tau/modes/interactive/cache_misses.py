@@ -15,7 +15,7 @@ from tau.ai.types import AssistantMessage, Usage
 from tau.modes.interactive.render.format import format_tokens
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
 
-__all__ = ["CacheMiss", "compaction_cost_notice", "detect_cache_miss", "miss_notice"]
+__all__ = ["CacheMiss", "cache_warmed_notice", "compaction_cost_notice", "detect_cache_miss", "miss_notice"]
 
 CACHE_TTL_MS = 5 * 60 * 1000
 """An idle gap past Anthropic's default cache lifetime is named as the likely cause."""
@@ -110,6 +110,14 @@ def miss_notice(miss: CacheMiss) -> str | None:
     elif miss.idle_ms >= CACHE_TTL_MS:
         label = f"Cache miss after {round(miss.idle_ms / 60_000)}m idle"
     return f"{label}: {format_tokens(miss.missed_tokens)} tokens re-billed{cost}"
+
+
+def cache_warmed_notice(cost: float) -> str:
+    """A cache refresh's line (pi's ``formatCacheWarmingUsage``): ``Cache warmed: $0.0012``, six
+    decimals at most and three at least."""
+    import re
+
+    return "Cache warmed: $" + re.sub(r"(\.\d{3}\d*?)0+$", r"\1", f"{cost:.6f}")
 
 
 def compaction_cost_notice(usage: Usage, *, branch_summary: bool = False) -> str:
