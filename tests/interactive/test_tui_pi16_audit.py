@@ -662,3 +662,21 @@ def test_a_cache_refresh_shows_its_cost_with_cache_notices_on(tau: TauCommand, s
     _ask(terminal, "hello")
     terminal.wait_for("Hi.")
     terminal.wait_for("Cache warmed: $1.000", timeout=20)  # ten prompt tokens at $100,000 per million
+
+
+def test_cache_miss_lines_come_back_when_a_session_is_resumed(tau: TauCommand, start_tui: Start) -> None:
+    from tau_command import MODEL
+
+    from tau.testing.fake_llm.script import ScriptedUsage
+
+    tau.server.add(
+        Turn(text="first answer", usage=ScriptedUsage(input=100, output=5, cache_read=30000)),
+        Turn(text="second answer", usage=ScriptedUsage(input=30200, output=5)),
+    )
+    assert tau.run(*MODEL, "-p", "first question").returncode == 0
+    assert tau.run(*MODEL, "-c", "-p", "second question").returncode == 0
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"showCacheMissNotices": True}))
+    terminal = start_tui("-c")
+    terminal.wait_for("second answer")
+    terminal.wait_for("Cache miss: 30k tokens re-billed")
+    assert terminal.text().index("second answer") < terminal.text().index("Cache miss")

@@ -691,7 +691,9 @@ class InteractiveMode:
         if (crash := take_unnotified_crash(self.session.services.agent_dir)) is not None:
             self.chat.add_notice(crash_notice(crash), "warning")
         if self.session.messages:
-            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
+            self.chat.add_messages(
+                self.session.messages, self.extension_renderers.branch_entries(), self._restored_notes()
+            )
         else:  # pi 1.6: what changed since the version last seen, on a fresh session only
             from tau import __version__
             from tau.modes.interactive.changelog import whats_new
@@ -989,6 +991,20 @@ class InteractiveMode:
                 self._notice_cache_miss(event.message)
         self.invalidate()
 
+    def _restored_notes(self) -> Callable[[object], str | None] | None:
+        """The cache-miss lines of a session drawn again, with ``showCacheMissNotices`` on."""
+        if not self.session.services.settings_manager.show_cache_miss_notices:
+            return None
+        from tau.modes.interactive.cache_misses import restored_miss_notices
+
+        registry = self.session.services.model_registry
+
+        def price(provider: str, model_id: str) -> float:
+            model = registry.find(provider, model_id)
+            return model.cost.cache_read if model is not None else 0.0
+
+        return restored_miss_notices(self.session.session_manager.get_entries(), price)
+
     def _notice_cache_miss(self, message: AssistantMessage) -> None:
         """pi 1.6's "Cache miss: ... re-billed" line after the reply that paid for it."""
         if not self.session.services.settings_manager.show_cache_miss_notices:
@@ -1063,7 +1079,9 @@ class InteractiveMode:
             self.chat = self._new_chat()
             self.scrollback.redraw([header] if (header := self._header_text()) else [])
             self._renderers.clear()  # another session may bring other extensions' renderers
-            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
+            self.chat.add_messages(
+                self.session.messages, self.extension_renderers.branch_entries(), self._restored_notes()
+            )
             return
         header = self._header_text()
         blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()

@@ -8,14 +8,21 @@ and nothing is counted; a cache refresh (a ``cache_warm`` usage entry) counts as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from tau.ai.types import AssistantMessage, Usage
 from tau.modes.interactive.render.format import format_tokens
 from tau.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
 
-__all__ = ["CacheMiss", "cache_warmed_notice", "compaction_cost_notice", "detect_cache_miss", "miss_notice"]
+__all__ = [
+    "CacheMiss",
+    "cache_warmed_notice",
+    "compaction_cost_notice",
+    "detect_cache_miss",
+    "miss_notice",
+    "restored_miss_notices",
+]
 
 CACHE_TTL_MS = 5 * 60 * 1000
 """An idle gap past Anthropic's default cache lifetime is named as the likely cause."""
@@ -96,6 +103,27 @@ def detect_cache_miss(
         max(0, message.timestamp - previous.timestamp_ms),
         f"{message.provider}/{message.model}" != previous.model_key,
     )
+
+
+def restored_miss_notices(
+    entries: Sequence[SessionEntry], cache_read_price: Callable[[str, str], float]
+) -> Callable[[object], str | None]:
+    """For a session drawn again (resumed, forked, moved in ``/tree``): each reply's cache-miss
+    line, worked out again from the entries as pi does (the lines are not stored)."""
+    notices: dict[tuple[int, str, str], str] = {}
+    for entry in entries:
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            reply = entry.message
+            miss = detect_cache_miss(entries, reply, cache_read_price(reply.provider, reply.model))
+            if miss is not None and (text := miss_notice(miss)) is not None:
+                notices[(reply.timestamp, reply.provider, reply.model)] = text
+
+    def note(message: object) -> str | None:
+        if not isinstance(message, AssistantMessage):
+            return None
+        return notices.get((message.timestamp, message.provider, message.model))
+
+    return note
 
 
 def miss_notice(miss: CacheMiss) -> str | None:
