@@ -237,7 +237,9 @@ async def test_a_conversation_from_another_api_hands_off_cleanly(server: FakeLLM
     body = str(server.last_request.body)
     assert "private reasoning" in body  # foreign thinking travels as plain text
     if target == PASS_THROUGH:  # the gateway routes it, so it decides: pi's context goes as it is
-        assert server.last_request.body["context"]["messages"][1] == foreign.to_json()
+        head, _, sent, *_ = server.last_request.body["context"]["messages"]
+        assert head == {"role": "system", "content": "", "toolsAdded": [READ_TOOL.to_json()], "timestamp": 0}
+        assert sent == foreign.to_json()
     else:
         assert "c2lnbmF0dXJl" not in body  # but never with its signature
 

@@ -14,6 +14,7 @@ from tau.ai.providers.bedrock_request import convert_messages as bedrock_message
 from tau.ai.types import (
     AssistantMessage,
     Context,
+    JsonSchemaSampling,
     Model,
     PromptAnchor,
     PromptUpdate,
@@ -64,8 +65,12 @@ def test_each_api_gets_its_delivery() -> None:
     responses = {"supportsMidConvoSystemMessages": True, "supportsAdditionalTools": True}
     assert delivery(model("openai-responses", **responses)) == "native"
     assert delivery(model("openai-codex-responses", **responses)) == "native"
-    assert delivery(model("openai-responses", supportsMidConvoSystemMessages=True)) == "notice"
-    assert delivery(model("azure-openai-responses", **responses)) == "notice"
+    # Without supportsAdditionalTools the changes still travel in place, the tools at the top level.
+    assert delivery(model("openai-responses", supportsMidConvoSystemMessages=True)) == "native"
+    assert delivery(model("azure-openai-responses", **responses)) == "native"
+    assert delivery(model("mistral-conversations", supportsMidConvoSystemMessages=True)) == "native"
+    assert delivery(model("openai-responses", supportsAdditionalTools=True)) == "notice"
+    assert delivery(model("mistral-conversations")) == "notice"
 
 
 def test_a_notice_keeps_the_first_prompt_and_every_tool_and_follows_the_tool_results() -> None:
@@ -84,9 +89,11 @@ def test_rewrite_sends_the_current_prompt_and_tools() -> None:
     assert sent.anchor is None and len(sent.messages) == 3
 
 
-def test_a_tool_redefined_under_its_name_falls_back_to_the_current_prompt() -> None:
+def test_a_tool_with_constrained_sampling_redefined_under_its_name_falls_back_to_the_current_prompt() -> None:
     context = conversation()
-    assert context.updates is not None
+    assert context.updates is not None and context.anchor is not None
+    strict = Tool("read", "Read a file", READ.parameters, constrained_sampling=JsonSchemaSampling())
+    context.anchor.tools = [strict, WRITE]
     context.updates[0].tools_added = [Tool("read", "Read a file, differently", READ.parameters)]
     assert for_model(model(), context).system_prompt == "PROMPT\n\nnew skills"
 

@@ -233,8 +233,8 @@ def test_tool_result_nested_calls_round_trip_as_pi_writes_them() -> None:
 
 
 def test_a_constrained_tool_is_written_and_read_in_pis_shape() -> None:
-    from tau.ai.types import Tool
-    from tau.session.system_record import asks_constrained_sampling, tool_declaration
+    from tau.ai.types import GrammarSampling, JsonSchemaSampling, Tool
+    from tau.session.system_record import declared_sampling, tool_declaration
 
     data = {
         "name": "find",
@@ -243,9 +243,26 @@ def test_a_constrained_tool_is_written_and_read_in_pis_shape() -> None:
         "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
     }
     tool = Tool.from_json(data)
-    assert tool.constrained_sampling
+    assert tool.constrained_sampling == JsonSchemaSampling("prefer")
     assert tool.to_json() == data
     assert "constrainedSampling" not in Tool("plain", "", {}).to_json()
-    declared = tool_declaration(tool.name, tool.description, tool.parameters, constrained_sampling=True)
-    assert declared == data and asks_constrained_sampling(declared)
-    assert not asks_constrained_sampling(tool_declaration("plain", "", {}))
+    declared = tool_declaration(
+        tool.name, tool.description, tool.parameters, constrained_sampling=tool.constrained_sampling
+    )
+    assert declared == data and declared_sampling(declared) == JsonSchemaSampling("prefer")
+    assert declared_sampling(tool_declaration("plain", "", {})) is None
+    # pi's other shapes: strict required, a grammar, and ``false`` (none).
+    required = {**data, "constrainedSampling": {"type": "json_schema", "strict": "require"}}
+    assert Tool.from_json(required).constrained_sampling == JsonSchemaSampling("require")
+    assert Tool.from_json(required).to_json() == required
+    grammar = {
+        "name": "apply_patch",
+        "description": "Apply a patch",
+        "parameters": {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]},
+        "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "start: /.+/s"}},
+    }
+    assert Tool.from_json(grammar).constrained_sampling == GrammarSampling({"openai_lark": "start: /.+/s"})
+    assert Tool.from_json(grammar).to_json() == grammar
+    assert declared_sampling(grammar) == GrammarSampling({"openai_lark": "start: /.+/s"})
+    assert Tool.from_json({**data, "constrainedSampling": False}).constrained_sampling is None
+    assert Tool.from_json({**data, "constrainedSampling": {"type": "other"}}).constrained_sampling is None

@@ -180,4 +180,42 @@ def test_a_gateway_refusing_the_request_is_one_line(
     answer = _tau(env, "-p", "hi", "--provider", "radius", "--model", "balanced")
     assert answer.returncode == 1
     assert "Traceback" not in answer.stderr
-    assert answer.stderr.strip().splitlines() == ["403 Model disabled by your organization"]
+    # pi 1.6's line: the status and its reason, the gateway's message and its code
+    expected = "403 Forbidden: Model disabled by your organization (model_disabled)"
+    assert answer.stderr.strip().splitlines() == [expected]
+
+
+def test_the_gateway_gets_the_sessions_prompt_records_in_place(
+    env: dict[str, str], gateway: FakeOAuthServer, llm: FakeLLMServer
+) -> None:
+    """As pi 1.6 sends a session to Radius: its records as they are, the first system message
+    (prompt sections and tools) at the head, a tool's result with how long it ran, a later change of
+    tools where it was recorded, and no ``maxTokens`` (the gateway fits the budget to the model)."""
+    agent_dir = Path(env["TAU_AGENT_DIR"])
+    auth_file = agent_dir / "auth.json"
+    auth_file.write_text(json.dumps({"radius": gateway.issue_login("radius")}))
+    auth_file.chmod(0o600)
+    (agent_dir / "models.json").write_text(
+        json.dumps({"providers": {"radius": {"baseUrl": llm.url("/pi/v1")}}})
+    )
+    (agent_dir / "notes.txt").write_text("the answer is 42\n")
+    read = ScriptedToolCall("read", {"path": "notes.txt"}, id="call_1")
+    llm.add(Turn(tool_calls=[read]), Turn(text="It is 42."), Turn(text="again"))
+    before = len(llm.requests)
+    model = ("--provider", "radius", "--model", "claude-opus-5:high")
+    assert _tau(env, "-p", "what do my notes say?", *model).returncode == 0
+    assert _tau(env, "--tools", "read,bash", "-c", "-p", "more", *model).returncode == 0
+    [session] = sorted((agent_dir / "sessions").rglob("*.jsonl"))
+    entries = [json.loads(line) for line in session.read_text().splitlines()]
+    records = [e["message"] for e in entries if e["type"] == "message"]
+    first, second, third = (r.body for r in llm.requests[before:])
+    assert first["context"]["messages"] == records[:2]  # the prompt's record, then the question
+    assert second["context"]["messages"] == records[:4]  # ... the call and its result
+    sent = third["context"]["messages"]
+    assert sent == records[:7]  # ... the answer, the change of tools, then "more"
+    roles = ["system", "user", "assistant", "toolResult", "assistant", "system", "user"]
+    assert [m["role"] for m in sent] == roles
+    assert isinstance(sent[3]["durationMs"], int)
+    assert [t["name"] for t in sent[5]["toolsRemoved"]] == ["edit", "write"]
+    assert "preamble" in sent[0]["sections"] and sent[0]["content"] == ""
+    assert third["options"] == {"reasoning": "high", "sessionId": first["options"]["sessionId"]}

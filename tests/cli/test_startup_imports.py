@@ -69,7 +69,9 @@ def test_reading_the_settings_loads_neither_the_summariser_nor_the_skill_loader(
     assert run.stdout.strip() == "[]"
 
 
-def test_a_print_run_loads_neither_httpx_nor_the_summariser(tmp_path: Path) -> None:
+def test_a_print_run_without_tool_calls_loads_neither_httpx_nor_the_summariser_nor_the_shell(
+    tmp_path: Path,
+) -> None:
     from tau.testing.fake_llm import FakeLLMServer, Turn
 
     models = {
@@ -88,6 +90,9 @@ def test_a_print_run_loads_neither_httpx_nor_the_summariser(tmp_path: Path) -> N
         (tmp_path / "agent" / "models.json").write_text(json.dumps(models))
         heavy = ["httpx", "httpcore", "anyio", "tau.compaction.summarize", "tau.compaction.prepare"]
         heavy += ["wcwidth", "tau.modes.interactive.graphemes"]  # the TUI's cluster widths
+        # The local shell and its output pieces load with the first bash command (issue #33).
+        heavy += ["tau.tools.shell_exec", "tau._process_groups", "tau.tools.output_accumulator"]
+        heavy += ["tau.session.listing", "tau.session.forking"]  # only to find or fork a session
         code, loaded = _loaded(
             tmp_path, heavy, "--provider", "local", "--model", "m", "--no-session", "-p", "hi"
         )

@@ -3,17 +3,22 @@
 status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
 a slow model's until it is unloaded, a failing model's ends ``unloaded`` with ``failed``), ``POST /models`` (a download from Hugging Face: the model
 is ``downloading``, at a quarter, for two catalogue reads, a slow one's until it is unloaded),
-``GET /props``, ``GET /health`` — and ``POST /v1/chat/completions``, which streams one fixed answer
-from the loaded model."""
+``GET /props``, ``GET /health``, ``GET /models/sse`` (the router's events as pi 1.6 reads them: at
+each catalogue read a loading model's stage, ``tensors`` of three, half done, and a download's
+bytes; then ``loaded``, ``unloaded``, ``download_finished`` or ``download_failed``) — and
+``POST /v1/chat/completions``, which streams one fixed answer from the loaded model."""
 
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from json_handler import JsonHandler
+
+_DOWNLOAD_BYTES = {"model.gguf": {"done": 1048576, "total": 4194304}}
 
 
 class FakeLlamaRouter:
@@ -24,13 +29,25 @@ class FakeLlamaRouter:
         api_key: str | None = None,
         slow: frozenset[str] = frozenset(),
         failing: frozenset[str] = frozenset(),
+        events: bool = True,
+        polled_progress: bool = True,
+        contexts: dict[str, int] | None = None,
     ) -> None:
         """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
         model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
-        ``failed`` and exit code 1."""
+        ``failed`` and exit code 1 (a failing download: ``download_failed`` and gone).
+        ``events``: ``/models/sse`` is there (else 404, as an older router); ``polled_progress``:
+        the catalogue has a download's bytes (else only the events do); ``contexts``: a model's
+        ``meta.n_ctx`` (every model is started with ``--ctx-size 8192``)."""
         self.status = dict(models)
         self.slow = slow
         self.failing = failing
+        self.events = events
+        self.polled_progress = polled_progress
+        self.contexts = dict(contexts or {})
+        self.sent_events: list[dict[str, Any]] = []
+        self._listeners: list[queue.Queue[bytes]] = []
+        self._closing = threading.Event()
         self.api_key = api_key
         self.calls: list[tuple[str, str, Any]] = []
         self.chat_bodies: list[dict[str, Any]] = []
@@ -58,6 +75,8 @@ class FakeLlamaRouter:
                     self._send(200, {"object": "list", "data": owner.catalog()})
                 elif path == "/props":
                     self._send(200, {"models_autoload": False})
+                elif path == "/models/sse" and owner.events:
+                    self._event_stream()
                 else:
                     self._send(404, {"error": {"message": "File Not Found"}})
 
@@ -90,10 +109,36 @@ class FakeLlamaRouter:
                         owner._loading.pop(model, None)
                         if owner._downloading.pop(model, None) is not None:
                             del owner.status[model]  # a download stopped: the model is not there
+                        else:
+                            owner._publish(model, "status_change", {"status": "unloaded"})
                     else:
                         self._send(404, {"error": {"message": "File Not Found"}})
                         return
                 self._send(200, {"success": True})
+
+            def _event_stream(self) -> None:
+                frames: queue.Queue[bytes] = queue.Queue()
+                with owner._lock:
+                    owner._listeners.append(frames)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                try:
+                    self.wfile.write(b": connected\n\n")
+                    self.wfile.flush()
+                    while not owner._closing.is_set():
+                        try:
+                            frame = frames.get(timeout=0.05)
+                        except queue.Empty:
+                            continue
+                        self.wfile.write(frame)
+                        self.wfile.flush()
+                except OSError:  # the client went away
+                    pass
+                finally:
+                    with owner._lock:
+                        owner._listeners.remove(frames)
 
             def _stream(self, model: str) -> None:
                 self.send_response(200)
@@ -119,6 +164,13 @@ class FakeLlamaRouter:
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
+    def _publish(self, model: str, event: str, data: dict[str, Any]) -> None:
+        """One event to every open ``/models/sse`` (under the lock)."""
+        payload = {"model": model, "event": event, "data": data}
+        self.sent_events.append(payload)
+        for frames in self._listeners:
+            frames.put(f"event: {event}\ndata: {json.dumps(payload)}\n\n".encode())
+
     def catalog(self) -> list[dict[str, Any]]:
         with self._lock:
             for model, left in list(self._loading.items()):
@@ -128,25 +180,36 @@ class FakeLlamaRouter:
                     if failed:
                         self._failed.add(model)
                     del self._loading[model]
+                    self._publish(model, "status_change", {"status": self.status[model]})
                 else:
                     self._loading[model] = left - 1
+                    stage = {"stages": ["vocab", "tensors", "warmup"], "current": "tensors", "value": 0.5}
+                    self._publish(model, "model_status", {"status": "loading", "progress": stage})
             for model, left in list(self._downloading.items()):
                 if left <= 0:
-                    self.status[model] = "unloaded"
                     del self._downloading[model]
+                    if model in self.failing:
+                        del self.status[model]
+                        error = {"message": f"failed to download {model}: 404 Not Found"}
+                        self._publish(model, "download_failed", {"error": error})
+                    else:
+                        self.status[model] = "unloaded"
+                        self._publish(model, "download_finished", {})
                 else:
                     self._downloading[model] = left - 1
+                    self._publish(model, "download_progress", {"progress": _DOWNLOAD_BYTES})
             return [
                 {
                     "id": model,
                     "object": "model",
                     "owned_by": "llamacpp",
+                    **({"meta": {"n_ctx": self.contexts[model]}} if model in self.contexts else {}),
                     "status": {
                         "value": status,
                         "args": ["llama-server", "--ctx-size", "8192"],
                         **(
-                            {"progress": {"model.gguf": {"done": 1048576, "total": 4194304}}}
-                            if status == "downloading"
+                            {"progress": _DOWNLOAD_BYTES}
+                            if status == "downloading" and self.polled_progress
                             else {}
                         ),
                         **({"failed": True, "exit_code": 1} if model in self._failed else {}),
@@ -154,6 +217,12 @@ class FakeLlamaRouter:
                 }
                 for model, status in self.status.items()
             ]
+
+    @property
+    def listening(self) -> bool:
+        """Someone has ``/models/sse`` open."""
+        with self._lock:
+            return bool(self._listeners)
 
     @property
     def url(self) -> str:
@@ -164,5 +233,6 @@ class FakeLlamaRouter:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()

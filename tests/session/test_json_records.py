@@ -17,6 +17,7 @@ from tau.session.entries import (
     ThinkingLevelChangeEntry,
 )
 from tau.session.jsonl import dump_line
+from tau.session.messages import BranchSummaryMessage, CompactionSummaryMessage
 
 
 def _all_records() -> list[type[JsonRecord]]:
@@ -78,3 +79,15 @@ def test_events_write_camel_case_keys_after_the_type() -> None:
 
 def test_file_details_write_both_lists_even_when_empty() -> None:
     assert FileDetails().to_json() == {"readFiles": [], "modifiedFiles": []}
+
+
+def test_summary_messages_write_pi_shape_with_the_role_first() -> None:
+    # pi 1.6's createBranchSummaryMessage / createCompactionSummaryMessage (core/messages.js)
+    assert dump_line(BranchSummaryMessage("s", "e1", 5).to_json()) == (
+        b'{"role":"branchSummary","summary":"s","fromId":"e1","timestamp":5}\n'
+    )
+    assert dump_line(CompactionSummaryMessage("s", 0, 0).to_json()) == (
+        b'{"role":"compactionSummary","summary":"s","tokensBefore":0,"timestamp":0}\n'
+    )
+    assert BranchSummaryMessage("s", "e1").role == "branchSummary"
+    assert CompactionSummaryMessage("s", 1).to_json()["timestamp"] > 0

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from msgspec import Struct, field
 
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, JsonObject, TextContent, Tool
+from tau.ai.types import ConstrainedSampling, ImageContent, JsonObject, TextContent, Tool
 
 ExecutionMode: TypeAlias = Literal["sequential", "parallel"]
 
@@ -45,9 +45,10 @@ class AgentTool(Struct, kw_only=True, dict=True):
     ``prepare_arguments`` runs before validation (to fold legacy argument shapes into the schema).
     ``execution_mode="sequential"`` makes any batch containing this tool run one call at a time.
     ``prompt_snippet`` and ``prompt_guidelines`` feed the system prompt builder.
-    ``constrained_sampling`` asks for the arguments to be sampled against ``parameters`` where the
-    model can (Anthropic's strict tools); elsewhere, or for a schema that cannot be made strict,
-    the tool is sent as any other.
+    ``constrained_sampling`` asks for provider-side constrained sampling (pi 1.6's
+    ``constrainedSampling``): ``JsonSchemaSampling`` samples the arguments against ``parameters``
+    where the model can (strict tools); ``GrammarSampling`` samples the one string argument from a
+    grammar on models with OpenAI grammar tools. Elsewhere the tool is sent as any other.
     """
 
     name: str
@@ -59,7 +60,7 @@ class AgentTool(Struct, kw_only=True, dict=True):
     execution_mode: ExecutionMode | None = None
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
-    constrained_sampling: bool = False
+    constrained_sampling: ConstrainedSampling | None = None
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -261,6 +261,7 @@ async def _emit_result_message(emit: Emit, outcome: _ToolOutcome) -> ToolResultM
         details=outcome.result.details,
         is_error=outcome.is_error,
         nested_calls=outcome.nested_calls,
+        duration_ms=outcome.duration_ms,
     )
     await emit(MessageStart(message))
     await emit(MessageEnd(message))

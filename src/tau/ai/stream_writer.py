@@ -13,7 +13,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -44,8 +44,12 @@ from tau.ai.types import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    Usage,
 )
 from tau.errors import TauError
+
+if TYPE_CHECKING:
+    from tau.ai.constrained_sampling import GrammarInput
 
 
 class ProviderError(TauError):
@@ -69,6 +73,8 @@ class StreamWriter:
         self._open: set[int] = set()
         # Raw argument text per tool-call block; scratch state lives here, never on the block.
         self._tool_json: dict[int, _ArgumentText] = {}
+        # The raw input of each custom (grammar) tool call, which stands for its argument text.
+        self._tool_inputs: dict[int, GrammarInput] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -152,12 +158,32 @@ class StreamWriter:
         text.append(full_json)
         self._tool_json[index] = text
 
+    def toolcall_input(self, index: int, tool_input: GrammarInput, json_delta: str | None) -> None:
+        """A custom tool call's input grew: ``json_delta`` is the matching piece of its JSON
+        argument text (``GrammarInput.append``); ``arguments`` become ``{property: input}``."""
+        self._tool_json.pop(index, None)
+        self._tool_inputs[index] = tool_input
+        block = self.output.content[index]
+        assert isinstance(block, ToolCall)
+        if tool_input.arguments_due():
+            block.arguments = tool_input.arguments()
+        if json_delta:
+            self.stream.push(ToolCallDeltaEvent(content_index=index, delta=json_delta, partial=self.output))
+
     def toolcall_end(self, index: int) -> None:
         if index not in self._open:
             return
         self._open.discard(index)
         block = self.output.content[index]
         assert isinstance(block, ToolCall)
+        tool_input = self._tool_inputs.pop(index, None)
+        if tool_input is not None:
+            rest = tool_input.close()
+            block.arguments = tool_input.arguments()
+            if rest:
+                self.stream.push(ToolCallDeltaEvent(content_index=index, delta=rest, partial=self.output))
+            self.stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=self.output))
+            return
         text = self._tool_json.pop(index, None)
         raw = text.mark_parsed() if text is not None else ""
         block.arguments = _parse_streaming_json(raw)
@@ -179,6 +205,14 @@ class StreamWriter:
             self.thinking_end(index)
         else:
             self.toolcall_end(index)
+
+    def discard(self) -> None:
+        """Forget what streamed so far (blocks and usage): for an API whose failed reply keeps
+        nothing of it, as pi 1.6's pi-messages ends one."""
+        self.output.content = []
+        self.output.usage = Usage()
+        self._open.clear()
+        self._tool_json.clear()
 
     def end_open_blocks(self) -> None:
         for index in sorted(self._open):
@@ -223,6 +257,7 @@ class StreamWriter:
 
     def finish_blocks_state(self) -> None:
         self._tool_json.clear()
+        self._tool_inputs.clear()
 
 
 # Arguments up to this size are re-parsed on every delta; beyond it, each parse waits until the text

@@ -38,6 +38,10 @@ async def complete(
     return await stream(model, context, options, **overrides).result()
 
 
+# APIs whose backend picks the output budget when the caller gives none (pi 1.6's pi-messages).
+_BACKEND_BUDGETED_APIS = frozenset({"pi-messages"})
+
+
 def stream_simple(
     model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
 ) -> AssistantMessageEventStream:
@@ -45,8 +49,9 @@ def stream_simple(
 
     Resolves the API key (option, else environment) and fits ``max_tokens`` (default: the model's
     ``max_tokens``) into the context window beside the input, as pi 1.6 does
-    (``tau.ai.output_budget``). Raises for an unknown api, or a missing API key for a
-    built-in API.
+    (``tau.ai.output_budget``); pi-messages, as in pi 1.6, sends only the caller's own (its backend
+    fits the budget to the model it routes to). Raises for an unknown api, or a missing API key for
+    a built-in API.
     """
     provider = require_api_provider(model.api)
     resolved = build_options(options, overrides, simple=True)
@@ -54,7 +59,8 @@ def stream_simple(
         resolved.api_key = resolve_api_key(model, required=model.api in BUILTIN_APIS)
     register_secret(resolved.api_key)
     context = _for_model(model, context)
-    if resolved.max_tokens is not None or model.max_tokens > 0:
+    budgeted_here = model.api not in _BACKEND_BUDGETED_APIS
+    if budgeted_here and (resolved.max_tokens is not None or model.max_tokens > 0):
         wanted = resolved.max_tokens if resolved.max_tokens is not None else model.max_tokens
         resolved.max_tokens = clamp_max_tokens_to_context(model.context_window, context, wanted)
     return provider.stream_simple(model, context, resolved)

@@ -505,6 +505,8 @@ class ToolResultMessage(Struct):
     nested_calls: JsonObject | None = None
     """pi's ``nestedCalls``: the calls the tool made while it ran (a codemode script's), a bounded
     record ``{calls: [{id, name, status, arguments?, durationMs?, error?}], complete}``."""
+    duration_ms: int | None = None
+    """pi's ``durationMs``: how long the tool ran (absent when it did not run, and in older records)."""
     role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     def to_json(self) -> JsonObject:
@@ -517,6 +519,8 @@ class ToolResultMessage(Struct):
         if self.details is not None:
             out["details"] = self.details
         out["isError"] = self.is_error
+        if self.duration_ms is not None:
+            out["durationMs"] = self.duration_ms
         out["timestamp"] = self.timestamp
         if self.nested_calls is not None:
             out["nestedCalls"] = self.nested_calls
@@ -533,6 +537,7 @@ class ToolResultMessage(Struct):
             get("details"),
             get("timestamp", 0),
             get("nestedCalls") if isinstance(get("nestedCalls"), dict) else None,
+            _optional_int(get("durationMs")),
         )
 
 
@@ -561,29 +566,61 @@ def message_from_json(data: JsonObject) -> Message:
     raise ValueError(f"unknown message role: {role!r}")
 
 
+class JsonSchemaSampling(Struct, frozen=True, tag_field="type", tag="json_schema"):
+    """Sample a tool's arguments against its schema (pi 1.6's ``{"type": "json_schema", strict}``):
+    ``prefer`` goes strict where the model can and as any other tool elsewhere; ``require`` makes
+    the request fail where the model cannot."""
+
+    strict: Literal["prefer", "require"] = "prefer"
+
+
+class GrammarSampling(Struct, frozen=True, tag_field="type", tag="grammar"):
+    """Sample a tool's one string argument from a grammar (pi 1.6's ``{"type": "grammar", variants}``):
+    ``variants`` holds the grammar per dialect, ``openai_lark`` and/or ``openai_regex`` (Lark is
+    preferred). Models with ``compat.supportsOpenAIGrammarTools`` get an OpenAI custom tool; any
+    other model gets the tool as a plain function tool."""
+
+    variants: dict[str, str] = field(default_factory=dict)
+
+
+ConstrainedSampling: TypeAlias = JsonSchemaSampling | GrammarSampling
+"""A tool's ``constrainedSampling`` (pi 1.6's ``ConstrainedSamplingConfig``)."""
+
+
+def constrained_sampling_from_json(data: Any) -> ConstrainedSampling | None:
+    """pi's ``constrainedSampling`` value read leniently: ``false``, a missing value or an unknown
+    shape is none."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if kind == "json_schema":
+        return JsonSchemaSampling("require" if data.get("strict") == "require" else "prefer")
+    if kind == "grammar":
+        variants = data.get("variants")
+        if not isinstance(variants, dict):
+            variants = {}
+        return GrammarSampling({k: v for k, v in variants.items() if isinstance(v, str)})
+    return None
+
+
 class Tool(JsonRecord):
-    """A tool the model may call; ``parameters`` is a plain JSON Schema object."""
+    """A tool the model may call; ``parameters`` is a plain JSON Schema object.
+
+    ``constrained_sampling`` is written as pi 1.6's ``constrainedSampling`` (see
+    ``JsonSchemaSampling`` and ``GrammarSampling``)."""
 
     name: str
     description: str
     parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
-    constrained_sampling: bool = False
-
-    def to_json(self) -> JsonObject:
-        out = super().to_json()
-        if self.constrained_sampling:
-            # pi 1.6's shape: JSON-schema constrained sampling, strict where the model can.
-            out["constrainedSampling"] = {"type": "json_schema", "strict": "prefer"}
-        return out
+    constrained_sampling: ConstrainedSampling | None = None
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Tool:
-        sampling = data.get("constrainedSampling")
         return cls(
             name=data["name"],
             description=data.get("description") or "",
             parameters=data.get("parameters") or {"type": "object", "properties": {}},
-            constrained_sampling=isinstance(sampling, dict) and sampling.get("type") == "json_schema",
+            constrained_sampling=constrained_sampling_from_json(data.get("constrainedSampling")),
         )
 
 
@@ -593,6 +630,14 @@ class PromptAnchor(Struct):
 
     system_prompt: str
     tools: list[Tool] = field(default_factory=list)
+    sections: dict[str, str] | None = None
+    """The named sections the first record held (pi 1.x's system message), when it had them:
+    ``system_prompt`` is then ``content`` and their texts, blank-line apart. An API that sends the
+    transcript as recorded (pi-messages) sends them as they are."""
+    content: str = ""
+    """With ``sections``: the record's own text before them (usually empty)."""
+    timestamp: int = 0
+    """When the first record was made (pi-messages sends it; 0 when unknown)."""
 
 
 class PromptUpdate(Struct):
@@ -605,6 +650,8 @@ class PromptUpdate(Struct):
     sections: dict[str, str | None] = field(default_factory=dict)
     tools_added: list[Tool] = field(default_factory=list)
     tools_removed: list[str] = field(default_factory=list)
+    timestamp: int = 0
+    """When the change was recorded (pi-messages sends it; 0 when unknown)."""
 
 
 class Context(Struct):

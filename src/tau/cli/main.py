@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tau.ai.types import Model, ThinkingLevelOrOff
     from tau.cli.launch import Launch
     from tau.config.project_trust import ProjectTrust
+    from tau.config.settings import SettingsManager
     from tau.extensions.context import TrustMode
     from tau.extensions.runner import ExtensionRunner
     from tau.runtime.runtime import AgentSessionRuntime
@@ -218,10 +219,13 @@ async def _main_with_output(args: Args, mode: str, output: int | TextIO | None) 
     agent_dir = str(default_agent_dir())
     with contextlib.suppress(OSError):  # before anything is written into it; unwritable: reported later
         make_private_dir(default_agent_dir())
-    _apply_http_proxy(cwd, agent_dir)
+    from tau.config.settings import SettingsManager
+
+    user_settings = SettingsManager.create(cwd, agent_dir, project=False)  # read once for both below
+    _apply_http_proxy(user_settings)
     if any((":" in e and not os.path.exists(e)) or os.path.isdir(e) for e in args.extensions):  # cheap
         _add_temporary_packages(args, agent_dir)
-    trust = _project_trust(args, agent_dir)
+    trust = _project_trust(args, agent_dir, user_settings)
     data_trusted, preloaded = await _data_settings_trust(args, mode, trust, cwd, agent_dir)
     session_manager = _open_session(args, cwd, agent_dir, project_data=data_trusted)
     try:
@@ -459,7 +463,6 @@ def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bo
     from tau.config.settings import SettingsManager
     from tau.session import SessionManager
     from tau.session.errors import SessionError, SessionWriteError
-    from tau.session.listing import find_session, header_problem
     from tau.session.paths import resolve_session_dir
 
     if args.session_id is not None and (problem := session_id_problem(args.session_id)) is not None:
@@ -475,6 +478,8 @@ def _open_session_manager(args: Args, cwd: str, agent_dir: str, project_data: bo
     )
     try:
         existing = find_local_session(session_dir, args.session_id) if args.session_id is not None else None
+        if args.fork or args.session:  # the listing only to find a named session
+            from tau.session.listing import find_session, header_problem
         if args.fork:
             if existing is not None:
                 raise UsageError(f"--session-id: a session with the id {args.session_id} already exists here")
@@ -557,23 +562,24 @@ def _text_or_file(flag: str, value: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _apply_http_proxy(cwd: str, agent_dir: str) -> None:
+def _apply_http_proxy(user_settings: SettingsManager) -> None:
     """The user's ``httpProxy`` setting (never a project's) as ``HTTP_PROXY`` / ``HTTPS_PROXY``,
     unless those are set already; the model requests and extensions' HTTP clients then use it."""
-    from tau.config.settings import SettingsManager
-
-    proxy = SettingsManager.create(cwd, agent_dir, project=False).get("httpProxy")
+    proxy = user_settings.get("httpProxy")
     if isinstance(proxy, str) and proxy.strip():
         for name in ("HTTP_PROXY", "HTTPS_PROXY"):
             os.environ.setdefault(name, proxy.strip())
 
 
-def _project_trust(args: Args, agent_dir: str) -> ProjectTrust:
-    """The trust decisions of this run: ``-a`` / ``-na``, trust.json, ``defaultProjectTrust``."""
+def _project_trust(args: Args, agent_dir: str, user_settings: SettingsManager | None = None) -> ProjectTrust:
+    """The trust decisions of this run: ``-a`` / ``-na``, trust.json, ``defaultProjectTrust`` (from
+    ``user_settings``, the user's settings without a project's, when they are read already)."""
     from tau.config.project_trust import ProjectTrust
     from tau.config.settings import SettingsManager
 
-    default = SettingsManager.create(os.getcwd(), agent_dir, project=False).default_project_trust
+    if user_settings is None:
+        user_settings = SettingsManager.create(os.getcwd(), agent_dir, project=False)
+    default = user_settings.default_project_trust
     return ProjectTrust(agent_dir, override=args.project_trust, default=default)
 
 

@@ -67,4 +67,5 @@ def wrap_tool(
         execution_mode=definition.execution_mode,
         prompt_snippet=definition.prompt_snippet,
         prompt_guidelines=list(definition.prompt_guidelines),
+        constrained_sampling=definition.constrained_sampling,
     )

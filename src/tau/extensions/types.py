@@ -14,7 +14,7 @@ from msgspec import Struct
 from tau.agent.tool import AgentToolResult, ExecutionMode, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.registry import SimpleStreamFunction, StreamFunction
-from tau.ai.types import JsonObject
+from tau.ai.types import ConstrainedSampling, JsonObject
 from tau.session.messages import CustomMessage
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ class ToolDefinition(Struct, kw_only=True, dict=True):
     added while the tool is active (name the tool in them). A tool with a built-in's name replaces
     the built-in's execution, but not its prompt text. ``default_active=False`` registers the tool
     inactive (pi's ``defaultActive``): ``--tools``, ``defaultTools`` or ``set_active_tools`` turn it on.
+    ``constrained_sampling`` (pi's ``constrainedSampling``) asks for provider-side constrained
+    sampling: ``JsonSchemaSampling("prefer" | "require")`` for strict arguments, or
+    ``GrammarSampling({"openai_lark": ...})`` for a tool whose one required string argument the
+    model writes as raw text under a grammar (see docs/models.md).
     """
 
     name: str
@@ -92,6 +96,7 @@ class ToolDefinition(Struct, kw_only=True, dict=True):
     render_call: Callable[..., Any] | None = None
     render_result: Callable[..., Any] | None = None
     default_active: bool = True
+    constrained_sampling: ConstrainedSampling | None = None
 
     def schema(self) -> JsonObject:
         """``parameters`` as a JSON Schema dict."""

@@ -1,6 +1,7 @@
 """A client of the llama.cpp router server (``llama serve`` without a model): its model catalogue
 (``GET /models``), loading and unloading models (``POST /models/load``, ``/models/unload``), and
-downloading one from Hugging Face (``POST /models``: the router fetches it).
+downloading one from Hugging Face (``POST /models``: the router fetches it), each load and download followed on the catalogue and,
+for its progress, on the router's event stream (``events``).
 
 Every failure is a ``LlamaError`` with one line naming the server and the cause.
 """
@@ -9,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from tau.llama_cpp.events import Progress, RouterEvent, download_progress, load_progress, watch
 
 __all__ = [
     "DEFAULT_SERVER_URL",
     "LlamaClient",
     "LlamaError",
     "RouterModel",
-    "format_bytes",
     "inference_url",
     "normalize_server_url",
 ]
@@ -74,13 +77,20 @@ class RouterModel:
         meta = self.raw.get("meta") or {}
         if isinstance(meta.get("n_ctx"), int) and meta["n_ctx"] > 0:
             return int(meta["n_ctx"])
+        if self.context_argument is not None:
+            return self.context_argument
+        if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
+            return int(meta["n_ctx_train"])
+        return 128000
+
+    @property
+    def context_argument(self) -> int | None:
+        """``-c``/``--ctx-size`` of the arguments the router starts it with."""
         args = (self.raw.get("status") or {}).get("args") or []
         for flag, value in itertools.pairwise(args):
             if flag in ("--ctx-size", "-c", "-ctx") and str(value).isdigit() and int(value) > 0:
                 return int(value)
-        if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
-            return int(meta["n_ctx_train"])
-        return 128000
+        return None
 
     @property
     def is_chat(self) -> bool:
@@ -111,13 +121,7 @@ class LlamaClient:
         except ValueError:
             payload = None
         if response.is_error:
-            error = payload.get("error") if isinstance(payload, dict) else None
-            message = error.get("message") if isinstance(error, dict) else None
-            raise LlamaError(
-                message
-                if isinstance(message, str) and message
-                else f"llama.cpp returned HTTP {response.status_code}"
-            )
+            raise LlamaError(_error_message(payload) or f"llama.cpp returned HTTP {response.status_code}")
         return payload
 
     async def list(self, *, reload: bool = False) -> list[RouterModel]:
@@ -146,47 +150,100 @@ class LlamaClient:
         return next((m for m in await self.list() if m.id == model), None)
 
     async def load_and_wait(
-        self, model: str, on_progress: Callable[[str], None] | None = None
+        self, model: str, on_progress: Callable[[Progress], None] | None = None
     ) -> RouterModel:
-        """Ask the router to load ``model`` and wait until its catalogue says ``loaded``; a model
-        that fails (or goes back to ``unloaded`` with an exit code) raises."""
-        await self.load(model)
-        while True:
-            entry = await self._status(model)
-            if entry is not None and entry.status == "loaded":
-                return entry
-            if entry is not None and entry.failed:
-                code = (entry.raw.get("status") or {}).get("exit_code")
-                raise LlamaError(
-                    f"Model exited with code {code}" if code is not None else "Model failed to load"
-                )
-            if on_progress is not None and entry is not None:
-                on_progress(entry.status)
-            await asyncio.sleep(_POLL_S)
+        """Ask the router to load ``model`` and wait until its catalogue says ``loaded``, showing
+        the stages its event stream reports; a model that fails (or goes back to ``unloaded`` with
+        an exit code) raises."""
+        report = on_progress or (lambda _: None)
+        seen: dict[str, str] = {}
+
+        def on_event(event: RouterEvent) -> None:
+            if event["model"] != model or event["event"] not in ("model_status", "status_change"):
+                return
+            data = event["data"] if isinstance(event["data"], dict) else {}
+            if data.get("status") == "loaded":
+                seen["loaded"] = "yes"
+            elif data.get("status") == "unloaded":
+                seen["error"] = "Model failed to load"
+            progress = load_progress(data)
+            if progress is not None:
+                report(progress)
+
+        async with self._watching(on_event):
+            await self.load(model)
+            report({"message": "Loading model"})
+            while True:
+                entry = await self._status(model)
+                if entry is not None and entry.status == "loaded":
+                    return entry
+                if entry is None and "loaded" in seen:
+                    return RouterModel({"id": model, "status": {"value": "loaded"}})
+                if (entry is not None and entry.failed) or "error" in seen:
+                    code = (entry.raw.get("status") or {}).get("exit_code") if entry is not None else None
+                    raise LlamaError(
+                        f"Model exited with code {code}"
+                        if code is not None
+                        else seen.get("error", "Model failed to load")
+                    )
+                await asyncio.sleep(_POLL_S)
 
     async def download(self, model: str) -> None:
         await self._request("POST", "/models", {"model": model})
 
     async def download_and_wait(
-        self, model: str, on_progress: Callable[[str], None] | None = None
+        self, model: str, on_progress: Callable[[Progress], None] | None = None
     ) -> builtins.list[RouterModel]:
-        """Ask the router to download ``model`` (``owner/repository[:quant]``) and wait until its
-        catalogue lists it done; the catalogue then, re-read from disk (``?reload=1``)."""
-        await self.download(model)
-        saw_downloading = False
-        polls = 0
-        while True:
-            polls += 1
-            entry = await self._status(model)
-            if entry is not None and entry.status == "downloading":
-                saw_downloading = True
-                if on_progress is not None:
-                    on_progress(_download_progress(entry.raw.get("status", {}).get("progress")))
-            elif entry is not None and entry.failed:
-                raise LlamaError(f"Download of {model} failed")
-            elif entry is not None and (saw_downloading or polls >= 2):
-                return await self.list(reload=True)
-            await asyncio.sleep(_POLL_S * 2)
+        """Ask the router to download ``model`` (``owner/repository[:quant]``) and wait until it is
+        done (its ``download_finished`` event, or the catalogue lists it no longer downloading),
+        showing the bytes from the event stream and the catalogue; the catalogue then, re-read
+        from disk (``?reload=1``)."""
+        report = on_progress or (lambda _: None)
+        seen: dict[str, str] = {}
+
+        def on_event(event: RouterEvent) -> None:
+            if event["model"] != model:
+                return
+            if event["event"] == "download_finished":
+                seen["finished"] = "yes"
+            elif event["event"] == "download_failed":
+                seen["failure"] = _error_message(event["data"]) or "Download failed"
+            elif event["event"] == "download_progress":
+                seen["downloading"] = "yes"
+                progress = download_progress(event["data"])
+                if progress is not None:
+                    report(progress)
+
+        async with self._watching(on_event):
+            await self.download(model)
+            report({"message": "Downloading model"})
+            polls = 0
+            while True:
+                if "failure" in seen:
+                    raise LlamaError(seen["failure"])
+                polls += 1
+                entry = await self._status(model)
+                if entry is not None and entry.status == "downloading":
+                    seen["downloading"] = "yes"
+                    progress = download_progress((entry.raw.get("status") or {}).get("progress"))
+                    if progress is not None:
+                        report(progress)
+                elif entry is not None and entry.failed:
+                    raise LlamaError(f"Download of {model} failed")
+                elif "finished" in seen or (entry is not None and ("downloading" in seen or polls >= 2)):
+                    return await self.list(reload=True)
+                await asyncio.sleep(_POLL_S * 2)
+
+    @contextlib.asynccontextmanager
+    async def _watching(self, on_event: Callable[[RouterEvent], None]) -> AsyncIterator[None]:
+        """The router's event stream read beside the body, and closed when it ends."""
+        task = asyncio.ensure_future(watch(self.server_url, self.api_key, on_event))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
     async def unload_and_wait(self, model: str) -> None:
         await self.unload(model)
@@ -197,32 +254,8 @@ class LlamaClient:
             await asyncio.sleep(_POLL_S / 2)
 
 
-def _download_progress(progress: Any) -> str:
-    """``Downloading model: 1.00 MiB / 4.00 MiB (25%)`` from the router's per-file ``done``/``total``."""
-    files = progress.get("progress", progress) if isinstance(progress, dict) else {}
-    done = total = 0
-    for value in files.values() if isinstance(files, dict) else []:
-        if (
-            isinstance(value, dict)
-            and isinstance(value.get("done"), int)
-            and isinstance(value.get("total"), int)
-        ):
-            done += value["done"]
-            total += value["total"]
-    if total <= 0:
-        return "Downloading model"
-    return f"Downloading model: {format_bytes(done)} / {format_bytes(total)} ({round(100 * done / total)}%)"
-
-
-def format_bytes(count: int) -> str:
-    """``1536`` → ``1.50 KiB`` (binary units, three significant figures as pi shows them)."""
-    if count < 1024:
-        return f"{count} B"
-    value = count / 1024
-    unit = "KiB"
-    for larger in ("MiB", "GiB", "TiB"):
-        if value < 1024:
-            break
-        value /= 1024
-        unit = larger
-    return f"{value:.1f} {unit}" if value >= 10 else f"{value:.2f} {unit}"
+def _error_message(payload: Any) -> str | None:
+    """``{"error": {"message": "..."}}``'s message."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else None

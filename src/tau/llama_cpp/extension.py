@@ -5,10 +5,12 @@ The router is found from ``LLAMA_BASE_URL`` (or the ``env`` of an ``auth.json`` 
 credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that credential's key).
 At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
 its models): the loaded and sleeping chat models are the provider's models, served through the
-router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router with its status;
-choosing an unloaded one loads it (asking first whether to unload the others) with a progress view
-where Escape asks "Stop loading?" (yes: the router is told to unload it and the models unloaded for it
-are loaded again, as pi does), choosing a loaded one unloads it, and the provider's models follow.
+router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router as pi's does (the
+loaded ones first, then by name; a loaded one's context size, another's status when it is neither
+loaded nor unloaded); choosing an unloaded one loads it (asking first whether to unload the others)
+with a progress view that follows the router's events, where Escape asks "Stop loading?" (yes: the
+router is told to unload it and the models unloaded for it are loaded again, as pi does), choosing
+a loaded one unloads it, and the provider's models follow.
 "Download model…" finds a GGUF repository on Hugging Face (``hugging_face``) and has the router
 download it, with the same progress view ("Stop download?").
 """
@@ -16,11 +18,13 @@ download it, with the same progress view ("Stop download?").
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
-from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, format_bytes, inference_url
+from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url
+from tau.llama_cpp.events import format_bytes
 from tau.llama_cpp.hugging_face import RECOMMENDED, HuggingFaceClient, find_token
 from tau.llama_cpp.progress import Stopped, run_with_progress
 
@@ -34,7 +38,8 @@ PROVIDER = "llama.cpp"
 _STARTUP_TIMEOUT_S = 2.0
 _DOWNLOAD = "Download model…"
 _EXACT = re.compile(r"[^/\s]+/[^:\s]+(?::[^\s:]+)?")
-_LOAD_MESSAGE = {"loading": "Loading model", "unloaded": "Waiting for the router"}
+_DOWNLOAD_HELP = "Hugging Face owner/repository[:quant]"
+_ROW_NAME = (36, 56)  # the name column's narrowest and widest, as pi's list
 _NOT_CONFIGURED = (
     "Configure llama.cpp: set LLAMA_BASE_URL to the router's URL (such as http://127.0.0.1:9931), "
     "and LLAMA_API_KEY when it has one"
@@ -126,16 +131,17 @@ async def _manage(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Llama
             if choice == "Retry":
                 continue
             return
-        labels = {f"{model.id}  ({model.status})": model for model in catalog}
+        labels = _rows(catalog)
         if not labels:
             ui.notify(
                 f"No models at {client.server_url}: check the router's --models-dir and restart it", "warning"
             )
+        download = _row(_DOWNLOAD, _DOWNLOAD_HELP, _name_width(catalog))
         choice = await ui.select(
             f"llama.cpp models at {client.server_url} (enter: load an unloaded one, unload a loaded one)",
-            [*labels, _DOWNLOAD, "Close"],
+            [*labels, download],
         )
-        if choice == _DOWNLOAD:
+        if choice == download:
             try:
                 await _download(tau, ctx, client)
             except LlamaError as exc:
@@ -194,9 +200,7 @@ async def _load(
             title="Loading model",
             model=target.id,
             stop_title="Stop loading?",
-            run=lambda update: client.load_and_wait(
-                target.id, lambda status: update(_LOAD_MESSAGE.get(status, status))
-            ),
+            run=lambda update: client.load_and_wait(target.id, update),
             cancel=lambda: client.unload(target.id),  # the router is told to stop
         )
     except LlamaError:
@@ -277,6 +281,52 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
         return
     tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, result))
     ui.notify(f"Downloaded {model}")
+
+
+def _rows(catalog: list[RouterModel]) -> dict[str, RouterModel]:
+    """The list's rows as pi's: the loaded models first, then by name; each a name column and
+    what pi says of the model ("loaded · 33k context", "loading", nothing when unloaded)."""
+    width = _name_width(catalog)
+    ordered = sorted(catalog, key=lambda model: (model.status != "loaded", model.id.casefold(), model.id))
+    return {_row(model.id, _description(model), width): model for model in ordered}
+
+
+def _name_width(catalog: list[RouterModel]) -> int:
+    """The name column: the longest name and two spaces, within pi's bounds."""
+    widest = max([len(_DOWNLOAD) + 2, *(len(model.id) + 2 for model in catalog)])
+    return max(_ROW_NAME[0], min(_ROW_NAME[1], widest))
+
+
+def _row(name: str, description: str, width: int) -> str:
+    if not description:
+        return name
+    shown = name if len(name) <= width - 2 else name[: width - 2]
+    return shown.ljust(width) + description
+
+
+def _description(model: RouterModel) -> str:
+    """``loaded · 33k context``; ``sleeping`` counts as loaded, ``unloaded`` says nothing."""
+    details = []
+    if model.is_loaded:
+        details.append("loaded")
+        context = _context_label(model)
+        if context:
+            details.append(f"{context} context")
+    elif model.status != "unloaded":
+        details.append(model.status)
+    return " · ".join(details)
+
+
+def _context_label(model: RouterModel) -> str | None:
+    """The context as pi labels it (``33k`` for 32768): the model's ``n_ctx``, else its training
+    context, else ``-c``/``--ctx-size`` of its arguments."""
+    meta = model.raw.get("meta") or {}
+    context = meta.get("n_ctx") if meta.get("n_ctx") is not None else meta.get("n_ctx_train")
+    if not isinstance(context, int) or context <= 0:
+        context = model.context_argument
+    if context is None:
+        return None
+    return f"{math.floor(context / 1000 + 0.5)}k" if context >= 1000 else str(context)
 
 
 def _count(value: int) -> str:

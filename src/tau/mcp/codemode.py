@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, TextContent
+from tau.ai.types import GrammarSampling, ImageContent, TextContent
 from tau.extensions.types import ToolDefinition
 from tau.mcp.tools import SearchDocument, rank_tools
 
@@ -45,6 +45,9 @@ DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 _CHARS_PER_TOKEN = 4
 _SEARCH_LIMIT = 8
 _OPTIONS = re.compile(r"^\s*//\s*@options:(.*)$")
+# On models with OpenAI grammar tools the script is written as raw text (a custom tool), not as a
+# JSON-escaped string, as pi 1.6's codemode tool asks; any non-empty text, the options line included.
+SCRIPT_GRAMMAR = GrammarSampling({"openai_lark": "start: SCRIPT\nSCRIPT: /[\\s\\S]+/\n"})
 _MISSING = "codemode needs the quickjs package: pip install 'tau-agent[codemode]'"
 
 _DESCRIPTION = """Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as the body of an async function in a QuickJS sandbox: top-level `await` and `return` work. There is no Node, file system, network or timers.
@@ -89,6 +92,7 @@ def codemode_tool(
         },
         execute=execute,
         default_active=default_active,
+        constrained_sampling=SCRIPT_GRAMMAR,
     )
 
 

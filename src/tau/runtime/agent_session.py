@@ -808,14 +808,20 @@ class AgentSession:
     def set_sandbox(self, mode: str) -> None:
         """Fence commands and writes by ``mode`` (``off``, ``read-only``, ``workspace-write``) from
         the next call on, with the writable roots and network of the ``sandbox`` setting; the system
-        prompt's sandbox line follows (sent as a changed section, the cached prefix kept). Raises
-        ``SandboxConfigError`` (one line) and keeps the current fence when that cannot be."""
+        prompt's sandbox line and bash's ``escalate`` parameter follow (sent as changes appended
+        after the cached prefix). Raises ``SandboxConfigError`` (one line) and keeps the current
+        fence when that cannot be."""
         from tau.config.sandbox_config import checked_sandbox_policy
+        from tau.tools.bash import declared_for_sandbox
 
         setting = self._services.settings_manager.get("sandbox")
         policy, bwrap = checked_sandbox_policy(setting, self.cwd, self._services.agent_dir, mode=mode)
-        self._services.sandbox.set_policy(policy, bwrap=bwrap)
+        sandbox = self._services.sandbox
+        sandbox.set_policy(policy, bwrap=bwrap)
         self.sandbox_mode_chosen = mode
+        # bash has ``escalate`` while commands are fenced: the next request declares it anew (an
+        # appended change, ``tau.ai.prompt_updates``), or without it after ``off``.
+        self._tools.replace_builtin("bash", lambda tool: declared_for_sandbox(tool, sandbox))
         self._apply_active_tools()
 
     async def _ask_escalation(self, request: EscalationRequest) -> EscalationDecision | None:

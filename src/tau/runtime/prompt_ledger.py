@@ -24,7 +24,7 @@ from tau.ai.types import Context, JsonObject, PromptAnchor, PromptUpdate, Tool
 from tau.context.convert import becomes_llm_message
 from tau.context.system_prompt import render_sections
 from tau.session.messages import SystemMessage, replay_system_messages
-from tau.session.system_record import asks_constrained_sampling, tool_declaration
+from tau.session.system_record import declared_sampling, tool_declaration
 
 
 class OwnedTranscript(list[AgentMessage]):
@@ -112,7 +112,14 @@ def _with_history(
     tools: list[Tool] | None,
 ) -> Context:
     first = records[0][1]
-    anchor = PromptAnchor(first.text(), [_tool(t) for t in first.tools_added or []])
+    sections = {name: text for name, text in (first.sections or {}).items() if text is not None}
+    anchor = PromptAnchor(
+        first.text(),
+        [_tool(t) for t in first.tools_added or []],
+        sections=sections if first.sections is not None else None,
+        content=first.content,
+        timestamp=first.timestamp,
+    )
     updates = [
         PromptUpdate(
             at=at,
@@ -120,6 +127,7 @@ def _with_history(
             sections=dict(record.sections or {}),
             tools_added=[_tool(t) for t in record.tools_added or []],
             tools_removed=[str(t["name"]) for t in record.tools_removed or []],
+            timestamp=record.timestamp,
         )
         for at, record in records[1:]
     ]
@@ -150,7 +158,7 @@ def _tool(data: JsonObject) -> Tool:
         str(data["name"]),
         str(data.get("description") or ""),
         data.get("parameters") or {},
-        constrained_sampling=asks_constrained_sampling(data),
+        constrained_sampling=declared_sampling(data),
     )
 
 

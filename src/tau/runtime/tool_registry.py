@@ -9,7 +9,7 @@ byte-identical through a session and provider prompt caches keep hitting.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Literal, TypeAlias
 
 from tau.agent.tool import AgentTool
@@ -91,6 +91,7 @@ class ToolRegistry:
             allowlist = []
         self._builtin = list(builtin)
         self._custom = list(custom)
+        self._extension = list(extension)
         self._allowlist = list(allowlist) if allowlist is not None else None
         self._allowed = tool_name_matcher(self._allowlist) if self._allowlist is not None else None
         # As in pi, an allowlist filters MCP tools only once one of its entries names them.
@@ -137,9 +138,21 @@ class ToolRegistry:
         """Replace the extension tools; returns the names that were not registered before.
         Active names whose tool is gone are deactivated."""
         before = set(self._tools)
+        self._extension = list(extension)
         self._tools = self._overlay(extension)
         self._active = self._known(self._active)
         return [name for name in self._tools if name not in before]
+
+    def replace_builtin(self, name: str, change: Callable[[AgentTool], AgentTool]) -> None:
+        """Put ``change(tool)`` in place of the built-in tool ``name`` (the bash tool declared for a new
+        sandbox mode); an extension or SDK tool of that name still overlays it. Nothing without one."""
+        for index, tool in enumerate(self._builtin):
+            if tool.name == name:
+                changed = change(tool)
+                if changed is not tool:
+                    self._builtin[index] = changed
+                    self._tools = self._overlay(self._extension)
+                return
 
     def _known(self, names: Iterable[str]) -> list[str]:
         """``names`` that are registered, each once, in the given order."""

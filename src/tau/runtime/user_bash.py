@@ -22,9 +22,7 @@ from tau.tools import (
     SpillDirectory,
     sanitize_terminal_output,
 )
-from tau.tools.output_accumulator import OutputAccumulator
 from tau.tools.sandbox import Sandbox, SandboxUnavailable
-from tau.tools.shell_exec import LocalBashOperations
 
 __all__ = ["BashResult", "UserBash", "parse_user_bash"]
 
@@ -77,8 +75,18 @@ class UserBash:
         self._cwd = cwd
         self._spill = spill
         self._prefix = command_prefix
-        self._ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
+        self._ops = operations
+        self._shell_path = shell_path
+        self._sandbox = sandbox
         self._running: AbortController | None = None
+
+    def _operations(self) -> BashOperations:
+        # The local shell's module loads with the first command, not with every session.
+        if self._ops is None:
+            from tau.tools.shell_exec import LocalBashOperations
+
+            self._ops = LocalBashOperations(shell_path=self._shell_path, sandbox=self._sandbox)
+        return self._ops
 
     @property
     def is_running(self) -> bool:
@@ -101,6 +109,8 @@ class UserBash:
         The caller makes sure only one command runs at a time."""
         controller = AbortController()
         self._running = controller
+        from tau.tools.output_accumulator import OutputAccumulator
+
         accumulator = OutputAccumulator(self._spill)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
@@ -112,7 +122,7 @@ class UserBash:
         script = f"{self._prefix}\n{command}" if self._prefix else command
         cancelled = False
         try:
-            exit_code = await (operations or self._ops).exec(
+            exit_code = await (operations or self._operations()).exec(
                 script, self._cwd, on_data=on_data, signal=controller.signal, timeout=None, env=os.environ
             )
         except (CommandAborted, CommandTimedOut):

@@ -34,7 +34,6 @@ from tau.session.entries import (
     is_assistant_entry,
 )
 from tau.session.errors import EntryNotFoundError, SessionWriteError
-from tau.session.forking import write_fork
 from tau.session.ids import IdSource, ms_from_iso
 from tau.session.jsonl import (
     RawSessionFile,
@@ -46,7 +45,6 @@ from tau.session.jsonl import (
     record_line,
     rewrite_file,
 )
-from tau.session.listing import find_most_recent_session
 from tau.session.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -142,6 +140,8 @@ class SessionManager:
         """The session file of ``session_dir`` modified last, or a new session when there is none.
 
         Newer files that are unreadable or not sessions are named in ``warnings``."""
+        from tau.session.listing import find_most_recent_session  # the listing only for -c
+
         directory = session_dir or resolve_session_dir(cwd, agent_dir=agent_dir)
         skipped: list[str] = []
         recent = find_most_recent_session(directory, skipped)
@@ -174,6 +174,8 @@ class SessionManager:
     ) -> SessionManager:
         """Copy every entry of another session (all branches, same ids) into a new file for
         ``target_cwd``, written at once, with ``parentSession`` pointing at the source."""
+        from tau.session.forking import write_fork
+
         directory = session_dir or resolve_session_dir(target_cwd, agent_dir=agent_dir)
         path = write_fork(source_path, target_cwd, directory, ids or IdSource())
         return cls.open(path, directory, ids=ids)

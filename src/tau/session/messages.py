@@ -16,6 +16,7 @@ from tau.ai.types import (
     AssistantMessage,
     ImageContent,
     JsonObject,
+    JsonRecord,
     TextContent,
     ToolResultMessage,
     UserMessage,
@@ -100,21 +101,14 @@ class CustomMessage(Struct):
         )
 
 
-class BranchSummaryMessage(Struct):
-    """The summary of a branch the conversation came back from (projection of ``branch_summary``)."""
+class BranchSummaryMessage(JsonRecord, tag_field="role", tag="branchSummary"):
+    """The summary of a branch the conversation came back from (projection of ``branch_summary``).
+    Written as pi writes it, ``{role, summary, fromId, timestamp}``, by msgspec (``JsonRecord``)."""
 
     summary: str
     from_id: str
     timestamp: int = field(default_factory=now_ms)
     role: ClassVar[Literal["branchSummary"]] = "branchSummary"
-
-    def to_json(self) -> JsonObject:
-        return {
-            "role": "branchSummary",
-            "summary": self.summary,
-            "fromId": self.from_id,
-            "timestamp": self.timestamp,
-        }
 
     @classmethod
     def from_json(cls, data: JsonObject) -> BranchSummaryMessage:
@@ -125,21 +119,14 @@ class BranchSummaryMessage(Struct):
         )
 
 
-class CompactionSummaryMessage(Struct):
-    """The summary that stands for compacted history (projection of a ``compaction`` entry)."""
+class CompactionSummaryMessage(JsonRecord, tag_field="role", tag="compactionSummary"):
+    """The summary that stands for compacted history (projection of a ``compaction`` entry).
+    Written as pi writes it, ``{role, summary, tokensBefore, timestamp}``, by msgspec (``JsonRecord``)."""
 
     summary: str
     tokens_before: int
     timestamp: int = field(default_factory=now_ms)
     role: ClassVar[Literal["compactionSummary"]] = "compactionSummary"
-
-    def to_json(self) -> JsonObject:
-        return {
-            "role": "compactionSummary",
-            "summary": self.summary,
-            "tokensBefore": self.tokens_before,
-            "timestamp": self.timestamp,
-        }
 
     @classmethod
     def from_json(cls, data: JsonObject) -> CompactionSummaryMessage:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from tau.ai.types import JsonObject
+import msgspec
+
+from tau.ai.types import ConstrainedSampling, JsonObject, constrained_sampling_from_json
 from tau.session.messages import SystemMessage
 
 TAU_PROMPT_SECTION = "prompt"
@@ -45,12 +47,12 @@ def system_update(
     )
 
 
-# pi 1.6's ``constrainedSampling`` for a tool that asks for strict JSON-schema sampling where possible.
-CONSTRAINED_SAMPLING: JsonObject = {"type": "json_schema", "strict": "prefer"}
-
-
 def tool_declaration(
-    name: str, description: str, parameters: JsonObject, *, constrained_sampling: bool = False
+    name: str,
+    description: str,
+    parameters: JsonObject,
+    *,
+    constrained_sampling: ConstrainedSampling | None = None,
 ) -> JsonObject:
     """A tool as a system message declares it (what the model is told, nothing executable)."""
     out: JsonObject = {
@@ -58,15 +60,14 @@ def tool_declaration(
         "description": description,
         "parameters": json.loads(json.dumps(parameters)),
     }
-    if constrained_sampling:
-        out["constrainedSampling"] = dict(CONSTRAINED_SAMPLING)
+    if constrained_sampling is not None:
+        out["constrainedSampling"] = msgspec.to_builtins(constrained_sampling)
     return out
 
 
-def asks_constrained_sampling(declaration: JsonObject) -> bool:
-    """Whether a declared tool (pi's shape) asks for JSON-schema constrained sampling."""
-    config = declaration.get("constrainedSampling")
-    return isinstance(config, dict) and config.get("type") == "json_schema"
+def declared_sampling(declaration: JsonObject) -> ConstrainedSampling | None:
+    """The constrained sampling a declared tool (pi's shape) asks for, if any."""
+    return constrained_sampling_from_json(declaration.get("constrainedSampling"))
 
 
 def _same(a: JsonObject, b: JsonObject) -> bool:

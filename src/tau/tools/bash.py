@@ -15,21 +15,22 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from msgspec import Struct, field
+from msgspec import Struct, field, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject, TextContent
 from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
 from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
-from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.sandbox import EscalationRequest, Sandbox, SandboxGrant, SandboxUnavailable
-from tau.tools.shell_exec import LocalBashOperations
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+if TYPE_CHECKING:
+    from tau.tools.output_accumulator import OutputAccumulator, OutputSnapshot
 
 UPDATE_INTERVAL_SECONDS = 0.1
 
@@ -67,6 +68,12 @@ ESCALATE_PARAMETER: JsonObject = {
     "required": ["reason"],
     "additionalProperties": False,
 }
+
+BASH_ESCALATE_PARAMETERS: JsonObject = {
+    **BASH_PARAMETERS,
+    "properties": {**BASH_PARAMETERS["properties"], "escalate": ESCALATE_PARAMETER},
+}
+"""The parameters while commands are fenced: ``escalate`` asks the user for more rights."""
 
 BASH_DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr merged. "
@@ -189,6 +196,21 @@ def _grant(value: object, cwd: str) -> SandboxGrant:
     return SandboxGrant(writable_roots=tuple(roots), network=network == "on", allowed_hosts=hosts)
 
 
+def bash_parameters(*, escalate: bool) -> JsonObject:
+    """The bash tool's parameters, with ``escalate`` or without."""
+    return BASH_ESCALATE_PARAMETERS if escalate else BASH_PARAMETERS
+
+
+def declared_for_sandbox(tool: AgentTool, sandbox: Sandbox) -> AgentTool:
+    """``tool`` (a bash tool built with ``sandbox``, or one kept inside it by
+    ``tau.tools.sandbox.fenced_replacement``) declared for the sandbox's mode now: with ``escalate``
+    while it fences, without it while it is off. The same tool when nothing changes."""
+    parameters = bash_parameters(escalate=sandbox.fenced)
+    if tool.parameters == parameters:
+        return tool
+    return structs.replace(tool, parameters=parameters)
+
+
 def create_bash_tool(
     cwd: str,
     operations: BashOperations | None = None,
@@ -212,14 +234,23 @@ def create_bash_tool(
     tells the model they are there.
     ``sandbox`` fences the commands (the local shell only: given ``operations`` run as they are).
     """
-    ops: BashOperations = operations or LocalBashOperations(shell_path=shell_path, sandbox=sandbox)
-    # The model may ask for more rights when its commands are fenced from the start (the tool's
-    # schema is part of the cached prefix: it does not change when the mode does).
-    escalation = sandbox is not None and sandbox.fenced and operations is None
-    parameters = BASH_PARAMETERS
-    if escalation:
-        properties = {**BASH_PARAMETERS["properties"], "escalate": ESCALATE_PARAMETER}
-        parameters = {**BASH_PARAMETERS, "properties": properties}
+    local_shell: list[BashOperations] = []
+
+    def shell() -> BashOperations:
+        # The local shell's module (process groups, the sandbox's command server, output pieces)
+        # loads with the first command: a run that never calls bash does not import it.
+        if operations is not None:
+            return operations
+        if not local_shell:
+            from tau.tools.shell_exec import LocalBashOperations
+
+            local_shell.append(LocalBashOperations(shell_path=shell_path, sandbox=sandbox))
+        return local_shell[0]
+
+    # The model may ask for more rights while its commands are fenced: the schema has ``escalate``
+    # then (``declared_for_sandbox`` follows a later change of mode); the call checks the fence again.
+    fence = sandbox if operations is None else None
+    parameters = bash_parameters(escalate=fence is not None and fence.fenced)
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
@@ -247,6 +278,9 @@ def create_bash_tool(
         if not os.path.isdir(context.cwd):
             raise ToolError(f"Working directory does not exist: {context.cwd}")
 
+        ops = shell()
+        from tau.tools.output_accumulator import OutputAccumulator
+
         accumulator = OutputAccumulator(spill or default_spill_directory(), sanitize=sanitize)
         updates = _Updates(accumulator, on_update)
 
@@ -255,14 +289,14 @@ def create_bash_tool(
             updates.data_arrived()
 
         once: SandboxGrant | None = None
-        if escalation and sandbox is not None and args.get("escalate") is not None and sandbox.fenced:
+        if fence is not None and args.get("escalate") is not None and fence.fenced:
             request = EscalationRequest(
                 grant=_grant(args["escalate"], context.cwd),
                 reason=str(args["escalate"].get("reason", "")),
                 command=str(args["command"]),
                 tool_call_id=tool_call_id,
             )
-            decision, why = await sandbox.escalate(request)
+            decision, why = await fence.escalate(request)
             if decision == "denied":
                 raise ToolError(
                     f"Escalation refused ({why}): the command was not run. Do the work inside the sandbox, "
@@ -275,7 +309,7 @@ def create_bash_tool(
         status: str | None = None
         aborted = False
         try:
-            with sandbox.widened_once(once) if once is not None and sandbox is not None else nullcontext():
+            with fence.widened_once(once) if once is not None and fence is not None else nullcontext():
                 exit_code = await ops.exec(
                     context.command,
                     context.cwd,

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from tau import _process_groups as process_groups
 from tau.ai.abort import AbortSignal
 from tau.tools.errors import ToolAborted, ToolError
 
@@ -76,6 +75,8 @@ async def run_rg(
     Lines of any length are fine (no stream-reader line limit). On abort, rg is killed and
     :class:`ToolAborted` raised.
     """
+    from tau import _process_groups as process_groups  # with the first search, not at start-up
+
     with process_groups.spawning():
         proc = await asyncio.create_subprocess_exec(
             *argv,

@@ -677,8 +677,9 @@ def _cache_inner_bytecode(folder: str) -> None:
 def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sandbox, cwd: str) -> AgentTool:
     """``replacement`` (a built-in made another way: an editor's terminal, its file system) kept
     inside the fence: ``bash`` runs as the fenced ``builtin`` while the sandbox fences (another
-    program's terminal cannot be fenced), ``write`` and ``edit`` refuse what the fence keeps from
-    being written before the replacement sees the call. Other tools are returned as they are."""
+    program's terminal cannot be fenced) and is declared as ``builtin`` is (``escalate`` while
+    fenced), ``write`` and ``edit`` refuse what the fence keeps from being written before the
+    replacement sees the call. Other tools are returned as they are."""
     import msgspec.structs
 
     from tau.agent.tool import AgentToolResult, ToolUpdate
@@ -705,6 +706,8 @@ def fenced_replacement(replacement: AgentTool, builtin: AgentTool, sandbox: Sand
             raise ToolError(refusal)
         return await replacement.execute(tool_call_id, args, signal, on_update)
 
+    if name == "bash":  # declared as the built-in is: with ``escalate`` while the sandbox fences
+        return msgspec.structs.replace(replacement, execute=execute, parameters=builtin.parameters)
     return msgspec.structs.replace(replacement, execute=execute)
 
 

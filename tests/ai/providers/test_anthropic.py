@@ -18,6 +18,7 @@ from tau.ai import (
     DoneEvent,
     ErrorEvent,
     ImageContent,
+    JsonSchemaSampling,
     Message,
     Model,
     ModelCost,
@@ -823,7 +824,7 @@ FIND_TOOL = Tool(
         "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["pattern"],
     },
-    constrained_sampling=True,
+    constrained_sampling=JsonSchemaSampling(),
 )
 
 

@@ -32,6 +32,7 @@ from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.options import StreamOptions
 from tau.ai.providers import bedrock
 from tau.ai.stream_writer import ProviderError
+from tau.ai.types import JsonSchemaSampling
 from tau.runtime.retry import is_retryable_error
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
 from tau.testing.fake_llm.bedrock import EXPIRED_SESSION_TOKEN, FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY
@@ -568,3 +569,69 @@ async def test_a_corrupt_frame_is_an_error_naming_the_event_stream(server: FakeL
     server.add(Turn(text="x" * 40, fault=Fault("malformed", after_events=2)))
     reply = await _ask(server, _model(server))
     assert (reply.error_message or "").startswith("Malformed Bedrock event stream:")
+
+
+# --- strict tools (compat.supportsStrictMode) ---------------------------------------------------------
+
+FIND = Tool(
+    "find",
+    "Find files",
+    {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["pattern"],
+    },
+    constrained_sampling=JsonSchemaSampling(),
+)
+
+
+def _tool_specs(request: Any) -> dict[str, Any]:
+    return {tool["toolSpec"]["name"]: tool["toolSpec"] for tool in request.body["toolConfig"]["tools"]}
+
+
+async def test_a_constrained_tool_goes_strict_only_where_the_compat_says_so() -> None:
+    with FakeLLMServer() as fake:
+        fake.add(Turn(text="ok"), Turn(text="ok"))
+        context = Context(messages=[UserMessage("go")], tools=[READ, FIND])
+        for compat in ({"supportsStrictMode": True}, None):
+            reply = await _ask(fake, _model(fake, compat=compat), context)
+            assert reply.stop_reason == "stop", reply.error_message
+        strict, plain = (_tool_specs(request) for request in fake.requests)
+    assert strict["find"]["strict"] is True
+    assert strict["find"]["inputSchema"]["json"] == {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["pattern", "limit"],
+        "additionalProperties": False,
+    }
+    assert "strict" not in strict["read"] and "strict" not in plain["find"]
+    assert plain["find"]["inputSchema"]["json"] == FIND.parameters
+
+
+async def test_strict_tools_over_claudes_limits_go_again_non_strict_for_the_session() -> None:
+    refusal = {"message": "Too many strict tools (25). The maximum number of strict tools is 20."}
+    with FakeLLMServer() as fake:
+        fake.add(Turn(fault=Fault("status", status=400, body=refusal)), Turn(text="ok"), Turn(text="ok"))
+        model = _model(fake, compat={"supportsStrictMode": True})
+        context = Context(messages=[UserMessage("go")], tools=[FIND])
+        first = await _ask(fake, model, context, session_id="bedrock-strict-limits")
+        assert first.stop_reason == "stop", first.error_message
+        assert [d["type"] for d in first.diagnostics or []] == ["bedrock_strict_tools_fallback"]
+        later = await _ask(fake, model, context, session_id="bedrock-strict-limits")
+        assert later.stop_reason == "stop" and not later.diagnostics
+        refused, resent, next_turn = (_tool_specs(request)["find"] for request in fake.requests)
+    assert refused["strict"] is True
+    assert "strict" not in resent and "strict" not in next_turn
+
+
+async def test_another_validation_error_is_not_resent_without_strict() -> None:
+    with FakeLLMServer() as fake:
+        fake.add(Turn(fault=Fault("status", status=400, body={"message": "Malformed input request"})))
+        model = _model(fake, compat={"supportsStrictMode": True})
+        context = Context(messages=[UserMessage("go")], tools=[FIND])
+        reply = await _ask(fake, model, context, session_id="bedrock-other-400")
+        assert reply.error_message == "400 Validation error: Malformed input request"
+        assert len(fake.requests) == 1

@@ -34,7 +34,12 @@ from tau.ai import (
 )
 from tau.ai.events import DoneEvent, ErrorEvent
 from tau.ai.providers import google
-from tau.ai.providers.google_convert import SKIP_THOUGHT_SIGNATURE, schema_for_google, thinking_config
+from tau.ai.providers.google_convert import (
+    SKIP_THOUGHT_SIGNATURE,
+    build_request_body,
+    schema_for_google,
+    thinking_config,
+)
 from tau.ai.stream_writer import StreamWriter, run_stream
 from tau.ai.transport.sse import ServerSentEvent
 from tau.testing.fake_llm import FakeLLMServer, Fault, ScriptedToolCall, ScriptedUsage, Turn
@@ -715,3 +720,36 @@ async def test_stream_simple_through_the_registry_sends_the_thinking_config(serv
         "maxOutputTokens": 1000,
         "thinkingConfig": {"includeThoughts": True, "thinkingLevel": "HIGH"},
     }
+
+
+def test_a_constrained_tool_goes_strict_and_validated_on_gemini_3_only() -> None:
+    find = Tool.from_json(
+        {
+            "name": "find",
+            "description": "Find files",
+            "parameters": {
+                "type": "object",
+                "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["pattern"],
+            },
+            "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+        }
+    )
+    context = Context(messages=[UserMessage("go")], tools=[find])
+
+    def body(model_id: str, api: str = "google-generative-ai", choice: str | None = None) -> dict[str, Any]:
+        model = Model(id=model_id, api=api, provider="google", base_url="http://127.0.0.1:1")
+        extra = {"tool_choice": choice} if choice else {}
+        return build_request_body(model, context, extra, temperature=None, max_tokens=None)
+
+    strict = body("gemini-3-flash-preview")
+    assert strict["toolConfig"] == {"functionCallingConfig": {"mode": "VALIDATED"}}
+    schema = strict["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]
+    assert schema["required"] == ["pattern", "limit"] and schema["additionalProperties"] is False
+    # A mode asked for wins over VALIDATED; the schema stays strict.
+    assert body("gemini-3-flash-preview", choice="any")["toolConfig"] == {
+        "functionCallingConfig": {"mode": "ANY"}
+    }
+    for plain in (body("gemini-2.5-flash"), body("gemini-3-flash-preview", api="google-gemini-cli")):
+        assert "toolConfig" not in plain
+        assert plain["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"] == find.parameters

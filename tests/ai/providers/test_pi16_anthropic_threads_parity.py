@@ -8,11 +8,9 @@ bodies and the ``anthropic-beta`` header must be equal request by request.
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model
@@ -89,51 +87,37 @@ def pi_context(step: int, model: Model) -> dict[str, Any]:
     return {"systemPrompt": SYSTEM_PROMPT, "messages": messages, "tools": tools}
 
 
-def script(server: FakeLLMServer) -> None:
-    server.add(*(Turn(text=text, response_id=reply_id) for text, reply_id in REPLIES))
-
-
 async def tau_session(server: FakeLLMServer) -> None:
-    model = claude()
-    routed = Model.from_json(
-        {**model.to_json(), "baseUrl": server.base_url, "compat": {**(model.compat or {}), **COMPAT}}
-    )
+    model = routed(claude(), server.base_url, COMPAT)
     for step in range(len(STEPS)):
         result = await stream_simple(
-            routed, tau_context(step, model), api_key=API_KEY, session_id=SESSION_ID
+            model, tau_context(step, claude()), api_key=API_KEY, session_id=SESSION_ID
         ).result()
         assert result.stop_reason == "stop", result.error_message
 
 
 def test_a_threaded_session_sends_what_pi_sends() -> None:
     model = claude()
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        script(tau_server)
-        script(pi_server)
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=[
-                    {
-                        "case": "threads",
-                        "provider": model.provider,
-                        "id": model.id,
-                        "baseUrl": pi_server.base_url,
-                        "compat": COMPAT,
-                        "context": pi_context(0, model),
-                        "then": [pi_context(step, model) for step in range(1, len(STEPS))],
-                    }
-                ],
-                models=[],
-            )
-            asyncio.run(tau_session(tau_server))
-            result = pi_run.result()
-        assert not result["errors"], result["errors"]
-        tau, pi = tau_server.requests, pi_server.requests
+
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
+            {
+                "case": "threads",
+                "provider": model.provider,
+                "id": model.id,
+                "baseUrl": server.base_url,
+                "compat": COMPAT,
+                "context": pi_context(0, model),
+                "then": [pi_context(step, model) for step in range(1, len(STEPS))],
+            }
+        ]
+
+    turns = [Turn(text=text, response_id=reply_id) for text, reply_id in REPLIES]
+    with side_by_side(
+        turns, pi_cases, tau_session, api_key=API_KEY, options={"sessionId": SESSION_ID}
+    ) as run:
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        tau, pi = run.tau_requests, run.pi_requests
     assert len(tau) == len(pi) == 3
     for ours, theirs in zip(tau, pi, strict=True):
         assert ours.body == theirs.body

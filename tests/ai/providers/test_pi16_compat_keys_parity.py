@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
-from pi16 import pi16_requests
+from codex_token import codex_access_token
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model
@@ -22,6 +22,7 @@ from tau.ai.types import (
     AssistantMessage,
     Context,
     Model,
+    PromptAnchor,
     TextContent,
     ThinkingContent,
     Tool,
@@ -85,6 +86,24 @@ CLAUDE = ("anthropic", "claude-sonnet-4-5")
 RESPONSES = ("openai", "gpt-5")
 # An Anthropic-compatible model whose catalogue compat has no supportsStrictTools.
 FIREWORKS_CLAUDE_API = ("fireworks", "accounts/fireworks/models/minimax-m3")
+# Bedrock models with and without supportsStrictMode in the catalogue, and a Mistral one (none has it).
+BEDROCK_STRICT = ("amazon-bedrock", "anthropic.claude-haiku-4-5-20251001-v1:0")
+BEDROCK_PLAIN = ("amazon-bedrock", "amazon.nova-pro-v1:0")
+MISTRAL = ("mistral", "devstral-latest")
+# How each side reaches the fake server for an API that needs more than a base URL: Bedrock with a
+# region and a bearer key, pi's AWS SDK told to speak HTTP/1.1 as the fake server does.
+# Codex with a ChatGPT token over SSE (its WebSocket frames: test_codex_websocket).
+TAU_API_OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock-converse-stream": {"region": "us-east-1"},
+    "openai-codex-responses": {"transport": "sse"},
+}
+PI_API_OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock-converse-stream": {"region": "us-east-1", "env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}},
+    "openai-codex-responses": {"transport": "sse"},
+}
+API_KEYS = {"openai-codex-responses": codex_access_token("acct-parity")}
+AZURE = ("azure", "gpt-5")
+CODEX = ("openai-codex", "gpt-5.6-luna")
 
 CASES = [
     Case(
@@ -129,6 +148,49 @@ CASES = [
         *COMPLETIONS,
         {"supportsStrictMode": False},
         tools="constrained",
+    ),
+    Case("supportsStrictMode (Bedrock)", *BEDROCK_PLAIN, {"supportsStrictMode": True}, tools="constrained"),
+    Case(
+        "supportsStrictMode off (Bedrock)",
+        *BEDROCK_STRICT,
+        {"supportsStrictMode": False},
+        tools="constrained",
+    ),
+    Case(
+        "supportsStrictMode (Mistral)",
+        *MISTRAL,
+        {"supportsStrictMode": True},
+        prefix="/mistral",
+        tools="constrained",
+    ),
+    Case("supportsDeveloperRole off (Responses)", *RESPONSES, {"supportsDeveloperRole": False}, prefix="/v1"),
+    Case(
+        "supportsDeveloperRole off (Codex)", *CODEX, {"supportsDeveloperRole": False}, prefix="/backend-api"
+    ),
+    # Azure's request as pi's: these OpenAI keys change nothing there, and the cache key goes
+    # whatever the retention.
+    Case(
+        "supportsMaxOutputTokens (Azure)",
+        *AZURE,
+        {"supportsMaxOutputTokens": False},
+        prefix="/openai/v1",
+        max_tokens=4096,
+        changes=False,
+    ),
+    Case(
+        "supportsExplicitPromptCacheMode (Azure)",
+        *AZURE,
+        {"supportsExplicitPromptCacheMode": True},
+        prefix="/openai/v1",
+        retention="long",
+        changes=False,
+    ),
+    Case(
+        "promptCacheKeyMode disabled without caching (Azure)",
+        *AZURE,
+        {"promptCacheKeyMode": "disabled"},
+        prefix="/openai/v1",
+        retention="none",
     ),
     # A session's first request creates a thread (the continuation: tests/ai/providers/test_anthropic.py).
     Case("supportsMessageThreads", *CLAUDE, {"supportsMessageThreads": True}),
@@ -204,7 +266,9 @@ def tau_context(case: Case, model: Model) -> Context:
             ),
             UserMessage("and now?", timestamp=4),
         ]
-    return Context(messages=messages, system_prompt=SYSTEM_PROMPT, tools=tools)
+    # As tau's agent sends it: the prompt and tools are the conversation's anchor too.
+    anchor = PromptAnchor(SYSTEM_PROMPT, list(tools or []))
+    return Context(messages=messages, system_prompt=SYSTEM_PROMPT, tools=tools, anchor=anchor, updates=[])
 
 
 def pi_context(case: Case, model: Model) -> dict[str, Any]:
@@ -251,36 +315,43 @@ def pi_context(case: Case, model: Model) -> dict[str, Any]:
 
 
 def tau_options(case: Case) -> dict[str, Any]:
-    options: dict[str, Any] = {"max_tokens": case.max_tokens} if case.max_tokens else {}
+    options: dict[str, Any] = dict(TAU_API_OPTIONS.get(model_of(case).api, {}))
+    if case.max_tokens:
+        options["max_tokens"] = case.max_tokens
     if case.retention:
         options["cache_retention"] = case.retention
     return options
 
 
 def pi_options(case: Case) -> dict[str, Any]:
-    options: dict[str, Any] = {"maxTokens": case.max_tokens} if case.max_tokens else {}
+    options: dict[str, Any] = dict(PI_API_OPTIONS.get(model_of(case).api, {}))
+    if case.max_tokens:
+        options["maxTokens"] = case.max_tokens
     if case.retention:
         options["cacheRetention"] = case.retention
     return options
 
 
-async def send_with_tau(server: FakeLLMServer, compat_on: bool) -> None:
-    async def one(case: Case) -> None:
+WITHOUT = " (without the key)"
+
+
+async def send_with_tau(server: FakeLLMServer) -> None:
+    """Each case twice: with its compat key, and (named with ``WITHOUT``) with the catalogue's."""
+
+    async def one(case: Case, compat_on: bool) -> None:
         model = model_of(case)
-        compat = {**(model.compat or {}), **case.compat} if compat_on else model.compat
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(case.prefix), "compat": compat})
         result = await stream_simple(
-            routed,
+            routed(model, server.url(case.prefix), case.compat if compat_on else None),
             tau_context(case, model),
-            api_key=API_KEY,
+            api_key=API_KEYS.get(model.api, API_KEY),
             reasoning=case.level,
             session_id=SESSION_ID,
-            headers={"x-parity-case": case.name},
+            headers={"x-parity-case": case.name if compat_on else case.name + WITHOUT},
             **tau_options(case),
         ).result()
         assert result.stop_reason != "error", (case.name, result.error_message)
 
-    await asyncio.gather(*(one(case) for case in CASES))
+    await asyncio.gather(*(one(case, compat_on) for case in CASES for compat_on in (True, False)))
 
 
 class Recorded(NamedTuple):
@@ -289,43 +360,34 @@ class Recorded(NamedTuple):
     pi: dict[str, RecordedRequest]
 
 
-def by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
-    return {request.headers["x-parity-case"]: request for request in server.requests}
-
-
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as plain_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, plain_server, pi_server):
-            server.add(*(Turn(text="ok") for _ in CASES))
-        cases = [
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": case.provider,
                 "id": case.model,
                 "reasoning": case.level,
-                "baseUrl": pi_server.url(case.prefix),
+                "baseUrl": server.url(case.prefix),
+                "apiKey": API_KEYS.get(model_of(case).api, API_KEY),
                 "compat": case.compat,
                 "context": pi_context(case, model_of(case)),
                 "options": pi_options(case),
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID},
-                cases=cases,
-                models=[],
-            )
-            asyncio.run(send_with_tau(tau_server, compat_on=True))
-            asyncio.run(send_with_tau(plain_server, compat_on=False))
-            result = pi_run.result()
-        assert not result["errors"], result["errors"]
-        yield Recorded(by_case(tau_server), by_case(plain_server), by_case(pi_server))
+
+    with side_by_side(
+        [Turn(text="ok") for _ in range(2 * len(CASES))],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID},
+    ) as run:
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        without = {name.removesuffix(WITHOUT): r for name, r in run.tau.items() if name.endswith(WITHOUT)}
+        yield Recorded(run.tau, without, run.pi)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)

@@ -1,4 +1,4 @@
-"""Mid-conversation changes on Chat Completions, as pi 1.6 sends them (issue #32).
+"""Mid-conversation changes on Chat Completions (and Mistral's chat API), as pi 1.6 sends them (issue #32).
 
 For every Chat Completions model of the catalogue whose changes travel in place (compat
 ``supportsMidConvoSystemMessages``, with ``supportsMidConvoToolAdditions``), and for one of them with
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
-from tau.ai.catalogue import get_models, get_providers
+from tau.ai.catalogue import get_model, get_models, get_providers
 from tau.ai.prompt_updates import delivery
 from tau.ai.providers.completions_updates import tool_additions
 from tau.ai.types import (
@@ -55,7 +54,7 @@ def tool(name: str) -> dict[str, Any]:
 
 
 READ, WRITE, LS = tool("read"), tool("write"), tool("ls")
-CALL_ID = "call_1"
+CALL_ID = "aB3dE6gH9"  # a Mistral-shaped id (9 characters), which every API takes back
 MAX_TOKENS = 4096
 
 
@@ -78,12 +77,15 @@ class Case(NamedTuple):
 
     @property
     def name(self) -> str:
-        off = " without tool additions" if self.compat else ""
+        off = " without tool additions" if self.compat.get("supportsMidConvoToolAdditions") is False else ""
         return f"{self.model.provider}/{self.model.id} {self.scenario}{off}"
 
-    def routed(self, base_url: str) -> Model:
-        compat = {**(self.model.compat or {}), **self.compat}
-        return Model.from_json({**self.model.to_json(), "baseUrl": base_url, "compat": compat})
+    @property
+    def prefix(self) -> str:
+        return "/mistral" if self.model.api == "mistral-conversations" else ""
+
+    def routed(self, server: FakeLLMServer | None = None) -> Model:
+        return routed(self.model, server.url(self.prefix) if server is not None else "", self.compat)
 
 
 MODELS = [
@@ -93,9 +95,16 @@ MODELS = [
     if m.api == "openai-completions" and delivery(m) == "native"
 ]
 WITH_ADDITIONS = [m for m in MODELS if tool_additions(m)]
-CASES = [Case(m, s, {}) for m in MODELS for s in SCENARIOS] + [
-    Case(WITH_ADDITIONS[0], s, {"supportsMidConvoToolAdditions": False}) for s in SCENARIOS
-]
+# Mistral's chat API takes the changes as system messages too where the compat says so (no catalogue
+# model does): the current tools at the top level, even with supportsMidConvoToolAdditions.
+MISTRAL = get_model("mistral", "devstral-latest")
+assert MISTRAL is not None
+MISTRAL_IN_PLACE = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolAdditions": True}
+CASES = (
+    [Case(m, s, {}) for m in MODELS for s in SCENARIOS]
+    + [Case(WITH_ADDITIONS[0], s, {"supportsMidConvoToolAdditions": False}) for s in SCENARIOS]
+    + [Case(MISTRAL, s, MISTRAL_IN_PLACE) for s in SCENARIOS]
+)
 
 
 def tau_context(case: Case) -> Context:
@@ -196,7 +205,7 @@ async def send_with_tau(server: FakeLLMServer) -> dict[str, str]:
 
     async def one(case: Case) -> None:
         result = await stream_simple(
-            case.routed(server.base_url),
+            case.routed(server),
             tau_context(case),
             api_key=API_KEY,
             session_id=SESSION_ID,
@@ -212,38 +221,29 @@ async def send_with_tau(server: FakeLLMServer) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[tuple[dict[str, RecordedRequest], dict[str, RecordedRequest]]]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        tau_server.add(*(Turn(text="ok") for _ in CASES))
-        pi_server.add(*(Turn(text="ok") for _ in CASES))
-        cases = [
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": case.model.provider,
                 "id": case.model.id,
-                "baseUrl": pi_server.base_url,
+                "baseUrl": server.url(case.prefix),
                 "compat": case.compat,
                 "context": pi_context(case),
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": []},
-                options={"sessionId": SESSION_ID, "maxTokens": MAX_TOKENS},
-                cases=cases,
-                models=[],
-            )
-            tau_errors = asyncio.run(send_with_tau(tau_server))
-            result = pi_run.result()
-        assert not tau_errors, tau_errors
-        assert not result["errors"], result["errors"]
-        yield (
-            {r.headers["x-parity-case"]: r for r in tau_server.requests},
-            {r.headers["x-parity-case"]: r for r in pi_server.requests},
-        )
+
+    with side_by_side(
+        [Turn(text="ok") for _ in CASES],
+        pi_cases,
+        send_with_tau,
+        api_key=API_KEY,
+        options={"sessionId": SESSION_ID, "maxTokens": MAX_TOKENS},
+    ) as run:
+        assert not run.tau_result, run.tau_result
+        assert not run.pi_result["errors"], run.pi_result["errors"]
+        yield run.tau, run.pi
 
 
 def test_the_catalogue_has_chat_completions_models_with_tool_additions() -> None:
@@ -257,5 +257,5 @@ def test_tau_sends_the_changes_as_pi_sends_them(case: Case, recorded: Any) -> No
     roles = [m["role"] for m in tau[case.name].body["messages"]]
     assert roles.count("system") + roles.count("developer") >= 2  # the prompt, the first change in place
     tool_messages = [m for m in tau[case.name].body["messages"] if "tools" in m]
-    additions = tool_additions(case.routed(""))
+    additions = tool_additions(case.routed()) and case.model.api == "openai-completions"
     assert bool(tool_messages) == (case.scenario == "additions" and additions)

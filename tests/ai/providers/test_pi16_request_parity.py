@@ -1,15 +1,16 @@
 """For every model of the catalogue whose API pi 1.6 and tau both speak (Anthropic Messages, OpenAI
 Chat Completions and Responses, Azure OpenAI Responses, ChatGPT Codex, Google Generative AI,
 Google Vertex, Mistral, Amazon Bedrock ConverseStream), and every thinking level it offers, the request tau builds
-equals the one pi 1.6 builds (path, body and the headers that change what is asked, routed or billed).
+equals the one pi 1.6 builds (path, body and the headers that change what is asked, routed or billed). The request offers two
+tools, one of them asking for constrained sampling, so each model's strict handling is compared too.
 
 Both sides send to a fake server of their own: pi through its own pi-ai ``streamSimple``, all cases
 in one node process (``tests/helpers/pi16_requests.mjs``); tau through ``tau.ai.stream_simple``, in
 this process. Differences that are intended are listed below, each with its reason.
 
-Not compared: ``google-gemini-cli`` (tau's catalogue only; pi 1.6 has no such API) and
-``pi-messages`` (the radius gateway): tau sends ``systemPrompt``/``tools`` and ``maxTokens`` where
-pi 1.6 sends a leading system message with ``toolsAdded`` and no ``maxTokens`` (not yet aligned).
+pi-messages (the Radius gateway's models) is compared too, with no difference; its prompt and tool
+changes in ``test_pi16_pi_messages_parity``. Not compared: ``google-gemini-cli`` (tau's catalogue
+only; pi 1.6 has no such API).
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from codex_token import codex_access_token
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_models, get_providers
@@ -43,6 +43,20 @@ READ_TOOL = {
     "description": "Read a file",
     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 }
+# A tool that asks for constrained sampling (pi's ``constrainedSampling``, strict where the model
+# can): each API's strict handling (the schema made strict, ``strict`` flags) is compared too. Its
+# optional property shows the strict form (required, nullable).
+EDIT_TOOL = {
+    "name": "edit",
+    "description": "Edit a file",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "line": {"type": "integer"}},
+        "required": ["path"],
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
+TOOLS = [READ_TOOL, EDIT_TOOL]
 TEMPERATURE = 0.5
 
 # Headers that change what the provider does or bills (the rest, such as user-agent or pi's
@@ -99,6 +113,8 @@ APIS: dict[str, ApiSetup] = {
     "bedrock-converse-stream": ApiSetup(
         "", options={"region": "us-east-1"}, pi_options={"env": {"AWS_BEDROCK_FORCE_HTTP1": "1"}}
     ),
+    # The Radius gateway's models: pi's transcript and the caller's options, at every level.
+    "pi-messages": ApiSetup("/pi/v1"),
 }
 
 # openai-completions: each key is a (provider, header or body field) that differs, with the reason.
@@ -141,7 +157,7 @@ def case_name(model: Model, level: str) -> str:
 def tau_context() -> Context:
     """As tau's agent sends a conversation's first request: the prompt and tools are also its anchor
     (``tau.runtime.prompt_ledger``), as pi's agent makes them the transcript's leading system message."""
-    tools = [Tool.from_json(READ_TOOL)]
+    tools = [Tool.from_json(tool) for tool in TOOLS]
     return Context(
         messages=[UserMessage(PROMPT, timestamp=1)],
         system_prompt=SYSTEM_PROMPT,
@@ -155,12 +171,8 @@ def pi_context() -> dict[str, Any]:
     return {
         "systemPrompt": SYSTEM_PROMPT,
         "messages": [{"role": "user", "content": PROMPT, "timestamp": 1}],
-        "tools": [READ_TOOL],
+        "tools": TOOLS,
     }
-
-
-def recorded_by_case(server: FakeLLMServer) -> dict[str, RecordedRequest]:
-    return {request.headers["x-parity-case"]: request for request in server.requests}
 
 
 async def send_with_tau(server: FakeLLMServer, cases: list[tuple[Model, str]]) -> dict[str, str]:
@@ -169,10 +181,9 @@ async def send_with_tau(server: FakeLLMServer, cases: list[tuple[Model, str]]) -
 
     async def one(model: Model, level: str) -> None:
         setup = APIS[model.api]
-        routed = Model.from_json({**model.to_json(), "baseUrl": server.url(setup.prefix)})
         async with limit:
             result = await stream_simple(
-                routed,
+                routed(model, server.url(setup.prefix)),
                 tau_context(),
                 api_key=setup.api_key,
                 **setup.options,
@@ -205,40 +216,33 @@ class Recorded:
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
     cases = [(model, level) for model in MODELS for level in get_supported_thinking_levels(model)]
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.google.allow_api_key(API_KEY)
-        tau_server.add(*(Turn(text="ok") for _ in cases))
-        pi_server.add(*(Turn(text="ok") for _ in cases))
-        # pi in its node process while tau sends from this one: the two take about as long.
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context=pi_context(),
-                options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
-                cases=[
-                    {
-                        "case": case_name(model, level),
-                        "provider": model.provider,
-                        "id": model.id,
-                        "reasoning": None if level == "off" else level,
-                        "baseUrl": pi_server.url(APIS[model.api].prefix),
-                        "apiKey": APIS[model.api].api_key,
-                        "options": APIS[model.api].pi_options,
-                    }
-                    for model, level in cases
-                ],
-                models=[{"provider": m.provider, "id": m.id} for m in MODELS],
-            )
-            tau_errors = asyncio.run(send_with_tau(tau_server, cases))
-            result = pi_run.result()
+
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
+            {
+                "case": case_name(model, level),
+                "provider": model.provider,
+                "id": model.id,
+                "reasoning": None if level == "off" else level,
+                "baseUrl": server.url(APIS[model.api].prefix),
+                "apiKey": APIS[model.api].api_key,
+                "options": APIS[model.api].pi_options,
+            }
+            for model, level in cases
+        ]
+
+    with side_by_side(
+        [Turn(text="ok") for _ in cases],
+        pi_cases,
+        lambda server: send_with_tau(server, cases),
+        api_key=API_KEY,
+        context=pi_context(),
+        options={"sessionId": SESSION_ID, "temperature": TEMPERATURE},
+        models=[{"provider": m.provider, "id": m.id} for m in MODELS],
+        allow_api_key=API_KEY,
+    ) as run:
         yield Recorded(
-            recorded_by_case(tau_server),
-            recorded_by_case(pi_server),
-            result["levels"],
-            {"tau": tau_errors, "pi": result["errors"]},
+            run.tau, run.pi, run.pi_result["levels"], {"tau": run.tau_result, "pi": run.pi_result["errors"]}
         )
 
 
@@ -262,6 +266,21 @@ def intended(model: Model, level: str, pi: dict[str, Any]) -> dict[str, Any]:
     if model.api == "anthropic-messages" and expected["query"] == "beta=true":  # ANTHROPIC_BETA_QUERY
         expected["query"] = ""
     return expected
+
+
+def test_the_constrained_tool_goes_strict_on_every_api_that_has_strict_models(recorded: Recorded) -> None:
+    """The comparison covers strict tools: for each API but Mistral (whose catalogue models have no
+    ``supportsStrictMode``) and pi-messages (the gateway gets the tool as declared, with its
+    ``constrainedSampling``), some model gets the edit tool's strict schema (its optional ``line``
+    required but nullable)."""
+    strict_apis = set()
+    for model in MODELS:
+        for level in get_supported_thinking_levels(model):
+            if '"line":{"anyOf":[{"type":"integer"},{"type":"null"}]}' in json.dumps(
+                recorded.tau[case_name(model, level)].body, separators=(",", ":")
+            ):
+                strict_apis.add(model.api)
+    assert strict_apis == set(APIS) - {"mistral-conversations", "pi-messages"}
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{m.provider}/{m.id}")

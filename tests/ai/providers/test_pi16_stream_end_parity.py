@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import pytest
-from pi16 import pi16_requests
+from pi16 import routed, side_by_side
 
 from tau.ai import stream_simple
 from tau.ai.catalogue import get_model
@@ -54,10 +53,8 @@ CASES = [
 def routed_model(server: FakeLLMServer, case: Case) -> Model:
     model = get_model(PROVIDER, MODEL_ID)
     assert model is not None
-    compat = dict(model.compat or {})
-    if case.supports_finish_reason is not None:
-        compat["supportsFinishReason"] = case.supports_finish_reason
-    return Model.from_json({**model.to_json(), "baseUrl": server.url(), "compat": compat})
+    flag = case.supports_finish_reason
+    return routed(model, server.url(), None if flag is None else {"supportsFinishReason": flag})
 
 
 def turn_for(request: RecordedRequest) -> Turn:
@@ -94,40 +91,34 @@ class Read(NamedTuple):
 
 @pytest.fixture(scope="module")
 def read() -> Iterator[Read]:
-    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
-        for server in (tau_server, pi_server):
-            server.add(*(turn_for for _ in CASES))
-        cases = [
+    def pi_cases(server: FakeLLMServer) -> list[dict[str, Any]]:
+        return [
             {
                 "case": case.name,
                 "provider": PROVIDER,
                 "id": MODEL_ID,
                 "reasoning": None,
-                "baseUrl": pi_server.url(),
+                "baseUrl": server.url(),
                 "compat": {}
                 if case.supports_finish_reason is None
                 else {"supportsFinishReason": case.supports_finish_reason},
             }
             for case in CASES
         ]
-        with ThreadPoolExecutor(1) as pool:
-            pi_run = pool.submit(
-                pi16_requests,
-                pi_server.base_url,
-                api_key=API_KEY,
-                context={"messages": [{"role": "user", "content": "go", "timestamp": 1}]},
-                options={},
-                cases=cases,
-                models=[],
-                with_results=True,
-            )
-            tau = asyncio.run(answers_read_by_tau(tau_server))
-            result = pi_run.result()
+
+    with side_by_side(
+        [turn_for for _ in CASES],
+        pi_cases,
+        answers_read_by_tau,
+        api_key=API_KEY,
+        context={"messages": [{"role": "user", "content": "go", "timestamp": 1}]},
+        with_results=True,
+    ) as run:
         pi = {
             name: read_back(answer["stopReason"], answer["errorMessage"], answer["content"])
-            for name, answer in result["results"].items()
+            for name, answer in run.pi_result["results"].items()
         }
-        yield Read(tau, pi)
+        yield Read(run.tau_result, pi)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)

@@ -22,7 +22,7 @@ from acp.schema import (
     CurrentModeUpdate,
     ToolCallProgress,
 )
-from acp_client import RecordingClient, initialize, spawn_tau
+from acp_client import RecordingClient, TerminalClient, initialize, spawn_tau
 from tau_command import TauCommand
 
 from tau.testing.fake_llm import text_turn, tool_turn
@@ -223,6 +223,32 @@ async def test_a_sandbox_escalation_is_a_permission_request_and_allow_always_las
         ("Deny", "reject_once"),
     ]
     assert (outside / "one").read_text() == "1\n" and (outside / "two").read_text() == "2\n"
+
+
+# Fenced from the start, or started off and fenced by the mode option.
+@pytest.mark.parametrize("start", ["workspace-write", "off"])
+async def test_a_fenced_session_can_escalate_with_the_editors_terminal_too(
+    tau: TauCommand, tmp_path: Path, start: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    escalate = {"reason": "write the report", "writableRoots": [str(outside)]}
+    tau.server.add(
+        tool_turn("bash", {"command": f"echo 1 > {outside}/one", "escalate": escalate}, id="call-1"),
+        text_turn("Written."),
+    )
+    client = TerminalClient()
+    client.answer = "0"  # "Allow once"
+    async with spawn_tau(tau, client, "--sandbox", start) as (conn, _):
+        await initialize(conn, terminal=True)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        if start == "off":
+            await conn.set_config_option(config_id="sandbox", session_id=session_id, value="workspace-write")
+        await conn.prompt(session_id=session_id, prompt=[text_block("Report")])
+    [(tool_call, _)] = client.permission_requests
+    assert tool_call.tool_call_id == "call-1"
+    assert (outside / "one").read_text() == "1\n"
+    assert client.processes == {}  # fenced: run in tau's fence, not the editor's terminal
 
 
 async def test_the_sandbox_is_a_mode_config_option_that_fences_the_next_command(tau: TauCommand) -> None:

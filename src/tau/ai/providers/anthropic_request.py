@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.env_keys import is_anthropic_auth_token
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.prompt_updates import mid_conversation_flags
@@ -29,7 +30,6 @@ from tau.ai.providers.anthropic_thinking import (
     thinking_requested,
 )
 from tau.ai.sanitize import sanitize_surrogates
-from tau.ai.strict_schema import UnsupportedStrictSchema, strict_schema
 from tau.ai.transform import ReplayHistory, normalize_id_anthropic
 from tau.ai.transport.gc_pause import collector_paused
 from tau.ai.transport.http import gateway_auth, merge_headers
@@ -45,6 +45,7 @@ from tau.ai.types import (
     Context,
     ImageContent,
     JsonObject,
+    JsonSchemaSampling,
     Message,
     Model,
     TextContent,
@@ -324,10 +325,14 @@ def convert_tools(
     the model's compat has ``supportsStrictTools`` and the schema allows it, unless ``non_strict``
     (the session's strict tools went over Anthropic's limits once)."""
     eager = eager_tool_streaming(model)
-    strict_allowed = anthropic_compat(model).supports_strict_tools and not non_strict
+    supports_strict = anthropic_compat(model).supports_strict_tools
     out: list[JsonObject] = []
     for tool in tools:
-        strict = _strict_parameters(tool) if strict_allowed else None
+        strict = (
+            None
+            if non_strict and _prefers_strict(tool)
+            else json_schema_parameters(tool, supports_strict, _strict_refuses)
+        )
         schema = tool.parameters if strict is None else strict
         definition: JsonObject = {
             "name": to_claude_code_name(tool.name) if oauth else tool.name,
@@ -388,22 +393,20 @@ def _strict_refuses(key: str, value: object) -> bool:
     return False
 
 
-def _strict_parameters(tool: Tool) -> JsonObject | None:
-    """The strict form of a constrained-sampling tool's schema; ``None`` when the tool does not ask
-    for it or its schema cannot be strict (the tool then goes as any other)."""
-    if not tool.constrained_sampling:
-        return None
-    try:
-        return strict_schema(tool.parameters, _strict_refuses)
-    except UnsupportedStrictSchema:
-        return None
+def _prefers_strict(tool: Tool) -> bool:
+    sampling = tool.constrained_sampling
+    return isinstance(sampling, JsonSchemaSampling) and sampling.strict == "prefer"
 
 
 def has_strict_tools(tools: list[Tool] | None, model: Model) -> bool:
-    """Whether a request with ``tools`` sends any of them ``strict``."""
+    """Whether a request with ``tools`` sends any ``strict: "prefer"`` tool strict (the ones a
+    retry after Anthropic's strict-tool limits sends as any other)."""
     if not tools or not anthropic_compat(model).supports_strict_tools:
         return False
-    return any(_strict_parameters(tool) is not None for tool in tools)
+    return any(
+        _prefers_strict(tool) and json_schema_parameters(tool, True, _strict_refuses) is not None
+        for tool in tools
+    )
 
 
 _fragments = MessageMemo()

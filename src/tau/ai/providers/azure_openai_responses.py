@@ -25,12 +25,13 @@ from tau.ai.providers.openai_responses import (
     ResponsesEventReader,
     build_request_body,
     read_responses_stream,
+    responses_grammar_inputs,
     simple_reasoning_extra,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.transform import AZURE_TOOL_CALL_PROVIDERS
 from tau.ai.transport.http import HttpStatusError, apply_payload_hook, merge_headers, open_stream
-from tau.ai.types import Context, Model
+from tau.ai.types import Context, JsonObject, Model
 
 # The Responses API rejects a smaller ``max_output_tokens``.
 MIN_OUTPUT_TOKENS = 16
@@ -53,11 +54,15 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             )
         else:
             options_for_body = options
-        body = build_request_body(model, context, options_for_body, AZURE_TOOL_CALL_PROVIDERS)
-        body["model"] = deployment
-        body.pop(
-            "prompt_cache_retention", None
-        )  # OpenAI's extended cache retention: not offered by Azure (pi sends none)
+        grammar_inputs = responses_grammar_inputs(model, context)
+        body = azure_body(
+            build_request_body(
+                model, context, options_for_body, AZURE_TOOL_CALL_PROVIDERS, grammar_inputs=grammar_inputs
+            ),
+            model,
+            options_for_body,
+            deployment,
+        )
         body = await apply_payload_hook(body, model, options)
         url = f"{base_url}/responses?api-version={quote(api_version(options.extra), safe='')}"
         headers = merge_headers(auth_headers(api_key), model.headers, options.headers)
@@ -71,10 +76,28 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise explained from exc
         writer.start()
-        reader = ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier"))
+        reader = ResponsesEventReader(
+            writer, requested_service_tier=options.extra.get("service_tier"), grammar_inputs=grammar_inputs
+        )
         await read_responses_stream(reader, response, options, model)
 
     return run_stream(model, options, produce)
+
+
+def azure_body(body: JsonObject, model: Model, options: StreamOptions, deployment: str) -> JsonObject:
+    """OpenAI's Responses body as pi 1.6's Azure provider sends it: the deployment for the model;
+    no cache retention fields (``prompt_cache_retention``, ``prompt_cache_options``), which Azure
+    does not offer; ``prompt_cache_key`` whenever there is a session (unless the compat's
+    ``promptCacheKeyMode`` is ``"disabled"``), whatever the retention; ``max_output_tokens``
+    whenever a limit is given (``supportsMaxOutputTokens`` is OpenAI's and Codex's key)."""
+    body["model"] = deployment
+    body.pop("prompt_cache_retention", None)
+    body.pop("prompt_cache_options", None)
+    if options.session_id and (model.compat or {}).get("promptCacheKeyMode") != "disabled":
+        body["prompt_cache_key"] = options.session_id
+    if options.max_tokens:
+        body["max_output_tokens"] = options.max_tokens
+    return body
 
 
 def stream_simple(

@@ -34,7 +34,13 @@ from msgspec.structs import replace
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
-from tau.ai.providers.bedrock_request import build_body, is_claude, supports_adaptive_thinking
+from tau.ai.providers import strict_limits
+from tau.ai.providers.bedrock_request import (
+    build_body,
+    has_strict_tools,
+    is_claude,
+    supports_adaptive_thinking,
+)
 from tau.ai.redaction import register_secret
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
 from tau.ai.thinking import adjust_max_tokens_for_thinking, clamp_thinking_level
@@ -107,38 +113,56 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         aws = _botocore()
         env = os.environ
         target = resolve_target(model, options, env, aws)
-        body = await apply_payload_hook(
-            build_body(model, context, options, region=target.region, env=env), model, options
-        )
         url = f"{target.endpoint}/model/{quote(model.id, safe='')}/converse-stream"
-        headers = merge_headers(
-            {"accept": "application/vnd.amazon.eventstream", "content-type": "application/json"},
-            model.headers,
-            _unreserved(options.headers),
-        )
-        content = encode_body(body)
-        headers = await _authorize(aws, target, options, env, url, content, headers)
-        error_types: list[str] = []
-        try:
-            response = await open_stream(
+        non_strict = strict_limits.exceeded(options.session_id)
+        while True:
+            body = await apply_payload_hook(
+                build_body(model, context, options, region=target.region, env=env, non_strict=non_strict),
                 model,
-                url,
-                headers=headers,
-                body=body,
-                options=_capturing_error_type(options, error_types),
-                client_key=target.endpoint,
+                options,
             )
-        except HttpStatusError as exc:
-            raise _status_error(exc, error_types[-1] if error_types else "") from exc
-        except ProviderError as exc:
-            if target.standard and unresolved_host(exc):
-                # AWS names a regional endpoint only for regions that exist: say which one was tried.
-                raise ProviderError(
-                    f"{exc} (no Amazon Bedrock endpoint found for AWS region {target.region!r}: "
-                    "check AWS_REGION, or the network)",
-                    retryable=True,
-                ) from exc
-            raise
+            headers = merge_headers(
+                {"accept": "application/vnd.amazon.eventstream", "content-type": "application/json"},
+                model.headers,
+                _unreserved(options.headers),
+            )
+            content = encode_body(body)
+            headers = await _authorize(aws, target, options, env, url, content, headers)
+            error_types: list[str] = []
+            try:
+                response = await open_stream(
+                    model,
+                    url,
+                    headers=headers,
+                    body=body,
+                    options=_capturing_error_type(options, error_types),
+                    client_key=target.endpoint,
+                )
+                break
+            except HttpStatusError as exc:
+                error_type = error_types[-1] if error_types else ""
+                # Strict tools over Claude's limits (Bedrock checks the schemas before it streams):
+                # sent again once without ``strict``, and the session's later requests too (pi 1.6).
+                if (
+                    non_strict
+                    or error_type != "ValidationException"
+                    or not strict_limits.names_a_limit(str(exc))
+                    or not has_strict_tools(model, context, options)
+                ):
+                    raise _status_error(exc, error_type) from exc
+                non_strict = True
+                strict_limits.mark(options.session_id)
+                output = writer.output
+                output.diagnostics = [*(output.diagnostics or []), strict_limits.diagnostic(exc, "bedrock")]
+            except ProviderError as exc:
+                if target.standard and unresolved_host(exc):
+                    # AWS names a regional endpoint only for regions that exist: say which one was tried.
+                    raise ProviderError(
+                        f"{exc} (no Amazon Bedrock endpoint found for AWS region {target.region!r}: "
+                        "check AWS_REGION, or the network)",
+                        retryable=True,
+                    ) from exc
+                raise
         writer.start()
         reader = _BedrockEventReader(writer)
         # Read to the end (metadata follows messageStop), so the connection goes back to the pool.

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.options import StreamOptions, resolve_cache_retention
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.thinking import DEFAULT_THINKING_BUDGETS
@@ -23,6 +24,7 @@ from tau.ai.types import (
     Context,
     ImageContent,
     JsonObject,
+    JsonSchemaSampling,
     Model,
     TextContent,
     ThinkingContent,
@@ -117,8 +119,10 @@ def build_body(
     *,
     region: str | None = None,
     env: Mapping[str, str] | None = None,
+    non_strict: bool = False,
 ) -> JsonObject:
-    """The JSON body of a ConverseStream request (the model id goes in the URL, not here)."""
+    """The JSON body of a ConverseStream request (the model id goes in the URL, not here);
+    ``non_strict`` sends every tool without ``strict`` (``convert_tool_config``)."""
     env = os.environ if env is None else env
     retention = resolve_cache_retention(options.cache_retention)
     cache_point = (
@@ -137,7 +141,12 @@ def build_body(
     if options.temperature is not None:
         inference["temperature"] = options.temperature
     body["inferenceConfig"] = inference
-    tool_config = convert_tool_config(context.tools, options.extra.get("tool_choice"))
+    tool_config = convert_tool_config(
+        context.tools,
+        options.extra.get("tool_choice"),
+        strict=supports_strict_mode(model),
+        non_strict=non_strict,
+    )
     if tool_config is not None:
         body["toolConfig"] = tool_config
     fields = additional_model_request_fields(model, options, region)
@@ -290,21 +299,32 @@ def _tool_result_content(blocks: list[UserContent]) -> list[JsonObject]:
 # --- tools ----------------------------------------------------------------------------------------
 
 
-def convert_tool_config(tools: list[Tool] | None, tool_choice: object) -> JsonObject | None:
+def supports_strict_mode(model: Model) -> bool:
+    """``compat.supportsStrictMode``: whether the model takes strict tool schemas (off by default)."""
+    return (model.compat or {}).get("supportsStrictMode") is True
+
+
+def convert_tool_config(
+    tools: list[Tool] | None, tool_choice: object, *, strict: bool = False, non_strict: bool = False
+) -> JsonObject | None:
+    """``toolConfig``; with ``strict`` (the model's ``supportsStrictMode``), a tool that asks for
+    JSON-schema sampling goes with ``strict: true`` and its schema made strict where the schema
+    allows, as pi 1.6 sends it; ``non_strict`` (the session's strict tools went over Claude's
+    limits) sends the ``prefer`` ones as any other tool."""
     if not tools or tool_choice == "none":
         return None
-    config: JsonObject = {
-        "tools": [
-            {
-                "toolSpec": {
-                    "name": t.name,
-                    "description": t.description,
-                    "inputSchema": {"json": t.parameters},
-                }
-            }
-            for t in tools
-        ]
-    }
+    specs: list[JsonObject] = []
+    for tool in tools:
+        constrained = None if non_strict and _prefers_strict(tool) else json_schema_parameters(tool, strict)
+        spec: JsonObject = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": {"json": tool.parameters if constrained is None else constrained},
+        }
+        if constrained is not None:
+            spec["strict"] = True
+        specs.append({"toolSpec": spec})
+    config: JsonObject = {"tools": specs}
     if tool_choice in ("auto", "any"):
         config["toolChoice"] = {str(tool_choice): {}}
     elif isinstance(tool_choice, dict) and tool_choice.get("type") == "tool":
@@ -369,3 +389,18 @@ def _claude_effort(model: Model, level: str) -> str:
     if isinstance(mapped, str):
         return mapped
     return {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
+
+
+def has_strict_tools(model: Model, context: Context, options: StreamOptions) -> bool:
+    """Whether the request sends a ``prefer`` tool ``strict`` (the ones a fallback sends without)."""
+    if not supports_strict_mode(model) or options.extra.get("tool_choice") == "none":
+        return False
+    return any(
+        _prefers_strict(tool) and json_schema_parameters(tool, True) is not None
+        for tool in context.tools or ()
+    )
+
+
+def _prefers_strict(tool: Tool) -> bool:
+    sampling = tool.constrained_sampling
+    return isinstance(sampling, JsonSchemaSampling) and sampling.strict == "prefer"

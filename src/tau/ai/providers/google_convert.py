@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_google
 from tau.ai.transport.gc_pause import collector_paused
@@ -245,20 +246,48 @@ def _append_tool_result(contents: list[JsonObject], result: ToolResultMessage, m
 # --- tools --------------------------------------------------------------------------------------
 
 
-def convert_tools(context: Context, *, legacy_parameters: bool = False) -> list[JsonObject] | None:
+def convert_tools(
+    context: Context, *, legacy_parameters: bool = False, strict: bool = False
+) -> list[JsonObject] | None:
     """One ``functionDeclarations`` entry holding every tool, or ``None`` without tools.
 
     ``legacy_parameters`` sends the OpenAPI-style ``parameters`` field instead of
-    ``parametersJsonSchema`` (needed by backends that translate schemas for Claude).
+    ``parametersJsonSchema`` (needed by backends that translate schemas for Claude). With
+    ``strict`` (``supports_strict_tools``), a tool that asks for constrained sampling has its
+    schema made strict where the schema allows.
     """
     if not context.tools:
         return None
     key = "parameters" if legacy_parameters else "parametersJsonSchema"
-    declarations = [
-        {"name": tool.name, "description": tool.description, key: schema_for_google(tool.parameters)}
-        for tool in context.tools
-    ]
+    declarations = []
+    for tool in context.tools:
+        constrained = json_schema_parameters(tool, strict)
+        parameters = tool.parameters if constrained is None else constrained
+        declarations.append(
+            {"name": tool.name, "description": tool.description, key: schema_for_google(parameters)}
+        )
     return [{"functionDeclarations": declarations}]
+
+
+_GEMINI_MAJOR = re.compile(r"gemini(?:-live)?-(\d+)")
+
+
+def supports_strict_tools(model_id: str) -> bool:
+    """Whether Gemini enforces a tool's schema (required parameters included) in its ``VALIDATED``
+    function-calling mode: Gemini 3 and later, told by the model id as pi 1.6 tells it (the
+    catalogue has no flag for it)."""
+    match = _GEMINI_MAJOR.match(model_id.lower())
+    return match is not None and int(match.group(1)) >= 3
+
+
+def function_calling_mode(context: Context, choice: str | None, strict: bool) -> str | None:
+    """``toolConfig.functionCallingConfig.mode``: ``NONE``/``ANY`` when asked, else ``VALIDATED``
+    where a tool goes strict (its constrained sampling honoured), else the mode asked, if any."""
+    if choice in ("none", "any"):
+        return map_tool_choice(choice)
+    if any(json_schema_parameters(tool, strict) is not None for tool in context.tools or ()):
+        return "VALIDATED"
+    return map_tool_choice(choice)
 
 
 def map_tool_choice(choice: str | None) -> str | None:
@@ -471,10 +500,13 @@ def build_request_body(
             "role": "user",
             "parts": [{"text": sanitize_surrogates(context.system_prompt)}],
         }
-    tools = convert_tools(context, legacy_parameters=legacy_tool_parameters)
+    # Where pi 1.6 does it: Gemini's own API and Vertex (the Cloud Code Assist backends, which pi
+    # 1.6 no longer has, keep their tools as they were).
+    strict = model.api in ("google-generative-ai", "google-vertex") and supports_strict_tools(model.id)
+    tools = convert_tools(context, legacy_parameters=legacy_tool_parameters, strict=strict)
     if tools is not None:
         body["tools"] = tools
-        mode = map_tool_choice(options_extra.get("tool_choice"))
+        mode = function_calling_mode(context, options_extra.get("tool_choice"), strict)
         if mode is not None:
             body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
     generation: JsonObject = {}

@@ -22,9 +22,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from tau.ai.constrained_sampling import json_schema_parameters
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
+from tau.ai.providers import completions_updates
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.short_hash import short_hash
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
@@ -150,19 +152,35 @@ def derive_tool_call_id(tool_call_id: str, attempt: int = 0) -> str:
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> JsonObject:
-    """The JSON body of a Mistral request (before the ``on_payload`` hook)."""
-    messages = transform_messages(context.messages, model)
+    """The JSON body of a Mistral request (before the ``on_payload`` hook).
+
+    With ``supportsMidConvoSystemMessages`` the first prompt stays the leading system message and
+    each later change of prompt is a system message where it happened, as pi 1.6 sends it
+    (``completions_updates``); the tools are the current ones."""
+    # Strict tools are opt-in: some Mistral models stall for minutes before a strict call.
+    strict = (model.compat or {}).get("supportsStrictMode") is True
+
+    def convert_tools(tools: list[Tool]) -> list[JsonObject]:
+        return [_function_tool(tool, strict) for tool in tools]
+
+    slots = None
+    if completions_updates.native(model, context):
+        context, slots = completions_updates.with_slots(
+            model, context, "system", convert_tools, tool_messages=False
+        )
+    messages = convert_messages(
+        context.system_prompt,
+        transform_messages(context.messages, model),
+        ToolCallIds(),
+        vision="image" in model.input,
+    )
     body: JsonObject = {
         "model": model.id,
         "stream": True,
-        "messages": convert_messages(
-            context.system_prompt, messages, ToolCallIds(), vision="image" in model.input
-        ),
+        "messages": messages if slots is None else list(completions_updates.fill_slots(messages, slots)),
     }
     if context.tools:
-        # Strict tools are opt-in: some Mistral models stall for minutes before a strict call.
-        strict = (model.compat or {}).get("supportsStrictMode") is True
-        body["tools"] = [_function_tool(tool, strict) for tool in context.tools]
+        body["tools"] = convert_tools(context.tools)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if options.max_tokens is not None:
@@ -241,6 +259,7 @@ def _assistant(message: AssistantMessage, ids: ToolCallIds) -> JsonObject | None
                     "id": ids(block.id),
                     "type": "function",
                     "function": {"name": block.name, "arguments": arguments},
+                    "index": 0,  # on every replayed call, as pi 1.6 sends them
                 }
             )
     if not content and not tool_calls:
@@ -279,14 +298,18 @@ def _image_chunk(block: ImageContent) -> JsonObject:
     return {"type": "image_url", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def _function_tool(tool: Tool, strict: bool) -> JsonObject:
+def _function_tool(tool: Tool, supports_strict: bool) -> JsonObject:
+    """A tool that asks for constrained sampling goes ``strict: true`` with its schema made strict
+    where the model's compat has ``supportsStrictMode`` and the schema allows; any other goes with
+    its own schema and ``strict: false`` (pi 1.6)."""
+    constrained = json_schema_parameters(tool, supports_strict)
     return {
         "type": "function",
         "function": {
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
-            "strict": strict,
+            "parameters": tool.parameters if constrained is None else constrained,
+            "strict": constrained is not None,
         },
     }
 

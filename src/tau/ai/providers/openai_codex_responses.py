@@ -36,7 +36,9 @@ from tau.ai.providers import codex_websocket, responses_updates
 from tau.ai.providers.openai_responses import (
     ENCRYPTED_REASONING,
     ResponsesEventReader,
+    grammar_tools,
     read_responses_stream,
+    responses_grammar_inputs,
     simple_reasoning_extra,
 )
 from tau.ai.providers.responses_convert import convert_responses_messages, convert_responses_tools
@@ -71,8 +73,11 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             )
         account_id = extract_account_id(token)
         session_id = _cache_session_id(options)
+        grammar_inputs = responses_grammar_inputs(model, context)
         body = await apply_payload_hook(
-            build_request_body(model, context, options, session_id), model, options
+            build_request_body(model, context, options, session_id, grammar_inputs=grammar_inputs),
+            model,
+            options,
         )
         writer.output.provider_thinking_level = configuration_effort(model, options.extra)
 
@@ -81,6 +86,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 writer,
                 requested_service_tier=options.extra.get("service_tier"),
                 requested_tier_wins_over_default=True,
+                grammar_inputs=grammar_inputs,
             )
 
         transport = options.extra.get("transport") or "auto"
@@ -96,7 +102,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                     session_id=session_id,
                     account_id=account_id,
                     cached_context=transport in ("auto", "websocket-cached"),
-                    response_items=lambda: _response_items(model, writer.output),
+                    response_items=lambda: _response_items(model, writer.output, grammar_inputs),
                 )
                 return
             except codex_websocket.FallBackToSse:
@@ -165,16 +171,26 @@ def resolve_codex_url(base_url: str) -> str:
 
 
 def build_request_body(
-    model: Model, context: Context, options: StreamOptions, session_id: str | None
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    session_id: str | None,
+    *,
+    grammar_inputs: dict[str, str] | None = None,
 ) -> JsonObject:
     """The JSON body of a Codex request (before the ``on_payload`` hook)."""
     extra = options.extra
     effort = configuration_effort(model, extra)
     # Strict schemas as the backend's default (``null``) unless the compat says the model has none.
     supports_strict = (model.compat or {}).get("supportsStrictMode") is not False
+    supports_grammar = grammar_tools(model)
+    if grammar_inputs is None:
+        grammar_inputs = responses_grammar_inputs(model, context)
 
     def convert_tools(tools: list[Tool]) -> list[JsonObject]:
-        return convert_responses_tools(tools, strict=None, supports_strict=supports_strict)
+        return convert_responses_tools(
+            tools, strict=None, supports_strict=supports_strict, supports_grammar_tools=supports_grammar
+        )
 
     slotted, slots = responses_updates.with_slots(model, context, convert_tools, effort)
     body: JsonObject = {
@@ -184,7 +200,10 @@ def build_request_body(
         # The system prompt leads ``input`` as a developer item rather than going in ``instructions``,
         # which the backend appends after the input, so that it stays in the cached prefix.
         "input": responses_updates.fill_slots(
-            convert_responses_messages(model, slotted, RESPONSES_TOOL_CALL_PROVIDERS), slots
+            convert_responses_messages(
+                model, slotted, RESPONSES_TOOL_CALL_PROVIDERS, grammar_inputs=grammar_inputs
+            ),
+            slots,
         ),
         "text": {"verbosity": extra.get("text_verbosity") or "low"},
         "include": [ENCRYPTED_REASONING],
@@ -270,9 +289,13 @@ def build_websocket_headers(
     return {**headers, "OpenAI-Beta": codex_websocket.OPENAI_BETA}
 
 
-def _response_items(model: Model, output: AssistantMessage) -> list[JsonObject]:
+def _response_items(
+    model: Model, output: AssistantMessage, grammar_inputs: dict[str, str]
+) -> list[JsonObject]:
     """The reply as the next request's input will hold it (for the socket's continuation)."""
-    items = convert_responses_messages(model, Context(messages=[output]), RESPONSES_TOOL_CALL_PROVIDERS)
+    items = convert_responses_messages(
+        model, Context(messages=[output]), RESPONSES_TOOL_CALL_PROVIDERS, grammar_inputs=grammar_inputs
+    )
     return [
         item for item in items if item.get("type") not in ("function_call_output", "custom_tool_call_output")
     ]

@@ -69,6 +69,8 @@ class OpenAICompletionsCompat(Struct, frozen=True):
     chat_template_kwargs: JsonObject = field(default_factory=dict)
     chat_template_args: JsonObject = field(default_factory=dict)
     supports_strict_mode: bool = True  # ``strict: false`` in tool definitions
+    # Grammar-constrained tools as OpenAI custom tools (``format: {type: grammar}``); off: function tools.
+    supports_openai_grammar_tools: bool = False
     cache_control_format: Literal["anthropic"] | None = None  # Anthropic-style ``cache_control`` markers
     send_session_affinity_headers: bool = False  # session-affinity headers from the session id
     # openai: session_id, x-client-request-id, x-session-affinity; openai-nosession: the last two;
@@ -106,6 +108,7 @@ COMPAT_KEYS: dict[str, str] = {
     "chat_template_kwargs": "chatTemplateKwargs",
     "chat_template_args": "chatTemplateArgs",
     "supports_strict_mode": "supportsStrictMode",
+    "supports_openai_grammar_tools": "supportsOpenAIGrammarTools",
     "cache_control_format": "cacheControlFormat",
     "send_session_affinity_headers": "sendSessionAffinityHeaders",
     "session_affinity_format": "sessionAffinityFormat",

@@ -8,7 +8,6 @@ request (tuned per server by ``openai_compat``), and ``ChunkReader`` turns the s
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -17,6 +16,13 @@ from typing import Any, cast
 
 from msgspec.structs import replace
 
+from tau.ai.constrained_sampling import (
+    GrammarInput,
+    declared_tools,
+    grammar_input_properties,
+    json_schema_parameters,
+    resolve_grammar,
+)
 from tau.ai.cost import apply_reported_cost
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
@@ -25,7 +31,6 @@ from tau.ai.providers import completions_updates
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat, resolve_compat, thinking_budget_field
 from tau.ai.providers.openai_completions_convert import convert_messages
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
-from tau.ai.strict_schema import UnsupportedStrictSchema, strict_schema
 from tau.ai.thinking import (
     DEFAULT_THINKING_BUDGETS,
     clamp_reasoning,
@@ -82,7 +87,12 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         base_url = azure[0] if azure is not None else resolve_base_url(model).rstrip("/")
         url = f"{base_url}/chat/completions"
         headers = build_headers(model, context, options, api_key, compat=compat, retention=retention)
-        body = build_body(model, context, options, compat=compat, retention=retention)
+        grammar_inputs = grammar_input_properties(
+            declared_tools(context), compat.supports_openai_grammar_tools
+        )
+        body = build_body(
+            model, context, options, compat=compat, retention=retention, grammar_inputs=grammar_inputs
+        )
         if azure is not None:
             body["model"] = azure[1]
         body = await apply_payload_hook(body, model, options)
@@ -101,7 +111,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
                 raise
             raise explained from exc
         writer.start()
-        reader = ChunkReader(writer, supports_finish_reason=compat.supports_finish_reason)
+        reader = ChunkReader(
+            writer, supports_finish_reason=compat.supports_finish_reason, grammar_inputs=grammar_inputs
+        )
         on_event = stream_event_hook(options)
         async with aclosing(iter_sse(response, options)) as events:
             async for event in events:
@@ -217,19 +229,27 @@ def build_body(
     *,
     compat: OpenAICompletionsCompat | None = None,
     retention: CacheRetention | None = None,
+    grammar_inputs: dict[str, str] | None = None,
 ) -> JsonObject:
-    """The JSON request body, before ``on_payload`` sees it."""
+    """The JSON request body, before ``on_payload`` sees it. ``grammar_inputs``: the input
+    property of each tool that goes as a custom grammar tool (from the declared tools if not given)."""
     compat = compat or resolve_compat(model)
     retention = retention or resolve_cache_retention(options.cache_retention)
+    if grammar_inputs is None:
+        grammar_inputs = grammar_input_properties(
+            declared_tools(context), compat.supports_openai_grammar_tools
+        )
     if completions_updates.native(model, context):
         # Prompt and tool changes as system messages in place (supportsMidConvoSystemMessages).
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         context, slots = completions_updates.with_slots(
             model, context, role, lambda tools: convert_tools(tools, compat)
         )
-        messages = completions_updates.fill_slots(convert_messages(model, context, compat), slots)
+        messages = completions_updates.fill_slots(
+            convert_messages(model, context, compat, grammar_inputs), slots
+        )
     else:
-        messages = convert_messages(model, context, compat)
+        messages = convert_messages(model, context, compat, grammar_inputs)
     body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
     long_retention = retention == "long" and compat.supports_long_cache_retention
     match compat.prompt_cache_key_mode:
@@ -439,13 +459,27 @@ def has_tool_history(messages: list[Message]) -> bool:
 
 
 def convert_tools(tools: list[Tool], compat: OpenAICompletionsCompat) -> list[JsonObject]:
+    """Function tools (strict where the tool asks and the compat allows, as pi 1.6), and custom
+    tools for grammar tools where the compat has ``supportsOpenAIGrammarTools``."""
     out: list[JsonObject] = []
     for tool in tools:
-        # A tool that asks for constrained sampling goes strict where the schema can be (pi 1.6).
-        strict = None
-        if tool.constrained_sampling and compat.supports_strict_mode:
-            with contextlib.suppress(UnsupportedStrictSchema):
-                strict = strict_schema(tool.parameters)
+        grammar = resolve_grammar(tool, compat.supports_openai_grammar_tools)
+        if grammar is not None:
+            out.append(
+                {
+                    "type": "custom",
+                    "custom": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "format": {
+                            "type": "grammar",
+                            "grammar": {"syntax": grammar.syntax, "definition": grammar.definition},
+                        },
+                    },
+                }
+            )
+            continue
+        strict = json_schema_parameters(tool, compat.supports_strict_mode)
         function: JsonObject = {
             "name": tool.name,
             "description": tool.description,
@@ -599,9 +633,18 @@ class ChunkReader:
     block); tool-call blocks are keyed by stream ``index``, falling back to the call ``id``.
     """
 
-    def __init__(self, writer: StreamWriter, *, supports_finish_reason: bool = True) -> None:
+    def __init__(
+        self,
+        writer: StreamWriter,
+        *,
+        supports_finish_reason: bool = True,
+        grammar_inputs: dict[str, str] | None = None,
+    ) -> None:
         self.writer = writer
         self.supports_finish_reason = supports_finish_reason
+        # Custom tool calls: the input property of each grammar tool; a call's input by block.
+        self.grammar_inputs = grammar_inputs or {}
+        self._custom_inputs: dict[int, GrammarInput] = {}
         self.finish_reason: str | None = None
         self._text: int | None = None
         self._thinking: int | None = None
@@ -706,7 +749,12 @@ class ChunkReader:
         call_id = raw_id if isinstance(raw_id, str) and raw_id else None
         raw_function = part.get("function")
         function: JsonObject = raw_function if isinstance(raw_function, dict) else {}
-        raw_name = function.get("name")
+        raw_custom = part.get("custom")
+        # A custom tool call (grammar tool) streams raw input text, not JSON arguments.
+        custom: JsonObject | None = (
+            raw_custom if isinstance(raw_custom, dict) and not isinstance(raw_function, dict) else None
+        )
+        raw_name = function.get("name") if custom is None else custom.get("name")
         name = raw_name if isinstance(raw_name, str) else ""
         index = self._find_tool(stream_index, call_id)
         if index is None:
@@ -725,11 +773,28 @@ class ChunkReader:
             if signature is not None:
                 self.writer.tool_call(index).thought_signature = signature
         self._last_tool = index
+        if custom is not None:
+            self._apply_custom_input(index, custom)
+            return
+        if index in self._custom_inputs:
+            return  # JSON arguments for a call that streams custom input: pi ignores them
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send the object itself
             arguments = _compact_json(arguments)
         if isinstance(arguments, str) and arguments:
             self.writer.toolcall_delta(index, arguments)
+
+    def _apply_custom_input(self, index: int, custom: JsonObject) -> None:
+        tool_input = self._custom_inputs.get(index)
+        if tool_input is None:
+            # An unknown tool's input still needs a home: "input", as pi 1.6 keeps it.
+            block = self.writer.tool_call(index)
+            tool_input = GrammarInput(self.grammar_inputs.get(block.name, "input"))
+            self._custom_inputs[index] = tool_input
+            block.arguments = {tool_input.input_property: ""}
+        text = custom.get("input")
+        delta = tool_input.append(text) if isinstance(text, str) and text else None
+        self.writer.toolcall_input(index, tool_input, delta)
 
     def _find_tool(self, stream_index: int | None, call_id: str | None) -> int | None:
         """The block a tool-call delta continues, or ``None`` when it starts a new call."""

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from tau.ai.constrained_sampling import custom_tools_key, grammar_tool_input
 from tau.ai.providers.openai_compat import OpenAICompletionsCompat
 from tau.ai.sanitize import sanitize_surrogates
 from tau.ai.transform import ReplayHistory, normalize_id_openai_completions
@@ -31,6 +32,7 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingContent,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -52,7 +54,13 @@ _fragments = MessageMemo()
 class _CompletionsHistory(WireHistory):
     """A history's Chat Completions messages so far, extended request by request (``Continuation``)."""
 
-    def __init__(self, model: Model, compat: OpenAICompletionsCompat, system: JsonObject | None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        compat: OpenAICompletionsCompat,
+        system: JsonObject | None,
+        grammar_inputs: dict[str, str],
+    ) -> None:
         provider = model.provider
         replay = ReplayHistory(
             model,
@@ -61,10 +69,11 @@ class _CompletionsHistory(WireHistory):
         )
         super().__init__(replay, FragmentList([system] if system is not None else []))
         self.compat = compat
+        self.grammar_inputs = grammar_inputs
         self.last_role: str | None = None
 
     def add_message(self, out: FragmentList, position: int, message: Message) -> None:
-        model, compat = self.model, self.compat
+        model, compat, grammar_inputs = self.model, self.compat, self.grammar_inputs
         if isinstance(message, UserMessage):
             if compat.requires_assistant_after_tool_result and self.last_role == "toolResult":
                 out.add({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
@@ -72,7 +81,7 @@ class _CompletionsHistory(WireHistory):
         else:
             assert isinstance(message, AssistantMessage)  # tool results come as runs: add_tool_results
             converted = _fragments.recall(
-                message, lambda m: cached_fragment(_convert_assistant(m, model, compat))
+                message, lambda m: cached_fragment(_convert_assistant(m, model, compat, grammar_inputs))
             )
         if converted is not None:
             out.add(converted)
@@ -106,14 +115,31 @@ _histories: Continuation[_CompletionsHistory] = Continuation()
 
 
 @collector_paused()  # a first request after a resume converts a whole history
-def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCompat) -> list[JsonObject]:
-    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape."""
+def convert_messages(
+    model: Model,
+    context: Context,
+    compat: OpenAICompletionsCompat,
+    grammar_inputs: dict[str, str] | None = None,
+) -> list[JsonObject]:
+    """The ``messages`` array: system prompt, then the replay-safe history in Chat Completions shape.
+
+    ``grammar_inputs``: the input property of each tool that goes as a custom grammar tool; its
+    calls are replayed as custom tool calls."""
+    grammar_inputs = grammar_inputs or {}
     vision = "image" in model.input
     system: JsonObject | None = None
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         system = {"role": role, "content": sanitize_surrogates(context.system_prompt)}
-    key = (model.api, model.provider, model.id, model.reasoning, vision, compat)
+    key = (
+        model.api,
+        model.provider,
+        model.id,
+        model.reasoning,
+        vision,
+        compat,
+        custom_tools_key(grammar_inputs),
+    )
     kept_as = (key, context.system_prompt)
     history = continue_history(
         _histories,
@@ -122,7 +148,7 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompletionsCo
         key,
         model,
         context.messages,
-        lambda: _CompletionsHistory(model, compat, system),
+        lambda: _CompletionsHistory(model, compat, system, grammar_inputs),
     )
     out = history.request_items()
     _histories.keep(kept_as, history)
@@ -146,7 +172,10 @@ def _convert_user(message: UserMessage) -> JsonObject | None:
 
 
 def _convert_assistant(
-    message: AssistantMessage, model: Model, compat: OpenAICompletionsCompat
+    message: AssistantMessage,
+    model: Model,
+    compat: OpenAICompletionsCompat,
+    grammar_inputs: dict[str, str],
 ) -> JsonObject | None:
     """One assistant turn; content is always a single string (models echo a parts array back)."""
     text = "".join(
@@ -172,14 +201,7 @@ def _convert_assistant(
             out[field] = "\n".join(sanitize_surrogates(b.thinking) for b in thinking)
     calls = message.tool_calls()
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": compact_json(call.arguments)},
-            }
-            for call in calls
-        ]
+        out["tool_calls"] = [_tool_call(call, grammar_inputs.get(call.name)) for call in calls]
         details = [d for d in (_decode_signature(c.thought_signature) for c in calls) if d is not None]
         if details:
             out["reasoning_details"] = details
@@ -193,6 +215,22 @@ def _convert_assistant(
         # Servers reject an assistant turn with neither content nor tool calls (e.g. an empty aborted one).
         return None
     return out
+
+
+def _tool_call(call: ToolCall, input_property: str | None) -> JsonObject:
+    """A function call, or the custom call of a grammar tool (its raw input, as pi 1.6)."""
+    if input_property is not None:
+        text = grammar_tool_input(call.name, call.arguments, input_property)
+        return {
+            "id": call.id,
+            "type": "custom",
+            "custom": {"name": call.name, "input": sanitize_surrogates(text)},
+        }
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": compact_json(call.arguments)},
+    }
 
 
 def _decode_signature(signature: str | None) -> Any:

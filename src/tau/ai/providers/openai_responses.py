@@ -8,12 +8,13 @@ Per-API options (``options.extra``): ``reasoning_effort``, ``reasoning_summary``
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from tau.ai.constrained_sampling import GrammarInput, declared_tools, grammar_input_properties
 from tau.ai.cost import apply_service_tier
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
@@ -98,7 +99,10 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         api_key = options.api_key or get_env_api_key(model.provider)
         if not api_key:
             raise ProviderError(f"No API key for provider: {model.provider}")
-        body = await apply_payload_hook(build_request_body(model, context, options), model, options)
+        grammar_inputs = responses_grammar_inputs(model, context)
+        body = await apply_payload_hook(
+            build_request_body(model, context, options, grammar_inputs=grammar_inputs), model, options
+        )
         writer.output.provider_thinking_level = configuration_effort(model, options.extra)
         response = await open_stream(
             model,
@@ -109,7 +113,11 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         )
         writer.start()
         await read_responses_stream(
-            ResponsesEventReader(writer, requested_service_tier=options.extra.get("service_tier")),
+            ResponsesEventReader(
+                writer,
+                requested_service_tier=options.extra.get("service_tier"),
+                grammar_inputs=grammar_inputs,
+            ),
             response,
             options,
         )
@@ -169,23 +177,34 @@ def build_request_body(
     context: Context,
     options: StreamOptions,
     allowed_tool_call_providers: Collection[str] = RESPONSES_TOOL_CALL_PROVIDERS,
+    *,
+    grammar_inputs: dict[str, str] | None = None,
 ) -> JsonObject:
     """The JSON body of a Responses request (before the ``on_payload`` hook).
 
     ``allowed_tool_call_providers``: whose ``call_id|item_id`` pairs the target accepts back.
+    ``grammar_inputs``: as ``responses_grammar_inputs`` gives them (worked out if not given).
     """
     retention = resolve_cache_retention(options.cache_retention)
     effort = configuration_effort(model, options.extra)
     supports_strict = _strict_mode(model)
+    supports_grammar = grammar_tools(model)
+    if grammar_inputs is None:
+        grammar_inputs = responses_grammar_inputs(model, context)
 
     def convert_tools(tools: list[Tool]) -> list[JsonObject]:
-        return convert_responses_tools(tools, supports_strict=supports_strict)
+        return convert_responses_tools(
+            tools, supports_strict=supports_strict, supports_grammar_tools=supports_grammar
+        )
 
     slotted, slots = responses_updates.with_slots(model, context, convert_tools, effort)
     body: JsonObject = {
         "model": model.id,
         "input": responses_updates.fill_slots(
-            convert_responses_messages(model, slotted, allowed_tool_call_providers), slots
+            convert_responses_messages(
+                model, slotted, allowed_tool_call_providers, grammar_inputs=grammar_inputs
+            ),
+            slots,
         ),
         "stream": True,
     }
@@ -241,6 +260,18 @@ def configuration_effort(model: Model, extra: JsonObject) -> str | None:
         return None
     level = str(effort)
     return map_thinking_level(model, level) or level
+
+
+def grammar_tools(model: Model) -> bool:
+    """``compat.supportsOpenAIGrammarTools``: grammar tools as custom tools (off by default, as pi 1.6;
+    the catalogue turns it on for the models that take them)."""
+    return (model.compat or {}).get("supportsOpenAIGrammarTools") is True
+
+
+def responses_grammar_inputs(model: Model, context: Context) -> dict[str, str]:
+    """The input property of each declared tool that goes as a custom grammar tool (``ProviderError``
+    for a grammar tool that cannot, where the model takes grammar tools)."""
+    return grammar_input_properties(declared_tools(context), grammar_tools(model))
 
 
 def _strict_mode(model: Model) -> bool:
@@ -353,8 +384,14 @@ class ResponsesEventReader:
         *,
         requested_service_tier: str | None = None,
         requested_tier_wins_over_default: bool = False,
+        grammar_inputs: dict[str, str] | None = None,
     ) -> None:
         self.writer = writer
+        # The input property of each grammar tool, and the raw input of each custom tool call.
+        self.grammar_inputs = grammar_inputs or {}
+        self._custom_inputs: dict[int, GrammarInput] = {}
+        # A custom call's opening input (in its added item), sent with its next piece.
+        self._unsent: dict[int, str] = {}
         self.requested_service_tier = requested_service_tier
         # The Codex backend reports "default" even when it served the flex or priority tier asked for.
         self.requested_tier_wins_over_default = requested_tier_wins_over_default
@@ -380,6 +417,10 @@ class ResponsesEventReader:
             self._arguments_delta(event)
         elif kind == "response.function_call_arguments.done":
             self._arguments_done(event)
+        elif kind == "response.custom_tool_call_input.delta":
+            self._custom_input_delta(event)
+        elif kind == "response.custom_tool_call_input.done":
+            self._custom_input_done(event)
         elif kind == "response.output_item.done":
             self._item_done(event)
         elif kind in _FINAL_EVENTS:
@@ -412,6 +453,39 @@ class ResponsesEventReader:
             arguments = _string(item.get("arguments"))
             if arguments:
                 self._set_arguments(output_index, index, arguments)
+        elif kind == "custom_tool_call":
+            name = _string(item.get("name"))
+            index = writer.toolcall_start(_tool_call_id(item), name)
+            self._blocks[output_index] = index
+            # An unknown tool's input still needs a home: "input", as pi 1.6 keeps it.
+            tool_input = GrammarInput(self.grammar_inputs.get(name, "input"))
+            self._custom_inputs[output_index] = tool_input
+            opening = tool_input.append(_string(item.get("input")))
+            writer.toolcall_input(index, tool_input, None)
+            if opening:
+                self._unsent[output_index] = opening
+
+    def _custom_input_delta(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        self._send_custom_input(
+            output_index, lambda tool_input: tool_input.append(_string(event.get("delta")))
+        )
+
+    def _custom_input_done(self, event: JsonObject) -> None:
+        output_index = self._output_index(event)
+        final = event.get("input")
+        self._send_custom_input(
+            output_index, lambda tool_input: tool_input.close(final if isinstance(final, str) else None)
+        )
+
+    def _send_custom_input(self, output_index: int, grow: Callable[[GrammarInput], str | None]) -> None:
+        index = self._block_of(output_index, ToolCall)
+        tool_input = self._custom_inputs.get(output_index)
+        if index is None or tool_input is None:
+            return
+        delta = grow(tool_input)
+        unsent = self._unsent.pop(output_index, "")
+        self.writer.toolcall_input(index, tool_input, unsent + (delta or "") or None)
 
     def _summary_part_added(self, event: JsonObject) -> None:
         output_index = self._output_index(event)
@@ -495,6 +569,16 @@ class ResponsesEventReader:
             arguments = _string(item.get("arguments"))
             if output_index not in self._has_arguments and arguments:
                 self._set_arguments(output_index, index, arguments)
+            self.writer.toolcall_end(index)
+        elif (
+            kind == "custom_tool_call" and isinstance(block, ToolCall) and output_index in self._custom_inputs
+        ):
+            final = item.get("input")
+            self._send_custom_input(
+                output_index,
+                lambda tool_input: tool_input.close(final if isinstance(final, str) else None),
+            )
+            del self._custom_inputs[output_index]
             self.writer.toolcall_end(index)
 
     # -- the response as a whole ---------------------------------------------------------------

@@ -1,5 +1,10 @@
 """Prompt, tool and effort changes in a Responses request, appended where they happened (issues #31, #32).
 
+With ``supportsMidConvoSystemMessages`` alone, the first prompt stays and each change is a developer
+message where it happened, with the current tools at the top level; with ``supportsToolSearch`` too,
+the top-level tools are those after the last removal or tool declared again and each later addition
+is a client ``tool_search_call`` with the tools as its ``tool_search_output`` (``defer_loading``).
+
 For a model whose compat has ``supportsMidConvoSystemMessages`` and ``supportsAdditionalTools``
 (OpenAI's and the Codex backend's newer models) the request declares no top-level ``tools``: the
 first request's tools lead ``input`` as an ``additional_tools`` item, before the first prompt; each
@@ -17,9 +22,12 @@ The items are placed by converting the conversation with a placeholder user mess
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
-from tau.ai.prompt_updates import delivery, render_update_text
+from tau.ai.prompt_updates import current_tools, delivery, folded_changes, render_update_text
+from tau.ai.providers.responses_convert import instruction_role
 from tau.ai.sanitize import sanitize_surrogates
+from tau.ai.short_hash import short_hash
 from tau.ai.transport.request_cache import CachedFragment, FragmentList
 from tau.ai.types import (
     AssistantMessage,
@@ -46,17 +54,30 @@ _SLOT = "\ue000tau-responses-slot:"
 ConvertTools = Callable[[list[Tool]], list[JsonObject]]
 
 
+ToolSupport = Literal["changes", "additions", "none"]
+
+
 def native(model: Model, context: Context) -> bool:
     """Whether this request carries its prompt and tool changes in place (module docstring)."""
     return context.anchor is not None and delivery(model) == "native"
 
 
+def tool_support(model: Model) -> ToolSupport:
+    """How tool changes travel in place (pi 1.6's ``getResponsesToolSupport``): ``changes`` (every
+    tool in ``additional_tools`` items; ``supportsMidConvoSystemMessages`` and
+    ``supportsAdditionalTools``), ``additions`` (added tools as a client tool search's result;
+    ``supportsToolSearch``), ``none`` (the current tools at the top level)."""
+    compat = model.compat or {}
+    if compat.get("supportsMidConvoSystemMessages") is True and compat.get("supportsAdditionalTools") is True:
+        return "changes"
+    return "additions" if compat.get("supportsToolSearch") is True else "none"
+
+
 def effort_in_items(model: Model) -> bool:
-    return (model.compat or {}).get("supportsMidConvoEffort") is True
-
-
-def instruction_role(model: Model) -> str:
-    return "developer" if model.reasoning else "system"
+    """``supportsMidConvoEffort``, on the APIs that take ``configuration_update`` items (not Azure's)."""
+    return (
+        model.api != "azure-openai-responses" and (model.compat or {}).get("supportsMidConvoEffort") is True
+    )
 
 
 class Slots:
@@ -82,7 +103,7 @@ def with_slots(
     role = instruction_role(model)
     before: dict[int, list[JsonObject]] = {}
     prompt, tools = context.system_prompt, context.tools
-    if native(model, context):
+    if native(model, context) and tool_support(model) == "changes":
         anchor = context.anchor
         assert anchor is not None
         prompt, tools = anchor.system_prompt, None
@@ -94,6 +115,8 @@ def with_slots(
             items, declared = _update_items(update, role, convert_tools, declared, unavailable)
             if items:
                 before.setdefault(_before_next_reply(context.messages, update.at), []).extend(items)
+    elif native(model, context):
+        prompt, tools = _place_without_tool_items(model, context, role, convert_tools, before)
     if effort is not None:
         for index, message in enumerate(context.messages):
             level = _reply_effort(model, message)
@@ -192,6 +215,46 @@ def _update_items(
     if text:
         items.append({"role": role, "content": sanitize_surrogates(text)})
     return items, declared
+
+
+def _place_without_tool_items(
+    model: Model,
+    context: Context,
+    role: str,
+    convert_tools: ConvertTools,
+    before: dict[int, list[JsonObject]],
+) -> tuple[str | None, list[Tool] | None]:
+    """The ``additions`` and ``none`` forms: the anchored prompt, top-level tools, and each change a
+    developer (or system) message where it happened. With ``additions`` the top-level tools are
+    those after the last removal or tool declared again, and each later addition is a client tool
+    search with the tools as its result (``defer_loading``), as pi 1.6 sends it."""
+    anchor = context.anchor
+    assert anchor is not None
+    updates = list(context.updates or ())
+    folded = folded_changes(anchor.tools, updates) if tool_support(model) == "additions" else len(updates) + 1
+    for number, update in enumerate(updates, start=1):
+        place = _before_next_reply(context.messages, update.at)
+        items: list[JsonObject] = []
+        if number >= folded and update.tools_added:
+            # pi seeds the call id with the change's index among the messages after the prompt.
+            items += _tool_search(list(update.tools_added), place + number - 1, convert_tools)
+        text = render_update_text(update)
+        if text:
+            items.append({"role": role, "content": sanitize_surrogates(text)})
+        if items:
+            before.setdefault(place, []).extend(items)
+    return anchor.system_prompt, current_tools(anchor.tools, updates[: folded - 1]) or None
+
+
+def _tool_search(tools: list[Tool], index: int, convert_tools: ConvertTools) -> list[JsonObject]:
+    names = [tool.name for tool in tools]
+    call_id = "pi_tool_load_" + short_hash(f"system:{index}:{','.join(names)}")
+    found = [{**tool, "defer_loading": True} for tool in convert_tools(tools)]
+    common: JsonObject = {"call_id": call_id, "execution": "client", "status": "completed"}
+    return [
+        {"type": "tool_search_call", **common, "arguments": {"query": " ".join(names), "limit": len(names)}},
+        {"type": "tool_search_output", **common, "tools": found},
+    ]
 
 
 def _additional_tools(tools: list[JsonObject]) -> JsonObject:

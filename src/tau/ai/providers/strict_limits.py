@@ -52,17 +52,23 @@ def forget(session_id: str | None = None) -> None:
 
 
 def refused(error: HttpStatusError) -> bool:
-    """Whether ``error`` is Claude refusing a request's strict tools for their size."""
+    """Whether ``error`` is Claude on the Anthropic API refusing a request's strict tools for their size."""
     if error.status != 400 or _error_type(error.body) != "invalid_request_error":
         return False
-    message = str(error)
+    return names_a_limit(str(error))
+
+
+def names_a_limit(message: str) -> bool:
+    """Whether an error message is Claude's refusal of strict tools over its limits (Bedrock's
+    ``ValidationException`` carries the same words)."""
     return any(limit in message for limit in _LIMIT_MESSAGES)
 
 
-def diagnostic(error: HttpStatusError) -> JsonObject:
-    """The record kept on the reply (pi 1.6's ``anthropic_strict_tools_fallback`` diagnostic)."""
+def diagnostic(error: HttpStatusError, provider: str = "anthropic") -> JsonObject:
+    """The record kept on the reply (pi 1.6's ``anthropic_strict_tools_fallback`` diagnostic, or
+    ``bedrock_strict_tools_fallback`` with ``provider="bedrock"``)."""
     return {
-        "type": "anthropic_strict_tools_fallback",
+        "type": f"{provider}_strict_tools_fallback",
         "timestamp": time.time_ns() // 1_000_000,
         "error": {"message": str(error)},
         "details": {"reason": "strict_tool_limits_exceeded"},

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from tau.testing.fake_llm.script import RecordedRequest, Turn, split_chunks
+from tau.testing.fake_llm.script import RecordedRequest, ScriptedToolCall, Turn, split_chunks
 from tau.testing.fake_llm.server import sse_frame
 
 MALFORMED_FRAME = b'data: {"id":"chatcmpl-broken","choices":[{"delta":{"content":\n\n'
@@ -69,6 +69,11 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     for piece in turn.text_chunks():
         yield chunk({"content": piece})
     for number, call in enumerate(turn.tool_calls):
+        if call.custom_input is not None:
+            yield from _custom_call(
+                chunk, call, number, call.id or f"call_{seed[:22]}{number}", turn.chunk_size
+            )
+            continue
         arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
         header = {
             "index": number,
@@ -86,6 +91,16 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     if include_usage:
         yield sse_frame({**envelope, "choices": [], "usage": _usage(turn)})
     yield DONE_FRAME
+
+
+def _custom_call(
+    chunk: Callable[[dict[str, Any]], bytes], call: ScriptedToolCall, number: int, call_id: str, size: int
+) -> Iterator[bytes]:
+    """A custom tool call: a header naming it, then its raw input in pieces."""
+    header = {"index": number, "id": call_id, "type": "custom", "custom": {"name": call.name, "input": ""}}
+    yield chunk({"tool_calls": [header]})
+    for fragment in split_chunks(call.custom_input or "", size):
+        yield chunk({"tool_calls": [{"index": number, "custom": {"input": fragment}}]})
 
 
 def _usage(turn: Turn) -> dict[str, Any]:

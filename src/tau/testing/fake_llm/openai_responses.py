@@ -65,6 +65,10 @@ class _Renderer:
         if self.turn.text is not None:
             yield from self._message_item()
         for number, call in enumerate(self.turn.tool_calls):
+            if call.custom_input is not None:
+                custom_id = call.id or f"call_{self.seed[:20]}{number}"
+                yield from self._custom_call_item(call.name, call.custom_input, custom_id, number)
+                continue
             arguments = call.raw_arguments
             if arguments is None:
                 arguments = json.dumps(call.arguments)
@@ -145,6 +149,22 @@ class _Renderer:
             yield self._event("response.function_call_arguments.delta", **where, delta=chunk)
         yield self._event("response.function_call_arguments.done", **where, arguments=arguments)
         yield from self._item_done(output_index, {**base, "status": "completed", "arguments": arguments})
+
+    def _custom_call_item(self, name: str, text: str, call_id: str, number: int) -> Iterator[bytes]:
+        """A custom tool call (grammar tool): its raw input streams, then the whole of it."""
+        output_index = len(self.output)
+        item_id = f"ctc_{self.seed[:29]}{number:02d}"
+        base = {"id": item_id, "type": "custom_tool_call", "call_id": call_id, "name": name}
+        yield self._event(
+            "response.output_item.added",
+            output_index=output_index,
+            item={**base, "status": "in_progress", "input": ""},
+        )
+        where = {"item_id": item_id, "output_index": output_index}
+        for chunk in split_chunks(text, self.turn.chunk_size):
+            yield self._event("response.custom_tool_call_input.delta", **where, delta=chunk)
+        yield self._event("response.custom_tool_call_input.done", **where, input=text)
+        yield from self._item_done(output_index, {**base, "status": "completed", "input": text})
 
     def _item_done(self, output_index: int, item: dict[str, Any]) -> Iterator[bytes]:
         self.output.append(item)

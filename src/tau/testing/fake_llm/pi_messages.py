@@ -2,8 +2,11 @@
 
 A turn streams as pi's serialised assistant-message events: ``start``, one ``…_start``/``…_delta``/
 ``…_end`` group per block (thinking, text, then tool calls) and a terminal ``done`` with the stop
-reason, the usage (priced by the gateway: one cent per call) and the response id. A request must
-carry a bearer token and a ``context`` with messages, as the gateway insists, else 401/400.
+reason, the usage (priced by the gateway: one cent per call), the response id and, when the request
+asked for a reasoning level, that level as the one used (``providerThinkingLevel``). A turn whose
+``stop_reason`` is ``"error"`` or ``"aborted"`` ends with the gateway's ``error`` event instead (its
+``errorMessage`` names the reason). A request must carry a bearer token and a ``context`` with
+messages, as the gateway insists, else 401/400.
 """
 
 from __future__ import annotations
@@ -61,10 +64,8 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     usage = turn.usage
     total = usage.input + usage.output + usage.cache_read + usage.cache_write
     cost = {"input": GATEWAY_COST, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": GATEWAY_COST}
-    yield _event(
-        "done",
-        reason=turn.stop_reason or ("toolUse" if turn.tool_calls else "stop"),
-        usage={
+    end: dict[str, Any] = {
+        "usage": {
             "input": usage.input,
             "output": usage.output,
             "cacheRead": usage.cache_read,
@@ -72,9 +73,18 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
             "totalTokens": total,
             "cost": cost,
         },
-        responseId=turn.response_id or "resp_fake_0001",
-        responseModel=turn.response_model or body.get("model"),
-    )
+        "responseId": turn.response_id or "resp_fake_0001",
+        "responseModel": turn.response_model or body.get("model"),
+    }
+    options = body.get("options")
+    level = options.get("reasoning") if isinstance(options, dict) else None
+    if isinstance(level, str):
+        end["providerThinkingLevel"] = level
+    if turn.stop_reason in ("error", "aborted"):
+        message = f"Upstream request {'failed' if turn.stop_reason == 'error' else 'aborted'}"
+        yield _event("error", reason=turn.stop_reason, errorMessage=message, **end)
+        return
+    yield _event("done", reason=turn.stop_reason or ("toolUse" if turn.tool_calls else "stop"), **end)
 
 
 def _block(index: int, kind: str, chunks: list[str], signature: str | None) -> Iterator[bytes]:

@@ -11,12 +11,15 @@ from msgspec import Struct, field
 
 
 class ScriptedToolCall(Struct):
-    """A tool call to stream. ``raw_arguments`` (sent verbatim) wins over ``arguments``."""
+    """A tool call to stream. ``raw_arguments`` (sent verbatim) wins over ``arguments``.
+    ``custom_input`` makes it a custom tool call (an OpenAI grammar tool) streaming that raw text
+    instead of JSON arguments (Chat Completions and Responses)."""
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
     raw_arguments: str | None = None
+    custom_input: str | None = None
 
 
 class ScriptedUsage(Struct):
