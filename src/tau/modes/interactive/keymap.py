@@ -62,6 +62,8 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "tui.editor.yank": ("ctrl+y",),
     "tui.editor.yankPop": ("alt+y",),
     "tui.editor.undo": ("ctrl+-",),
+    "tui.editor.pageUp": ("pageup", "ctrl+pageup"),
+    "tui.editor.pageDown": ("pagedown", "ctrl+pagedown"),
     # Lists (pickers, selectors, extension ``select`` dialogs).
     "tui.select.up": ("up",),
     "tui.select.down": ("down",),
@@ -83,6 +85,11 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.model.cycleForward": ("ctrl+p",),
     "app.model.cycleBackward": ("shift+ctrl+p",),
     "app.models.save": ("ctrl+s",),
+    "app.models.enableAll": ("ctrl+a",),
+    "app.models.clearAll": ("ctrl+x",),
+    "app.models.toggleProvider": ("ctrl+p",),
+    "app.models.reorderUp": ("alt+up",),
+    "app.models.reorderDown": ("alt+down",),
     "app.thinking.cycle": ("shift+tab",),
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
@@ -97,8 +104,17 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.session.resume": (),
     "app.session.rename": ("ctrl+r",),
     "app.session.delete": ("ctrl+d",),
+    "app.session.toggleSort": ("ctrl+s",),
+    "app.session.toggleNamedFilter": ("ctrl+n",),
+    "app.session.togglePath": ("ctrl+p",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
+    "app.tree.filter.cycleBackward": ("shift+ctrl+o",),
+    "app.tree.filter.default": ("ctrl+d",),
+    "app.tree.filter.noTools": ("ctrl+t",),
+    "app.tree.filter.userOnly": ("ctrl+u",),
+    "app.tree.filter.labeledOnly": (),  # pi: ctrl+l, which is tau's app.tree.editLabel
+    "app.tree.filter.all": ("ctrl+a",),
     # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
@@ -138,24 +154,8 @@ bound by tau only once ``keybindings.json`` rebinds them."""
 
 UNSUPPORTED: Final[frozenset[str]] = frozenset(
     {
-        "tui.editor.pageUp",
-        "tui.editor.pageDown",
         "tui.input.copy",
         "app.thinking.save",
-        "app.session.togglePath",
-        "app.session.toggleSort",
-        "app.session.toggleNamedFilter",
-        "app.tree.filter.default",
-        "app.tree.filter.noTools",
-        "app.tree.filter.userOnly",
-        "app.tree.filter.labeledOnly",
-        "app.tree.filter.all",
-        "app.tree.filter.cycleBackward",
-        "app.models.enableAll",
-        "app.models.clearAll",
-        "app.models.toggleProvider",
-        "app.models.reorderUp",
-        "app.models.reorderDown",
     }
 )
 """pi 1.6's ids that tau has no action for: a binding of one is reported, not silently dropped."""

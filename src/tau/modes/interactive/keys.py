@@ -34,6 +34,10 @@ class KeysHost(ActionHost, Protocol):
     def suspend(self) -> None: ...
 
 
+EDITOR_ROWS = 12
+"""The most rows the editor shows (``app.py`` builds its window so): one page of the editor."""
+
+
 def build_key_bindings(mode: KeysHost) -> KeyBindings:
     bindings = KeyBindings()
     in_editor = Condition(lambda: mode.dialog is None)
@@ -173,6 +177,10 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
         bind_jump("tui.editor.jumpBackward", backward=True)
     # Up/Down are pi's history rules (see ``EditorBuffer``); the history actions browse whatever
     # the cursor's row.
+    # A page of the editor (its most rows): pi's tui.editor.pageUp/pageDown. In fullscreen the
+    # transcript's own page keys come first, as in pi.
+    bind("tui.editor.pageUp", lambda event: editor.cursor_up(count=EDITOR_ROWS))
+    bind("tui.editor.pageDown", lambda event: editor.cursor_down(count=EDITOR_ROWS))
     bind("tui.editor.cursorUp", lambda event: editor.history_up())
     bind("tui.editor.cursorDown", lambda event: editor.history_down())
     bind("tui.editor.historyPrevious", lambda event: editor.history_backward())
