@@ -69,6 +69,7 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
+from tau.runtime.virtual_routing import VirtualRouting
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
@@ -147,6 +148,16 @@ class AgentSession:
             self._cache_warming_decision,
         )
         agent.stream_fn = self._warmer.wrap(agent.stream_fn)
+        # Outermost: everything below (cache warming, retries, the provider) sees physical models.
+        self._routing = VirtualRouting(
+            services.model_registry,
+            runner,
+            session_manager,
+            self._pipeline,
+            lambda: agent.state.messages,
+            self._retry.take_failed_reply,
+        )
+        agent.stream_fn = self._routing.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
         self._pipeline.run_end_checks.append(self._retry.on_run_end)
         self._models = ModelControl(
