@@ -202,6 +202,7 @@ class AgentSession:
             self._current_prompt, self._record_prompt, self._pipeline.catch_up
         )
         self._compaction.last_request = self._request_now
+        self._compaction.route_direct = self._routing.route_direct
 
     # -- what the session is -------------------------------------------------------------------
 

@@ -23,11 +23,13 @@ from tau.accounts.model_registry import VIRTUAL_MODEL_API, ModelRegistry, is_vir
 from tau.agent._awaitable import resolve
 from tau.agent.config import StreamFn
 from tau.agent.messages import AgentMessage
+from tau.ai.abort import AbortSignal
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.stream_writer import StreamWriter, run_stream
 from tau.ai.thinking import clamp_thinking_level
-from tau.ai.types import AssistantMessage, Context, Model, ThinkingLevelOrOff, UserMessage
+from tau.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevelOrOff, UserMessage
+from tau.context.convert import convert_to_llm
 from tau.extensions.virtual_models import (
     FailedRoute,
     ModelRouteReason,
@@ -141,12 +143,27 @@ class VirtualRouting:
 
         return stream
 
+    async def route_direct(
+        self, model: Model, thinking_level: ThinkingLevelOrOff, signal: AbortSignal | None
+    ) -> tuple[Model, ThinkingLevelOrOff]:
+        """Route a request outside the agent loop (a compaction or branch summary): reason
+        ``direct``, no router state given, none stored. Raises ``RoutingError`` when it fails."""
+        messages = convert_to_llm(self._conversation())
+        try:
+            return await self._route(model, messages, thinking_level, signal, None, direct=True)
+        except RoutingError:
+            raise
+        except Exception as error:
+            raise RoutingError(str(error) or type(error).__name__) from error
+
     async def _routed(
         self, inner: StreamFn, model: Model, context: Context, options: SimpleStreamOptions
     ) -> AssistantMessageEventStream:
         failed = self._take_failed()
         try:
-            target, level = await self._route(model, context, options, failed)
+            target, level = await self._route(
+                model, context.messages, options.reasoning or "off", options.signal, failed
+            )
         except Exception as error:
             problem = str(error) or type(error).__name__
             return _failed_stream(model, options, problem)
@@ -158,24 +175,26 @@ class VirtualRouting:
     async def _route(
         self,
         model: Model,
-        context: Context,
-        options: SimpleStreamOptions,
+        messages: Sequence[Message],
+        thinking_level: str,
+        signal: AbortSignal | None,
         failed: AssistantMessage | None,
+        *,
+        direct: bool = False,
     ) -> tuple[Model, ThinkingLevelOrOff]:
         name = f"Virtual model {model.provider}/{model.id}"
         runner = self._runner()
         if runner is None or not runner.has_virtual_model(model.provider, model.id):
             raise RoutingError(f"{name} is not registered.")
-        conversation = self._conversation()
-        state = virtual_model_state(self._session.get_branch(), model.provider, model.id)
-        latest = find_latest_response(context.messages)
+        state = None if direct else virtual_model_state(self._session.get_branch(), model.provider, model.id)
+        latest = find_latest_response(messages)
         previous_model = self._registry.get_physical(latest.provider, latest.model) if latest else None
         failed_model = self._registry.get_physical(failed.provider, failed.model) if failed else None
         request = ModelRouteRequest(
             model=model,
-            thinking_level=options.reasoning or "off",
-            reason=_reason(conversation, failed),
-            messages=list(context.messages),
+            thinking_level=thinking_level,
+            reason="direct" if direct else _reason(self._conversation(), failed),
+            messages=list(messages),
             previous=PreviousRoute(previous_model, latest.thinking_level)
             if previous_model is not None and latest is not None
             else None,
@@ -183,7 +202,7 @@ class VirtualRouting:
             if failed_model is not None and failed is not None
             else None,
             state=state,
-            signal=options.signal,
+            signal=signal,
         )
         route = await runner.route_virtual_model(request)
         routed = f"{name} routed to {route.model.provider}/{route.model.id}"
@@ -192,7 +211,7 @@ class VirtualRouting:
             raise RoutingError(f"{routed}, which is not a physical model.")
         if not self._registry.has_configured_auth(target.provider):
             raise RoutingError(f"{routed}, which has no credentials.")
-        if route.state is not None and route.state is not state:
+        if not direct and route.state is not None and route.state is not state:
             data = {"provider": model.provider, "modelId": model.id, "state": route.state}
             await self._pipeline.catch_up(lambda: self._store_state(data))
         return target, clamp_thinking_level(target, route.thinking_level)

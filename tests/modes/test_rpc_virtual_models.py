@@ -1,0 +1,108 @@
+"""A virtual model through RPC (issue #32 §5): ``set_model`` selects it, each request is routed
+with the reason pi 1.6 gives (``user``, ``continuation``, ``retry``, ``direct``), and only
+physical models reach the fake server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tau_command import TauCommand, tau_command
+
+from tau.modes.rpc_client import RpcClient
+from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+
+# Each request of the agent loop goes to fake-model and adds its reason (and what the router was
+# told about the previous and failed requests) to the router state; a direct one goes to
+# fake-small, which nothing else uses.
+RECORDER = """
+from tau.extensions import ModelRoute, VirtualModelDefinition
+
+
+def setup(tau):
+    def route(request, ctx):
+        if request.reason == "direct":
+            assert request.state is None
+            return ModelRoute(ctx.model_registry.find("local", "fake-small"), "off", state=["ignored"])
+        seen = {
+            "reason": request.reason,
+            "level": request.thinking_level,
+            "previous": request.previous.model.id if request.previous else None,
+            "failed": request.failed.message.error_message if request.failed else None,
+        }
+        return ModelRoute(ctx.model_registry.find("local", "fake-model"), "off", state=[*(request.state or []), seen])
+
+    tau.register_virtual_model(VirtualModelDefinition(
+        provider="router", id="recorder", name="Recorder", route=route, thinking_levels=("off", "high"),
+        context_window=50000,
+    ))
+"""
+
+
+@pytest.fixture
+def tau(tmp_path: Path) -> Iterator[TauCommand]:
+    yield from tau_command(tmp_path)
+
+
+def add_small_model(tau: TauCommand) -> None:
+    path = tau.agent_dir / "models.json"
+    models = json.loads(path.read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "fake-small", "contextWindow": 100000, "maxTokens": 4096}
+    )
+    path.write_text(json.dumps(models))
+
+
+def entries(path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+async def test_set_model_selects_the_virtual_model_and_each_request_is_routed_with_its_reason(
+    tau: TauCommand,
+) -> None:
+    add_small_model(tau)
+    (tau.agent_dir / "settings.json").write_text(
+        json.dumps({"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 1}})
+    )
+    extension = tau.work / "recorder.py"
+    extension.write_text(RECORDER)
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", "--provider", "local", "--model", "fake-model"]
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("bash", {"command": "echo hi"})]),
+        Turn(fault=Fault("status", status=503, body="unavailable")),
+        Turn(text="through"),
+        Turn(text="The summary."),
+    )
+    async with RpcClient([*command, "-e", str(extension)], cwd=str(tau.work), env=tau.env) as rpc:
+        model = await rpc.call("set_model", provider="router", modelId="recorder")
+        assert (model["provider"], model["id"], model["api"]) == ("router", "recorder", "pi-virtual")
+        await rpc.call("set_thinking_level", level="high")
+        state = await rpc.call("get_state")
+        assert (state["model"]["id"], state["thinkingLevel"]) == ("recorder", "high")
+
+        await rpc.prompt("run it")
+        await rpc.call("compact")
+        state = await rpc.call("get_state")
+        assert state["model"]["id"] == "recorder"
+        session_file = state["sessionFile"]
+
+    assert [r.body["model"] for r in tau.server.requests] == ["fake-model"] * 3 + ["fake-small"]
+    records = entries(session_file)
+    states = [e["data"] for e in records if e["type"] == "custom"]
+    assert all((s["provider"], s["modelId"]) == ("router", "recorder") for s in states)
+    assert states[-1]["state"] == [
+        {"reason": "user", "level": "high", "previous": None, "failed": None},
+        {"reason": "continuation", "level": "high", "previous": "fake-model", "failed": None},
+        {"reason": "retry", "level": "high", "previous": "fake-model", "failed": "503 unavailable"},
+    ]
+    assert len(states) == 3  # the direct request stored nothing
+    changes = [(e["provider"], e["modelId"]) for e in records if e["type"] == "model_change"]
+    assert changes[-1] == ("router", "recorder")
+    replies = [
+        e["message"] for e in records if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    assert [(m["model"], m["thinkingLevel"]) for m in replies] == [("fake-model", "off")] * 3
