@@ -83,8 +83,13 @@ async def test_set_model_selects_the_virtual_model_and_each_request_is_routed_wi
         await rpc.call("set_thinking_level", level="high")
         state = await rpc.call("get_state")
         assert (state["model"]["id"], state["thinkingLevel"]) == ("recorder", "high")
+        # Before a response, the limits the virtual model declares; then the answering model's.
+        stats = await rpc.call("get_session_stats")
+        assert stats["contextUsage"]["contextWindow"] == 50000
 
         await rpc.prompt("run it")
+        stats = await rpc.call("get_session_stats")
+        assert stats["contextUsage"]["contextWindow"] == 100000
         await rpc.call("compact")
         state = await rpc.call("get_state")
         assert state["model"]["id"] == "recorder"

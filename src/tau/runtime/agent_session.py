@@ -69,7 +69,7 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
-from tau.runtime.virtual_routing import VirtualRouting
+from tau.runtime.virtual_routing import VirtualRouting, limits_model
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
@@ -142,7 +142,11 @@ class AgentSession:
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(
             lambda: services.settings_manager.cache_warming,
-            lambda: (agent.state.model, agent.state.messages),
+            # Under a virtual selection, the physical model that answered is the one kept warm.
+            lambda: (
+                limits_model(services.model_registry, agent.state.model, agent.state.messages),
+                agent.state.messages,
+            ),
             self._last_prompt_tokens,
             self._record_cache_warm,
             self._cache_warming_decision,

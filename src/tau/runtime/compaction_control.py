@@ -68,6 +68,7 @@ from tau.runtime.events import (
 from tau.runtime.model_control import auth_error
 from tau.runtime.retry import is_retryable_error
 from tau.runtime.services import AgentSessionServices
+from tau.runtime.virtual_routing import limits_model
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -163,7 +164,9 @@ class CompactionControl:
         self._services.settings_manager.set_compaction_enabled(enabled)
 
     def get_context_usage(self) -> ContextUsage | None:
-        return context_usage(self._get_model(), self._session.get_branch(), self._agent.state.messages)
+        messages = self._agent.state.messages
+        model = limits_model(self._services.model_registry, self._get_model(), messages)
+        return context_usage(model, self._session.get_branch(), messages)
 
     # -- events and checks ---------------------------------------------------------------------
 
@@ -205,6 +208,9 @@ class CompactionControl:
         if not settings.enabled or (skip_aborted and message.stop_reason == "aborted"):
             return
         model = self._get_model()
+        if model is not None and is_virtual_model(model):
+            # Under a virtual selection the limits are those of the model that answered.
+            model = self._services.model_registry.get_physical(message.provider, message.model)
         if model is None:
             return
         compacted_at = self._latest_compaction_ms()

@@ -51,6 +51,7 @@ __all__ = [
     "VirtualRouting",
     "branch_selection",
     "find_latest_response",
+    "limits_model",
     "virtual_model_state",
 ]
 
@@ -68,6 +69,16 @@ def find_latest_response(messages: Sequence[Any]) -> AssistantMessage | None:
         if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
             return message
     return None
+
+
+def limits_model(registry: ModelRegistry, model: Model | None, messages: Sequence[Any]) -> Model | None:
+    """The model whose limits (context window, output) apply now: under a virtual selection the
+    physical model of the latest successful response, else the virtual model's declared limits."""
+    if model is None or not is_virtual_model(model):
+        return model
+    latest = find_latest_response(messages)
+    physical = registry.get_physical(latest.provider, latest.model) if latest is not None else None
+    return physical or model
 
 
 def virtual_model_state(branch: Sequence[SessionEntry], provider: str, model_id: str) -> Any:
