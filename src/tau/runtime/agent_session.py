@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from tau.accounts.model_registry import is_virtual_model
 from tau.accounts.model_resolver import ScopedModel
 from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
@@ -69,7 +70,7 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
-from tau.runtime.virtual_routing import VirtualRouting, limits_model
+from tau.runtime.virtual_routing import VirtualRouting, find_latest_response, limits_model
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
@@ -245,6 +246,19 @@ class AgentSession:
     @property
     def thinking_level(self) -> ThinkingLevelOrOff:
         return self._models.thinking_level
+
+    @property
+    def routed_model(self) -> tuple[Model, str | None] | None:
+        """Under a virtual selection, the physical model and thinking level of the latest
+        successful response; ``None`` otherwise (or before any response)."""
+        model = self.model
+        if model is None or not is_virtual_model(model):
+            return None
+        latest = find_latest_response(self._agent.state.messages)
+        physical = (
+            self._services.model_registry.get_physical(latest.provider, latest.model) if latest else None
+        )
+        return (physical, latest.thinking_level) if physical is not None and latest is not None else None
 
     @property
     def scoped_models(self) -> list[ScopedModel]:
