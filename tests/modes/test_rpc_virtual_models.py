@@ -111,3 +111,32 @@ async def test_set_model_selects_the_virtual_model_and_each_request_is_routed_wi
         e["message"] for e in records if e["type"] == "message" and e["message"]["role"] == "assistant"
     ]
     assert [(m["model"], m["thinkingLevel"]) for m in replies] == [("fake-model", "off")] * 3
+
+
+async def test_the_retry_after_an_overflow_compaction_is_routed_as_a_retry(tau: TauCommand) -> None:
+    add_small_model(tau)
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    extension = tau.work / "recorder.py"
+    extension.write_text(RECORDER)
+    too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+    tau.server.add(
+        Turn(text="setup done"),
+        Turn(fault=Fault("status", status=400, body=too_long)),
+        Turn(text="## Goal\ncompacted"),
+        Turn(text="recovered"),
+    )
+    routed = ["-e", str(extension), "--model", "router/recorder"]
+    assert tau.run(*routed, "-p", "set things up").returncode == 0
+    result = tau.run("-e", str(extension), "-c", "-p", "now the real work")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "recovered\n"
+    assert [r.body["model"] for r in tau.server.requests] == [
+        "fake-model",
+        "fake-model",
+        "fake-small",
+        "fake-model",
+    ]
+    [session] = tau.session_files()
+    states = [e["data"]["state"] for e in entries(str(session)) if e["type"] == "custom"]
+    assert [seen["reason"] for seen in states[-1]] == ["user", "user", "retry"]
+    assert states[-1][-1]["failed"] == "400 prompt is too long: 5000 tokens > 4000 maximum"

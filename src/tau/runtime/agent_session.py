@@ -160,7 +160,8 @@ class AgentSession:
             session_manager,
             self._pipeline,
             lambda: agent.state.messages,
-            self._retry.take_failed_reply,
+            # A retry: the reply auto-retry or an overflow compaction dropped.
+            lambda: self._retry.take_failed_reply() or self._compaction.take_failed_reply(),
         )
         agent.stream_fn = self._routing.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)

@@ -141,6 +141,7 @@ class CompactionControl:
         self._manual = False
         self._in_worker = False
         self._continuation: asyncio.Task[None] | None = None
+        self._failed_reply: AssistantMessage | None = None
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -299,8 +300,15 @@ class CompactionControl:
 
     def _drop_trailing_error(self) -> None:
         messages = self._agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
+        if messages and isinstance(last := messages[-1], AssistantMessage) and last.stop_reason == "error":
             messages.pop()
+            self._failed_reply = last
+
+    def take_failed_reply(self) -> AssistantMessage | None:
+        """The overflowed reply the retry after an overflow compaction dropped, once (a virtual
+        model's router sees it as ``request.failed``)."""
+        failed, self._failed_reply = self._failed_reply, None
+        return failed
 
     def _schedule_continue(self) -> None:
         self._continuation = asyncio.get_running_loop().create_task(self._continue_later())
