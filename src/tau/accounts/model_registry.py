@@ -115,6 +115,11 @@ class _ModelTable:
         else:
             self.header_templates.pop(key, None)
 
+    def remove(self, key: _ModelKey) -> None:
+        if self.index.pop(key, None) is not None:
+            self.models = [m for m in self.models if (m.provider, m.id) != key]
+            self.header_templates.pop(key, None)
+
     def drop_provider(self, provider: str) -> None:
         for model in [m for m in self.models if m.provider == provider]:
             del self.index[(model.provider, model.id)]
@@ -320,8 +325,9 @@ class ModelRegistry:
             thinking_level_map={level: level if level in levels else None for level in _THINKING_LEVELS},
         )
         self._virtual.setdefault(provider, {})[model_id] = model
-        self._table = None
-        self._partial = {}
+        # Built tables take it in place: the models lookups handed out stay the same objects.
+        for table in self._built_tables(provider):
+            table.add(model, None)
 
     def unregister_virtual_model(self, provider: str, model_id: str) -> None:
         models = self._virtual.get(provider)
@@ -329,8 +335,13 @@ class ModelRegistry:
             return
         if not models:
             del self._virtual[provider]
-        self._table = None
-        self._partial = {}
+        for table in self._built_tables(provider):
+            table.remove((provider, model_id))
+
+    def _built_tables(self, provider: str) -> list[_ModelTable]:
+        """The tables built so far that hold (or will be asked for) ``provider``'s models."""
+        tables = [self._table, self._partial.get(provider)]
+        return list({id(t): t for t in tables if t is not None}.values())
 
     def _is_physical_provider(self, provider: str) -> bool:
         return (

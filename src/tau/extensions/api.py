@@ -362,10 +362,12 @@ class ExtensionAPI:
         if not isinstance(definition, VirtualModelDefinition):
             raise TypeError("register_virtual_model takes a VirtualModelDefinition")
         registration = VirtualModelRegistration(definition, self._extension.name, self._extension.path)
+        self._extension.virtual_models[(definition.provider, definition.id)] = registration
         self._runner.virtual_model_registered(registration)
 
     def unregister_virtual_model(self, provider: str, model_id: str) -> None:
         self._live()
+        self._extension.virtual_models.pop((provider, model_id), None)
         self._runner.virtual_model_unregistered(provider, model_id)
 
     # -- MCP servers ------------------------------------------------------------------------------

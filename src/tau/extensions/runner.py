@@ -783,7 +783,7 @@ class ExtensionRunner:
         registrations are installed at once. Returns the problems (that provider is skipped)."""
         self.binding.check_live()
         problems = self._providers.install_all(sink, self.registry.providers())
-        for registration, problem in self._virtual_models.install_all(sink):
+        for registration, problem in self._virtual_models.install_all(sink, self.registry.virtual_models()):
             problems.append(self._virtual_model_problem(registration, problem))
         return problems
 
@@ -800,6 +800,8 @@ class ExtensionRunner:
     # -- virtual models --------------------------------------------------------------------------
 
     def virtual_model_registered(self, registration: VirtualModelRegistration) -> None:
+        if not self._virtual_models.open:
+            return  # installed with the others by ``register_providers``
         problem = self._virtual_models.add(registration)
         if problem is not None:
             self.registry.diagnostics.append(self._virtual_model_problem(registration, problem))

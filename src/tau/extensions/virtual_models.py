@@ -131,64 +131,55 @@ _Key: TypeAlias = tuple[str, str]
 
 
 class VirtualModelInstaller:
-    """The virtual models of one runner, by (provider, id): queued until ``install_all``."""
+    """The virtual models of one runner, by (provider, id). Registrations made while extensions
+    load wait in their extension (one whose ``setup`` fails registers nothing) until
+    ``install_all``; later ones are installed at once."""
 
     def __init__(self) -> None:
         self.registrations: dict[_Key, VirtualModelRegistration] = {}
         self._sink: VirtualModelSink | None = None
         self.open = False
 
+    def install_all(
+        self, sink: VirtualModelSink | None, registrations: Sequence[VirtualModelRegistration]
+    ) -> list[tuple[VirtualModelRegistration, str]]:
+        """Install ``registrations`` in order (a later one of the same provider and id replaces an
+        earlier one); the refused ones, with why."""
+        self._sink = sink
+        self.open = True
+        problems = [(r, problem) for r in registrations if (problem := self.add(r)) is not None]
+        return problems
+
     def add(self, registration: VirtualModelRegistration) -> str | None:
-        """Keep (replace) the registration; installed at once when open. A refusal's reason."""
+        """Install (or replace) one registration; why it was refused, or ``None``."""
         definition = registration.definition
         if not definition.provider.strip() or not definition.id.strip():
             return "Virtual model provider and id must not be empty."
-        key = (definition.provider, definition.id)
-        self.registrations[key] = registration
-        if self.open:
-            problem = self._install(registration)
-            if problem is not None:
-                del self.registrations[key]
-            return problem
+        if self._sink is not None:
+            try:
+                self._sink.register_virtual_model(
+                    definition.provider,
+                    definition.id,
+                    definition.name,
+                    thinking_levels=list(definition.thinking_levels),
+                    context_window=definition.context_window,
+                    max_tokens=definition.max_tokens,
+                    input=list(definition.input),
+                )
+            except Exception as error:
+                return str(error) or type(error).__name__
+        self.registrations[(definition.provider, definition.id)] = registration
         return None
 
     def remove(self, provider: str, model_id: str) -> None:
-        if self.registrations.pop((provider, model_id), None) is not None and self.open and self._sink:
+        if self.registrations.pop((provider, model_id), None) is not None and self._sink is not None:
             self._sink.unregister_virtual_model(provider, model_id)
 
-    def install_all(self, sink: VirtualModelSink | None) -> list[tuple[VirtualModelRegistration, str]]:
-        self._sink = sink
-        self.open = True
-        problems: list[tuple[VirtualModelRegistration, str]] = []
-        for key, registration in list(self.registrations.items()):
-            problem = self._install(registration)
-            if problem is not None:
-                del self.registrations[key]
-                problems.append((registration, problem))
-        return problems
-
-    def _install(self, registration: VirtualModelRegistration) -> str | None:
-        if self._sink is None:
-            return None
-        d = registration.definition
-        try:
-            self._sink.register_virtual_model(
-                d.provider,
-                d.id,
-                d.name,
-                thinking_levels=list(d.thinking_levels),
-                context_window=d.context_window,
-                max_tokens=d.max_tokens,
-                input=list(d.input),
-            )
-        except Exception as error:
-            return str(error) or type(error).__name__
-        return None
-
     def close(self) -> None:
-        if self.open and self._sink is not None:
+        if self._sink is not None:
             for provider, model_id in self.registrations:
                 self._sink.unregister_virtual_model(provider, model_id)
+        self.registrations.clear()
         self.open = False
 
     def get(self, provider: str, model_id: str) -> VirtualModelRegistration | None:
