@@ -30,12 +30,6 @@ from tau.ai.stream_writer import StreamWriter, run_stream
 from tau.ai.thinking import clamp_thinking_level
 from tau.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevelOrOff, UserMessage
 from tau.context.convert import convert_to_llm
-from tau.extensions.virtual_models import (
-    FailedRoute,
-    ModelRouteReason,
-    ModelRouteRequest,
-    PreviousRoute,
-)
 from tau.runtime.event_pipeline import EventPipeline
 from tau.runtime.events import EntryAppended
 from tau.session.context import ModelRef
@@ -44,6 +38,7 @@ from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.virtual_models import ModelRouteReason
 
 __all__ = [
     "VIRTUAL_MODEL_STATE_ENTRY",
@@ -193,6 +188,10 @@ class VirtualRouting:
         *,
         direct: bool = False,
     ) -> tuple[Model, ThinkingLevelOrOff]:
+        # Only a session with a virtual model (so with extensions) gets here: tau.extensions is
+        # not imported for sessions without them.
+        from tau.extensions.virtual_models import FailedRoute, ModelRouteRequest, PreviousRoute
+
         name = f"Virtual model {model.provider}/{model.id}"
         runner = self._runner()
         if runner is None or not runner.has_virtual_model(model.provider, model.id):
