@@ -140,3 +140,51 @@ async def test_the_retry_after_an_overflow_compaction_is_routed_as_a_retry(tau: 
     states = [e["data"]["state"] for e in entries(str(session)) if e["type"] == "custom"]
     assert [seen["reason"] for seen in states[-1]] == ["user", "user", "retry"]
     assert states[-1][-1]["failed"] == "400 prompt is too long: 5000 tokens > 4000 maximum"
+
+
+NAVIGATOR = (
+    RECORDER
+    + """
+    @tau.register_command("goto", description="Go to an entry of the session tree")
+    async def goto(args, ctx):
+        await ctx.navigate_tree(args.strip())
+"""
+)
+
+
+async def test_a_prompt_records_the_live_selection_on_a_branch_that_implies_another(tau: TauCommand) -> None:
+    extension = tau.work / "navigator.py"
+    extension.write_text(NAVIGATOR)
+    command = [sys.executable, "-m", "tau", "--mode", "rpc", "--provider", "local", "--model", "fake-model"]
+    tau.server.add(Turn(text="one"), Turn(text="two"), Turn(text="three"))
+    async with RpcClient([*command, "-e", str(extension)], cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.call("set_model", provider="router", modelId="recorder")
+        await rpc.prompt("first")
+        state = await rpc.call("get_state")
+        session_file = state["sessionFile"]
+        [first_reply] = [
+            e["id"]
+            for e in entries(session_file)
+            if e["type"] == "message" and e["message"]["role"] == "assistant"
+        ]
+        await rpc.call("set_model", provider="local", modelId="fake-model")
+        await rpc.prompt("second")
+        # Back to the first reply: that branch holds router/recorder, the live model is fake-model.
+        await rpc.prompt(f"/goto {first_reply}")
+        await rpc.prompt("third")
+
+    records = entries(session_file)
+    by_id = {e["id"]: e for e in records}
+    leaf = records[-1]
+    branch = []
+    while leaf is not None:
+        branch.append(leaf)
+        leaf = by_id.get(leaf["parentId"])
+    branch.reverse()
+    kinds = [
+        (e["type"], e.get("modelId") or (e["message"]["role"] if e["type"] == "message" else None))
+        for e in branch
+    ]
+    third = kinds.index(("message", "user"), kinds.index(("message", "assistant")) + 1)
+    assert kinds[third - 1] == ("model_change", "fake-model")  # recorded before the prompt
+    assert [r.body["model"] for r in tau.server.requests] == ["fake-model"] * 3

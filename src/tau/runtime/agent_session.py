@@ -70,7 +70,12 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
-from tau.runtime.virtual_routing import VirtualRouting, find_latest_response, limits_model
+from tau.runtime.virtual_routing import (
+    VirtualRouting,
+    find_latest_response,
+    limits_model,
+    selection_needs_recording,
+)
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
@@ -364,6 +369,7 @@ class AgentSession:
         self._retry.abort_retry()  # new input supersedes a retry still waiting out its delay
         self._flush_deferred_bash()
         self._models.require_usable_model()
+        self._record_selection()
         await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
         messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
         self._next_turn = []
@@ -376,6 +382,18 @@ class AgentSession:
         self._record_system_prompt()
         await self._accepted(on_accepted, "started")
         await self._run(messages)
+
+    def _record_selection(self) -> None:
+        """Record the live model on the branch when the branch implies another one and a virtual
+        model is involved (as pi 1.6), so a resume restores what is in use."""
+        model = self.model
+        if model is None or not selection_needs_recording(
+            self._session.get_branch(), self._services.model_registry, model
+        ):
+            return
+        entry = self._session.get_entry(self._session.append_model_change(model.provider, model.id))
+        if entry is not None:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
 
     def _restore_branch_tools(self) -> None:
         """A resumed branch that recorded its tools (pi 1.x system messages) gets them back, as in

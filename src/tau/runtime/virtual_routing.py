@@ -47,6 +47,7 @@ __all__ = [
     "branch_selection",
     "find_latest_response",
     "limits_model",
+    "selection_needs_recording",
     "virtual_model_state",
 ]
 
@@ -116,6 +117,20 @@ def branch_selection(
                 ModelRef(change.provider, change.model_id) if model and is_virtual_model(model) else response
             )
     return None
+
+
+def selection_needs_recording(branch: Sequence[SessionEntry], registry: ModelRegistry, model: Model) -> bool:
+    """Whether ``model``, the live selection, must be recorded (a ``model_change``) on ``branch``
+    before a prompt: the branch implies another model (``/tree`` can leave the latest
+    ``model_change`` on another branch) and either side is virtual. Responses cannot record a
+    virtual selection, and do not override a virtual ``model_change``."""
+    recorded = branch_selection(branch, registry.find)
+    if recorded is None or (recorded.provider, recorded.model_id) == (model.provider, model.id):
+        return False
+    if is_virtual_model(model):
+        return True
+    recorded_model = registry.find(recorded.provider, recorded.model_id)
+    return recorded_model is not None and is_virtual_model(recorded_model)
 
 
 class VirtualRouting:
