@@ -1,6 +1,7 @@
 """A virtual model in the real `tau` in a pseudo-terminal (issue #32 §5): ``/model`` lists and
 selects it, and the footer shows the selection and where the latest response was routed
-(``auto • medium → fake-small • off``, as pi 1.6 draws it)."""
+(``auto • medium → fake-small • off``, as pi 1.6 draws it); ``/session`` gives the cost per
+model that answered."""
 
 from __future__ import annotations
 
@@ -43,3 +44,7 @@ def test_model_picks_the_virtual_model_and_the_footer_shows_the_routed_one(
     terminal.wait_for("Routed reply.", where="display")
     terminal.wait_for(lambda: _usage_line(terminal).endswith("auto • medium → fake-small • off"))
     assert [r.body["model"] for r in tau.server.requests] == ["fake-small"]
+    # /session lists the cost of each model that answered, here not the selected one.
+    terminal.type("/session")
+    terminal.send(ENTER)
+    terminal.wait_for("local/fake-small: $0.0000 (15 tokens)", where="display")
