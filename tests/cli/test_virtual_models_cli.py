@@ -129,3 +129,23 @@ def test_the_virtual_model_is_listed_with_the_physical_ones(tau: TauCommand) -> 
     result = tau.run("-e", str(ROUTER), "--list-models", "auto")
     assert result.returncode == 0, result.stderr
     assert "router" in result.stdout and "auto" in result.stdout
+
+
+def test_a_task_child_of_a_virtual_selection_is_routed_by_the_parents_router(tau: TauCommand) -> None:
+    add_models(tau)
+    tau.server.add(
+        Turn(tool_calls=[ScriptedToolCall("task", {"prompt": LONG}, id="task_1")]),
+        Turn(text="The child's answer."),
+        Turn(text="All done."),
+    )
+    result = tau.run(*ROUTED, "--tools", "+task", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "All done.\n"
+    # Parent (short prompt), child (long prompt), parent's follow-up (sticky).
+    assert [r.body["model"] for r in tau.server.requests] == ["fake-small", "fake-large", "fake-small"]
+    child = next(p for p in tau.session_files() if '"parentSession"' in p.read_text().splitlines()[0])
+    records = [json.loads(line) for line in child.read_text().splitlines()]
+    [change] = [e for e in records if e["type"] == "model_change"]
+    assert (change["provider"], change["modelId"]) == ("router", "auto")
+    [state] = [e["data"]["state"] for e in records if e["type"] == "custom"]
+    assert state == {"small": 0, "large": 1}  # the child's own branch, its own state

@@ -253,6 +253,11 @@ class AgentSession:
     def thinking_level(self) -> ThinkingLevelOrOff:
         return self._models.thinking_level
 
+    def route_through(self, parent: AgentSession) -> None:
+        """Route a virtual selection with ``parent``'s routers (a ``task`` child has no extensions
+        of its own); its router state stays in this session's file."""
+        self._routing.runner = parent._routing.runner
+
     @property
     def routed_model(self) -> tuple[Model, str | None] | None:
         """Under a virtual selection, the physical model and thinking level of the latest

@@ -146,7 +146,8 @@ class VirtualRouting:
         take_failed: Callable[[], AssistantMessage | None],
     ) -> None:
         self._registry = registry
-        self._runner = runner
+        self.runner = runner
+        """Where the routers are: the session's extension runner (a ``task`` child: its parent's)."""
         self._session = session_manager
         self._pipeline = pipeline
         self._conversation = conversation
@@ -208,7 +209,7 @@ class VirtualRouting:
         from tau.extensions.virtual_models import FailedRoute, ModelRouteRequest, PreviousRoute
 
         name = f"Virtual model {model.provider}/{model.id}"
-        runner = self._runner()
+        runner = self.runner()
         if runner is None or not runner.has_virtual_model(model.provider, model.id):
             raise RoutingError(f"{name} is not registered.")
         state = None if direct else virtual_model_state(self._session.get_branch(), model.provider, model.id)
