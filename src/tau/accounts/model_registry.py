@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,17 @@ if TYPE_CHECKING:
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
-__all__ = ["ModelRegistry", "RequestAuth", "missing_auth_message"]
+__all__ = ["VIRTUAL_MODEL_API", "ModelRegistry", "RequestAuth", "is_virtual_model", "missing_auth_message"]
+
+VIRTUAL_MODEL_API = "pi-virtual"
+"""The api of virtual models' catalog entries (pi 1.6's): never sent to a provider, routed first."""
+_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def is_virtual_model(model: Model) -> bool:
+    """Whether ``model`` is a virtual model's catalog entry (or a message naming one)."""
+    return model.api == VIRTUAL_MODEL_API
+
 
 _ModelKey = tuple[str, str]
 # Providers whose login learns which models the account may use (stored in models-store.json).
@@ -110,6 +120,11 @@ class _ModelTable:
         else:
             self.header_templates.pop(key, None)
 
+    def remove(self, key: _ModelKey) -> None:
+        if self.index.pop(key, None) is not None:
+            self.models = [m for m in self.models if (m.provider, m.id) != key]
+            self.header_templates.pop(key, None)
+
     def drop_provider(self, provider: str) -> None:
         for model in [m for m in self.models if m.provider == provider]:
             del self.index[(model.provider, model.id)]
@@ -132,6 +147,8 @@ class ModelRegistry:
         self._auth = auth_storage
         self._models_json = models_json
         self._registered: dict[str, ProviderConfig] = {}
+        self._virtual: dict[str, dict[str, Model]] = {}
+        """Virtual models by provider, then id (extensions' ``register_virtual_model``)."""
         self._config = ModelsConfig()
         self._builtin_providers: list[str] = []
         self._gateways: dict[str, ProviderConfig] = {}
@@ -195,6 +212,11 @@ class ModelRegistry:
         for provider_config in self._registered.values():
             if only is None or provider_config.name in only:
                 self._apply_registered(table, provider_config)
+        for provider, virtual in self._virtual.items():
+            if only is None or provider in only:
+                # A virtual model hides a physical one of the same id a later refresh adds.
+                for model in virtual.values():
+                    table.add(model, None)
         return table
 
     def _all(self) -> _ModelTable:
@@ -275,6 +297,73 @@ class ModelRegistry:
         """Drop a registered provider, restoring whatever it replaced."""
         if self._registered.pop(name, None) is not None:
             self.refresh()
+
+    def register_virtual_model(
+        self,
+        provider: str,
+        model_id: str,
+        name: str,
+        *,
+        thinking_levels: Sequence[str] = ("off",),
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+        input: Sequence[str] = ("text", "image"),
+    ) -> None:
+        """List a virtual model under ``provider`` (replacing a virtual one of that id). Raises
+        ``ValueError`` when ``model_id`` is a physical model of ``provider``."""
+        if not provider.strip() or not model_id.strip():
+            raise ValueError("Virtual model provider and id must not be empty.")
+        existing = self.find(provider, model_id)
+        if existing is not None and not is_virtual_model(existing):
+            raise ValueError(f"Virtual model {provider}/{model_id} conflicts with a physical model.")
+        levels = list(thinking_levels) or ["off"]
+        model = Model(
+            id=model_id,
+            name=name,
+            api=VIRTUAL_MODEL_API,
+            provider=provider,
+            base_url="",
+            reasoning=any(level != "off" for level in levels),
+            input=list(input),
+            context_window=context_window or 0,
+            max_tokens=max_tokens or 0,
+            thinking_level_map={level: level if level in levels else None for level in _THINKING_LEVELS},
+        )
+        self._virtual.setdefault(provider, {})[model_id] = model
+        # Built tables take it in place: the models lookups handed out stay the same objects.
+        for table in self._built_tables(provider):
+            table.add(model, None)
+
+    def unregister_virtual_model(self, provider: str, model_id: str) -> None:
+        models = self._virtual.get(provider)
+        if models is None or models.pop(model_id, None) is None:
+            return
+        if not models:
+            del self._virtual[provider]
+        for table in self._built_tables(provider):
+            table.remove((provider, model_id))
+
+    def _built_tables(self, provider: str) -> list[_ModelTable]:
+        """The tables built so far that hold (or will be asked for) ``provider``'s models."""
+        tables = [self._table, self._partial.get(provider)]
+        return list({id(t): t for t in tables if t is not None}.values())
+
+    def _is_physical_provider(self, provider: str) -> bool:
+        return (
+            provider in self._builtin_providers
+            or provider in self._gateways
+            or provider in self._config.providers
+            or provider in self._registered
+        )
+
+    def _only_virtual(self, provider: str) -> bool:
+        """Whether ``provider`` lists only virtual models: it needs no credentials."""
+        return provider in self._virtual and not self._is_physical_provider(provider)
+
+    def get_physical(self, provider: str, model_id: str) -> Model | None:
+        """The catalog model of this provider and id that is not virtual, or ``None``."""
+        model = self.find(provider, model_id)
+        return model if model is not None and not is_virtual_model(model) else None
 
     def _configure_builtin(
         self, model: Model, config: ProviderConfig | None
@@ -365,7 +454,13 @@ class ModelRegistry:
     def get_available(self) -> list[Model]:
         """The models whose provider has some auth configured (runs no command, refreshes nothing);
         only those providers' models are built."""
-        names = [*self._builtin_providers, *self._gateways, *self._config.providers, *self._registered]
+        names = [
+            *self._builtin_providers,
+            *self._gateways,
+            *self._config.providers,
+            *self._registered,
+            *self._virtual,
+        ]
         configured = {name for name in dict.fromkeys(names) if self.has_configured_auth(name)}
         if not configured:
             return []
@@ -462,10 +557,14 @@ class ModelRegistry:
     # ---- credentials -----------------------------------------------------------------------------
 
     def has_configured_auth(self, provider: str) -> bool:
+        if self._only_virtual(provider):
+            return True
         return self._auth.has_auth(provider, fallback=self._api_key_config(provider))
 
     def get_auth_status(self, provider: str) -> AuthStatus:
         """Where ``provider``'s key comes from (``fallback`` = models.json ``apiKey``), never the key."""
+        if self._only_virtual(provider):
+            return AuthStatus(True, "runtime", "virtual")
         return self._auth.get_auth_status(provider, fallback=self._api_key_config(provider))
 
     def is_using_oauth(self, model: Model) -> bool:

@@ -116,6 +116,13 @@ if TYPE_CHECKING:
         ToolRenderer,
     )
     from tau.extensions.ui import ExtensionUI, NoUI
+    from tau.extensions.virtual_models import (
+        FailedRoute,
+        ModelRoute,
+        ModelRouteRequest,
+        PreviousRoute,
+        VirtualModelDefinition,
+    )
 
 __all__ = [
     "EVENT_TYPES",
@@ -148,6 +155,7 @@ __all__ = [
     "ExtensionRunner",
     "ExtensionSource",
     "ExtensionUI",
+    "FailedRoute",
     "InputEvent",
     "InputResult",
     "MalformedResultError",
@@ -157,8 +165,11 @@ __all__ = [
     "MessageEndResult",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelRoute",
+    "ModelRouteRequest",
     "ModelSelectEvent",
     "NoUI",
+    "PreviousRoute",
     "ProjectTrustContext",
     "ProjectTrustEvent",
     "ProjectTrustResult",
@@ -201,6 +212,7 @@ __all__ = [
     "UiPromptStartEvent",
     "UserBashEvent",
     "UserBashResult",
+    "VirtualModelDefinition",
     "discover_extensions",
     "load_extensions",
     "load_extensions_sync",
@@ -209,6 +221,7 @@ __all__ = [
 # Searched in this order: what extension authors import first, the loader and runner last.
 _MODULES = (
     "types",
+    "virtual_models",
     "errors",
     "events",
     "results",

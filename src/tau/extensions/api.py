@@ -52,6 +52,7 @@ from tau.extensions.types import (
     ToolInfo,
     ToolRendererResolver,
 )
+from tau.extensions.virtual_models import VirtualModelDefinition, VirtualModelRegistration
 from tau.session.messages import CustomMessage
 
 if TYPE_CHECKING:
@@ -350,6 +351,24 @@ class ExtensionAPI:
         registration = self._extension.providers.pop(name, None)
         if registration is not None:
             self._runner.provider_unregistered(registration)
+
+    # -- virtual models -------------------------------------------------------------------------
+
+    def register_virtual_model(self, definition: VirtualModelDefinition) -> None:
+        """Add a selectable model whose ``route(request, ctx)`` picks a physical model and thinking
+        level for each request (see docs/virtual-models.md). Registering the same provider and id
+        again replaces it; ``unregister_provider`` does not remove it."""
+        self._live()
+        if not isinstance(definition, VirtualModelDefinition):
+            raise TypeError("register_virtual_model takes a VirtualModelDefinition")
+        registration = VirtualModelRegistration(definition, self._extension.name, self._extension.path)
+        self._extension.virtual_models[(definition.provider, definition.id)] = registration
+        self._runner.virtual_model_registered(registration)
+
+    def unregister_virtual_model(self, provider: str, model_id: str) -> None:
+        self._live()
+        self._extension.virtual_models.pop((provider, model_id), None)
+        self._runner.virtual_model_unregistered(provider, model_id)
 
     # -- MCP servers ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.extensions.types import CommandInfo, ToolInfo
+from tau.extensions.virtual_models import VirtualModelSink
 from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
 
@@ -162,8 +163,9 @@ class ExtensionHost(Protocol):
     async def reload(self) -> None: ...
 
 
-class ProviderSink(Protocol):
-    """Where extension providers' models.json-style configs go (the runtime's model registry)."""
+class ProviderSink(VirtualModelSink, Protocol):
+    """Where extension providers' models.json-style configs and virtual models go (the runtime's
+    model registry)."""
 
     def register_provider(self, name: str, config: Mapping[str, Any]) -> None: ...
 

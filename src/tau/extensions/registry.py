@@ -33,6 +33,7 @@ from tau.extensions.types import (
     RegisteredShortcut,
     RegisteredTool,
 )
+from tau.extensions.virtual_models import VirtualModelRegistration
 
 __all__ = ["RESERVED_SHORTCUTS", "Extension", "ExtensionRegistry", "Handler", "normalize_key"]
 
@@ -88,6 +89,7 @@ class Extension(Struct, eq=False, dict=True):
     flags: dict[str, FlagDefinition] = field(default_factory=dict)
     renderers: dict[str, RegisteredRenderer] = field(default_factory=dict)
     providers: dict[str, ProviderRegistration] = field(default_factory=dict)
+    virtual_models: dict[tuple[str, str], VirtualModelRegistration] = field(default_factory=dict)
     entry_renderers: dict[str, RegisteredEntryRenderer] = field(default_factory=dict)
     markdown_transformer: RegisteredMarkdownTransformer | None = None
     """One per extension: registering again replaces it."""
@@ -292,6 +294,10 @@ class ExtensionRegistry:
 
     def providers(self) -> list[ProviderRegistration]:
         return [p for e in self.extensions for p in e.providers.values()]
+
+    def virtual_models(self) -> list[VirtualModelRegistration]:
+        """The virtual models the loaded extensions registered, in load order."""
+        return [v for e in self.extensions for v in e.virtual_models.values()]
 
     # -- flag values -----------------------------------------------------------------------------
 

@@ -123,6 +123,12 @@ from tau.extensions.types import (
 )
 from tau.extensions.ui import ExtensionUI, NoUI
 from tau.extensions.ui_prompts import PromptKind, PromptTrackingUI
+from tau.extensions.virtual_models import (
+    ModelRoute,
+    ModelRouteRequest,
+    VirtualModelInstaller,
+    VirtualModelRegistration,
+)
 from tau.session.entries import SessionEntry
 from tau.session.messages import CustomMessage
 
@@ -142,6 +148,7 @@ class ExtensionRunner:
         self.bus = EventBus(self.report, self.supervisor)
         self._wrapped: dict[tuple[str, str], tuple[RegisteredTool, AgentTool]] = {}
         self._providers = ProviderInstaller()
+        self._virtual_models = VirtualModelInstaller()
         self._turn_index = 0
         self._invocations = Invocations(
             self.registry, self.reporter, self.create_context, self.create_command_context
@@ -199,6 +206,7 @@ class ExtensionRunner:
             task.cancel()
         self.bus.clear()
         self._providers.close(self.registry.providers())
+        self._virtual_models.close()
         for name in self.module_names:
             for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
                 del sys.modules[loaded]
@@ -774,7 +782,10 @@ class ExtensionRunner:
         ``tau.ai``'s api registry, their configs in ``sink`` (the model registry). Later
         registrations are installed at once. Returns the problems (that provider is skipped)."""
         self.binding.check_live()
-        return self._providers.install_all(sink, self.registry.providers())
+        problems = self._providers.install_all(sink, self.registry.providers())
+        for registration, problem in self._virtual_models.install_all(sink, self.registry.virtual_models()):
+            problems.append(self._virtual_model_problem(registration, problem))
+        return problems
 
     def provider_registered(self, registration: ProviderRegistration) -> None:
         if self._providers.open:
@@ -785,6 +796,49 @@ class ExtensionRunner:
     def provider_unregistered(self, registration: ProviderRegistration) -> None:
         if self._providers.open:
             self._providers.remove(registration)
+
+    # -- virtual models --------------------------------------------------------------------------
+
+    def virtual_model_registered(self, registration: VirtualModelRegistration) -> None:
+        if not self._virtual_models.open:
+            return  # installed with the others by ``register_providers``
+        problem = self._virtual_models.add(registration)
+        if problem is not None:
+            self.registry.diagnostics.append(self._virtual_model_problem(registration, problem))
+
+    def virtual_model_unregistered(self, provider: str, model_id: str) -> None:
+        self._virtual_models.remove(provider, model_id)
+
+    def has_virtual_model(self, provider: str, model_id: str) -> bool:
+        return self._virtual_models.get(provider, model_id) is not None
+
+    async def route_virtual_model(self, request: ModelRouteRequest) -> ModelRoute:
+        """Ask the router of ``request.model`` for this request's route; raises when there is no
+        router, when it fails, or when it returns something other than a ``ModelRoute``."""
+        model = request.model
+        registration = self._virtual_models.get(model.provider, model.id)
+        if registration is None or not self.binding.active:
+            raise LookupError(f"Virtual model {model.provider}/{model.id} is not registered.")
+        ctx = self.create_context(request.signal)
+        route = registration.definition.route(request, ctx)
+        if inspect.isawaitable(route):
+            route = await route
+        if not isinstance(route, ModelRoute):
+            raise TypeError(
+                f"Virtual model {model.provider}/{model.id}: route() returned {type(route).__name__}, "
+                "not a ModelRoute"
+            )
+        return route
+
+    @staticmethod
+    def _virtual_model_problem(registration: VirtualModelRegistration, problem: str) -> ExtensionDiagnostic:
+        d = registration.definition
+        return ExtensionDiagnostic(
+            "error",
+            f"virtual model {d.provider}/{d.id} was refused: {problem}",
+            registration.extension,
+            registration.path,
+        )
 
     # -- renderers -------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from tau.accounts.model_registry import is_virtual_model
 from tau.accounts.model_resolver import ScopedModel
 from tau.agent._awaitable import resolve
 from tau.agent.agent import Agent
@@ -69,6 +70,12 @@ from tau.runtime.session_prompt import (
 )
 from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult, UserBash
+from tau.runtime.virtual_routing import (
+    VirtualRouting,
+    find_latest_response,
+    limits_model,
+    selection_needs_recording,
+)
 from tau.session.entries import MessageEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
@@ -141,12 +148,27 @@ class AgentSession:
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(
             lambda: services.settings_manager.cache_warming,
-            lambda: (agent.state.model, agent.state.messages),
+            # Under a virtual selection, the physical model that answered is the one kept warm.
+            lambda: (
+                limits_model(services.model_registry, agent.state.model, agent.state.messages),
+                agent.state.messages,
+            ),
             self._last_prompt_tokens,
             self._record_cache_warm,
             self._cache_warming_decision,
         )
         agent.stream_fn = self._warmer.wrap(agent.stream_fn)
+        # Outermost: everything below (cache warming, retries, the provider) sees physical models.
+        self._routing = VirtualRouting(
+            services.model_registry,
+            runner,
+            session_manager,
+            self._pipeline,
+            lambda: agent.state.messages,
+            # A retry: the reply auto-retry or an overflow compaction dropped.
+            lambda: self._retry.take_failed_reply() or self._compaction.take_failed_reply(),
+        )
+        agent.stream_fn = self._routing.wrap(agent.stream_fn)
         self._pipeline.message_end_checks.append(self._retry.on_message_end)
         self._pipeline.run_end_checks.append(self._retry.on_run_end)
         self._models = ModelControl(
@@ -191,6 +213,7 @@ class AgentSession:
             self._current_prompt, self._record_prompt, self._pipeline.catch_up
         )
         self._compaction.last_request = self._request_now
+        self._compaction.route_direct = self._routing.route_direct
 
     # -- what the session is -------------------------------------------------------------------
 
@@ -229,6 +252,24 @@ class AgentSession:
     @property
     def thinking_level(self) -> ThinkingLevelOrOff:
         return self._models.thinking_level
+
+    def route_through(self, parent: AgentSession) -> None:
+        """Route a virtual selection with ``parent``'s routers (a ``task`` child has no extensions
+        of its own); its router state stays in this session's file."""
+        self._routing.runner = parent._routing.runner
+
+    @property
+    def routed_model(self) -> tuple[Model, str | None] | None:
+        """Under a virtual selection, the physical model and thinking level of the latest
+        successful response; ``None`` otherwise (or before any response)."""
+        model = self.model
+        if model is None or not is_virtual_model(model):
+            return None
+        latest = find_latest_response(self._agent.state.messages)
+        physical = (
+            self._services.model_registry.get_physical(latest.provider, latest.model) if latest else None
+        )
+        return (physical, latest.thinking_level) if physical is not None and latest is not None else None
 
     @property
     def scoped_models(self) -> list[ScopedModel]:
@@ -333,6 +374,7 @@ class AgentSession:
         self._retry.abort_retry()  # new input supersedes a retry still waiting out its delay
         self._flush_deferred_bash()
         self._models.require_usable_model()
+        self._record_selection()
         await self._compaction.check_before_prompt()  # spec 30 §1.5: aborted replies count here
         messages: list[AgentMessage] = [user_message(text, images), *self._next_turn]
         self._next_turn = []
@@ -345,6 +387,18 @@ class AgentSession:
         self._record_system_prompt()
         await self._accepted(on_accepted, "started")
         await self._run(messages)
+
+    def _record_selection(self) -> None:
+        """Record the live model on the branch when the branch implies another one and a virtual
+        model is involved (as pi 1.6), so a resume restores what is in use."""
+        model = self.model
+        if model is None or not selection_needs_recording(
+            self._session.get_branch(), self._services.model_registry, model
+        ):
+            return
+        entry = self._session.get_entry(self._session.append_model_change(model.provider, model.id))
+        if entry is not None:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
 
     def _restore_branch_tools(self) -> None:
         """A resumed branch that recorded its tools (pi 1.x system messages) gets them back, as in

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
+from tau.accounts.model_registry import is_virtual_model
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
-from tau.ai.abort import AbortController
+from tau.ai.abort import AbortController, AbortSignal
 from tau.ai.overflow import is_context_overflow
-from tau.ai.types import AssistantMessage, Context, Model, TextContent, Usage, UserMessage
+from tau.ai.types import AssistantMessage, Context, Model, TextContent, ThinkingLevelOrOff, Usage, UserMessage
 
 # The summariser, the cut-point search and the branch summaries load on the first compaction:
 # a run that never compacts imports only the settings, the errors and the token estimates.
@@ -67,6 +68,7 @@ from tau.runtime.events import (
 from tau.runtime.model_control import auth_error
 from tau.runtime.retry import is_retryable_error
 from tau.runtime.services import AgentSessionServices
+from tau.runtime.virtual_routing import limits_model
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -123,6 +125,13 @@ class CompactionControl:
         self._abort_run = abort_run
         self.hooks = hooks or CompactionHooks()
         self.last_request: Callable[[], Awaitable[Context | None]] | None = None
+        self.route_direct: (
+            Callable[
+                [Model, ThinkingLevelOrOff, AbortSignal | None], Awaitable[tuple[Model, ThinkingLevelOrOff]]
+            ]
+            | None
+        ) = None
+        """Routes a request outside the agent loop made with a virtual model (the session's)."""
         """The conversation as the agent would send it now: a compaction asks for its summary as
         that request plus one instruction, so the provider's cache serves the rest (issue #31)."""
         self._overflow_attempted = False
@@ -132,6 +141,7 @@ class CompactionControl:
         self._manual = False
         self._in_worker = False
         self._continuation: asyncio.Task[None] | None = None
+        self._failed_reply: AssistantMessage | None = None
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -155,7 +165,9 @@ class CompactionControl:
         self._services.settings_manager.set_compaction_enabled(enabled)
 
     def get_context_usage(self) -> ContextUsage | None:
-        return context_usage(self._get_model(), self._session.get_branch(), self._agent.state.messages)
+        messages = self._agent.state.messages
+        model = limits_model(self._services.model_registry, self._get_model(), messages)
+        return context_usage(model, self._session.get_branch(), messages)
 
     # -- events and checks ---------------------------------------------------------------------
 
@@ -197,6 +209,9 @@ class CompactionControl:
         if not settings.enabled or (skip_aborted and message.stop_reason == "aborted"):
             return
         model = self._get_model()
+        if model is not None and is_virtual_model(model):
+            # Under a virtual selection the limits are those of the model that answered.
+            model = self._services.model_registry.get_physical(message.provider, message.model)
         if model is None:
             return
         compacted_at = self._latest_compaction_ms()
@@ -246,7 +261,7 @@ class CompactionControl:
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:
-            request = self._request(controller, "compaction", reason)
+            request = await self._request(controller, "compaction", reason)
             from tau.compaction.prepare import prepare_compaction
 
             preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
@@ -285,8 +300,15 @@ class CompactionControl:
 
     def _drop_trailing_error(self) -> None:
         messages = self._agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
+        if messages and isinstance(last := messages[-1], AssistantMessage) and last.stop_reason == "error":
             messages.pop()
+            self._failed_reply = last
+
+    def take_failed_reply(self) -> AssistantMessage | None:
+        """The overflowed reply the retry after an overflow compaction dropped, once (a virtual
+        model's router sees it as ``request.failed``)."""
+        failed, self._failed_reply = self._failed_reply, None
+        return failed
 
     def _schedule_continue(self) -> None:
         self._continuation = asyncio.get_running_loop().create_task(self._continue_later())
@@ -339,7 +361,7 @@ class CompactionControl:
             await self._emit(CompactionStart("manual"))
             controller = self._begin()
             try:
-                request = self._require_request(controller, "compaction", "manual")
+                request = await self._require_request(controller, "compaction", "manual")
                 path = self._session.get_branch()
                 from tau.compaction.prepare import nothing_to_compact_reason, prepare_compaction
 
@@ -391,23 +413,30 @@ class CompactionControl:
             raise MissingAuthError(problem)
         return model
 
-    def _require_request(
+    async def _require_request(
         self, controller: AbortController, source: SummarizationSource, reason: CompactionReason | None
     ) -> SummaryRequest:
-        request = self._request(controller, source, reason)
+        request = await self._request(controller, source, reason)
         if request is None:
             model = self._require_model()
             raise MissingAuthError(f'The credentials for provider "{model.provider}" could not be resolved')
         return request
 
-    def _request(
+    async def _request(
         self, controller: AbortController, source: SummarizationSource, reason: CompactionReason | None
     ) -> SummaryRequest | None:
-        """How to call the current model, or ``None`` without a model or usable credentials."""
+        """How to call the current model, or ``None`` without a model or usable credentials. A
+        virtual model is routed first (``direct``): the summary is sized for the model it gets.
+        A routing failure raises."""
         model = self._get_model()
         registry = self._services.model_registry
         if model is None or auth_error(registry, model) is not None:
             return None
+        level = self._agent.state.thinking_level
+        if is_virtual_model(model):
+            if self.route_direct is None:
+                return None
+            model, level = await self.route_direct(model, level, controller.signal)
         auth = registry.get_api_key_and_headers(model)
         if auth.error is not None:
             return None
@@ -418,7 +447,7 @@ class CompactionControl:
             api_key=auth.api_key,
             headers=dict(auth.headers) or None,
             signal=controller.signal,
-            thinking_level=self._agent.state.thinking_level,
+            thinking_level=level,
             retry=self._retry_policy(model, source, reason),
         )
 
@@ -604,7 +633,7 @@ class CompactionControl:
     ) -> BranchSummaryResult:
         controller = self._begin()
         try:
-            request = self._require_request(controller, "branchSummary", None)
+            request = await self._require_request(controller, "branchSummary", None)
             from tau.compaction.branch_summary import generate_branch_summary
 
             return await generate_branch_summary(

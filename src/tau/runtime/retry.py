@@ -149,6 +149,7 @@ class AutoRetry:
         self._attempt = 0
         self._task: asyncio.Task[None] | None = None
         self._sleeping = False
+        self._failed_reply: AssistantMessage | None = None
 
     @property
     def attempt(self) -> int:
@@ -284,8 +285,15 @@ class AutoRetry:
 
     def _drop_failed_reply(self) -> None:
         messages = self._agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage):
+        if messages and isinstance(last := messages[-1], AssistantMessage):
             messages.pop()
+            self._failed_reply = last
+
+    def take_failed_reply(self) -> AssistantMessage | None:
+        """The reply the retry under way dropped, once (a virtual model's router sees it as
+        ``request.failed``); ``None`` for any later request."""
+        failed, self._failed_reply = self._failed_reply, None
+        return failed
 
     def _window(self) -> int | None:
         model = self._agent.state.model

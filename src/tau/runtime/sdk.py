@@ -38,6 +38,7 @@ from tau.runtime.services import AgentSessionServices, create_agent_session_serv
 from tau.runtime.shell_environment import SessionShellEnvironment
 from tau.runtime.subagents import TASK_TOOL_NAME, create_task_tool
 from tau.runtime.tool_registry import NoTools, ToolRegistry, create_builtin_tools
+from tau.runtime.virtual_routing import branch_selection
 from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
 from tau.session.manager import SessionManager
@@ -104,7 +105,9 @@ def create_agent_session(
 
     fallback_message: str | None = None
     if model is None:
-        model, fallback_message = _initial_model(services, existing if resuming else None, scoped)
+        model, fallback_message = _initial_model(
+            services, existing if resuming else None, scoped, session_manager
+        )
     level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None, model)
     level = clamp_thinking_level(model, level) if model is not None else "off"
 
@@ -209,7 +212,10 @@ def _agent_definitions(services: AgentSessionServices) -> list[AgentDefinition]:
 
 
 def _initial_model(
-    services: AgentSessionServices, existing: SessionContext | None, scoped: Sequence[ScopedModel]
+    services: AgentSessionServices,
+    existing: SessionContext | None,
+    scoped: Sequence[ScopedModel],
+    session_manager: SessionManager | None = None,
 ) -> tuple[Model | None, str | None]:
     """The session's stored model if it still exists with credentials, else the default one; and
     a message when the stored model could not be restored or there is no model at all."""
@@ -222,8 +228,11 @@ def _initial_model(
         default_provider=settings.default_provider,
         default_model_id=settings.default_model,
     )
-    if existing is not None and existing.model is not None:
-        stored = existing.model
+    stored = existing.model if existing is not None else None
+    if existing is not None and session_manager is not None:
+        # A virtual model's selection holds over the physical models its responses name.
+        stored = branch_selection(session_manager.get_branch(), registry.find) or stored
+    if stored is not None:
         restored = restore_model(registry, stored.provider, stored.model_id, current=initial.model)
         if restored.model is not None:
             return restored.model, restored.message

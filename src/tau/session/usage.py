@@ -38,3 +38,25 @@ def usages(entries: Iterable[SessionEntry]) -> Iterator[Usage]:
         usage = entry_usage(entry)
         if usage is not None:
             yield usage
+
+
+def usage_by_model(entries: Iterable[SessionEntry]) -> list[tuple[str, float, int]]:
+    """``(provider/model, cost, tokens)`` per model that answered (its ``responseModel`` when the
+    provider named one), the usage of tools and summaries as ``Tools/summaries``; costliest first,
+    as pi 1.6's ``/session`` lists them."""
+    totals: dict[str, tuple[float, int]] = {}
+    for entry in entries:
+        usage = entry_usage(entry)
+        if usage is None:
+            continue
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            key = f"{entry.message.provider}/{entry.message.response_model or entry.message.model}"
+        elif isinstance(entry, UsageEntry):
+            key = f"{entry.provider}/{entry.model}"
+        else:
+            key = "Tools/summaries"
+        cost, tokens = totals.get(key, (0.0, 0))
+        counted = usage.input + usage.output + usage.cache_read + usage.cache_write
+        totals[key] = (cost + usage.cost.total, tokens + counted)
+    found = [(key, cost, tokens) for key, (cost, tokens) in totals.items() if cost > 0 or tokens > 0]
+    return sorted(found, key=lambda item: -item[1])

@@ -21,6 +21,7 @@ from tau.modes.interactive.header import hotkey_lines
 from tau.modes.interactive.render.format import format_tokens
 from tau.runtime.cache_warmer import WarmingStatus
 from tau.session.manager import SessionManager
+from tau.session.usage import usage_by_model
 
 if TYPE_CHECKING:
     from tau.modes.interactive.host import CommandHost
@@ -389,6 +390,11 @@ async def _session(mode: CommandHost, argument: str) -> None:
         f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write",
         f"Cost: ${totals.cost:.4f}",
     ]
+    # Per model that answered (a virtual model routes to several), unless one entry repeats the total.
+    breakdown = usage_by_model(session.session_manager.get_entries())
+    selected = f"{session.model.provider}/{session.model.id}" if session.model else None
+    if len(breakdown) > 1 or (breakdown and breakdown[0][0] != selected):
+        lines += [f"  {key}: ${cost:.4f} ({format_tokens(tokens)} tokens)" for key, cost, tokens in breakdown]
     if totals.cache_hit_rate is not None:
         lines.append(f"Prompt cache hit rate: {totals.cache_hit_rate * 100:.1f}%")
     if usage is not None:

@@ -72,6 +72,8 @@ class FooterInfo(Struct):
     statuses: Mapping[str, str] = field(default_factory=dict)
     sandbox: str | None = None
     """The sandbox mode when commands are fenced (``None`` when off)."""
+    routed: tuple[str, str | None] | None = None
+    """Under a virtual model: the id and thinking level of the model the latest response came from."""
 
 
 def build_footer(info: FooterInfo, width: int) -> list[Line]:
@@ -161,6 +163,9 @@ def _model_text(info: FooterInfo, room: int) -> str:
     text = info.model_id
     if info.reasoning:
         text += " • " + (f"{info.thinking_level}" if info.thinking_level != "off" else "thinking off")
+    if info.routed is not None:
+        routed_id, routed_level = info.routed
+        text += f" → {routed_id}" + (f" • {routed_level}" if routed_level else "")
     if info.show_provider and info.provider and visible_width(f"({info.provider}) {text}") <= room:
         text = f"({info.provider}) {text}"
     return text if visible_width(text) <= room else truncate_to_width(text, room) if room > 3 else ""

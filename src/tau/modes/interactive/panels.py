@@ -217,6 +217,7 @@ def _build_footer(mode: PanelHost) -> StyleAndTextTuples:
         subscription=bool(model and registry.is_using_oauth(model)),
         statuses=mode.statuses,
         sandbox=session.sandbox.policy.mode if session.sandbox.fenced else None,
+        routed=(routed[0].id, routed[1]) if (routed := session.routed_model) is not None else None,
     )
     out: StyleAndTextTuples = []
     for line in build_footer(info, mode.width):
