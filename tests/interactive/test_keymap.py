@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tau.modes.interactive.components import key_name
 from tau.modes.interactive.keymap import (
+    CTRL_BACKSPACE,
     DEFAULT_BINDINGS,
     LEGACY_NAMES,
     UNSUPPORTED,
@@ -175,3 +177,8 @@ def test_the_tree_branch_keys_are_pis_and_rebind(tmp_path: Path) -> None:
     assert keymap.keys("app.tree.unfoldOrDown") == []
     # The editor's old word-left keys are released although the tree picker has them too.
     assert keymap.released_editor_keys() == [("escape", "left"), ("c-left",)]
+
+
+def test_ctrl_backspace_reaches_an_extensions_component_under_its_keybindings_name() -> None:
+    assert key_name(CTRL_BACKSPACE, "") == "ctrl+backspace"
+    assert key_name("c-h", "\x08") == "backspace"

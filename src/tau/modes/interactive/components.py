@@ -36,7 +36,7 @@ from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from tau.modes.interactive.dialogs import Dialog
 from tau.modes.interactive.keyboard import lone_escape
-from tau.modes.interactive.keymap import to_prompt_toolkit_keys
+from tau.modes.interactive.keymap import PROMPT_TOOLKIT_KEY_NAMES, to_prompt_toolkit_keys
 from tau.modes.interactive.render.format import truncate_to_width
 
 if TYPE_CHECKING:
@@ -89,24 +89,7 @@ class ComponentMode(Protocol):
     def editor_padding(self) -> int: ...
 
 
-_NAMED_KEYS = {
-    "c-m": "enter",
-    "c-j": "enter",
-    "c-i": "tab",
-    "c-h": "backspace",
-    "s-tab": "shift+tab",
-    "escape": "escape",
-    "up": "up",
-    "down": "down",
-    "left": "left",
-    "right": "right",
-    "home": "home",
-    "end": "end",
-    "delete": "delete",
-    "pageup": "pageup",
-    "pagedown": "pagedown",
-    "insert": "insert",
-}
+_NAMED_KEYS = PROMPT_TOOLKIT_KEY_NAMES
 _PASSED_KEYS: tuple[str, ...] = (
     *_NAMED_KEYS,
     *(f"c-{letter}" for letter in "abcdefgklnopqrstuvwxyz"),

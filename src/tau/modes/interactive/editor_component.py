@@ -28,7 +28,7 @@ from prompt_toolkit.mouse_events import MouseEvent
 from wcwidth import wcwidth
 
 from tau.modes.interactive.keyboard import lone_escape
-from tau.modes.interactive.keymap import to_prompt_toolkit_keys
+from tau.modes.interactive.keymap import PROMPT_TOOLKIT_KEY_NAMES, to_prompt_toolkit_keys
 from tau.modes.interactive.render.format import truncate_to_width
 
 __all__ = ["EditorHost", "EditorSlot"]
@@ -58,13 +58,7 @@ class EditorHost(Protocol):
     def editor_padding(self) -> int: ...
 
 
-_NAMED = {
-    "c-m": "enter", "c-j": "enter", "c-i": "tab", "c-h": "backspace", "s-tab": "shift+tab",
-    "escape": "escape", "up": "up", "down": "down", "left": "left", "right": "right",
-    "home": "home", "end": "end", "delete": "delete", "pageup": "pageup", "pagedown": "pagedown",
-    "insert": "insert",
-}  # fmt: skip
-"""prompt_toolkit's keys as ``keybindings.json`` names them."""
+_NAMED = PROMPT_TOOLKIT_KEY_NAMES
 _CAUGHT = (*_NAMED, *(f"c-{letter}" for letter in "abcdefgklnopqrstuvwxyz"))
 _PRESS = {"enter": "c-m", "tab": "c-i", "backspace": "c-h", "shift+tab": "s-tab"}
 _ANSI_COLOURS = {

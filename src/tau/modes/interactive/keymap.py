@@ -275,6 +275,14 @@ CTRL_BACKSPACE: Final = "f21"
 """Ctrl+Backspace, from terminals that tell it from Backspace (the kitty protocol, modifyOtherKeys),
 arrives as this spare function key; it deletes a word as Alt+Backspace does unless a picker takes it
 (pi's ``app.session.deleteNoninvasive``). A legacy terminal's Ctrl+Backspace is Backspace's byte."""
+PROMPT_TOOLKIT_KEY_NAMES: Final[Mapping[str, str]] = {
+    "c-m": "enter", "c-j": "enter", "c-i": "tab", "c-h": "backspace", "s-tab": "shift+tab",
+    "escape": "escape", "up": "up", "down": "down", "left": "left", "right": "right",
+    "home": "home", "end": "end", "delete": "delete", "pageup": "pageup", "pagedown": "pagedown",
+    "insert": "insert", CTRL_BACKSPACE: "ctrl+backspace",
+}  # fmt: skip
+"""prompt_toolkit's keys as ``keybindings.json`` names them, for an extension's component or editor
+that gets the keys itself."""
 SHIFT_ENTER: Final = "f24"
 """Shift+Enter arrives as F24: ``register_enter_sequences`` maps the sequences terminals that tell
 it from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
