@@ -388,13 +388,14 @@ class NestedToolCaller:
 
     @property
     def tools(self) -> list[AgentTool]:
-        """The tools calls may reach: those declared to the model, then those only tools call."""
-        declared = list(self._run.context.tools)
+        """The tools calls may reach: those declared to the model (but ``model-only`` ones), then
+        those only tools call (``codemode``/``deferred`` exposure, or hidden by a loadout)."""
+        declared = [tool for tool in self._run.context.tools if tool.callable_by_tools]
         more = self._run.config.get_callable_tools
         if more is None:
             return declared
         names = {tool.name for tool in declared}
-        return declared + [tool for tool in more() if tool.name not in names]
+        return declared + [tool for tool in more() if tool.name not in names and tool.callable_by_tools]
 
     async def call(
         self,

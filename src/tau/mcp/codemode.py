@@ -21,11 +21,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import GrammarSampling, ImageContent, TextContent
+from tau.ai.types import GrammarSampling, ImageContent, JsonObject, TextContent
 from tau.extensions.types import ToolDefinition
 from tau.mcp.tools import SearchDocument, rank_tools
 
@@ -93,7 +93,18 @@ def codemode_tool(
         execute=execute,
         default_active=default_active,
         constrained_sampling=SCRIPT_GRAMMAR,
+        exposure="model-only",
+        reaches_tools=reaches_tools,
     )
+
+
+def reaches_tools(params: JsonObject) -> Literal["all"] | list[str]:
+    """The tools a script may reach (pi's ``reachesTools``): ``"all"`` when it searches or lists
+    them, else the words of its source."""
+    code = str(params.get("code", ""))
+    if any(word in code for word in ("searchTools", "ALL_TOOLS", "describeNamespace")):
+        return "all"
+    return list(dict.fromkeys(re.findall(r"[A-Za-z_$][\w$-]*", code)))
 
 
 def servers_section(servers: McpServers, reaches: dict[str, str]) -> str:
@@ -379,10 +390,22 @@ class _ScriptHost:
         self.report()
 
     def _declared(self) -> dict[str, AgentTool]:
-        """The tools declared to the model that a script may call (not ``codemode`` itself)."""
+        """The tools a script calls as nested calls of the agent's tools (not ``codemode`` itself):
+        the active ones and those of ``codemode``/``deferred`` exposure, but for the MCP tools not
+        declared to the model, which ``_callable`` serves with their whole ``CallToolResult``."""
         if self.caller is None:
             return {}
-        return {tool.name: tool for tool in self.caller.tools if tool.name != CODEMODE}
+        mcp = self.servers.tools if self.servers is not None else {}
+        return {
+            tool.name: tool
+            for tool in self.caller.tools
+            if tool.name != CODEMODE and not (tool.name in mcp and tool.exposure != "direct")
+        }
+
+    def _listed(self) -> dict[str, AgentTool]:
+        """The tools of ``_declared`` that ``ALL_TOOLS`` and ``searchTools()`` list: not the
+        ``deferred`` ones (``tool_search`` finds those)."""
+        return {name: tool for name, tool in self._declared().items() if tool.exposure != "deferred"}
 
     def _callable(self) -> dict[str, Any]:
         """The MCP tools scripts reach."""
@@ -395,7 +418,7 @@ class _ScriptHost:
         }
 
     def all_tools(self) -> list[dict[str, str]]:
-        declared = [{"name": n, "description": t.description} for n, t in self._declared().items()]
+        declared = [{"name": n, "description": t.description} for n, t in self._listed().items()]
         return declared + [
             {"name": n, "description": t.description}
             for n, t in self._callable().items()
@@ -506,7 +529,7 @@ class _ScriptHost:
         namespace = _namespace_id(str(args.get("namespace") or ""))
         documents = [
             SearchDocument(name, name, tool.description, "", json.dumps(tool.parameters))
-            for name, tool in self._declared().items()
+            for name, tool in self._listed().items()
             if not namespace
         ]
         if self.servers is not None:

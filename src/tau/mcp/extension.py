@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -228,6 +229,8 @@ class McpServers:
                     "required": ["query"],
                 },
                 execute=self._tool_search,
+                exposure="model-only",
+                reaches_tools=lambda params: "all",
             )
         )
 
@@ -423,6 +426,7 @@ class McpServers:
                     parameters=_input_schema(tool.get("inputSchema")),
                     execute=self._tool_executor(server.name, remote),
                     default_active=exposure == "direct",
+                    exposure=exposure,
                 )
             )
         self._registered_servers[server.name] = names
@@ -496,7 +500,8 @@ class McpServers:
             raise ValueError("limit must be a positive integer")
         await _abortable(self.wait_for_all(), signal)
         active = self.tau.get_active_tools()
-        registered = {info.name for info in self.tau.get_all_tools()}
+        infos = self.tau.get_all_tools()
+        registered = {info.name for info in infos}
         candidates = [
             SearchDocument(
                 name, tool.remote, tool.description, self.server_description(tool.server), tool.parameters
@@ -506,6 +511,20 @@ class McpServers:
             and name not in active
             and name in registered
             and self.enabled(tool.server)
+        ]
+        # Other extensions' tools registered with a ``deferred`` or ``codemode`` exposure.
+        candidates += [
+            SearchDocument(
+                info.name,
+                info.name,
+                info.description,
+                info.namespace.description or "" if info.namespace is not None else "",
+                json.dumps(info.parameters),
+            )
+            for info in infos
+            if info.exposure in ("deferred", "codemode")
+            and info.name not in self.tools
+            and info.name not in active
         ]
         matches = rank_tools(query, candidates, limit)
         if matches:

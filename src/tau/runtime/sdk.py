@@ -152,7 +152,9 @@ def create_agent_session(
         if allowlist is not None and TASK_TOOL_NAME not in allowlist
         else exclude_tools,
         defaults=defaults,
-        inactive=[t.definition.name for t in runner.tool_definitions if not t.definition.default_active]
+        inactive=[
+            t.definition.name for t in runner.tool_definitions if not t.definition.activates_on_registration
+        ]
         if runner is not None
         else (),
     )
