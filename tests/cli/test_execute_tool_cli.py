@@ -290,3 +290,71 @@ def test_prepare_loadout_hides_declarations_that_stay_callable(tau: TauCommand) 
     assert description == "Runs shell commands through: read, bash, edit, write."
     # bash is still active and callable: the runner's nested call runs it.
     assert tool_results(tau.server.requests[-1])[0].strip() == "through runner"
+
+
+DEFERRED = textwrap.dedent(
+    """
+    from tau.extensions import ToolDefinition
+
+    def setup(tau):
+        tau.register_tool(ToolDefinition(
+            name="weather_lookup", description="Look up the weather forecast of a city.",
+            parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            execute=lambda call_id, params, signal, on_update, ctx: f"sunny in {params['city']}",
+            exposure="deferred",
+        ))
+        tau.register_tool(ToolDefinition(
+            name="stock_quote", description="The price of a stock ticker.", parameters={"type": "object"},
+            execute=lambda call_id, params, signal, on_update, ctx: "42",
+            exposure="codemode",
+        ))
+    """
+)
+
+
+def test_builtin_tool_search_finds_and_declares_a_deferred_extension_tool(tau: TauCommand) -> None:
+    (tau.work / "deferred.py").write_text(DEFERRED, encoding="utf-8")
+    tau.server.add(
+        call("tool_search", query="weather forecast"),
+        call("weather_lookup", city="Oslo"),
+        Turn(text="Done."),
+    )
+
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "deferred.py"), "--tools", "+tool_search", "weather?")
+
+    assert done.returncode == 0, done.stderr
+    first, second, last = tau.server.requests
+    assert tool_names(first) == ["read", "bash", "edit", "write", "tool_search"]
+    assert tool_results(second)[0] == (
+        "Loaded 1 tool. They are available from your next call:\n"
+        "- weather_lookup: Look up the weather forecast of a city."
+    )
+    assert tool_names(second) == ["read", "bash", "edit", "write", "tool_search", "weather_lookup"]
+    assert tool_results(last)[-1] == "sunny in Oslo"
+
+
+def test_without_plus_tool_search_deferred_tools_stay_undeclared(tau: TauCommand) -> None:
+    (tau.work / "deferred.py").write_text(DEFERRED, encoding="utf-8")
+    tau.server.add(Turn(text="Plain."))
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "deferred.py"), "hello")
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write"]
+
+
+def test_codemode_scripts_list_codemode_tools_and_call_deferred_ones(tau: TauCommand) -> None:
+    (tau.work / "deferred.py").write_text(DEFERRED, encoding="utf-8")
+    script = (
+        "const listed = ALL_TOOLS.map((t) => t.name);\n"
+        "const found = (await searchTools('weather')).map((t) => t.name);\n"
+        "return [listed, found, await tools.weather_lookup({ city: 'Rome' }), await tools.stock_quote({})];"
+    )
+    tau.server.add(call("codemode", code=script), Turn(text="Done."))
+
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "deferred.py"), "--tools", "+codemode", "script")
+
+    assert done.returncode == 0, done.stderr
+    output = tool_results(tau.server.requests[-1])[0].split("Output:\n", 1)[1]
+    listed, found, weather, quote = json.loads(output)
+    assert "stock_quote" in listed and "weather_lookup" not in listed
+    assert "weather_lookup" not in found
+    assert (weather, quote) == ("sunny in Rome", "42")

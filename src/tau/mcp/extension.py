@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -40,7 +39,8 @@ from tau.config.mcp_servers import McpConfig, ServerConfig, load_mcp_config, too
 from tau.extensions.loader import ExtensionSource
 from tau.extensions.types import ToolDefinition
 from tau.mcp.connection import McpCallError, ServerConnection
-from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
+from tau.mcp.tool_search import TOOL_SEARCH
+from tau.mcp.tools import SearchDocument, mcp_tool_name, schema_text, to_tool_result
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
@@ -49,12 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["FIRST_PROMPT_WAIT_S", "McpServers", "mcp_extension_source"]
 
 FIRST_PROMPT_WAIT_S = 10.0
-TOOL_SEARCH = "tool_search"
-_SEARCH_LIMIT = 8
-_SEARCH_DESCRIPTION = (
-    "Search the tools that are not declared yet (such as the tools of MCP servers) by what they do, "
-    f"and declare the best matches for your next call. To find an MCP tool, always use {TOOL_SEARCH}."
-)
 
 
 def mcp_extension_source(
@@ -209,29 +203,11 @@ class McpServers:
             self._register_tool_search(searchable)
 
     def _register_tool_search(self, searchable: list[ServerConfig]) -> None:
+        from tau.mcp.tool_search import tool_search_definition
+
         self._tool_search_registered = True
         self.tau.register_tool(
-            ToolDefinition(
-                name=TOOL_SEARCH,
-                label=TOOL_SEARCH,
-                description=_SEARCH_DESCRIPTION,
-                prompt_snippet="Search for tools that are not loaded yet and load the matches",
-                prompt_guidelines=[_servers_guideline(searchable)],
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What the tool should do."},
-                        "limit": {
-                            "type": "integer",
-                            "description": f"Most tools to load (default {_SEARCH_LIMIT}).",
-                        },
-                    },
-                    "required": ["query"],
-                },
-                execute=self._tool_search,
-                exposure="model-only",
-                reaches_tools=lambda params: "all",
-            )
+            tool_search_definition(self._tool_search, guidelines=[_servers_guideline(searchable)])
         )
 
     @staticmethod
@@ -492,12 +468,9 @@ class McpServers:
     async def _tool_search(
         self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
     ) -> AgentToolResult:
-        query = str(params.get("query", "")).strip()
-        if not query:
-            raise ValueError("query must not be empty")
-        limit = params.get("limit", _SEARCH_LIMIT)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-            raise ValueError("limit must be a positive integer")
+        from tau.mcp.tool_search import extension_documents, load_matches, search_arguments
+
+        query, limit = search_arguments(params)
         await _abortable(self.wait_for_all(), signal)
         active = self.tau.get_active_tools()
         infos = self.tau.get_all_tools()
@@ -513,36 +486,8 @@ class McpServers:
             and self.enabled(tool.server)
         ]
         # Other extensions' tools registered with a ``deferred`` or ``codemode`` exposure.
-        candidates += [
-            SearchDocument(
-                info.name,
-                info.name,
-                info.description,
-                info.namespace.description or "" if info.namespace is not None else "",
-                json.dumps(info.parameters),
-            )
-            for info in infos
-            if info.exposure in ("deferred", "codemode")
-            and info.name not in self.tools
-            and info.name not in active
-        ]
-        matches = rank_tools(query, candidates, limit)
-        if matches:
-            self.tau.set_active_tools([*active, *(m.name for m in matches)])
-            now_active = set(self.tau.get_active_tools())
-            matches = [m for m in matches if m.name in now_active]
-        if not matches:
-            return text_result("No matching tools found.")
-        lines = [
-            f"- {m.name}: {m.description.strip().splitlines()[0] if m.description.strip() else ''}"
-            for m in matches
-        ]
-        count = len(matches)
-        text = (
-            f"Loaded {count} tool{'s' if count != 1 else ''}. They are available from your next call:\n"
-            + "\n".join(lines)
-        )
-        return AgentToolResult([*text_result(text).content], details={"loaded": [m.name for m in matches]})
+        candidates += extension_documents(infos, active, skip=self.tools)
+        return load_matches(self.tau, query, limit, candidates)
 
     def enabled(self, server: str) -> bool:
         connection = self.connections.get(server)
