@@ -153,7 +153,7 @@ EXPOSURES = textwrap.dedent(
                 name=name, description=f"The {exposure} tool.", parameters={"type": "object"},
                 execute=plain(name), exposure=exposure,
                 namespace=ToolNamespace(name="demo", description="Demo tools") if exposure == "codemode" else None,
-                annotations=ToolAnnotations(read_only_hint=True) if exposure == "direct" else None,
+                annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False) if exposure == "deferred" else None,
             ))
 
         async def probe(tool_call_id, params, signal, on_update, ctx):
@@ -164,6 +164,11 @@ EXPOSURES = textwrap.dedent(
                 outcomes[name] = [outcome.is_error, outcome.result.content[0].text]
             blocked = await ctx.execute_tool("bash", {"command": "echo forbidden"})
             invalid = await ctx.execute_tool("read", {"path": 3})
+            # Re-registered hidden: withdrawn (tools cannot be unregistered).
+            tau.register_tool(ToolDefinition(
+                name="direct_tool", description="Withdrawn.", parameters={"type": "object"},
+                execute=plain("direct_tool"), exposure="hidden",
+            ))
             tau.set_active_tools([*tau.get_active_tools(), "codemode_tool", "hidden_tool"])
             infos = {
                 i.name: [i.exposure, i.namespace.name if i.namespace else None,
@@ -235,7 +240,6 @@ def test_exposure_decides_what_is_declared_and_what_other_tools_call(tau: TauCom
         "bash",
         "edit",
         "write",
-        "direct_tool",
         "model_only_tool",
         "probe",
         "codemode_tool",
@@ -243,7 +247,9 @@ def test_exposure_decides_what_is_declared_and_what_other_tools_call(tau: TauCom
     assert "codemode_tool" in tool_names(tau.server.requests[-1])
     assert "hidden_tool" not in tool_names(tau.server.requests[-1])
     infos = report["infos"]
-    assert infos["direct_tool"] == ["direct", None, {"readOnlyHint": True}, False]
+    assert infos["direct_tool"] == ["hidden", None, None, False]
+    assert infos["deferred_tool"] == ["deferred", None, {"readOnlyHint": True, "openWorldHint": False}, False]
+    assert infos["model_only_tool"] == ["model-only", None, None, False]
     assert infos["codemode_tool"] == ["codemode", "demo", None, False]
     assert infos["hidden_tool"] == ["hidden", None, None, False]
     assert infos["probe"] == ["model-only", None, None, True]
