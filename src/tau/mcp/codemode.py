@@ -31,6 +31,7 @@ from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
     from tau.agent.tool_execution import NestedToolCaller
+    from tau.mcp.codemode_loadout import CodemodePresentation
     from tau.mcp.codemode_sandbox import ScriptOutcome
     from tau.mcp.extension import McpServers
 
@@ -62,10 +63,16 @@ Globals:
 
 
 def codemode_tool(
-    servers: McpServers | None, *, default_active: bool, append_entry: Callable[[str, Any], Any]
+    servers: McpServers | None,
+    *,
+    default_active: bool,
+    append_entry: Callable[[str, Any], Any],
+    presentation: CodemodePresentation | None = None,
 ) -> ToolDefinition:
     """The tool definition, reaching the tools declared to the model and those of ``servers``.
-    ``append_entry``: how a script's ``store()`` writes reach the session."""
+    ``append_entry``: how a script's ``store()`` writes reach the session; ``presentation``: the
+    ``codemode`` settings its ``prepare_loadout`` follows."""
+    from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
@@ -95,6 +102,7 @@ def codemode_tool(
         constrained_sampling=SCRIPT_GRAMMAR,
         exposure="model-only",
         reaches_tools=reaches_tools,
+        prepare_loadout=codemode_prepare_loadout(presentation or CodemodePresentation()),
     )
 
 

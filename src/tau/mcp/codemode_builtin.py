@@ -17,13 +17,16 @@ from tau.extensions.loader import ExtensionSource
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.types import ToolDefinition
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["codemode_extension_source"]
 
 
-def codemode_extension_source(slot: list[ToolDefinition] | None = None) -> ExtensionSource:
+def codemode_extension_source(
+    slot: list[ToolDefinition] | None = None, presentation: CodemodePresentation | None = None
+) -> ExtensionSource:
     """The extension source; ``slot`` holds the MCP extension's tool when it made one (the MCP
-    source must load first)."""
+    source must load first); ``presentation``: the ``codemode`` settings."""
 
     def setup(tau: ExtensionAPI) -> None:
         if slot:
@@ -31,6 +34,10 @@ def codemode_extension_source(slot: list[ToolDefinition] | None = None) -> Exten
             return
         from tau.mcp.codemode import codemode_tool
 
-        tau.register_tool(codemode_tool(None, default_active=False, append_entry=tau.append_entry))
+        tau.register_tool(
+            codemode_tool(
+                None, default_active=False, append_entry=tau.append_entry, presentation=presentation
+            )
+        )
 
     return ExtensionSource("inline", "codemode", "<builtin:codemode>", setup=setup)

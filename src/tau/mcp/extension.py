@@ -45,6 +45,7 @@ from tau.mcp.tools import SearchDocument, mcp_tool_name, schema_text, to_tool_re
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.context import ExtensionContext
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["FIRST_PROMPT_WAIT_S", "McpServers", "mcp_extension_source"]
 
@@ -60,6 +61,7 @@ def mcp_extension_source(
     codemode: bool = True,
     tool_search: bool = True,
     codemode_slot: list[ToolDefinition] | None = None,
+    codemode_presentation: CodemodePresentation | None = None,
 ) -> ExtensionSource:
     """The extension source of the MCP support for ``cwd`` (a project's file only when trusted).
     ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files.
@@ -83,6 +85,7 @@ def mcp_extension_source(
             tau, config, cwd, agent_dir, trusted=include_project, codemode=codemode, tool_search=tool_search
         )
         servers.codemode_slot = codemode_slot
+        servers.codemode_presentation = codemode_presentation
         servers.install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
@@ -116,6 +119,7 @@ class McpServers:
         self.codemode = codemode
         self.tool_search = tool_search
         self.codemode_slot: list[ToolDefinition] | None = None
+        self.codemode_presentation: CodemodePresentation | None = None
         self.tau = tau
         self.config = config
         self.cwd = cwd
@@ -192,7 +196,12 @@ class McpServers:
             reaches |= {
                 s.name: "tool_search" for s in enabled if s.name not in reaches and self._may_defer(s)
             }
-            tool = codemode_tool(self, default_active=codemode_on, append_entry=tau.append_entry)
+            tool = codemode_tool(
+                self,
+                default_active=codemode_on,
+                append_entry=tau.append_entry,
+                presentation=self.codemode_presentation,
+            )
             tool = replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
             if self.codemode_slot is not None:
                 self.codemode_slot.append(tool)

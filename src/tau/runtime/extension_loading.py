@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tau.extensions.loader import ExtensionDiscovery
     from tau.extensions.runner import ExtensionRunner
     from tau.extensions.types import ToolDefinition
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
 
@@ -200,6 +201,13 @@ def _wants_codemode(settings: SettingsManager, options: ExtensionOptions, includ
     return _wants_builtin("codemode", "codemode", settings, options, include_project)
 
 
+def _codemode_presentation(settings: SettingsManager) -> CodemodePresentation:
+    """The ``codemode`` setting (``mode``, ``inlineBudget``) the ``codemode`` tool follows."""
+    from tau.mcp.codemode_loadout import CodemodePresentation
+
+    return CodemodePresentation.from_setting(settings.get("codemode"))
+
+
 def _wants_tool_search(settings: SettingsManager, options: ExtensionOptions, include_project: bool) -> bool:
     """Whether the built-in tool-search extension loads (without MCP, whose own ``tool_search``
     serves otherwise): ``tool_search`` is named by ``--tools``, ``defaultTools`` or
@@ -350,12 +358,13 @@ def load_extension_runner(
                 codemode=switches["codemode"],
                 tool_search=switches["tool-search"],
                 codemode_slot=slot,
+                codemode_presentation=_codemode_presentation(settings),
             )
         )
     if (has_mcp and switches["codemode"]) or _wants_codemode(settings, options, include_project):
         from tau.mcp.codemode_builtin import codemode_extension_source
 
-        discovery.sources.append(codemode_extension_source(slot))
+        discovery.sources.append(codemode_extension_source(slot, _codemode_presentation(settings)))
     if not has_mcp and _wants_tool_search(settings, options, include_project):
         from tau.mcp.tool_search import tool_search_extension_source
 
@@ -409,6 +418,7 @@ def _connect_registered_mcp(
             extra=options.mcp_servers,
             codemode=switches["codemode"],
             tool_search=switches["tool-search"],
+            codemode_presentation=_codemode_presentation(settings),
         )
         load_extensions_sync([source], cwd=cwd, into=runner)
 

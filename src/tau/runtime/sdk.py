@@ -158,13 +158,6 @@ def create_agent_session(
         if runner is not None
         else (),
     )
-    codemode = services.settings_manager.get("codemode")
-    if isinstance(codemode, dict):
-        if codemode.get("mode") == "only":
-            registry_of_tools.codemode_mode = "only"
-        budget = codemode.get("inlineBudget")
-        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget >= 0:
-            registry_of_tools.codemode_inline_budget = int(budget)
 
     agent = Agent(
         model=model,

@@ -114,10 +114,6 @@ class ToolRegistry:
         else:
             initial = [*defaults, *added]
         self._active: list[str] = self._known(initial)
-        self.codemode_mode: Literal["on", "only"] = "on"
-        """``codemode.mode``: how the other tools are shown while ``codemode`` is active."""
-        self.codemode_inline_budget = 3000
-        """``codemode.inlineBudget``: estimated tokens ``only`` may spend listing tools."""
         self._preparers: dict[str, LoadoutPreparer] = {}
         self._namespaces: dict[str, ToolNamespace] = {}
         self._generation = 0
@@ -194,7 +190,7 @@ class ToolRegistry:
 
     @property
     def active_tools(self) -> list[AgentTool]:
-        """The tools declared to the model (while ``codemode`` is active, as ``codemode.mode`` shows them)."""
+        """The tools declared to the model, as the active tools' ``prepare_loadout`` hooks show them."""
         return self._loadout()[0]
 
     @property
@@ -213,36 +209,26 @@ class ToolRegistry:
         ]
 
     def _loadout(self) -> tuple[list[AgentTool], list[AgentTool]]:
-        """The tools declared to the model and the active ones hidden from it: ``codemode``'s
-        presentation, then the ``prepare_loadout`` hooks of the active tools (computed once per
-        active set)."""
-        key = (tuple(self._active), self.codemode_mode, self.codemode_inline_budget, self._generation)
+        """The tools declared to the model and the active ones hidden from it, as the
+        ``prepare_loadout`` hooks of the active tools (``codemode``'s among them) change them
+        (computed once per active set)."""
+        key = (tuple(self._active), self._generation)
         if self._cached is not None and self._cached[0] == key and self._cached[1] is self._tools:
             return self._cached[2]
         active = [self._tools[name] for name in self._active]
-        if "codemode" in self._active:
-            from tau.mcp.codemode_loadout import codemode_loadout
-
-            declared, hidden = codemode_loadout(
-                active, mode=self.codemode_mode, inline_budget=self.codemode_inline_budget
-            )
-        else:
-            declared, hidden = active, []
+        declared: list[AgentTool] = active
+        hidden: list[AgentTool] = []
         preparers = [(name, self._preparers[name]) for name in self._active if name in self._preparers]
         if preparers:
-            declared, hidden = self._prepared(active, declared, hidden, preparers)
+            declared, hidden = self._prepared(active, preparers)
         self._cached = (key, self._tools, (declared, hidden))
         return declared, hidden
 
     def _prepared(
-        self,
-        active: list[AgentTool],
-        declared: list[AgentTool],
-        hidden: list[AgentTool],
-        preparers: list[tuple[str, LoadoutPreparer]],
+        self, active: list[AgentTool], preparers: list[tuple[str, LoadoutPreparer]]
     ) -> tuple[list[AgentTool], list[AgentTool]]:
-        """``declared`` and ``hidden`` as the active tools' ``prepare_loadout`` hooks change them:
-        new descriptions, and declarations moved to the hidden ones."""
+        """The ``active`` tools as their ``prepare_loadout`` hooks change them: new descriptions,
+        and declarations left out (returned second)."""
         from tau.extensions.types import ToolLoadout
 
         names = set(self._active)
@@ -275,14 +261,14 @@ class ToolRegistry:
                 hide.update(changes.hidden_declarations)
         kept: list[AgentTool] = []
         moved: list[AgentTool] = []
-        for tool in declared:
+        for tool in active:
             if tool.name in hide:
                 moved.append(tool)
             elif tool.name in descriptions:
                 kept.append(replace(tool, description=descriptions[tool.name]))
             else:
                 kept.append(tool)
-        return kept, [*hidden, *moved]
+        return kept, moved
 
     def get(self, name: str) -> AgentTool | None:
         return self._tools.get(name)
