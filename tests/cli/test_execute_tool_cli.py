@@ -269,8 +269,9 @@ LOADOUT = textwrap.dedent(
             )
 
         async def execute(tool_call_id, params, signal, on_update, ctx):
-            outcome = await ctx.execute_tool("bash", {"command": params["command"]})
-            return outcome.result.content[0].text
+            partials = []
+            outcome = await ctx.execute_tool("bash", {"command": params["command"]}, on_update=partials.append)
+            return f"{outcome.result.content[0].text.strip()} ({'updates' if partials else 'no updates'})"
 
         tau.register_tool(ToolDefinition(
             name="runner", description="Runs shell commands.",
@@ -294,8 +295,36 @@ def test_prepare_loadout_hides_declarations_that_stay_callable(tau: TauCommand) 
         t["function"]["description"] for t in first.body["tools"] if t["function"]["name"] == "runner"
     )
     assert description == "Runs shell commands through: read, bash, edit, write."
-    # bash is still active and callable: the runner's nested call runs it.
-    assert tool_results(tau.server.requests[-1])[0].strip() == "through runner"
+    # bash is still active and callable: the runner's nested call runs it, its partial results
+    # reaching the runner's on_update.
+    assert tool_results(tau.server.requests[-1])[0] == "through runner (updates)"
+
+
+BROKEN_LOADOUT = textwrap.dedent(
+    """
+    from tau.extensions import ToolDefinition
+
+    def setup(tau):
+        def prepare(loadout):
+            raise RuntimeError("no loadout today")
+
+        tau.register_tool(ToolDefinition(
+            name="broken", description="Has a broken loadout hook.", parameters={"type": "object"},
+            execute=lambda call_id, params, signal, on_update, ctx: "ok", prepare_loadout=prepare,
+        ))
+    """
+)
+
+
+def test_a_prepare_loadout_that_raises_is_reported_and_changes_nothing(tau: TauCommand) -> None:
+    (tau.work / "broken.py").write_text(BROKEN_LOADOUT, encoding="utf-8")
+    tau.server.add(Turn(text="Plain."))
+
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "broken.py"), "hello")
+
+    assert done.returncode == 0, done.stderr
+    assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "broken"]
+    assert done.stderr.count("prepare_loadout failed: no loadout today") == 1, done.stderr
 
 
 DEFERRED = textwrap.dedent(
