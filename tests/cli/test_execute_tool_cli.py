@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -393,3 +394,74 @@ def test_codemode_scripts_list_codemode_tools_and_call_deferred_ones(tau: TauCom
     assert "stock_quote" in listed and "weather_lookup" not in listed
     assert "weather_lookup" not in found
     assert (weather, quote) == ("sunny in Rome", "42")
+
+
+ANNOTATED_SERVER = textwrap.dedent(
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("calc", instructions="Arithmetic for the tests.")
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    if __name__ == "__main__":
+        server.run()
+    """
+)
+
+MCP_CALLER = textwrap.dedent(
+    """
+    import json
+    from tau.extensions import ToolDefinition
+
+    def setup(tau):
+        async def execute(tool_call_id, params, signal, on_update, ctx):
+            outcome = await ctx.execute_tool("mcp__calc__add", {"a": 2, "b": 40})
+            info = next(i for i in tau.get_all_tools() if i.name == "mcp__calc__add")
+            return json.dumps({
+                "sum": outcome.result.content[0].text,
+                "error": outcome.is_error,
+                "exposure": info.exposure,
+                "annotations": info.annotations.to_json() if info.annotations else None,
+                "namespace": [info.namespace.name, list(info.namespace.aliases), info.namespace.description,
+                              info.namespace.instructions] if info.namespace else None,
+            })
+
+        tau.register_tool(ToolDefinition(
+            name="sum_it", description="Adds through MCP.", parameters={"type": "object"}, execute=execute,
+        ))
+    """
+)
+
+
+def test_mcp_tools_carry_their_annotations_and_namespace_and_tools_call_them(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    (tmp_path / "calc.py").write_text(ANNOTATED_SERVER, encoding="utf-8")
+    servers = {
+        "calc": {
+            "command": sys.executable,
+            "args": [str(tmp_path / "calc.py")],
+            "description": "Calculator",
+            "exposure": "direct",
+        }
+    }
+    (tau.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    (tau.work / "caller.py").write_text(MCP_CALLER, encoding="utf-8")
+    tau.server.add(call("sum_it"), Turn(text="Done."))
+
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "caller.py"), "add")
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(tool_results(tau.server.requests[-1])[0])
+    assert report == {
+        "sum": "42",
+        "error": False,
+        "exposure": "direct",
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        "namespace": ["mcp__calc", ["calc"], "Calculator", "Arithmetic for the tests."],
+    }

@@ -37,7 +37,7 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
 from tau.config.mcp_servers import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
 from tau.extensions.loader import ExtensionSource
-from tau.extensions.types import ToolDefinition
+from tau.extensions.types import ToolAnnotations, ToolDefinition, ToolNamespace
 from tau.mcp.connection import McpCallError, ServerConnection
 from tau.mcp.tool_search import TOOL_SEARCH
 from tau.mcp.tools import SearchDocument, mcp_tool_name, schema_text, to_tool_result
@@ -119,6 +119,8 @@ class McpServers:
         self.codemode = codemode
         self.tool_search = tool_search
         self.codemode_slot: list[ToolDefinition] | None = None
+        self._definitions: dict[str, ToolDefinition] = {}
+        """The registered definitions of the servers' tools, by tool name."""
         self.codemode_presentation: CodemodePresentation | None = None
         self.tau = tau
         self.config = config
@@ -403,22 +405,33 @@ class McpServers:
             )
             if name in before:
                 continue  # a reconnect or a changed list: the registration still stands
-            self.tau.register_tool(
-                ToolDefinition(
-                    name=name,
-                    label=str(tool.get("title") or remote),
-                    description=description,
-                    parameters=_input_schema(tool.get("inputSchema")),
-                    execute=self._tool_executor(server.name, remote),
-                    default_active=exposure == "direct",
-                    exposure=exposure,
-                )
+            definition = ToolDefinition(
+                name=name,
+                label=str(tool.get("title") or remote),
+                description=description,
+                parameters=_input_schema(tool.get("inputSchema")),
+                execute=self._tool_executor(server.name, remote),
+                default_active=exposure == "direct",
+                exposure=exposure,
+                namespace=ToolNamespace(
+                    name=f"mcp__{server.name}",
+                    aliases=(server.name,),
+                    description=server.description.strip() or None,
+                    instructions=connection.instructions.strip() or None,
+                ),
+                annotations=_annotations(tool.get("annotations")),
             )
+            self._definitions[name] = definition
+            self.tau.register_tool(definition)
         self._registered_servers[server.name] = names
         withdrawn = before - set(names)
         if withdrawn:
             for name in withdrawn:
                 self.tools.pop(name, None)
+                # Tools cannot be unregistered: hidden, the tool is withdrawn from every caller.
+                withdrawn_definition = self._definitions.pop(name, None)
+                if withdrawn_definition is not None:
+                    self.tau.register_tool(replace(withdrawn_definition, exposure="hidden"))
             self.tau.set_active_tools([n for n in self.tau.get_active_tools() if n not in withdrawn])
         restored = [name for name in names if name in self._restore]
         if restored:
@@ -638,6 +651,24 @@ def _has_quickjs() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("quickjs") is not None
+
+
+def _annotations(raw: Any) -> ToolAnnotations | None:
+    """A tool's MCP ``annotations`` hints (the boolean ones), ``None`` when it declares none."""
+    if not isinstance(raw, dict):
+        return None
+
+    def hint(key: str) -> bool | None:
+        value = raw.get(key)
+        return value if isinstance(value, bool) else None
+
+    hints = ToolAnnotations(
+        read_only_hint=hint("readOnlyHint"),
+        destructive_hint=hint("destructiveHint"),
+        idempotent_hint=hint("idempotentHint"),
+        open_world_hint=hint("openWorldHint"),
+    )
+    return hints if hints.to_json() else None
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:
