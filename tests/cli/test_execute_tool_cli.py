@@ -330,7 +330,7 @@ def test_a_prepare_loadout_that_raises_is_reported_and_changes_nothing(tau: TauC
 
 DEFERRED = textwrap.dedent(
     """
-    from tau.extensions import ToolDefinition
+    from tau.extensions import ToolDefinition, ToolNamespace
 
     def setup(tau):
         tau.register_tool(ToolDefinition(
@@ -343,6 +343,9 @@ DEFERRED = textwrap.dedent(
             name="stock_quote", description="The price of a stock ticker.", parameters={"type": "object"},
             execute=lambda call_id, params, signal, on_update, ctx: "42",
             exposure="codemode",
+            namespace=ToolNamespace(
+                name="market", aliases=("stocks",), description="Market data", instructions="Quotes are delayed."
+            ),
         ))
     """
 )
@@ -382,7 +385,9 @@ def test_codemode_scripts_list_codemode_tools_and_call_deferred_ones(tau: TauCom
     script = (
         "const listed = ALL_TOOLS.map((t) => t.name);\n"
         "const found = (await searchTools('weather')).map((t) => t.name);\n"
-        "return [listed, found, await tools.weather_lookup({ city: 'Rome' }), await tools.stock_quote({})];"
+        "const ns = await describeNamespace('stocks');\n"
+        "const inMarket = (await searchTools('', { namespace: 'market' })).map((t) => t.name);\n"
+        "return [listed, found, await tools.weather_lookup({ city: 'Rome' }), await tools.stock_quote({}), ns, inMarket];"
     )
     tau.server.add(call("codemode", code=script), Turn(text="Done."))
 
@@ -390,10 +395,18 @@ def test_codemode_scripts_list_codemode_tools_and_call_deferred_ones(tau: TauCom
 
     assert done.returncode == 0, done.stderr
     output = tool_results(tau.server.requests[-1])[0].split("Output:\n", 1)[1]
-    listed, found, weather, quote = json.loads(output)
+    listed, found, weather, quote, namespace, in_market = json.loads(output)
     assert "stock_quote" in listed and "weather_lookup" not in listed
     assert "weather_lookup" not in found
     assert (weather, quote) == ("sunny in Rome", "42")
+    # describeNamespace() and searchTools()'s namespace option know extension namespaces, by alias too.
+    assert namespace == {
+        "name": "market",
+        "tools": ["stock_quote"],
+        "description": "Market data",
+        "instructions": "Quotes are delayed.",
+    }
+    assert in_market == ["stock_quote"]
 
 
 ANNOTATED_SERVER = textwrap.dedent(

@@ -20,13 +20,13 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import GrammarSampling, ImageContent, JsonObject, TextContent
-from tau.extensions.types import ToolDefinition
+from tau.extensions.types import ToolDefinition, ToolInfo, ToolNamespace
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
@@ -68,10 +68,12 @@ def codemode_tool(
     default_active: bool,
     append_entry: Callable[[str, Any], Any],
     presentation: CodemodePresentation | None = None,
+    tool_infos: Callable[[], Sequence[ToolInfo]] | None = None,
 ) -> ToolDefinition:
     """The tool definition, reaching the tools declared to the model and those of ``servers``.
     ``append_entry``: how a script's ``store()`` writes reach the session; ``presentation``: the
-    ``codemode`` settings its ``prepare_loadout`` follows."""
+    ``codemode`` settings its ``prepare_loadout`` follows; ``tool_infos``: the registered tools
+    (``tau.get_all_tools``), whose namespaces scripts look up."""
     from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
     async def execute(
@@ -80,6 +82,7 @@ def codemode_tool(
         from tau.agent.tool_execution import nested_tool_caller
 
         host = _ScriptHost(servers, tool_call_id, signal, nested_tool_caller(), ctx, on_update)
+        host.tool_infos = tool_infos
         host.report()
         return await _run(host, str(params.get("code", "")), signal, _stored(ctx), append_entry)
 
@@ -365,6 +368,7 @@ class _ScriptHost:
         self.signal = signal
         self.caller = caller
         self.ctx = ctx
+        self.tool_infos: Callable[[], Sequence[ToolInfo]] | None = None
         self.calls: list[dict[str, Any]] = []
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
@@ -535,10 +539,17 @@ class _ScriptHost:
         query = str(args.get("query") or "").strip()
         limit = args.get("limit") or _SEARCH_LIMIT
         namespace = _namespace_id(str(args.get("namespace") or ""))
+        namespaces = self._namespaces()
         documents = [
-            SearchDocument(name, name, tool.description, "", json.dumps(tool.parameters))
+            SearchDocument(
+                name,
+                name,
+                tool.description,
+                (namespaces[name].description or "") if name in namespaces else "",
+                json.dumps(tool.parameters),
+            )
             for name, tool in self._listed().items()
-            if not namespace
+            if not namespace or (name in namespaces and namespace in self._names(namespaces[name]))
         ]
         if self.servers is not None:
             documents += [
@@ -575,17 +586,42 @@ class _ScriptHost:
             return None
         return f"{tool.description.strip()}\n\n{declaration(name, tool.schema or {})}"
 
+    def _namespaces(self) -> dict[str, ToolNamespace]:
+        """The namespaces of the tools scripts reach (not the MCP servers'), by tool name."""
+        if self.tool_infos is None:
+            return {}
+        reachable = self._declared()
+        mcp = self.servers.tools if self.servers is not None else {}
+        return {
+            info.name: info.namespace
+            for info in self.tool_infos()
+            if info.namespace is not None and info.name in reachable and info.name not in mcp
+        }
+
+    @staticmethod
+    def _names(namespace: ToolNamespace) -> set[str]:
+        return {_namespace_id(namespace.name), *(_namespace_id(alias) for alias in namespace.aliases)}
+
     async def _describe_namespace(self, _name: str, args: Any) -> Any:
+        wanted = _namespace_id(str(args.get("name") or ""))
+        grouped = [(name, ns) for name, ns in self._namespaces().items() if wanted in self._names(ns)]
+        if grouped:
+            namespace = grouped[0][1]
+            answer: dict[str, Any] = {"name": namespace.name, "tools": [name for name, _ in grouped]}
+            if namespace.description:
+                answer["description"] = namespace.description
+            if namespace.instructions:
+                answer["instructions"] = namespace.instructions
+            return answer
         if self.servers is None:
             return None
-        wanted = _namespace_id(str(args.get("name") or ""))
         await self.servers.wait_for_all()
         for server in self.servers.config.servers:
             if _namespace_id(server) != wanted or not self.servers.enabled(server):
                 continue
             connection = self.servers.connections[server]
             description = self.servers.server_description(server)
-            answer: dict[str, Any] = {
+            answer = {
                 "name": f"mcp__{server}",
                 "tools": [n for n, t in self._callable().items() if t.server == server],
             }

@@ -36,7 +36,11 @@ def codemode_extension_source(
 
         tau.register_tool(
             codemode_tool(
-                None, default_active=False, append_entry=tau.append_entry, presentation=presentation
+                None,
+                default_active=False,
+                append_entry=tau.append_entry,
+                presentation=presentation,
+                tool_infos=tau.get_all_tools,
             )
         )
 

@@ -203,6 +203,7 @@ class McpServers:
                 default_active=codemode_on,
                 append_entry=tau.append_entry,
                 presentation=self.codemode_presentation,
+                tool_infos=tau.get_all_tools,
             )
             tool = replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
             if self.codemode_slot is not None:
