@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import GrammarSampling, ImageContent, JsonObject, TextContent
-from tau.extensions.types import ToolDefinition, ToolInfo, ToolNamespace
+from tau.extensions.types import ToolDefinition, ToolInfo, ToolLoadout, ToolLoadoutChanges, ToolNamespace
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
     from tau.agent.tool_execution import NestedToolCaller
-    from tau.mcp.codemode_loadout import CodemodePresentation
     from tau.mcp.codemode_sandbox import ScriptOutcome
     from tau.mcp.extension import McpServers
 
@@ -67,14 +66,13 @@ def codemode_tool(
     *,
     default_active: bool,
     append_entry: Callable[[str, Any], Any],
-    presentation: CodemodePresentation | None = None,
+    prepare_loadout: Callable[[ToolLoadout], ToolLoadoutChanges | None] | None = None,
     tool_infos: Callable[[], Sequence[ToolInfo]] | None = None,
 ) -> ToolDefinition:
     """The tool definition, reaching the tools declared to the model and those of ``servers``.
-    ``append_entry``: how a script's ``store()`` writes reach the session; ``presentation``: the
-    ``codemode`` settings its ``prepare_loadout`` follows; ``tool_infos``: the registered tools
-    (``tau.get_all_tools``), whose namespaces scripts look up."""
-    from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
+    ``append_entry``: how a script's ``store()`` writes reach the session; ``prepare_loadout``: how
+    the other tools are shown while it is active (``tau.mcp.codemode_loadout``); ``tool_infos``: the
+    registered tools (``tau.get_all_tools``), whose namespaces scripts look up."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
@@ -105,7 +103,7 @@ def codemode_tool(
         constrained_sampling=SCRIPT_GRAMMAR,
         exposure="model-only",
         reaches_tools=reaches_tools,
-        prepare_loadout=codemode_prepare_loadout(presentation or CodemodePresentation()),
+        prepare_loadout=prepare_loadout,
     )
 
 

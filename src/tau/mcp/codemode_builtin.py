@@ -33,13 +33,14 @@ def codemode_extension_source(
             tau.register_tool(slot[0])
             return
         from tau.mcp.codemode import codemode_tool
+        from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
         tau.register_tool(
             codemode_tool(
                 None,
                 default_active=False,
                 append_entry=tau.append_entry,
-                presentation=presentation,
+                prepare_loadout=codemode_prepare_loadout(presentation or CodemodePresentation()),
                 tool_infos=tau.get_all_tools,
             )
         )

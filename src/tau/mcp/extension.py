@@ -193,6 +193,7 @@ class McpServers:
         codemode_on = bool(scripted) and self.codemode and self.config.auto_enable_codemode and _has_quickjs()
         if scripted and self.codemode:
             from tau.mcp.codemode import codemode_tool, servers_section
+            from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
             reaches = {s.name: "codemode" if codemode_on else "tool_search" for s in scripted}
             reaches |= {
@@ -202,7 +203,9 @@ class McpServers:
                 self,
                 default_active=codemode_on,
                 append_entry=tau.append_entry,
-                presentation=self.codemode_presentation,
+                prepare_loadout=codemode_prepare_loadout(
+                    self.codemode_presentation or CodemodePresentation()
+                ),
                 tool_infos=tau.get_all_tools,
             )
             tool = replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
