@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
 
+_ACTIVATED = frozenset({"direct", "model-only"})
+
 NoTools: TypeAlias = Literal["all", "builtin"]
 
 
@@ -105,6 +107,8 @@ class ToolRegistry:
         self._filters_mcp = any(entry.startswith("mcp__") for entry in self._allowlist or ())
         self._excluded = tool_name_matcher(exclude) if exclude else None
         self._tools = self._overlay(extension)
+        # Only direct and model-only tools are activated by being there (pi's exposure rule).
+        inactive = {*inactive, *(t.name for t in (*extension, *custom) if t.exposure not in _ACTIVATED)}
         added = [t.name for t in (*extension, *custom) if t.name in self._tools and t.name not in inactive]
         if self._allowlist is not None:
             # Named tools first, in the list's order; then every other one a pattern matches.
