@@ -21,6 +21,12 @@ classifier models live in other constants): it is checked and dropped, as pi tre
 as chat. The ``radius`` router's listing fields (``lab``, ``enabled``, ``providers``, ``free``) are
 not part of pi's ``Model`` type and are dropped too.
 
+The image models (``IMAGE_MODELS``: OpenRouter's, which codemode scripts run with
+``models.generateImages()``) go to ``image_models.json`` beside it, in the same layout; each entry's
+``type: "image"`` is checked and dropped (``tau.ai.image_models`` puts it back), and the fields are
+pi's ``ImageModel``: ``id name api provider baseUrl input output cost`` and optionally
+``inputLimits``/``headers``. Classifier models are not taken.
+
 Validation (any failure aborts without writing): every required field present with the right type,
 no unknown fields, ``provider``/``id`` agree with their keys, ``api`` is one of ``KNOWN_APIS``,
 ``contextWindow`` and ``maxTokens`` are positive integers, ``input`` is a subset of text/image that
@@ -43,6 +49,10 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "src" / "tau" / "ai" / "data" / "models.json"
+IMAGE_OUTPUT_NAME = "image_models.json"
+IMAGE_APIS = frozenset({"openrouter-images"})
+IMAGE_REQUIRED_FIELDS = ("id", "name", "api", "provider", "baseUrl", "input", "output", "cost")
+IMAGE_OPTIONAL_FIELDS = ("headers", "inputLimits")
 
 KNOWN_APIS = frozenset(
     {
@@ -81,7 +91,7 @@ THINKING_LEVELS = frozenset({"off", "minimal", "low", "medium", "high", "xhigh",
 _DUMP_MODELS_JS = """
 const { pathToFileURL } = await import("node:url");
 const mod = await import(pathToFileURL(process.env.PI_MODELS_FILE).href);
-process.stdout.write(JSON.stringify(mod.MODELS));
+process.stdout.write(JSON.stringify({ chat: mod.MODELS, image: mod.IMAGE_MODELS ?? {} }));
 """
 
 
@@ -105,7 +115,7 @@ def read_package_version(models_file: Path) -> str:
 
 
 def dump_models_with_node(models_file: Path) -> Any:
-    """Import the generated module in node and return its ``MODELS`` constant as parsed JSON."""
+    """Import the generated module in node and return ``{"chat": MODELS, "image": IMAGE_MODELS}``."""
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH; it is needed to read models.generated.js")
@@ -267,6 +277,65 @@ def build_catalogue(raw: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return catalogue, warnings
 
 
+def validate_image_model(provider: str, model_id: str, model: Any) -> list[str]:
+    """The errors of one ``IMAGE_MODELS`` entry."""
+    where = f"{provider}/{model_id} (image)"
+    if not isinstance(model, dict):
+        return [f"{where}: entry is not an object"]
+    errors: list[str] = []
+    missing = [name for name in IMAGE_REQUIRED_FIELDS if name not in model]
+    unknown = sorted(set(model) - set(IMAGE_REQUIRED_FIELDS) - set(IMAGE_OPTIONAL_FIELDS) - {"type"})
+    if missing:
+        return [f"{where}: missing fields {missing}"]
+    if unknown:
+        errors.append(f"{where}: unknown fields {unknown} (teach this script and tau.ai.image_models)")
+    if model.get("type") != "image":
+        errors.append(f"{where}: type {model.get('type')!r} is not 'image'")
+    if model["id"] != model_id or model["provider"] != provider:
+        errors.append(f"{where}: id or provider differs from its key")
+    if model["api"] not in IMAGE_APIS:
+        errors.append(f"{where}: unknown image api {model['api']!r}")
+    if not isinstance(model["baseUrl"], str) or not model["baseUrl"]:
+        errors.append(f"{where}: baseUrl must be a non-empty string")
+    for name in ("input", "output"):
+        value = model[name]
+        if not isinstance(value, list) or not value or not set(value) <= {"text", "image"}:
+            errors.append(f"{where}: {name} must be a non-empty subset of ['text', 'image']: {value!r}")
+    cost = model["cost"]
+    if (
+        not isinstance(cost, dict)
+        or set(cost) != set(COST_FIELDS)
+        or not all(_is_number(v) for v in cost.values())
+    ):
+        errors.append(f"{where}: cost must have exactly {list(COST_FIELDS)} as numbers: {cost!r}")
+    return errors
+
+
+def build_image_catalogue(raw: Any) -> dict[str, dict[str, Any]]:
+    """Validate pi's ``IMAGE_MODELS`` and return it sorted, without ``type``; exit on any error."""
+    if not isinstance(raw, dict):
+        raise SystemExit("IMAGE_MODELS is not an object")
+    errors: list[str] = []
+    catalogue: dict[str, dict[str, Any]] = {}
+    for provider in sorted(raw):
+        models = raw[provider]
+        if not isinstance(models, dict):
+            errors.append(f"{provider}: expected an object of image models")
+            continue
+        for model_id in sorted(models):
+            entry = models[model_id]
+            entry_errors = validate_image_model(provider, model_id, entry)
+            errors.extend(entry_errors)
+            if not entry_errors:
+                ordered = {name: entry[name] for name in IMAGE_REQUIRED_FIELDS}
+                ordered["cost"] = {name: entry["cost"][name] for name in COST_FIELDS}
+                ordered.update({name: entry[name] for name in IMAGE_OPTIONAL_FIELDS if name in entry})
+                catalogue.setdefault(provider, {})[model_id] = ordered
+    if errors:
+        raise SystemExit("image catalogue validation failed:\n  " + "\n  ".join(errors))
+    return catalogue
+
+
 def render(catalogue: dict[str, dict[str, Any]]) -> str:
     """Compact JSON, one provider per line, so diffs stay readable per provider."""
     lines = [
@@ -294,14 +363,19 @@ def main(argv: list[str] | None = None) -> int:
         version = read_package_version(models_file)
         raw = dump_models_with_node(models_file)
 
-    catalogue, warnings = build_catalogue(raw)
+    catalogue, warnings = build_catalogue(raw["chat"])
+    images = build_image_catalogue(raw["image"])
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(render(catalogue), encoding="utf-8")
+    image_output = args.output.with_name(IMAGE_OUTPUT_NAME)
+    image_output.write_text(render(images), encoding="utf-8")
     count = sum(len(models) for models in catalogue.values())
     size_kb = args.output.stat().st_size / 1024
     print(f"pi-ai {version}: {len(catalogue)} providers, {count} models -> {args.output} ({size_kb:.0f} KB)")
+    image_count = sum(len(models) for models in images.values())
+    print(f"pi-ai {version}: {image_count} image models -> {image_output}")
     return 0
 
 

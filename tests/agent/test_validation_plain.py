@@ -61,7 +61,7 @@ def plain_schemas(draw: Any, depth: int = 2, floats: bool = True) -> dict[str, A
     return schema
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(plain_schemas(), json_values)
 def test_the_plain_checker_says_valid_only_where_jsonschema_does(schema: dict[str, Any], value: Any) -> None:
     assert _is_plain(schema)
@@ -69,7 +69,7 @@ def test_the_plain_checker_says_valid_only_where_jsonschema_does(schema: dict[st
         assert Draft202012Validator(schema).is_valid(value)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(plain_schemas(floats=False), _json(whole_scalars))
 def test_without_floats_in_enums_or_values_the_plain_checker_agrees_with_jsonschema(
     schema: dict[str, Any], value: Any

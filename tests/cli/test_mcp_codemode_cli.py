@@ -4,6 +4,7 @@ servers (the ``mcp`` SDK's server side) through a QuickJS sandbox."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 import time
@@ -150,10 +151,16 @@ def test_codemode_scripts_combine_mcp_calls_find_tools_show_an_image_and_keep_st
         'Output:\n==> text 1/2 <==\n[\n  "mcp__kit__frobnicate_widget"\n]\n'
         "==> text 2/2 <==\nmcp__kit: Small helpers for the codemode tests. (6 tools)"
     )
-    assert shown.endswith("Output:\nshown\n(tool image omitted: model does not support images)")
+    # As pi's image(), the image is saved to a temporary file named before it.
+    saved = re.search(
+        r"Output:\nshown\n\[Image saved to (/\S+tau-codemode-\w+\.png) \(image/png, \d+B\)\]\n", shown
+    )
+    assert saved is not None, shown
+    assert Path(saved.group(1)).read_bytes().startswith(b"\x89PNG")
+    assert shown.endswith("\n(tool image omitted: model does not support images)")
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
     results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
-    picture = results[2]["content"][1]
+    picture = results[2]["content"][2]  # after the output and the line naming its file
     assert (picture["type"], picture["data"], picture["mimeType"]) == ("image", PIXEL, "image/png")
     assert loaded.endswith("Output:\n[\n  3,\n  null\n]")  # the failed script's page 9 was not kept
     assert described.endswith(

@@ -15,7 +15,7 @@ from tau_command import MODEL
 from tau.testing.fake_llm import Turn
 
 FUZZ = settings(
-    max_examples=60,
+    max_examples=40,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -241,7 +241,7 @@ ANY_TEXT = st.lists(
     max_size=12,
 ).map("".join)
 PROPERTY = settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -27,6 +27,8 @@ def test_plain_ctrl_alt_and_shift_keys_translate() -> None:
     assert to_prompt_toolkit_keys("ctrl+-") == ("c-_",)
     assert to_prompt_toolkit_keys("pageUp") == ("pageup",)
     assert to_prompt_toolkit_keys("ctrl+shift+f") == ("f23",)  # as keyboard.CTRL_SHIFT_KEYS reads it
+    assert to_prompt_toolkit_keys("ctrl+backspace") == ("f21",)  # as keyboard.decode_key reads it
+    assert to_prompt_toolkit_keys("backspace") == ("backspace",)
 
 
 def test_keys_a_terminal_cannot_send_are_refused() -> None:
@@ -91,12 +93,12 @@ def test_every_pi_16_id_is_an_action_of_taus_or_reported(tmp_path: Path) -> None
 
 def test_an_id_tau_has_no_action_for_is_one_warning_naming_it(tmp_path: Path) -> None:
     (tmp_path / "keybindings.json").write_text(
-        json.dumps({"app.tree.filter.noTools": "ctrl+n", "treeFoldOrUp": "alt+left", "my.own.thing": "f5"})
+        json.dumps({"app.thinking.save": "ctrl+n", "copy": "alt+c", "my.own.thing": "f5"})
     )
     warnings = load_keymap(str(tmp_path)).warnings
     assert warnings == [
-        "keybindings.json: app.tree.filter.noTools: tau has no such action; ignored",
-        "keybindings.json: treeFoldOrUp: tau has no such action; ignored",
+        "keybindings.json: app.thinking.save: tau has no such action; ignored",
+        "keybindings.json: copy: tau has no such action; ignored",
         "keybindings.json: my.own.thing: not a keybinding id tau knows; ignored",
     ]
 
@@ -155,3 +157,21 @@ def test_any_keybindings_object_gives_a_keymap_and_one_line_warnings(bindings: d
         keymap = load_keymap(folder)
     assert all("\n" not in warning for warning in keymap.warnings)
     assert set(keymap.bindings) <= set(DEFAULT_BINDINGS)
+
+
+def test_the_tree_branch_keys_are_pis_and_rebind(tmp_path: Path) -> None:
+    keymap = load_keymap(str(tmp_path))
+    assert keymap.keys("app.tree.foldOrUp") == [("c-left",), ("escape", "left")]
+    assert keymap.keys("app.tree.unfoldOrDown") == [("c-right",), ("escape", "right")]
+    assert keymap.keys("app.tree.toggleLabelTimestamp") == [("T",)]
+    (tmp_path / "keybindings.json").write_text(
+        json.dumps(
+            {"treeFoldOrUp": "alt+h", "app.tree.unfoldOrDown": [], "tui.editor.cursorWordLeft": "alt+b"}
+        )
+    )
+    keymap = load_keymap(str(tmp_path))
+    assert keymap.warnings == []
+    assert keymap.keys("app.tree.foldOrUp") == [("escape", "h")]
+    assert keymap.keys("app.tree.unfoldOrDown") == []
+    # The editor's old word-left keys are released although the tree picker has them too.
+    assert keymap.released_editor_keys() == [("escape", "left"), ("c-left",)]

@@ -84,3 +84,39 @@ def test_a_task_result_has_a_row_that_opens_the_childs_transcript(tmp_path: Path
         child_session_of(item.value) is None
         for item in tree_items(SessionManager.in_memory(str(tmp_path)))[0]
     )
+
+
+def test_rows_carry_the_whole_trees_parents_indents_and_label_times(tmp_path: Path) -> None:
+    from tau.modes.interactive.tree_view import tree_rows
+
+    manager = SessionManager.in_memory(str(tmp_path))
+    change = manager.append_thinking_level_change("off")
+    first = manager.append_message(UserMessage("first"))
+    left = manager.append_message(_reply("left"))
+    manager.branch(first)
+    right = manager.append_message(_reply("right"))
+    manager.append_label_change(right, "kept")
+    rows = tree_rows(manager)
+    assert [item.value for item in rows.items] == [first, right, left]  # the current branch first
+    # hidden entries are in the parents too, so a row finds its nearest shown ancestor
+    assert list(rows.parents.items()) == [
+        (change, None),
+        (first, change),
+        (right, first),
+        (manager.get_leaf_id(), right),  # the label entry
+        (left, first),
+    ]
+    assert rows.indents == {first: 0, left: 2, right: 2}
+    assert rows.label_times == {right: manager.get_entry(manager.get_leaf_id() or "").timestamp}
+
+
+def test_a_label_time_reads_as_pis(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from tau.modes.interactive.tree_view import format_label_time
+
+    now = datetime(2026, 12, 6, 15, 30).astimezone()
+    assert format_label_time(now.replace(hour=9, minute=5).isoformat(), now) == "09:05"
+    assert format_label_time((now - timedelta(days=40)).isoformat(), now) == "10/27 15:30"
+    assert format_label_time(now.replace(year=2025, month=3, day=7).isoformat(), now) == "25/3/7 15:30"
+    assert format_label_time("not a time", now) == ""

@@ -186,6 +186,7 @@ def test_bang_output_reaches_the_model_and_double_bang_output_does_not(
     terminal = start_tui()
     _ask(terminal, "!echo shared-output")
     terminal.wait_for("shared-output", where="display")
+    terminal.settle()  # the command is over, not only its output shown (under load the two part)
     _ask(terminal, "!!echo private-output")
     terminal.wait_for("private-output", where="display")
     _ask(terminal, "what did you see")

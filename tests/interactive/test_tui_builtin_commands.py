@@ -164,7 +164,11 @@ def test_bug_writes_a_report_zip_with_the_transcript_when_chosen_and_no_secrets(
         everything = b"".join(archive.read(name) for name in archive.namelist())
     assert report["hint"] == "the footer flickers" and report["session"]["included"] is True
     assert report["model"]["id"] == "fake-model"
-    assert report["settings"]["global"] == {"notesUrl": "http://notes.example:8080", "apiKey": "<redacted>"}
+    assert report["settings"]["global"] == {
+        "notesUrl": "http://notes.example:8080",
+        "apiKey": "<redacted>",
+        "lastChangelogVersion": "0.1.0",  # recorded at the first start, as pi 1.6 does
+    }
     assert b"the reply before the bug" in everything
     assert b"hunter2" not in everything and b"sk-secret" not in everything and b"local-key" not in everything
     assert len(tau.server.requests) == 1  # nothing sent anywhere

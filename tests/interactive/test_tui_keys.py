@@ -167,6 +167,8 @@ def test_up_in_a_multi_line_message_moves_up_a_line_first(tau: TauCommand, start
         ("\x1bb\x1bb\x1bd", "one  three"),  # Alt+D deletes the word after the cursor
         ("\x1b[27;3;98~" * 2 + "X", "one Xtwo three"),  # Alt+B under modifyOtherKeys
         ("\x1b[98;3u" * 2 + "\x1b[127;3u", "two three"),  # kitty's Alt+B, Alt+Backspace
+        ("\x1b[127;5u", "one two"),  # kitty's Ctrl+Backspace: as Alt+Backspace
+        ("\x1b[27;5;127~", "one two"),  # and modifyOtherKeys'
     ],
     ids=[
         "alt-b",
@@ -177,6 +179,8 @@ def test_up_in_a_multi_line_message_moves_up_a_line_first(tau: TauCommand, start
         "alt-d",
         "alt-b-xterm",
         "alt-keys-kitty",
+        "ctrl-backspace-kitty",
+        "ctrl-backspace-xterm",
     ],
 )
 def test_alt_word_keys_move_and_delete_by_word(

@@ -49,9 +49,18 @@ ROWS: list[tuple[str, str, str, Callable[[dict[str, Any]], Any], Any]] = [
     ("Session share destination", "auto", "gist", lambda s: s["sessionShareDestination"], "gist"),
     ("HTTP idle timeout", "5 min", "disabled", lambda s: s["httpIdleTimeoutMs"], 0),
     ("Cache warming", "idle", "streaming", lambda s: s["cacheWarming"], "streaming"),
+    ("Cache miss notices", "false", "true", lambda s: s["showCacheMissNotices"], True),
+    ("Collapse changelog", "false", "true", lambda s: s["collapseChangelog"], True),
     ("Quiet startup", "false", "header", lambda s: s["quietStartup"], "header"),
     ("Default project trust", "Ask", "Never trust", lambda s: s["defaultProjectTrust"], "never"),
     ("Tree filter mode", "default", "user-only", lambda s: s["treeFilterMode"], "user-only"),
+    (
+        "Anthropic extra usage warning",
+        "true",
+        "false",
+        lambda s: s["warnings"]["anthropicExtraUsage"],
+        False,
+    ),
     (
         "Fullscreen exit output",
         "transcript",

@@ -203,3 +203,20 @@ def test_a_context_list_a_caller_changes_is_not_the_one_the_next_call_returns(
     assert texts(manager) == ["hello"]
     manager.append_message(msg.user("next"))
     assert texts(manager) == ["hello", "next"]
+
+
+def test_build_context_entries_are_the_branchs_entries_the_context_is_made_of(
+    manager: SessionManager, msg: Any
+) -> None:  # pi 1.6's sessionManager.buildContextEntries()
+    assert manager.build_context_entries() == []
+    first = manager.append_message(msg.user("u1"))
+    label = manager.append_label_change(first, "start")
+    assert [e.id for e in manager.build_context_entries()] == [first, label]  # no compaction: the branch
+    manager.append_message(msg.assistant("a1"))
+    kept = manager.append_message(msg.user("u2"))
+    answer = manager.append_message(msg.assistant("a2"))
+    compaction = manager.append_compaction("S1", kept, 5000)
+    after = manager.append_message(msg.user("u3"))
+    assert [e.id for e in manager.build_context_entries()] == [compaction, kept, answer, after]
+    manager.branch(first)
+    assert [e.id for e in manager.build_context_entries()] == [first]

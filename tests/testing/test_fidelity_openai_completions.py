@@ -110,3 +110,32 @@ def test_the_sdk_reads_error_statuses_in_openais_shape(server: FakeLLMServer) ->
     assert caught.value.status_code == 401
     assert caught.value.code == "invalid_api_key"
     assert "fake server error 401" in caught.value.message
+
+
+def test_the_sdk_reads_a_whole_answer_and_openrouters_images(server: FakeLLMServer) -> None:
+    server.add(
+        Turn(text="A fox.", usage=ScriptedUsage(input=7, output=1290), response_id="gen-1"),
+        Turn(text="Plain.", tool_calls=[ScriptedToolCall("lookup", {"q": 1}, id="call_1")]),
+    )
+    client = _client(server)
+    painted = client.chat.completions.create(
+        model="google/gemini-2.5-flash-image",
+        messages=MESSAGES,
+        stream=False,
+        extra_body={"modalities": ["image", "text"]},
+    )
+    assert painted.id == "gen-1" and painted.object == "chat.completion"
+    message = painted.choices[0].message
+    assert message.content == "A fox." and painted.choices[0].finish_reason == "stop"
+    images = message.model_extra["images"]  # OpenRouter's field, beyond OpenAI's schema
+    assert [image["image_url"]["url"][:22] for image in images] == ["data:image/png;base64,"]
+    assert (painted.usage.prompt_tokens, painted.usage.completion_tokens) == (7, 1290)
+    plain = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=False)
+    assert "images" not in (plain.choices[0].message.model_extra or {})
+    call = plain.choices[0].message.tool_calls[0]
+    assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
+        "call_1",
+        "lookup",
+        {"q": 1},
+    )
+    assert plain.choices[0].finish_reason == "tool_calls"

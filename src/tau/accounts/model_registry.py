@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
@@ -41,6 +41,11 @@ from tau.ai.redaction import register_secret
 from tau.ai.types import Model
 from tau.config.config_errors import ConfigError
 from tau.config.paths import models_path
+
+if TYPE_CHECKING:
+    from tau.ai.abort import AbortSignal
+    from tau.ai.image_models import ImageModel
+    from tau.ai.images import ImagesContext, ImagesResult
 
 __all__ = ["ModelRegistry", "ProviderInfo", "RequestAuth", "missing_auth_message"]
 
@@ -403,6 +408,66 @@ class ModelRegistry:
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model with this provider and id, or ``None``."""
         return self._of_provider(provider).index.get((provider, model_id))
+
+    # ---- model types (pi's chat, image and classifier models) ------------------------------------
+
+    def provider_config(self, provider: str) -> ProviderConfig | None:
+        """The models.json (or registered) entry of ``provider``, if any."""
+        return self._providers.get(provider)
+
+    def get_models_of_type(self, kind: str, provider: str | None = None) -> list[Model] | list[ImageModel]:
+        """Every model of a type (``chat``, ``image``; tau has no ``classifier`` models), optionally
+        of one provider. Image models are never among ``get_all()``: ``/model`` does not list them."""
+        if kind == "image":
+            from tau.accounts.image_generation import image_models
+
+            return image_models(self, provider)
+        if kind != "chat":
+            return []
+        return self.get_all() if provider is None else self.get_provider_models(provider)
+
+    def get_available_of_type(self, kind: str, provider: str | None = None) -> list[Model] | list[ImageModel]:
+        """The models of a type whose provider has some auth configured."""
+        if kind == "image":
+            from tau.accounts.image_generation import image_models
+
+            return [m for m in image_models(self, provider) if self.has_configured_auth(m.provider)]
+        if kind != "chat":
+            return []
+        return [m for m in self.get_available() if provider is None or m.provider == provider]
+
+    def get_model_of_type(self, kind: str, provider: str, model_id: str) -> Model | ImageModel | None:
+        """One model of a type, or ``None``."""
+        if kind == "image":
+            from tau.accounts.image_generation import find_configured_image_model
+
+            return find_configured_image_model(self, provider, model_id)
+        return self.find(provider, model_id) if kind == "chat" else None
+
+    async def generate_images(
+        self,
+        model: ImageModel | Mapping[str, Any],
+        context: ImagesContext | Mapping[str, Any],
+        signal: AbortSignal | None = None,
+    ) -> ImagesResult:
+        """Generate images with an image model (only its provider and id are used: a
+        ``{"provider", "id"}`` mapping works too) and the provider's credentials. ``context`` is an
+        ``ImagesContext`` or pi's ``{"input": [text and image blocks]}`` (a malformed one raises
+        ``ValueError``). Never raises for a provider failure: check ``stop_reason`` and
+        ``error_message``."""
+        from tau.accounts.image_generation import run_image_model
+        from tau.ai.images import ImagesContext, images_context_from_json
+
+        if not isinstance(context, ImagesContext):
+            context = images_context_from_json(dict(context))
+
+        if isinstance(model, Mapping):
+            provider, model_id = str(model.get("provider", "")), str(model.get("id", ""))
+        else:
+            provider, model_id = model.provider, model.id
+        return await run_image_model(
+            self, provider, model_id, context, signal, missing_auth_message(provider)
+        )
 
     # ---- credentials -----------------------------------------------------------------------------
 

@@ -110,6 +110,8 @@ def tool_result_to_json(result: AgentToolResult) -> JsonObject:
     out: JsonObject = {"content": [block.to_json() for block in result.content]}
     if result.details is not None:  # absent rather than null, as pi writes it
         out["details"] = result.details
+    if result.usage is not None:
+        out["usage"] = result.usage.to_json()
     if result.terminate:
         out["terminate"] = True
     return out

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from msgspec import Struct, field
 
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ConstrainedSampling, ImageContent, JsonObject, TextContent, Tool
+from tau.ai.types import ConstrainedSampling, ImageContent, JsonObject, TextContent, Tool, Usage
 
 ExecutionMode: TypeAlias = Literal["sequential", "parallel"]
 ToolExposure: TypeAlias = Literal["direct", "model-only", "codemode", "deferred", "hidden"]
@@ -30,6 +30,8 @@ class AgentToolResult(Struct):
     content: list[TextContent | ImageContent]
     details: Any = None
     terminate: bool = False
+    usage: Usage | None = None
+    """What the models the tool called cost (pi's ``usage``); the session counts it."""
 
 
 ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]

@@ -183,6 +183,7 @@ class _ToolRun:
             content=result.content if change.content is None else change.content,
             details=result.details if change.details is None else change.details,
             terminate=result.terminate if change.terminate is None else change.terminate,
+            usage=result.usage,
         )
         is_error = outcome.is_error if change.is_error is None else change.is_error
         return _ToolOutcome(outcome.call, amended, is_error, outcome.duration_ms, outcome.nested_calls)
@@ -262,6 +263,7 @@ async def _emit_result_message(emit: Emit, outcome: _ToolOutcome) -> ToolResultM
         is_error=outcome.is_error,
         nested_calls=outcome.nested_calls,
         duration_ms=outcome.duration_ms,
+        usage=outcome.result.usage,
     )
     await emit(MessageStart(message))
     await emit(MessageEnd(message))

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
         ToolCallStartEvent,
         event_to_json,
     )
+    from tau.ai.image_models import ImageModel, find_image_model, get_image_models
+    from tau.ai.images import ImagesContext, ImagesResult, generate_images
     from tau.ai.options import ResponseInfo, SimpleStreamOptions, StreamOptions
     from tau.ai.registry import (
         ApiProvider,
@@ -83,6 +85,9 @@ __all__ = [
     "ErrorEvent",
     "GrammarSampling",
     "ImageContent",
+    "ImageModel",
+    "ImagesContext",
+    "ImagesResult",
     "JsonSchemaSampling",
     "Message",
     "MissingApiKeyError",
@@ -114,9 +119,12 @@ __all__ = [
     "complete",
     "complete_simple",
     "event_to_json",
+    "find_image_model",
     "find_model",
+    "generate_images",
     "get_api_provider",
     "get_api_providers",
+    "get_image_models",
     "get_model",
     "get_models",
     "get_providers",
@@ -131,6 +139,16 @@ __all__ = [
 
 # Searched in this order, the cheap modules first: a caller that needs a message type does not
 # load the catalogue or the streaming entry points.
-_MODULES = ("abort", "types", "options", "events", "registry", "streaming", "catalogue")
+_MODULES = (
+    "abort",
+    "types",
+    "options",
+    "events",
+    "registry",
+    "streaming",
+    "catalogue",
+    "image_models",
+    "images",
+)
 
 __getattr__, __dir__ = lazy_exports(globals(), _MODULES)

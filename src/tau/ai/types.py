@@ -507,6 +507,9 @@ class ToolResultMessage(Struct):
     record ``{calls: [{id, name, status, arguments?, durationMs?, error?}], complete}``."""
     duration_ms: int | None = None
     """pi's ``durationMs``: how long the tool ran (absent when it did not run, and in older records)."""
+    usage: Usage | None = None
+    """pi's ``usage``: what the models the tool called cost (a codemode script's image generations);
+    counted in the session's totals."""
     role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     def to_json(self) -> JsonObject:
@@ -518,6 +521,8 @@ class ToolResultMessage(Struct):
         }
         if self.details is not None:
             out["details"] = self.details
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
         out["isError"] = self.is_error
         if self.duration_ms is not None:
             out["durationMs"] = self.duration_ms
@@ -529,6 +534,7 @@ class ToolResultMessage(Struct):
     @classmethod
     def from_json(cls, data: JsonObject) -> ToolResultMessage:
         get = data.get
+        usage = get("usage")
         return cls(  # positional, in field order
             get("toolCallId") or "",
             get("toolName") or "",
@@ -538,6 +544,7 @@ class ToolResultMessage(Struct):
             get("timestamp", 0),
             get("nestedCalls") if isinstance(get("nestedCalls"), dict) else None,
             _optional_int(get("durationMs")),
+            Usage.from_json(usage) if isinstance(usage, dict) else None,
         )
 
 

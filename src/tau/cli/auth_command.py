@@ -440,7 +440,8 @@ def _check(args: list[str]) -> int:
         result = {"status": "not_ready", "provider": provider, "reason": "provider_not_found"}
     else:
         status = registry.get_auth_status(provider)
-        result = {"status": "ready", "provider": provider, "authType": status.source or ""}
+        # pi names the kind of credential, not where it came from: a login, else a key
+        result = {"status": "ready", "provider": provider, "authType": _auth_type(status.source)}
         if not status.configured:
             result = {"status": "not_ready", "provider": provider, "reason": "credentials_not_configured"}
         elif status.source == "oauth" and "--no-refresh" not in options:
@@ -454,10 +455,16 @@ def _check(args: list[str]) -> int:
         if credential is None:
             result = {"status": "not_ready", "provider": provider, "reason": "credential_not_available"}
     if "--json" in options:
-        print(json.dumps(result | ({"credentials": credential} if credential else {})))
+        print(json.dumps(result | ({"credentials": credential} if credential else {}), separators=(",", ":")))
     else:
         print(credential or result["status"])
     return {"ready": 0, "not_ready": 1}.get(result["status"], 2)
+
+
+def _auth_type(source: str | None) -> str:
+    """``check --json``'s ``authType`` as pi 1.6 prints it: ``oauth`` for a login, ``api_key`` for a
+    key from anywhere (auth.json, the environment, models.json, ``--api-key``, ambient credentials)."""
+    return "oauth" if source == "oauth" else "api_key"
 
 
 def _check_credential(storage: AuthStorage, registry: ModelRegistry, provider: str) -> str | None:

@@ -606,6 +606,10 @@ class SettingsManager:
         self.set("hideThinkingBlock", hide)
 
     @property
+    def show_cache_miss_notices(self) -> bool:
+        return self._bool(None, "showCacheMissNotices", False)
+
+    @property
     def collapse_changelog(self) -> bool:
         return self._bool(None, "collapseChangelog", False)
 

@@ -69,6 +69,11 @@ _LEVELS: Rule = (
     f"an object of thinking levels ({', '.join(THINKING_LEVELS)})",
 )
 
+_VERSIONS: Rule = (
+    lambda value: isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+    "an object of version strings",
+)
+
 _TOP_LEVEL: dict[str, Rule] = {
     "defaultProvider": _STRING,
     "defaultModel": _STRING,
@@ -104,7 +109,9 @@ _TOP_LEVEL: dict[str, Rule] = {
     "hideThinkingBlock": _BOOL,
     "cacheWarming": _one_of("off", "streaming", "idle"),
     "collapseChangelog": _BOOL,
+    "showCacheMissNotices": _BOOL,
     "lastChangelogVersion": _STRING,
+    "extensionChangelogVersions": _VERSIONS,
     "enableInstallTelemetry": _BOOL,
     "doubleEscapeAction": _one_of("tree", "fork", "none"),
     "treeFilterMode": _one_of("default", "no-tools", "user-only", "labeled-only", "all"),

@@ -460,6 +460,11 @@ class ExtensionAPI:
     def get_thinking_level(self) -> str:
         return self._runner.binding.require_host("tau.get_thinking_level()").get_thinking_level()
 
+    def get_settings(self) -> dict[str, Any]:
+        """A copy of the effective settings, pi's keys (user's and project's merged, command-line
+        overrides applied); changing it changes nothing."""
+        return self._runner.binding.require_host("tau.get_settings()").get_settings()
+
     def set_thinking_level(self, level: str) -> None:
         self._runner.binding.require_host("tau.set_thinking_level()").set_thinking_level(level)
 

@@ -20,6 +20,7 @@ from tau.session.manager import SessionManager
 if TYPE_CHECKING:
     from tau.agent.tool import AgentTool, AgentToolResult
     from tau.agent.tool_execution import NestedToolCaller, NestedToolResult
+    from tau.context.system_prompt import SystemPromptOptions
 
 __all__ = [
     "ExtensionCommandContext",
@@ -130,6 +131,13 @@ class ExtensionContext:
         """``argv`` as the session's sandbox runs a helper process of ``purpose`` (``"mcp"``: a
         stdio MCP server, fenced when the ``sandbox.mcp`` setting is true)."""
         return self._binding.require_host("ctx.fence_command()").fence_command(argv, cwd, purpose)
+
+    def get_system_prompt_options(self) -> SystemPromptOptions | None:
+        """What the default system prompt is built from (pi's ``ctx.getSystemPromptOptions()``):
+        the folder, tools and their snippets and guidelines, ``SYSTEM.md`` / ``--system-prompt``,
+        appended text, context files, skills, sections; ``None`` before the session built it."""
+        self._binding.check_live()
+        return self._binding.require_host("ctx.get_system_prompt_options()").get_system_prompt_options()
 
     def get_system_prompt(self) -> str:
         """The system prompt of the next request; inside ``before_agent_start``, the prompt as the

@@ -12,13 +12,16 @@ for it: an event handler calling them would otherwise wait for the run it is par
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.extensions.types import CommandInfo, ToolInfo
 from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
+
+if TYPE_CHECKING:
+    from tau.context.system_prompt import SystemPromptOptions
 
 __all__ = ["DeliverAs", "ExtensionHost", "ForkPosition", "ProviderSink", "UserDelivery"]
 
@@ -58,6 +61,14 @@ class ExtensionHost(Protocol):
 
     def get_system_prompt(self) -> str:
         """The system prompt of the next request."""
+        ...
+
+    def get_system_prompt_options(self) -> SystemPromptOptions | None:
+        """What the default system prompt was built from (``None`` before it is built)."""
+        ...
+
+    def get_settings(self) -> dict[str, Any]:
+        """A copy of the effective settings (user's, project's, then command-line overrides)."""
         ...
 
     def is_project_trusted(self) -> bool:

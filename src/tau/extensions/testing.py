@@ -44,8 +44,10 @@ class RecordingHost:
         system_prompt: str = "",
         tools: Sequence[ToolInfo] = (),
         active_tools: Sequence[str] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.cwd = cwd
+        self.settings: dict[str, Any] = dict(settings or {})
         self.session_manager = session_manager or SessionManager.in_memory(cwd)
         self.model_registry: Any = None
         self.model = model
@@ -77,6 +79,12 @@ class RecordingHost:
 
     def get_system_prompt(self) -> str:
         return self.system_prompt
+
+    def get_system_prompt_options(self) -> Any:
+        return None
+
+    def get_settings(self) -> dict[str, Any]:
+        return dict(self.settings)
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -262,3 +270,21 @@ class ScriptedUI(Struct, dict=True):
 
     def add_autocomplete_provider(self, factory: Any) -> None:
         return None
+
+    def set_working_visible(self, visible: bool) -> None:
+        return None
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        return None
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        return None
+
+    def get_all_themes(self) -> list[dict[str, str | None]]:
+        return []
+
+    def set_theme(self, name: str) -> dict[str, Any]:
+        return {"success": False, "error": "Theme switching needs the terminal UI"}
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        return lambda: None

@@ -13,10 +13,23 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from tau.ai.abort import AbortSignal
 
-__all__ = ["ComponentUI", "ExtensionUI", "NeutralUI", "NoUI", "NotifyLevel", "WidgetPlacement"]
+__all__ = [
+    "ComponentUI",
+    "ExtensionUI",
+    "NeutralUI",
+    "NoUI",
+    "NotifyLevel",
+    "ThemeInfo",
+    "ThemeResult",
+    "WidgetPlacement",
+]
 
 NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
 WidgetPlacement: TypeAlias = Literal["aboveEditor", "belowEditor"]
+ThemeInfo: TypeAlias = dict[str, str | None]
+"""``get_all_themes()``'s entry, as pi's: ``{"name": ..., "path": ...}``."""
+ThemeResult: TypeAlias = dict[str, Any]
+"""``set_theme()``'s answer, as pi's: ``{"success": bool, "error"?: str}``."""
 
 
 @runtime_checkable
@@ -122,6 +135,34 @@ class ComponentUI(Protocol):
         ``current.get_suggestions(...)``."""
         ...
 
+    def set_working_visible(self, visible: bool) -> None:
+        """``False`` hides the working line (spinner and words) while the agent works."""
+        ...
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        """The working line's spinner: ``frames`` in turn every ``interval_ms`` (colour codes kept),
+        ``[]`` for none, ``None`` for tau's own."""
+        ...
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """The words a collapsed thinking block shows instead of "Thinking…" (``None``: tau's)."""
+        ...
+
+    def get_all_themes(self) -> list[ThemeInfo]:
+        """The themes there are: ``{"name", "path"}`` (the theme file; ``None`` for a built-in one)."""
+        ...
+
+    def set_theme(self, name: str) -> ThemeResult:
+        """Draw with theme ``name`` from now on in this process (not saved): ``{"success": True}``,
+        or ``{"success": False, "error": ...}``."""
+        ...
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        """``handler(data)`` sees the terminal's raw input first (each read, key sequences as the
+        terminal sends them): return ``{"consume": True}`` to swallow it or ``{"data": text}`` to
+        hand on other text; returns the function that removes the handler."""
+        ...
+
 
 class NeutralUI:
     """``ExtensionUI`` without a screen, all but its choices: text dialogs get no answer, display
@@ -191,6 +232,24 @@ class NeutralUI:
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         return None
+
+    def set_working_visible(self, visible: bool) -> None:
+        return None
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        return None
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        return None
+
+    def get_all_themes(self) -> list[ThemeInfo]:
+        return []
+
+    def set_theme(self, name: str) -> ThemeResult:
+        return {"success": False, "error": "Theme switching needs the terminal UI"}
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        return lambda: None
 
 
 class NoUI(NeutralUI):

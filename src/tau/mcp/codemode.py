@@ -8,7 +8,8 @@ the extensions' ``tool_call``/``tool_result`` handlers (a block rejects the scri
 ``tool_execution_*`` events with ``parent_tool_call_id``. MCP tools give scripts their whole
 ``CallToolResult``, ``bash`` an object, others their text; only what the script outputs reaches the
 model. The sandbox itself is ``tau.mcp.codemode_sandbox``; the built-in that registers the tool
-without MCP is ``tau.mcp.codemode_builtin``.
+without MCP is ``tau.mcp.codemode_builtin``; ``models.*`` (image generation) is
+``tau.mcp.codemode_models``, and the files ``image()`` saves ``tau.mcp.codemode_images``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import GrammarSampling, ImageContent, JsonObject, TextContent
 from tau.extensions.types import ToolDefinition, ToolInfo, ToolLoadout, ToolLoadoutChanges, ToolNamespace
+from tau.mcp.codemode_images import saved_images
+from tau.mcp.codemode_models import ScriptModels
 from tau.mcp.tools import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
@@ -58,7 +61,7 @@ Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script.
 - `store(key, value)` and `load(key)` keep small JSON values across codemode calls (a failed script's writes are dropped).
 - `ALL_TOOLS` ({ name, description }[]), `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find the tools, such as the MCP tools, which are not listed here.
-- `models`: `await models.getModelsOfType(type, provider?)`, `getAvailableOfType(type, provider?)`, `getModelOfType(type, provider, id)` list the model catalogue (type "chat")."""
+- `models`: `await models.getModelsOfType(type, provider?)`, `getAvailableOfType(type, provider?)`, `getModelOfType(type, provider, id)` list the model catalogue (type "chat" or "image"). `await models.generateImages(model, { input: [{ type: "text", text }, ...image blocks] })` resolves to `{ output, stopReason, errorMessage?, usage? }` (it does not throw on provider errors); show each image block of `output` with `image(block)`. Generating can take minutes: raise `timeout_ms`."""
 
 
 def codemode_tool(
@@ -222,11 +225,20 @@ async def _run(
             remove()
     if signal is not None and signal.aborted:
         raise RuntimeError("aborted")
+    note = None
+    shown = any(item.get("type") == "image" for item in outcome.output)
+    if host.models.generated_images and not shown:
+        count = host.models.generated_images
+        note = (
+            f"Note: models.generateImages() returned {count} image{'' if count == 1 else 's'} that the "
+            "script did not show. Show each image block of result.output with image(block)."
+        )
     content = _format(
         outcome.output,
         outcome.console,
         outcome.error if not outcome.ok else None,
         int(options.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
+        note,
     )
     header = f"{'Script completed' if outcome.ok else 'Script failed'}\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
     if not outcome.ok:
@@ -239,7 +251,7 @@ async def _run(
         content[0] = TextContent(header + content[0].text)
     else:
         content.insert(0, TextContent(header))
-    return AgentToolResult(content, details={"calls": host.calls})
+    return AgentToolResult(content, details={"calls": host.calls}, usage=host.models.usage)
 
 
 _WORKER_WAIT_S = 60.0
@@ -310,10 +322,15 @@ def _in_daemon_thread(
 
 
 def _format(
-    output: list[dict[str, Any]], console: list[str], error: str | None, max_tokens: int
+    output: list[dict[str, Any]],
+    console: list[str],
+    error: str | None,
+    max_tokens: int,
+    note: str | None = None,
 ) -> list[TextContent | ImageContent]:
-    """The script's items as pi lays them out: numbered text items, the console block, the error;
-    text over the budget keeps its start and end, the whole of it saved to a temporary file."""
+    """The script's items as pi lays them out: numbered text items, the console block, the error,
+    then ``note``; text over the budget keeps its start and end, the whole of it saved to a
+    temporary file."""
     texts = [item for item in output if item.get("type") == "text"]
     pieces: list[str] = []
     images: list[ImageContent] = []
@@ -330,6 +347,8 @@ def _format(
         pieces.append("<console_output>\n" + "\n".join(console) + "\n</console_output>")
     if error is not None:
         pieces.append(f"Script error:\n{error}")
+    if note is not None:
+        pieces.append(note)
     combined = "\n".join(pieces)
     budget = max_tokens * _CHARS_PER_TOKEN
     if len(combined) > budget:
@@ -343,7 +362,8 @@ def _format(
             f"Warning: truncated output (original token count: {-(-len(combined) // _CHARS_PER_TOKEN)})\n\n"
             f"{head}…{-(-removed // _CHARS_PER_TOKEN)} tokens truncated…{tail}\n\n[Full output: {f.name}]"
         )
-    return [TextContent(combined), *images] if combined else [*images]
+    shown = saved_images(images)
+    return [TextContent(combined), *shown] if combined else shown
 
 
 class _ScriptHost:
@@ -368,6 +388,7 @@ class _ScriptHost:
         self.ctx = ctx
         self.tool_infos: Callable[[], Sequence[ToolInfo]] | None = None
         self.calls: list[dict[str, Any]] = []
+        self.models = ScriptModels(ctx, call_id, signal, self.calls, self.report)
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
         args = json.loads(payload)
@@ -376,7 +397,7 @@ class _ScriptHost:
             "searchTools": self._search,
             "describeTool": self._describe_tool,
             "describeNamespace": self._describe_namespace,
-            "models": self._models,
+            "models": self.models.handle,
         }
         value = await handlers[kind](name, args)
         return "undefined" if value is None else json.dumps(value, ensure_ascii=False)
@@ -507,30 +528,6 @@ class _ScriptHost:
             value["isError"] = True
         return value
 
-    async def _models(self, name: str, args: Any) -> Any:
-        """``models.getModelsOfType`` and the rest: the catalogue's models as pi's ``ModelInfo``.
-        tau runs no classifier or image models: those lists are empty, and ``classify()`` /
-        ``generateImages()`` answer with an error result as pi's do on a provider error."""
-        registry = getattr(self.ctx, "model_registry", None)
-        kind = str(args.get("type") or "chat")
-        provider = args.get("provider")
-        if name in ("classify", "generateImages"):
-            model = args.get("model") or {}
-            return {
-                "provider": str(model.get("provider", "")),
-                "model": str(model.get("id", "")),
-                "stopReason": "error",
-                "errorMessage": f"tau cannot run {'classifier' if name == 'classify' else 'image'} models",
-                **({"answers": {}} if name == "classify" else {"output": []}),
-            }
-        if registry is None or kind != "chat":
-            return None if name == "getModelOfType" else []
-        models = registry.get_available() if name == "getAvailableOfType" else registry.get_all()
-        infos = [_model_info(m) for m in models if provider is None or m.provider == provider]
-        if name == "getModelOfType":
-            return next((i for i in infos if i["id"] == args.get("id")), None)
-        return infos
-
     async def _search(self, _name: str, args: Any) -> Any:
         if self.servers is not None:
             await self.servers.wait_for_all()
@@ -646,18 +643,6 @@ def _block(content: TextContent | ImageContent) -> dict[str, Any]:
     if isinstance(content, TextContent):
         return {"type": "text", "text": content.text}
     return {"type": "image", "data": content.data, "mimeType": content.mime_type}
-
-
-def _model_info(model: Any) -> dict[str, Any]:
-    return {
-        "type": "chat",
-        "provider": model.provider,
-        "id": model.id,
-        "name": model.name,
-        "api": model.api,
-        "input": list(model.input),
-        "contextWindow": model.context_window,
-    }
 
 
 def script_value(name: str, result: AgentToolResult, is_error: bool, seconds: float) -> Any:

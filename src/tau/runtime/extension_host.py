@@ -20,6 +20,7 @@ from tau.session.manager import SessionManager
 from tau.session.messages import CustomMessage
 
 if TYPE_CHECKING:
+    from tau.context.system_prompt import SystemPromptOptions
     from tau.extensions.host import DeliverAs, ForkPosition, UserDelivery
     from tau.extensions.types import CommandInfo, ToolInfo
     from tau.runtime.agent_session import AgentSession
@@ -81,6 +82,12 @@ class SessionExtensionHost:
 
     def get_system_prompt(self) -> str:
         return self._session.system_prompt
+
+    def get_system_prompt_options(self) -> SystemPromptOptions | None:
+        return self._session.base_system_prompt_options
+
+    def get_settings(self) -> dict[str, Any]:
+        return self._session.services.settings_manager.as_dict()
 
     def is_project_trusted(self) -> bool:
         return self._session.services.project_trusted

@@ -82,6 +82,24 @@ def path_to(leaf: SessionEntry | None, by_id: Mapping[str, SessionEntry]) -> lis
     return path
 
 
+def context_entries(path: Sequence[SessionEntry]) -> list[SessionEntry]:
+    """The entries of a branch (root first) that make the model's context, as pi 1.6's
+    ``buildContextEntries``: the whole branch, or after its latest compaction that compaction,
+    the entries from its ``first_kept_entry_id`` up to it (system records left out: its checkpoint
+    stands for them) and everything after it."""
+    compaction_index = max(
+        (i for i, entry in enumerate(path) if isinstance(entry, CompactionEntry)), default=-1
+    )
+    if compaction_index < 0:
+        return list(path)
+    compaction = path[compaction_index]
+    assert isinstance(compaction, CompactionEntry)
+    before = path[:compaction_index]
+    first_kept = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), None)
+    kept = [e for e in before[first_kept:] if not _is_system(e)] if first_kept is not None else []
+    return [compaction, *kept, *path[compaction_index + 1 :]]
+
+
 def build_session_context(
     entries: Sequence[SessionEntry],
     leaf_id: str | _Leaf | None = LAST_ENTRY,
@@ -110,27 +128,14 @@ def build_session_context(
         path = path_to(leaf if leaf is not None else entries[-1], by_id)
 
     context = SessionContext()
-    compaction_index = -1
-    for index, entry in enumerate(path):
+    for entry in path:
         if isinstance(entry, ThinkingLevelChangeEntry):
             context.thinking_level = entry.thinking_level
         elif isinstance(entry, ModelChangeEntry):
             context.model = ModelRef(entry.provider, entry.model_id)
         elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
             context.model = ModelRef(entry.message.provider, entry.message.model)
-        elif isinstance(entry, CompactionEntry):
-            compaction_index = index
-
-    if compaction_index < 0:
-        selected: list[SessionEntry] = list(path)
-    else:
-        compaction = path[compaction_index]
-        assert isinstance(compaction, CompactionEntry)
-        before = path[:compaction_index]
-        first_kept = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), None)
-        # The compaction's checkpoint stands for the system messages before it.
-        kept = [e for e in before[first_kept:] if not _is_system(e)] if first_kept is not None else []
-        selected = [compaction, *kept, *path[compaction_index + 1 :]]
+    selected = context_entries(path)
 
     edits = {e.target_id: e for e in selected if isinstance(e, ContextEditEntry)}
     for index, entry in enumerate(selected):

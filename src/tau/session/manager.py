@@ -484,6 +484,13 @@ class SessionManager:
                 self._entries, self._leaf_id, self._by_id, path=path, system_messages=system_messages
             )
 
+    def build_context_entries(self) -> list[SessionEntry]:
+        """The current branch's entries that make the model's context, compaction applied (pi's
+        ``buildContextEntries()``): after a compaction, it first, then the entries it kept."""
+        from tau.session.context import context_entries
+
+        return context_entries(self._branch_to(self._leaf_id) if self._leaf_id in self._by_id else [])
+
     def branch_system_message(self) -> SystemMessage | None:
         """``build_session_context().system_message`` without building the branch's messages."""
         if self._leaf_id is None or not self._entries:

@@ -21,8 +21,10 @@ def entry_usage(entry: SessionEntry) -> Usage | None:
         return None
     if isinstance(entry.message, AssistantMessage):
         return entry.message.usage
+    if isinstance(entry.message, ToolResultMessage) and entry.message.usage is not None:
+        return entry.message.usage
     if isinstance(entry.message, ToolResultMessage) and entry.raw is not None:
-        # tau's tool results carry no usage; pi 1.x's may, and the entry keeps it in its line.
+        # A line written before tool results had a usage field kept it in the raw line.
         raw = entry.raw.get("message")
         usage = raw.get("usage") if isinstance(raw, dict) else None
         if isinstance(usage, dict):

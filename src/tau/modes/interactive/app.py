@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -59,7 +59,7 @@ from tau.modes.interactive.graphemes import ClusterCells, cluster_fragments
 from tau.modes.interactive.header import startup_header
 from tau.modes.interactive.keyboard import KeyboardProtocol
 from tau.modes.interactive.keymap import load_keymap, register_enter_sequences
-from tau.modes.interactive.keys import build_key_bindings
+from tau.modes.interactive.keys import EDITOR_ROWS, build_key_bindings
 from tau.modes.interactive.progress import TerminalProgress
 from tau.modes.interactive.screen import Scrollback
 from tau.modes.interactive.state import Activity, InputState
@@ -78,7 +78,7 @@ from tau.runtime.events import (
     SummarizationRetryScheduled,
     ThinkingLevelChanged,
 )
-from tau.session.entries import CustomEntry
+from tau.session.entries import CustomEntry, UsageEntry
 from tau.session.messages import CompactionSummaryMessage
 
 if TYPE_CHECKING:
@@ -175,9 +175,22 @@ async def run_interactive_mode(
     (fullscreen or regular) override the settings; ``verbose`` shows the whole startup header
     whatever ``quietStartup`` says."""
     mode = InteractiveMode(runtime, theme=theme, tui_mode=tui_mode, verbose=verbose)
-    return await mode.run(
-        initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
-    )
+    try:
+        return await mode.run(
+            initial_text, list(initial_images or []), list(messages), list(notices), open_resume_picker
+        )
+    except Exception as error:  # the next start says so and /bug attaches it, as pi 1.6
+        from tau.modes.interactive.crash_log import record_crash
+
+        session = runtime.session
+        record_crash(
+            session.services.agent_dir,
+            "fatal_error",
+            error,
+            session_file=session.session_file,
+            cwd=session.cwd,
+        )
+        raise
 
 
 class InteractiveMode:
@@ -243,9 +256,20 @@ class InteractiveMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._seen_width = 0
+        self._extra_usage_warned = False
+        self.hidden_thinking_label: str | None = None
+        self.terminal_input_listeners: list[Callable[[str], Any]] = []
         self.footer_cache: tuple[Any, float, StyleAndTextTuples] | None = None
         self._resize_pending: asyncio.TimerHandle | None = None
         self.progress = TerminalProgress(self.write_raw, lambda: settings.show_terminal_progress)
+        from tau._env_twins import env_twin
+        from tau.modes.interactive.program_status import ProgramStatus
+
+        self.program_status = ProgramStatus(
+            self.write_raw,
+            env_twin("PROGRAM_STATUS"),
+            lambda: self.session.session_manager.get_session_name(),
+        )
         self.session.subscribe(self._on_event)  # a replaced session drops its listeners itself
         runtime.set_rebind_session(self._rebind)
         self.app = self._build_app()
@@ -283,6 +307,7 @@ class InteractiveMode:
                 color_system=self.color_system(),
                 output_pad=self.output_pad,
                 markdown=self.extension_renderers.markdown_hook(),
+                thinking_label=self.hidden_thinking_label,
             )
         return renderer
 
@@ -411,7 +436,7 @@ class InteractiveMode:
         drawn_cursor = lambda: not settings.show_hardware_cursor  # noqa: E731
         editor_window = Window(
             BufferControl(self.editor, input_processors=[DrawnCursor(drawn_cursor), ClusterCells()]),
-            height=Dimension(min=1, max=12),
+            height=Dimension(min=1, max=EDITOR_ROWS),
             wrap_lines=True,
             dont_extend_height=True,
             always_hide_cursor=Condition(drawn_cursor),
@@ -484,6 +509,8 @@ class InteractiveMode:
             output.flush()
 
         self.keyboard = KeyboardProtocol(write, _fileno(output))
+        self.keyboard.program_status = self.program_status
+        self.keyboard.input_listeners = self.terminal_input_listeners  # kept across TUI mode switches
         if self.keyboard.install(app_input):
             self.keyboard.on_background = self._on_background
             self.keyboard.on_appearance = self._on_appearance_report
@@ -658,8 +685,28 @@ class InteractiveMode:
             self.scrollback.write(header, new_block=False)
         for notice in [*notices, *self.keymap.warnings]:
             self.chat.add_notice(notice, "warning")
+        self._warn_extra_usage()
+        from tau.modes.interactive.crash_log import crash_notice, take_unnotified_crash
+
+        if (crash := take_unnotified_crash(self.session.services.agent_dir)) is not None:
+            self.chat.add_notice(crash_notice(crash), "warning")
         if self.session.messages:
-            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
+            self.chat.add_messages(
+                self.session.messages, self.extension_renderers.branch_entries(), self._restored_notes()
+            )
+        else:  # pi 1.6: what changed since the version last seen, on a fresh session only
+            from tau import __version__
+            from tau.modes.interactive.changelog import whats_new
+
+            settings = self.session.services.settings_manager
+            if news := whats_new(settings, __version__):
+                title, text = news
+                self.chat.add_notice(f"{title}\n\n{text}" if title else text)
+            from tau.modes.interactive.package_changelogs import package_updates, updates_text
+
+            if updates := package_updates(settings):
+                title, text = updates_text(updates, collapsed=settings.collapse_changelog)
+                self.chat.add_notice(f"{title}\n\n{text}" if title else text)
         self.ui = InteractiveUI(self)
         await self.session.bind_extensions(
             self.ui, on_error=self._extension_error, shutdown_handler=self.quit
@@ -847,8 +894,21 @@ class InteractiveMode:
 
     # -- events ------------------------------------------------------------------------------------
 
+    def _warn_extra_usage(self) -> None:
+        """pi 1.6's warning about an Anthropic subscription login, once a run: at start and when a
+        run starts on such a model (``warnings.anthropicExtraUsage: false`` turns it off)."""
+        if self._extra_usage_warned or not self.session.services.settings_manager.warn_anthropic_extra_usage:
+            return
+        from tau.modes.interactive.extra_usage import EXTRA_USAGE_WARNING, uses_anthropic_subscription
+
+        if uses_anthropic_subscription(self.session.model, self.session.services.model_registry):
+            self._extra_usage_warned = True
+            self.chat.add_notice(EXTRA_USAGE_WARNING, "warning")
+
     def _on_event(self, event: Any) -> None:
+        self._report_status(event)
         if isinstance(event, AgentStart):
+            self._warn_extra_usage()
             self.activity.working = True
             self.start_ticker()
         elif isinstance(event, AgentEnd):
@@ -870,6 +930,13 @@ class InteractiveMode:
             if event.result is not None:
                 summary = CompactionSummaryMessage(event.result.summary, event.result.tokens_before)
                 self.chat.add_messages([summary])
+                if (
+                    event.result.usage is not None
+                    and self.session.services.settings_manager.show_cache_miss_notices
+                ):
+                    from tau.modes.interactive.cache_misses import compaction_cost_notice
+
+                    self.chat.add_notice(compaction_cost_notice(event.result.usage), "warning")
             elif event.error_message and not event.aborted:
                 message = event.error_message
                 if not message.lower().startswith("compaction"):
@@ -899,6 +966,14 @@ class InteractiveMode:
         elif isinstance(event, EntryAppended):
             if isinstance(event.entry, CustomEntry):
                 self.chat.add_entry(event.entry)
+            elif (
+                isinstance(event.entry, UsageEntry)
+                and event.entry.kind == "cache_warm"
+                and self.session.services.settings_manager.show_cache_miss_notices
+            ):
+                from tau.modes.interactive.cache_misses import cache_warmed_notice
+
+                self.chat.add_notice(cache_warmed_notice(event.entry.usage.cost.total))
         elif isinstance(event, SessionInfoChanged):
             self.footer_cache = None
             self._set_title()
@@ -912,7 +987,53 @@ class InteractiveMode:
             elif isinstance(event, TurnStart):
                 self.progress.busy()
             self.chat.on_agent_event(event)
+            if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                self._notice_cache_miss(event.message)
         self.invalidate()
+
+    def _restored_notes(self) -> Callable[[object], str | None] | None:
+        """The cache-miss lines of a session drawn again, with ``showCacheMissNotices`` on."""
+        if not self.session.services.settings_manager.show_cache_miss_notices:
+            return None
+        from tau.modes.interactive.cache_misses import restored_miss_notices
+
+        registry = self.session.services.model_registry
+
+        def price(provider: str, model_id: str) -> float:
+            model = registry.find(provider, model_id)
+            return model.cost.cache_read if model is not None else 0.0
+
+        return restored_miss_notices(self.session.session_manager.get_entries(), price)
+
+    def _notice_cache_miss(self, message: AssistantMessage) -> None:
+        """pi 1.6's "Cache miss: ... re-billed" line after the reply that paid for it."""
+        if not self.session.services.settings_manager.show_cache_miss_notices:
+            return
+        from tau.modes.interactive.cache_misses import detect_cache_miss, miss_notice
+
+        model = self.session.services.model_registry.find(message.provider, message.model)
+        price = model.cost.cache_read if model is not None else 0.0
+        miss = detect_cache_miss(self.session.session_manager.get_entries(), message, price)
+        if miss is not None and (text := miss_notice(miss)) is not None:
+            self.chat.add_notice(text, "warning")
+
+    def _report_status(self, event: Any) -> None:
+        """The program status (OSC 7501) follows the run, as pi 1.6's reporter."""
+        status = self.program_status
+        if isinstance(event, AgentStart):
+            status.run_started()
+        elif isinstance(event, AgentEnd):
+            status.run_ended()
+        elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+            status.reply_ended(event.message.stop_reason, event.message.error_message)
+        elif isinstance(event, CompactionStart):
+            status.compaction_started()
+        elif isinstance(event, CompactionEnd):
+            status.compaction_ended(
+                aborted=event.aborted, error_message=event.error_message, manual=event.reason == "manual"
+            )
+        elif isinstance(event, SessionInfoChanged):
+            status.report()  # the name is the message of working and done
 
     def start_ticker(self) -> None:
         if self._ticker is None or self._ticker.done():
@@ -958,7 +1079,9 @@ class InteractiveMode:
             self.chat = self._new_chat()
             self.scrollback.redraw([header] if (header := self._header_text()) else [])
             self._renderers.clear()  # another session may bring other extensions' renderers
-            self.chat.add_messages(self.session.messages, self.extension_renderers.branch_entries())
+            self.chat.add_messages(
+                self.session.messages, self.extension_renderers.branch_entries(), self._restored_notes()
+            )
             return
         header = self._header_text()
         blocks = [header, *self.chat.render_all()] if header else self.chat.render_all()

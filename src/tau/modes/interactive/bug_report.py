@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from tau.modes.interactive.crash_log import clear_crash_log, read_crash_log
 from tau.modes.interactive.dialogs import ListDialog, ListItem
 
 if TYPE_CHECKING:
@@ -161,6 +162,10 @@ def report_files(session: AgentSession, hint: str | None, *, include_session: bo
         "entryCount": len(entries),
         "assistantMessageCount": assistants,
         "assistant": failed,
+        "crashes": [
+            {k: v for k, v in record.items() if k != "notified"}
+            for record in read_crash_log(session.services.agent_dir)
+        ],
     }
     files = {
         "report.json": json.dumps(report, indent=2) + "\n",
@@ -184,6 +189,7 @@ def write_bug_report(session: AgentSession, folder: str, hint: str | None, *, in
     with zipfile.ZipFile(path, "x", zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():
             archive.writestr(name, text)
+    clear_crash_log(session.services.agent_dir)  # reported: the next report starts afresh, as pi's
     return path
 
 

@@ -263,10 +263,15 @@ class Chat:
             return None
         return _Static(lambda r, f: r.entry(entry, renderer, expanded=f.tools_expanded))
 
-    def add_messages(self, messages: Sequence[AgentMessage], entries: Sequence[CustomEntry] = ()) -> None:
+    def add_messages(
+        self,
+        messages: Sequence[AgentMessage],
+        entries: Sequence[CustomEntry] = (),
+        notes: Callable[[AgentMessage], str | None] | None = None,
+    ) -> None:
         """Blocks for finished messages (a restored session): tool results join their calls.
         ``entries``: extensions' ``custom`` entries of the branch, each placed before the first
-        message that came after it."""
+        message that came after it; ``notes(message)``: a warning line to show after a message."""
         waiting = sorted(
             ((_entry_ms(e), e) for e in entries if self._entry_renderer(e.custom_type) is not None),
             key=lambda pair: pair[0],
@@ -285,6 +290,8 @@ class Chat:
                     continue
             for block in self._blocks_of(message):
                 self.live.append(block)
+            if notes is not None and (note := notes(message)) is not None:
+                self.live.append(_Static(lambda r, f, note=note: r.notice(note, "warning")))  # type: ignore[misc]
         for _, entry in waiting:
             block = self._entry_block(entry)
             if block is not None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from msgspec import Struct
 
@@ -155,6 +155,32 @@ async def _settings(mode: CommandHost, argument: str) -> None:
     await open_settings(mode)
 
 
+def _close_with_query(action: str) -> Callable[[ListDialog[str]], None]:
+    """Close the dialog with ``(action, the search typed)``, to open it again as it was."""
+    return lambda shown: shown.close((action, shown.query.text))
+
+
+def _close_with_shown(action: str) -> Callable[[ListDialog[str]], None]:
+    """Close the dialog with ``(action, [the keys it lists now])``: what a search left shown."""
+    return lambda shown: shown.close((action, [item.value for item in shown.shown]))
+
+
+def _edit_scope(
+    chosen: list[str], keys: list[str], action: str, value: Any, position: int
+) -> tuple[list[str], int]:
+    """``/scoped-models``' bulk keys (pi 1.6's): the new choice and the row to highlight."""
+    from tau.modes.interactive.model_scope_edits import clear_all, enable_all, move, toggle_provider
+
+    if action == "all":
+        return enable_all(chosen, value), position
+    if action == "clear":
+        return clear_all(chosen, value), position
+    if action == "provider":
+        return toggle_provider(chosen, keys, value.split("/", 1)[0]), keys.index(value)
+    moved = move(chosen, value, -1 if action == "up" else 1)
+    return moved, keys.index(value)
+
+
 async def _scoped_models(mode: CommandHost, argument: str) -> None:
     """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
     from tau.accounts.model_resolver import resolve_model_scope
@@ -177,9 +203,17 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
             "Models for Ctrl+P",
             items,
             selected=position,
-            hint="enter add/remove · ctrl+s save · esc cancel · type to filter",
-            actions={"app.models.save": _close_with("save")},
+            hint="enter add/remove · ctrl+a all · ctrl+x clear · ctrl+p provider · alt+↑↓ order · "
+            "ctrl+s save · esc cancel · type to filter",
+            actions={
+                "app.models.save": _close_with("save"),
+                "app.models.toggleProvider": _close_with("provider"),
+                "app.models.reorderUp": _close_with("up"),
+                "app.models.reorderDown": _close_with("down"),
+            },
         )
+        for action_id, name in (("app.models.enableAll", "all"), ("app.models.clearAll", "clear")):
+            dialog.on_empty_action(action_id, _close_with_shown(name))
         picked = await mode.show_dialog(dialog)
         if picked is None:
             return
@@ -190,6 +224,10 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
             else:
                 chosen.append(key)
             position = keys.index(key)
+            continue
+        action, value = picked
+        if action != "save":
+            chosen, position = _edit_scope(chosen, keys, action, value, position)
             continue
         session.services.settings_manager.set_enabled_models(chosen or None)
         session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0])
@@ -210,11 +248,16 @@ async def _new(mode: CommandHost, argument: str) -> None:
 
 async def _resume(mode: CommandHost, argument: str) -> None:
     """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
-    Ctrl+D deletes (after asking)."""
+    Ctrl+D deletes (after asking), and Ctrl+Backspace too when nothing is typed (pi 1.6's
+    ``app.session.deleteNoninvasive``); as pi 1.6's, Ctrl+S changes the order (threaded, recent,
+    relevance), Ctrl+N shows only named sessions, Ctrl+P shows each session's file."""
+    from tau.modes.interactive.session_order import next_sort_mode, threaded
     from tau.session.listing import list_all_sessions, list_sessions
     from tau.session.paths import sessions_root
 
-    everywhere = False
+    everywhere = named_only = show_path = False
+    sort_mode = "threaded"
+    query = ""
     while True:
         manager = mode.session.session_manager
         if everywhere:
@@ -222,28 +265,44 @@ async def _resume(mode: CommandHost, argument: str) -> None:
         else:
             infos = list_sessions(manager.get_session_dir())
         current = mode.session.session_file
-        infos = [i for i in infos if i.path != current]
+        infos = [i for i in infos if i.path != current and (i.name or not named_only)]
+        rows = threaded(infos) if sort_mode == "threaded" else [(i, 0) for i in infos]
         items = [
             ListItem(
-                _one_line(i.name or i.first_message or "(no messages)", 60),
+                ("  " * (depth - 1) + "└ " if depth else "")
+                + _one_line(i.name or i.first_message or "(no messages)", 60),
                 i.path,
                 f"{i.modified:%Y-%m-%d %H:%M} · {i.message_count} msgs"
-                + (f" · {i.cwd}" if everywhere else ""),
+                + (f" · {i.cwd}" if everywhere else "")
+                + (f" · {i.path}" if show_path else ""),
                 f"{i.name or ''} {i.cwd if everywhere else ''} {i.all_messages_text[:2000]}",
             )
-            for i in infos
+            for i, depth in rows
         ]
 
         dialog: ListDialog[str] = ListDialog(
-            "Resume a session" + (" (all projects)" if everywhere else ""),
+            "Resume a session"
+            + (" (all projects)" if everywhere else "")
+            + (", named only" if named_only else "")
+            + f" · {sort_mode}",
             items,
-            hint="enter resume · tab this folder/all projects · ctrl+r rename · ctrl+d delete · esc cancel",
+            hint="enter resume · tab this folder/all projects · ctrl+s order · ctrl+n named · ctrl+p path"
+            " · ctrl+r rename · ctrl+d delete · esc cancel",
             actions={
                 "app.session.rename": _close_with("rename"),
                 "app.session.delete": _close_with("delete"),
             },
+            keep_order=sort_mode == "recent",
         )
-        dialog.on_empty_key("tab", lambda shown: shown.close(("scope", "")))
+        dialog.query.text = query
+        dialog.on_empty_key("tab", lambda shown: shown.close(("scope", shown.query.text)))
+        for action_id, kind_of in (
+            ("app.session.toggleSort", "sort"),
+            ("app.session.toggleNamedFilter", "named"),
+            ("app.session.togglePath", "path"),
+        ):
+            dialog.on_empty_action(action_id, _close_with_query(kind_of))
+        dialog.on_empty_action("app.session.deleteNoninvasive", _delete_unless_searching)
         chosen = await mode.show_dialog(dialog)
         if chosen is None:
             return
@@ -251,8 +310,15 @@ async def _resume(mode: CommandHost, argument: str) -> None:
             await mode.runtime.switch_session(chosen.value)
             return
         kind, path = chosen
+        query = path if kind in ("scope", "sort", "named", "path") else ""
         if kind == "scope":
             everywhere = not everywhere
+        elif kind == "sort":
+            sort_mode = next_sort_mode(sort_mode)
+        elif kind == "named":
+            named_only = not named_only
+        elif kind == "path":
+            show_path = not show_path
         elif kind == "rename":
             name = await mode.show_dialog(InputDialog("New name for the session"))
             if name and name.strip():
@@ -349,34 +415,70 @@ def cache_warming_line(setting: str, status: WarmingStatus, now: float | None = 
     return text
 
 
+_TREE_FILTER_KEYS: Final[Mapping[str, str]] = {
+    "app.tree.filter.cycleForward": "next",
+    "app.tree.filter.cycleBackward": "previous",
+    "app.tree.filter.default": "default",
+    "app.tree.filter.noTools": "no-tools",
+    "app.tree.filter.userOnly": "user-only",
+    "app.tree.filter.labeledOnly": "labeled-only",
+    "app.tree.filter.all": "all",
+}
+"""``/tree``'s filter keys and what each asks for: a step through the filters, or one of them."""
+
+
+def next_tree_filter(current: str, wanted: str) -> str:
+    """The ``/tree`` filter after a filter key, as pi 1.6's: ``next``/``previous`` step through
+    the filters; a named one is chosen, or when it is the one shown already, ``default`` again."""
+    from tau.modes.interactive.tree_view import FILTER_MODES
+
+    if wanted in ("next", "previous"):
+        step = 1 if wanted == "next" else -1
+        return FILTER_MODES[(FILTER_MODES.index(current) + step) % len(FILTER_MODES)]
+    return "default" if wanted == current else wanted
+
+
+def _close_filter(target: str) -> Callable[[ListDialog[str]], None]:
+    return lambda shown: shown.close(("filter", target))
+
+
 async def _tree(mode: CommandHost, argument: str) -> None:
-    from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_items
+    from tau.modes.interactive.tree_dialog import TreeDialog
+    from tau.modes.interactive.tree_view import FILTER_MODES, child_session_of, tree_rows
 
     session = mode.session
     manager = session.session_manager
     settings = session.services.settings_manager
     filter_mode = str(settings.get("treeFilterMode", "default"))
     filter_mode = filter_mode if filter_mode in FILTER_MODES else "default"
+    folded: set[str] = set()
+    label_times = False
+    keep: str | None = None  # the row to highlight again after a label edit
     while True:
-        items, selected = tree_items(manager, filter_mode)
-
-        dialog: ListDialog[str] = ListDialog(
+        rows = tree_rows(manager, filter_mode)
+        selected = next((i for i, item in enumerate(rows.items) if item.value == keep), rows.selected)
+        dialog = TreeDialog(
             f"Session tree ({filter_mode})",
-            items,
+            rows,
+            folded=folded,
+            label_times=label_times,
             selected=selected,
-            hint="enter go there · ctrl+l label · ctrl+o next filter · esc cancel · type to search",
             actions={"app.tree.editLabel": _close_with("label")},
         )
-        dialog.on_empty_action("app.tree.filter.cycleForward", lambda shown: shown.close(("filter", "")))
+        for action_id, target in _TREE_FILTER_KEYS.items():
+            dialog.on_empty_action(action_id, _close_filter(target))
         chosen = await mode.show_dialog(dialog)
+        folded, label_times, keep = dialog.folded, dialog.label_times, None
         if chosen is None:
             return
         if isinstance(chosen, ListItem):
             break
         kind, entry_id = chosen
         if kind == "filter":
-            filter_mode = FILTER_MODES[(FILTER_MODES.index(filter_mode) + 1) % len(FILTER_MODES)]
+            filter_mode = next_tree_filter(filter_mode, entry_id)
+            folded = set()  # as pi's: a filter unfolds everything
         elif kind == "label":
+            keep = entry_id
             text = await mode.show_dialog(
                 InputDialog("Label (empty to clear)", initial=manager.get_label(entry_id) or "")
             )
@@ -388,26 +490,29 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         return
     if chosen.value == manager.get_leaf_id():
         return
-    summary = await mode.show_dialog(
-        ListDialog(
-            "Summarize the branch you are leaving?",
-            [
-                ListItem("No summary", "none"),
-                ListItem("Summarize", "summary"),
-                ListItem("Summarize with instructions…", "custom"),
-            ],
-            filterable=False,
+    choice = "none"  # branchSummary.skipPrompt: leave without a summary, unasked (as pi 1.6)
+    if not settings.branch_summary_skip_prompt:
+        summary = await mode.show_dialog(
+            ListDialog(
+                "Summarize the branch you are leaving?",
+                [
+                    ListItem("No summary", "none"),
+                    ListItem("Summarize", "summary"),
+                    ListItem("Summarize with instructions…", "custom"),
+                ],
+                filterable=False,
+            )
         )
-    )
-    if summary is None:
-        return
+        if summary is None:
+            return
+        choice = summary.value
     instructions = None
-    if summary.value == "custom":
+    if choice == "custom":
         instructions = await mode.show_dialog(InputDialog("Instructions for the summary"))
         if instructions is None:
             return
     result = await session.navigate_tree(
-        chosen.value, summarize=summary.value != "none", custom_instructions=instructions or None
+        chosen.value, summarize=choice != "none", custom_instructions=instructions or None
     )
     if result.cancelled:
         mode.chat.add_notice(
@@ -542,6 +647,17 @@ async def _packages(mode: CommandHost, argument: str) -> None:
 
 async def _quit(mode: CommandHost, argument: str) -> None:
     mode.quit()
+
+
+def _delete_unless_searching(shown: ListDialog[str]) -> None:
+    """pi 1.6's ``app.session.deleteNoninvasive``: the highlighted session's delete when nothing is
+    typed; else the key edits the search, deleting the word before the cursor."""
+    query = shown.query
+    if query.text:
+        start = query.document.find_start_of_previous_word()
+        query.delete_before_cursor(-start if start is not None else query.cursor_position)
+    elif shown.shown:
+        shown.close(("delete", shown.shown[shown.index].value))
 
 
 def _close_with(kind: str) -> Callable[[ListDialog[str], ListItem[str]], None]:

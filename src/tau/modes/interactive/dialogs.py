@@ -22,7 +22,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
-from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.fuzzy import fuzzy_filter, fuzzy_score
 from tau.modes.interactive.keyboard import lone_escape
 from tau.modes.interactive.keymap import Keymap, load_keymap
 from tau.modes.interactive.render.format import truncate_to_width
@@ -97,8 +97,11 @@ class ListDialog(Dialog, Generic[T]):
         selected: int = 0,
         keys: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         actions: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
+        keep_order: bool = False,
     ) -> None:
         super().__init__()
+        self._keep_order = keep_order
+        """A search only filters: the matches stay in the list's order rather than best first."""
         self.title = title
         self.hint = hint
         self.items = list(items)
@@ -198,9 +201,12 @@ class ListDialog(Dialog, Generic[T]):
 
     def _refilter(self) -> None:
         query = self.query.text.strip() if self._filterable else ""
-        self.shown = (
-            fuzzy_filter(query, self.items, lambda i: i.search_text or i.label) if query else list(self.items)
-        )
+        if not query:
+            self.shown = list(self.items)
+        elif self._keep_order:
+            self.shown = [i for i in self.items if fuzzy_score(query, i.search_text or i.label) is not None]
+        else:
+            self.shown = fuzzy_filter(query, self.items, lambda i: i.search_text or i.label)
         self.index = 0
 
     def _rows(self) -> StyleAndTextTuples:

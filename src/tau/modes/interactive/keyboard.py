@@ -21,7 +21,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition
@@ -29,7 +29,10 @@ from prompt_toolkit.input.vt100_parser import Vt100Parser
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 
-from tau.modes.interactive.keymap import SHIFT_ENTER
+from tau.modes.interactive.keymap import CTRL_BACKSPACE, SHIFT_ENTER
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.program_status import ProgramStatus
 
 __all__ = ["CTRL_SHIFT_KEYS", "KeyParser", "KeyboardProtocol", "decode_key", "lone_escape"]
 
@@ -42,8 +45,10 @@ def lone_escape() -> bool:
     return not get_app().key_processor.input_queue
 
 
-QUERY = "\x1b[>1u\x1b[?u\x1b[c"
-"""Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal)."""
+KITTY_QUERY = "\x1b[>1u\x1b[?u"
+QUERY = KITTY_QUERY + "\x1b[c"
+"""Push kitty flags 1, ask for the flags in force, then DA1 (answered by every terminal); the
+program status query (OSC 7501), when asked, goes before DA1, as pi sends it."""
 MODIFY_OTHER_KEYS_ON = "\x1b[>4;2m"
 MODIFY_OTHER_KEYS_OFF = "\x1b[>4;0m"
 KITTY_POP = "\x1b[<u"
@@ -92,8 +97,7 @@ def decode_key(code: int, modifiers: int, shifted: int | None = None) -> KeyList
     elif code == 9:
         main = Keys.BackTab if shift and not ctrl else None if ctrl else Keys.ControlI
     elif code in (127, 8):
-        # Ctrl+Backspace deletes a word, as Alt+Backspace does.
-        main, alt = Keys.ControlH, alt or ctrl
+        main = CTRL_BACKSPACE if ctrl else Keys.ControlH  # told from Backspace, see keymap
     elif code == 27:
         main = Keys.Escape
     elif code == 32:
@@ -149,10 +153,16 @@ class KeyParser(Vt100Parser):
         feed_key_callback: Callable[[KeyPress], None],
         on_answer: Callable[[str, int], None],
         on_colour: Callable[[int, str], None] = lambda number, value: None,
+        on_input: Callable[[str], str] | None = None,
     ):
         self._on_answer = on_answer
         self._on_colour = on_colour
+        self._on_input = on_input
+        """Extensions' raw input listeners (``ctx.ui.on_terminal_input``): what they leave is read."""
         super().__init__(feed_key_callback)
+
+    def _input(self, data: str) -> str:
+        return self._on_input(data) if self._on_input is not None and data else data
 
     def feed(self, data: str) -> None:
         if "\x1b]" in data and not self._in_bracketed_paste:
@@ -161,21 +171,26 @@ class KeyParser(Vt100Parser):
                 self._on_colour(int(match.group(1)), match.group(2))
             data = _OSC_REPLY.sub("", data)
         if self._in_bracketed_paste or "\x1b[" not in data:
-            super().feed(data)
+            super().feed(self._input(data))
             return
         paste = data.find(_PASTE_START)
         scan, rest = (data, "") if paste < 0 else (data[:paste], data[paste:])
         position = 0
         for match in _SEQUENCE.finditer(scan):
             if match.start() > position:
-                super().feed(scan[position : match.start()])
+                super().feed(self._input(scan[position : match.start()]))
             super().flush()  # what came before is complete: this sequence cannot continue it
-            self._handle(match)
+            key = match.group(3) is not None or match.group(5) is not None  # a key, not an answer
+            seen = self._input(match.group(0)) if key else match.group(0)
+            if seen == match.group(0):
+                self._handle(match)
+            elif seen:
+                super().feed(seen)
             position = match.end()
         if position < len(scan):
-            super().feed(scan[position:])
+            super().feed(self._input(scan[position:]))
         if rest:
-            super().feed(rest)
+            super().feed(self._input(rest))
 
     def _handle(self, match: re.Match[str]) -> None:
         kitty_flags, appearance, kitty_key, modifiers, code = match.groups()
@@ -216,10 +231,18 @@ class KeyboardProtocol:
         """Called when the colour answers are over (the DA1 after them), answered or not."""
         self._colours_asked = 0
         self._appearance_reports = False
+        self.input_listeners: list[Callable[[str], Any]] = []
+        """``ctx.ui.on_terminal_input`` handlers, in the order they were added (pi's listeners)."""
+        self.program_status: ProgramStatus | None = None
+        """Asked for with the key queries (OSC 7501); told when the terminal answers, cleared on restore."""
         self._starting = False
         atexit.register(self._restore_at_exit)
 
     def _colour(self, number: int, value: str) -> None:
+        if number == 7501:  # the program status query's answer
+            if value.startswith("?") and self.program_status is not None:
+                self.program_status.answered()
+            return
         if number == 11 and self.on_background is not None:
             self.on_background(value)
         if self.on_colour is not None:
@@ -236,8 +259,22 @@ class KeyboardProtocol:
         parser = getattr(app_input, "vt100_parser", None)
         if not isinstance(parser, Vt100Parser):
             return False
-        app_input.vt100_parser = KeyParser(parser.feed_key_callback, self.on_answer, self._colour)
+        app_input.vt100_parser = KeyParser(
+            parser.feed_key_callback, self.on_answer, self._colour, self._listen
+        )
         return True
+
+    def _listen(self, data: str) -> str:
+        """Raw input through the extensions' listeners, as pi's: ``{"consume": True}`` swallows it,
+        ``{"data": text}`` hands the next one (and tau) ``text`` instead."""
+        for listener in list(self.input_listeners):
+            result = listener(data)
+            if isinstance(result, dict):
+                if result.get("consume"):
+                    return ""
+                if isinstance(result.get("data"), str):
+                    data = result["data"]
+        return data
 
     def start(self) -> None:
         """Push the kitty flags and ask which protocol the terminal speaks, when the next frame
@@ -257,7 +294,10 @@ class KeyboardProtocol:
             colours = APPEARANCE_REPORTS_ON + COLOUR_QUERY
             self._appearance_reports = True
             self._colours_asked += 1
-        self._write(colours + QUERY)
+        status_query = self.program_status.query() if self.program_status is not None else ""
+        self._write(colours + KITTY_QUERY + status_query + DA1)
+        if self.program_status is not None:
+            self.program_status.report()  # sent now when TAU_PROGRAM_STATUS=1 needs no answer
 
     def on_answer(self, kind: str, flags: int) -> None:
         if kind == "appearance":
@@ -284,7 +324,9 @@ class KeyboardProtocol:
         return out + (MODIFY_OTHER_KEYS_OFF if self.modify_other_keys else "")
 
     def restore(self) -> None:
-        """Give the terminal its keys back (idempotent)."""
+        """Give the terminal its keys back (idempotent); the program status is cleared."""
+        if self.program_status is not None:
+            self.program_status.stop()
         sequence = self.restore_sequence()
         self._pushed = self.kitty = self.modify_other_keys = self._asked = self._appearance_reports = False
         self._starting = False

@@ -22,6 +22,7 @@ from typing import Final
 from msgspec import Struct, field
 
 __all__ = [
+    "CTRL_BACKSPACE",
     "DEFAULT_BINDINGS",
     "DESCRIPTIONS",
     "EDITOR_COMMANDS",
@@ -61,6 +62,8 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "tui.editor.yank": ("ctrl+y",),
     "tui.editor.yankPop": ("alt+y",),
     "tui.editor.undo": ("ctrl+-",),
+    "tui.editor.pageUp": ("pageup", "ctrl+pageup"),
+    "tui.editor.pageDown": ("pagedown", "ctrl+pagedown"),
     # Lists (pickers, selectors, extension ``select`` dialogs).
     "tui.select.up": ("up",),
     "tui.select.down": ("down",),
@@ -82,17 +85,36 @@ DEFAULT_BINDINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "app.model.cycleForward": ("ctrl+p",),
     "app.model.cycleBackward": ("shift+ctrl+p",),
     "app.models.save": ("ctrl+s",),
+    "app.models.enableAll": ("ctrl+a",),
+    "app.models.clearAll": ("ctrl+x",),
+    "app.models.toggleProvider": ("ctrl+p",),
+    "app.models.reorderUp": ("alt+up",),
+    "app.models.reorderDown": ("alt+down",),
     "app.thinking.cycle": ("shift+tab",),
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
+    # The /tree picker's branch keys and the session picker's Ctrl+Backspace.
+    "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
+    "app.tree.unfoldOrDown": ("ctrl+right", "alt+right"),
+    "app.tree.toggleLabelTimestamp": ("shift+t",),
+    "app.session.deleteNoninvasive": ("ctrl+backspace",),
     "app.session.new": (),
     "app.session.tree": (),
     "app.session.fork": (),
     "app.session.resume": (),
     "app.session.rename": ("ctrl+r",),
     "app.session.delete": ("ctrl+d",),
+    "app.session.toggleSort": ("ctrl+s",),
+    "app.session.toggleNamedFilter": ("ctrl+n",),
+    "app.session.togglePath": ("ctrl+p",),
     "app.tree.editLabel": ("ctrl+l",),  # pi: shift+l; tau's tree list takes typed letters as a search
     "app.tree.filter.cycleForward": ("ctrl+o",),
+    "app.tree.filter.cycleBackward": ("shift+ctrl+o",),
+    "app.tree.filter.default": ("ctrl+d",),
+    "app.tree.filter.noTools": ("ctrl+t",),
+    "app.tree.filter.userOnly": ("ctrl+u",),
+    "app.tree.filter.labeledOnly": (),  # pi: ctrl+l, which is tau's app.tree.editLabel
+    "app.tree.filter.all": ("ctrl+a",),
     # The fullscreen transcript's.
     "tui.altScreen.pageUp": ("pageup",),
     "tui.altScreen.pageDown": ("pagedown",),
@@ -132,28 +154,8 @@ bound by tau only once ``keybindings.json`` rebinds them."""
 
 UNSUPPORTED: Final[frozenset[str]] = frozenset(
     {
-        "tui.editor.pageUp",
-        "tui.editor.pageDown",
         "tui.input.copy",
         "app.thinking.save",
-        "app.session.togglePath",
-        "app.session.toggleSort",
-        "app.session.toggleNamedFilter",
-        "app.session.deleteNoninvasive",
-        "app.tree.foldOrUp",
-        "app.tree.unfoldOrDown",
-        "app.tree.toggleLabelTimestamp",
-        "app.tree.filter.default",
-        "app.tree.filter.noTools",
-        "app.tree.filter.userOnly",
-        "app.tree.filter.labeledOnly",
-        "app.tree.filter.all",
-        "app.tree.filter.cycleBackward",
-        "app.models.enableAll",
-        "app.models.clearAll",
-        "app.models.toggleProvider",
-        "app.models.reorderUp",
-        "app.models.reorderDown",
     }
 )
 """pi 1.6's ids that tau has no action for: a binding of one is reported, not silently dropped."""
@@ -269,6 +271,10 @@ _ARROWS: Final = ("up", "down", "left", "right", "home", "end")
 CTRL_SHIFT_LETTERS: Final[Mapping[str, str]] = {"f": "f23", "g": "f22"}
 """Ctrl+Shift+F and Ctrl+Shift+G (pi's transcript search keys): ``keyboard`` reads them, from
 terminals that report them, as these spare function keys; no other Ctrl+Shift+letter is told apart."""
+CTRL_BACKSPACE: Final = "f21"
+"""Ctrl+Backspace, from terminals that tell it from Backspace (the kitty protocol, modifyOtherKeys),
+arrives as this spare function key; it deletes a word as Alt+Backspace does unless a picker takes it
+(pi's ``app.session.deleteNoninvasive``). A legacy terminal's Ctrl+Backspace is Backspace's byte."""
 SHIFT_ENTER: Final = "f24"
 """Shift+Enter arrives as F24: ``register_enter_sequences`` maps the sequences terminals that tell
 it from Enter send (CSI 13;2u, CSI 27;2;13~) to that otherwise unused key."""
@@ -313,7 +319,9 @@ def to_prompt_toolkit_keys(key: str) -> KeySequence | None:
         else:
             return None
     elif ctrl:
-        if name == "-":
+        if name == "backspace":
+            main = CTRL_BACKSPACE
+        elif name == "-":
             main = "c-_"  # what Ctrl+- sends in most terminals
         elif len(name) == 1 or name in _ARROWS or name in ("delete", "pageup", "pagedown", "home", "end"):
             main = f"c-{name}"
@@ -352,7 +360,12 @@ class Keymap(Struct, dict=True):
     def released_editor_keys(self) -> list[KeySequence]:
         """Default keys of rebound editing actions that no action has now: pi lets them do
         nothing, where prompt_toolkit's Emacs mode would still run the old command."""
-        taken = {keys for sequences in self.bindings.values() for keys in sequences}
+        taken = {
+            keys
+            for action, sequences in self.bindings.items()
+            if not action.startswith(("app.tree.", "app.models.", "app.session.toggle"))  # pickers' keys
+            for keys in sequences
+        }
         released: list[KeySequence] = []
         for action in sorted(self.overridden & EDITOR_COMMANDS.keys()):
             for key in DEFAULT_BINDINGS[action]:

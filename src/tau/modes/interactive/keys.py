@@ -14,7 +14,7 @@ from tau.modes.interactive import actions
 from tau.modes.interactive.actions import ActionHost
 from tau.modes.interactive.external_editor import open_external_editor
 from tau.modes.interactive.keyboard import lone_escape
-from tau.modes.interactive.keymap import EDITOR_COMMANDS, to_prompt_toolkit_keys
+from tau.modes.interactive.keymap import CTRL_BACKSPACE, EDITOR_COMMANDS, to_prompt_toolkit_keys
 
 if TYPE_CHECKING:
     from tau.modes.interactive.dialogs import Dialog
@@ -32,6 +32,10 @@ class KeysHost(ActionHost, Protocol):
     tools_expanded: bool
 
     def suspend(self) -> None: ...
+
+
+EDITOR_ROWS = 12
+"""The most rows the editor shows (``app.py`` builds its window so): one page of the editor."""
 
 
 def build_key_bindings(mode: KeysHost) -> KeyBindings:
@@ -163,12 +167,20 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     for action, name in EDITOR_COMMANDS.items():
         if action in mode.keymap.overridden:
             bind(action, get_by_name(name).call)
+    if "tui.editor.deleteWordBackward" not in mode.keymap.overridden:
+        # Ctrl+Backspace deletes a word as Alt+Backspace does, in the editor and in every dialog's
+        # text, unless a picker's own key has it (the session picker's delete).
+        bindings.add(CTRL_BACKSPACE)(get_by_name("backward-kill-word").call)
     if "tui.editor.jumpForward" in mode.keymap.overridden:
         bind_jump("tui.editor.jumpForward", backward=False)
     if "tui.editor.jumpBackward" in mode.keymap.overridden:
         bind_jump("tui.editor.jumpBackward", backward=True)
     # Up/Down are pi's history rules (see ``EditorBuffer``); the history actions browse whatever
     # the cursor's row.
+    # A page of the editor (its most rows): pi's tui.editor.pageUp/pageDown. In fullscreen the
+    # transcript's own page keys come first, as in pi.
+    bind("tui.editor.pageUp", lambda event: editor.cursor_up(count=EDITOR_ROWS))
+    bind("tui.editor.pageDown", lambda event: editor.cursor_down(count=EDITOR_ROWS))
     bind("tui.editor.cursorUp", lambda event: editor.history_up())
     bind("tui.editor.cursorDown", lambda event: editor.history_down())
     bind("tui.editor.historyPrevious", lambda event: editor.history_backward())

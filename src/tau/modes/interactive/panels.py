@@ -124,8 +124,25 @@ def status_fragments(mode: PanelHost) -> StyleAndTextTuples:
     if mode.activity.bash_block is not None:
         return [("class:status", f"{spin} Running… (esc to cancel)")]
     if mode.activity.working:
-        return [("class:status", f"{spin} {mode.activity.working_message or 'Working…'} (esc to interrupt)")]
+        return _working_fragments(mode.activity)
     return []
+
+
+def _working_fragments(activity: Activity) -> StyleAndTextTuples:
+    """The line while the agent works: the spinner (an extension's frames, colours and all, or
+    none) and its words, unless an extension hid it."""
+    if not activity.working_visible:
+        return []
+    text = f"{activity.working_message or 'Working…'} (esc to interrupt)"
+    frames = activity.working_frames
+    if frames is None:
+        return [("class:status", f"{_SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]} {text}")]
+    if not frames:
+        return [("class:status", text)]
+    from tau.modes.interactive.render.escapes import for_prompt_toolkit
+
+    frame = frames[int(time.monotonic() * 1000 / activity.working_interval_ms) % len(frames)]
+    return [*to_formatted_text(ANSI(for_prompt_toolkit(frame))), ("class:status", f" {text}")]
 
 
 def queue_fragments(mode: PanelHost) -> StyleAndTextTuples:

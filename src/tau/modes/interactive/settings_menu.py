@@ -357,6 +357,17 @@ SETTINGS: list[Setting] = [
         _restyled(_save_nested("markdown", "mermaid", str)),
     ),
     Setting(
+        "showCacheMissNotices", "Cache miss notices",
+        "Notices of prompt tokens billed again after a cache miss, and of what a compaction cost",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_cache_miss_notices),
+        _save("showCacheMissNotices", _is_true),
+    ),
+    Setting(
+        "collapseChangelog", "Collapse changelog", "Say \"Updated to vX\" in one line instead of What's New after an update",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).collapse_changelog),
+        _save("collapseChangelog", _is_true),
+    ),
+    Setting(
         "quietStartup", "Quiet startup", "Start without the header and what was loaded (header: keep the header)",
         _fixed("true", "header", "false"), lambda mode: _word(_settings(mode).quiet_startup),
         _save("quietStartup", _quiet_word),
@@ -373,6 +384,12 @@ SETTINGS: list[Setting] = [
         "treeFilterMode", "Tree filter mode", "The filter /tree opens with",
         _fixed("default", "no-tools", "user-only", "labeled-only", "all"),
         lambda mode: _settings(mode).tree_filter_mode, _save("treeFilterMode"),
+    ),
+    Setting(
+        "warnings.anthropicExtraUsage", "Anthropic extra usage warning",
+        "Warn when an Anthropic subscription login may be billed as paid extra usage",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).warn_anthropic_extra_usage),
+        _save_nested("warnings", "anthropicExtraUsage", _is_true),
     ),
     Setting(
         "modelThinkingLevels", "Default thinking level per model",

@@ -43,6 +43,11 @@ class Activity(Struct):
     working: bool = False
     working_message: str | None = None
     """An extension's words for the spinner instead of "Working…"."""
+    working_visible: bool = True
+    """``ctx.ui.set_working_visible(False)`` hides the working line while the agent works."""
+    working_frames: list[str] | None = None
+    """An extension's spinner frames (``ctx.ui.set_working_indicator``); ``None``: tau's."""
+    working_interval_ms: int = 100
     compacting: bool = False
     compactions_ended: int = 0
     retry_text: str | None = None

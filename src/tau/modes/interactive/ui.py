@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NotifyLevel, ThemeInfo, ThemeResult, WidgetPlacement
 from tau.modes.interactive.dialogs import Dialog, EditorDialog, InputDialog, ListDialog, ListItem
 from tau.modes.interactive.external_editor import open_external_editor
 from tau.modes.interactive.host import DialogHost, EditorHost
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
     from tau.modes.interactive.components import ComponentHost
+    from tau.modes.interactive.program_status import ProgramStatus
     from tau.modes.interactive.state import Activity
 
 __all__ = ["InteractiveUI", "UIHost"]
@@ -40,8 +41,14 @@ class UIHost(DialogHost, EditorHost, Protocol):
     def activity(self) -> Activity: ...
 
     tools_expanded: bool
+    hidden_thinking_label: str | None
+    program_status: ProgramStatus
+    terminal_input_listeners: list[Callable[[str], Any]]
+    theme_name: str
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]: ...
+
+    def restyle(self) -> None: ...
 
     def redraw_all(self, *, reload_messages: bool = False) -> None: ...
 
@@ -53,6 +60,23 @@ class InteractiveUI:
         self._mode = mode
 
     async def _ask(
+        self,
+        dialog: Dialog,
+        timeout: float | None,
+        signal: AbortSignal | None,
+        default: Any,
+        title: str,
+        kind: str = "question",
+    ) -> Any:
+        """``dialog``'s answer; meanwhile the program status says tau waits for the user."""
+        source = f"extension-dialog-{id(dialog)}"
+        self._mode.program_status.blocked(source, kind, title)
+        try:
+            return await self._ask_now(dialog, timeout, signal, default)
+        finally:
+            self._mode.program_status.blocked(source)
+
+    async def _ask_now(
         self, dialog: Dialog, timeout: float | None, signal: AbortSignal | None, default: Any
     ) -> Any:
         if signal is not None:
@@ -76,7 +100,7 @@ class InteractiveUI:
         signal: AbortSignal | None = None,
     ) -> str | None:
         dialog: ListDialog[str] = ListDialog(title, [ListItem(option, option) for option in options])
-        chosen = await self._ask(dialog, timeout, signal, None)
+        chosen = await self._ask(dialog, timeout, signal, None, title)
         return chosen.value if isinstance(chosen, ListItem) else None
 
     async def confirm(
@@ -89,7 +113,7 @@ class InteractiveUI:
             filterable=False,
             hint="↑↓ move · enter choose · esc: no",
         )
-        chosen = await self._ask(dialog, timeout, signal, None)
+        chosen = await self._ask(dialog, timeout, signal, None, title, kind="permission")
         return bool(chosen.value) if isinstance(chosen, ListItem) else False
 
     async def input(
@@ -100,14 +124,21 @@ class InteractiveUI:
         timeout: float | None = None,
         signal: AbortSignal | None = None,
     ) -> str | None:
-        answer = await self._ask(InputDialog(title, placeholder=placeholder or ""), timeout, signal, None)
+        answer = await self._ask(
+            InputDialog(title, placeholder=placeholder or ""), timeout, signal, None, title
+        )
         return answer if isinstance(answer, str) else None
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
         def external(buffer: Buffer) -> None:
             self._mode.spawn(open_external_editor(self._mode, buffer))
 
-        answer = await self._mode.show_dialog(EditorDialog(title, prefill, external_editor=external))
+        source = f"extension-editor-{id(external)}"
+        self._mode.program_status.blocked(source, "question", title)
+        try:
+            answer = await self._mode.show_dialog(EditorDialog(title, prefill, external_editor=external))
+        finally:
+            self._mode.program_status.blocked(source)
         return answer if isinstance(answer, str) else None
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
@@ -176,6 +207,53 @@ class InteractiveUI:
 
     def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         self._mode.components.add_autocomplete_provider(factory)
+
+    def set_working_visible(self, visible: bool) -> None:
+        self._mode.activity.working_visible = bool(visible)
+        self._mode.invalidate()
+
+    def set_working_indicator(self, frames: Sequence[str] | None = None, interval_ms: int = 100) -> None:
+        activity = self._mode.activity
+        activity.working_frames = None if frames is None else [_printable(frame) for frame in frames]
+        activity.working_interval_ms = max(1, int(interval_ms))
+        self._mode.invalidate()
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        self._mode.hidden_thinking_label = _printable(label) if label else None
+        self._mode.restyle()  # drawn blocks keep their drawing: draw them again with the label
+
+    def get_all_themes(self) -> list[ThemeInfo]:
+        from tau.modes.interactive.render.theme import theme_names
+        from tau.modes.interactive.render.theme_files import theme_file
+
+        return [{"name": name, "path": theme_file(name)} for name in theme_names()]
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        listeners = self._mode.terminal_input_listeners
+
+        def listener(data: str) -> Any:
+            try:
+                return handler(data)
+            except Exception as error:  # an extension's bug must not eat the user's keys
+                self._mode.chat.add_notice(f"terminal input handler failed: {error}", "error")
+                return None
+
+        listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return unsubscribe
+
+    def set_theme(self, name: str) -> ThemeResult:
+        from tau.modes.interactive.render.theme import theme_names
+
+        if name not in theme_names():
+            return {"success": False, "error": f"Theme not found: {name}"}
+        self._mode.theme_name = name
+        self._mode.restyle()
+        return {"success": True}
 
 
 _NOT_SGR = re.compile(r"\x1b(?!\[[0-9;]*m)[^a-zA-Z]*[a-zA-Z]?")

@@ -1,8 +1,10 @@
 """A scripted fake LLM server speaking OpenAI, Anthropic and Google streaming protocols."""
 
 from tau.testing.fake_llm.script import (
+    PIXEL_PNG,
     Fault,
     RecordedRequest,
+    ScriptedImage,
     ScriptedToolCall,
     ScriptedUsage,
     Turn,
@@ -12,9 +14,11 @@ from tau.testing.fake_llm.script import (
 from tau.testing.fake_llm.server import FakeLLMServer, sse_frame
 
 __all__ = [
+    "PIXEL_PNG",
     "FakeLLMServer",
     "Fault",
     "RecordedRequest",
+    "ScriptedImage",
     "ScriptedToolCall",
     "ScriptedUsage",
     "Turn",

@@ -7,6 +7,10 @@ then a chunk carrying ``finish_reason`` (``null`` when the turn's ``stop_reason`
 servers that never send one do), a usage chunk with empty ``choices`` when the request
 asked for ``stream_options.include_usage``, and ``data: [DONE]``.
 
+A request with ``"stream": false`` gets one ``chat.completion`` JSON object instead (``answer``);
+when its ``modalities`` include ``"image"`` (OpenRouter's image generation) the message carries
+the turn's images (or one small PNG) in ``images`` as ``data:`` URLs, as OpenRouter answers.
+
 Usage: ``prompt_tokens`` = input + cache_read + cache_write, ``cached_tokens`` = cache_read (plus
 cache_write, reported OpenRouter-style with ``cache_write_tokens``), ``completion_tokens`` = output
 (reasoning tokens are part of it, repeated in the details).
@@ -19,7 +23,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tau.testing.fake_llm.script import RecordedRequest, ScriptedToolCall, Turn, split_chunks
+from tau.testing.fake_llm.script import (
+    PIXEL_PNG,
+    RecordedRequest,
+    ScriptedImage,
+    ScriptedToolCall,
+    Turn,
+    split_chunks,
+)
 from tau.testing.fake_llm.server import sse_frame
 
 MALFORMED_FRAME = b'data: {"id":"chatcmpl-broken","choices":[{"delta":{"content":\n\n'
@@ -38,6 +49,47 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     """An error response body in OpenAI's shape."""
     kind, code = _ERROR_TYPES.get(status, ("server_error", None))
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def answer(turn: Turn, request: RecordedRequest) -> dict[str, Any] | None:
+    """The whole ``chat.completion`` for a request that does not stream, else ``None``."""
+    body: dict[str, Any] = request.body if isinstance(request.body, dict) else {}
+    if body.get("stream") is not False:
+        return None
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}
+    modalities = body.get("modalities")
+    if isinstance(modalities, list) and "image" in modalities:
+        images = turn.images or [ScriptedImage(PIXEL_PNG)]
+        message["images"] = [
+            {
+                "type": "image_url",
+                "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"},
+                "index": index,
+            }
+            for index, image in enumerate(images)
+        ]
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_{request.seed()[:22]}{number}",
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.raw_arguments or json.dumps(call.arguments),
+                },
+            }
+            for number, call in enumerate(turn.tool_calls)
+        ]
+    finish_reason = turn.stop_reason or ("tool_calls" if turn.tool_calls else "stop")
+    return {
+        "id": turn.response_id or f"gen-{request.seed()[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": turn.response_model or str(body.get("model") or "fake-model"),
+        "provider": "Fake",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": _usage(turn),
+    }
 
 
 def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:

@@ -30,6 +30,17 @@ class ScriptedUsage(Struct):
     reasoning: int = 0
 
 
+class ScriptedImage(Struct):
+    """A generated image to answer with: bare base64 ``data`` and its ``mime_type``."""
+
+    data: str
+    mime_type: str = "image/png"
+
+
+PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+"""A 1x1 PNG, base64: the image the fake server generates unless a turn gives its own."""
+
+
 FaultKind: TypeAlias = Literal["status", "cut", "truncate", "stall", "malformed", "close_before_headers"]
 
 
@@ -73,6 +84,9 @@ class Turn(Struct):
     headers: dict[str, str] = field(default_factory=dict)
     frames_per_second: float | None = None
     """Pace the stream (frames that are due go out together); ``None``: as fast as possible."""
+    images: list[ScriptedImage] = field(default_factory=list)
+    """Generated images, for an image request (OpenRouter's ``modalities``); none given: one small
+    PNG (``PIXEL_PNG``) when the request asks for images."""
 
     def text_chunks(self) -> list[str]:
         return split_chunks(self.text or "", self.chunk_size)

@@ -6,7 +6,8 @@ It answers each POST with the next scripted ``Turn``, rendered in the protocol t
 path ends with                     protocol
 =================================  =======================
 ``/mistral/v1/chat/completions``   Mistral chat
-``/chat/completions``              OpenAI Chat Completions
+``/chat/completions``              OpenAI Chat Completions (``stream: false``: one JSON answer,
+                                   with images for OpenRouter's ``modalities``)
 ``/openai/v1/responses``           Azure OpenAI Responses
 ``/openai/responses``              Azure OpenAI Responses
 ``/codex/responses``               ChatGPT Codex Responses
@@ -265,6 +266,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault is not None and fault.kind == "status":
             self._send_fault_status(protocol, fault)
+            return
+        answer = protocol.answer(turn, request) if hasattr(protocol, "answer") else None
+        if answer is not None:
+            # A whole answer has no events: a stall delays it, a cut drops the connection instead.
+            if fault is not None and fault.kind == "stall" and owner._stopping.wait(fault.seconds):
+                return
+            if fault is not None and fault.kind == "cut":
+                self._drop_connection()
+                return
+            self._send_json(200, answer, turn.headers)
             return
         self._stream(protocol.render(turn, request), turn, protocol)
 

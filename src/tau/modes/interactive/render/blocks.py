@@ -83,8 +83,11 @@ class BlockRenderer:
         color_system: ColorSystem = "truecolor",
         output_pad: int = 1,
         markdown: MarkdownHook | None = None,
+        thinking_label: str | None = None,
     ) -> None:
         self.theme = theme
+        self.thinking_label = thinking_label
+        """An extension's words for a collapsed thinking block (``ctx.ui.set_hidden_thinking_label``)."""
         self.markdown = markdown
         """Extensions' Markdown transformers (``tau.register_markdown_transformer``), when any."""
         self.width = max(1, width)
@@ -184,6 +187,8 @@ class BlockRenderer:
             )
         words = len(text.split())
         label = f"Thinking… (Ctrl+T to show, {words} words)" if words else "Thinking…"
+        if self.thinking_label:
+            label = self.thinking_label
         return self._plain(Text(label, style=self.theme.thinking, no_wrap=True, overflow="ellipsis"))
 
     def assistant_error(self, message: AssistantMessage) -> str:

@@ -20,7 +20,7 @@ from tau.errors import TauError
 from tau.modes.interactive.render.theme import Theme, register_theme, theme_names
 from tau.modes.interactive.render.theme_colors import ColorError, to_rich_color
 
-__all__ = ["ThemeFileError", "discover_theme_files", "load_theme_file", "register_theme_files"]
+__all__ = ["ThemeFileError", "discover_theme_files", "load_theme_file", "register_theme_files", "theme_file"]
 
 
 class ThemeFileError(TauError, ValueError):
@@ -156,6 +156,15 @@ def discover_theme_files(
     return list(dict.fromkeys(os.path.abspath(p) for p in found))
 
 
+_LOADED_FROM: dict[str, str] = {}
+"""The file each registered theme was read from, by theme name."""
+
+
+def theme_file(name: str) -> str | None:
+    """Where the theme ``name`` was read from; ``None`` for a built-in one."""
+    return _LOADED_FROM.get(name)
+
+
 def register_theme_files(paths: Iterable[str]) -> tuple[dict[str, str], list[str]]:
     """Read and register each theme file; returns the names by file and one line per problem."""
     names: dict[str, str] = {}
@@ -171,4 +180,5 @@ def register_theme_files(paths: Iterable[str]) -> tuple[dict[str, str], list[str
             continue
         register_theme(theme)
         names[path] = theme.name
+        _LOADED_FROM[theme.name] = os.path.abspath(path)
     return names, problems

@@ -1,0 +1,214 @@
+"""The ``/tree`` picker: the list of ``tree_view`` rows with pi 1.6's branch keys.
+
+``app.tree.foldOrUp`` (Ctrl+Left, Alt+Left) folds the highlighted branch (its rows go, ``⊞`` marks
+it) or, where there is nothing to fold, moves up to the start of the branch segment (the first
+entry after a fork), then the one above; ``app.tree.unfoldOrDown`` (Ctrl+Right, Alt+Right) unfolds
+it, or moves down to the next fork's first branch, or the end of the branch. What can fold is a
+root or the first entry of a branch, with rows under it (``⊟``). ``app.tree.toggleLabelTimestamp``
+(Shift+T) shows when each label was set. All of it works on the rows shown: a filter or a search
+leaves entries out, and the rows then hang under their nearest shown ancestor, as in pi. Typing
+a search unfolds everything, as pi's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from prompt_toolkit.buffer import Buffer
+
+from tau.modes.interactive.dialogs import ListDialog, ListItem
+from tau.modes.interactive.keymap import Keymap
+from tau.modes.interactive.tree_view import TreeRows, format_label_time
+
+__all__ = ["TreeDialog", "tree_hint"]
+
+FOLDED = "⊞"
+FOLDABLE = "⊟"
+
+
+class TreeDialog(ListDialog[str]):
+    """``ListDialog`` over ``TreeRows`` (the current leaf's row highlighted unless ``selected``
+    says); ``folded`` and ``label_times`` are its state, for the caller to carry into the next one
+    (after a label edit, say)."""
+
+    def __init__(
+        self,
+        title: str,
+        rows: TreeRows,
+        *,
+        folded: set[str] | None = None,
+        label_times: bool = False,
+        **options: Any,
+    ) -> None:
+        self._tree = rows
+        self._title = title
+        self.folded = {value for value in folded or () if value in rows.indents}
+        self.label_times = label_times
+        self._visible_parent: dict[str, str | None] = {}
+        self._visible_children: dict[str | None, list[str]] = {}
+        options.setdefault("selected", rows.selected)
+        super().__init__(title, rows.items, **options)
+        self.hint = tree_hint(self._keymap)  # the user's keys once the app gives its keymap
+        self._matches = list(self.shown)
+        """The rows the search leaves, before folding."""
+        self.query.on_text_changed += self._searched
+        selected = self.items[self.index].value if self.items else None
+        self._apply(selected)
+        for action_id, action in (
+            ("app.tree.foldOrUp", TreeDialog.fold_or_up),
+            ("app.tree.unfoldOrDown", TreeDialog.unfold_or_down),
+            ("app.tree.toggleLabelTimestamp", TreeDialog.toggle_label_times),
+        ):
+            self.on_empty_action(action_id, _as_list_action(action))
+
+    def use_keymap(self, keymap: Keymap) -> None:
+        super().use_keymap(keymap)
+        self.hint = tree_hint(keymap)
+
+    # The keys.
+
+    def fold_or_up(self) -> None:
+        current = self._current()
+        if current is not None and self.foldable(current) and current not in self.folded:
+            self.folded.add(current)
+            self._apply(current)
+        else:
+            self._go(self._segment_start_above(current))
+
+    def unfold_or_down(self) -> None:
+        current = self._current()
+        if current is not None and current in self.folded:
+            self.folded.discard(current)
+            self._apply(current)
+        else:
+            self._go(self._segment_start_below(current))
+
+    def toggle_label_times(self) -> None:
+        self.label_times = not self.label_times
+        self._apply(self._current())
+
+    def foldable(self, value: str) -> bool:
+        """A shown row with shown rows under it that is a root or the first of a branch."""
+        if not self._visible_children.get(value):
+            return False
+        parent = self._visible_parent.get(value)
+        return parent is None or len(self._visible_children.get(parent, [])) > 1
+
+    # What is shown.
+
+    def _searched(self, _query: Buffer) -> None:
+        """After the list's own search (the handler before this one): what it left, unfolded."""
+        self.folded.clear()  # a new search shows every match, as pi's
+        self._matches = list(self.shown)
+        self._apply(None)
+
+    def _apply(self, keep: str | None) -> None:
+        """Drop the rows under folded ones, work out the shown tree, mark the rows; the highlight
+        stays on ``keep`` or, when it went, on its nearest shown ancestor."""
+        parents = self._tree.parents
+        hidden: set[str] = set()
+        for value, parent in parents.items():  # parents before children
+            if parent is not None and (parent in self.folded or parent in hidden):
+                hidden.add(value)
+        shown = [item for item in self._matches if item.value not in hidden]
+        shown_values = {item.value for item in shown}
+        nearest: dict[str, str | None] = {}
+        for value, parent in parents.items():
+            nearest[value] = parent if parent is None or parent in shown_values else nearest.get(parent)
+        self._visible_parent = {item.value: nearest.get(item.value) for item in shown}
+        self._visible_children = {}
+        for item in shown:
+            self._visible_children.setdefault(self._visible_parent[item.value], []).append(item.value)
+        self.shown = [self._marked(item) for item in shown]
+        self.title = self._title + (" [+label time]" if self.label_times else "")
+        position = {item.value: index for index, item in enumerate(self.shown)}
+        while keep is not None and keep not in position:
+            keep = parents.get(keep)
+        if keep is not None:
+            self.index = position[keep]
+        self.index = max(0, min(self.index, len(self.shown) - 1))
+
+    def _marked(self, item: ListItem[str]) -> ListItem[str]:
+        label = item.label
+        time = self._tree.label_times.get(item.value)
+        if self.label_times and time is not None:
+            label += " " + format_label_time(time)
+        indent = self._tree.indents.get(item.value, 0)
+        mark = FOLDED if item.value in self.folded else FOLDABLE if self.foldable(item.value) else ""
+        if mark and indent >= 2:
+            label = label[: indent - 2] + mark + " " + label[indent:]
+        elif mark == FOLDED:
+            label = mark + " " + label
+        if label == item.label:
+            return item
+        return ListItem(label, item.value, item.description, item.search_text)
+
+    # Moving.
+
+    def _current(self) -> str | None:
+        return self.shown[self.index].value if self.shown else None
+
+    def _go(self, value: str | None) -> None:
+        for index, item in enumerate(self.shown):
+            if item.value == value:
+                self.index = index
+                return
+
+    def _segment_start_below(self, value: str | None) -> str | None:
+        """Down the first branch to the next fork's first branch, or to the branch's end."""
+        while value is not None:
+            children = self._visible_children.get(value, [])
+            if not children:
+                return value
+            if len(children) > 1:
+                return children[0]
+            value = children[0]
+        return None
+
+    def _segment_start_above(self, value: str | None) -> str | None:
+        """Up to the first row of the branch the highlight is in (above it), else the root."""
+        position = {item.value: index for index, item in enumerate(self.shown)}
+        while value is not None:
+            parent = self._visible_parent.get(value)
+            if parent is None:
+                return value
+            if len(self._visible_children.get(parent, [])) > 1 and position[value] < self.index:
+                return value
+            value = parent
+        return None
+
+
+def tree_hint(keymap: Keymap) -> str:
+    """The picker's hint line, naming the keys the user's keymap gives its actions (the first of
+    each; an action without keys left out)."""
+    parts = ["enter go there"]
+    for actions, what in (
+        (("app.tree.foldOrUp", "app.tree.unfoldOrDown"), "branch"),
+        (("app.tree.editLabel",), "label"),
+        (("app.tree.toggleLabelTimestamp",), "label time"),
+        (("app.tree.filter.cycleForward",), "filter"),
+    ):
+        keys = [_short(keymap.describe(action).split(", ")[0]) for action in actions]
+        keys = [key for key in keys if key]
+        if len(keys) == 2 and keys[0].rpartition("+")[0] == keys[1].rpartition("+")[0]:
+            keys[1] = keys[1].rpartition("+")[2]  # ctrl+←/→, as pi writes a pair
+        if keys:
+            parts.append("/".join(keys) + " " + what)
+    return " · ".join([*parts, "esc cancel"])  # typing searches: the line above the rows says so
+
+
+_ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓"}
+
+
+def _short(key: str) -> str:
+    modifiers, plus, name = key.rpartition("+")
+    return modifiers + plus + _ARROWS.get(name, name)
+
+
+def _as_list_action(action: Callable[[TreeDialog], None]) -> Callable[[ListDialog[str]], None]:
+    def run(dialog: ListDialog[str]) -> None:
+        if isinstance(dialog, TreeDialog):
+            action(dialog)
+
+    return run
