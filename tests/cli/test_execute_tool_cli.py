@@ -478,3 +478,47 @@ def test_mcp_tools_carry_their_annotations_and_namespace_and_tools_call_them(
         "annotations": {"readOnlyHint": True, "openWorldHint": False},
         "namespace": ["mcp__calc", ["calc"], "Calculator", "Arithmetic for the tests."],
     }
+
+
+COSTLY = textwrap.dedent(
+    """
+    from tau.agent.tool import AgentToolResult
+    from tau.ai.types import Cost, TextContent, Usage
+    from tau.extensions import ToolDefinition
+
+    def spent(tokens, dollars):
+        return Usage(input=tokens, total_tokens=tokens, cost=Cost(input=dollars, total=dollars))
+
+    def setup(tau):
+        def costly(call_id, params, signal, on_update, ctx):
+            return AgentToolResult([TextContent("paid")], usage=spent(100, 0.25))
+
+        tau.register_tool(ToolDefinition(
+            name="costly", description="Costs money.", parameters={"type": "object"}, execute=costly,
+            exposure="codemode",
+        ))
+
+        async def spender(call_id, params, signal, on_update, ctx):
+            await ctx.execute_tool("costly", {})
+            await ctx.execute_tool("costly", {})
+            return AgentToolResult([TextContent("spent")], usage=spent(10, 0.5))
+
+        tau.register_tool(ToolDefinition(
+            name="spender", description="Calls costly twice.", parameters={"type": "object"}, execute=spender,
+        ))
+    """
+)
+
+
+def test_the_usage_of_nested_calls_counts_as_the_calling_tools(tau: TauCommand) -> None:
+    (tau.work / "costly.py").write_text(COSTLY, encoding="utf-8")
+    tau.server.add(call("spender"), Turn(text="Done."))
+
+    done = tau.run("-p", *MODEL, "-e", str(tau.work / "costly.py"), "spend")
+
+    assert done.returncode == 0, done.stderr
+    entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
+    (message,) = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+    assert message["toolName"] == "spender"
+    assert message["usage"]["input"] == 210 and message["usage"]["totalTokens"] == 210
+    assert message["usage"]["cost"]["total"] == 1.0
