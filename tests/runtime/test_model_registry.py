@@ -574,3 +574,45 @@ def test_the_available_models_keep_the_objects_lookups_returned(
     assert any(model is ollama for model in available)
     assert registry.find("ollama", "llama3.1:8b") is ollama
     assert registry.get_available() == available
+
+
+def test_get_provider_and_its_auth_without_a_model(agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORTKEY_KEY", "pk-123")
+    write_models(
+        agent,
+        {
+            "providers": {
+                "proxy": {
+                    **OLLAMA,
+                    "apiKey": "!echo sk-proxy",
+                    "authHeader": True,
+                    "headers": {"x-portkey-api-key": "PORTKEY_KEY"},
+                    "models": [{"id": "m", "headers": {"x-model": "only-for-m"}}, {"id": "n"}],
+                },
+                "broken": {**OLLAMA, "apiKey": "!exit 1"},
+            }
+        },
+    )
+    registry = registry_for(agent)
+
+    provider = registry.get_provider("proxy")
+    assert provider is not None
+    assert (provider.id, provider.api, provider.base_url) == (
+        "proxy",
+        "openai-completions",
+        "http://localhost:11434/v1",
+    )
+    assert [model.id for model in provider.models] == ["m", "n"]
+    assert registry.get_provider("nobody") is None
+
+    auth = registry.get_provider_auth("proxy")
+    assert auth is not None and auth.ok
+    assert auth.api_key == "sk-proxy"
+    # the provider's headers, not a model's own
+    assert auth.headers == {"x-portkey-api-key": "pk-123", "Authorization": "Bearer sk-proxy"}
+    assert auth.base_url == "http://localhost:11434/v1"
+    assert registry.get_provider_auth("nobody") is None
+    broken = registry.get_provider_auth("broken")
+    assert (
+        broken is not None and broken.error == 'models.json "apiKey" of provider "broken" resolved to nothing'
+    )

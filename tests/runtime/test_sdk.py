@@ -122,6 +122,24 @@ def test_default_tools_are_read_bash_edit_write_plus_custom_tools(make_session: 
     assert session.get_active_tool_names() == ["grep", "read"]
 
 
+def test_custom_tools_follow_their_exposure(make_session: SessionFactory) -> None:
+    from msgspec.structs import replace
+
+    tools = [
+        replace(_custom_tool("scripted"), exposure="codemode"),
+        replace(_custom_tool("found"), exposure="deferred"),
+        replace(_custom_tool("gone"), exposure="hidden"),
+        replace(_custom_tool("asker"), exposure="model-only"),
+    ]
+    session = make_session(custom_tools=tools)
+    # Only direct and model-only tools are active from the start; hidden ones never become so.
+    assert session.get_active_tool_names() == ["read", "bash", "edit", "write", "asker"]
+    session.set_active_tools(["read", "scripted", "gone"])
+    assert session.get_active_tool_names() == ["read", "scripted"]
+    # What other tools may call besides the declared ones: the inactive codemode/deferred tools.
+    assert [t.name for t in session.agent.state.callable_tools] == ["found"]
+
+
 def test_a_tools_allowlist_is_all_that_can_ever_be_active(make_session: SessionFactory) -> None:
     session = make_session(tools=["read"], custom_tools=[_custom_tool()])
     assert session.get_active_tool_names() == ["read"]

@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
-__all__ = ["VIRTUAL_MODEL_API", "ModelRegistry", "RequestAuth", "is_virtual_model", "missing_auth_message"]
+__all__ = [
+    "VIRTUAL_MODEL_API",
+    "ModelRegistry",
+    "ProviderInfo",
+    "RequestAuth",
+    "is_virtual_model",
+    "missing_auth_message",
+]
 
 VIRTUAL_MODEL_API = "pi-virtual"
 """The api of virtual models' catalog entries (pi 1.6's): never sent to a provider, routed first."""
@@ -62,6 +69,16 @@ def is_virtual_model(model: Model) -> bool:
 _ModelKey = tuple[str, str]
 # Providers whose login learns which models the account may use (stored in models-store.json).
 ACCOUNT_LISTED_PROVIDERS = frozenset({"radius"})
+
+
+class ProviderInfo(Struct, frozen=True):
+    """A provider as ``ModelRegistry.get_provider`` gives it: its id, the API and base URL most of
+    its models use, and its models in registry order."""
+
+    id: str
+    api: str
+    base_url: str
+    models: tuple[Model, ...]
 
 
 class RequestAuth(Struct, frozen=True):
@@ -585,7 +602,34 @@ class ModelRegistry:
     def get_api_key_and_headers(self, model: Model) -> RequestAuth:
         """The key and resolved configured headers for one request to ``model``; ``error`` says why
         there are none (a key or header that resolved to nothing, a key HTTP cannot carry)."""
-        provider = model.provider
+        return self._request_auth(model.provider, model)
+
+    def get_provider(self, provider: str) -> ProviderInfo | None:
+        """pi's ``modelRegistry.getProvider(id)``: the provider as configured now (built-in,
+        models.json, or registered by an extension), ``None`` when no model has it."""
+        models = self.get_provider_models(provider)
+        if not models:
+            return None
+        apis = Counter(model.api for model in models)
+        api = apis.most_common(1)[0][0]
+        base_url = next(model.base_url for model in models if model.api == api)
+        return ProviderInfo(provider, str(api), base_url, tuple(models))
+
+    def get_provider_auth(self, provider: str) -> RequestAuth | None:
+        """pi's ``modelRegistry.getProviderAuth(id)``: the provider's current key, the
+        ``Authorization`` header its configuration asks for, its base URL (a login's own endpoint,
+        else the provider's) and the credential's settings (``env``), without a model; ``error``
+        says why there is none. ``None`` for a provider no model has."""
+        info = self.get_provider(provider)
+        if info is None:
+            return None
+        auth = self._request_auth(provider, None)
+        if auth.ok and auth.base_url is None:
+            return RequestAuth(auth.api_key, auth.headers, None, info.base_url or None, auth.env)
+        return auth
+
+    def _request_auth(self, provider: str, model: Model | None) -> RequestAuth:
+        """The key and headers of ``provider``, with ``model``'s configured headers when given."""
         try:
             api_key = self.get_api_key_for_provider(provider)
         except (InvalidApiKeyError, OAuthRefreshError) as error:
@@ -597,12 +641,17 @@ class ModelRegistry:
             if status.source == "api_key":
                 return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
         headers: dict[str, str] = {}
-        templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
+        if model is not None:
+            templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
+        else:
+            configured = self._providers.get(provider)
+            templates = dict(configured.headers or {}) if configured is not None else {}
         for name, template in templates.items():
             value = resolve_config_value(template)
             if value is None:
+                model_id = model.id if model is not None else ""
                 return RequestAuth(
-                    error=f'header "{name}" of model {provider}/{model.id} resolved to nothing'
+                    error=f'header "{name}" of model {provider}/{model_id} resolved to nothing'
                 )
             if value != template.strip():  # from a command or a variable: a secret, most likely
                 register_secret(value)

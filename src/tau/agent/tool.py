@@ -11,6 +11,13 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import ConstrainedSampling, ImageContent, JsonObject, TextContent, Tool, Usage
 
 ExecutionMode: TypeAlias = Literal["sequential", "parallel"]
+ToolExposure: TypeAlias = Literal["direct", "model-only", "codemode", "deferred", "hidden"]
+"""How the model and other tools reach a tool (pi's ``exposure``): ``direct`` declared while active
+and callable by other tools while active; ``model-only`` declared while active, never callable;
+``codemode`` callable whenever registered; ``deferred`` as ``codemode`` but found by ``tool_search``
+rather than listed to scripts; ``hidden`` registered but unreachable."""
+CALLABLE_WHEN_INACTIVE: frozenset[str] = frozenset({"codemode", "deferred"})
+"""Exposures callable from other tools whether active or not."""
 
 
 class AgentToolResult(Struct):
@@ -51,6 +58,7 @@ class AgentTool(Struct, kw_only=True, dict=True):
     ``constrainedSampling``): ``JsonSchemaSampling`` samples the arguments against ``parameters``
     where the model can (strict tools); ``GrammarSampling`` samples the one string argument from a
     grammar on models with OpenAI grammar tools. Elsewhere the tool is sent as any other.
+    ``exposure``: how the model and other tools reach it (``ToolExposure``).
     """
 
     name: str
@@ -63,6 +71,12 @@ class AgentTool(Struct, kw_only=True, dict=True):
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
     constrained_sampling: ConstrainedSampling | None = None
+    exposure: ToolExposure = "direct"
+
+    @property
+    def callable_by_tools(self) -> bool:
+        """Whether other tools may call it (when active, or for ``codemode``/``deferred`` always)."""
+        return self.exposure not in ("model-only", "hidden")
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -33,7 +33,7 @@ from tau.agent.events import (
 from tau.agent.hooks import AfterToolCallContext, BeforeToolCallContext
 from tau.agent.tool import AgentTool, AgentToolResult, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import AssistantMessage, JsonObject, TextContent, ToolCall, ToolResultMessage
+from tau.ai.types import AssistantMessage, JsonObject, TextContent, ToolCall, ToolResultMessage, Usage
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
@@ -148,6 +148,12 @@ class _ToolRun:
             outcome = _ToolOutcome(call, error_result(_exception_text(exc)), is_error=True)
         finally:
             _CALLER.reset(token)
+        if caller.usage is not None:
+            # pi: what the nested calls cost, at every depth, counts as the calling tool's.
+            own = outcome.result.usage
+            outcome.result = structs.replace(
+                outcome.result, usage=caller.usage if own is None else own.plus(caller.usage)
+            )
         outcome.duration_ms = round((time.monotonic() - started) * 1000)
         outcome.nested_calls = caller.record.snapshot()
         await updates.close()
@@ -372,6 +378,9 @@ class NestedToolCaller:
         self._run = _ToolRun(run.context, run.assistant, run.config, run.emit, run.signal, parent_id)
         self.parent_id = parent_id
         self._next = 0
+        self.usage: Usage | None = None
+        """What the calls made so far cost (their results' ``usage``, which holds their own nested
+        calls' in turn)."""
         self.record = record if record is not None else NestedCallRecord()
         """The calls made under the model's call, at every depth (shared with deeper callers)."""
 
@@ -390,13 +399,14 @@ class NestedToolCaller:
 
     @property
     def tools(self) -> list[AgentTool]:
-        """The tools calls may reach: those declared to the model, then those only tools call."""
-        declared = list(self._run.context.tools)
+        """The tools calls may reach: those declared to the model (but ``model-only`` ones), then
+        those only tools call (``codemode``/``deferred`` exposure, or hidden by a loadout)."""
+        declared = [tool for tool in self._run.context.tools if tool.callable_by_tools]
         more = self._run.config.get_callable_tools
         if more is None:
             return declared
         names = {tool.name for tool in declared}
-        return declared + [tool for tool in more() if tool.name not in names]
+        return declared + [tool for tool in more() if tool.name not in names and tool.callable_by_tools]
 
     async def call(
         self,
@@ -434,6 +444,8 @@ class NestedToolCaller:
             finally:
                 _DEPTH.reset(token)
         self.record.finish(entry, outcome, time.monotonic() - started)
+        if outcome.result.usage is not None:
+            self.usage = outcome.result.usage if self.usage is None else self.usage.plus(outcome.result.usage)
         await run.emit_end(outcome)
         return NestedToolResult(call.id, outcome.result, outcome.is_error)
 

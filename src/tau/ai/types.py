@@ -339,6 +339,24 @@ class Usage(Struct):
     def recompute_total(self) -> None:
         self.total_tokens = self.input + self.output + self.cache_read + self.cache_write
 
+    def plus(self, other: Usage) -> Usage:
+        """A new usage: this one and ``other`` added up, token counts and costs."""
+        cost = Cost(
+            self.cost.input + other.cost.input,
+            self.cost.output + other.cost.output,
+            self.cost.cache_read + other.cost.cache_read,
+            self.cost.cache_write + other.cost.cache_write,
+            self.cost.total + other.cost.total,
+        )
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.total_tokens + other.total_tokens,
+            cost,
+        )
+
     def to_json(self) -> JsonObject:
         out: JsonObject = {
             "input": self.input,

@@ -25,7 +25,12 @@ from tau._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
-    from tau.extensions.context import ExtensionCommandContext, ExtensionContext, ProjectTrustContext
+    from tau.extensions.context import (
+        ExtensionCommandContext,
+        ExtensionContext,
+        ExtensionToolContext,
+        ProjectTrustContext,
+    )
     from tau.extensions.custom_editor import CustomEditor
     from tau.extensions.errors import (
         ExtensionDiagnostic,
@@ -111,8 +116,13 @@ if TYPE_CHECKING:
         MarkdownContext,
         RegisteredMcpServer,
         RenderOptions,
+        ToolAnnotations,
         ToolDefinition,
+        ToolExposure,
         ToolInfo,
+        ToolLoadout,
+        ToolLoadoutChanges,
+        ToolNamespace,
         ToolRenderer,
     )
     from tau.extensions.ui import ExtensionUI, NoUI
@@ -154,6 +164,7 @@ __all__ = [
     "ExtensionNotReadyError",
     "ExtensionRunner",
     "ExtensionSource",
+    "ExtensionToolContext",
     "ExtensionUI",
     "FailedRoute",
     "InputEvent",
@@ -194,13 +205,18 @@ __all__ = [
     "SessionTreeEvent",
     "StaleContextError",
     "ThinkingLevelSelectEvent",
+    "ToolAnnotations",
     "ToolCallEvent",
     "ToolCallResult",
     "ToolDefinition",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolExposure",
     "ToolInfo",
+    "ToolLoadout",
+    "ToolLoadoutChanges",
+    "ToolNamespace",
     "ToolRenderer",
     "ToolResultEvent",
     "ToolResultPatch",

@@ -18,9 +18,17 @@ from tau.extensions.ui import ExtensionUI
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
+    from tau.agent.tool import AgentTool, AgentToolResult
+    from tau.agent.tool_execution import NestedToolCaller, NestedToolResult
     from tau.context.system_prompt import SystemPromptOptions
 
-__all__ = ["ExtensionCommandContext", "ExtensionContext", "ProjectTrustContext", "TrustMode"]
+__all__ = [
+    "ExtensionCommandContext",
+    "ExtensionContext",
+    "ExtensionToolContext",
+    "ProjectTrustContext",
+    "TrustMode",
+]
 
 TrustMode = Literal["tui", "print", "json", "rpc"]
 
@@ -138,6 +146,59 @@ class ExtensionContext:
         if self._system_prompt is not None:
             return self._system_prompt()
         return self._binding.require_host("ctx.get_system_prompt()").get_system_prompt()
+
+
+class ExtensionToolContext(ExtensionContext):
+    """A tool's ``ctx`` (the fifth argument of ``execute``): adds ``tools`` and ``execute_tool``,
+    pi's tools calling tools."""
+
+    __slots__ = ("_caller",)
+
+    def __init__(
+        self,
+        binding: SessionBinding,
+        *,
+        signal: AbortSignal | None,
+        caller: NestedToolCaller | None,
+    ) -> None:
+        super().__init__(binding, signal=signal)
+        self._caller = caller
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        """The tools ``execute_tool`` can call: the active ones (not ``model-only``), and every
+        ``codemode``/``deferred`` one."""
+        self._binding.check_live()
+        return self._caller.tools if self._caller is not None else []
+
+    async def execute_tool(
+        self,
+        name: str,
+        args: Any,
+        *,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[AgentToolResult], None] | None = None,
+    ) -> NestedToolResult:
+        """Run another tool, as the model's calls run: argument validation, the ``tool_call`` and
+        ``tool_result`` handlers, ``tool_execution_*`` events carrying ``parent_tool_call_id``,
+        with the id ``<this call's id>/<n>``. The call adds nothing to the transcript; the session
+        keeps a bounded record of it (``nestedCalls`` on this tool's result). Never raises for the
+        tool's failure: an unknown tool, invalid arguments, a block or a raising tool give a result
+        with ``is_error``. ``signal`` defaults to this tool's; ``on_update`` gets the nested
+        tool's partial results."""
+        from tau.agent.tool_execution import NestedToolResult, error_result
+
+        self._binding.check_live()
+        caller = self._caller
+        if caller is None:
+            text = (
+                f"Tool {name} cannot be called here: ctx.execute_tool works while a tool of the session runs"
+            )
+            return NestedToolResult("", error_result(text), True)
+        if not isinstance(args, dict):
+            text = f'Invalid arguments for tool "{name}": expected an object, got {type(args).__name__}'
+            return NestedToolResult("", error_result(text), True)
+        return await caller.call(name, args, signal=signal, on_update=on_update)
 
 
 class ExtensionCommandContext(ExtensionContext):

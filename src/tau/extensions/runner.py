@@ -38,6 +38,7 @@ from tau.agent.hooks import (
 )
 from tau.agent.messages import AgentMessage
 from tau.agent.tool import AgentTool, AgentToolResult
+from tau.agent.tool_execution import NestedToolCaller
 from tau.ai.abort import AbortSignal
 from tau.ai.options import ResponseInfo
 from tau.ai.types import ImageContent, JsonObject, Model
@@ -49,6 +50,7 @@ from tau.extensions.context import (
     _FROM_HOST,
     ExtensionCommandContext,
     ExtensionContext,
+    ExtensionToolContext,
     ProjectTrustContext,
     _FromHost,
 )
@@ -299,8 +301,11 @@ class ExtensionRunner:
         self.binding.check_live()
         return ExtensionCommandContext(self.binding)
 
-    def _tool_context(self, signal: AbortSignal | None) -> ExtensionContext:
-        return self.create_context(signal)
+    def _tool_context(
+        self, signal: AbortSignal | None, caller: NestedToolCaller | None
+    ) -> ExtensionToolContext:
+        self.binding.check_live()
+        return ExtensionToolContext(self.binding, signal=signal, caller=caller)
 
     # -- calling handlers ------------------------------------------------------------------------
 

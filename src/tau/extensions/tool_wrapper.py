@@ -11,9 +11,10 @@ import inspect
 from collections.abc import Callable, Mapping
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
+from tau.agent.tool_execution import NestedToolCaller, nested_tool_caller
 from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
-from tau.extensions.context import ExtensionContext
+from tau.extensions.context import ExtensionToolContext
 from tau.extensions.errors import MalformedResultError
 from tau.extensions.results import to_content
 from tau.extensions.types import RegisteredTool, ToolOutput
@@ -44,15 +45,18 @@ def to_tool_result(output: ToolOutput, tool: RegisteredTool) -> AgentToolResult:
 
 
 def wrap_tool(
-    tool: RegisteredTool, make_context: Callable[[AbortSignal | None], ExtensionContext]
+    tool: RegisteredTool,
+    make_context: Callable[[AbortSignal | None, NestedToolCaller | None], ExtensionToolContext],
 ) -> AgentTool:
-    """The agent-side tool for ``tool``; ``make_context(signal)`` builds each call's ``ctx``."""
+    """The agent-side tool for ``tool``; ``make_context(signal, caller)`` builds each call's
+    ``ctx``, whose ``execute_tool`` makes nested calls through ``caller``."""
     definition = tool.definition
 
     async def execute(
         tool_call_id: str, args: JsonObject, signal: AbortSignal | None, on_update: ToolUpdate | None
     ) -> AgentToolResult:
-        output = definition.execute(tool_call_id, args, signal, on_update, make_context(signal))
+        ctx = make_context(signal, nested_tool_caller())
+        output = definition.execute(tool_call_id, args, signal, on_update, ctx)
         if inspect.isawaitable(output):
             output = await output
         return to_tool_result(output, tool)
@@ -67,5 +71,6 @@ def wrap_tool(
         execution_mode=definition.execution_mode,
         prompt_snippet=definition.prompt_snippet,
         prompt_guidelines=list(definition.prompt_guidelines),
+        exposure=definition.exposure,
         constrained_sampling=definition.constrained_sampling,
     )

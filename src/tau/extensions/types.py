@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from msgspec import Struct
 
-from tau.agent.tool import AgentToolResult, ExecutionMode, ToolUpdate
+from tau.agent.tool import AgentTool, AgentToolResult, ExecutionMode, ToolExposure, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.registry import SimpleStreamFunction, StreamFunction
 from tau.ai.types import ConstrainedSampling, JsonObject
@@ -42,9 +42,14 @@ __all__ = [
     "RegisteredTool",
     "RenderOptions",
     "ShortcutHandler",
+    "ToolAnnotations",
     "ToolDefinition",
     "ToolExecuteWithContext",
+    "ToolExposure",
     "ToolInfo",
+    "ToolLoadout",
+    "ToolLoadoutChanges",
+    "ToolNamespace",
     "ToolOutput",
     "ToolRenderer",
     "ToolRendererResolver",
@@ -69,6 +74,59 @@ class ToolExecuteWithContext(Protocol):
     ) -> ToolOutput | Awaitable[ToolOutput]: ...
 
 
+class ToolNamespace(Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """A group of related tools, as the tools of one MCP server (pi's ``namespace``): ``name``
+    (``mcp__docs``), ``aliases`` scripts may look it up by (``docs``), a short ``description``
+    listed with the group, and longer ``instructions`` given on request."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    description: str | None = None
+    instructions: str | None = None
+
+
+class ToolAnnotations(Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """Hints about what a tool does, with the meaning of MCP tool annotations (unverified; a
+    permission extension may use them). ``None``: not said (MCP's defaults: not read-only, may be
+    destructive, open world)."""
+
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    def to_json(self) -> JsonObject:
+        """pi's camelCase object, only the hints that are set."""
+        hints = {
+            "readOnlyHint": self.read_only_hint,
+            "destructiveHint": self.destructive_hint,
+            "idempotentHint": self.idempotent_hint,
+            "openWorldHint": self.open_world_hint,
+        }
+        return {key: value for key, value in hints.items() if value is not None}
+
+
+class ToolLoadout(Struct, frozen=True):
+    """The session's tools as ``prepare_loadout`` sees them: ``declared`` (the active tools, in
+    order, with their own descriptions), ``callable`` (what ``ctx.execute_tool`` reaches) and
+    ``registered`` (every tool); ``exposure``, ``namespace`` and ``prompt_guidelines`` by name."""
+
+    declared: tuple[AgentTool, ...]
+    callable: tuple[AgentTool, ...]
+    registered: tuple[AgentTool, ...]
+    exposure: Mapping[str, ToolExposure]
+    namespace: Mapping[str, ToolNamespace]
+    prompt_guidelines: Mapping[str, Sequence[str]]
+
+
+class ToolLoadoutChanges(Struct, kw_only=True, frozen=True):
+    """What ``prepare_loadout`` changes: model-facing ``descriptions`` of declared tools by name,
+    and ``hidden_declarations``: active tools left out of requests (still active and callable)."""
+
+    descriptions: Mapping[str, str] = {}
+    hidden_declarations: Sequence[str] = ()
+
+
 class ToolDefinition(Struct, kw_only=True, dict=True):
     """A tool for the model, registered with ``tau.register_tool``.
 
@@ -82,6 +140,13 @@ class ToolDefinition(Struct, kw_only=True, dict=True):
     sampling: ``JsonSchemaSampling("prefer" | "require")`` for strict arguments, or
     ``GrammarSampling({"openai_lark": ...})`` for a tool whose one required string argument the
     model writes as raw text under a grammar (see docs/models.md).
+
+    ``exposure`` (``ToolExposure``): how the model and other tools (``ctx.execute_tool``) reach it;
+    only ``direct`` and ``model-only`` tools are activated on registration. ``namespace`` groups
+    tools, ``annotations`` hint at what the tool does. ``reaches_tools(params)``: a tool that calls
+    others says which a call may reach, ``"all"`` or the words of its input that may name them.
+    ``prepare_loadout(loadout)``: while the tool is active, changes what the model sees of the
+    declared tools (``ToolLoadoutChanges``).
     """
 
     name: str
@@ -97,6 +162,16 @@ class ToolDefinition(Struct, kw_only=True, dict=True):
     render_result: Callable[..., Any] | None = None
     default_active: bool = True
     constrained_sampling: ConstrainedSampling | None = None
+    exposure: ToolExposure = "direct"
+    namespace: ToolNamespace | None = None
+    annotations: ToolAnnotations | None = None
+    reaches_tools: Callable[[JsonObject], Literal["all"] | Sequence[str]] | None = None
+    prepare_loadout: Callable[[ToolLoadout], ToolLoadoutChanges | None] | None = None
+
+    @property
+    def activates_on_registration(self) -> bool:
+        """Active once registered: ``default_active`` and a ``direct`` or ``model-only`` exposure."""
+        return self.default_active and self.exposure in ("direct", "model-only")
 
     def schema(self) -> JsonObject:
         """``parameters`` as a JSON Schema dict."""
@@ -247,12 +322,18 @@ class ProviderRegistration(Struct):
 
 class ToolInfo(Struct, frozen=True):
     """A tool as ``tau.get_all_tools()`` describes it; ``source`` is an extension path or
-    ``<builtin:name>`` / ``<sdk:name>``."""
+    ``<builtin:name>`` / ``<sdk:name>``. ``reaches_tools`` is the tool's own function (``None``
+    when it reaches no other tool)."""
 
     name: str
     description: str
     parameters: JsonObject
     source: str
+    prompt_guidelines: tuple[str, ...] = ()
+    exposure: ToolExposure = "direct"
+    namespace: ToolNamespace | None = None
+    annotations: ToolAnnotations | None = None
+    reaches_tools: Callable[[JsonObject], Literal["all"] | Sequence[str]] | None = None
 
 
 class CommandInfo(Struct, frozen=True):

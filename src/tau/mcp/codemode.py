@@ -21,13 +21,13 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import GrammarSampling, ImageContent, TextContent
-from tau.extensions.types import ToolDefinition
+from tau.ai.types import GrammarSampling, ImageContent, JsonObject, TextContent
+from tau.extensions.types import ToolDefinition, ToolInfo, ToolLoadout, ToolLoadoutChanges, ToolNamespace
 from tau.mcp.codemode_images import saved_images
 from tau.mcp.codemode_models import ScriptModels
 from tau.mcp.tools import SearchDocument, rank_tools
@@ -65,10 +65,17 @@ Globals:
 
 
 def codemode_tool(
-    servers: McpServers | None, *, default_active: bool, append_entry: Callable[[str, Any], Any]
+    servers: McpServers | None,
+    *,
+    default_active: bool,
+    append_entry: Callable[[str, Any], Any],
+    prepare_loadout: Callable[[ToolLoadout], ToolLoadoutChanges | None] | None = None,
+    tool_infos: Callable[[], Sequence[ToolInfo]] | None = None,
 ) -> ToolDefinition:
     """The tool definition, reaching the tools declared to the model and those of ``servers``.
-    ``append_entry``: how a script's ``store()`` writes reach the session."""
+    ``append_entry``: how a script's ``store()`` writes reach the session; ``prepare_loadout``: how
+    the other tools are shown while it is active (``tau.mcp.codemode_loadout``); ``tool_infos``: the
+    registered tools (``tau.get_all_tools``), whose namespaces scripts look up."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
@@ -76,6 +83,7 @@ def codemode_tool(
         from tau.agent.tool_execution import nested_tool_caller
 
         host = _ScriptHost(servers, tool_call_id, signal, nested_tool_caller(), ctx, on_update)
+        host.tool_infos = tool_infos
         host.report()
         return await _run(host, str(params.get("code", "")), signal, _stored(ctx), append_entry)
 
@@ -96,7 +104,19 @@ def codemode_tool(
         execute=execute,
         default_active=default_active,
         constrained_sampling=SCRIPT_GRAMMAR,
+        exposure="model-only",
+        reaches_tools=reaches_tools,
+        prepare_loadout=prepare_loadout,
     )
+
+
+def reaches_tools(params: JsonObject) -> Literal["all"] | list[str]:
+    """The tools a script may reach (pi's ``reachesTools``): ``"all"`` when it searches or lists
+    them, else the words of its source."""
+    code = str(params.get("code", ""))
+    if any(word in code for word in ("searchTools", "ALL_TOOLS", "describeNamespace")):
+        return "all"
+    return list(dict.fromkeys(re.findall(r"[A-Za-z_$][\w$-]*", code)))
 
 
 def servers_section(servers: McpServers, reaches: dict[str, str]) -> str:
@@ -366,6 +386,7 @@ class _ScriptHost:
         self.signal = signal
         self.caller = caller
         self.ctx = ctx
+        self.tool_infos: Callable[[], Sequence[ToolInfo]] | None = None
         self.calls: list[dict[str, Any]] = []
         self.models = ScriptModels(ctx, call_id, signal, self.calls, self.report)
 
@@ -400,10 +421,22 @@ class _ScriptHost:
         self.report()
 
     def _declared(self) -> dict[str, AgentTool]:
-        """The tools declared to the model that a script may call (not ``codemode`` itself)."""
+        """The tools a script calls as nested calls of the agent's tools (not ``codemode`` itself):
+        the active ones and those of ``codemode``/``deferred`` exposure, but for the MCP tools not
+        declared to the model, which ``_callable`` serves with their whole ``CallToolResult``."""
         if self.caller is None:
             return {}
-        return {tool.name: tool for tool in self.caller.tools if tool.name != CODEMODE}
+        mcp = self.servers.tools if self.servers is not None else {}
+        return {
+            tool.name: tool
+            for tool in self.caller.tools
+            if tool.name != CODEMODE and not (tool.name in mcp and tool.exposure != "direct")
+        }
+
+    def _listed(self) -> dict[str, AgentTool]:
+        """The tools of ``_declared`` that ``ALL_TOOLS`` and ``searchTools()`` list: not the
+        ``deferred`` ones (``tool_search`` finds those)."""
+        return {name: tool for name, tool in self._declared().items() if tool.exposure != "deferred"}
 
     def _callable(self) -> dict[str, Any]:
         """The MCP tools scripts reach."""
@@ -416,7 +449,7 @@ class _ScriptHost:
         }
 
     def all_tools(self) -> list[dict[str, str]]:
-        declared = [{"name": n, "description": t.description} for n, t in self._declared().items()]
+        declared = [{"name": n, "description": t.description} for n, t in self._listed().items()]
         return declared + [
             {"name": n, "description": t.description}
             for n, t in self._callable().items()
@@ -501,10 +534,17 @@ class _ScriptHost:
         query = str(args.get("query") or "").strip()
         limit = args.get("limit") or _SEARCH_LIMIT
         namespace = _namespace_id(str(args.get("namespace") or ""))
+        namespaces = self._namespaces()
         documents = [
-            SearchDocument(name, name, tool.description, "", json.dumps(tool.parameters))
-            for name, tool in self._declared().items()
-            if not namespace
+            SearchDocument(
+                name,
+                name,
+                tool.description,
+                (namespaces[name].description or "") if name in namespaces else "",
+                json.dumps(tool.parameters),
+            )
+            for name, tool in self._listed().items()
+            if not namespace or (name in namespaces and namespace in self._names(namespaces[name]))
         ]
         if self.servers is not None:
             documents += [
@@ -541,17 +581,42 @@ class _ScriptHost:
             return None
         return f"{tool.description.strip()}\n\n{declaration(name, tool.schema or {})}"
 
+    def _namespaces(self) -> dict[str, ToolNamespace]:
+        """The namespaces of the tools scripts reach (not the MCP servers'), by tool name."""
+        if self.tool_infos is None:
+            return {}
+        reachable = self._declared()
+        mcp = self.servers.tools if self.servers is not None else {}
+        return {
+            info.name: info.namespace
+            for info in self.tool_infos()
+            if info.namespace is not None and info.name in reachable and info.name not in mcp
+        }
+
+    @staticmethod
+    def _names(namespace: ToolNamespace) -> set[str]:
+        return {_namespace_id(namespace.name), *(_namespace_id(alias) for alias in namespace.aliases)}
+
     async def _describe_namespace(self, _name: str, args: Any) -> Any:
+        wanted = _namespace_id(str(args.get("name") or ""))
+        grouped = [(name, ns) for name, ns in self._namespaces().items() if wanted in self._names(ns)]
+        if grouped:
+            namespace = grouped[0][1]
+            answer: dict[str, Any] = {"name": namespace.name, "tools": [name for name, _ in grouped]}
+            if namespace.description:
+                answer["description"] = namespace.description
+            if namespace.instructions:
+                answer["instructions"] = namespace.instructions
+            return answer
         if self.servers is None:
             return None
-        wanted = _namespace_id(str(args.get("name") or ""))
         await self.servers.wait_for_all()
         for server in self.servers.config.servers:
             if _namespace_id(server) != wanted or not self.servers.enabled(server):
                 continue
             connection = self.servers.connections[server]
             description = self.servers.server_description(server)
-            answer: dict[str, Any] = {
+            answer = {
                 "name": f"mcp__{server}",
                 "tools": [n for n, t in self._callable().items() if t.server == server],
             }

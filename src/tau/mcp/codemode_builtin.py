@@ -17,20 +17,32 @@ from tau.extensions.loader import ExtensionSource
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.types import ToolDefinition
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["codemode_extension_source"]
 
 
-def codemode_extension_source(slot: list[ToolDefinition] | None = None) -> ExtensionSource:
+def codemode_extension_source(
+    slot: list[ToolDefinition] | None = None, presentation: CodemodePresentation | None = None
+) -> ExtensionSource:
     """The extension source; ``slot`` holds the MCP extension's tool when it made one (the MCP
-    source must load first)."""
+    source must load first); ``presentation``: the ``codemode`` settings."""
 
     def setup(tau: ExtensionAPI) -> None:
         if slot:
             tau.register_tool(slot[0])
             return
         from tau.mcp.codemode import codemode_tool
+        from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
-        tau.register_tool(codemode_tool(None, default_active=False, append_entry=tau.append_entry))
+        tau.register_tool(
+            codemode_tool(
+                None,
+                default_active=False,
+                append_entry=tau.append_entry,
+                prepare_loadout=codemode_prepare_loadout(presentation or CodemodePresentation()),
+                tool_infos=tau.get_all_tools,
+            )
+        )
 
     return ExtensionSource("inline", "codemode", "<builtin:codemode>", setup=setup)

@@ -8,25 +8,32 @@
   as many as fit ``inlineBudget`` estimated tokens (characters / 4); scripts find the rest with
   ``searchTools()``/``ALL_TOOLS``.
 
-``tool_search`` is the model's own and neither changes nor hides. The loadout is a pure function of
-the active tools, so the same tools give the same request bytes.
+``tool_search`` and other ``model-only`` tools are the model's own and neither change nor hide.
+This is the ``codemode`` tool's ``prepare_loadout`` (pi's mechanism, open to any tool), a pure
+function of the active tools, so the same tools give the same request bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeAlias
 
-from msgspec.structs import replace
+from msgspec import Struct
 
 from tau.agent.tool import AgentTool
+from tau.extensions.types import ToolLoadout, ToolLoadoutChanges
 
-__all__ = ["DEFAULT_INLINE_BUDGET", "CodemodeMode", "codemode_loadout", "script_returns"]
+__all__ = [
+    "DEFAULT_INLINE_BUDGET",
+    "CodemodeMode",
+    "CodemodePresentation",
+    "codemode_prepare_loadout",
+    "script_returns",
+]
 
 CodemodeMode: TypeAlias = Literal["on", "only"]
 DEFAULT_INLINE_BUDGET = 3000
 _CODEMODE = "codemode"
-_MODEL_ONLY = frozenset({_CODEMODE, "tool_search"})
 _CHARS_PER_TOKEN = 4
 
 
@@ -84,28 +91,46 @@ def _listing(tools: Sequence[AgentTool], budget: int) -> str:
     return "\n\n".join([head, *listed])
 
 
-def codemode_loadout(
-    active: Sequence[AgentTool], *, mode: CodemodeMode, inline_budget: int
-) -> tuple[list[AgentTool], list[AgentTool]]:
-    """The tools to declare and those only scripts reach, for the ``active`` tools (which hold
-    ``codemode``)."""
-    others = [tool for tool in active if tool.name not in _MODEL_ONLY]
-    if mode == "only":
-        declared: list[AgentTool] = []
-        for tool in active:
-            if tool.name == _CODEMODE and others:
-                listing = _listing(others, max(inline_budget, 0))
-                declared.append(replace(tool, description=f"{tool.description}\n\n{listing}"))
-            elif tool.name in _MODEL_ONLY:
-                declared.append(tool)
-        return declared, others
-    return [
-        tool
-        if tool.name in _MODEL_ONLY
-        else replace(
-            tool,
-            description=f"{tool.description.rstrip()}\n\nCodemode: `tools.{tool.name}(args)` resolves to "
-            f"{_resolves_to(tool.name)}.",
+class CodemodePresentation(Struct, frozen=True):
+    """The ``codemode`` settings: ``mode`` and ``inline_budget`` (pi's ``inlineBudget``)."""
+
+    mode: CodemodeMode = "on"
+    inline_budget: int = DEFAULT_INLINE_BUDGET
+
+    @classmethod
+    def from_setting(cls, value: Any) -> CodemodePresentation:
+        """From the ``codemode`` setting's value (anything not understood keeps the default)."""
+        if not isinstance(value, dict):
+            return cls()
+        budget = value.get("inlineBudget")
+        inline_budget = DEFAULT_INLINE_BUDGET
+        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget >= 0:
+            inline_budget = int(budget)
+        return cls("only" if value.get("mode") == "only" else "on", inline_budget)
+
+
+def codemode_prepare_loadout(
+    presentation: CodemodePresentation,
+) -> Callable[[ToolLoadout], ToolLoadoutChanges]:
+    """The ``codemode`` tool's ``prepare_loadout``: how the declared tools other tools may call are
+    shown while it is active (the module docstring). ``model-only`` tools (``tool_search``) stay as
+    they are."""
+
+    def prepare(loadout: ToolLoadout) -> ToolLoadoutChanges:
+        others = [tool for tool in loadout.declared if tool.name != _CODEMODE and tool.callable_by_tools]
+        if presentation.mode == "only":
+            codemode = next((tool for tool in loadout.declared if tool.name == _CODEMODE), None)
+            descriptions: dict[str, str] = {}
+            if codemode is not None and others:
+                listing = _listing(others, max(presentation.inline_budget, 0))
+                descriptions[_CODEMODE] = f"{codemode.description}\n\n{listing}"
+            return ToolLoadoutChanges(descriptions=descriptions, hidden_declarations=[t.name for t in others])
+        return ToolLoadoutChanges(
+            descriptions={
+                tool.name: f"{tool.description.rstrip()}\n\nCodemode: `tools.{tool.name}(args)` resolves to "
+                f"{_resolves_to(tool.name)}."
+                for tool in others
+            }
         )
-        for tool in active
-    ], []
+
+    return prepare

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tau.ai.types import Cost, ImageContent, Usage
+from tau.ai.types import ImageContent, Usage
 
 __all__ = ["MODEL_TYPES", "ScriptModels", "combined", "describe", "model_info"]
 
@@ -169,21 +169,7 @@ def combined(total: Usage | None, usage: Usage) -> Usage:
     """``total`` plus ``usage``: token counts and costs added up."""
     if total is None:
         return Usage.from_json(usage.to_json())
-    cost = Cost(
-        total.cost.input + usage.cost.input,
-        total.cost.output + usage.cost.output,
-        total.cost.cache_read + usage.cost.cache_read,
-        total.cost.cache_write + usage.cost.cache_write,
-        total.cost.total + usage.cost.total,
-    )
-    return Usage(
-        total.input + usage.input,
-        total.output + usage.output,
-        total.cache_read + usage.cache_read,
-        total.cache_write + usage.cache_write,
-        total.total_tokens + usage.total_tokens,
-        cost,
-    )
+    return total.plus(usage)
 
 
 def describe(value: Any) -> str:

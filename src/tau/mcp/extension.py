@@ -37,23 +37,19 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
 from tau.config.mcp_servers import McpConfig, ServerConfig, load_mcp_config, tool_exposure, validate_server
 from tau.extensions.loader import ExtensionSource
-from tau.extensions.types import ToolDefinition
+from tau.extensions.types import ToolAnnotations, ToolDefinition, ToolNamespace
 from tau.mcp.connection import McpCallError, ServerConnection
-from tau.mcp.tools import SearchDocument, mcp_tool_name, rank_tools, schema_text, to_tool_result
+from tau.mcp.tool_search import TOOL_SEARCH
+from tau.mcp.tools import SearchDocument, mcp_tool_name, schema_text, to_tool_result
 
 if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.context import ExtensionContext
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["FIRST_PROMPT_WAIT_S", "McpServers", "mcp_extension_source"]
 
 FIRST_PROMPT_WAIT_S = 10.0
-TOOL_SEARCH = "tool_search"
-_SEARCH_LIMIT = 8
-_SEARCH_DESCRIPTION = (
-    "Search the tools that are not declared yet (such as the tools of MCP servers) by what they do, "
-    f"and declare the best matches for your next call. To find an MCP tool, always use {TOOL_SEARCH}."
-)
 
 
 def mcp_extension_source(
@@ -65,6 +61,7 @@ def mcp_extension_source(
     codemode: bool = True,
     tool_search: bool = True,
     codemode_slot: list[ToolDefinition] | None = None,
+    codemode_presentation: CodemodePresentation | None = None,
 ) -> ExtensionSource:
     """The extension source of the MCP support for ``cwd`` (a project's file only when trusted).
     ``extra``: more servers as mcp.json entries (an editor's, over ACP), over those of the files.
@@ -88,6 +85,7 @@ def mcp_extension_source(
             tau, config, cwd, agent_dir, trusted=include_project, codemode=codemode, tool_search=tool_search
         )
         servers.codemode_slot = codemode_slot
+        servers.codemode_presentation = codemode_presentation
         servers.install()
 
     return ExtensionSource("inline", "mcp", "<builtin:mcp>", setup=setup)
@@ -121,6 +119,9 @@ class McpServers:
         self.codemode = codemode
         self.tool_search = tool_search
         self.codemode_slot: list[ToolDefinition] | None = None
+        self._definitions: dict[str, ToolDefinition] = {}
+        """The registered definitions of the servers' tools, by tool name."""
+        self.codemode_presentation: CodemodePresentation | None = None
         self.tau = tau
         self.config = config
         self.cwd = cwd
@@ -192,12 +193,21 @@ class McpServers:
         codemode_on = bool(scripted) and self.codemode and self.config.auto_enable_codemode and _has_quickjs()
         if scripted and self.codemode:
             from tau.mcp.codemode import codemode_tool, servers_section
+            from tau.mcp.codemode_loadout import CodemodePresentation, codemode_prepare_loadout
 
             reaches = {s.name: "codemode" if codemode_on else "tool_search" for s in scripted}
             reaches |= {
                 s.name: "tool_search" for s in enabled if s.name not in reaches and self._may_defer(s)
             }
-            tool = codemode_tool(self, default_active=codemode_on, append_entry=tau.append_entry)
+            tool = codemode_tool(
+                self,
+                default_active=codemode_on,
+                append_entry=tau.append_entry,
+                prepare_loadout=codemode_prepare_loadout(
+                    self.codemode_presentation or CodemodePresentation()
+                ),
+                tool_infos=tau.get_all_tools,
+            )
             tool = replace(tool, prompt_guidelines=[*tool.prompt_guidelines, servers_section(self, reaches)])
             if self.codemode_slot is not None:
                 self.codemode_slot.append(tool)
@@ -208,27 +218,11 @@ class McpServers:
             self._register_tool_search(searchable)
 
     def _register_tool_search(self, searchable: list[ServerConfig]) -> None:
+        from tau.mcp.tool_search import tool_search_definition
+
         self._tool_search_registered = True
         self.tau.register_tool(
-            ToolDefinition(
-                name=TOOL_SEARCH,
-                label=TOOL_SEARCH,
-                description=_SEARCH_DESCRIPTION,
-                prompt_snippet="Search for tools that are not loaded yet and load the matches",
-                prompt_guidelines=[_servers_guideline(searchable)],
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What the tool should do."},
-                        "limit": {
-                            "type": "integer",
-                            "description": f"Most tools to load (default {_SEARCH_LIMIT}).",
-                        },
-                    },
-                    "required": ["query"],
-                },
-                execute=self._tool_search,
-            )
+            tool_search_definition(self._tool_search, guidelines=[_servers_guideline(searchable)])
         )
 
     @staticmethod
@@ -415,21 +409,33 @@ class McpServers:
             )
             if name in before:
                 continue  # a reconnect or a changed list: the registration still stands
-            self.tau.register_tool(
-                ToolDefinition(
-                    name=name,
-                    label=str(tool.get("title") or remote),
-                    description=description,
-                    parameters=_input_schema(tool.get("inputSchema")),
-                    execute=self._tool_executor(server.name, remote),
-                    default_active=exposure == "direct",
-                )
+            definition = ToolDefinition(
+                name=name,
+                label=str(tool.get("title") or remote),
+                description=description,
+                parameters=_input_schema(tool.get("inputSchema")),
+                execute=self._tool_executor(server.name, remote),
+                default_active=exposure == "direct",
+                exposure=exposure,
+                namespace=ToolNamespace(
+                    name=f"mcp__{server.name}",
+                    aliases=(server.name,),
+                    description=server.description.strip() or None,
+                    instructions=connection.instructions.strip() or None,
+                ),
+                annotations=_annotations(tool.get("annotations")),
             )
+            self._definitions[name] = definition
+            self.tau.register_tool(definition)
         self._registered_servers[server.name] = names
         withdrawn = before - set(names)
         if withdrawn:
             for name in withdrawn:
                 self.tools.pop(name, None)
+                # Tools cannot be unregistered: hidden, the tool is withdrawn from every caller.
+                withdrawn_definition = self._definitions.pop(name, None)
+                if withdrawn_definition is not None:
+                    self.tau.register_tool(replace(withdrawn_definition, exposure="hidden"))
             self.tau.set_active_tools([n for n in self.tau.get_active_tools() if n not in withdrawn])
         restored = [name for name in names if name in self._restore]
         if restored:
@@ -488,15 +494,13 @@ class McpServers:
     async def _tool_search(
         self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
     ) -> AgentToolResult:
-        query = str(params.get("query", "")).strip()
-        if not query:
-            raise ValueError("query must not be empty")
-        limit = params.get("limit", _SEARCH_LIMIT)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-            raise ValueError("limit must be a positive integer")
+        from tau.mcp.tool_search import extension_documents, load_matches, search_arguments
+
+        query, limit = search_arguments(params)
         await _abortable(self.wait_for_all(), signal)
         active = self.tau.get_active_tools()
-        registered = {info.name for info in self.tau.get_all_tools()}
+        infos = self.tau.get_all_tools()
+        registered = {info.name for info in infos}
         candidates = [
             SearchDocument(
                 name, tool.remote, tool.description, self.server_description(tool.server), tool.parameters
@@ -507,23 +511,9 @@ class McpServers:
             and name in registered
             and self.enabled(tool.server)
         ]
-        matches = rank_tools(query, candidates, limit)
-        if matches:
-            self.tau.set_active_tools([*active, *(m.name for m in matches)])
-            now_active = set(self.tau.get_active_tools())
-            matches = [m for m in matches if m.name in now_active]
-        if not matches:
-            return text_result("No matching tools found.")
-        lines = [
-            f"- {m.name}: {m.description.strip().splitlines()[0] if m.description.strip() else ''}"
-            for m in matches
-        ]
-        count = len(matches)
-        text = (
-            f"Loaded {count} tool{'s' if count != 1 else ''}. They are available from your next call:\n"
-            + "\n".join(lines)
-        )
-        return AgentToolResult([*text_result(text).content], details={"loaded": [m.name for m in matches]})
+        # Other extensions' tools registered with a ``deferred`` or ``codemode`` exposure.
+        candidates += extension_documents(infos, active, skip=self.tools)
+        return load_matches(self.tau, query, limit, candidates)
 
     def enabled(self, server: str) -> bool:
         connection = self.connections.get(server)
@@ -665,6 +655,24 @@ def _has_quickjs() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("quickjs") is not None
+
+
+def _annotations(raw: Any) -> ToolAnnotations | None:
+    """A tool's MCP ``annotations`` hints (the boolean ones), ``None`` when it declares none."""
+    if not isinstance(raw, dict):
+        return None
+
+    def hint(key: str) -> bool | None:
+        value = raw.get(key)
+        return value if isinstance(value, bool) else None
+
+    hints = ToolAnnotations(
+        read_only_hint=hint("readOnlyHint"),
+        destructive_hint=hint("destructiveHint"),
+        idempotent_hint=hint("idempotentHint"),
+        open_world_hint=hint("openWorldHint"),
+    )
+    return hints if hints.to_json() else None
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:

@@ -929,7 +929,7 @@ class AgentSession:
 
     def _apply_active_tools(self) -> None:
         self._agent.state.tools = self._tools.active_tools
-        self._agent.state.callable_tools = self._tools.script_only_tools
+        self._agent.state.callable_tools = self._tools.callable_tools
         if self._prompt_options_of is not None:
             options = self._prompt_options_of
         else:

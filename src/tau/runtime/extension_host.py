@@ -154,15 +154,24 @@ class SessionExtensionHost:
     def get_all_tools(self) -> list[ToolInfo]:
         from tau.extensions.types import ToolInfo
 
-        return [
-            ToolInfo(
-                tool.name,
-                tool.description,
-                dict(tool.parameters),
-                self._session.extensions.tool_source(tool.name),
+        extensions = self._session.extensions
+        infos: list[ToolInfo] = []
+        for tool in self._session.get_all_tools():
+            definition = extensions.tool_definition(tool.name)
+            infos.append(
+                ToolInfo(
+                    tool.name,
+                    tool.description,
+                    dict(tool.parameters),
+                    extensions.tool_source(tool.name),
+                    prompt_guidelines=tuple(tool.prompt_guidelines),
+                    exposure=tool.exposure,
+                    namespace=definition.namespace if definition is not None else None,
+                    annotations=definition.annotations if definition is not None else None,
+                    reaches_tools=definition.reaches_tools if definition is not None else None,
+                )
             )
-            for tool in self._session.get_all_tools()
-        ]
+        return infos
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         self._session.set_active_tools(names)

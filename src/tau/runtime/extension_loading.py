@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tau.extensions.loader import ExtensionDiscovery
     from tau.extensions.runner import ExtensionRunner
     from tau.extensions.types import ToolDefinition
+    from tau.mcp.codemode_loadout import CodemodePresentation
 
 __all__ = ["ExtensionOptions", "load_extension_runner", "might_have_extensions"]
 
@@ -197,16 +198,34 @@ def _builtin_problems(
 def _wants_codemode(settings: SettingsManager, options: ExtensionOptions, include_project: bool) -> bool:
     """Whether the built-in codemode extension loads without MCP: ``codemode`` is named by
     ``--tools``, ``defaultTools`` or ``-e builtin:codemode``, and the built-in is not switched off."""
-    named = "codemode" in options.builtins or any(t.lstrip("+") == "codemode" for t in options.tools)
+    return _wants_builtin("codemode", "codemode", settings, options, include_project)
+
+
+def _codemode_presentation(settings: SettingsManager) -> CodemodePresentation:
+    """The ``codemode`` setting (``mode``, ``inlineBudget``) the ``codemode`` tool follows."""
+    from tau.mcp.codemode_loadout import CodemodePresentation
+
+    return CodemodePresentation.from_setting(settings.get("codemode"))
+
+
+def _wants_tool_search(settings: SettingsManager, options: ExtensionOptions, include_project: bool) -> bool:
+    """Whether the built-in tool-search extension loads (without MCP, whose own ``tool_search``
+    serves otherwise): ``tool_search`` is named by ``--tools``, ``defaultTools`` or
+    ``-e builtin:tool-search``, and the built-in is not switched off."""
+    return _wants_builtin("tool-search", "tool_search", settings, options, include_project)
+
+
+def _wants_builtin(
+    builtin: str, tool: str, settings: SettingsManager, options: ExtensionOptions, include_project: bool
+) -> bool:
+    named = builtin in options.builtins or any(t.lstrip("+") == tool for t in options.tools)
     if not named:
         scopes: tuple[SettingsScope, ...] = ("project", "global") if include_project else ("global",)
         for scope in scopes:
             value = settings.get_scope(scope).get("defaultTools")
-            if isinstance(value, list) and any(
-                isinstance(t, str) and t.lstrip("+") == "codemode" for t in value
-            ):
+            if isinstance(value, list) and any(isinstance(t, str) and t.lstrip("+") == tool for t in value):
                 named = True
-    return named and builtin_switches(settings, options, include_project=include_project)["codemode"]
+    return named and builtin_switches(settings, options, include_project=include_project)[builtin]
 
 
 def llama_connection(agent_dir: str) -> tuple[str | None, str | None]:
@@ -264,7 +283,9 @@ def might_have_extensions(
     """Whether loading could find an extension (see the module docstring)."""
     if options.paths or _has_mcp_config(cwd, agent_dir, options, include_project, settings):
         return True
-    if _wants_codemode(settings, options, include_project):
+    if _wants_codemode(settings, options, include_project) or _wants_tool_search(
+        settings, options, include_project
+    ):
         return True
     if _llama_wanted(agent_dir, settings, options, include_project):
         return True
@@ -337,12 +358,17 @@ def load_extension_runner(
                 codemode=switches["codemode"],
                 tool_search=switches["tool-search"],
                 codemode_slot=slot,
+                codemode_presentation=_codemode_presentation(settings),
             )
         )
     if (has_mcp and switches["codemode"]) or _wants_codemode(settings, options, include_project):
         from tau.mcp.codemode_builtin import codemode_extension_source
 
-        discovery.sources.append(codemode_extension_source(slot))
+        discovery.sources.append(codemode_extension_source(slot, _codemode_presentation(settings)))
+    if not has_mcp and _wants_tool_search(settings, options, include_project):
+        from tau.mcp.tool_search import tool_search_extension_source
+
+        discovery.sources.append(tool_search_extension_source())
     if _llama_wanted(agent_dir, settings, options, include_project):
         from tau.llama_cpp.extension import llama_extension_source
 
@@ -392,6 +418,7 @@ def _connect_registered_mcp(
             extra=options.mcp_servers,
             codemode=switches["codemode"],
             tool_search=switches["tool-search"],
+            codemode_presentation=_codemode_presentation(settings),
         )
         load_extensions_sync([source], cwd=cwd, into=runner)
 

@@ -155,17 +155,12 @@ def create_agent_session(
         if allowlist is not None and TASK_TOOL_NAME not in allowlist
         else exclude_tools,
         defaults=defaults,
-        inactive=[t.definition.name for t in runner.tool_definitions if not t.definition.default_active]
+        inactive=[
+            t.definition.name for t in runner.tool_definitions if not t.definition.activates_on_registration
+        ]
         if runner is not None
         else (),
     )
-    codemode = services.settings_manager.get("codemode")
-    if isinstance(codemode, dict):
-        if codemode.get("mode") == "only":
-            registry_of_tools.codemode_mode = "only"
-        budget = codemode.get("inlineBudget")
-        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget >= 0:
-            registry_of_tools.codemode_inline_budget = int(budget)
 
     agent = Agent(
         model=model,

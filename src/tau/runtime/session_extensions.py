@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tau.extensions.events import ShutdownReason, StartReason
     from tau.extensions.reporting import ErrorListener
     from tau.extensions.runner import ExtensionRunner
+    from tau.extensions.types import ToolDefinition
     from tau.extensions.ui import ExtensionUI
     from tau.runtime.agent_session import AgentSession
     from tau.tools import BashOperations
@@ -84,6 +85,7 @@ class SessionExtensions:
 
     def _attach(self, runner: ExtensionRunner | None) -> None:
         self._runner = runner
+        self._take_tool_metadata()
         if runner is None:
             return
         runner.bind(self.host)
@@ -180,8 +182,9 @@ class SessionExtensions:
         an allowlist is in force (which activates only MCP tools it names or matches)."""
         runner = self._runner
         added = self._tools.set_extension_tools(runner.tools if runner is not None else [])
+        self._take_tool_metadata()
         inactive = (
-            {t.definition.name for t in runner.tool_definitions if not t.definition.default_active}
+            {t.definition.name for t in runner.tool_definitions if not t.definition.activates_on_registration}
             if runner
             else set()
         )
@@ -195,6 +198,31 @@ class SessionExtensions:
         if activate:
             tools.set_active([*tools.active_names, *activate])
         self._apply_tools()
+
+    def _take_tool_metadata(self) -> None:
+        """Give the tool registry the extension tools' ``prepare_loadout`` hooks and namespaces; a
+        hook that raises is reported as the extension's error."""
+        runner = self._runner
+        definitions = [t.definition for t in runner.tool_definitions] if runner is not None else []
+        self._tools.set_tool_metadata(
+            {d.name: d.prepare_loadout for d in definitions if d.prepare_loadout is not None},
+            {d.name: d.namespace for d in definitions if d.namespace is not None},
+        )
+        if runner is not None:
+
+            def report(name: str, problem: str) -> None:
+                runner.reporter.report_problem(self.tool_source(name), "prepare_loadout", problem)
+
+            self._tools.on_loadout_error = report
+
+    def tool_definition(self, name: str) -> ToolDefinition | None:
+        """The definition an extension registered for the tool ``name`` in use (``None`` for a
+        built-in or SDK tool)."""
+        if self._tools.origin(name) == "extension" and self._runner is not None:
+            for registered in self._runner.tool_definitions:
+                if registered.definition.name == name:
+                    return registered.definition
+        return None
 
     def tool_source(self, name: str) -> str:
         """``<builtin:name>``, ``<sdk:name>`` or the path of the extension that registered it."""

@@ -9,10 +9,12 @@ byte-identical through a session and provider prompt caches keep hitting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Literal, TypeAlias
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from tau.agent.tool import AgentTool
+from msgspec.structs import replace
+
+from tau.agent.tool import CALLABLE_WHEN_INACTIVE, AgentTool
 from tau.config.tool_selection import is_mcp_tool_name, tool_name_matcher
 from tau.context.resources import ResourceLoader
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt
@@ -30,7 +32,14 @@ from tau.tools import (
 )
 from tau.tools.sandbox import Sandbox
 
+if TYPE_CHECKING:
+    from tau.extensions.types import ToolLoadout, ToolLoadoutChanges, ToolNamespace
+
+    LoadoutPreparer: TypeAlias = Callable[[ToolLoadout], ToolLoadoutChanges | None]
+
 __all__ = ["NoTools", "ToolRegistry", "create_builtin_tools"]
+
+_ACTIVATED = frozenset({"direct", "model-only"})
 
 NoTools: TypeAlias = Literal["all", "builtin"]
 
@@ -98,6 +107,8 @@ class ToolRegistry:
         self._filters_mcp = any(entry.startswith("mcp__") for entry in self._allowlist or ())
         self._excluded = tool_name_matcher(exclude) if exclude else None
         self._tools = self._overlay(extension)
+        # Only direct and model-only tools are activated by being there (pi's exposure rule).
+        inactive = {*inactive, *(t.name for t in (*extension, *custom) if t.exposure not in _ACTIVATED)}
         added = [t.name for t in (*extension, *custom) if t.name in self._tools and t.name not in inactive]
         if self._allowlist is not None:
             # Named tools first, in the list's order; then every other one a pattern matches.
@@ -107,10 +118,15 @@ class ToolRegistry:
         else:
             initial = [*defaults, *added]
         self._active: list[str] = self._known(initial)
-        self.codemode_mode: Literal["on", "only"] = "on"
-        """``codemode.mode``: how the other tools are shown while ``codemode`` is active."""
-        self.codemode_inline_budget = 3000
-        """``codemode.inlineBudget``: estimated tokens ``only`` may spend listing tools."""
+        self._preparers: dict[str, LoadoutPreparer] = {}
+        self._namespaces: dict[str, ToolNamespace] = {}
+        self._generation = 0
+        self._cached: tuple[object, dict[str, AgentTool], tuple[list[AgentTool], list[AgentTool]]] | None = (
+            None
+        )
+        self.on_loadout_error: Callable[[str, str], None] | None = None
+        """Told ``(tool name, problem)`` when a tool's ``prepare_loadout`` raises (its changes are
+        then left out)."""
 
     def _overlay(self, extension: Sequence[AgentTool]) -> dict[str, AgentTool]:
         tools: dict[str, AgentTool] = {t.name: t for t in self._builtin}
@@ -134,6 +150,14 @@ class ToolRegistry:
         """Whether ``tools=[...]`` limits the registry (new tools are then never activated by themselves)."""
         return self._allowlist is not None
 
+    def set_tool_metadata(
+        self, preparers: Mapping[str, LoadoutPreparer], namespaces: Mapping[str, ToolNamespace]
+    ) -> None:
+        """The extension tools' ``prepare_loadout`` hooks and ``namespace``s, by tool name."""
+        self._preparers = dict(preparers)
+        self._namespaces = dict(namespaces)
+        self._generation += 1
+
     def set_extension_tools(self, extension: Sequence[AgentTool]) -> list[str]:
         """Replace the extension tools; returns the names that were not registered before.
         Active names whose tool is gone are deactivated."""
@@ -155,8 +179,9 @@ class ToolRegistry:
                 return
 
     def _known(self, names: Iterable[str]) -> list[str]:
-        """``names`` that are registered, each once, in the given order."""
-        return list(dict.fromkeys(n for n in names if n in self._tools))
+        """``names`` that are registered and not ``hidden``, each once, in the given order."""
+        tools = self._tools
+        return list(dict.fromkeys(n for n in names if n in tools and tools[n].exposure != "hidden"))
 
     @property
     def names(self) -> list[str]:
@@ -169,21 +194,85 @@ class ToolRegistry:
 
     @property
     def active_tools(self) -> list[AgentTool]:
-        """The tools declared to the model (while ``codemode`` is active, as ``codemode.mode`` shows them)."""
+        """The tools declared to the model, as the active tools' ``prepare_loadout`` hooks show them."""
         return self._loadout()[0]
 
     @property
-    def script_only_tools(self) -> list[AgentTool]:
-        """Active tools hidden from the model that codemode scripts still call (``codemode.mode: only``)."""
-        return self._loadout()[1]
+    def callable_tools(self) -> list[AgentTool]:
+        """The tools other tools may call that are not declared to the model: active ones a loadout
+        hides, then every registered ``codemode``/``deferred`` tool that is not active."""
+        hidden = self._loadout()[1]
+        active = set(self._active)
+        return [
+            *hidden,
+            *(
+                tool
+                for name, tool in self._tools.items()
+                if name not in active and tool.exposure in CALLABLE_WHEN_INACTIVE
+            ),
+        ]
 
     def _loadout(self) -> tuple[list[AgentTool], list[AgentTool]]:
+        """The tools declared to the model and the active ones hidden from it, as the
+        ``prepare_loadout`` hooks of the active tools (``codemode``'s among them) change them
+        (computed once per active set)."""
+        key = (tuple(self._active), self._generation)
+        if self._cached is not None and self._cached[0] == key and self._cached[1] is self._tools:
+            return self._cached[2]
         active = [self._tools[name] for name in self._active]
-        if "codemode" not in self._active:
-            return active, []
-        from tau.mcp.codemode_loadout import codemode_loadout
+        declared: list[AgentTool] = active
+        hidden: list[AgentTool] = []
+        preparers = [(name, self._preparers[name]) for name in self._active if name in self._preparers]
+        if preparers:
+            declared, hidden = self._prepared(active, preparers)
+        self._cached = (key, self._tools, (declared, hidden))
+        return declared, hidden
 
-        return codemode_loadout(active, mode=self.codemode_mode, inline_budget=self.codemode_inline_budget)
+    def _prepared(
+        self, active: list[AgentTool], preparers: list[tuple[str, LoadoutPreparer]]
+    ) -> tuple[list[AgentTool], list[AgentTool]]:
+        """The ``active`` tools as their ``prepare_loadout`` hooks change them: new descriptions,
+        and declarations left out (returned second)."""
+        from tau.extensions.types import ToolLoadout
+
+        names = set(self._active)
+        loadout = ToolLoadout(
+            declared=tuple(active),
+            callable=(
+                *(tool for tool in active if tool.callable_by_tools),
+                *(
+                    t
+                    for n, t in self._tools.items()
+                    if n not in names and t.exposure in CALLABLE_WHEN_INACTIVE
+                ),
+            ),
+            registered=tuple(self._tools.values()),
+            exposure={name: tool.exposure for name, tool in self._tools.items()},
+            namespace=dict(self._namespaces),
+            prompt_guidelines={name: tuple(tool.prompt_guidelines) for name, tool in self._tools.items()},
+        )
+        descriptions: dict[str, str] = {}
+        hide: set[str] = set()
+        for name, prepare in preparers:
+            try:
+                changes = prepare(loadout)
+            except Exception as error:
+                if self.on_loadout_error is not None:
+                    self.on_loadout_error(name, f"prepare_loadout failed: {error}")
+                continue
+            if changes is not None:
+                descriptions.update(changes.descriptions)
+                hide.update(changes.hidden_declarations)
+        kept: list[AgentTool] = []
+        moved: list[AgentTool] = []
+        for tool in active:
+            if tool.name in hide:
+                moved.append(tool)
+            elif tool.name in descriptions:
+                kept.append(replace(tool, description=descriptions[tool.name]))
+            else:
+                kept.append(tool)
+        return kept, moved
 
     def get(self, name: str) -> AgentTool | None:
         return self._tools.get(name)
