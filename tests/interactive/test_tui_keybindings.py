@@ -67,7 +67,7 @@ def test_list_keys_follow_tui_select_ids(tau: TauCommand, start_tui: Start) -> N
 
 
 def test_an_id_tau_has_no_action_for_is_named_in_one_warning_line(tau: TauCommand, start_tui: Start) -> None:
-    _write_keybindings(tau, {"app.tree.foldOrUp": "ctrl+n", "app.thinking.toggle": "alt+t"})
+    _write_keybindings(tau, {"app.thinking.save": "ctrl+n", "app.thinking.toggle": "alt+t"})
     terminal = start_tui()
-    terminal.wait_for("app.tree.foldOrUp: tau has no such action; ignored")
+    terminal.wait_for("app.thinking.save: tau has no such action; ignored")
     assert terminal.text().count("keybindings.json:") == 1
