@@ -11,6 +11,7 @@ import os
 import tempfile
 
 from tau.ai.types import ImageContent, TextContent
+from tau.tools.truncate import format_size
 
 __all__ = ["saved_images"]
 
@@ -36,7 +37,7 @@ def _save_image(image: ImageContent) -> str:
         data = base64.b64decode(image.data, validate=True)
     except (binascii.Error, ValueError):
         return f"[Image ({image.mime_type}) could not be saved: its data is not base64]"
-    kind = f"{image.mime_type}, {_size(len(data))}"
+    kind = f"{image.mime_type}, {format_size(len(data))}"
     extension = _IMAGE_EXTENSIONS.get(image.mime_type)
     if extension is None:
         return f"[Image ({kind}) could not be saved: no file extension for image type {image.mime_type}]"
@@ -47,12 +48,3 @@ def _save_image(image: ImageContent) -> str:
     except OSError as error:
         return f"[Image ({kind}) could not be saved: {error.strerror or error}]"
     return f"[Image saved to {path} ({kind})]"
-
-
-def _size(count: int) -> str:
-    """pi's size: ``74B``, ``1.5KB``, ``2.0MB``."""
-    if count < 1024:
-        return f"{count}B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f}KB"
-    return f"{count / (1024 * 1024):.1f}MB"
