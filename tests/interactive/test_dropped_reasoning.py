@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from tau_command import TauCommand
 from terminal import ENTER, Terminal
 
@@ -155,3 +157,59 @@ def test_no_dropped_reasoning_notice_with_cache_notices_off(tau: TauCommand, sta
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     assert "Anthropic dropped" not in terminal.text()
+
+
+def _diagnostics(session: Path) -> list[list[dict[str, Any]]]:
+    """Each reply's diagnostics in a session file, without their timestamps."""
+    replies = []
+    for line in session.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            replies.append(
+                [{k: v for k, v in d.items() if k != "timestamp"} for d in message.get("diagnostics", [])]
+            )
+    return replies
+
+
+@pytest.mark.parametrize(
+    ("api", "reported"),
+    [
+        (
+            "anthropic-messages",
+            [
+                {
+                    "type": "thinking_dropped",
+                    "path": "messages.1.content.0",
+                    "reason": "prefix_mismatch",
+                    "x": 1,
+                },
+                {"type": "thinking_dropped", "reason": None},
+            ],
+        ),
+        (
+            "openai-responses",
+            [
+                {"type": "reasoning", "id": "rs_1", "action": "removed", "reason": "prefix_mismatch", "x": 1},
+                {"type": "reasoning", "id": "rs_2", "action": "removed", "reason": "turn_boundary"},
+                {"type": "reasoning", "action": "removed"},
+            ],
+        ),
+    ],
+)
+def test_the_session_keeps_the_diagnostic_as_pi_16_writes_it(
+    tau: TauCommand, tmp_path: Path, api: str, reported: list[dict[str, Any]]
+) -> None:
+    from pi16 import pi16_command, run_pi16
+    from tau_command import MODEL
+
+    base_url = tau.server.base_url if api == "anthropic-messages" else tau.server.url("/v1")
+    _use_api(tau, api, base_url)
+    tau.server.add(*[Turn(text="ok", input_transformations=reported)] * 2)
+    assert tau.run(*MODEL, "-p", "a question").returncode == 0
+    [tau_session] = tau.session_files()
+    pi_dir = tmp_path / "pi"
+    run_pi16(pi16_command(), tau, pi_dir, "-p", "a question")
+    [pi_session] = sorted((pi_dir / "sessions").rglob("*.jsonl"))
+    assert _diagnostics(tau_session) == _diagnostics(pi_session)
+    assert _diagnostics(tau_session)[0] != []
