@@ -234,6 +234,53 @@ async def test_redacted_thinking_becomes_a_redacted_block_holding_the_payload(
     assert message.text() == "visible"
 
 
+async def test_thinking_the_api_withheld_is_kept_as_a_diagnostic_in_pi_16s_shape(
+    server: FakeLLMServer,
+) -> None:
+    reported = [
+        {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_mismatch", "x": 1},
+        {"type": "thinking_dropped", "path": "messages.3.content.0", "reason": None},
+        "not an object",
+    ]
+    server.add(Turn(text="ok", input_transformations=reported))
+    _, message = await run(claude(server), ask())
+    [diagnostic] = message.diagnostics or []
+    assert diagnostic["type"] == "anthropic_input_transformations"
+    assert isinstance(diagnostic["timestamp"], int) and diagnostic["timestamp"] > 0
+    assert diagnostic["details"] == {
+        "transformations": [
+            {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_mismatch"},
+            {"type": "thinking_dropped", "path": "messages.3.content.0"},
+            {},
+        ]
+    }
+    assert message.to_json()["diagnostics"] == [diagnostic]  # as the session stores it
+    server.add(Turn(text="ok", input_transformations=[]), Turn(text="ok"))
+    for _ in range(2):  # an empty report, or none: no diagnostic
+        _, quiet = await run(claude(server), ask())
+        assert quiet.diagnostics is None
+
+
+async def test_the_input_transformations_of_message_delta_replace_those_of_message_start(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = message_start()
+    start["message"]["input_transformations"] = [{"type": "thinking_dropped", "reason": "early"}]
+    delta, stop = message_end()
+    delta["input_transformations"] = [{"type": "thinking_dropped", "reason": "late"}]
+    serve_raw_frames(monkeypatch, [start, *text_block("ok"), delta, stop])
+    server.add(Turn(text="ignored"))
+    _, message = await run(claude(server), ask())
+    [diagnostic] = message.diagnostics or []
+    assert diagnostic["details"] == {"transformations": [{"type": "thinking_dropped", "reason": "late"}]}
+
+
+async def test_a_refused_reply_records_no_input_transformations(server: FakeLLMServer) -> None:
+    server.add(Turn(text="no", stop_reason="refusal", input_transformations=[{"type": "thinking_dropped"}]))
+    _, message = await run(claude(server), ask())
+    assert message.stop_reason == "error" and message.diagnostics is None
+
+
 # --- stop reasons ---------------------------------------------------------------------------------
 
 

@@ -192,3 +192,13 @@ async def test_long_cache_retention_keeps_the_cache_key_but_sends_no_retention(s
     body = server.last_request.body
     assert body["prompt_cache_key"] == "sess"
     assert "prompt_cache_retention" not in body
+
+
+async def test_reasoning_azure_removed_is_kept_as_pi_16s_diagnostic(server: FakeLLMServer) -> None:
+    removed = [{"type": "reasoning", "id": "rs_1", "action": "removed", "reason": "model_mismatch"}]
+    server.add(Turn(text="ok", input_transformations=removed))
+    reply = await complete(azure_model(server.url("/openai/v1")), ask(), api_key="resource-key")
+    assert reply.stop_reason == "stop", reply.error_message
+    assert [(d["type"], d["details"]) for d in reply.diagnostics or []] == [
+        ("openai_input_transformations", {"transformations": removed})
+    ]

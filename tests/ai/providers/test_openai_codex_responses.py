@@ -159,3 +159,13 @@ async def test_a_refused_token_says_to_log_in_again(server: FakeLLMServer) -> No
         "401 Could not parse your authentication token. Please try signing in again. "
         "(log in again: tau auth login openai-codex)"
     )
+
+
+async def test_reasoning_the_backend_removed_is_kept_as_pi_16s_diagnostic(server: FakeLLMServer) -> None:
+    removed = [{"type": "reasoning", "id": "rs_1", "action": "removed", "reason": "prefix_mismatch"}]
+    server.add(Turn(text="ok", input_transformations=removed))
+    reply = await complete(codex_model(server), Context(messages=[UserMessage("hi")]), api_key=TOKEN)
+    assert reply.stop_reason == "stop", reply.error_message
+    assert [(d["type"], d["details"]) for d in reply.diagnostics or []] == [
+        ("openai_input_transformations", {"transformations": removed})
+    ]

@@ -280,6 +280,46 @@ async def test_an_unknown_status_is_an_error(server: FakeLLMServer) -> None:
     assert "exploded" in (message.error_message or "")
 
 
+async def test_reasoning_the_api_removed_is_kept_as_a_diagnostic_in_pi_16s_shape(
+    server: FakeLLMServer,
+) -> None:
+    reported = [
+        {"type": "reasoning", "id": "rs_1", "action": "removed", "reason": "prefix_mismatch", "x": 1},
+        {"type": "reasoning", "id": "rs_2", "action": "removed", "reason": "turn_boundary"},
+        {"type": "reasoning", "id": "rs_3", "action": "kept", "reason": "prefix_mismatch"},
+        {"type": "message", "id": "msg_1", "action": "removed", "reason": "prefix_mismatch"},
+        {"type": "reasoning", "action": "removed"},
+        None,
+    ]
+    server.add(Turn(text="ok", input_transformations=reported))
+    _, message = await run(stream(make_model(server), ask(), api_key="k"))
+    [diagnostic] = message.diagnostics or []
+    assert diagnostic["type"] == "openai_input_transformations"
+    assert isinstance(diagnostic["timestamp"], int) and diagnostic["timestamp"] > 0
+    assert diagnostic["details"] == {
+        "transformations": [
+            {"type": "reasoning", "id": "rs_1", "action": "removed", "reason": "prefix_mismatch"},
+            {"type": "reasoning", "action": "removed"},
+        ]
+    }
+    assert message.to_json()["diagnostics"] == [diagnostic]  # as the session stores it
+    # Only turn-boundary removals (a model that uses the current turn's reasoning only), or no
+    # report at all: nothing recorded.
+    boundary = [{"type": "reasoning", "id": "rs_2", "action": "removed", "reason": "turn_boundary"}]
+    server.add(Turn(text="ok", input_transformations=boundary), Turn(text="ok"))
+    for _ in range(2):
+        _, quiet = await run(stream(make_model(server), ask(), api_key="k"))
+        assert quiet.diagnostics is None
+
+
+async def test_an_incomplete_response_keeps_its_reasoning_removals(server: FakeLLMServer) -> None:
+    removed = [{"type": "reasoning", "id": "rs_9", "action": "removed", "reason": "model_mismatch"}]
+    server.add(Turn(text="cut", stop_reason="incomplete", input_transformations=removed))
+    _, message = await run(stream(make_model(server), ask(), api_key="k"))
+    assert message.stop_reason == "length"
+    assert [d["details"]["transformations"] for d in message.diagnostics or []] == [removed]
+
+
 # --- failures -----------------------------------------------------------------------------------------
 
 

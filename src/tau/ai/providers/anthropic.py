@@ -16,7 +16,7 @@ from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, stream_event_hook
 from tau.ai.partial_json import repair_json
 from tau.ai.providers import anthropic_threads as threads
-from tau.ai.providers import strict_limits
+from tau.ai.providers import input_transformations, strict_limits
 from tau.ai.providers.anthropic_compat import anthropic_compat
 from tau.ai.providers.anthropic_request import (
     build_body,
@@ -117,10 +117,13 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
             raise
         if not reader.saw_message_stop:
             raise ProviderError(_ENDED_EARLY, retryable=True)
-        if thread is not None and output.stop_reason not in ("error", "aborted"):
+        if output.stop_reason in ("error", "aborted"):
+            return
+        if thread is not None:
             threads.record_reply(
                 model, thread, body, betas, output, lambda reply: sent_reply(reply, model, oauth=oauth)
             )
+        input_transformations.record_anthropic(output, reader.input_transformations)
 
     return run_stream(model, options, produce)
 
@@ -197,6 +200,8 @@ class _AnthropicEventReader:
         self.context = context
         self.oauth = oauth
         self.saw_message_stop = False
+        # What the API reports it changed in the request (the last report wins).
+        self.input_transformations: Any = None
         # Anthropic's block index → index in ``output.content`` (unknown block kinds are skipped).
         self.blocks: dict[int, int] = {}
 
@@ -213,6 +218,8 @@ class _AnthropicEventReader:
             if index is not None:
                 self.writer.end_block(index)
         elif kind == "message_delta":
+            if isinstance(event.get("input_transformations"), list):
+                self.input_transformations = event["input_transformations"]
             self._message_delta(event.get("delta") or {}, event.get("usage") or {})
         elif kind == "message_stop":
             self.saw_message_stop = True
@@ -223,6 +230,8 @@ class _AnthropicEventReader:
 
     def _message_start(self, message: JsonObject) -> None:
         output = self.writer.output
+        if isinstance(message.get("input_transformations"), list):
+            self.input_transformations = message["input_transformations"]
         if isinstance(message.get("id"), str):
             output.response_id = message["id"]
         response_model = message.get("model")

@@ -20,7 +20,7 @@ from tau.ai.env_keys import get_env_api_key
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, resolve_cache_retention, stream_event_hook
 from tau.ai.partial_json import parse_streaming_json
-from tau.ai.providers import responses_updates
+from tau.ai.providers import input_transformations, responses_updates
 from tau.ai.providers.responses_convert import (
     convert_responses_messages,
     convert_responses_tools,
@@ -596,6 +596,7 @@ class ResponsesEventReader:
     def _response_finished(self, response: Any) -> None:
         data = _object(response)
         self._note_response(data)
+        input_transformations.record_openai(self.writer.output, data.get("input_transformations"))
         usage = data.get("usage")
         if isinstance(usage, dict):
             details = _object(usage.get("input_tokens_details"))

@@ -988,6 +988,7 @@ class InteractiveMode:
                 self.progress.busy()
             self.chat.on_agent_event(event)
             if isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                self._notice_dropped_reasoning(event.message)
                 self._notice_cache_miss(event.message)
         self.invalidate()
 
@@ -1004,6 +1005,19 @@ class InteractiveMode:
             return model.cost.cache_read if model is not None else 0.0
 
         return restored_miss_notices(self.session.session_manager.get_entries(), price)
+
+    def _notice_dropped_reasoning(self, message: AssistantMessage) -> None:
+        """pi 1.6's "Anthropic dropped 2 thinking blocks: ... (details in session)" line, when the
+        provider withheld more reasoning from this reply's request than from the previous one's."""
+        if message.stop_reason in ("error", "aborted"):
+            return
+        if not self.session.services.settings_manager.show_cache_miss_notices:
+            return
+        from tau.modes.interactive.dropped_reasoning import dropped_reasoning_notice
+
+        text = dropped_reasoning_notice(self.session.session_manager.get_branch(), message)
+        if text is not None:
+            self.chat.add_notice(text, "warning")
 
     def _notice_cache_miss(self, message: AssistantMessage) -> None:
         """pi 1.6's "Cache miss: ... re-billed" line after the reply that paid for it."""

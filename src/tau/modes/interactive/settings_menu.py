@@ -358,7 +358,7 @@ SETTINGS: list[Setting] = [
     ),
     Setting(
         "showCacheMissNotices", "Cache miss notices",
-        "Notices of prompt tokens billed again after a cache miss, and of what a compaction cost",
+        "Notices of prompt tokens billed again after a cache miss, of what a compaction cost, and of reasoning a provider dropped",
         _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).show_cache_miss_notices),
         _save("showCacheMissNotices", _is_true),
     ),

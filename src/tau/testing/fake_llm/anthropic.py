@@ -38,9 +38,13 @@ def render(turn: Turn, request: RecordedRequest) -> Iterator[bytes]:
     """The SSE frames of ``turn``, one ``bytes`` per event."""
     body = request.body if isinstance(request.body, dict) else {}
     usage = turn.usage
+    transformations = (
+        {} if turn.input_transformations is None else {"input_transformations": turn.input_transformations}
+    )
     yield _event(
         "message_start",
         message={
+            **transformations,
             "id": turn.response_id or "msg_fake_0001",
             "type": "message",
             "role": "assistant",

@@ -176,6 +176,8 @@ class _Renderer:
         status = self.turn.stop_reason or "completed"
         response = self._response(status)
         response["usage"] = self._usage()
+        if self.turn.input_transformations is not None:
+            response["input_transformations"] = self.turn.input_transformations
         if status == "incomplete":
             response["incomplete_details"] = {"reason": "max_output_tokens"}
             yield self._event("response.incomplete", response=response)

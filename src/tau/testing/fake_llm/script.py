@@ -87,6 +87,10 @@ class Turn(Struct):
     images: list[ScriptedImage] = field(default_factory=list)
     """Generated images, for an image request (OpenRouter's ``modalities``); none given: one small
     PNG (``PIXEL_PNG``) when the request asks for images."""
+    input_transformations: list[dict[str, Any]] | None = None
+    """What the API says it changed in the request (reasoning it withheld from the model), sent as
+    ``input_transformations``: in Anthropic's ``message_start`` message and in the final Responses
+    ``response`` object; other protocols leave it out."""
 
     def text_chunks(self) -> list[str]:
         return split_chunks(self.text or "", self.chunk_size)
