@@ -25,7 +25,11 @@ The image models (``IMAGE_MODELS``: OpenRouter's, which codemode scripts run wit
 ``models.generateImages()``) go to ``image_models.json`` beside it, in the same layout; each entry's
 ``type: "image"`` is checked and dropped (``tau.ai.image_models`` puts it back), and the fields are
 pi's ``ImageModel``: ``id name api provider baseUrl input output cost`` and optionally
-``inputLimits``/``headers``. Classifier models are not taken.
+``inputLimits``/``headers``. The classifier models (``CLASSIFIER_MODELS``, which codemode scripts
+run with ``models.classify()``) go to ``classifier_models.json`` the same way: ``type:
+"classifier"`` checked and dropped (``tau.ai.classifier_models`` puts it back), and the fields are
+pi's ``ClassifierModel``: ``id name api provider baseUrl input cost contextWindow`` and optionally
+``headers``/``compat``/``inputLimits`` (``cost`` may carry ``tiers``).
 
 Validation (any failure aborts without writing): every required field present with the right type,
 no unknown fields, ``provider``/``id`` agree with their keys, ``api`` is one of ``KNOWN_APIS``,
@@ -53,6 +57,12 @@ IMAGE_OUTPUT_NAME = "image_models.json"
 IMAGE_APIS = frozenset({"openrouter-images"})
 IMAGE_REQUIRED_FIELDS = ("id", "name", "api", "provider", "baseUrl", "input", "output", "cost")
 IMAGE_OPTIONAL_FIELDS = ("headers", "inputLimits")
+CLASSIFIER_OUTPUT_NAME = "classifier_models.json"
+CLASSIFIER_APIS = frozenset(
+    {"typesafe-system-one", "cloudflare-workers-ai-system-one", "openai-decisions", "llama-cpp-classify"}
+)
+CLASSIFIER_REQUIRED_FIELDS = ("id", "name", "api", "provider", "baseUrl", "input", "cost", "contextWindow")
+CLASSIFIER_OPTIONAL_FIELDS = ("headers", "compat", "inputLimits")
 
 KNOWN_APIS = frozenset(
     {
@@ -91,7 +101,9 @@ THINKING_LEVELS = frozenset({"off", "minimal", "low", "medium", "high", "xhigh",
 _DUMP_MODELS_JS = """
 const { pathToFileURL } = await import("node:url");
 const mod = await import(pathToFileURL(process.env.PI_MODELS_FILE).href);
-process.stdout.write(JSON.stringify({ chat: mod.MODELS, image: mod.IMAGE_MODELS ?? {} }));
+process.stdout.write(JSON.stringify({
+  chat: mod.MODELS, image: mod.IMAGE_MODELS ?? {}, classifier: mod.CLASSIFIER_MODELS ?? {},
+}));
 """
 
 
@@ -115,7 +127,8 @@ def read_package_version(models_file: Path) -> str:
 
 
 def dump_models_with_node(models_file: Path) -> Any:
-    """Import the generated module in node and return ``{"chat": MODELS, "image": IMAGE_MODELS}``."""
+    """Import the generated module in node and return ``{"chat": MODELS, "image": IMAGE_MODELS,
+    "classifier": CLASSIFIER_MODELS}``."""
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH; it is needed to read models.generated.js")
@@ -347,6 +360,70 @@ def render(catalogue: dict[str, dict[str, Any]]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+def validate_classifier_model(provider: str, model_id: str, model: Any) -> list[str]:
+    """The errors of one ``CLASSIFIER_MODELS`` entry."""
+    where = f"{provider}/{model_id} (classifier)"
+    if not isinstance(model, dict):
+        return [f"{where}: entry is not an object"]
+    errors: list[str] = []
+    missing = [name for name in CLASSIFIER_REQUIRED_FIELDS if name not in model]
+    known = set(CLASSIFIER_REQUIRED_FIELDS) | set(CLASSIFIER_OPTIONAL_FIELDS) | {"type"}
+    unknown = sorted(set(model) - known)
+    if missing:
+        return [f"{where}: missing fields {missing}"]
+    if unknown:
+        errors.append(f"{where}: unknown fields {unknown} (teach this script and tau.ai.classifier_models)")
+    if model.get("type") != "classifier":
+        errors.append(f"{where}: type {model.get('type')!r} is not 'classifier'")
+    if model["id"] != model_id or model["provider"] != provider:
+        errors.append(f"{where}: id or provider differs from its key")
+    if model["api"] not in CLASSIFIER_APIS:
+        errors.append(f"{where}: unknown classifier api {model['api']!r}")
+    if not isinstance(model["baseUrl"], str) or not model["baseUrl"]:
+        errors.append(f"{where}: baseUrl must be a non-empty string")
+    value = model["input"]
+    if not isinstance(value, list) or "text" not in value or not set(value) <= {"text", "image"}:
+        errors.append(f"{where}: input must be a subset of ['text', 'image'] containing 'text': {value!r}")
+    window = model["contextWindow"]
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+        errors.append(f"{where}: contextWindow must be a positive integer: {window!r}")
+    cost = model["cost"]
+    if (
+        not isinstance(cost, dict)
+        or not set(COST_FIELDS) <= set(cost) <= set(COST_FIELDS) | {"tiers"}
+        or not all(_is_number(cost[name]) for name in COST_FIELDS)
+        or not isinstance(cost.get("tiers", []), list)
+    ):
+        errors.append(
+            f"{where}: cost must have {list(COST_FIELDS)} as numbers (and optional tiers): {cost!r}"
+        )
+    return errors
+
+
+def build_classifier_catalogue(raw: Any) -> dict[str, dict[str, Any]]:
+    """Validate pi's ``CLASSIFIER_MODELS`` and return it sorted, without ``type``; exit on any error."""
+    if not isinstance(raw, dict):
+        raise SystemExit("CLASSIFIER_MODELS is not an object")
+    errors: list[str] = []
+    catalogue: dict[str, dict[str, Any]] = {}
+    for provider in sorted(raw):
+        models = raw[provider]
+        if not isinstance(models, dict):
+            errors.append(f"{provider}: expected an object of classifier models")
+            continue
+        for model_id in sorted(models):
+            entry = models[model_id]
+            entry_errors = validate_classifier_model(provider, model_id, entry)
+            errors.extend(entry_errors)
+            if not entry_errors:
+                ordered = {name: entry[name] for name in CLASSIFIER_REQUIRED_FIELDS}
+                ordered.update({name: entry[name] for name in CLASSIFIER_OPTIONAL_FIELDS if name in entry})
+                catalogue.setdefault(provider, {})[model_id] = ordered
+    if errors:
+        raise SystemExit("classifier catalogue validation failed:\n  " + "\n  ".join(errors))
+    return catalogue
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("package", type=Path, help="pi-ai npm tarball (.tgz) or unpacked package folder")
@@ -365,17 +442,22 @@ def main(argv: list[str] | None = None) -> int:
 
     catalogue, warnings = build_catalogue(raw["chat"])
     images = build_image_catalogue(raw["image"])
+    classifiers = build_classifier_catalogue(raw.get("classifier") or {})
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(render(catalogue), encoding="utf-8")
     image_output = args.output.with_name(IMAGE_OUTPUT_NAME)
     image_output.write_text(render(images), encoding="utf-8")
+    classifier_output = args.output.with_name(CLASSIFIER_OUTPUT_NAME)
+    classifier_output.write_text(render(classifiers), encoding="utf-8")
     count = sum(len(models) for models in catalogue.values())
     size_kb = args.output.stat().st_size / 1024
     print(f"pi-ai {version}: {len(catalogue)} providers, {count} models -> {args.output} ({size_kb:.0f} KB)")
     image_count = sum(len(models) for models in images.values())
     print(f"pi-ai {version}: {image_count} image models -> {image_output}")
+    classifier_count = sum(len(models) for models in classifiers.values())
+    print(f"pi-ai {version}: {classifier_count} classifier models -> {classifier_output}")
     return 0
 
 

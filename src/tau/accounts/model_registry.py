@@ -44,6 +44,7 @@ from tau.config.paths import models_path
 
 if TYPE_CHECKING:
     from tau.ai.abort import AbortSignal
+    from tau.ai.classifier_models import ClassifierModel
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
@@ -517,33 +518,51 @@ class ModelRegistry:
         """The models.json (or registered) entry of ``provider``, if any."""
         return self._providers.get(provider)
 
-    def get_models_of_type(self, kind: str, provider: str | None = None) -> list[Model] | list[ImageModel]:
-        """Every model of a type (``chat``, ``image``; tau has no ``classifier`` models), optionally
-        of one provider. Image models are never among ``get_all()``: ``/model`` does not list them."""
+    def get_models_of_type(
+        self, kind: str, provider: str | None = None
+    ) -> list[Model] | list[ImageModel] | list[ClassifierModel]:
+        """Every model of a type (``chat``, ``image``, ``classifier``), optionally of one provider.
+        Image and classifier models are never among ``get_all()``: ``/model`` does not list them."""
         if kind == "image":
             from tau.accounts.image_generation import image_models
 
             return image_models(self, provider)
+        if kind == "classifier":
+            from tau.accounts.classification import classifier_models
+
+            return classifier_models(self, provider)
         if kind != "chat":
             return []
         return self.get_all() if provider is None else self.get_provider_models(provider)
 
-    def get_available_of_type(self, kind: str, provider: str | None = None) -> list[Model] | list[ImageModel]:
+    def get_available_of_type(
+        self, kind: str, provider: str | None = None
+    ) -> list[Model] | list[ImageModel] | list[ClassifierModel]:
         """The models of a type whose provider has some auth configured."""
         if kind == "image":
             from tau.accounts.image_generation import image_models
 
             return [m for m in image_models(self, provider) if self.has_configured_auth(m.provider)]
+        if kind == "classifier":
+            from tau.accounts.classification import classifier_models
+
+            return [m for m in classifier_models(self, provider) if self.has_configured_auth(m.provider)]
         if kind != "chat":
             return []
         return [m for m in self.get_available() if provider is None or m.provider == provider]
 
-    def get_model_of_type(self, kind: str, provider: str, model_id: str) -> Model | ImageModel | None:
+    def get_model_of_type(
+        self, kind: str, provider: str, model_id: str
+    ) -> Model | ImageModel | ClassifierModel | None:
         """One model of a type, or ``None``."""
         if kind == "image":
             from tau.accounts.image_generation import find_configured_image_model
 
             return find_configured_image_model(self, provider, model_id)
+        if kind == "classifier":
+            from tau.accounts.classification import find_configured_classifier_model
+
+            return find_configured_classifier_model(self, provider, model_id)
         return self.find(provider, model_id) if kind == "chat" else None
 
     async def generate_images(

@@ -20,6 +20,7 @@ from tau._lazy import lazy_exports
 if TYPE_CHECKING:
     from tau.ai.abort import AbortController, AbortSignal
     from tau.ai.catalogue import UnknownModelError, find_model, get_model, get_models, get_providers
+    from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_models
     from tau.ai.events import (
         AssistantMessageEvent,
         AssistantMessageEventStream,
@@ -79,6 +80,7 @@ __all__ = [
     "AssistantMessage",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
+    "ClassifierModel",
     "Context",
     "Cost",
     "DoneEvent",
@@ -119,11 +121,13 @@ __all__ = [
     "complete",
     "complete_simple",
     "event_to_json",
+    "find_classifier_model",
     "find_image_model",
     "find_model",
     "generate_images",
     "get_api_provider",
     "get_api_providers",
+    "get_classifier_models",
     "get_image_models",
     "get_model",
     "get_models",
@@ -149,6 +153,7 @@ _MODULES = (
     "catalogue",
     "image_models",
     "images",
+    "classifier_models",
 )
 
 __getattr__, __dir__ = lazy_exports(globals(), _MODULES)

@@ -67,6 +67,7 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "qwen-token-plan-individual-cn": ("QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"),
     "radius": ("RADIUS_API_KEY",),
     "together": ("TOGETHER_API_KEY",),
+    "typesafe": ("TYPESAFE_API_KEY",),
     "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
     "xai": ("XAI_API_KEY",),
     "xiaomi": ("XIAOMI_API_KEY",),

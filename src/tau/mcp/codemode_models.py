@@ -156,10 +156,13 @@ class ScriptModels:
 def model_info(model: Any) -> dict[str, Any]:
     """A catalogue entry for scripts, as pi's: the model's whole entry with its ``type``, never
     ``headers`` (models.json headers can carry credentials)."""
+    from tau.ai.classifier_models import ClassifierModel
     from tau.ai.image_models import ImageModel
 
     info: dict[str, Any] = (
-        model.to_json() if isinstance(model, ImageModel) else {"type": "chat", **model.to_json()}
+        model.to_json()
+        if isinstance(model, (ImageModel, ClassifierModel))
+        else {"type": "chat", **model.to_json()}
     )
     info.pop("headers", None)
     return info

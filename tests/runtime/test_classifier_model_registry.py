@@ -1,0 +1,95 @@
+"""The model registry's classifier models (issue #32): pi 1.6's catalogue, listed by type, never
+among the chat models, available with the provider's credentials and moved by models.json."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tau.accounts.auth_storage import AuthStorage, clear_config_value_cache
+from tau.accounts.model_registry import ModelRegistry
+from tau.ai.catalogue import get_providers
+from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_providers
+from tau.ai.env_keys import env_var_names
+from tau.mcp.codemode_models import model_info
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for provider in [*get_providers(), *get_classifier_providers()]:
+        for name in env_var_names(provider):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    clear_config_value_cache()
+    yield
+    clear_config_value_cache()
+
+
+def registry(tmp_path: Path, models: dict[str, object] | None = None) -> ModelRegistry:
+    (tmp_path / "models.json").write_text(json.dumps({"providers": models or {}}))
+    return ModelRegistry(AuthStorage(tmp_path / "auth.json"), tmp_path / "models.json")
+
+
+def test_the_catalogue_is_pi_16s() -> None:
+    assert get_classifier_providers() == [
+        "cloudflare-workers-ai",
+        "github-copilot",
+        "openai",
+        "opencode",
+        "openrouter",
+        "typesafe",
+        "vercel-ai-gateway",
+    ]
+    jev = find_classifier_model("typesafe", "jev-latest")
+    assert jev is not None
+    assert jev.to_json() == {
+        "type": "classifier",
+        "id": "jev-latest",
+        "name": "Jev",
+        "api": "typesafe-system-one",
+        "provider": "typesafe",
+        "baseUrl": "https://api.typesafe.ai/v1/",
+        "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 64000,
+        "compat": {"imageInput": "assets", "sendImageOptInHeader": True},
+    }
+    luna = find_classifier_model("openai", "gpt-6-luna")
+    assert luna is not None and luna.api == "openai-decisions"
+    assert luna.cost.to_json()["tiers"] == [
+        {"inputTokensAbove": 272000, "input": 0.2, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    ]
+    assert find_classifier_model("typesafe", "nope") is None
+    copilot = find_classifier_model("github-copilot", "microsoft-decision-1")
+    assert copilot is not None and copilot.headers is not None and "Copilot-Integration-Id" in copilot.headers
+
+
+def test_classifier_models_are_a_type_of_their_own(tmp_path: Path) -> None:
+    models = registry(tmp_path)
+    classifiers = models.get_models_of_type("classifier")
+    assert len(classifiers) == 81 and all(isinstance(m, ClassifierModel) for m in classifiers)
+    assert [m.id for m in models.get_models_of_type("classifier", "typesafe")] == ["jev-latest"]
+    assert models.get_models_of_type("classifier", "anthropic") == []
+    assert models.get_model_of_type("chat", "typesafe", "jev-latest") is None
+    assert models.get_model_of_type("image", "typesafe", "jev-latest") is None
+    found = models.get_model_of_type("classifier", "openrouter", "~typesafe/jev-latest")
+    assert isinstance(found, ClassifierModel) and found.context_window == 262144
+    assert all(m.provider != "typesafe" for m in models.get_all())
+    info = model_info(models.get_model_of_type("classifier", "github-copilot", "microsoft-decision-1"))
+    assert info["type"] == "classifier" and "headers" not in info
+
+
+def test_they_are_available_with_the_providers_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert registry(tmp_path).get_available_of_type("classifier") == []
+    monkeypatch.setenv("TYPESAFE_API_KEY", "ts-key")
+    available = registry(tmp_path).get_available_of_type("classifier")
+    assert [(m.provider, m.id) for m in available] == [("typesafe", "jev-latest")]
+
+
+def test_models_json_moves_them(tmp_path: Path) -> None:
+    models = registry(tmp_path, {"typesafe": {"baseUrl": "http://127.0.0.1:9/v1"}})
+    found = models.get_model_of_type("classifier", "typesafe", "jev-latest")
+    assert isinstance(found, ClassifierModel) and found.base_url == "http://127.0.0.1:9/v1"
