@@ -87,6 +87,9 @@ class Turn(Struct):
     images: list[ScriptedImage] = field(default_factory=list)
     """Generated images, for an image request (OpenRouter's ``modalities``); none given: one small
     PNG (``PIXEL_PNG``) when the request asks for images."""
+    classifier_answers: dict[str, Any] | None = None
+    """A classification's answers in System One's wire form, by question id (``fake_llm.system_one``);
+    ``None``: a fixed answer for every question asked."""
     input_transformations: list[dict[str, Any]] | None = None
     """What the API says it changed in the request (reasoning it withheld from the model), sent as
     ``input_transformations``: in Anthropic's ``message_start`` message and in the final Responses

@@ -1,0 +1,194 @@
+"""Classification: ``classify(model, context, options)`` for the catalogue's classifier models.
+
+A classifier model answers typed questions about JSON ``state`` (and images, for models whose
+``input`` holds ``"image"``): a ``choice`` among named options, a ``bool`` probability, or a
+``score`` against criteria, each with its probabilities or confidence. As pi-ai's ``classify``, it
+never raises for a provider failure: the result says ``stop_reason="error"`` (or ``"aborted"``)
+with an ``error_message`` and no answers. When the service reports token counts, ``usage`` carries
+them priced from the catalogue. The wire protocol is chosen by ``model.api``; tau speaks pi 1.6's
+System One APIs (``typesafe-system-one``, ``cloudflare-workers-ai-system-one``) in
+``tau.ai.providers.system_one``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Literal
+
+from msgspec import Struct, field
+
+from tau.ai.classifier_models import ClassifierModel
+from tau.ai.options import StreamOptions
+from tau.ai.types import ImageContent, JsonObject, Usage
+
+__all__ = [
+    "CLASSIFIER_APIS",
+    "BoolAnswer",
+    "ChoiceAnswer",
+    "ClassifierAnswer",
+    "ClassifierContext",
+    "ClassifierResult",
+    "ScoreAnswer",
+    "classifier_context_from_json",
+    "classifier_error_result",
+    "classify",
+]
+
+CLASSIFIER_APIS: dict[str, str] = {
+    "typesafe-system-one": "tau.ai.providers.system_one",
+    "cloudflare-workers-ai-system-one": "tau.ai.providers.system_one",
+}
+"""Classifier api -> the module whose ``async classify(model, context, options)`` speaks it."""
+
+DEFAULT_CLASSIFY_RETRIES = 2
+"""Retries of a failed request when the caller sets none (pi's classifier default)."""
+
+ClassifierStopReason = Literal["stop", "error", "aborted"]
+QUESTION_TYPES = ("choice", "score", "bool")
+
+
+class ClassifierContext(Struct):
+    """The state to judge, the questions by id (pi's ``{type, instructions, criteria}`` objects,
+    kept as they are), and images judged with the state."""
+
+    state: JsonObject
+    questions: dict[str, JsonObject]
+    images: list[ImageContent] = field(default_factory=list)
+
+
+class ChoiceAnswer(Struct):
+    choice: str
+    probabilities: dict[str, float]
+    confidence: float
+
+    def to_json(self) -> JsonObject:
+        return {
+            "type": "choice",
+            "choice": self.choice,
+            "probabilities": dict(self.probabilities),
+            "confidence": self.confidence,
+        }
+
+
+class ScoreAnswer(Struct):
+    score: float
+    confidence: float
+
+    def to_json(self) -> JsonObject:
+        return {"type": "score", "score": self.score, "confidence": self.confidence}
+
+
+class BoolAnswer(Struct):
+    probability: float
+
+    def to_json(self) -> JsonObject:
+        return {"type": "bool", "probability": self.probability}
+
+
+ClassifierAnswer = ChoiceAnswer | ScoreAnswer | BoolAnswer
+
+
+class ClassifierResult(Struct):
+    """What a classification returned: one answer per question id."""
+
+    api: str
+    provider: str
+    model: str
+    answers: dict[str, ClassifierAnswer] = field(default_factory=dict)
+    stop_reason: ClassifierStopReason = "stop"
+    error_message: str | None = None
+    usage: Usage | None = None
+    timestamp: int = 0
+
+    def to_json(self) -> JsonObject:
+        """pi's ``ClassifierResult`` (camelCase keys)."""
+        out: JsonObject = {
+            "api": self.api,
+            "provider": self.provider,
+            "model": self.model,
+            "answers": {key: answer.to_json() for key, answer in self.answers.items()},
+            "stopReason": self.stop_reason,
+            "timestamp": self.timestamp,
+        }
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
+        return out
+
+
+def classifier_context_from_json(data: JsonObject) -> ClassifierContext:
+    """pi's ``{state, questions, images?}``; a malformed one is refused with a ``ValueError``
+    naming the first fault."""
+    state = data.get("state")
+    if not isinstance(state, dict):
+        raise ValueError("context.state must be a JSON object")
+    questions = data.get("questions")
+    if not isinstance(questions, dict) or not questions:
+        raise ValueError("context.questions must be a non-empty object of questions by id")
+    checked: dict[str, JsonObject] = {}
+    for key, question in questions.items():
+        if not isinstance(question, dict) or question.get("type") not in QUESTION_TYPES:
+            raise ValueError(
+                f'context.questions.{key} must be a question of type "choice", "score" or "bool"'
+            )
+        if not isinstance(question.get("instructions"), str):
+            raise ValueError(f"context.questions.{key}.instructions must be a string")
+        criteria = question.get("criteria")
+        if question["type"] == "score":
+            if not isinstance(criteria, list) or not all(isinstance(item, str) for item in criteria):
+                raise ValueError(f"context.questions.{key}.criteria must be an array of strings")
+        elif not isinstance(criteria, dict) or not all(isinstance(item, str) for item in criteria.values()):
+            raise ValueError(f"context.questions.{key}.criteria must be an object of strings")
+        elif question["type"] == "bool" and set(criteria) != {"true", "false"}:
+            raise ValueError(f'context.questions.{key}.criteria must have "true" and "false"')
+        checked[str(key)] = question
+    images: list[ImageContent] = []
+    raw_images = data.get("images")
+    if raw_images is not None:
+        if not isinstance(raw_images, list):
+            raise ValueError("context.images must be an array of image blocks")
+        for index, block in enumerate(raw_images):
+            if (
+                not isinstance(block, dict)
+                or block.get("type") != "image"
+                or not isinstance(block.get("data"), str)
+                or not isinstance(block.get("mimeType"), str)
+            ):
+                raise ValueError(f"context.images[{index}] must be an image block")
+            images.append(ImageContent(block["data"], block["mimeType"]))
+    return ClassifierContext(state=state, questions=checked, images=images)
+
+
+def classifier_error_result(
+    model: ClassifierModel, message: str, *, aborted: bool = False
+) -> ClassifierResult:
+    """The result of a classification that failed before (or while) reaching the provider."""
+    return ClassifierResult(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted" if aborted else "error",
+        error_message=message,
+        timestamp=int(time.time() * 1000),
+    )
+
+
+async def classify(
+    model: ClassifierModel, context: ClassifierContext, options: StreamOptions | None = None
+) -> ClassifierResult:
+    """Classify with ``model``; ``options.api_key`` is the credential (resolve it with the model
+    registry's ``classify``, which also applies models.json's base URL and headers). Failures come
+    back as an error result, never raised."""
+    options = options if options is not None else StreamOptions(max_retries=DEFAULT_CLASSIFY_RETRIES)
+    aborted = options.signal is not None and options.signal.aborted
+    module_path = CLASSIFIER_APIS.get(model.api)
+    if module_path is None:
+        return classifier_error_result(model, f"Unsupported classifier API: {model.api}", aborted=aborted)
+    try:
+        module = importlib.import_module(module_path)
+    except ImportError as exc:
+        return classifier_error_result(model, f"Could not load the classifier for api {model.api!r}: {exc}")
+    result: ClassifierResult = await module.classify(model, context, options)
+    return result
