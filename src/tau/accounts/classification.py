@@ -2,20 +2,38 @@
 
 pi 1.6 lists classifier models (TypeSafe's Jev, Cloudflare's Clef, ...) beside its chat models as a
 model type of their own: ``/model`` never shows them; ``ModelRegistry.get_models_of_type("classifier")``
-and its kin list them. As for chat and image models, a models.json (or extension) entry for the
-provider moves them to its ``baseUrl``.
+and its kin list them and ``ModelRegistry.classify()`` runs one. As for chat and image models, a
+models.json (or extension) entry for the provider moves them to its ``baseUrl`` and adds its
+``headers`` (resolved per request); the key is the provider's (``TYPESAFE_API_KEY``, auth.json,
+``/login``). A classification never raises for a provider failure: the result carries the error.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from tau.accounts.auth_storage import InvalidApiKeyError, OAuthRefreshError, resolve_config_value
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_models
+from tau.ai.classify import (
+    DEFAULT_CLASSIFY_RETRIES,
+    ClassifierContext,
+    ClassifierResult,
+    classifier_error_result,
+    classify,
+)
+from tau.ai.options import StreamOptions
+from tau.ai.redaction import register_secret
 
 if TYPE_CHECKING:
     from tau.accounts.models_config import ProviderConfig
+    from tau.ai.abort import AbortSignal
 
-__all__ = ["classifier_models", "configured_classifier_model", "find_configured_classifier_model"]
+__all__ = [
+    "classifier_models",
+    "configured_classifier_model",
+    "find_configured_classifier_model",
+    "run_classifier_model",
+]
 
 
 class ModelRegistry(Protocol):
@@ -48,3 +66,40 @@ def find_configured_classifier_model(
     return (
         configured_classifier_model(model, registry.provider_config(provider)) if model is not None else None
     )
+
+
+async def run_classifier_model(
+    registry: ModelRegistry,
+    provider: str,
+    model_id: str,
+    context: ClassifierContext,
+    signal: AbortSignal | None,
+    missing_auth: str,
+) -> ClassifierResult:
+    """Classify with the classifier model ``provider``/``model_id`` and the provider's credentials
+    (``missing_auth``: the error when the provider has none)."""
+    model = find_configured_classifier_model(registry, provider, model_id)
+    if model is None:
+        unknown = ClassifierModel(id=model_id, api="", provider=provider, base_url="")
+        return classifier_error_result(unknown, f"Model {provider}/{model_id} is not a classifier model")
+    try:
+        api_key = registry.get_api_key_for_provider(provider)
+    except (InvalidApiKeyError, OAuthRefreshError) as error:
+        return classifier_error_result(model, str(error))
+    if not api_key:
+        return classifier_error_result(model, missing_auth)
+    headers: dict[str, str] = {}
+    config = registry.provider_config(provider)
+    for name, template in ((config.headers or {}) if config is not None else {}).items():
+        value = resolve_config_value(template)
+        if value is None:
+            return classifier_error_result(
+                model, f'header "{name}" of provider "{provider}" resolved to nothing'
+            )
+        if value != template.strip():
+            register_secret(value)
+        headers[name] = value
+    options = StreamOptions(
+        api_key=api_key, headers=headers or None, signal=signal, max_retries=DEFAULT_CLASSIFY_RETRIES
+    )
+    return await classify(model, context, options)

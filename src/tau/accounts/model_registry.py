@@ -45,6 +45,7 @@ from tau.config.paths import models_path
 if TYPE_CHECKING:
     from tau.ai.abort import AbortSignal
     from tau.ai.classifier_models import ClassifierModel
+    from tau.ai.classify import ClassifierContext, ClassifierResult
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
@@ -587,6 +588,30 @@ class ModelRegistry:
         else:
             provider, model_id = model.provider, model.id
         return await run_image_model(
+            self, provider, model_id, context, signal, missing_auth_message(provider)
+        )
+
+    async def classify(
+        self,
+        model: ClassifierModel | Mapping[str, Any],
+        context: ClassifierContext | Mapping[str, Any],
+        signal: AbortSignal | None = None,
+    ) -> ClassifierResult:
+        """Classify with a classifier model (only its provider and id are used: a
+        ``{"provider", "id"}`` mapping works too) and the provider's credentials. ``context`` is a
+        ``ClassifierContext`` or pi's ``{"state", "questions", "images"?}`` (a malformed one raises
+        ``ValueError``). Never raises for a provider failure: check ``stop_reason`` and
+        ``error_message``."""
+        from tau.accounts.classification import run_classifier_model
+        from tau.ai.classify import ClassifierContext, classifier_context_from_json
+
+        if not isinstance(context, ClassifierContext):
+            context = classifier_context_from_json(dict(context))
+        if isinstance(model, Mapping):
+            provider, model_id = str(model.get("provider", "")), str(model.get("id", ""))
+        else:
+            provider, model_id = model.provider, model.id
+        return await run_classifier_model(
             self, provider, model_id, context, signal, missing_auth_message(provider)
         )
 

@@ -2,14 +2,14 @@
 ``ModelInfo`` and ``generateImages()`` through the session's model registry (its credentials; a
 script's base URL or headers never receive them). Each generation is a row among the codemode call's
 ``details.calls`` (the model only, never the prompt or image data); its usage adds up to the
-script's. tau runs no classifier models."""
+script's. ``classify()`` runs the catalogue's classifier models the same way."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tau.ai.types import ImageContent, Usage
@@ -18,7 +18,15 @@ __all__ = ["MODEL_TYPES", "ScriptModels", "combined", "describe", "model_info"]
 
 MODEL_TYPES = ("chat", "image", "classifier")
 CALLS_AT_ONCE = 4
-"""``models.generateImages()`` calls one script runs at once (pi's limit); the others wait."""
+"""``models.classify()`` and ``models.generateImages()`` calls one script runs at once (pi's
+limit); the others wait."""
+CLASSIFIER_CONTEXT_SHAPE = (
+    'Expected context: { state: { ... }, images?: [{ type: "image", data: <base64>, mimeType }], '
+    'questions: { <id>: { type: "choice", instructions, criteria: { <label>: <meaning> } } | '
+    '{ type: "score", instructions, criteria: [<lowest level>, ..., <highest level>] } | '
+    '{ type: "bool", instructions, criteria: { true: <meaning>, false: <meaning> } } } }. '
+    'See "Classify" in the codemode docs.'
+)
 
 
 class ScriptModels:
@@ -41,20 +49,12 @@ class ScriptModels:
         """What the script's ``models.*`` calls cost, for the codemode result (pi's ``usage``)."""
 
     async def handle(self, name: str, args: Any) -> Any:
-        """``models.getModelsOfType`` and the rest: the catalogue's chat and image models as pi's
-        ``ModelInfo``, and ``generateImages()`` through the model registry with the session's
-        credentials. tau runs no classifier models: that list is empty and ``classify()`` answers
-        with an error result, as pi's calls do on a provider error."""
+        """``models.getModelsOfType`` and the rest: the catalogue's chat, image and classifier models
+        as pi's ``ModelInfo``, and ``classify()`` and ``generateImages()`` through the model registry
+        with the session's credentials."""
         registry = getattr(self.ctx, "model_registry", None)
         if name == "classify":
-            model = args.get("model") or {}
-            return {
-                "provider": str(model.get("provider", "")),
-                "model": str(model.get("id", "")),
-                "stopReason": "error",
-                "errorMessage": "tau cannot run classifier models",
-                "answers": {},
-            }
+            return await self._classify(registry, args.get("model"), args.get("context"))
         if name == "generateImages":
             return await self._generate_images(registry, args.get("model"), args.get("context"))
         kind = args.get("type")
@@ -81,11 +81,11 @@ class ScriptModels:
             return [model_info(m) for m in registry.get_available_of_type(kind, provider)]
         return [model_info(m) for m in registry.get_models_of_type(kind, provider)]
 
-    async def _generate_images(self, registry: Any, model: Any, context: Any) -> Any:
-        """One ``models.generateImages()`` call: the model is resolved by provider and id only (a
-        script's base URL or headers never get the credentials), the context checked, and the call
-        shown as a nested call row (the model only, never the prompt or image data)."""
-        hint = 'List the image models you can use with models.getAvailableOfType("image").'
+    def _resolve(self, registry: Any, name: str, kind: str, model: Any) -> Any:
+        """The script's model resolved by provider and id only (a script's base URL or headers
+        never get the credentials); a clear error naming the type it is otherwise."""
+        article = "an" if kind[0] in "aeiou" else "a"
+        hint = f'List the {kind} models you can use with models.getAvailableOfType("{kind}").'
         if (
             not isinstance(model, dict)
             or not isinstance(model.get("provider"), str)
@@ -97,18 +97,77 @@ class ScriptModels:
                 else ""
             )
             raise RuntimeError(
-                f"models.generateImages() expects an image model as its first argument, got "
+                f"{name}() expects {article} {kind} model as its first argument, got "
                 f"{describe(model)}.{undefined} {hint}"
             )
         provider, model_id = model["provider"], model["id"]
-        resolved = registry.get_model_of_type("image", provider, model_id) if registry is not None else None
+        resolved = registry.get_model_of_type(kind, provider, model_id) if registry is not None else None
         if resolved is None:
-            chat = registry is not None and registry.get_model_of_type("chat", provider, model_id) is not None
-            raise RuntimeError(
-                f'"{provider}/{model_id}" is a chat model, not an image model. {hint}'
-                if chat
-                else f'Unknown image model "{provider}/{model_id}". {hint}'
+            other = next(
+                (
+                    candidate
+                    for candidate in MODEL_TYPES
+                    if candidate != kind
+                    and registry is not None
+                    and registry.get_model_of_type(candidate, provider, model_id) is not None
+                ),
+                None,
             )
+            raise RuntimeError(
+                f'"{provider}/{model_id}" is {"an" if other == "image" else "a"} {other} model, not '
+                f"{article} {kind} model. {hint}"
+                if other is not None
+                else f'Unknown {kind} model "{provider}/{model_id}". {hint}'
+            )
+        return resolved
+
+    async def _run(self, name: str, resolved: Any, call: Callable[[], Awaitable[Any]]) -> Any:
+        """One model call as a nested call row (the model only, never the prompt, state or image
+        data), at most ``CALLS_AT_ONCE`` at a time; its usage adds up to the script's."""
+        self.model_calls += 1
+        record: dict[str, Any] = {
+            "id": f"{self.call_id}/{name}/{self.model_calls}",
+            "name": name,
+            "args": f"{resolved.provider}/{resolved.id}",
+            "status": "running",
+        }
+        self.calls.append(record)
+        self.report()
+        started = time.monotonic()
+        async with self.slots:
+            result = await call()
+        record["durationMs"] = round((time.monotonic() - started) * 1000, 3)
+        record["status"] = {"stop": "ok", "aborted": "cancelled"}.get(result.stop_reason, "error")
+        if result.error_message:
+            record["error"] = result.error_message[:500]
+        if result.usage is not None:
+            record["cost"] = result.usage.cost.total
+            self.usage = combined(self.usage, result.usage)
+        self.report()
+        return result
+
+    async def _classify(self, registry: Any, model: Any, context: Any) -> Any:
+        """One ``models.classify()`` call: the model resolved, the context checked (a mistake fails
+        with the expected shape instead of a provider error), the call shown as a row."""
+        resolved = self._resolve(registry, "models.classify", "classifier", model)
+        from tau.ai.classify import classifier_context_from_json
+
+        if not isinstance(context, dict):
+            problem = f"expects a context object as its second argument, got {describe(context)}"
+            raise RuntimeError(f"models.classify() {problem}. {CLASSIFIER_CONTEXT_SHAPE}")
+        try:
+            checked = classifier_context_from_json(context)
+        except ValueError as error:
+            raise RuntimeError(f"models.classify() {error}. {CLASSIFIER_CONTEXT_SHAPE}") from None
+        result = await self._run(
+            "models.classify", resolved, lambda: registry.classify(resolved, checked, self.signal)
+        )
+        return result.to_json()
+
+    async def _generate_images(self, registry: Any, model: Any, context: Any) -> Any:
+        """One ``models.generateImages()`` call: the model resolved, the context checked, and the
+        call shown as a nested call row (the model only, never the prompt or image data)."""
+        resolved = self._resolve(registry, "models.generateImages", "image", model)
         from tau.ai.images import images_context_from_json
 
         shape = (
@@ -129,27 +188,12 @@ class ScriptModels:
             checked = images_context_from_json(context)
         except ValueError as error:
             raise RuntimeError(f"models.generateImages() {error}. {shape}") from None
-        self.model_calls += 1
-        record: dict[str, Any] = {
-            "id": f"{self.call_id}/models.generateImages/{self.model_calls}",
-            "name": "models.generateImages",
-            "args": f"{resolved.provider}/{resolved.id}",
-            "status": "running",
-        }
-        self.calls.append(record)
-        self.report()
-        started = time.monotonic()
-        async with self.slots:
-            result = await registry.generate_images(resolved, checked, self.signal)
-        record["durationMs"] = round((time.monotonic() - started) * 1000, 3)
-        record["status"] = {"stop": "ok", "aborted": "cancelled"}.get(result.stop_reason, "error")
-        if result.error_message:
-            record["error"] = result.error_message[:500]
-        if result.usage is not None:
-            record["cost"] = result.usage.cost.total
-            self.usage = combined(self.usage, result.usage)
+        result = await self._run(
+            "models.generateImages",
+            resolved,
+            lambda: registry.generate_images(resolved, checked, self.signal),
+        )
         self.generated_images += sum(1 for block in result.output if isinstance(block, ImageContent))
-        self.report()
         return result.to_json()
 
 
