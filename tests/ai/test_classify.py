@@ -1,12 +1,18 @@
 """Classification (issue #32): tau's System One request and its reading of the answer, against the
-fake server (TypeSafe's ``/systemone`` and Cloudflare's ``/ai/run``)."""
+fake server (TypeSafe's ``/systemone`` and Cloudflare's ``/run``), and side by side with pi 1.6's own
+pi-ai classifiers."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
+from pi16 import by_case, pi16_ai_package
 
 from tau.ai import StreamOptions
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model
@@ -131,3 +137,98 @@ def test_context_shape_is_checked() -> None:
         classifier_context_from_json({"state": {}, "questions": {"q": {"type": "maybe"}}})
     with pytest.raises(ValueError, match=r"context\.images\[0\]"):
         classifier_context_from_json({"state": {}, "questions": QUESTIONS, "images": [{"type": "text"}]})
+
+
+PNG_IMAGE = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}
+PARITY_CASES: list[dict[str, Any]] = [
+    {"case": "openrouter", "provider": "openrouter", "id": "~typesafe/jev-latest"},
+    {"case": "openrouter-image", "provider": "openrouter", "id": "~typesafe/jev-latest", "images": True},
+    {"case": "typesafe-image", "provider": "typesafe", "id": "jev-latest", "images": True},
+    {"case": "clef-image", "provider": "cloudflare-workers-ai", "id": "@cf/cloudflare/clef", "images": True},
+    {"case": "cloudflare-run", "provider": "cloudflare-workers-ai", "id": "typesafe/jev"},
+    {"case": "copilot", "provider": "github-copilot", "id": "microsoft-decision-1"},
+    {"case": "malformed", "provider": "typesafe", "id": "jev-latest"},
+    {"case": "refused", "provider": "typesafe", "id": "jev-latest"},
+    {"case": "text-only-image", "provider": "opencode", "id": "jev-1.13", "images": True},
+    {"case": "no-key", "provider": "typesafe", "id": "jev-latest", "apiKey": ""},
+]
+PARITY_TURNS: dict[str, Turn] = {
+    "malformed": Turn(classifier_answers={"mood": {"type": "choice", "choice": "calm", "probabilities": {}}}),
+    "refused": Turn(fault=Fault("status", status=400, body={"error": "questions must not be empty"})),
+}
+
+
+def parity_cases() -> list[dict[str, Any]]:
+    cases = []
+    for case in PARITY_CASES:
+        context: dict[str, Any] = {"state": {"message": "please fix it"}, "questions": QUESTIONS}
+        if case.get("images"):
+            context["images"] = [PNG_IMAGE]
+        cases.append({key: value for key, value in case.items() if key != "images"} | {"context": context})
+    return cases
+
+
+def run_pi_classify(server: FakeLLMServer) -> dict[str, Any]:
+    node, pi_ai = pi16_ai_package()
+    request = {"piAi": str(pi_ai), "baseUrl": server.url("/v1"), "apiKey": "sk-key", "cases": parity_cases()}
+    ran = subprocess.run(
+        [str(node), str(Path(__file__).parents[1] / "helpers" / "pi16_classify.mjs")],
+        input=json.dumps(request),
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", "/nonexistent"),
+            "PI_OFFLINE": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    result: dict[str, Any] = json.loads(ran.stdout)
+    return result
+
+
+async def run_tau_classify(server: FakeLLMServer) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for case in parity_cases():
+        model = find_classifier_model(case["provider"], case["id"])
+        assert model is not None
+        model.base_url = server.url("/v1")
+        options = StreamOptions(
+            api_key=case.get("apiKey", "sk-key") or None, headers={"x-parity-case": case["case"]}
+        )
+        result = await classify(model, classifier_context_from_json(case["context"]), options)
+        answer = result.to_json()
+        answer.pop("timestamp")
+        results[case["case"]] = answer
+    return results
+
+
+def test_the_requests_and_results_match_pi_16() -> None:
+    def turn_for(request: Any) -> Turn:
+        return PARITY_TURNS.get(request.headers["x-parity-case"], Turn())
+
+    with FakeLLMServer() as tau_server, FakeLLMServer() as pi_server:
+        for server in (tau_server, pi_server):
+            server.add(*[turn_for] * len(PARITY_CASES))
+        pi = run_pi_classify(pi_server)
+        tau = asyncio.run(run_tau_classify(tau_server))
+
+    tau_requests, pi_requests = by_case(tau_server.requests), by_case(pi_server.requests)
+    assert sorted(pi_requests) == sorted(tau_requests)
+    assert len(pi_requests) == len(PARITY_CASES) - 2  # no request without a key or for a text-only model
+    for case, pi_request in pi_requests.items():
+        tau_request = tau_requests[case]
+        assert tau_request.path == pi_request.path, case
+        assert tau_request.body == pi_request.body, case
+        for header in ("authorization", "content-type", "x-parity-case", "typesafe-danger-zone-images"):
+            assert tau_request.headers.get(header) == pi_request.headers.get(header), (case, header)
+        for header in ("copilot-integration-id", "editor-version"):
+            assert tau_request.headers.get(header) == pi_request.headers.get(header), (case, header)
+    assert tau == pi
+    assert (
+        pi["refused"]["errorMessage"]
+        == 'System One API error (400): {"error": "questions must not be empty"}'
+    )
+    assert pi["cloudflare-run"]["stopReason"] == "stop"
+    assert pi_requests["typesafe-image"].headers["typesafe-danger-zone-images"] == "true"

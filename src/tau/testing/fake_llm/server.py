@@ -19,7 +19,7 @@ path ends with                     protocol
 ``:streamGenerateContent``         Google Generative AI
 ``/converse-stream``               Amazon Bedrock ConverseStream
 ``/systemone``                     TypeSafe System One classification (one JSON answer)
-``/ai/run``                        Cloudflare Workers AI System One classification
+``/run``                           Cloudflare Workers AI System One classification
 =================================  =======================
 
 A protocol may refuse a request before any turn is used (its ``reject``), as the real service
@@ -88,7 +88,7 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     (":streamGenerateContent", "google-generative-ai", "tau.testing.fake_llm.google"),
     ("/converse-stream", "bedrock-converse-stream", "tau.testing.fake_llm.bedrock"),
     ("/systemone", "typesafe-system-one", "tau.testing.fake_llm.system_one"),
-    ("/ai/run", "cloudflare-workers-ai-system-one", "tau.testing.fake_llm.system_one"),
+    ("/run", "cloudflare-workers-ai-system-one", "tau.testing.fake_llm.system_one"),
 )
 
 

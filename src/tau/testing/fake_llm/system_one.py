@@ -1,4 +1,4 @@
-"""TypeSafe's System One classifier API (``…/systemone``) and Cloudflare Workers AI's ``…/ai/run``
+"""TypeSafe's System One classifier API (``…/systemone``) and Cloudflare Workers AI's ``…/run``
 for the fake LLM server.
 
 Each request is answered at once (one JSON body): every question of the request gets an answer in
@@ -40,7 +40,7 @@ def _made_up(question: Any) -> dict[str, Any]:
 
 def answer(turn: Turn, request: RecordedRequest) -> dict[str, Any]:
     body: dict[str, Any] = request.body if isinstance(request.body, dict) else {}
-    cloudflare = request.path.endswith("/ai/run")
+    cloudflare = request.path.endswith("/run")
     inner = body.get("input") if cloudflare else body
     questions = inner.get("questions") if isinstance(inner, dict) else None
     answers = {key: _made_up(question) for key, question in (questions or {}).items()}
