@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pi16 import by_case, pi16_ai_package
 
-from tau.ai import StreamOptions
+from tau.ai import AbortController, StreamOptions
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model
 from tau.ai.classify import (
     BoolAnswer,
@@ -232,3 +232,20 @@ def test_the_requests_and_results_match_pi_16() -> None:
     )
     assert pi["cloudflare-run"]["stopReason"] == "stop"
     assert pi_requests["typesafe-image"].headers["typesafe-danger-zone-images"] == "true"
+
+
+def test_an_abort_while_classifying_ends_the_call_as_aborted() -> None:
+    async def main() -> tuple[ClassifierResult, float]:
+        with FakeLLMServer() as server:
+            server.add(Turn(fault=Fault("stall", seconds=30)))
+            model = model_at(server, "typesafe", "jev-latest", "/v1")
+            controller = AbortController()
+            asyncio.get_running_loop().call_later(0.3, controller.abort)
+            started = asyncio.get_running_loop().time()
+            result = await classify(model, CONTEXT, StreamOptions(api_key="k", signal=controller.signal))
+            return result, asyncio.get_running_loop().time() - started
+
+    result, took = asyncio.run(main())
+    assert result.stop_reason == "aborted" and result.answers == {}
+    assert result.error_message == "Request was aborted"
+    assert took < 5
