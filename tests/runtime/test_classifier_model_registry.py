@@ -1,8 +1,10 @@
 """The model registry's classifier models (issue #32): pi 1.6's catalogue, listed by type, never
-among the chat models, available with the provider's credentials and moved by models.json."""
+among the chat models, available with the provider's credentials, moved by models.json, and run by
+``classify`` with the provider's key, headers and Cloudflare account against the fake server."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from tau.ai.catalogue import get_providers
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_providers
 from tau.ai.env_keys import env_var_names
 from tau.mcp.codemode_models import model_info
+from tau.testing.fake_llm import FakeLLMServer, Turn
 
 
 @pytest.fixture(autouse=True)
@@ -93,3 +96,44 @@ def test_models_json_moves_them(tmp_path: Path) -> None:
     models = registry(tmp_path, {"typesafe": {"baseUrl": "http://127.0.0.1:9/v1"}})
     found = models.get_model_of_type("classifier", "typesafe", "jev-latest")
     assert isinstance(found, ClassifierModel) and found.base_url == "http://127.0.0.1:9/v1"
+
+
+QUESTIONS = {
+    "urgent": {"type": "bool", "instructions": "Urgent?", "criteria": {"true": "now", "false": "later"}}
+}
+
+
+def test_classify_uses_the_providers_key_headers_and_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLOUDFLARE_API_KEY", "cf-key")
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct-7")
+    with FakeLLMServer() as server:
+        server.add(Turn(), Turn())
+        models = registry(
+            tmp_path,
+            {
+                "cloudflare-workers-ai": {
+                    "baseUrl": server.url("/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai"),
+                    "headers": {"X-Team": "triage"},
+                }
+            },
+        )
+        context = {"state": {"message": "fire"}, "questions": QUESTIONS}
+        result = asyncio.run(
+            models.classify({"provider": "cloudflare-workers-ai", "id": "typesafe/jev"}, context)
+        )
+        missing = asyncio.run(models.classify({"provider": "typesafe", "id": "jev-latest"}, context))
+        unknown = asyncio.run(models.classify({"provider": "typesafe", "id": "nope"}, context))
+        (request,) = server.requests
+    assert result.stop_reason == "stop" and result.to_json()["answers"] == {
+        "urgent": {"type": "bool", "probability": 0.75}
+    }
+    assert request.path == "/client/v4/accounts/acct-7/ai/run"
+    assert request.headers["authorization"] == "Bearer cf-key"
+    assert request.headers["x-team"] == "triage"
+    assert missing.stop_reason == "error" and missing.error_message is not None
+    assert missing.error_message.startswith('No API key for provider "typesafe"')
+    assert unknown.error_message == "Model typesafe/nope is not a classifier model"
+    with pytest.raises(ValueError, match=r"context\.state"):
+        asyncio.run(models.classify({"provider": "typesafe", "id": "jev-latest"}, {"questions": QUESTIONS}))

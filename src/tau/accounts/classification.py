@@ -5,11 +5,13 @@ model type of their own: ``/model`` never shows them; ``ModelRegistry.get_models
 and its kin list them and ``ModelRegistry.classify()`` runs one. As for chat and image models, a
 models.json (or extension) entry for the provider moves them to its ``baseUrl`` and adds its
 ``headers`` (resolved per request); the key is the provider's (``TYPESAFE_API_KEY``, auth.json,
-``/login``). A classification never raises for a provider failure: the result carries the error.
+``/login``); Cloudflare's base URL gets its ``{CLOUDFLARE_ACCOUNT_ID}`` from that variable. A
+classification never raises for a provider failure: the result carries the error.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Protocol
 
 from tau.accounts.auth_storage import InvalidApiKeyError, OAuthRefreshError, resolve_config_value
@@ -99,6 +101,10 @@ async def run_classifier_model(
         if value != template.strip():
             register_secret(value)
         headers[name] = value
+    account = os.environ.get("CLOUDFLARE_ACCOUNT_ID")
+    if account:
+        # Workers AI's base URL names the account, as pi fills it in before the request.
+        model.base_url = model.base_url.replace("{CLOUDFLARE_ACCOUNT_ID}", account)
     options = StreamOptions(
         api_key=api_key, headers=headers or None, signal=signal, max_retries=DEFAULT_CLASSIFY_RETRIES
     )
