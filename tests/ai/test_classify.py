@@ -147,6 +147,10 @@ PARITY_CASES: list[dict[str, Any]] = [
     {"case": "clef-image", "provider": "cloudflare-workers-ai", "id": "@cf/cloudflare/clef", "images": True},
     {"case": "cloudflare-run", "provider": "cloudflare-workers-ai", "id": "typesafe/jev"},
     {"case": "copilot", "provider": "github-copilot", "id": "microsoft-decision-1"},
+    {"case": "luna", "provider": "openai", "id": "gpt-6-luna"},
+    {"case": "luna-image", "provider": "openai", "id": "gpt-6-luna", "images": True},
+    {"case": "luna-refusal", "provider": "openai", "id": "gpt-6-luna"},
+    {"case": "luna-timeout", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "malformed", "provider": "typesafe", "id": "jev-latest"},
     {"case": "refused", "provider": "typesafe", "id": "jev-latest"},
     {"case": "text-only-image", "provider": "opencode", "id": "jev-1.13", "images": True},
@@ -155,6 +159,10 @@ PARITY_CASES: list[dict[str, Any]] = [
 PARITY_TURNS: dict[str, Turn] = {
     "malformed": Turn(classifier_answers={"mood": {"type": "choice", "choice": "calm", "probabilities": {}}}),
     "refused": Turn(fault=Fault("status", status=400, body={"error": "questions must not be empty"})),
+    "luna-refusal": Turn(
+        classifier_answers={"mood": {"type": "refusal"}}, usage=ScriptedUsage(input=300_000)
+    ),
+    "luna-timeout": Turn(fault=Fault("status", status=504, body="<html>gateway</html>")),
 }
 
 
@@ -232,6 +240,12 @@ def test_the_requests_and_results_match_pi_16() -> None:
     )
     assert pi["cloudflare-run"]["stopReason"] == "stop"
     assert pi_requests["typesafe-image"].headers["typesafe-danger-zone-images"] == "true"
+    assert pi_requests["luna"].path == "/v1/decisions" and pi["luna"]["stopReason"] == "stop"
+    assert pi["luna-refusal"]["errorMessage"] == "OpenAI Decisions refused to answer mood"
+    assert pi["luna-refusal"]["usage"]["cost"]["input"] == pytest.approx(0.06)  # the long-input tier
+    assert pi["luna-timeout"]["errorMessage"].startswith(
+        "OpenAI Decisions error (504): the request timed out"
+    )
 
 
 def test_an_abort_while_classifying_ends_the_call_as_aborted() -> None:

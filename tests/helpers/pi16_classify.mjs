@@ -1,5 +1,5 @@
 // Sends each case through pi 1.6's own pi-ai System One classification (the `classify` of the
-// `typesafe-system-one` and `cloudflare-workers-ai-system-one` api modules, which `Models.classify()`
+// `typesafe-system-one`, `cloudflare-workers-ai-system-one` and `openai-decisions` api modules, which `Models.classify()`
 // reaches), all in this one process, to the base URL given: the classifier parity tests compare what
 // the fake server recorded, and what pi read from its answer, with tau's.
 //
@@ -16,6 +16,7 @@ const { CLASSIFIER_MODELS } = await import(dist("models.generated.js"));
 const apis = {
 	"typesafe-system-one": (await import(dist("api/typesafe-system-one.js"))).classify,
 	"cloudflare-workers-ai-system-one": (await import(dist("api/cloudflare-workers-ai-system-one.js"))).classify,
+	"openai-decisions": (await import(dist("api/openai-decisions.js"))).classify,
 };
 
 const results = {};

@@ -7,7 +7,8 @@ never raises for a provider failure: the result says ``stop_reason="error"`` (or
 with an ``error_message`` and no answers. When the service reports token counts, ``usage`` carries
 them priced from the catalogue. The wire protocol is chosen by ``model.api``; tau speaks pi 1.6's
 System One APIs (``typesafe-system-one``, ``cloudflare-workers-ai-system-one``) in
-``tau.ai.providers.system_one``.
+``tau.ai.providers.system_one`` and OpenAI's Decisions API (``openai-decisions``) in
+``tau.ai.providers.openai_decisions``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
 CLASSIFIER_APIS: dict[str, str] = {
     "typesafe-system-one": "tau.ai.providers.system_one",
     "cloudflare-workers-ai-system-one": "tau.ai.providers.system_one",
+    "openai-decisions": "tau.ai.providers.openai_decisions",
 }
 """Classifier api -> the module whose ``async classify(model, context, options)`` speaks it."""
 

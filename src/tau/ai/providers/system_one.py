@@ -35,7 +35,7 @@ from tau.ai.stream_writer import ProviderError
 from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
 from tau.ai.types import ImageContent, JsonObject, Model, Usage
 
-__all__ = ["build_request", "classify", "parse_answers"]
+__all__ = ["build_request", "classifier_usage", "classify", "number", "parse_answers", "request_model"]
 
 IMAGE_OPT_IN_HEADERS = {"TypeSafe-Danger-Zone-Images": "true"}
 ASSET_FORMATS = {"image/png": "png", "image/jpeg": "jpeg"}
@@ -146,7 +146,7 @@ def _unwrap(model: ClassifierModel, body: Any) -> JsonObject:
     return inner
 
 
-def _number(label: str, value: Any, what: str) -> float:
+def number(label: str, value: Any, what: str) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -180,28 +180,26 @@ def parse_answers(label: str, value: Any, context: ClassifierContext) -> dict[st
             answers[key] = ChoiceAnswer(
                 choice=answer["choice"],
                 probabilities={
-                    name: _number(label, p, f"probability for {key}.{name}")
+                    name: number(label, p, f"probability for {key}.{name}")
                     for name, p in probabilities.items()
                 },
-                confidence=_number(label, answer.get("confidence"), f"confidence for {key}"),
+                confidence=number(label, answer.get("confidence"), f"confidence for {key}"),
             )
         elif kind == "score":
             if answer.get("type") != "score":
                 raise ProviderError(f"{label} did not return a score answer for {key}")
             answers[key] = ScoreAnswer(
-                score=_number(label, answer.get("score"), f"score for {key}"),
-                confidence=_number(label, answer.get("confidence"), f"confidence for {key}"),
+                score=number(label, answer.get("score"), f"score for {key}"),
+                confidence=number(label, answer.get("confidence"), f"confidence for {key}"),
             )
         else:
             if answer.get("type") != "noul":
                 raise ProviderError(f"{label} did not return a bool answer for {key}")
-            answers[key] = BoolAnswer(
-                probability=_number(label, answer.get("noul"), f"probability for {key}")
-            )
+            answers[key] = BoolAnswer(probability=number(label, answer.get("noul"), f"probability for {key}"))
     return answers
 
 
-def _usage(value: Any, model: ClassifierModel) -> Usage | None:
+def classifier_usage(value: Any, model: ClassifierModel) -> Usage | None:
     """``{input_tokens, output_tokens}`` priced from the catalogue; missing or malformed: none."""
     if not isinstance(value, dict) or ("input_tokens" not in value and "output_tokens" not in value):
         return None
@@ -212,11 +210,11 @@ def _usage(value: Any, model: ClassifierModel) -> Usage | None:
 
     usage = Usage(input=count(value.get("input_tokens")), output=count(value.get("output_tokens")))
     usage.total_tokens = usage.input + usage.output
-    calculate_cost(_request_model(model), usage)
+    calculate_cost(request_model(model), usage)
     return usage
 
 
-def _request_model(model: ClassifierModel) -> Model:
+def request_model(model: ClassifierModel) -> Model:
     """The model as the HTTP layer, the payload hooks and the pricing take it."""
     return Model(
         id=model.id,
@@ -244,14 +242,14 @@ async def classify(
         if not options.api_key:
             raise ProviderError(f"No API key for provider: {model.provider}")
         url, body, opt_in = build_request(model, context)
-        request_model = _request_model(model)
-        body = await apply_payload_hook(body, request_model, options)
+        target = request_model(model)
+        body = await apply_payload_hook(body, target, options)
         headers = merge_headers(
             bearer(options.api_key), model.headers, IMAGE_OPT_IN_HEADERS if opt_in else None, options.headers
         )
 
         async def exchange() -> Any:
-            response = await open_stream(request_model, url, headers=headers, body=body, options=options)
+            response = await open_stream(target, url, headers=headers, body=body, options=options)
             try:
                 raw = await response.aread()
             finally:
@@ -276,7 +274,7 @@ async def classify(
             answer = task.result()
         output = _unwrap(model, answer)
         # Set before the answers are read: a request with malformed answers was still billed.
-        result.usage = _usage(output.get("usage"), model)
+        result.usage = classifier_usage(output.get("usage"), model)
         result.answers = parse_answers(label, output.get("answers"), context)
     except HttpStatusError as exc:
         result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"

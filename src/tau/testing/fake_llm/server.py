@@ -20,6 +20,7 @@ path ends with                     protocol
 ``/converse-stream``               Amazon Bedrock ConverseStream
 ``/systemone``                     TypeSafe System One classification (one JSON answer)
 ``/run``                           Cloudflare Workers AI System One classification
+``/decisions``                     OpenAI Decisions classification (one JSON answer)
 =================================  =======================
 
 A protocol may refuse a request before any turn is used (its ``reject``), as the real service
@@ -89,6 +90,7 @@ _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/converse-stream", "bedrock-converse-stream", "tau.testing.fake_llm.bedrock"),
     ("/systemone", "typesafe-system-one", "tau.testing.fake_llm.system_one"),
     ("/run", "cloudflare-workers-ai-system-one", "tau.testing.fake_llm.system_one"),
+    ("/decisions", "openai-decisions", "tau.testing.fake_llm.openai_decisions"),
 )
 
 
