@@ -11,11 +11,10 @@ codemode scripts and extensions. Lookups return fresh objects a caller may chang
 from __future__ import annotations
 
 import json
-import os
-from typing import Any
 
 from msgspec import Struct, field
 
+from tau.ai.data_catalogue import DataCatalogue
 from tau.ai.types import JsonObject, ModelCost
 
 __all__ = [
@@ -25,7 +24,7 @@ __all__ = [
     "get_classifier_providers",
 ]
 
-_catalogue: dict[str, dict[str, JsonObject]] = {}
+_CATALOGUE = DataCatalogue("classifier_models.json", "classifier model")
 
 
 class ClassifierModel(Struct):
@@ -91,38 +90,17 @@ class ClassifierModel(Struct):
         )
 
 
-def _load() -> dict[str, dict[str, JsonObject]]:
-    if not _catalogue:
-        loader: Any = __spec__.loader  # reads the files beside this module (from a zip too)
-        path = os.path.join(os.path.dirname(__file__), "data", "classifier_models.json")
-        try:
-            raw: bytes = loader.get_data(path)
-        except (AttributeError, OSError) as exc:
-            raise RuntimeError(
-                f"the classifier model catalogue tau/ai/data/classifier_models.json cannot be read ({exc})"
-            ) from exc
-        _catalogue.update(json.loads(raw))
-    return _catalogue
-
-
 def get_classifier_providers() -> list[str]:
     """The providers with classifier models, sorted."""
-    return sorted(_load())
+    return _CATALOGUE.providers()
 
 
 def get_classifier_models(provider: str | None = None) -> list[ClassifierModel]:
     """Every classifier model (of one provider), by provider then id; an unknown provider has none."""
-    catalogue = _load()
-    providers = [provider] if provider is not None else sorted(catalogue)
-    return [
-        ClassifierModel.from_json(models[model_id])
-        for name in providers
-        for models in [catalogue.get(name, {})]
-        for model_id in sorted(models)
-    ]
+    return [ClassifierModel.from_json(entry) for entry in _CATALOGUE.entries(provider)]
 
 
 def find_classifier_model(provider: str, model_id: str) -> ClassifierModel | None:
     """The classifier model, or ``None`` when the catalogue has no such one."""
-    entry = _load().get(provider, {}).get(model_id)
+    entry = _CATALOGUE.entry(provider, model_id)
     return ClassifierModel.from_json(entry) if entry is not None else None

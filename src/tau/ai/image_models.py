@@ -9,16 +9,15 @@ through ``tau.ai.images.generate_images``. Lookups return fresh objects a caller
 from __future__ import annotations
 
 import json
-import os
-from typing import Any
 
 from msgspec import Struct, field
 
+from tau.ai.data_catalogue import DataCatalogue
 from tau.ai.types import JsonObject, ModelCost
 
 __all__ = ["ImageModel", "find_image_model", "get_image_models", "get_image_providers"]
 
-_catalogue: dict[str, dict[str, JsonObject]] = {}
+_CATALOGUE = DataCatalogue("image_models.json", "image model")
 
 
 class ImageModel(Struct):
@@ -77,38 +76,17 @@ class ImageModel(Struct):
         )
 
 
-def _load() -> dict[str, dict[str, JsonObject]]:
-    if not _catalogue:
-        loader: Any = __spec__.loader  # reads the files beside this module (from a zip too)
-        path = os.path.join(os.path.dirname(__file__), "data", "image_models.json")
-        try:
-            raw: bytes = loader.get_data(path)
-        except (AttributeError, OSError) as exc:
-            raise RuntimeError(
-                f"the image model catalogue tau/ai/data/image_models.json cannot be read ({exc})"
-            ) from exc
-        _catalogue.update(json.loads(raw))
-    return _catalogue
-
-
 def get_image_providers() -> list[str]:
     """The providers with image models, sorted."""
-    return sorted(_load())
+    return _CATALOGUE.providers()
 
 
 def get_image_models(provider: str | None = None) -> list[ImageModel]:
     """Every image model (of one provider), by provider then id; an unknown provider has none."""
-    catalogue = _load()
-    providers = [provider] if provider is not None else sorted(catalogue)
-    return [
-        ImageModel.from_json(models[model_id])
-        for name in providers
-        for models in [catalogue.get(name, {})]
-        for model_id in sorted(models)
-    ]
+    return [ImageModel.from_json(entry) for entry in _CATALOGUE.entries(provider)]
 
 
 def find_image_model(provider: str, model_id: str) -> ImageModel | None:
     """The image model, or ``None`` when the catalogue has no such one."""
-    entry = _load().get(provider, {}).get(model_id)
+    entry = _CATALOGUE.entry(provider, model_id)
     return ImageModel.from_json(entry) if entry is not None else None
