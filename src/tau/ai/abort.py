@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 class AbortSignal:
@@ -77,3 +80,29 @@ class AbortController:
 
     def abort(self, reason: str | None = None) -> None:
         self.signal.abort(reason)
+
+
+class Aborted(Exception):
+    """Raised by :func:`until_aborted` when the signal aborted before the work was done."""
+
+
+async def until_aborted(work: Awaitable[_T], signal: AbortSignal | None) -> _T:
+    """``work``'s result, or :class:`Aborted` (the work cancelled) once ``signal`` aborts first."""
+    import asyncio  # as in ``wait``: importing this module does not load asyncio
+
+    if signal is None:
+        return await work
+    if signal.aborted:
+        if asyncio.iscoroutine(work):
+            work.close()
+        raise Aborted
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    raise Aborted

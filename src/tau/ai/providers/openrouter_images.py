@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from tau.ai.abort import Aborted, until_aborted
 from tau.ai.image_models import ImageModel
 from tau.ai.images import ImagesContext, ImagesResult, image_error_result
 from tau.ai.options import StreamOptions
@@ -108,23 +109,10 @@ async def generate_images(model: ImageModel, context: ImagesContext, options: St
 
 async def _abortable(work: Awaitable[_T], options: StreamOptions) -> _T:
     """``work``, given up when ``options.signal`` aborts (then ``_Aborted``)."""
-    signal = options.signal
-    if signal is None:
-        return await work
-    if signal.aborted:
-        if asyncio.iscoroutine(work):
-            work.close()
-        raise _Aborted
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(signal.wait())
     try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    raise _Aborted
+        return await until_aborted(work, options.signal)
+    except Aborted:
+        raise _Aborted from None
 
 
 def parse_response(body: Any, model: ImageModel, result: ImagesResult) -> None:

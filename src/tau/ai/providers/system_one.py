@@ -20,6 +20,7 @@ import json
 import time
 from typing import Any
 
+from tau.ai.abort import Aborted, until_aborted
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.classify import (
     BoolAnswer,
@@ -259,19 +260,10 @@ async def classify(
             except ValueError:
                 raise ProviderError(f"{label} returned an unexpected response") from None
 
-        if signal is None:
-            answer = await exchange()
-        else:
-            task = asyncio.ensure_future(exchange())
-            waiter = asyncio.ensure_future(signal.wait())
-            try:
-                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                waiter.cancel()
-            if not task.done():
-                task.cancel()
-                raise ProviderError("Request was aborted")
-            answer = task.result()
+        try:
+            answer = await until_aborted(exchange(), signal)
+        except Aborted:
+            raise ProviderError("Request was aborted") from None
         output = _unwrap(model, answer)
         # Set before the answers are read: a request with malformed answers was still billed.
         result.usage = classifier_usage(output.get("usage"), model)
