@@ -140,6 +140,26 @@ def test_context_shape_is_checked() -> None:
 
 
 PNG_IMAGE = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}
+
+
+def custom_model(
+    provider: str, model_id: str, api: str = "typesafe-system-one", **compat: Any
+) -> dict[str, Any]:
+    """A custom provider's classifier model (pi's JSON), images allowed, ``compat`` when given."""
+    model: dict[str, Any] = {
+        "type": "classifier",
+        "id": model_id,
+        "name": model_id,
+        "api": api,
+        "provider": provider,
+        "baseUrl": "",
+        "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 64000,
+    }
+    return model | ({"compat": compat} if compat else {})
+
+
 PARITY_CASES: list[dict[str, Any]] = [
     {"case": "openrouter", "provider": "openrouter", "id": "~typesafe/jev-latest"},
     {"case": "openrouter-image", "provider": "openrouter", "id": "~typesafe/jev-latest", "images": True},
@@ -155,6 +175,29 @@ PARITY_CASES: list[dict[str, Any]] = [
     {"case": "refused", "provider": "typesafe", "id": "jev-latest"},
     {"case": "text-only-image", "provider": "opencode", "id": "jev-1.13", "images": True},
     {"case": "no-key", "provider": "typesafe", "id": "jev-latest", "apiKey": ""},
+    # Custom providers: the image form detected from the provider and model id, or set by compat.
+    {"case": "proxy-detected", "model": custom_model("my-proxy", "jev"), "images": True},
+    {
+        "case": "proxy-images",
+        "model": custom_model("my-proxy", "clef", imageInput="images", sendImageOptInHeader=False),
+        "images": True,
+    },
+    {
+        "case": "proxy-state-urls",
+        "model": custom_model("my-proxy", "jev", imageInput="state-image-urls"),
+        "images": True,
+    },
+    {"case": "proxy-openrouter", "model": custom_model("openrouter", "acme/judge"), "images": True},
+    {
+        "case": "cf-proxy-clef",
+        "model": custom_model("my-cf", "@cf/cloudflare/clef-flash", "cloudflare-workers-ai-system-one"),
+        "images": True,
+    },
+    {
+        "case": "cf-proxy-jev",
+        "model": custom_model("my-cf", "typesafe/jev", "cloudflare-workers-ai-system-one"),
+        "images": True,
+    },
 ]
 PARITY_TURNS: dict[str, Turn] = {
     "malformed": Turn(classifier_answers={"mood": {"type": "choice", "choice": "calm", "probabilities": {}}}),
@@ -199,7 +242,11 @@ def run_pi_classify(server: FakeLLMServer) -> dict[str, Any]:
 async def run_tau_classify(server: FakeLLMServer) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for case in parity_cases():
-        model = find_classifier_model(case["provider"], case["id"])
+        model = (
+            ClassifierModel.from_json(case["model"])
+            if "model" in case
+            else find_classifier_model(case["provider"], case["id"])
+        )
         assert model is not None
         model.base_url = server.url("/v1")
         options = StreamOptions(
@@ -246,6 +293,17 @@ def test_the_requests_and_results_match_pi_16() -> None:
     assert pi["luna-timeout"]["errorMessage"].startswith(
         "OpenAI Decisions error (504): the request timed out"
     )
+    # A custom System One provider: detected as TypeSafe (assets and the opt-in header) unless its
+    # compat says otherwise; OpenRouter by provider id; Clef on Workers AI by model id.
+    assert "assets" in pi_requests["proxy-detected"].body
+    assert pi_requests["proxy-detected"].headers["typesafe-danger-zone-images"] == "true"
+    assert "typesafe-danger-zone-images" not in pi_requests["proxy-images"].headers
+    assert pi_requests["proxy-images"].body["images"] == [f"data:image/png;base64,{PIXEL_PNG}"]
+    assert pi_requests["proxy-state-urls"].body["state"][0]["type"] == "image_url"
+    assert pi_requests["proxy-state-urls"].headers["typesafe-danger-zone-images"] == "true"
+    assert "typesafe-danger-zone-images" not in pi_requests["proxy-openrouter"].headers
+    assert pi_requests["cf-proxy-clef"].body["input"]["images"] == [f"data:image/png;base64,{PIXEL_PNG}"]
+    assert "assets" in pi_requests["cf-proxy-jev"].body["input"]
 
 
 def test_an_abort_while_classifying_ends_the_call_as_aborted() -> None:

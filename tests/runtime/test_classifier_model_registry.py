@@ -17,7 +17,7 @@ from tau.ai.catalogue import get_providers
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_providers
 from tau.ai.env_keys import env_var_names
 from tau.mcp.codemode_models import model_info
-from tau.testing.fake_llm import FakeLLMServer, Turn
+from tau.testing.fake_llm import PIXEL_PNG, FakeLLMServer, Turn
 
 
 @pytest.fixture(autouse=True)
@@ -137,3 +137,45 @@ def test_classify_uses_the_providers_key_headers_and_account(
     assert unknown.error_message == "Model typesafe/nope is not a classifier model"
     with pytest.raises(ValueError, match=r"context\.state"):
         asyncio.run(models.classify({"provider": "typesafe", "id": "jev-latest"}, {"questions": QUESTIONS}))
+
+
+def test_models_json_compat_tells_a_proxy_how_to_send_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TYPESAFE_API_KEY", "ts-key")
+    image = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}
+    context = {"state": {"message": "fire"}, "questions": QUESTIONS, "images": [image]}
+    with FakeLLMServer() as server:
+        server.add(Turn(), Turn())
+        proxied = registry(
+            tmp_path,
+            {
+                "typesafe": {
+                    "baseUrl": server.url("/proxy/v1"),
+                    "compat": {"imageInput": "images", "sendImageOptInHeader": False},
+                },
+                # A models entry is a chat model, whatever its api: not a classifier.
+                "my-proxy": {
+                    "baseUrl": server.url("/proxy/v1"),
+                    "apiKey": "k",
+                    "models": [{"id": "jev", "api": "typesafe-system-one"}],
+                },
+            },
+        )
+        found = proxied.get_model_of_type("classifier", "typesafe", "jev-latest")
+        result = asyncio.run(proxied.classify({"provider": "typesafe", "id": "jev-latest"}, context))
+        custom = asyncio.run(proxied.classify({"provider": "my-proxy", "id": "jev"}, context))
+        (request,) = server.requests
+    assert isinstance(found, ClassifierModel)
+    assert found.compat == {"imageInput": "images", "sendImageOptInHeader": False}
+    assert result.stop_reason == "stop"
+    assert request.path == "/proxy/v1/systemone"
+    assert request.body["images"] == [f"data:image/png;base64,{PIXEL_PNG}"] and "assets" not in request.body
+    assert "typesafe-danger-zone-images" not in request.headers
+    moved = registry(tmp_path, {"typesafe": {"baseUrl": "http://127.0.0.1:9/v1"}})
+    unchanged = moved.get_model_of_type("classifier", "typesafe", "jev-latest")
+    assert isinstance(unchanged, ClassifierModel)
+    assert unchanged.compat == {"imageInput": "assets", "sendImageOptInHeader": True}
+    assert proxied.get_model_of_type("chat", "my-proxy", "jev") is not None
+    assert proxied.get_model_of_type("classifier", "my-proxy", "jev") is None
+    assert custom.error_message == "Model my-proxy/jev is not a classifier model"

@@ -47,9 +47,15 @@ class ModelRegistry(Protocol):
 
 
 def configured_classifier_model(model: ClassifierModel, config: ProviderConfig | None) -> ClassifierModel:
-    """``model`` moved to its provider's configured base URL (not a Radius gateway's sign-in URL)."""
-    if config is not None and config.base_url and config.oauth != "radius":
+    """``model`` moved to its provider's configured base URL (not a Radius gateway's sign-in URL),
+    with the provider-level ``compat`` over its own, key by key (as pi: a proxy of another service's
+    classifiers says there how that service takes images). A ``models`` entry is always a chat model."""
+    if config is None:
+        return model
+    if config.base_url and config.oauth != "radius":
         model.base_url = config.base_url
+    if config.compat:
+        model.compat = {**(model.compat or {}), **config.compat}
     return model
 
 
