@@ -179,3 +179,33 @@ def test_models_json_compat_tells_a_proxy_how_to_send_images(
     assert proxied.get_model_of_type("chat", "my-proxy", "jev") is not None
     assert proxied.get_model_of_type("classifier", "my-proxy", "jev") is None
     assert custom.error_message == "Model my-proxy/jev is not a classifier model"
+
+
+def test_workers_ai_takes_the_account_of_the_stored_login_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct-from-env")
+    stored = {"type": "api_key", "key": "cf-stored", "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-stored"}}
+    context = {"state": {"message": "fire"}, "questions": QUESTIONS}
+    model = {"provider": "cloudflare-workers-ai", "id": "typesafe/jev"}
+    with FakeLLMServer() as server:
+        server.add(Turn(), Turn())
+        base = {"baseUrl": server.url("/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai")}
+        (tmp_path / "auth.json").write_text(json.dumps({"cloudflare-workers-ai": stored}))
+        from_login = asyncio.run(registry(tmp_path, {"cloudflare-workers-ai": base}).classify(model, context))
+        (tmp_path / "auth.json").write_text(
+            json.dumps({"cloudflare-workers-ai": {"type": "api_key", "key": "cf-plain"}})
+        )
+        from_env = asyncio.run(registry(tmp_path, {"cloudflare-workers-ai": base}).classify(model, context))
+        monkeypatch.delenv("CLOUDFLARE_ACCOUNT_ID")
+        none = asyncio.run(registry(tmp_path, {"cloudflare-workers-ai": base}).classify(model, context))
+        paths = [(r.path, r.headers["authorization"]) for r in server.requests]
+    assert from_login.stop_reason == "stop" and from_env.stop_reason == "stop"
+    assert paths == [
+        ("/client/v4/accounts/acct-stored/ai/run", "Bearer cf-stored"),
+        ("/client/v4/accounts/acct-from-env/ai/run", "Bearer cf-plain"),
+    ]
+    assert none.error_message == (
+        'No Cloudflare account for provider "cloudflare-workers-ai": set CLOUDFLARE_ACCOUNT_ID, '
+        "or store it with the key (/login cloudflare-workers-ai)"
+    )

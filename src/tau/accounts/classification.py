@@ -5,7 +5,8 @@ model type of their own: ``/model`` never shows them; ``ModelRegistry.get_models
 and its kin list them and ``ModelRegistry.classify()`` runs one. As for chat and image models, a
 models.json (or extension) entry for the provider moves them to its ``baseUrl`` and adds its
 ``headers`` (resolved per request); the key is the provider's (``TYPESAFE_API_KEY``, auth.json,
-``/login``); Cloudflare's base URL gets its ``{CLOUDFLARE_ACCOUNT_ID}`` from that variable. A
+``/login``); Cloudflare's base URL gets its ``{CLOUDFLARE_ACCOUNT_ID}`` from the stored
+credential's ``env`` (``/login cloudflare-workers-ai`` asks for it), else from that variable. A
 classification never raises for a provider failure: the result carries the error.
 """
 
@@ -14,7 +15,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Protocol
 
-from tau.accounts.auth_storage import InvalidApiKeyError, OAuthRefreshError, resolve_config_value
+from tau.accounts.auth_storage import (
+    AuthStorage,
+    InvalidApiKeyError,
+    OAuthRefreshError,
+    resolve_config_value,
+)
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_models
 from tau.ai.classify import (
     DEFAULT_CLASSIFY_RETRIES,
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
     from tau.accounts.models_config import ProviderConfig
     from tau.ai.abort import AbortSignal
 
+ACCOUNT_VARIABLE = "CLOUDFLARE_ACCOUNT_ID"
+
 __all__ = [
     "classifier_models",
     "configured_classifier_model",
@@ -44,6 +52,9 @@ class ModelRegistry(Protocol):
     def provider_config(self, provider: str) -> ProviderConfig | None: ...
 
     def get_api_key_for_provider(self, provider: str) -> str | None: ...
+
+    @property
+    def auth_storage(self) -> AuthStorage: ...
 
 
 def configured_classifier_model(model: ClassifierModel, config: ProviderConfig | None) -> ClassifierModel:
@@ -107,10 +118,18 @@ async def run_classifier_model(
         if value != template.strip():
             register_secret(value)
         headers[name] = value
-    account = os.environ.get("CLOUDFLARE_ACCOUNT_ID")
+    # Workers AI's base URL names the account: as pi, the stored credential's (``/login`` asks for
+    # it) before the environment's.
+    stored = registry.auth_storage.get_credential_env(provider).get(ACCOUNT_VARIABLE)
+    account = stored or os.environ.get(ACCOUNT_VARIABLE, "").strip()
     if account:
-        # Workers AI's base URL names the account, as pi fills it in before the request.
-        model.base_url = model.base_url.replace("{CLOUDFLARE_ACCOUNT_ID}", account)
+        model.base_url = model.base_url.replace("{" + ACCOUNT_VARIABLE + "}", account)
+    elif "{" + ACCOUNT_VARIABLE + "}" in model.base_url:
+        return classifier_error_result(
+            model,
+            f'No Cloudflare account for provider "{provider}": set {ACCOUNT_VARIABLE}, '
+            f"or store it with the key (/login {provider})",
+        )
     options = StreamOptions(
         api_key=api_key, headers=headers or None, signal=signal, max_retries=DEFAULT_CLASSIFY_RETRIES
     )

@@ -212,7 +212,20 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
     if not key.strip():
         _error("No API key given; nothing saved.")
         return 1
-    return _saved(storage, provider, {"type": "api_key", "key": key.strip()}, f"Saved API key for {provider}")
+    credential: dict[str, Any] = {"type": "api_key", "key": key.strip()}
+    if provider == "cloudflare-workers-ai":  # as pi's login: the account its base URL names
+        from tau.accounts.classification import ACCOUNT_VARIABLE
+
+        try:
+            account = input("Enter Cloudflare account ID: ") if sys.stdin.isatty() else sys.stdin.readline()
+        except (EOFError, KeyboardInterrupt):
+            _error("Login cancelled.")
+            return 1
+        if not account.strip():
+            _error("No Cloudflare account ID given; nothing saved.")
+            return 1
+        credential["env"] = {ACCOUNT_VARIABLE: account.strip()}
+    return _saved(storage, provider, credential, f"Saved API key for {provider}")
 
 
 def _vertex_login(storage: AuthStorage) -> int:

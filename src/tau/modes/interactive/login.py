@@ -77,7 +77,16 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
     )
     if not key or not key.strip():
         return
-    registry.auth_storage.set_api_key(provider, key.strip())
+    if provider == "cloudflare-workers-ai":  # as pi's login: the account its base URL names
+        from tau.accounts.classification import ACCOUNT_VARIABLE
+
+        account = await mode.show_dialog(InputDialog("Enter Cloudflare account ID"))
+        if not account or not account.strip():
+            return
+        credential = {"type": "api_key", "key": key.strip(), "env": {ACCOUNT_VARIABLE: account.strip()}}
+        registry.auth_storage.set(provider, credential)
+    else:
+        registry.auth_storage.set_api_key(provider, key.strip())
     _after_change(mode)
     hint = "" if mode.session.model is not None else "; choose a model with /model"
     mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
