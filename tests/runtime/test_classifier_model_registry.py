@@ -209,3 +209,25 @@ def test_workers_ai_takes_the_account_of_the_stored_login_first(
         'No Cloudflare account for provider "cloudflare-workers-ai": set CLOUDFLARE_ACCOUNT_ID, '
         "or store it with the key (/login cloudflare-workers-ai)"
     )
+
+
+def test_images_for_a_text_only_classifier_are_refused_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}
+    context = {"state": {"message": "fire"}, "questions": QUESTIONS, "images": [image]}
+    monkeypatch.setenv("COPILOT_GITHUB_TOKEN", "gh-token")
+    with FakeLLMServer() as server:
+        models = registry(
+            tmp_path,
+            {"opencode": {"baseUrl": server.url("/v1")}, "github-copilot": {"baseUrl": server.url("/v1")}},
+        )
+        # No key for opencode: the image check comes first, as in pi.
+        opencode = asyncio.run(models.classify({"provider": "opencode", "id": "jev-1.13"}, context))
+        copilot = asyncio.run(
+            models.classify({"provider": "github-copilot", "id": "microsoft-decision-1"}, context)
+        )
+        sent = len(server.requests)
+    assert opencode.error_message == "Model opencode/jev-1.13 does not accept image input"
+    assert copilot.error_message == "Model github-copilot/microsoft-decision-1 does not accept image input"
+    assert (opencode.stop_reason, opencode.answers, sent) == ("error", {}, 0)

@@ -101,6 +101,9 @@ async def run_classifier_model(
     if model is None:
         unknown = ClassifierModel(id=model_id, api="", provider=provider, base_url="")
         return classifier_error_result(unknown, f"Model {provider}/{model_id} is not a classifier model")
+    if context.images and "image" not in model.input:
+        # Checked for every classifier api before any credential, as pi's model runtime does.
+        return classifier_error_result(model, f"Model {provider}/{model_id} does not accept image input")
     try:
         api_key = registry.get_api_key_for_provider(provider)
     except (InvalidApiKeyError, OAuthRefreshError) as error:
