@@ -169,6 +169,12 @@ PARITY_CASES: list[dict[str, Any]] = [
     {"case": "copilot", "provider": "github-copilot", "id": "microsoft-decision-1"},
     {"case": "luna", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "luna-image", "provider": "openai", "id": "gpt-6-luna", "images": True},
+    {
+        "case": "luna-numbers",
+        "provider": "openai",
+        "id": "gpt-6-luna",
+        "state": {"score": 1.0, "ratio": 0.25, "tiny": 1e-7, "big": 1e21, "huge": 1e16, "text": "é"},
+    },
     {"case": "luna-refusal", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "luna-timeout", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "malformed", "provider": "typesafe", "id": "jev-latest"},
@@ -212,10 +218,14 @@ PARITY_TURNS: dict[str, Turn] = {
 def parity_cases() -> list[dict[str, Any]]:
     cases = []
     for case in PARITY_CASES:
-        context: dict[str, Any] = {"state": {"message": "please fix it"}, "questions": QUESTIONS}
+        state = case.get("state", {"message": "please fix it"})
+        context: dict[str, Any] = {"state": state, "questions": QUESTIONS}
         if case.get("images"):
             context["images"] = [PNG_IMAGE]
-        cases.append({key: value for key, value in case.items() if key != "images"} | {"context": context})
+        cases.append(
+            {key: value for key, value in case.items() if key not in ("images", "state")}
+            | {"context": context}
+        )
     return cases
 
 
@@ -288,6 +298,9 @@ def test_the_requests_and_results_match_pi_16() -> None:
     assert pi["cloudflare-run"]["stopReason"] == "stop"
     assert pi_requests["typesafe-image"].headers["typesafe-danger-zone-images"] == "true"
     assert pi_requests["luna"].path == "/v1/decisions" and pi["luna"]["stopReason"] == "stop"
+    assert pi_requests["luna-numbers"].body["input"] == (
+        '{"score":1,"ratio":0.25,"tiny":1e-7,"big":1e+21,"huge":10000000000000000,"text":"é"}'
+    )
     assert pi["luna-refusal"]["errorMessage"] == "OpenAI Decisions refused to answer mood"
     assert pi["luna-refusal"]["usage"]["cost"]["input"] == pytest.approx(0.06)  # the long-input tier
     assert pi["luna-timeout"]["errorMessage"].startswith(

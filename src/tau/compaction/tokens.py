@@ -7,14 +7,11 @@ recent history to keep, and erring large keeps requests inside the window.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import Struct
 
+from tau.ai.js_json import js_json
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -51,66 +48,12 @@ CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800
 """What one image counts for in tool results and custom messages (1200 tokens)."""
 
-_LONE_SURROGATE = "[\ud800-\udfff]"
-
 
 def utf16_length(text: str) -> int:
     """``len`` as JavaScript counts it: characters outside the BMP count twice."""
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, non-ASCII kept, numbers written as JavaScript writes them
-    (``1.0`` is ``1``, ``1e-7`` stays in exponent form, NaN and infinities are ``null``)."""
-    if value is None or value is True or value is False:
-        return "null" if value is None else ("true" if value else "false")
-    if isinstance(value, str):
-        return _js_string(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_js_string(str(k))}:{js_json(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(v) for v in value) + "]"
-    return _js_string(str(value))
-
-
-def _js_string(text: str) -> str:
-    encoded = json.dumps(text, ensure_ascii=False)
-    if not text.isascii() and re.search(_LONE_SURROGATE, encoded):
-        # JavaScript escapes unpaired surrogates; paired ones never reach here as separate chars.
-        encoded = re.sub(_LONE_SURROGATE, lambda m: f"\\u{ord(m.group()):04x}", encoded)
-    return encoded
-
-
-def _js_number(value: float) -> str:
-    """ECMAScript ``Number::toString`` for a double: Python's shortest round-trip digits, laid out
-    the way JavaScript lays them out."""
-    if not math.isfinite(value):
-        return "null"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    from decimal import Decimal  # imported on the first use: a few ms of every start-up
-
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
-    assert isinstance(exponent, int)
-    point = len(digit_tuple) + exponent  # the value is 0.<digits> x 10^point
-    digits = "".join(map(str, digit_tuple)).rstrip("0")
-    count = len(digits)
-    if count <= point <= 21:
-        return sign + digits + "0" * (point - count)
-    if 0 < point <= 21:
-        return sign + digits[:point] + "." + digits[point:]
-    if -6 < point <= 0:
-        return sign + "0." + "0" * (-point) + digits
-    power = point - 1
-    mantissa = digits[0] + ("." + digits[1:] if count > 1 else "")
-    return f"{sign}{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
 def calculate_context_tokens(usage: Usage) -> int:
