@@ -126,8 +126,8 @@ def test_failures_are_error_results() -> None:
     assert no_images.error_message == "System One API does not support image input for jev-1.13"
     assert no_key.error_message == "No API key for provider: typesafe"
     assert sent == 2
-    unknown = ClassifierModel(id="x", api="llama-cpp-classify", provider="p", base_url="http://127.0.0.1:9")
-    assert run(unknown, CONTEXT).error_message == "Unsupported classifier API: llama-cpp-classify"
+    unknown = ClassifierModel(id="x", api="media-classifier", provider="p", base_url="http://127.0.0.1:9")
+    assert run(unknown, CONTEXT).error_message == "Unsupported classifier API: media-classifier"
 
 
 def test_context_shape_is_checked() -> None:

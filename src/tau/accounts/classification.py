@@ -13,7 +13,7 @@ classification never raises for a provider failure: the result carries the error
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.accounts.auth_storage import (
     AuthStorage,
@@ -56,6 +56,10 @@ class ModelRegistry(Protocol):
     @property
     def auth_storage(self) -> AuthStorage: ...
 
+    def registered_classifiers(self, provider: str) -> list[dict[str, Any]] | None: ...
+
+    def registered_classifier_providers(self) -> list[str]: ...
+
 
 def configured_classifier_model(model: ClassifierModel, config: ProviderConfig | None) -> ClassifierModel:
     """``model`` moved to its provider's configured base URL (not a Radius gateway's sign-in URL),
@@ -71,16 +75,27 @@ def configured_classifier_model(model: ClassifierModel, config: ProviderConfig |
 
 
 def classifier_models(registry: ModelRegistry, provider: str | None = None) -> list[ClassifierModel]:
-    """The catalogue's classifier models (of one provider), with their provider's configuration applied."""
-    return [
+    """The catalogue's classifier models (of one provider), with their provider's configuration
+    applied, and those of providers an extension registered (which replace the catalogue's)."""
+    registered = registry.registered_classifier_providers()
+    models = [
         configured_classifier_model(model, registry.provider_config(model.provider))
         for model in get_classifier_models(provider)
+        if model.provider not in registered
     ]
+    for name in registered if provider is None else [provider]:
+        models.extend(
+            ClassifierModel.from_json(entry) for entry in registry.registered_classifiers(name) or []
+        )
+    return models
 
 
 def find_configured_classifier_model(
     registry: ModelRegistry, provider: str, model_id: str
 ) -> ClassifierModel | None:
+    registered = registry.registered_classifiers(provider)
+    if registered is not None:
+        return next((ClassifierModel.from_json(e) for e in registered if e.get("id") == model_id), None)
     model = find_classifier_model(provider, model_id)
     return (
         configured_classifier_model(model, registry.provider_config(provider)) if model is not None else None

@@ -166,6 +166,8 @@ class ModelRegistry:
         self._auth = auth_storage
         self._models_json = models_json
         self._registered: dict[str, ProviderConfig] = {}
+        self._registered_classifiers: dict[str, list[dict[str, Any]]] = {}
+        """The ``type: "classifier"`` models of registered providers with ``models``, as registered."""
         self._virtual: dict[str, dict[str, Model]] = {}
         """Virtual models by provider, then id (extensions' ``register_virtual_model``)."""
         self._config = ModelsConfig()
@@ -304,18 +306,48 @@ class ModelRegistry:
         """Add or override a provider from code (extensions), in the models.json entry format.
 
         With ``models`` the provider's models are replaced by these; otherwise ``baseUrl``/``headers``
-        re-route its existing models. Raises ``ConfigError`` for an invalid entry.
+        re-route its existing models. ``models`` entries with ``"type": "classifier"`` are the
+        provider's classifier models (pi's ``ClassifierModel`` JSON; ``baseUrl`` defaults to the
+        provider's), replacing its catalogue ones. Raises ``ConfigError`` for an invalid entry.
         """
+        data = dict(config)
+        models = data.get("models")
+        classifiers: list[dict[str, Any]] | None = None
+        if isinstance(models, list):
+            kinds = [entry.get("type", "chat") if isinstance(entry, Mapping) else "chat" for entry in models]
+            classifiers = [
+                {**entry, "provider": name, "baseUrl": entry.get("baseUrl") or data.get("baseUrl") or ""}
+                for entry, kind in zip(models, kinds, strict=True)
+                if kind == "classifier"
+            ]
+            data["models"] = [
+                {k: v for k, v in entry.items() if k != "type"} if isinstance(entry, Mapping) else entry
+                for entry, kind in zip(models, kinds, strict=True)
+                if kind != "classifier"
+            ]
         parsed = parse_provider_config(
-            name, dict(config), path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
+            name, data, path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
         )
         self._registered[name] = parsed
+        if classifiers is None:
+            self._registered_classifiers.pop(name, None)
+        else:
+            self._registered_classifiers[name] = classifiers
         self.refresh()
 
     def unregister_provider(self, name: str) -> None:
         """Drop a registered provider, restoring whatever it replaced."""
+        self._registered_classifiers.pop(name, None)
         if self._registered.pop(name, None) is not None:
             self.refresh()
+
+    def registered_classifiers(self, provider: str) -> list[dict[str, Any]] | None:
+        """The classifier models (JSON) a registered provider with ``models`` has, else ``None``."""
+        found = self._registered_classifiers.get(provider)
+        return None if found is None else [dict(entry) for entry in found]
+
+    def registered_classifier_providers(self) -> list[str]:
+        return list(self._registered_classifiers)
 
     def register_virtual_model(
         self,

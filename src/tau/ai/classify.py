@@ -7,8 +7,10 @@ never raises for a provider failure: the result says ``stop_reason="error"`` (or
 with an ``error_message`` and no answers. When the service reports token counts, ``usage`` carries
 them priced from the catalogue. The wire protocol is chosen by ``model.api``; tau speaks pi 1.6's
 System One APIs (``typesafe-system-one``, ``cloudflare-workers-ai-system-one``) in
-``tau.ai.providers.system_one`` and OpenAI's Decisions API (``openai-decisions``) in
-``tau.ai.providers.openai_decisions``.
+``tau.ai.providers.system_one``, OpenAI's Decisions API (``openai-decisions``) in
+``tau.ai.providers.openai_decisions``, and llama.cpp chat models as classifiers
+(``llama-cpp-classify``, answers read from next-token probabilities) in
+``tau.ai.providers.llama_cpp_classify``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ CLASSIFIER_APIS: dict[str, str] = {
     "typesafe-system-one": "tau.ai.providers.system_one",
     "cloudflare-workers-ai-system-one": "tau.ai.providers.system_one",
     "openai-decisions": "tau.ai.providers.openai_decisions",
+    "llama-cpp-classify": "tau.ai.providers.llama_cpp_classify",
 }
 """Classifier api -> the module whose ``async classify(model, context, options)`` speaks it."""
 

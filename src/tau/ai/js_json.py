@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["js_json", "js_number"]
+__all__ = ["js_json", "js_number", "js_values"]
 
 _LONE_SURROGATE = "[\ud800-\udfff]"
 
@@ -23,6 +23,18 @@ _LONE_SURROGATE = "[\ud800-\udfff]"
 def js_json(value: Any, indent: int = 0) -> str:
     """``JSON.stringify(value)`` (``indent`` > 0: ``JSON.stringify(value, null, indent)``)."""
     return _write(value, " " * indent, "\n" if indent > 0 else "")
+
+
+def js_values(value: Any) -> Any:
+    """``value`` with its whole floats as ints, so a JSON encoder writes ``1`` for ``1.0`` as
+    JavaScript does (for a value that goes inside a request body rather than as text)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: js_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [js_values(item) for item in value]
+    return value
 
 
 def _write(value: Any, step: str, newline: str, depth: int = 0) -> str:
