@@ -182,6 +182,7 @@ def test_the_registry_classifies_with_the_routers_models(tmp_path: Path) -> None
         models = registry(tmp_path, fake.url, fake.catalog())
         context = {"state": STATE, "questions": {"urgent": QUESTIONS["urgent"]}}
         chat = asyncio.run(models.classify({"provider": PROVIDER, "id": "qwen"}, context))
+        warm = asyncio.run(models.classify({"provider": PROVIDER, "id": "qwen"}, context, temperature=3.0))
         image = asyncio.run(
             models.classify({"provider": PROVIDER, "id": "qwen"}, context | {"images": [IMAGE]})
         )
@@ -196,6 +197,7 @@ def test_the_registry_classifies_with_the_routers_models(tmp_path: Path) -> None
     assert chat.stop_reason == "stop" and chat.answers["urgent"].to_json()["probability"] == pytest.approx(
         0.679178699175393
     )
+    assert warm.answers["urgent"].to_json()["probability"] == pytest.approx(0.5621765008857981)  # 0.75 / 3
     assert image.error_message == "Model llama.cpp/qwen does not accept image input"
     assert decision.stop_reason == "stop" and decision.to_json()["answers"]["urgent"]["probability"] == 0.75
     assert paths.count("/v1/systemone") == 1 and "/completion" in paths

@@ -109,6 +109,7 @@ async def run_classifier_model(
     context: ClassifierContext,
     signal: AbortSignal | None,
     missing_auth: str,
+    temperature: float | None = None,
 ) -> ClassifierResult:
     """Classify with the classifier model ``provider``/``model_id`` and the provider's credentials
     (``missing_auth``: the error when the provider has none)."""
@@ -149,6 +150,10 @@ async def run_classifier_model(
             f"or store it with the key (/login {provider})",
         )
     options = StreamOptions(
-        api_key=api_key, headers=headers or None, signal=signal, max_retries=DEFAULT_CLASSIFY_RETRIES
+        api_key=api_key,
+        headers=headers or None,
+        signal=signal,
+        max_retries=DEFAULT_CLASSIFY_RETRIES,
+        temperature=temperature,
     )
     return await classify(model, context, options)

@@ -628,11 +628,14 @@ class ModelRegistry:
         model: ClassifierModel | Mapping[str, Any],
         context: ClassifierContext | Mapping[str, Any],
         signal: AbortSignal | None = None,
+        *,
+        temperature: float | None = None,
     ) -> ClassifierResult:
         """Classify with a classifier model (only its provider and id are used: a
         ``{"provider", "id"}`` mapping works too) and the provider's credentials. ``context`` is a
         ``ClassifierContext`` or pi's ``{"state", "questions", "images"?}`` (a malformed one raises
-        ``ValueError``). Never raises for a provider failure: check ``stop_reason`` and
+        ``ValueError``); ``temperature`` softens (above 1) the label probabilities of llama.cpp chat
+        models used as classifiers. Never raises for a provider failure: check ``stop_reason`` and
         ``error_message``."""
         from tau.accounts.classification import run_classifier_model
         from tau.ai.classify import ClassifierContext, classifier_context_from_json
@@ -644,7 +647,7 @@ class ModelRegistry:
         else:
             provider, model_id = model.provider, model.id
         return await run_classifier_model(
-            self, provider, model_id, context, signal, missing_auth_message(provider)
+            self, provider, model_id, context, signal, missing_auth_message(provider), temperature
         )
 
     # ---- credentials -----------------------------------------------------------------------------
