@@ -231,3 +231,24 @@ def test_images_for_a_text_only_classifier_are_refused_before_any_request(
     assert opencode.error_message == "Model opencode/jev-1.13 does not accept image input"
     assert copilot.error_message == "Model github-copilot/microsoft-decision-1 does not accept image input"
     assert (opencode.stop_reason, opencode.answers, sent) == ("error", {}, 0)
+
+
+def test_a_registered_provider_brings_its_classifier_models_in_place_of_the_catalogues(
+    tmp_path: Path,
+) -> None:
+    models = registry(tmp_path)
+    entry = {"type": "classifier", "id": "judge", "api": "typesafe-system-one", "input": ["text"]}
+    chat = {"id": "talker", "api": "openai-completions"}
+    models.register_provider(
+        "typesafe", {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "models": [entry, chat]}
+    )
+    listed = models.get_models_of_type("classifier", "typesafe")
+    assert [(m.id, m.provider, m.base_url) for m in listed] == [
+        ("judge", "typesafe", "http://127.0.0.1:9/v1")
+    ]
+    assert models.get_model_of_type("classifier", "typesafe", "jev-latest") is None
+    assert models.get_model_of_type("chat", "typesafe", "talker") is not None
+    assert models.get_model_of_type("chat", "typesafe", "judge") is None
+    assert ("typesafe", "judge") in [(m.provider, m.id) for m in models.get_models_of_type("classifier")]
+    models.unregister_provider("typesafe")
+    assert [m.id for m in models.get_models_of_type("classifier", "typesafe")] == ["jev-latest"]
