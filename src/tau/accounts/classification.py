@@ -6,13 +6,13 @@ and its kin list them and ``ModelRegistry.classify()`` runs one. As for chat and
 models.json (or extension) entry for the provider moves them to its ``baseUrl`` and adds its
 ``headers`` (resolved per request); the key is the provider's (``TYPESAFE_API_KEY``, auth.json,
 ``/login``); Cloudflare's base URL gets its ``{CLOUDFLARE_ACCOUNT_ID}`` from the stored
-credential's ``env`` (``/login cloudflare-workers-ai`` asks for it), else from that variable. A
+credential's ``env`` (``/login cloudflare-workers-ai`` asks for it), else from that variable
+(``tau.accounts.provider_settings``, ``tau.ai.base_url_env``). A
 classification never raises for a provider failure: the result carries the error.
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.accounts.auth_storage import (
@@ -21,6 +21,7 @@ from tau.accounts.auth_storage import (
     OAuthRefreshError,
     resolve_config_value,
 )
+from tau.accounts.provider_settings import missing_setting, missing_setting_message
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_models
 from tau.ai.classify import (
     DEFAULT_CLASSIFY_RETRIES,
@@ -35,8 +36,6 @@ from tau.ai.redaction import register_secret
 if TYPE_CHECKING:
     from tau.accounts.models_config import ProviderConfig
     from tau.ai.abort import AbortSignal
-
-ACCOUNT_VARIABLE = "CLOUDFLARE_ACCOUNT_ID"
 
 __all__ = [
     "classifier_models",
@@ -138,22 +137,17 @@ async def run_classifier_model(
             register_secret(value)
         headers[name] = value
     # Workers AI's base URL names the account: as pi, the stored credential's (``/login`` asks for
-    # it) before the environment's.
-    stored = registry.auth_storage.get_credential_env(provider).get(ACCOUNT_VARIABLE)
-    account = stored or os.environ.get(ACCOUNT_VARIABLE, "").strip()
-    if account:
-        model.base_url = model.base_url.replace("{" + ACCOUNT_VARIABLE + "}", account)
-    elif "{" + ACCOUNT_VARIABLE + "}" in model.base_url:
-        return classifier_error_result(
-            model,
-            f'No Cloudflare account for provider "{provider}": set {ACCOUNT_VARIABLE}, '
-            f"or store it with the key (/login {provider})",
-        )
+    # it) before the environment's; ``tau.ai.classify`` fills it in.
+    credential_env = registry.auth_storage.get_credential_env(provider)
+    setting = missing_setting(provider, credential_env)
+    if setting is not None:
+        return classifier_error_result(model, missing_setting_message(provider, setting))
     options = StreamOptions(
         api_key=api_key,
         headers=headers or None,
         signal=signal,
         max_retries=DEFAULT_CLASSIFY_RETRIES,
         temperature=temperature,
+        extra={"env": credential_env} if credential_env else {},
     )
     return await classify(model, context, options)

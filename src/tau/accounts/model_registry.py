@@ -35,6 +35,7 @@ from tau.accounts.models_config import (
     load_models_config,
     parse_provider_config,
 )
+from tau.accounts.provider_settings import missing_setting, missing_setting_message
 from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
@@ -719,6 +720,10 @@ class ModelRegistry:
                 return RequestAuth(error=f'models.json "apiKey" of provider "{provider}" resolved to nothing')
             if status.source == "api_key":
                 return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
+        credential_env = self._auth.get_credential_env(provider)
+        setting = missing_setting(provider, credential_env) if api_key is not None else None
+        if setting is not None:  # as pi, a Cloudflare key is no credential without its account
+            return RequestAuth(error=missing_setting_message(provider, setting))
         headers: dict[str, str] = {}
         if model is not None:
             templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
@@ -742,7 +747,7 @@ class ModelRegistry:
             api_key=api_key,
             headers=headers,
             base_url=self._auth.get_oauth_base_url(provider),
-            env=self._auth.get_credential_env(provider),
+            env=credential_env,
         )
 
     def _api_key_config(self, provider: str) -> str | None:

@@ -21,6 +21,7 @@ from typing import Literal
 
 from msgspec import Struct, field
 
+from tau.ai.base_url_env import fill_base_url, missing_variable_message, unfilled_variable
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.options import StreamOptions
 from tau.ai.types import ImageContent, JsonObject, Usage
@@ -195,5 +196,9 @@ async def classify(
         module = importlib.import_module(module_path)
     except ImportError as exc:
         return classifier_error_result(model, f"Could not load the classifier for api {model.api!r}: {exc}")
+    model = fill_base_url(model, options.extra.get("env"))
+    unfilled = unfilled_variable(model)
+    if unfilled is not None:
+        return classifier_error_result(model, missing_variable_message(model.provider, unfilled))
     result: ClassifierResult = await module.classify(model, context, options)
     return result

@@ -213,18 +213,21 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
         _error("No API key given; nothing saved.")
         return 1
     credential: dict[str, Any] = {"type": "api_key", "key": key.strip()}
-    if provider == "cloudflare-workers-ai":  # as pi's login: the account its base URL names
-        from tau.accounts.classification import ACCOUNT_VARIABLE
+    from tau.accounts.provider_settings import login_settings
 
+    settings: dict[str, str] = {}
+    for setting in login_settings(provider):  # as pi's login: Cloudflare's account and gateway
         try:
-            account = input("Enter Cloudflare account ID: ") if sys.stdin.isatty() else sys.stdin.readline()
+            value = input(f"{setting.prompt}: ") if sys.stdin.isatty() else sys.stdin.readline()
         except (EOFError, KeyboardInterrupt):
             _error("Login cancelled.")
             return 1
-        if not account.strip():
-            _error("No Cloudflare account ID given; nothing saved.")
+        if not value.strip():
+            _error(f"No {setting.what} ID given; nothing saved.")
             return 1
-        credential["env"] = {ACCOUNT_VARIABLE: account.strip()}
+        settings[setting.variable] = value.strip()
+    if settings:
+        credential["env"] = settings
     return _saved(storage, provider, credential, f"Saved API key for {provider}")
 
 

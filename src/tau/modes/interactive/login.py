@@ -77,13 +77,16 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
     )
     if not key or not key.strip():
         return
-    if provider == "cloudflare-workers-ai":  # as pi's login: the account its base URL names
-        from tau.accounts.classification import ACCOUNT_VARIABLE
+    from tau.accounts.provider_settings import login_settings
 
-        account = await mode.show_dialog(InputDialog("Enter Cloudflare account ID"))
-        if not account or not account.strip():
+    settings: dict[str, str] = {}
+    for setting in login_settings(provider):  # as pi's login: Cloudflare's account and gateway
+        value = await mode.show_dialog(InputDialog(setting.prompt))
+        if not value or not value.strip():
             return
-        credential = {"type": "api_key", "key": key.strip(), "env": {ACCOUNT_VARIABLE: account.strip()}}
+        settings[setting.variable] = value.strip()
+    if settings:
+        credential = {"type": "api_key", "key": key.strip(), "env": settings}
         registry.auth_storage.set(provider, credential)
     else:
         registry.auth_storage.set_api_key(provider, key.strip())
