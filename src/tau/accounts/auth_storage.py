@@ -280,12 +280,13 @@ class AuthStorage:
         """Where ``provider``'s key would come from (first source in priority order), without the
         key. As pi, a provider whose requests need settings beside the key (Cloudflare's account and
         gateway: ``tau.accounts.provider_settings``) is configured only when they are all set."""
-        status = self._key_status(provider, fallback)
+        status = self.key_status(provider, fallback=fallback)
         if status.configured and missing_setting(provider, self.get_credential_env(provider)) is not None:
             return AuthStatus(False)
         return status
 
-    def _key_status(self, provider: str, fallback: str | None) -> AuthStatus:
+    def key_status(self, provider: str, *, fallback: str | None = None) -> AuthStatus:
+        """Where ``provider``'s key would come from, whatever else its requests need."""
         if self._runtime_keys.get(provider):
             return AuthStatus(True, "runtime")
         credential = self._data.get(provider)

@@ -658,6 +658,15 @@ class ModelRegistry:
             return True
         return self._auth.has_auth(provider, fallback=self._api_key_config(provider))
 
+    def missing_auth_message(self, provider: str) -> str:
+        """Why ``provider`` has no usable credentials, in one line: no key, or (Cloudflare) a key
+        without the account or gateway its requests name."""
+        if self._auth.key_status(provider, fallback=self._api_key_config(provider)).configured:
+            setting = missing_setting(provider, self._auth.get_credential_env(provider))
+            if setting is not None:
+                return missing_setting_message(provider, setting)
+        return missing_auth_message(provider)
+
     def get_auth_status(self, provider: str) -> AuthStatus:
         """Where ``provider``'s key comes from (``fallback`` = models.json ``apiKey``), never the key."""
         if self._only_virtual(provider):

@@ -52,7 +52,7 @@ def auth_error(registry: ModelRegistry, model: Model | None) -> str | None:
         )
     status = registry.get_auth_status(model.provider)
     if not status.configured:
-        return missing_auth_message(model.provider)
+        return registry.missing_auth_message(model.provider)
     if status.source == "oauth" and status.detail == "expired":
         return f'The login for provider "{model.provider}" has expired: log in again with /login'
     return None
