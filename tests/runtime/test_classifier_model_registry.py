@@ -252,3 +252,79 @@ def test_a_registered_provider_brings_its_classifier_models_in_place_of_the_cata
     assert ("typesafe", "judge") in [(m.provider, m.id) for m in models.get_models_of_type("classifier")]
     models.unregister_provider("typesafe")
     assert [m.id for m in models.get_models_of_type("classifier", "typesafe")] == ["jev-latest"]
+
+
+def test_a_registered_providers_classifiers_speak_its_classifier_apis_as_pis_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tau.ai.classify import BoolAnswer, ClassifierResult
+
+    seen: list[tuple[str, str | None]] = []
+
+    async def keyword(model: ClassifierModel, context: object, options: object) -> ClassifierResult:
+        seen.append((model.base_url, getattr(options, "api_key", None)))
+        answer = BoolAnswer(probability=0.25)
+        return ClassifierResult(api=model.api, provider=model.provider, model=model.id, answers={"q": answer})
+
+    def broken(model: ClassifierModel, context: object, options: object) -> ClassifierResult:
+        raise RuntimeError("the index is gone")
+
+    def sloppy(model: ClassifierModel, context: object, options: object) -> object:
+        return {"answers": {}}
+
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct-3")
+    entries = [
+        {
+            "type": "classifier",
+            "id": api,
+            "api": api,
+            "input": ["text"],
+            "baseUrl": "https://x.example/{CLOUDFLARE_ACCOUNT_ID}",
+        }
+        for api in ("kw", "broken", "sloppy", "nobody")
+    ]
+    models = registry(tmp_path)
+    models.register_provider(
+        "mine",
+        {"apiKey": "mine-key", "models": entries},
+        classifiers={"kw": keyword, "broken": broken, "sloppy": sloppy},
+    )
+    question = {"type": "bool", "instructions": "?", "criteria": {"true": "y", "false": "n"}}
+    context = {"state": {}, "questions": {"q": question}}
+
+    def run(model_id: str) -> ClassifierResult:
+        return asyncio.run(models.classify({"provider": "mine", "id": model_id}, context))
+
+    ok, failed, wrong, missing = run("kw"), run("broken"), run("sloppy"), run("nobody")
+    assert (ok.stop_reason, ok.answers) == ("stop", {"q": BoolAnswer(probability=0.25)})
+    # The model it gets has its account filled in, and the provider's key in the options.
+    assert seen == [("https://x.example/acct-3", "mine-key")]
+    assert (failed.stop_reason, failed.error_message) == ("error", "the index is gone")
+    assert wrong.error_message == "The classifier for api 'sloppy' returned dict, not a ClassifierResult"
+    assert missing.error_message == 'Provider mine has no classifier implementation for "nobody"'
+
+    models.unregister_provider("mine")
+    assert models.classifier_implementations("mine") == {}
+    assert models.get_model_of_type("classifier", "mine", "kw") is None
+
+
+def test_classifiers_for_a_catalogue_api_take_over_its_catalogue_models(tmp_path: Path) -> None:
+    from tau.ai.classify import ChoiceAnswer, ClassifierResult
+
+    def local_jev(model: ClassifierModel, context: object, options: object) -> ClassifierResult:
+        answer = ChoiceAnswer(choice="a", probabilities={"a": 1.0}, confidence=1.0)
+        return ClassifierResult(api=model.api, provider=model.provider, model=model.id, answers={"q": answer})
+
+    models = registry(tmp_path)
+    # No models: the catalogue's Jev stays, classified by the extension's function (no request).
+    models.register_provider("typesafe", {"apiKey": "ts"}, classifiers={"typesafe-system-one": local_jev})
+    question = {"type": "choice", "instructions": "?", "criteria": {"a": "A", "b": "B"}}
+    result = asyncio.run(
+        models.classify(
+            {"provider": "typesafe", "id": "jev-latest"}, {"state": {}, "questions": {"q": question}}
+        )
+    )
+    assert (result.stop_reason, result.answers["q"]) == (
+        "stop",
+        ChoiceAnswer(choice="a", probabilities={"a": 1.0}, confidence=1.0),
+    )

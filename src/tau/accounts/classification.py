@@ -13,6 +13,7 @@ classification never raises for a provider failure: the result carries the error
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.accounts.auth_storage import (
@@ -24,9 +25,11 @@ from tau.accounts.auth_storage import (
 from tau.accounts.provider_settings import missing_setting, missing_setting_message
 from tau.ai.classifier_models import ClassifierModel, find_classifier_model, get_classifier_models
 from tau.ai.classify import (
+    CLASSIFIER_APIS,
     DEFAULT_CLASSIFY_RETRIES,
     ClassifierContext,
     ClassifierResult,
+    ClassifyFunction,
     classifier_error_result,
     classify,
 )
@@ -58,6 +61,8 @@ class ModelRegistry(Protocol):
     def registered_classifiers(self, provider: str) -> list[dict[str, Any]] | None: ...
 
     def registered_classifier_providers(self) -> list[str]: ...
+
+    def classifier_implementations(self, provider: str) -> Mapping[str, ClassifyFunction]: ...
 
 
 def configured_classifier_model(model: ClassifierModel, config: ProviderConfig | None) -> ClassifierModel:
@@ -150,4 +155,10 @@ async def run_classifier_model(
         temperature=temperature,
         extra={"env": credential_env} if credential_env else {},
     )
-    return await classify(model, context, options)
+    implementations = registry.classifier_implementations(provider)
+    implementation = implementations.get(model.api)
+    if implementation is None and implementations and model.api not in CLASSIFIER_APIS:
+        return classifier_error_result(
+            model, f'Provider {provider} has no classifier implementation for "{model.api}"'
+        )
+    return await classify(model, context, options, implementation=implementation)

@@ -46,7 +46,7 @@ from tau.config.paths import models_path
 if TYPE_CHECKING:
     from tau.ai.abort import AbortSignal
     from tau.ai.classifier_models import ClassifierModel
-    from tau.ai.classify import ClassifierContext, ClassifierResult
+    from tau.ai.classify import ClassifierContext, ClassifierResult, ClassifyFunction
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
 
@@ -169,6 +169,8 @@ class ModelRegistry:
         self._registered: dict[str, ProviderConfig] = {}
         self._registered_classifiers: dict[str, list[dict[str, Any]]] = {}
         """The ``type: "classifier"`` models of registered providers with ``models``, as registered."""
+        self._classifier_implementations: dict[str, dict[str, ClassifyFunction]] = {}
+        """The ``classifiers`` of registered providers: their own classifier apis' functions."""
         self._virtual: dict[str, dict[str, Model]] = {}
         """Virtual models by provider, then id (extensions' ``register_virtual_model``)."""
         self._config = ModelsConfig()
@@ -303,20 +305,28 @@ class ModelRegistry:
             {name: (c.display_name or name, c.base_url or "") for name, c in gateways.items()}
         )
 
-    def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
+    def register_provider(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        *,
+        classifiers: Mapping[str, ClassifyFunction] | None = None,
+    ) -> None:
         """Add or override a provider from code (extensions), in the models.json entry format.
 
         With ``models`` the provider's models are replaced by these; otherwise ``baseUrl``/``headers``
         re-route its existing models. ``models`` entries with ``"type": "classifier"`` are the
         provider's classifier models (pi's ``ClassifierModel`` JSON; ``baseUrl`` defaults to the
-        provider's), replacing its catalogue ones. Raises ``ConfigError`` for an invalid entry.
+        provider's), replacing its catalogue ones. ``classifiers`` (pi's) maps a classifier api to
+        the function that speaks it for this provider's classifier models, before tau's own.
+        Raises ``ConfigError`` for an invalid entry.
         """
         data = dict(config)
         models = data.get("models")
-        classifiers: list[dict[str, Any]] | None = None
+        classifier_models: list[dict[str, Any]] | None = None
         if isinstance(models, list):
             kinds = [entry.get("type", "chat") if isinstance(entry, Mapping) else "chat" for entry in models]
-            classifiers = [
+            classifier_models = [
                 {**entry, "provider": name, "baseUrl": entry.get("baseUrl") or data.get("baseUrl") or ""}
                 for entry, kind in zip(models, kinds, strict=True)
                 if kind == "classifier"
@@ -327,18 +337,27 @@ class ModelRegistry:
                 if kind != "classifier"
             ]
         parsed = parse_provider_config(
-            name, data, path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
+            name,
+            data,
+            path=Path(f"<registered provider {name}>"),
+            builtin=name in get_providers(),
+            other_models=bool(classifier_models or classifiers),
         )
         self._registered[name] = parsed
-        if classifiers is None:
+        if classifier_models is None:
             self._registered_classifiers.pop(name, None)
         else:
-            self._registered_classifiers[name] = classifiers
+            self._registered_classifiers[name] = classifier_models
+        if classifiers:
+            self._classifier_implementations[name] = dict(classifiers)
+        else:
+            self._classifier_implementations.pop(name, None)
         self.refresh()
 
     def unregister_provider(self, name: str) -> None:
         """Drop a registered provider, restoring whatever it replaced."""
         self._registered_classifiers.pop(name, None)
+        self._classifier_implementations.pop(name, None)
         if self._registered.pop(name, None) is not None:
             self.refresh()
 
@@ -349,6 +368,10 @@ class ModelRegistry:
 
     def registered_classifier_providers(self) -> list[str]:
         return list(self._registered_classifiers)
+
+    def classifier_implementations(self, provider: str) -> Mapping[str, ClassifyFunction]:
+        """The classifier apis a registered provider speaks itself (``classifiers``), by api."""
+        return self._classifier_implementations.get(provider, {})
 
     def register_virtual_model(
         self,
