@@ -39,16 +39,27 @@ from tau.accounts.provider_settings import missing_setting, missing_setting_mess
 from tau.ai.catalogue import get_providers, shared_models
 from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
-from tau.ai.types import Model
+from tau.ai.types import AssistantMessage, Context, Message, Model
 from tau.config.config_errors import ConfigError
 from tau.config.paths import models_path
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from tau.accounts.virtual_routes import ResolvedRoute, VirtualRoute
     from tau.ai.abort import AbortSignal
     from tau.ai.classifier_models import ClassifierModel
     from tau.ai.classify import ClassifierContext, ClassifierResult, ClassifyFunction
+    from tau.ai.events import AssistantMessageEventStream
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
+    from tau.ai.options import StreamOptions
+    from tau.extensions.virtual_models import (
+        ModelRoute,
+        ModelRouteReason,
+        ModelRouteRequest,
+        VirtualModelDefinition,
+    )
 
 __all__ = [
     "VIRTUAL_MODEL_API",
@@ -172,7 +183,8 @@ class ModelRegistry:
         self._classifier_implementations: dict[str, dict[str, ClassifyFunction]] = {}
         """The ``classifiers`` of registered providers: their own classifier apis' functions."""
         self._virtual: dict[str, dict[str, Model]] = {}
-        """Virtual models by provider, then id (extensions' ``register_virtual_model``)."""
+        """Virtual models by provider, then id (``add_virtual_model``)."""
+        self._routes: dict[_ModelKey, VirtualRoute] = {}
         self._config = ModelsConfig()
         self._builtin_providers: list[str] = []
         self._gateways: dict[str, ProviderConfig] = {}
@@ -373,19 +385,47 @@ class ModelRegistry:
         """The classifier apis a registered provider speaks itself (``classifiers``), by api."""
         return self._classifier_implementations.get(provider, {})
 
-    def register_virtual_model(
+    def register_virtual_model(self, definition: VirtualModelDefinition) -> None:
+        """pi's ``modelRuntime.registerVirtualModel(definition)``: a virtual model registered
+        without an extension (SDK code). Registering the same provider and id again replaces it.
+        Its ``route(request, ctx)`` gets a ``RouteContext`` as ``ctx`` (this registry and the
+        request's signal). Raises ``ValueError`` for an empty provider or id, or an id that is a
+        physical model of that provider."""
+        from tau.extensions.virtual_models import RouteContext, VirtualModelDefinition
+
+        if not isinstance(definition, VirtualModelDefinition):
+            raise TypeError("register_virtual_model takes a VirtualModelDefinition")
+        route = definition.route
+
+        def routed(request: ModelRouteRequest) -> ModelRoute | Awaitable[ModelRoute]:
+            return route(request, RouteContext(self, request.signal))
+
+        self.add_virtual_model(
+            definition.provider,
+            definition.id,
+            definition.name,
+            route=routed,
+            thinking_levels=definition.thinking_levels,
+            context_window=definition.context_window,
+            max_tokens=definition.max_tokens,
+            input=definition.input,
+        )
+
+    def add_virtual_model(
         self,
         provider: str,
         model_id: str,
         name: str,
         *,
+        route: VirtualRoute,
         thinking_levels: Sequence[str] = ("off",),
         context_window: int | None = None,
         max_tokens: int | None = None,
         input: Sequence[str] = ("text", "image"),
     ) -> None:
-        """List a virtual model under ``provider`` (replacing a virtual one of that id). Raises
-        ``ValueError`` when ``model_id`` is a physical model of ``provider``."""
+        """List a virtual model under ``provider`` (replacing a virtual one of that id), routed by
+        ``route(request)``. Raises ``ValueError`` when ``model_id`` is a physical model of
+        ``provider``."""
         if not provider.strip() or not model_id.strip():
             raise ValueError("Virtual model provider and id must not be empty.")
         existing = self.find(provider, model_id)
@@ -405,6 +445,7 @@ class ModelRegistry:
             thinking_level_map={level: level if level in levels else None for level in _THINKING_LEVELS},
         )
         self._virtual.setdefault(provider, {})[model_id] = model
+        self._routes[(provider, model_id)] = route
         # Built tables take it in place: the models lookups handed out stay the same objects.
         for table in self._built_tables(provider):
             table.add(model, None)
@@ -415,8 +456,39 @@ class ModelRegistry:
             return
         if not models:
             del self._virtual[provider]
+        self._routes.pop((provider, model_id), None)
         for table in self._built_tables(provider):
             table.remove((provider, model_id))
+
+    def virtual_route(self, provider: str, model_id: str) -> VirtualRoute | None:
+        """The router of a registered virtual model, or ``None``."""
+        return self._routes.get((provider, model_id))
+
+    async def resolve_virtual_model(
+        self,
+        model: Model,
+        messages: Sequence[Message],
+        *,
+        reason: ModelRouteReason,
+        thinking_level: str,
+        signal: AbortSignal | None = None,
+        state: Any = None,
+        failed: AssistantMessage | None = None,
+    ) -> ResolvedRoute:
+        """Ask virtual ``model``'s router where this request goes (pi's ``resolveModel``): a
+        physical model with credentials and its clamped level. Raises ``VirtualRoutingError``."""
+        from tau.accounts.virtual_routes import resolve_route
+
+        return await resolve_route(
+            self,
+            model,
+            messages,
+            reason=reason,
+            thinking_level=thinking_level,
+            signal=signal,
+            state=state,
+            failed=failed,
+        )
 
     def _built_tables(self, provider: str) -> list[_ModelTable]:
         """The tables built so far that hold (or will be asked for) ``provider``'s models."""
@@ -673,6 +745,43 @@ class ModelRegistry:
         return await run_classifier_model(
             self, provider, model_id, context, signal, missing_auth_message(provider), temperature
         )
+
+    # ---- model calls -----------------------------------------------------------------------------
+
+    def stream_simple(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessageEventStream:
+        """pi's ``modelRegistry.streamSimple``: ``tau.ai.stream_simple`` (``reasoning=`` a
+        level) with this registry's providers and credentials, resolved for the request. A virtual
+        model is routed first (reason ``direct``). Iterate the stream for the events and await
+        ``result()`` for the final message. Never raises for a setup failure (no credentials,
+        a failed route): the stream ends with an ``error`` event. Call it from async code."""
+        from tau.accounts.model_requests import registry_stream
+
+        return registry_stream(self, model, context, options, overrides, simple=True)
+
+    async def complete_simple(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessage:
+        """The final message of ``stream_simple(...)``."""
+        return await self.stream_simple(model, context, options, **overrides).result()
+
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessageEventStream:
+        """``stream_simple`` with the API's raw options (``tau.ai.stream``): unknown keyword
+        arguments are per-API options. A virtual model is routed with level ``off`` and the level
+        it routes to is not applied (raw options carry their own reasoning settings)."""
+        from tau.accounts.model_requests import registry_stream
+
+        return registry_stream(self, model, context, options, overrides, simple=False)
+
+    async def complete(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessage:
+        """pi's ``modelRegistry.complete``: the final message of ``stream(...)``; check
+        ``stop_reason`` and ``error_message``."""
+        return await self.stream(model, context, options, **overrides).result()
 
     # ---- credentials -----------------------------------------------------------------------------
 

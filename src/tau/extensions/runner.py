@@ -150,7 +150,7 @@ class ExtensionRunner:
         self.bus = EventBus(self.report, self.supervisor)
         self._wrapped: dict[tuple[str, str], tuple[RegisteredTool, AgentTool]] = {}
         self._providers = ProviderInstaller()
-        self._virtual_models = VirtualModelInstaller()
+        self._virtual_models = VirtualModelInstaller(self.route_virtual_model)
         self._turn_index = 0
         self._invocations = Invocations(
             self.registry, self.reporter, self.create_context, self.create_command_context

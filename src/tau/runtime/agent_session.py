@@ -161,7 +161,6 @@ class AgentSession:
         # Outermost: everything below (cache warming, retries, the provider) sees physical models.
         self._routing = VirtualRouting(
             services.model_registry,
-            runner,
             session_manager,
             self._pipeline,
             lambda: agent.state.messages,
@@ -252,11 +251,6 @@ class AgentSession:
     @property
     def thinking_level(self) -> ThinkingLevelOrOff:
         return self._models.thinking_level
-
-    def route_through(self, parent: AgentSession) -> None:
-        """Route a virtual selection with ``parent``'s routers (a ``task`` child has no extensions
-        of its own); its router state stays in this session's file."""
-        self._routing.runner = parent._routing.runner
 
     @property
     def routed_model(self) -> tuple[Model, str | None] | None:
