@@ -64,6 +64,28 @@ class PromptRecorder(Protocol):
         ...
 
 
+class PreparedRequest(Struct):
+    """Where one model call goes, as a ``RequestPreparer`` decided."""
+
+    model: Model
+    """The model to send the request to."""
+    messages: list[AgentMessage] | None = None
+    """The run's conversation, replaced before this call (a compaction): the run goes on from it
+    and the request is built again from it."""
+    error: str | None = None
+    """Why the call cannot be made (a failed route): it ends with this error, nothing is sent."""
+
+
+class RequestPreparer(Protocol):
+    """A step between building each request and sending it (the coding layer's: the route of a
+    virtual model's request, and a compaction the routed model's context window calls for)."""
+
+    async def prepare(self, model: Model, request: Context, options: SimpleStreamOptions) -> PreparedRequest:
+        """Where the request built for ``model`` goes; may change ``options`` for this call (its
+        reasoning level, its key)."""
+        ...
+
+
 class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Everything a run needs besides its context.
 
@@ -92,3 +114,5 @@ class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Tools a running tool may call (``tau.agent.tool_execution.NestedToolCaller``) besides the
     declared ones."""
     prompt_ledger: PromptRecorder | None = None
+    request_preparer: RequestPreparer | None = None
+    """Asked before each model call, after the request is built (``RequestPreparer``)."""

@@ -213,6 +213,8 @@ class AgentSession:
         )
         self._compaction.last_request = self._request_now
         self._compaction.route_direct = self._routing.route_direct
+        self._routing.fit_context = self._compaction.fit_for_route
+        agent.request_preparer = self._routing
 
     # -- what the session is -------------------------------------------------------------------
 

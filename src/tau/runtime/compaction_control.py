@@ -247,6 +247,30 @@ class CompactionControl:
         if should_compact(tokens, model.context_window, settings):
             await self._run_auto("threshold", will_retry=False, may_continue=may_continue)
 
+    async def fit_for_route(self, model: Model) -> list[AgentMessage] | None:
+        """Before a request a virtual model routed to ``model``: compact (reason ``threshold``)
+        when the conversation exceeds that model's threshold, as pi 1.6 does, so a router that
+        switches to a smaller window gets no overflow. The conversation after the compaction, or
+        ``None`` when nothing was compacted."""
+        settings = self.settings
+        if not settings.enabled or model.context_window <= 0 or self._manual or self.is_compacting:
+            return None
+        await self._pipeline.catch_up()  # the run's messages are in the session first
+        tokens = estimate_context_tokens(self._agent.state.messages).tokens
+        if not should_compact(tokens, model.context_window, settings):
+            return None
+        before = self._latest_compaction_id()
+        await self._run_auto("threshold", will_retry=False, may_continue=False)
+        if self._latest_compaction_id() == before:
+            return None  # it failed or found nothing to compact: the request goes as it is
+        return list(self._agent.state.messages)
+
+    def _latest_compaction_id(self) -> str | None:
+        entry = next(
+            (e for e in reversed(self._session.get_branch()) if isinstance(e, CompactionEntry)), None
+        )
+        return entry.id if entry is not None else None
+
     def _latest_compaction_ms(self) -> int | None:
         for entry in reversed(self._session.get_branch()):
             if isinstance(entry, CompactionEntry):

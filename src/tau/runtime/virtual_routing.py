@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tau.accounts.model_registry import VIRTUAL_MODEL_API, ModelRegistry, is_virtual_model
 from tau.accounts.virtual_routes import VirtualRoutingError, find_latest_response
 from tau.agent._awaitable import resolve
-from tau.agent.config import StreamFn
+from tau.agent.config import PreparedRequest, StreamFn
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortSignal
 from tau.ai.events import AssistantMessageEventStream
@@ -140,9 +140,32 @@ class VirtualRouting:
         self._pipeline = pipeline
         self._conversation = conversation
         self._take_failed = take_failed
+        self.fit_context: Callable[[Model], Awaitable[list[AgentMessage] | None]] | None = None
+        """The session's compaction for a routed model whose context window the conversation
+        exceeds: the run's conversation after it, or ``None`` when nothing was compacted."""
+
+    async def prepare(self, model: Model, request: Context, options: SimpleStreamOptions) -> PreparedRequest:
+        """The agent loop's ``RequestPreparer``: route a virtual model's request (physical models
+        pass untouched), then compact first if the routed model's window calls for it (as pi 1.6;
+        the route stands, the router is not asked again)."""
+        if not is_virtual_model(model):
+            return PreparedRequest(model)
+        failed = self._take_failed()
+        try:
+            target, level = await self._route(
+                model, request.messages, options.reasoning or "off", options.signal, failed
+            )
+        except Exception as error:
+            return PreparedRequest(model, error=str(error) or type(error).__name__)
+        options.reasoning = None if level == "off" else level
+        if target.provider != model.provider:
+            options.api_key = None  # resolved for the virtual model's provider, not this one
+        messages = await self.fit_context(target) if self.fit_context is not None else None
+        return PreparedRequest(target, messages)
 
     def wrap(self, inner: StreamFn) -> StreamFn:
-        """``inner`` behind the routing step: physical models pass through untouched."""
+        """``inner`` behind the routing step, for a virtual model that reaches the stream function
+        itself (the agent loop routes through ``prepare``): physical models pass through untouched."""
 
         def stream(
             model: Model, context: Context, options: SimpleStreamOptions
