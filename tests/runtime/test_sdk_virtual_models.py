@@ -5,6 +5,7 @@ fake server with the registry's credentials, a virtual model routed with reason 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tau.ai.abort import AbortController
 from tau.ai.events import DoneEvent, StartEvent, TextDeltaEvent
 from tau.ai.types import Context, Model, UserMessage
 from tau.extensions.virtual_models import ModelRoute, ModelRouteRequest, RouteContext, VirtualModelDefinition
@@ -114,3 +116,26 @@ async def test_stream_simple_streams_events_and_setup_failures_are_error_results
     gone = await registry.complete_simple(broken, Context(messages=[UserMessage("hi")]))
     assert gone.error_message == "Virtual model sdk/broken is not registered."
     assert len(server.requests) == 1
+
+
+async def test_an_abort_while_routing_ends_the_stream_as_aborted(
+    services: AgentSessionServices, server: FakeLLMServer
+) -> None:
+    registry = services.model_registry
+    entered = asyncio.Event()
+
+    async def route(request: ModelRouteRequest, ctx: RouteContext) -> ModelRoute:
+        entered.set()
+        await asyncio.Event().wait()  # a router that never answers
+        raise AssertionError("unreachable")
+
+    registry.register_virtual_model(VirtualModelDefinition("sdk", "slow", "Slow", route=route))
+    slow = registry.find("sdk", "slow")
+    assert slow is not None
+    controller = AbortController()
+    stream = registry.stream_simple(slow, Context(messages=[UserMessage("hi")]), signal=controller.signal)
+    await entered.wait()
+    controller.abort()
+    reply = await asyncio.wait_for(stream.result(), 5)
+    assert (reply.stop_reason, reply.error_message) == ("aborted", "Request was aborted")
+    assert server.requests == []
