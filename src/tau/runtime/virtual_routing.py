@@ -1,14 +1,16 @@
 """Routing requests made with a virtual model (pi 1.6's virtual models, issue #32).
 
 The selection (``model_change`` entries, the agent's model, ``ctx.model``) may name a virtual
-model; everything below this step sees physical models only. ``VirtualRouting.wrap`` puts the
-step in front of the session's stream function: for a virtual model it asks the router (the
-model registry's ``resolve_virtual_model``) for this request's physical model and thinking
-level, stores new router state on the session branch (a ``custom`` entry of type
-``pi.virtual-model-state``, as pi writes it) and sends the request to the routed model, so the
+model; everything below this step sees physical models only. ``VirtualRouting.prepare`` is the
+agent loop's ``RequestPreparer``: for a virtual model it asks the router (the model registry's
+``resolve_virtual_model``) for this request's physical model and thinking level, stores new router
+state on the session branch (a ``custom`` entry of type ``pi.virtual-model-state``, as pi writes
+it), compacts first when the routed model's context window calls for it (``fit_context``, the
+session's compaction; the route stands) and sends the request to the routed model, so the
 assistant message records the physical ``provider``/``api``/``model`` and ``thinkingLevel``. A
 router that fails, or routes to a virtual model or one without credentials, ends the request with
-an error response naming the virtual model.
+an error response naming the virtual model. ``wrap`` does the same for a virtual model that
+reaches the stream function itself.
 
 The branch helpers here say what a session branch records: the selection to restore on resume
 (``branch_selection``) and the router state (``virtual_model_state``).
