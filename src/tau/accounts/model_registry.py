@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
+from tau.accounts.auth_hints import missing_auth_message
 from tau.accounts.auth_storage import (
     AuthStatus,
     AuthStorage,
@@ -36,8 +37,8 @@ from tau.accounts.models_config import (
     parse_provider_config,
 )
 from tau.accounts.provider_settings import missing_setting, missing_setting_message
+from tau.accounts.virtual_routes import VIRTUAL_MODEL_API, is_virtual_model
 from tau.ai.catalogue import get_providers, shared_models
-from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
 from tau.ai.types import AssistantMessage, Context, Message, Model
 from tau.config.config_errors import ConfigError
@@ -70,14 +71,7 @@ __all__ = [
     "missing_auth_message",
 ]
 
-VIRTUAL_MODEL_API = "pi-virtual"
-"""The api of virtual models' catalog entries (pi 1.6's): never sent to a provider, routed first."""
 _THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-
-
-def is_virtual_model(model: Model) -> bool:
-    """Whether ``model`` is a virtual model's catalog entry (or a message naming one)."""
-    return model.api == VIRTUAL_MODEL_API
 
 
 _ModelKey = tuple[str, str]
@@ -113,18 +107,6 @@ class RequestAuth(Struct, frozen=True):
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-def missing_auth_message(provider: str) -> str:
-    """A one-line hint for a provider without credentials, naming the variables that would work."""
-    if provider == "google-vertex":
-        return f'No credentials for provider "google-vertex": {vertex_setup_hint()}'
-    variables = env_var_names(provider)
-    where = f"set {' or '.join(variables)}, " if variables else ""
-    return (
-        f'No API key for provider "{provider}": {where}store one in auth.json, '
-        'give "apiKey" in models.json, or pass --api-key'
-    )
 
 
 class _ModelTable:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from tau.accounts.auth_hints import missing_auth_message
+from tau.accounts.virtual_routes import is_virtual_model
 from tau.ai.deferred_stream import deferred_stream
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
@@ -45,8 +47,6 @@ def registry_stream(
 ) -> AssistantMessageEventStream:
     """One response from ``model`` (see the module docstring). ``simple``: ``stream_simple``'s
     options (``reasoning``), else the API's raw ones. Must be called from async code."""
-    from tau.accounts.model_registry import is_virtual_model
-
     resolved = build_options(options, dict(overrides), simple=simple)
     if is_virtual_model(model):
         return deferred_stream(
@@ -76,7 +76,6 @@ def send_with_auth(
     """Send one request to the physical ``model`` with ``auth`` (mutates ``options``). A credential
     that resolved to nothing, a missing key for a built-in api or an unknown api ends the stream
     with an error. ``caller_first``: the key and headers in ``options`` win over ``auth``'s."""
-    from tau.accounts.model_registry import missing_auth_message
     from tau.ai.streaming import stream, stream_simple
 
     problem = auth.error

@@ -23,7 +23,24 @@ if TYPE_CHECKING:
     from tau.accounts.model_registry import ModelRegistry
     from tau.extensions.virtual_models import ModelRoute, ModelRouteReason, ModelRouteRequest
 
-__all__ = ["ResolvedRoute", "VirtualRoute", "VirtualRoutingError", "find_latest_response", "resolve_route"]
+__all__ = [
+    "VIRTUAL_MODEL_API",
+    "ResolvedRoute",
+    "VirtualRoute",
+    "VirtualRoutingError",
+    "find_latest_response",
+    "is_virtual_model",
+    "resolve_route",
+]
+
+VIRTUAL_MODEL_API = "pi-virtual"
+"""The api of virtual models' catalog entries (pi 1.6's): never sent to a provider, routed first."""
+
+
+def is_virtual_model(model: Model) -> bool:
+    """Whether ``model`` is a virtual model's catalog entry (or a message naming one)."""
+    return model.api == VIRTUAL_MODEL_API
+
 
 VirtualRoute: TypeAlias = Callable[["ModelRouteRequest"], "ModelRoute | Awaitable[ModelRoute]"]
 """A virtual model's router as the registry calls it: the request only (its context is bound)."""
