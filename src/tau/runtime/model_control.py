@@ -14,7 +14,7 @@ from typing import Literal
 
 from msgspec import Struct
 
-from tau.accounts.model_registry import ModelRegistry, RequestAuth, missing_auth_message
+from tau.accounts.model_registry import ModelRegistry, RequestAuth
 from tau.accounts.model_requests import send_with_auth
 from tau.accounts.model_resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from tau.agent.agent import Agent
