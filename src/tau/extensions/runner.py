@@ -814,9 +814,6 @@ class ExtensionRunner:
     def virtual_model_unregistered(self, provider: str, model_id: str) -> None:
         self._virtual_models.remove(provider, model_id)
 
-    def has_virtual_model(self, provider: str, model_id: str) -> bool:
-        return self._virtual_models.get(provider, model_id) is not None
-
     async def route_virtual_model(self, request: ModelRouteRequest) -> ModelRoute:
         """Ask the router of ``request.model`` for this request's route; raises when there is no
         router, when it fails, or when it returns something other than a ``ModelRoute``."""

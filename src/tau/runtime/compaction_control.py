@@ -256,10 +256,10 @@ class CompactionControl:
         settings = self.settings
         if not settings.enabled or model.context_window <= 0 or self._manual or self.is_compacting:
             return None
-        await self._pipeline.catch_up()  # the run's messages are in the session first
         tokens = estimate_context_tokens(self._agent.state.messages).tokens
         if not should_compact(tokens, model.context_window, settings):
             return None
+        await self._pipeline.catch_up()  # the run's messages are in the session first
         before = self._latest_compaction_id()
         await self._run_auto("threshold", will_retry=False, may_continue=False)
         if self._latest_compaction_id() == before:
