@@ -22,6 +22,7 @@ from tau.agent.config import (
     AgentLoopConfig,
     ConvertToLlm,
     GetApiKey,
+    NextTurnPreparer,
     PollMessages,
     PromptRecorder,
     RequestPreparer,
@@ -127,6 +128,9 @@ class Agent:
         self.request_preparer: RequestPreparer | None = None
         """Set by a coding session: routes a virtual model's requests, compacting first when the
         routed model's window calls for it (``AgentLoopConfig.request_preparer``)."""
+        self.next_turn_preparer: NextTurnPreparer | None = None
+        """Set by a coding session: compacts between the turns of a run when the conversation
+        exceeds the model's threshold (``AgentLoopConfig.prepare_next_turn``)."""
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: list[Listener] = []
@@ -344,6 +348,7 @@ class Agent:
             get_callable_tools=lambda: self._state.callable_tools,
             prompt_ledger=self.prompt_ledger,
             request_preparer=self.request_preparer,
+            prepare_next_turn=self.next_turn_preparer,
         )
 
     def _steering_poll(self, *, skip_first: bool) -> PollMessages:

@@ -86,6 +86,12 @@ class RequestPreparer(Protocol):
         ...
 
 
+NextTurnPreparer: TypeAlias = Callable[[AgentContext], "Awaitable[list[AgentMessage] | None]"]
+"""Asked before each turn of a run but its first (before that turn's ``turn_start``), with the
+run's context: returns the run's conversation replaced (a compaction: the run goes on from it),
+or ``None`` to go on as it is."""
+
+
 class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Everything a run needs besides its context.
 
@@ -116,3 +122,5 @@ class AgentLoopConfig(Struct, kw_only=True, dict=True):
     prompt_ledger: PromptRecorder | None = None
     request_preparer: RequestPreparer | None = None
     """Asked before each model call, after the request is built (``RequestPreparer``)."""
+    prepare_next_turn: NextTurnPreparer | None = None
+    """Asked between the turns of a run (``NextTurnPreparer``)."""

@@ -99,6 +99,10 @@ async def _run_turns(
         has_more_tool_calls = True
         while has_more_tool_calls or pending:
             if not first_turn:
+                if config.prepare_next_turn is not None:
+                    replaced = await config.prepare_next_turn(context)
+                    if replaced is not None:  # compacted between turns: the run goes on from there
+                        context.messages = list(replaced)
                 await emit(TurnStart())
                 if config.get_tools is not None:
                     context.tools = list(config.get_tools())

@@ -23,12 +23,14 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.compaction.settings import CompactionSettings
-from tau.session.entries import MessageEntry, SessionEntry
+from tau.session.entries import CompactionEntry, ContextEditEntry, MessageEntry, SessionEntry
 from tau.session.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    SystemMessage,
+    replay_system_messages,
 )
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "ContextEstimate",
     "calculate_context_tokens",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
     "estimate_tokens",
     "get_last_assistant_usage",
     "js_json",
@@ -131,6 +134,58 @@ def estimate_context_tokens(messages: Sequence[object]) -> ContextEstimate:
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     estimated = sum(estimate_tokens(m) for m in messages)
     return ContextEstimate(estimated, 0, estimated, None)
+
+
+def estimate_projected_context_tokens(
+    messages: Sequence[object], branch: Sequence[SessionEntry]
+) -> ContextEstimate:
+    """The size of ``messages``, a session branch's projection (its ``branch`` entries), as pi 1.6
+    measures it before the next request of a run: the last reply with a non-zero usage that neither
+    failed nor was aborted, plus estimates of what follows it, unless a ``compaction`` or
+    ``context_edit`` entry came after that reply (its usage then describes another context); then
+    every message estimated, the prompt records counted once, as the prompt they add up to."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not _is_usage_anchor(message):
+            continue
+        assert isinstance(message, AssistantMessage)
+        usage_tokens = calculate_context_tokens(message.usage)
+        if usage_tokens <= 0:
+            continue
+        if _entry_index(branch, message) > _latest_rewrite_index(branch):
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+        break
+    prompt = replay_system_messages(m for m in messages if isinstance(m, SystemMessage))
+    tokens = _system_tokens(prompt) if prompt is not None else 0
+    tokens += sum(estimate_tokens(m) for m in messages if not isinstance(m, SystemMessage))
+    return ContextEstimate(tokens, 0, tokens, None)
+
+
+def _entry_index(branch: Sequence[SessionEntry], message: AssistantMessage) -> int:
+    for index in range(len(branch) - 1, -1, -1):
+        entry = branch[index]
+        if isinstance(entry, MessageEntry) and (
+            entry.message is message
+            or (isinstance(entry.message, AssistantMessage) and entry.message.timestamp == message.timestamp)
+        ):
+            return index
+    return -1
+
+
+def _latest_rewrite_index(branch: Sequence[SessionEntry]) -> int:
+    for index in range(len(branch) - 1, -1, -1):
+        if isinstance(branch[index], (CompactionEntry, ContextEditEntry)):
+            return index
+    return -1
+
+
+def _system_tokens(message: SystemMessage) -> int:
+    chars = utf16_length(message.content)
+    chars += sum(utf16_length(text) for text in (message.sections or {}).values() if text)
+    if message.tools_added:
+        chars += utf16_length(js_json(message.tools_added))
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def get_last_assistant_usage(entries: Sequence[SessionEntry]) -> Usage | None:

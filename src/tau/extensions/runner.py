@@ -726,10 +726,14 @@ class ExtensionRunner:
         branch_entries: list[SessionEntry],
         custom_instructions: str | None = None,
         signal: AbortSignal | None = None,
+        reason: Literal["manual", "threshold", "overflow"] = "manual",
+        will_retry: bool = False,
     ) -> SessionBeforeCompactResult | None:
         """``cancel`` (stops at once) or a ``compaction`` to store instead of the model's summary."""
         result: SessionBeforeCompactResult | None = await self.emit(
-            SessionBeforeCompactEvent(preparation, branch_entries, custom_instructions, signal)
+            SessionBeforeCompactEvent(
+                preparation, branch_entries, custom_instructions, signal, reason, will_retry
+            )
         )
         return result
 

@@ -215,6 +215,7 @@ class AgentSession:
         self._compaction.route_direct = self._routing.route_direct
         self._routing.fit_context = self._compaction.fit_for_route
         agent.request_preparer = self._routing
+        agent.next_turn_preparer = self._compaction.before_next_turn
 
     # -- what the session is -------------------------------------------------------------------
 

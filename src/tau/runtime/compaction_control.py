@@ -24,6 +24,7 @@ from msgspec.structs import replace
 
 from tau.accounts.model_registry import is_virtual_model
 from tau.agent.agent import Agent, AgentBusyError
+from tau.agent.context import AgentContext
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController, AbortSignal
@@ -43,6 +44,7 @@ from tau.compaction.settings import CompactionSettings, for_model
 from tau.compaction.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
+    estimate_projected_context_tokens,
     estimate_tokens,
     should_compact,
 )
@@ -266,6 +268,35 @@ class CompactionControl:
             return None  # it failed or found nothing to compact: the request goes as it is
         return list(self._agent.state.messages)
 
+    async def before_next_turn(self, context: AgentContext) -> list[AgentMessage] | None:
+        """The agent loop's ``NextTurnPreparer``: between two turns of a run (after the tool
+        results, before the next request), compact (reason ``threshold``, no retry) when the
+        conversation, measured as pi 1.6 does (the last reply's usage plus estimates of what came
+        after), exceeds the selected model's threshold; the next request then carries the
+        compacted conversation. A virtual selection is checked before its routed request instead
+        (``fit_for_route``). The conversation after the compaction, or ``None`` when nothing was
+        compacted: a failed or stopped compaction lets the run go on as it was."""
+        model = self._get_model()
+        if model is None or is_virtual_model(model) or model.context_window <= 0:
+            return None
+        settings = self.settings
+        if not settings.enabled or self._manual or self.is_compacting:
+            return None
+        await self._pipeline.catch_up()  # the run's messages are in the session first
+        messages = self._session.build_session_context(system_messages=True).messages
+        tokens = estimate_projected_context_tokens(messages, self._session.get_branch()).tokens
+        if not should_compact(tokens, model.context_window, settings):
+            return None
+        from tau.compaction.prepare import prepare_compaction
+
+        if prepare_compaction(self._session.get_branch(), settings) is None:
+            return None  # nothing to summarise: no compaction starts (pi 1.6)
+        before = self._latest_compaction_id()
+        await self._run_auto("threshold", will_retry=False, may_continue=False)
+        if self._latest_compaction_id() == before:
+            return None
+        return list(self._agent.state.messages)
+
     def _latest_compaction_id(self) -> str | None:
         entry = next(
             (e for e in reversed(self._session.get_branch()) if isinstance(e, CompactionEntry)), None
@@ -293,7 +324,9 @@ class CompactionControl:
             if request is None or preparation is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
                 return
-            saved = await self._summarize_and_save(preparation, request, None, controller)
+            saved = await self._summarize_and_save(
+                preparation, request, None, controller, reason=reason, will_retry=will_retry
+            )
         except (CompactionAbortedError, CompactionCancelledError):
             await self._failed(CompactionEnd(reason, None, aborted=True, will_retry=False))
             return
@@ -512,6 +545,9 @@ class CompactionControl:
         request: SummaryRequest,
         custom_instructions: str | None,
         controller: AbortController,
+        *,
+        reason: CompactionReason = "manual",
+        will_retry: bool = False,
     ) -> CompactionResult:
         from tau.compaction.file_ops import FileDetails
         from tau.compaction.summarize import CompactionResult, compact
@@ -519,7 +555,9 @@ class CompactionControl:
         branch = self._session.get_branch()
         self._from_extension = False
         hooked = await self.hooks.session_before_compact(
-            BeforeCompactEvent(preparation, branch, custom_instructions, controller.signal)
+            BeforeCompactEvent(
+                preparation, branch, custom_instructions, controller.signal, reason, will_retry
+            )
         )
         if hooked is not None and hooked.cancel:
             raise CompactionCancelledError("Compaction cancelled")
@@ -538,7 +576,7 @@ class CompactionControl:
             record.first_kept_entry_id,
             record.tokens_before,
             details,
-            True if from_extension else None,
+            from_extension,  # pi writes fromHook: false too
             record.usage if isinstance(record, CompactionResult) else None,
         )
         result = (
@@ -556,7 +594,7 @@ class CompactionControl:
         result = replace(result, estimated_tokens_after=after)
         entry = self._session.get_entry(entry_id)
         assert isinstance(entry, CompactionEntry)
-        await self.hooks.session_compact(entry, from_extension)
+        await self.hooks.session_compact(entry, from_extension, reason, will_retry)
         return result
 
     async def _emit(self, event: AgentSessionEvent) -> None:
