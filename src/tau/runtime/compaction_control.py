@@ -1,9 +1,11 @@
 """The session's side of compaction (spec 30 §1.5, spec 50 §3): when to compact, and what follows.
 
-Automatic compaction is checked after every run (once auto-retry has declined the run's end),
-before every prompt, and before a request a virtual model routes to another model
-(``fit_for_route``: that model's window, the request then sent compacted). It runs for two reasons: ``threshold`` (the last reply reported a context
-larger than the window minus the reserve; the work stops there unless messages are queued) and
+Automatic compaction is checked between the turns of a run (``before_next_turn``, the agent
+loop's next-turn point: the next request then sent compacted, as pi 1.6), after every run (once
+auto-retry has declined the run's end), before every prompt, and before a request a virtual model
+routes to another model (``fit_for_route``: that model's window, the request then sent
+compacted). It runs for two reasons: ``threshold`` (the context grew larger than the window minus
+the reserve; after a run the work stops there unless messages are queued) and
 ``overflow`` (the provider refused the prompt as too long; the history is compacted and the agent
 continues on its own, once per user message). ``compaction.enabled`` governs both.
 
