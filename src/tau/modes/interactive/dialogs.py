@@ -68,9 +68,10 @@ class Dialog:
 
 
 def _title_window(title: Callable[[], str]) -> Window:
+    """The title, a line for each of its lines (as pi draws an extension's ``"Title\nDetail"``)."""
     return Window(
         FormattedTextControl(lambda: [("class:dialog.title", title())]),
-        height=1,
+        height=lambda: title().count("\n") + 1,
         dont_extend_height=True,
     )
 
