@@ -84,6 +84,18 @@ async def _model(mode: CommandHost, argument: str) -> None:
     mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
 
 
+_LEVEL_DESCRIPTIONS = {
+    # pi 1.6's words for its picker's rows
+    "off": "No reasoning",
+    "minimal": "Very brief reasoning (~1k tokens)",
+    "low": "Light reasoning (~2k tokens)",
+    "medium": "Moderate reasoning (~8k tokens)",
+    "high": "Deep reasoning (~16k tokens)",
+    "xhigh": "Extra-high reasoning (~32k tokens)",
+    "max": "Maximum reasoning",
+}
+
+
 async def _thinking(mode: CommandHost, argument: str) -> None:
     """``/thinking``: pick the thinking level from the model's levels, as pi's picker;
     ``/thinking <level>`` sets it at once. (Like Shift+Tab, the level is also saved as the default.)"""
@@ -98,9 +110,26 @@ async def _thinking(mode: CommandHost, argument: str) -> None:
             return
     else:
         current = session.thinking_level
-        items = [ListItem(lv, lv) for lv in levels]
+        from tau.accounts.model_resolver import DEFAULT_THINKING_LEVEL
+
+        default = session.services.settings_manager.default_thinking_level or DEFAULT_THINKING_LEVEL
+        items = [
+            ListItem(
+                f"{'✓ ' if lv == current else '  '}{lv}".ljust(10),
+                lv,
+                _LEVEL_DESCRIPTIONS.get(lv, "") + (" · default" if lv == default else ""),
+                search_text=lv,
+            )
+            for lv in levels
+        ]
+        cycle = mode.keymap.describe("app.thinking.cycle")
         chosen = await mode.show_dialog(
-            ListDialog("Thinking level", items, selected=levels.index(current) if current in levels else 0)
+            ListDialog(
+                "Thinking Level",
+                items,
+                message=f"{cycle} cycles thinking levels in-session" if cycle else "",
+                selected=levels.index(current) if current in levels else 0,
+            )
         )
         if chosen is None:
             return
