@@ -378,7 +378,7 @@ def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) ->
     _ask(terminal, "question to export")
     terminal.wait_for("exported answer")
     _ask(terminal, "/export chat.html")
-    terminal.wait_for("Exported to:")
+    terminal.wait_for("Session exported to:")
     page = (tau.work / "chat.html").read_text()
     assert "question to export" in page and "exported answer" in page
 

@@ -128,7 +128,7 @@ def test_up_recalls_shell_commands_but_not_built_in_commands(tau: TauCommand, st
     terminal.wait_for(lambda: terminal.text().count("from-the-shell") >= 2)  # the command and its output
     terminal.type("/name a name")
     terminal.send(ENTER)
-    terminal.wait_for("Session name: a name")
+    terminal.wait_for("Session name set: a name")
     terminal.send(UP)
     _editor_shows(terminal, "!echo from-the-shell")
 

@@ -391,12 +391,13 @@ async def _import(mode: CommandHost, argument: str) -> None:
 async def _name(mode: CommandHost, argument: str) -> None:
     if not argument:
         name = mode.session.session_name
+        # pi 1.6's words, here and below
         mode.chat.add_notice(
-            f"Session name: {name}" if name else "Usage: /name <name> (this session has no name)"
+            f"Session name: {name}" if name else "Usage: /name <name>", "info" if name else "warning"
         )
         return
     mode.session.set_session_name(argument)
-    mode.chat.add_notice(f"Session name: {argument}")
+    mode.chat.add_notice(f"Session name set: {argument}")
 
 
 async def _session(mode: CommandHost, argument: str) -> None:
@@ -572,7 +573,7 @@ async def _fork(mode: CommandHost, argument: str) -> None:
         and _user_text(e.message).strip()
     ]
     if not items:
-        mode.chat.add_notice("No message to fork from yet")
+        mode.chat.add_notice("No messages to fork from")
         return
     items.reverse()
     chosen = await mode.show_dialog(ListDialog("Fork from before which message?", items))
@@ -610,10 +611,10 @@ async def _compact(mode: CommandHost, argument: str) -> None:
 async def _copy(mode: CommandHost, argument: str) -> None:
     text = mode.session.get_last_assistant_text()
     if not text:
-        mode.chat.add_notice("No reply to copy yet")
+        mode.chat.add_notice("No agent messages to copy yet.", "error")
         return
     copy_to_clipboard(mode.write_raw, text)
-    mode.chat.add_notice("Copied the last reply")
+    mode.chat.add_notice("Copied last agent message to clipboard")
 
 
 async def _export(mode: CommandHost, argument: str) -> None:
@@ -627,9 +628,9 @@ async def _export(mode: CommandHost, argument: str) -> None:
         try:
             path = session.export_to_html(target, theme=mode.theme())
         except ExportError as exc:
-            mode.chat.add_notice(str(exc), "error")
+            mode.chat.add_notice(f"Failed to export session: {exc}", "error")
             return
-    mode.chat.add_notice(f"Exported to: {path}")
+    mode.chat.add_notice(f"Session exported to: {path}")
 
 
 async def _bug(mode: CommandHost, argument: str) -> None:

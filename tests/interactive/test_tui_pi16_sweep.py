@@ -1,0 +1,107 @@
+"""What a pi 1.6 user sees in the first minutes, side by side with pi 1.6 itself in a real
+terminal against the same fake server: the lines the built-in commands answer with on a new
+session (``/fork``, ``/copy``, ``/export``, ``/name`` with nothing to act on) and after a first
+reply (``/name``, ``/copy``, ``/export``). pi writes ``Error:``/``Warning:`` before a line tau
+colours instead; the words after it are the same."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from pi16 import pi16_command
+from tau_command import MODEL, TauCommand
+from terminal import ENTER, Terminal
+
+from tau.testing.fake_llm import Turn
+
+Start = Callable[..., Terminal]
+# each command, and words of its answer to wait for before the next ("/name " as typed with
+# nothing after it)
+COMMANDS = [
+    ("/fork", "fork from"),
+    ("/copy", "to copy yet"),
+    ("/export", "Nothing to export"),
+    ("/name ", "Usage: /name"),
+]
+AFTER_A_REPLY = [  # pi's next status line takes the place of the last: other lines between them
+    ("/export chat.html", "exported to:"),
+    ("/name first steps", "name set"),
+    ("/name ", "Session name: first"),
+    ("/copy", "Copied"),
+]
+
+
+def _answers(terminal: Terminal, commands: list[tuple[str, str]]) -> list[str]:
+    """Run ``commands`` one after another and return the transcript's new lines (the prefixes pi
+    writes taken off)."""
+    terminal.settle()
+    before = set(terminal.text().splitlines())
+    for command, answer in commands:
+        terminal.type(command)
+        terminal.send(ENTER)
+        terminal.wait_for(answer)
+    lines = [line.strip() for line in terminal.text().splitlines() if line not in before]
+    return [re.sub(r"^(Error|Warning): ", "", line) for line in lines if line.strip() and "─" not in line]
+
+
+def _pi(tau: TauCommand, tmp_path: Path) -> Terminal:
+    pi_dir = tmp_path / "pi-agent"
+    pi_dir.mkdir(exist_ok=True)
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=30, cols=140)
+    pi.wait_for("fake-model")
+    return pi
+
+
+def test_commands_with_nothing_to_act_on_answer_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_lines = _answers(pi, COMMANDS)
+    finally:
+        pi.close()
+    tau_lines = _answers(start_tui(cols=140), COMMANDS)
+    assert (
+        pi_lines
+        == tau_lines
+        == [
+            "No messages to fork from",
+            "No agent messages to copy yet.",
+            "Failed to export session: Nothing to export yet - start a conversation first",
+            "Usage: /name <name>",
+        ]
+    )
+
+
+def test_commands_after_a_first_reply_answer_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+    pi = _pi(tau, tmp_path)
+    try:
+        pi.type("hi")
+        pi.send(ENTER)
+        pi.wait_for("Hello there.")
+        pi_lines = _answers(pi, AFTER_A_REPLY)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("Hello there.")
+    tau_lines = _answers(terminal, AFTER_A_REPLY)
+    expected = [
+        "Session exported to: chat.html",  # pi names the file as typed; tau says where it is
+        "Session name set: first steps",
+        "Session name: first steps",
+        "Copied last agent message to clipboard",
+    ]
+    for lines in (pi_lines, tau_lines):
+        at = next(i for i, line in enumerate(lines) if line.startswith("Session exported to: "))
+        assert Path(tau.work, lines[at].removeprefix("Session exported to: ")) == tau.work / "chat.html"
+        lines[at] = "Session exported to: chat.html"
+        assert lines[at : at + 4] == expected, lines
