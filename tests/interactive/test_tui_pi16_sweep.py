@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, ESCAPE, Terminal
 
 from tau.testing.fake_llm import Turn
 
@@ -105,3 +105,32 @@ def test_commands_after_a_first_reply_answer_in_pis_words(
         assert Path(tau.work, lines[at].removeprefix("Session exported to: ")) == tau.work / "chat.html"
         lines[at] = "Session exported to: chat.html"
         assert lines[at : at + 4] == expected, lines
+
+
+def _empty_lists(terminal: Terminal) -> list[str]:
+    """/tree and /resume on a new session: the line each list shows in place of its rows."""
+    shown = []
+    for command, words in (("/tree", "No entries found"), ("/resume", "No sessions in current folder")):
+        terminal.settle()
+        terminal.type(command)
+        terminal.send(ENTER)
+        terminal.wait_for(words, where="display")
+        shown.append(next(line.strip() for line in terminal.display().splitlines() if words in line))
+        terminal.send(ESCAPE)
+        terminal.wait_for(lambda words=words: words not in terminal.display())
+    return shown
+
+
+def test_tree_and_resume_with_nothing_to_list_say_so_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_shown = _empty_lists(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_shown
+        == _empty_lists(start_tui(cols=140))
+        == ["No entries found", "No sessions in current folder. Press Tab to view all."]
+    )

@@ -276,6 +276,16 @@ async def _new(mode: CommandHost, argument: str) -> None:
         mode.chat.add_notice("New session")
 
 
+def _no_sessions(*, everywhere: bool, named_only: bool, keymap: Any) -> str:
+    """What the session picker says when it lists nothing, in pi 1.6's words."""
+    named = keymap.describe("app.session.toggleNamedFilter") or "ctrl+n"
+    if named_only:
+        if everywhere:
+            return f"No named sessions found. Press {named} to show all."
+        return f"No named sessions in current folder. Press {named} to show all, or Tab to view all."
+    return "No sessions found" if everywhere else "No sessions in current folder. Press Tab to view all."
+
+
 async def _resume(mode: CommandHost, argument: str) -> None:
     """The session picker: this folder's sessions, Tab for every project's; Ctrl+R renames,
     Ctrl+D deletes (after asking), and Ctrl+Backspace too when nothing is typed (pi 1.6's
@@ -323,6 +333,7 @@ async def _resume(mode: CommandHost, argument: str) -> None:
                 "app.session.delete": _close_with("delete"),
             },
             keep_order=sort_mode == "recent",
+            empty=_no_sessions(everywhere=everywhere, named_only=named_only, keymap=mode.keymap),
         )
         dialog.query.text = query
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", shown.query.text)))

@@ -99,8 +99,11 @@ class ListDialog(Dialog, Generic[T]):
         keys: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         actions: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         keep_order: bool = False,
+        empty: str = "(no matches)",
     ) -> None:
         super().__init__()
+        self.empty = empty
+        """What the list says when it shows nothing."""
         self._keep_order = keep_order
         """A search only filters: the matches stay in the list's order rather than best first."""
         self.title = title
@@ -215,7 +218,7 @@ class ListDialog(Dialog, Generic[T]):
 
         width = get_app().output.get_size().columns
         if not self.shown:
-            return [("class:dialog.hint", "  (no matches)")]
+            return [("class:dialog.hint", f"  {self.empty}")]
         start = max(0, min(self.index - _VISIBLE_ROWS // 2, len(self.shown) - _VISIBLE_ROWS))
         rows: StyleAndTextTuples = []
         for position in range(start, min(len(self.shown), start + _VISIBLE_ROWS)):
