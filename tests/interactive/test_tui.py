@@ -91,7 +91,7 @@ def test_model_command_switches_the_model(tau: TauCommand, start_tui: Start) -> 
     _ask(terminal, "/model")
     terminal.wait_for("Choose a model", where="display")
     terminal.type("other")
-    terminal.wait_for("› local/other-model", where="display")
+    terminal.wait_for("›   other-model [local]", where="display")
     terminal.send(ENTER)
     terminal.wait_for("Model: local/other-model")
     terminal.wait_for(lambda: "other-model" in _footer_model_line(terminal))

@@ -6,6 +6,7 @@ colours instead; the words after it are the same."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -133,4 +134,47 @@ def test_tree_and_resume_with_nothing_to_list_say_so_in_pis_words(
         pi_shown
         == _empty_lists(start_tui(cols=140))
         == ["No entries found", "No sessions in current folder. Press Tab to view all."]
+    )
+
+
+def test_the_model_picker_rows_are_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/model's rows: the current model ticked, a name that says more than the id, the provider,
+    the default model marked; and the line above them."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000},
+        {"id": "third-model-2", "name": "Third Model 2", "contextWindow": 50000, "maxTokens": 1000},
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    settings = json.dumps({"defaultProvider": "local", "defaultModel": "other-model"})
+    (tau.agent_dir / "settings.json").write_text(settings)
+    (tmp_path / "pi-agent").mkdir()
+    (tmp_path / "pi-agent" / "settings.json").write_text(settings)
+
+    def rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/model")
+        terminal.send(ENTER)
+        terminal.wait_for("third-model-2 [local]", where="display")
+        lines = terminal.display().splitlines()
+        hint = next(line.strip() for line in lines if "configured providers" in line)
+        return [
+            hint,
+            *(line[2:].rstrip() for line in lines if line.rstrip().endswith(("[local]", "default"))),
+        ]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = rows(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_rows
+        == rows(start_tui(cols=140))
+        == [
+            "Only showing models from configured providers. Use /login to add providers.",
+            "✓ fake-model [local]",
+            "  other-model (Other Thing) [local] · default",
+            "  third-model-2 [local]",
+        ]
     )

@@ -7,6 +7,7 @@ commands, ``/skill:name``, prompt templates) goes to the session like any prompt
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -61,10 +62,17 @@ async def _model(mode: CommandHost, argument: str) -> None:
         )
         return
     current = session.model
-    items = [
-        ListItem(f"{m.provider}/{m.id}", m, m.name if m.name != m.id else "", f"{m.provider} {m.id} {m.name}")
-        for m in models
-    ]
+    settings = session.services.settings_manager
+    default = (settings.default_provider, settings.default_model)
+
+    def row(m: Any) -> str:
+        # pi 1.6's row: the current model ticked, the name when it says more than the id, the
+        # provider, the default marked
+        tick = "✓ " if current and (m.provider, m.id) == (current.provider, current.id) else "  "
+        name = f" ({m.name})" if _distinct_name(m.id, m.name) else ""
+        return f"{tick}{m.id}{name} [{m.provider}]" + (" · default" if (m.provider, m.id) == default else "")
+
+    items = [ListItem(row(m), m, "", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}") for m in models]
     selected = next(
         (
             i
@@ -73,7 +81,14 @@ async def _model(mode: CommandHost, argument: str) -> None:
         ),
         0,
     )
-    dialog = ListDialog("Choose a model", items, selected=selected)
+    dialog = ListDialog(
+        "Choose a model",
+        items,
+        selected=selected,
+        message=""
+        if session.scoped_models
+        else "Only showing models from configured providers. Use /login to add providers.",
+    )
     if argument:
         dialog.query.text = argument
     chosen = await mode.show_dialog(dialog)
@@ -94,6 +109,16 @@ _LEVEL_DESCRIPTIONS = {
     "xhigh": "Extra-high reasoning (~32k tokens)",
     "max": "Maximum reasoning",
 }
+
+
+def _distinct_name(model_id: str, name: str) -> bool:
+    """Whether a model's name has words its id lacks (pi shows it then): "Claude Sonnet 4.5" does
+    not beside ``claude-sonnet-4-5``; a single-character word must be a whole word of the id."""
+    words = [w for w in re.split(r"[\W_]+", model_id.lower()) if w]
+    compact = "".join(words)
+    return not all(
+        w in words or (len(w) > 1 and w in compact) for w in re.split(r"[\W_]+", name.strip().lower()) if w
+    )
 
 
 async def _thinking(mode: CommandHost, argument: str) -> None:
