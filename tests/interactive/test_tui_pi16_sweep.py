@@ -178,3 +178,52 @@ def test_the_model_picker_rows_are_pis(tau: TauCommand, start_tui: Start, tmp_pa
             "  third-model-2 [local]",
         ]
     )
+
+
+def _session_info(terminal: Terminal) -> list[str]:
+    """/session's lines, the session's own file and id aside."""
+    terminal.settle()
+    terminal.type("/session")
+    terminal.send(ENTER)
+    terminal.wait_for("Status: ", where="display")
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    start = lines.index("Session Info")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Status: "))
+    shown = [line for line in lines[start : end + 1] if line]
+    return [line for line in shown if not line.startswith(("File:", "ID:", "/")) and ".jsonl" not in line]
+
+
+def test_session_shows_pis_sections(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+    pi = _pi(tau, tmp_path)
+    try:
+        pi.type("hi")
+        pi.send(ENTER)
+        pi.wait_for("Hello there.")
+        pi_info = _session_info(pi)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("Hello there.")
+    tau_info = _session_info(terminal)
+    assert (
+        pi_info
+        == tau_info
+        == [
+            "Session Info",
+            "Messages",
+            "Total: 3",  # the recorded system prompt is a message too
+            "User: 1",
+            "Assistant: 1",
+            "Tools: 0 calls, 0 results",
+            "Tokens",
+            "Input: 10",
+            "Output: 5",
+            "Total: 15",
+            "Cache Warming",
+            "Mode: idle",
+            "Status: Inactive (cache lifetime unavailable)",
+        ]
+    )

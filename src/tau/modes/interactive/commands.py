@@ -437,39 +437,53 @@ async def _name(mode: CommandHost, argument: str) -> None:
 
 
 async def _session(mode: CommandHost, argument: str) -> None:
+    """``/session``: pi 1.6's sections (the session, its messages, tokens, cache warming, cost;
+    the cost of each model that answered when that is not just the selected one)."""
+    from tau.session.entries import MessageEntry
+
     session = mode.session
-    messages = session.messages
+    # as pi: every message of the file (each branch, the recorded system prompt too)
+    messages = [e.message for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)]
     replies = [m for m in messages if isinstance(m, AssistantMessage)]
     totals = mode.totals
-    usage = session.get_context_usage()
-    lines = [
-        f"File: {session.session_file or '(not saved)'}",
-        f"ID: {session.session_id}",
-    ]
+    lines = ["Session Info", ""]
     if session.session_name:
         lines.append(f"Name: {session.session_name}")
     lines += [
-        f"Messages: {sum(isinstance(m, UserMessage) for m in messages)} user, {len(replies)} assistant, "
-        f"{sum(isinstance(b, ToolCall) for m in replies for b in m.content)} tool calls, "
-        f"{sum(isinstance(m, ToolResultMessage) for m in messages)} tool results",
-        f"Tokens: {format_tokens(totals.input)} in, {format_tokens(totals.output)} out, "
-        f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write",
-        f"Cost: ${totals.cost:.4f}",
+        f"File: {session.session_file or 'In-memory'}",
+        f"ID: {session.session_id}",
+        "",
+        "Messages",
+        f"Total: {len(messages)}",
+        f"User: {sum(isinstance(m, UserMessage) for m in messages)}",
+        f"Assistant: {len(replies)}",
+        f"Tools: {sum(isinstance(b, ToolCall) for m in replies for b in m.content)} calls, "
+        f"{sum(isinstance(m, ToolResultMessage) for m in messages)} results",
+        "",
+        "Tokens",
     ]
+    prompt = totals.input + totals.cache_read + totals.cache_write
+    lines.append(f"Input: {prompt:,}")
+    if prompt > 0 and (totals.cache_read or totals.cache_write):
+        lines.append(f"  Cached: {totals.cache_read:,} ({totals.cache_read / prompt * 100:.1f}%)")
+        written = f" ({totals.cache_write:,} written to cache)" if totals.cache_write else ""
+        lines.append(f"  Uncached: {totals.input + totals.cache_write:,}{written}")
+    lines += [f"Output: {totals.output:,}", f"Total: {prompt + totals.output:,}"]
+    setting = session.services.settings_manager.cache_warming
+    warming = cache_warming_line(setting, session.cache_warming_status).removeprefix(
+        f"Cache warming: {setting}, "
+    )
+    lines += ["", "Cache Warming", f"Mode: {setting}", f"Status: {warming[:1].upper()}{warming[1:]}"]
     # Per model that answered (a virtual model routes to several), unless one entry repeats the total.
     breakdown = usage_by_model(session.session_manager.get_entries())
     selected = f"{session.model.provider}/{session.model.id}" if session.model else None
-    if len(breakdown) > 1 or (breakdown and breakdown[0][0] != selected):
-        lines += [f"  {key}: ${cost:.4f} ({format_tokens(tokens)} tokens)" for key, cost, tokens in breakdown]
-    if totals.cache_hit_rate is not None:
-        lines.append(f"Prompt cache hit rate: {totals.cache_hit_rate * 100:.1f}%")
-    if usage is not None:
-        used = "?" if usage.tokens is None else format_tokens(usage.tokens)
-        percent = "" if usage.percent is None else f" ({usage.percent:.1f}%)"
-        lines.append(f"Context: {used} of {format_tokens(usage.context_window)}{percent}")
-    lines.append(
-        cache_warming_line(session.services.settings_manager.cache_warming, session.cache_warming_status)
-    )
+    by_model = len(breakdown) > 1 or bool(breakdown and breakdown[0][0] != selected)
+    if totals.cost > 0 or by_model:
+        lines += ["", "Cost", f"Total: ${totals.cost:.3f}"]
+        if by_model:
+            lines += [
+                f"  {key}: ${cost:.3f} ({format_tokens(tokens)} tokens)" for key, cost, tokens in breakdown
+            ]
     mode.chat.add_notice("\n".join(lines))
 
 
