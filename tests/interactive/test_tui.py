@@ -405,18 +405,24 @@ def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: 
     terminal.wait_for(lambda: terminal.display().count("session_manager.py") == 1)  # the editor's only
 
 
+def _theme_row(terminal: Terminal) -> str | None:
+    """The value on /settings' highlighted Theme row (in the values' column, as pi's)."""
+    row = next((line for line in terminal.display().splitlines() if line.startswith("› Theme  ")), None)
+    return None if row is None else row[2:].removeprefix("Theme").strip()
+
+
 def test_settings_switch_the_theme_save_it_and_keep_the_row(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui()
     _ask(terminal, "/settings")
     terminal.wait_for("Settings", where="display")
     terminal.type("theme")
-    terminal.wait_for("› Theme: system", where="display")  # the default, as pi 1.6
+    terminal.wait_for(lambda: _theme_row(terminal) == "system")  # the default, as pi 1.6
     terminal.send(ENTER)
     terminal.wait_for("› system", where="display")
     terminal.type("light")
     terminal.wait_for("› light", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("› Theme: light", where="display")  # the cursor stays on the changed row
+    terminal.wait_for(lambda: _theme_row(terminal) == "light")  # the cursor stays on the changed row
     terminal.send(ESCAPE)
     terminal.wait_for(
         lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("theme") == "light"

@@ -227,3 +227,32 @@ def test_session_shows_pis_sections(tau: TauCommand, start_tui: Start, tmp_path:
             "Status: Inactive (cache lifetime unavailable)",
         ]
     )
+
+
+def test_settings_rows_are_pis_with_the_values_in_a_column(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/settings' first rows: the same settings in the same order, each value in the column pi
+    puts it; the highlighted row's description under the list (tau's words for it)."""
+
+    def rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/settings")
+        terminal.send(ENTER)
+        terminal.wait_for("Terminal progress", where="display")
+        lines = terminal.display().splitlines()
+        first = next(i for i, line in enumerate(lines) if line[2:].startswith("Auto-compact "))
+        return [line[2:].rstrip() for line in lines[first : first + 10]]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = rows(pi)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    assert pi_rows == rows(terminal)
+    assert pi_rows[0] == f"{'Auto-compact':<34}true"
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 3] == (
+        "Summarise the conversation when the context fills up"
+    )

@@ -100,10 +100,13 @@ class ListDialog(Dialog, Generic[T]):
         actions: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         keep_order: bool = False,
         empty: str = "(no matches)",
+        description_below: bool = False,
     ) -> None:
         super().__init__()
         self.empty = empty
         """What the list says when it shows nothing."""
+        self._description_below = description_below
+        """The highlighted item's description under the list (pi's settings) instead of on each row."""
         self._keep_order = keep_order
         """A search only filters: the matches stay in the list's order rather than best first."""
         self.title = title
@@ -149,9 +152,25 @@ class ListDialog(Dialog, Generic[T]):
                 ),
                 self.focus,
                 list_window,
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(
+                            lambda: [("class:dialog.hint", self._highlighted_description())]
+                        ),
+                        dont_extend_height=True,
+                        wrap_lines=True,
+                    ),
+                    filter=Condition(lambda: bool(self._highlighted_description())),
+                ),
                 _hint_window(lambda: self.hint),
             ]
         )
+
+    def _highlighted_description(self) -> str:
+        if not self._description_below or not self.shown:
+            return ""
+        about = self.shown[min(self.index, len(self.shown) - 1)].description
+        return f"\n  {about}" if about else ""
 
     def on_empty_key(self, key: str, action: Callable[[ListDialog[T]], None]) -> None:
         """Bind ``key`` to ``action(dialog)`` whether or not anything is listed (Tab in the session
@@ -226,7 +245,7 @@ class ListDialog(Dialog, Generic[T]):
             chosen = position == self.index
             marker = "› " if chosen else "  "
             text = marker + item.label
-            if item.description:
+            if item.description and not self._description_below:
                 text += "  " + item.description
             style = "class:dialog.selected" if chosen else ""
             if rows:
