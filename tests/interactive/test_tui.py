@@ -578,25 +578,27 @@ def test_an_unknown_theme_is_named_in_a_notice(tau: TauCommand, start_tui: Start
 
 
 def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, start_tui: Start) -> None:
+    """As pi 1.6's: every model is on until one is switched off; a change holds for the session at
+    once, Ctrl+S saves it."""
     models = json.loads((tau.agent_dir / "models.json").read_text())
     models["providers"]["local"]["models"] += [{"id": "other-model"}, {"id": "third-model"}]
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     terminal = start_tui()
     _ask(terminal, "/scoped-models")
-    terminal.wait_for("Models for Ctrl+P", where="display")
-    terminal.type("third")
-    terminal.wait_for("› [ ] local/third-model", where="display")
-    terminal.send(ENTER)
-    terminal.wait_for("[x] local/third-model", where="display")
-    terminal.type("fake")
-    terminal.wait_for("› [ ] local/fake-model", where="display")
-    terminal.send(ENTER)
-    terminal.wait_for("[x] local/fake-model", where="display")
+    terminal.wait_for("Model Configuration", where="display")
+    terminal.wait_for("all enabled", where="display")
+    terminal.type("other")
+    terminal.wait_for("› ✓ other-model [local]", where="display")
+    terminal.send(ENTER)  # off: the two others stay on
+    terminal.wait_for("2/3 enabled", where="display")
+    terminal.wait_for("  other-model [local]", where="display")
     terminal.send("\x13")  # Ctrl+S
-    terminal.wait_for("Ctrl+P cycles local/third-model, local/fake-model")
+    terminal.wait_for("Model selection saved to settings")
     settings = json.loads((tau.agent_dir / "settings.json").read_text())
-    assert settings["enabledModels"] == ["local/third-model", "local/fake-model"]
-    terminal.send("\x10")  # Ctrl+P
+    assert settings["enabledModels"] == ["local/fake-model", "local/third-model"]
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: "Model Configuration" not in terminal.display())
+    terminal.send("\x10")  # Ctrl+P: from fake-model, past other-model
     terminal.wait_for("Model: local/third-model")
 
 

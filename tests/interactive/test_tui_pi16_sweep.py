@@ -256,3 +256,56 @@ def test_settings_rows_are_pis_with_the_values_in_a_column(
     assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 3] == (
         "Summarise the conversation when the context fills up"
     )
+
+
+def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/scoped-models: pi's title, every model ticked while none is chosen, one switched off with
+    Enter and the count after it (pi writes its keys capitalised, tau as keybindings.json does)."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def seen(terminal: Terminal) -> list[list[str]]:
+        terminal.settle()
+        terminal.type("/scoped-models")
+        terminal.send(ENTER)
+        shots = []
+        for count in ("all enabled", "1/2 enabled"):
+            if shots:
+                terminal.send(ENTER)  # the first row off
+            terminal.wait_for(
+                lambda count=count: count in terminal.display().replace("\n", " "), where="display"
+            )
+            lines = [line.rstrip() for line in terminal.display().splitlines()]
+            title = lines.index("Model Configuration")
+            rows = [line[2:] for line in lines if line.endswith("[local]")]
+            shots.append([lines[title], lines[title + 1].split(".")[0], *rows])
+        return shots
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            [
+                "Model Configuration",
+                "Session-only",
+                "✓ fake-model [local]",
+                "✓ other-model (Other Thing) [local]",
+            ],
+            [
+                "Model Configuration",
+                "Session-only",
+                "✓ other-model (Other Thing) [local]",
+                "  fake-model [local]",
+            ],
+        ]
+    )

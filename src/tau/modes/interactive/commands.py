@@ -221,45 +221,78 @@ def _close_with_shown(action: str) -> Callable[[ListDialog[str]], None]:
 
 
 def _edit_scope(
-    chosen: list[str], keys: list[str], action: str, value: Any, position: int
-) -> tuple[list[str], int]:
-    """``/scoped-models``' bulk keys (pi 1.6's): the new choice and the row to highlight."""
+    enabled: list[str] | None, keys: list[str], action: str, value: Any, position: int
+) -> tuple[list[str] | None, int]:
+    """``/scoped-models``' keys (pi 1.6's) on the enabled models (``None``: all of them): the new
+    choice and the row to highlight."""
     from tau.modes.interactive.model_scope_edits import clear_all, enable_all, move, toggle_provider
 
+    every = keys if enabled is None else enabled
+    if action == "toggle":
+        edited = [k for k in every if k != value] if value in every else [*every, value]
+        return _all_or_some(edited, keys), position
     if action == "all":
-        return enable_all(chosen, value), position
+        return _all_or_some(enable_all(every, value), keys), position
     if action == "clear":
-        return clear_all(chosen, value), position
+        return clear_all(every, value), position
     if action == "provider":
-        return toggle_provider(chosen, keys, value.split("/", 1)[0]), keys.index(value)
-    moved = move(chosen, value, -1 if action == "up" else 1)
-    return moved, keys.index(value)
+        return _all_or_some(toggle_provider(every, keys, value.split("/", 1)[0]), keys), position
+    if enabled is None:  # nothing to order while every model is on
+        return None, position
+    moved = move(enabled, value, -1 if action == "up" else 1)
+    return moved, max(0, min(len(keys) - 1, position + (-1 if action == "up" else 1)))
+
+
+def _all_or_some(enabled: list[str], keys: list[str]) -> list[str] | None:
+    """``None`` (every model, pi's ``null``) when ``enabled`` has each of ``keys``."""
+    return None if len(enabled) == len(keys) and set(enabled) == set(keys) else enabled
 
 
 async def _scoped_models(mode: CommandHost, argument: str) -> None:
-    """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
+    """pi 1.6's "Model Configuration": which models Ctrl+P cycles through, in which order. A change
+    holds for the session at once; Ctrl+S saves it as the ``enabledModels`` setting."""
     from tau.accounts.model_resolver import resolve_model_scope
 
     session = mode.session
     registry = session.services.model_registry
-    chosen = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    scoped = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    enabled: list[str] | None = scoped or None
     position = 0
+    keymap = mode.keymap
+
+    def key(action: str, fallback: str) -> str:
+        return keymap.describe(action).split(", ")[0] or fallback
+
     while True:
-        keys = [f"{m.provider}/{m.id}" for m in registry.get_available()]
+        available = {f"{m.provider}/{m.id}": m for m in registry.get_available()}
+        keys = list(available)
+        shown = keys if enabled is None else [*enabled, *(k for k in keys if k not in enabled)]
         items = [
             ListItem(
-                ("[x] " if key in chosen else "[ ] ") + key,
-                key,
-                f"#{chosen.index(key) + 1}" if key in chosen else "",
+                ("✓ " if enabled is None or k in enabled else "  ")
+                + available[k].id
+                + (f" ({available[k].name})" if _distinct_name(available[k].id, available[k].name) else "")
+                + f" [{available[k].provider}]",
+                k,
+                search_text=f"{k} {available[k].name}",
             )
-            for key in keys
+            for k in shown
+            if k in available
         ]
+        count = (
+            "all enabled"
+            if enabled is None
+            else f"{sum(k in available for k in enabled)}/{len(keys)} enabled"
+        )
         dialog: ListDialog[str] = ListDialog(
-            "Models for Ctrl+P",
+            "Model Configuration",
             items,
+            message=f"Session-only. {key('app.models.save', 'ctrl+s')} to save to settings.",
             selected=position,
-            hint="enter add/remove · ctrl+a all · ctrl+x clear · ctrl+p provider · alt+↑↓ order · "
-            "ctrl+s save · esc cancel · type to filter",
+            hint=f"{key('tui.select.confirm', 'enter')} toggle · {key('app.models.enableAll', 'ctrl+a')} all · "
+            f"{key('app.models.clearAll', 'ctrl+x')} clear · {key('app.models.toggleProvider', 'ctrl+p')} provider · "
+            f"{key('app.models.reorderUp', 'alt+up')}/{key('app.models.reorderDown', 'alt+down')} reorder · "
+            f"{key('app.models.save', 'ctrl+s')} save · {count}",
             actions={
                 "app.models.save": _close_with("save"),
                 "app.models.toggleProvider": _close_with("provider"),
@@ -273,21 +306,21 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
         if picked is None:
             return
         if isinstance(picked, ListItem):
-            key = picked.value
-            if key in chosen:
-                chosen.remove(key)
-            else:
-                chosen.append(key)
-            position = keys.index(key)
+            action, value = "toggle", picked.value
+            position = shown.index(value)
+        else:
+            action, value = picked
+        if action == "save":
+            session.services.settings_manager.set_enabled_models(None if enabled is None else list(enabled))
+            mode.chat.add_notice("Model selection saved to settings")
             continue
-        action, value = picked
-        if action != "save":
-            chosen, position = _edit_scope(chosen, keys, action, value, position)
-            continue
-        session.services.settings_manager.set_enabled_models(chosen or None)
-        session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0])
-        mode.chat.add_notice("Ctrl+P cycles " + (", ".join(chosen) if chosen else "every available model"))
-        return
+        if action in ("provider", "up", "down"):
+            position = shown.index(value)
+        enabled, position = _edit_scope(enabled, keys, action, value, position)
+        # as pi: the session cycles through them now; none, or every one, is all of them
+        chosen = [k for k in enabled or () if k in available]
+        partial = bool(chosen) and len(chosen) < len(keys)
+        session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0] if partial else [])
 
 
 # -- sessions ------------------------------------------------------------------------------------

@@ -77,7 +77,12 @@ def _title_window(title: Callable[[], str]) -> Window:
 
 
 def _hint_window(hint: Callable[[], str]) -> Window:
-    return Window(FormattedTextControl(lambda: [("class:dialog.hint", hint())]), height=1)
+    """The keys' line, wrapped rather than cut where it is wider than the terminal (as pi's)."""
+    return Window(
+        FormattedTextControl(lambda: [("class:dialog.hint", hint())]),
+        wrap_lines=True,
+        dont_extend_height=True,
+    )
 
 
 class ListDialog(Dialog, Generic[T]):
