@@ -386,7 +386,7 @@ def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) ->
 def test_resume_flag_opens_the_session_picker_and_loads_the_choice(tau: TauCommand, start_tui: Start) -> None:
     tau.server.add(Turn(text="answer from the old session"))
     assert tau.run(*MODEL, "-p", "an old question").returncode == 0
-    terminal = start_tui("-r", ready="Resume a session")
+    terminal = start_tui("-r", ready="Resume Session")
     terminal.wait_for("› an old question", where="display")
     terminal.send(ENTER)
     terminal.wait_for("answer from the old session")
@@ -460,7 +460,7 @@ def test_session_picker_shows_all_projects_on_tab_and_deletes_after_asking(
     terminal.wait_for("› question in this folder", where="display")
     assert "question elsewhere" not in terminal.display()
     terminal.send("\t")
-    terminal.wait_for("Resume a session (all projects)", where="display")
+    terminal.wait_for("Resume Session (All)", where="display")
     terminal.type("elsewhere")
     terminal.wait_for("› question elsewhere", where="display")
     terminal.send("\x04")  # Ctrl+D

@@ -514,7 +514,7 @@ def test_session_picker_orders_filters_and_paths_as_pis(tau: TauCommand, start_t
     assert tau.run(*MODEL, "-n", "named session", "-p", "third question").returncode == 0
     terminal = start_tui(cols=160)
     _ask(terminal, "/resume")
-    terminal.wait_for("Resume a session · threaded", where="display")
+    terminal.wait_for("Name: All  Sort: Threaded", where="display")
     rows = [row for row in terminal.display().splitlines() if "question" in row or "named session" in row]
     assert [row[2:].split("  ")[0] for row in rows][:3] == [
         "named session",
@@ -522,15 +522,15 @@ def test_session_picker_orders_filters_and_paths_as_pis(tau: TauCommand, start_t
         "└ original question",  # the fork, under the session it came from (it starts the same)
     ]
     terminal.send("\x13")  # Ctrl+S: recent
-    terminal.wait_for("Resume a session · recent", where="display")
+    terminal.wait_for("Name: All  Sort: Recent", where="display")
     terminal.wait_for(lambda: "└" not in terminal.display())
     terminal.send("\x0e")  # Ctrl+N: named sessions only
-    terminal.wait_for("Resume a session, named only · recent", where="display")
+    terminal.wait_for("Name: Named  Sort: Recent", where="display")
     assert "original question" not in terminal.display() and "named session" in terminal.display()
     terminal.send("\x10")  # Ctrl+P: each session's file
     terminal.wait_for("/agent/sessions/", where="display")
     terminal.send("\x13")  # Ctrl+S: relevance
-    terminal.wait_for("Resume a session, named only · relevance", where="display")
+    terminal.wait_for("Name: Named  Sort: Fuzzy", where="display")
 
 
 def test_threaded_order_puts_forks_under_their_parents_and_survives_a_loop() -> None:

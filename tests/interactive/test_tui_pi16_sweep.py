@@ -309,3 +309,27 @@ def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
             ],
         ]
     )
+
+
+def test_the_session_pickers_header_is_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/resume's header: the scope, then which sessions and in what order, as pi 1.6 words them
+    (pi puts the second half at the right edge)."""
+
+    def header(terminal: Terminal) -> str:
+        terminal.settle()
+        terminal.type("/resume")
+        terminal.send(ENTER)
+        terminal.wait_for("Sort: Threaded", where="display")
+        line = next(line for line in terminal.display().splitlines() if "Sort: Threaded" in line)
+        return " ".join(line.split())
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_header = header(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_header
+        == header(start_tui(cols=140))
+        == "Resume Session (Current Folder) ◉ Current Folder | ○ All Name: All Sort: Threaded"
+    )

@@ -378,11 +378,12 @@ async def _resume(mode: CommandHost, argument: str) -> None:
             for i, depth in rows
         ]
 
+        # pi 1.6's header: the scope, then which sessions and in what order
+        scope = "◉ Current Folder | ○ All" if not everywhere else "○ Current Folder | ◉ All"
+        sort_label = {"threaded": "Threaded", "recent": "Recent"}.get(sort_mode, "Fuzzy")
         dialog: ListDialog[str] = ListDialog(
-            "Resume a session"
-            + (" (all projects)" if everywhere else "")
-            + (", named only" if named_only else "")
-            + f" · {sort_mode}",
+            f"Resume Session ({'All' if everywhere else 'Current Folder'})  {scope}  "
+            f"Name: {'Named' if named_only else 'All'}  Sort: {sort_label}",
             items,
             hint="enter resume · tab this folder/all projects · ctrl+s order · ctrl+n named · ctrl+p path"
             " · ctrl+r rename · ctrl+d delete · esc cancel",
