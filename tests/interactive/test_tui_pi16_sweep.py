@@ -47,6 +47,13 @@ def _answers(terminal: Terminal, commands: list[tuple[str, str]]) -> list[str]:
     return [re.sub(r"^(Error|Warning): ", "", line) for line in lines if line.strip() and "─" not in line]
 
 
+def _editor_text(terminal: Terminal) -> str:
+    """What the editor holds: the lines between the last two rules on screen."""
+    lines = terminal.display().splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
+
+
 def _pi(tau: TauCommand, tmp_path: Path) -> Terminal:
     pi_dir = tmp_path / "pi-agent"
     pi_dir.mkdir(exist_ok=True)
@@ -333,3 +340,55 @@ def test_the_session_pickers_header_is_pis(tau: TauCommand, start_tui: Start, tm
         == header(start_tui(cols=140))
         == "Resume Session (Current Folder) ◉ Current Folder | ○ All Name: All Sort: Threaded"
     )
+
+
+def test_fork_lists_the_messages_in_order_and_forks_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/fork after two questions: pi's title and line under it, the questions in order with their
+    numbers, the last highlighted; taking the first forks into a new session with it in the editor."""
+    for _ in range(4):
+        tau.server.add(Turn(text="Hello there."))
+
+    def fork(terminal: Terminal) -> list[str]:
+        for count, question in enumerate(("first question", "second question"), 1):
+            terminal.type(question)
+            terminal.send(ENTER)
+            terminal.wait_for(lambda count=count: terminal.text().count("Hello there.") >= count)
+        terminal.settle()
+        terminal.type("/fork")
+        terminal.send(ENTER)
+        terminal.wait_for("Message 2 of 2", where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        title = lines.index("Fork from Message")
+        picker = [
+            lines[title + 1],
+            *(line for line in lines[title:] if "question" in line or line.startswith("Message ")),
+        ]
+        terminal.send("\x1b[A")  # Up: the first question
+        terminal.send(ENTER)
+        terminal.wait_for("Forked to new session")
+        terminal.wait_for(lambda: _editor_text(terminal) == "first question")
+        return picker
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_picker = fork(pi)
+    finally:
+        pi.close()
+    tau_picker = fork(start_tui(cols=140))
+    # pi puts each number on a line of its own, tau beside the message
+    tau_flat = [part.strip() for line in tau_picker for part in re.split(r"\s{2,}(?=Message )", line)]
+    pi_flat = [line.removeprefix("› ").strip() for line in pi_picker]
+    assert (
+        [line.removeprefix("› ") for line in tau_flat]
+        == pi_flat
+        == [
+            "Select a user message to copy the active path up to that point into a new session",
+            "first question",
+            "Message 1 of 2",
+            "second question",
+            "Message 2 of 2",
+        ]
+    )
+    assert any(line.startswith("› second question") for line in tau_picker)

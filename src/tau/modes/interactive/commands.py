@@ -659,8 +659,19 @@ async def _fork(mode: CommandHost, argument: str) -> None:
     if not items:
         mode.chat.add_notice("No messages to fork from")
         return
-    items.reverse()
-    chosen = await mode.show_dialog(ListDialog("Fork from before which message?", items))
+    # pi 1.6's picker: the messages in order, each numbered, the last one highlighted
+    items = [
+        ListItem(item.label, item.value, f"Message {n} of {len(items)}") for n, item in enumerate(items, 1)
+    ]
+    chosen = await mode.show_dialog(
+        ListDialog(
+            "Fork from Message",
+            items,
+            message="Select a user message to copy the active path up to that point into a new session",
+            selected=len(items) - 1,
+            keep_order=True,
+        )
+    )
     if chosen is None:
         return
     result = await mode.runtime.fork(chosen.value, "before")
@@ -670,7 +681,7 @@ async def _fork(mode: CommandHost, argument: str) -> None:
     if result.selected_text:
         mode.editor.text = result.selected_text
         mode.editor.cursor_position = len(result.selected_text)
-    mode.chat.add_notice("Forked into a new session")
+    mode.chat.add_notice("Forked to new session")
 
 
 async def _clone(mode: CommandHost, argument: str) -> None:
@@ -680,7 +691,7 @@ async def _clone(mode: CommandHost, argument: str) -> None:
         return
     result = await mode.runtime.fork(leaf, "at")
     if not result.cancelled:
-        mode.chat.add_notice("Cloned into a new session")
+        mode.chat.add_notice("Cloned to new session")
 
 
 async def _compact(mode: CommandHost, argument: str) -> None:
