@@ -599,7 +599,7 @@ def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, 
     terminal.send(ESCAPE)
     terminal.wait_for(lambda: "Model Configuration" not in terminal.display())
     terminal.send("\x10")  # Ctrl+P: from fake-model, past other-model
-    terminal.wait_for("Model: local/third-model")
+    terminal.wait_for("Switched to third-model")
 
 
 def test_a_stray_print_shows_above_the_app_and_the_app_goes_on(tau: TauCommand, start_tui: Start) -> None:

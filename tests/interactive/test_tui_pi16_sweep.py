@@ -392,3 +392,34 @@ def test_fork_lists_the_messages_in_order_and_forks_as_pi(
         ]
     )
     assert any(line.startswith("› second question") for line in tau_picker)
+
+
+def test_cycling_models_and_a_new_session_are_worded_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """Ctrl+P names the model it switched to by its name, and /new starts a session, as pi 1.6
+    says them."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def words(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        said = []
+        for keys, word in (("\x10", "Switched to"), ("/new", "New session started")):  # Ctrl+P, then /new
+            if keys.startswith("/"):
+                terminal.type(keys)
+                keys = ENTER
+            terminal.send(keys)
+            terminal.wait_for(word)
+            said.append(next(line.strip() for line in terminal.text().splitlines() if word in line))
+        return said
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_words = words(pi)
+    finally:
+        pi.close()
+    assert pi_words == words(start_tui(cols=140)) == ["Switched to Other Thing", "✓ New session started"]

@@ -331,7 +331,7 @@ async def _new(mode: CommandHost, argument: str) -> None:
     if change.cancelled:
         mode.chat.add_notice("An extension kept the current session", "warning")
     else:
-        mode.chat.add_notice("New session")
+        mode.chat.add_notice("✓ New session started")
 
 
 def _no_sessions(*, everywhere: bool, named_only: bool, keymap: Any) -> str:
@@ -407,7 +407,9 @@ async def _resume(mode: CommandHost, argument: str) -> None:
         if chosen is None:
             return
         if isinstance(chosen, ListItem):
-            await mode.runtime.switch_session(chosen.value)
+            change = await mode.runtime.switch_session(chosen.value)
+            if not change.cancelled:
+                mode.chat.add_notice("Resumed session")
             return
         kind, path = chosen
         query = path if kind in ("scope", "sort", "named", "path") else ""
@@ -455,7 +457,7 @@ async def _import(mode: CommandHost, argument: str) -> None:
         shutil.copyfile(source, target)
     change = await mode.runtime.switch_session(target)
     if not change.cancelled:
-        mode.chat.add_notice(f"Imported {source}")
+        mode.chat.add_notice(f"Session imported from: {source}")
 
 
 async def _name(mode: CommandHost, argument: str) -> None:
@@ -609,6 +611,7 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         await mode.runtime.switch_session(child)
         return
     if chosen.value == manager.get_leaf_id():
+        mode.chat.add_notice("Already at this point")
         return
     choice = "none"  # branchSummary.skipPrompt: leave without a summary, unasked (as pi 1.6)
     if not settings.branch_summary_skip_prompt:
@@ -636,10 +639,11 @@ async def _tree(mode: CommandHost, argument: str) -> None:
     )
     if result.cancelled:
         mode.chat.add_notice(
-            "Stayed where you were" + (" (summary stopped)" if result.aborted else ""), "warning"
+            "Branch summarization cancelled" if result.aborted else "Navigation cancelled", "warning"
         )
         return
     mode.redraw_all(reload_messages=True)
+    mode.chat.add_notice("Navigated to selected point")
     if result.editor_text:
         mode.editor.text = result.editor_text
         mode.editor.cursor_position = len(result.editor_text)
