@@ -203,7 +203,7 @@ def test_mode_only_hides_the_tools_behind_codemode_which_lists_and_still_calls_t
     listing = tool_description(first, "codemode")
     assert "Nested tools:\n\n" in listing
     assert all(f"### `{name}`" in listing for name in ("read", "bash", "edit", "write"))
-    assert "tools.read(args: {" in listing
+    assert "declare const tools: { read(args: {" in listing
     assert tool_results(tau.server.requests[-1])[0].endswith("Output:\nhidden\n")
 
 
@@ -214,7 +214,7 @@ def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
     done = tau.run("-p", *MODEL, "--tools", "+codemode", "hello")
     assert done.returncode == 0, done.stderr
     listing = tool_description(tau.server.requests[0], "codemode")
-    assert listing.endswith("Nested tools (some not listed; find them with searchTools() or ALL_TOOLS):")
+    assert listing.endswith("\n\nNested tools:")  # as pi's: the globals' line says how to find them
     assert "### `" not in listing
 
 
@@ -286,3 +286,127 @@ def test_nested_events_match_pi_16(tau: TauCommand, tmp_path: Any) -> None:
         for r in (tau.server.requests[1], tau.server.requests[3])
     )
     assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n0")  # pi: two text blocks
+
+
+NAMESPACED_TS = """
+import { Type } from "typebox";
+export default function (pi: any) {
+  const docs = { name: "docs", aliases: ["documentation"], description: "The project's documentation." };
+  const tool = (name: string, description: string, namespace?: any) =>
+    pi.registerTool({
+      name, label: name, description, exposure: "codemode", namespace,
+      parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: "text", text: name }] }),
+    });
+  tool("alpha", "The alpha tool.");
+  tool("docs_search", "Search the documentation for a phrase.", docs);
+  tool("docs_get", "One page.", docs);
+  tool("zed_ping", "Ping zed.", { name: "zed" });
+}
+"""
+
+NAMESPACED_PY = """
+from tau.extensions.types import ToolDefinition, ToolNamespace
+
+
+def setup(tau):
+    docs = ToolNamespace(name="docs", aliases=("documentation",), description="The project's documentation.")
+
+    def tool(name, description, namespace=None):
+        async def execute(tool_call_id, params, signal, on_update, ctx):
+            return name
+
+        tau.register_tool(
+            ToolDefinition(
+                name=name, description=description, parameters={"type": "object", "properties": {}},
+                execute=execute, exposure="codemode", namespace=namespace,
+            )
+        )
+
+    tool("alpha", "The alpha tool.")
+    tool("docs_search", "Search the documentation for a phrase.", docs)
+    tool("docs_get", "One page.", docs)
+    tool("zed_ping", "Ping zed.", ToolNamespace(name="zed"))
+"""
+
+
+def _skeleton(description: str) -> list[str]:
+    """The listing's headings (``Nested tools:``, ``## namespace``, ``### `tool```) and each
+    namespace's description line."""
+    lines = description.split("Nested tools:", 1)[-1].splitlines() if "Nested tools:" in description else []
+    shown = ["Nested tools:"] if "Nested tools:" in description else []
+    for line, after in zip(lines, [*lines[1:], ""], strict=True):
+        if line.startswith("#"):
+            shown.append(line)
+            if line.startswith("## ") and after and not after.startswith("#"):
+                shown.append(after)
+    return shown
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (
+            {"mode": "only"},
+            [
+                "Nested tools:",
+                *(f"### `{name}`" for name in ("read", "bash", "edit", "write", "alpha")),
+                "## docs",
+                "The project's documentation.",
+                "### `docs_search`",
+                "### `docs_get`",
+                "## zed",
+                "### `zed_ping`",
+            ],
+        ),
+        (
+            {"mode": "only", "inlineBudget": 0},
+            [
+                "Nested tools:",
+                "## docs (tools not listed)",
+                "The project's documentation.",
+                "## zed (tools not listed)",
+            ],
+        ),
+        (
+            {"mode": "on"},
+            [
+                "Nested tools:",
+                "### `alpha`",
+                "## docs",
+                "The project's documentation.",
+                "### `docs_search`",
+                "### `docs_get`",
+                "## zed",
+                "### `zed_ping`",
+            ],
+        ),
+    ],
+)
+def test_codemode_lists_the_tools_scripts_call_under_their_namespaces_as_pi_16(
+    tau: TauCommand, tmp_path: Any, settings: dict[str, Any], expected: list[str]
+) -> None:
+    """The same extension tools (``codemode`` exposure, two in a namespace with a description, one
+    in a namespace without, one in none) in pi 1.6 and tau: the ``codemode`` description lists
+    them under the same headings in the same order, and says the same of a namespace left out."""
+    from pi16 import pi16_command, run_pi16
+
+    (tmp_path / "tools.ts").write_text(NAMESPACED_TS)
+    (tmp_path / "tools.py").write_text(NAMESPACED_PY)
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    for folder in (pi_dir, tau.agent_dir):
+        (folder / "settings.json").write_text(json.dumps({"codemode": settings}))
+    tau.server.add(Turn(text="Plain."), Turn(text="Plain."))
+    run_pi16(
+        pi16_command(), tau, pi_dir, "-p", "--tools", "+codemode", "-e", str(tmp_path / "tools.ts"), "hi"
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "-e", str(tmp_path / "tools.py"), "hi")
+    assert done.returncode == 0, done.stderr
+    pi_request, tau_request = tau.server.requests
+    assert tool_names(pi_request) == tool_names(tau_request)
+    pi_listing, tau_listing = (tool_description(r, "codemode") for r in (pi_request, tau_request))
+    assert _skeleton(pi_listing) == _skeleton(tau_listing) == expected
+    if settings.get("inlineBudget") != 0:  # each tool's declaration, wrapped as pi wraps it
+        declared = "### `zed_ping`\nPing zed.\n\ncodemode tool declaration:\n```ts\ndeclare const tools: { zed_ping(args: "
+        assert declared in pi_listing and declared in tau_listing

@@ -82,3 +82,83 @@ def test_pi_and_tau_list_the_same_rows_and_show_the_same_load_progress(
     for screen in (pi_screen, tau_screen):  # the stage and bar were waited for; the title and model too
         lines = [line.strip() for line in screen.splitlines()]
         assert "Loading model" in lines and "big-model" in lines
+
+
+def _block(terminal: Terminal, first: str, count: int) -> list[str]:
+    """The ``count`` stripped lines on screen from the one that is ``first``."""
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    return lines[lines.index(first) : lines.index(first) + count] if first in lines else []
+
+
+def _load_then_unload(terminal: Terminal, url: str) -> list[list[str]]:
+    """Open /llama, load big-model keeping the others, then unload it: the list's title, the
+    question before the load, the line after it, the question before the unload, the line after."""
+    seen: list[list[str]] = []
+
+    def step(keys: list[str], first: str, count: int) -> None:
+        for key in keys:
+            terminal.send(key)
+            time.sleep(0.2)  # the dialog has the key before the next one
+        terminal.wait_for(lambda: len(_block(terminal, first, count)) == count, where="display")
+        seen.append(_block(terminal, first, count))
+
+    terminal.type("/llama")
+    step([ENTER], "llama.cpp models", 2)
+    terminal.wait_for(lambda: len(_rows(terminal)) == 4)
+    step([DOWN, ENTER], "2 models are loaded", 1)
+    step([DOWN, ENTER], "Loaded big-model", 1)
+    terminal.wait_for(lambda: _rows(terminal)[:1] == [f"{'big-model':<36}loaded · 8k context"])
+    step([ENTER], "Unload model?", 2)
+    step([ENTER], "Unloaded big-model", 1)
+    assert seen[0] == ["llama.cpp models", url]
+    return seen
+
+
+def _unreachable(terminal: Terminal) -> list[str]:
+    terminal.type("/llama")
+    terminal.send(ENTER)
+    terminal.wait_for(lambda: len(_block(terminal, "llama.cpp unavailable", 4)) == 4, where="display")
+    return _block(terminal, "llama.cpp unavailable", 4)
+
+
+def test_pi_and_tau_title_the_list_and_word_a_load_an_unload_and_a_missing_router_alike(
+    tau: TauCommand, start_tui: Callable[..., Terminal], tmp_path: Path
+) -> None:
+    """The list's title and the router's address under it, the question and the line after a load
+    and after an unload, and "llama.cpp unavailable" when nothing answers: the same words in both."""
+    catalog = {"qwen-small": "loaded", "big-model": "unloaded", "Sleepy": "sleeping"}
+    pi_dir = tmp_path / "pi-agent"
+    pi_dir.mkdir()
+    pi_env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    with FakeLlamaRouter(catalog) as router:
+        tau.env["LLAMA_BASE_URL"] = pi_env["LLAMA_BASE_URL"] = url = router.url
+        pi = Terminal(pi16_command(), cwd=str(tau.work), env=pi_env, rows=30, cols=140)
+        try:
+            pi.wait_for("v1.6.0")
+            pi_seen = _load_then_unload(pi, url)
+        finally:
+            pi.close()
+        assert router.status == catalog
+        tau_seen = _load_then_unload(start_tui(cols=140), url)
+    assert pi_seen == tau_seen
+    assert [lines[-1] for lines in tau_seen[2:]] == ["Loaded big-model", "big-model", "Unloaded big-model"]
+
+    # nothing listens at the address now
+    pi = Terminal(pi16_command(), cwd=str(tau.work), env=pi_env, rows=30, cols=140)
+    try:
+        pi.wait_for("v1.6.0")
+        pi_dialog = _unreachable(pi)
+    finally:
+        pi.close()
+    tau_dialog = _unreachable(start_tui(cols=140))
+    port = url.rsplit(":", 1)[1]
+    assert (
+        pi_dialog
+        == tau_dialog
+        == [
+            "llama.cpp unavailable",
+            url,
+            "",
+            f"Could not reach llama.cpp server at {url}: connect ECONNREFUSED 127.0.0.1:{port}",
+        ]
+    )

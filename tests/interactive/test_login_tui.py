@@ -60,7 +60,7 @@ def test_login_with_an_account_saves_the_login_and_the_next_prompt_uses_it(
     model = next(m.id for m in get_models("anthropic") if m.api == "anthropic-messages")
     terminal.type(f"/model {model}")
     terminal.send(ENTER)
-    terminal.wait_for(f"› anthropic/{model}", where="display")
+    terminal.wait_for(f"›   {model} [anthropic]", where="display")
     terminal.send(ENTER)
     terminal.wait_for(f"Model: anthropic/{model}")
     tau.server.add(Turn(text="subscribed answer"))

@@ -33,6 +33,14 @@ def test_the_conversation_is_inset_by_the_output_pad(
     assert question.index("my question") == column
 
 
+def _padding_row(terminal: Terminal) -> tuple[str, str] | None:
+    """/settings' Output padding row: its marker and the value in the values' column."""
+    row = next(
+        (line for line in terminal.display().splitlines() if line[2:].startswith("Output padding  ")), None
+    )
+    return None if row is None else (row[:2], row[2:].removeprefix("Output padding").strip())
+
+
 def test_settings_switch_the_output_pad_and_redraw_the_conversation(
     tau: TauCommand, start_tui: Start
 ) -> None:
@@ -43,14 +51,14 @@ def test_settings_switch_the_output_pad_and_redraw_the_conversation(
     terminal.wait_for(REPLY)
     terminal.type("/settings")
     terminal.send(ENTER)
-    terminal.wait_for("Output padding: 1", where="display")
+    terminal.wait_for(lambda: _padding_row(terminal) == ("  ", "1"))
     terminal.type("output")
-    terminal.wait_for("› Output padding: 1", where="display")
+    terminal.wait_for(lambda: _padding_row(terminal) == ("› ", "1"))
     terminal.send(ENTER)
     terminal.wait_for("› 1", where="display")
     terminal.send("\x1b[A")  # up to 0
     terminal.send(ENTER)
-    terminal.wait_for("Output padding: 0", where="display")
+    terminal.wait_for(lambda: _padding_row(terminal) == ("› ", "0"))
     terminal.send(ESCAPE)
     terminal.wait_for(lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("outputPad") == 0)
     terminal.wait_for(

@@ -91,7 +91,7 @@ def test_model_command_switches_the_model(tau: TauCommand, start_tui: Start) -> 
     _ask(terminal, "/model")
     terminal.wait_for("Choose a model", where="display")
     terminal.type("other")
-    terminal.wait_for("› local/other-model", where="display")
+    terminal.wait_for("›   other-model [local]", where="display")
     terminal.send(ENTER)
     terminal.wait_for("Model: local/other-model")
     terminal.wait_for(lambda: "other-model" in _footer_model_line(terminal))
@@ -378,7 +378,7 @@ def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) ->
     _ask(terminal, "question to export")
     terminal.wait_for("exported answer")
     _ask(terminal, "/export chat.html")
-    terminal.wait_for("Exported to:")
+    terminal.wait_for("Session exported to:")
     page = (tau.work / "chat.html").read_text()
     assert "question to export" in page and "exported answer" in page
 
@@ -386,7 +386,7 @@ def test_export_writes_the_session_as_html(tau: TauCommand, start_tui: Start) ->
 def test_resume_flag_opens_the_session_picker_and_loads_the_choice(tau: TauCommand, start_tui: Start) -> None:
     tau.server.add(Turn(text="answer from the old session"))
     assert tau.run(*MODEL, "-p", "an old question").returncode == 0
-    terminal = start_tui("-r", ready="Resume a session")
+    terminal = start_tui("-r", ready="Resume Session")
     terminal.wait_for("› an old question", where="display")
     terminal.send(ENTER)
     terminal.wait_for("answer from the old session")
@@ -405,18 +405,24 @@ def test_at_completes_a_project_file_by_fuzzy_match(tau: TauCommand, start_tui: 
     terminal.wait_for(lambda: terminal.display().count("session_manager.py") == 1)  # the editor's only
 
 
+def _theme_row(terminal: Terminal) -> str | None:
+    """The value on /settings' highlighted Theme row (in the values' column, as pi's)."""
+    row = next((line for line in terminal.display().splitlines() if line.startswith("› Theme  ")), None)
+    return None if row is None else row[2:].removeprefix("Theme").strip()
+
+
 def test_settings_switch_the_theme_save_it_and_keep_the_row(tau: TauCommand, start_tui: Start) -> None:
     terminal = start_tui()
     _ask(terminal, "/settings")
     terminal.wait_for("Settings", where="display")
     terminal.type("theme")
-    terminal.wait_for("› Theme: system", where="display")  # the default, as pi 1.6
+    terminal.wait_for(lambda: _theme_row(terminal) == "system")  # the default, as pi 1.6
     terminal.send(ENTER)
     terminal.wait_for("› system", where="display")
     terminal.type("light")
     terminal.wait_for("› light", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("› Theme: light", where="display")  # the cursor stays on the changed row
+    terminal.wait_for(lambda: _theme_row(terminal) == "light")  # the cursor stays on the changed row
     terminal.send(ESCAPE)
     terminal.wait_for(
         lambda: json.loads((tau.agent_dir / "settings.json").read_text()).get("theme") == "light"
@@ -454,7 +460,7 @@ def test_session_picker_shows_all_projects_on_tab_and_deletes_after_asking(
     terminal.wait_for("› question in this folder", where="display")
     assert "question elsewhere" not in terminal.display()
     terminal.send("\t")
-    terminal.wait_for("Resume a session (all projects)", where="display")
+    terminal.wait_for("Resume Session (All)", where="display")
     terminal.type("elsewhere")
     terminal.wait_for("› question elsewhere", where="display")
     terminal.send("\x04")  # Ctrl+D
@@ -572,26 +578,28 @@ def test_an_unknown_theme_is_named_in_a_notice(tau: TauCommand, start_tui: Start
 
 
 def test_scoped_models_choose_what_ctrl_p_cycles_and_are_saved(tau: TauCommand, start_tui: Start) -> None:
+    """As pi 1.6's: every model is on until one is switched off; a change holds for the session at
+    once, Ctrl+S saves it."""
     models = json.loads((tau.agent_dir / "models.json").read_text())
     models["providers"]["local"]["models"] += [{"id": "other-model"}, {"id": "third-model"}]
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     terminal = start_tui()
     _ask(terminal, "/scoped-models")
-    terminal.wait_for("Models for Ctrl+P", where="display")
-    terminal.type("third")
-    terminal.wait_for("› [ ] local/third-model", where="display")
-    terminal.send(ENTER)
-    terminal.wait_for("[x] local/third-model", where="display")
-    terminal.type("fake")
-    terminal.wait_for("› [ ] local/fake-model", where="display")
-    terminal.send(ENTER)
-    terminal.wait_for("[x] local/fake-model", where="display")
+    terminal.wait_for("Model Configuration", where="display")
+    terminal.wait_for("all enabled", where="display")
+    terminal.type("other")
+    terminal.wait_for("› ✓ other-model [local]", where="display")
+    terminal.send(ENTER)  # off: the two others stay on
+    terminal.wait_for("2/3 enabled", where="display")
+    terminal.wait_for("  other-model [local]", where="display")
     terminal.send("\x13")  # Ctrl+S
-    terminal.wait_for("Ctrl+P cycles local/third-model, local/fake-model")
+    terminal.wait_for("Model selection saved to settings")
     settings = json.loads((tau.agent_dir / "settings.json").read_text())
-    assert settings["enabledModels"] == ["local/third-model", "local/fake-model"]
-    terminal.send("\x10")  # Ctrl+P
-    terminal.wait_for("Model: local/third-model")
+    assert settings["enabledModels"] == ["local/fake-model", "local/third-model"]
+    terminal.send(ESCAPE)
+    terminal.wait_for(lambda: "Model Configuration" not in terminal.display())
+    terminal.send("\x10")  # Ctrl+P: from fake-model, past other-model
+    terminal.wait_for("Switched to third-model")
 
 
 def test_a_stray_print_shows_above_the_app_and_the_app_goes_on(tau: TauCommand, start_tui: Start) -> None:

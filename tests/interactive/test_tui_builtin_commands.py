@@ -32,12 +32,35 @@ def _run(terminal: Terminal, text: str) -> None:
     terminal.send(ENTER)
 
 
+def _picker_shows(terminal: Terminal, *rows: str) -> Callable[[], bool]:
+    """The /thinking picker: its title, the key that cycles the levels, then ``rows``."""
+
+    def check() -> bool:
+        lines = [line.rstrip() for line in terminal.display().splitlines()]
+        if "Thinking Level" not in lines:
+            return False
+        at = lines.index("Thinking Level")
+        shown = [line for line in lines[at + 1 : at + 9] if line.strip() and not line.startswith("filter:")]
+        return shown[: len(rows) + 1] == ["shift+tab cycles thinking levels in-session", *rows]
+
+    return check
+
+
 def test_thinking_opens_a_level_picker_and_sets_the_chosen_level(tau: TauCommand, start_tui: Start) -> None:
     _reasoning_model(tau)
     terminal = start_tui("--thinking", "low")
     terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • low"))
     _run(terminal, "/thinking")
-    terminal.wait_for("Thinking level")
+    # as pi 1.6 draws it: pi's words for each level, the current one ticked, the default marked
+    picker = _picker_shows(
+        terminal,
+        "    off       No reasoning",
+        "    minimal   Very brief reasoning (~1k tokens)",
+        "› ✓ low       Light reasoning (~2k tokens)",
+        "    medium    Moderate reasoning (~8k tokens) · default",
+        "    high      Deep reasoning (~16k tokens)",
+    )
+    terminal.wait_for(picker)
     terminal.send(DOWN)  # low → medium
     terminal.send(ENTER)
     terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • medium"))
@@ -61,10 +84,10 @@ def test_escape_leaves_the_thinking_level_as_it_was(tau: TauCommand, start_tui: 
     _reasoning_model(tau)
     terminal = start_tui("--thinking", "low")
     _run(terminal, "/thinking")
-    terminal.wait_for("Thinking level")
+    terminal.wait_for("Thinking Level", where="display")
     terminal.send(DOWN)
     terminal.send(ESCAPE)
-    terminal.wait_for(lambda: "Thinking level" not in terminal.display())
+    terminal.wait_for(lambda: "Thinking Level" not in terminal.display())
     assert _footer_model_line(terminal).endswith("fake-model • low")
 
 

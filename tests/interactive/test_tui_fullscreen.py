@@ -249,6 +249,12 @@ def test_the_transcript_is_searched_a_mouse_drag_selects_and_copies_it_and_stray
     )
 
 
+def _tui_mode_row(terminal: Terminal) -> str | None:
+    """/settings' highlighted TUI mode row's value (in the values' column)."""
+    row = next((line for line in terminal.display().splitlines() if line.startswith("› TUI mode  ")), None)
+    return None if row is None else row[2:].removeprefix("TUI mode").strip()
+
+
 def test_tui_mode_regular_overrides_the_setting_and_settings_switches_to_fullscreen(
     tau: TauCommand, start_tui: Start
 ) -> None:
@@ -265,12 +271,12 @@ def test_tui_mode_regular_overrides_the_setting_and_settings_switches_to_fullscr
     terminal.type("/settings")
     terminal.send(ENTER)
     terminal.type("tui")
-    terminal.wait_for("› TUI mode: regular", where="display")
+    terminal.wait_for(lambda: _tui_mode_row(terminal) == "regular")
     terminal.send(ENTER)
     terminal.wait_for("› regular", where="display")
     terminal.send("\x1b[B")
     terminal.send(ENTER)
-    terminal.wait_for(lambda: terminal.on_alternate_screen and "TUI mode: fullscreen" in terminal.display())
+    terminal.wait_for(lambda: terminal.on_alternate_screen and _tui_mode_row(terminal) == "fullscreen")
     assert json.loads((tau.agent_dir / "settings.json").read_text())["tuiMode"] == "fullscreen"
     terminal.send(ESCAPE)
     terminal.wait_for(

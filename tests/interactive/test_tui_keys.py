@@ -128,7 +128,7 @@ def test_up_recalls_shell_commands_but_not_built_in_commands(tau: TauCommand, st
     terminal.wait_for(lambda: terminal.text().count("from-the-shell") >= 2)  # the command and its output
     terminal.type("/name a name")
     terminal.send(ENTER)
-    terminal.wait_for("Session name: a name")
+    terminal.wait_for("Session name set: a name")
     terminal.send(UP)
     _editor_shows(terminal, "!echo from-the-shell")
 
@@ -224,7 +224,7 @@ def test_other_terminals_get_modify_other_keys_until_a_signal_ends_tau(
     terminal.send("\x1b[27;5;99~")  # Ctrl+C
     _editor_shows(terminal, "")
     terminal.send("\x1b[27;2;9~")  # Shift+Tab: the next thinking level
-    terminal.wait_for("no thinking levels")
+    terminal.wait_for("does not support thinking")
     terminal.child.kill(signal.SIGTERM)
     assert terminal.wait_exit() == 143
     raw = bytes(terminal.raw)

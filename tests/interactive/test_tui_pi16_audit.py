@@ -361,31 +361,37 @@ def test_scoped_models_takes_pis_bulk_and_order_keys(tau: TauCommand, start_tui:
     _more_models(tau)
     terminal = start_tui(rows=40)
     _ask(terminal, "/scoped-models")
-    terminal.wait_for("Models for Ctrl+P", where="display")
+    terminal.wait_for("Model Configuration", where="display")
+    terminal.wait_for("all enabled", where="display")  # pi's null: every model on
     terminal.type("model")  # every model matches the search
-    terminal.send("\x01")  # Ctrl+A: all the search shows
-    terminal.wait_for("[x] extra/x-model", where="display")
-    assert "[ ]" not in terminal.display()
-    terminal.send("\x18")  # Ctrl+X: all cleared
-    terminal.wait_for(lambda: "[x]" not in terminal.display())
+    terminal.send("\x18")  # Ctrl+X: all the search shows cleared
+    terminal.wait_for("0/4 enabled", where="display")
+    assert "✓" not in terminal.display()
     terminal.type("x-model")
-    terminal.wait_for("› [ ] extra/x-model", where="display")
+    terminal.wait_for("›   x-model [extra]", where="display")
     terminal.send("\x10")  # Ctrl+P: the highlighted model's provider, all of it
-    terminal.wait_for("[x] extra/x-model", where="display")
+    terminal.wait_for("1/4 enabled", where="display")
+    terminal.wait_for("✓ x-model [extra]", where="display")
     terminal.type("third")
-    terminal.wait_for("› [ ] local/third-model", where="display")
+    terminal.wait_for("›   third-model [local]", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("[x] local/third-model", where="display")
+    terminal.wait_for("2/4 enabled", where="display")
     terminal.type("third")
-    terminal.wait_for("› [x] local/third-model", where="display")
+    terminal.wait_for("› ✓ third-model [local]", where="display")
     terminal.send("\x1b[1;3A")  # Alt+Up: before extra/x-model in Ctrl+P's order
     terminal.wait_for(
-        lambda: "#1" in next(row for row in terminal.display().splitlines() if "third-model" in row)
+        lambda: (
+            [row[2:].strip() for row in terminal.display().splitlines() if "✓" in row][:2]
+            == ["✓ third-model [local]", "✓ x-model [extra]"]
+        )
     )
     terminal.send("\x13")  # Ctrl+S
-    terminal.wait_for("Ctrl+P cycles local/third-model, extra/x-model")
+    terminal.wait_for("Model selection saved to settings")
     settings = json.loads((tau.agent_dir / "settings.json").read_text())
     assert settings["enabledModels"] == ["local/third-model", "extra/x-model"]
+    terminal.type("model")
+    terminal.send("\x01")  # Ctrl+A: every model the search shows, which is all of them: pi's null again
+    terminal.wait_for("all enabled", where="display")
 
 
 STATUS_QUERY = b"\x1b]7501;?\x1b\\"
@@ -508,7 +514,7 @@ def test_session_picker_orders_filters_and_paths_as_pis(tau: TauCommand, start_t
     assert tau.run(*MODEL, "-n", "named session", "-p", "third question").returncode == 0
     terminal = start_tui(cols=160)
     _ask(terminal, "/resume")
-    terminal.wait_for("Resume a session · threaded", where="display")
+    terminal.wait_for("Name: All  Sort: Threaded", where="display")
     rows = [row for row in terminal.display().splitlines() if "question" in row or "named session" in row]
     assert [row[2:].split("  ")[0] for row in rows][:3] == [
         "named session",
@@ -516,15 +522,15 @@ def test_session_picker_orders_filters_and_paths_as_pis(tau: TauCommand, start_t
         "└ original question",  # the fork, under the session it came from (it starts the same)
     ]
     terminal.send("\x13")  # Ctrl+S: recent
-    terminal.wait_for("Resume a session · recent", where="display")
+    terminal.wait_for("Name: All  Sort: Recent", where="display")
     terminal.wait_for(lambda: "└" not in terminal.display())
     terminal.send("\x0e")  # Ctrl+N: named sessions only
-    terminal.wait_for("Resume a session, named only · recent", where="display")
+    terminal.wait_for("Name: Named  Sort: Recent", where="display")
     assert "original question" not in terminal.display() and "named session" in terminal.display()
     terminal.send("\x10")  # Ctrl+P: each session's file
     terminal.wait_for("/agent/sessions/", where="display")
     terminal.send("\x13")  # Ctrl+S: relevance
-    terminal.wait_for("Resume a session, named only · relevance", where="display")
+    terminal.wait_for("Name: Named  Sort: Fuzzy", where="display")
 
 
 def test_threaded_order_puts_forks_under_their_parents_and_survives_a_loop() -> None:

@@ -244,6 +244,18 @@ def _open_settings(terminal: Terminal) -> None:
     terminal.wait_for("Settings", where="display")
 
 
+def _setting_row(terminal: Terminal, label: str, value: str) -> Callable[[], bool]:
+    """Whether /settings highlights ``label`` with ``value`` in the values' column."""
+
+    def check() -> bool:
+        return any(
+            line.startswith(f"› {label}  ") and line[2:].rstrip().removeprefix(label).strip() == value
+            for line in terminal.display().splitlines()
+        )
+
+    return check
+
+
 def _rows(terminal: Terminal, name: str) -> bool:
     terminal.type(name)
     terminal.settle()
@@ -265,12 +277,12 @@ def test_the_image_rows_show_only_where_the_terminal_draws_images(tau: TauComman
     _open_settings(terminal)
     assert _rows(terminal, "show images")
     terminal.type("image width")
-    terminal.wait_for("› Image width: 60", where="display")
+    terminal.wait_for(_setting_row(terminal, "Image width", "60"))
     terminal.send(ENTER)
     terminal.type("120")
     terminal.wait_for("› 120", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("› Image width: 120", where="display")
+    terminal.wait_for(_setting_row(terminal, "Image width", "120"))
     assert _saved(tau)["terminal"]["imageWidthCells"] == 120
 
 
@@ -281,7 +293,7 @@ def test_settings_sets_and_clears_a_models_default_thinking_level(tau: TauComman
     terminal = start_tui()
     _open_settings(terminal)
     terminal.type("per model")
-    terminal.wait_for("› Default thinking level per model: none", where="display")
+    terminal.wait_for(_setting_row(terminal, "Default thinking level per model", "none"))
     terminal.send(ENTER)
     terminal.wait_for("› local/fake-model", where="display")
     terminal.send(ENTER)
@@ -297,7 +309,7 @@ def test_settings_sets_and_clears_a_models_default_thinking_level(tau: TauComman
     terminal.send(ENTER)
     terminal.wait_for(lambda: _saved(tau)["modelThinkingLevels"] == {})
     terminal.send(ESCAPE)
-    terminal.wait_for("› Default thinking level per model: none", where="display")
+    terminal.wait_for(_setting_row(terminal, "Default thinking level per model", "none"))
 
 
 def test_a_models_thinking_level_from_settings_is_where_it_starts(tau: TauCommand, start_tui: Start) -> None:

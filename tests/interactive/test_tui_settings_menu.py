@@ -24,16 +24,30 @@ def _open_settings(terminal: Terminal) -> None:
     terminal.wait_for("Settings", where="display")
 
 
+def _highlighted(terminal: Terminal, label: str, value: str) -> Callable[[], bool]:
+    """Whether the highlighted row is ``label`` with ``value`` in the values' column (as pi's)."""
+
+    def check() -> bool:
+        return any(
+            line.startswith(f"› {label}  ")
+            and line.rstrip().endswith(f"  {value}")
+            and line[2:].rstrip().removeprefix(label).removesuffix(value).strip() == ""
+            for line in terminal.display().splitlines()
+        )
+
+    return check
+
+
 def _choose(terminal: Terminal, label: str, before: str, after: str) -> None:
     """In the open settings list: the row ``label`` from ``before`` to ``after``."""
     terminal.type(label.lower())
-    terminal.wait_for(f"› {label}: {before}", where="display")
+    terminal.wait_for(_highlighted(terminal, label, before))
     terminal.send(ENTER)
     terminal.wait_for(f"› {before}", where="display")
     terminal.type(after)
     terminal.wait_for(f"› {after}", where="display")
     terminal.send(ENTER)
-    terminal.wait_for(f"› {label}: {after}", where="display")  # the list again, on the changed row
+    terminal.wait_for(_highlighted(terminal, label, after))  # the list again, on the changed row
     terminal.send("\x15")  # the filter cleared (Ctrl+U) for the next row
 
 

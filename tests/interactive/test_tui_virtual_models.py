@@ -47,4 +47,4 @@ def test_model_picks_the_virtual_model_and_the_footer_shows_the_routed_one(
     # /session lists the cost of each model that answered, here not the selected one.
     terminal.type("/session")
     terminal.send(ENTER)
-    terminal.wait_for("local/fake-small: $0.0000 (15 tokens)", where="display")
+    terminal.wait_for("local/fake-small: $0.000 (15 tokens)", where="display")

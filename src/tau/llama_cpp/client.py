@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import errno
 import itertools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -44,6 +45,19 @@ def normalize_server_url(value: str) -> str:
     path = parts.path.rstrip("/")
     path = path.removesuffix("/v1").rstrip("/")
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _connection_detail(exc: BaseException, server_url: str) -> str:
+    """Why the connection failed, as pi words a refused one (``connect ECONNREFUSED 127.0.0.1:9931``):
+    the system's error code and the address when there is one, else the error itself."""
+    cause: BaseException | None = exc
+    while cause is not None and not (isinstance(cause, OSError) and cause.errno in errno.errorcode):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, OSError) and cause.errno is not None:
+        parts = urlsplit(server_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"connect {errno.errorcode[cause.errno]} {parts.hostname}:{port}"
+    return str(exc) or type(exc).__name__
 
 
 def inference_url(server_url: str) -> str:
@@ -121,7 +135,7 @@ class LlamaClient:
             async with httpx.AsyncClient(timeout=_TIMEOUT_S, trust_env=False) as http:
                 response = await http.request(method, self.server_url + path, json=body, headers=headers)
         except httpx.HTTPError as exc:
-            detail = str(exc) or type(exc).__name__
+            detail = _connection_detail(exc, self.server_url)
             raise LlamaError(f"Could not reach llama.cpp server at {self.server_url}: {detail}") from None
         try:
             payload = response.json()

@@ -42,10 +42,7 @@ _DOWNLOAD = "Download model…"
 _EXACT = re.compile(r"[^/\s]+/[^:\s]+(?::[^\s:]+)?")
 _DOWNLOAD_HELP = "Hugging Face owner/repository[:quant]"
 _ROW_NAME = (36, 56)  # the name column's narrowest and widest, as pi's list
-_NOT_CONFIGURED = (
-    "Configure llama.cpp: set LLAMA_BASE_URL to the router's URL (such as http://127.0.0.1:9931), "
-    "and LLAMA_API_KEY when it has one"
-)
+_NOT_CONFIGURED = f"Configure llama.cpp with /login {PROVIDER}"
 
 
 def provider_config(server_url: str, api_key: str | None, models: list[RouterModel]) -> dict[str, Any]:
@@ -147,47 +144,56 @@ async def _sync(tau: ExtensionAPI, client: LlamaClient) -> list[RouterModel]:
     return catalog
 
 
-async def _manage(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient) -> None:
-    ui = ctx.ui
+async def _catalog(
+    tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient
+) -> list[RouterModel] | None:
+    """The catalogue, or ``None`` when the router cannot be read and the user closes pi's
+    "llama.cpp unavailable" question rather than retry."""
     while True:
         try:
-            catalog = await _sync(tau, client)
+            return await _sync(tau, client)
         except LlamaError as exc:
-            choice = await ui.select(f"llama.cpp: {exc}", ["Retry", "Close"])
-            if choice == "Retry":
-                continue
-            return
-        labels = _rows(catalog)
-        if not labels:
-            ui.notify(
-                f"No models at {client.server_url}: check the router's --models-dir and restart it", "warning"
+            choice = await ctx.ui.select(
+                f"llama.cpp unavailable\n{client.server_url}\n\n{exc}", ["Retry", "Close"]
             )
+            if choice != "Retry":
+                return None
+
+
+async def _manage(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient) -> None:
+    ui = ctx.ui
+    catalog = await _catalog(tau, ctx, client)
+    while catalog is not None:
+        labels = _rows(catalog)
         download = _row(_DOWNLOAD, _DOWNLOAD_HELP, _name_width(catalog))
-        choice = await ui.select(
-            f"llama.cpp models at {client.server_url} (enter: load an unloaded one, unload a loaded one)",
-            [*labels, download],
-        )
-        if choice == download:
-            try:
-                await _download(tau, ctx, client)
-            except LlamaError as exc:
-                ui.notify(str(exc), "error")
-            continue
-        if choice is None or choice not in labels:
+        choice = await ui.select(f"llama.cpp models\n{client.server_url}", [*labels, download])
+        if choice != download and choice not in labels:
             return
-        model = labels[choice]
+        failure: LlamaError | None = None
         try:
-            if model.is_loaded:
-                if await ui.confirm("Unload model?", model.id):
-                    await client.unload_and_wait(model.id)
-                    await _sync(tau, client)
-                    ui.notify(f"Unloaded {model.id}")
-            elif model.status == "unloaded":
-                await _load(tau, ctx, client, catalog, model)
+            if choice == download:
+                await _download(tau, ctx, client)
+            elif labels[choice].is_loaded:
+                await _unload(tau, ctx, client, labels[choice])
+            elif labels[choice].status == "unloaded":
+                await _load(tau, ctx, client, catalog, labels[choice])
             else:
-                ui.notify(f"{model.id} is {model.status}", "warning")
+                ui.notify(f"{labels[choice].id} is {labels[choice].status}", "warning")
         except LlamaError as exc:
-            ui.notify(str(exc), "error")
+            failure = exc
+        # As pi: the router's state again (asking to retry when it is gone), then what went wrong.
+        catalog = await _catalog(tau, ctx, client)
+        if catalog is not None and failure is not None:
+            ui.notify(str(failure), "error")
+
+
+async def _unload(
+    tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient, model: RouterModel
+) -> None:
+    if await ctx.ui.confirm("Unload model?", model.id):
+        await client.unload_and_wait(model.id)
+        await _sync(tau, client)
+        ctx.ui.notify(f"Unloaded {model.id}")
 
 
 async def _load(
@@ -235,10 +241,13 @@ async def _load(
         raise
     if isinstance(result, Stopped):
         await restore()
-        ui.notify(f"Stopped loading {target.id}")
         return
-    await _sync(tau, client)
-    ui.notify(f"Loaded {target.id}; choose it with /model")
+    loaded = next((model for model in await _sync(tau, client) if model.id == target.id), None)
+    ui.notify(
+        f"Loaded {target.id}"
+        if loaded is not None and loaded.status == "loaded"
+        else f"Load started for {target.id}"
+    )
 
 
 async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: LlamaClient) -> None:
@@ -270,8 +279,8 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
     if details.gated is not None:
         approval = "Manual approval is required" if details.gated == "manual" else "Accept the access terms"
         access = await ui.select(
-            f"Hugging Face access required: {details.id}. {approval} at {hub.endpoint}/{details.id}; "
-            "the llama.cpp server needs HF_TOKEN with access.",
+            f"Hugging Face access required\n{details.id}\n\n{approval} at:\n{hub.endpoint}/{details.id}\n\n"
+            "The llama.cpp server needs HF_TOKEN with access.",
             ["Continue", "Back"],
         )
         if access != "Continue":
@@ -289,7 +298,7 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
             )
             for entry in details.quantizations
         ]
-        picked = await ui.select(f"Select quantization of {details.id}", options)
+        picked = await ui.select(f"Select quantization\n{details.id}", options)
         if picked not in options:
             return
         quantization = details.quantizations[options.index(picked)].name
@@ -303,7 +312,6 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
         cancel=lambda: client.unload(model),
     )
     if isinstance(result, Stopped):
-        ui.notify(f"Stopped downloading {model}")
         return
     tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, result))
     ui.notify(f"Downloaded {model}")

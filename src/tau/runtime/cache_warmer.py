@@ -152,7 +152,7 @@ class CacheWarmer:
         self._decide = decide
         self._run: _Run | None = None
         self._send: StreamFn | None = None
-        self._inactive = WarmingStatus("inactive", "waiting for the first request")
+        self._inactive = WarmingStatus("inactive", "waiting for first request")
 
     @property
     def mode(self) -> CacheWarmingMode:
@@ -177,12 +177,12 @@ class CacheWarmer:
     @property
     def status(self) -> WarmingStatus:
         if self.mode == "off":
-            return WarmingStatus("inactive", "cache warming is off")
+            return WarmingStatus("inactive", "cache warming disabled")
         run = self._run
         if run is None:
             return self._inactive
         if not self._current(run):
-            return WarmingStatus("inactive", "the conversation changed")
+            return WarmingStatus("inactive", "conversation context changed")
         decision = evaluate(run.model, self._prompt_tokens(), run.phase)
         if run.timer is None:
             return WarmingStatus("refreshing", decision=decision)
@@ -192,12 +192,12 @@ class CacheWarmer:
         """Keep the entry ``context`` writes warm, replacing any earlier run."""
         self._clear()
         if self.mode == "off":
-            return self._stop("cache warming is off")
+            return self._stop("cache warming disabled")
         if not replayable(model, options):
-            return self._stop("the request cannot be replayed safely")
+            return self._stop("request cannot be replayed safely")
         ttl = cache_ttl_s(model, options)
         if ttl is None:
-            return self._stop("the model has no prompt cache lifetime for this request")
+            return self._stop("cache lifetime unavailable")
         delay = warm_delay_s(ttl)
         if delay is None:
             return self._stop("the prompt cache lifetime is too short")
@@ -216,10 +216,10 @@ class CacheWarmer:
         if run is None:
             return
         if self.mode != "idle":
-            return self._stop("the agent run settled")
+            return self._stop("agent run settled")
         run.phase = "idle"
         if time.time() >= run.started + MAX_IDLE_AGE_S or run.next_warm_at > run.started + MAX_IDLE_AGE_S:
-            self._stop("30-minute idle limit reached")
+            self._stop("30-minute idle safety limit reached")
 
     def close(self) -> None:
         self._stop("the session ended")

@@ -7,6 +7,7 @@ commands, ``/skill:name``, prompt templates) goes to the session like any prompt
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -61,10 +62,17 @@ async def _model(mode: CommandHost, argument: str) -> None:
         )
         return
     current = session.model
-    items = [
-        ListItem(f"{m.provider}/{m.id}", m, m.name if m.name != m.id else "", f"{m.provider} {m.id} {m.name}")
-        for m in models
-    ]
+    settings = session.services.settings_manager
+    default = (settings.default_provider, settings.default_model)
+
+    def row(m: Any) -> str:
+        # pi 1.6's row: the current model ticked, the name when it says more than the id, the
+        # provider, the default marked
+        tick = "✓ " if current and (m.provider, m.id) == (current.provider, current.id) else "  "
+        name = f" ({m.name})" if _distinct_name(m.id, m.name) else ""
+        return f"{tick}{m.id}{name} [{m.provider}]" + (" · default" if (m.provider, m.id) == default else "")
+
+    items = [ListItem(row(m), m, "", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}") for m in models]
     selected = next(
         (
             i
@@ -73,7 +81,14 @@ async def _model(mode: CommandHost, argument: str) -> None:
         ),
         0,
     )
-    dialog = ListDialog("Choose a model", items, selected=selected)
+    dialog = ListDialog(
+        "Choose a model",
+        items,
+        selected=selected,
+        message=""
+        if session.scoped_models
+        else "Only showing models from configured providers. Use /login to add providers.",
+    )
     if argument:
         dialog.query.text = argument
     chosen = await mode.show_dialog(dialog)
@@ -82,6 +97,28 @@ async def _model(mode: CommandHost, argument: str) -> None:
     await session.set_model(chosen.value)
     session.services.settings_manager.set_default_model_and_provider(chosen.value.provider, chosen.value.id)
     mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
+
+
+_LEVEL_DESCRIPTIONS = {
+    # pi 1.6's words for its picker's rows
+    "off": "No reasoning",
+    "minimal": "Very brief reasoning (~1k tokens)",
+    "low": "Light reasoning (~2k tokens)",
+    "medium": "Moderate reasoning (~8k tokens)",
+    "high": "Deep reasoning (~16k tokens)",
+    "xhigh": "Extra-high reasoning (~32k tokens)",
+    "max": "Maximum reasoning",
+}
+
+
+def _distinct_name(model_id: str, name: str) -> bool:
+    """Whether a model's name has words its id lacks (pi shows it then): "Claude Sonnet 4.5" does
+    not beside ``claude-sonnet-4-5``; a single-character word must be a whole word of the id."""
+    words = [w for w in re.split(r"[\W_]+", model_id.lower()) if w]
+    compact = "".join(words)
+    return not all(
+        w in words or (len(w) > 1 and w in compact) for w in re.split(r"[\W_]+", name.strip().lower()) if w
+    )
 
 
 async def _thinking(mode: CommandHost, argument: str) -> None:
@@ -98,9 +135,26 @@ async def _thinking(mode: CommandHost, argument: str) -> None:
             return
     else:
         current = session.thinking_level
-        items = [ListItem(lv, lv) for lv in levels]
+        from tau.accounts.model_resolver import DEFAULT_THINKING_LEVEL
+
+        default = session.services.settings_manager.default_thinking_level or DEFAULT_THINKING_LEVEL
+        items = [
+            ListItem(
+                f"{'✓ ' if lv == current else '  '}{lv}".ljust(10),
+                lv,
+                _LEVEL_DESCRIPTIONS.get(lv, "") + (" · default" if lv == default else ""),
+                search_text=lv,
+            )
+            for lv in levels
+        ]
+        cycle = mode.keymap.describe("app.thinking.cycle")
         chosen = await mode.show_dialog(
-            ListDialog("Thinking level", items, selected=levels.index(current) if current in levels else 0)
+            ListDialog(
+                "Thinking Level",
+                items,
+                message=f"{cycle} cycles thinking levels in-session" if cycle else "",
+                selected=levels.index(current) if current in levels else 0,
+            )
         )
         if chosen is None:
             return
@@ -167,45 +221,78 @@ def _close_with_shown(action: str) -> Callable[[ListDialog[str]], None]:
 
 
 def _edit_scope(
-    chosen: list[str], keys: list[str], action: str, value: Any, position: int
-) -> tuple[list[str], int]:
-    """``/scoped-models``' bulk keys (pi 1.6's): the new choice and the row to highlight."""
+    enabled: list[str] | None, keys: list[str], action: str, value: Any, position: int
+) -> tuple[list[str] | None, int]:
+    """``/scoped-models``' keys (pi 1.6's) on the enabled models (``None``: all of them): the new
+    choice and the row to highlight."""
     from tau.modes.interactive.model_scope_edits import clear_all, enable_all, move, toggle_provider
 
+    every = keys if enabled is None else enabled
+    if action == "toggle":
+        edited = [k for k in every if k != value] if value in every else [*every, value]
+        return _all_or_some(edited, keys), position
     if action == "all":
-        return enable_all(chosen, value), position
+        return _all_or_some(enable_all(every, value), keys), position
     if action == "clear":
-        return clear_all(chosen, value), position
+        return clear_all(every, value), position
     if action == "provider":
-        return toggle_provider(chosen, keys, value.split("/", 1)[0]), keys.index(value)
-    moved = move(chosen, value, -1 if action == "up" else 1)
-    return moved, keys.index(value)
+        return _all_or_some(toggle_provider(every, keys, value.split("/", 1)[0]), keys), position
+    if enabled is None:  # nothing to order while every model is on
+        return None, position
+    moved = move(enabled, value, -1 if action == "up" else 1)
+    return moved, max(0, min(len(keys) - 1, position + (-1 if action == "up" else 1)))
+
+
+def _all_or_some(enabled: list[str], keys: list[str]) -> list[str] | None:
+    """``None`` (every model, pi's ``null``) when ``enabled`` has each of ``keys``."""
+    return None if len(enabled) == len(keys) and set(enabled) == set(keys) else enabled
 
 
 async def _scoped_models(mode: CommandHost, argument: str) -> None:
-    """Choose (in order) the models Ctrl+P cycles through; saved as the ``enabledModels`` setting."""
+    """pi 1.6's "Model Configuration": which models Ctrl+P cycles through, in which order. A change
+    holds for the session at once; Ctrl+S saves it as the ``enabledModels`` setting."""
     from tau.accounts.model_resolver import resolve_model_scope
 
     session = mode.session
     registry = session.services.model_registry
-    chosen = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    scoped = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    enabled: list[str] | None = scoped or None
     position = 0
+    keymap = mode.keymap
+
+    def key(action: str, fallback: str) -> str:
+        return keymap.describe(action).split(", ")[0] or fallback
+
     while True:
-        keys = [f"{m.provider}/{m.id}" for m in registry.get_available()]
+        available = {f"{m.provider}/{m.id}": m for m in registry.get_available()}
+        keys = list(available)
+        shown = keys if enabled is None else [*enabled, *(k for k in keys if k not in enabled)]
         items = [
             ListItem(
-                ("[x] " if key in chosen else "[ ] ") + key,
-                key,
-                f"#{chosen.index(key) + 1}" if key in chosen else "",
+                ("✓ " if enabled is None or k in enabled else "  ")
+                + available[k].id
+                + (f" ({available[k].name})" if _distinct_name(available[k].id, available[k].name) else "")
+                + f" [{available[k].provider}]",
+                k,
+                search_text=f"{k} {available[k].name}",
             )
-            for key in keys
+            for k in shown
+            if k in available
         ]
+        count = (
+            "all enabled"
+            if enabled is None
+            else f"{sum(k in available for k in enabled)}/{len(keys)} enabled"
+        )
         dialog: ListDialog[str] = ListDialog(
-            "Models for Ctrl+P",
+            "Model Configuration",
             items,
+            message=f"Session-only. {key('app.models.save', 'ctrl+s')} to save to settings.",
             selected=position,
-            hint="enter add/remove · ctrl+a all · ctrl+x clear · ctrl+p provider · alt+↑↓ order · "
-            "ctrl+s save · esc cancel · type to filter",
+            hint=f"{key('tui.select.confirm', 'enter')} toggle · {key('app.models.enableAll', 'ctrl+a')} all · "
+            f"{key('app.models.clearAll', 'ctrl+x')} clear · {key('app.models.toggleProvider', 'ctrl+p')} provider · "
+            f"{key('app.models.reorderUp', 'alt+up')}/{key('app.models.reorderDown', 'alt+down')} reorder · "
+            f"{key('app.models.save', 'ctrl+s')} save · {count}",
             actions={
                 "app.models.save": _close_with("save"),
                 "app.models.toggleProvider": _close_with("provider"),
@@ -219,21 +306,21 @@ async def _scoped_models(mode: CommandHost, argument: str) -> None:
         if picked is None:
             return
         if isinstance(picked, ListItem):
-            key = picked.value
-            if key in chosen:
-                chosen.remove(key)
-            else:
-                chosen.append(key)
-            position = keys.index(key)
+            action, value = "toggle", picked.value
+            position = shown.index(value)
+        else:
+            action, value = picked
+        if action == "save":
+            session.services.settings_manager.set_enabled_models(None if enabled is None else list(enabled))
+            mode.chat.add_notice("Model selection saved to settings")
             continue
-        action, value = picked
-        if action != "save":
-            chosen, position = _edit_scope(chosen, keys, action, value, position)
-            continue
-        session.services.settings_manager.set_enabled_models(chosen or None)
-        session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0])
-        mode.chat.add_notice("Ctrl+P cycles " + (", ".join(chosen) if chosen else "every available model"))
-        return
+        if action in ("provider", "up", "down"):
+            position = shown.index(value)
+        enabled, position = _edit_scope(enabled, keys, action, value, position)
+        # as pi: the session cycles through them now; none, or every one, is all of them
+        chosen = [k for k in enabled or () if k in available]
+        partial = bool(chosen) and len(chosen) < len(keys)
+        session.set_scoped_models(resolve_model_scope(chosen, registry.get_available())[0] if partial else [])
 
 
 # -- sessions ------------------------------------------------------------------------------------
@@ -244,7 +331,17 @@ async def _new(mode: CommandHost, argument: str) -> None:
     if change.cancelled:
         mode.chat.add_notice("An extension kept the current session", "warning")
     else:
-        mode.chat.add_notice("New session")
+        mode.chat.add_notice("✓ New session started")
+
+
+def _no_sessions(*, everywhere: bool, named_only: bool, keymap: Any) -> str:
+    """What the session picker says when it lists nothing, in pi 1.6's words."""
+    named = keymap.describe("app.session.toggleNamedFilter") or "ctrl+n"
+    if named_only:
+        if everywhere:
+            return f"No named sessions found. Press {named} to show all."
+        return f"No named sessions in current folder. Press {named} to show all, or Tab to view all."
+    return "No sessions found" if everywhere else "No sessions in current folder. Press Tab to view all."
 
 
 async def _resume(mode: CommandHost, argument: str) -> None:
@@ -281,11 +378,12 @@ async def _resume(mode: CommandHost, argument: str) -> None:
             for i, depth in rows
         ]
 
+        # pi 1.6's header: the scope, then which sessions and in what order
+        scope = "◉ Current Folder | ○ All" if not everywhere else "○ Current Folder | ◉ All"
+        sort_label = {"threaded": "Threaded", "recent": "Recent"}.get(sort_mode, "Fuzzy")
         dialog: ListDialog[str] = ListDialog(
-            "Resume a session"
-            + (" (all projects)" if everywhere else "")
-            + (", named only" if named_only else "")
-            + f" · {sort_mode}",
+            f"Resume Session ({'All' if everywhere else 'Current Folder'})  {scope}  "
+            f"Name: {'Named' if named_only else 'All'}  Sort: {sort_label}",
             items,
             hint="enter resume · tab this folder/all projects · ctrl+s order · ctrl+n named · ctrl+p path"
             " · ctrl+r rename · ctrl+d delete · esc cancel",
@@ -294,6 +392,7 @@ async def _resume(mode: CommandHost, argument: str) -> None:
                 "app.session.delete": _close_with("delete"),
             },
             keep_order=sort_mode == "recent",
+            empty=_no_sessions(everywhere=everywhere, named_only=named_only, keymap=mode.keymap),
         )
         dialog.query.text = query
         dialog.on_empty_key("tab", lambda shown: shown.close(("scope", shown.query.text)))
@@ -308,7 +407,9 @@ async def _resume(mode: CommandHost, argument: str) -> None:
         if chosen is None:
             return
         if isinstance(chosen, ListItem):
-            await mode.runtime.switch_session(chosen.value)
+            change = await mode.runtime.switch_session(chosen.value)
+            if not change.cancelled:
+                mode.chat.add_notice("Resumed session")
             return
         kind, path = chosen
         query = path if kind in ("scope", "sort", "named", "path") else ""
@@ -356,54 +457,69 @@ async def _import(mode: CommandHost, argument: str) -> None:
         shutil.copyfile(source, target)
     change = await mode.runtime.switch_session(target)
     if not change.cancelled:
-        mode.chat.add_notice(f"Imported {source}")
+        mode.chat.add_notice(f"Session imported from: {source}")
 
 
 async def _name(mode: CommandHost, argument: str) -> None:
     if not argument:
         name = mode.session.session_name
+        # pi 1.6's words, here and below
         mode.chat.add_notice(
-            f"Session name: {name}" if name else "Usage: /name <name> (this session has no name)"
+            f"Session name: {name}" if name else "Usage: /name <name>", "info" if name else "warning"
         )
         return
     mode.session.set_session_name(argument)
-    mode.chat.add_notice(f"Session name: {argument}")
+    mode.chat.add_notice(f"Session name set: {argument}")
 
 
 async def _session(mode: CommandHost, argument: str) -> None:
+    """``/session``: pi 1.6's sections (the session, its messages, tokens, cache warming, cost;
+    the cost of each model that answered when that is not just the selected one)."""
+    from tau.session.entries import MessageEntry
+
     session = mode.session
-    messages = session.messages
+    # as pi: every message of the file (each branch, the recorded system prompt too)
+    messages = [e.message for e in session.session_manager.get_entries() if isinstance(e, MessageEntry)]
     replies = [m for m in messages if isinstance(m, AssistantMessage)]
     totals = mode.totals
-    usage = session.get_context_usage()
-    lines = [
-        f"File: {session.session_file or '(not saved)'}",
-        f"ID: {session.session_id}",
-    ]
+    lines = ["Session Info", ""]
     if session.session_name:
         lines.append(f"Name: {session.session_name}")
     lines += [
-        f"Messages: {sum(isinstance(m, UserMessage) for m in messages)} user, {len(replies)} assistant, "
-        f"{sum(isinstance(b, ToolCall) for m in replies for b in m.content)} tool calls, "
-        f"{sum(isinstance(m, ToolResultMessage) for m in messages)} tool results",
-        f"Tokens: {format_tokens(totals.input)} in, {format_tokens(totals.output)} out, "
-        f"{format_tokens(totals.cache_read)} cache read, {format_tokens(totals.cache_write)} cache write",
-        f"Cost: ${totals.cost:.4f}",
+        f"File: {session.session_file or 'In-memory'}",
+        f"ID: {session.session_id}",
+        "",
+        "Messages",
+        f"Total: {len(messages)}",
+        f"User: {sum(isinstance(m, UserMessage) for m in messages)}",
+        f"Assistant: {len(replies)}",
+        f"Tools: {sum(isinstance(b, ToolCall) for m in replies for b in m.content)} calls, "
+        f"{sum(isinstance(m, ToolResultMessage) for m in messages)} results",
+        "",
+        "Tokens",
     ]
+    prompt = totals.input + totals.cache_read + totals.cache_write
+    lines.append(f"Input: {prompt:,}")
+    if prompt > 0 and (totals.cache_read or totals.cache_write):
+        lines.append(f"  Cached: {totals.cache_read:,} ({totals.cache_read / prompt * 100:.1f}%)")
+        written = f" ({totals.cache_write:,} written to cache)" if totals.cache_write else ""
+        lines.append(f"  Uncached: {totals.input + totals.cache_write:,}{written}")
+    lines += [f"Output: {totals.output:,}", f"Total: {prompt + totals.output:,}"]
+    setting = session.services.settings_manager.cache_warming
+    warming = cache_warming_line(setting, session.cache_warming_status).removeprefix(
+        f"Cache warming: {setting}, "
+    )
+    lines += ["", "Cache Warming", f"Mode: {setting}", f"Status: {warming[:1].upper()}{warming[1:]}"]
     # Per model that answered (a virtual model routes to several), unless one entry repeats the total.
     breakdown = usage_by_model(session.session_manager.get_entries())
     selected = f"{session.model.provider}/{session.model.id}" if session.model else None
-    if len(breakdown) > 1 or (breakdown and breakdown[0][0] != selected):
-        lines += [f"  {key}: ${cost:.4f} ({format_tokens(tokens)} tokens)" for key, cost, tokens in breakdown]
-    if totals.cache_hit_rate is not None:
-        lines.append(f"Prompt cache hit rate: {totals.cache_hit_rate * 100:.1f}%")
-    if usage is not None:
-        used = "?" if usage.tokens is None else format_tokens(usage.tokens)
-        percent = "" if usage.percent is None else f" ({usage.percent:.1f}%)"
-        lines.append(f"Context: {used} of {format_tokens(usage.context_window)}{percent}")
-    lines.append(
-        cache_warming_line(session.services.settings_manager.cache_warming, session.cache_warming_status)
-    )
+    by_model = len(breakdown) > 1 or bool(breakdown and breakdown[0][0] != selected)
+    if totals.cost > 0 or by_model:
+        lines += ["", "Cost", f"Total: ${totals.cost:.3f}"]
+        if by_model:
+            lines += [
+                f"  {key}: ${cost:.3f} ({format_tokens(tokens)} tokens)" for key, cost, tokens in breakdown
+            ]
     mode.chat.add_notice("\n".join(lines))
 
 
@@ -495,6 +611,7 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         await mode.runtime.switch_session(child)
         return
     if chosen.value == manager.get_leaf_id():
+        mode.chat.add_notice("Already at this point")
         return
     choice = "none"  # branchSummary.skipPrompt: leave without a summary, unasked (as pi 1.6)
     if not settings.branch_summary_skip_prompt:
@@ -522,10 +639,11 @@ async def _tree(mode: CommandHost, argument: str) -> None:
     )
     if result.cancelled:
         mode.chat.add_notice(
-            "Stayed where you were" + (" (summary stopped)" if result.aborted else ""), "warning"
+            "Branch summarization cancelled" if result.aborted else "Navigation cancelled", "warning"
         )
         return
     mode.redraw_all(reload_messages=True)
+    mode.chat.add_notice("Navigated to selected point")
     if result.editor_text:
         mode.editor.text = result.editor_text
         mode.editor.cursor_position = len(result.editor_text)
@@ -543,10 +661,21 @@ async def _fork(mode: CommandHost, argument: str) -> None:
         and _user_text(e.message).strip()
     ]
     if not items:
-        mode.chat.add_notice("No message to fork from yet")
+        mode.chat.add_notice("No messages to fork from")
         return
-    items.reverse()
-    chosen = await mode.show_dialog(ListDialog("Fork from before which message?", items))
+    # pi 1.6's picker: the messages in order, each numbered, the last one highlighted
+    items = [
+        ListItem(item.label, item.value, f"Message {n} of {len(items)}") for n, item in enumerate(items, 1)
+    ]
+    chosen = await mode.show_dialog(
+        ListDialog(
+            "Fork from Message",
+            items,
+            message="Select a user message to copy the active path up to that point into a new session",
+            selected=len(items) - 1,
+            keep_order=True,
+        )
+    )
     if chosen is None:
         return
     result = await mode.runtime.fork(chosen.value, "before")
@@ -556,7 +685,7 @@ async def _fork(mode: CommandHost, argument: str) -> None:
     if result.selected_text:
         mode.editor.text = result.selected_text
         mode.editor.cursor_position = len(result.selected_text)
-    mode.chat.add_notice("Forked into a new session")
+    mode.chat.add_notice("Forked to new session")
 
 
 async def _clone(mode: CommandHost, argument: str) -> None:
@@ -566,7 +695,7 @@ async def _clone(mode: CommandHost, argument: str) -> None:
         return
     result = await mode.runtime.fork(leaf, "at")
     if not result.cancelled:
-        mode.chat.add_notice("Cloned into a new session")
+        mode.chat.add_notice("Cloned to new session")
 
 
 async def _compact(mode: CommandHost, argument: str) -> None:
@@ -581,10 +710,10 @@ async def _compact(mode: CommandHost, argument: str) -> None:
 async def _copy(mode: CommandHost, argument: str) -> None:
     text = mode.session.get_last_assistant_text()
     if not text:
-        mode.chat.add_notice("No reply to copy yet")
+        mode.chat.add_notice("No agent messages to copy yet.", "error")
         return
     copy_to_clipboard(mode.write_raw, text)
-    mode.chat.add_notice("Copied the last reply")
+    mode.chat.add_notice("Copied last agent message to clipboard")
 
 
 async def _export(mode: CommandHost, argument: str) -> None:
@@ -598,9 +727,9 @@ async def _export(mode: CommandHost, argument: str) -> None:
         try:
             path = session.export_to_html(target, theme=mode.theme())
         except ExportError as exc:
-            mode.chat.add_notice(str(exc), "error")
+            mode.chat.add_notice(f"Failed to export session: {exc}", "error")
             return
-    mode.chat.add_notice(f"Exported to: {path}")
+    mode.chat.add_notice(f"Session exported to: {path}")
 
 
 async def _bug(mode: CommandHost, argument: str) -> None:

@@ -68,15 +68,21 @@ class Dialog:
 
 
 def _title_window(title: Callable[[], str]) -> Window:
+    """The title, a line for each of its lines (as pi draws an extension's ``"Title\nDetail"``)."""
     return Window(
         FormattedTextControl(lambda: [("class:dialog.title", title())]),
-        height=1,
+        height=lambda: title().count("\n") + 1,
         dont_extend_height=True,
     )
 
 
 def _hint_window(hint: Callable[[], str]) -> Window:
-    return Window(FormattedTextControl(lambda: [("class:dialog.hint", hint())]), height=1)
+    """The keys' line, wrapped rather than cut where it is wider than the terminal (as pi's)."""
+    return Window(
+        FormattedTextControl(lambda: [("class:dialog.hint", hint())]),
+        wrap_lines=True,
+        dont_extend_height=True,
+    )
 
 
 class ListDialog(Dialog, Generic[T]):
@@ -98,8 +104,14 @@ class ListDialog(Dialog, Generic[T]):
         keys: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         actions: dict[str, Callable[[ListDialog[T], ListItem[T]], None]] | None = None,
         keep_order: bool = False,
+        empty: str = "(no matches)",
+        description_below: bool = False,
     ) -> None:
         super().__init__()
+        self.empty = empty
+        """What the list says when it shows nothing."""
+        self._description_below = description_below
+        """The highlighted item's description under the list (pi's settings) instead of on each row."""
         self._keep_order = keep_order
         """A search only filters: the matches stay in the list's order rather than best first."""
         self.title = title
@@ -145,9 +157,25 @@ class ListDialog(Dialog, Generic[T]):
                 ),
                 self.focus,
                 list_window,
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(
+                            lambda: [("class:dialog.hint", self._highlighted_description())]
+                        ),
+                        dont_extend_height=True,
+                        wrap_lines=True,
+                    ),
+                    filter=Condition(lambda: bool(self._highlighted_description())),
+                ),
                 _hint_window(lambda: self.hint),
             ]
         )
+
+    def _highlighted_description(self) -> str:
+        if not self._description_below or not self.shown:
+            return ""
+        about = self.shown[min(self.index, len(self.shown) - 1)].description
+        return f"\n  {about}" if about else ""
 
     def on_empty_key(self, key: str, action: Callable[[ListDialog[T]], None]) -> None:
         """Bind ``key`` to ``action(dialog)`` whether or not anything is listed (Tab in the session
@@ -214,7 +242,7 @@ class ListDialog(Dialog, Generic[T]):
 
         width = get_app().output.get_size().columns
         if not self.shown:
-            return [("class:dialog.hint", "  (no matches)")]
+            return [("class:dialog.hint", f"  {self.empty}")]
         start = max(0, min(self.index - _VISIBLE_ROWS // 2, len(self.shown) - _VISIBLE_ROWS))
         rows: StyleAndTextTuples = []
         for position in range(start, min(len(self.shown), start + _VISIBLE_ROWS)):
@@ -222,7 +250,7 @@ class ListDialog(Dialog, Generic[T]):
             chosen = position == self.index
             marker = "› " if chosen else "  "
             text = marker + item.label
-            if item.description:
+            if item.description and not self._description_below:
                 text += "  " + item.description
             style = "class:dialog.selected" if chosen else ""
             if rows:

@@ -122,17 +122,27 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     def cycle_thinking(event: KeyPressEvent) -> None:
         level = mode.session.cycle_thinking_level()
         if level is None:
-            mode.chat.add_notice("This model has no thinking levels", "info")
+            mode.chat.add_notice("Current model does not support thinking", "info")  # pi's words
         mode.invalidate()
 
     def cycle_model(direction: str) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:
             async def cycle() -> None:
                 cycled = await mode.session.cycle_model("forward" if direction == "forward" else "backward")
+                # pi 1.6's words
                 if cycled is None:
-                    mode.chat.add_notice("Only one model is available", "info")
+                    scoped = bool(mode.session.scoped_models)
+                    mode.chat.add_notice(
+                        "Only one model in scope" if scoped else "Only one model available", "info"
+                    )
                 else:
-                    mode.chat.add_notice(f"Model: {cycled.model.provider}/{cycled.model.id}", "info")
+                    model = cycled.model
+                    thinking = (
+                        f" (thinking: {cycled.thinking_level})"
+                        if model.reasoning and cycled.thinking_level not in (None, "off")
+                        else ""
+                    )
+                    mode.chat.add_notice(f"Switched to {model.name or model.id}{thinking}", "info")
 
             mode.spawn(cycle())
 

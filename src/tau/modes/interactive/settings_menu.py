@@ -437,8 +437,13 @@ async def open_settings(mode: SettingsHost) -> None:
     row = 0  # the list opens again on the row just changed, not back at the top
     while True:
         offered = [s for s in SETTINGS if s.shown(mode)]
-        items = [ListItem(f"{s.label}: {s.current(mode)}", s) for s in offered]
-        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row))
+        # as pi's list: the labels in a column (at most 36 wide), the values after it, the
+        # highlighted row's description under the list
+        width = min(36, max(len(s.label) for s in offered))
+        items = [
+            ListItem(f"{s.label.ljust(width)}  {s.current(mode)}", s, s.description, s.label) for s in offered
+        ]
+        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row, description_below=True))
         if chosen is None:
             return
         setting: Setting = chosen.value

@@ -48,6 +48,7 @@ class TreeDialog(ListDialog[str]):
         self._visible_parent: dict[str, str | None] = {}
         self._visible_children: dict[str | None, list[str]] = {}
         options.setdefault("selected", rows.selected)
+        options.setdefault("empty", "No entries found")  # pi's words
         super().__init__(title, rows.items, **options)
         self.hint = tree_hint(self._keymap)  # the user's keys once the app gives its keymap
         self._matches = list(self.shown)

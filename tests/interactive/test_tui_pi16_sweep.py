@@ -1,0 +1,425 @@
+"""What a pi 1.6 user sees in the first minutes, side by side with pi 1.6 itself in a real
+terminal against the same fake server: the lines the built-in commands answer with on a new
+session (``/fork``, ``/copy``, ``/export``, ``/name`` with nothing to act on) and after a first
+reply (``/name``, ``/copy``, ``/export``). pi writes ``Error:``/``Warning:`` before a line tau
+colours instead; the words after it are the same."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from pi16 import pi16_command
+from tau_command import MODEL, TauCommand
+from terminal import ENTER, ESCAPE, Terminal
+
+from tau.testing.fake_llm import Turn
+
+Start = Callable[..., Terminal]
+# each command, and words of its answer to wait for before the next ("/name " as typed with
+# nothing after it)
+COMMANDS = [
+    ("/fork", "fork from"),
+    ("/copy", "to copy yet"),
+    ("/export", "Nothing to export"),
+    ("/name ", "Usage: /name"),
+]
+AFTER_A_REPLY = [  # pi's next status line takes the place of the last: other lines between them
+    ("/export chat.html", "exported to:"),
+    ("/name first steps", "name set"),
+    ("/name ", "Session name: first"),
+    ("/copy", "Copied"),
+]
+
+
+def _answers(terminal: Terminal, commands: list[tuple[str, str]]) -> list[str]:
+    """Run ``commands`` one after another and return the transcript's new lines (the prefixes pi
+    writes taken off)."""
+    terminal.settle()
+    before = set(terminal.text().splitlines())
+    for command, answer in commands:
+        terminal.type(command)
+        terminal.send(ENTER)
+        terminal.wait_for(answer)
+    lines = [line.strip() for line in terminal.text().splitlines() if line not in before]
+    return [re.sub(r"^(Error|Warning): ", "", line) for line in lines if line.strip() and "─" not in line]
+
+
+def _editor_text(terminal: Terminal) -> str:
+    """What the editor holds: the lines between the last two rules on screen."""
+    lines = terminal.display().splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
+
+
+def _pi(tau: TauCommand, tmp_path: Path) -> Terminal:
+    pi_dir = tmp_path / "pi-agent"
+    pi_dir.mkdir(exist_ok=True)
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=30, cols=140)
+    pi.wait_for("fake-model")
+    return pi
+
+
+def test_commands_with_nothing_to_act_on_answer_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_lines = _answers(pi, COMMANDS)
+    finally:
+        pi.close()
+    tau_lines = _answers(start_tui(cols=140), COMMANDS)
+    assert (
+        pi_lines
+        == tau_lines
+        == [
+            "No messages to fork from",
+            "No agent messages to copy yet.",
+            "Failed to export session: Nothing to export yet - start a conversation first",
+            "Usage: /name <name>",
+        ]
+    )
+
+
+def test_commands_after_a_first_reply_answer_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+    pi = _pi(tau, tmp_path)
+    try:
+        pi.type("hi")
+        pi.send(ENTER)
+        pi.wait_for("Hello there.")
+        pi_lines = _answers(pi, AFTER_A_REPLY)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("Hello there.")
+    tau_lines = _answers(terminal, AFTER_A_REPLY)
+    expected = [
+        "Session exported to: chat.html",  # pi names the file as typed; tau says where it is
+        "Session name set: first steps",
+        "Session name: first steps",
+        "Copied last agent message to clipboard",
+    ]
+    for lines in (pi_lines, tau_lines):
+        at = next(i for i, line in enumerate(lines) if line.startswith("Session exported to: "))
+        assert Path(tau.work, lines[at].removeprefix("Session exported to: ")) == tau.work / "chat.html"
+        lines[at] = "Session exported to: chat.html"
+        assert lines[at : at + 4] == expected, lines
+
+
+def _empty_lists(terminal: Terminal) -> list[str]:
+    """/tree and /resume on a new session: the line each list shows in place of its rows."""
+    shown = []
+    for command, words in (("/tree", "No entries found"), ("/resume", "No sessions in current folder")):
+        terminal.settle()
+        terminal.type(command)
+        terminal.send(ENTER)
+        terminal.wait_for(words, where="display")
+        shown.append(next(line.strip() for line in terminal.display().splitlines() if words in line))
+        terminal.send(ESCAPE)
+        terminal.wait_for(lambda words=words: words not in terminal.display())
+    return shown
+
+
+def test_tree_and_resume_with_nothing_to_list_say_so_in_pis_words(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_shown = _empty_lists(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_shown
+        == _empty_lists(start_tui(cols=140))
+        == ["No entries found", "No sessions in current folder. Press Tab to view all."]
+    )
+
+
+def test_the_model_picker_rows_are_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/model's rows: the current model ticked, a name that says more than the id, the provider,
+    the default model marked; and the line above them."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000},
+        {"id": "third-model-2", "name": "Third Model 2", "contextWindow": 50000, "maxTokens": 1000},
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+    settings = json.dumps({"defaultProvider": "local", "defaultModel": "other-model"})
+    (tau.agent_dir / "settings.json").write_text(settings)
+    (tmp_path / "pi-agent").mkdir()
+    (tmp_path / "pi-agent" / "settings.json").write_text(settings)
+
+    def rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/model")
+        terminal.send(ENTER)
+        terminal.wait_for("third-model-2 [local]", where="display")
+        lines = terminal.display().splitlines()
+        hint = next(line.strip() for line in lines if "configured providers" in line)
+        return [
+            hint,
+            *(line[2:].rstrip() for line in lines if line.rstrip().endswith(("[local]", "default"))),
+        ]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = rows(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_rows
+        == rows(start_tui(cols=140))
+        == [
+            "Only showing models from configured providers. Use /login to add providers.",
+            "✓ fake-model [local]",
+            "  other-model (Other Thing) [local] · default",
+            "  third-model-2 [local]",
+        ]
+    )
+
+
+def _session_info(terminal: Terminal) -> list[str]:
+    """/session's lines, the session's own file and id aside."""
+    terminal.settle()
+    terminal.type("/session")
+    terminal.send(ENTER)
+    terminal.wait_for("Status: ", where="display")
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    start = lines.index("Session Info")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Status: "))
+    shown = [line for line in lines[start : end + 1] if line]
+    return [line for line in shown if not line.startswith(("File:", "ID:", "/")) and ".jsonl" not in line]
+
+
+def test_session_shows_pis_sections(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+    pi = _pi(tau, tmp_path)
+    try:
+        pi.type("hi")
+        pi.send(ENTER)
+        pi.wait_for("Hello there.")
+        pi_info = _session_info(pi)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    terminal.type("hi")
+    terminal.send(ENTER)
+    terminal.wait_for("Hello there.")
+    tau_info = _session_info(terminal)
+    assert (
+        pi_info
+        == tau_info
+        == [
+            "Session Info",
+            "Messages",
+            "Total: 3",  # the recorded system prompt is a message too
+            "User: 1",
+            "Assistant: 1",
+            "Tools: 0 calls, 0 results",
+            "Tokens",
+            "Input: 10",
+            "Output: 5",
+            "Total: 15",
+            "Cache Warming",
+            "Mode: idle",
+            "Status: Inactive (cache lifetime unavailable)",
+        ]
+    )
+
+
+def test_settings_rows_are_pis_with_the_values_in_a_column(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/settings' first rows: the same settings in the same order, each value in the column pi
+    puts it; the highlighted row's description under the list (tau's words for it)."""
+
+    def rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/settings")
+        terminal.send(ENTER)
+        terminal.wait_for("Terminal progress", where="display")
+        lines = terminal.display().splitlines()
+        first = next(i for i, line in enumerate(lines) if line[2:].startswith("Auto-compact "))
+        return [line[2:].rstrip() for line in lines[first : first + 10]]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = rows(pi)
+    finally:
+        pi.close()
+    terminal = start_tui(cols=140)
+    assert pi_rows == rows(terminal)
+    assert pi_rows[0] == f"{'Auto-compact':<34}true"
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 3] == (
+        "Summarise the conversation when the context fills up"
+    )
+
+
+def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/scoped-models: pi's title, every model ticked while none is chosen, one switched off with
+    Enter and the count after it (pi writes its keys capitalised, tau as keybindings.json does)."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"] += [
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def seen(terminal: Terminal) -> list[list[str]]:
+        terminal.settle()
+        terminal.type("/scoped-models")
+        terminal.send(ENTER)
+        shots = []
+        for count in ("all enabled", "1/2 enabled"):
+            if shots:
+                terminal.send(ENTER)  # the first row off
+            terminal.wait_for(
+                lambda count=count: count in terminal.display().replace("\n", " "), where="display"
+            )
+            lines = [line.rstrip() for line in terminal.display().splitlines()]
+            title = lines.index("Model Configuration")
+            rows = [line[2:] for line in lines if line.endswith("[local]")]
+            shots.append([lines[title], lines[title + 1].split(".")[0], *rows])
+        return shots
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            [
+                "Model Configuration",
+                "Session-only",
+                "✓ fake-model [local]",
+                "✓ other-model (Other Thing) [local]",
+            ],
+            [
+                "Model Configuration",
+                "Session-only",
+                "✓ other-model (Other Thing) [local]",
+                "  fake-model [local]",
+            ],
+        ]
+    )
+
+
+def test_the_session_pickers_header_is_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/resume's header: the scope, then which sessions and in what order, as pi 1.6 words them
+    (pi puts the second half at the right edge)."""
+
+    def header(terminal: Terminal) -> str:
+        terminal.settle()
+        terminal.type("/resume")
+        terminal.send(ENTER)
+        terminal.wait_for("Sort: Threaded", where="display")
+        line = next(line for line in terminal.display().splitlines() if "Sort: Threaded" in line)
+        return " ".join(line.split())
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_header = header(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_header
+        == header(start_tui(cols=140))
+        == "Resume Session (Current Folder) ◉ Current Folder | ○ All Name: All Sort: Threaded"
+    )
+
+
+def test_fork_lists_the_messages_in_order_and_forks_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/fork after two questions: pi's title and line under it, the questions in order with their
+    numbers, the last highlighted; taking the first forks into a new session with it in the editor."""
+    for _ in range(4):
+        tau.server.add(Turn(text="Hello there."))
+
+    def fork(terminal: Terminal) -> list[str]:
+        for count, question in enumerate(("first question", "second question"), 1):
+            terminal.type(question)
+            terminal.send(ENTER)
+            terminal.wait_for(lambda count=count: terminal.text().count("Hello there.") >= count)
+        terminal.settle()
+        terminal.type("/fork")
+        terminal.send(ENTER)
+        terminal.wait_for("Message 2 of 2", where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        title = lines.index("Fork from Message")
+        picker = [
+            lines[title + 1],
+            *(line for line in lines[title:] if "question" in line or line.startswith("Message ")),
+        ]
+        terminal.send("\x1b[A")  # Up: the first question
+        terminal.send(ENTER)
+        terminal.wait_for("Forked to new session")
+        terminal.wait_for(lambda: _editor_text(terminal) == "first question")
+        return picker
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_picker = fork(pi)
+    finally:
+        pi.close()
+    tau_picker = fork(start_tui(cols=140))
+    # pi puts each number on a line of its own, tau beside the message
+    tau_flat = [part.strip() for line in tau_picker for part in re.split(r"\s{2,}(?=Message )", line)]
+    pi_flat = [line.removeprefix("› ").strip() for line in pi_picker]
+    assert (
+        [line.removeprefix("› ") for line in tau_flat]
+        == pi_flat
+        == [
+            "Select a user message to copy the active path up to that point into a new session",
+            "first question",
+            "Message 1 of 2",
+            "second question",
+            "Message 2 of 2",
+        ]
+    )
+    assert any(line.startswith("› second question") for line in tau_picker)
+
+
+def test_cycling_models_and_a_new_session_are_worded_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """Ctrl+P names the model it switched to by its name, and /new starts a session, as pi 1.6
+    says them."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def words(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        said = []
+        for keys, word in (("\x10", "Switched to"), ("/new", "New session started")):  # Ctrl+P, then /new
+            if keys.startswith("/"):
+                terminal.type(keys)
+                keys = ENTER
+            terminal.send(keys)
+            terminal.wait_for(word)
+            said.append(next(line.strip() for line in terminal.text().splitlines() if word in line))
+        return said
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_words = words(pi)
+    finally:
+        pi.close()
+    assert pi_words == words(start_tui(cols=140)) == ["Switched to Other Thing", "✓ New session started"]
