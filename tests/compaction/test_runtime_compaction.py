@@ -238,9 +238,27 @@ async def test_33_a_second_overflow_before_new_input_fails_without_compacting_ag
     assert isinstance(last, AssistantMessage) and last.error_message == OVERFLOW
     assert faux.pending == 0
 
-    faux.append_responses([faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer()])
-    await session.prompt("new input allows one more recovery")
-    assert len(log.of("compaction_start")) == 2
+    # New input allows one more recovery (a prompt larger than keepRecentTokens, so the earlier
+    # one can be summarised: with nothing to summarise no compaction starts, as in pi 1.6).
+    faux.append_responses(
+        [faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer(), faux_message("done")]
+    )
+    await session.prompt("n" * 1600)
+    assert len(log.of("compaction_start")) == 2 and len(compactions(session)) == 2
+    assert log.of("compaction_end")[-1].will_retry
+    assert faux.pending == 0 and session.messages[-1].text() == "done"  # type: ignore[union-attr]
+
+
+async def test_33b_an_overflow_with_nothing_to_summarise_starts_no_compaction_as_pi16(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    faux.append_responses([faux_message("", stop_reason="error", error_message=OVERFLOW)])
+    log = EventLog()
+    session.subscribe(log)
+    await session.prompt("a first prompt, all of it kept")
+    assert log.of("compaction_start") == [] and log.of("compaction_end") == []
+    assert compactions(session) == [] and faux.pending == 0
 
 
 async def test_53_disabled_compaction_runs_neither_on_threshold_nor_on_overflow(

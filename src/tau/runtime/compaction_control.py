@@ -256,10 +256,6 @@ class CompactionControl:
             self._overflow_attempted = True
             if truncated:
                 await self._omit_truncated(message)
-                from tau.compaction.prepare import prepare_compaction
-
-                if prepare_compaction(self._session.get_branch(), settings) is None:
-                    return  # nothing to summarise: no compaction starts and nothing is retried (pi 1.6)
             await self._run_auto(
                 "overflow", will_retry=may_continue, failed_reply=message if truncated else None
             )
@@ -314,10 +310,6 @@ class CompactionControl:
         tokens = estimate_projected_context_tokens(messages, self._session.get_branch()).tokens
         if not should_compact(tokens, model.context_window, settings):
             return None
-        from tau.compaction.prepare import prepare_compaction
-
-        if prepare_compaction(self._session.get_branch(), settings) is None:
-            return None  # nothing to summarise: no compaction starts (pi 1.6)
         before = self._latest_compaction_id()
         await self._run_auto("threshold", will_retry=False, may_continue=False)
         if self._latest_compaction_id() == before:
@@ -380,14 +372,16 @@ class CompactionControl:
     ) -> None:
         """Compact for ``reason``; with ``will_retry``, continue the run afterwards (a router sees
         ``failed_reply``, or the dropped overflow error, as the failed attempt)."""
+        from tau.compaction.prepare import prepare_compaction
+
+        preparation = prepare_compaction(self._session.get_branch(), self.settings)
+        if preparation is None:
+            return  # nothing to summarise: no compaction starts, nothing is retried (pi 1.6)
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:
             request = await self._request(controller, "compaction", reason)
-            from tau.compaction.prepare import prepare_compaction
-
-            preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
-            if request is None or preparation is None:
+            if request is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
                 return
             saved = await self._summarize_and_save(
