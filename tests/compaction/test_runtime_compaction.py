@@ -608,3 +608,50 @@ def test_compaction_events_in_json() -> None:
         "willRetry": False,
         "errorMessage": "Auto-compaction failed: x",
     }
+
+
+async def test_33c_a_cut_reply_leaves_the_context_with_the_results_of_its_tool_call(
+    make_session: SessionFactory, faux: FauxProvider, tmp_path: Any
+) -> None:
+    """pi 1.6's #11227: a reply cut off below the output limit whose tool call got a result (here
+    a session resumed after it) leaves the context together with that result, else every later
+    request would carry a result without its call."""
+    from tau.ai.types import TextContent, ToolResultMessage, UserMessage
+    from tau.session.entries import ContextEditEntry
+    from tau.session.manager import SessionManager
+    from tau.testing.faux import faux_tool_call
+
+    first = make_session()
+    await prime(first, faux)
+    manager = SessionManager.open(first.session_file)  # type: ignore[arg-type]
+    call = faux_tool_call("bash", {"command": "echo one"})
+    manager.append_message(UserMessage("u" * 1600))
+    manager.append_message(faux_message([TextContent("Let me run"), call], stop_reason="length"))
+    manager.append_message(ToolResultMessage(call.id, "bash", [TextContent("not run: cut off")], is_error=True))
+    session = make_session(session_manager=manager)
+    summarizer = Summarizer()
+    sent: list[Context] = []
+
+    def answer(context: Context, options: Any, state: Any, model: Model) -> AssistantMessage:
+        sent.append(context)
+        return faux_message("done")
+
+    faux.append_responses([summarizer, answer])
+    log = EventLog()
+    session.subscribe(log)
+    await session.prompt("go on")
+
+    branch = session.session_manager.get_branch()
+    edits = [e for e in branch if isinstance(e, ContextEditEntry)]
+    targets = [session.session_manager.get_entry(e.target_id) for e in edits]
+    assert [type(t.message).__name__ for t in targets if isinstance(t, MessageEntry)] == [
+        "AssistantMessage",
+        "ToolResultMessage",
+    ]
+    assert all(e.replacement is None for e in edits)
+    [begin] = log.of("compaction_start")
+    assert begin == CompactionStart("overflow")
+    [request] = sent
+    text = repr(request.messages)
+    assert call.id not in text and "not run: cut off" not in text
+    assert faux.pending == 0

@@ -6,8 +6,11 @@ auto-retry has declined the run's end), before every prompt, and before a reques
 routes to another model (``fit_for_route``: that model's window, the request then sent
 compacted). It runs for two reasons: ``threshold`` (the context grew larger than the window minus
 the reserve; after a run the work stops there unless messages are queued) and
-``overflow`` (the provider refused the prompt as too long; the history is compacted and the agent
-continues on its own, once per user message). ``compaction.enabled`` governs both.
+``overflow`` (the provider refused the prompt as too long, or cut a reply off by the output limit
+below the model's own ``maxTokens``: the history is compacted and the agent continues on its own,
+once per user message; a cut reply, and the results of a tool call it made, first leave the
+context through ``context_edit`` entries, as pi 1.6). With nothing to summarise no compaction
+starts (no events, no retry). ``compaction.enabled`` governs both.
 
 Manual ``compact()`` always works (it stops the running turn first). ``navigate_tree`` moves the
 session to another point of its tree, optionally hanging a summary of the abandoned branch there.
