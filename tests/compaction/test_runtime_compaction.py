@@ -627,7 +627,9 @@ async def test_33c_a_cut_reply_leaves_the_context_with_the_results_of_its_tool_c
     call = faux_tool_call("bash", {"command": "echo one"})
     manager.append_message(UserMessage("u" * 1600))
     manager.append_message(faux_message([TextContent("Let me run"), call], stop_reason="length"))
-    manager.append_message(ToolResultMessage(call.id, "bash", [TextContent("not run: cut off")], is_error=True))
+    manager.append_message(
+        ToolResultMessage(call.id, "bash", [TextContent("not run: cut off")], is_error=True)
+    )
     session = make_session(session_manager=manager)
     summarizer = Summarizer()
     sent: list[Context] = []
