@@ -15,7 +15,7 @@ from typing import Any
 from pi16 import pi16_command
 from tau_command import TauCommand
 
-from tau.testing.fake_llm import RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn
+from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn
 
 MODEL = ["--provider", "local", "--model", "fake-small"]
 SETTINGS = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}
@@ -254,3 +254,29 @@ def test_a_cut_tool_call_gets_an_error_result_and_the_run_goes_on_as_pi16_does(
     assert masked(tau_run.requests) == masked(pi_run.requests)
     assert "context_edit" not in tau_run.session.read_text()
     assert sent(tau_run.requests)[1][-1].startswith("tool: Tool call bash was not run")
+
+
+def test_a_prompt_refused_as_too_long_leaves_the_context_the_same_way_as_pi16_does(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+    refused = Turn(fault=Fault("status", status=400, body=too_long))
+    tau_run, pi_run = both(
+        tau,
+        tmp_path,
+        [refused, Turn(text=SUMMARY), Turn(text="The essay.")],
+        "--mode",
+        "json",
+        "-p",
+        "Write.",
+    )
+    assert (tau_run.code, pi_run.code) == (0, 0), (tau_run.stderr, pi_run.stderr)
+    assert flow(tau_run.stdout) == flow(pi_run.stdout)
+    assert entries(tau_run.session) == entries(pi_run.session)
+    assert sent(tau_run.requests) == sent(pi_run.requests)
+    assert [e[:2] for e in entries(tau_run.session)][-4:] == [
+        ["message", "assistant"],
+        ["context_edit", "assistant"],
+        ["compaction", SUMMARY_OF_TURN],
+        ["message", "assistant"],
+    ]

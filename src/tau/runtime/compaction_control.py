@@ -257,11 +257,12 @@ class CompactionControl:
                 )
                 return
             self._overflow_attempted = True
-            if truncated:
-                await self._omit_truncated(message)
-            await self._run_auto(
-                "overflow", will_retry=may_continue, failed_reply=message if truncated else None
-            )
+            failed = None
+            if message.stop_reason != "stop":
+                # The failed attempt leaves the context for good before the history is summarised
+                # (pi 1.6); a reply that overflowed silently but finished is kept.
+                failed = message if await self._omit_failed_attempt(message) else None
+            await self._run_auto("overflow", will_retry=may_continue, failed_reply=failed)
             return
         if message.stop_reason == "error":
             estimate = estimate_context_tokens(self._agent.state.messages)
@@ -319,11 +320,12 @@ class CompactionControl:
             return None
         return list(self._agent.state.messages)
 
-    async def _omit_truncated(self, message: AssistantMessage) -> None:
-        """Leave a cut-off reply out of the context for good: a ``context_edit`` entry removing
-        it, and one for each result of a tool call it made (a result without its call would make
-        every later request fail), each announced (``entry_appended``); the agent's messages are
-        then rebuilt from the session. The session file keeps the reply itself."""
+    async def _omit_failed_attempt(self, message: AssistantMessage) -> bool:
+        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good:
+        a ``context_edit`` entry removing it, and one for each result of a tool call it made (a
+        result without its call would make every later request fail), each announced
+        (``entry_appended``); the agent's messages are then rebuilt from the session, which keeps
+        the reply itself. ``False`` when the reply is not in the session (nothing written)."""
         await self._pipeline.catch_up()
         branch = self._session.get_branch()
         index = next(
@@ -335,7 +337,7 @@ class CompactionControl:
             None,
         )
         if index is None:
-            return
+            return False
         call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
         targets = [branch[index].id]
         for entry in branch[index + 1 :]:
@@ -350,6 +352,7 @@ class CompactionControl:
             if edit is not None:
                 await self._emit(EntryAppended(edit))
         self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
+        return True
 
     def _latest_compaction_id(self) -> str | None:
         entry = next(
