@@ -7,11 +7,11 @@ from tau.compaction import (
     CompactionSettings,
     FileDetails,
     FileOperations,
-    estimate_context_tokens,
     format_file_lists,
     nothing_to_compact_reason,
     prepare_compaction,
 )
+from tau.compaction.tokens import estimate_projected_context_tokens
 from tau.session.context import build_session_context
 from tau.session.messages import CompactionSummaryMessage
 
@@ -72,7 +72,11 @@ def test_18_tokens_before_is_the_estimate_of_the_projected_context() -> None:
     assert preparation is not None
     projected = build_session_context(entries, "e5").messages
     assert isinstance(projected[0], CompactionSummaryMessage)
-    assert preparation.tokens_before == estimate_context_tokens(projected).tokens == 0 + 100
+    # As pi 1.6 measures it: no reply with a usage since the compaction, so every projected
+    # message is estimated (the summary, 4000 + 40 + 400 characters at 4 per token).
+    estimate = estimate_projected_context_tokens(projected, entries)
+    assert preparation.tokens_before == estimate.tokens > 1000 + 10 + 100
+    assert estimate.last_usage_index is None
 
 
 def test_19_earlier_compactions_are_not_summarised_again() -> None:

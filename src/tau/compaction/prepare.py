@@ -10,7 +10,7 @@ from tau.agent.messages import AgentMessage
 from tau.compaction.cut_point import find_cut_point
 from tau.compaction.file_ops import FileDetails, FileOperations
 from tau.compaction.settings import CompactionSettings
-from tau.compaction.tokens import estimate_context_tokens
+from tau.compaction.tokens import estimate_projected_context_tokens
 from tau.session.context import build_session_context, entry_message, project_context_edits
 from tau.session.entries import CompactionEntry, SessionEntry
 
@@ -48,7 +48,10 @@ def prepare_compaction(
     """
     if not path or isinstance(path[-1], CompactionEntry):
         return None
-    tokens_before = estimate_context_tokens(build_session_context(path, path[-1].id).messages).tokens
+    # Measured as pi 1.6 does: the last reply's usage plus what follows, unless an edit or a
+    # compaction came after that reply (then every message is estimated, the system prompt too).
+    context = build_session_context(path, path[-1].id, system_messages=True).messages
+    tokens_before = estimate_projected_context_tokens(context, path).tokens
     path = project_context_edits(path)  # what the edits took out is neither summarised nor counted
     previous_index = _last_compaction_index(path)
     previous = path[previous_index] if previous_index >= 0 else None

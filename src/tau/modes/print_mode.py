@@ -3,7 +3,8 @@
 Both bind the session's extensions without a UI (their dialogs answer "no answer", so a permission
 gate blocks; a handler's failure is one line on stderr), then send the prompts one after another,
 each awaited to its end. Text mode then prints the last
-assistant message's text blocks, or its error on stderr with exit code 1. JSON mode writes the session
+assistant message's text blocks, or its error on stderr with exit code 1; a reply cut off by the
+output limit is printed, then a warning on stderr, and the exit code is 1. JSON mode writes the session
 header and then one event per line, and nothing else: ``message_update`` events carry the streamed
 delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
 the reply's length), and deltas arriving in a burst are merged (``event_lines``); ``message_end``
@@ -28,6 +29,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.session.errors import SessionWriteError
 
 SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
+TRUNCATED_WARNING = "Response was truncated: the model reached its output token limit."
 
 
 async def run_print_mode(
@@ -138,6 +140,11 @@ def _print_final_reply(session: AgentSession, output: LineOutput, err: TextIO) -
         return 1
     if not _write_text(last, output):
         return _output_failed(output, err)
+    if last.stop_reason == "length":
+        # Cut off at the output limit (after any recovery): the partial text, a warning, status 1.
+        err.write(f"{TRUNCATED_WARNING}\n")
+        err.flush()
+        return 1
     return 0
 
 
