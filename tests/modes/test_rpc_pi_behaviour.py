@@ -138,6 +138,8 @@ def add_thinking_model(tau: TauCommand) -> None:
 
 async def test_model_and_thinking_commands_announce_the_level_before_their_response(tau: TauCommand) -> None:
     add_thinking_model(tau)
+    # The switch takes the saved default (without one, the current level: off would stay off).
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultThinkingLevel": "low"}))
     async with RpcClient(rpc_command(), cwd=str(tau.work), env=tau.env) as rpc:
         await rpc.call("set_model", provider="local", modelId="thinker")
         await rpc.call("cycle_thinking_level")

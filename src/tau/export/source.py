@@ -20,7 +20,7 @@ from tau.session.manager import SessionManager
 from tau.session.migrations import migrate_objects
 from tau.session.tree import Label, apply_label
 
-NOTHING_YET = "Nothing to export yet: start a conversation first"
+NOTHING_YET = "Nothing to export yet - start a conversation first"  # pi 1.6's words
 
 
 class ExportSource(Struct):

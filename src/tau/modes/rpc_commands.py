@@ -188,7 +188,7 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
         state["sessionName"] = session.session_name
     state.update(
         autoCompactionEnabled=session.auto_compaction_enabled,
-        messageCount=len(session.messages),
+        messageCount=len(_transcript(ctx)),
         pendingMessageCount=session.pending_message_count,
         sandbox=session.sandbox.to_json(),
     )
@@ -196,11 +196,15 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
-    """The branch's transcript as pi 1.6 lists it: the recorded system messages where they stand
-    (the first one leads), then the conversation the model is sent."""
+    return {"messages": [message_to_json(m) for m in _transcript(ctx)]}
+
+
+def _transcript(ctx: CommandContext) -> list[Any]:
+    """The branch's transcript as pi 1.6 lists it (``get_messages``, and ``get_state``'s
+    ``messageCount`` counts it): the recorded system messages where they stand (the first one
+    leads), then the conversation the model is sent."""
     context = ctx.session.session_manager.build_session_context()
-    messages = interleave_system_messages(ctx.session.messages, context)
-    return {"messages": [message_to_json(m) for m in messages]}
+    return interleave_system_messages(ctx.session.messages, context)
 
 
 async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
@@ -253,31 +257,33 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
     loader = session.services.resource_loader
     locate = _SourceLocator(session.cwd, session.services.agent_dir)
     commands: list[JsonDict] = []
+    builtins: dict[str, JsonDict] = {}
     runner = session.extension_runner
-    for name, registered in (runner.commands if runner is not None else {}).items():
-        builtin = registered.path.startswith("<builtin:")
-        commands.append(
-            {
-                "name": name,
-                "description": registered.description,
-                "source": "extension",
-                "sourceInfo": {"path": registered.path[1:-1], **_BUILTIN_SOURCE}
-                if builtin
-                else locate(registered.path),
-            }
-        )
-    if "mcp" not in (runner.commands if runner is not None else {}):
-        from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH
+    registered_commands = runner.commands if runner is not None else {}
+    for name, registered in registered_commands.items():
+        if registered.path.startswith("<builtin:"):
+            builtins[name] = _builtin_command(name, registered.description, registered.path[1:-1])
+        else:
+            commands.append(
+                {
+                    "name": name,
+                    "description": registered.description,
+                    "source": "extension",
+                    "sourceInfo": locate(registered.path),
+                }
+            )
+    from tau.llama_cpp.fallback import LLAMA_COMMAND, LLAMA_DESCRIPTION, LLAMA_SOURCE_PATH
+    from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH
 
-        # Always there, as in pi 1.6 (answered by the mode while no MCP server is configured).
-        commands.append(
-            {
-                "name": MCP_COMMAND,
-                "description": MCP_DESCRIPTION,
-                "source": "extension",
-                "sourceInfo": {"path": MCP_SOURCE_PATH, **_BUILTIN_SOURCE},
-            }
-        )
+    # pi 1.6's built-in extensions' commands come after the others, llama before mcp, and are
+    # always there (the mode answers one whose extension is not loaded).
+    for name, description, path in (
+        (LLAMA_COMMAND, LLAMA_DESCRIPTION, LLAMA_SOURCE_PATH),
+        (MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH),
+    ):
+        in_runner = name in builtins
+        commands.append(builtins.pop(name) if in_runner else _builtin_command(name, description, path))
+    commands.extend(builtins.values())
     for template in loader.prompt_templates:
         entry: JsonDict = {"name": template.name, "source": "prompt"}
         if template.description:
@@ -295,6 +301,15 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
 
 _BUILTIN_SOURCE: JsonDict = {"source": "builtin", "scope": "temporary", "origin": "top-level"}
 """pi's ``sourceInfo`` of a built-in extension's command (its ``path`` is ``builtin:<name>``)."""
+
+
+def _builtin_command(name: str, description: str | None, path: str) -> JsonDict:
+    return {
+        "name": name,
+        "description": description,
+        "source": "extension",
+        "sourceInfo": {"path": path, **_BUILTIN_SOURCE},
+    }
 
 
 class _SourceLocator:
@@ -519,7 +534,7 @@ async def _clone(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
     leaf = ctx.session.session_manager.get_leaf_id()
     if leaf is None:
-        raise RpcCommandError("Nothing to clone: the session has no entries yet")
+        raise RpcCommandError("Cannot clone session: no current entry selected")
     return await _replace_session(
         ctx, lambda _: runtime.fork(leaf, "at"), {"cancelled": lambda result: result.cancelled}
     )

@@ -199,15 +199,13 @@ class ModelControl:
         return model
 
     def _preferred_thinking_level(self, target: Model) -> ThinkingLevelOrOff:
-        """The level for switching to ``target``: its ``modelThinkingLevels`` entry, else the current
-        one, unless the current model cannot think (then the saved default)."""
+        """The level for switching to ``target``, as pi 1.6 chooses it: its ``modelThinkingLevels``
+        entry, else the saved default, else the current level (``off`` stays off when no default is
+        saved); the switch then clamps it to what ``target`` supports."""
         per_model = self._settings.model_thinking_level(target.provider, target.id)
         if per_model is not None:
             return per_model
-        current = self.model
-        if current is not None and current.reasoning:
-            return self.thinking_level
-        return self._settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+        return self._settings.default_thinking_level or self.thinking_level or DEFAULT_THINKING_LEVEL
 
     def _apply_model(self, model: Model, level: ThinkingLevelOrOff) -> None:
         self._agent.state.model = model

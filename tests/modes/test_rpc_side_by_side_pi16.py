@@ -1,0 +1,210 @@
+"""Every RPC command pi 1.6 documents (docs/rpc-commands.md), sent to ``tau --mode rpc`` and to pi
+1.6's ``--mode rpc`` side by side (each its own fake server, agent dir and folder): the responses
+must have the same keys, types, success and error wording. Values that differ by nature (ids,
+paths, times, the prompt's prose) are not compared; what tau adds on purpose (get_state's
+``sandbox``, the ``dropped`` queue of a session change) and the built-in tools' schemas (compared
+by the request parity tests) are set aside, each named below."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rpc_side_by_side import Side, add_turns, differences, response_shape, two_sides
+
+from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
+
+JsonDict = dict[str, Any]
+
+
+def two_models(models: JsonDict) -> None:
+    """A second model, with reasoning: cycle_model and the thinking levels have somewhere to go."""
+    models["providers"]["local"]["models"].append(
+        {"id": "second", "contextWindow": 100000, "maxTokens": 4096, "reasoning": True}
+    )
+
+
+def comparable(response: JsonDict) -> JsonDict:
+    """``response_shape`` without what tau adds on purpose or what other tests compare: get_state's
+    ``sandbox`` (pi-compatibility.md), and the schemas of the tools a system message adds (their
+    names stay)."""
+    shaped = response_shape(response)
+    data = shaped.get("data")
+    if isinstance(data, dict):
+        data.pop("sandbox", None)
+
+    def tool_names(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                key: (len(item) if key == "toolsAdded" else tool_names(item)) for key, item in value.items()
+            }
+        if isinstance(value, list):
+            return [tool_names(item) for item in value]
+        return value
+
+    return tool_names(shaped)
+
+
+PerSide = dict[str, JsonDict]
+
+
+async def both(tau: Side, pi: Side, command: JsonDict, per_side: PerSide | None = None) -> PerSide:
+    """Send ``command`` to each (with ``per_side[name]``'s fields laid over it) and return the answers."""
+    answers = {}
+    for side in (tau, pi):
+        fields = (per_side or {}).get(side.name, {})
+        answers[side.name] = await side.rpc.send({**command, **fields}, timeout=30)
+    return answers
+
+
+async def same(tau: Side, pi: Side, command: JsonDict, per_side: PerSide | None = None) -> PerSide:
+    """``both``, asserting the two answers have the same shape."""
+    answers = await both(tau, pi, command, per_side)
+    found = differences(comparable(answers["tau"]), comparable(answers["pi"]))
+    assert not found, f"{json.dumps(command)}: " + "; ".join(found)
+    return answers
+
+
+async def test_each_command_answers_with_pi16s_shape(tmp_path: Path) -> None:
+    async with two_sides(tmp_path, models=two_models, files={"a.txt": "a\n"}) as (tau, pi):
+        # Before anything was said.
+        for kind in ("get_state", "get_messages", "get_entries", "get_tree", "get_last_assistant_text"):
+            await same(tau, pi, {"type": kind})
+        await same(tau, pi, {"type": "export_html"})  # nothing to export yet: the same words
+        await same(tau, pi, {"type": "clone"})  # nothing saved yet: the same words
+        add_turns(
+            tau,
+            pi,
+            Turn(text="reading", tool_calls=[ScriptedToolCall("read", {"path": "a.txt"})]),
+            Turn(text="done", usage=ScriptedUsage(input=50, output=10)),
+        )
+        for side in (tau, pi):
+            await side.rpc.prompt("read a.txt")
+        for kind in (
+            "get_state",
+            "get_messages",
+            "get_entries",
+            "get_tree",
+            "get_session_stats",
+            "get_fork_messages",
+            "get_last_assistant_text",
+            "get_commands",
+            "get_available_models",
+            "get_available_thinking_levels",
+            "cycle_model",
+            "get_available_thinking_levels",
+            "cycle_thinking_level",
+            "get_state",
+            "abort",
+            "abort_retry",
+            "abort_bash",
+            "clear_queue",
+        ):
+            await same(tau, pi, {"type": kind})
+        await same(tau, pi, {"type": "set_model", "provider": "local", "modelId": "fake-model"})
+        await same(tau, pi, {"type": "cycle_thinking_level"})  # a model without reasoning: null
+        await same(tau, pi, {"type": "set_thinking_level", "level": "high"})
+        await same(tau, pi, {"type": "set_steering_mode", "mode": "all"})
+        await same(tau, pi, {"type": "set_follow_up_mode", "mode": "all"})
+        await same(tau, pi, {"type": "set_auto_compaction", "enabled": False})
+        await same(tau, pi, {"type": "set_auto_retry", "enabled": False})
+        await same(tau, pi, {"type": "set_session_name", "name": "  named  "})
+        state = await same(tau, pi, {"type": "get_state"})
+        for side in (tau, pi):
+            data = state[side.name]["data"]
+            assert (data["steeringMode"], data["followUpMode"], data["sessionName"]) == (
+                "all",
+                "all",
+                "named",
+            )
+            assert (data["autoCompactionEnabled"], data["thinkingLevel"]) == (False, "off")
+        await same(tau, pi, {"type": "bash", "command": "echo hi; exit 3"})
+        await same(tau, pi, {"type": "bash", "command": "seq 1 100000", "excludeFromContext": True})
+        await same(
+            tau,
+            pi,
+            {"type": "export_html"},
+            {side.name: {"outputPath": str(side.root / "page.html")} for side in (tau, pi)},
+        )
+        add_turns(tau, pi, Turn(text="## Goal\nsummary"))
+        await same(tau, pi, {"type": "compact", "customInstructions": "keep it short"})
+        await same(tau, pi, {"type": "get_session_stats"})
+        forks = await same(tau, pi, {"type": "get_fork_messages"})
+        await same(
+            tau,
+            pi,
+            {"type": "fork"},
+            {name: {"entryId": forks[name]["data"]["messages"][0]["entryId"]} for name in ("tau", "pi")},
+        )
+        await same(tau, pi, {"type": "get_entries"})
+        await same(tau, pi, {"type": "clone"})  # the fork has nothing answered yet: not saved
+        files = {side.name: str(side.session_files()[0]) for side in (tau, pi)}
+        await same(
+            tau, pi, {"type": "switch_session"}, {name: {"sessionPath": files[name]} for name in files}
+        )
+        await same(tau, pi, {"type": "clone"})
+        await same(tau, pi, {"type": "get_entries"})
+        await same(tau, pi, {"type": "new_session", "parentSession": files["tau"]})
+        await same(tau, pi, {"type": "get_state"})
+
+
+async def test_commands_pi16_refuses_are_refused_in_its_words(tmp_path: Path) -> None:
+    async with two_sides(tmp_path) as (tau, pi):
+        add_turns(tau, pi, Turn(text="hello"))
+        for side in (tau, pi):
+            await side.rpc.prompt("hi")
+        refused = [
+            {"type": "no_such_command"},
+            {"type": "set_model", "provider": "nope", "modelId": "x"},
+            {"type": "get_entries", "since": "nope"},
+            {"type": "fork", "entryId": "nope"},
+            {"type": "set_session_name", "name": "   "},
+        ]
+        entries = await both(tau, pi, {"type": "get_entries"})
+        not_a_user_message = {
+            name: {"entryId": entries[name]["data"]["entries"][-1]["id"]} for name in ("tau", "pi")
+        }
+        answers = [await same(tau, pi, command) for command in refused]
+        answers.append(await same(tau, pi, {"type": "fork"}, not_a_user_message))
+        errors = [answer["tau"]["error"] for answer in answers]
+        assert errors == [
+            "Unknown command: no_such_command",
+            "Model not found: nope/x",
+            "Entry not found: nope",
+            "Invalid entry ID for forking",
+            "Session name cannot be empty",
+            "Invalid entry ID for forking",
+        ]
+        # A prompt while a reply streams, without streamingBehavior.
+        add_turns(
+            tau,
+            pi,
+            Turn(text="slow slow slow", chunk_size=2, fault=Fault("stall", after_events=3, seconds=2)),
+        )
+        for side in (tau, pi):
+            await side.rpc.call("prompt", message="go")
+            await side.rpc.wait_for("message_update")
+        busy = await same(tau, pi, {"type": "prompt", "message": "again"})
+        assert busy["tau"]["success"] is False
+        for side in (tau, pi):
+            await side.rpc.wait_for("agent_settled")
+        # A line that is not JSON: a response without an id, command "parse".
+        for side in (tau, pi):
+            await side.rpc.write_line("{not json")
+        parsed = {}
+        for side in (tau, pi):
+            event = await side.rpc.next_event(timeout=30)
+            assert event is not None
+            parsed[side.name] = event
+        # The parser's own words after the prefix differ by nature (Python's json, V8's JSON.parse).
+        prefix = "Failed to parse command: "
+        assert all(answer["error"].startswith(prefix) for answer in parsed.values())
+        assert {k: v for k, v in parsed["tau"].items() if k != "error"} == {
+            "type": "response",
+            "command": "parse",
+            "success": False,
+        }
+        assert {k: v for k, v in parsed["pi"].items() if k != "error"} == {
+            k: v for k, v in parsed["tau"].items() if k != "error"
+        }
