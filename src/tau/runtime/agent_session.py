@@ -40,6 +40,8 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
+    ToolCall,
+    ToolResultMessage,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
@@ -76,7 +78,7 @@ from tau.runtime.virtual_routing import (
     limits_model,
     selection_needs_recording,
 )
-from tau.session.entries import MessageEntry
+from tau.session.entries import MessageEntry, SessionEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
@@ -143,7 +145,7 @@ class AgentSession:
         caller such as ``tau batch`` puts its provider limits on the children's requests too."""
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
-        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline, self._omit_failed_attempt)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(
@@ -1005,6 +1007,30 @@ class AgentSession:
         entry = self._session.get_entry(entry_id)
         if entry is not None:
             self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+
+    def _omit_failed_attempt(self, message: AssistantMessage) -> list[SessionEntry]:
+        """Record, as pi 1.6 does, that a failed attempt and its tool results stay out of the
+        context: a ``context_edit`` entry without replacement for each (the entries are kept).
+        Returns the entries appended."""
+        messages = [entry for entry in self._session.get_branch() if isinstance(entry, MessageEntry)]
+        at = len(messages) - 1
+        while at >= 0 and messages[at].message != message:
+            at -= 1
+        if at < 0:
+            return []
+        call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
+        targets = [messages[at].id]
+        for entry in messages[at + 1 :]:
+            if isinstance(entry.message, AssistantMessage):
+                break
+            if isinstance(entry.message, ToolResultMessage) and entry.message.tool_call_id in call_ids:
+                targets.append(entry.id)
+        appended: list[SessionEntry] = []
+        for target in targets:
+            edit = self._session.get_entry(self._session.append_context_edit(target, None))
+            if edit is not None:
+                appended.append(edit)
+        return appended
 
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Record an extension's own entry (not part of the conversation) and announce it
