@@ -161,7 +161,7 @@ class _RpcMode:
             from tau.mcp.fallback import answered_by_mode, no_servers_message
 
             if answered_by_mode(text, registered):
-                self.ui.notify(no_servers_message(self.session.services.agent_dir))
+                self.ui.notify(no_servers_message(self.session.services.agent_dir), "info")
                 return True
         elif text.startswith("/llama"):
             from tau.llama_cpp import fallback
