@@ -139,3 +139,20 @@ async def test_an_automatic_compaction_streams_pi16s_events(tmp_path: Path) -> N
         ours, theirs = await json_runs(tau, pi, "-p", "a long task")
     assert_same_stream(ours, theirs)
     assert [line["type"] for line in ours][-3:] == ["compaction_start", "compaction_end", "agent_settled"]
+
+
+async def test_an_overflow_compaction_and_its_retry_stream_pi16s_events(tmp_path: Path) -> None:
+    settings = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 200}}
+    async with two_sides(tmp_path, settings=settings, models=small_window, rpc=False) as (tau, pi):
+        add_turns(tau, pi, Turn(text="setup done " + "y" * 2000))
+        await json_runs(tau, pi, "-p", "set things up")
+        too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+        add_turns(
+            tau,
+            pi,
+            Turn(fault=Fault("status", status=400, body=too_long)),
+            Turn(text="## Goal\ncompacted"),
+            Turn(text="recovered"),
+        )
+        ours, theirs = await json_runs(tau, pi, "-c", "-p", "now the real work")
+    assert_same_stream(ours, theirs)

@@ -189,6 +189,7 @@ class AgentSession:
             get_model=lambda: self._models.model,
             abort_run=self.abort,
             hooks=ExtensionCompactionHooks(runner),
+            omit=self._omit_failed_attempt,
         )
         self._pipeline.subscribe(self._compaction.on_event, updates=False)
         self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check

@@ -60,6 +60,7 @@ from tau.runtime.events import (
     CompactionEnd,
     CompactionReason,
     CompactionStart,
+    EntryAppended,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
@@ -116,7 +117,12 @@ class CompactionControl:
         get_model: Callable[[], Model | None],
         abort_run: Callable[[], Awaitable[None]],
         hooks: CompactionHooks | None = None,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
     ) -> None:
+        self._omit = omit
+        self._overflowed: AssistantMessage | None = None
+        """Records that a failed attempt stays out of the context for good (``context_edit``
+        entries, as pi 1.6 writes them); returns the entries it appended."""
         self._agent = agent
         self._session = session_manager
         self._services = services
@@ -232,6 +238,12 @@ class CompactionControl:
                 )
                 return
             self._overflow_attempted = True
+            if may_continue and message.stop_reason == "error" and self._omit is not None:
+                # As pi 1.6: the overflowed reply leaves the context in the file before the
+                # compaction, so the summary and a resumed session never see it.
+                for entry in self._omit(message):
+                    await self._emit_appended(entry)
+                self._overflowed = message
             await self._run_auto("overflow", will_retry=may_continue)
             return
         if message.stop_reason == "error":
@@ -303,6 +315,9 @@ class CompactionControl:
         if messages and isinstance(last := messages[-1], AssistantMessage) and last.stop_reason == "error":
             messages.pop()
             self._failed_reply = last
+        elif self._overflowed is not None:  # already out of the rebuilt context (its context_edit)
+            self._failed_reply = self._overflowed
+        self._overflowed = None
 
     def take_failed_reply(self) -> AssistantMessage | None:
         """The overflowed reply the retry after an overflow compaction dropped, once (a virtual
@@ -533,6 +548,14 @@ class CompactionControl:
         assert isinstance(entry, CompactionEntry)
         await self.hooks.session_compact(entry, from_extension)
         return result
+
+    async def _emit_appended(self, entry: SessionEntry) -> None:
+        """Announce an entry already written (``entry_appended``), in order with the other events."""
+        if self._in_worker:
+            await self._pipeline.notify_now(EntryAppended(entry))
+        else:
+            self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+            await self._pipeline.drain()
 
     async def _emit(self, event: AgentSessionEvent) -> None:
         """Deliver a session event in order: at once inside the pipeline's worker (a run-end
