@@ -147,6 +147,12 @@ async def test_each_command_answers_with_pi16s_shape(tmp_path: Path) -> None:
         await same(tau, pi, {"type": "get_entries"})
         await same(tau, pi, {"type": "new_session", "parentSession": files["tau"]})
         await same(tau, pi, {"type": "get_state"})
+    # What the commands saved as settings (set_model, the queue modes, ...): the same.
+    saved = {}
+    for side in (tau, pi):
+        path = side.agent_dir / "settings.json"
+        saved[side.name] = json.loads(path.read_text()) if path.exists() else None
+    assert saved["tau"] == saved["pi"]
 
 
 async def test_commands_pi16_refuses_are_refused_in_its_words(tmp_path: Path) -> None:

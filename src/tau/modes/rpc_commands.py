@@ -362,12 +362,12 @@ async def _set_model(ctx: CommandContext, command: JsonDict) -> Any:
     model = ctx.session.services.model_registry.find(provider, model_id)
     if model is None:
         raise RpcCommandError(f"Model not found: {provider}/{model_id}")
-    await ctx.session.set_model(model)
+    await ctx.session.set_model(model, persist=False)  # as pi's RPC: the session's, not the default
     return model.to_json()
 
 
 async def _cycle_model(ctx: CommandContext, command: JsonDict) -> Any:
-    cycle = await ctx.session.cycle_model()
+    cycle = await ctx.session.cycle_model(persist=False)
     if cycle is None:
         return None
     return {
@@ -385,12 +385,12 @@ async def _set_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
     level = _str(command, "level")
     if not is_valid_thinking_level(level):
         raise RpcCommandError(f"Unknown thinking level: {level}. Valid values: {', '.join(THINKING_LEVELS)}")
-    ctx.session.set_thinking_level(level)
+    ctx.session.set_thinking_level(level, persist=False)
     return NO_DATA
 
 
 async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
-    level = ctx.session.cycle_thinking_level()
+    level = ctx.session.cycle_thinking_level(persist=False)
     return None if level is None else {"level": level}
 
 
