@@ -214,3 +214,75 @@ async def test_commands_pi16_refuses_are_refused_in_its_words(tmp_path: Path) ->
         assert {k: v for k, v in parsed["pi"].items() if k != "error"} == {
             k: v for k, v in parsed["tau"].items() if k != "error"
         }
+
+
+# Malformed commands: where pi 1.6 refuses with words of its own, tau uses the same words; where it
+# reads a missing field as ``undefined`` (a JavaScript TypeError, or a silent success that stores
+# ``undefined``), tau refuses with a line naming the field (pi-compatibility.md).
+SAME_WORDS = [
+    ({"type": "fork"}, "Invalid entry ID for forking"),
+    ({"type": "fork", "entryId": 5}, "Invalid entry ID for forking"),
+    ({"type": "get_entries", "since": 5}, "Entry not found: 5"),
+]
+TAU_NAMES_THE_FIELD = [
+    # (command, tau's refusal, what pi 1.6 answers: an error starting so, or None for a success)
+    ({"type": "prompt"}, "prompt needs a string field 'message'", "Cannot read properties of undefined"),
+    ({"type": "steer"}, "steer needs a string field 'message'", "Cannot read properties of undefined"),
+    (
+        {"type": "follow_up"},
+        "follow_up needs a string field 'message'",
+        "Cannot read properties of undefined",
+    ),
+    (
+        {"type": "set_model"},
+        "set_model needs a string field 'provider'",
+        "Model not found: undefined/undefined",
+    ),
+    ({"type": "set_session_name"}, "set_session_name needs a string field 'name'", "Cannot read properties"),
+    (
+        {"type": "switch_session"},
+        "switch_session needs a string field 'sessionPath'",
+        "Cannot read properties",
+    ),
+    (
+        {"type": "set_thinking_level", "level": "bogus"},
+        "Unknown thinking level: bogus. Valid values: off, minimal, low, medium, high, xhigh, max",
+        None,
+    ),
+    (
+        {"type": "set_steering_mode", "mode": "bogus"},
+        "Unknown mode: bogus (use 'all' or 'one-at-a-time')",
+        None,
+    ),
+    ({"type": "set_follow_up_mode"}, "set_follow_up_mode needs a string field 'mode'", None),
+    ({"type": "set_auto_compaction"}, "set_auto_compaction needs a boolean field 'enabled'", None),
+    ({"type": "set_auto_retry", "enabled": "yes"}, "set_auto_retry needs a boolean field 'enabled'", None),
+    ({"type": "bash"}, "bash needs a string field 'command'", None),  # pi runs `undefined`
+    (
+        {"type": "new_session", "parentSession": 5},
+        "new_session: field 'parentSession' must be a string",
+        None,
+    ),
+    (
+        {"type": "steer", "message": "x", "images": "nope"},
+        "'images' must be a list of {type:'image', data, mimeType}",
+        None,
+    ),
+]
+
+
+async def test_malformed_commands_are_refused_in_pi16s_words_or_naming_the_field(tmp_path: Path) -> None:
+    async with two_sides(tmp_path) as (tau, pi):
+        add_turns(tau, pi, Turn(text="hello"))
+        for side in (tau, pi):
+            await side.rpc.prompt("hi")
+        for command, words in SAME_WORDS:
+            answers = await same(tau, pi, command)
+            assert answers["tau"]["error"] == words
+        for command, ours, theirs in TAU_NAMES_THE_FIELD:
+            answers = await both(tau, pi, command)
+            assert (answers["tau"]["success"], answers["tau"].get("error")) == (False, ours)
+            if theirs is None:
+                assert answers["pi"]["success"] is True, answers["pi"]
+            else:
+                assert answers["pi"]["success"] is False and answers["pi"]["error"].startswith(theirs)

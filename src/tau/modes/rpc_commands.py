@@ -522,7 +522,9 @@ async def _switch_session(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _fork(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
-    entry_id = _str(command, "entryId")
+    entry_id = command.get("entryId")
+    if not isinstance(entry_id, str):
+        raise RpcCommandError("Invalid entry ID for forking")  # pi 1.6's words for any entry it cannot use
     return await _replace_session(
         ctx,
         lambda _: runtime.fork(entry_id, "before"),
@@ -555,10 +557,10 @@ async def _get_entries(ctx: CommandContext, command: JsonDict) -> Any:
     only the ones after it, so a client can page on from where it was."""
     manager = ctx.session.session_manager
     entries = manager.get_entries()
-    since = _optional_str(command, "since")
+    since = command.get("since")
     if since is not None:
         at = next((i for i, entry in enumerate(entries) if entry.id == since), None)
-        if at is None:
+        if at is None:  # an id that is not a string matches nothing either, as in pi 1.6
             raise RpcCommandError(f"Entry not found: {since}")
         entries = entries[at + 1 :]
     return {"entries": [entry.to_json() for entry in entries], "leafId": manager.get_leaf_id()}
