@@ -232,3 +232,40 @@ def differences(ours: Any, theirs: Any, path: str = "$") -> list[str]:
             for line in differences(a, b, f"{path}[{i}]")
         ]
     return [] if ours == theirs else [f"{path}: tau {ours!r}, pi {theirs!r}"]
+
+
+def streamed(lines: list[JsonDict]) -> list[JsonDict]:
+    """The lines without pi's empty first tool-argument delta (its Chat Completions parser streams
+    one; the provider's business, not the protocol's) and without the session header (``json``)."""
+    return [
+        line
+        for line in lines
+        if line.get("assistantMessageEvent", {}).get("delta", None) != "" and line["type"] != "session"
+    ]
+
+
+def line_shape(line: JsonDict) -> Any:
+    """A protocol line's skeleton for comparing two programs' streams: a response's error words and
+    kinds kept, the tools a system message adds counted rather than described (the built-in tools'
+    schemas are compared by the request parity tests), get_state's ``sandbox`` (tau's own) left out,
+    and a ``message_update``'s usage so far reduced to being there (whether the provider's usage
+    came in the same read as the delta is the network's doing)."""
+
+    def tools_counted(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (len(v) if k == "toolsAdded" else tools_counted(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [tools_counted(v) for v in value]
+        return value
+
+    if line["type"] == "message_update":
+        line = {**line, "usage": {}}
+    if line["type"] == "response":
+        shaped = response_shape(line)
+        data = shaped.get("data")
+        if isinstance(data, dict):
+            data.pop("sandbox", None)
+        return tools_counted(shaped)
+    return skeleton(
+        tools_counted(line), keep=frozenset({"type", "role", "command", "success", "stopReason", "isError"})
+    )

@@ -10,41 +10,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from rpc_side_by_side import Side, add_turns, differences, kinds, skeleton, two_sides
+from rpc_side_by_side import Side, add_turns, differences, kinds, line_shape, streamed, two_sides
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 JsonDict = dict[str, Any]
-
-
-def streamed(lines: list[JsonDict]) -> list[JsonDict]:
-    """The lines without pi's empty first tool-argument delta (its Chat Completions parser streams
-    one; the provider's business, not the protocol's) and without the session header (``json`` only)."""
-    return [
-        line
-        for line in lines
-        if line.get("assistantMessageEvent", {}).get("delta", None) != "" and line["type"] != "session"
-    ]
-
-
-def shape(line: JsonDict) -> Any:
-    """A line's skeleton, the tools a system message adds counted rather than described (the
-    built-in tools' schemas are compared by the request parity tests)."""
-
-    def tools_counted(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: (len(v) if k == "toolsAdded" else tools_counted(v)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [tools_counted(v) for v in value]
-        return value
-
-    if line["type"] == "message_update":
-        # The usage so far depends on whether the provider's usage chunk came in the same read as
-        # the delta (the network's doing): only that there is one is compared.
-        line = {**line, "usage": {}}
-    return skeleton(
-        tools_counted(line), keep=frozenset({"type", "role", "command", "success", "stopReason", "isError"})
-    )
 
 
 def assert_same_stream(ours: list[JsonDict], theirs: list[JsonDict]) -> None:
@@ -53,7 +23,7 @@ def assert_same_stream(ours: list[JsonDict], theirs: list[JsonDict]) -> None:
     found = [
         f"line {i} ({kinds([a])[0]}): {d}\n  tau: {str(a)[:300]}\n  pi:  {str(b)[:300]}"
         for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
-        for d in differences(shape(a), shape(b))
+        for d in differences(line_shape(a), line_shape(b))
     ]
     assert not found, "\n".join(found)
 

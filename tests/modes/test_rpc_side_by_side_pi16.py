@@ -11,7 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rpc_side_by_side import Side, add_turns, differences, response_shape, two_sides
+from rpc_side_by_side import (
+    Side,
+    add_turns,
+    differences,
+    kinds,
+    line_shape,
+    response_shape,
+    streamed,
+    two_sides,
+)
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
 
@@ -49,6 +58,16 @@ def comparable(response: JsonDict) -> JsonDict:
 PerSide = dict[str, JsonDict]
 
 
+def runs_merged(lines: list[JsonDict]) -> list[JsonDict]:
+    """``lines`` with each run of ``bash_execution_update`` kept as its first line: how a command's
+    output is cut into pieces is the operating system's doing."""
+    return [
+        line
+        for i, line in enumerate(lines)
+        if not (line["type"] == "bash_execution_update" and i and lines[i - 1]["type"] == line["type"])
+    ]
+
+
 async def both(tau: Side, pi: Side, command: JsonDict, per_side: PerSide | None = None) -> PerSide:
     """Send ``command`` to each (with ``per_side[name]``'s fields laid over it) and return the answers."""
     answers = {}
@@ -64,6 +83,15 @@ async def same(tau: Side, pi: Side, command: JsonDict, per_side: PerSide | None 
     found = differences(comparable(answers["tau"]), comparable(answers["pi"]))
     assert not found, f"{json.dumps(command)}: " + "; ".join(found)
     return answers
+
+
+def assert_same_lines(tau: Side, pi: Side) -> None:
+    """Every line each wrote, responses and events, in order: the same kinds and shapes."""
+    ours, theirs = runs_merged(streamed(tau.rpc.lines)), runs_merged(streamed(pi.rpc.lines))
+    assert kinds(ours) == kinds(theirs)
+    for index, (line, other) in enumerate(zip(ours, theirs, strict=True)):
+        found = differences(line_shape(line), line_shape(other))
+        assert not found, f"line {index} ({kinds([line])[0]}): " + "; ".join(found)
 
 
 async def test_each_command_answers_with_pi16s_shape(tmp_path: Path) -> None:
@@ -147,6 +175,7 @@ async def test_each_command_answers_with_pi16s_shape(tmp_path: Path) -> None:
         await same(tau, pi, {"type": "get_entries"})
         await same(tau, pi, {"type": "new_session", "parentSession": files["tau"]})
         await same(tau, pi, {"type": "get_state"})
+    assert_same_lines(tau, pi)
     # What the commands saved as settings (set_model, the queue modes, ...): the same.
     saved = {}
     for side in (tau, pi):
@@ -214,6 +243,9 @@ async def test_commands_pi16_refuses_are_refused_in_its_words(tmp_path: Path) ->
         assert {k: v for k, v in parsed["pi"].items() if k != "error"} == {
             k: v for k, v in parsed["tau"].items() if k != "error"
         }
+        for side in (tau, pi):
+            side.rpc.lines.pop()  # the parse answers: their words differ by nature (checked above)
+        assert_same_lines(tau, pi)
 
 
 # Malformed commands: where pi 1.6 refuses with words of its own, tau uses the same words; where it
