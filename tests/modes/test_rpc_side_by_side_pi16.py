@@ -7,6 +7,7 @@ by the request parity tests) are set aside, each named below."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -318,3 +319,54 @@ async def test_malformed_commands_are_refused_in_pi16s_words_or_naming_the_field
                 assert answers["pi"]["success"] is True, answers["pi"]
             else:
                 assert answers["pi"]["success"] is False and answers["pi"]["error"].startswith(theirs)
+
+
+async def test_commands_during_a_run_a_retry_and_a_command_stream_as_pi16s(tmp_path: Path) -> None:
+    """steer, follow_up and clear_queue while a reply streams, abort_retry while a retry waits,
+    abort_bash while a command runs and abort while a reply streams: the same lines in both."""
+    settings = {"retry": {"baseDelayMs": 20000, "provider": {"maxRetries": 0}}}
+    async with two_sides(tmp_path, settings=settings) as (tau, pi):
+
+        def stalled(seconds: float) -> Turn:
+            return Turn(
+                text="slow slow slow", chunk_size=2, fault=Fault("stall", after_events=3, seconds=seconds)
+            )
+
+        add_turns(
+            tau,
+            pi,
+            stalled(1.5),
+            Turn(text="steered"),
+            Turn(text="followed"),
+            stalled(1.5),
+            Turn(fault=Fault("status", status=503, body={"error": {"message": "unavailable"}})),
+            stalled(10),
+        )
+
+        async def script(side: Side) -> None:
+            rpc = side.rpc
+            await rpc.call("prompt", message="go")
+            await rpc.wait_for("message_update")
+            await rpc.call("steer", message="s1")
+            await rpc.call("follow_up", message="f1")
+            await rpc.wait_for("agent_settled")
+            await rpc.call("prompt", message="again")
+            await rpc.wait_for("message_update")
+            await rpc.call("follow_up", message="dropped")
+            assert await rpc.call("clear_queue") == {"steering": [], "followUp": ["dropped"]}
+            await rpc.wait_for("agent_settled")
+            await rpc.call("prompt", message="fails")
+            await rpc.wait_for("auto_retry_start")
+            await rpc.call("abort_retry")
+            await rpc.wait_for("agent_settled")
+            running = asyncio.ensure_future(rpc.send({"type": "bash", "command": "echo started; sleep 10"}))
+            await rpc.wait_for("bash_execution_update")
+            await rpc.call("abort_bash")
+            assert (await running)["data"]["cancelled"] is True
+            await rpc.call("prompt", message="slow")
+            await rpc.wait_for("message_update")
+            await rpc.call("abort")
+            await asyncio.sleep(0.3)  # nothing may follow
+
+        await asyncio.gather(script(tau), script(pi))
+        assert_same_lines(tau, pi)
