@@ -277,6 +277,7 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
         "source": "auto",
         "scope": "project",
         "origin": "top-level",
+        "baseDir": str(tau.work / ".tau"),
     }
 
 
@@ -296,6 +297,7 @@ async def test_get_commands_places_a_pi_folders_extension_and_template_in_the_pr
             "source": "auto",
             "scope": "project",
             "origin": "top-level",
+            "baseDir": str(pi),  # pi 1.6 names the folder a discovered resource was found in
         }
 
 

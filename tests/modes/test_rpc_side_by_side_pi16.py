@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -370,3 +371,67 @@ async def test_commands_during_a_run_a_retry_and_a_command_stream_as_pi16s(tmp_p
 
         await asyncio.gather(script(tau), script(pi))
         assert_same_lines(tau, pi)
+
+
+HELLO_PYTHON = """
+def setup(tau):
+    @tau.register_command("hello", description="Say hello")
+    async def hello(args, ctx):
+        pass
+"""
+HELLO_TYPESCRIPT = """
+export default function (pi) {
+  pi.registerCommand("hello", { description: "Say hello", handler: async () => {} });
+}
+"""
+
+
+async def test_commands_templates_and_skills_are_listed_and_run_as_pi16s(tmp_path: Path) -> None:
+    def resources(side: Side) -> None:
+        prompts = side.agent_dir / "prompts"
+        prompts.mkdir()
+        (prompts / "review.md").write_text("---\ndescription: Review the code\n---\nReview $@ carefully")
+        skill = side.agent_dir / "skills" / "tidy"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            "---\nname: tidy\ndescription: Tidy things up\n---\nTidy the files.\n"
+        )
+        project = side.work / ".pi"  # a pi project's folder, which tau reads too (trusted: -a)
+        (project / "prompts").mkdir(parents=True)
+        (project / "prompts" / "local.md").write_text("Local $1")
+        (project / "extensions").mkdir()
+        if side.name == "tau":
+            (project / "extensions" / "hello.py").write_text(HELLO_PYTHON)
+        else:
+            (project / "extensions" / "hello.ts").write_text(HELLO_TYPESCRIPT)
+
+    async with two_sides(tmp_path, agent_files=resources, extra=lambda side: ["-a"]) as (tau, pi):
+        listed = await same(tau, pi, {"type": "get_commands"})
+        names = [
+            (c["name"], c["source"], c["sourceInfo"]["scope"]) for c in listed["tau"]["data"]["commands"]
+        ]
+        assert names == [
+            (c["name"], c["source"], c["sourceInfo"]["scope"]) for c in listed["pi"]["data"]["commands"]
+        ]
+        assert ("review", "prompt", "user") in names and ("skill:tidy", "skill", "user") in names
+        assert ("local", "prompt", "project") in names and ("hello", "extension", "project") in names
+        add_turns(tau, pi, Turn(text="reviewed"), Turn(text="tidied"))
+        for side in (tau, pi):
+            await side.rpc.prompt("/review src/app.py")
+            await side.rpc.prompt("/skill:tidy now")
+        sent = {
+            side.name: [
+                m["content"] for m in side.server.requests[-1].body["messages"] if m["role"] == "user"
+            ]
+            for side in (tau, pi)
+        }
+        assert_same_lines(tau, pi)
+    # What the model was sent for the template and the skill, paths aside, and the skill's line
+    # about relative paths (tau words its prose itself).
+    for name, root in (("tau", tau.root), ("pi", pi.root)):
+        sent[name] = [
+            re.sub(r"\\n[^\\]*relative to <root>[^\\]*\\n", "\\n<relative paths>\\n", text)
+            for text in (json.dumps(content).replace(str(root), "<root>") for content in sent[name])
+        ]
+    assert sent["tau"] == sent["pi"]
+    assert "<relative paths>" in sent["tau"][1]

@@ -285,22 +285,28 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
         commands.append(builtins.pop(name) if in_runner else _builtin_command(name, description, path))
     commands.extend(builtins.values())
     for template in loader.prompt_templates:
-        entry: JsonDict = {"name": template.name, "source": "prompt"}
-        if template.description:
-            entry["description"] = template.description
-        entry["sourceInfo"] = locate(template.file_path, template.source)
-        commands.append(entry)
+        commands.append(
+            _command(
+                template.name, template.description, "prompt", locate(template.file_path, template.source)
+            )
+        )
     for skill in loader.skills:
-        entry = {"name": f"skill:{skill.name}", "source": "skill"}
-        if skill.description:
-            entry["description"] = skill.description
-        entry["sourceInfo"] = locate(skill.file_path, skill.source)
-        commands.append(entry)
+        commands.append(
+            _command(f"skill:{skill.name}", skill.description, "skill", locate(skill.file_path, skill.source))
+        )
     return {"commands": commands}
 
 
 _BUILTIN_SOURCE: JsonDict = {"source": "builtin", "scope": "temporary", "origin": "top-level"}
 """pi's ``sourceInfo`` of a built-in extension's command (its ``path`` is ``builtin:<name>``)."""
+
+
+def _command(name: str, description: str | None, source: str, info: JsonDict) -> JsonDict:
+    """A command as pi lists it: ``name``, ``description`` (when there is one), ``source``, ``sourceInfo``."""
+    entry: JsonDict = {"name": name}
+    if description:
+        entry["description"] = description
+    return {**entry, "source": source, "sourceInfo": info}
 
 
 def _builtin_command(name: str, description: str | None, path: str) -> JsonDict:
@@ -339,12 +345,15 @@ class _SourceLocator:
         discovered = base is None or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
-        return {
+        info: JsonDict = {
             "path": path,
             "source": "auto" if discovered else "local",
             "scope": scope,
             "origin": "top-level",
         }
+        if discovered and base is not None:
+            info["baseDir"] = base  # pi 1.6: the scope's folder a discovered resource was found in
+        return info
 
 
 _DISCOVERED_DIRS = ("extensions", "prompts", "skills")
