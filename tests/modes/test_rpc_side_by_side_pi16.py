@@ -24,7 +24,7 @@ from rpc_side_by_side import (
     two_sides,
 )
 
-from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
+from tau.testing.fake_llm import PIXEL_PNG, Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 JsonDict = dict[str, Any]
 
@@ -435,3 +435,24 @@ async def test_commands_templates_and_skills_are_listed_and_run_as_pi16s(tmp_pat
         ]
     assert sent["tau"] == sent["pi"]
     assert "<relative paths>" in sent["tau"][1]
+
+
+async def test_a_prompt_with_an_image_is_sent_and_recorded_as_pi16s(tmp_path: Path) -> None:
+    def with_images(models: JsonDict) -> None:
+        models["providers"]["local"]["models"][0]["input"] = ["text", "image"]
+
+    image = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}  # base64 already
+    async with two_sides(tmp_path, models=with_images) as (tau, pi):
+        add_turns(tau, pi, Turn(text="a pixel"), Turn(text="still a pixel"))
+        for side in (tau, pi):
+            await side.rpc.prompt("what is this?", images=[image])
+        # And queued with a steer, while nothing runs (it waits for the next prompt).
+        await same(tau, pi, {"type": "steer", "message": "look again", "images": [image]})
+        for side in (tau, pi):
+            await side.rpc.prompt("well?")
+        assert_same_lines(tau, pi)
+        sent = [
+            [m["content"] for m in side.server.requests[-1].body["messages"] if m["role"] == "user"]
+            for side in (tau, pi)
+        ]
+    assert sent[0] == sent[1]
