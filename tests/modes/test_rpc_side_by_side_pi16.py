@@ -456,3 +456,47 @@ async def test_a_prompt_with_an_image_is_sent_and_recorded_as_pi16s(tmp_path: Pa
             for side in (tau, pi)
         ]
     assert sent[0] == sent[1]
+
+
+VETO_PYTHON = """
+def setup(tau):
+    @tau.on("session_before_switch")
+    def keep(event, ctx):
+        return {"cancel": True}
+
+    @tau.on("session_before_fork")
+    def no_fork(event, ctx):
+        return {"cancel": True}
+"""
+VETO_TYPESCRIPT = """
+export default function (pi) {
+  pi.on("session_before_switch", async () => ({ cancel: true }));
+  pi.on("session_before_fork", async () => ({ cancel: true }));
+}
+"""
+
+
+async def test_an_extension_cancelling_session_changes_answers_as_pi16s(tmp_path: Path) -> None:
+    def veto(side: Side) -> list[str]:
+        path = side.root / ("veto.py" if side.name == "tau" else "veto.ts")
+        path.write_text(VETO_PYTHON if side.name == "tau" else VETO_TYPESCRIPT)
+        return ["-e", str(path)]
+
+    async with two_sides(tmp_path, extra=veto) as (tau, pi):
+        add_turns(tau, pi, Turn(text="hello"))
+        for side in (tau, pi):
+            await side.rpc.prompt("hi")
+        forks = await same(tau, pi, {"type": "get_fork_messages"})
+        entry = {name: {"entryId": forks[name]["data"]["messages"][0]["entryId"]} for name in ("tau", "pi")}
+        for command, per_side in (
+            ({"type": "new_session"}, None),
+            ({"type": "fork"}, entry),
+            ({"type": "clone"}, None),
+            (
+                {"type": "switch_session"},
+                {side.name: {"sessionPath": str(side.root / "x.jsonl")} for side in (tau, pi)},
+            ),
+        ):
+            answers = await same(tau, pi, command, per_side)
+            assert answers["tau"]["data"] == {"cancelled": True}
+        assert_same_lines(tau, pi)

@@ -504,6 +504,7 @@ async def _replace_session(
     before = ctx.session
     result = await ctx.replace_session(change)
     data = {key: value(result) if callable(value) else value for key, value in answer.items()}
+    data = {key: value for key, value in data.items() if value is not None}  # pi leaves undefined out
     if ctx.session is not before:
         steering, follow_up = before.steering_messages, before.follow_up_messages
         if steering or follow_up:
