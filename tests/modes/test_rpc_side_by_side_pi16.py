@@ -500,3 +500,49 @@ async def test_an_extension_cancelling_session_changes_answers_as_pi16s(tmp_path
             answers = await same(tau, pi, command, per_side)
             assert answers["tau"]["data"] == {"cancelled": True}
         assert_same_lines(tau, pi)
+
+
+FAILING_PYTHON = """
+def setup(tau):
+    @tau.register_command("boom", description="Fails")
+    async def boom(args, ctx):
+        raise RuntimeError("it broke")
+
+    @tau.on("turn_start")
+    def bad(event, ctx):
+        raise ValueError("handler broke")
+"""
+FAILING_TYPESCRIPT = """
+export default function (pi) {
+  pi.registerCommand("boom", { description: "Fails", handler: async () => { throw new Error("it broke"); } });
+  pi.on("turn_start", async () => { throw new Error("handler broke"); });
+}
+"""
+
+
+async def test_extension_errors_are_reported_as_pi16s(tmp_path: Path) -> None:
+    def failing(side: Side) -> list[str]:
+        path = side.root / ("boom.py" if side.name == "tau" else "boom.ts")
+        path.write_text(FAILING_PYTHON if side.name == "tau" else FAILING_TYPESCRIPT)
+        return ["-e", str(path)]
+
+    async with two_sides(tmp_path, extra=failing) as (tau, pi):
+        add_turns(tau, pi, Turn(text="hello"))
+        for side in (tau, pi):
+            assert await side.rpc.call("prompt", message="/boom") == {"disposition": "handled"}
+            await side.rpc.prompt("hi")
+        assert_same_lines(tau, pi)
+        reports = [
+            [line for line in side.rpc.lines if line["type"] == "extension_error"] for side in (tau, pi)
+        ]
+    # Where and in which event, as pi says it; the words are Python's (the exception's type first).
+    assert [(r["extensionPath"], r["event"]) for r in reports[0]] == [
+        ("command:boom", "command"),
+        (str(tau.root / "boom.py"), "turn_start"),
+    ]
+    assert [(r["extensionPath"], r["event"]) for r in reports[1]] == [
+        ("command:boom", "command"),
+        (str(pi.root / "boom.ts"), "turn_start"),
+    ]
+    assert [r["error"] for r in reports[0]] == ["RuntimeError: it broke", "ValueError: handler broke"]
+    assert [r["error"] for r in reports[1]] == ["it broke", "handler broke"]
