@@ -112,3 +112,72 @@ async def test_dialogs_and_display_calls_travel_as_pi16s_do(tmp_path: Path) -> N
         assert ours_request == theirs_request
     assert len(without_ids[0]) == len(without_ids[1])
     assert our_requests[-1]["message"] == "beta|y|True|False|Ada||edited text|None"
+
+
+PROBE_PYTHON = """
+def setup(tau):
+    @tau.register_command("probe", description="What RPC gives")
+    async def probe(args, ctx):
+        ui = ctx.ui
+        unanswered = await ui.select("Nobody answers", ["a", "b"], timeout=0.3)
+        theme = ui.set_theme("dark")
+        custom = await ui.custom(lambda *a: None)
+        yes = lambda flag: "yes" if flag else "no"
+        ui.notify("|".join([
+            ctx.mode, yes(ctx.has_ui), ui.get_editor_text() or "empty", yes(ui.get_tools_expanded()),
+            str(len(ui.get_all_themes())), yes(theme["success"]), theme.get("error", ""),
+            str(unanswered), str(custom),
+        ]))
+"""
+PROBE_TYPESCRIPT = """
+export default function (pi) {
+  pi.registerCommand("probe", {
+    description: "What RPC gives",
+    handler: async (_args, ctx) => {
+      const ui = ctx.ui;
+      const unanswered = await ui.select("Nobody answers", ["a", "b"], { timeout: 300 });
+      const theme = ui.setTheme("dark");
+      const custom = await ui.custom(() => undefined);
+      const yes = (flag) => (flag ? "yes" : "no");
+      const none = (value) => (value === undefined ? "None" : String(value));
+      ui.notify([
+        ctx.mode, yes(ctx.hasUI), ui.getEditorText() || "empty", yes(ui.getToolsExpanded()),
+        String(ui.getAllThemes().length), yes(theme.success), theme.error ?? "",
+        none(unanswered), none(custom),
+      ].join("|"));
+    },
+  });
+}
+"""
+
+
+async def test_what_rpc_cannot_show_answers_as_in_pi16(tmp_path: Path) -> None:
+    """A dialog nobody answers gives up after its timeout; the editor text, tool expansion, themes
+    and custom components answer as pi's RPC mode does; ``ctx.mode`` is ``"rpc"``."""
+
+    def probe(side: Side) -> list[str]:
+        path = side.root / ("probe.py" if side.name == "tau" else "probe.ts")
+        path.write_text(PROBE_PYTHON if side.name == "tau" else PROBE_TYPESCRIPT)
+        return ["-e", str(path)]
+
+    async def run(side: Side) -> list[JsonDict]:
+        await side.rpc.call("prompt", message="/probe")
+        requests = []
+        while not requests or requests[-1]["method"] != "notify":
+            event = await side.rpc.next_event(timeout=30)
+            assert event is not None
+            if event["type"] == "extension_ui_request":
+                requests.append({k: v for k, v in event.items() if k != "id"})
+        return requests
+
+    async with two_sides(tmp_path, extra=probe) as (tau, pi):
+        ours, theirs = await asyncio.gather(run(tau), run(pi))
+    assert ours == theirs
+    assert ours[0] == {
+        "type": "extension_ui_request",
+        "method": "select",
+        "title": "Nobody answers",
+        "options": ["a", "b"],
+        "timeout": 300,
+    }
+    assert ours[-1]["message"] == "rpc|yes|empty|no|0|no|Theme switching not supported in RPC mode|None|None"

@@ -76,7 +76,9 @@ async def run_print_mode(
         session.subscribe(EventLineWriter(write_line))
     if output.failure is not None:  # nothing could be shown: do not run at all
         return _output_failed(output, err)
-    await session.bind_extensions(None, on_error=report_extension_error)
+    await session.bind_extensions(
+        None, on_error=report_extension_error, mode="json" if mode == "json" else "print"
+    )
 
     installed = []
     for signum in SIGNAL_EXIT_CODES:

@@ -109,7 +109,7 @@ async def run_rpc_mode(
         )
 
     await mode.session.bind_extensions(
-        mode.ui, on_error=report_extension_error, shutdown_handler=mode.request_shutdown
+        mode.ui, on_error=report_extension_error, shutdown_handler=mode.request_shutdown, mode="rpc"
     )
     reader = stdin if stdin is not None else await _stdin_reader()
     return await mode.serve(reader)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NeutralUI, NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NeutralUI, NotifyLevel, ThemeResult, WidgetPlacement
 
 __all__ = ["RpcExtensionUI"]
 
@@ -143,6 +143,9 @@ class RpcExtensionUI(NeutralUI):
 
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
+
+    def set_theme(self, name: str) -> ThemeResult:
+        return {"success": False, "error": "Theme switching not supported in RPC mode"}  # pi 1.6's answer
 
     def _tell(self, method: str, fields: JsonDict) -> None:
         if not self._closed:

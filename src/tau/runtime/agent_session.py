@@ -94,6 +94,7 @@ ESCALATION_CHOICES: dict[str, EscalationDecision] = {
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
+    from tau.extensions.binding import ExtensionMode
     from tau.extensions.events import ShutdownReason
     from tau.extensions.host import DeliverAs
     from tau.extensions.reporting import ErrorListener
@@ -965,11 +966,12 @@ class AgentSession:
         *,
         on_error: ErrorListener | None = None,
         shutdown_handler: Callable[[], None] | None = None,
+        mode: ExtensionMode | None = None,
     ) -> None:
         """Called by the mode once: give the extensions its UI (``None``: no UI), where their
-        errors go and what ``ctx.shutdown()`` does; emits ``session_start`` and
-        ``resources_discover``."""
-        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler))
+        errors go, what ``ctx.shutdown()`` does and its name (``ctx.mode``; by default ``"tui"``
+        with a UI, ``"print"`` without); emits ``session_start`` and ``resources_discover``."""
+        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler, mode))
 
     async def reload(self) -> list[ServiceDiagnostic]:
         """Re-read settings, extensions, skills, prompt templates and context files, and rebuild
