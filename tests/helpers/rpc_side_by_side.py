@@ -47,6 +47,18 @@ class Side:
     def session_files(self) -> list[Path]:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
 
+    def run(self, *args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """The program with the fake model and ``args``, as it ran (stdout not a terminal)."""
+        return subprocess.run(
+            [*self.command, *MODEL, *self.extra, *args],
+            cwd=self.work,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
     def run_json(self, *args: str, timeout: float = 60) -> list[JsonDict]:
         """``--mode json -p …``: the lines it printed (it must succeed)."""
         ran = subprocess.run(
