@@ -546,3 +546,34 @@ async def test_extension_errors_are_reported_as_pi16s(tmp_path: Path) -> None:
     ]
     assert [r["error"] for r in reports[0]] == ["RuntimeError: it broke", "ValueError: handler broke"]
     assert [r["error"] for r in reports[1]] == ["it broke", "handler broke"]
+
+
+async def test_queue_modes_deliver_queued_messages_as_pi16s(tmp_path: Path) -> None:
+    """``all``: every queued steer (or follow-up) goes in one turn; ``one-at-a-time``: one a turn."""
+    async with two_sides(tmp_path) as (tau, pi):
+
+        def stalled() -> Turn:
+            return Turn(
+                text="slow slow slow", chunk_size=2, fault=Fault("stall", after_events=3, seconds=1.5)
+            )
+
+        add_turns(tau, pi, stalled(), Turn(text="both steers"), Turn(text="both follow-ups"))
+        add_turns(tau, pi, stalled(), *[Turn(text=f"answer {i}") for i in range(4)])
+
+        async def script(side: Side) -> None:
+            rpc = side.rpc
+            for mode in ("all", "one-at-a-time"):
+                await rpc.call("set_steering_mode", mode=mode)
+                await rpc.call("set_follow_up_mode", mode=mode)
+                await rpc.call("prompt", message=f"go {mode}")
+                await rpc.wait_for("message_update")
+                for text in ("s1", "s2"):
+                    await rpc.call("steer", message=text)
+                for text in ("f1", "f2"):
+                    await rpc.call("follow_up", message=text)
+                await rpc.wait_for("agent_settled")
+
+        await asyncio.gather(script(tau), script(pi))
+        assert_same_lines(tau, pi)
+        sent = [[len(r.body["messages"]) for r in side.server.requests] for side in (tau, pi)]
+    assert sent[0] == sent[1]
