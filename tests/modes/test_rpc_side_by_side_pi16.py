@@ -158,8 +158,20 @@ async def test_each_command_answers_with_pi16s_shape(tmp_path: Path) -> None:
             {side.name: {"outputPath": str(side.root / "page.html")} for side in (tau, pi)},
         )
         add_turns(tau, pi, Turn(text="## Goal\nsummary"))
-        await same(tau, pi, {"type": "compact", "customInstructions": "keep it short"})
-        await same(tau, pi, {"type": "get_session_stats"})
+        compacted = await same(tau, pi, {"type": "compact", "customInstructions": "keep it short"})
+        stats = await same(tau, pi, {"type": "get_session_stats"})
+        # The numbers too, not only their shape: counts, tokens and cost (the context estimate
+        # counts the prompt's prose, which is each program's own).
+        numbers = [
+            {
+                k: v
+                for k, v in stats[name]["data"].items()
+                if k not in ("sessionFile", "sessionId", "contextUsage")
+            }
+            for name in ("tau", "pi")
+        ]
+        assert numbers[0] == numbers[1]
+        assert compacted["tau"]["error"] == "Nothing to compact (session too small)"  # pi's words
         forks = await same(tau, pi, {"type": "get_fork_messages"})
         await same(
             tau,
@@ -577,3 +589,24 @@ async def test_queue_modes_deliver_queued_messages_as_pi16s(tmp_path: Path) -> N
         assert_same_lines(tau, pi)
         sent = [[len(r.body["messages"]) for r in side.server.requests] for side in (tau, pi)]
     assert sent[0] == sent[1]
+
+
+async def test_a_manual_compaction_answers_and_streams_as_pi16s(tmp_path: Path) -> None:
+    async with two_sides(tmp_path) as (tau, pi):
+        add_turns(
+            tau,
+            pi,
+            Turn(text="one", usage=ScriptedUsage(input=30000, output=10)),
+            Turn(text="two", usage=ScriptedUsage(input=60000, output=10)),
+            Turn(text="## Goal\nsummary", usage=ScriptedUsage(input=500, output=40)),
+        )
+        for side in (tau, pi):
+            await side.rpc.prompt("x" * 100_000)  # older than keepRecentTokens keeps: something to summarise
+            await side.rpc.prompt("y" * 100_000)
+        answers = await same(tau, pi, {"type": "compact", "customInstructions": "keep it short"})
+        data = [answers[name]["data"] for name in ("tau", "pi")]
+        assert data[0]["usage"] == data[1]["usage"] and data[0]["tokensBefore"] == data[1]["tokensBefore"]
+        assert data[0]["summary"] == data[1]["summary"] == "## Goal\nsummary"
+        await same(tau, pi, {"type": "get_state"})
+        await same(tau, pi, {"type": "get_session_stats"})
+        assert_same_lines(tau, pi)
