@@ -795,27 +795,28 @@ class AgentSession:
 
     # -- model and thinking level --------------------------------------------------------------
 
-    async def set_model(self, model: Model, *, persist: bool = True) -> None:
+    async def set_model(self, model: Model, *, persist: bool = False) -> None:
         """Use ``model`` from the next run (``MissingAuthError`` without credentials); ``persist``
-        also saves it (and the thinking level it brings) as the default in the settings."""
+        also saves it (and the thinking level it brings) as the default in the settings (the
+        terminal UI's choice; the SDK, RPC and extensions change the session only, as pi's)."""
         previous = self.model
         self._models.set_model(model, persist=persist)
         await self._extensions.model_selected(self.model, previous, "set")
 
     async def cycle_model(
-        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool = True
+        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool = False
     ) -> ModelCycle | None:
         previous = self.model
         cycled = self._models.cycle_model(direction, persist=persist)
         await self._extensions.model_selected(self.model, previous, "cycle")
         return cycled
 
-    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool = True) -> None:
+    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool = False) -> None:
         """Set the thinking level, clamped to what the model supports (``persist``: saved as the
         default too)."""
         self._models.set_thinking_level(level, persist=persist)
 
-    def cycle_thinking_level(self, *, persist: bool = True) -> ThinkingLevelOrOff | None:
+    def cycle_thinking_level(self, *, persist: bool = False) -> ThinkingLevelOrOff | None:
         return self._models.cycle_thinking_level(persist=persist)
 
     def get_available_thinking_levels(self) -> list[ThinkingLevelOrOff]:

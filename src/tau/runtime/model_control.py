@@ -136,7 +136,7 @@ class ModelControl:
         model = self.model
         return get_supported_thinking_levels(model) if model is not None else ["off"]
 
-    def set_model(self, model: Model, *, persist: bool = True) -> None:
+    def set_model(self, model: Model, *, persist: bool) -> None:
         """Switch to ``model`` (raises ``MissingAuthError`` without credentials), keeping the
         thinking preference as far as the new model allows; ``persist`` saves both as defaults."""
         problem = auth_error(self._registry, model)
@@ -145,7 +145,7 @@ class ModelControl:
         self._apply_model(model, self._preferred_thinking_level(model), persist=persist)
 
     def cycle_model(
-        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool = True
+        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool
     ) -> ModelCycle | None:
         """The next model of the scoped list (those with credentials), else of every available
         model, wrapping around; ``None`` when there is nothing to cycle to."""
@@ -167,7 +167,7 @@ class ModelControl:
         self._apply_model(chosen.model, level, persist=persist)
         return ModelCycle(chosen.model, self.thinking_level, bool(scoped))
 
-    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool = True) -> None:
+    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool) -> None:
         """Set the level, clamped to what the model supports; a change is recorded, saved as the
         default (``persist``, unless the model cannot think at all) and announced."""
         model = self.model
@@ -180,7 +180,7 @@ class ModelControl:
             self._settings.set_default_thinking_level(effective)
         self._emit(ThinkingLevelChanged(effective))
 
-    def cycle_thinking_level(self, *, persist: bool = True) -> ThinkingLevelOrOff | None:
+    def cycle_thinking_level(self, *, persist: bool) -> ThinkingLevelOrOff | None:
         """Step to the model's next supported level (wrapping); ``None`` if the model cannot think."""
         model = self.model
         if model is None or not model.reasoning:
