@@ -7,7 +7,6 @@ automatic compaction."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -127,31 +126,3 @@ async def test_an_overflow_compaction_and_its_retry_stream_pi16s_events(tmp_path
         )
         ours, theirs = await json_runs(tau, pi, "-c", "-p", "now the real work")
     assert_same_stream(ours, theirs)
-
-
-def without_descriptions(value: Any) -> Any:
-    """``value`` with every ``description`` left out (each program words its tools itself)."""
-    if isinstance(value, dict):
-        return {k: without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [without_descriptions(v) for v in value]
-    return value
-
-
-async def test_the_built_in_tools_are_declared_and_recorded_as_pi16s(tmp_path: Path) -> None:
-    """The request's ``tools`` and the recorded system message's ``toolsAdded``: the same names,
-    schemas (key order included) and ``constrainedSampling``, the prose aside."""
-    tools = "read,bash,edit,write,grep,find,ls"
-    async with two_sides(tmp_path, rpc=False) as (tau, pi):
-        add_turns(tau, pi, Turn(text="hi"))
-        ours, theirs = await json_runs(tau, pi, "--tools", tools, "-p", "hello")
-        requests = [side.server.requests[-1].body["tools"] for side in (tau, pi)]
-    assert json.dumps(without_descriptions(requests[0])) == json.dumps(without_descriptions(requests[1]))
-    added = [
-        next(
-            line["message"]["toolsAdded"] for line in lines if line.get("message", {}).get("role") == "system"
-        )
-        for lines in (ours, theirs)
-    ]
-    assert [tool["name"] for tool in added[0]] == tools.split(",")
-    assert json.dumps(without_descriptions(added[0])) == json.dumps(without_descriptions(added[1]))

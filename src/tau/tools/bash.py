@@ -21,7 +21,7 @@ from msgspec import Struct, field, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject, JsonSchemaSampling, TextContent
+from tau.ai.types import JsonObject, TextContent
 from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
 from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
@@ -36,11 +36,12 @@ UPDATE_INTERVAL_SECONDS = 0.1
 
 BASH_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["command"],
     "properties": {
         "command": {"type": "string", "description": "Bash command to execute"},
         "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
     },
+    "required": ["command"],
+    "additionalProperties": False,
 }
 
 ESCALATE_PARAMETER: JsonObject = {
@@ -365,7 +366,6 @@ def create_bash_tool(
         description=BASH_DESCRIPTION,
         parameters=parameters,
         execute=execute,
-        constrained_sampling=JsonSchemaSampling(),  # strict arguments where the model can, as pi 1.6
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
         prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],
     )

@@ -14,7 +14,7 @@ from msgspec import Struct
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject, JsonSchemaSampling
+from tau.ai.types import JsonObject
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import EditOperations, LocalEditOperations
@@ -29,25 +29,27 @@ _BOM = "\ufeff"
 
 EDIT_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["path", "edits"],
     "properties": {
         "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
         "edits": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["oldText", "newText"],
-                "properties": {
-                    "oldText": {"type": "string", "description": "Exact text to replace (must be unique)"},
-                    "newText": {"type": "string", "description": "Text to put in its place"},
-                },
-            },
             "description": (
                 "One or more replacements, each matched against the original file. Every oldText must "
                 "be unique in the file and must not overlap another edit's oldText."
             ),
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {"type": "string", "description": "Exact text to replace (must be unique)"},
+                    "newText": {"type": "string", "description": "Text to put in its place"},
+                },
+                "required": ["oldText", "newText"],
+                "additionalProperties": False,
+            },
         },
     },
+    "required": ["path", "edits"],
+    "additionalProperties": False,
 }
 
 EDIT_DESCRIPTION = (
@@ -187,7 +189,6 @@ def create_edit_tool(
         description=EDIT_DESCRIPTION,
         parameters=EDIT_PARAMETERS,
         execute=execute,
-        constrained_sampling=JsonSchemaSampling(),  # strict arguments where the model can, as pi 1.6
         prepare_arguments=prepare_edit_arguments,
         prompt_snippet="Make precise file edits with exact text replacement, several disjoint edits per call",
         prompt_guidelines=EDIT_GUIDELINES,

@@ -30,7 +30,6 @@ DEFAULT_IGNORE = ("**/node_modules/**", "**/.git/**")
 
 FIND_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["pattern"],
     "properties": {
         "pattern": {
             "type": "string",
@@ -42,6 +41,8 @@ FIND_PARAMETERS: JsonObject = {
             "description": f"Maximum number of results (default: {DEFAULT_FIND_LIMIT})",
         },
     },
+    "required": ["pattern"],
+    "additionalProperties": False,
 }
 
 FIND_DESCRIPTION = (

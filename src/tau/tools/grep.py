@@ -32,7 +32,6 @@ DEFAULT_GREP_LIMIT = 100
 
 GREP_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["pattern"],
     "properties": {
         "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
         "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
@@ -54,6 +53,8 @@ GREP_PARAMETERS: JsonObject = {
             "description": f"Maximum number of matches to return (default: {DEFAULT_GREP_LIMIT})",
         },
     },
+    "required": ["pattern"],
+    "additionalProperties": False,
 }
 
 GREP_DESCRIPTION = (

@@ -24,6 +24,7 @@ LS_PARAMETERS: JsonObject = {
             "description": f"Maximum number of entries to return (default: {DEFAULT_LS_LIMIT})",
         },
     },
+    "additionalProperties": False,
 }
 
 LS_DESCRIPTION = (

@@ -15,7 +15,7 @@ from msgspec import Struct, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
+from tau.ai.types import ImageContent, JsonObject, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
 from tau.tools.images import (
     MAX_IMAGE_BASE64_BYTES,
@@ -37,12 +37,13 @@ MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 
 READ_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["path"],
     "properties": {
         "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
         "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
         "limit": {"type": "number", "description": "Maximum number of lines to read"},
     },
+    "required": ["path"],
+    "additionalProperties": False,
 }
 
 READ_DESCRIPTION = (
@@ -259,7 +260,6 @@ def create_read_tool(
         description=READ_DESCRIPTION,
         parameters=READ_PARAMETERS,
         execute=execute,
-        constrained_sampling=JsonSchemaSampling(),  # strict arguments where the model can, as pi 1.6
         prompt_snippet="Read file contents",
         prompt_guidelines=["Use read to examine files instead of cat or sed."],
     )

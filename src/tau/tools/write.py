@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject, JsonSchemaSampling
+from tau.ai.types import JsonObject
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import LocalFileOperations, WriteOperations
@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 WRITE_PARAMETERS: JsonObject = {
     "type": "object",
-    "required": ["path", "content"],
     "properties": {
         "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
         "content": {"type": "string", "description": "Content to write to the file"},
     },
+    "required": ["path", "content"],
+    "additionalProperties": False,
 }
 
 WRITE_DESCRIPTION = (
@@ -66,7 +67,6 @@ def create_write_tool(
         description=WRITE_DESCRIPTION,
         parameters=WRITE_PARAMETERS,
         execute=execute,
-        constrained_sampling=JsonSchemaSampling(),  # strict arguments where the model can, as pi 1.6
         prompt_snippet="Create or overwrite files",
         prompt_guidelines=["Use write only for new files or complete rewrites."],
     )
