@@ -57,9 +57,30 @@ async def test_a_command_without_output_says_so(
 
 
 async def test_a_non_zero_exit_is_an_error_with_the_code_and_the_output(tmp_path: Path, run: Any) -> None:
-    with pytest.raises(ToolError, match="code 1") as caught:
-        await run(create_bash_tool(str(tmp_path)), {"command": "echo before failing; exit 1"})
-    assert "before failing" in str(caught.value)
+    # As pi 1.6: a failed result (not an exception) that keeps the structured output.
+    result = await run(create_bash_tool(str(tmp_path)), {"command": "echo before failing; exit 1"})
+    assert result.is_error is True
+    assert result.content[0].text == "before failing\n\n\nCommand exited with code 1"
+    structured = result.structured_content
+    assert (structured["output"], structured["truncated"], structured["exit_code"]) == (
+        "before failing\n",
+        False,
+        1,
+    )
+    assert "full_output_path" not in structured and isinstance(structured["wall_time_seconds"], float)
+
+
+async def test_the_structured_output_holds_the_whole_output_up_to_a_mebibyte(
+    tmp_path: Path, run: Any
+) -> None:
+    long = await run(create_bash_tool(str(tmp_path)), {"command": "seq 1 100000"})
+    assert long.structured_content["output"] == "".join(f"{i}\n" for i in range(1, 100001))
+    assert long.structured_content["truncated"] is False and "full_output_path" not in long.structured_content
+    huge = await run(create_bash_tool(str(tmp_path)), {"command": "head -c 3000000 /dev/zero | tr '\\0' x"})
+    output = huge.structured_content["output"]
+    assert huge.structured_content["truncated"] is True
+    assert output == "x" * 524288 + "\n\n[... 1951424 bytes omitted ...]\n\n" + "x" * 524288
+    assert huge.structured_content["full_output_path"] == huge.details["fullOutputPath"]
 
 
 async def test_the_command_runs_in_the_tools_cwd(

@@ -40,6 +40,8 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
+    ToolCall,
+    ToolResultMessage,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
@@ -76,7 +78,7 @@ from tau.runtime.virtual_routing import (
     limits_model,
     selection_needs_recording,
 )
-from tau.session.entries import MessageEntry
+from tau.session.entries import MessageEntry, SessionEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
@@ -92,6 +94,7 @@ ESCALATION_CHOICES: dict[str, EscalationDecision] = {
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
+    from tau.extensions.binding import ExtensionMode
     from tau.extensions.events import ShutdownReason
     from tau.extensions.host import DeliverAs
     from tau.extensions.reporting import ErrorListener
@@ -143,7 +146,7 @@ class AgentSession:
         caller such as ``tau batch`` puts its provider limits on the children's requests too."""
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
-        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline, self._omit_failed_attempt)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(
@@ -186,6 +189,7 @@ class AgentSession:
             get_model=lambda: self._models.model,
             abort_run=self.abort,
             hooks=ExtensionCompactionHooks(runner),
+            omit=self._omit_failed_attempt,
         )
         self._pipeline.subscribe(self._compaction.on_event, updates=False)
         self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check
@@ -788,24 +792,29 @@ class AgentSession:
 
     # -- model and thinking level --------------------------------------------------------------
 
-    async def set_model(self, model: Model) -> None:
-        """Use ``model`` from the next run (``MissingAuthError`` without credentials)."""
+    async def set_model(self, model: Model, *, persist: bool = False) -> None:
+        """Use ``model`` from the next run (``MissingAuthError`` without credentials); ``persist``
+        also saves it (and the thinking level it brings) as the default in the settings (the
+        terminal UI's choice; the SDK, RPC and extensions change the session only, as pi's)."""
         previous = self.model
-        self._models.set_model(model)
+        self._models.set_model(model, persist=persist)
         await self._extensions.model_selected(self.model, previous, "set")
 
-    async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
+    async def cycle_model(
+        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool = False
+    ) -> ModelCycle | None:
         previous = self.model
-        cycled = self._models.cycle_model(direction)
+        cycled = self._models.cycle_model(direction, persist=persist)
         await self._extensions.model_selected(self.model, previous, "cycle")
         return cycled
 
-    def set_thinking_level(self, level: ThinkingLevelOrOff) -> None:
-        """Set the thinking level, clamped to what the model supports."""
-        self._models.set_thinking_level(level)
+    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool = False) -> None:
+        """Set the thinking level, clamped to what the model supports (``persist``: saved as the
+        default too)."""
+        self._models.set_thinking_level(level, persist=persist)
 
-    def cycle_thinking_level(self) -> ThinkingLevelOrOff | None:
-        return self._models.cycle_thinking_level()
+    def cycle_thinking_level(self, *, persist: bool = False) -> ThinkingLevelOrOff | None:
+        return self._models.cycle_thinking_level(persist=persist)
 
     def get_available_thinking_levels(self) -> list[ThinkingLevelOrOff]:
         return self._models.supported_thinking_levels()
@@ -955,11 +964,12 @@ class AgentSession:
         *,
         on_error: ErrorListener | None = None,
         shutdown_handler: Callable[[], None] | None = None,
+        mode: ExtensionMode | None = None,
     ) -> None:
         """Called by the mode once: give the extensions its UI (``None``: no UI), where their
-        errors go and what ``ctx.shutdown()`` does; emits ``session_start`` and
-        ``resources_discover``."""
-        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler))
+        errors go, what ``ctx.shutdown()`` does and its name (``ctx.mode``; by default ``"tui"``
+        with a UI, ``"print"`` without); emits ``session_start`` and ``resources_discover``."""
+        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler, mode))
 
     async def reload(self) -> list[ServiceDiagnostic]:
         """Re-read settings, extensions, skills, prompt templates and context files, and rebuild
@@ -1002,6 +1012,30 @@ class AgentSession:
         entry = self._session.get_entry(entry_id)
         if entry is not None:
             self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+
+    def _omit_failed_attempt(self, message: AssistantMessage) -> list[SessionEntry]:
+        """Record, as pi 1.6 does, that a failed attempt and its tool results stay out of the
+        context: a ``context_edit`` entry without replacement for each (the entries are kept).
+        Returns the entries appended."""
+        messages = [entry for entry in self._session.get_branch() if isinstance(entry, MessageEntry)]
+        at = len(messages) - 1
+        while at >= 0 and messages[at].message != message:
+            at -= 1
+        if at < 0:
+            return []
+        call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
+        targets = [messages[at].id]
+        for entry in messages[at + 1 :]:
+            if isinstance(entry.message, AssistantMessage):
+                break
+            if isinstance(entry.message, ToolResultMessage) and entry.message.tool_call_id in call_ids:
+                targets.append(entry.id)
+        appended: list[SessionEntry] = []
+        for target in targets:
+            edit = self._session.get_entry(self._session.append_context_edit(target, None))
+            if edit is not None:
+                appended.append(edit)
+        return appended
 
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Record an extension's own entry (not part of the conversation) and announce it

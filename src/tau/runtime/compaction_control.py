@@ -40,8 +40,6 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
-    ToolCall,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -137,7 +135,11 @@ class CompactionControl:
         get_model: Callable[[], Model | None],
         abort_run: Callable[[], Awaitable[None]],
         hooks: CompactionHooks | None = None,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
     ) -> None:
+        self._omit = omit
+        """Records that a failed attempt stays out of the context for good (``context_edit``
+        entries, as pi 1.6 writes them); returns the entries it appended."""
         self._agent = agent
         self._session = session_manager
         self._services = services
@@ -322,35 +324,17 @@ class CompactionControl:
 
     async def _omit_failed_attempt(self, message: AssistantMessage) -> bool:
         """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good:
-        a ``context_edit`` entry removing it, and one for each result of a tool call it made (a
-        result without its call would make every later request fail), each announced
-        (``entry_appended``); the agent's messages are then rebuilt from the session, which keeps
-        the reply itself. ``False`` when the reply is not in the session (nothing written)."""
+        the session's ``omit`` writes a ``context_edit`` entry removing it and one for each result
+        of a tool call it made (a result without its call would make every later request fail);
+        each is announced (``entry_appended``) and the agent's messages are rebuilt from the
+        session, which keeps the reply itself. ``False`` when nothing was written (the reply is
+        not in the session)."""
         await self._pipeline.catch_up()
-        branch = self._session.get_branch()
-        index = next(
-            (
-                i
-                for i in range(len(branch) - 1, -1, -1)
-                if isinstance(e := branch[i], MessageEntry) and e.message is message
-            ),
-            None,
-        )
-        if index is None:
+        appended = self._omit(message) if self._omit is not None else []
+        if not appended:
             return False
-        call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
-        targets = [branch[index].id]
-        for entry in branch[index + 1 :]:
-            if not isinstance(entry, MessageEntry):
-                continue
-            if isinstance(entry.message, AssistantMessage):
-                break
-            if isinstance(entry.message, ToolResultMessage) and entry.message.tool_call_id in call_ids:
-                targets.append(entry.id)
-        for target in targets:
-            edit = self._session.get_entry(self._session.append_context_edit(target, None))
-            if edit is not None:
-                await self._emit(EntryAppended(edit))
+        for edit in appended:
+            await self._emit(EntryAppended(edit))
         self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
         return True
 

@@ -100,6 +100,10 @@ class PlannedEdit(Struct, frozen=True):
     """The full text to write."""
     diff: EditDiff
     blocks: int
+    diff_base: str = ""
+    """The text the edits were matched against (line feeds only), as the diffs compare it."""
+    diff_result: str = ""
+    """That text after the edits."""
 
 
 def _replacements(args: JsonObject) -> list[Replacement]:
@@ -143,6 +147,8 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
         new_text=bom + result,
         diff=generate_diff(applied.base, applied.result),
         blocks=len(edits),
+        diff_base=applied.base,
+        diff_result=applied.result,
     )
 
 
@@ -168,10 +174,13 @@ def create_edit_tool(
                 await ops.write_file(plan.absolute_path, plan.new_text)
             except OSError as error:
                 raise ToolError(f"Could not write {path}: {describe_os_error(error)}") from error
+        from tau.tools.edit_diff import unified_patch
+
         noun = "block" if plan.blocks == 1 else "blocks"
+        patch = unified_patch(path, plan.diff_base, plan.diff_result)
         return text_result(
             f"Successfully replaced {plan.blocks} {noun} in {path}.",
-            {"diff": plan.diff.diff, "firstChangedLine": plan.diff.first_changed_line},
+            {"diff": plan.diff.diff, "patch": patch, "firstChangedLine": plan.diff.first_changed_line},
         )
 
     return AgentTool(

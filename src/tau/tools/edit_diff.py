@@ -116,3 +116,48 @@ def generate_diff(old_text: str, new_text: str, context_lines: int = DEFAULT_CON
         new_no += n
 
     return EditDiff(diff="\n".join(out), first_changed_line=first_changed)
+
+
+def _patch_lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its ``\\n`` (the last one without, when the text does not end
+    with one)."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def unified_patch(path: str, old_text: str, new_text: str, context_lines: int = DEFAULT_CONTEXT_LINES) -> str:
+    """A standard unified patch of the change (pi's ``patch`` detail): ``--- path`` / ``+++ path``,
+    then ``@@ -start,count +start,count @@`` hunks with ``context_lines`` lines of context."""
+    old, new = _patch_lines(old_text), _patch_lines(new_text)
+    # Only the region around the change is compared (the common head and tail cut off first).
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(0, head - context_lines)
+    keep_tail = max(0, tail - context_lines)
+    old_part, new_part = old[start : len(old) - keep_tail], new[start : len(new) - keep_tail]
+    out = [f"--- {path}\n", f"+++ {path}\n"]
+
+    def emit(mark: str, line: str) -> None:
+        out.append(mark + line if line.endswith("\n") else f"{mark}{line}\n\\ No newline at end of file\n")
+
+    matcher = difflib.SequenceMatcher(None, old_part, new_part, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context_lines):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        old_start = start + i1 + (1 if i2 > i1 else 0)  # an empty range names the line before it
+        new_start = start + j1 + (1 if j2 > j1 else 0)
+        out.append(f"@@ -{old_start},{i2 - i1} +{new_start},{j2 - j1} @@\n")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                for line in old_part[a1:a2]:
+                    emit(" ", line)
+                continue
+            for line in old_part[a1:a2]:
+                emit("-", line)
+            for line in new_part[b1:b2]:
+                emit("+", line)
+    return "".join(out)

@@ -14,6 +14,7 @@ keeps the raw bytes.
 from __future__ import annotations
 
 import codecs
+import os
 from collections import deque
 from typing import BinaryIO
 
@@ -73,6 +74,7 @@ class OutputAccumulator:
         self._unspilled: list[bytes] | None = []
         self._spill_file: BinaryIO | None = None
         self.spill_path: str | None = None
+        self._kept = b""
 
     def feed(self, data: bytes) -> None:
         """Count, keep the tail of, and (once over budget) spill one raw chunk."""
@@ -100,7 +102,35 @@ class OutputAccumulator:
         if self._spill_file is not None:
             self._spill_file.close()
             self._spill_file = None
+        if self._unspilled is not None:
+            self._kept = b"".join(self._unspilled)  # within the budget: small
         self._unspilled = None
+
+    def full_output(self, max_bytes: int) -> tuple[str, bool]:
+        """The whole output as it came (not cleaned of escape codes), after ``finish``: ``(text,
+        False)``, or, past ``max_bytes``, its first and last halves around a note of what was left
+        out and ``True``."""
+        if self.spill_path is None:
+            return self._kept.decode("utf-8", "replace"), False
+        with open(self.spill_path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size <= max_bytes:
+                return file.read().decode("utf-8", "replace"), False
+            head_bytes = max_bytes // 2
+            tail_bytes = max_bytes - head_bytes
+            head = file.read(head_bytes)
+            file.seek(size - tail_bytes)
+            tail = file.read(tail_bytes)
+        # Whole characters only: an incomplete sequence ends the head, continuation bytes start the tail.
+        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head)
+        start = 0
+        while start < len(tail) and tail[start] & 0xC0 == 0x80:
+            start += 1
+        omitted = size - head_bytes - tail_bytes
+        return (
+            f"{head_text}\n\n[... {omitted} bytes omitted ...]\n\n{tail[start:].decode('utf-8', 'replace')}",
+            True,
+        )
 
     def _over_budget(self) -> bool:
         budget = self.max_bytes

@@ -11,7 +11,7 @@ import base64
 import os
 from collections.abc import Callable
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
@@ -148,6 +148,19 @@ def _read_local(path: str, start: int, end: int | None, signal: AbortSignal | No
         return _FileContent(size, text=window.finish())
 
 
+def _with_read_output(result: AgentToolResult) -> AgentToolResult:
+    """``result`` with pi's ``structuredContent`` for a read: the text, or for an image an image
+    block with the text as its ``note``."""
+    text = next((block.text for block in result.content if isinstance(block, TextContent)), "")
+    image = next((block for block in result.content if isinstance(block, ImageContent)), None)
+    value: object = (
+        text
+        if image is None
+        else {"type": "image", "data": image.data, "mimeType": image.mime_type, "note": text}
+    )
+    return structs.replace(result, structured_content=value)
+
+
 def create_read_tool(
     cwd: str,
     operations: ReadOperations | None = None,
@@ -233,13 +246,13 @@ def create_read_tool(
         raise_if_aborted(signal)
 
         if content.image is not None:
-            return image_result(*content.image)
+            return _with_read_output(image_result(*content.image))
         if content.binary or content.text is None:
             raise ToolError(
                 f"Cannot read {absolute}: it looks like a binary file ({format_size(content.size)}), not "
                 "text or a supported image. Inspect it with bash (file, xxd, strings) instead."
             )
-        return _text_result(content.text, path, offset, limit)
+        return _with_read_output(_text_result(content.text, path, offset, limit))
 
     return AgentTool(
         name="read",
