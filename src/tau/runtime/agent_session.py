@@ -727,8 +727,8 @@ class AgentSession:
         self._services.settings_manager.set_follow_up_mode(mode)
 
     def _expand(self, text: str) -> str:
-        skills = self._services.settings_manager.enable_skill_commands
-        return expand_input(text, self._services.resource_loader, skill_commands=skills)
+        # As pi 1.6: enableSkillCommands only lists skills among the commands; one typed is expanded.
+        return expand_input(text, self._services.resource_loader)
 
     def _refuse_command(self, text: str) -> None:
         if self._hooks.is_command(text):

@@ -14,7 +14,7 @@ from msgspec import Struct
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject
+from tau.ai.types import JsonObject, JsonSchemaSampling
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import EditOperations, LocalEditOperations
@@ -44,12 +44,10 @@ EDIT_PARAMETERS: JsonObject = {
                     "newText": {"type": "string", "description": "Text to put in its place"},
                 },
                 "required": ["oldText", "newText"],
-                "additionalProperties": False,
             },
         },
     },
     "required": ["path", "edits"],
-    "additionalProperties": False,
 }
 
 EDIT_DESCRIPTION = (
@@ -181,6 +179,7 @@ def create_edit_tool(
         parameters=EDIT_PARAMETERS,
         execute=execute,
         prepare_arguments=prepare_edit_arguments,
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_snippet="Make precise file edits with exact text replacement, several disjoint edits per call",
         prompt_guidelines=EDIT_GUIDELINES,
     )
