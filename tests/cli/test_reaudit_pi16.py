@@ -1,0 +1,135 @@
+"""What a pi 1.6 user meets, run side by side with the real pi 1.6 on the same input (issue #32's
+re-audit): both against the same fake server, tau first, then pi, and what each sent, printed or
+wrote compared."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pi16 import pi16_command
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import RecordedRequest, Turn
+from tau.testing.fake_llm.script import text_turn, tool_turn
+
+
+def _pi(
+    tau: TauCommand, pi_dir: Path, *args: str, model: list[str] = MODEL
+) -> subprocess.CompletedProcess[str]:
+    pi_dir.mkdir(exist_ok=True)
+    if not (pi_dir / "models.json").exists():
+        (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    return subprocess.run(
+        [*pi16_command(), *model, *args],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _both(
+    tau: TauCommand, tmp_path: Path, *args: str, turns: list[Turn] = (), model: list[str] = MODEL
+) -> tuple[tuple[subprocess.CompletedProcess[str], list[RecordedRequest]], ...]:
+    """``(completed, requests)`` of tau, then of pi, each answered with ``turns``."""
+    runs = []
+    for side in ("tau", "pi"):
+        tau.server.add(*turns)
+        start = len(tau.server.requests)
+        done = tau.run(*model, *args) if side == "tau" else _pi(tau, tmp_path / "pi", *args, model=model)
+        runs.append((done, tau.server.requests[start:]))
+    return tuple(runs)
+
+
+def _tool_results(request: RecordedRequest) -> list[Any]:
+    return [message["content"] for message in request.body["messages"] if message["role"] == "tool"]
+
+
+def _models(tau: TauCommand, **provider: Any) -> None:
+    config = json.loads((tau.agent_dir / "models.json").read_text())
+    config["providers"]["local"].update(provider)
+    (tau.agent_dir / "models.json").write_text(json.dumps(config))
+
+
+def test_built_in_tools_take_arguments_they_do_not_declare_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    """pi's tool schemas leave ``additionalProperties`` open: a stray argument does not fail the call."""
+    (tau.work / "a.txt").write_text("hello\n")
+    turns = [tool_turn("read", {"path": "a.txt", "extra": 1}), text_turn("done")]
+    (ours, our_requests), (pis, pi_requests) = _both(tau, tmp_path, "-p", "read it", turns=turns)
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    assert _tool_results(our_requests[1]) == _tool_results(pi_requests[1]) == ["hello\n"]
+    ours_tools = {
+        tool["function"]["name"]: tool["function"]["parameters"] for tool in our_requests[0].body["tools"]
+    }
+    pi_tools = {
+        tool["function"]["name"]: tool["function"]["parameters"] for tool in pi_requests[0].body["tools"]
+    }
+    for name in ("read", "bash", "edit", "write"):
+        assert ("additionalProperties" in ours_tools[name]) == ("additionalProperties" in pi_tools[name]), (
+            name
+        )
+
+
+def test_read_bash_edit_write_go_strict_where_the_model_can_as_pi_16s(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """pi's read, bash, edit and write ask for strict JSON-schema sampling where the model has a strict
+    mode (``strict: "prefer"``): the same strict tools in the request."""
+    _models(tau, compat={"supportsStrictMode": True})
+    (ours, our_requests), (pis, pi_requests) = _both(tau, tmp_path, "-p", "hi", turns=[text_turn("ok")])
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+
+    def shapes(request: RecordedRequest) -> dict[str, Any]:
+        return {
+            tool["function"]["name"]: (
+                tool["function"].get("strict"),
+                tool["function"]["parameters"].get("required"),
+            )
+            for tool in request.body["tools"]
+        }
+
+    assert shapes(our_requests[0]) == shapes(pi_requests[0])
+    assert shapes(our_requests[0])["read"][0] is True
+
+
+def _sent_text(request: RecordedRequest) -> str:
+    return str(request.body["messages"][-1]["content"][0]["text"])
+
+
+def test_a_skill_typed_in_full_is_expanded_with_skill_commands_off_as_pi_16s(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """``enableSkillCommands: false`` only leaves skills out of the command list (pi 1.6)."""
+    skill = "---\nname: my-skill\ndescription: Does a thing.\n---\nThe skill's body\n"
+    for agent_dir in (tau.agent_dir, tmp_path / "pi"):
+        (agent_dir / "skills" / "my-skill").mkdir(parents=True)
+        (agent_dir / "skills" / "my-skill" / "SKILL.md").write_text(skill)
+        (agent_dir / "settings.json").write_text(json.dumps({"enableSkillCommands": False}))
+    (ours, our_requests), (pis, pi_requests) = _both(
+        tau, tmp_path, "-p", "/skill:my-skill go", turns=[text_turn("ok")]
+    )
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    for sent in (_sent_text(our_requests[0]), _sent_text(pi_requests[0])):
+        assert (
+            sent.startswith('<skill name="my-skill"') and "The skill's body" in sent and sent.endswith("go")
+        )
+
+
+def test_api_key_and_header_values_read_variables_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    """``$NAME``, ``${NAME}``, ``$$`` and ``$!`` in models.json values; a bare name is literal."""
+    tau.env.update(MY_KEY_VAR="from-env", OTHER="o")
+    for value in ("MY_KEY_VAR", "$MY_KEY_VAR", "pre-${MY_KEY_VAR}-post", "$!literal", "$$x", "sk-$OTHER"):
+        _models(tau, apiKey=value, headers={"X-H": value})
+        (tmp_path / "pi").mkdir(exist_ok=True)
+        (tmp_path / "pi" / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+        (ours, our_requests), (pis, pi_requests) = _both(tau, tmp_path, "-p", "hi", turns=[text_turn("ok")])
+        assert ours.returncode == pis.returncode == 0, (value, ours.stderr, pis.stderr)
+        sent = [(r[0].headers["authorization"], r[0].headers["x-h"]) for r in (our_requests, pi_requests)]
+        assert sent[0] == sent[1], value
+    assert sent[0] == ("Bearer sk-o", "sk-o")
