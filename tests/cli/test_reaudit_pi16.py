@@ -5,7 +5,9 @@ wrote compared."""
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +135,36 @@ def test_api_key_and_header_values_read_variables_as_pi_16s(tau: TauCommand, tmp
         sent = [(r[0].headers["authorization"], r[0].headers["x-h"]) for r in (our_requests, pi_requests)]
         assert sent[0] == sent[1], value
     assert sent[0] == ("Bearer sk-o", "sk-o")
+
+
+def _png(width: int, height: int) -> bytes:
+    """A real RGB PNG of that size (a gradient)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(
+        b"\0" + bytes((x * 7 + y * 3) % 256 for x in range(width) for _ in range(3)) for y in range(height)
+    )
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_block_images_sends_pi_16s_placeholder(tau: TauCommand, tmp_path: Path) -> None:
+    """``images.blockImages``: an attached image is replaced by the same text pi sends."""
+    (tau.work / "dot.png").write_bytes(_png(20, 10))
+    _models(tau, models=[{"id": "fake-model", "input": ["text", "image"]}])
+    for agent_dir in (tau.agent_dir, tmp_path / "pi"):
+        agent_dir.mkdir(exist_ok=True)
+        (agent_dir / "settings.json").write_text(json.dumps({"images": {"blockImages": True}}))
+    (ours, our_requests), (pis, pi_requests) = _both(
+        tau, tmp_path, "-p", "@dot.png", "what", turns=[text_turn("ok")]
+    )
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    assert our_requests[0].body["messages"][-1] == pi_requests[0].body["messages"][-1]
+    assert "Image reading is disabled." in json.dumps(our_requests[0].body["messages"][-1])
