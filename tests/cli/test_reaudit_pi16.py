@@ -168,3 +168,33 @@ def test_block_images_sends_pi_16s_placeholder(tau: TauCommand, tmp_path: Path) 
     assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
     assert our_requests[0].body["messages"][-1] == pi_requests[0].body["messages"][-1]
     assert "Image reading is disabled." in json.dumps(our_requests[0].body["messages"][-1])
+
+
+def test_piped_stdin_is_trimmed_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    """pi trims piped stdin before joining it to the first message."""
+    runs = []
+    for side in ("tau", "pi"):
+        tau.server.add(text_turn("ok"))
+        start = len(tau.server.requests)
+        if side == "tau":
+            done = tau.run(*MODEL, "-p", "summarize", stdin="  piped content\n\n")
+        else:
+            (tmp_path / "pi").mkdir(exist_ok=True)
+            (tmp_path / "pi" / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+            env = tau.env | {
+                "PI_OFFLINE": "1",
+                "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
+                "HOME": str(tmp_path),
+            }
+            done = subprocess.run(
+                [*pi16_command(), *MODEL, "-p", "summarize"],
+                cwd=tau.work,
+                env=env,
+                input="  piped content\n\n",
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        assert done.returncode == 0, done.stderr
+        runs.append(_sent_text(tau.server.requests[start]))
+    assert runs[0] == runs[1] == "piped contentsummarize"
