@@ -15,7 +15,7 @@ from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
 
 from tau.testing.fake_llm import RecordedRequest, Turn
-from tau.testing.fake_llm.script import text_turn, tool_turn
+from tau.testing.fake_llm.script import ScriptedUsage, text_turn, tool_turn
 
 
 def _pi(
@@ -198,3 +198,27 @@ def test_piped_stdin_is_trimmed_as_pi_16s(tau: TauCommand, tmp_path: Path) -> No
         assert done.returncode == 0, done.stderr
         runs.append(_sent_text(tau.server.requests[start]))
     assert runs[0] == runs[1] == "piped contentsummarize"
+
+
+def test_past_the_threshold_with_nothing_to_compact_no_compaction_starts_as_pi_16s(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """One long exchange kept whole by ``keepRecentTokens``: pi starts no compaction, so a JSON
+    reader sees no ``compaction_start``/``compaction_end``."""
+    _models(tau, models=[{"id": "fake-model", "contextWindow": 10000, "maxTokens": 1000}])
+    settings = json.dumps({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 100}})
+    for agent_dir in (tau.agent_dir, tmp_path / "pi"):
+        agent_dir.mkdir(exist_ok=True)
+        (agent_dir / "settings.json").write_text(settings)
+    big = Turn(text="long answer", usage=ScriptedUsage(input=9000, output=900))
+    (ours, our_requests), (pis, pi_requests) = _both(
+        tau, tmp_path, "--mode", "json", "-p", "first", "second", turns=[big, text_turn("two")]
+    )
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+
+    def kinds(out: str) -> list[str]:
+        return [json.loads(line)["type"] for line in out.splitlines() if line.startswith("{")]
+
+    assert [k for k in kinds(ours.stdout) if "compaction" in k] == []
+    assert [k for k in kinds(pis.stdout) if "compaction" in k] == []
+    assert len(our_requests) == len(pi_requests) == 2

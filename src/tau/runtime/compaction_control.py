@@ -258,13 +258,17 @@ class CompactionControl:
     async def _run_auto(
         self, reason: CompactionReason, *, will_retry: bool, may_continue: bool = True
     ) -> None:
+        from tau.compaction.prepare import prepare_compaction
+
+        # As pi 1.6: past the threshold with nothing to compact (or no model), no compaction
+        # starts, so no events; an overflow still reports its attempt.
+        preparation = prepare_compaction(self._session.get_branch(), self.settings)
+        if reason == "threshold" and (preparation is None or self._get_model() is None):
+            return
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:
             request = await self._request(controller, "compaction", reason)
-            from tau.compaction.prepare import prepare_compaction
-
-            preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
             if request is None or preparation is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
                 return
