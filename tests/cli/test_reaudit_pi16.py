@@ -222,3 +222,32 @@ def test_past_the_threshold_with_nothing_to_compact_no_compaction_starts_as_pi_1
     assert [k for k in kinds(ours.stdout) if "compaction" in k] == []
     assert [k for k in kinds(pis.stdout) if "compaction" in k] == []
     assert len(our_requests) == len(pi_requests) == 2
+
+
+def test_after_a_compaction_the_output_cap_ignores_the_kept_replys_old_usage_as_pi_16s(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """A reply kept after the compaction summary reported usage of the whole old history; pi does
+    not count it when fitting ``max_tokens`` into the window, so the next request is not capped to 1."""
+    _models(tau, models=[{"id": "fake-model", "contextWindow": 10000, "maxTokens": 1000}])
+    settings = json.dumps({"compaction": {"reserveTokens": 2000, "keepRecentTokens": 50}})
+    for agent_dir in (tau.agent_dir, tmp_path / "pi"):
+        agent_dir.mkdir(exist_ok=True)
+        (agent_dir / "settings.json").write_text(settings)
+    turns = [
+        Turn(text="first answer " * 30, usage=ScriptedUsage(input=500, output=100)),
+        Turn(text="second answer " * 30, usage=ScriptedUsage(input=9000, output=900)),
+        text_turn("## Goal\nsummary"),
+        text_turn("turn prefix"),
+        text_turn("third answer"),
+    ]
+    (ours, our_requests), (pis, pi_requests) = _both(
+        tau, tmp_path, "-p", "q1 " * 100, "q2 " * 100, "q3", turns=turns
+    )
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    assert len(our_requests) == len(pi_requests) == 5  # two answers, two summaries, the third
+    assert (
+        our_requests[-1].body["max_completion_tokens"]
+        == pi_requests[-1].body["max_completion_tokens"]
+        == 1000
+    )
