@@ -5,6 +5,7 @@ wrote compared."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import zlib
@@ -251,3 +252,29 @@ def test_after_a_compaction_the_output_cap_ignores_the_kept_replys_old_usage_as_
         == pi_requests[-1].body["max_completion_tokens"]
         == 1000
     )
+
+
+def _first_tool_result(requests: list[RecordedRequest]) -> str:
+    text = _tool_results(requests[1])[0]
+    return re.sub(r"Full output: \S+]", "Full output: <file>]", str(text))
+
+
+def test_tool_output_lines_are_counted_and_an_empty_result_is_said_as_pi_16s(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """A final newline ends the last line (``seq 3000`` is 3000 lines, shown 1001-3000); a result
+    with nothing but white space goes to the model as ``(no tool output)``."""
+    (tau.work / "empty.txt").write_text("")
+    calls = [
+        ("bash", {"command": "seq 1 3000"}),
+        ("bash", {"command": "echo"}),
+        ("read", {"path": "empty.txt"}),
+        ("bash", {"command": "printf 'x\\n%.0s' $(seq 1 2001)"}),
+    ]
+    for name, arguments in calls:
+        (ours, our_requests), (pis, pi_requests) = _both(
+            tau, tmp_path, "-p", "go", turns=[tool_turn(name, arguments), text_turn("done")]
+        )
+        assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+        assert _first_tool_result(our_requests) == _first_tool_result(pi_requests), arguments
+    assert _first_tool_result(our_requests).endswith("[Showing lines 2-2001 of 2001. Full output: <file>]")
