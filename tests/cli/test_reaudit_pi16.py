@@ -278,3 +278,21 @@ def test_tool_output_lines_are_counted_and_an_empty_result_is_said_as_pi_16s(
         assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
         assert _first_tool_result(our_requests) == _first_tool_result(pi_requests), arguments
     assert _first_tool_result(our_requests).endswith("[Showing lines 2-2001 of 2001. Full output: <file>]")
+
+
+def test_a_white_space_tool_result_goes_to_gemini_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    _models(
+        tau,
+        api="google-generative-ai",
+        baseUrl=tau.server.url("/v1beta"),
+        models=[{"id": "gemini-2.5-flash", "contextWindow": 100000, "maxTokens": 4096}],
+    )
+    model = ["--provider", "local", "--model", "gemini-2.5-flash"]
+    turns = [tool_turn("bash", {"command": "echo"}), text_turn("done")]
+    (ours, our_requests), (pis, pi_requests) = _both(tau, tmp_path, "-p", "go", turns=turns, model=model)
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+
+    def response(request: RecordedRequest) -> Any:
+        return request.body["contents"][-1]["parts"][0]["functionResponse"]["response"]
+
+    assert response(our_requests[1]) == response(pi_requests[1]) == {"output": ""}
