@@ -296,3 +296,23 @@ def test_a_white_space_tool_result_goes_to_gemini_as_pi_16s(tau: TauCommand, tmp
         return request.body["contents"][-1]["parts"][0]["functionResponse"]["response"]
 
     assert response(our_requests[1]) == response(pi_requests[1]) == {"output": ""}
+
+
+def test_prompt_templates_expand_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    """Arguments (``$1``, ``$@``, ``$ARGUMENTS``, ``${@:2}``, ``${@:2:1}``, quotes) and the body:
+    trimmed after frontmatter, as written without it (its final newline kept)."""
+    templates = {
+        "t.md": "A=$1 B=$2 ALL=$@ ARGS=$ARGUMENTS R=${@:2} S=${@:2:1} Z=$9 Q=${1}\n",
+        "f.md": "---\ndescription: d\n---\n\nbody $1\n\n",
+    }
+    for agent_dir in (tau.agent_dir, tmp_path / "pi"):
+        (agent_dir / "prompts").mkdir(parents=True)
+        for name, text in templates.items():
+            (agent_dir / "prompts" / name).write_text(text)
+    for message in ('/t one "two words" three', "/t", "/f x"):
+        (ours, our_requests), (pis, pi_requests) = _both(
+            tau, tmp_path, "-p", message, turns=[text_turn("ok")]
+        )
+        assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+        assert _sent_text(our_requests[0]) == _sent_text(pi_requests[0]), message
+    assert _sent_text(our_requests[0]) == "body x"
