@@ -820,7 +820,7 @@ class AgentSession:
         command: str,
         *,
         on_chunk: Callable[[str], None] | None = None,
-        exclude_from_context: bool = False,
+        exclude_from_context: bool | None = None,
     ) -> BashResult:
         """Run a ``!command`` in the session's cwd and record it in the conversation.
 
@@ -830,7 +830,7 @@ class AgentSession:
         """
         if self._bash.is_running:
             raise BashBusyError("A shell command is already running; wait for it or abort it first")
-        result, operations = await self._extensions.user_bash(command, exclude_from_context, self.cwd)
+        result, operations = await self._extensions.user_bash(command, bool(exclude_from_context), self.cwd)
         if result is None:
             result = await self._bash.run(command, on_chunk, operations=operations)
         message = result.to_message(command, exclude_from_context=exclude_from_context)
