@@ -316,3 +316,36 @@ def test_prompt_templates_expand_as_pi_16s(tau: TauCommand, tmp_path: Path) -> N
         assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
         assert _sent_text(our_requests[0]) == _sent_text(pi_requests[0]), message
     assert _sent_text(our_requests[0]) == "body x"
+
+
+def _edit_details(tau: TauCommand, pi_dir: Path) -> tuple[Any, Any]:
+    found = []
+    for folder in (tau.agent_dir, pi_dir):
+        [session] = sorted((folder / "sessions").rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)[-1:]
+        records = [json.loads(line) for line in session.read_text().splitlines()]
+        found.append(
+            [r["message"]["details"] for r in records if r.get("message", {}).get("role") == "toolResult"]
+        )
+    return found[0], found[1]
+
+
+def test_an_edits_details_hold_pi_16s_diff_and_unified_patch(tau: TauCommand, tmp_path: Path) -> None:
+    """``details.diff`` and ``details.patch`` as pi 1.6 writes them, a last line gaining its newline
+    and two changes far apart (two hunks) included."""
+    files = {"d.txt": "one\ntwo\nthree", "b.txt": "".join(f"l{i}\n" for i in range(1, 40))}
+    calls = [
+        ("d.txt", [{"oldText": "three", "newText": "three\n"}]),
+        ("b.txt", [{"oldText": "l2\n", "newText": "L2\nextra\n"}, {"oldText": "l30\n", "newText": "L30\n"}]),
+    ]
+    for path, edits in calls:
+        for name, text in files.items():
+            (tau.work / name).write_text(text)
+        tau.server.add(tool_turn("edit", {"path": path, "edits": edits}), text_turn("done"))
+        assert tau.run(*MODEL, "-p", "go").returncode == 0
+        for name, text in files.items():
+            (tau.work / name).write_text(text)
+        tau.server.add(tool_turn("edit", {"path": path, "edits": edits}), text_turn("done"))
+        assert _pi(tau, tmp_path / "pi", "-p", "go").returncode == 0
+        ours, pis = _edit_details(tau, tmp_path / "pi")
+        assert ours == pis, path
+    assert ours[0]["patch"].startswith("--- b.txt\n+++ b.txt\n@@ -1,6 +1,7 @@\n")

@@ -139,7 +139,7 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
         absolute_path=absolute,
         original=original,
         new_text=bom + result,
-        diff=generate_diff(applied.base, applied.result),
+        diff=generate_diff(applied.base, applied.result, path=path),
         blocks=len(edits),
     )
 
@@ -169,7 +169,11 @@ def create_edit_tool(
         noun = "block" if plan.blocks == 1 else "blocks"
         return text_result(
             f"Successfully replaced {plan.blocks} {noun} in {path}.",
-            {"diff": plan.diff.diff, "firstChangedLine": plan.diff.first_changed_line},
+            {
+                "diff": plan.diff.diff,
+                "patch": plan.diff.patch,
+                "firstChangedLine": plan.diff.first_changed_line,
+            },
         )
 
     return AgentTool(
