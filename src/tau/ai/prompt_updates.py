@@ -149,7 +149,7 @@ def with_notices(model: Model, context: Context) -> Context | None:
             if known is None:
                 declared[tool.name] = tool
                 tools.append(tool)
-            elif (_holds(model, known) or _holds(model, tool)) and not same_declaration(known, tool):
+            elif _must_redeclare(model, known, tool):
                 return None
             elif not same_declaration(told[tool.name], tool):
                 redefined.append(tool)
@@ -157,6 +157,17 @@ def with_notices(model: Model, context: Context) -> Context | None:
         notices.append((update.at, notice_text(update, redefined)))
     messages = _insert_notices(context.messages, notices, into_tool_results=model.api in _STRICT_TURNS)
     return Context(messages=messages, system_prompt=anchor.system_prompt, tools=tools or None)
+
+
+def _must_redeclare(model: Model, known: Tool, tool: Tool) -> bool:
+    """Whether ``known``, redefined as ``tool``, can only be told by sending the tools again: one of
+    them asks for constrained sampling, and either it binds this model or the tool's description
+    changes (another program's tool of that name, as when tau continues a pi session); a tool that
+    only gains or loses parameters where nothing binds the model (the sandbox's ``escalate``) can
+    be told by a notice."""
+    if not (known.constrained_sampling or tool.constrained_sampling) or same_declaration(known, tool):
+        return False
+    return _holds(model, known) or _holds(model, tool) or known.description != tool.description
 
 
 def _holds(model: Model, tool: Tool) -> bool:
