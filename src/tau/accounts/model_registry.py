@@ -726,7 +726,7 @@ class ModelRegistry:
             and config.oauth == "radius"
             and os.environ.get("RADIUS_API_KEY", "").strip()
         ):
-            return "RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
+            return "$RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
         return config.api_key
 
 
