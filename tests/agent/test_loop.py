@@ -247,3 +247,51 @@ async def test_agent_loop_surfaces_a_broken_callback_to_the_reader(faux: FauxPro
         async for event in stream:
             seen.append(event.type)
     assert seen == ["agent_start", "turn_start", "message_start", "message_end"]
+
+
+async def test_prepare_next_turn_runs_between_turns_only_and_can_replace_the_conversation(
+    faux: FauxProvider, sink: Events
+) -> None:
+    """pi 1.6's prepareNextTurn point: before each turn but the first (before its turn_start); a
+    returned conversation replaces the run's, and the next call is built from it."""
+    seen_by_model: list[list[str]] = []
+
+    def reply(text: str) -> Any:
+        def factory(context: Any, options: Any, state: Any, model: Any) -> AssistantMessage:
+            seen_by_model.append(
+                [getattr(m, "content", "") if m.role == "user" else m.role for m in context.messages]
+            )
+            return faux_message(text) if text else faux_message(faux_tool_call("echo", {}))
+
+        return factory
+
+    asked: list[int] = []
+
+    async def prepare_next_turn(context: AgentContext) -> list[Any] | None:
+        asked.append(len(sink.types))
+        if len(asked) == 1:
+            return [UserMessage("summary"), *context.messages[-2:]]  # the history folded away
+        return None
+
+    faux.set_responses([reply(""), reply(""), reply("done")])
+    context = AgentContext("", [UserMessage("earlier")], [_echo_tool()])
+    new = await run_agent_loop(
+        [UserMessage("go")], context, _config(faux, prepare_next_turn=prepare_next_turn), sink
+    )
+    assert seen_by_model == [
+        ["earlier", "go"],
+        ["summary", "assistant", "toolResult"],
+        ["summary", "assistant", "toolResult", "assistant", "toolResult"],
+    ]
+    # Asked twice (after each tool turn), each time right after a turn_end, before the turn_start.
+    assert len(asked) == 2
+    for at in asked:
+        assert sink.types[at - 1] == "turn_end" and sink.types[at] == "turn_start"
+    assert [m.role for m in new] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]

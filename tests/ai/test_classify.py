@@ -126,8 +126,8 @@ def test_failures_are_error_results() -> None:
     assert no_images.error_message == "System One API does not support image input for jev-1.13"
     assert no_key.error_message == "No API key for provider: typesafe"
     assert sent == 2
-    unknown = ClassifierModel(id="x", api="llama-cpp-classify", provider="p", base_url="http://127.0.0.1:9")
-    assert run(unknown, CONTEXT).error_message == "Unsupported classifier API: llama-cpp-classify"
+    unknown = ClassifierModel(id="x", api="media-classifier", provider="p", base_url="http://127.0.0.1:9")
+    assert run(unknown, CONTEXT).error_message == "Unsupported classifier API: media-classifier"
 
 
 def test_context_shape_is_checked() -> None:
@@ -140,6 +140,26 @@ def test_context_shape_is_checked() -> None:
 
 
 PNG_IMAGE = {"type": "image", "data": PIXEL_PNG, "mimeType": "image/png"}
+
+
+def custom_model(
+    provider: str, model_id: str, api: str = "typesafe-system-one", **compat: Any
+) -> dict[str, Any]:
+    """A custom provider's classifier model (pi's JSON), images allowed, ``compat`` when given."""
+    model: dict[str, Any] = {
+        "type": "classifier",
+        "id": model_id,
+        "name": model_id,
+        "api": api,
+        "provider": provider,
+        "baseUrl": "",
+        "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 64000,
+    }
+    return model | ({"compat": compat} if compat else {})
+
+
 PARITY_CASES: list[dict[str, Any]] = [
     {"case": "openrouter", "provider": "openrouter", "id": "~typesafe/jev-latest"},
     {"case": "openrouter-image", "provider": "openrouter", "id": "~typesafe/jev-latest", "images": True},
@@ -149,12 +169,41 @@ PARITY_CASES: list[dict[str, Any]] = [
     {"case": "copilot", "provider": "github-copilot", "id": "microsoft-decision-1"},
     {"case": "luna", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "luna-image", "provider": "openai", "id": "gpt-6-luna", "images": True},
+    {
+        "case": "luna-numbers",
+        "provider": "openai",
+        "id": "gpt-6-luna",
+        "state": {"score": 1.0, "ratio": 0.25, "tiny": 1e-7, "big": 1e21, "huge": 1e16, "text": "é"},
+    },
     {"case": "luna-refusal", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "luna-timeout", "provider": "openai", "id": "gpt-6-luna"},
     {"case": "malformed", "provider": "typesafe", "id": "jev-latest"},
     {"case": "refused", "provider": "typesafe", "id": "jev-latest"},
     {"case": "text-only-image", "provider": "opencode", "id": "jev-1.13", "images": True},
     {"case": "no-key", "provider": "typesafe", "id": "jev-latest", "apiKey": ""},
+    # Custom providers: the image form detected from the provider and model id, or set by compat.
+    {"case": "proxy-detected", "model": custom_model("my-proxy", "jev"), "images": True},
+    {
+        "case": "proxy-images",
+        "model": custom_model("my-proxy", "clef", imageInput="images", sendImageOptInHeader=False),
+        "images": True,
+    },
+    {
+        "case": "proxy-state-urls",
+        "model": custom_model("my-proxy", "jev", imageInput="state-image-urls"),
+        "images": True,
+    },
+    {"case": "proxy-openrouter", "model": custom_model("openrouter", "acme/judge"), "images": True},
+    {
+        "case": "cf-proxy-clef",
+        "model": custom_model("my-cf", "@cf/cloudflare/clef-flash", "cloudflare-workers-ai-system-one"),
+        "images": True,
+    },
+    {
+        "case": "cf-proxy-jev",
+        "model": custom_model("my-cf", "typesafe/jev", "cloudflare-workers-ai-system-one"),
+        "images": True,
+    },
 ]
 PARITY_TURNS: dict[str, Turn] = {
     "malformed": Turn(classifier_answers={"mood": {"type": "choice", "choice": "calm", "probabilities": {}}}),
@@ -169,10 +218,14 @@ PARITY_TURNS: dict[str, Turn] = {
 def parity_cases() -> list[dict[str, Any]]:
     cases = []
     for case in PARITY_CASES:
-        context: dict[str, Any] = {"state": {"message": "please fix it"}, "questions": QUESTIONS}
+        state = case.get("state", {"message": "please fix it"})
+        context: dict[str, Any] = {"state": state, "questions": QUESTIONS}
         if case.get("images"):
             context["images"] = [PNG_IMAGE]
-        cases.append({key: value for key, value in case.items() if key != "images"} | {"context": context})
+        cases.append(
+            {key: value for key, value in case.items() if key not in ("images", "state")}
+            | {"context": context}
+        )
     return cases
 
 
@@ -199,7 +252,11 @@ def run_pi_classify(server: FakeLLMServer) -> dict[str, Any]:
 async def run_tau_classify(server: FakeLLMServer) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for case in parity_cases():
-        model = find_classifier_model(case["provider"], case["id"])
+        model = (
+            ClassifierModel.from_json(case["model"])
+            if "model" in case
+            else find_classifier_model(case["provider"], case["id"])
+        )
         assert model is not None
         model.base_url = server.url("/v1")
         options = StreamOptions(
@@ -241,11 +298,25 @@ def test_the_requests_and_results_match_pi_16() -> None:
     assert pi["cloudflare-run"]["stopReason"] == "stop"
     assert pi_requests["typesafe-image"].headers["typesafe-danger-zone-images"] == "true"
     assert pi_requests["luna"].path == "/v1/decisions" and pi["luna"]["stopReason"] == "stop"
+    assert pi_requests["luna-numbers"].body["input"] == (
+        '{"score":1,"ratio":0.25,"tiny":1e-7,"big":1e+21,"huge":10000000000000000,"text":"é"}'
+    )
     assert pi["luna-refusal"]["errorMessage"] == "OpenAI Decisions refused to answer mood"
     assert pi["luna-refusal"]["usage"]["cost"]["input"] == pytest.approx(0.06)  # the long-input tier
     assert pi["luna-timeout"]["errorMessage"].startswith(
         "OpenAI Decisions error (504): the request timed out"
     )
+    # A custom System One provider: detected as TypeSafe (assets and the opt-in header) unless its
+    # compat says otherwise; OpenRouter by provider id; Clef on Workers AI by model id.
+    assert "assets" in pi_requests["proxy-detected"].body
+    assert pi_requests["proxy-detected"].headers["typesafe-danger-zone-images"] == "true"
+    assert "typesafe-danger-zone-images" not in pi_requests["proxy-images"].headers
+    assert pi_requests["proxy-images"].body["images"] == [f"data:image/png;base64,{PIXEL_PNG}"]
+    assert pi_requests["proxy-state-urls"].body["state"][0]["type"] == "image_url"
+    assert pi_requests["proxy-state-urls"].headers["typesafe-danger-zone-images"] == "true"
+    assert "typesafe-danger-zone-images" not in pi_requests["proxy-openrouter"].headers
+    assert pi_requests["cf-proxy-clef"].body["input"]["images"] == [f"data:image/png;base64,{PIXEL_PNG}"]
+    assert "assets" in pi_requests["cf-proxy-jev"].body["input"]
 
 
 def test_an_abort_while_classifying_ends_the_call_as_aborted() -> None:

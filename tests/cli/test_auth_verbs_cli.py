@@ -66,6 +66,25 @@ def test_login_with_api_key_saves_the_piped_key_privately_and_an_empty_one_saves
     assert tau.run("auth", "print-api-key", "openai").stdout == "sk-piped\n"
 
 
+def test_a_workers_ai_login_keeps_the_account_id_beside_the_key(tau: Tau) -> None:
+    missing = tau.run("auth", "login", "cloudflare-workers-ai", "--api-key", stdin="cf-key\n\n")
+    assert (missing.returncode, missing.stderr) == (
+        1,
+        "tau: No Cloudflare account ID given; nothing saved.\n",
+    )
+
+    saved = tau.run("auth", "login", "cloudflare-workers-ai", "--api-key", stdin="cf-key\nacct-7\n")
+
+    assert saved.returncode == 0, saved.stderr
+    assert tau.stored() == {
+        "cloudflare-workers-ai": {
+            "type": "api_key",
+            "key": "cf-key",
+            "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-7"},
+        }
+    }
+
+
 def test_login_without_a_provider_off_a_terminal_names_the_providers_with_a_login(tau: Tau) -> None:
     result = tau.run("auth", "login")
     assert result.returncode == 1

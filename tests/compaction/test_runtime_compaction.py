@@ -496,8 +496,15 @@ async def test_39_a_hook_supplied_compaction_is_written_verbatim_from_hook(
             assert event.preparation.first_kept_entry_id and event.branch_entries
             return BeforeCompactResult(compaction=supplied)
 
-        async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+        async def session_compact(
+            self,
+            entry: CompactionEntry,
+            from_extension: bool,
+            reason: str = "manual",
+            will_retry: bool = False,
+        ) -> None:
             assert session.session_manager.get_leaf_id() == entry.id  # already saved
+            assert (reason, will_retry) == ("manual", False)
             saved.append((entry, from_extension))
 
     session._compaction.hooks = Supplying()

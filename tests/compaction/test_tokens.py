@@ -15,7 +15,7 @@ from tau.compaction import (
 from tau.compaction.tokens import js_json
 from tau.session.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 
-from .conftest import assistant, bash, chain, tool_result, user
+from .conftest import assistant, bash, chain, tool_result, usage, user
 
 
 def test_1_reported_total_is_the_context_size_and_zero_usage_is_zero() -> None:
@@ -107,3 +107,29 @@ def test_35_silent_overflow_and_truncating_servers() -> None:
     truncated = assistant("", stop_reason="length", reported=Usage(input=7950, output=0))
     assert is_context_overflow(truncated, 8000)
     assert not is_context_overflow(assistant("", stop_reason="length", reported=Usage(input=7000)), 8000)
+
+
+def test_the_projected_estimate_trusts_a_usage_only_when_no_rewrite_came_after_it() -> None:
+    """pi 1.6's estimateProjectedContextTokens, the mid-run measure: the last non-zero usage plus
+    what follows, unless a compaction or context_edit entry came after that reply."""
+    from tau.compaction.tokens import estimate_projected_context_tokens
+    from tau.session.manager import SessionManager
+    from tau.session.messages import SystemMessage
+
+    session = SessionManager.in_memory()
+    session.append_message(SystemMessage(content="p" * 40))
+    session.append_message(user("abcd" * 10))
+    reply = assistant("x" * 8, reported=usage(900))
+    reply_id = session.append_message(reply)
+    session.append_message(tool_result("y" * 8))
+    session.append_message(assistant("z", reported=usage(0)))  # a zero usage is not a measure
+
+    def projected() -> tuple[int, int | None]:
+        messages = session.build_session_context(system_messages=True).messages
+        estimate = estimate_projected_context_tokens(messages, session.get_branch())
+        return estimate.tokens, estimate.last_usage_index
+
+    assert projected() == (900 + 2 + 1, 2)  # the usage, then the tool result and the last reply
+    session.append_context_edit(reply_id, {"content": "short"})
+    # The reply's usage measured another context: everything estimated, the prompt once.
+    assert projected() == (10 + 10 + 2 + 2 + 1, None)

@@ -52,7 +52,7 @@ class Sink:
         self.registered: dict[str, Any] = {}
         self.refuse = refuse
 
-    def register_provider(self, name: str, config: Any) -> None:
+    def register_provider(self, name: str, config: Any, *, classifiers: Any = None) -> None:
         if self.refuse:
             raise ValueError("baseUrl is required")
         self.registered[name] = dict(config)

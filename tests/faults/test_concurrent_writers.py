@@ -110,10 +110,12 @@ def api_key_providers(agent_dir: Path) -> list[str]:
     """Twenty built-in providers whose ``tau auth login --api-key`` only saves the key."""
     from tau.accounts.auth_storage import AuthStorage
     from tau.accounts.model_registry import ModelRegistry
+    from tau.accounts.provider_settings import SETTINGS
     from tau.config.paths import models_path
 
     registry = ModelRegistry(AuthStorage.create(agent_dir), models_path(agent_dir))
-    special = {"local", "google-vertex", *registry.account_listed_providers()}
+    # Providers whose login asks for more than the key (Cloudflare's account and gateway) are left out.
+    special = {"local", "google-vertex", *registry.account_listed_providers(), *SETTINGS}
     providers = sorted(set(registry.get_providers()) - special)[:WRITERS]
     assert len(providers) == WRITERS
     return providers

@@ -3,7 +3,9 @@
 status), ``POST /models/load`` and ``/models/unload`` (a load takes two catalogue reads to finish,
 a slow model's until it is unloaded, a failing model's ends ``unloaded`` with ``failed``), ``POST /models`` (a download from Hugging Face: the model
 is ``downloading``, at a quarter, for two catalogue reads, a slow one's until it is unloaded),
-``GET /props``, ``GET /health``, ``GET /models/sse`` (the router's events as pi 1.6 reads them: at
+``GET /props``, ``GET /health``, the classification endpoints of ``fake_llama_classify``
+(``/tokenize``, ``/apply-template``, ``/completion``, ``/v1/systemone``, each request kept in
+``classify_requests`` with its headers), ``GET /models/sse`` (the router's events as pi 1.6 reads them: at
 each catalogue read a loading model's stage, ``tensors`` of three, half done, and a download's
 bytes; then ``loaded``, ``unloaded``, ``download_finished`` or ``download_failed``) — and
 ``POST /v1/chat/completions``, which streams one fixed answer from the loaded model."""
@@ -16,6 +18,7 @@ import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+import fake_llama_classify
 from json_handler import JsonHandler
 
 _DOWNLOAD_BYTES = {"model.gguf": {"done": 1048576, "total": 4194304}}
@@ -32,13 +35,22 @@ class FakeLlamaRouter:
         events: bool = True,
         polled_progress: bool = True,
         contexts: dict[str, int] | None = None,
+        architectures: dict[str, dict[str, Any]] | None = None,
+        thinking: frozenset[str] = frozenset(),
+        deep: frozenset[str] = frozenset(),
     ) -> None:
         """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
         model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
         ``failed`` and exit code 1 (a failing download: ``download_failed`` and gone).
         ``events``: ``/models/sse`` is there (else 404, as an older router); ``polled_progress``:
         the catalogue has a download's bytes (else only the events do); ``contexts``: a model's
-        ``meta.n_ctx`` (every model is started with ``--ctx-size 8192``)."""
+        ``meta.n_ctx`` (every model is started with ``--ctx-size 8192``); ``architectures``: a
+        model's ``architecture`` (``output_modalities: ["decisions"]`` for a decision model);
+        ``thinking`` and ``deep``: see ``fake_llama_classify``."""
+        self.architectures = dict(architectures or {})
+        self.thinking = thinking
+        self.deep = deep
+        self.classify_requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self.status = dict(models)
         self.slow = slow
         self.failing = failing
@@ -89,6 +101,20 @@ class FakeLlamaRouter:
                 if path == "/v1/chat/completions":
                     owner.chat_bodies.append(body)
                     self._stream(str(body.get("model")))
+                    return
+                if path in ("/tokenize", "/apply-template", "/completion", "/v1/systemone"):
+                    headers = {name.lower(): value for name, value in self.headers.items()}
+                    with owner._lock:
+                        owner.classify_requests.append((path, headers, body))
+                    model = str(body.get("model"))
+                    if path == "/tokenize":
+                        self._send(200, fake_llama_classify.tokenize(body))
+                    elif path == "/apply-template":
+                        self._send(200, fake_llama_classify.apply_template(body, model in owner.thinking))
+                    elif path == "/completion":
+                        self._send(200, fake_llama_classify.completion(body, model in owner.deep))
+                    else:
+                        self._send(200, fake_llama_classify.system_one(body))
                     return
                 model = str(body.get("model"))
                 with owner._lock:
@@ -204,6 +230,7 @@ class FakeLlamaRouter:
                     "object": "model",
                     "owned_by": "llamacpp",
                     **({"meta": {"n_ctx": self.contexts[model]}} if model in self.contexts else {}),
+                    **({"architecture": self.architectures[model]} if model in self.architectures else {}),
                     "status": {
                         "value": status,
                         "args": ["llama-server", "--ctx-size", "8192"],

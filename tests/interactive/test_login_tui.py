@@ -155,3 +155,64 @@ def test_a_radius_api_key_gets_the_gateways_model_list_at_tui_start_and_when_log
     while "keyed-only" not in store.read_text() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [m["id"] for m in json.loads(store.read_text())["radius"]["models"]] == ["keyed-only"]
+
+
+def test_a_workers_ai_key_is_saved_with_the_account_id_login_asks_for(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = start_tui()
+    terminal.type("/login")
+    terminal.send(ENTER)
+    terminal.wait_for("Select authentication method:", where="display")
+    terminal.type("API key")
+    terminal.wait_for("› Sign in with an API key", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.type("cloudflare-workers-ai")
+    terminal.wait_for("› cloudflare-workers-ai", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("API key for cloudflare-workers-ai", where="display")
+    terminal.type("cf-key")
+    terminal.send(ENTER)
+    terminal.wait_for("Enter Cloudflare account ID", where="display")
+    terminal.type("acct-7")
+    terminal.send(ENTER)
+    terminal.wait_for("Saved the API key for cloudflare-workers-ai")
+    stored = json.loads((tau.agent_dir / "auth.json").read_text())
+    assert stored["cloudflare-workers-ai"] == {
+        "type": "api_key",
+        "key": "cf-key",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-7"},
+    }
+
+
+def test_an_ai_gateway_key_is_saved_with_the_account_and_gateway_ids_login_asks_for(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    terminal = start_tui()
+    terminal.type("/login")
+    terminal.send(ENTER)
+    terminal.wait_for("Select authentication method:", where="display")
+    terminal.type("API key")
+    terminal.wait_for("› Sign in with an API key", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.type("cloudflare-ai-gateway")
+    terminal.wait_for("› cloudflare-ai-gateway", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for("API key for cloudflare-ai-gateway", where="display")
+    terminal.type("cf-key")
+    terminal.send(ENTER)
+    terminal.wait_for("Enter Cloudflare account ID", where="display")
+    terminal.type("acct-7")
+    terminal.send(ENTER)
+    terminal.wait_for("Enter Cloudflare AI Gateway ID", where="display")
+    terminal.type("gw-7")
+    terminal.send(ENTER)
+    terminal.wait_for("Saved the API key for cloudflare-ai-gateway")
+    stored = json.loads((tau.agent_dir / "auth.json").read_text())
+    assert stored["cloudflare-ai-gateway"] == {
+        "type": "api_key",
+        "key": "cf-key",
+        "env": {"CLOUDFLARE_ACCOUNT_ID": "acct-7", "CLOUDFLARE_GATEWAY_ID": "gw-7"},
+    }

@@ -14,7 +14,7 @@ import pytest
 from tau_command import TauCommand, tau_command
 
 from tau.modes.rpc_client import RpcClient
-from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
+from tau.testing.fake_llm import Fault, ScriptedToolCall, ScriptedUsage, Turn
 
 # Each request of the agent loop goes to fake-model and adds its reason (and what the router was
 # told about the previous and failed requests) to the router state; a direct one goes to
@@ -188,3 +188,96 @@ async def test_a_prompt_records_the_live_selection_on_a_branch_that_implies_anot
     third = kinds.index(("message", "user"), kinds.index(("message", "assistant")) + 1)
     assert kinds[third - 1] == ("model_change", "fake-model")  # recorded before the prompt
     assert [r.body["model"] for r in tau.server.requests] == ["fake-model"] * 3
+
+
+# Routes by the latest user message: one asking for the small model goes to fake-tiny (a 3000-token
+# window), everything else, compaction summaries included, to fake-model. Logs each reason.
+SWITCHER = """
+from tau.extensions import ModelRoute, VirtualModelDefinition
+from tau.ai.types import UserMessage
+
+reasons = []
+
+
+def setup(tau):
+    def route(request, ctx):
+        reasons.append(request.reason)
+        users = [m for m in request.messages if isinstance(m, UserMessage)]
+        content = users[-1].content if users else ""
+        text = content if isinstance(content, str) else " ".join(getattr(b, "text", "") for b in content)
+        tiny = request.reason != "direct" and "small model" in text
+        model = ctx.model_registry.find("local", "fake-tiny" if tiny else "fake-model")
+        return ModelRoute(model, "off", state=list(reasons))
+
+    tau.register_virtual_model(VirtualModelDefinition(
+        provider="router", id="switcher", name="Switcher", route=route,
+    ))
+"""
+
+
+async def test_a_route_to_a_smaller_window_compacts_before_the_request_is_sent(tau: TauCommand) -> None:
+    path = tau.agent_dir / "models.json"
+    models = json.loads(path.read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "fake-tiny", "contextWindow": 3000, "maxTokens": 256}
+    )
+    path.write_text(json.dumps(models))
+    (tau.agent_dir / "settings.json").write_text(
+        json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 1}})
+    )
+    extension = tau.work / "switcher.py"
+    extension.write_text(SWITCHER)
+    long_question = "Tell me about the history of the lighthouse. " * 200  # ~2300 tokens
+    tau.server.add(
+        Turn(text="A long history.", usage=ScriptedUsage(input=2400, output=100)),
+        Turn(text="## Goal\nThe lighthouse's history."),
+        Turn(text="Short answer."),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "tau",
+        "--mode",
+        "rpc",
+        "-e",
+        str(extension),
+        "--model",
+        "router/switcher",
+    ]
+    async with RpcClient(command, cwd=str(tau.work), env=tau.env) as rpc:
+        await rpc.prompt(long_question)
+        events = await rpc.prompt("Now use the small model: one line.")
+        state = await rpc.call("get_state")
+        session_file = state["sessionFile"]
+        assert state["model"]["id"] == "switcher"  # the selection stays
+
+    kinds = [e["type"] for e in events]
+    [start] = [e for e in events if e["type"] == "compaction_start"]
+    [end] = [e for e in events if e["type"] == "compaction_end"]
+    assert start["reason"] == end["reason"] == "threshold"
+    assert end["willRetry"] is False and end["aborted"] is False and end.get("errorMessage") is None
+    # Compacted inside the run, before its only request (the one reply) was sent.
+    assert kinds.index("agent_start") < kinds.index("compaction_start") < kinds.index("compaction_end")
+    assert kinds.index("compaction_end") < kinds.index("message_start", kinds.index("compaction_end"))
+
+    first, summary, routed = tau.server.requests
+    assert [first.body["model"], summary.body["model"], routed.body["model"]] == [
+        "fake-model",
+        "fake-model",
+        "fake-tiny",
+    ]
+    sent = json.dumps(routed.body["messages"])
+    assert "The lighthouse's history." in sent and "history of the lighthouse" not in sent
+    assert "Now use the small model" in sent
+
+    records = entries(session_file)
+    assert [e["type"] for e in records].count("compaction") == 1
+    replies = [
+        e["message"] for e in records if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    assert [(m["model"], m["stopReason"]) for m in replies] == [("fake-model", "stop"), ("fake-tiny", "stop")]
+    # The route stood: the router was asked once for the request and once for the summary (direct).
+    states = [e["data"]["state"] for e in records if e["type"] == "custom"]
+    assert states[-1] == ["user", "user"]
+    order = [e["type"] for e in records]
+    assert order.index("compaction") > max(i for i, kind in enumerate(order) if kind == "custom")

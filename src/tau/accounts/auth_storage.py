@@ -39,6 +39,7 @@ from typing import Any, Literal, TypeAlias
 
 from msgspec import Struct
 
+from tau.accounts.provider_settings import missing_setting
 from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_problem
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
@@ -292,7 +293,16 @@ class AuthStorage:
         return self.get_auth_status(provider, fallback=fallback).configured
 
     def get_auth_status(self, provider: str, *, fallback: str | None = None) -> AuthStatus:
-        """Where ``provider``'s key would come from (first source in priority order), without the key."""
+        """Where ``provider``'s key would come from (first source in priority order), without the
+        key. As pi, a provider whose requests need settings beside the key (Cloudflare's account and
+        gateway: ``tau.accounts.provider_settings``) is configured only when they are all set."""
+        status = self.key_status(provider, fallback=fallback)
+        if status.configured and missing_setting(provider, self.get_credential_env(provider)) is not None:
+            return AuthStatus(False)
+        return status
+
+    def key_status(self, provider: str, *, fallback: str | None = None) -> AuthStatus:
+        """Where ``provider``'s key would come from, whatever else its requests need."""
         if self._runtime_keys.get(provider):
             return AuthStatus(True, "runtime")
         credential = self._data.get(provider)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
+from tau.accounts.auth_hints import missing_auth_message
 from tau.accounts.auth_storage import (
     AuthStatus,
     AuthStorage,
@@ -36,19 +37,31 @@ from tau.accounts.models_config import (
     load_models_config,
     parse_provider_config,
 )
+from tau.accounts.provider_settings import missing_setting, missing_setting_message
+from tau.accounts.virtual_routes import VIRTUAL_MODEL_API, is_virtual_model
 from tau.ai.catalogue import get_providers, shared_models
-from tau.ai.env_keys import env_var_names, vertex_setup_hint
 from tau.ai.redaction import register_secret
-from tau.ai.types import Model
+from tau.ai.types import AssistantMessage, Context, Message, Model
 from tau.config.config_errors import ConfigError
 from tau.config.paths import models_path
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from tau.accounts.virtual_routes import ResolvedRoute, VirtualRoute
     from tau.ai.abort import AbortSignal
     from tau.ai.classifier_models import ClassifierModel
-    from tau.ai.classify import ClassifierContext, ClassifierResult
+    from tau.ai.classify import ClassifierContext, ClassifierResult, ClassifyFunction
+    from tau.ai.events import AssistantMessageEventStream
     from tau.ai.image_models import ImageModel
     from tau.ai.images import ImagesContext, ImagesResult
+    from tau.ai.options import StreamOptions
+    from tau.extensions.virtual_models import (
+        ModelRoute,
+        ModelRouteReason,
+        ModelRouteRequest,
+        VirtualModelDefinition,
+    )
 
 __all__ = [
     "VIRTUAL_MODEL_API",
@@ -59,14 +72,7 @@ __all__ = [
     "missing_auth_message",
 ]
 
-VIRTUAL_MODEL_API = "pi-virtual"
-"""The api of virtual models' catalog entries (pi 1.6's): never sent to a provider, routed first."""
 _THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-
-
-def is_virtual_model(model: Model) -> bool:
-    """Whether ``model`` is a virtual model's catalog entry (or a message naming one)."""
-    return model.api == VIRTUAL_MODEL_API
 
 
 _ModelKey = tuple[str, str]
@@ -102,18 +108,6 @@ class RequestAuth(Struct, frozen=True):
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-def missing_auth_message(provider: str) -> str:
-    """A one-line hint for a provider without credentials, naming the variables that would work."""
-    if provider == "google-vertex":
-        return f'No credentials for provider "google-vertex": {vertex_setup_hint()}'
-    variables = env_var_names(provider)
-    where = f"set {' or '.join(variables)}, " if variables else ""
-    return (
-        f'No API key for provider "{provider}": {where}store one in auth.json, '
-        'give "apiKey" in models.json, or pass --api-key'
-    )
 
 
 class _ModelTable:
@@ -167,8 +161,13 @@ class ModelRegistry:
         self._auth = auth_storage
         self._models_json = models_json
         self._registered: dict[str, ProviderConfig] = {}
+        self._registered_classifiers: dict[str, list[dict[str, Any]]] = {}
+        """The ``type: "classifier"`` models of registered providers with ``models``, as registered."""
+        self._classifier_implementations: dict[str, dict[str, ClassifyFunction]] = {}
+        """The ``classifiers`` of registered providers: their own classifier apis' functions."""
         self._virtual: dict[str, dict[str, Model]] = {}
-        """Virtual models by provider, then id (extensions' ``register_virtual_model``)."""
+        """Virtual models by provider, then id (``add_virtual_model``)."""
+        self._routes: dict[_ModelKey, VirtualRoute] = {}
         self._config = ModelsConfig()
         self._builtin_providers: list[str] = []
         self._gateways: dict[str, ProviderConfig] = {}
@@ -301,36 +300,115 @@ class ModelRegistry:
             {name: (c.display_name or name, c.base_url or "") for name, c in gateways.items()}
         )
 
-    def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
+    def register_provider(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        *,
+        classifiers: Mapping[str, ClassifyFunction] | None = None,
+    ) -> None:
         """Add or override a provider from code (extensions), in the models.json entry format.
 
         With ``models`` the provider's models are replaced by these; otherwise ``baseUrl``/``headers``
-        re-route its existing models. Raises ``ConfigError`` for an invalid entry.
+        re-route its existing models. ``models`` entries with ``"type": "classifier"`` are the
+        provider's classifier models (pi's ``ClassifierModel`` JSON; ``baseUrl`` defaults to the
+        provider's), replacing its catalogue ones. ``classifiers`` (pi's) maps a classifier api to
+        the function that speaks it for this provider's classifier models, before tau's own.
+        Raises ``ConfigError`` for an invalid entry.
         """
+        data = dict(config)
+        models = data.get("models")
+        classifier_models: list[dict[str, Any]] | None = None
+        if isinstance(models, list):
+            kinds = [entry.get("type", "chat") if isinstance(entry, Mapping) else "chat" for entry in models]
+            classifier_models = [
+                {**entry, "provider": name, "baseUrl": entry.get("baseUrl") or data.get("baseUrl") or ""}
+                for entry, kind in zip(models, kinds, strict=True)
+                if kind == "classifier"
+            ]
+            data["models"] = [
+                {k: v for k, v in entry.items() if k != "type"} if isinstance(entry, Mapping) else entry
+                for entry, kind in zip(models, kinds, strict=True)
+                if kind != "classifier"
+            ]
         parsed = parse_provider_config(
-            name, dict(config), path=Path(f"<registered provider {name}>"), builtin=name in get_providers()
+            name,
+            data,
+            path=Path(f"<registered provider {name}>"),
+            builtin=name in get_providers(),
+            other_models=bool(classifier_models or classifiers),
         )
         self._registered[name] = parsed
+        if classifier_models is None:
+            self._registered_classifiers.pop(name, None)
+        else:
+            self._registered_classifiers[name] = classifier_models
+        if classifiers:
+            self._classifier_implementations[name] = dict(classifiers)
+        else:
+            self._classifier_implementations.pop(name, None)
         self.refresh()
 
     def unregister_provider(self, name: str) -> None:
         """Drop a registered provider, restoring whatever it replaced."""
+        self._registered_classifiers.pop(name, None)
+        self._classifier_implementations.pop(name, None)
         if self._registered.pop(name, None) is not None:
             self.refresh()
 
-    def register_virtual_model(
+    def registered_classifiers(self, provider: str) -> list[dict[str, Any]] | None:
+        """The classifier models (JSON) a registered provider with ``models`` has, else ``None``."""
+        found = self._registered_classifiers.get(provider)
+        return None if found is None else [dict(entry) for entry in found]
+
+    def registered_classifier_providers(self) -> list[str]:
+        return list(self._registered_classifiers)
+
+    def classifier_implementations(self, provider: str) -> Mapping[str, ClassifyFunction]:
+        """The classifier apis a registered provider speaks itself (``classifiers``), by api."""
+        return self._classifier_implementations.get(provider, {})
+
+    def register_virtual_model(self, definition: VirtualModelDefinition) -> None:
+        """pi's ``modelRuntime.registerVirtualModel(definition)``: a virtual model registered
+        without an extension (SDK code). Registering the same provider and id again replaces it.
+        Its ``route(request, ctx)`` gets a ``RouteContext`` as ``ctx`` (this registry and the
+        request's signal). Raises ``ValueError`` for an empty provider or id, or an id that is a
+        physical model of that provider."""
+        from tau.extensions.virtual_models import RouteContext, VirtualModelDefinition
+
+        if not isinstance(definition, VirtualModelDefinition):
+            raise TypeError("register_virtual_model takes a VirtualModelDefinition")
+        route = definition.route
+
+        def routed(request: ModelRouteRequest) -> ModelRoute | Awaitable[ModelRoute]:
+            return route(request, RouteContext(self, request.signal))
+
+        self.add_virtual_model(
+            definition.provider,
+            definition.id,
+            definition.name,
+            route=routed,
+            thinking_levels=definition.thinking_levels,
+            context_window=definition.context_window,
+            max_tokens=definition.max_tokens,
+            input=definition.input,
+        )
+
+    def add_virtual_model(
         self,
         provider: str,
         model_id: str,
         name: str,
         *,
+        route: VirtualRoute,
         thinking_levels: Sequence[str] = ("off",),
         context_window: int | None = None,
         max_tokens: int | None = None,
         input: Sequence[str] = ("text", "image"),
     ) -> None:
-        """List a virtual model under ``provider`` (replacing a virtual one of that id). Raises
-        ``ValueError`` when ``model_id`` is a physical model of ``provider``."""
+        """List a virtual model under ``provider`` (replacing a virtual one of that id), routed by
+        ``route(request)``. Raises ``ValueError`` when ``model_id`` is a physical model of
+        ``provider``."""
         if not provider.strip() or not model_id.strip():
             raise ValueError("Virtual model provider and id must not be empty.")
         existing = self.find(provider, model_id)
@@ -350,6 +428,7 @@ class ModelRegistry:
             thinking_level_map={level: level if level in levels else None for level in _THINKING_LEVELS},
         )
         self._virtual.setdefault(provider, {})[model_id] = model
+        self._routes[(provider, model_id)] = route
         # Built tables take it in place: the models lookups handed out stay the same objects.
         for table in self._built_tables(provider):
             table.add(model, None)
@@ -360,8 +439,39 @@ class ModelRegistry:
             return
         if not models:
             del self._virtual[provider]
+        self._routes.pop((provider, model_id), None)
         for table in self._built_tables(provider):
             table.remove((provider, model_id))
+
+    def virtual_route(self, provider: str, model_id: str) -> VirtualRoute | None:
+        """The router of a registered virtual model, or ``None``."""
+        return self._routes.get((provider, model_id))
+
+    async def resolve_virtual_model(
+        self,
+        model: Model,
+        messages: Sequence[Message],
+        *,
+        reason: ModelRouteReason,
+        thinking_level: str,
+        signal: AbortSignal | None = None,
+        state: Any = None,
+        failed: AssistantMessage | None = None,
+    ) -> ResolvedRoute:
+        """Ask virtual ``model``'s router where this request goes (pi's ``resolveModel``): a
+        physical model with credentials and its clamped level. Raises ``VirtualRoutingError``."""
+        from tau.accounts.virtual_routes import resolve_route
+
+        return await resolve_route(
+            self,
+            model,
+            messages,
+            reason=reason,
+            thinking_level=thinking_level,
+            signal=signal,
+            state=state,
+            failed=failed,
+        )
 
     def _built_tables(self, provider: str) -> list[_ModelTable]:
         """The tables built so far that hold (or will be asked for) ``provider``'s models."""
@@ -597,11 +707,14 @@ class ModelRegistry:
         model: ClassifierModel | Mapping[str, Any],
         context: ClassifierContext | Mapping[str, Any],
         signal: AbortSignal | None = None,
+        *,
+        temperature: float | None = None,
     ) -> ClassifierResult:
         """Classify with a classifier model (only its provider and id are used: a
         ``{"provider", "id"}`` mapping works too) and the provider's credentials. ``context`` is a
         ``ClassifierContext`` or pi's ``{"state", "questions", "images"?}`` (a malformed one raises
-        ``ValueError``). Never raises for a provider failure: check ``stop_reason`` and
+        ``ValueError``); ``temperature`` softens (above 1) the label probabilities of llama.cpp chat
+        models used as classifiers. Never raises for a provider failure: check ``stop_reason`` and
         ``error_message``."""
         from tau.accounts.classification import run_classifier_model
         from tau.ai.classify import ClassifierContext, classifier_context_from_json
@@ -613,8 +726,45 @@ class ModelRegistry:
         else:
             provider, model_id = model.provider, model.id
         return await run_classifier_model(
-            self, provider, model_id, context, signal, missing_auth_message(provider)
+            self, provider, model_id, context, signal, missing_auth_message(provider), temperature
         )
+
+    # ---- model calls -----------------------------------------------------------------------------
+
+    def stream_simple(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessageEventStream:
+        """pi's ``modelRegistry.streamSimple``: ``tau.ai.stream_simple`` (``reasoning=`` a
+        level) with this registry's providers and credentials, resolved for the request. A virtual
+        model is routed first (reason ``direct``). Iterate the stream for the events and await
+        ``result()`` for the final message. Never raises for a setup failure (no credentials,
+        a failed route): the stream ends with an ``error`` event. Call it from async code."""
+        from tau.accounts.model_requests import registry_stream
+
+        return registry_stream(self, model, context, options, overrides, simple=True)
+
+    async def complete_simple(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessage:
+        """The final message of ``stream_simple(...)``."""
+        return await self.stream_simple(model, context, options, **overrides).result()
+
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessageEventStream:
+        """``stream_simple`` with the API's raw options (``tau.ai.stream``): unknown keyword
+        arguments are per-API options. A virtual model is routed with level ``off`` and the level
+        it routes to is not applied (raw options carry their own reasoning settings)."""
+        from tau.accounts.model_requests import registry_stream
+
+        return registry_stream(self, model, context, options, overrides, simple=False)
+
+    async def complete(
+        self, model: Model, context: Context, options: StreamOptions | None = None, **overrides: Any
+    ) -> AssistantMessage:
+        """pi's ``modelRegistry.complete``: the final message of ``stream(...)``; check
+        ``stop_reason`` and ``error_message``."""
+        return await self.stream(model, context, options, **overrides).result()
 
     # ---- credentials -----------------------------------------------------------------------------
 
@@ -622,6 +772,15 @@ class ModelRegistry:
         if self._only_virtual(provider):
             return True
         return self._auth.has_auth(provider, fallback=self._api_key_config(provider))
+
+    def missing_auth_message(self, provider: str) -> str:
+        """Why ``provider`` has no usable credentials, in one line: no key, or (Cloudflare) a key
+        without the account or gateway its requests name."""
+        if self._auth.key_status(provider, fallback=self._api_key_config(provider)).configured:
+            setting = missing_setting(provider, self._auth.get_credential_env(provider))
+            if setting is not None:
+                return missing_setting_message(provider, setting)
+        return missing_auth_message(provider)
 
     def get_auth_status(self, provider: str) -> AuthStatus:
         """Where ``provider``'s key comes from (``fallback`` = models.json ``apiKey``), never the key."""
@@ -690,6 +849,10 @@ class ModelRegistry:
                 )
             if status.source == "api_key":
                 return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
+        credential_env = self._auth.get_credential_env(provider)
+        setting = missing_setting(provider, credential_env) if api_key is not None else None
+        if setting is not None:  # as pi, a Cloudflare key is no credential without its account
+            return RequestAuth(error=missing_setting_message(provider, setting))
         headers: dict[str, str] = {}
         if model is not None:
             templates = self._of_provider(provider).header_templates.get((provider, model.id), {})
@@ -714,7 +877,7 @@ class ModelRegistry:
             api_key=api_key,
             headers=headers,
             base_url=self._auth.get_oauth_base_url(provider),
-            env=self._auth.get_credential_env(provider),
+            env=credential_env,
         )
 
     def _api_key_config(self, provider: str) -> str | None:

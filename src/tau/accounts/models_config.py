@@ -97,8 +97,12 @@ def parse_models_config(data: Any, path: Path, builtin_providers: Collection[str
     )
 
 
-def parse_provider_config(name: str, entry: Any, *, path: Path, builtin: bool) -> ProviderConfig:
-    """Validate one provider entry (also used for providers registered by extensions)."""
+def parse_provider_config(
+    name: str, entry: Any, *, path: Path, builtin: bool, other_models: bool = False
+) -> ProviderConfig:
+    """Validate one provider entry (also used for providers registered by extensions);
+    ``other_models``: the registration brings models of other types (classifiers) or their
+    implementations, so it is not empty without chat models."""
     check = _Checker(path, f'provider "{name}"')
     fields = check.object(entry, None)
     models = tuple(
@@ -129,7 +133,7 @@ def parse_provider_config(name: str, entry: Any, *, path: Path, builtin: bool) -
     if config.oauth and not config.base_url:
         raise check.error('"baseUrl" is required when "oauth" is set (the gateway to sign in to)')
     if not models:
-        if not (config.base_url or config.headers or config.compat or config.model_overrides):
+        if not (other_models or config.base_url or config.headers or config.compat or config.model_overrides):
             raise check.error(
                 'sets nothing to use: give "baseUrl", "headers", "compat" or "modelOverrides" '
                 '(to change built-in models) or "models" (to add models)'

@@ -22,8 +22,10 @@ from tau.agent.config import (
     AgentLoopConfig,
     ConvertToLlm,
     GetApiKey,
+    NextTurnPreparer,
     PollMessages,
     PromptRecorder,
+    RequestPreparer,
     StreamFn,
     ToolExecutionMode,
     TransformContext,
@@ -123,6 +125,12 @@ class Agent:
         self.prompt_ledger: PromptRecorder | None = None
         """Set by a coding session: records prompt and tool changes in the conversation and sends
         them in place (``AgentLoopConfig.prompt_ledger``)."""
+        self.request_preparer: RequestPreparer | None = None
+        """Set by a coding session: routes a virtual model's requests, compacting first when the
+        routed model's window calls for it (``AgentLoopConfig.request_preparer``)."""
+        self.next_turn_preparer: NextTurnPreparer | None = None
+        """Set by a coding session: compacts between the turns of a run when the conversation
+        exceeds the model's threshold (``AgentLoopConfig.prepare_next_turn``)."""
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: list[Listener] = []
@@ -339,6 +347,8 @@ class Agent:
             get_tools=(lambda: self._state.tools) if self.live_tools else None,
             get_callable_tools=lambda: self._state.callable_tools,
             prompt_ledger=self.prompt_ledger,
+            request_preparer=self.request_preparer,
+            prepare_next_turn=self.next_turn_preparer,
         )
 
     def _steering_poll(self, *, skip_first: bool) -> PollMessages:

@@ -64,6 +64,34 @@ class PromptRecorder(Protocol):
         ...
 
 
+class PreparedRequest(Struct):
+    """Where one model call goes, as a ``RequestPreparer`` decided."""
+
+    model: Model
+    """The model to send the request to."""
+    messages: list[AgentMessage] | None = None
+    """The run's conversation, replaced before this call (a compaction): the run goes on from it
+    and the request is built again from it."""
+    error: str | None = None
+    """Why the call cannot be made (a failed route): it ends with this error, nothing is sent."""
+
+
+class RequestPreparer(Protocol):
+    """A step between building each request and sending it (the coding layer's: the route of a
+    virtual model's request, and a compaction the routed model's context window calls for)."""
+
+    async def prepare(self, model: Model, request: Context, options: SimpleStreamOptions) -> PreparedRequest:
+        """Where the request built for ``model`` goes; may change ``options`` for this call (its
+        reasoning level, its key)."""
+        ...
+
+
+NextTurnPreparer: TypeAlias = Callable[[AgentContext], "Awaitable[list[AgentMessage] | None]"]
+"""Asked before each turn of a run but its first (before that turn's ``turn_start``), with the
+run's context: returns the run's conversation replaced (a compaction: the run goes on from it),
+or ``None`` to go on as it is."""
+
+
 class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Everything a run needs besides its context.
 
@@ -92,3 +120,7 @@ class AgentLoopConfig(Struct, kw_only=True, dict=True):
     """Tools a running tool may call (``tau.agent.tool_execution.NestedToolCaller``) besides the
     declared ones."""
     prompt_ledger: PromptRecorder | None = None
+    request_preparer: RequestPreparer | None = None
+    """Asked before each model call, after the request is built (``RequestPreparer``)."""
+    prepare_next_turn: NextTurnPreparer | None = None
+    """Asked between the turns of a run (``NextTurnPreparer``)."""

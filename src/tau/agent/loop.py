@@ -33,6 +33,7 @@ from tau.agent.messages import AgentMessage
 from tau.agent.tool_execution import execute_tool_calls, refuse_truncated_tool_calls
 from tau.ai.abort import AbortSignal
 from tau.ai.events import DoneEvent, ErrorEvent, StartEvent
+from tau.ai.stream_writer import error_stream
 from tau.ai.streaming import stream_simple
 from tau.ai.types import AssistantMessage, Context, ToolResultMessage
 
@@ -98,6 +99,10 @@ async def _run_turns(
         has_more_tool_calls = True
         while has_more_tool_calls or pending:
             if not first_turn:
+                if config.prepare_next_turn is not None:
+                    replaced = await config.prepare_next_turn(context)
+                    if replaced is not None:  # compacted between turns: the run goes on from there
+                        context.messages = list(replaced)
                 await emit(TurnStart())
                 if config.get_tools is not None:
                     context.tools = list(config.get_tools())
@@ -162,24 +167,25 @@ async def stream_assistant_response(
     stream_fn: StreamFn,
 ) -> AssistantMessage:
     """One LLM call: build the request from the context, stream the reply into it, return it."""
-    messages = context.messages
-    if config.transform_context is not None:
-        messages = await resolve(config.transform_context(messages, signal))
-    llm_messages = await resolve(config.convert_to_llm(messages))
-    request = Context(
-        messages=llm_messages,
-        system_prompt=context.system_prompt,
-        tools=[tool.to_tool() for tool in context.tools],
-    )
-    if config.prompt_ledger is not None:
-        request = config.prompt_ledger.project(messages, request)
+    request = await _build_request(context, config, signal)
     api_key = await resolve(config.get_api_key(config.model.provider)) if config.get_api_key else None
     base = config.stream_options
     options = copy.copy(base)
     options.signal = signal
     options.api_key = api_key or base.api_key
     options.extra = dict(base.extra)
-    response = await resolve(stream_fn(config.model, request, options))
+    model = config.model
+    failure: str | None = None
+    if config.request_preparer is not None:
+        prepared = await config.request_preparer.prepare(model, request, options)
+        model, failure = prepared.model, prepared.error
+        if prepared.messages is not None:  # compacted for this call: the run goes on from there
+            context.messages = list(prepared.messages)
+            request = await _build_request(context, config, signal)
+    if failure is not None:
+        response = error_stream(model, failure)
+    else:
+        response = await resolve(stream_fn(model, request, options))
 
     partial: AssistantMessage | None = None
     async for event in response:
@@ -204,6 +210,24 @@ async def stream_assistant_response(
         context.messages[-1] = final
     await emit(MessageEnd(final))
     return final
+
+
+async def _build_request(
+    context: AgentContext, config: AgentLoopConfig, signal: AbortSignal | None
+) -> Context:
+    """The request for the context's conversation, prompt and tools."""
+    messages = context.messages
+    if config.transform_context is not None:
+        messages = await resolve(config.transform_context(messages, signal))
+    llm_messages = await resolve(config.convert_to_llm(messages))
+    request = Context(
+        messages=llm_messages,
+        system_prompt=context.system_prompt,
+        tools=[tool.to_tool() for tool in context.tools],
+    )
+    if config.prompt_ledger is not None:
+        request = config.prompt_ledger.project(messages, request)
+    return request
 
 
 def give_duplicate_calls_fresh_ids(message: AssistantMessage) -> None:

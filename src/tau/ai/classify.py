@@ -7,18 +7,23 @@ never raises for a provider failure: the result says ``stop_reason="error"`` (or
 with an ``error_message`` and no answers. When the service reports token counts, ``usage`` carries
 them priced from the catalogue. The wire protocol is chosen by ``model.api``; tau speaks pi 1.6's
 System One APIs (``typesafe-system-one``, ``cloudflare-workers-ai-system-one``) in
-``tau.ai.providers.system_one`` and OpenAI's Decisions API (``openai-decisions``) in
-``tau.ai.providers.openai_decisions``.
+``tau.ai.providers.system_one``, OpenAI's Decisions API (``openai-decisions``) in
+``tau.ai.providers.openai_decisions``, and llama.cpp chat models as classifiers
+(``llama-cpp-classify``, answers read from next-token probabilities) in
+``tau.ai.providers.llama_cpp_classify``.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
-from typing import Literal
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeAlias
 
 from msgspec import Struct, field
 
+from tau.ai.base_url_env import fill_base_url, missing_variable_message, unfilled_variable
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.options import StreamOptions
 from tau.ai.types import ImageContent, JsonObject, Usage
@@ -30,6 +35,7 @@ __all__ = [
     "ClassifierAnswer",
     "ClassifierContext",
     "ClassifierResult",
+    "ClassifyFunction",
     "ScoreAnswer",
     "classifier_context_from_json",
     "classifier_error_result",
@@ -40,6 +46,7 @@ CLASSIFIER_APIS: dict[str, str] = {
     "typesafe-system-one": "tau.ai.providers.system_one",
     "cloudflare-workers-ai-system-one": "tau.ai.providers.system_one",
     "openai-decisions": "tau.ai.providers.openai_decisions",
+    "llama-cpp-classify": "tau.ai.providers.llama_cpp_classify",
 }
 """Classifier api -> the module whose ``async classify(model, context, options)`` speaks it."""
 
@@ -177,20 +184,52 @@ def classifier_error_result(
     )
 
 
+ClassifyFunction: TypeAlias = Callable[
+    [ClassifierModel, "ClassifierContext", StreamOptions], "Awaitable[ClassifierResult] | ClassifierResult"
+]
+"""A classifier api's implementation from outside tau (an extension's ``register_provider(...,
+classifiers={api: function})``, pi's ``classifiers``): ``function(model, context, options)``,
+async or not, returning a ``ClassifierResult``."""
+
+
 async def classify(
-    model: ClassifierModel, context: ClassifierContext, options: StreamOptions | None = None
+    model: ClassifierModel,
+    context: ClassifierContext,
+    options: StreamOptions | None = None,
+    *,
+    implementation: ClassifyFunction | None = None,
 ) -> ClassifierResult:
     """Classify with ``model``; ``options.api_key`` is the credential (resolve it with the model
-    registry's ``classify``, which also applies models.json's base URL and headers). Failures come
-    back as an error result, never raised."""
+    registry's ``classify``, which also applies models.json's base URL and headers).
+    ``implementation`` speaks ``model.api`` instead of tau's own module for it (an extension's).
+    Failures come back as an error result, never raised."""
     options = options if options is not None else StreamOptions(max_retries=DEFAULT_CLASSIFY_RETRIES)
     aborted = options.signal is not None and options.signal.aborted
-    module_path = CLASSIFIER_APIS.get(model.api)
-    if module_path is None:
-        return classifier_error_result(model, f"Unsupported classifier API: {model.api}", aborted=aborted)
+    if implementation is None:
+        module_path = CLASSIFIER_APIS.get(model.api)
+        if module_path is None:
+            return classifier_error_result(model, f"Unsupported classifier API: {model.api}", aborted=aborted)
+        try:
+            module = importlib.import_module(module_path)
+        except ImportError as exc:
+            return classifier_error_result(
+                model, f"Could not load the classifier for api {model.api!r}: {exc}"
+            )
+        implementation = module.classify
+    model = fill_base_url(model, options.extra.get("env"))
+    unfilled = unfilled_variable(model)
+    if unfilled is not None:
+        return classifier_error_result(model, missing_variable_message(model.provider, unfilled))
     try:
-        module = importlib.import_module(module_path)
-    except ImportError as exc:
-        return classifier_error_result(model, f"Could not load the classifier for api {model.api!r}: {exc}")
-    result: ClassifierResult = await module.classify(model, context, options)
+        result = implementation(model, context, options)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as error:  # an extension's classifier failing is its result, as in pi
+        aborted = options.signal is not None and options.signal.aborted
+        return classifier_error_result(model, str(error) or type(error).__name__, aborted=aborted)
+    if not isinstance(result, ClassifierResult):
+        return classifier_error_result(
+            model,
+            f"The classifier for api {model.api!r} returned {type(result).__name__}, not a ClassifierResult",
+        )
     return result

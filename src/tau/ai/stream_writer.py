@@ -305,12 +305,17 @@ def new_output(model: Model) -> AssistantMessage:
 def error_stream(model: Model, message: str, *, reason: StopReason = "error") -> AssistantMessageEventStream:
     """A stream that fails at once with ``message`` (used before any request is made)."""
     stream = AssistantMessageEventStream()
+    stream.push(error_event(model, message, reason=reason))
+    return stream
+
+
+def error_event(model: Model, message: str, *, reason: StopReason = "error") -> ErrorEvent:
+    """The terminal event of a request that failed before it was made."""
     output = new_output(model)
     output.stop_reason = reason
     output.error_message = redact(message)
     output.duration_ms = 0
-    stream.push(ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output))
-    return stream
+    return ErrorEvent(reason="aborted" if reason == "aborted" else "error", error=output)
 
 
 def run_stream(model: Model, options: StreamOptions, produce: StreamProducer) -> AssistantMessageEventStream:

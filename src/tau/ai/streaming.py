@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.ai.base_url_env import fill_base_url, missing_variable_message, unfilled_variable
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions, StreamOptions, build_options
 from tau.ai.output_budget import clamp_max_tokens_to_context
@@ -22,12 +23,18 @@ def stream(
 ) -> AssistantMessageEventStream:
     """Stream one response with the API's raw options. Must be called from async code.
 
-    Keyword arguments override fields of ``options``; unknown ones are per-API options.
-    Raises only for an unknown api; every other failure arrives as an ``error`` event.
+    Keyword arguments override fields of ``options``; unknown ones are per-API options. The base
+    URL's ``{VARIABLE}`` placeholders are filled from the ``env`` option, else the environment
+    (``tau.ai.base_url_env``). Raises only for an unknown api; every other failure arrives as an
+    ``error`` event.
     """
     provider = require_api_provider(model.api)
     resolved = build_options(options, overrides, simple=False)
     register_secret(resolved.api_key)
+    model = fill_base_url(model, resolved.extra.get("env"))
+    unfilled = unfilled_variable(model)
+    if unfilled is not None:
+        return _unfilled_stream(model, unfilled)
     return provider.stream(model, _for_model(model, context), resolved)
 
 
@@ -58,12 +65,23 @@ def stream_simple(
     if not resolved.api_key:
         resolved.api_key = resolve_api_key(model, required=model.api in BUILTIN_APIS)
     register_secret(resolved.api_key)
+    model = fill_base_url(model, resolved.extra.get("env"))
+    unfilled = unfilled_variable(model)
+    if unfilled is not None:
+        return _unfilled_stream(model, unfilled)
     context = _for_model(model, context)
     budgeted_here = model.api not in _BACKEND_BUDGETED_APIS
     if budgeted_here and (resolved.max_tokens is not None or model.max_tokens > 0):
         wanted = resolved.max_tokens if resolved.max_tokens is not None else model.max_tokens
         resolved.max_tokens = clamp_max_tokens_to_context(model.context_window, context, wanted)
     return provider.stream_simple(model, context, resolved)
+
+
+def _unfilled_stream(model: Model, variable: str) -> AssistantMessageEventStream:
+    """The request's end, before anything is sent, when its base URL names a variable without a value."""
+    from tau.ai.stream_writer import error_stream
+
+    return error_stream(model, missing_variable_message(model.provider, variable))
 
 
 def _for_model(model: Model, context: Context) -> Context:

@@ -212,7 +212,23 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
     if not key.strip():
         _error("No API key given; nothing saved.")
         return 1
-    return _saved(storage, provider, {"type": "api_key", "key": key.strip()}, f"Saved API key for {provider}")
+    credential: dict[str, Any] = {"type": "api_key", "key": key.strip()}
+    from tau.accounts.provider_settings import login_settings
+
+    settings: dict[str, str] = {}
+    for setting in login_settings(provider):  # as pi's login: Cloudflare's account and gateway
+        try:
+            value = input(f"{setting.prompt}: ") if sys.stdin.isatty() else sys.stdin.readline()
+        except (EOFError, KeyboardInterrupt):
+            _error("Login cancelled.")
+            return 1
+        if not value.strip():
+            _error(f"No {setting.what} ID given; nothing saved.")
+            return 1
+        settings[setting.variable] = value.strip()
+    if settings:
+        credential["env"] = settings
+    return _saved(storage, provider, credential, f"Saved API key for {provider}")
 
 
 def _vertex_login(storage: AuthStorage) -> int:

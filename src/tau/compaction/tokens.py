@@ -7,14 +7,11 @@ recent history to keep, and erring large keeps requests inside the window.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Sequence
-from typing import Any
 
 from msgspec import Struct
 
+from tau.ai.js_json import js_json
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -26,12 +23,14 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.compaction.settings import CompactionSettings
-from tau.session.entries import MessageEntry, SessionEntry
+from tau.session.entries import CompactionEntry, ContextEditEntry, MessageEntry, SessionEntry
 from tau.session.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    SystemMessage,
+    replay_system_messages,
 )
 
 __all__ = [
@@ -40,6 +39,7 @@ __all__ = [
     "ContextEstimate",
     "calculate_context_tokens",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
     "estimate_tokens",
     "get_last_assistant_usage",
     "js_json",
@@ -51,66 +51,12 @@ CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800
 """What one image counts for in tool results and custom messages (1200 tokens)."""
 
-_LONE_SURROGATE = "[\ud800-\udfff]"
-
 
 def utf16_length(text: str) -> int:
     """``len`` as JavaScript counts it: characters outside the BMP count twice."""
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, non-ASCII kept, numbers written as JavaScript writes them
-    (``1.0`` is ``1``, ``1e-7`` stays in exponent form, NaN and infinities are ``null``)."""
-    if value is None or value is True or value is False:
-        return "null" if value is None else ("true" if value else "false")
-    if isinstance(value, str):
-        return _js_string(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_js_string(str(k))}:{js_json(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(v) for v in value) + "]"
-    return _js_string(str(value))
-
-
-def _js_string(text: str) -> str:
-    encoded = json.dumps(text, ensure_ascii=False)
-    if not text.isascii() and re.search(_LONE_SURROGATE, encoded):
-        # JavaScript escapes unpaired surrogates; paired ones never reach here as separate chars.
-        encoded = re.sub(_LONE_SURROGATE, lambda m: f"\\u{ord(m.group()):04x}", encoded)
-    return encoded
-
-
-def _js_number(value: float) -> str:
-    """ECMAScript ``Number::toString`` for a double: Python's shortest round-trip digits, laid out
-    the way JavaScript lays them out."""
-    if not math.isfinite(value):
-        return "null"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    from decimal import Decimal  # imported on the first use: a few ms of every start-up
-
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
-    assert isinstance(exponent, int)
-    point = len(digit_tuple) + exponent  # the value is 0.<digits> x 10^point
-    digits = "".join(map(str, digit_tuple)).rstrip("0")
-    count = len(digits)
-    if count <= point <= 21:
-        return sign + digits + "0" * (point - count)
-    if 0 < point <= 21:
-        return sign + digits[:point] + "." + digits[point:]
-    if -6 < point <= 0:
-        return sign + "0." + "0" * (-point) + digits
-    power = point - 1
-    mantissa = digits[0] + ("." + digits[1:] if count > 1 else "")
-    return f"{sign}{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
 def calculate_context_tokens(usage: Usage) -> int:
@@ -188,6 +134,58 @@ def estimate_context_tokens(messages: Sequence[object]) -> ContextEstimate:
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     estimated = sum(estimate_tokens(m) for m in messages)
     return ContextEstimate(estimated, 0, estimated, None)
+
+
+def estimate_projected_context_tokens(
+    messages: Sequence[object], branch: Sequence[SessionEntry]
+) -> ContextEstimate:
+    """The size of ``messages``, a session branch's projection (its ``branch`` entries), as pi 1.6
+    measures it before the next request of a run: the last reply with a non-zero usage that neither
+    failed nor was aborted, plus estimates of what follows it, unless a ``compaction`` or
+    ``context_edit`` entry came after that reply (its usage then describes another context); then
+    every message estimated, the prompt records counted once, as the prompt they add up to."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not _is_usage_anchor(message):
+            continue
+        assert isinstance(message, AssistantMessage)
+        usage_tokens = calculate_context_tokens(message.usage)
+        if usage_tokens <= 0:
+            continue
+        if _entry_index(branch, message) > _latest_rewrite_index(branch):
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+        break
+    prompt = replay_system_messages(m for m in messages if isinstance(m, SystemMessage))
+    tokens = _system_tokens(prompt) if prompt is not None else 0
+    tokens += sum(estimate_tokens(m) for m in messages if not isinstance(m, SystemMessage))
+    return ContextEstimate(tokens, 0, tokens, None)
+
+
+def _entry_index(branch: Sequence[SessionEntry], message: AssistantMessage) -> int:
+    for index in range(len(branch) - 1, -1, -1):
+        entry = branch[index]
+        if isinstance(entry, MessageEntry) and (
+            entry.message is message
+            or (isinstance(entry.message, AssistantMessage) and entry.message.timestamp == message.timestamp)
+        ):
+            return index
+    return -1
+
+
+def _latest_rewrite_index(branch: Sequence[SessionEntry]) -> int:
+    for index in range(len(branch) - 1, -1, -1):
+        if isinstance(branch[index], (CompactionEntry, ContextEditEntry)):
+            return index
+    return -1
+
+
+def _system_tokens(message: SystemMessage) -> int:
+    chars = utf16_length(message.content)
+    chars += sum(utf16_length(text) for text in (message.sections or {}).values() if text)
+    if message.tools_added:
+        chars += utf16_length(js_json(message.tools_added))
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def get_last_assistant_usage(entries: Sequence[SessionEntry]) -> Usage | None:

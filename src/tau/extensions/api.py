@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from tau.ai.abort import AbortSignal
+from tau.ai.classify import ClassifyFunction
 from tau.ai.registry import SimpleStreamFunction, StreamFunction
 from tau.ai.types import ImageContent, Model, TextContent
 from tau.extensions.bus import ExtensionEvents
@@ -328,20 +329,36 @@ class ExtensionAPI:
         *,
         stream: StreamFunction | None = None,
         stream_simple: SimpleStreamFunction | None = None,
+        classifiers: Mapping[str, ClassifyFunction] | None = None,
     ) -> None:
         """Add (or re-route) a model provider.
 
         ``config`` is a models.json provider entry (``api``, ``baseUrl``, ``apiKey``, ``models`` …).
         For a wire protocol of its own, pass ``stream`` and/or ``stream_simple`` (either serves for
-        both) and name the protocol in ``config["api"]``. Registrations made in ``setup`` take
-        effect when the runtime takes in the extensions; they are removed when it unloads them.
+        both) and name the protocol in ``config["api"]``. ``classifiers`` (pi's) maps a classifier
+        api to ``classify(model, context, options)`` (async or not, returning a
+        ``ClassifierResult``): this provider's classifier models of that api (``models`` entries
+        with ``"type": "classifier"``, or its catalogue ones) classify through it. Registrations
+        made in ``setup`` take effect when the runtime takes in the extensions; they are removed
+        when it unloads them.
         """
         self._live()
         data = dict(config or {})
         if (stream or stream_simple) and not isinstance(data.get("api"), str):
             raise ValueError(f"provider {name!r}: a stream function needs config['api'] naming its protocol")
+        for api, function in (classifiers or {}).items():
+            if not isinstance(api, str) or not api or not callable(function):
+                raise ValueError(
+                    f"provider {name!r}: classifiers maps a classifier api to its classify function"
+                )
         registration = ProviderRegistration(
-            name, data, self._extension.name, self._extension.path, stream=stream, stream_simple=stream_simple
+            name,
+            data,
+            self._extension.name,
+            self._extension.path,
+            stream=stream,
+            stream_simple=stream_simple,
+            classifiers=dict(classifiers) if classifiers else None,
         )
         self._extension.providers[name] = registration
         self._runner.provider_registered(registration)

@@ -151,12 +151,19 @@ class SessionBeforeCompactEvent(Struct):
     branch_entries: list[SessionEntry]
     custom_instructions: str | None
     signal: AbortSignal | None
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    """``manual`` (/compact), ``threshold`` (the context passed the window minus the reserve,
+    after a run or between two of its turns) or ``overflow`` (the provider refused the prompt)."""
+    will_retry: bool = False
+    """Whether the run is continued after the compaction (an ``overflow`` recovery)."""
     type: ClassVar[Literal["session_before_compact"]] = "session_before_compact"
 
 
 class SessionCompactEvent(Struct):
     compaction_entry: CompactionEntry
     from_extension: bool
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    will_retry: bool = False
     type: ClassVar[Literal["session_compact"]] = "session_compact"
 
 

@@ -167,6 +167,8 @@ class ProviderSink(VirtualModelSink, Protocol):
     """Where extension providers' models.json-style configs and virtual models go (the runtime's
     model registry)."""
 
-    def register_provider(self, name: str, config: Mapping[str, Any]) -> None: ...
+    def register_provider(
+        self, name: str, config: Mapping[str, Any], *, classifiers: Mapping[str, Any] | None = None
+    ) -> None: ...
 
     def unregister_provider(self, name: str) -> None: ...

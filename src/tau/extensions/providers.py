@@ -47,7 +47,9 @@ class ProviderInstaller:
         """Register the config (a refusal is returned as a diagnostic), then the stream functions."""
         if self._sink is not None:
             try:
-                self._sink.register_provider(registration.name, registration.config)
+                self._sink.register_provider(
+                    registration.name, registration.config, classifiers=registration.classifiers
+                )
             except Exception as error:
                 return ExtensionDiagnostic(
                     "error",

@@ -150,7 +150,7 @@ class ExtensionRunner:
         self.bus = EventBus(self.report, self.supervisor)
         self._wrapped: dict[tuple[str, str], tuple[RegisteredTool, AgentTool]] = {}
         self._providers = ProviderInstaller()
-        self._virtual_models = VirtualModelInstaller()
+        self._virtual_models = VirtualModelInstaller(self.route_virtual_model)
         self._turn_index = 0
         self._invocations = Invocations(
             self.registry, self.reporter, self.create_context, self.create_command_context
@@ -726,10 +726,14 @@ class ExtensionRunner:
         branch_entries: list[SessionEntry],
         custom_instructions: str | None = None,
         signal: AbortSignal | None = None,
+        reason: Literal["manual", "threshold", "overflow"] = "manual",
+        will_retry: bool = False,
     ) -> SessionBeforeCompactResult | None:
         """``cancel`` (stops at once) or a ``compaction`` to store instead of the model's summary."""
         result: SessionBeforeCompactResult | None = await self.emit(
-            SessionBeforeCompactEvent(preparation, branch_entries, custom_instructions, signal)
+            SessionBeforeCompactEvent(
+                preparation, branch_entries, custom_instructions, signal, reason, will_retry
+            )
         )
         return result
 
@@ -813,9 +817,6 @@ class ExtensionRunner:
 
     def virtual_model_unregistered(self, provider: str, model_id: str) -> None:
         self._virtual_models.remove(provider, model_id)
-
-    def has_virtual_model(self, provider: str, model_id: str) -> bool:
-        return self._virtual_models.get(provider, model_id) is not None
 
     async def route_virtual_model(self, request: ModelRouteRequest) -> ModelRoute:
         """Ask the router of ``request.model`` for this request's route; raises when there is no

@@ -13,6 +13,7 @@ from msgspec import Struct
 
 from tau.agent.tool import AgentTool, AgentToolResult, ExecutionMode, ToolExposure, ToolUpdate
 from tau.ai.abort import AbortSignal
+from tau.ai.classify import ClassifyFunction
 from tau.ai.registry import SimpleStreamFunction, StreamFunction
 from tau.ai.types import ConstrainedSampling, JsonObject
 from tau.session.messages import CustomMessage
@@ -310,7 +311,8 @@ class RegisteredMcpServer(Struct):
 
 class ProviderRegistration(Struct):
     """A provider an extension adds: ``config`` in the models.json provider format (``api``,
-    ``baseUrl``, ``apiKey``, ``models``…) and, for a new wire protocol, the functions that stream it."""
+    ``baseUrl``, ``apiKey``, ``models``…) and, for a new wire protocol, the functions that stream it
+    (or, for its classifier models, classify with it)."""
 
     name: str
     config: JsonObject
@@ -318,6 +320,8 @@ class ProviderRegistration(Struct):
     path: str
     stream: StreamFunction | None = None
     stream_simple: SimpleStreamFunction | None = None
+    classifiers: dict[str, ClassifyFunction] | None = None
+    """pi's ``classifiers``: the provider's own classifier apis, by api."""
 
 
 class ToolInfo(Struct, frozen=True):

@@ -3,23 +3,20 @@ picks a physical model for each request.
 
 ``tau.register_virtual_model(VirtualModelDefinition(...))`` queues a definition; the runtime
 installs it in the model registry (a ``VirtualModelSink``) when it takes the extensions in, and
-later registrations at once. The router itself stays here: the runtime asks ``route_virtual``
-for each request made with a virtual selection (``tau.runtime.virtual_routing``), with the
-conversation, the reason and the router state of the session branch.
+later registrations at once, with the runner's ``route_virtual_model`` as its router (it calls
+the definition's ``route`` with the extension's context). The registry asks it for each request
+made with the virtual model (``tau.accounts.virtual_routes``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from msgspec import Struct
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import AssistantMessage, Message, Model
-
-if TYPE_CHECKING:
-    from tau.extensions.context import ExtensionContext
 
 __all__ = [
     "FailedRoute",
@@ -27,6 +24,7 @@ __all__ = [
     "ModelRouteReason",
     "ModelRouteRequest",
     "PreviousRoute",
+    "RouteContext",
     "VirtualModelDefinition",
     "VirtualModelInstaller",
     "VirtualModelRegistration",
@@ -81,10 +79,18 @@ class ModelRoute(Struct):
     state: Any = None
 
 
-RouteFunction: TypeAlias = Callable[
-    [ModelRouteRequest, "ExtensionContext"], "ModelRoute | Awaitable[ModelRoute]"
-]
-"""``route(request, ctx)``: a plain function or a coroutine function."""
+RouteFunction: TypeAlias = Callable[[ModelRouteRequest, Any], "ModelRoute | Awaitable[ModelRoute]"]
+"""``route(request, ctx)``: a plain function or a coroutine function. ``ctx`` is the extension's
+``ExtensionContext``, or a ``RouteContext`` for a virtual model registered through the SDK
+(``ModelRegistry.register_virtual_model``); both have ``model_registry`` and ``signal``."""
+
+
+class RouteContext(Struct, frozen=True):
+    """The ``ctx`` of a router registered without an extension: the model registry it was
+    registered in (``find``, ``classify``, ``stream_simple``...) and the request's abort signal."""
+
+    model_registry: Any
+    signal: AbortSignal | None = None
 
 
 class VirtualModelDefinition(Struct):
@@ -112,12 +118,13 @@ class VirtualModelRegistration(Struct):
 class VirtualModelSink(Protocol):
     """The model registry's side: catalog entries for virtual models."""
 
-    def register_virtual_model(
+    def add_virtual_model(
         self,
         provider: str,
         model_id: str,
         name: str,
         *,
+        route: Callable[[ModelRouteRequest], Awaitable[ModelRoute]],
         thinking_levels: Sequence[str],
         context_window: int | None,
         max_tokens: int | None,
@@ -135,8 +142,10 @@ class VirtualModelInstaller:
     load wait in their extension (one whose ``setup`` fails registers nothing) until
     ``install_all``; later ones are installed at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, route: Callable[[ModelRouteRequest], Awaitable[ModelRoute]]) -> None:
         self.registrations: dict[_Key, VirtualModelRegistration] = {}
+        self._route = route
+        """The runner's router: it looks the registration up by ``request.model``."""
         self._sink: VirtualModelSink | None = None
         self.open = False
 
@@ -157,10 +166,11 @@ class VirtualModelInstaller:
             return "Virtual model provider and id must not be empty."
         if self._sink is not None:
             try:
-                self._sink.register_virtual_model(
+                self._sink.add_virtual_model(
                     definition.provider,
                     definition.id,
                     definition.name,
+                    route=self._route,
                     thinking_levels=list(definition.thinking_levels),
                     context_window=definition.context_window,
                     max_tokens=definition.max_tokens,

@@ -93,6 +93,13 @@ class RouterModel:
         return None
 
     @property
+    def is_decision(self) -> bool:
+        """A native decision model: llama.cpp 0.6.0 and later list ``decisions`` among its
+        ``output_modalities`` (read from the GGUF, so unloaded ones are known too)."""
+        outputs = (self.raw.get("architecture") or {}).get("output_modalities") or []
+        return "decisions" in outputs
+
+    @property
     def is_chat(self) -> bool:
         """Decision-only models (``output_modalities`` without ``text``) cannot chat."""
         outputs = (self.raw.get("architecture") or {}).get("output_modalities") or []

@@ -5,7 +5,9 @@ The router is found from ``LLAMA_BASE_URL`` (or the ``env`` of an ``auth.json`` 
 credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that credential's key).
 At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
 its models): the loaded and sleeping chat models are the provider's models, served through the
-router's OpenAI-compatible ``/v1``. ``/llama`` lists every model of the router as pi's does (the
+router's OpenAI-compatible ``/v1``, and every loaded or sleeping model is a classifier model too
+(decision models only that: they answer through ``/v1/systemone``; chat models through
+``llama-cpp-classify``). ``/llama`` lists every model of the router as pi's does (the
 loaded ones first, then by name; a loaded one's context size, another's status when it is neither
 loaded nor unloaded); choosing an unloaded one loads it (asking first whether to unload the others)
 with a progress view that follows the router's events, where Escape asks "Stop loading?" (yes: the
@@ -23,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
-from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url
+from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url, normalize_server_url
 from tau.llama_cpp.events import format_bytes
 from tau.llama_cpp.hugging_face import RECOMMENDED, HuggingFaceClient, find_token
 from tau.llama_cpp.progress import Stopped, run_with_progress
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from tau.extensions.api import ExtensionAPI
     from tau.extensions.context import ExtensionCommandContext
 
-__all__ = ["PROVIDER", "llama_extension_source", "provider_config"]
+__all__ = ["PROVIDER", "classifier_entry", "llama_extension_source", "provider_config"]
 
 PROVIDER = "llama.cpp"
 _STARTUP_TIMEOUT_S = 2.0
@@ -47,7 +49,8 @@ _NOT_CONFIGURED = (
 
 
 def provider_config(server_url: str, api_key: str | None, models: list[RouterModel]) -> dict[str, Any]:
-    """The provider as a models.json entry: the loaded and sleeping chat models of the catalogue."""
+    """The provider as a models.json entry: the loaded and sleeping chat models of the catalogue,
+    and every loaded or sleeping model as a classifier (``type: "classifier"``)."""
     return {
         "api": "openai-completions",
         "baseUrl": inference_url(server_url),
@@ -71,8 +74,31 @@ def provider_config(server_url: str, api_key: str | None, models: list[RouterMod
             }
             for model in models
             if model.is_loaded and model.is_chat
-        ],
+        ]
+        + [classifier_entry(server_url, model) for model in models if model.is_loaded],
     }
+
+
+def classifier_entry(server_url: str, model: RouterModel) -> dict[str, Any]:
+    """A loaded model as a classifier, as pi lists it: a decision model answers through the router's
+    System One endpoint (``/v1/systemone``, images as Clef's data URLs when it takes them); a chat
+    model through ``llama-cpp-classify`` (next-token probabilities of answer labels, text only)."""
+    decision = model.is_decision
+    image = decision and model.input_images
+    entry: dict[str, Any] = {
+        "type": "classifier",
+        "id": model.id,
+        "name": model.id,
+        "api": "typesafe-system-one" if decision else "llama-cpp-classify",
+        "provider": PROVIDER,
+        "baseUrl": inference_url(server_url) if decision else normalize_server_url(server_url),
+        "input": ["text", "image"] if image else ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": model.context_window,
+    }
+    if image:
+        entry["compat"] = {"imageInput": "images", "sendImageOptInHeader": False}
+    return entry
 
 
 def _catalog_now(server_url: str, api_key: str | None) -> list[RouterModel]:

@@ -161,7 +161,6 @@ class AgentSession:
         # Outermost: everything below (cache warming, retries, the provider) sees physical models.
         self._routing = VirtualRouting(
             services.model_registry,
-            runner,
             session_manager,
             self._pipeline,
             lambda: agent.state.messages,
@@ -214,6 +213,9 @@ class AgentSession:
         )
         self._compaction.last_request = self._request_now
         self._compaction.route_direct = self._routing.route_direct
+        self._routing.fit_context = self._compaction.fit_for_route
+        agent.request_preparer = self._routing
+        agent.next_turn_preparer = self._compaction.before_next_turn
 
     # -- what the session is -------------------------------------------------------------------
 
@@ -252,11 +254,6 @@ class AgentSession:
     @property
     def thinking_level(self) -> ThinkingLevelOrOff:
         return self._models.thinking_level
-
-    def route_through(self, parent: AgentSession) -> None:
-        """Route a virtual selection with ``parent``'s routers (a ``task`` child has no extensions
-        of its own); its router state stays in this session's file."""
-        self._routing.runner = parent._routing.runner
 
     @property
     def routed_model(self) -> tuple[Model, str | None] | None:

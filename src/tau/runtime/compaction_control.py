@@ -1,8 +1,11 @@
 """The session's side of compaction (spec 30 §1.5, spec 50 §3): when to compact, and what follows.
 
-Automatic compaction is checked after every run (once auto-retry has declined the run's end) and
-before every prompt. It runs for two reasons: ``threshold`` (the last reply reported a context
-larger than the window minus the reserve; the work stops there unless messages are queued) and
+Automatic compaction is checked between the turns of a run (``before_next_turn``, the agent
+loop's next-turn point: the next request then sent compacted, as pi 1.6), after every run (once
+auto-retry has declined the run's end), before every prompt, and before a request a virtual model
+routes to another model (``fit_for_route``: that model's window, the request then sent
+compacted). It runs for two reasons: ``threshold`` (the context grew larger than the window minus
+the reserve; after a run the work stops there unless messages are queued) and
 ``overflow`` (the provider refused the prompt as too long; the history is compacted and the agent
 continues on its own, once per user message). ``compaction.enabled`` governs both.
 
@@ -23,6 +26,7 @@ from msgspec.structs import replace
 
 from tau.accounts.model_registry import is_virtual_model
 from tau.agent.agent import Agent, AgentBusyError
+from tau.agent.context import AgentContext
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController, AbortSignal
@@ -42,6 +46,7 @@ from tau.compaction.settings import CompactionSettings, for_model
 from tau.compaction.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
+    estimate_projected_context_tokens,
     estimate_tokens,
     should_compact,
 )
@@ -247,6 +252,59 @@ class CompactionControl:
         if should_compact(tokens, model.context_window, settings):
             await self._run_auto("threshold", will_retry=False, may_continue=may_continue)
 
+    async def fit_for_route(self, model: Model) -> list[AgentMessage] | None:
+        """Before a request a virtual model routed to ``model``: compact (reason ``threshold``)
+        when the conversation exceeds that model's threshold, as pi 1.6 does, so a router that
+        switches to a smaller window gets no overflow. The conversation after the compaction, or
+        ``None`` when nothing was compacted."""
+        settings = self.settings
+        if not settings.enabled or model.context_window <= 0 or self._manual or self.is_compacting:
+            return None
+        tokens = estimate_context_tokens(self._agent.state.messages).tokens
+        if not should_compact(tokens, model.context_window, settings):
+            return None
+        await self._pipeline.catch_up()  # the run's messages are in the session first
+        before = self._latest_compaction_id()
+        await self._run_auto("threshold", will_retry=False, may_continue=False)
+        if self._latest_compaction_id() == before:
+            return None  # it failed or found nothing to compact: the request goes as it is
+        return list(self._agent.state.messages)
+
+    async def before_next_turn(self, context: AgentContext) -> list[AgentMessage] | None:
+        """The agent loop's ``NextTurnPreparer``: between two turns of a run (after the tool
+        results, before the next request), compact (reason ``threshold``, no retry) when the
+        conversation, measured as pi 1.6 does (the last reply's usage plus estimates of what came
+        after), exceeds the selected model's threshold; the next request then carries the
+        compacted conversation. A virtual selection is checked before its routed request instead
+        (``fit_for_route``). The conversation after the compaction, or ``None`` when nothing was
+        compacted: a failed or stopped compaction lets the run go on as it was."""
+        model = self._get_model()
+        if model is None or is_virtual_model(model) or model.context_window <= 0:
+            return None
+        settings = self.settings
+        if not settings.enabled or self._manual or self.is_compacting:
+            return None
+        await self._pipeline.catch_up()  # the run's messages are in the session first
+        messages = self._session.build_session_context(system_messages=True).messages
+        tokens = estimate_projected_context_tokens(messages, self._session.get_branch()).tokens
+        if not should_compact(tokens, model.context_window, settings):
+            return None
+        from tau.compaction.prepare import prepare_compaction
+
+        if prepare_compaction(self._session.get_branch(), settings) is None:
+            return None  # nothing to summarise: no compaction starts (pi 1.6)
+        before = self._latest_compaction_id()
+        await self._run_auto("threshold", will_retry=False, may_continue=False)
+        if self._latest_compaction_id() == before:
+            return None
+        return list(self._agent.state.messages)
+
+    def _latest_compaction_id(self) -> str | None:
+        entry = next(
+            (e for e in reversed(self._session.get_branch()) if isinstance(e, CompactionEntry)), None
+        )
+        return entry.id if entry is not None else None
+
     def _latest_compaction_ms(self) -> int | None:
         for entry in reversed(self._session.get_branch()):
             if isinstance(entry, CompactionEntry):
@@ -272,7 +330,9 @@ class CompactionControl:
             if request is None or preparation is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
                 return
-            saved = await self._summarize_and_save(preparation, request, None, controller)
+            saved = await self._summarize_and_save(
+                preparation, request, None, controller, reason=reason, will_retry=will_retry
+            )
         except (CompactionAbortedError, CompactionCancelledError):
             await self._failed(CompactionEnd(reason, None, aborted=True, will_retry=False))
             return
@@ -491,6 +551,9 @@ class CompactionControl:
         request: SummaryRequest,
         custom_instructions: str | None,
         controller: AbortController,
+        *,
+        reason: CompactionReason = "manual",
+        will_retry: bool = False,
     ) -> CompactionResult:
         from tau.compaction.file_ops import FileDetails
         from tau.compaction.summarize import CompactionResult, compact
@@ -498,7 +561,9 @@ class CompactionControl:
         branch = self._session.get_branch()
         self._from_extension = False
         hooked = await self.hooks.session_before_compact(
-            BeforeCompactEvent(preparation, branch, custom_instructions, controller.signal)
+            BeforeCompactEvent(
+                preparation, branch, custom_instructions, controller.signal, reason, will_retry
+            )
         )
         if hooked is not None and hooked.cancel:
             raise CompactionCancelledError("Compaction cancelled")
@@ -517,7 +582,7 @@ class CompactionControl:
             record.first_kept_entry_id,
             record.tokens_before,
             details,
-            True if from_extension else None,
+            from_extension,  # pi writes fromHook: false too
             record.usage if isinstance(record, CompactionResult) else None,
         )
         result = (
@@ -535,7 +600,7 @@ class CompactionControl:
         result = replace(result, estimated_tokens_after=after)
         entry = self._session.get_entry(entry_id)
         assert isinstance(entry, CompactionEntry)
-        await self.hooks.session_compact(entry, from_extension)
+        await self.hooks.session_compact(entry, from_extension, reason, will_retry)
         return result
 
     async def _emit(self, event: AgentSessionEvent) -> None:

@@ -37,6 +37,9 @@ class BeforeCompactEvent(Struct):
     branch_entries: list[SessionEntry]
     custom_instructions: str | None
     signal: AbortSignal
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    will_retry: bool = False
+    """Whether the run is continued after the compaction (an ``overflow`` recovery)."""
 
 
 class CompactionRecord(Protocol):
@@ -99,7 +102,13 @@ class CompactionHooks:
     async def session_before_compact(self, event: BeforeCompactEvent) -> BeforeCompactResult | None:
         return None
 
-    async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+    async def session_compact(
+        self,
+        entry: CompactionEntry,
+        from_extension: bool,
+        reason: Literal["manual", "threshold", "overflow"] = "manual",
+        will_retry: bool = False,
+    ) -> None:
         return None
 
     async def session_compact_failed(self, failure: CompactionFailure) -> None:

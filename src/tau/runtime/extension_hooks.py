@@ -10,7 +10,7 @@ there is a runner: a session without extensions never loads it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from tau.agent.agent import Agent
 from tau.agent.hooks import (
@@ -295,18 +295,29 @@ class ExtensionCompactionHooks(CompactionHooks):
         if runner is None:
             return None
         result = await runner.emit_session_before_compact(
-            event.preparation, event.branch_entries, event.custom_instructions, event.signal
+            event.preparation,
+            event.branch_entries,
+            event.custom_instructions,
+            event.signal,
+            event.reason,
+            event.will_retry,
         )
         if result is None:
             return None
         return BeforeCompactResult(cancel=result.cancel, compaction=result.compaction)
 
-    async def session_compact(self, entry: CompactionEntry, from_extension: bool) -> None:
+    async def session_compact(
+        self,
+        entry: CompactionEntry,
+        from_extension: bool,
+        reason: Literal["manual", "threshold", "overflow"] = "manual",
+        will_retry: bool = False,
+    ) -> None:
         runner = self._runner()
         if runner is not None and runner.has_handlers("session_compact"):
             from tau.extensions.events import SessionCompactEvent
 
-            await runner.emit(SessionCompactEvent(entry, from_extension))
+            await runner.emit(SessionCompactEvent(entry, from_extension, reason, will_retry))
 
     async def session_compact_failed(self, failure: CompactionFailure) -> None:
         runner = self._runner()

@@ -13,18 +13,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from msgspec import Struct
-from msgspec.structs import replace
 
-from tau.accounts.model_registry import ModelRegistry, RequestAuth, missing_auth_message
+from tau.accounts.model_registry import ModelRegistry, RequestAuth
+from tau.accounts.model_requests import send_with_auth
 from tau.accounts.model_resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from tau.agent.agent import Agent
 from tau.agent.config import StreamFn
 from tau.agent.state import PLACEHOLDER_MODEL
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions
-from tau.ai.registry import BUILTIN_APIS
-from tau.ai.stream_writer import StreamWriter, run_stream
-from tau.ai.streaming import stream_simple
 from tau.ai.thinking import clamp_thinking_level, get_supported_thinking_levels
 from tau.ai.types import Context, Model, ThinkingLevelOrOff, models_are_equal
 from tau.config.settings import SettingsManager
@@ -52,7 +49,7 @@ def auth_error(registry: ModelRegistry, model: Model | None) -> str | None:
         )
     status = registry.get_auth_status(model.provider)
     if not status.configured:
-        return missing_auth_message(model.provider)
+        return registry.missing_auth_message(model.provider)
     if status.source == "oauth" and status.detail == "expired":
         return f'The login for provider "{model.provider}" has expired: log in again with /login'
     return None
@@ -79,29 +76,9 @@ def create_stream_fn(registry: ModelRegistry) -> StreamFn:
     def send(
         model: Model, context: Context, options: SimpleStreamOptions, auth: RequestAuth
     ) -> AssistantMessageEventStream:
-        problem = auth.error
-        api_key = auth.api_key or options.api_key
-        if problem is None and not api_key and model.api in BUILTIN_APIS:
-            problem = missing_auth_message(model.provider)
-        if problem is not None:
-            return _failed_stream(model, options, problem)
-        options.api_key = api_key
-        if auth.base_url:
-            model = replace(model, base_url=auth.base_url)
-        if auth.headers:
-            options.headers = {**(options.headers or {}), **auth.headers}
-        if auth.env:
-            options.extra = {**options.extra, "env": dict(auth.env)}
-        return stream_simple(model, context, options)
+        return send_with_auth(model, context, options, auth)
 
     return stream
-
-
-def _failed_stream(model: Model, options: SimpleStreamOptions, message: str) -> AssistantMessageEventStream:
-    async def fail(writer: StreamWriter) -> None:
-        raise MissingAuthError(message)
-
-    return run_stream(model, options, fail)
 
 
 class ModelControl:

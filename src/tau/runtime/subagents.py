@@ -318,7 +318,7 @@ def _create_child(
         else (),
     )
     child = created.session
-    child.route_through(parent)  # a virtual model is routed by the parent's extensions
+    # A virtual model is routed by the parent's extensions: their routers are in the shared registry.
     holder.append(child)
     parent_options = parent.base_system_prompt_options
     if parent_options is not None and set(tools) <= set(parent.get_active_tool_names()):

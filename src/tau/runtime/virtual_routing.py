@@ -1,14 +1,16 @@
 """Routing requests made with a virtual model (pi 1.6's virtual models, issue #32).
 
 The selection (``model_change`` entries, the agent's model, ``ctx.model``) may name a virtual
-model; everything below this step sees physical models only. ``VirtualRouting.wrap`` puts the
-step in front of the session's stream function: for a virtual model it asks the extension's
-router (``ExtensionRunner.route_virtual_model``) for this request's physical model and thinking
-level, stores new router state on the session branch (a ``custom`` entry of type
-``pi.virtual-model-state``, as pi writes it) and sends the request to the routed model, so the
+model; everything below this step sees physical models only. ``VirtualRouting.prepare`` is the
+agent loop's ``RequestPreparer``: for a virtual model it asks the router (the model registry's
+``resolve_virtual_model``) for this request's physical model and thinking level, stores new router
+state on the session branch (a ``custom`` entry of type ``pi.virtual-model-state``, as pi writes
+it), compacts first when the routed model's context window calls for it (``fit_context``, the
+session's compaction; the route stands) and sends the request to the routed model, so the
 assistant message records the physical ``provider``/``api``/``model`` and ``thinkingLevel``. A
 router that fails, or routes to a virtual model or one without credentials, ends the request with
-an error response naming the virtual model.
+an error response naming the virtual model. ``wrap`` does the same for a virtual model that
+reaches the stream function itself.
 
 The branch helpers here say what a session branch records: the selection to restore on resume
 (``branch_selection``) and the router state (``virtual_model_state``).
@@ -20,14 +22,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau.accounts.model_registry import VIRTUAL_MODEL_API, ModelRegistry, is_virtual_model
+from tau.accounts.virtual_routes import VirtualRoutingError, find_latest_response
 from tau.agent._awaitable import resolve
-from tau.agent.config import StreamFn
+from tau.agent.config import PreparedRequest, StreamFn
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortSignal
 from tau.ai.events import AssistantMessageEventStream
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.stream_writer import StreamWriter, run_stream
-from tau.ai.thinking import clamp_thinking_level
 from tau.ai.types import AssistantMessage, Context, Message, Model, ThinkingLevelOrOff, UserMessage
 from tau.context.convert import convert_to_llm
 from tau.runtime.event_pipeline import EventPipeline
@@ -37,7 +39,6 @@ from tau.session.entries import CustomEntry, MessageEntry, ModelChangeEntry, Ses
 from tau.session.manager import SessionManager
 
 if TYPE_CHECKING:
-    from tau.extensions.runner import ExtensionRunner
     from tau.extensions.virtual_models import ModelRouteReason
 
 __all__ = [
@@ -55,16 +56,8 @@ VIRTUAL_MODEL_STATE_ENTRY = "pi.virtual-model-state"
 """The ``customType`` of the entry storing router state: ``{provider, modelId, state}``."""
 
 
-class RoutingError(Exception):
-    """Routing a virtual model's request failed; the message says why."""
-
-
-def find_latest_response(messages: Sequence[Any]) -> AssistantMessage | None:
-    """The latest successful response (not failed, not aborted): its model is physical."""
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
-            return message
-    return None
+RoutingError = VirtualRoutingError
+"""Routing a virtual model's request failed (``tau.accounts.virtual_routes``)."""
 
 
 def limits_model(registry: ModelRegistry, model: Model | None, messages: Sequence[Any]) -> Model | None:
@@ -139,22 +132,42 @@ class VirtualRouting:
     def __init__(
         self,
         registry: ModelRegistry,
-        runner: Callable[[], ExtensionRunner | None],
         session_manager: SessionManager,
         pipeline: EventPipeline,
         conversation: Callable[[], Sequence[AgentMessage]],
         take_failed: Callable[[], AssistantMessage | None],
     ) -> None:
         self._registry = registry
-        self.runner = runner
-        """Where the routers are: the session's extension runner (a ``task`` child: its parent's)."""
         self._session = session_manager
         self._pipeline = pipeline
         self._conversation = conversation
         self._take_failed = take_failed
+        self.fit_context: Callable[[Model], Awaitable[list[AgentMessage] | None]] | None = None
+        """The session's compaction for a routed model whose context window the conversation
+        exceeds: the run's conversation after it, or ``None`` when nothing was compacted."""
+
+    async def prepare(self, model: Model, request: Context, options: SimpleStreamOptions) -> PreparedRequest:
+        """The agent loop's ``RequestPreparer``: route a virtual model's request (physical models
+        pass untouched), then compact first if the routed model's window calls for it (as pi 1.6;
+        the route stands, the router is not asked again)."""
+        if not is_virtual_model(model):
+            return PreparedRequest(model)
+        failed = self._take_failed()
+        try:
+            target, level = await self._route(
+                model, request.messages, options.reasoning or "off", options.signal, failed
+            )
+        except Exception as error:
+            return PreparedRequest(model, error=str(error) or type(error).__name__)
+        options.reasoning = None if level == "off" else level
+        if target.provider != model.provider:
+            options.api_key = None  # resolved for the virtual model's provider, not this one
+        messages = await self.fit_context(target) if self.fit_context is not None else None
+        return PreparedRequest(target, messages)
 
     def wrap(self, inner: StreamFn) -> StreamFn:
-        """``inner`` behind the routing step: physical models pass through untouched."""
+        """``inner`` behind the routing step, for a virtual model that reaches the stream function
+        itself (the agent loop routes through ``prepare``): physical models pass through untouched."""
 
         def stream(
             model: Model, context: Context, options: SimpleStreamOptions
@@ -171,12 +184,10 @@ class VirtualRouting:
         """Route a request outside the agent loop (a compaction or branch summary): reason
         ``direct``, no router state given, none stored. Raises ``RoutingError`` when it fails."""
         messages = convert_to_llm(self._conversation())
-        try:
-            return await self._route(model, messages, thinking_level, signal, None, direct=True)
-        except RoutingError:
-            raise
-        except Exception as error:
-            raise RoutingError(str(error) or type(error).__name__) from error
+        route = await self._registry.resolve_virtual_model(
+            model, messages, reason="direct", thinking_level=thinking_level, signal=signal
+        )
+        return route.model, route.thinking_level
 
     async def _routed(
         self, inner: StreamFn, model: Model, context: Context, options: SimpleStreamOptions
@@ -201,46 +212,22 @@ class VirtualRouting:
         thinking_level: str,
         signal: AbortSignal | None,
         failed: AssistantMessage | None,
-        *,
-        direct: bool = False,
     ) -> tuple[Model, ThinkingLevelOrOff]:
-        # Only a session with a virtual model (so with extensions) gets here: tau.extensions is
-        # not imported for sessions without them.
-        from tau.extensions.virtual_models import FailedRoute, ModelRouteRequest, PreviousRoute
-
-        name = f"Virtual model {model.provider}/{model.id}"
-        runner = self.runner()
-        if runner is None or not runner.has_virtual_model(model.provider, model.id):
-            raise RoutingError(f"{name} is not registered.")
-        state = None if direct else virtual_model_state(self._session.get_branch(), model.provider, model.id)
-        latest = find_latest_response(messages)
-        previous_model = self._registry.get_physical(latest.provider, latest.model) if latest else None
-        failed_model = self._registry.get_physical(failed.provider, failed.model) if failed else None
-        request = ModelRouteRequest(
-            model=model,
+        """Route one request of the agent loop, storing the state the router returns."""
+        state = virtual_model_state(self._session.get_branch(), model.provider, model.id)
+        route = await self._registry.resolve_virtual_model(
+            model,
+            messages,
+            reason=_reason(self._conversation(), failed),
             thinking_level=thinking_level,
-            reason="direct" if direct else _reason(self._conversation(), failed),
-            messages=list(messages),
-            previous=PreviousRoute(previous_model, latest.thinking_level)
-            if previous_model is not None and latest is not None
-            else None,
-            failed=FailedRoute(failed_model, failed.thinking_level, failed)
-            if failed_model is not None and failed is not None
-            else None,
-            state=state,
             signal=signal,
+            state=state,
+            failed=failed,
         )
-        route = await runner.route_virtual_model(request)
-        routed = f"{name} routed to {route.model.provider}/{route.model.id}"
-        target = self._registry.get_physical(route.model.provider, route.model.id)
-        if target is None:
-            raise RoutingError(f"{routed}, which is not a physical model.")
-        if not self._registry.has_configured_auth(target.provider):
-            raise RoutingError(f"{routed}, which has no credentials.")
-        if not direct and route.state is not None and route.state is not state:
+        if route.state is not None and route.state is not state:
             data = {"provider": model.provider, "modelId": model.id, "state": route.state}
             await self._pipeline.catch_up(lambda: self._store_state(data))
-        return target, clamp_thinking_level(target, route.thinking_level)
+        return route.model, route.thinking_level
 
     def _store_state(self, data: dict[str, Any]) -> None:
         entry = self._session.get_entry(self._session.append_custom_entry(VIRTUAL_MODEL_STATE_ENTRY, data))

@@ -9,8 +9,6 @@ request (tuned per server by ``openai_compat``), and ``ChunkReader`` turns the s
 from __future__ import annotations
 
 import json
-import os
-import re
 from contextlib import aclosing
 from typing import Any, cast
 
@@ -69,9 +67,6 @@ from tau.ai.types import (
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_text")
 
 
-_PLACEHOLDER = r"\{([A-Z_][A-Z0-9_]*)\}"
-
-
 # --- entry points ---------------------------------------------------------------------------------
 
 
@@ -84,7 +79,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AssistantM
         api_key = options.api_key or get_env_api_key(model.provider)
         # pi's Azure chat models share the Responses models' endpoint and deployment names.
         azure = _azure_target(model, options) if model.provider == "azure" else None
-        base_url = azure[0] if azure is not None else resolve_base_url(model).rstrip("/")
+        base_url = azure[0] if azure is not None else model.base_url.rstrip("/")
         url = f"{base_url}/chat/completions"
         headers = build_headers(model, context, options, api_key, compat=compat, retention=retention)
         grammar_inputs = grammar_input_properties(
@@ -164,18 +159,6 @@ def _azure_explained(exc: HttpStatusError, model: Model, azure: tuple[str, str])
     from tau.ai.providers import azure_config
 
     return azure_config.missing_deployment_error(exc, model, azure[1], azure[0])
-
-
-def resolve_base_url(model: Model) -> str:
-    """The base URL with ``{VARIABLE}`` placeholders (Cloudflare account and gateway) filled from the environment."""
-
-    def substitute(match: re.Match[str]) -> str:
-        value = os.environ.get(match.group(1))
-        if not value:
-            raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
-        return value
-
-    return re.sub(_PLACEHOLDER, substitute, model.base_url) if "{" in model.base_url else model.base_url
 
 
 # --- request --------------------------------------------------------------------------------------
@@ -833,7 +816,6 @@ __all__ = [
     "build_headers",
     "convert_messages",
     "map_finish_reason",
-    "resolve_base_url",
     "simple_reasoning_effort",
     "stream",
     "stream_simple",

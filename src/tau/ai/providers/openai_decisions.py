@@ -1,7 +1,7 @@
 """pi 1.6's ``openai-decisions`` classifier API: OpenAI's Decisions API (GPT-6 Luna).
 
 ``POST {baseUrl}/decisions`` with ``{model, input, questions}`` and bearer auth (an OpenAI API key).
-The state goes as compact JSON text; with images, ``input`` is one user message holding the state as
+The state goes as compact JSON text (written as JavaScript writes it); with images, ``input`` is one user message holding the state as
 ``input_text`` and the images as ``input_image`` data URLs (at most 128). Questions are a list:
 ``choice`` keeps its type with ``choices: [{value, description}]``, ``score`` has ``levels: [{label}]``,
 and ``bool`` becomes a ``predicate`` whose instructions end with the meanings of true and false. The
@@ -26,6 +26,7 @@ from tau.ai.classify import (
     ClassifierResult,
     ScoreAnswer,
 )
+from tau.ai.js_json import js_json
 from tau.ai.options import StreamOptions
 from tau.ai.providers.system_one import classifier_usage, number, request_model
 from tau.ai.stream_writer import ProviderError
@@ -72,7 +73,7 @@ def _wire_question(name: str, question: JsonObject) -> JsonObject:
 
 def build_request(model: ClassifierModel, context: ClassifierContext) -> tuple[str, JsonObject]:
     """The URL and the JSON body."""
-    state = json.dumps(context.state, separators=(",", ":"), ensure_ascii=False)
+    state = js_json(context.state)  # as pi writes it: 1 for 1.0, 1e-7 for 1e-07
     wire_input: Any = state
     if context.images:
         if len(context.images) > MAX_IMAGES:

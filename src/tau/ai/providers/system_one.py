@@ -31,6 +31,7 @@ from tau.ai.classify import (
     ScoreAnswer,
 )
 from tau.ai.cost import calculate_cost
+from tau.ai.js_json import js_values
 from tau.ai.options import StreamOptions
 from tau.ai.stream_writer import ProviderError
 from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
@@ -100,7 +101,8 @@ def _add_images(
 def build_request(model: ClassifierModel, context: ClassifierContext) -> tuple[str, JsonObject, bool]:
     """The URL, the JSON body, and whether TypeSafe's image opt-in header goes with it."""
     label = _label(model)
-    request: JsonObject = {"state": context.state, "questions": _wire_questions(context)}
+    # The state's whole numbers go as pi (JavaScript) writes them: 1, not 1.0.
+    request: JsonObject = {"state": js_values(context.state), "questions": _wire_questions(context)}
     opt_in = False
     if context.images:
         if "image" not in model.input:

@@ -77,7 +77,19 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
     )
     if not key or not key.strip():
         return
-    registry.auth_storage.set_api_key(provider, key.strip())
+    from tau.accounts.provider_settings import login_settings
+
+    settings: dict[str, str] = {}
+    for setting in login_settings(provider):  # as pi's login: Cloudflare's account and gateway
+        value = await mode.show_dialog(InputDialog(setting.prompt))
+        if not value or not value.strip():
+            return
+        settings[setting.variable] = value.strip()
+    if settings:
+        credential = {"type": "api_key", "key": key.strip(), "env": settings}
+        registry.auth_storage.set(provider, credential)
+    else:
+        registry.auth_storage.set_api_key(provider, key.strip())
     _after_change(mode)
     hint = "" if mode.session.model is not None else "; choose a model with /model"
     mode.chat.add_notice(f"Saved the API key for {provider}{hint}")

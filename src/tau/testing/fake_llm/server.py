@@ -74,6 +74,8 @@ if TYPE_CHECKING:
 _ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/mistral/v1/chat/completions", "mistral-conversations", "tau.testing.fake_llm.mistral"),
     ("/chat/completions", "openai-completions", "tau.testing.fake_llm.openai_completions"),
+    # Cloudflare AI Gateway's OpenAI route (/v1/{account}/{gateway}/openai), not Azure's.
+    ("/v1/*/*/openai/responses", "openai-responses", "tau.testing.fake_llm.openai_responses"),
     ("/openai/v1/responses", "azure-openai-responses", "tau.testing.fake_llm.azure_openai_responses"),
     ("/openai/responses", "azure-openai-responses", "tau.testing.fake_llm.azure_openai_responses"),
     ("/codex/responses", "openai-codex-responses", "tau.testing.fake_llm.openai_codex_responses"),
