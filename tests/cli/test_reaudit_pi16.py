@@ -349,3 +349,25 @@ def test_an_edits_details_hold_pi_16s_diff_and_unified_patch(tau: TauCommand, tm
         ours, pis = _edit_details(tau, tmp_path / "pi")
         assert ours == pis, path
     assert ours[0]["patch"].startswith("--- b.txt\n+++ b.txt\n@@ -1,6 +1,7 @@\n")
+
+
+def test_a_scoped_models_level_starts_the_session_at_it_as_pi_16s(tau: TauCommand, tmp_path: Path) -> None:
+    """``--models think-model:low`` (no ``--model``): the first scoped model, at its level."""
+    _models(
+        tau,
+        models=[
+            {"id": "fake-model"},
+            {"id": "think-model", "reasoning": True, "contextWindow": 100000, "maxTokens": 8192},
+        ],
+    )
+    (ours, our_requests), (pis, pi_requests) = _both(
+        tau, tmp_path, "--models", "think-model:low", "-p", "hi", turns=[text_turn("ok")], model=[]
+    )
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    sent = [(r[0].body["model"], r[0].body.get("reasoning_effort")) for r in (our_requests, pi_requests)]
+    assert sent[0] == sent[1] == ("think-model", "low")
+
+
+def test_provider_without_model_is_refused_naming_that_provider(tau: TauCommand) -> None:
+    done = tau.run("--provider", "local", "-p", "hi")
+    assert done.returncode == 1 and "--provider local --model" in done.stderr
