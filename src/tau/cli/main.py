@@ -898,7 +898,7 @@ def _resolve_model(
         model = resolved.model
         thinking = resolved.thinking_level or thinking
     elif args.provider:
-        raise UsageError("--provider needs --model (e.g. --provider openai --model gpt-5)")
+        raise UsageError(f"--provider needs --model (e.g. --provider {args.provider} --model <pattern>)")
     if args.api_key:
         target = model
         if target is None:

@@ -475,7 +475,9 @@ async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
         ctx.write_event(update)
 
     result = await ctx.session.execute_bash(
-        _str(command, "command"), on_chunk=on_chunk, exclude_from_context=bool(exclude)
+        _str(command, "command"),
+        on_chunk=on_chunk,
+        exclude_from_context=None if exclude is None else bool(exclude),
     )
     data: JsonDict = {"output": result.output}
     if result.exit_code is not None:  # a cancelled command has none; pi leaves the key out

@@ -728,8 +728,8 @@ class AgentSession:
         self._services.settings_manager.set_follow_up_mode(mode)
 
     def _expand(self, text: str) -> str:
-        skills = self._services.settings_manager.enable_skill_commands
-        return expand_input(text, self._services.resource_loader, skill_commands=skills)
+        # As pi 1.6: enableSkillCommands only lists skills among the commands; one typed is expanded.
+        return expand_input(text, self._services.resource_loader)
 
     def _refuse_command(self, text: str) -> None:
         if self._hooks.is_command(text):
@@ -826,7 +826,7 @@ class AgentSession:
         command: str,
         *,
         on_chunk: Callable[[str], None] | None = None,
-        exclude_from_context: bool = False,
+        exclude_from_context: bool | None = None,
     ) -> BashResult:
         """Run a ``!command`` in the session's cwd and record it in the conversation.
 
@@ -836,7 +836,7 @@ class AgentSession:
         """
         if self._bash.is_running:
             raise BashBusyError("A shell command is already running; wait for it or abort it first")
-        result, operations = await self._extensions.user_bash(command, exclude_from_context, self.cwd)
+        result, operations = await self._extensions.user_bash(command, bool(exclude_from_context), self.cwd)
         if result is None:
             result = await self._bash.run(command, on_chunk, operations=operations)
         message = result.to_message(command, exclude_from_context=exclude_from_context)

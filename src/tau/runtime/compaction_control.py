@@ -364,9 +364,11 @@ class CompactionControl:
         ``failed_reply``, or the dropped overflow error, as the failed attempt)."""
         from tau.compaction.prepare import prepare_compaction
 
+        # As pi 1.6: with nothing to summarise (or no model), no compaction starts, whatever the
+        # reason: no events, nothing retried.
         preparation = prepare_compaction(self._session.get_branch(), self.settings)
-        if preparation is None:
-            return  # nothing to summarise: no compaction starts, nothing is retried (pi 1.6)
+        if preparation is None or self._get_model() is None:
+            return
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:

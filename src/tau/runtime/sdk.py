@@ -108,6 +108,8 @@ def create_agent_session(
         model, fallback_message = _initial_model(
             services, existing if resuming else None, scoped, session_manager
         )
+        if thinking_level is None and not resuming and scoped and model is scoped[0].model:
+            thinking_level = scoped[0].thinking_level  # `--models name:level` starts at that level (pi)
     level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None, model)
     level = clamp_thinking_level(model, level) if model is not None else "off"
 

@@ -21,7 +21,7 @@ from msgspec import Struct, field, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject, TextContent
+from tau.ai.types import JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
 from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
@@ -41,7 +41,6 @@ BASH_PARAMETERS: JsonObject = {
         "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
     },
     "required": ["command"],
-    "additionalProperties": False,
 }
 
 ESCALATE_PARAMETER: JsonObject = {
@@ -295,6 +294,11 @@ def create_bash_tool(
             updates.data_arrived()
 
         once: SandboxGrant | None = None
+        if args.get("escalate") is not None and (fence is None or not fence.fenced):
+            # The schema is open (as pi's), so a call made with the fenced definition is refused here.
+            raise ToolError(
+                "Commands are not fenced now ('escalate' was unexpected): run it without escalate"
+            )
         if fence is not None and args.get("escalate") is not None and fence.fenced:
             request = EscalationRequest(
                 grant=_grant(args["escalate"], context.cwd),
@@ -367,5 +371,6 @@ def create_bash_tool(
         parameters=parameters,
         execute=execute,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],
     )

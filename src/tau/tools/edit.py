@@ -14,7 +14,7 @@ from msgspec import Struct
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject
+from tau.ai.types import JsonObject, JsonSchemaSampling
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import EditOperations, LocalEditOperations
@@ -44,12 +44,10 @@ EDIT_PARAMETERS: JsonObject = {
                     "newText": {"type": "string", "description": "Text to put in its place"},
                 },
                 "required": ["oldText", "newText"],
-                "additionalProperties": False,
             },
         },
     },
     "required": ["path", "edits"],
-    "additionalProperties": False,
 }
 
 EDIT_DESCRIPTION = (
@@ -100,10 +98,6 @@ class PlannedEdit(Struct, frozen=True):
     """The full text to write."""
     diff: EditDiff
     blocks: int
-    diff_base: str = ""
-    """The text the edits were matched against (line feeds only), as the diffs compare it."""
-    diff_result: str = ""
-    """That text after the edits."""
 
 
 def _replacements(args: JsonObject) -> list[Replacement]:
@@ -145,10 +139,8 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
         absolute_path=absolute,
         original=original,
         new_text=bom + result,
-        diff=generate_diff(applied.base, applied.result),
+        diff=generate_diff(applied.base, applied.result, path=path),
         blocks=len(edits),
-        diff_base=applied.base,
-        diff_result=applied.result,
     )
 
 
@@ -174,13 +166,14 @@ def create_edit_tool(
                 await ops.write_file(plan.absolute_path, plan.new_text)
             except OSError as error:
                 raise ToolError(f"Could not write {path}: {describe_os_error(error)}") from error
-        from tau.tools.edit_diff import unified_patch
-
         noun = "block" if plan.blocks == 1 else "blocks"
-        patch = unified_patch(path, plan.diff_base, plan.diff_result)
         return text_result(
             f"Successfully replaced {plan.blocks} {noun} in {path}.",
-            {"diff": plan.diff.diff, "patch": patch, "firstChangedLine": plan.diff.first_changed_line},
+            {
+                "diff": plan.diff.diff,
+                "patch": plan.diff.patch,
+                "firstChangedLine": plan.diff.first_changed_line,
+            },
         )
 
     return AgentTool(
@@ -190,6 +183,7 @@ def create_edit_tool(
         parameters=EDIT_PARAMETERS,
         execute=execute,
         prepare_arguments=prepare_edit_arguments,
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_snippet="Make precise file edits with exact text replacement, several disjoint edits per call",
         prompt_guidelines=EDIT_GUIDELINES,
     )

@@ -134,7 +134,12 @@ class OutputAccumulator:
 
     def _over_budget(self) -> bool:
         budget = self.max_bytes
-        return self.raw_bytes > budget or self.text_bytes > budget or self.lines > self.max_lines
+        return self.raw_bytes > budget or self.text_bytes > budget or self.counted_lines > self.max_lines
+
+    @property
+    def counted_lines(self) -> int:
+        """The lines so far as pi 1.6 counts them: a final newline ends a line, it starts none."""
+        return self.lines - 1 + (1 if self.last_line_bytes else 0)
 
     def _start_spill(self) -> None:
         self.spill_path, self._spill_file = self._spill.open_file(self._spill_stem)
@@ -186,7 +191,7 @@ class OutputAccumulator:
             cut,
             truncated=truncated,
             truncated_by=truncated_by,
-            total_lines=self.lines,
+            total_lines=self.counted_lines,
             total_bytes=self.text_bytes,
         )
         return OutputSnapshot(

@@ -15,7 +15,7 @@ from msgspec import Struct, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, JsonObject, TextContent
+from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
 from tau.tools.images import (
     MAX_IMAGE_BASE64_BYTES,
@@ -43,7 +43,6 @@ READ_PARAMETERS: JsonObject = {
         "limit": {"type": "number", "description": "Maximum number of lines to read"},
     },
     "required": ["path"],
-    "additionalProperties": False,
 }
 
 READ_DESCRIPTION = (
@@ -261,5 +260,6 @@ def create_read_tool(
         parameters=READ_PARAMETERS,
         execute=execute,
         prompt_snippet="Read file contents",
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_guidelines=["Use read to examine files instead of cat or sed."],
     )
