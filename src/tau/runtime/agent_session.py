@@ -82,6 +82,7 @@ from tau.session.entries import MessageEntry, SessionEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
+from tau.tools.image_resize import fit_prompt_images
 from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
 
 ESCALATION_ENTRY = "sandbox-escalation"
@@ -364,6 +365,12 @@ class AgentSession:
         text, images = outcome.text, outcome.images
         if expand_prompt_templates:
             text = self._expand(text)
+        if images:  # as pi 1.6: after the input hook, so images an extension adds are fitted too
+            auto_resize = self._services.settings_manager.auto_resize_images
+            fitted, notes = await asyncio.to_thread(fit_prompt_images, list(images), auto_resize=auto_resize)
+            images = fitted
+            if notes:
+                text = f"{text}\n\n" + "\n".join(notes)
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionBusyError(

@@ -122,6 +122,7 @@ def create_agent_session(
         shell_command_prefix=settings.shell_command_prefix,
         session_env=shell_environment,
         sandbox=services.sandbox,
+        auto_resize_images=lambda: settings.auto_resize_images,
     )
     session_holder: list[AgentSession] = []
     builtin.append(

@@ -52,12 +52,14 @@ def create_builtin_tools(
     shell_command_prefix: str | None = None,
     session_env: SessionEnvironment | None = None,
     sandbox: Sandbox | None = None,
+    auto_resize_images: Callable[[], bool] | None = None,
 ) -> list[AgentTool]:
     """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls.
     ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``);
-    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written."""
+    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written;
+    ``auto_resize_images`` (asked per read) is the ``images.autoResize`` setting."""
     return [
-        create_read_tool(cwd),
+        create_read_tool(cwd, auto_resize_images=auto_resize_images or True),
         create_bash_tool(
             cwd,
             spill=spill,

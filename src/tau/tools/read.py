@@ -17,13 +17,8 @@ from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
-from tau.tools.images import (
-    MAX_IMAGE_BASE64_BYTES,
-    MAX_IMAGE_DIMENSION,
-    ImageResizer,
-    image_size,
-    sniff_image_mime_type,
-)
+from tau.tools.image_resize import fit_image
+from tau.tools.images import MAX_IMAGE_BASE64_BYTES, ImageResizer, image_size, sniff_image_mime_type
 from tau.tools.line_window import LineWindow, SelectedLines
 from tau.tools.operations import LocalFileOperations, ReadOperations, open_regular
 from tau.tools.paths import resolve_read_path
@@ -170,47 +165,37 @@ def create_read_tool(
 ) -> AgentTool:
     """The read tool for ``cwd``.
 
-    ``image_resizer`` downscales images over 2000×2000 px or the base64 cap when
-    ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
+    ``image_resizer`` (Pillow's, from the ``tau[images]`` extra, when ``None``) downscales images
+    over 2000×2000 px or the base64 cap when ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
     current model cannot see images.
     """
     ops: ReadOperations = operations or LocalFileOperations()
 
-    def omitted(mime_type: str, data: bytes) -> AgentToolResult:
+    def omitted(mime_type: str, data: bytes, notes: tuple[str, ...]) -> AgentToolResult:
         return AgentToolResult(
             content=[
                 TextContent(
-                    f"Read image file [{mime_type}]\n[Image omitted: it could not be brought under "
-                    f"{format_size(MAX_IMAGE_BASE64_BYTES)} of base64 (file is {format_size(len(data))}).]"
+                    "\n".join(
+                        [
+                            f"Read image file [{mime_type}]",
+                            f"[Image omitted: it could not be brought under {format_size(MAX_IMAGE_BASE64_BYTES)} "
+                            f"of base64 (file is {format_size(len(data))}).]",
+                            *notes,
+                        ]
+                    )
                 )
             ]
         )
 
     def image_result(data: bytes, mime_type: str) -> AgentToolResult:
         auto = auto_resize_images() if callable(auto_resize_images) else auto_resize_images
-        size = image_size(data, mime_type)
-        too_large = (len(data) + 2) // 3 * 4 >= MAX_IMAGE_BASE64_BYTES
-        too_wide = size is not None and max(size) > MAX_IMAGE_DIMENSION
-        lines: list[str] = []
-        if auto and (too_large or too_wide) and image_resizer is not None:
-            resized = image_resizer(
-                data, mime_type, max_dimension=MAX_IMAGE_DIMENSION, max_base64_bytes=MAX_IMAGE_BASE64_BYTES
-            )
-            if resized is None:
-                return omitted(mime_type, data)
-            data, mime_type = resized.data, resized.mime_type
-            scale = resized.original_width / resized.width if resized.width else 1.0
-            lines.append(f"Read image file [{mime_type}]")
-            lines.append(
-                f"[Image: original {resized.original_width}x{resized.original_height}, displayed at "
-                f"{resized.width}x{resized.height}. Multiply coordinates by {scale:.2f} to map to the "
-                "original image.]"
-            )
-        elif auto and too_large:
-            return omitted(mime_type, data)
-        else:
-            dimensions = f" ({size[0]}x{size[1]})" if size is not None else ""
-            lines.append(f"Read image file [{mime_type}]{dimensions}")
+        fitted = fit_image(data, mime_type, auto_resize=auto, resizer=image_resizer)
+        if fitted.data is None:
+            return omitted(mime_type, data, fitted.notes)
+        size = image_size(fitted.data, fitted.mime_type)
+        dimensions = f" ({size[0]}x{size[1]})" if size is not None and not fitted.notes else ""
+        lines = [f"Read image file [{fitted.mime_type}]{dimensions}", *fitted.notes]
+        data, mime_type = fitted.data, fitted.mime_type
         if model_accepts_images is not None and not model_accepts_images():
             lines.append(
                 "[The current model does not accept images; the image will be left out of the request.]"
@@ -245,7 +230,7 @@ def create_read_tool(
         raise_if_aborted(signal)
 
         if content.image is not None:
-            return _with_read_output(image_result(*content.image))
+            return _with_read_output(await asyncio.to_thread(image_result, *content.image))
         if content.binary or content.text is None:
             raise ToolError(
                 f"Cannot read {absolute}: it looks like a binary file ({format_size(content.size)}), not "
