@@ -135,7 +135,9 @@ class AgentSession:
         )
         runner = self._extensions.current_runner
         self._hooks = hooks or ExtensionPromptHooks(runner)
-        AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
+        AgentExtensionHooks(
+            runner, self._pipeline.drain, lambda: services.settings_manager.auto_resize_images
+        ).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._pipeline.extensions_see_updates = lambda: runner() is not None
         self._next_turn: list[CustomMessage] = []

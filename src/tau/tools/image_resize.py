@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from tau.ai.types import ImageContent
+from tau.ai.types import ImageContent, TextContent
 from tau.tools.images import (
     MAX_IMAGE_BASE64_BYTES,
     MAX_IMAGE_DIMENSION,
@@ -35,6 +35,7 @@ __all__ = [
     "dimension_note",
     "fit_image",
     "fit_prompt_images",
+    "fit_tool_result_images",
     "pillow_resizer",
     "resize_with_pillow",
 ]
@@ -181,3 +182,32 @@ def fit_prompt_images(
                 ImageContent(base64.b64encode(fitted.data).decode("ascii"), fitted.mime_type)
             )
     return fitted_images, notes
+
+
+def fit_tool_result_images(
+    content: list[TextContent | ImageContent], *, resizer: ImageResizer | None = None
+) -> list[TextContent | ImageContent] | None:
+    """A tool result's images fitted as :func:`fit_image` does, each followed by its notes as a
+    text block; ``None`` when nothing changed. An image that cannot be fitted stays as the tool
+    gave it (as pi 1.6: the tool produced it, and leaving it out would lose its output), and so does
+    one Pillow is missing for."""
+    out: list[TextContent | ImageContent] = []
+    changed = False
+    for block in content:
+        if not isinstance(block, ImageContent):
+            out.append(block)
+            continue
+        try:
+            raw = base64.b64decode(block.data, validate=False)
+        except ValueError:
+            out.append(block)
+            continue
+        fitted = fit_image(raw, block.mime_type, resizer=resizer)
+        if fitted.data is None or fitted.data is raw:  # as given (the read tool has noted it already)
+            out.append(block)
+            continue
+        out.append(ImageContent(base64.b64encode(fitted.data).decode("ascii"), fitted.mime_type))
+        if fitted.notes:
+            out.append(TextContent("\n".join(fitted.notes)))
+        changed = True
+    return out if changed else None
