@@ -1,0 +1,80 @@
+"""``--tools '*'`` and provider names, run side by side with the real pi 1.6 (issue #32)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from pi16 import pi16_command
+from tau_command import MODEL, TauCommand
+
+from tau.testing.fake_llm import RecordedRequest, Turn
+
+
+def _pi(tau: TauCommand, pi_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    pi_dir.mkdir(exist_ok=True)
+    if not (pi_dir / "models.json").exists():
+        (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    return subprocess.run(
+        [*pi16_command(), *args], cwd=tau.work, env=env, input="", capture_output=True, text=True, timeout=60
+    )
+
+
+def _names(request: RecordedRequest) -> list[str]:
+    return sorted(tool["function"]["name"] for tool in request.body.get("tools", []))
+
+
+def _tools_both(tau: TauCommand, pi_dir: Path, *args: str) -> tuple[list[str], list[str]]:
+    """The tools of the first request tau sent, then pi's, for the same flags (pi's ``powershell``
+    left out: tau has none, on purpose, as it runs on Linux and macOS only)."""
+    sent = []
+    for side in ("tau", "pi"):
+        tau.server.add(Turn(text="ok"))
+        start = len(tau.server.requests)
+        flags = [*MODEL, *args, "-p", "hi"]
+        done = tau.run(*flags) if side == "tau" else _pi(tau, pi_dir, *flags)
+        assert done.returncode == 0, (side, done.stderr)
+        sent.append([name for name in _names(tau.server.requests[start]) if name != "powershell"])
+    return sent[0], sent[1]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--tools", "*"],
+        ["--tools", "*", "--exclude-tools", "bash,code*"],
+        ["--tools", "*o*"],
+        ["--tools", "read,tool_*"],
+        ["--tools", "+codemode,-write"],
+        ["--no-builtin-tools", "--tools", "*"],
+    ],
+)
+def test_tool_patterns_select_codemode_and_tool_search_as_pi_16s(
+    tau: TauCommand, tmp_path: Path, flags: list[str]
+) -> None:
+    ours, pis = _tools_both(tau, tmp_path / "pi", *flags)
+    assert ours == pis
+    if "*" in flags and "--exclude-tools" not in flags:
+        assert "codemode" in ours and "tool_search" in ours
+
+
+def test_default_tools_star_setting_selects_what_pi_16s_does(tau: TauCommand, tmp_path: Path) -> None:
+    """``defaultTools`` takes names, not patterns: ``["*"]`` names no tool, so none is sent."""
+    setting = json.dumps({"defaultTools": ["*"]})
+    (tau.agent_dir / "settings.json").write_text(setting)
+    (tmp_path / "pi").mkdir()
+    (tmp_path / "pi" / "settings.json").write_text(setting)
+    ours, pis = _tools_both(tau, tmp_path / "pi")
+    assert ours == pis
+    assert ours == []
+
+
+def test_a_minus_pattern_is_refused_as_by_pi_16(tau: TauCommand, tmp_path: Path) -> None:
+    ours = tau.run(*MODEL, "--tools", "-*", "-p", "hi")
+    pis = _pi(tau, tmp_path / "pi", *MODEL, "--tools", "-*", "-p", "hi")
+    assert ours.returncode == pis.returncode == 1
+    assert "not patterns: -*" in ours.stderr and "not patterns: -*" in pis.stderr
+    assert tau.server.requests == []
