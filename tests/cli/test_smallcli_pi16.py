@@ -1,4 +1,4 @@
-"""``--tools '*'`` and provider names, run side by side with the real pi 1.6 (issue #32)."""
+"""``--tools '*'`` and the names of providers, run side by side with the real pi 1.6 (issue #32)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
 
+from tau.accounts.provider_names import PROVIDER_NAMES, provider_name
 from tau.testing.fake_llm import RecordedRequest, Turn
 
 
@@ -78,3 +79,41 @@ def test_a_minus_pattern_is_refused_as_by_pi_16(tau: TauCommand, tmp_path: Path)
     assert ours.returncode == pis.returncode == 1
     assert "not patterns: -*" in ours.stderr and "not patterns: -*" in pis.stderr
     assert tau.server.requests == []
+
+
+# -- provider names -------------------------------------------------------------------------------
+
+
+def test_provider_names_are_pi_16s_catalogue() -> None:
+    """Every provider of pi 1.6's catalogue (pi-ai's provider modules, read by node) has pi's name."""
+    node = pi16_command()[0]
+    package = Path(node).parents[2] / "@earendil-works" / "pi-ai"
+    script = Path(__file__).parents[1] / "helpers" / "pi16_provider_names.mjs"
+    ran = subprocess.run([node, str(script), str(package)], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    catalogue = json.loads(ran.stdout)
+    assert len(catalogue) > 40
+    assert {provider: provider_name(provider) for provider in catalogue} == catalogue
+    assert dict(PROVIDER_NAMES) == catalogue
+
+
+_STORED = {
+    "openai": {"type": "api_key", "key": "sk-test"},
+    "zai": {"type": "api_key", "key": "zai-test"},
+    "anthropic": {"type": "oauth", "refresh": "r", "access": "a", "expires": 4102444800000},
+}
+
+
+@pytest.mark.parametrize("provider", ["openai", "zai", "anthropic", "amazon-bedrock", "openai-codex"])
+def test_auth_logout_names_the_provider_as_pi_16(tau: TauCommand, tmp_path: Path, provider: str) -> None:
+    """``auth logout`` of a stored API key, a stored login, and nothing stored: the same line as pi's."""
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    for auth in (tau.agent_dir / "auth.json", pi_dir / "auth.json"):
+        auth.write_text(json.dumps(_STORED))
+        auth.chmod(0o600)
+    ours = tau.run("auth", "logout", provider)
+    pis = _pi(tau, pi_dir, "auth", "logout", provider)
+    assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
+    assert ours.stdout.strip() == pis.stdout.strip()
+    assert provider_name(provider) in ours.stdout
