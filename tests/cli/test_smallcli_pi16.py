@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
 
-from tau.accounts.provider_names import PROVIDER_NAMES, provider_name
+from tau.accounts.provider_names import PROVIDER_NAMES, api_key_name, provider_name
 from tau.testing.fake_llm import RecordedRequest, Turn
 
 
@@ -117,3 +119,40 @@ def test_auth_logout_names_the_provider_as_pi_16(tau: TauCommand, tmp_path: Path
     assert ours.returncode == pis.returncode == 0, (ours.stderr, pis.stderr)
     assert ours.stdout.strip() == pis.stdout.strip()
     assert provider_name(provider) in ours.stdout
+
+
+def _login_on_a_terminal(
+    command: list[str], env: dict[str, str], cwd: Path, provider: str
+) -> tuple[str, str]:
+    """``auth login <provider> --api-key`` on a terminal (pi asks only there): the prompt, then the
+    line after the key is typed."""
+    child = pexpect.spawn(
+        command[0],
+        [*command[1:], "auth", "login", provider, "--api-key"],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        use_poll=True,
+    )
+    child.expect(r"Enter [^\r\n]*: ")
+    prompt = str(child.after)
+    child.sendline("key-typed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    return prompt, str(child.before).strip()
+
+
+@pytest.mark.parametrize("provider", ["zai", "google", "huggingface"])
+def test_auth_login_asks_for_the_key_by_pi_16s_name(tau: TauCommand, tmp_path: Path, provider: str) -> None:
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    pi_env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    ours = _login_on_a_terminal([sys.executable, "-m", "tau"], tau.env, tau.work, provider)
+    pis = _login_on_a_terminal(pi16_command(), pi_env, tau.work, provider)
+    assert ours[0] == pis[0] == f"Enter {api_key_name(provider)}: "
+    saved = f"Saved API key for {provider_name(provider)}. Credentials saved to "
+    assert ours[1].startswith(saved) and pis[1].startswith(saved), (ours, pis)
+    for auth in (tau.agent_dir / "auth.json", pi_dir / "auth.json"):
+        assert json.loads(auth.read_text())[provider] == {"type": "api_key", "key": "key-typed"}

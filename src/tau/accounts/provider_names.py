@@ -1,5 +1,6 @@
 """The names pi 1.6 shows a user for each provider (``auth login``/``logout`` lines, ``/login`` and
-``/logout`` lists): its provider catalogue's names, by provider id.
+``/logout`` lists): its provider catalogue's names, by provider id, and what it calls each one's key
+when asking for it (``Enter Z.AI API key:``).
 
 A provider outside the catalogue is named by its login's name (tau's own Google logins, a Radius
 gateway declared in models.json), else by its id.
@@ -12,7 +13,7 @@ from typing import Final
 
 from tau.accounts.oauth import OAUTH_PROVIDERS
 
-__all__ = ["PROVIDER_NAMES", "provider_name"]
+__all__ = ["API_KEY_NAMES", "PROVIDER_NAMES", "api_key_name", "provider_name"]
 
 PROVIDER_NAMES: Final[Mapping[str, str]] = {
     "amazon-bedrock": "Amazon Bedrock",
@@ -68,3 +69,24 @@ def provider_name(provider: str) -> str:
         return found
     login = OAUTH_PROVIDERS.get(provider)
     return login[0] if login is not None else provider
+
+
+API_KEY_NAMES: Final[Mapping[str, str]] = {
+    "azure": "Azure OpenAI API key",
+    "cloudflare-ai-gateway": "Cloudflare API key",
+    "cloudflare-workers-ai": "Cloudflare API key",
+    "github-copilot": "GitHub Copilot token",
+    "google": "Gemini API key",
+    "huggingface": "Hugging Face token",
+    "kimi-coding": "Kimi API key",
+    "meta": "Meta Model API key",
+    "moonshotai-cn": "Moonshot AI API key",
+    "opencode": "OpenCode API key",
+    "opencode-go": "OpenCode API key",
+}
+"""pi's names of the keys that are not called ``<provider name> API key``."""
+
+
+def api_key_name(provider: str) -> str:
+    """What pi calls ``provider``'s key when it asks for one (``Z.AI API key``, ``Gemini API key``)."""
+    return API_KEY_NAMES.get(provider) or f"{provider_name(provider)} API key"

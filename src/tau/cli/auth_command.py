@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.accounts.oauth import OAUTH_PROVIDERS
 from tau.accounts.oauth.interaction import SelectOption
-from tau.accounts.provider_names import provider_name
+from tau.accounts.provider_names import api_key_name, provider_name
 from tau.errors import TauError
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
 
     try:
         key = (
-            getpass.getpass(f"Enter the API key for {provider}: ")
+            getpass.getpass(f"Enter {api_key_name(provider)}: ")
             if sys.stdin.isatty()
             else sys.stdin.readline()
         )
