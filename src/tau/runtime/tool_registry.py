@@ -113,8 +113,19 @@ class ToolRegistry:
         inactive = {*inactive, *(t.name for t in (*extension, *custom) if t.exposure not in _ACTIVATED)}
         added = [t.name for t in (*extension, *custom) if t.name in self._tools and t.name not in inactive]
         if self._allowlist is not None:
-            # Named tools first, in the list's order; then every other one a pattern matches.
-            initial = [*self._allowlist, *(name for name in self._tools if name not in inactive)]
+            # Named tools first, in the list's order; then every other one a pattern matches. As in
+            # pi, matching a pattern (``--tools '*'``) activates a declarable tool registered
+            # inactive too (``codemode``, ``tool_search``).
+            allowed = self._allowed
+            initial = [
+                *self._allowlist,
+                *(
+                    name
+                    for name, tool in self._tools.items()
+                    if name not in inactive
+                    or (tool.exposure in _ACTIVATED and allowed is not None and allowed(name))
+                ),
+            ]
         elif no_tools == "builtin":
             initial = added
         else:
