@@ -143,7 +143,7 @@ class AgentSession:
         caller such as ``tau batch`` puts its provider limits on the children's requests too."""
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
-        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline, session_manager)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(

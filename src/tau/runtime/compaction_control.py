@@ -40,8 +40,6 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
-    ToolCall,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -78,12 +76,12 @@ from tau.runtime.events import (
     CompactionEnd,
     CompactionReason,
     CompactionStart,
-    EntryAppended,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
     SummarizationSource,
 )
+from tau.runtime.failed_attempt import omit_failed_attempt
 from tau.runtime.model_control import auth_error
 from tau.runtime.retry import is_retryable_error
 from tau.runtime.services import AgentSessionServices
@@ -321,38 +319,11 @@ class CompactionControl:
         return list(self._agent.state.messages)
 
     async def _omit_failed_attempt(self, message: AssistantMessage) -> bool:
-        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good:
-        a ``context_edit`` entry removing it, and one for each result of a tool call it made (a
-        result without its call would make every later request fail), each announced
-        (``entry_appended``); the agent's messages are then rebuilt from the session, which keeps
-        the reply itself. ``False`` when the reply is not in the session (nothing written)."""
-        await self._pipeline.catch_up()
-        branch = self._session.get_branch()
-        index = next(
-            (
-                i
-                for i in range(len(branch) - 1, -1, -1)
-                if isinstance(e := branch[i], MessageEntry) and e.message is message
-            ),
-            None,
+        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good
+        (``tau.runtime.failed_attempt``); ``False`` when the reply is not in the session."""
+        return await omit_failed_attempt(
+            message, agent=self._agent, session=self._session, pipeline=self._pipeline, emit=self._emit
         )
-        if index is None:
-            return False
-        call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
-        targets = [branch[index].id]
-        for entry in branch[index + 1 :]:
-            if not isinstance(entry, MessageEntry):
-                continue
-            if isinstance(entry.message, AssistantMessage):
-                break
-            if isinstance(entry.message, ToolResultMessage) and entry.message.tool_call_id in call_ids:
-                targets.append(entry.id)
-        for target in targets:
-            edit = self._session.get_entry(self._session.append_context_edit(target, None))
-            if edit is not None:
-                await self._emit(EntryAppended(edit))
-        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
-        return True
 
     def _latest_compaction_id(self) -> str | None:
         entry = next(

@@ -9,7 +9,8 @@ error is handled instead of re-sent.
 
 Session level (``AutoRetry``, spec 30 §1.4): a run that ended on a transient error (a stream cut
 mid-reply, an idle timeout, a status the provider level gave up on) is rolled back: the failed
-reply leaves the agent's context (it stays in the session file), the session waits the server's
+reply leaves the agent's context for good (it stays in the session file, with a ``context_edit``
+entry removing it from what a resumed session sends, as pi 1.6 writes), the session waits the server's
 ``Retry-After`` if it gave one, else ``baseDelayMs · 2^(n-1)``, never more than
 ``retry.provider.maxRetryDelayMs`` (a server asking for longer gets the error, as at the provider
 level), and continues the agent, which rebuilds the request from its context.
@@ -38,6 +39,8 @@ from tau.ai.types import AssistantMessage, Context, Model
 from tau.config.settings import RetrySettings, SettingsManager
 from tau.runtime.event_pipeline import EventPipeline
 from tau.runtime.events import AutoRetryEnd, AutoRetryStart
+from tau.runtime.failed_attempt import omit_failed_attempt
+from tau.session.manager import SessionManager
 
 __all__ = [
     "DEFAULT_PROVIDER_MAX_RETRIES",
@@ -142,8 +145,11 @@ class AutoRetry:
     agent's requests through ``wrap_stream_fn``.
     """
 
-    def __init__(self, agent: Agent, settings: SettingsManager, pipeline: EventPipeline) -> None:
+    def __init__(
+        self, agent: Agent, settings: SettingsManager, pipeline: EventPipeline, session: SessionManager
+    ) -> None:
         self._agent = agent
+        self._session = session
         self._settings = settings
         self._pipeline = pipeline
         self._attempt = 0
@@ -241,7 +247,7 @@ class AutoRetry:
                 error_message=message.error_message or "",
             )
         )
-        self._drop_failed_reply()
+        await self._drop_failed_reply(message)
         self._sleeping = True
         self._task = asyncio.get_running_loop().create_task(self._retry_after(delay_ms))
         return True
@@ -283,11 +289,20 @@ class AutoRetry:
         attempt, self._attempt = self._attempt, 0
         return AutoRetryEnd(success=False, attempt=attempt, final_error=final_error)
 
-    def _drop_failed_reply(self) -> None:
+    async def _drop_failed_reply(self, message: AssistantMessage) -> None:
+        """Take the failed reply (and the results of its tool calls) out of the context for good:
+        ``context_edit`` entries, each announced, as pi 1.6's retry writes them."""
+        written = await omit_failed_attempt(
+            message,
+            agent=self._agent,
+            session=self._session,
+            pipeline=self._pipeline,
+            emit=self._pipeline.notify_now,
+        )
         messages = self._agent.state.messages
-        if messages and isinstance(last := messages[-1], AssistantMessage):
-            messages.pop()
-            self._failed_reply = last
+        if not written and messages and messages[-1] is message:
+            messages.pop()  # not in the session (it could not be saved): out of memory at least
+        self._failed_reply = message
 
     def take_failed_reply(self) -> AssistantMessage | None:
         """The reply the retry under way dropped, once (a virtual model's router sees it as
