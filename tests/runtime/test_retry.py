@@ -153,6 +153,7 @@ async def test_retry_events_come_in_pi_order(make_session: SessionFactory, faux:
         "turn_end",
         "agent_end",
         "auto_retry_start",
+        "entry_appended",  # the context_edit taking the failed reply out of the context (pi 1.6)
         "agent_start",
         "turn_start",
         "message_end",
