@@ -126,7 +126,8 @@ def entries(session: Path) -> list[Any]:
             out.append([kind, entry["message"]["role"], entry["message"].get("stopReason")])
         elif kind == "compaction":
             # tokensBefore estimates the whole context, the system prompt too (worded differently).
-            out.append([kind, entry["summary"], entry["tokensBefore"] > 1000])
+            kept = [e.get("id") for e in lines].index(entry["firstKeptEntryId"]) - len(lines)
+            out.append([kind, entry["summary"], entry["tokensBefore"] > 1000, kept])
         elif kind == "context_edit":
             target = by_id[entry["targetId"]]["message"]
             out.append([kind, target["role"], sorted(entry), entry["replacement"]])
@@ -343,3 +344,31 @@ def test_a_finished_reply_over_the_window_is_compacted_without_a_retry_as_pi16_d
         ["compaction_end", "overflow", False, False, None, course[-1][5]],
     ]
     assert "context_edit" not in tau_run.session.read_text()
+
+
+def test_a_long_prompt_refused_as_too_long_is_summarised_as_a_split_turn_as_pi16_does(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """Past ``keepRecentTokens`` on its own, the refused prompt is followed only by its omitted
+    attempt: the cut moves onto that attempt, so the prompt becomes the opening of a split turn,
+    summarised after the history (two calls), as pi 1.6 cuts it."""
+    too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+    refused = Turn(fault=Fault("status", status=400, body=too_long))
+    opening = "## Goal\nWrite the long essay."
+    tau_run, pi_run = both(
+        tau,
+        tmp_path,
+        [refused, Turn(text=SUMMARY), Turn(text=opening), Turn(text="The essay.")],
+        "--mode",
+        "json",
+        "-p",
+        "Write the essay. " * 20,
+    )
+    assert (tau_run.code, pi_run.code) == (0, 0), (tau_run.stderr, pi_run.stderr)
+    assert flow(tau_run.stdout) == flow(pi_run.stdout)
+    assert entries(tau_run.session) == entries(pi_run.session)
+    assert len(tau_run.requests) == len(pi_run.requests) == 4
+    [compaction] = [e for e in entries(tau_run.session) if e[0] == "compaction"]
+    assert compaction[1] == f"{SUMMARY}\n\n---\n\n**Turn Context (split turn):**\n\n{opening}"
+    assert compaction[3] == -4  # kept from the refused attempt: it, its edit, the compaction, the reply
+    assert "Write the essay. Write" not in json.dumps(tau_run.requests[-1].body)

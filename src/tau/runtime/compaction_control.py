@@ -717,7 +717,7 @@ class CompactionControl:
         summary_entry: BranchSummaryEntry | None = None
         if summary_text is not None:
             summary_id = self._session.branch_with_summary(
-                new_leaf, summary_text, details, True if from_extension else None, usage
+                new_leaf, summary_text, details, from_extension, usage
             )
             found = self._session.get_entry(summary_id)
             assert isinstance(found, BranchSummaryEntry)
