@@ -2,7 +2,8 @@
 two replies retried after a 500 and an overloaded error, a model change, a thinking level change,
 a manual compaction, a label and a move in the tree with a branch summary, then one more prompt.
 Ids become their order of appearance and times are left out; everything else must be the same,
-but for what ``different_on_purpose`` names (as pi-compatibility.md says).
+but for what ``different_on_purpose`` names (as pi-compatibility.md says). The prompts' events
+and the conversation each request carries on are compared too.
 pi comes from ``.ci/pi16`` (installed by ``scripts/check``) or ``$TAU_TEST_PI16_DIR``."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pi16 import pi16_command
 from tau_command import TauCommand
 
 from tau.modes.rpc_client import RpcClient
-from tau.testing.fake_llm import Fault, ScriptedUsage, Turn
+from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedUsage, Turn
 
 MODEL = ["--provider", "local", "--model", "fake-model"]
 SETTINGS = {
@@ -103,25 +104,51 @@ async def until(check: Any) -> None:
     raise AssertionError("timed out")
 
 
-async def script(tau: TauCommand, rpc: RpcClient) -> str:
-    """The scripted run; the session file it wrote."""
+def conversation(requests: list[RecordedRequest]) -> list[list[str]]:
+    """The requests that carry the conversation on (not the summaries'), as role and text; the
+    system prompt left out, a summary's wrapper (in tau's own words) as ``<summary>``."""
+    out = []
+    for request in requests:
+        messages = []
+        for message in request.body["messages"]:
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(str(block.get("text", "")) for block in content)
+            text = content or ""
+            if message["role"] in ("system", "developer"):
+                continue
+            messages.append(
+                f"{message['role']}: {text if text.startswith(('Question', 'Answer')) else '<summary>'}"
+            )
+        if messages and messages[-1].startswith("user: Question"):
+            out.append(messages)
+    return out
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events if e["type"] != "message_update"]
+
+
+async def script(tau: TauCommand, rpc: RpcClient) -> tuple[str, list[list[str]]]:
+    """The scripted run; the session file it wrote and the events of its prompts."""
+    seen: list[list[str]] = []
     state = await rpc.call("get_state")
     session_file = state["sessionFile"]
     tau.server.add(
         Turn(fault=Fault("status", status=500)), Turn(text="Answer one.", usage=ScriptedUsage(input=200))
     )
-    await rpc.prompt("Question one.")
+    seen.append(kinds(await rpc.prompt("Question one.")))
     await rpc.call("set_model", provider="local", modelId="fake-thinker")
     await rpc.call("set_thinking_level", level="low")
     tau.server.add(
         Turn(fault=Fault("status", status=529, body=OVERLOADED)),
         Turn(text="Answer two.", usage=ScriptedUsage(input=300)),
     )
-    await rpc.prompt("Question two.")
+    seen.append(kinds(await rpc.prompt("Question two.")))
     tau.server.add(Turn(text=SUMMARY))
     await rpc.call("compact")
     tau.server.add(Turn(text="Answer three.", usage=ScriptedUsage(input=400)))
-    await rpc.prompt("Question three.")
+    seen.append(kinds(await rpc.prompt("Question three.")))
     first = entry_id(session_file, "assistant", "Answer one.")
     await rpc.call("prompt", message=f"/mark {first} the first answer")
     await until(lambda: any(e["type"] == "label" for e in records(session_file)))
@@ -130,9 +157,9 @@ async def script(tau: TauCommand, rpc: RpcClient) -> str:
     await rpc.call("prompt", message=f"/goto {second}")
     await until(lambda: any(e["type"] == "branch_summary" for e in records(session_file)))
     tau.server.add(Turn(text="Answer four.", usage=ScriptedUsage(input=500)))
-    await rpc.prompt("Question four.")
+    seen.append(kinds(await rpc.prompt("Question four.")))
     assert tau.server.pending == 0
-    return str(session_file)
+    return str(session_file), seen
 
 
 def normalised(session_file: str) -> list[dict[str, Any]]:
@@ -202,13 +229,41 @@ async def test_the_session_file_of_a_scripted_run_matches_pi16_entry_by_entry(
 ) -> None:
     pi_dir, tau_ext, pi_ext = setup(tau, tmp_path)
     pi_env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
-    files = []
+    files, events, sent = [], [], []
     for command, env in (
         ([sys.executable, "-m", "tau", "--mode", "rpc", *MODEL, "-e", str(tau_ext)], tau.env),
         ([*pi16_command(), "--mode", "rpc", *MODEL, "-e", str(pi_ext)], pi_env),
     ):
+        start = len(tau.server.requests)
         async with RpcClient(command, cwd=str(tau.work), env=env) as rpc:
-            files.append(await script(tau, rpc))
+            session_file, seen = await script(tau, rpc)
+        sent.append(conversation(tau.server.requests[start:]))
+        files.append(session_file)
+        events.append(seen)
+    assert events[0] == events[1]
+    assert sent[0] == sent[1]
+    # Back on the branch before the compaction, with the summary of the branch left.
+    assert sent[0][-1] == [
+        "user: Question one.",
+        "assistant: Answer one.",
+        "user: Question two.",
+        "assistant: Answer two.",
+        "user: <summary>",
+        "user: Question four.",
+    ]
+    assert events[0][1][-11:] == [
+        "agent_end",
+        "auto_retry_start",
+        "entry_appended",  # the context_edit taking the overloaded reply out
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "auto_retry_end",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+    ]
     tau_entries, pi_entries = (normalised(f) for f in files)
     assert [e["type"] for e in tau_entries] == [e["type"] for e in pi_entries]
     assert tau_entries == pi_entries
