@@ -25,8 +25,7 @@ MODEL = ["--provider", "local", "--model", "fake-model"]
 SETTINGS = {
     "retry": {"baseDelayMs": 2},
     "compaction": {"reserveTokens": 1000, "keepRecentTokens": 10},
-    # Switching from a model that cannot think: both take this level (without it pi keeps "off"
-    # and tau takes "medium", as pi-compatibility.md says).
+    # Switching from a model that cannot think: both take this level (without it, both keep "off").
     "defaultThinkingLevel": "high",
 }
 OVERLOADED = {"error": {"type": "overloaded_error", "message": "Overloaded"}}

@@ -78,7 +78,9 @@ async def run_print_mode(
         session.subscribe(EventLineWriter(write_line))
     if output.failure is not None:  # nothing could be shown: do not run at all
         return _output_failed(output, err)
-    await session.bind_extensions(None, on_error=report_extension_error)
+    await session.bind_extensions(
+        None, on_error=report_extension_error, mode="json" if mode == "json" else "print"
+    )
 
     installed = []
     for signum in SIGNAL_EXIT_CODES:
@@ -96,7 +98,7 @@ async def run_print_mode(
         for text, images in prompts:
             if stopped_by:
                 break
-            if text.startswith("/mcp") and _answer_mcp(session, text, err):
+            if text.startswith(("/mcp", "/llama")) and _answer_builtin(session, text, err):
                 continue
             await session.prompt(text, images=list(images) or None)
         await session.wait_for_idle()
@@ -161,13 +163,20 @@ def _output_failed(output: LineOutput, err: TextIO) -> int:
     return output.exit_code
 
 
-def _answer_mcp(session: AgentSession, text: str, err: TextIO) -> bool:
-    """``/mcp`` with no MCP extension loaded: say there are no servers (on stderr), send nothing."""
-    from tau.mcp.fallback import answered_by_mode, no_servers_message
+def _answer_builtin(session: AgentSession, text: str, err: TextIO) -> bool:
+    """``/mcp`` with no MCP extension loaded (there are no servers) or ``/llama`` with no llama.cpp
+    extension (it is for the terminal UI): say so on stderr and send nothing."""
+    from tau.llama_cpp import fallback as llama
+    from tau.mcp import fallback as mcp
 
     runner = session.extension_runner
-    if not answered_by_mode(text, runner.commands if runner is not None else ()):
+    registered = runner.commands if runner is not None else ()
+    if mcp.answered_by_mode(text, registered):
+        line = mcp.no_servers_message(session.services.agent_dir)
+    elif llama.answered_by_mode(text, registered):
+        line = llama.NOT_HERE
+    else:
         return False
-    err.write(f"tau: {no_servers_message(session.services.agent_dir)}\n")
+    err.write(f"tau: {line}\n")
     err.flush()
     return True

@@ -76,12 +76,12 @@ from tau.runtime.events import (
     CompactionEnd,
     CompactionReason,
     CompactionStart,
+    EntryAppended,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
     SummarizationSource,
 )
-from tau.runtime.failed_attempt import omit_failed_attempt
 from tau.runtime.model_control import auth_error
 from tau.runtime.retry import is_retryable_error
 from tau.runtime.services import AgentSessionServices
@@ -135,7 +135,11 @@ class CompactionControl:
         get_model: Callable[[], Model | None],
         abort_run: Callable[[], Awaitable[None]],
         hooks: CompactionHooks | None = None,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
     ) -> None:
+        self._omit = omit
+        """Records that a failed attempt stays out of the context for good (``context_edit``
+        entries, as pi 1.6 writes them); returns the entries it appended."""
         self._agent = agent
         self._session = session_manager
         self._services = services
@@ -322,11 +326,20 @@ class CompactionControl:
         return list(self._agent.state.messages)
 
     async def _omit_failed_attempt(self, message: AssistantMessage) -> bool:
-        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good
-        (``tau.runtime.failed_attempt``); ``False`` when the reply is not in the session."""
-        return await omit_failed_attempt(
-            message, agent=self._agent, session=self._session, pipeline=self._pipeline, emit=self._emit
-        )
+        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good:
+        the session's ``omit`` writes a ``context_edit`` entry removing it and one for each result
+        of a tool call it made (a result without its call would make every later request fail);
+        each is announced (``entry_appended``) and the agent's messages are rebuilt from the
+        session, which keeps the reply itself. ``False`` when nothing was written (the reply is
+        not in the session)."""
+        await self._pipeline.catch_up()
+        appended = self._omit(message) if self._omit is not None else []
+        if not appended:
+            return False
+        for edit in appended:
+            await self._emit(EntryAppended(edit))
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
+        return True
 
     def _latest_compaction_id(self) -> str | None:
         entry = next(
@@ -356,9 +369,11 @@ class CompactionControl:
         replaces the retry, as in pi 1.6."""
         from tau.compaction.prepare import prepare_compaction
 
+        # As pi 1.6: with nothing to summarise (or no model), no compaction starts, whatever the
+        # reason: no events, nothing retried.
         preparation = prepare_compaction(self._session.get_branch(), self.settings)
-        if preparation is None:
-            return  # nothing to summarise: no compaction starts, nothing is retried (pi 1.6)
+        if preparation is None or self._get_model() is None:
+            return
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:

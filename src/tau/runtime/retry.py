@@ -9,8 +9,7 @@ error is handled instead of re-sent.
 
 Session level (``AutoRetry``, spec 30 §1.4): a run that ended on a transient error (a stream cut
 mid-reply, an idle timeout, a status the provider level gave up on) is rolled back: the failed
-reply leaves the agent's context for good (it stays in the session file, with a ``context_edit``
-entry removing it from what a resumed session sends, as pi 1.6 writes), the session waits the server's
+reply leaves the agent's context (it stays in the session file), the session waits the server's
 ``Retry-After`` if it gave one, else ``baseDelayMs · 2^(n-1)``, never more than
 ``retry.provider.maxRetryDelayMs`` (a server asking for longer gets the error, as at the provider
 level), and continues the agent, which rebuilds the request from its context.
@@ -25,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.config import StreamFn
@@ -38,9 +37,8 @@ from tau.ai.streaming import stream_simple
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.config.settings import RetrySettings, SettingsManager
 from tau.runtime.event_pipeline import EventPipeline
-from tau.runtime.events import AutoRetryEnd, AutoRetryStart
-from tau.runtime.failed_attempt import omit_failed_attempt
-from tau.session.manager import SessionManager
+from tau.runtime.events import AutoRetryEnd, AutoRetryStart, EntryAppended
+from tau.session.entries import SessionEntry
 
 __all__ = [
     "DEFAULT_PROVIDER_MAX_RETRIES",
@@ -146,12 +144,18 @@ class AutoRetry:
     """
 
     def __init__(
-        self, agent: Agent, settings: SettingsManager, pipeline: EventPipeline, session: SessionManager
+        self,
+        agent: Agent,
+        settings: SettingsManager,
+        pipeline: EventPipeline,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
     ) -> None:
         self._agent = agent
-        self._session = session
         self._settings = settings
         self._pipeline = pipeline
+        self._omit = omit
+        """Records that a failed attempt stays out of the context for good (pi 1.6's
+        ``context_edit`` entries); returns the entries it appended, which are announced."""
         self._attempt = 0
         self._task: asyncio.Task[None] | None = None
         self._sleeping = False
@@ -247,7 +251,12 @@ class AutoRetry:
                 error_message=message.error_message or "",
             )
         )
-        await self._drop_failed_reply(message)
+        failed = self._drop_failed_reply()
+        if failed is not None and self._omit is not None:
+            # As pi 1.6: the file says the failed attempt is out of the context (a session resumed
+            # later, by tau or pi, leaves it out too), announced right after auto_retry_start.
+            for entry in self._omit(failed):
+                await self._pipeline.notify_now(EntryAppended(entry))
         self._sleeping = True
         self._task = asyncio.get_running_loop().create_task(self._retry_after(delay_ms))
         return True
@@ -289,20 +298,13 @@ class AutoRetry:
         attempt, self._attempt = self._attempt, 0
         return AutoRetryEnd(success=False, attempt=attempt, final_error=final_error)
 
-    async def _drop_failed_reply(self, message: AssistantMessage) -> None:
-        """Take the failed reply (and the results of its tool calls) out of the context for good:
-        ``context_edit`` entries, each announced, as pi 1.6's retry writes them."""
-        written = await omit_failed_attempt(
-            message,
-            agent=self._agent,
-            session=self._session,
-            pipeline=self._pipeline,
-            emit=self._pipeline.notify_now,
-        )
+    def _drop_failed_reply(self) -> AssistantMessage | None:
         messages = self._agent.state.messages
-        if not written and messages and messages[-1] is message:
-            messages.pop()  # not in the session (it could not be saved): out of memory at least
-        self._failed_reply = message
+        if messages and isinstance(last := messages[-1], AssistantMessage):
+            messages.pop()
+            self._failed_reply = last
+            return last
+        return None
 
     def take_failed_reply(self) -> AssistantMessage | None:
         """The reply the retry under way dropped, once (a virtual model's router sees it as

@@ -128,8 +128,8 @@ async def test_model_and_thinking_level_are_selectable_and_change_the_session(
         [options] = [u.config_options for u in client.of(ConfigOptionUpdate)]
         assert next(o for o in options if o.id == "thinking").current_value == "high"
         await conn.set_config_option(config_id="thinking", session_id=new.session_id, value="low")
-        # The reasoning model brought its default level, then the option chose another.
-        assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["medium", "low"]
+        # The switch kept the level (off: no default is saved, as in pi 1.6), then the option chose one.
+        assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["low"]
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
     assert tau.server.last_request.body["model"] == "other-model"
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]

@@ -94,7 +94,7 @@ async def _model(mode: CommandHost, argument: str) -> None:
     chosen = await mode.show_dialog(dialog)
     if chosen is None:
         return
-    await session.set_model(chosen.value)
+    await session.set_model(chosen.value, persist=True)
     session.services.settings_manager.set_default_model_and_provider(chosen.value.provider, chosen.value.id)
     mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
 
@@ -159,7 +159,7 @@ async def _thinking(mode: CommandHost, argument: str) -> None:
         if chosen is None:
             return
         level = chosen.value
-    session.set_thinking_level(level)
+    session.set_thinking_level(level, persist=True)
     mode.invalidate()
     mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
 
