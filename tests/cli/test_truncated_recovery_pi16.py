@@ -126,7 +126,8 @@ def entries(session: Path) -> list[Any]:
             out.append([kind, entry["message"]["role"], entry["message"].get("stopReason")])
         elif kind == "compaction":
             # tokensBefore estimates the whole context, the system prompt too (worded differently).
-            out.append([kind, entry["summary"], entry["tokensBefore"] > 1000])
+            kept = [e.get("id") for e in lines].index(entry["firstKeptEntryId"]) - len(lines)
+            out.append([kind, entry["summary"], entry["tokensBefore"] > 1000, kept])
         elif kind == "context_edit":
             target = by_id[entry["targetId"]]["message"]
             out.append([kind, target["role"], sorted(entry), entry["replacement"]])
@@ -280,3 +281,94 @@ def test_a_prompt_refused_as_too_long_leaves_the_context_the_same_way_as_pi16_do
         ["compaction", SUMMARY_OF_TURN],
         ["message", "assistant"],
     ]
+
+
+def test_a_cut_reply_left_unrecovered_is_compacted_before_the_next_prompt_as_pi16_does(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """With compaction off the cut reply stays; once it is on, the next prompt first compacts for
+    ``overflow`` with ``willRetry: true`` (pi 1.6 words it so there too), and the prompt, not a
+    retry, carries the work on."""
+    pi = pi16_command()
+    pi_dir = tmp_path / "pi"
+    small_model(tau, pi_dir)
+    off = json.dumps({"compaction": {**SETTINGS["compaction"], "enabled": False}})
+    out = []
+    for side in ("tau", "pi"):
+        folder = tau.agent_dir if side == "tau" else pi_dir
+        tau.server.add(READY, cut(100))
+        (folder / "settings.json").write_text(off)
+        run(tau, pi, pi_dir, side, "-p", "Get ready.")
+        assert run(tau, pi, pi_dir, side, "-c", "-p", "Write.").returncode == 1
+        (folder / "settings.json").write_text(json.dumps(SETTINGS))
+        start = len(tau.server.requests)
+        tau.server.add(Turn(text=SUMMARY), Turn(text="The essay."))
+        ran = run(tau, pi, pi_dir, side, "-c", "--mode", "json", "-p", "Go on.")
+        sessions = tau.session_files() if side == "tau" else sorted((pi_dir / "sessions").rglob("*.jsonl"))
+        out.append(Ran(ran, tau.server.requests[start:], sessions[-1]))
+        assert tau.server.pending == 0
+    tau_run, pi_run = out
+    assert (tau_run.code, pi_run.code) == (0, 0), (tau_run.stderr, pi_run.stderr)
+    assert flow(tau_run.stdout) == flow(pi_run.stdout)
+    assert entries(tau_run.session) == entries(pi_run.session)
+    assert sent(tau_run.requests) == sent(pi_run.requests)
+    course = flow(tau_run.stdout)
+    assert course[:3] == [
+        ["entry_appended", "context_edit"],
+        ["compaction_start", "overflow"],
+        ["compaction_end", "overflow", False, True, None, SUMMARY_OF_TURN],
+    ]
+    assert course[3] == ["agent_start"]
+    assert course.count(["agent_start"]) == 1  # no retry: the prompt is the next request
+    assert sent(tau_run.requests)[-1] == [
+        "user: <summary>",
+        "assistant: Ready to write the essay. Read",
+        "user: Write.",
+        "user: Go on.",
+    ]
+
+
+def test_a_finished_reply_over_the_window_is_compacted_without_a_retry_as_pi16_does(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    over = Turn(text="The essay, at last.", usage=ScriptedUsage(input=150000, output=10))
+    tau_run, pi_run = both(tau, tmp_path, [over, Turn(text=SUMMARY)], "--mode", "json", "-p", "Write.")
+    assert (tau_run.code, pi_run.code) == (0, 0), (tau_run.stderr, pi_run.stderr)
+    assert flow(tau_run.stdout) == flow(pi_run.stdout)
+    assert entries(tau_run.session) == entries(pi_run.session)
+    course = flow(tau_run.stdout)
+    # The finished reply is kept (no context_edit) and nothing is retried.
+    assert course[-3:] == [
+        ["agent_end", False],
+        ["compaction_start", "overflow"],
+        ["compaction_end", "overflow", False, False, None, course[-1][5]],
+    ]
+    assert "context_edit" not in tau_run.session.read_text()
+
+
+def test_a_long_prompt_refused_as_too_long_is_summarised_as_a_split_turn_as_pi16_does(
+    tau: TauCommand, tmp_path: Path
+) -> None:
+    """Past ``keepRecentTokens`` on its own, the refused prompt is followed only by its omitted
+    attempt: the cut moves onto that attempt, so the prompt becomes the opening of a split turn,
+    summarised after the history (two calls), as pi 1.6 cuts it."""
+    too_long = {"error": {"message": "prompt is too long: 5000 tokens > 4000 maximum"}}
+    refused = Turn(fault=Fault("status", status=400, body=too_long))
+    opening = "## Goal\nWrite the long essay."
+    tau_run, pi_run = both(
+        tau,
+        tmp_path,
+        [refused, Turn(text=SUMMARY), Turn(text=opening), Turn(text="The essay.")],
+        "--mode",
+        "json",
+        "-p",
+        "Write the essay. " * 20,
+    )
+    assert (tau_run.code, pi_run.code) == (0, 0), (tau_run.stderr, pi_run.stderr)
+    assert flow(tau_run.stdout) == flow(pi_run.stdout)
+    assert entries(tau_run.session) == entries(pi_run.session)
+    assert len(tau_run.requests) == len(pi_run.requests) == 4
+    [compaction] = [e for e in entries(tau_run.session) if e[0] == "compaction"]
+    assert compaction[1] == f"{SUMMARY}\n\n---\n\n**Turn Context (split turn):**\n\n{opening}"
+    assert compaction[3] == -4  # kept from the refused attempt: it, its edit, the compaction, the reply
+    assert "Write the essay. Write" not in json.dumps(tau_run.requests[-1].body)

@@ -172,8 +172,9 @@ async def test_31_overflow_compacts_drops_the_error_from_memory_and_continues(
         seen.append(context)
         return faux_message("recovered")
 
+    summarizer = Summarizer()
     faux.append_responses(
-        [faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer(), recovered]
+        [faux_message("", stop_reason="error", error_message=OVERFLOW), summarizer, summarizer, recovered]
     )
     log = EventLog()
     session.subscribe(log)
@@ -192,7 +193,11 @@ async def test_31_overflow_compacts_drops_the_error_from_memory_and_continues(
         "assistant",
     ]  # error kept on disk
     [request] = seen
-    assert "q" * 1600 in request_text(request) and "<summary>" in request_text(request)
+    # Only the failed attempt followed the prompt, so the cut lands on it, as pi 1.6's does: the
+    # prompt is the opening of a split turn and is summarised with the history (two calls).
+    assert len(summarizer.requests) == 2
+    assert "q" * 1600 not in request_text(request) and "<summary>" in request_text(request)
+    assert "H\n\n---\n\n**Turn Context (split turn):**\n\nP" in request_text(request)
     assert log.types.count("agent_start") == 2  # the failed run and the continue: no new prompt
 
 
@@ -223,7 +228,7 @@ async def test_33_a_second_overflow_before_new_input_fails_without_compacting_ag
     session = make_session()
     await prime(session, faux)
     overflow = faux_message("", stop_reason="error", error_message=OVERFLOW)
-    faux.append_responses([overflow, Summarizer(), overflow])
+    faux.append_responses([overflow, Summarizer(), Summarizer(), overflow])  # a split turn: two calls
     log = EventLog()
     session.subscribe(log)
     await session.prompt("q" * 1600)
@@ -241,7 +246,12 @@ async def test_33_a_second_overflow_before_new_input_fails_without_compacting_ag
     # New input allows one more recovery (a prompt larger than keepRecentTokens, so the earlier
     # one can be summarised: with nothing to summarise no compaction starts, as in pi 1.6).
     faux.append_responses(
-        [faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer(), faux_message("done")]
+        [
+            faux_message("", stop_reason="error", error_message=OVERFLOW),
+            Summarizer(),
+            Summarizer(),  # the new prompt opens a split turn, as in the first recovery
+            faux_message("done"),
+        ]
     )
     await session.prompt("n" * 1600)
     assert len(log.of("compaction_start")) == 2 and len(compactions(session)) == 2

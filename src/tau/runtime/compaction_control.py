@@ -246,6 +246,10 @@ class CompactionControl:
         # provider cut it, so it leaves the context and the turn is compacted and retried once.
         truncated = same_model and not overflow and is_recoverable_length(message, model.max_tokens)
         if overflow or truncated:
+            if message.stop_reason == "stop":
+                # A reply that overflowed silently but finished is kept and not retried (pi 1.6).
+                await self._run_auto("overflow", will_retry=False, may_continue=may_continue)
+                return
             if self._overflow_attempted:
                 self._from_extension = False
                 await self._failed(
@@ -259,12 +263,11 @@ class CompactionControl:
                 )
                 return
             self._overflow_attempted = True
-            failed = None
-            if message.stop_reason != "stop":
-                # The failed attempt leaves the context for good before the history is summarised
-                # (pi 1.6); a reply that overflowed silently but finished is kept.
-                failed = message if await self._omit_failed_attempt(message) else None
-            await self._run_auto("overflow", will_retry=may_continue, failed_reply=failed)
+            # The failed attempt leaves the context for good before the history is summarised
+            # (pi 1.6). The compaction reports ``willRetry`` before a prompt too, as pi's does,
+            # though there the prompt carries the work on instead of a retry.
+            failed = message if await self._omit_failed_attempt(message) else None
+            await self._run_auto("overflow", will_retry=True, may_continue=may_continue, failed_reply=failed)
             return
         if message.stop_reason == "error":
             estimate = estimate_context_tokens(self._agent.state.messages)
@@ -360,8 +363,10 @@ class CompactionControl:
         may_continue: bool = True,
         failed_reply: AssistantMessage | None = None,
     ) -> None:
-        """Compact for ``reason``; with ``will_retry``, continue the run afterwards (a router sees
-        ``failed_reply``, or the dropped overflow error, as the failed attempt)."""
+        """Compact for ``reason``; with ``will_retry`` and ``may_continue``, continue the run
+        afterwards (a router sees ``failed_reply``, or the dropped overflow error, as the failed
+        attempt). Without ``may_continue`` (before a prompt) nothing is continued: the prompt
+        replaces the retry, as in pi 1.6."""
         from tau.compaction.prepare import prepare_compaction
 
         # As pi 1.6: with nothing to summarise (or no model), no compaction starts, whatever the
@@ -391,7 +396,7 @@ class CompactionControl:
         finally:
             self._end(controller)
         await self._emit(CompactionEnd(reason, saved, aborted=False, will_retry=will_retry))
-        if will_retry:
+        if will_retry and may_continue:
             self._drop_trailing_error()
             if failed_reply is not None:
                 self._failed_reply = failed_reply
@@ -727,7 +732,7 @@ class CompactionControl:
         summary_entry: BranchSummaryEntry | None = None
         if summary_text is not None:
             summary_id = self._session.branch_with_summary(
-                new_leaf, summary_text, details, True if from_extension else None, usage
+                new_leaf, summary_text, details, from_extension, usage
             )
             found = self._session.get_entry(summary_id)
             assert isinstance(found, BranchSummaryEntry)
