@@ -25,6 +25,7 @@ from acp.schema import (
 from acp_client import RecordingClient, TerminalClient, initialize, spawn_tau
 from tau_command import TauCommand
 
+from tau.accounts.provider_names import api_key_name
 from tau.testing.fake_llm import text_turn, tool_turn
 
 pytestmark = pytest.mark.timeout(30)
@@ -153,7 +154,7 @@ def _login_in_a_terminal(tau: TauCommand, args: list[str], provider: str, key: s
     number = re.search(rf"(\d+)\. {provider}\r?\n", child.before)
     assert number is not None, child.before
     child.sendline(number.group(1))
-    child.expect(f"API key for {provider}: ")
+    child.expect(re.escape(f"Enter {api_key_name(provider)}: "))
     child.sendline(key)
     child.expect(pexpect.EOF)
     child.close()
