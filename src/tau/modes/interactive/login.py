@@ -81,7 +81,7 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
         return
     key = await mode.show_dialog(
         InputDialog(
-            f"API key for {provider_name(provider)}",
+            f"Login to {provider_name(provider)}\n{_key_prompt(provider)}",
             placeholder="kept in auth.json (mode 0600)",
             password=True,
         )
@@ -114,6 +114,15 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
                 f"The {provider_name(provider)} model list could not be refreshed: {failed[provider]}",
                 "warning",
             )
+
+
+def _key_prompt(provider: str) -> str:
+    """The line that asks for the key, in pi 1.6's words (its providers that name themselves)."""
+    if provider == "anthropic":
+        return "Enter Anthropic API key"
+    if provider in ("cloudflare-workers-ai", "cloudflare-ai-gateway"):
+        return "Enter Cloudflare API key"
+    return "Enter API key"
 
 
 async def _llama_login(mode: LoginHost) -> None:
