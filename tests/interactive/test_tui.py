@@ -492,7 +492,7 @@ def test_login_saves_a_masked_api_key_or_pis_vertex_settings_and_logout_removes_
     terminal.type("API key")
     terminal.wait_for("› Sign in with an API key", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("Log in to which provider?", where="display")
+    terminal.wait_for("Select provider to configure:", where="display")
     terminal.type("anthropic")
     terminal.wait_for("› Anthropic", where="display")
     terminal.send(ENTER)
