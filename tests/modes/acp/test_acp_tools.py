@@ -337,3 +337,30 @@ async def test_a_sub_agents_tool_calls_are_calls_of_their_own_naming_the_task_ca
     assert [u.status for u in finished] == ["completed"]
     assert "child-read-this" in str(finished[0].content)
     assert finished[0].field_meta == {"parentToolCallId": "task-1"}
+
+
+@pytest.mark.parametrize("auto_resize", [True, False])
+async def test_an_image_read_with_the_editors_files_is_the_disks_and_follows_images_auto_resize(
+    tau: TauCommand, auto_resize: bool
+) -> None:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (3000, 1500), "white").save(buffer, format="PNG")
+    (tau.work / "wide.png").write_bytes(buffer.getvalue())
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"images": {"autoResize": auto_resize}}))
+    tau.server.add(tool_turn("read", {"path": "wide.png"}, id="call-image"), text_turn("A white image."))
+    client = RecordingClient(files={})  # the editor has no buffer for it: an image is never text
+    async with spawn_tau(tau, client) as (conn, _):
+        await initialize(conn, fs=True)
+        session_id = (await conn.new_session(cwd=str(tau.work), mcp_servers=[])).session_id
+        await conn.prompt(session_id=session_id, prompt=[text_block("What is wide.png?")])
+    result = next(u for u in client.of(ToolCallProgress) if u.tool_call_id == "call-image" and u.status)
+    assert result.status == "completed"
+    text = result.content[0].content.text
+    if auto_resize:
+        assert "[Image: original 3000x1500, displayed at 2000x1000." in text
+    else:
+        assert text == "Read image file [image/png] (3000x1500)"

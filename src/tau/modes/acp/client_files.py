@@ -8,7 +8,9 @@ old text (an overwrite would show as a new file otherwise).
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 
 import msgspec
 from msgspec import Struct, field
@@ -18,6 +20,7 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.modes.acp.jsonrpc import Connection
 from tau.tools.edit import create_edit_tool
+from tau.tools.images import sniff_image_mime_type
 from tau.tools.operations import LocalFileOperations
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.read import create_read_tool
@@ -39,7 +42,9 @@ class ClientFileOperations(Struct, dict=True):
     local: LocalFileOperations = field(default_factory=LocalFileOperations)
 
     async def read_file(self, path: str) -> bytes:
-        if not self.can_read:
+        if not self.can_read or await asyncio.to_thread(
+            _image_on_disk, path
+        ):  # the editor serves text: an image is the disk's
             return await self.local.read_file(path)
         try:
             response = await self.conn.request(
@@ -85,14 +90,26 @@ class ClientFileOperations(Struct, dict=True):
             return None
 
 
+def _image_on_disk(path: str) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return sniff_image_mime_type(file.read(16)) is not None
+    except OSError:
+        return False
+
+
 def client_file_tools(
-    cwd: str, ops: ClientFileOperations, old_texts: dict[str, str | None]
+    cwd: str,
+    ops: ClientFileOperations,
+    old_texts: dict[str, str | None],
+    auto_resize_images: Callable[[], bool] | None = None,
 ) -> list[AgentTool]:
     """The built-in tools this session has its own of: write always (each call's old text goes in
-    ``old_texts`` by call id), read and edit when the client serves the files."""
+    ``old_texts`` by call id), read and edit when the client serves the files. ``auto_resize_images``
+    (asked per read) is the ``images.autoResize`` setting, as for tau's own read tool."""
     tools: list[AgentTool] = []
     if ops.can_read:
-        tools.append(create_read_tool(cwd, ops))
+        tools.append(create_read_tool(cwd, ops, auto_resize_images=auto_resize_images or True))
     tools.append(_keeping_old_text(create_write_tool(cwd, ops), cwd, ops, old_texts))
     if ops.can_read and ops.can_write:
         tools.append(create_edit_tool(cwd, ops))

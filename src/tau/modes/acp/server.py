@@ -265,7 +265,11 @@ class TauAcpAgent:
             can_write=self._can("fs", "writeTextFile"),
         )
         old_texts: dict[str, str | None] = {}
-        tools = client_file_tools(cwd, files, old_texts)
+
+        def auto_resize_images() -> bool:  # asked per read, once the runtime below exists
+            return runtime.session.services.settings_manager.auto_resize_images
+
+        tools = client_file_tools(cwd, files, old_texts, auto_resize_images)
         await self._opener.decide_trust(manager.get_cwd())
         shell_environment = SessionShellEnvironment()
         if self._client.get("terminal") is True:

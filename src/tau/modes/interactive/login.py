@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
@@ -34,9 +35,18 @@ class LoginHost(DialogHost, Protocol):
 
 async def login_command(mode: LoginHost, argument: str) -> None:
     registry = mode.session.services.model_registry
-    if argument:
-        provider = argument.strip()
+    provider = argument.strip()
+    known = provider in OAUTH_PROVIDERS or provider in _OWN_DIALOGS or provider in registry.get_providers()
+    if provider and known:
         method = _ACCOUNT if provider in OAUTH_PROVIDERS else _API_KEY
+    elif provider:  # as pi: a name that is not a provider's id searches both lists at once
+        dialog = ListDialog(_PICK_TITLE, _login_items(mode, None))
+        dialog.query.text = provider
+        picked = await mode.show_dialog(dialog)
+        if picked is None:
+            return
+        auth_type, provider = picked.value
+        method = _ACCOUNT if auth_type == "oauth" else _API_KEY
     else:
         chosen = await mode.show_dialog(
             ListDialog(
@@ -46,29 +56,86 @@ async def login_command(mode: LoginHost, argument: str) -> None:
         if chosen is None:
             return
         method = chosen.value
-        if method == _ACCOUNT:
-            items = [
-                ListItem(name, pid, _stored_note(mode, pid), f"{name} {pid}")
-                for pid, (name, _, _) in OAUTH_PROVIDERS.items()
-            ]
-        else:
-            items = [
-                ListItem(
-                    provider_name(p),
-                    p,
-                    "configured" if registry.has_configured_auth(p) else "",
-                    f"{provider_name(p)} {p}",
-                )
-                for p in registry.get_providers()
-            ]
-        picked = await mode.show_dialog(ListDialog("Log in to which provider?", items))
+        items = _login_items(mode, "oauth" if method == _ACCOUNT else "api_key")
+        picked = await mode.show_dialog(ListDialog(_PICK_TITLE, items))
         if picked is None:
             return
-        provider = picked.value
+        provider = picked.value[1]
     if method == _ACCOUNT:
         await _oauth_login(mode, provider)
     else:
         await _api_key_login(mode, provider)
+
+
+_PICK_TITLE = "Select provider to configure:"
+_OWN_DIALOGS = frozenset({"llama.cpp", "google-vertex"})  # providers whose login asks more than a key
+# pi 1.6's partner providers: first in its lists, in this order, marked with ✦
+_PREFERRED = ("radius", "openrouter")
+# the providers whose account sign-in pi 1.6 calls a subscription (its others: an account)
+_SUBSCRIPTION = frozenset(
+    {"anthropic", "openai", "openai-codex", "github-copilot", "kimi-coding", "meta", "xai"}
+)
+# providers with an account sign-in and no API key (pi 1.6 lists them only under accounts)
+_ACCOUNT_ONLY = frozenset({"openai-codex", "google-gemini-cli", "google-antigravity"})
+_ENV_NAMES = re.compile(r"^[A-Z][A-Z0-9_]*(?:, [A-Z][A-Z0-9_]*)*$")
+# tau's sources of a configured key, in the words pi 1.6's list shows (an env variable aside)
+_SOURCE_WORDS = {"runtime": "runtime", "api_key": "stored", "oauth": "stored", "fallback": "models_json_key"}
+
+
+def _type_word(auth_type: str, provider: str) -> str:
+    if auth_type == "api_key":
+        return "API key"
+    return "subscription" if provider in _SUBSCRIPTION else "account"
+
+
+def _status(mode: LoginHost, provider: str, auth_type: str) -> str:
+    """pi 1.6's end of a row: not configured, configured another way, or where the key comes from."""
+    registry = mode.session.services.model_registry
+    status = registry.get_auth_status(provider)
+    if not status.configured:
+        return " • not configured"
+    configured_type = "oauth" if registry.is_using_oauth_provider(provider) else "api_key"
+    if configured_type != auth_type:
+        return f" • {_type_word(configured_type, provider)} configured"
+    source = status.detail if status.source == "env" and status.detail else None
+    if source is None:
+        source = _SOURCE_WORDS.get(status.source or "", status.detail or status.source or "")
+    if not source:
+        return " ✓ configured"
+    return f" ✓ env: {source}" if _ENV_NAMES.match(source) else f" ✓ {source}"
+
+
+def _login_items(mode: LoginHost, auth_type: str | None) -> list[ListItem[tuple[str, str]]]:
+    """``/login``'s provider rows as pi 1.6's: partners first (✦), the rest by name; each with how
+    it is configured, and with its kind of sign-in when the list has both kinds."""
+    options: list[tuple[str, str, str]] = []  # (auth type, provider, name)
+    for provider in mode.session.services.model_registry.get_providers():
+        if auth_type in (None, "oauth") and provider in OAUTH_PROVIDERS:
+            options.append(("oauth", provider, OAUTH_PROVIDERS[provider][0]))
+        if auth_type in (None, "api_key") and provider not in _ACCOUNT_ONLY:
+            options.append(("api_key", provider, provider_name(provider)))
+    listed = {(kind, provider) for kind, provider, _ in options}
+    if auth_type in (None, "oauth"):
+        options += [
+            ("oauth", provider, name)
+            for provider, (name, _, _) in OAUTH_PROVIDERS.items()
+            if ("oauth", provider) not in listed
+        ]
+
+    def rank(option: tuple[str, str, str]) -> tuple[int, str, int]:
+        kind, provider, name = option
+        partner = _PREFERRED.index(provider) if provider in _PREFERRED else len(_PREFERRED)
+        return (partner, name.casefold(), 0 if kind == "oauth" else 1)
+
+    mixed = len({kind for kind, _, _ in options}) > 1
+    items: list[ListItem[tuple[str, str]]] = []
+    for kind, provider, name in sorted(options, key=rank):
+        label = name + (" ✦" if provider in _PREFERRED else "")
+        if mixed:
+            label += f" [{_type_word(kind, provider)}]"
+        label += _status(mode, provider, kind)
+        items.append(ListItem(label, (kind, provider), "", f"{name} {provider} {kind}"))
+    return items
 
 
 async def _api_key_login(mode: LoginHost, provider: str) -> None:
@@ -81,7 +148,7 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
         return
     key = await mode.show_dialog(
         InputDialog(
-            f"API key for {provider_name(provider)}",
+            f"Login to {provider_name(provider)}\n{_key_prompt(provider)}",
             placeholder="kept in auth.json (mode 0600)",
             password=True,
         )
@@ -114,6 +181,15 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
                 f"The {provider_name(provider)} model list could not be refreshed: {failed[provider]}",
                 "warning",
             )
+
+
+def _key_prompt(provider: str) -> str:
+    """The line that asks for the key, in pi 1.6's words (its providers that name themselves)."""
+    if provider == "anthropic":
+        return "Enter Anthropic API key"
+    if provider in ("cloudflare-workers-ai", "cloudflare-ai-gateway"):
+        return "Enter Cloudflare API key"
+    return "Enter API key"
 
 
 async def _llama_login(mode: LoginHost) -> None:
@@ -236,11 +312,6 @@ async def logout_command(mode: LoginHost, argument: str) -> None:
 def _after_change(mode: LoginHost) -> None:
     mode.session.services.model_registry.refresh()
     mode.footer_changed()
-
-
-def _stored_note(mode: LoginHost, provider: str) -> str:
-    credential = mode.session.services.model_registry.auth_storage.get(provider)
-    return "logged in" if credential is not None and credential.get("type") == "oauth" else ""
 
 
 def _kind(mode: LoginHost, provider: str) -> str:
