@@ -93,7 +93,7 @@ def test_model_command_switches_the_model(tau: TauCommand, start_tui: Start) -> 
     terminal.type("other")
     terminal.wait_for("›   other-model [local]", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("Model: local/other-model")
+    terminal.wait_for("Model: other-model")
     terminal.wait_for(lambda: "other-model" in _footer_model_line(terminal))
     _ask(terminal, "hello")
     terminal.wait_for("from the other one")

@@ -423,3 +423,59 @@ def test_cycling_models_and_a_new_session_are_worded_as_pi(
     finally:
         pi.close()
     assert pi_words == words(start_tui(cols=140)) == ["Switched to Other Thing", "✓ New session started"]
+
+
+def test_the_model_picker_names_the_highlighted_model_and_ctrl_s_saves_it_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/model: the highlighted model's name under the list, pi's keys line (pi capitalises the
+    keys), Ctrl+S switching to it and saving it as the default, Enter for this session only."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def seen(terminal: Terminal, agent_dir: Path) -> list[str]:
+        terminal.settle()
+        said = []
+        for key, word in (("\x13", "Default model:"), (ENTER, "Model: fake-model")):  # Ctrl+S, Enter
+            terminal.type("/model")
+            terminal.send(ENTER)
+            terminal.wait_for("Model Name: ", where="display")
+            terminal.send("\x1b[B" if key == "\x13" else "\x1b[A")  # Down to the other model, Up back
+            terminal.wait_for(
+                lambda key=key: ("Other Thing" if key == "\x13" else "Name: fake-model") in terminal.display()
+            )
+            lines = [line.strip() for line in terminal.display().splitlines()]
+            said += [
+                next(line for line in lines if line.startswith("Model Name: ")),
+                next(line for line in lines if "to set as default" in line).lower(),
+            ]
+            terminal.send(key)
+            terminal.wait_for(word)
+            said.append(next(line.strip() for line in terminal.text().splitlines()[::-1] if word in line))
+            settings = json.loads((agent_dir / "settings.json").read_text())
+            said.append(f"{settings['defaultProvider']}/{settings['defaultModel']}")
+        return said
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi, tmp_path / "pi-agent")
+    finally:
+        pi.close()
+    keys = "enter to select · ctrl+s to set as default · escape/ctrl+c to cancel"
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140), tau.agent_dir)
+        == [
+            "Model Name: Other Thing",
+            keys,
+            "Default model: local/other-model",
+            "local/other-model",
+            "Model Name: fake-model",
+            keys,
+            "Model: fake-model",
+            "local/other-model",  # Enter leaves the default as it was
+        ]
+    )

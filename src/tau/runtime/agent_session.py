@@ -788,10 +788,11 @@ class AgentSession:
 
     # -- model and thinking level --------------------------------------------------------------
 
-    async def set_model(self, model: Model) -> None:
-        """Use ``model`` from the next run (``MissingAuthError`` without credentials)."""
+    async def set_model(self, model: Model, *, persist: bool = True) -> None:
+        """Use ``model`` from the next run (``MissingAuthError`` without credentials), saved as
+        the default model unless ``persist`` is false."""
         previous = self.model
-        self._models.set_model(model)
+        self._models.set_model(model, persist=persist)
         await self._extensions.model_selected(self.model, previous, "set")
 
     async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:

@@ -113,13 +113,14 @@ class ModelControl:
         model = self.model
         return get_supported_thinking_levels(model) if model is not None else ["off"]
 
-    def set_model(self, model: Model) -> None:
+    def set_model(self, model: Model, *, persist: bool = True) -> None:
         """Switch to ``model`` (raises ``MissingAuthError`` without credentials), keeping the
-        thinking preference as far as the new model allows."""
+        thinking preference as far as the new model allows; ``persist=False``: for this session
+        only, the default model in settings left as it is."""
         problem = auth_error(self._registry, model)
         if problem is not None:
             raise MissingAuthError(problem)
-        self._apply_model(model, self._preferred_thinking_level(model))
+        self._apply_model(model, self._preferred_thinking_level(model), persist=persist)
 
     def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
         """The next model of the scoped list (those with credentials), else of every available
@@ -186,8 +187,9 @@ class ModelControl:
             return self.thinking_level
         return self._settings.default_thinking_level or DEFAULT_THINKING_LEVEL
 
-    def _apply_model(self, model: Model, level: ThinkingLevelOrOff) -> None:
+    def _apply_model(self, model: Model, level: ThinkingLevelOrOff, *, persist: bool = True) -> None:
         self._agent.state.model = model
         self._session.append_model_change(model.provider, model.id)
-        self._settings.set_default_model_and_provider(model.provider, model.id)
+        if persist:
+            self._settings.set_default_model_and_provider(model.provider, model.id)
         self.set_thinking_level(level)

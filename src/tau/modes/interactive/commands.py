@@ -72,7 +72,10 @@ async def _model(mode: CommandHost, argument: str) -> None:
         name = f" ({m.name})" if _distinct_name(m.id, m.name) else ""
         return f"{tick}{m.id}{name} [{m.provider}]" + (" · default" if (m.provider, m.id) == default else "")
 
-    items = [ListItem(row(m), m, "", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}") for m in models]
+    items = [
+        ListItem(row(m), m, f"Model Name: {m.name}", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}")
+        for m in models
+    ]
     selected = next(
         (
             i
@@ -81,22 +84,35 @@ async def _model(mode: CommandHost, argument: str) -> None:
         ),
         0,
     )
-    dialog = ListDialog(
+
+    def key(action: str, fallback: str) -> str:
+        return mode.keymap.describe(action) or fallback
+
+    # as pi 1.6: Enter switches for this session, Ctrl+S switches and saves the default
+    dialog: ListDialog[Any] = ListDialog(
         "Choose a model",
         items,
         selected=selected,
         message=""
         if session.scoped_models
         else "Only showing models from configured providers. Use /login to add providers.",
+        hint=f"{key('tui.select.confirm', 'enter')} to select · {key('app.models.save', 'ctrl+s')} to set "
+        f"as default · {key('tui.select.cancel', 'escape').replace(', ', '/')} to cancel",
+        actions={"app.models.save": lambda shown, item: shown.close(("default", item.value))},
+        description_below=True,
     )
     if argument:
         dialog.query.text = argument
     chosen = await mode.show_dialog(dialog)
     if chosen is None:
         return
-    await session.set_model(chosen.value)
-    session.services.settings_manager.set_default_model_and_provider(chosen.value.provider, chosen.value.id)
-    mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
+    if isinstance(chosen, ListItem):
+        await session.set_model(chosen.value, persist=False)
+        mode.chat.add_notice(f"Model: {chosen.value.id}")
+        return
+    model = chosen[1]
+    await session.set_model(model)
+    mode.chat.add_notice(f"Default model: {model.provider}/{model.id}")
 
 
 _LEVEL_DESCRIPTIONS = {
