@@ -108,7 +108,7 @@ def test_tree_moves_the_leaf_back_to_an_earlier_message(tau: TauCommand, start_t
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree", where="display")
+    terminal.wait_for("Session Tree", where="display")
     terminal.type("second question")
     terminal.wait_for("› │ user: second question", where="display")
     terminal.send(ENTER)

@@ -4,6 +4,7 @@ server: ``/tree``'s filter keys and ``branchSummary.skipPrompt``."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,26 +41,33 @@ def test_tree_filter_keys_choose_a_filter_and_a_second_press_goes_back_to_defaul
     assert next_tree_filter("all", "next") == "default"
 
 
+def _tree_status(terminal: Terminal) -> str:
+    """/tree's line under its rows: "(2/5)", then the filter unless it is the default."""
+    return next(
+        (line.strip() for line in terminal.display().splitlines() if re.match(r"\(\d+/\d+\)", line)), ""
+    )
+
+
 def test_tree_filter_keys_in_the_terminal(tau: TauCommand, start_tui: Start) -> None:
     tau.server.add(Turn(text="first answer"))
     terminal = start_tui()
     _ask(terminal, "first question")
     terminal.wait_for("first answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x14")  # Ctrl+T: app.tree.filter.noTools
-    terminal.wait_for("Session tree (no-tools)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [no-tools]"), where="display")
     terminal.send("\x14")  # again: back to default, as pi's toggle
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x15")  # Ctrl+U: user-only
-    terminal.wait_for("Session tree (user-only)", where="display")
-    assert "first answer" not in terminal.display().split("Session tree")[1]
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [user]"), where="display")
+    assert "first answer" not in terminal.display().split("Session Tree")[1]
     terminal.send("\x01")  # Ctrl+A: all
-    terminal.wait_for("Session tree (all)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [all]"), where="display")
     terminal.send("\x04")  # Ctrl+D: default
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x0f")  # Ctrl+O: the next one, as before
-    terminal.wait_for("Session tree (no-tools)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [no-tools]"), where="display")
 
 
 def test_tree_filter_keys_follow_keybindings_json(tau: TauCommand, start_tui: Start) -> None:
@@ -69,9 +77,9 @@ def test_tree_filter_keys_follow_keybindings_json(tau: TauCommand, start_tui: St
     _ask(terminal, "first question")
     terminal.wait_for("first answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x02")  # Ctrl+B
-    terminal.wait_for("Session tree (labeled-only)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [labeled]"), where="display")
 
 
 def test_branch_summary_skip_prompt_leaves_without_asking(tau: TauCommand, start_tui: Start) -> None:
@@ -83,7 +91,7 @@ def test_branch_summary_skip_prompt_leaves_without_asking(tau: TauCommand, start
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree", where="display")
+    terminal.wait_for("Session Tree", where="display")
     terminal.type("second question")
     terminal.wait_for("› │ user: second question", where="display")
     terminal.send(ENTER)

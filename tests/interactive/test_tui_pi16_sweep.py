@@ -479,3 +479,45 @@ def test_the_model_picker_names_the_highlighted_model_and_ctrl_s_saves_it_as_pi(
             "local/other-model",  # Enter leaves the default as it was
         ]
     )
+
+
+def test_the_tree_pickers_header_and_status_line_are_pis(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/tree: pi's title, its help of the picker's keys (the same words in the same order; tau
+    has no key for pi's copy, pages with PgUp/PgDn, labels with Ctrl+L, binds no labeled-only
+    filter by default and names only keys a terminal can send), "Type to search:", and the line under the rows with the filter."""
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+
+    def header(terminal: Terminal) -> list[str]:
+        terminal.type("hi")
+        terminal.send(ENTER)
+        terminal.wait_for("Hello there.")
+        terminal.settle()
+        terminal.type("/tree")
+        terminal.send(ENTER)
+        terminal.wait_for("Type to search:", where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        title = lines.index("Session Tree")
+        search = next(i for i in range(title, len(lines)) if lines[i].startswith("Type to search:"))
+        terminal.send("\x15")  # Ctrl+U: user messages only
+        terminal.wait_for(lambda: "[user]" in terminal.display(), where="display")
+        status = next(line.strip() for line in terminal.display().splitlines() if "[user]" in line)
+        return [lines[title], " · ".join(lines[title + 1 : search]), lines[search], status]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_header = header(pi)
+    finally:
+        pi.close()
+    tau_header = header(start_tui(cols=140))
+    assert pi_header[0] == tau_header[0] == "Session Tree"
+    assert pi_header[2:] == tau_header[2:] == ["Type to search:", "(1/1) [user]"]
+    assert pi_header[1] == (
+        "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time"
+        " · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o"
+    )
+    assert tau_header[1] == (
+        "↑/↓ move · pgup/pgdn page · ctrl+←/→ branch · ctrl+l label · shift+t label time"
+        " · filters ctrl+d/t/u/a · cycle ctrl+o"  # a terminal cannot tell Shift+Ctrl+O from Ctrl+O
+    )

@@ -596,8 +596,9 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         rows = tree_rows(manager, filter_mode)
         selected = next((i for i, item in enumerate(rows.items) if item.value == keep), rows.selected)
         dialog = TreeDialog(
-            f"Session tree ({filter_mode})",
+            "Session Tree",
             rows,
+            filter_mode=filter_mode,
             folded=folded,
             label_times=label_times,
             selected=selected,
