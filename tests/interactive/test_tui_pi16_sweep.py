@@ -260,9 +260,11 @@ def test_settings_rows_are_pis_with_the_values_in_a_column(
     assert pi_rows == rows(terminal)
     assert pi_rows[0] == f"{'Auto-compact':<34}true"
     lines = [line.strip() for line in terminal.display().splitlines()]
-    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 3] == (
-        "Summarise the conversation when the context fills up"
-    )
+    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 2 :][:3] == [
+        "(1/34)",
+        "",
+        "Summarise the conversation when the context fills up",
+    ]
 
 
 def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
@@ -521,3 +523,47 @@ def test_the_tree_pickers_header_and_status_line_are_pis(
         "↑/↓ move · pgup/pgdn page · ctrl+←/→ branch · ctrl+l label · shift+t label time"
         " · filters ctrl+d/t/u/a · cycle ctrl+o"  # a terminal cannot tell Shift+Ctrl+O from Ctrl+O
     )
+
+
+def _every_setting(terminal: Terminal, marker: str) -> list[str]:
+    """/settings' rows from the first down to the last (Down once per row), each as the line
+    under the list counts it."""
+    terminal.settle()
+    terminal.type("/settings")
+    terminal.send(ENTER)
+    terminal.wait_for("(1/", where="display")
+    rows: list[str] = []
+    while True:
+        lines = terminal.display().splitlines()
+        row = next(line[2:].rstrip() for line in lines if line.startswith(marker))
+        count = next(line.strip() for line in lines if re.fullmatch(r"\s*\(\d+/\d+\)", line))
+        rows.append(f"{row}  {count}")
+        at, total = count[1:-1].split("/")
+        if at == total:
+            return rows
+        terminal.send("\x1b[B")
+        terminal.wait_for(lambda count=count: count not in terminal.display(), where="display")
+
+
+def test_settings_counts_its_rows_and_lists_pis_33(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/settings row by row: pi's 33 settings with their values in pi's order, counted "(i/n)"
+    under the list; tau leaves out pi's install telemetry (it sends none) and adds its own two at
+    the end."""
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = _every_setting(pi, "→")
+    finally:
+        pi.close()
+    tau_rows = _every_setting(start_tui(cols=140), "›")
+
+    def plain(rows: list[str]) -> list[str]:
+        return [" ".join(row.rsplit("  (", 1)[0].split()) for row in rows]
+
+    assert len(pi_rows) == 33 and pi_rows[0].endswith("(1/33)") and pi_rows[-1].endswith("(33/33)")
+    assert len(tau_rows) == 34 and tau_rows[0].endswith("(1/34)") and tau_rows[-1].endswith("(34/34)")
+    pis = [row.replace("TUI mode fullscreen", "TUI mode regular") for row in plain(pi_rows)]  # pi's default
+    assert [row for row in pis if not row.startswith("Install telemetry")] + [
+        "Thinking level off",
+        "Auto-retry true",
+    ] == plain(tau_rows)
+    assert "Warnings configure" in pis

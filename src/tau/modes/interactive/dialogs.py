@@ -107,11 +107,14 @@ class ListDialog(Dialog, Generic[T]):
         empty: str = "(no matches)",
         description_below: bool = False,
         search_prompt: str = "filter: ",
+        counter: bool = False,
     ) -> None:
         super().__init__()
         self.empty = empty
         """What the list says when it shows nothing."""
         self._description_below = description_below
+        self._counter = counter
+        """pi's ``(3/33)`` under the rows: where the highlight is among those shown."""
         """The highlighted item's description under the list (pi's settings) instead of on each row."""
         self._keep_order = keep_order
         """A search only filters: the matches stay in the list's order rather than best first."""
@@ -160,6 +163,15 @@ class ListDialog(Dialog, Generic[T]):
                 ),
                 self.focus,
                 list_window,
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(
+                            lambda: [("class:dialog.hint", f"  ({self.index + 1}/{len(self.shown)})")]
+                        ),
+                        height=1,
+                    ),
+                    filter=Condition(lambda: self._counter and bool(self.shown)),
+                ),
                 ConditionalContainer(
                     Window(
                         FormattedTextControl(
