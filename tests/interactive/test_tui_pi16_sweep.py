@@ -54,12 +54,12 @@ def _editor_text(terminal: Terminal) -> str:
     return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
 
 
-def _pi(tau: TauCommand, tmp_path: Path) -> Terminal:
+def _pi(tau: TauCommand, tmp_path: Path, rows: int = 30) -> Terminal:
     pi_dir = tmp_path / "pi-agent"
     pi_dir.mkdir(exist_ok=True)
     (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
     env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
-    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=30, cols=140)
+    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=rows, cols=140)
     pi.wait_for("fake-model")
     return pi
 
@@ -567,3 +567,50 @@ def test_settings_counts_its_rows_and_lists_pis_33(tau: TauCommand, start_tui: S
         "Auto-retry true",
     ] == plain(tau_rows)
     assert "Warnings configure" in pis
+
+
+def _hotkey_tables(terminal: Terminal, last: str) -> dict[str, list[str]]:
+    """/hotkeys' tables: each section's title and the keys of its rows, in order (pi draws its
+    tables with boxes, tau as a reply's Markdown tables are drawn; the keys are the first column)."""
+    terminal.settle()
+    terminal.type("/hotkeys")
+    terminal.send(ENTER)
+    terminal.wait_for(last)
+    lines = terminal.text().splitlines()
+    lines = lines[max(i for i, line in enumerate(lines) if line.strip() == "Keyboard Shortcuts") :]
+    tables: dict[str, list[str]] = {}
+    section = ""
+    for line in lines[1:]:
+        cells = [cell.strip() for cell in re.split(r"│|\s{2,}", line.strip()) if cell.strip()]
+        if len(cells) == 1 and cells[0] in ("Navigation", "Editing", "Other", "Extensions"):
+            section = cells[0]
+            tables[section] = []
+        elif section and len(cells) >= 2 and cells[0] != "Key" and "─" not in line:
+            tables[section].append(cells[0])
+        if last in line:
+            break
+    return tables
+
+
+def test_hotkeys_are_pis_three_tables(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/hotkeys: pi's sections in order, the same actions in each with the same keys (pi
+    capitalises them; tau writes them as keybindings.json does and leaves out Shift+Ctrl+P, which
+    a terminal cannot tell from Ctrl+P); what each does in tau's own words."""
+    pi = _pi(tau, tmp_path, rows=120)  # pi draws the tables over again when they do not fit
+    try:
+        pi_tables = _hotkey_tables(pi, "(excluded from context)")
+    finally:
+        pi.close()
+    tau_tables = _hotkey_tables(start_tui(rows=120, cols=140), "kept from the model")
+    assert list(pi_tables) == list(tau_tables) == ["Navigation", "Editing", "Other"]
+    assert {section: len(keys) for section, keys in pi_tables.items()} == {
+        "Navigation": 7,
+        "Editing": 9,
+        "Other": 18,
+    }
+    pi_keys = {
+        section: [key.lower().replace(" / shift+ctrl+p", "") for key in keys]
+        for section, keys in pi_tables.items()
+    }
+    assert pi_keys == tau_tables
+    assert tau_tables["Navigation"][0] == "up / down / left/ctrl+b / right/ctrl+f"

@@ -18,7 +18,6 @@ from msgspec import Struct
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.clipboard import copy_to_clipboard
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
-from tau.modes.interactive.header import hotkey_lines
 from tau.modes.interactive.render.format import format_tokens
 from tau.runtime.cache_warmer import WarmingStatus
 from tau.session.manager import SessionManager
@@ -770,7 +769,14 @@ async def _reload(mode: CommandHost, argument: str) -> None:
 
 
 async def _hotkeys(mode: CommandHost, argument: str) -> None:
-    mode.chat.add_notice("\n".join(hotkey_lines(mode.keymap)))
+    """``/hotkeys``: pi 1.6's tables of keys (see ``hotkeys``), the extensions' shortcuts after them."""
+    from tau.modes.interactive.hotkeys import hotkeys_markdown
+
+    runner = mode.session.extension_runner
+    shortcuts = runner.shortcuts.values() if runner is not None else ()
+    mode.chat.add_markdown(
+        hotkeys_markdown(mode.keymap, ((s.key, s.description or s.path) for s in shortcuts))
+    )
 
 
 async def _login(mode: CommandHost, argument: str) -> None:
