@@ -7,6 +7,7 @@ colours instead; the words after it are the same."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -614,3 +615,66 @@ def test_hotkeys_are_pis_three_tables(tau: TauCommand, start_tui: Start, tmp_pat
     }
     assert pi_keys == tau_tables
     assert tau_tables["Navigation"][0] == "up / down / left/ctrl+b / right/ctrl+f"
+
+
+CHANGELOG = """# Changelog
+
+Words before the first version.
+
+## [0.2.0] - 2026-12-24
+
+### Added
+
+- The newest thing.
+
+## 0.1.0
+
+- An older thing.
+
+## Not a version
+
+- Left out.
+"""
+
+
+def test_changelog_shows_every_version_oldest_first_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/changelog with the same CHANGELOG.md (PI_PACKAGE_DIR / TAU_PACKAGE_DIR): "What's New",
+    then each version's section, the newest last next to the editor, the words before the first
+    version and a section without one left out. (pi writes a list's "-" and a "###" as they are,
+    tau draws them as a reply's Markdown.) Typed, its completion closed with Esc, then Enter."""
+    package = Path(os.environ["TAU_TEST_PI16_DIR"], "node_modules", "@earendil-works", "pi-coding-agent")
+    moved = tmp_path / "package"
+    moved.mkdir()
+    for item in package.iterdir():
+        if item.name != "CHANGELOG.md":
+            (moved / item.name).symlink_to(item)
+    (moved / "CHANGELOG.md").write_text(CHANGELOG)
+
+    def shown(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/changelog")
+        terminal.wait_for("changelog", where="display")
+        terminal.send(ESCAPE)
+        terminal.settle()
+        terminal.send(ENTER)
+        terminal.wait_for("The newest thing.")
+        lines = [line.strip() for line in terminal.text().splitlines()]
+        start = max(i for i, line in enumerate(lines) if line == "What's New")
+        end = next(i for i in range(start, len(lines)) if lines[i].startswith("───"))
+        return [re.sub(r"^(- |• |#+ )", "", line) for line in lines[start:end] if line]
+
+    pi_env = tau.env
+    tau.env = tau.env | {"PI_PACKAGE_DIR": str(moved)}
+    pi = _pi(tau, tmp_path)
+    tau.env = pi_env | {"TAU_PACKAGE_DIR": str(moved)}
+    try:
+        pi_shown = shown(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_shown
+        == shown(start_tui(cols=140))
+        == ["What's New", "0.1.0", "An older thing.", "[0.2.0] - 2026-12-24", "Added", "The newest thing."]
+    )

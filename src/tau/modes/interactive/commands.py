@@ -213,10 +213,11 @@ async def _mcp(mode: CommandHost, argument: str) -> None:
 
 
 async def _changelog(mode: CommandHost, argument: str) -> None:
-    """``/changelog``: what changed in tau, newest first (the CHANGELOG.md shipped with it)."""
-    from tau.modes.interactive.changelog import changelog_text
+    """``/changelog``: what changed in tau (the CHANGELOG.md shipped with it), as pi 1.6 shows its
+    own: "What's New" over every version's section, drawn as Markdown, the newest last."""
+    from tau.modes.interactive.changelog import changelog_entries
 
-    mode.chat.add_notice("What's New\n\n" + changelog_text())
+    mode.chat.add_markdown("**What's New**\n\n" + changelog_entries())
 
 
 async def _settings(mode: CommandHost, argument: str) -> None:
