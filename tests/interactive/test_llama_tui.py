@@ -244,7 +244,9 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
         terminal.send("\x7f\x7f")  # Backspace twice: "gemma" again, its answer kept
         terminal.wait_for("unsloth/gemma-3-27b-it-GGUF  900 downloads", where="display")
         terminal.send(ENTER)  # the first row
-        terminal.wait_for(_lines(terminal, "Select quantization", "ggml-org/gemma-3-1b-it-GGUF"), where="display")
+        terminal.wait_for(
+            _lines(terminal, "Select quantization", "ggml-org/gemma-3-1b-it-GGUF"), where="display"
+        )
         terminal.wait_for("Q4_K_M · 762.9 MiB · recommended", where="display")
         terminal.wait_for("Q8_0 · 1.02 GiB", where="display")
         terminal.send(ENTER)  # Q4_K_M comes first
