@@ -678,3 +678,31 @@ def test_changelog_shows_every_version_oldest_first_as_pi(
         == shown(start_tui(cols=140))
         == ["What's New", "0.1.0", "An older thing.", "[0.2.0] - 2026-12-24", "Added", "The newest thing."]
     )
+
+
+def test_the_slash_menu_lists_the_commands_in_pis_order(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """ "/" on an empty editor: the first rows of the completion menu are pi's first five commands
+    in pi's order (each described in tau's words; pi writes them without the "/")."""
+
+    def first_rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/")
+        terminal.wait_for(lambda: "thinking" in terminal.display(), where="display")
+        terminal.settle()
+        lines = terminal.display().splitlines()
+        rule = max(i for i, line in enumerate(lines) if line.startswith("─" * 20))
+        rows = [line.strip().removeprefix("→").strip() for line in lines[rule + 1 :]]
+        return [row.split()[0].removeprefix("/") for row in rows[:5]]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = first_rows(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_rows
+        == first_rows(start_tui(cols=140))
+        == ["settings", "model", "tree", "thinking", "scoped-models"]
+    )
