@@ -16,6 +16,7 @@ from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
 from terminal import ENTER, ESCAPE, Terminal
 
+from tau import __version__
 from tau.testing.fake_llm import Turn
 
 Start = Callable[..., Terminal]
@@ -706,3 +707,45 @@ def test_the_slash_menu_lists_the_commands_in_pis_order(
         == first_rows(start_tui(cols=140))
         == ["settings", "model", "tree", "thinking", "scoped-models"]
     )
+
+
+def test_quiet_startup_leaves_out_the_header_or_keeps_only_it_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """quietStartup true: nothing above the editor (pi's warnings that fd and rg are missing aside,
+    pi's own tools); "header": the version, a line of keys and pi's words for Ctrl+O, nothing of
+    what was loaded."""
+    (tau.agent_dir / "skills" / "brew").mkdir(parents=True)
+    (tau.agent_dir / "skills" / "brew" / "SKILL.md").write_text(
+        "---\nname: brew\ndescription: Brew\n---\nBrew.\n"
+    )
+
+    def above_the_editor(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        rule = next(i for i, line in enumerate(lines) if line.startswith("─" * 20))
+        return [line for line in lines[:rule] if line and "not found. Offline mode" not in line]
+
+    seen = {}
+    for quiet in (True, "header"):
+        for folder in (tau.agent_dir, tmp_path / "pi-agent"):
+            folder.mkdir(exist_ok=True)
+            (folder / "settings.json").write_text(json.dumps({"quietStartup": quiet}))
+        pi = _pi(tau, tmp_path)
+        try:
+            pi_lines = above_the_editor(pi)
+        finally:
+            pi.close()
+        terminal = start_tui(cols=140)
+        seen[quiet] = (pi_lines, above_the_editor(terminal))
+        terminal.close()
+    assert seen[True] == ([], [])
+    pi_header, tau_header = seen["header"]
+    assert pi_header[-2:] == [
+        "Press ctrl+o to show full startup help.",
+        "Pi can explain its own features and look up its docs. Ask it how to use or extend Pi.",
+    ]
+    assert (
+        tau_header[0] == f"tau v{__version__}" and tau_header[-1] == "Press ctrl+o to show full startup help."
+    )
+    assert len(tau_header) == 3 and "brew" not in " ".join(tau_header)
