@@ -490,7 +490,8 @@ def test_the_tree_pickers_header_and_status_line_are_pis(
 ) -> None:
     """/tree: pi's title, its help of the picker's keys (the same words in the same order; tau
     has no key for pi's copy, pages with PgUp/PgDn, labels with Ctrl+L, binds no labeled-only
-    filter by default and names only keys a terminal can send), "Type to search:", and the line under the rows with the filter."""
+    filter by default and names only keys a terminal can send), "Type to search:", the line under
+    the rows with the filter, and the rows (the recorded system prompt first, as pi's "[system]")."""
     tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
 
     def header(terminal: Terminal) -> list[str]:
@@ -507,7 +508,13 @@ def test_the_tree_pickers_header_and_status_line_are_pis(
         terminal.send("\x15")  # Ctrl+U: user messages only
         terminal.wait_for(lambda: "[user]" in terminal.display(), where="display")
         status = next(line.strip() for line in terminal.display().splitlines() if "[user]" in line)
-        return [lines[title], " · ".join(lines[title + 1 : search]), lines[search], status]
+        terminal.send("\x04")  # Ctrl+D: the default filter again
+        terminal.wait_for(lambda: "[user]" not in terminal.display(), where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        first = next(i for i, line in enumerate(lines) if line.endswith("[system]"))
+        # the rows as words: pi marks each with "•", tau the path with "│" and the leaf with "●"
+        rows = [re.sub(r"^(› )?[•│●] ", "", line) for line in lines[first : first + 3]]
+        return [lines[title], " · ".join(lines[title + 1 : search]), lines[search], status, *rows]
 
     pi = _pi(tau, tmp_path)
     try:
@@ -516,7 +523,11 @@ def test_the_tree_pickers_header_and_status_line_are_pis(
         pi.close()
     tau_header = header(start_tui(cols=140))
     assert pi_header[0] == tau_header[0] == "Session Tree"
-    assert pi_header[2:] == tau_header[2:] == ["Type to search:", "(1/1) [user]"]
+    assert (
+        pi_header[2:]
+        == tau_header[2:]
+        == ["Type to search:", "(1/1) [user]", "[system]", "user: hi", "assistant: Hello there."]
+    )
     assert pi_header[1] == (
         "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time"
         " · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o"
