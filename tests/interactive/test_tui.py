@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import MODEL, TauCommand
-from terminal import CTRL_C, ENTER, ESCAPE, Terminal
+from terminal import CTRL_C, ENTER, ESCAPE, Terminal, is_rule
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
 from tau.testing.fake_llm.script import ScriptedUsage
@@ -30,7 +30,7 @@ def _footer_model_line(terminal: Terminal) -> str:
 def _editor_text(terminal: Terminal) -> str:
     """The lines between the editor's two border lines."""
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     if len(borders) < 2:
         return ""
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()

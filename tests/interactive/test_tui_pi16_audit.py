@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, Terminal, is_rule
 
 from tau.modes.interactive.commands import next_tree_filter
 from tau.testing.fake_llm import Turn
@@ -24,7 +24,7 @@ def _ask(terminal: Terminal, text: str) -> None:
 
 def _editor_text(terminal: Terminal) -> str:
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     if len(borders) < 2:
         return ""
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()
@@ -255,7 +255,7 @@ def test_an_extensions_working_indicator_and_words(tau: TauCommand, start_tui: S
     terminal = start_tui("-e", "looks.py")
     _ask(terminal, "/spin")
     _ask(terminal, "go")
-    terminal.wait_for("<*> Busy bee (esc to interrupt)", where="display")
+    terminal.wait_for("── <*> Busy bee ──", where="display")  # in the editor's top rule, as pi's
 
 
 def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
@@ -268,7 +268,7 @@ def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
     _ask(terminal, "/spin none")
     _ask(terminal, "go")
     terminal.wait_for(
-        lambda: any(line.startswith("Busy bee (esc") for line in terminal.display().splitlines())
+        lambda: any(line.startswith("── Busy bee ──") for line in terminal.display().splitlines())
     )
     terminal.send("\x1b")  # abort
     terminal.wait_for("Aborted")
@@ -276,7 +276,7 @@ def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
     _ask(terminal, "again")
     terminal.wait_for("this", where="display")
     terminal.wait_for(lambda: terminal.display().count("this") >= 2)
-    assert "esc to interrupt" not in terminal.display()
+    assert "Busy bee" not in terminal.display()
 
 
 def test_an_extensions_hidden_thinking_label(tau: TauCommand, start_tui: Start) -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
-from terminal import ENTER, ESCAPE, Terminal
+from terminal import ENTER, ESCAPE, Terminal, is_rule
 
 from tau import __version__
-from tau.testing.fake_llm import Turn
+from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 Start = Callable[..., Terminal]
 # each command, and words of its answer to wait for before the next ("/name " as typed with
@@ -52,7 +52,7 @@ def _answers(terminal: Terminal, commands: list[tuple[str, str]]) -> list[str]:
 def _editor_text(terminal: Terminal) -> str:
     """What the editor holds: the lines between the last two rules on screen."""
     lines = terminal.display().splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    rules = [i for i, line in enumerate(lines) if is_rule(line)]
     return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
 
 
@@ -704,7 +704,7 @@ def test_the_slash_menu_lists_the_commands_in_pis_order(
         terminal.wait_for(lambda: "thinking" in terminal.display(), where="display")
         terminal.settle()
         lines = terminal.display().splitlines()
-        rule = max(i for i, line in enumerate(lines) if line.startswith("─" * 20))
+        rule = max(i for i, line in enumerate(lines) if is_rule(line))
         rows = [line.strip().removeprefix("→").strip() for line in lines[rule + 1 :]]
         return [row.split()[0].removeprefix("/") for row in rows[:5]]
 
@@ -734,7 +734,7 @@ def test_quiet_startup_leaves_out_the_header_or_keeps_only_it_as_pi(
     def above_the_editor(terminal: Terminal) -> list[str]:
         terminal.settle()
         lines = [line.strip() for line in terminal.display().splitlines()]
-        rule = next(i for i, line in enumerate(lines) if line.startswith("─" * 20))
+        rule = next(i for i, line in enumerate(lines) if is_rule(line))
         return [line for line in lines[:rule] if line and "not found. Offline mode" not in line]
 
     seen = {}
@@ -760,3 +760,64 @@ def test_quiet_startup_leaves_out_the_header_or_keeps_only_it_as_pi(
         tau_header[0] == f"tau v{__version__}" and tau_header[-1] == "Press ctrl+o to show full startup help."
     )
     assert len(tau_header) == 3 and "brew" not in " ".join(tau_header)
+
+
+def test_a_run_with_a_tool_call_shows_working_in_the_editors_rule_and_pis_footer(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """While a tool runs: the call and its elapsed time, "Working" written into the editor's top
+    rule with the spinner (as pi 1.6 embeds it), and the footer's two lines as pi's; after it,
+    the output, how long it took and the reply."""
+    for _ in range(2):
+        tau.server.add(
+            Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 3; echo slow-done"})]),
+            Turn(text="All done."),
+        )
+
+    def seen(terminal: Terminal) -> list[list[str]]:
+        terminal.settle()
+        terminal.type("go")
+        terminal.send(ENTER)
+        shots = []
+        for words in ("Elapsed", "All done."):
+            terminal.wait_for(words, where="display", timeout=30)
+            if words == "All done.":
+                terminal.wait_for(lambda: "Working" not in terminal.display(), where="display")
+            lines = [line.rstrip() for line in terminal.display().splitlines()]
+            start = next((i for i, line in enumerate(lines) if line.strip() == "go"), None)
+            assert start is not None, "\n".join(lines)
+            shown = [
+                re.sub(r"^── \S+ Working ─+$", "── (spinner) Working ───", line) for line in lines[start:]
+            ]
+            shots.append([" ".join(line.split()) for line in shown if line.strip() and set(line) != {"─"}])
+        return shots
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi)
+    finally:
+        pi.close()
+    work = str(tau.work)
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            [
+                "go",
+                "$ sleep 3; echo slow-done",
+                "Elapsed 0.0s",
+                "── (spinner) Working ───",
+                work,
+                "↑10 ↓5 0.0%/100k (auto) fake-model",
+            ],
+            [
+                "go",
+                "$ sleep 3; echo slow-done",
+                "slow-done",
+                "Took 3.0s",
+                "All done.",
+                work,
+                "↑20 ↓10 0.0%/100k (auto) fake-model",
+            ],
+        ]
+    )
