@@ -95,6 +95,29 @@ def test_a_tool_with_constrained_sampling_redefined_under_its_name_falls_back_to
     strict = Tool("read", "Read a file", READ.parameters, constrained_sampling=JsonSchemaSampling())
     context.anchor.tools = [strict, WRITE]
     context.updates[0].tools_added = [Tool("read", "Read a file, differently", READ.parameters)]
+    assert for_model(model(supportsStrictMode=True), context).system_prompt == "PROMPT\n\nnew skills"
+    required = Tool(
+        "read", "Read a file", READ.parameters, constrained_sampling=JsonSchemaSampling("require")
+    )
+    context.anchor.tools = [required, WRITE]
+    assert for_model(model(), context).system_prompt == "PROMPT\n\nnew skills"
+
+
+def test_a_prefer_strict_tool_given_new_parameters_for_a_model_without_strict_tools_is_a_notice() -> None:
+    """``prefer`` goes plain where the model has no strict tools: nothing holds it to the old schema,
+    so a tool that only gains a parameter (the sandbox's ``escalate``) is told by a notice; one whose
+    description changes (another program's tool) is declared again."""
+    context = conversation()
+    assert context.updates is not None and context.anchor is not None
+    strict = Tool("read", "Read a file", READ.parameters, constrained_sampling=JsonSchemaSampling())
+    context.anchor.tools = [strict, WRITE]
+    wider = {**READ.parameters, "properties": {**READ.parameters["properties"], "extra": {"type": "string"}}}
+    context.updates[0].tools_added = [
+        Tool("read", "Read a file", wider, constrained_sampling=JsonSchemaSampling())
+    ]
+    sent = for_model(model(), context)
+    assert sent.system_prompt == "PROMPT" and '"extra"' in str(sent.messages[-1])
+    context.updates[0].tools_added = [Tool("read", "Read a file, differently", READ.parameters)]
     assert for_model(model(), context).system_prompt == "PROMPT\n\nnew skills"
 
 

@@ -278,7 +278,7 @@ async def test_a_failed_or_stopped_mid_run_summary_ends_as_in_pi16(tau: TauComma
         Turn(fault=Fault("status", status=400, body="no summary today")),
         *run_turns()[2:],
     ]
-    stalled = [*run_turns()[:1], Turn(text=SUMMARY, fault=Fault("stall", seconds=5))]
+    stalled = [*run_turns()[:1], Turn(text=SUMMARY, fault=Fault("stall", seconds=30))]
     outcomes: list[tuple[list[Any], list[Any], list[Any], list[list[str]]]] = []
     for client in (tau_rpc(tau), pi_rpc(pi, tau, pi_dir)):
         async with client as rpc:

@@ -59,7 +59,7 @@ def test_anthropic_login_stores_pi_credential_privately_and_requests_carry_the_t
     result = tau.login("anthropic")
 
     assert result.returncode == 0, result.stderr
-    assert "Logged in to Anthropic (Claude Pro/Max). Credentials saved to" in result.stdout
+    assert "Logged in to Anthropic. Credentials saved to" in result.stdout
     credential = tau.stored()["anthropic"]
     assert set(credential) == {"type", "refresh", "access", "expires"}
     assert credential["type"] == "oauth"
@@ -91,7 +91,7 @@ def test_a_login_refused_in_the_browser_is_one_line_and_writes_nothing(
 
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        "tau: Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in was not completed in the "
+        "tau: Failed to log in to Anthropic: Anthropic sign-in was not completed in the "
         "browser: The user denied access"
     ]
     assert not tau.auth_file.exists()
@@ -144,7 +144,7 @@ def test_a_login_that_waits_too_long_for_the_browser_times_out_in_one_line(tau: 
 
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        "tau: Failed to log in to Anthropic (Claude Pro/Max): Anthropic sign-in timed out after 0.5 s"
+        "tau: Failed to log in to Anthropic: Anthropic sign-in timed out after 0.5 s"
     ]
     assert tau.stored() == {"openai": {"type": "api_key", "key": "sk-kept"}}
 
@@ -533,6 +533,6 @@ def test_status_printing_and_logout(logged_in: Tau) -> None:
     assert "  openai     API key in auth.json" in status.stdout
     assert api_key.stdout == "sk-other-entry\n"
     assert not_a_key.stderr == 'tau: Provider "anthropic" is configured with OAuth, not an API key\n'
-    assert logout.stdout.strip() == "Logged out of Anthropic (Claude Pro/Max)."
-    assert again.stdout.strip().startswith("No stored credentials for Anthropic (Claude Pro/Max).")
+    assert logout.stdout.strip() == "Logged out of Anthropic."
+    assert again.stdout.strip().startswith("No stored credentials for Anthropic.")
     assert list(logged_in.stored()) == ["openai"]

@@ -121,7 +121,14 @@ def test_tools_plus_and_minus_entries_edit_the_defaults(tau: TauCommand) -> None
 
 def test_exclude_tools_removes_names_and_patterns(tau: TauCommand) -> None:
     assert _tools_sent(tau, "--exclude-tools", "e*,write") == ["bash", "read"]
-    assert _tools_sent(tau, "-t", "*", "-xt", "bash,ls") == ["edit", "find", "grep", "read", "write"]
+    # ``*`` also turns on pi's built-in codemode and tool_search (tests/cli/test_smallcli_pi16.py).
+    assert _tools_sent(tau, "-t", "*", "-xt", "bash,ls,code*,tool_*") == [
+        "edit",
+        "find",
+        "grep",
+        "read",
+        "write",
+    ]
 
 
 def test_no_builtin_tools_with_plus_entries_starts_from_nothing(tau: TauCommand) -> None:

@@ -47,7 +47,7 @@ def assistant_errors(tau: TauCommand) -> list[str]:
 
 
 def test_a_key_ending_in_a_carriage_return_in_the_environment_is_trimmed(tau: TauCommand) -> None:
-    configure(tau, apiKey="LOCAL_KEY")
+    configure(tau, apiKey="$LOCAL_KEY")
     tau.env["LOCAL_KEY"] = SECRET + "\r"
     tau.server.add(Turn(text="hello"))
     result = tau.run(*MODEL, "-p", "hi")
@@ -114,7 +114,7 @@ def test_a_header_http_cannot_carry_fails_once_without_retries(tau: TauCommand) 
 
 
 def test_a_server_error_quoting_the_key_reaches_no_output_and_no_file(tau: TauCommand) -> None:
-    configure(tau, apiKey="LOCAL_KEY")
+    configure(tau, apiKey="$LOCAL_KEY")
     tau.env["LOCAL_KEY"] = SECRET
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET}. Key {SECRET!r} is revoked."}}
     tau.server.add(
@@ -137,7 +137,7 @@ def test_a_server_error_quoting_the_key_reaches_no_output_and_no_file(tau: TauCo
 
 
 def test_a_server_error_quoting_the_key_is_redacted_in_rpc_output(tau: TauCommand) -> None:
-    configure(tau, apiKey="LOCAL_KEY")
+    configure(tau, apiKey="$LOCAL_KEY")
     tau.env["LOCAL_KEY"] = SECRET
     echo = {"error": {"message": f"Incorrect API key provided: {SECRET}"}}
     tau.server.add(Turn(fault=Fault("status", status=401, body=echo)))

@@ -31,6 +31,7 @@ from tau.runtime.services import AgentSessionServices, create_agent_session_serv
 from tau.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
@@ -119,7 +120,9 @@ def chain(*items: EntryItem) -> list[SessionEntry]:
         }
         if isinstance(item, str):
             entries.append(_named_entry(item, base))
-        elif isinstance(item, (MessageEntry, CompactionEntry, BranchSummaryEntry, CustomMessageEntry)):
+        elif isinstance(
+            item, (MessageEntry, CompactionEntry, BranchSummaryEntry, CustomMessageEntry, ContextEditEntry)
+        ):
             item.id, item.parent_id, item.timestamp = (
                 base["id"],
                 base["parent_id"],

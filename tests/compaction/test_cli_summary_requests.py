@@ -75,27 +75,33 @@ def request_tokens(body: dict[str, Any]) -> int:
 def test_the_summary_may_use_the_models_whole_output_limit(tau: TauCommand) -> None:
     set_model(tau, context_window=400_000, max_tokens=64_000)
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
-    tau.server.add(cut_turn(390_000), Turn(text="## Goal\nsummary"))
+    tau.server.add(cut_turn(390_000, 64_000), Turn(text="## Goal\nsummary"))
     result = tau.run(*MODEL, "-p", "first task")
-    assert result.returncode == 0, result.stderr
+    assert (result.returncode, result.stderr) == (1, TRUNCATED)
     summarizer = tau.server.requests[1].body
     assert "first task" in json.dumps(summarizer["messages"])
     assert max_tokens(summarizer) == 64_000  # not 80% of reserveTokens (13107), nor the 32000 default
 
 
-def cut_turn(reported_input: int, reason: str = "length") -> Turn:
-    """Like ``full_turn``, but cut at the output limit: the conversation does not end with a
-    finished reply, so the summary is asked for in a request of its own (issue #31)."""
+def cut_turn(reported_input: int, output_limit: int, reason: str = "length") -> Turn:
+    """Like ``full_turn``, but cut at the model's output limit ``output_limit`` (all of it used, so
+    not retried: pi 1.6 recovers only a reply cut below it): the conversation does not end with a
+    finished reply, so the summary is asked for in a request of its own (issue #31). Print mode
+    then ends with status 1 and a warning, as pi 1.6 does for a truncated reply."""
     turn = full_turn(reported_input)
     turn.stop_reason = reason  # the protocol's own word for it
+    turn.usage.output = output_limit
     return turn
+
+
+TRUNCATED = "Response was truncated: the model reached its output token limit.\n"
 
 
 def test_the_summary_output_limit_is_lowered_to_fit_the_context_window(tau: TauCommand) -> None:
     set_model(tau, context_window=40_000, max_tokens=64_000)
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
-    tau.server.add(cut_turn(39_000), Turn(text="## Goal\nsummary"))
-    assert tau.run(*MODEL, "-p", "first task").returncode == 0
+    tau.server.add(cut_turn(39_000, 64_000), Turn(text="## Goal\nsummary"))
+    assert tau.run(*MODEL, "-p", "first task").returncode == 1  # the reply stays cut off
     summarizer = tau.server.requests[1].body
     # The lower of compaction's own fit (4 characters per token) and the one stream_simple gives every
     # request as pi-ai 1.6 does (3.5 characters per token, per message).
@@ -156,10 +162,10 @@ def test_the_summary_request_reads_the_cache_or_writes_nothing_to_it(tau: TauCom
     (tau.agent_dir / "models.json").write_text(json.dumps(models))
     set_settings(tau, {"compaction": {"keepRecentTokens": 200}})
     tau.server.add(
-        full_turn(24_000) if finished else cut_turn(24_000, "max_tokens"), Turn(text="## Goal\nsummary")
+        full_turn(24_000) if finished else cut_turn(24_000, 8000, "max_tokens"), Turn(text="## Goal\nsummary")
     )
     result = tau.run(*MODEL, "-p", "first task")
-    assert result.returncode == 0, result.stderr
+    assert (result.returncode, result.stderr) == ((0, "") if finished else (1, TRUNCATED))
     turn, summarizer = (request.body for request in tau.server.requests)
     assert "cache_control" in json.dumps(turn)  # the conversation itself is cached as usual
     assert "first task" in json.dumps(summarizer["messages"])

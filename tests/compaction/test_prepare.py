@@ -7,12 +7,13 @@ from tau.compaction import (
     CompactionSettings,
     FileDetails,
     FileOperations,
-    estimate_context_tokens,
     format_file_lists,
     nothing_to_compact_reason,
     prepare_compaction,
 )
+from tau.compaction.tokens import estimate_projected_context_tokens
 from tau.session.context import build_session_context
+from tau.session.entries import ContextEditEntry
 from tau.session.messages import CompactionSummaryMessage
 
 from .conftest import assistant, chain, compaction, tool_result, user, worked_example
@@ -72,7 +73,11 @@ def test_18_tokens_before_is_the_estimate_of_the_projected_context() -> None:
     assert preparation is not None
     projected = build_session_context(entries, "e5").messages
     assert isinstance(projected[0], CompactionSummaryMessage)
-    assert preparation.tokens_before == estimate_context_tokens(projected).tokens == 0 + 100
+    # As pi 1.6 measures it: no reply with a usage since the compaction, so every projected
+    # message is estimated (the summary, 4000 + 40 + 400 characters at 4 per token).
+    estimate = estimate_projected_context_tokens(projected, entries)
+    assert preparation.tokens_before == estimate.tokens > 1000 + 10 + 100
+    assert estimate.last_usage_index is None
 
 
 def test_19_earlier_compactions_are_not_summarised_again() -> None:
@@ -150,3 +155,53 @@ def test_worked_example_second_compaction_starts_at_a2_and_carries_the_read_file
     assert isinstance(first_summarised, AssistantMessage) and first_summarised.text() == "a" * 800  # A2
     assert "src/a.ts" in preparation.file_ops.details().read_files
     assert "src/b.ts" in preparation.file_ops.details().modified_files  # A3's edit is summarised now
+
+
+def _omit(target: str) -> ContextEditEntry:
+    """A ``context_edit`` taking entry ``target`` out of the context (re-parented by ``chain``)."""
+    return ContextEditEntry(target_id=target, replacement=None, id="x", parent_id=None, timestamp="")
+
+
+def test_the_cut_pulls_in_an_omitted_attempt_before_it_as_pi16s_does() -> None:
+    # e2 failed and was retried (e3 omits it); the kept part starts at the failed attempt, as
+    # pi 1.6's projection keeps it there, and the turn it belongs to is split at e1.
+    entries = chain(
+        assistant("0" * 40),
+        user("u" * 40),
+        assistant("", stop_reason="error", error="500 boom"),
+        _omit("e2"),
+        assistant("a" * 40),
+        user("v" * 40),
+        assistant("b" * 40),
+    )
+    prepared = prepare_compaction(entries, CompactionSettings(keep_recent_tokens=25))
+    assert prepared is not None
+    assert prepared.first_kept_entry_id == "e2"
+    assert prepared.is_split_turn
+    assert [m.role for m in prepared.turn_prefix_messages] == ["user"]
+    assert [m.role for m in prepared.messages_to_summarize] == ["assistant"]
+
+
+def test_a_cut_followed_only_by_an_omitted_attempt_moves_onto_it_as_pi16s_does() -> None:
+    # The prompt (e2) overflowed; its failed reply is omitted. The cut lands on the reply, so the
+    # prompt is summarised as the opening of a split turn instead of kept whole.
+    entries = chain(
+        user("p" * 400),
+        assistant("r" * 400),
+        user("q" * 1600),
+        assistant("", stop_reason="error", error="prompt is too long"),
+        _omit("e3"),
+    )
+    prepared = prepare_compaction(entries, CompactionSettings(keep_recent_tokens=300))
+    assert prepared is not None
+    assert prepared.first_kept_entry_id == "e3"
+    assert prepared.is_split_turn
+    assert [m.role for m in prepared.messages_to_summarize] == ["user", "assistant"]
+    assert [m.role for m in prepared.turn_prefix_messages] == ["user"]
+    # Not when the edit puts other content in place of a message: that is visible.
+    replaced = [
+        *entries[:4],
+        ContextEditEntry(target_id="e3", replacement={"content": "x"}, id="x", parent_id=None, timestamp=""),
+    ]
+    prepared = prepare_compaction(chain(*replaced), CompactionSettings(keep_recent_tokens=300))
+    assert prepared is not None and prepared.first_kept_entry_id == "e2" and not prepared.is_split_turn

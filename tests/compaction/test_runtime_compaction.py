@@ -172,8 +172,9 @@ async def test_31_overflow_compacts_drops_the_error_from_memory_and_continues(
         seen.append(context)
         return faux_message("recovered")
 
+    summarizer = Summarizer()
     faux.append_responses(
-        [faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer(), recovered]
+        [faux_message("", stop_reason="error", error_message=OVERFLOW), summarizer, summarizer, recovered]
     )
     log = EventLog()
     session.subscribe(log)
@@ -192,7 +193,11 @@ async def test_31_overflow_compacts_drops_the_error_from_memory_and_continues(
         "assistant",
     ]  # error kept on disk
     [request] = seen
-    assert "q" * 1600 in request_text(request) and "<summary>" in request_text(request)
+    # Only the failed attempt followed the prompt, so the cut lands on it, as pi 1.6's does: the
+    # prompt is the opening of a split turn and is summarised with the history (two calls).
+    assert len(summarizer.requests) == 2
+    assert "q" * 1600 not in request_text(request) and "<summary>" in request_text(request)
+    assert "H\n\n---\n\n**Turn Context (split turn):**\n\nP" in request_text(request)
     assert log.types.count("agent_start") == 2  # the failed run and the continue: no new prompt
 
 
@@ -223,7 +228,7 @@ async def test_33_a_second_overflow_before_new_input_fails_without_compacting_ag
     session = make_session()
     await prime(session, faux)
     overflow = faux_message("", stop_reason="error", error_message=OVERFLOW)
-    faux.append_responses([overflow, Summarizer(), overflow])
+    faux.append_responses([overflow, Summarizer(), Summarizer(), overflow])  # a split turn: two calls
     log = EventLog()
     session.subscribe(log)
     await session.prompt("q" * 1600)
@@ -238,9 +243,32 @@ async def test_33_a_second_overflow_before_new_input_fails_without_compacting_ag
     assert isinstance(last, AssistantMessage) and last.error_message == OVERFLOW
     assert faux.pending == 0
 
-    faux.append_responses([faux_message("", stop_reason="error", error_message=OVERFLOW), Summarizer()])
-    await session.prompt("new input allows one more recovery")
-    assert len(log.of("compaction_start")) == 2
+    # New input allows one more recovery (a prompt larger than keepRecentTokens, so the earlier
+    # one can be summarised: with nothing to summarise no compaction starts, as in pi 1.6).
+    faux.append_responses(
+        [
+            faux_message("", stop_reason="error", error_message=OVERFLOW),
+            Summarizer(),
+            Summarizer(),  # the new prompt opens a split turn, as in the first recovery
+            faux_message("done"),
+        ]
+    )
+    await session.prompt("n" * 1600)
+    assert len(log.of("compaction_start")) == 2 and len(compactions(session)) == 2
+    assert log.of("compaction_end")[-1].will_retry
+    assert faux.pending == 0 and session.messages[-1].text() == "done"  # type: ignore[union-attr]
+
+
+async def test_33b_an_overflow_with_nothing_to_summarise_starts_no_compaction_as_pi16(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    session = make_session()
+    faux.append_responses([faux_message("", stop_reason="error", error_message=OVERFLOW)])
+    log = EventLog()
+    session.subscribe(log)
+    await session.prompt("a first prompt, all of it kept")
+    assert log.of("compaction_start") == [] and log.of("compaction_end") == []
+    assert compactions(session) == [] and faux.pending == 0
 
 
 async def test_53_disabled_compaction_runs_neither_on_threshold_nor_on_overflow(
@@ -590,3 +618,52 @@ def test_compaction_events_in_json() -> None:
         "willRetry": False,
         "errorMessage": "Auto-compaction failed: x",
     }
+
+
+async def test_33c_a_cut_reply_leaves_the_context_with_the_results_of_its_tool_call(
+    make_session: SessionFactory, faux: FauxProvider, tmp_path: Any
+) -> None:
+    """pi 1.6's #11227: a reply cut off below the output limit whose tool call got a result (here
+    a session resumed after it) leaves the context together with that result, else every later
+    request would carry a result without its call."""
+    from tau.ai.types import TextContent, ToolResultMessage, UserMessage
+    from tau.session.entries import ContextEditEntry
+    from tau.session.manager import SessionManager
+    from tau.testing.faux import faux_tool_call
+
+    first = make_session()
+    await prime(first, faux)
+    manager = SessionManager.open(first.session_file)  # type: ignore[arg-type]
+    call = faux_tool_call("bash", {"command": "echo one"})
+    manager.append_message(UserMessage("u" * 1600))
+    manager.append_message(faux_message([TextContent("Let me run"), call], stop_reason="length"))
+    manager.append_message(
+        ToolResultMessage(call.id, "bash", [TextContent("not run: cut off")], is_error=True)
+    )
+    session = make_session(session_manager=manager)
+    summarizer = Summarizer()
+    sent: list[Context] = []
+
+    def answer(context: Context, options: Any, state: Any, model: Model) -> AssistantMessage:
+        sent.append(context)
+        return faux_message("done")
+
+    faux.append_responses([summarizer, answer])
+    log = EventLog()
+    session.subscribe(log)
+    await session.prompt("go on")
+
+    branch = session.session_manager.get_branch()
+    edits = [e for e in branch if isinstance(e, ContextEditEntry)]
+    targets = [session.session_manager.get_entry(e.target_id) for e in edits]
+    assert [type(t.message).__name__ for t in targets if isinstance(t, MessageEntry)] == [
+        "AssistantMessage",
+        "ToolResultMessage",
+    ]
+    assert all(e.replacement is None for e in edits)
+    [begin] = log.of("compaction_start")
+    assert begin == CompactionStart("overflow")
+    [request] = sent
+    text = repr(request.messages)
+    assert call.id not in text and "not run: cut off" not in text
+    assert faux.pending == 0

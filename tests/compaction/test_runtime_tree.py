@@ -63,12 +63,15 @@ async def test_a_branch_summary_is_hung_under_the_new_position(
         return faux_message("## Goal\nread the config")
 
     faux.append_responses([summarise])
+    left = session.session_manager.get_leaf_id()
     result = await session.navigate_tree(
         second_user, summarize=True, custom_instructions="config", label="tried"
     )
     entry = result.summary_entry
     assert isinstance(entry, BranchSummaryEntry)
-    assert entry.parent_id == first_reply and entry.from_id == first_reply
+    # fromId names the leaf left behind, as pi 1.6 writes it; fromHook says no extension wrote it.
+    assert entry.parent_id == first_reply and entry.from_id == left and left != first_reply
+    assert entry.from_hook is False
     assert entry.summary.startswith(BRANCH_SUMMARY_PREAMBLE + "\n\n## Goal\nread the config")
     assert entry.details == {"readFiles": [], "modifiedFiles": []}
     assert session.session_manager.get_label(entry.id) == "tried"

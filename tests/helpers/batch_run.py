@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, ScriptedToolCall, Turn
+from tau.testing.fake_llm import FakeLLMServer, RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn
 
 STEPS_MARK = "STEPS:"
 TASK_MARK = "TASK:"
+MAX_TOKENS = 4096
+"""The fake models' output limit."""
 
 
 def steps_prompt(*steps: list[Any]) -> str:
@@ -72,8 +74,8 @@ class Responder:
         if step[0] == "tasks":  # sub-agents (the task tool), one per prompt, in one reply
             calls = [ScriptedToolCall("task", {"prompt": prompt}) for prompt in step[1]]
             return Turn(tool_calls=calls)
-        if step[0] == "cut":  # a reply that stops at the output-token limit
-            return Turn(text=step[1], stop_reason="length")
+        if step[0] == "cut":  # a reply that used the whole output-token limit (not retried, as pi 1.6)
+            return Turn(text=step[1], stop_reason="length", usage=ScriptedUsage(output=MAX_TOKENS))
         return Turn(text=step[1])
 
 
@@ -143,12 +145,12 @@ def batch_run(tmp_path: Path) -> Iterator[BatchRun]:
                     "api": "openai-completions",
                     "apiKey": "local-key",
                     "models": [
-                        {"id": "fake-model", "contextWindow": 100000, "maxTokens": 4096},
+                        {"id": "fake-model", "contextWindow": 100000, "maxTokens": MAX_TOKENS},
                         # 10 tokens in and 5 out per reply: $0.015 a reply.
                         {
                             "id": "pricey",
                             "contextWindow": 100000,
-                            "maxTokens": 4096,
+                            "maxTokens": MAX_TOKENS,
                             "cost": {"input": 1000, "output": 1000, "cacheRead": 0, "cacheWrite": 0},
                         },
                     ],

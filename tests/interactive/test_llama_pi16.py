@@ -99,7 +99,10 @@ def _load_then_unload(terminal: Terminal, url: str) -> list[list[str]]:
         for key in keys:
             terminal.send(key)
             time.sleep(0.2)  # the dialog has the key before the next one
-        terminal.wait_for(lambda: len(_block(terminal, first, count)) == count, where="display")
+        # Every line drawn: a dialog's title can be on screen a frame before the line under it.
+        terminal.wait_for(
+            lambda: len(block := _block(terminal, first, count)) == count and all(block), where="display"
+        )
         seen.append(_block(terminal, first, count))
 
     terminal.type("/llama")

@@ -31,6 +31,8 @@ def test_model_picks_the_virtual_model_and_the_footer_shows_the_routed_one(
         {"id": "fake-small", "contextWindow": 100000, "maxTokens": 4096}
     )
     path.write_text(json.dumps(models))
+    # The switch takes the saved default level (without one it keeps the current, off, as pi 1.6).
+    (tau.agent_dir / "settings.json").write_text(json.dumps({"defaultThinkingLevel": "medium"}))
     tau.server.add(Turn(text="Routed reply."))
     terminal = start_tui("-e", str(ROUTER), "--router-small", "local/fake-small")
     terminal.type("/model router auto")

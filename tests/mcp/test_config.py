@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tau.config.mcp_servers import (
     ServerConfig,
     add_server,
@@ -101,7 +103,9 @@ def test_tool_exposure_prefers_an_exact_name_then_the_first_matching_pattern() -
 
 def test_values_expand_environment_variables_and_commands() -> None:
     assert expand_value("Bearer ${TOKEN}", {"TOKEN": "abc"}) == "Bearer abc"
-    assert expand_value("${MISSING}x", {}) == "x"
+    with pytest.raises(ValueError, match="MISSING"):
+        expand_value("${MISSING}x", {})
+    assert expand_value("$TOKEN-$$-$!", {"TOKEN": "abc"}) == "abc-$-!"
     assert expand_value("!echo from-a-command") == "from-a-command"
 
 

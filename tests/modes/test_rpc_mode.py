@@ -139,7 +139,7 @@ async def test_a_prompt_while_streaming_needs_a_streaming_behavior(
     tau.server.add(stalled("slow reply", 1.0), Turn(text="after the steer"))
     await client.call("prompt", message="start")
     await client.wait_for("message_start")
-    with pytest.raises(RpcError, match="already working"):
+    with pytest.raises(RpcError, match="Agent is already processing"):
         await client.call("prompt", message="again")
     await client.call("prompt", message="change course", streamingBehavior="steer")
     events = await client.wait_for("agent_end")
@@ -266,13 +266,18 @@ async def test_get_commands_lists_extension_commands_first(tau: TauCommand) -> N
         "source": "extension",
         "sourceInfo": {"path": str(extension), "source": "cli", "scope": "temporary", "origin": "top-level"},
     }
-    # pi 1.6 lists its built-in mcp command with the extension commands, before the templates.
-    assert [(c["name"], c["source"]) for c in rest] == [("mcp", "extension"), ("review", "prompt")]
-    assert rest[1]["sourceInfo"] == {
+    # pi 1.6 lists its built-in llama and mcp commands with the extension commands, before the templates.
+    assert [(c["name"], c["source"]) for c in rest] == [
+        ("llama", "extension"),
+        ("mcp", "extension"),
+        ("review", "prompt"),
+    ]
+    assert rest[2]["sourceInfo"] == {
         "path": str(prompts / "review.md"),
         "source": "auto",
         "scope": "project",
         "origin": "top-level",
+        "baseDir": str(tau.work / ".tau"),
     }
 
 
@@ -292,6 +297,7 @@ async def test_get_commands_places_a_pi_folders_extension_and_template_in_the_pr
             "source": "auto",
             "scope": "project",
             "origin": "top-level",
+            "baseDir": str(pi),  # pi 1.6 names the folder a discovered resource was found in
         }
 
 
@@ -335,7 +341,8 @@ async def test_fork_returns_the_text_and_switches_file_and_clone_keeps_messages(
     data = await client.call("fork", entryId=forks[1]["entryId"])
     assert data == {"text": "second question", "cancelled": False}
     forked = await client.call("get_state")
-    assert forked["sessionFile"] != before["sessionFile"] and forked["messageCount"] == 2
+    # The recorded system message, the first question and its answer, as pi 1.6 counts them.
+    assert forked["sessionFile"] != before["sessionFile"] and forked["messageCount"] == 3
 
     assert await client.call("clone") == {"cancelled": False}
     cloned = await client.call("get_state")

@@ -122,7 +122,10 @@ async def test_the_retry_after_an_overflow_compaction_is_routed_as_a_retry(tau: 
     tau.server.add(
         Turn(text="setup done"),
         Turn(fault=Fault("status", status=400, body=too_long)),
+        # Only the refused attempt follows the prompt: the cut lands on it and the turn is split,
+        # as in pi 1.6, so the history and the turn's opening are summarised in two calls.
         Turn(text="## Goal\ncompacted"),
+        Turn(text="## Goal\nthe real work"),
         Turn(text="recovered"),
     )
     routed = ["-e", str(extension), "--model", "router/recorder"]
@@ -133,6 +136,7 @@ async def test_the_retry_after_an_overflow_compaction_is_routed_as_a_retry(tau: 
     assert [r.body["model"] for r in tau.server.requests] == [
         "fake-model",
         "fake-model",
+        "fake-small",
         "fake-small",
         "fake-model",
     ]

@@ -24,7 +24,9 @@ async def test_set_model_records_the_change_and_saves_the_default(
 ) -> None:
     session = make_session()
     thinker = faux_model(services, "faux-think")
-    await session.set_model(thinker)
+    await session.set_model(
+        thinker, persist=True
+    )  # the terminal UI's choice; the SDK's default saves nothing
     assert session.model is thinker
     assert [(e.provider, e.model_id) for e in _entries(session, "model_change")] == [
         ("faux", "faux-1"),
@@ -95,7 +97,24 @@ async def test_thinking_levels_clamp_to_what_the_model_supports(
     assert session.thinking_level == "xhigh"
     await session.abort()
     assert [e.level for e in log.of("thinking_level_changed")] == ["high", "low", "xhigh"]
-    assert services.settings_manager.default_thinking_level == "xhigh"
+    assert services.settings_manager.default_thinking_level is None  # as pi's SDK: the session's only
+    session.set_thinking_level("high", persist=True)
+    assert services.settings_manager.default_thinking_level == "high"
+
+
+async def test_the_sdk_changes_the_session_only_unless_asked_to_persist(
+    make_session: SessionFactory, services: AgentSessionServices
+) -> None:
+    session = make_session()
+    await session.set_model(faux_model(services, "faux-think"))
+    await session.cycle_model()
+    session.cycle_thinking_level()
+    settings = services.settings_manager
+    assert (settings.default_provider, settings.default_model, settings.default_thinking_level) == (
+        None,
+        None,
+        None,
+    )
 
 
 async def test_cycling_thinking_levels(make_session: SessionFactory, services: AgentSessionServices) -> None:

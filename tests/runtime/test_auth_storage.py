@@ -142,7 +142,7 @@ def test_stored_keys_and_fallbacks_resolve_commands_and_variable_names(
     monkeypatch.setenv("MY_SECRET_VAR", "secret-from-var")
     storage = AuthStorage(auth_file)
     storage.set_api_key("a", "!echo k")
-    storage.set_api_key("b", "MY_SECRET_VAR")
+    storage.set_api_key("b", "$MY_SECRET_VAR")
     storage.set_api_key("c", "literal-key")
 
     assert storage.get_api_key("a") == "k"

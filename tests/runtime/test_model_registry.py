@@ -358,7 +358,8 @@ def test_models_json_api_key_resolves_commands_and_variable_names(
         {
             "providers": {
                 "by-command": {**OLLAMA, "apiKey": "!echo from-command"},
-                "by-variable": {**OLLAMA, "apiKey": "LOCAL_KEY"},
+                "by-variable": {**OLLAMA, "apiKey": "$LOCAL_KEY"},
+                "bare-name": {**OLLAMA, "apiKey": "LOCAL_KEY"},  # literal, as pi 1.6
                 "literal": {**OLLAMA, "apiKey": "sk-literal"},
             }
         },
@@ -367,6 +368,7 @@ def test_models_json_api_key_resolves_commands_and_variable_names(
 
     assert registry.get_api_key_for_provider("by-command") == "from-command"
     assert registry.get_api_key_for_provider("by-variable") == "from-variable"
+    assert registry.get_api_key_for_provider("bare-name") == "LOCAL_KEY"
     assert registry.get_api_key_for_provider("literal") == "sk-literal"
 
 
@@ -400,7 +402,7 @@ def test_request_auth_resolves_headers_and_adds_bearer_when_asked(
                     **OLLAMA,
                     "apiKey": "!echo sk-proxy",
                     "authHeader": True,
-                    "headers": {"x-portkey-api-key": "PORTKEY_KEY", "x-static": "plain"},
+                    "headers": {"x-portkey-api-key": "${PORTKEY_KEY}", "x-static": "plain"},
                     "models": [
                         {"id": "m", "headers": {"x-secret": "!echo s3cret", "x-static": "model-level"}}
                     ],
@@ -443,8 +445,12 @@ def test_a_failing_header_or_key_command_is_an_error_for_that_request(agent: Pat
     header_auth = registry.get_api_key_and_headers(bad_header)
     key_auth = registry.get_api_key_and_headers(bad_key)
 
-    assert header_auth.error == 'header "x-token" of model bad-header/llama3.1:8b resolved to nothing'
-    assert key_auth.error == 'models.json "apiKey" of provider "bad-key" resolved to nothing'
+    assert header_auth.error == (
+        'header "x-token" of model bad-header/llama3.1:8b resolved to nothing: the command `exit 1` failed or printed nothing'
+    )
+    assert key_auth.error == (
+        'models.json "apiKey" of provider "bad-key" resolved to nothing: the command `exit 1` failed or printed nothing'
+    )
     assert registry.has_configured_auth("bad-key")
 
 
@@ -586,7 +592,7 @@ def test_get_provider_and_its_auth_without_a_model(agent: Path, monkeypatch: pyt
                     **OLLAMA,
                     "apiKey": "!echo sk-proxy",
                     "authHeader": True,
-                    "headers": {"x-portkey-api-key": "PORTKEY_KEY"},
+                    "headers": {"x-portkey-api-key": "${PORTKEY_KEY}"},
                     "models": [{"id": "m", "headers": {"x-model": "only-for-m"}}, {"id": "n"}],
                 },
                 "broken": {**OLLAMA, "apiKey": "!exit 1"},
@@ -613,6 +619,6 @@ def test_get_provider_and_its_auth_without_a_model(agent: Path, monkeypatch: pyt
     assert auth.base_url == "http://localhost:11434/v1"
     assert registry.get_provider_auth("nobody") is None
     broken = registry.get_provider_auth("broken")
-    assert (
-        broken is not None and broken.error == 'models.json "apiKey" of provider "broken" resolved to nothing'
+    assert broken is not None and broken.error.startswith(
+        'models.json "apiKey" of provider "broken" resolved to nothing: '
     )

@@ -96,7 +96,7 @@ def test_user_settings_prompts_expand_a_leading_tilde(tau: TauCommand) -> None:
     tau.server.add(Turn(text="ok"))
     result = tau.run(*MODEL, "-p", "/fix parser")
     assert result.returncode == 0, result.stderr
-    assert last_user_text(tau) == "Fix parser carefully."
+    assert last_user_text(tau) == "Fix parser carefully.\n"  # no frontmatter: used as written (pi 1.6)
 
 
 def test_user_settings_skills_load_relative_to_the_agent_dir(tau: TauCommand) -> None:
@@ -111,7 +111,7 @@ def test_project_settings_prompt_folders_load_before_the_users_templates(tau: Ta
     settings(tau.work / ".tau" / "settings.json", prompts=["../prompts-here"])
     services = services_for(tau)
     [plan] = services.resource_loader.prompt_templates
-    assert plan.content == "The project's plan."
+    assert plan.content == "The project's plan.\n"
     assert [d.type for d in services.resource_loader.diagnostics] == ["collision"]
 
 

@@ -18,7 +18,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.runtime.events import AutoRetryEnd, AutoRetryStart, session_event_to_json
 from tau.runtime.retry import apply_provider_retry_settings, is_retryable_error
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
-from tau.session.entries import MessageEntry
+from tau.session.entries import ContextEditEntry, MessageEntry
 from tau.testing.faux import FauxProvider, faux_message, faux_tool_call
 
 from .conftest import Gate, SessionFactory, file_lines, register_faux_models, user_texts
@@ -153,6 +153,7 @@ async def test_retry_events_come_in_pi_order(make_session: SessionFactory, faux:
         "turn_end",
         "agent_end",
         "auto_retry_start",
+        "entry_appended",  # the failed reply's context_edit (pi 1.6)
         "agent_start",
         "turn_start",
         "message_end",
@@ -161,6 +162,27 @@ async def test_retry_events_come_in_pi_order(make_session: SessionFactory, faux:
         "agent_end",
         "agent_settled",  # once, after the whole chain (pi 1.x)
     ]
+
+
+async def test_the_file_leaves_the_failed_reply_out_of_the_context_as_pi16s_does(
+    make_session: SessionFactory, faux: FauxProvider
+) -> None:
+    faux.set_responses([failure("503 Service Unavailable"), faux_message("ok")])
+    session = make_session()
+    await session.prompt("hello")
+    entries = session.session_manager.get_entries()
+    [failed] = [
+        e
+        for e in entries
+        if isinstance(e, MessageEntry)
+        and isinstance(e.message, AssistantMessage)
+        and e.message.stop_reason == "error"
+    ]
+    [edit] = [e for e in entries if isinstance(e, ContextEditEntry)]
+    assert (edit.target_id, edit.replacement, edit.parent_id) == (failed.id, None, failed.id)
+    # A session resumed from the file sends the conversation without it.
+    context = session.session_manager.build_session_context()
+    assert [m.stop_reason for m in context.messages if isinstance(m, AssistantMessage)] == ["stop"]
 
 
 async def test_delays_double_and_are_capped_by_the_retry_delay_cap(

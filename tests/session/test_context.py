@@ -138,12 +138,12 @@ def test_custom_label_and_info_entries_emit_nothing_but_custom_messages_do(
 
 def test_branch_summaries_appear_only_when_not_empty(manager: SessionManager, msg: Any) -> None:  # 13.26
     user = manager.append_message(msg.user("u1"))
-    manager.branch_with_summary(user, "")
+    empty = manager.branch_with_summary(user, "")
     assert texts(manager) == ["u1"]
     manager.branch_with_summary(user, "explored X")
     assert texts(manager) == ["u1", "<branchSummary:explored X>"]
     summary = manager.build_session_context().messages[1]
-    assert isinstance(summary, BranchSummaryMessage) and summary.from_id == user
+    assert isinstance(summary, BranchSummaryMessage) and summary.from_id == empty  # the leaf left
 
 
 def test_sibling_branches_are_invisible(manager: SessionManager, msg: Any) -> None:  # 13.27

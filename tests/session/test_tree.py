@@ -82,11 +82,16 @@ def test_branch_with_summary_hangs_under_the_target_or_becomes_a_root(
     manager: SessionManager, msg: Any
 ) -> None:  # 13.32
     user = manager.append_message(msg.user("a"))
-    manager.append_message(msg.assistant("b"))
+    reply = manager.append_message(msg.assistant("b"))
+    # fromId is the leaf left behind (pi 1.6), "root" when there was none.
     under = manager.get_entry(manager.branch_with_summary(user, "s1"))
-    assert isinstance(under, BranchSummaryEntry) and (under.parent_id, under.from_id) == (user, user)
+    assert isinstance(under, BranchSummaryEntry) and (under.parent_id, under.from_id) == (user, reply)
     root = manager.get_entry(manager.branch_with_summary(None, "s2", {"readFiles": []}, True))
-    assert isinstance(root, BranchSummaryEntry) and (root.parent_id, root.from_id) == (None, "root")
+    assert isinstance(root, BranchSummaryEntry) and (root.parent_id, root.from_id) == (None, under.id)
+    manager.reset_leaf()
+    from_nothing = manager.get_entry(manager.branch_with_summary(user, "s3"))
+    assert isinstance(from_nothing, BranchSummaryEntry) and from_nothing.from_id == "root"
+    manager.branch(root.id)
     assert root.to_json()["details"] == {"readFiles": []} and root.to_json()["fromHook"] is True
     assert manager.get_leaf_id() == root.id
 

@@ -57,9 +57,30 @@ async def test_a_command_without_output_says_so(
 
 
 async def test_a_non_zero_exit_is_an_error_with_the_code_and_the_output(tmp_path: Path, run: Any) -> None:
-    with pytest.raises(ToolError, match="code 1") as caught:
-        await run(create_bash_tool(str(tmp_path)), {"command": "echo before failing; exit 1"})
-    assert "before failing" in str(caught.value)
+    # As pi 1.6: a failed result (not an exception) that keeps the structured output.
+    result = await run(create_bash_tool(str(tmp_path)), {"command": "echo before failing; exit 1"})
+    assert result.is_error is True
+    assert result.content[0].text == "before failing\n\n\nCommand exited with code 1"
+    structured = result.structured_content
+    assert (structured["output"], structured["truncated"], structured["exit_code"]) == (
+        "before failing\n",
+        False,
+        1,
+    )
+    assert "full_output_path" not in structured and isinstance(structured["wall_time_seconds"], float)
+
+
+async def test_the_structured_output_holds_the_whole_output_up_to_a_mebibyte(
+    tmp_path: Path, run: Any
+) -> None:
+    long = await run(create_bash_tool(str(tmp_path)), {"command": "seq 1 100000"})
+    assert long.structured_content["output"] == "".join(f"{i}\n" for i in range(1, 100001))
+    assert long.structured_content["truncated"] is False and "full_output_path" not in long.structured_content
+    huge = await run(create_bash_tool(str(tmp_path)), {"command": "head -c 3000000 /dev/zero | tr '\\0' x"})
+    output = huge.structured_content["output"]
+    assert huge.structured_content["truncated"] is True
+    assert output == "x" * 524288 + "\n\n[... 1951424 bytes omitted ...]\n\n" + "x" * 524288
+    assert huge.structured_content["full_output_path"] == huge.details["fullOutputPath"]
 
 
 async def test_the_command_runs_in_the_tools_cwd(
@@ -121,12 +142,12 @@ async def test_seq_3000_keeps_the_last_2000_lines_and_spills_everything(
     result = await run(create_bash_tool(str(tmp_path), spill=spill), {"command": "seq 3000"})
     text = text_of(result)
     body, note = text.rsplit("\n\n", 1)
-    assert body.split("\n")[0] == "1002" and body.endswith("3000\n")
-    assert "1002-3001 of 3001" in note
+    assert body.split("\n")[0] == "1001" and body.endswith("\n3000")  # as pi 1.6 counts lines
+    assert "1001-3000 of 3000" in note
     path = result.details["fullOutputPath"]
     assert path in note and os.path.dirname(path) == spill.path
     assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 3001))
-    assert result.details["truncation"]["totalLines"] == 3001
+    assert result.details["truncation"]["totalLines"] == 3000
 
 
 async def test_a_200kb_single_line_shows_its_end_and_spills_the_whole_line(

@@ -46,8 +46,8 @@ def test_output_over_the_budget_is_spilled_completely_including_what_came_before
     snap = acc.snapshot()
     assert snap.full_output_path is not None
     assert Path(snap.full_output_path).read_bytes() == b"".join(chunks)
-    assert snap.text.split("\n")[0] == "line 41"
-    assert snap.truncation.total_lines == 51 and snap.truncation.output_lines == 10
+    assert snap.text.split("\n")[0] == "line 40" and snap.text.endswith("line 49")  # as pi 1.6 counts
+    assert snap.truncation.total_lines == 50 and snap.truncation.output_lines == 10
 
 
 def test_memory_holds_only_a_bounded_tail_however_much_is_fed(spill: SpillDirectory) -> None:
@@ -57,8 +57,8 @@ def test_memory_holds_only_a_bounded_tail_however_much_is_fed(spill: SpillDirect
         assert acc._tail_chars <= 8 * 1000 + 90  # two tail caps plus one chunk
     acc.finish()
     snap = acc.snapshot()
-    assert snap.text.endswith("00019999\n")
-    assert snap.truncation.total_lines == 200_001
+    assert snap.text.endswith("00019999")
+    assert snap.truncation.total_lines == 200_000
     assert snap.truncation.output_bytes <= 1000
     assert Path(snap.full_output_path or "").stat().st_size == 20_000 * 90
 

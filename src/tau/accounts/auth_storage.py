@@ -44,6 +44,7 @@ from tau.ai.env_keys import AUTHENTICATED, find_env_keys, get_env_api_key, key_p
 from tau.ai.redaction import register_secret
 from tau.ai.types import JsonObject
 from tau.config.config_errors import ConfigError, read_json_file
+from tau.config.config_values import interpolate, missing_variables, variable_names
 from tau.config.paths import (
     STORE_STALE_S,
     LockTimeoutError,
@@ -62,6 +63,7 @@ __all__ = [
     "OAuthRefreshError",
     "clear_config_value_cache",
     "resolve_config_value",
+    "unresolved_reason",
 ]
 
 AuthSource: TypeAlias = Literal["runtime", "api_key", "oauth", "env", "fallback"]
@@ -84,14 +86,27 @@ class OAuthRefreshError(TauError, ValueError):
 
 
 def resolve_config_value(value: str) -> str | None:
-    """A configured secret as used, trimmed: ``!cmd`` output, else the env variable so named, else the literal.
+    """A configured secret as used, trimmed: ``!cmd`` output, else the value with its ``$NAME`` /
+    ``${NAME}`` variables filled in (``tau.config.config_values``; a bare name is literal, as pi 1.6).
 
-    ``None`` when a command fails, times out or prints nothing, or the value is blank.
+    ``None`` when a command fails, times out or prints nothing, a variable it names is unset, or
+    the value is blank.
     """
     value = value.strip()
     if value.startswith("!"):
         return _run_command(value[1:])
-    return (os.environ.get(value) or "").strip() or value or None
+    return (interpolate(value) or "").strip() or None
+
+
+def unresolved_reason(value: str) -> str:
+    """Why config value ``value`` resolved to nothing, for an error line."""
+    value = value.strip()
+    if value.startswith("!"):
+        return f"the command `{value[1:].strip()}` failed or printed nothing"
+    missing = missing_variables(value)
+    if missing:
+        return f"environment variable{'s' if len(missing) > 1 else ''} {', '.join(missing)} not set"
+    return "it is blank"
 
 
 def _describe_config_value(value: str, where: str) -> str:
@@ -99,8 +114,9 @@ def _describe_config_value(value: str, where: str) -> str:
     value = value.strip()
     if value.startswith("!"):
         return f"the command in {where}"
-    if (os.environ.get(value) or "").strip():
-        return f"${value} (named in {where})"
+    names = variable_names(value)
+    if names:
+        return f"{', '.join('$' + name for name in names)} (named in {where})"
     return where
 
 

@@ -27,6 +27,7 @@ from tau.accounts.auth_storage import (
     InvalidApiKeyError,
     OAuthRefreshError,
     resolve_config_value,
+    unresolved_reason,
 )
 from tau.accounts.models_config import (
     ModelsConfig,
@@ -840,7 +841,12 @@ class ModelRegistry:
         if api_key is None:
             status = self.get_auth_status(provider)
             if status.source == "fallback":
-                return RequestAuth(error=f'models.json "apiKey" of provider "{provider}" resolved to nothing')
+                configured = self._providers.get(provider)
+                why = unresolved_reason(configured.api_key or "") if configured is not None else ""
+                return RequestAuth(
+                    error=f'models.json "apiKey" of provider "{provider}" resolved to nothing'
+                    + (f": {why}" if why else "")
+                )
             if status.source == "api_key":
                 return RequestAuth(error=f'auth.json key of provider "{provider}" resolved to nothing')
         credential_env = self._auth.get_credential_env(provider)
@@ -858,7 +864,8 @@ class ModelRegistry:
             if value is None:
                 model_id = model.id if model is not None else ""
                 return RequestAuth(
-                    error=f'header "{name}" of model {provider}/{model_id} resolved to nothing'
+                    error=f'header "{name}" of model {provider}/{model_id} resolved to nothing: '
+                    + unresolved_reason(template)
                 )
             if value != template.strip():  # from a command or a variable: a secret, most likely
                 register_secret(value)
@@ -882,7 +889,7 @@ class ModelRegistry:
             and config.oauth == "radius"
             and os.environ.get("RADIUS_API_KEY", "").strip()
         ):
-            return "RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
+            return "$RADIUS_API_KEY"  # pi's gateways all take the Radius key variable
         return config.api_key
 
 

@@ -114,6 +114,10 @@ def tool_result_to_json(result: AgentToolResult) -> JsonObject:
         out["usage"] = result.usage.to_json()
     if result.terminate:
         out["terminate"] = True
+    if result.structured_content is not None:
+        out["structuredContent"] = result.structured_content
+    if result.is_error:
+        out["isError"] = True
     return out
 
 

@@ -32,6 +32,13 @@ class AgentToolResult(Struct):
     terminate: bool = False
     usage: Usage | None = None
     """What the models the tool called cost (pi's ``usage``); the session counts it."""
+    structured_content: Any = None
+    """The result as a value for programs (pi's ``structuredContent``: ``read`` the file's text,
+    ``bash`` ``{output, truncated, full_output_path?, exit_code, wall_time_seconds}``); not sent to
+    the model, shown in ``tool_execution_end``."""
+    is_error: bool = False
+    """A result that reports a failure without raising (pi's ``isError``: ``bash`` with a non-zero
+    exit code): the call counts as failed, the result keeps its other fields."""
 
 
 ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]

@@ -136,7 +136,7 @@ class _ToolRun:
         try:
             async with asyncio.timeout(timeout) as deadline:
                 result = await prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
-            outcome = _ToolOutcome(call, result, is_error=False)
+            outcome = _ToolOutcome(call, result, is_error=result.is_error)
         except TimeoutError as exc:
             text = (
                 f"Tool {call.name} timed out after {timeout:g} s"

@@ -76,17 +76,32 @@ def _usage_tokens(usage: Usage) -> int:
     return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
 
 
-def estimate_input_tokens(context: Context) -> int:
-    """The tokens the request's input is expected to take."""
-    messages = context.messages
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
+def _last_usage_index(messages: list[Message]) -> int | None:
+    """The last reply whose reported usage still describes the input before it: none of the
+    messages before it is newer than it (a compaction summary put in front of a kept reply is, so
+    that reply's usage counted the history the summary replaced), as pi 1.6 decides."""
+    found = None
+    newest = -math.inf
+    for index, message in enumerate(messages):
         if (
             isinstance(message, AssistantMessage)
+            and message.timestamp >= newest
             and message.stop_reason not in ("aborted", "error")
             and _usage_tokens(message.usage) > 0
         ):
-            return _usage_tokens(message.usage) + sum(_message_tokens(m) for m in messages[index + 1 :])
+            found = index
+        newest = max(newest, message.timestamp)
+    return found
+
+
+def estimate_input_tokens(context: Context) -> int:
+    """The tokens the request's input is expected to take."""
+    messages = context.messages
+    index = _last_usage_index(messages)
+    if index is not None:
+        reply = messages[index]
+        assert isinstance(reply, AssistantMessage)
+        return _usage_tokens(reply.usage) + sum(_message_tokens(m) for m in messages[index + 1 :])
     leading = _leading_tokens(context.system_prompt, context.tools)
     return leading + sum(_message_tokens(m) for m in messages)
 

@@ -67,6 +67,17 @@ def is_overflow_error_text(error_message: str) -> bool:
     return any(p.search(error_message) for p in _compiled(_OVERFLOW_TEXTS))
 
 
+def is_recoverable_length(message: AssistantMessage, desired_max_output: int) -> bool:
+    """Whether ``message`` was cut off by a ``length`` stop below ``desired_max_output`` (the
+    model's own output limit, before any clamping to the context): context pressure or the
+    provider cut it, so one compact-and-retry may help. A reply that used the whole limit is not."""
+    return (
+        message.stop_reason == "length"
+        and desired_max_output > 0
+        and message.usage.output < desired_max_output
+    )
+
+
 def is_context_overflow(message: AssistantMessage, context_window: int | None = None) -> bool:
     """Whether ``message`` shows the prompt did not fit: an overflow error, or silent overflow/truncation."""
     error = message.error_message

@@ -38,9 +38,11 @@ from typing import Literal, NamedTuple, TypeAlias
 
 import msgspec
 
+from tau.ai.strict_tools import takes_strict_tools
 from tau.ai.types import (
     AssistantMessage,
     Context,
+    JsonSchemaSampling,
     Message,
     Model,
     PromptUpdate,
@@ -133,7 +135,7 @@ def for_model(model: Model, context: Context) -> Context:
 def with_notices(model: Model, context: Context) -> Context | None:
     """The anchored prompt, a tool list that only grows, and one user-role notice per change where
     it happened; ``None`` when a change cannot be said that way (a tool with constrained sampling
-    redefined under its name: the model is held to the declaration it was sent)."""
+    redefined under its name: the model is held to the declaration it was sent, see ``_holds``)."""
     anchor = context.anchor
     assert anchor is not None
     declared: dict[str, Tool] = {tool.name: tool for tool in anchor.tools}
@@ -147,9 +149,7 @@ def with_notices(model: Model, context: Context) -> Context | None:
             if known is None:
                 declared[tool.name] = tool
                 tools.append(tool)
-            elif (known.constrained_sampling or tool.constrained_sampling) and not same_declaration(
-                known, tool
-            ):
+            elif _must_redeclare(model, known, tool):
                 return None
             elif not same_declaration(told[tool.name], tool):
                 redefined.append(tool)
@@ -157,6 +157,26 @@ def with_notices(model: Model, context: Context) -> Context | None:
         notices.append((update.at, notice_text(update, redefined)))
     messages = _insert_notices(context.messages, notices, into_tool_results=model.api in _STRICT_TURNS)
     return Context(messages=messages, system_prompt=anchor.system_prompt, tools=tools or None)
+
+
+def _must_redeclare(model: Model, known: Tool, tool: Tool) -> bool:
+    """Whether ``known``, redefined as ``tool``, can only be told by sending the tools again: one of
+    them asks for constrained sampling, and either it binds this model or the tool's description
+    changes (another program's tool of that name, as when tau continues a pi session); a tool that
+    only gains or loses parameters where nothing binds the model (the sandbox's ``escalate``) can
+    be told by a notice."""
+    if not (known.constrained_sampling or tool.constrained_sampling) or same_declaration(known, tool):
+        return False
+    return _holds(model, known) or _holds(model, tool) or known.description != tool.description
+
+
+def _holds(model: Model, tool: Tool) -> bool:
+    """Whether ``model`` is held to ``tool``'s declared schema: it asks for constrained sampling, and
+    a ``prefer`` JSON-schema tool only on a model that takes strict tools (elsewhere it goes plain)."""
+    config = tool.constrained_sampling
+    if isinstance(config, JsonSchemaSampling) and config.strict == "prefer":
+        return takes_strict_tools(model)
+    return config is not None
 
 
 def redefinition_text(tools: Sequence[Tool]) -> str:

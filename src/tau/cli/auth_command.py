@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.accounts.oauth import OAUTH_PROVIDERS
 from tau.accounts.oauth.interaction import SelectOption
+from tau.accounts.provider_names import api_key_name, provider_name
 from tau.errors import TauError
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
 
     try:
         key = (
-            getpass.getpass(f"Enter the API key for {provider}: ")
+            getpass.getpass(f"Enter {api_key_name(provider)}: ")
             if sys.stdin.isatty()
             else sys.stdin.readline()
         )
@@ -228,7 +229,7 @@ def _save_api_key(storage: AuthStorage, provider: str) -> int:
         settings[setting.variable] = value.strip()
     if settings:
         credential["env"] = settings
-    return _saved(storage, provider, credential, f"Saved API key for {provider}")
+    return _saved(storage, provider, credential, f"Saved API key for {provider_name(provider)}")
 
 
 def _vertex_login(storage: AuthStorage) -> int:
@@ -272,7 +273,9 @@ def _refresh_listed_models(registry: ModelRegistry, provider: str) -> None:
 
     reason = refresh_account_models(registry, [provider]).get(provider)
     if reason is not None:
-        print(f"The {provider} model list could not be refreshed ({reason}); tau update --models retries")
+        print(
+            f"The {provider_name(provider)} model list could not be refreshed ({reason}); tau update --models retries"
+        )
 
 
 def _saved(storage: AuthStorage, provider: str, credential: dict[str, object], done: str) -> int:
@@ -300,7 +303,7 @@ def _logout(args: list[str]) -> int:
         raise _AuthUsageError(
             f"Usage: tau auth logout <provider>; stored credentials: {', '.join(stored) or 'none'}"
         )
-    name = OAUTH_PROVIDERS[provider][0] if provider in OAUTH_PROVIDERS else provider
+    name = provider_name(provider)
     credential = storage.get(provider)
     if credential is None:
         known = set(_registry(storage).get_providers()) | set(OAUTH_PROVIDERS)

@@ -50,3 +50,32 @@ def default_model_warning(services: AgentSessionServices) -> str | None:
             f"(see tau --list-models {provider}); a default model is chosen instead"
         )
     return None
+
+
+def bare_variable_warnings(services: AgentSessionServices) -> list[str]:
+    """Provider ``apiKey`` / header values that are a bare name of a set environment variable
+    (``OPENAI_API_KEY``): pi 1.6, and tau with it, send such a value as written, where older
+    versions read the variable, so a configuration written for them would send the name as the
+    key. One line each, saying what to write."""
+    import os
+    import re
+
+    bare = re.compile(r"[A-Z_][A-Z0-9_]*")
+    registry = services.model_registry
+    warnings: list[str] = []
+    for provider in registry.get_providers():
+        config = registry.provider_config(provider)
+        if config is None:
+            continue
+        values = [
+            ("apiKey", config.api_key),
+            *((f'header "{k}"', v) for k, v in (config.headers or {}).items()),
+        ]
+        for what, value in values:
+            name = (value or "").strip()
+            if bare.fullmatch(name) and os.environ.get(name):
+                warnings.append(
+                    f'provider "{provider}": {what} "{name}" is sent as written, not as the variable '
+                    f'{name}; write "${name}" to use the variable'
+                )
+    return warnings

@@ -89,9 +89,9 @@ def _too_large(path: str, size: str, limit: int, image: bool) -> FileArgumentErr
 def build_initial_message(
     messages: list[str], file_args: list[str], stdin_text: str | None, cwd: str
 ) -> InitialMessage:
-    """Join stdin, file text and the first message without a separator (as pi does)."""
+    """Join stdin (trimmed), file text and the first message without a separator (as pi does)."""
     file_text, images = read_file_arguments(file_args, cwd)
     remaining = list(messages)
     first = remaining.pop(0) if remaining else ""
-    text = (stdin_text or "") + file_text + first
+    text = (stdin_text or "").strip() + file_text + first
     return InitialMessage(text=text or None, images=images, remaining=remaining)

@@ -424,9 +424,9 @@ def _remove_unused_session_folder(session_dir: str, agent_dir: str) -> None:
 
 
 def _startup_warnings(args: Args, services: AgentSessionServices) -> list[str]:
-    from tau.cli.checks import default_model_warning, unknown_tools_warning
+    from tau.cli.checks import bare_variable_warnings, default_model_warning, unknown_tools_warning
 
-    warnings = []
+    warnings: list[str | None] = [*bare_variable_warnings(services)]
     if args.tools is not None:
         warnings.append(unknown_tools_warning("--tools", args.tools, services))
     if args.exclude_tools:
@@ -898,7 +898,7 @@ def _resolve_model(
         model = resolved.model
         thinking = resolved.thinking_level or thinking
     elif args.provider:
-        raise UsageError("--provider needs --model (e.g. --provider openai --model gpt-5)")
+        raise UsageError(f"--provider needs --model (e.g. --provider {args.provider} --model <pattern>)")
     if args.api_key:
         target = model
         if target is None:

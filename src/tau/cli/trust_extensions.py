@@ -26,8 +26,8 @@ __all__ = ["decide_trust_by_extensions"]
 class _StderrNotices(NoUI):
     """Where no screen exists: dialogs answer "no answer", notices go to stderr."""
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        print(message if level == "info" else f"{level}: {message}", file=sys.stderr)
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        print(message if level in (None, "info") else f"{level}: {message}", file=sys.stderr)
 
 
 async def decide_trust_by_extensions(

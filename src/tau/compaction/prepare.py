@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from msgspec import Struct
 
@@ -10,8 +10,13 @@ from tau.agent.messages import AgentMessage
 from tau.compaction.cut_point import find_cut_point
 from tau.compaction.file_ops import FileDetails, FileOperations
 from tau.compaction.settings import CompactionSettings
-from tau.compaction.tokens import estimate_context_tokens
-from tau.session.context import build_session_context, entry_message, project_context_edits
+from tau.compaction.tokens import estimate_projected_context_tokens
+from tau.session.context import (
+    build_session_context,
+    entry_message,
+    omitted_entry_ids,
+    project_context_edits,
+)
 from tau.session.entries import CompactionEntry, SessionEntry
 
 __all__ = ["CompactionPreparation", "nothing_to_compact_reason", "prepare_compaction"]
@@ -48,8 +53,14 @@ def prepare_compaction(
     """
     if not path or isinstance(path[-1], CompactionEntry):
         return None
-    tokens_before = estimate_context_tokens(build_session_context(path, path[-1].id).messages).tokens
-    path = project_context_edits(path)  # what the edits took out is neither summarised nor counted
+    # Measured as pi 1.6 does: the last reply's usage plus what follows, unless an edit or a
+    # compaction came after that reply (then every message is estimated, the system prompt too).
+    context = build_session_context(path, path[-1].id, system_messages=True).messages
+    tokens_before = estimate_projected_context_tokens(context, path).tokens
+    # What the edits took out is neither summarised nor counted; it stays in the list, as in pi
+    # 1.6's projection, so the cut may land on (and pull in) an omitted attempt as pi's does.
+    omitted = omitted_entry_ids(path)
+    path = project_context_edits(path, keep_omitted=True)
     previous_index = _last_compaction_index(path)
     previous = path[previous_index] if previous_index >= 0 else None
     assert previous is None or isinstance(previous, CompactionEntry)
@@ -59,14 +70,16 @@ def prepare_compaction(
         start = kept_from if kept_from is not None else previous_index + 1
     end = len(path)
 
-    cut = find_cut_point(path, start, end, settings.keep_recent_tokens)
+    cut = find_cut_point(path, start, end, settings.keep_recent_tokens, omitted)
     if cut.first_kept_entry_index >= end:
         return None
     first_kept = path[cut.first_kept_entry_index]
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = _messages(path[start:history_end])
+    to_summarize = _messages(path[start:history_end], omitted)
     turn_prefix = (
-        _messages(path[cut.turn_start_index : cut.first_kept_entry_index]) if cut.is_split_turn else []
+        _messages(path[cut.turn_start_index : cut.first_kept_entry_index], omitted)
+        if cut.is_split_turn
+        else []
     )
     if not to_summarize and not turn_prefix:
         return None
@@ -104,11 +117,13 @@ def _last_compaction_index(path: Sequence[SessionEntry]) -> int:
     return -1
 
 
-def _messages(entries: Sequence[SessionEntry]) -> list[AgentMessage]:
+def _messages(entries: Sequence[SessionEntry], omitted: Set[str]) -> list[AgentMessage]:
     """The messages the entries contribute; compactions contribute none (their summary travels as
-    ``previous_summary``)."""
+    ``previous_summary``), nor do the entries in ``omitted``."""
     out: list[AgentMessage] = []
     for entry in entries:
+        if entry.id in omitted:
+            continue
         message = entry_message(entry)
         if message is not None:
             out.append(message)

@@ -22,6 +22,8 @@ from typing import Any, Literal, TypeAlias
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from tau.config.config_values import interpolate, missing_variables
+
 __all__ = [
     "DEFAULT_EXPOSURE",
     "EXPOSURES",
@@ -51,7 +53,6 @@ DEFAULT_EXPOSURE: Exposure = "codemode"
 _ALIASES = {"codemode-deferred": "codemode"}
 _OVERRIDE_KEYS = ("enabled", "exposure", "toolExposure")
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_TIMEOUT_S = 60.0
 
 
@@ -317,8 +318,9 @@ def tool_exposure(server: ServerConfig, tool: str) -> Exposure:
 
 
 def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
-    """An ``env``/``headers`` value with ``${NAME}`` replaced from the environment (empty when unset);
-    a value starting with ``!`` is a shell command whose output (trimmed) is the value."""
+    """An ``env``/``headers`` value with ``$NAME``/``${NAME}`` filled in from the environment
+    (``config_values``, as pi 1.6; ``ValueError`` naming an unset one); a value starting with ``!``
+    is a shell command whose output (trimmed) is the value."""
     env = os.environ if environ is None else environ
     if value.startswith("!"):
         from tau import _process_groups as process_groups
@@ -328,7 +330,13 @@ def expand_value(value: str, environ: Mapping[str, str] | None = None) -> str:
             raise ValueError(f"command {value[1:]!r} failed with exit code {done.returncode}")
         output: str = done.stdout.strip()
         return output
-    return _ENV_REF.sub(lambda m: env.get(m.group(1), ""), value)
+    expanded = interpolate(value, env)
+    if expanded is None:
+        missing = missing_variables(value, env)
+        raise ValueError(
+            f"environment variable{'s' if len(missing) > 1 else ''} not set: {', '.join(missing)}"
+        )
+    return expanded
 
 
 # -- editing -----------------------------------------------------------------------------------

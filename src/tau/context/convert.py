@@ -32,7 +32,8 @@ BRANCH_SUMMARY_PREAMBLE = "Summary of a branch this conversation explored and th
 COMPACTION_SUMMARY_PREAMBLE = (
     "The earlier part of this conversation was compacted into the following summary:"
 )
-IMAGE_PLACEHOLDER = "[Image omitted: image reading is disabled.]"
+# pi 1.6's words, so a session moved between the two reads the same.
+IMAGE_PLACEHOLDER = "Image reading is disabled."
 
 
 def convert_to_llm(messages: Iterable[AgentMessage], *, block_images: bool = False) -> list[Message]:

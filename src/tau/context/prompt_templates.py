@@ -10,7 +10,7 @@ from typing import Literal, TypeAlias
 
 from msgspec import Struct, field
 
-from tau.context._frontmatter import FrontmatterError, parse_frontmatter
+from tau.context._frontmatter import FrontmatterError, parse_frontmatter, split_frontmatter
 from tau.context.diagnostics import ResourceCollision, ResourceDiagnostic
 from tau.context.project_dirs import project_dirs
 from tau.context.settings_entries import SettingsEntries
@@ -45,9 +45,12 @@ def load_prompt_template(
     """One template file. Its description is the frontmatter's, else the body's first non-empty line."""
     try:
         with open(path, encoding="utf-8") as f:
-            frontmatter, body = parse_frontmatter(f.read())
+            text = f.read()
+        frontmatter, body = parse_frontmatter(text)
     except (OSError, UnicodeDecodeError, FrontmatterError) as exc:
         return None, [ResourceDiagnostic("warning", f"prompt template not loaded: {exc}", path)]
+    # As pi 1.6: a body after frontmatter is trimmed; a file without any is used as it is.
+    content = body.strip() if split_frontmatter(text)[0] is not None else body
     description = frontmatter.get("description")
     if not isinstance(description, str) or not description.strip():
         description = _first_line_summary(body)
@@ -55,7 +58,7 @@ def load_prompt_template(
     template = PromptTemplate(
         name=Path(path).stem,
         description=description.strip(),
-        content=body.strip(),
+        content=content,
         file_path=path,
         source=source,
         argument_hint=str(hint) if hint is not None else None,

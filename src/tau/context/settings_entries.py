@@ -114,7 +114,8 @@ def _expand_glob(path: str) -> list[str]:
 
 def _expand_home(pattern: str) -> str:
     pattern = _posix(os.path.expanduser(pattern.strip()))
-    return pattern[2:] if pattern.startswith("./") else pattern
+    # "./x" is "x"; ".//" is the folder itself, not the root "/" that cutting two characters leaves.
+    return (pattern[2:].lstrip("/") or ".") if pattern.startswith("./") else pattern
 
 
 def _exact(path: str) -> str:

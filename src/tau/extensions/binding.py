@@ -8,23 +8,29 @@ behind by an old extension instance fails loudly instead of acting on the wrong 
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
 from tau.extensions.errors import ExtensionNotReadyError, StaleContextError
 from tau.extensions.host import ExtensionHost
 from tau.extensions.ui import ExtensionUI, NoUI
 
-__all__ = ["SessionBinding"]
+__all__ = ["ExtensionMode", "SessionBinding"]
+
+ExtensionMode: TypeAlias = Literal["tui", "rpc", "json", "print"]
+"""``ctx.mode``: the mode tau runs in, as pi 1.6 names it."""
 
 
 class SessionBinding:
     """The host and UI the extensions of one runner talk to, and whether they are still live."""
 
-    __slots__ = ("active", "cwd", "has_ui", "host", "ui")
+    __slots__ = ("active", "cwd", "has_ui", "host", "mode", "ui")
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.host: ExtensionHost | None = None
         self.ui: ExtensionUI = NoUI()
         self.has_ui = False
+        self.mode: ExtensionMode = "print"
         self.active = True
 
     def check_live(self) -> None:

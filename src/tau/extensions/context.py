@@ -8,11 +8,11 @@ the agent or replace the session: from an event handler they could wait for the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import Model
-from tau.extensions.binding import SessionBinding
+from tau.extensions.binding import ExtensionMode, SessionBinding
 from tau.extensions.host import ForkPosition
 from tau.extensions.ui import ExtensionUI
 from tau.session.manager import SessionManager
@@ -30,7 +30,7 @@ __all__ = [
     "TrustMode",
 ]
 
-TrustMode = Literal["tui", "print", "json", "rpc"]
+TrustMode = ExtensionMode
 
 
 class _FromHost:
@@ -67,6 +67,13 @@ class ExtensionContext:
         """``False`` in print and JSON modes: dialogs there answer "no answer" at once."""
         self._binding.check_live()
         return self._binding.has_ui
+
+    @property
+    def mode(self) -> ExtensionMode:
+        """The mode tau runs in, as pi names it: ``"tui"``, ``"rpc"``, ``"json"`` or ``"print"``
+        (ACP counts as ``"rpc"``: a client answers the dialogs)."""
+        self._binding.check_live()
+        return self._binding.mode
 
     @property
     def cwd(self) -> str:

@@ -44,13 +44,16 @@ class Invocations:
         command = self.get_command(text)
         if command is None:
             return False
-        _, _, args = text.partition(" ")
+        name, _, args = text[1:].partition(" ")
         try:
             outcome = command.handler(args, self._make_command_context())
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception as error:
-            self._reporter.report(self._registry.owner(command.path), "command", error, command.handler)
+            # As pi 1.6, a failed command is reported as ``command:<name>`` (where it failed is in
+            # the report's location).
+            owner = self._registry.owner(command.path)
+            self._reporter.report(owner, "command", error, command.handler, reported_as=f"command:{name}")
         return True
 
     async def run_shortcut(self, key: str) -> bool:

@@ -46,10 +46,17 @@ class ErrorReporter:
         return remove
 
     def report(
-        self, extension: Extension, event: str, error: BaseException | str, handler: Any = None
+        self,
+        extension: Extension,
+        event: str,
+        error: BaseException | str,
+        handler: Any = None,
+        *,
+        reported_as: str | None = None,
     ) -> None:
         """Record a failure of ``extension`` in ``event``: an exception, or a message about a
-        malformed result (located at ``handler``'s definition)."""
+        malformed result (located at ``handler``'s definition). ``reported_as`` replaces the
+        extension's path in the report (pi's ``command:<name>`` for a failed command)."""
         if isinstance(error, BaseException):
             where = exception_location(error, extension.root) or function_location(handler)
             message, stack = describe_exception(error), format_stack(error)
@@ -58,7 +65,7 @@ class ErrorReporter:
             message, stack = error, ""
         report = ExtensionErrorReport(
             extension.name,
-            extension.path,
+            reported_as or extension.path,
             event,
             message,
             stack,

@@ -44,7 +44,7 @@ from tau.ai.options import ResponseInfo
 from tau.ai.types import ImageContent, JsonObject, Model
 from tau.compaction import CompactionPreparation
 from tau.context.system_prompt import SectionNameError, SystemPromptOptions, check_section_name
-from tau.extensions.binding import SessionBinding
+from tau.extensions.binding import ExtensionMode, SessionBinding
 from tau.extensions.bus import EventBus, TaskSupervisor
 from tau.extensions.context import (
     _FROM_HOST,
@@ -179,9 +179,11 @@ class ExtensionRunner:
         self.binding.host = host
         self.set_ui(ui)
 
-    def set_ui(self, ui: ExtensionUI | None) -> None:
-        """``ui``'s dialogs then report ``ui_prompt_start`` / ``ui_prompt_end`` (not ``NoUI``'s)."""
+    def set_ui(self, ui: ExtensionUI | None, mode: ExtensionMode | None = None) -> None:
+        """``ui``'s dialogs then report ``ui_prompt_start`` / ``ui_prompt_end`` (not ``NoUI``'s);
+        ``mode`` is ``ctx.mode`` (by default ``"tui"`` with a UI, ``"print"`` without)."""
         self.binding.has_ui = ui is not None and not isinstance(ui, NoUI)
+        self.binding.mode = mode or ("tui" if self.binding.has_ui else "print")
         if ui is None or not self.binding.has_ui:
             self.binding.ui = ui if ui is not None else NoUI()
             return

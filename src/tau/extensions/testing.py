@@ -219,8 +219,8 @@ class ScriptedUI(Struct, dict=True):
         self.dialogs.append(title)
         return self._inputs.popleft() if self._inputs else None
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        self.notifications.append((message, level))
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        self.notifications.append((message, level or "info"))
 
     def set_status(self, key: str, text: str | None) -> None:
         self.statuses[key] = text
@@ -229,7 +229,7 @@ class ScriptedUI(Struct, dict=True):
         return None
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
     ) -> None:
         self.widgets[key] = list(lines) if lines is not None else None
 

@@ -71,7 +71,9 @@ class ExtensionUI(Protocol):
         """Multi-line text the user edited, or ``None`` when cancelled."""
         ...
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        """A notice; ``level`` ``None`` is an ``"info"`` one (sent without a type over RPC, as pi's)."""
+        ...
 
     def set_status(self, key: str, text: str | None) -> None:
         """A short status line kept under ``key`` (``None`` removes it)."""
@@ -80,8 +82,11 @@ class ExtensionUI(Protocol):
     def set_working_message(self, text: str | None) -> None: ...
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
-    ) -> None: ...
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
+    ) -> None:
+        """Lines shown under ``key`` (``None`` removes them), above the editor unless ``placement``
+        says ``"belowEditor"``."""
+        ...
 
     def set_title(self, title: str) -> None: ...
 
@@ -181,7 +186,7 @@ class NeutralUI:
     async def editor(self, title: str, prefill: str = "") -> str | None:
         return None
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
         return None
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -191,7 +196,7 @@ class NeutralUI:
         return None
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
     ) -> None:
         return None
 

@@ -107,7 +107,7 @@ class PromptTrackingUI:
             return None
         return await self._span("custom", None, show(factory, **options))
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
         self.inner.notify(message, level)
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -117,7 +117,7 @@ class PromptTrackingUI:
         self.inner.set_working_message(text)
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
     ) -> None:
         self.inner.set_widget(key, lines, placement=placement)
 

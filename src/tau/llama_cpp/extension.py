@@ -27,6 +27,7 @@ from tau.extensions.loader import ExtensionSource
 from tau.extensions.ui import ComponentUI
 from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url, normalize_server_url
 from tau.llama_cpp.events import format_bytes
+from tau.llama_cpp.fallback import LLAMA_COMMAND, LLAMA_DESCRIPTION, NOT_HERE
 from tau.llama_cpp.hub_search import EXACT, HubSearchView, compact_count
 from tau.llama_cpp.hugging_face import RECOMMENDED, HuggingFaceClient, find_token
 from tau.llama_cpp.progress import Stopped, run_with_progress
@@ -127,14 +128,14 @@ def llama_extension_source(
 
         async def llama(args: str, ctx: ExtensionCommandContext) -> None:
             if not interactive or not ctx.has_ui:
-                ctx.ui.notify("/llama is available in interactive mode", "warning")
+                ctx.ui.notify(NOT_HERE, "warning")
                 return
             if server_url is None:
                 ctx.ui.notify(_NOT_CONFIGURED, "warning")
                 return
             await _manage(tau, ctx, LlamaClient(server_url, api_key))
 
-        tau.register_command("llama", llama, description="Manage llama.cpp router models")
+        tau.register_command(LLAMA_COMMAND, llama, description=LLAMA_DESCRIPTION)
 
     return ExtensionSource("inline", "llama.cpp", "<builtin:llama.cpp>", setup=setup)
 

@@ -648,7 +648,10 @@ def _block(content: TextContent | ImageContent) -> dict[str, Any]:
 def script_value(name: str, result: AgentToolResult, is_error: bool, seconds: float) -> Any:
     """What ``tools.<name>()`` resolves to for a tool declared to the model (pi's shapes): ``bash``
     an object (also for a non-zero exit code), ``read`` the text or an image block, others their
-    text. A failed call raises with the tool's error text (the script's promise rejects)."""
+    text. A failed call raises with the tool's error text (the script's promise rejects). A result
+    that carries its value (``structured_content``, as tau's bash and read give it) resolves to it."""
+    if result.structured_content is not None and (not is_error or name == "bash"):
+        return result.structured_content
     text = _text_of(result)
     if name == "bash":
         exit_code = 0

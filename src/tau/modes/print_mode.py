@@ -3,7 +3,8 @@
 Both bind the session's extensions without a UI (their dialogs answer "no answer", so a permission
 gate blocks; a handler's failure is one line on stderr), then send the prompts one after another,
 each awaited to its end. Text mode then prints the last
-assistant message's text blocks, or its error on stderr with exit code 1. JSON mode writes the session
+assistant message's text blocks, or its error on stderr with exit code 1; a reply cut off by the
+output limit is printed, then a warning on stderr, and the exit code is 1. JSON mode writes the session
 header and then one event per line, and nothing else: ``message_update`` events carry the streamed
 delta only, not the whole partial message again (pi repeats it, which makes the output quadratic in
 the reply's length), and deltas arriving in a burst are merged (``event_lines``); ``message_end``
@@ -28,6 +29,7 @@ from tau.runtime.agent_session import AgentSession
 from tau.session.errors import SessionWriteError
 
 SIGNAL_EXIT_CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGINT: 130}
+TRUNCATED_WARNING = "Response was truncated: the model reached its output token limit."
 
 
 async def run_print_mode(
@@ -76,7 +78,9 @@ async def run_print_mode(
         session.subscribe(EventLineWriter(write_line))
     if output.failure is not None:  # nothing could be shown: do not run at all
         return _output_failed(output, err)
-    await session.bind_extensions(None, on_error=report_extension_error)
+    await session.bind_extensions(
+        None, on_error=report_extension_error, mode="json" if mode == "json" else "print"
+    )
 
     installed = []
     for signum in SIGNAL_EXIT_CODES:
@@ -94,7 +98,7 @@ async def run_print_mode(
         for text, images in prompts:
             if stopped_by:
                 break
-            if text.startswith("/mcp") and _answer_mcp(session, text, err):
+            if text.startswith(("/mcp", "/llama")) and _answer_builtin(session, text, err):
                 continue
             await session.prompt(text, images=list(images) or None)
         await session.wait_for_idle()
@@ -138,6 +142,11 @@ def _print_final_reply(session: AgentSession, output: LineOutput, err: TextIO) -
         return 1
     if not _write_text(last, output):
         return _output_failed(output, err)
+    if last.stop_reason == "length":
+        # Cut off at the output limit (after any recovery): the partial text, a warning, status 1.
+        err.write(f"{TRUNCATED_WARNING}\n")
+        err.flush()
+        return 1
     return 0
 
 
@@ -154,13 +163,20 @@ def _output_failed(output: LineOutput, err: TextIO) -> int:
     return output.exit_code
 
 
-def _answer_mcp(session: AgentSession, text: str, err: TextIO) -> bool:
-    """``/mcp`` with no MCP extension loaded: say there are no servers (on stderr), send nothing."""
-    from tau.mcp.fallback import answered_by_mode, no_servers_message
+def _answer_builtin(session: AgentSession, text: str, err: TextIO) -> bool:
+    """``/mcp`` with no MCP extension loaded (there are no servers) or ``/llama`` with no llama.cpp
+    extension (it is for the terminal UI): say so on stderr and send nothing."""
+    from tau.llama_cpp import fallback as llama
+    from tau.mcp import fallback as mcp
 
     runner = session.extension_runner
-    if not answered_by_mode(text, runner.commands if runner is not None else ()):
+    registered = runner.commands if runner is not None else ()
+    if mcp.answered_by_mode(text, registered):
+        line = mcp.no_servers_message(session.services.agent_dir)
+    elif llama.answered_by_mode(text, registered):
+        line = llama.NOT_HERE
+    else:
         return False
-    err.write(f"tau: {no_servers_message(session.services.agent_dir)}\n")
+    err.write(f"tau: {line}\n")
     err.flush()
     return True

@@ -188,7 +188,7 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
         state["sessionName"] = session.session_name
     state.update(
         autoCompactionEnabled=session.auto_compaction_enabled,
-        messageCount=len(session.messages),
+        messageCount=len(_transcript(ctx)),
         pendingMessageCount=session.pending_message_count,
         sandbox=session.sandbox.to_json(),
     )
@@ -196,11 +196,15 @@ async def _get_state(ctx: CommandContext, command: JsonDict) -> Any:
 
 
 async def _get_messages(ctx: CommandContext, command: JsonDict) -> Any:
-    """The branch's transcript as pi 1.6 lists it: the recorded system messages where they stand
-    (the first one leads), then the conversation the model is sent."""
+    return {"messages": [message_to_json(m) for m in _transcript(ctx)]}
+
+
+def _transcript(ctx: CommandContext) -> list[Any]:
+    """The branch's transcript as pi 1.6 lists it (``get_messages``, and ``get_state``'s
+    ``messageCount`` counts it): the recorded system messages where they stand (the first one
+    leads), then the conversation the model is sent."""
     context = ctx.session.session_manager.build_session_context()
-    messages = interleave_system_messages(ctx.session.messages, context)
-    return {"messages": [message_to_json(m) for m in messages]}
+    return interleave_system_messages(ctx.session.messages, context)
 
 
 async def _get_session_stats(ctx: CommandContext, command: JsonDict) -> Any:
@@ -253,48 +257,65 @@ async def _get_commands(ctx: CommandContext, command: JsonDict) -> Any:
     loader = session.services.resource_loader
     locate = _SourceLocator(session.cwd, session.services.agent_dir)
     commands: list[JsonDict] = []
+    builtins: dict[str, JsonDict] = {}
     runner = session.extension_runner
-    for name, registered in (runner.commands if runner is not None else {}).items():
-        builtin = registered.path.startswith("<builtin:")
-        commands.append(
-            {
-                "name": name,
-                "description": registered.description,
-                "source": "extension",
-                "sourceInfo": {"path": registered.path[1:-1], **_BUILTIN_SOURCE}
-                if builtin
-                else locate(registered.path),
-            }
-        )
-    if "mcp" not in (runner.commands if runner is not None else {}):
-        from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH
+    registered_commands = runner.commands if runner is not None else {}
+    for name, registered in registered_commands.items():
+        if registered.path.startswith("<builtin:"):
+            builtins[name] = _builtin_command(name, registered.description, registered.path[1:-1])
+        else:
+            commands.append(
+                {
+                    "name": name,
+                    "description": registered.description,
+                    "source": "extension",
+                    "sourceInfo": locate(registered.path),
+                }
+            )
+    from tau.llama_cpp.fallback import LLAMA_COMMAND, LLAMA_DESCRIPTION, LLAMA_SOURCE_PATH
+    from tau.mcp.fallback import MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH
 
-        # Always there, as in pi 1.6 (answered by the mode while no MCP server is configured).
-        commands.append(
-            {
-                "name": MCP_COMMAND,
-                "description": MCP_DESCRIPTION,
-                "source": "extension",
-                "sourceInfo": {"path": MCP_SOURCE_PATH, **_BUILTIN_SOURCE},
-            }
-        )
+    # pi 1.6's built-in extensions' commands come after the others, llama before mcp, and are
+    # always there (the mode answers one whose extension is not loaded).
+    for name, description, path in (
+        (LLAMA_COMMAND, LLAMA_DESCRIPTION, LLAMA_SOURCE_PATH),
+        (MCP_COMMAND, MCP_DESCRIPTION, MCP_SOURCE_PATH),
+    ):
+        in_runner = name in builtins
+        commands.append(builtins.pop(name) if in_runner else _builtin_command(name, description, path))
+    commands.extend(builtins.values())
     for template in loader.prompt_templates:
-        entry: JsonDict = {"name": template.name, "source": "prompt"}
-        if template.description:
-            entry["description"] = template.description
-        entry["sourceInfo"] = locate(template.file_path, template.source)
-        commands.append(entry)
+        commands.append(
+            _command(
+                template.name, template.description, "prompt", locate(template.file_path, template.source)
+            )
+        )
     for skill in loader.skills:
-        entry = {"name": f"skill:{skill.name}", "source": "skill"}
-        if skill.description:
-            entry["description"] = skill.description
-        entry["sourceInfo"] = locate(skill.file_path, skill.source)
-        commands.append(entry)
+        commands.append(
+            _command(f"skill:{skill.name}", skill.description, "skill", locate(skill.file_path, skill.source))
+        )
     return {"commands": commands}
 
 
 _BUILTIN_SOURCE: JsonDict = {"source": "builtin", "scope": "temporary", "origin": "top-level"}
 """pi's ``sourceInfo`` of a built-in extension's command (its ``path`` is ``builtin:<name>``)."""
+
+
+def _command(name: str, description: str | None, source: str, info: JsonDict) -> JsonDict:
+    """A command as pi lists it: ``name``, ``description`` (when there is one), ``source``, ``sourceInfo``."""
+    entry: JsonDict = {"name": name}
+    if description:
+        entry["description"] = description
+    return {**entry, "source": source, "sourceInfo": info}
+
+
+def _builtin_command(name: str, description: str | None, path: str) -> JsonDict:
+    return {
+        "name": name,
+        "description": description,
+        "source": "extension",
+        "sourceInfo": {"path": path, **_BUILTIN_SOURCE},
+    }
 
 
 class _SourceLocator:
@@ -324,12 +345,15 @@ class _SourceLocator:
         discovered = base is None or any(
             _is_within(path, os.path.join(base, folder)) for folder in _DISCOVERED_DIRS
         )
-        return {
+        info: JsonDict = {
             "path": path,
             "source": "auto" if discovered else "local",
             "scope": scope,
             "origin": "top-level",
         }
+        if discovered and base is not None:
+            info["baseDir"] = base  # pi 1.6: the scope's folder a discovered resource was found in
+        return info
 
 
 _DISCOVERED_DIRS = ("extensions", "prompts", "skills")
@@ -347,12 +371,12 @@ async def _set_model(ctx: CommandContext, command: JsonDict) -> Any:
     model = ctx.session.services.model_registry.find(provider, model_id)
     if model is None:
         raise RpcCommandError(f"Model not found: {provider}/{model_id}")
-    await ctx.session.set_model(model)
+    await ctx.session.set_model(model, persist=False)  # as pi's RPC: the session's, not the default
     return model.to_json()
 
 
 async def _cycle_model(ctx: CommandContext, command: JsonDict) -> Any:
-    cycle = await ctx.session.cycle_model()
+    cycle = await ctx.session.cycle_model(persist=False)
     if cycle is None:
         return None
     return {
@@ -370,12 +394,12 @@ async def _set_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
     level = _str(command, "level")
     if not is_valid_thinking_level(level):
         raise RpcCommandError(f"Unknown thinking level: {level}. Valid values: {', '.join(THINKING_LEVELS)}")
-    ctx.session.set_thinking_level(level)
+    ctx.session.set_thinking_level(level, persist=False)
     return NO_DATA
 
 
 async def _cycle_thinking_level(ctx: CommandContext, command: JsonDict) -> Any:
-    level = ctx.session.cycle_thinking_level()
+    level = ctx.session.cycle_thinking_level(persist=False)
     return None if level is None else {"level": level}
 
 
@@ -451,7 +475,9 @@ async def _bash(ctx: CommandContext, command: JsonDict) -> Any:
         ctx.write_event(update)
 
     result = await ctx.session.execute_bash(
-        _str(command, "command"), on_chunk=on_chunk, exclude_from_context=bool(exclude)
+        _str(command, "command"),
+        on_chunk=on_chunk,
+        exclude_from_context=None if exclude is None else bool(exclude),
     )
     data: JsonDict = {"output": result.output}
     if result.exit_code is not None:  # a cancelled command has none; pi leaves the key out
@@ -480,6 +506,7 @@ async def _replace_session(
     before = ctx.session
     result = await ctx.replace_session(change)
     data = {key: value(result) if callable(value) else value for key, value in answer.items()}
+    data = {key: value for key, value in data.items() if value is not None}  # pi leaves undefined out
     if ctx.session is not before:
         steering, follow_up = before.steering_messages, before.follow_up_messages
         if steering or follow_up:
@@ -507,7 +534,9 @@ async def _switch_session(ctx: CommandContext, command: JsonDict) -> Any:
 
 async def _fork(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
-    entry_id = _str(command, "entryId")
+    entry_id = command.get("entryId")
+    if not isinstance(entry_id, str):
+        raise RpcCommandError("Invalid entry ID for forking")  # pi 1.6's words for any entry it cannot use
     return await _replace_session(
         ctx,
         lambda _: runtime.fork(entry_id, "before"),
@@ -519,7 +548,7 @@ async def _clone(ctx: CommandContext, command: JsonDict) -> Any:
     runtime = _runtime(ctx, command)
     leaf = ctx.session.session_manager.get_leaf_id()
     if leaf is None:
-        raise RpcCommandError("Nothing to clone: the session has no entries yet")
+        raise RpcCommandError("Cannot clone session: no current entry selected")
     return await _replace_session(
         ctx, lambda _: runtime.fork(leaf, "at"), {"cancelled": lambda result: result.cancelled}
     )
@@ -540,10 +569,10 @@ async def _get_entries(ctx: CommandContext, command: JsonDict) -> Any:
     only the ones after it, so a client can page on from where it was."""
     manager = ctx.session.session_manager
     entries = manager.get_entries()
-    since = _optional_str(command, "since")
+    since = command.get("since")
     if since is not None:
         at = next((i for i, entry in enumerate(entries) if entry.id == since), None)
-        if at is None:
+        if at is None:  # an id that is not a string matches nothing either, as in pi 1.6
             raise RpcCommandError(f"Entry not found: {since}")
         entries = entries[at + 1 :]
     return {"entries": [entry.to_json() for entry in entries], "leafId": manager.get_leaf_id()}

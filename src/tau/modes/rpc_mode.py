@@ -81,9 +81,7 @@ _ANSWERED_AFTER_EVENTS = frozenset(
         "clone",
     }
 )
-_BUSY = (
-    'The agent is already working: send the prompt with streamingBehavior: "steer" | "followUp" to queue it'
-)
+_BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
 
 async def run_rpc_mode(
@@ -111,7 +109,7 @@ async def run_rpc_mode(
         )
 
     await mode.session.bind_extensions(
-        mode.ui, on_error=report_extension_error, shutdown_handler=mode.request_shutdown
+        mode.ui, on_error=report_extension_error, shutdown_handler=mode.request_shutdown, mode="rpc"
     )
     reader = stdin if stdin is not None else await _stdin_reader()
     return await mode.serve(reader)
@@ -154,17 +152,24 @@ class _RpcMode:
     def runtime(self) -> AgentSessionRuntime | None:
         return self._runtime
 
-    def _answer_mcp_fallback(self, text: str) -> bool:
-        """``/mcp`` with no MCP extension loaded says there are no servers, as pi 1.6 does."""
-        if not text.startswith("/mcp"):
-            return False
-        from tau.mcp.fallback import answered_by_mode, no_servers_message
-
+    def _answer_builtin_fallback(self, text: str) -> bool:
+        """``/mcp`` with no MCP extension loaded says there are no servers, and ``/llama`` with no
+        llama.cpp extension that it is for the terminal UI, as pi 1.6 does."""
         runner = self.session.extension_runner
-        if not answered_by_mode(text, runner.commands if runner is not None else ()):
-            return False
-        self.ui.notify(no_servers_message(self.session.services.agent_dir))
-        return True
+        registered = runner.commands if runner is not None else ()
+        if text.startswith("/mcp"):
+            from tau.mcp.fallback import answered_by_mode, no_servers_message
+
+            if answered_by_mode(text, registered):
+                self.ui.notify(no_servers_message(self.session.services.agent_dir), "info")
+                return True
+        elif text.startswith("/llama"):
+            from tau.llama_cpp import fallback
+
+            if fallback.answered_by_mode(text, registered):
+                self.ui.notify(fallback.NOT_HERE, "warning")
+                return True
+        return False
 
     async def start_prompt(
         self, command_id: object, text: str, images: list[ImageContent] | None, behavior: str | None
@@ -181,7 +186,7 @@ class _RpcMode:
                 self._write_object(response)
                 accepted.set_result(None)
 
-            if self._answer_mcp_fallback(text):
+            if self._answer_builtin_fallback(text):
                 answer("handled")
                 return
             run = self._track(

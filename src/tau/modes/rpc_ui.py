@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.ai.abort import AbortSignal
-from tau.extensions.ui import NeutralUI, NotifyLevel, WidgetPlacement
+from tau.extensions.ui import NeutralUI, NotifyLevel, ThemeResult, WidgetPlacement
 
 __all__ = ["RpcExtensionUI"]
 
@@ -111,8 +111,11 @@ class RpcExtensionUI(NeutralUI):
             fields["prefill"] = prefill
         return _text_value(await self._ask("editor", fields, None, None))
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        self._tell("notify", {"message": message, "notifyType": level})
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        # As pi 1.6: the type only when the extension gave one (the client's default is "info").
+        self._tell(
+            "notify", {"message": message} if level is None else {"message": message, "notifyType": level}
+        )
 
     def set_status(self, key: str, text: str | None) -> None:
         fields: JsonDict = {"statusKey": key}
@@ -121,11 +124,15 @@ class RpcExtensionUI(NeutralUI):
         self._tell("setStatus", fields)
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
     ) -> None:
-        fields: JsonDict = {"widgetKey": key, "widgetPlacement": placement}
+        # As pi 1.6: the placement only when the extension gave one (the client's default is
+        # "aboveEditor"), the lines only when there are any.
+        fields: JsonDict = {"widgetKey": key}
         if lines is not None:
             fields["widgetLines"] = [str(line) for line in lines]
+        if placement is not None:
+            fields["widgetPlacement"] = placement
         self._tell("setWidget", fields)
 
     def set_title(self, title: str) -> None:
@@ -136,6 +143,9 @@ class RpcExtensionUI(NeutralUI):
 
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
+
+    def set_theme(self, name: str) -> ThemeResult:
+        return {"success": False, "error": "Theme switching not supported in RPC mode"}  # pi 1.6's answer
 
     def _tell(self, method: str, fields: JsonDict) -> None:
         if not self._closed:

@@ -40,6 +40,8 @@ from tau.ai.types import (
     Model,
     TextContent,
     ThinkingLevelOrOff,
+    ToolCall,
+    ToolResultMessage,
 )
 from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
@@ -76,10 +78,11 @@ from tau.runtime.virtual_routing import (
     limits_model,
     selection_needs_recording,
 )
-from tau.session.entries import MessageEntry
+from tau.session.entries import MessageEntry, SessionEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
+from tau.tools.image_resize import fit_prompt_images
 from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
 
 ESCALATION_ENTRY = "sandbox-escalation"
@@ -92,6 +95,7 @@ ESCALATION_CHOICES: dict[str, EscalationDecision] = {
 
 if TYPE_CHECKING:
     from tau.compaction import CompactionResult
+    from tau.extensions.binding import ExtensionMode
     from tau.extensions.events import ShutdownReason
     from tau.extensions.host import DeliverAs
     from tau.extensions.reporting import ErrorListener
@@ -131,7 +135,9 @@ class AgentSession:
         )
         runner = self._extensions.current_runner
         self._hooks = hooks or ExtensionPromptHooks(runner)
-        AgentExtensionHooks(runner, self._pipeline.drain).install(agent)
+        AgentExtensionHooks(
+            runner, self._pipeline.drain, lambda: services.settings_manager.auto_resize_images
+        ).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._pipeline.extensions_see_updates = lambda: runner() is not None
         self._next_turn: list[CustomMessage] = []
@@ -143,7 +149,7 @@ class AgentSession:
         caller such as ``tau batch`` puts its provider limits on the children's requests too."""
         self._unsubscribe_agent = agent.subscribe(lambda event, signal: self._pipeline.enqueue(event))
         self._pipeline.on_write_error = lambda error: agent.abort()
-        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline)
+        self._retry = AutoRetry(agent, services.settings_manager, self._pipeline, self._omit_failed_attempt)
         self._pipeline.will_retry = self._retry.will_retry
         agent.stream_fn = self._retry.wrap_stream_fn(agent.stream_fn)
         self._warmer = CacheWarmer(
@@ -186,6 +192,7 @@ class AgentSession:
             get_model=lambda: self._models.model,
             abort_run=self.abort,
             hooks=ExtensionCompactionHooks(runner),
+            omit=self._omit_failed_attempt,
         )
         self._pipeline.subscribe(self._compaction.on_event, updates=False)
         self._pipeline.run_end_checks.append(self._compaction.on_run_end)  # after auto-retry's check
@@ -360,6 +367,12 @@ class AgentSession:
         text, images = outcome.text, outcome.images
         if expand_prompt_templates:
             text = self._expand(text)
+        if images:  # as pi 1.6: after the input hook, so images an extension adds are fitted too
+            auto_resize = self._services.settings_manager.auto_resize_images
+            fitted, notes = await asyncio.to_thread(fit_prompt_images, list(images), auto_resize=auto_resize)
+            images = fitted
+            if notes:
+                text = f"{text}\n\n" + "\n".join(notes)
         if self.is_streaming:
             if streaming_behavior is None:
                 raise SessionBusyError(
@@ -724,8 +737,8 @@ class AgentSession:
         self._services.settings_manager.set_follow_up_mode(mode)
 
     def _expand(self, text: str) -> str:
-        skills = self._services.settings_manager.enable_skill_commands
-        return expand_input(text, self._services.resource_loader, skill_commands=skills)
+        # As pi 1.6: enableSkillCommands only lists skills among the commands; one typed is expanded.
+        return expand_input(text, self._services.resource_loader)
 
     def _refuse_command(self, text: str) -> None:
         if self._hooks.is_command(text):
@@ -788,25 +801,29 @@ class AgentSession:
 
     # -- model and thinking level --------------------------------------------------------------
 
-    async def set_model(self, model: Model, *, persist: bool = True) -> None:
-        """Use ``model`` from the next run (``MissingAuthError`` without credentials), saved as
-        the default model unless ``persist`` is false."""
+    async def set_model(self, model: Model, *, persist: bool = False) -> None:
+        """Use ``model`` from the next run (``MissingAuthError`` without credentials); ``persist``
+        also saves it (and the thinking level it brings) as the default in the settings (the
+        terminal UI's choice; the SDK, RPC and extensions change the session only, as pi's)."""
         previous = self.model
         self._models.set_model(model, persist=persist)
         await self._extensions.model_selected(self.model, previous, "set")
 
-    async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
+    async def cycle_model(
+        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool = False
+    ) -> ModelCycle | None:
         previous = self.model
-        cycled = self._models.cycle_model(direction)
+        cycled = self._models.cycle_model(direction, persist=persist)
         await self._extensions.model_selected(self.model, previous, "cycle")
         return cycled
 
-    def set_thinking_level(self, level: ThinkingLevelOrOff) -> None:
-        """Set the thinking level, clamped to what the model supports."""
-        self._models.set_thinking_level(level)
+    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool = False) -> None:
+        """Set the thinking level, clamped to what the model supports (``persist``: saved as the
+        default too)."""
+        self._models.set_thinking_level(level, persist=persist)
 
-    def cycle_thinking_level(self) -> ThinkingLevelOrOff | None:
-        return self._models.cycle_thinking_level()
+    def cycle_thinking_level(self, *, persist: bool = False) -> ThinkingLevelOrOff | None:
+        return self._models.cycle_thinking_level(persist=persist)
 
     def get_available_thinking_levels(self) -> list[ThinkingLevelOrOff]:
         return self._models.supported_thinking_levels()
@@ -818,7 +835,7 @@ class AgentSession:
         command: str,
         *,
         on_chunk: Callable[[str], None] | None = None,
-        exclude_from_context: bool = False,
+        exclude_from_context: bool | None = None,
     ) -> BashResult:
         """Run a ``!command`` in the session's cwd and record it in the conversation.
 
@@ -828,7 +845,7 @@ class AgentSession:
         """
         if self._bash.is_running:
             raise BashBusyError("A shell command is already running; wait for it or abort it first")
-        result, operations = await self._extensions.user_bash(command, exclude_from_context, self.cwd)
+        result, operations = await self._extensions.user_bash(command, bool(exclude_from_context), self.cwd)
         if result is None:
             result = await self._bash.run(command, on_chunk, operations=operations)
         message = result.to_message(command, exclude_from_context=exclude_from_context)
@@ -956,11 +973,12 @@ class AgentSession:
         *,
         on_error: ErrorListener | None = None,
         shutdown_handler: Callable[[], None] | None = None,
+        mode: ExtensionMode | None = None,
     ) -> None:
         """Called by the mode once: give the extensions its UI (``None``: no UI), where their
-        errors go and what ``ctx.shutdown()`` does; emits ``session_start`` and
-        ``resources_discover``."""
-        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler))
+        errors go, what ``ctx.shutdown()`` does and its name (``ctx.mode``; by default ``"tui"``
+        with a UI, ``"print"`` without); emits ``session_start`` and ``resources_discover``."""
+        await self._extensions.bind(ExtensionBinding(ui, on_error, shutdown_handler, mode))
 
     async def reload(self) -> list[ServiceDiagnostic]:
         """Re-read settings, extensions, skills, prompt templates and context files, and rebuild
@@ -1003,6 +1021,30 @@ class AgentSession:
         entry = self._session.get_entry(entry_id)
         if entry is not None:
             self._pipeline.enqueue_for_listeners(EntryAppended(entry))
+
+    def _omit_failed_attempt(self, message: AssistantMessage) -> list[SessionEntry]:
+        """Record, as pi 1.6 does, that a failed attempt and its tool results stay out of the
+        context: a ``context_edit`` entry without replacement for each (the entries are kept).
+        Returns the entries appended."""
+        messages = [entry for entry in self._session.get_branch() if isinstance(entry, MessageEntry)]
+        at = len(messages) - 1
+        while at >= 0 and messages[at].message != message:
+            at -= 1
+        if at < 0:
+            return []
+        call_ids = {block.id for block in message.content if isinstance(block, ToolCall)}
+        targets = [messages[at].id]
+        for entry in messages[at + 1 :]:
+            if isinstance(entry.message, AssistantMessage):
+                break
+            if isinstance(entry.message, ToolResultMessage) and entry.message.tool_call_id in call_ids:
+                targets.append(entry.id)
+        appended: list[SessionEntry] = []
+        for target in targets:
+            edit = self._session.get_entry(self._session.append_context_edit(target, None))
+            if edit is not None:
+                appended.append(edit)
+        return appended
 
     def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Record an extension's own entry (not part of the conversation) and announce it

@@ -6,8 +6,11 @@ auto-retry has declined the run's end), before every prompt, and before a reques
 routes to another model (``fit_for_route``: that model's window, the request then sent
 compacted). It runs for two reasons: ``threshold`` (the context grew larger than the window minus
 the reserve; after a run the work stops there unless messages are queued) and
-``overflow`` (the provider refused the prompt as too long; the history is compacted and the agent
-continues on its own, once per user message). ``compaction.enabled`` governs both.
+``overflow`` (the provider refused the prompt as too long, or cut a reply off by the output limit
+below the model's own ``maxTokens``: the history is compacted and the agent continues on its own,
+once per user message; a cut reply, and the results of a tool call it made, first leave the
+context through ``context_edit`` entries, as pi 1.6). With nothing to summarise no compaction
+starts (no events, no retry). ``compaction.enabled`` governs both.
 
 Manual ``compact()`` always works (it stops the running turn first). ``navigate_tree`` moves the
 session to another point of its tree, optionally hanging a summary of the abandoned branch there.
@@ -30,8 +33,16 @@ from tau.agent.context import AgentContext
 from tau.agent.events import AgentEnd, MessageEnd, MessageStart
 from tau.agent.messages import AgentMessage
 from tau.ai.abort import AbortController, AbortSignal
-from tau.ai.overflow import is_context_overflow
-from tau.ai.types import AssistantMessage, Context, Model, TextContent, ThinkingLevelOrOff, Usage, UserMessage
+from tau.ai.overflow import is_context_overflow, is_recoverable_length
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    Model,
+    TextContent,
+    ThinkingLevelOrOff,
+    Usage,
+    UserMessage,
+)
 
 # The summariser, the cut-point search and the branch summaries load on the first compaction:
 # a run that never compacts imports only the settings, the errors and the token estimates.
@@ -65,6 +76,7 @@ from tau.runtime.events import (
     CompactionEnd,
     CompactionReason,
     CompactionStart,
+    EntryAppended,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
@@ -94,13 +106,15 @@ if TYPE_CHECKING:
         SummaryRetry,
     )
 
-__all__ = ["OVERFLOW_RECOVERY_FAILED", "CompactionControl"]
+__all__ = ["OVERFLOW_RECOVERY_FAILED", "TRUNCATED_RECOVERY_FAILED", "CompactionControl"]
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed: the context is still too large after compacting once. "
     "Reduce the context (start a new session or navigate the tree) or switch to a model with a "
     "larger context window."
 )
+
+TRUNCATED_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
 
 
 class CompactionControl:
@@ -121,7 +135,11 @@ class CompactionControl:
         get_model: Callable[[], Model | None],
         abort_run: Callable[[], Awaitable[None]],
         hooks: CompactionHooks | None = None,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
     ) -> None:
+        self._omit = omit
+        """Records that a failed attempt stays out of the context for good (``context_edit``
+        entries, as pi 1.6 writes them); returns the entries it appended."""
         self._agent = agent
         self._session = session_manager
         self._services = services
@@ -177,13 +195,13 @@ class CompactionControl:
     # -- events and checks ---------------------------------------------------------------------
 
     def on_event(self, event: AgentSessionEvent) -> None:
-        """Pipeline listener: a new user message, or a reply that came through, allows one more
-        overflow recovery."""
+        """Pipeline listener: a new user message, or a reply that came through (not cut off by the
+        output limit), allows one more overflow recovery."""
         user_started = isinstance(event, MessageStart) and isinstance(event.message, UserMessage)
         reply_done = (
             isinstance(event, MessageEnd)
             and isinstance(event.message, AssistantMessage)
-            and event.message.stop_reason != "error"
+            and event.message.stop_reason not in ("error", "length")
         )
         if user_started or reply_done:
             self._overflow_attempted = False
@@ -223,7 +241,15 @@ class CompactionControl:
         if compacted_at is not None and message.timestamp <= compacted_at:
             return  # usage measured before the latest compaction says nothing about now
         same_model = message.provider == model.provider and message.model == model.id
-        if same_model and is_context_overflow(message, model.context_window):
+        overflow = same_model and is_context_overflow(message, model.context_window)
+        # A reply cut off below the model's own output limit (pi 1.6): context pressure or the
+        # provider cut it, so it leaves the context and the turn is compacted and retried once.
+        truncated = same_model and not overflow and is_recoverable_length(message, model.max_tokens)
+        if overflow or truncated:
+            if message.stop_reason == "stop":
+                # A reply that overflowed silently but finished is kept and not retried (pi 1.6).
+                await self._run_auto("overflow", will_retry=False, may_continue=may_continue)
+                return
             if self._overflow_attempted:
                 self._from_extension = False
                 await self._failed(
@@ -232,12 +258,16 @@ class CompactionControl:
                         None,
                         aborted=False,
                         will_retry=False,
-                        error_message=OVERFLOW_RECOVERY_FAILED,
+                        error_message=OVERFLOW_RECOVERY_FAILED if overflow else TRUNCATED_RECOVERY_FAILED,
                     )
                 )
                 return
             self._overflow_attempted = True
-            await self._run_auto("overflow", will_retry=may_continue)
+            # The failed attempt leaves the context for good before the history is summarised
+            # (pi 1.6). The compaction reports ``willRetry`` before a prompt too, as pi's does,
+            # though there the prompt carries the work on instead of a retry.
+            failed = message if await self._omit_failed_attempt(message) else None
+            await self._run_auto("overflow", will_retry=True, may_continue=may_continue, failed_reply=failed)
             return
         if message.stop_reason == "error":
             estimate = estimate_context_tokens(self._agent.state.messages)
@@ -289,15 +319,27 @@ class CompactionControl:
         tokens = estimate_projected_context_tokens(messages, self._session.get_branch()).tokens
         if not should_compact(tokens, model.context_window, settings):
             return None
-        from tau.compaction.prepare import prepare_compaction
-
-        if prepare_compaction(self._session.get_branch(), settings) is None:
-            return None  # nothing to summarise: no compaction starts (pi 1.6)
         before = self._latest_compaction_id()
         await self._run_auto("threshold", will_retry=False, may_continue=False)
         if self._latest_compaction_id() == before:
             return None
         return list(self._agent.state.messages)
+
+    async def _omit_failed_attempt(self, message: AssistantMessage) -> bool:
+        """Leave a failed attempt (an overflow error, a cut-off reply) out of the context for good:
+        the session's ``omit`` writes a ``context_edit`` entry removing it and one for each result
+        of a tool call it made (a result without its call would make every later request fail);
+        each is announced (``entry_appended``) and the agent's messages are rebuilt from the
+        session, which keeps the reply itself. ``False`` when nothing was written (the reply is
+        not in the session)."""
+        await self._pipeline.catch_up()
+        appended = self._omit(message) if self._omit is not None else []
+        if not appended:
+            return False
+        for edit in appended:
+            await self._emit(EntryAppended(edit))
+        self._agent.state.messages = self._session.build_session_context(system_messages=True).messages
+        return True
 
     def _latest_compaction_id(self) -> str | None:
         entry = next(
@@ -314,16 +356,29 @@ class CompactionControl:
     # -- automatic compaction ------------------------------------------------------------------
 
     async def _run_auto(
-        self, reason: CompactionReason, *, will_retry: bool, may_continue: bool = True
+        self,
+        reason: CompactionReason,
+        *,
+        will_retry: bool,
+        may_continue: bool = True,
+        failed_reply: AssistantMessage | None = None,
     ) -> None:
+        """Compact for ``reason``; with ``will_retry`` and ``may_continue``, continue the run
+        afterwards (a router sees ``failed_reply``, or the dropped overflow error, as the failed
+        attempt). Without ``may_continue`` (before a prompt) nothing is continued: the prompt
+        replaces the retry, as in pi 1.6."""
+        from tau.compaction.prepare import prepare_compaction
+
+        # As pi 1.6: with nothing to summarise (or no model), no compaction starts, whatever the
+        # reason: no events, nothing retried.
+        preparation = prepare_compaction(self._session.get_branch(), self.settings)
+        if preparation is None or self._get_model() is None:
+            return
         await self._emit(CompactionStart(reason))
         controller = self._begin()
         try:
             request = await self._request(controller, "compaction", reason)
-            from tau.compaction.prepare import prepare_compaction
-
-            preparation = prepare_compaction(self._session.get_branch(), self.settings) if request else None
-            if request is None or preparation is None:
+            if request is None:
                 await self._emit(CompactionEnd(reason, None, aborted=False, will_retry=False))
                 return
             saved = await self._summarize_and_save(
@@ -341,8 +396,10 @@ class CompactionControl:
         finally:
             self._end(controller)
         await self._emit(CompactionEnd(reason, saved, aborted=False, will_retry=will_retry))
-        if will_retry:
+        if will_retry and may_continue:
             self._drop_trailing_error()
+            if failed_reply is not None:
+                self._failed_reply = failed_reply
             self._schedule_continue()
         elif may_continue and self._agent.has_queued_messages():
             self._schedule_continue()
@@ -675,7 +732,7 @@ class CompactionControl:
         summary_entry: BranchSummaryEntry | None = None
         if summary_text is not None:
             summary_id = self._session.branch_with_summary(
-                new_leaf, summary_text, details, True if from_extension else None, usage
+                new_leaf, summary_text, details, from_extension, usage
             )
             found = self._session.get_entry(summary_id)
             assert isinstance(found, BranchSummaryEntry)

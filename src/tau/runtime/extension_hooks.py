@@ -9,8 +9,11 @@ there is a runner: a session without extensions never loads it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import msgspec
 
 from tau.agent.agent import Agent
 from tau.agent.hooks import (
@@ -51,6 +54,7 @@ from tau.runtime.prompt_ledger import OwnedTranscript
 from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
 from tau.session.entries import BranchSummaryEntry, CompactionEntry
 from tau.session.messages import SystemMessage, replay_system_messages
+from tau.tools.image_resize import fit_tool_result_images
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
@@ -85,9 +89,15 @@ class AgentExtensionHooks:
     ``before_provider_headers``, ``after_provider_response``, ``provider_stream_event``,
     ``tool_call`` and ``tool_result``."""
 
-    def __init__(self, current_runner: CurrentRunner, drain_events: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        current_runner: CurrentRunner,
+        drain_events: Callable[[], Awaitable[None]],
+        auto_resize_images: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._runner = current_runner
         self._drain_events = drain_events
+        self._auto_resize_images = auto_resize_images
 
     def install(self, agent: Agent) -> None:
         agent.transform_context = self.transform_context
@@ -171,7 +181,19 @@ class AgentExtensionHooks:
         self, context: AfterToolCallContext, signal: AbortSignal | None
     ) -> AfterToolCallResult | None:
         runner = self._runner()
-        return None if runner is None else await runner.after_tool_call(context, signal)
+        patch = None if runner is None else await runner.after_tool_call(context, signal)
+        # As pi 1.6: after the handlers, so images they put in are fitted too (images.autoResize).
+        content = patch.content if patch is not None and patch.content is not None else context.result.content
+        if not self._auto_resize_images() or not any(isinstance(b, ImageContent) for b in content):
+            return patch
+        fitted = await asyncio.to_thread(fit_tool_result_images, list(content))
+        if fitted is None:
+            return patch
+        return (
+            AfterToolCallResult(content=fitted)
+            if patch is None
+            else msgspec.structs.replace(patch, content=fitted)
+        )
 
 
 class _PayloadHook:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau._import_path import installed_import_path
 from tau.config.settings import SettingsManager, SettingsScope
+from tau.config.tool_selection import is_tool_modifier, tool_name_matcher
 from tau.context.project_dirs import project_dirs
 from tau.packages.resource_settings import settings_entries_source
 from tau.runtime.builtin_extensions import (
@@ -215,14 +216,24 @@ def _wants_tool_search(settings: SettingsManager, options: ExtensionOptions, inc
     return _wants_builtin("tool-search", "tool_search", settings, options, include_project)
 
 
+def _selects(entries: Sequence[object], tool: str) -> bool:
+    """Whether a tool list names ``tool``: as ``+tool``, or by a plain name or ``*`` pattern
+    (``--tools '*'`` turns codemode and tool_search on, as in pi, whose built-ins always register them)."""
+    strings = [entry for entry in entries if isinstance(entry, str)]
+    if any(entry == f"+{tool}" for entry in strings):
+        return True
+    return tool_name_matcher(entry for entry in strings if not is_tool_modifier(entry))(tool)
+
+
 def _wants_builtin(
     builtin: str, tool: str, settings: SettingsManager, options: ExtensionOptions, include_project: bool
 ) -> bool:
-    named = builtin in options.builtins or any(t.lstrip("+") == tool for t in options.tools)
+    named = builtin in options.builtins or _selects(options.tools, tool)
     if not named:
         scopes: tuple[SettingsScope, ...] = ("project", "global") if include_project else ("global",)
         for scope in scopes:
             value = settings.get_scope(scope).get("defaultTools")
+            # ``defaultTools`` holds names: ``["*"]`` selects no tool in pi 1.6.
             if isinstance(value, list) and any(isinstance(t, str) and t.lstrip("+") == tool for t in value):
                 named = True
     return named and builtin_switches(settings, options, include_project=include_project)[builtin]

@@ -113,16 +113,17 @@ class ModelControl:
         model = self.model
         return get_supported_thinking_levels(model) if model is not None else ["off"]
 
-    def set_model(self, model: Model, *, persist: bool = True) -> None:
+    def set_model(self, model: Model, *, persist: bool) -> None:
         """Switch to ``model`` (raises ``MissingAuthError`` without credentials), keeping the
-        thinking preference as far as the new model allows; ``persist=False``: for this session
-        only, the default model in settings left as it is."""
+        thinking preference as far as the new model allows; ``persist`` saves both as defaults."""
         problem = auth_error(self._registry, model)
         if problem is not None:
             raise MissingAuthError(problem)
         self._apply_model(model, self._preferred_thinking_level(model), persist=persist)
 
-    def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
+    def cycle_model(
+        self, direction: Literal["forward", "backward"] = "forward", *, persist: bool
+    ) -> ModelCycle | None:
         """The next model of the scoped list (those with credentials), else of every available
         model, wrapping around; ``None`` when there is nothing to cycle to."""
         scoped = [s for s in self.scoped_models if self._registry.has_configured_auth(s.model.provider)]
@@ -140,23 +141,23 @@ class ModelControl:
             if scoped and chosen.thinking_level
             else self._preferred_thinking_level(chosen.model)
         )
-        self._apply_model(chosen.model, level)
+        self._apply_model(chosen.model, level, persist=persist)
         return ModelCycle(chosen.model, self.thinking_level, bool(scoped))
 
-    def set_thinking_level(self, level: ThinkingLevelOrOff) -> None:
+    def set_thinking_level(self, level: ThinkingLevelOrOff, *, persist: bool) -> None:
         """Set the level, clamped to what the model supports; a change is recorded, saved as the
-        default (unless the model cannot think at all) and announced."""
+        default (``persist``, unless the model cannot think at all) and announced."""
         model = self.model
         effective = clamp_thinking_level(model, level) if model is not None else "off"
         if effective == self._agent.state.thinking_level:
             return
         self._agent.state.thinking_level = effective
         self._session.append_thinking_level_change(effective)
-        if model is not None and model.reasoning:
+        if persist and model is not None and model.reasoning:
             self._settings.set_default_thinking_level(effective)
         self._emit(ThinkingLevelChanged(effective))
 
-    def cycle_thinking_level(self) -> ThinkingLevelOrOff | None:
+    def cycle_thinking_level(self, *, persist: bool) -> ThinkingLevelOrOff | None:
         """Step to the model's next supported level (wrapping); ``None`` if the model cannot think."""
         model = self.model
         if model is None or not model.reasoning:
@@ -164,7 +165,7 @@ class ModelControl:
         levels = get_supported_thinking_levels(model)
         current = self.thinking_level
         index = levels.index(current) if current in levels else -1
-        self.set_thinking_level(levels[(index + 1) % len(levels)])
+        self.set_thinking_level(levels[(index + 1) % len(levels)], persist=persist)
         return self.thinking_level
 
     def require_usable_model(self) -> Model:
@@ -177,19 +178,17 @@ class ModelControl:
         return model
 
     def _preferred_thinking_level(self, target: Model) -> ThinkingLevelOrOff:
-        """The level for switching to ``target``: its ``modelThinkingLevels`` entry, else the current
-        one, unless the current model cannot think (then the saved default)."""
+        """The level for switching to ``target``, as pi 1.6 chooses it: its ``modelThinkingLevels``
+        entry, else the saved default, else the current level (``off`` stays off when no default is
+        saved); the switch then clamps it to what ``target`` supports."""
         per_model = self._settings.model_thinking_level(target.provider, target.id)
         if per_model is not None:
             return per_model
-        current = self.model
-        if current is not None and current.reasoning:
-            return self.thinking_level
-        return self._settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+        return self._settings.default_thinking_level or self.thinking_level or DEFAULT_THINKING_LEVEL
 
-    def _apply_model(self, model: Model, level: ThinkingLevelOrOff, *, persist: bool = True) -> None:
+    def _apply_model(self, model: Model, level: ThinkingLevelOrOff, *, persist: bool) -> None:
         self._agent.state.model = model
         self._session.append_model_change(model.provider, model.id)
         if persist:
             self._settings.set_default_model_and_provider(model.provider, model.id)
-        self.set_thinking_level(level)
+        self.set_thinking_level(level, persist=persist)

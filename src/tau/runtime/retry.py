@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from tau.agent.agent import Agent, AgentBusyError
 from tau.agent.config import StreamFn
@@ -37,7 +37,8 @@ from tau.ai.streaming import stream_simple
 from tau.ai.types import AssistantMessage, Context, Model
 from tau.config.settings import RetrySettings, SettingsManager
 from tau.runtime.event_pipeline import EventPipeline
-from tau.runtime.events import AutoRetryEnd, AutoRetryStart
+from tau.runtime.events import AutoRetryEnd, AutoRetryStart, EntryAppended
+from tau.session.entries import SessionEntry
 
 __all__ = [
     "DEFAULT_PROVIDER_MAX_RETRIES",
@@ -142,10 +143,19 @@ class AutoRetry:
     agent's requests through ``wrap_stream_fn``.
     """
 
-    def __init__(self, agent: Agent, settings: SettingsManager, pipeline: EventPipeline) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        settings: SettingsManager,
+        pipeline: EventPipeline,
+        omit: Callable[[AssistantMessage], list[SessionEntry]] | None = None,
+    ) -> None:
         self._agent = agent
         self._settings = settings
         self._pipeline = pipeline
+        self._omit = omit
+        """Records that a failed attempt stays out of the context for good (pi 1.6's
+        ``context_edit`` entries); returns the entries it appended, which are announced."""
         self._attempt = 0
         self._task: asyncio.Task[None] | None = None
         self._sleeping = False
@@ -241,7 +251,12 @@ class AutoRetry:
                 error_message=message.error_message or "",
             )
         )
-        self._drop_failed_reply()
+        failed = self._drop_failed_reply()
+        if failed is not None and self._omit is not None:
+            # As pi 1.6: the file says the failed attempt is out of the context (a session resumed
+            # later, by tau or pi, leaves it out too), announced right after auto_retry_start.
+            for entry in self._omit(failed):
+                await self._pipeline.notify_now(EntryAppended(entry))
         self._sleeping = True
         self._task = asyncio.get_running_loop().create_task(self._retry_after(delay_ms))
         return True
@@ -283,11 +298,13 @@ class AutoRetry:
         attempt, self._attempt = self._attempt, 0
         return AutoRetryEnd(success=False, attempt=attempt, final_error=final_error)
 
-    def _drop_failed_reply(self) -> None:
+    def _drop_failed_reply(self) -> AssistantMessage | None:
         messages = self._agent.state.messages
         if messages and isinstance(last := messages[-1], AssistantMessage):
             messages.pop()
             self._failed_reply = last
+            return last
+        return None
 
     def take_failed_reply(self) -> AssistantMessage | None:
         """The reply the retry under way dropped, once (a virtual model's router sees it as

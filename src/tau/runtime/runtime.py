@@ -40,7 +40,7 @@ from tau.runtime.services import (
 from tau.runtime.session_extensions import ExtensionBinding
 from tau.runtime.tool_registry import NoTools
 from tau.session.entries import MessageEntry
-from tau.session.errors import EntryNotFoundError, SessionFileError
+from tau.session.errors import SessionFileError
 from tau.session.listing import header_problem
 from tau.session.manager import SessionManager
 
@@ -61,7 +61,13 @@ __all__ = [
 
 
 class ForkTargetError(AgentSessionError, ValueError):
-    """``fork(entry_id, "before")`` on an entry that is not a user message."""
+    """A fork that cannot be made, in pi 1.6's words: an unknown entry, ``fork(entry_id, "before")``
+    on an entry that is not a user message, or a persisted session whose file is not written yet
+    (nothing has been answered)."""
+
+
+_INVALID_FORK_ENTRY = "Invalid entry ID for forking"
+_NOT_SAVED_YET = "This session has not been saved yet. Send a message before cloning or forking it."
 
 
 class CreatedRuntime(Struct):
@@ -231,14 +237,21 @@ class AgentSessionRuntime:
         manager = self.session.session_manager
         entry = manager.get_entry(entry_id)
         if entry is None:
-            raise EntryNotFoundError(entry_id)
+            raise ForkTargetError(_INVALID_FORK_ENTRY)
         selected_text: str | None = None
         leaf: str | None = entry_id
         if position == "before":
             if not (isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)):
-                raise ForkTargetError(f"Entry {entry_id} is not a user message; fork before a user message")
+                raise ForkTargetError(_INVALID_FORK_ENTRY)
             selected_text = _user_text(entry.message)
             leaf = entry.parent_id
+        session_file = manager.get_session_file()
+        if (
+            manager.is_persisted()
+            and leaf is not None
+            and not (session_file and os.path.exists(session_file))
+        ):
+            raise ForkTargetError(_NOT_SAVED_YET)
         runner = self.session.extension_runner
         if runner is not None:
             vetoed = await runner.emit_session_before_fork(entry_id, position)

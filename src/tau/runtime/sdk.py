@@ -108,6 +108,8 @@ def create_agent_session(
         model, fallback_message = _initial_model(
             services, existing if resuming else None, scoped, session_manager
         )
+        if thinking_level is None and not resuming and scoped and model is scoped[0].model:
+            thinking_level = scoped[0].thinking_level  # `--models name:level` starts at that level (pi)
     level = _initial_thinking_level(thinking_level, settings, session_manager if resuming else None, model)
     level = clamp_thinking_level(model, level) if model is not None else "off"
 
@@ -120,6 +122,7 @@ def create_agent_session(
         shell_command_prefix=settings.shell_command_prefix,
         session_env=shell_environment,
         sandbox=services.sandbox,
+        auto_resize_images=lambda: settings.auto_resize_images,
     )
     session_holder: list[AgentSession] = []
     builtin.append(

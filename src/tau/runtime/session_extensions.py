@@ -23,6 +23,7 @@ from tau.runtime.tool_registry import ToolRegistry
 from tau.runtime.user_bash import BashResult
 
 if TYPE_CHECKING:
+    from tau.extensions.binding import ExtensionMode
     from tau.extensions.events import ShutdownReason, StartReason
     from tau.extensions.reporting import ErrorListener
     from tau.extensions.runner import ExtensionRunner
@@ -37,20 +38,22 @@ _log = logging.getLogger("tau.extensions")
 
 
 class ExtensionBinding:
-    """What a mode gave the extensions: its UI (``None``: no UI), where handler errors go, and
-    what ``ctx.shutdown()`` does. A replacement session gets the same binding."""
+    """What a mode gave the extensions: its UI (``None``: no UI), where handler errors go, what
+    ``ctx.shutdown()`` does and its name (``ctx.mode``). A replacement session gets the same binding."""
 
-    __slots__ = ("on_error", "shutdown_handler", "ui")
+    __slots__ = ("mode", "on_error", "shutdown_handler", "ui")
 
     def __init__(
         self,
         ui: ExtensionUI | None = None,
         on_error: ErrorListener | None = None,
         shutdown_handler: Callable[[], None] | None = None,
+        mode: ExtensionMode | None = None,
     ) -> None:
         self.ui = ui
         self.on_error = on_error
         self.shutdown_handler = shutdown_handler
+        self.mode = mode
 
 
 class SessionExtensions:
@@ -90,7 +93,7 @@ class SessionExtensions:
             return
         runner.bind(self.host)
         if self.binding is not None:
-            runner.set_ui(self.binding.ui)
+            runner.set_ui(self.binding.ui, self.binding.mode)
             if self.binding.on_error is not None:
                 self._stop_reporting = runner.on_error(self.binding.on_error)
 

@@ -79,15 +79,14 @@ class PromptHooks:
         return AgentStartOverrides()
 
 
-def expand_input(text: str, resources: ResourceLoader, *, skill_commands: bool = True) -> str:
-    """``/skill:name args`` (when enabled), then ``/template args``, expanded; other text unchanged.
+def expand_input(text: str, resources: ResourceLoader) -> str:
+    """``/skill:name args``, then ``/template args``, expanded; other text unchanged.
 
     A skill whose file cannot be read leaves the text as typed."""
-    if skill_commands:
-        try:
-            text = expand_skill_command(text, resources.skills)
-        except (OSError, UnicodeDecodeError):
-            return text
+    try:
+        text = expand_skill_command(text, resources.skills)
+    except (OSError, UnicodeDecodeError):
+        return text
     return expand_prompt_template(text, resources.prompt_templates)
 
 

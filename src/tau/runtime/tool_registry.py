@@ -52,12 +52,14 @@ def create_builtin_tools(
     shell_command_prefix: str | None = None,
     session_env: SessionEnvironment | None = None,
     sandbox: Sandbox | None = None,
+    auto_resize_images: Callable[[], bool] | None = None,
 ) -> list[AgentTool]:
     """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls.
     ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``);
-    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written."""
+    ``sandbox`` fences bash and keeps edit and write to the folders it lets be written;
+    ``auto_resize_images`` (asked per read) is the ``images.autoResize`` setting."""
     return [
-        create_read_tool(cwd),
+        create_read_tool(cwd, auto_resize_images=auto_resize_images or True),
         create_bash_tool(
             cwd,
             spill=spill,
@@ -111,8 +113,19 @@ class ToolRegistry:
         inactive = {*inactive, *(t.name for t in (*extension, *custom) if t.exposure not in _ACTIVATED)}
         added = [t.name for t in (*extension, *custom) if t.name in self._tools and t.name not in inactive]
         if self._allowlist is not None:
-            # Named tools first, in the list's order; then every other one a pattern matches.
-            initial = [*self._allowlist, *(name for name in self._tools if name not in inactive)]
+            # Named tools first, in the list's order; then every other one a pattern matches. As in
+            # pi, matching a pattern (``--tools '*'``) activates a declarable tool registered
+            # inactive too (``codemode``, ``tool_search``).
+            allowed = self._allowed
+            initial = [
+                *self._allowlist,
+                *(
+                    name
+                    for name, tool in self._tools.items()
+                    if name not in inactive
+                    or (tool.exposure in _ACTIVATED and allowed is not None and allowed(name))
+                ),
+            ]
         elif no_tools == "builtin":
             initial = added
         else:

@@ -36,7 +36,9 @@ class BashResult(Struct, frozen=True):
     truncated: bool = False
     full_output_path: str | None = None
 
-    def to_message(self, command: str, *, exclude_from_context: bool) -> BashExecutionMessage:
+    def to_message(self, command: str, *, exclude_from_context: bool | None) -> BashExecutionMessage:
+        """The session record; ``exclude_from_context`` is written as given (pi 1.6 writes ``false``
+        for a ``!command`` typed in the terminal, nothing when an RPC client left it out)."""
         return BashExecutionMessage(
             command=command,
             output=self.output,
@@ -44,7 +46,7 @@ class BashResult(Struct, frozen=True):
             cancelled=self.cancelled,
             truncated=self.truncated,
             full_output_path=self.full_output_path,
-            exclude_from_context=True if exclude_from_context else None,
+            exclude_from_context=exclude_from_context,
         )
 
 

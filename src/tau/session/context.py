@@ -185,11 +185,14 @@ def branch_system_message(path: Sequence[SessionEntry]) -> SystemMessage | None:
     return replay_system_messages(system)
 
 
-def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]:
+def project_context_edits(
+    entries: Sequence[SessionEntry], *, keep_omitted: bool = False
+) -> list[SessionEntry]:
     """``entries`` (part of a branch, oldest first) as the model sees them once the context edits
-    among them apply: an entry an edit omits is left out, one it replaces carries the replacement
-    under its own id. Compaction and branch summaries work on this, so that what an edit took out
-    of the conversation is neither summarised nor counted (as in pi 1.6)."""
+    among them apply: an entry an edit omits is left out (``keep_omitted``: kept as it is, see
+    ``omitted_entry_ids``), one it replaces carries the replacement under its own id. Compaction
+    and branch summaries work on this, so that what an edit took out of the conversation is
+    neither summarised nor counted (as in pi 1.6)."""
     edits = {e.target_id: e for e in entries if isinstance(e, ContextEditEntry)}
     if not edits:
         return list(entries)
@@ -202,6 +205,8 @@ def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]
             continue
         edited = apply_context_edit(message, edit)
         if edited is None:
+            if keep_omitted:
+                out.append(entry)
             continue
         if isinstance(entry, MessageEntry):
             out.append(msgspec.structs.replace(entry, message=edited, raw=None))
@@ -209,6 +214,21 @@ def project_context_edits(entries: Sequence[SessionEntry]) -> list[SessionEntry]
             out.append(msgspec.structs.replace(entry, content=edited.content, raw=None))
         else:
             out.append(entry)
+    return out
+
+
+def omitted_entry_ids(entries: Sequence[SessionEntry]) -> set[str]:
+    """The ids of the entries among ``entries`` whose message the latest context edit on them
+    takes out of the context (replacement ``null``)."""
+    edits = {e.target_id: e for e in entries if isinstance(e, ContextEditEntry)}
+    if not edits:
+        return set()
+    out: set[str] = set()
+    for entry in entries:
+        edit = edits.get(entry.id)
+        message = entry_message(entry) if edit is not None else None
+        if edit is not None and message is not None and apply_context_edit(message, edit) is None:
+            out.add(entry.id)
     return out
 
 

@@ -520,12 +520,14 @@ class SessionManager:
         usage: Usage | None = None,
     ) -> str:
         """Move the leaf to ``entry_id`` (``None``: before the root) and append a ``branch_summary``
-        of the abandoned branch there."""
+        of the abandoned branch there; its ``fromId`` is the leaf left (``"root"`` when there was
+        none), as pi 1.6 writes it."""
         if entry_id is not None and entry_id not in self._by_id:
             raise EntryNotFoundError(entry_id)
+        from_id = self._leaf_id if self._leaf_id is not None else "root"
         self._leaf_id = entry_id
         entry = BranchSummaryEntry(
-            from_id=entry_id if entry_id is not None else "root",
+            from_id=from_id,
             summary=summary,
             details=details,
             from_hook=from_hook,

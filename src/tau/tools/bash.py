@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field, structs
 
-from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
+from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject, TextContent
+from tau.ai.types import JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, raise_if_aborted
 from tau.tools.operations import BashOperations, CommandAborted, CommandTimedOut
 from tau.tools.output_spill import SpillDirectory, default_spill_directory
@@ -41,7 +41,6 @@ BASH_PARAMETERS: JsonObject = {
         "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
     },
     "required": ["command"],
-    "additionalProperties": False,
 }
 
 ESCALATE_PARAMETER: JsonObject = {
@@ -102,6 +101,11 @@ SESSION_ENV_GUIDELINE = (
 )
 
 
+STRUCTURED_OUTPUT_MAX_BYTES = 1024 * 1024
+"""How much of the output a result's ``structuredContent`` holds (pi's limit), for programs such as
+codemode scripts."""
+
+
 def _details(snapshot: OutputSnapshot) -> dict[str, Any] | None:
     if not snapshot.truncation.truncated:
         return None
@@ -143,7 +147,7 @@ class _Updates:
 
     def start(self) -> None:
         if self._on_update is not None:
-            self._on_update(AgentToolResult(content=[TextContent("")], details=None))
+            self._on_update(AgentToolResult(content=[], details=None))  # pi's first update: empty
             self._last = time.monotonic()
 
     def data_arrived(self) -> None:
@@ -160,7 +164,8 @@ class _Updates:
         if self._on_update is None:
             return
         snapshot = self._acc.snapshot()
-        self._on_update(AgentToolResult(content=[TextContent(snapshot.text)], details=_details(snapshot)))
+        details = _details(snapshot) or {}  # pi's updates always carry details
+        self._on_update(AgentToolResult(content=[TextContent(snapshot.text)], details=details))
         self._last = time.monotonic()
 
     def stop(self) -> None:
@@ -289,6 +294,11 @@ def create_bash_tool(
             updates.data_arrived()
 
         once: SandboxGrant | None = None
+        if args.get("escalate") is not None and (fence is None or not fence.fenced):
+            # The schema is open (as pi's), so a call made with the fenced definition is refused here.
+            raise ToolError(
+                "Commands are not fenced now ('escalate' was unexpected): run it without escalate"
+            )
         if fence is not None and args.get("escalate") is not None and fence.fenced:
             request = EscalationRequest(
                 grant=_grant(args["escalate"], context.cwd),
@@ -306,6 +316,7 @@ def create_bash_tool(
                 once = request.grant
 
         updates.start()
+        started = time.monotonic()
         status: str | None = None
         aborted = False
         try:
@@ -335,9 +346,23 @@ def create_bash_tool(
         if status is not None:
             shown = f"{text}\n\n" if snapshot.text or snapshot.truncation.truncated else ""
             raise (ToolAborted if aborted else ToolError)(shown + status)
+        output, cut = accumulator.full_output(STRUCTURED_OUTPUT_MAX_BYTES)
+        structured: dict[str, Any] = {"output": output, "truncated": cut}
+        if cut and snapshot.full_output_path:
+            structured["full_output_path"] = snapshot.full_output_path
+        structured["exit_code"] = exit_code
+        structured["wall_time_seconds"] = round(time.monotonic() - started, 1)
         if exit_code is not None and exit_code != 0:
-            raise ToolError(f"{text}\n\nCommand exited with code {exit_code}")
-        return text_result(text, _details(snapshot))
+            # As pi 1.6: a failed result rather than an exception, with the structured output.
+            return AgentToolResult(
+                content=[TextContent(f"{text}\n\nCommand exited with code {exit_code}")],
+                details=_details(snapshot),
+                structured_content=structured,
+                is_error=True,
+            )
+        return AgentToolResult(
+            content=[TextContent(text)], details=_details(snapshot), structured_content=structured
+        )
 
     return AgentTool(
         name="bash",
@@ -346,5 +371,6 @@ def create_bash_tool(
         parameters=parameters,
         execute=execute,
         prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_guidelines=[SESSION_ENV_GUIDELINE] if session_env is not None else [],
     )

@@ -14,7 +14,7 @@ from msgspec import Struct
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject
+from tau.ai.types import JsonObject, JsonSchemaSampling
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import EditOperations, LocalEditOperations
@@ -44,12 +44,10 @@ EDIT_PARAMETERS: JsonObject = {
                     "newText": {"type": "string", "description": "Text to put in its place"},
                 },
                 "required": ["oldText", "newText"],
-                "additionalProperties": False,
             },
         },
     },
     "required": ["path", "edits"],
-    "additionalProperties": False,
 }
 
 EDIT_DESCRIPTION = (
@@ -141,7 +139,7 @@ async def plan_edit(path: str, edits: list[Replacement], cwd: str, ops: EditOper
         absolute_path=absolute,
         original=original,
         new_text=bom + result,
-        diff=generate_diff(applied.base, applied.result),
+        diff=generate_diff(applied.base, applied.result, path=path),
         blocks=len(edits),
     )
 
@@ -171,7 +169,11 @@ def create_edit_tool(
         noun = "block" if plan.blocks == 1 else "blocks"
         return text_result(
             f"Successfully replaced {plan.blocks} {noun} in {path}.",
-            {"diff": plan.diff.diff, "firstChangedLine": plan.diff.first_changed_line},
+            {
+                "diff": plan.diff.diff,
+                "patch": plan.diff.patch,
+                "firstChangedLine": plan.diff.first_changed_line,
+            },
         )
 
     return AgentTool(
@@ -181,6 +183,7 @@ def create_edit_tool(
         parameters=EDIT_PARAMETERS,
         execute=execute,
         prepare_arguments=prepare_edit_arguments,
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_snippet="Make precise file edits with exact text replacement, several disjoint edits per call",
         prompt_guidelines=EDIT_GUIDELINES,
     )

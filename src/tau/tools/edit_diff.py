@@ -21,6 +21,9 @@ class EditDiff(Struct, frozen=True):
     diff: str
     first_changed_line: int | None
     """New-file line number of the first change."""
+    patch: str = ""
+    """The change as a unified patch (``--- path``/``+++ path`` headers, four lines of context), as
+    pi 1.6 stores it in an edit's ``details.patch``; empty when no ``path`` was given."""
 
 
 def _line_runs(old: list[str], new: list[str]) -> list[tuple[_Kind, list[str]]]:
@@ -57,19 +60,84 @@ def _line_runs(old: list[str], new: list[str]) -> list[tuple[_Kind, list[str]]]:
     return runs
 
 
-def generate_diff(old_text: str, new_text: str, context_lines: int = DEFAULT_CONTEXT_LINES) -> EditDiff:
-    """The numbered diff of two versions of a file."""
-    old_lines = old_text.split("\n")
-    new_lines = new_text.split("\n")
-    width = len(str(max(len(old_lines), len(new_lines))))
-    if old_text.endswith("\n") and new_text.endswith("\n"):
-        # The empty string after the final newline is not a line anyone would want to see.
-        old_lines, new_lines = old_lines[:-1], new_lines[:-1]
+def _lines_with_ends(text: str) -> list[str]:
+    """The lines of ``text``, each with its newline (the last one without, when the text has none)."""
+    if not text:
+        return []
+    lines = [line + "\n" for line in text.split("\n")]
+    if text.endswith("\n"):
+        lines.pop()
+    else:
+        lines[-1] = lines[-1][:-1]
+    return lines
+
+
+def unified_patch(path: str, old_text: str, new_text: str, context_lines: int = DEFAULT_CONTEXT_LINES) -> str:
+    """The unified patch of the change, hunks and headers laid out as jsdiff's
+    ``createTwoFilesPatch`` (file headers only) lays them out for pi 1.6: every hunk header with
+    both counts, changes closer than twice the context in one hunk, and a ``\\ No newline at end
+    of file`` line after a last line without one."""
+    runs = [*_line_runs(_lines_with_ends(old_text), _lines_with_ends(new_text)), ("equal", [])]
+    hunks: list[tuple[int, int, int, int, list[str]]] = []
+    current: list[str] = []
+    old_start = new_start = 0
+    old_no = new_no = 1
+    for index, (kind, lines) in enumerate(runs):
+        if kind != "equal":
+            if not old_start:
+                old_start, new_start = old_no, new_no
+                if index > 0 and context_lines > 0:
+                    current = [" " + line for line in runs[index - 1][1][-context_lines:]]
+                    old_start -= len(current)
+                    new_start -= len(current)
+            current += [("+" if kind == "added" else "-") + line for line in lines]
+            if kind == "added":
+                new_no += len(lines)
+            else:
+                old_no += len(lines)
+            continue
+        if old_start:
+            if len(lines) <= 2 * context_lines and index < len(runs) - 2:
+                current += [" " + line for line in lines]
+            else:
+                size = min(len(lines), context_lines)
+                current += [" " + line for line in lines[:size]]
+                hunks.append(
+                    (old_start, old_no - old_start + size, new_start, new_no - new_start + size, current)
+                )
+                old_start = new_start = 0
+                current = []
+        old_no += len(lines)
+        new_no += len(lines)
+    out = [f"--- {path}", f"+++ {path}"]
+    for old_first, old_count, new_first, new_count, hunk_lines in hunks:
+        # The unified format's quirk: an empty side names the line before it.
+        out.append(
+            f"@@ -{old_first - (old_count == 0)},{old_count} +{new_first - (new_count == 0)},{new_count} @@"
+        )
+        for line in hunk_lines:
+            if line.endswith("\n"):
+                out.append(line[:-1])
+            else:
+                out += [line, "\\ No newline at end of file"]
+    return "\n".join(out) + "\n"
+
+
+def generate_diff(
+    old_text: str, new_text: str, context_lines: int = DEFAULT_CONTEXT_LINES, *, path: str | None = None
+) -> EditDiff:
+    """The numbered diff of two versions of a file (and, given ``path``, its unified patch)."""
+    width = len(str(max(old_text.count("\n"), new_text.count("\n")) + 1))
     gap = f" {'':>{width}} ..."
     out: list[str] = []
     old_no = new_no = 1
     first_changed: int | None = None
-    runs = _line_runs(old_lines, new_lines)
+    # Lines compared with their newlines, as jsdiff's diffLines compares them: a last line that
+    # gains or loses its newline is a changed line. Shown without it.
+    runs = [
+        (kind, [line.removesuffix("\n") for line in lines])
+        for kind, lines in _line_runs(_lines_with_ends(old_text), _lines_with_ends(new_text))
+    ]
 
     for i, (kind, lines) in enumerate(runs):
         if kind == "added":
@@ -115,4 +183,5 @@ def generate_diff(old_text: str, new_text: str, context_lines: int = DEFAULT_CON
         old_no += n
         new_no += n
 
-    return EditDiff(diff="\n".join(out), first_changed_line=first_changed)
+    patch = unified_patch(path, old_text, new_text, context_lines) if path is not None else ""
+    return EditDiff(diff="\n".join(out), first_changed_line=first_changed, patch=patch)

@@ -42,7 +42,6 @@ FIND_PARAMETERS: JsonObject = {
         },
     },
     "required": ["pattern"],
-    "additionalProperties": False,
 }
 
 FIND_DESCRIPTION = (

@@ -54,7 +54,6 @@ GREP_PARAMETERS: JsonObject = {
         },
     },
     "required": ["pattern"],
-    "additionalProperties": False,
 }
 
 GREP_DESCRIPTION = (

@@ -1,8 +1,7 @@
-"""Recognising images by their first bytes, reading their size, and the optional resizer hook.
+"""Recognising images by their first bytes, reading their size, and the resizer hook.
 
-tau has no image library among its dependencies, so downscaling is a pluggable
-:class:`ImageResizer` (an extension or the runtime can supply one backed by Pillow, say). Without
-one, images are sent as they are when they fit the size cap and replaced by a note when they do not.
+Downscaling is an :class:`ImageResizer`; the default one is Pillow's (``tau.tools.image_resize``,
+the optional ``tau[images]`` extra), and a caller may pass another.
 """
 
 from __future__ import annotations

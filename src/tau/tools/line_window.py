@@ -1,7 +1,7 @@
 """Select a window of lines from text that arrives in chunks, in memory bounded by the output budget.
 
 The read tool shows at most 2000 lines / 50 KB of a file, yet names the file's line count and the
-window's size. :class:`LineWindow` keeps only the lines :func:`truncate_head` can show (and one past
+window's size. :class:`LineWindow` keeps only the lines :func:`truncate_head` can show (and two past
 its caps, so it decides the cut as it would on the whole window); the rest is counted, not stored.
 A file of any size is then read once with constant memory.
 
@@ -43,6 +43,7 @@ class LineWindow:
         self._line_bytes = 0
         self._window_bytes = 0
         self._first_line_bytes = 0
+        self._last_line_has_text = False  # whether the text after the last newline so far is not empty
 
     def feed(self, data: bytes) -> None:
         self._feed_text(self._decoder.decode(data))
@@ -55,14 +56,30 @@ class LineWindow:
         end = total if self._end is None else min(self._end, total)
         cut = truncate_head("\n".join(self._stored))
         cut = msgspec.structs.replace(
-            cut, total_lines=max(1, end - self._start), total_bytes=self._window_bytes
+            cut,
+            total_lines=self._counted_lines(end - self._start, end == total),
+            total_bytes=self._window_bytes,
         )
         return SelectedLines(total, cut, self._first_line_bytes)
+
+    def _counted_lines(self, selected: int, to_the_end: bool) -> int:
+        """The window's lines as pi 1.6 counts the joined text: none when it is empty, and a last
+        line that is empty (the file's final newline) not counted."""
+        if self._window_bytes == 0:
+            return 0
+        if len(self._stored) == selected:
+            last_empty = self._stored[-1] == ""
+        else:  # not all stored: known for the file's last line, else taken as not empty
+            last_empty = to_the_end and not self._last_line_has_text
+        return selected - (1 if last_empty else 0)
 
     def _in_window(self) -> bool:
         return self._start <= self._line and (self._end is None or self._line < self._end)
 
     def _feed_text(self, text: str) -> None:
+        if text:
+            newline = text.rfind("\n")
+            self._last_line_has_text = newline < len(text) - 1 if newline >= 0 else True
         position = 0
         length = len(text)
         while position < length:
@@ -118,10 +135,12 @@ class LineWindow:
         if not self._stored and self._line == self._start:
             self._first_line_bytes = self._line_bytes
         line = "".join(self._pieces)
+        # Stored until one line past the first line past either cap: truncate_head does not count
+        # a last empty line, so it needs the line after that one to cut as it would the whole window.
+        past_caps = len(self._stored) > DEFAULT_MAX_LINES or self._stored_bytes > DEFAULT_MAX_BYTES
         self._stored_bytes += utf8_len(line) + (1 if self._stored else 0)
         self._stored.append(line)
         self._pieces = []
         self._line_bytes = 0
-        # One line past either cap is enough for truncate_head to cut as it would the whole window.
-        if len(self._stored) > DEFAULT_MAX_LINES or self._stored_bytes > DEFAULT_MAX_BYTES:
+        if past_caps:
             self._storing = False

@@ -24,7 +24,6 @@ LS_PARAMETERS: JsonObject = {
             "description": f"Maximum number of entries to return (default: {DEFAULT_LS_LIMIT})",
         },
     },
-    "additionalProperties": False,
 }
 
 LS_DESCRIPTION = (

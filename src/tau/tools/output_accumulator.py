@@ -14,6 +14,7 @@ keeps the raw bytes.
 from __future__ import annotations
 
 import codecs
+import os
 from collections import deque
 from typing import BinaryIO
 
@@ -73,6 +74,7 @@ class OutputAccumulator:
         self._unspilled: list[bytes] | None = []
         self._spill_file: BinaryIO | None = None
         self.spill_path: str | None = None
+        self._kept = b""
 
     def feed(self, data: bytes) -> None:
         """Count, keep the tail of, and (once over budget) spill one raw chunk."""
@@ -100,11 +102,44 @@ class OutputAccumulator:
         if self._spill_file is not None:
             self._spill_file.close()
             self._spill_file = None
+        if self._unspilled is not None:
+            self._kept = b"".join(self._unspilled)  # within the budget: small
         self._unspilled = None
+
+    def full_output(self, max_bytes: int) -> tuple[str, bool]:
+        """The whole output as it came (not cleaned of escape codes), after ``finish``: ``(text,
+        False)``, or, past ``max_bytes``, its first and last halves around a note of what was left
+        out and ``True``."""
+        if self.spill_path is None:
+            return self._kept.decode("utf-8", "replace"), False
+        with open(self.spill_path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size <= max_bytes:
+                return file.read().decode("utf-8", "replace"), False
+            head_bytes = max_bytes // 2
+            tail_bytes = max_bytes - head_bytes
+            head = file.read(head_bytes)
+            file.seek(size - tail_bytes)
+            tail = file.read(tail_bytes)
+        # Whole characters only: an incomplete sequence ends the head, continuation bytes start the tail.
+        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head)
+        start = 0
+        while start < len(tail) and tail[start] & 0xC0 == 0x80:
+            start += 1
+        omitted = size - head_bytes - tail_bytes
+        return (
+            f"{head_text}\n\n[... {omitted} bytes omitted ...]\n\n{tail[start:].decode('utf-8', 'replace')}",
+            True,
+        )
 
     def _over_budget(self) -> bool:
         budget = self.max_bytes
-        return self.raw_bytes > budget or self.text_bytes > budget or self.lines > self.max_lines
+        return self.raw_bytes > budget or self.text_bytes > budget or self.counted_lines > self.max_lines
+
+    @property
+    def counted_lines(self) -> int:
+        """The lines so far as pi 1.6 counts them: a final newline ends a line, it starts none."""
+        return self.lines - 1 + (1 if self.last_line_bytes else 0)
 
     def _start_spill(self) -> None:
         self.spill_path, self._spill_file = self._spill.open_file(self._spill_stem)
@@ -156,7 +191,7 @@ class OutputAccumulator:
             cut,
             truncated=truncated,
             truncated_by=truncated_by,
-            total_lines=self.lines,
+            total_lines=self.counted_lines,
             total_bytes=self.text_bytes,
         )
         return OutputSnapshot(

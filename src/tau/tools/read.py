@@ -11,19 +11,14 @@ import base64
 import os
 from collections.abc import Callable
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, JsonObject, TextContent
+from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
-from tau.tools.images import (
-    MAX_IMAGE_BASE64_BYTES,
-    MAX_IMAGE_DIMENSION,
-    ImageResizer,
-    image_size,
-    sniff_image_mime_type,
-)
+from tau.tools.image_resize import fit_image
+from tau.tools.images import MAX_IMAGE_BASE64_BYTES, ImageResizer, image_size, sniff_image_mime_type
 from tau.tools.line_window import LineWindow, SelectedLines
 from tau.tools.operations import LocalFileOperations, ReadOperations, open_regular
 from tau.tools.paths import resolve_read_path
@@ -43,7 +38,6 @@ READ_PARAMETERS: JsonObject = {
         "limit": {"type": "number", "description": "Maximum number of lines to read"},
     },
     "required": ["path"],
-    "additionalProperties": False,
 }
 
 READ_DESCRIPTION = (
@@ -148,6 +142,19 @@ def _read_local(path: str, start: int, end: int | None, signal: AbortSignal | No
         return _FileContent(size, text=window.finish())
 
 
+def _with_read_output(result: AgentToolResult) -> AgentToolResult:
+    """``result`` with pi's ``structuredContent`` for a read: the text, or for an image an image
+    block with the text as its ``note``."""
+    text = next((block.text for block in result.content if isinstance(block, TextContent)), "")
+    image = next((block for block in result.content if isinstance(block, ImageContent)), None)
+    value: object = (
+        text
+        if image is None
+        else {"type": "image", "data": image.data, "mimeType": image.mime_type, "note": text}
+    )
+    return structs.replace(result, structured_content=value)
+
+
 def create_read_tool(
     cwd: str,
     operations: ReadOperations | None = None,
@@ -158,47 +165,37 @@ def create_read_tool(
 ) -> AgentTool:
     """The read tool for ``cwd``.
 
-    ``image_resizer`` downscales images over 2000×2000 px or the base64 cap when
-    ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
+    ``image_resizer`` (Pillow's, from the ``tau[images]`` extra, when ``None``) downscales images
+    over 2000×2000 px or the base64 cap when ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
     current model cannot see images.
     """
     ops: ReadOperations = operations or LocalFileOperations()
 
-    def omitted(mime_type: str, data: bytes) -> AgentToolResult:
+    def omitted(mime_type: str, data: bytes, notes: tuple[str, ...]) -> AgentToolResult:
         return AgentToolResult(
             content=[
                 TextContent(
-                    f"Read image file [{mime_type}]\n[Image omitted: it could not be brought under "
-                    f"{format_size(MAX_IMAGE_BASE64_BYTES)} of base64 (file is {format_size(len(data))}).]"
+                    "\n".join(
+                        [
+                            f"Read image file [{mime_type}]",
+                            f"[Image omitted: it could not be brought under {format_size(MAX_IMAGE_BASE64_BYTES)} "
+                            f"of base64 (file is {format_size(len(data))}).]",
+                            *notes,
+                        ]
+                    )
                 )
             ]
         )
 
     def image_result(data: bytes, mime_type: str) -> AgentToolResult:
         auto = auto_resize_images() if callable(auto_resize_images) else auto_resize_images
-        size = image_size(data, mime_type)
-        too_large = (len(data) + 2) // 3 * 4 >= MAX_IMAGE_BASE64_BYTES
-        too_wide = size is not None and max(size) > MAX_IMAGE_DIMENSION
-        lines: list[str] = []
-        if auto and (too_large or too_wide) and image_resizer is not None:
-            resized = image_resizer(
-                data, mime_type, max_dimension=MAX_IMAGE_DIMENSION, max_base64_bytes=MAX_IMAGE_BASE64_BYTES
-            )
-            if resized is None:
-                return omitted(mime_type, data)
-            data, mime_type = resized.data, resized.mime_type
-            scale = resized.original_width / resized.width if resized.width else 1.0
-            lines.append(f"Read image file [{mime_type}]")
-            lines.append(
-                f"[Image: original {resized.original_width}x{resized.original_height}, displayed at "
-                f"{resized.width}x{resized.height}. Multiply coordinates by {scale:.2f} to map to the "
-                "original image.]"
-            )
-        elif auto and too_large:
-            return omitted(mime_type, data)
-        else:
-            dimensions = f" ({size[0]}x{size[1]})" if size is not None else ""
-            lines.append(f"Read image file [{mime_type}]{dimensions}")
+        fitted = fit_image(data, mime_type, auto_resize=auto, resizer=image_resizer)
+        if fitted.data is None:
+            return omitted(mime_type, data, fitted.notes)
+        size = image_size(fitted.data, fitted.mime_type)
+        dimensions = f" ({size[0]}x{size[1]})" if size is not None and not fitted.notes else ""
+        lines = [f"Read image file [{fitted.mime_type}]{dimensions}", *fitted.notes]
+        data, mime_type = fitted.data, fitted.mime_type
         if model_accepts_images is not None and not model_accepts_images():
             lines.append(
                 "[The current model does not accept images; the image will be left out of the request.]"
@@ -233,13 +230,13 @@ def create_read_tool(
         raise_if_aborted(signal)
 
         if content.image is not None:
-            return image_result(*content.image)
+            return _with_read_output(await asyncio.to_thread(image_result, *content.image))
         if content.binary or content.text is None:
             raise ToolError(
                 f"Cannot read {absolute}: it looks like a binary file ({format_size(content.size)}), not "
                 "text or a supported image. Inspect it with bash (file, xxd, strings) instead."
             )
-        return _text_result(content.text, path, offset, limit)
+        return _with_read_output(_text_result(content.text, path, offset, limit))
 
     return AgentTool(
         name="read",
@@ -248,5 +245,6 @@ def create_read_tool(
         parameters=READ_PARAMETERS,
         execute=execute,
         prompt_snippet="Read file contents",
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_guidelines=["Use read to examine files instead of cat or sed."],
     )

@@ -87,12 +87,23 @@ def _untouched(
     )
 
 
+def _counted_lines(text: str) -> list[str]:
+    """The lines of ``text`` as pi 1.6 counts them: none for empty text, and a final newline ends
+    the last line rather than starting an empty one."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
 def truncate_head(
     text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the first whole lines that fit both limits."""
     total_bytes = utf8_len(text)
-    lines = text.split("\n")
+    lines = _counted_lines(text)
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return _untouched(text, total_lines, total_bytes, max_lines, max_bytes)
@@ -156,7 +167,7 @@ def truncate_tail(
 ) -> TruncationResult:
     """Keep the last whole lines that fit both limits (or the end of an oversized last line)."""
     total_bytes = utf8_len(text)
-    lines = text.split("\n")
+    lines = _counted_lines(text)
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return _untouched(text, total_lines, total_bytes, max_lines, max_bytes)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate, text_result
 from tau.ai.abort import AbortSignal
-from tau.ai.types import JsonObject
+from tau.ai.types import JsonObject, JsonSchemaSampling
 from tau.tools.errors import ToolError, describe_os_error, raise_if_aborted
 from tau.tools.mutation_queue import file_mutation
 from tau.tools.operations import LocalFileOperations, WriteOperations
@@ -28,7 +28,6 @@ WRITE_PARAMETERS: JsonObject = {
         "content": {"type": "string", "description": "Content to write to the file"},
     },
     "required": ["path", "content"],
-    "additionalProperties": False,
 }
 
 WRITE_DESCRIPTION = (
@@ -68,5 +67,6 @@ def create_write_tool(
         parameters=WRITE_PARAMETERS,
         execute=execute,
         prompt_snippet="Create or overwrite files",
+        constrained_sampling=JsonSchemaSampling("prefer"),
         prompt_guidelines=["Use write only for new files or complete rewrites."],
     )

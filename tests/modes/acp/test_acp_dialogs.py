@@ -25,6 +25,7 @@ from acp.schema import (
 from acp_client import RecordingClient, TerminalClient, initialize, spawn_tau
 from tau_command import TauCommand
 
+from tau.accounts.provider_names import api_key_name
 from tau.testing.fake_llm import text_turn, tool_turn
 
 pytestmark = pytest.mark.timeout(30)
@@ -128,8 +129,8 @@ async def test_model_and_thinking_level_are_selectable_and_change_the_session(
         [options] = [u.config_options for u in client.of(ConfigOptionUpdate)]
         assert next(o for o in options if o.id == "thinking").current_value == "high"
         await conn.set_config_option(config_id="thinking", session_id=new.session_id, value="low")
-        # The reasoning model brought its default level, then the option chose another.
-        assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["medium", "low"]
+        # The switch kept the level (off: no default is saved, as in pi 1.6), then the option chose one.
+        assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["low"]
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Hi")])
     assert tau.server.last_request.body["model"] == "other-model"
     entries = [json.loads(line) for line in tau.session_files()[0].read_text().splitlines()]
@@ -153,7 +154,7 @@ def _login_in_a_terminal(tau: TauCommand, args: list[str], provider: str, key: s
     number = re.search(rf"(\d+)\. {provider}\r?\n", child.before)
     assert number is not None, child.before
     child.sendline(number.group(1))
-    child.expect(f"API key for {provider}: ")
+    child.expect(re.escape(f"Enter {api_key_name(provider)}: "))
     child.sendline(key)
     child.expect(pexpect.EOF)
     child.close()

@@ -29,9 +29,9 @@ from acp.schema import (
 from acp_client import RecordingClient, TerminalClient, initialize, spawn_tau
 from tau_command import TauCommand
 
+from tau.ai.types import TextContent
 from tau.testing.fake_llm import ScriptedToolCall, Turn, text_turn, tool_turn
 from tau.tools.bash import create_bash_tool
-from tau.tools.errors import ToolError
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -148,12 +148,13 @@ async def _local_bash(command: str, cwd: Path) -> str:
     """What tau's own bash tool tells the model (its spill file's name left out)."""
     os.environ["RUN_BY"] = "editor"
     try:
-        await create_bash_tool(str(cwd)).execute("local", {"command": command}, None, None)
-    except ToolError as failed:
-        return re.sub(r" Full output: \S+\]", "]", str(failed))
+        result = await create_bash_tool(str(cwd)).execute("local", {"command": command}, None, None)
     finally:
         del os.environ["RUN_BY"]
-    raise AssertionError("the command should fail")
+    assert result.is_error, "the command should fail"
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return re.sub(r" Full output: \S+\]", "]", block.text)
 
 
 async def test_bash_runs_in_the_editors_terminal_truncated_as_tau_truncates_and_an_abort_kills_it(

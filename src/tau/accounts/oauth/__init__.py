@@ -25,18 +25,19 @@ __all__ = [
     "get_oauth_flow",
 ]
 
-# provider id -> (display name, module, class): the names list without importing the flows.
+# provider id -> (display name, module, class): the names list without importing the flows. The names
+# are pi 1.6's provider names (``tau.accounts.provider_names``); the two Google logins are tau's own.
 OAUTH_PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "anthropic": ("Anthropic (Claude Pro/Max)", "anthropic", "AnthropicFlow"),
-    "openai-codex": ("OpenAI (ChatGPT Plus/Pro)", "openai_codex", "OpenAICodexFlow"),
-    "openai": ("OpenAI (ChatGPT subscription)", "openai_chatgpt", "OpenAIChatGPTFlow"),
+    "anthropic": ("Anthropic", "anthropic", "AnthropicFlow"),
+    "openai-codex": ("OpenAI Codex", "openai_codex", "OpenAICodexFlow"),
+    "openai": ("OpenAI", "openai_chatgpt", "OpenAIChatGPTFlow"),
     "github-copilot": ("GitHub Copilot", "github_copilot", "GitHubCopilotFlow"),
     "google-gemini-cli": ("Google Cloud Code Assist (Gemini CLI)", "google", "GeminiCliFlow"),
     "google-antigravity": ("Antigravity (Gemini 3, Claude, GPT-OSS)", "google", "AntigravityFlow"),
-    "xai": ("xAI (Grok/X subscription)", "xai", "XaiFlow"),
-    "kimi-coding": ("Kimi Code (subscription)", "kimi_coding", "KimiCodingFlow"),
+    "xai": ("xAI", "xai", "XaiFlow"),
+    "kimi-coding": ("Kimi For Coding", "kimi_coding", "KimiCodingFlow"),
     "openrouter": ("OpenRouter", "openrouter", "OpenRouterFlow"),
-    "meta": ("Meta (Muse subscription)", "meta", "MetaFlow"),
+    "meta": ("Meta", "meta", "MetaFlow"),
     "radius": ("Radius", "radius", "RadiusFlow"),
 }
 

@@ -26,7 +26,7 @@ _SCOPES = "org:create_api_key user:profile user:inference user:sessions:claude_c
 
 class AnthropicFlow(OAuthFlow):
     provider_id = "anthropic"
-    name = "Anthropic (Claude Pro/Max)"
+    name = "Anthropic"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         method = ui.select(

@@ -31,7 +31,7 @@ def _host() -> str:
 
 class KimiCodingFlow(OAuthFlow):
     provider_id = "kimi-coding"
-    name = "Kimi Code (subscription)"
+    name = "Kimi For Coding"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         host = _host()

@@ -25,7 +25,7 @@ _DEVICE_TIMEOUT_S = 15 * 60
 
 class MetaFlow(OAuthFlow):
     provider_id = "meta"
-    name = "Meta (Muse subscription)"
+    name = "Meta"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         started = post_form(_DEVICE_URL, {"client_id": _CLIENT_ID}, what="Meta device authorization")

@@ -33,7 +33,7 @@ _MARGIN_S = 3 * 60
 
 class OpenAIChatGPTFlow(OAuthFlow):
     provider_id = "openai"
-    name = "OpenAI (ChatGPT subscription)"
+    name = "OpenAI"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         host_id = f"urn:uuid:{_device_id()}"

@@ -34,7 +34,7 @@ _ACCOUNT_CLAIM = "https://api.openai.com/auth"
 
 class OpenAICodexFlow(OAuthFlow):
     provider_id = "openai-codex"
-    name = "OpenAI (ChatGPT Plus/Pro)"
+    name = "OpenAI Codex"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         method = ui.select(

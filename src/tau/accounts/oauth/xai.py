@@ -23,7 +23,7 @@ _DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 class XaiFlow(OAuthFlow):
     provider_id = "xai"
-    name = "xAI (Grok/X subscription)"
+    name = "xAI"
 
     def login(self, ui: LoginInteraction) -> JsonObject:
         started = post_form(

@@ -220,7 +220,9 @@ def _append_tool_result(contents: list[JsonObject], result: ToolResultMessage, m
         if "image" in model.input
         else []
     )
-    value = sanitize_surrogates(text) if text else (IMAGE_ONLY_TOOL_RESULT if images else "")
+    value = (
+        sanitize_surrogates(text) if text.strip() else (IMAGE_ONLY_TOOL_RESULT if images else "")
+    )  # as pi 1.6
     response: JsonObject = {
         "name": result.tool_name,
         "response": {"error": value} if result.is_error else {"output": value},

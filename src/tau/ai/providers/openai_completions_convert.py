@@ -38,11 +38,18 @@ from tau.ai.types import (
 )
 from tau.ai.wire_history import WireHistory, continue_history
 
-__all__ = ["IMAGE_ONLY_TOOL_RESULT", "TOOL_IMAGES_INTRO", "TOOL_RESULT_BRIDGE", "convert_messages"]
+__all__ = [
+    "IMAGE_ONLY_TOOL_RESULT",
+    "NO_TOOL_OUTPUT",
+    "TOOL_IMAGES_INTRO",
+    "TOOL_RESULT_BRIDGE",
+    "convert_messages",
+]
 
 TOOL_RESULT_BRIDGE = "I have processed the tool results."
 TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
 IMAGE_ONLY_TOOL_RESULT = "(see attached image)"
+NO_TOOL_OUTPUT = "(no tool output)"
 
 # A thinking signature names the field the reasoning came from; only plain field names are replayed.
 _FIELD_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -248,7 +255,8 @@ def _convert_tool_result(
     """One ``tool`` message, and the image parts to send after the run (vision models only)."""
     text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
     result_images = [b for b in result.content if isinstance(b, ImageContent)]
-    content = text if text or not result_images else IMAGE_ONLY_TOOL_RESULT
+    # As pi 1.6: a result with no text but white space says so (some APIs refuse empty content).
+    content = text if text.strip() else IMAGE_ONLY_TOOL_RESULT if result_images else NO_TOOL_OUTPUT
     message: JsonObject = {
         "role": "tool",
         "content": sanitize_surrogates(content),

@@ -27,6 +27,7 @@ from tau.ai.providers.responses_convert import (
     encode_text_signature,
 )
 from tau.ai.stream_writer import ProviderError, StreamWriter, run_stream
+from tau.ai.strict_tools import takes_strict_tools
 from tau.ai.thinking import (
     clamp_reasoning,
     map_thinking_level,
@@ -187,7 +188,7 @@ def build_request_body(
     """
     retention = resolve_cache_retention(options.cache_retention)
     effort = configuration_effort(model, options.extra)
-    supports_strict = _strict_mode(model)
+    supports_strict = takes_strict_tools(model)
     supports_grammar = grammar_tools(model)
     if grammar_inputs is None:
         grammar_inputs = responses_grammar_inputs(model, context)
@@ -272,13 +273,6 @@ def responses_grammar_inputs(model: Model, context: Context) -> dict[str, str]:
     """The input property of each declared tool that goes as a custom grammar tool (``ProviderError``
     for a grammar tool that cannot, where the model takes grammar tools)."""
     return grammar_input_properties(declared_tools(context), grammar_tools(model))
-
-
-def _strict_mode(model: Model) -> bool:
-    """``compat.supportsStrictMode``: off by default for OpenAI Responses (a tool's ``strict`` is
-    then left out), on by default for Azure, as pi 1.6."""
-    flag = (model.compat or {}).get("supportsStrictMode")
-    return flag if isinstance(flag, bool) else model.api == "azure-openai-responses"
 
 
 def _reasoning_params(model: Model, extra: JsonObject) -> JsonObject | None:

@@ -312,13 +312,16 @@ def _convert_tool_result(message: ToolResultMessage, vision: bool, custom: bool 
     text = "\n".join(block.text for block in message.content if isinstance(block, TextContent))
     has_images = any(isinstance(block, ImageContent) for block in message.content)
     output: str | list[JsonObject]
+    has_text = bool(text.strip())  # white space alone is no output, as pi 1.6 sends it
     if has_images and vision:
         output = []
-        if text:
+        if has_text:
             output.append(_input_text(text))
         output.extend(_input_image(b) for b in message.content if isinstance(b, ImageContent))
     else:
-        output = sanitize_surrogates(text or (IMAGE_ONLY_TOOL_OUTPUT if has_images else ""))
+        output = sanitize_surrogates(
+            text if has_text else IMAGE_ONLY_TOOL_OUTPUT if has_images else "(no tool output)"
+        )
     kind = "custom_tool_call_output" if custom else "function_call_output"
     return {"type": kind, "call_id": call_id, "output": output}
 

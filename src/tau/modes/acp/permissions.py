@@ -100,5 +100,5 @@ class AcpExtensionUI(NeutralUI):
             return None
         return options[int(answer)]
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        print(f"tau: {level}: {message}", file=sys.stderr)
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        print(f"tau: {level or 'info'}: {message}", file=sys.stderr)

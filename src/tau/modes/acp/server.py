@@ -336,7 +336,7 @@ class TauAcpAgent:
             )
 
         ui = AcpExtensionUI(self._conn, session_id, lambda: live.running_call)
-        await runtime.session.bind_extensions(ui, on_error=report_error)
+        await runtime.session.bind_extensions(ui, on_error=report_error, mode="rpc")
         # After the response that names the session: a client ignores updates of unknown sessions.
         asyncio.get_running_loop().call_soon(self._put, session_id, available_commands(runtime.session))
         return live

@@ -62,7 +62,7 @@ async def set_config_option(runtime: AgentSessionRuntime, config_id: str, value:
         model = runtime.services.model_registry.find(provider, model_id)
         if model is None:
             raise JsonRpcError.invalid_params(f"unknown model {value}")
-        await session.set_model(model)
+        await session.set_model(model, persist=True)
     elif config_id == THINKING_OPTION and isinstance(value, str):
         set_thinking_level(runtime, value)
     elif config_id == SANDBOX_OPTION and isinstance(value, str):
@@ -80,7 +80,7 @@ def set_thinking_level(runtime: AgentSessionRuntime, level: str) -> None:
     session = runtime.session
     for available in session.get_available_thinking_levels():
         if available == level:
-            session.set_thinking_level(available)
+            session.set_thinking_level(available, persist=True)
             return
     raise JsonRpcError.invalid_params(f"thinking level {level} is not available")
 

@@ -110,7 +110,7 @@ async def _model(mode: CommandHost, argument: str) -> None:
         mode.chat.add_notice(f"Model: {chosen.value.id}")
         return
     model = chosen[1]
-    await session.set_model(model)
+    await session.set_model(model, persist=True)
     mode.chat.add_notice(f"Default model: {model.provider}/{model.id}")
 
 
@@ -174,7 +174,7 @@ async def _thinking(mode: CommandHost, argument: str) -> None:
         if chosen is None:
             return
         level = chosen.value
-    session.set_thinking_level(level)
+    session.set_thinking_level(level, persist=True)
     mode.invalidate()
     mode.chat.add_notice(f"Thinking level: {session.thinking_level}")
 

@@ -120,7 +120,7 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
         mode.redraw_all()
 
     def cycle_thinking(event: KeyPressEvent) -> None:
-        level = mode.session.cycle_thinking_level()
+        level = mode.session.cycle_thinking_level(persist=True)
         if level is None:
             mode.chat.add_notice("Current model does not support thinking", "info")  # pi's words
         mode.invalidate()
@@ -128,7 +128,9 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     def cycle_model(direction: str) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:
             async def cycle() -> None:
-                cycled = await mode.session.cycle_model("forward" if direction == "forward" else "backward")
+                cycled = await mode.session.cycle_model(
+                    "forward" if direction == "forward" else "backward", persist=True
+                )
                 # pi 1.6's words
                 if cycled is None:
                     scoped = bool(mode.session.scoped_models)

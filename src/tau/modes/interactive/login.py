@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 from tau.accounts.oauth import OAUTH_PROVIDERS, LoginCancelledError, LoginError, SelectOption, get_oauth_flow
+from tau.accounts.provider_names import provider_name
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
 from tau.modes.interactive.host import DialogHost
 
@@ -47,11 +48,17 @@ async def login_command(mode: LoginHost, argument: str) -> None:
         method = chosen.value
         if method == _ACCOUNT:
             items = [
-                ListItem(name, pid, _stored_note(mode, pid)) for pid, (name, _, _) in OAUTH_PROVIDERS.items()
+                ListItem(name, pid, _stored_note(mode, pid), f"{name} {pid}")
+                for pid, (name, _, _) in OAUTH_PROVIDERS.items()
             ]
         else:
             items = [
-                ListItem(p, p, "configured" if registry.has_configured_auth(p) else "")
+                ListItem(
+                    provider_name(p),
+                    p,
+                    "configured" if registry.has_configured_auth(p) else "",
+                    f"{provider_name(p)} {p}",
+                )
                 for p in registry.get_providers()
             ]
         picked = await mode.show_dialog(ListDialog("Log in to which provider?", items))
@@ -73,7 +80,11 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
         await _llama_login(mode)
         return
     key = await mode.show_dialog(
-        InputDialog(f"API key for {provider}", placeholder="kept in auth.json (mode 0600)", password=True)
+        InputDialog(
+            f"API key for {provider_name(provider)}",
+            placeholder="kept in auth.json (mode 0600)",
+            password=True,
+        )
     )
     if not key or not key.strip():
         return
@@ -92,7 +103,7 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
         registry.auth_storage.set_api_key(provider, key.strip())
     _after_change(mode)
     hint = "" if mode.session.model is not None else "; choose a model with /model"
-    mode.chat.add_notice(f"Saved the API key for {provider}{hint}")
+    mode.chat.add_notice(f"Saved the API key for {provider_name(provider)}{hint}")
     if registry.is_account_listed(provider):  # as pi after /login: the gateway's list for this key
         from tau.accounts.account_models import refresh_account_models
 
@@ -100,7 +111,8 @@ async def _api_key_login(mode: LoginHost, provider: str) -> None:
         registry.refresh()
         if provider in failed:
             mode.chat.add_notice(
-                f"The {provider} model list could not be refreshed: {failed[provider]}", "warning"
+                f"The {provider_name(provider)} model list could not be refreshed: {failed[provider]}",
+                "warning",
             )
 
 
@@ -201,7 +213,10 @@ async def logout_command(mode: LoginHost, argument: str) -> None:
         provider = argument.strip()
     else:
         chosen = await mode.show_dialog(
-            ListDialog("Remove the stored credential of", [ListItem(p, p, _kind(mode, p)) for p in stored])
+            ListDialog(
+                "Remove the stored credential of",
+                [ListItem(provider_name(p), p, _kind(mode, p), f"{provider_name(p)} {p}") for p in stored],
+            )
         )
         if chosen is None:
             return
@@ -210,9 +225,12 @@ async def logout_command(mode: LoginHost, argument: str) -> None:
     storage.remove(provider)
     _after_change(mode)
     if credential.get("type") == "oauth":
-        mode.chat.add_notice(f"Logged out of {OAUTH_PROVIDERS.get(provider, (provider,))[0]}")
+        mode.chat.add_notice(f"Logged out of {provider_name(provider)}")
     else:
-        mode.chat.add_notice(f"Removed the credential of {provider}")
+        mode.chat.add_notice(
+            f"Removed stored API key for {provider_name(provider)}. "
+            "Environment variables and models.json config are unchanged."
+        )
 
 
 def _after_change(mode: LoginHost) -> None:

@@ -109,7 +109,7 @@ def _thinking_levels(mode: SettingsHost) -> list[str]:
 
 
 def _set_thinking(mode: SettingsHost, value: str) -> None:
-    mode.session.set_thinking_level(value)  # type: ignore[arg-type]
+    mode.session.set_thinking_level(value, persist=True)  # type: ignore[arg-type]
     _settings(mode).set_default_thinking_level(mode.session.thinking_level)
 
 

@@ -141,8 +141,8 @@ class InteractiveUI:
             self._mode.program_status.blocked(source)
         return answer if isinstance(answer, str) else None
 
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        self._mode.chat.add_notice(message, level)
+    def notify(self, message: str, level: NotifyLevel | None = None) -> None:
+        self._mode.chat.add_notice(message, level or "info")
 
     def set_status(self, key: str, text: str | None) -> None:
         if text:
@@ -156,10 +156,10 @@ class InteractiveUI:
         self._mode.invalidate()
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement = "aboveEditor"
+        self, key: str, lines: Sequence[str] | None, *, placement: WidgetPlacement | None = None
     ) -> None:
         if lines:
-            self._mode.widgets[key] = ([_printable(line) for line in lines], placement)
+            self._mode.widgets[key] = ([_printable(line) for line in lines], placement or "aboveEditor")
         else:
             self._mode.widgets.pop(key, None)
         self._mode.invalidate()
