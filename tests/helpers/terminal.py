@@ -15,6 +15,15 @@ import pexpect
 import pyte
 from wcwidth import iter_graphemes, wcwidth, width
 
+_WORKING_RULE = re.compile(r"── .* ─{3,}$")
+
+
+def is_rule(line: str) -> bool:
+    """Whether ``line`` is one of the editor's rules: a whole line of "─", or the top one with
+    the agent at work written into it ("── ⠋ Working ───", as pi 1.6 draws it)."""
+    return line.startswith("─" * 20) or bool(_WORKING_RULE.match(line.rstrip()))
+
+
 _CPR = re.compile(rb"\x1b\[6n")
 _KITTY_QUERY = re.compile(rb"\x1b\[\?u")
 _KITTY_POP = re.compile(rb"\x1b\[<\d*u")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, Terminal, is_rule
 
 from tau.testing.fake_llm import Turn
 
@@ -40,7 +40,7 @@ def _settings(tau: TauCommand, **values: object) -> None:
 
 def _editor_text(terminal: Terminal) -> str:
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip() if len(borders) >= 2 else ""
 
 

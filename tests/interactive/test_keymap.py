@@ -182,3 +182,15 @@ def test_the_tree_branch_keys_are_pis_and_rebind(tmp_path: Path) -> None:
 def test_ctrl_backspace_reaches_an_extensions_component_under_its_keybindings_name() -> None:
     assert key_name(CTRL_BACKSPACE, "") == "ctrl+backspace"
     assert key_name("c-h", "\x08") == "backspace"
+
+
+def test_hotkeys_puts_the_extensions_shortcuts_in_a_table_of_their_own() -> None:
+    from tau.modes.interactive.hotkeys import hotkeys_markdown
+
+    keymap = load_keymap(None)
+    assert "**Extensions**" not in hotkeys_markdown(keymap)
+    text = hotkeys_markdown(keymap, [("ctrl+shift+k", "Say hello"), ("alt+|", "/tmp/ext.py")])
+    assert text.endswith(
+        "**Extensions**\n| Key | Action |\n|-----|--------|\n"
+        "| `ctrl+shift+k` | Say hello |\n| `alt+\\|` | /tmp/ext.py |"
+    )

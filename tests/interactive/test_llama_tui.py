@@ -19,6 +19,7 @@ from tau.testing.fake_llm import Turn
 
 Start = Callable[..., Terminal]
 LOADED_8K = "loaded · 8k context"  # the fake router starts its models with --ctx-size 8192
+DOWN = "\x1b[B"
 DOWNLOAD = f"{'Download model…':<36}Hugging Face owner/repository[:quant]"
 
 
@@ -229,10 +230,23 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
         terminal = start_tui(cols=160)
 
         _open_llama(terminal, DOWNLOAD)
-        _choose(terminal, "Download", "Model name or owner/repository[:quant]")
-        _choose(terminal, "gemma", "ggml-org/gemma-3-1b-it-GGUF  1.2M downloads")
+        _choose(terminal, "Download", "Type at least 2 characters")
+        terminal.type("g")
+        terminal.wait_for("> g", where="display")
+        assert "Type at least 2 characters" in terminal.display() and hub.requests == []
+        terminal.type("emma")  # searched as typed, as pi's: once the typing pauses
+        terminal.wait_for("→ ggml-org/gemma-3-1b-it-GGUF  1.2M downloads", where="display")
+        terminal.wait_for("  unsloth/gemma-3-27b-it-GGUF  900 downloads", where="display")
+        terminal.send(DOWN)
+        terminal.wait_for("→ unsloth/gemma-3-27b-it-GGUF  900 downloads", where="display")
+        terminal.type("1b")  # narrows the answer at once while the hub is asked again
+        terminal.wait_for(lambda: "unsloth/" not in terminal.display(), where="display")
+        terminal.send("\x7f\x7f")  # Backspace twice: "gemma" again, its answer kept
         terminal.wait_for("unsloth/gemma-3-27b-it-GGUF  900 downloads", where="display")
-        _choose(terminal, "ggml", _lines(terminal, "Select quantization", "ggml-org/gemma-3-1b-it-GGUF"))
+        terminal.send(ENTER)  # the first row
+        terminal.wait_for(
+            _lines(terminal, "Select quantization", "ggml-org/gemma-3-1b-it-GGUF"), where="display"
+        )
         terminal.wait_for("Q4_K_M · 762.9 MiB · recommended", where="display")
         terminal.wait_for("Q8_0 · 1.02 GiB", where="display")
         terminal.send(ENTER)  # Q4_K_M comes first
@@ -252,7 +266,8 @@ def test_download_model_searches_hugging_face_and_the_router_downloads_it(
         assert posts == [("/models", {"model": "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M"})]
         assert ("GET", "/models", None) in router.calls  # polled while it downloads, then ?reload=1
         assert ("GET", "/models/sse", None) in router.calls  # asked, and told 404
-        search, details = hub.requests
+        search, *_, details = hub.requests  # "gemma", maybe "gemma1b" (not again "gemma")
+        assert [path for path, _ in hub.requests].count(search[0]) == 1
         assert search == (
             "/api/models?search=gemma&filter=gguf&sort=downloads&direction=-1&limit=20",
             "Bearer hf_from_file",

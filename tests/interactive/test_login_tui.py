@@ -62,7 +62,7 @@ def test_login_with_an_account_saves_the_login_and_the_next_prompt_uses_it(
     terminal.send(ENTER)
     terminal.wait_for(f"›   {model} [anthropic]", where="display")
     terminal.send(ENTER)
-    terminal.wait_for(f"Model: anthropic/{model}")
+    terminal.wait_for(f"Model: {model}")
     tau.server.add(Turn(text="subscribed answer"))
     terminal.type("hello")
     terminal.send(ENTER)

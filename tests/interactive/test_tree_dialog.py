@@ -74,10 +74,10 @@ def test_folds_and_label_times_carry_into_the_next_picker(tmp_path: Path) -> Non
     async def run() -> None:
         dialog = TreeDialog("tree", tree_rows(manager), folded={first, "gone"}, label_times=True)
         assert dialog.folded == {first}  # an id no row has is dropped
-        assert dialog.title == "tree [+label time]"
+        assert dialog.hint_text() == "(1/1) [+label time]"
         [row] = dialog.shown
         assert row.label.startswith("⊞ │ user: root question [start] ")
         dialog.toggle_label_times()
-        assert dialog.title == "tree" and dialog.shown[0].label.endswith("[start]")
+        assert dialog.hint_text() == "(1/1)" and dialog.shown[0].label.endswith("[start]")
 
     asyncio.run(run())

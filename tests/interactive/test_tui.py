@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import MODEL, TauCommand
-from terminal import CTRL_C, ENTER, ESCAPE, Terminal
+from terminal import CTRL_C, ENTER, ESCAPE, Terminal, is_rule
 
 from tau.testing.fake_llm import Fault, ScriptedToolCall, Turn
 from tau.testing.fake_llm.script import ScriptedUsage
@@ -30,7 +30,7 @@ def _footer_model_line(terminal: Terminal) -> str:
 def _editor_text(terminal: Terminal) -> str:
     """The lines between the editor's two border lines."""
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     if len(borders) < 2:
         return ""
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()
@@ -93,7 +93,7 @@ def test_model_command_switches_the_model(tau: TauCommand, start_tui: Start) -> 
     terminal.type("other")
     terminal.wait_for("›   other-model [local]", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("Model: local/other-model")
+    terminal.wait_for("Model: other-model")
     terminal.wait_for(lambda: "other-model" in _footer_model_line(terminal))
     _ask(terminal, "hello")
     terminal.wait_for("from the other one")
@@ -108,7 +108,7 @@ def test_tree_moves_the_leaf_back_to_an_earlier_message(tau: TauCommand, start_t
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree", where="display")
+    terminal.wait_for("Session Tree", where="display")
     terminal.type("second question")
     terminal.wait_for("› │ user: second question", where="display")
     terminal.send(ENTER)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, Terminal, is_rule
 from wcwidth import width
 
 from tau.testing.fake_llm import Fault, Turn
@@ -28,7 +28,7 @@ LEFT, RIGHT, BACKSPACE, DELETE = "\x1b[D", "\x1b[C", "\x7f", "\x1b[3~"
 
 def _editor_lines(terminal: Terminal) -> list[str]:
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     return lines[borders[-2] + 1 : borders[-1]] if len(borders) >= 2 else []
 
 
@@ -90,7 +90,7 @@ def test_a_reply_and_a_queued_message_of_wide_clusters_fit_the_width(
     terminal.wait_for(lambda: "".join(terminal.text().split()).count("日本語の" + FAMILY) == 12)
     terminal.type("again")
     terminal.send(ENTER)
-    terminal.wait_for("esc to interrupt", where="display")
+    terminal.wait_for("Working", where="display")
     terminal.send("漢字" * 30 + FAMILY)
     terminal.send(ENTER)
     terminal.wait_for("⏵ steer:", where="display")

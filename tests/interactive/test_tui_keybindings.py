@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, Terminal, is_rule
 
 Start = Callable[..., Terminal]
 ALT = "\x1b"
@@ -15,7 +15,7 @@ ALT = "\x1b"
 def _editor_text(terminal: Terminal) -> str:
     """The lines between the editor's two border lines."""
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip() if len(borders) >= 2 else ""
 
 

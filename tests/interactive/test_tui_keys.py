@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pexpect
 import pytest
 from tau_command import MODEL, TauCommand
-from terminal import ENTER, ESCAPE, Terminal
+from terminal import ENTER, ESCAPE, Terminal, is_rule
 
 from tau.testing.fake_llm import Fault, Turn
 
@@ -31,7 +31,7 @@ ALT_BACKSPACE = "\x1b\x7f"
 def _editor_text(terminal: Terminal) -> str:
     """The lines between the editor's two border lines."""
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     if len(borders) < 2:
         return ""
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()

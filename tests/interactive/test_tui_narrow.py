@@ -36,7 +36,7 @@ def test_the_start_up_help_wraps_between_words_and_so_does_the_full_help_of_ctrl
     terminal = start_tui(rows=60, cols=40)
     header = _rows(terminal)[:5]
     assert all(width(row) <= 40 and "…" not in row for row in header), header
-    assert "Press ctrl+o to show the full startup help." in _words(header)
+    assert "Press ctrl+o to show full startup help." in _words(header)
     terminal.send("\x0f")  # Ctrl+O
     terminal.wait_for(lambda: "Queue a follow-up" in terminal.text() and "fake-model" in terminal.display())
     text = terminal.text()

@@ -4,11 +4,12 @@ server: ``/tree``'s filter keys and ``branchSummary.skipPrompt``."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, Terminal, is_rule
 
 from tau.modes.interactive.commands import next_tree_filter
 from tau.testing.fake_llm import Turn
@@ -23,7 +24,7 @@ def _ask(terminal: Terminal, text: str) -> None:
 
 def _editor_text(terminal: Terminal) -> str:
     lines = terminal.display().splitlines()
-    borders = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    borders = [i for i, line in enumerate(lines) if is_rule(line)]
     if len(borders) < 2:
         return ""
     return "\n".join(lines[borders[-2] + 1 : borders[-1]]).strip()
@@ -40,26 +41,33 @@ def test_tree_filter_keys_choose_a_filter_and_a_second_press_goes_back_to_defaul
     assert next_tree_filter("all", "next") == "default"
 
 
+def _tree_status(terminal: Terminal) -> str:
+    """/tree's line under its rows: "(2/5)", then the filter unless it is the default."""
+    return next(
+        (line.strip() for line in terminal.display().splitlines() if re.match(r"\(\d+/\d+\)", line)), ""
+    )
+
+
 def test_tree_filter_keys_in_the_terminal(tau: TauCommand, start_tui: Start) -> None:
     tau.server.add(Turn(text="first answer"))
     terminal = start_tui()
     _ask(terminal, "first question")
     terminal.wait_for("first answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x14")  # Ctrl+T: app.tree.filter.noTools
-    terminal.wait_for("Session tree (no-tools)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [no-tools]"), where="display")
     terminal.send("\x14")  # again: back to default, as pi's toggle
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x15")  # Ctrl+U: user-only
-    terminal.wait_for("Session tree (user-only)", where="display")
-    assert "first answer" not in terminal.display().split("Session tree")[1]
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [user]"), where="display")
+    assert "first answer" not in terminal.display().split("Session Tree")[1]
     terminal.send("\x01")  # Ctrl+A: all
-    terminal.wait_for("Session tree (all)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [all]"), where="display")
     terminal.send("\x04")  # Ctrl+D: default
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x0f")  # Ctrl+O: the next one, as before
-    terminal.wait_for("Session tree (no-tools)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [no-tools]"), where="display")
 
 
 def test_tree_filter_keys_follow_keybindings_json(tau: TauCommand, start_tui: Start) -> None:
@@ -69,9 +77,9 @@ def test_tree_filter_keys_follow_keybindings_json(tau: TauCommand, start_tui: St
     _ask(terminal, "first question")
     terminal.wait_for("first answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree (default)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(")"), where="display")
     terminal.send("\x02")  # Ctrl+B
-    terminal.wait_for("Session tree (labeled-only)", where="display")
+    terminal.wait_for(lambda: _tree_status(terminal).endswith(" [labeled]"), where="display")
 
 
 def test_branch_summary_skip_prompt_leaves_without_asking(tau: TauCommand, start_tui: Start) -> None:
@@ -83,7 +91,7 @@ def test_branch_summary_skip_prompt_leaves_without_asking(tau: TauCommand, start
     _ask(terminal, "second question")
     terminal.wait_for("second answer")
     _ask(terminal, "/tree")
-    terminal.wait_for("Session tree", where="display")
+    terminal.wait_for("Session Tree", where="display")
     terminal.type("second question")
     terminal.wait_for("› │ user: second question", where="display")
     terminal.send(ENTER)
@@ -247,7 +255,7 @@ def test_an_extensions_working_indicator_and_words(tau: TauCommand, start_tui: S
     terminal = start_tui("-e", "looks.py")
     _ask(terminal, "/spin")
     _ask(terminal, "go")
-    terminal.wait_for("<*> Busy bee (esc to interrupt)", where="display")
+    terminal.wait_for("── <*> Busy bee ──", where="display")  # in the editor's top rule, as pi's
 
 
 def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
@@ -260,7 +268,7 @@ def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
     _ask(terminal, "/spin none")
     _ask(terminal, "go")
     terminal.wait_for(
-        lambda: any(line.startswith("Busy bee (esc") for line in terminal.display().splitlines())
+        lambda: any(line.startswith("── Busy bee ──") for line in terminal.display().splitlines())
     )
     terminal.send("\x1b")  # abort
     terminal.wait_for("Aborted")
@@ -268,7 +276,7 @@ def test_an_empty_indicator_leaves_the_words_and_hidden_leaves_nothing(
     _ask(terminal, "again")
     terminal.wait_for("this", where="display")
     terminal.wait_for(lambda: terminal.display().count("this") >= 2)
-    assert "esc to interrupt" not in terminal.display()
+    assert "Busy bee" not in terminal.display()
 
 
 def test_an_extensions_hidden_thinking_label(tau: TauCommand, start_tui: Start) -> None:

@@ -7,15 +7,17 @@ colours instead; the words after it are the same."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
-from terminal import ENTER, ESCAPE, Terminal
+from terminal import ENTER, ESCAPE, Terminal, is_rule
 
-from tau.testing.fake_llm import Turn
+from tau import __version__
+from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 Start = Callable[..., Terminal]
 # each command, and words of its answer to wait for before the next ("/name " as typed with
@@ -50,16 +52,16 @@ def _answers(terminal: Terminal, commands: list[tuple[str, str]]) -> list[str]:
 def _editor_text(terminal: Terminal) -> str:
     """What the editor holds: the lines between the last two rules on screen."""
     lines = terminal.display().splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("─" * 20)]
+    rules = [i for i, line in enumerate(lines) if is_rule(line)]
     return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
 
 
-def _pi(tau: TauCommand, tmp_path: Path) -> Terminal:
+def _pi(tau: TauCommand, tmp_path: Path, rows: int = 30) -> Terminal:
     pi_dir = tmp_path / "pi-agent"
     pi_dir.mkdir(exist_ok=True)
     (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
     env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
-    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=30, cols=140)
+    pi = Terminal([*pi16_command(), *MODEL], cwd=str(tau.work), env=env, rows=rows, cols=140)
     pi.wait_for("fake-model")
     return pi
 
@@ -260,9 +262,11 @@ def test_settings_rows_are_pis_with_the_values_in_a_column(
     assert pi_rows == rows(terminal)
     assert pi_rows[0] == f"{'Auto-compact':<34}true"
     lines = [line.strip() for line in terminal.display().splitlines()]
-    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 3] == (
-        "Summarise the conversation when the context fills up"
-    )
+    assert lines[lines.index("Steering mode" + " " * 21 + "one-at-a-time") + 2 :][:3] == [
+        "(1/34)",
+        "",
+        "Summarise the conversation when the context fills up",
+    ]
 
 
 def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
@@ -423,3 +427,397 @@ def test_cycling_models_and_a_new_session_are_worded_as_pi(
     finally:
         pi.close()
     assert pi_words == words(start_tui(cols=140)) == ["Switched to Other Thing", "✓ New session started"]
+
+
+def test_the_model_picker_names_the_highlighted_model_and_ctrl_s_saves_it_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/model: the highlighted model's name under the list, pi's keys line (pi capitalises the
+    keys), Ctrl+S switching to it and saving it as the default, Enter for this session only."""
+    models = json.loads((tau.agent_dir / "models.json").read_text())
+    models["providers"]["local"]["models"].append(
+        {"id": "other-model", "name": "Other Thing", "contextWindow": 50000, "maxTokens": 1000}
+    )
+    (tau.agent_dir / "models.json").write_text(json.dumps(models))
+
+    def seen(terminal: Terminal, agent_dir: Path) -> list[str]:
+        terminal.settle()
+        said = []
+        for key, word in (("\x13", "Default model:"), (ENTER, "Model: fake-model")):  # Ctrl+S, Enter
+            terminal.type("/model")
+            terminal.send(ENTER)
+            terminal.wait_for("Model Name: ", where="display")
+            terminal.send("\x1b[B" if key == "\x13" else "\x1b[A")  # Down to the other model, Up back
+            terminal.wait_for(
+                lambda key=key: ("Other Thing" if key == "\x13" else "Name: fake-model") in terminal.display()
+            )
+            lines = [line.strip() for line in terminal.display().splitlines()]
+            said += [
+                next(line for line in lines if line.startswith("Model Name: ")),
+                next(line for line in lines if "to set as default" in line).lower(),
+            ]
+            terminal.send(key)
+            terminal.wait_for(word)
+            said.append(next(line.strip() for line in terminal.text().splitlines()[::-1] if word in line))
+            settings = json.loads((agent_dir / "settings.json").read_text())
+            said.append(f"{settings['defaultProvider']}/{settings['defaultModel']}")
+        return said
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi, tmp_path / "pi-agent")
+    finally:
+        pi.close()
+    keys = "enter to select · ctrl+s to set as default · escape/ctrl+c to cancel"
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140), tau.agent_dir)
+        == [
+            "Model Name: Other Thing",
+            keys,
+            "Default model: local/other-model",
+            "local/other-model",
+            "Model Name: fake-model",
+            keys,
+            "Model: fake-model",
+            "local/other-model",  # Enter leaves the default as it was
+        ]
+    )
+
+
+def test_the_tree_pickers_header_and_status_line_are_pis(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/tree: pi's title, its help of the picker's keys (the same words in the same order; tau
+    has no key for pi's copy, pages with PgUp/PgDn, labels with Ctrl+L, binds no labeled-only
+    filter by default and names only keys a terminal can send), "Type to search:", the line under
+    the rows with the filter, and the rows (the recorded system prompt first, as pi's "[system]")."""
+    tau.server.add(Turn(text="Hello there."), Turn(text="Hello there."))
+
+    def header(terminal: Terminal) -> list[str]:
+        terminal.type("hi")
+        terminal.send(ENTER)
+        terminal.wait_for("Hello there.")
+        terminal.settle()
+        terminal.type("/tree")
+        terminal.send(ENTER)
+        terminal.wait_for("Type to search:", where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        title = lines.index("Session Tree")
+        search = next(i for i in range(title, len(lines)) if lines[i].startswith("Type to search:"))
+        terminal.send("\x15")  # Ctrl+U: user messages only
+        terminal.wait_for(lambda: "[user]" in terminal.display(), where="display")
+        status = next(line.strip() for line in terminal.display().splitlines() if "[user]" in line)
+        terminal.send("\x04")  # Ctrl+D: the default filter again
+        terminal.wait_for(lambda: "[user]" not in terminal.display(), where="display")
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        first = next(i for i, line in enumerate(lines) if line.endswith("[system]"))
+        # the rows as words: pi marks each with "•", tau the path with "│" and the leaf with "●"
+        rows = [re.sub(r"^(› )?[•│●] ", "", line) for line in lines[first : first + 3]]
+        return [lines[title], " · ".join(lines[title + 1 : search]), lines[search], status, *rows]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_header = header(pi)
+    finally:
+        pi.close()
+    tau_header = header(start_tui(cols=140))
+    assert pi_header[0] == tau_header[0] == "Session Tree"
+    assert (
+        pi_header[2:]
+        == tau_header[2:]
+        == ["Type to search:", "(1/1) [user]", "[system]", "user: hi", "assistant: Hello there."]
+    )
+    assert pi_header[1] == (
+        "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label · shift+t label time"
+        " · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o"
+    )
+    assert tau_header[1] == (
+        "↑/↓ move · pgup/pgdn page · ctrl+←/→ branch · ctrl+l label · shift+t label time"
+        " · filters ctrl+d/t/u/a · cycle ctrl+o"  # a terminal cannot tell Shift+Ctrl+O from Ctrl+O
+    )
+
+
+def _every_setting(terminal: Terminal, marker: str) -> list[str]:
+    """/settings' rows from the first down to the last (Down once per row), each as the line
+    under the list counts it."""
+    terminal.settle()
+    terminal.type("/settings")
+    terminal.send(ENTER)
+    terminal.wait_for("(1/", where="display")
+    rows: list[str] = []
+    while True:
+        lines = terminal.display().splitlines()
+        row = next(line[2:].rstrip() for line in lines if line.startswith(marker))
+        count = next(line.strip() for line in lines if re.fullmatch(r"\s*\(\d+/\d+\)", line))
+        rows.append(f"{row}  {count}")
+        at, total = count[1:-1].split("/")
+        if at == total:
+            return rows
+        terminal.send("\x1b[B")
+        terminal.wait_for(lambda count=count: count not in terminal.display(), where="display")
+
+
+def test_settings_counts_its_rows_and_lists_pis_33(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/settings row by row: pi's 33 settings with their values in pi's order, counted "(i/n)"
+    under the list; tau leaves out pi's install telemetry (it sends none) and adds its own two at
+    the end."""
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = _every_setting(pi, "→")
+    finally:
+        pi.close()
+    tau_rows = _every_setting(start_tui(cols=140), "›")
+
+    def plain(rows: list[str]) -> list[str]:
+        return [" ".join(row.rsplit("  (", 1)[0].split()) for row in rows]
+
+    assert len(pi_rows) == 33 and pi_rows[0].endswith("(1/33)") and pi_rows[-1].endswith("(33/33)")
+    assert len(tau_rows) == 34 and tau_rows[0].endswith("(1/34)") and tau_rows[-1].endswith("(34/34)")
+    pis = [row.replace("TUI mode fullscreen", "TUI mode regular") for row in plain(pi_rows)]  # pi's default
+    assert [row for row in pis if not row.startswith("Install telemetry")] + [
+        "Thinking level off",
+        "Auto-retry true",
+    ] == plain(tau_rows)
+    assert "Warnings configure" in pis
+
+
+def _hotkey_tables(terminal: Terminal, last: str) -> dict[str, list[str]]:
+    """/hotkeys' tables: each section's title and the keys of its rows, in order (pi draws its
+    tables with boxes, tau as a reply's Markdown tables are drawn; the keys are the first column)."""
+    terminal.settle()
+    terminal.type("/hotkeys")
+    terminal.send(ENTER)
+    terminal.wait_for(last)
+    lines = terminal.text().splitlines()
+    lines = lines[max(i for i, line in enumerate(lines) if line.strip() == "Keyboard Shortcuts") :]
+    tables: dict[str, list[str]] = {}
+    section = ""
+    for line in lines[1:]:
+        cells = [cell.strip() for cell in re.split(r"│|\s{2,}", line.strip()) if cell.strip()]
+        if len(cells) == 1 and cells[0] in ("Navigation", "Editing", "Other", "Extensions"):
+            section = cells[0]
+            tables[section] = []
+        elif section and len(cells) >= 2 and cells[0] != "Key" and "─" not in line:
+            tables[section].append(cells[0])
+        if last in line:
+            break
+    return tables
+
+
+def test_hotkeys_are_pis_three_tables(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """/hotkeys: pi's sections in order, the same actions in each with the same keys (pi
+    capitalises them; tau writes them as keybindings.json does and leaves out Shift+Ctrl+P, which
+    a terminal cannot tell from Ctrl+P); what each does in tau's own words."""
+    pi = _pi(tau, tmp_path, rows=120)  # pi draws the tables over again when they do not fit
+    try:
+        pi_tables = _hotkey_tables(pi, "(excluded from context)")
+    finally:
+        pi.close()
+    tau_tables = _hotkey_tables(start_tui(rows=120, cols=140), "kept from the model")
+    assert list(pi_tables) == list(tau_tables) == ["Navigation", "Editing", "Other"]
+    assert {section: len(keys) for section, keys in pi_tables.items()} == {
+        "Navigation": 7,
+        "Editing": 9,
+        "Other": 18,
+    }
+    pi_keys = {
+        section: [key.lower().replace(" / shift+ctrl+p", "") for key in keys]
+        for section, keys in pi_tables.items()
+    }
+    assert pi_keys == tau_tables
+    assert tau_tables["Navigation"][0] == "up / down / left/ctrl+b / right/ctrl+f"
+
+
+CHANGELOG = """# Changelog
+
+Words before the first version.
+
+## [0.2.0] - 2026-12-24
+
+### Added
+
+- The newest thing.
+
+## 0.1.0
+
+- An older thing.
+
+## Not a version
+
+- Left out.
+"""
+
+
+def test_changelog_shows_every_version_oldest_first_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """/changelog with the same CHANGELOG.md (PI_PACKAGE_DIR / TAU_PACKAGE_DIR): "What's New",
+    then each version's section, the newest last next to the editor, the words before the first
+    version and a section without one left out. (pi writes a list's "-" and a "###" as they are,
+    tau draws them as a reply's Markdown.) Typed, its completion closed with Esc, then Enter."""
+    package = Path(os.environ["TAU_TEST_PI16_DIR"], "node_modules", "@earendil-works", "pi-coding-agent")
+    moved = tmp_path / "package"
+    moved.mkdir()
+    for item in package.iterdir():
+        if item.name != "CHANGELOG.md":
+            (moved / item.name).symlink_to(item)
+    (moved / "CHANGELOG.md").write_text(CHANGELOG)
+
+    def shown(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/changelog")
+        terminal.wait_for("changelog", where="display")
+        terminal.send(ESCAPE)
+        terminal.settle()
+        terminal.send(ENTER)
+        terminal.wait_for("The newest thing.")
+        lines = [line.strip() for line in terminal.text().splitlines()]
+        start = max(i for i, line in enumerate(lines) if line == "What's New")
+        end = next(i for i in range(start, len(lines)) if lines[i].startswith("───"))
+        return [re.sub(r"^(- |• |#+ )", "", line) for line in lines[start:end] if line]
+
+    pi_env = tau.env
+    tau.env = tau.env | {"PI_PACKAGE_DIR": str(moved)}
+    pi = _pi(tau, tmp_path)
+    tau.env = pi_env | {"TAU_PACKAGE_DIR": str(moved)}
+    try:
+        pi_shown = shown(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_shown
+        == shown(start_tui(cols=140))
+        == ["What's New", "0.1.0", "An older thing.", "[0.2.0] - 2026-12-24", "Added", "The newest thing."]
+    )
+
+
+def test_the_slash_menu_lists_the_commands_in_pis_order(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """ "/" on an empty editor: the first rows of the completion menu are pi's first five commands
+    in pi's order (each described in tau's words; pi writes them without the "/")."""
+
+    def first_rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/")
+        terminal.wait_for(lambda: "thinking" in terminal.display(), where="display")
+        terminal.settle()
+        lines = terminal.display().splitlines()
+        rule = max(i for i, line in enumerate(lines) if is_rule(line))
+        rows = [line.strip().removeprefix("→").strip() for line in lines[rule + 1 :]]
+        return [row.split()[0].removeprefix("/") for row in rows[:5]]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = first_rows(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_rows
+        == first_rows(start_tui(cols=140))
+        == ["settings", "model", "tree", "thinking", "scoped-models"]
+    )
+
+
+def test_quiet_startup_leaves_out_the_header_or_keeps_only_it_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """quietStartup true: nothing above the editor (pi's warnings that fd and rg are missing aside,
+    pi's own tools); "header": the version, a line of keys and pi's words for Ctrl+O, nothing of
+    what was loaded."""
+    (tau.agent_dir / "skills" / "brew").mkdir(parents=True)
+    (tau.agent_dir / "skills" / "brew" / "SKILL.md").write_text(
+        "---\nname: brew\ndescription: Brew\n---\nBrew.\n"
+    )
+
+    def above_the_editor(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        rule = next(i for i, line in enumerate(lines) if is_rule(line))
+        return [line for line in lines[:rule] if line and "not found. Offline mode" not in line]
+
+    seen = {}
+    for quiet in (True, "header"):
+        for folder in (tau.agent_dir, tmp_path / "pi-agent"):
+            folder.mkdir(exist_ok=True)
+            (folder / "settings.json").write_text(json.dumps({"quietStartup": quiet}))
+        pi = _pi(tau, tmp_path)
+        try:
+            pi_lines = above_the_editor(pi)
+        finally:
+            pi.close()
+        terminal = start_tui(cols=140)
+        seen[quiet] = (pi_lines, above_the_editor(terminal))
+        terminal.close()
+    assert seen[True] == ([], [])
+    pi_header, tau_header = seen["header"]
+    assert pi_header[-2:] == [
+        "Press ctrl+o to show full startup help.",
+        "Pi can explain its own features and look up its docs. Ask it how to use or extend Pi.",
+    ]
+    assert (
+        tau_header[0] == f"tau v{__version__}" and tau_header[-1] == "Press ctrl+o to show full startup help."
+    )
+    assert len(tau_header) == 3 and "brew" not in " ".join(tau_header)
+
+
+def test_a_run_with_a_tool_call_shows_working_in_the_editors_rule_and_pis_footer(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """While a tool runs: the call and its elapsed time, "Working" written into the editor's top
+    rule with the spinner (as pi 1.6 embeds it), and the footer's two lines as pi's; after it,
+    the output, how long it took and the reply."""
+    for _ in range(2):
+        tau.server.add(
+            Turn(tool_calls=[ScriptedToolCall("bash", {"command": "sleep 3; echo slow-done"})]),
+            Turn(text="All done."),
+        )
+
+    def seen(terminal: Terminal) -> list[list[str]]:
+        terminal.settle()
+        terminal.type("go")
+        terminal.send(ENTER)
+        shots = []
+        for words in ("Elapsed", "All done."):
+            terminal.wait_for(words, where="display", timeout=30)
+            if words == "All done.":
+                terminal.wait_for(lambda: "Working" not in terminal.display(), where="display")
+            lines = [line.rstrip() for line in terminal.display().splitlines()]
+            start = next((i for i, line in enumerate(lines) if line.strip() == "go"), None)
+            assert start is not None, "\n".join(lines)
+            shown = [
+                re.sub(r"^── \S+ Working ─+$", "── (spinner) Working ───", line) for line in lines[start:]
+            ]
+            shots.append([" ".join(line.split()) for line in shown if line.strip() and set(line) != {"─"}])
+        return shots
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi)
+    finally:
+        pi.close()
+    work = str(tau.work)
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            [
+                "go",
+                "$ sleep 3; echo slow-done",
+                "Elapsed 0.0s",
+                "── (spinner) Working ───",
+                work,
+                "↑10 ↓5 0.0%/100k (auto) fake-model",
+            ],
+            [
+                "go",
+                "$ sleep 3; echo slow-done",
+                "slow-done",
+                "Took 3.0s",
+                "All done.",
+                work,
+                "↑20 ↓10 0.0%/100k (auto) fake-model",
+            ],
+        ]
+    )

@@ -69,13 +69,6 @@ ROWS: list[tuple[str, str, str, Callable[[dict[str, Any]], Any], Any]] = [
     ("Default project trust", "Ask", "Never trust", lambda s: s["defaultProjectTrust"], "never"),
     ("Tree filter mode", "default", "user-only", lambda s: s["treeFilterMode"], "user-only"),
     (
-        "Anthropic extra usage warning",
-        "true",
-        "false",
-        lambda s: s["warnings"]["anthropicExtraUsage"],
-        False,
-    ),
-    (
         "Fullscreen exit output",
         "transcript",
         "resume-hint",
@@ -97,6 +90,26 @@ def test_settings_offers_pi_16s_settings_and_saves_each_choice(tau: TauCommand, 
         assert read(_saved(tau)) == expected, label
     terminal.send(ESCAPE)
     terminal.wait_for(lambda: "Settings" not in terminal.display())
+
+
+def test_warnings_opens_pis_warnings_list(tau: TauCommand, start_tui: Start) -> None:
+    """pi 1.6's "Warnings  configure" row opens a list of the warnings, each changed as a row of
+    /settings is; Esc goes back to /settings on that row."""
+    terminal = start_tui()
+    _open_settings(terminal)
+    terminal.type("warnings")
+    terminal.wait_for(_highlighted(terminal, "Warnings", "configure"))
+    terminal.send(ENTER)
+    terminal.wait_for(_highlighted(terminal, "Anthropic extra usage", "true"))
+    assert "Warn when an Anthropic subscription login" in terminal.display()
+    terminal.send(ENTER)
+    terminal.type("false")
+    terminal.wait_for("› false", where="display")
+    terminal.send(ENTER)
+    terminal.wait_for(_highlighted(terminal, "Anthropic extra usage", "false"))
+    assert _saved(tau)["warnings"]["anthropicExtraUsage"] is False
+    terminal.send(ESCAPE)
+    terminal.wait_for(_highlighted(terminal, "Warnings", "configure"))
 
 
 def test_a_rows_choices_say_what_the_setting_does(tau: TauCommand, start_tui: Start) -> None:

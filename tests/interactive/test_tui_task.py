@@ -42,7 +42,7 @@ def test_tree_lists_the_childs_transcript_under_the_call_and_opens_it(
     terminal.wait_for("The child counted.")
     terminal.type("/tree")
     terminal.send(ENTER)
-    terminal.wait_for("Session tree", where="display")
+    terminal.wait_for("Session Tree", where="display")
     terminal.wait_for("⤷ sub-agent (1 turn): open its transcript", where="display")
     terminal.type("sub-agent")
     terminal.wait_for("›       ⤷ sub-agent", where="display")

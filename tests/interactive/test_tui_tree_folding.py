@@ -49,14 +49,14 @@ def _branched_session(tau: TauCommand) -> Path:
 def _open_tree(terminal: Terminal) -> None:
     terminal.type("/tree")
     terminal.send(ENTER)
-    terminal.wait_for(lambda: "Session tree" in terminal.display(), where="display")
+    terminal.wait_for(lambda: "Session Tree" in terminal.display(), where="display")
 
 
 def _rows(terminal: Terminal) -> str:
     """The picker's rows: the lines between its search line and its hint line."""
     lines = terminal.display().splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("filter:")), len(lines))
-    end = next((i for i, line in enumerate(lines) if line.startswith("enter go there")), len(lines))
+    start = next((i for i, line in enumerate(lines) if line.startswith("Type to search:")), len(lines))
+    end = next((i for i, line in enumerate(lines) if re.match(r"\(\d+/\d+\)", line)), len(lines))
     return "\n".join(lines[start + 1 : end])
 
 
@@ -115,7 +115,7 @@ def test_shift_t_shows_when_each_label_was_set(tau: TauCommand, start_tui: Start
     terminal.send("T")
     terminal.wait_for(lambda: re.search(r"\[checkpoint\] \d\d:\d\d", terminal.display()) is not None)
     assert "[+label time]" in terminal.display()
-    assert "filter: T" not in terminal.display()  # the key, not a search
+    assert "Type to search: T" not in terminal.display()  # the key, not a search
     terminal.send(CTRL_LEFT)  # the other keys keep it on
     terminal.wait_for(lambda: "⊟ │ user: right question" in _rows(terminal), where="display")
     assert re.search(r"\[checkpoint\] \d\d:\d\d", terminal.display())
@@ -149,4 +149,4 @@ def test_the_branch_keys_follow_keybindings_json(tau: TauCommand, start_tui: Sta
     terminal.send("\x19")  # Ctrl+Y
     terminal.wait_for(lambda: "[+label time]" in terminal.display(), where="display")
     terminal.type("T")  # Shift+T is a letter of the search again
-    terminal.wait_for(lambda: "filter: T" in terminal.display(), where="display")
+    terminal.wait_for(lambda: "Type to search: T" in terminal.display(), where="display")

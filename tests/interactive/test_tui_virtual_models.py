@@ -39,7 +39,7 @@ def test_model_picks_the_virtual_model_and_the_footer_shows_the_routed_one(
     terminal.send(ENTER)
     terminal.wait_for("Auto (by prompt length)", where="display")
     terminal.send(ENTER)
-    terminal.wait_for("Model: router/auto", where="display")
+    terminal.wait_for("Model: auto", where="display")
     terminal.wait_for(lambda: _usage_line(terminal).endswith("auto • medium"))
     terminal.type("hi")
     terminal.send(ENTER)

@@ -39,6 +39,20 @@ async def test_set_model_records_the_change_and_saves_the_default(
     assert file_lines(session.session_file)[-1]["message"]["model"] == "faux-think"
 
 
+async def test_set_model_for_the_session_only_leaves_the_default(
+    make_session: SessionFactory, services: AgentSessionServices
+) -> None:
+    """/model's Enter, as pi 1.6's: the session switches, the default model in settings stays."""
+    session = make_session()
+    settings = services.settings_manager
+    before = (settings.default_provider, settings.default_model)
+    thinker = faux_model(services, "faux-think")
+    await session.set_model(thinker, persist=False)
+    assert session.model is thinker
+    assert _entries(session, "model_change")[-1].model_id == "faux-think"
+    assert (settings.default_provider, settings.default_model) == before != ("faux", "faux-think")
+
+
 async def test_set_model_without_credentials_raises(
     make_session: SessionFactory, services: AgentSessionServices, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
+from tau.extensions.ui import ComponentUI
 from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url, normalize_server_url
 from tau.llama_cpp.events import format_bytes
 from tau.llama_cpp.fallback import LLAMA_COMMAND, LLAMA_DESCRIPTION, NOT_HERE
+from tau.llama_cpp.hub_search import EXACT, HubSearchView, compact_count
 from tau.llama_cpp.hugging_face import RECOMMENDED, HuggingFaceClient, find_token
 from tau.llama_cpp.progress import Stopped, run_with_progress
 
@@ -40,7 +41,8 @@ __all__ = ["PROVIDER", "classifier_entry", "llama_extension_source", "provider_c
 PROVIDER = "llama.cpp"
 _STARTUP_TIMEOUT_S = 2.0
 _DOWNLOAD = "Download model…"
-_EXACT = re.compile(r"[^/\s]+/[^:\s]+(?::[^\s:]+)?")
+_SEARCHES: dict[str, dict[str, list[Any]]] = {}
+"""Each hub's answers by query, kept for the session as pi keeps them."""
 _DOWNLOAD_HELP = "Hugging Face owner/repository[:quant]"
 _ROW_NAME = (36, 56)  # the name column's narrowest and widest, as pi's list
 _NOT_CONFIGURED = f"Configure llama.cpp with /login {PROVIDER}"
@@ -255,11 +257,26 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
     """pi's "Download model…": a Hugging Face search (or an exact ``owner/repository[:quant]``),
     a warning for a gated repository, the quantization, then the router downloads it."""
     ui = ctx.ui
-    query = (await ui.input("Download model", "Model name or owner/repository[:quant]") or "").strip()
-    if not query:
-        return
     hub = HuggingFaceClient(find_token())
-    if _EXACT.fullmatch(query):
+    drawn: list[HubSearchView] = []
+    picked = None
+    if isinstance(ui, ComponentUI):  # pi's search as you type, where components are drawn
+        cache = _SEARCHES.setdefault(hub.endpoint, {})
+
+        def view(tui: Any, _theme: Any, keybindings: Any, done: Any) -> HubSearchView:
+            drawn.append(HubSearchView(tui, keybindings, done, hub.search, cache))
+            return drawn[-1]
+
+        picked = await ui.custom(view)
+    if drawn:
+        if not picked:
+            return
+        selected = str(picked)
+    elif not (
+        query := (await ui.input("Download model", "Model name or owner/repository[:quant]") or "").strip()
+    ):
+        return
+    elif EXACT.fullmatch(query):
         selected = query
     else:
         if len(query) < 2:
@@ -269,7 +286,7 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
         if not found:
             ui.notify(f"No GGUF models found for {query}", "warning")
             return
-        rows = {f"{model.id}  {_count(model.downloads)} downloads": model.id for model in found}
+        rows = {f"{model.id}  {compact_count(model.downloads)} downloads": model.id for model in found}
         choice = await ui.select(f"Hugging Face models for {query}", list(rows))
         if choice not in rows:
             return
@@ -362,12 +379,3 @@ def _context_label(model: RouterModel) -> str | None:
     if context is None:
         return None
     return f"{math.floor(context / 1000 + 0.5)}k" if context >= 1000 else str(context)
-
-
-def _count(value: int) -> str:
-    """``1234567`` → ``1.2M`` (as pi shows download counts)."""
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.{0 if value >= 10_000_000 else 1}f}M"
-    if value >= 1_000:
-        return f"{value / 1_000:.{0 if value >= 100_000 else 1}f}k"
-    return str(value)

@@ -445,7 +445,12 @@ class InteractiveMode:
         padding = lambda: Dimension.exact(self._editor_padding())  # noqa: E731
         editor_area = HSplit(
             [
-                Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
+                Window(  # the agent at work written into it, as pi's
+                    FormattedTextControl(
+                        lambda: panels.working_rule_fragments(self, self.width, f"fg:{self._border_colour()}")
+                    ),
+                    height=1,
+                ),
                 VSplit([Window(width=padding), editor_window, Window(width=padding)]),
                 Window(height=1, char="─", style=lambda: f"fg:{self._border_colour()}"),
             ]
@@ -476,8 +481,10 @@ class InteractiveMode:
                     lambda: panels.live_fragments(self), lambda: bool(self.chat.live) and not self.fullscreen
                 ),
                 text_window(
-                    lambda: panels.status_fragments(self),
-                    lambda: self.shrink.keeps_status_row(bool(panels.status_fragments(self))),
+                    lambda: panels.status_fragments(self, self._working_in_rule()),
+                    lambda: self.shrink.keeps_status_row(
+                        bool(panels.status_fragments(self, self._working_in_rule()))
+                    ),
                 ),
                 text_window(
                     lambda: panels.queue_fragments(self),
@@ -660,6 +667,11 @@ class InteractiveMode:
         self._on_appearance(light)
         if self.theme_name == "system":
             self.keyboard.ask_colours()
+
+    def _working_in_rule(self) -> bool:
+        """Whether tau's own editor is shown, so its top rule says the agent works (pi 1.6 writes
+        it there; above a dialog or an extension's editor it keeps its own line)."""
+        return self.dialog is None and self.components.editor_slot.window is None
 
     def _border_colour(self) -> str:
         system = self.theme_name == "system"

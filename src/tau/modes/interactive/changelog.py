@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tau.config.settings import SettingsManager
 
-__all__ = ["changelog_text", "new_entries", "whats_new"]
+__all__ = ["changelog_entries", "changelog_text", "new_entries", "whats_new"]
 
 
 def _read_changelog() -> str:
@@ -41,13 +41,10 @@ def _version(text: str, *, anchored: bool) -> tuple[int, int, int] | None:
     return (int(found[1]), int(found[2]), int(found[3])) if found else None
 
 
-def new_entries(changelog: str, last_seen: str) -> list[str] | None:
-    """The ``## <version>`` sections of ``changelog`` newer than ``last_seen``, in the file's order;
-    ``None`` when ``last_seen`` holds no version to compare with (pi's ``getNewEntries``)."""
-    last = _version(last_seen, anchored=True)
-    if last is None:
-        return None
-    entries: list[str] = []
+def _sections(changelog: str) -> list[tuple[tuple[int, int, int], str]]:
+    """The ``## <version>`` sections of ``changelog`` in the file's order, each with its version
+    (a ``## `` heading without one ends the section before it and is left out, as pi's)."""
+    sections: list[tuple[tuple[int, int, int], str]] = []
     current: tuple[int, int, int] | None = None
     lines: list[str] = []
     for line in [*changelog.split("\n"), "## end"]:
@@ -55,11 +52,31 @@ def new_entries(changelog: str, last_seen: str) -> list[str] | None:
             if current is not None:
                 lines.append(line)
             continue
-        if current is not None and current > last:
-            entries.append("\n".join(lines).strip())
+        if current is not None:
+            sections.append((current, "\n".join(lines).strip()))
         current = _version(line, anchored=False)
         lines = [line]
-    return entries
+    return sections
+
+
+def new_entries(changelog: str, last_seen: str) -> list[str] | None:
+    """The ``## <version>`` sections of ``changelog`` newer than ``last_seen``, in the file's order;
+    ``None`` when ``last_seen`` holds no version to compare with (pi's ``getNewEntries``)."""
+    last = _version(last_seen, anchored=True)
+    if last is None:
+        return None
+    return [text for version, text in _sections(changelog) if version > last]
+
+
+def changelog_entries() -> str:
+    """``/changelog`` as pi 1.6's: every ``## <version>`` section, the oldest first so the newest
+    ends next to the editor (the title and words before the first are left out), or pi's line
+    when there are none."""
+    try:
+        entries = [text for _, text in _sections(_read_changelog())]
+    except OSError:
+        entries = []
+    return "\n\n".join(reversed(entries)) if entries else "No changelog entries found."
 
 
 def whats_new(settings: SettingsManager, version: str) -> tuple[str, str] | None:

@@ -304,6 +304,10 @@ class Chat:
     def add_notice(self, text: str, level: str = "info") -> None:
         self.add_block(_Static(lambda r, f: r.notice(text, level)))  # type: ignore[arg-type]
 
+    def add_markdown(self, text: str) -> None:
+        """Markdown a command answers with (``/hotkeys``' tables), drawn as a reply's text is."""
+        self.add_block(_Static(_text_drawer(text)))
+
     def add_block(self, block: Block) -> None:
         self.live.append(block)
         self.commit_ready()

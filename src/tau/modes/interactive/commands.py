@@ -18,7 +18,6 @@ from msgspec import Struct
 from tau.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from tau.modes.interactive.clipboard import copy_to_clipboard
 from tau.modes.interactive.dialogs import InputDialog, ListDialog, ListItem
-from tau.modes.interactive.header import hotkey_lines
 from tau.modes.interactive.render.format import format_tokens
 from tau.runtime.cache_warmer import WarmingStatus
 from tau.session.manager import SessionManager
@@ -72,7 +71,10 @@ async def _model(mode: CommandHost, argument: str) -> None:
         name = f" ({m.name})" if _distinct_name(m.id, m.name) else ""
         return f"{tick}{m.id}{name} [{m.provider}]" + (" · default" if (m.provider, m.id) == default else "")
 
-    items = [ListItem(row(m), m, "", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}") for m in models]
+    items = [
+        ListItem(row(m), m, f"Model Name: {m.name}", f"{m.provider} {m.provider}/{m.id} {m.id} {m.name}")
+        for m in models
+    ]
     selected = next(
         (
             i
@@ -81,22 +83,35 @@ async def _model(mode: CommandHost, argument: str) -> None:
         ),
         0,
     )
-    dialog = ListDialog(
+
+    def key(action: str, fallback: str) -> str:
+        return mode.keymap.describe(action) or fallback
+
+    # as pi 1.6: Enter switches for this session, Ctrl+S switches and saves the default
+    dialog: ListDialog[Any] = ListDialog(
         "Choose a model",
         items,
         selected=selected,
         message=""
         if session.scoped_models
         else "Only showing models from configured providers. Use /login to add providers.",
+        hint=f"{key('tui.select.confirm', 'enter')} to select · {key('app.models.save', 'ctrl+s')} to set "
+        f"as default · {key('tui.select.cancel', 'escape').replace(', ', '/')} to cancel",
+        actions={"app.models.save": lambda shown, item: shown.close(("default", item.value))},
+        description_below=True,
     )
     if argument:
         dialog.query.text = argument
     chosen = await mode.show_dialog(dialog)
     if chosen is None:
         return
-    await session.set_model(chosen.value, persist=True)
-    session.services.settings_manager.set_default_model_and_provider(chosen.value.provider, chosen.value.id)
-    mode.chat.add_notice(f"Model: {chosen.value.provider}/{chosen.value.id}")
+    if isinstance(chosen, ListItem):
+        await session.set_model(chosen.value, persist=False)
+        mode.chat.add_notice(f"Model: {chosen.value.id}")
+        return
+    model = chosen[1]
+    await session.set_model(model, persist=True)
+    mode.chat.add_notice(f"Default model: {model.provider}/{model.id}")
 
 
 _LEVEL_DESCRIPTIONS = {
@@ -198,10 +213,11 @@ async def _mcp(mode: CommandHost, argument: str) -> None:
 
 
 async def _changelog(mode: CommandHost, argument: str) -> None:
-    """``/changelog``: what changed in tau, newest first (the CHANGELOG.md shipped with it)."""
-    from tau.modes.interactive.changelog import changelog_text
+    """``/changelog``: what changed in tau (the CHANGELOG.md shipped with it), as pi 1.6 shows its
+    own: "What's New" over every version's section, drawn as Markdown, the newest last."""
+    from tau.modes.interactive.changelog import changelog_entries
 
-    mode.chat.add_notice("What's New\n\n" + changelog_text())
+    mode.chat.add_markdown("**What's New**\n\n" + changelog_entries())
 
 
 async def _settings(mode: CommandHost, argument: str) -> None:
@@ -580,8 +596,9 @@ async def _tree(mode: CommandHost, argument: str) -> None:
         rows = tree_rows(manager, filter_mode)
         selected = next((i for i, item in enumerate(rows.items) if item.value == keep), rows.selected)
         dialog = TreeDialog(
-            f"Session tree ({filter_mode})",
+            "Session Tree",
             rows,
+            filter_mode=filter_mode,
             folded=folded,
             label_times=label_times,
             selected=selected,
@@ -753,7 +770,14 @@ async def _reload(mode: CommandHost, argument: str) -> None:
 
 
 async def _hotkeys(mode: CommandHost, argument: str) -> None:
-    mode.chat.add_notice("\n".join(hotkey_lines(mode.keymap)))
+    """``/hotkeys``: pi 1.6's tables of keys (see ``hotkeys``), the extensions' shortcuts after them."""
+    from tau.modes.interactive.hotkeys import hotkeys_markdown
+
+    runner = mode.session.extension_runner
+    shortcuts = runner.shortcuts.values() if runner is not None else ()
+    mode.chat.add_markdown(
+        hotkeys_markdown(mode.keymap, ((s.key, s.description or s.path) for s in shortcuts))
+    )
 
 
 async def _login(mode: CommandHost, argument: str) -> None:
@@ -814,32 +838,33 @@ def _one_line(text: str, limit: int) -> str:
 EXTENSION_FIRST = frozenset({"mcp"})
 """Built-ins an extension's command of the same name takes over (the MCP extension's ``/mcp``)."""
 
-BUILTIN_COMMANDS: dict[str, CommandSpec] = {
-    "model": CommandSpec("Choose the model", _model),
-    "scoped-models": CommandSpec("Choose the models Ctrl+P cycles through", _scoped_models),
+BUILTIN_COMMANDS: dict[str, CommandSpec] = {  # in pi 1.6's order, as its / menu lists them
     "settings": CommandSpec("Settings: thinking, theme, queue modes, compaction…", _settings),
+    "model": CommandSpec("Choose the model", _model),
+    "tree": CommandSpec("Move around the session tree", _tree),
     "thinking": CommandSpec("Set the thinking level [level]", _thinking),
-    "resume": CommandSpec("Resume another session", _resume),
-    "new": CommandSpec("Start a new session", _new),
+    "scoped-models": CommandSpec("Choose the models Ctrl+P cycles through", _scoped_models),
+    "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
     "import": CommandSpec("Copy a session file here and resume it <file.jsonl>", _import),
+    "share": CommandSpec("Share the session as a private GitHub gist (needs gh)", _share),
+    "bug": CommandSpec("Write a bug report zip to attach to an issue [description]", _bug),
+    "copy": CommandSpec("Copy the last reply", _copy),
     "name": CommandSpec("Name this session", _name),
     "session": CommandSpec("Show session file, counts, tokens and cost", _session),
-    "tree": CommandSpec("Move around the session tree", _tree),
+    "changelog": CommandSpec("Show what changed in tau", _changelog),
+    "hotkeys": CommandSpec("List the keys", _hotkeys),
     "fork": CommandSpec("New session from before an earlier message", _fork),
     "clone": CommandSpec("New session with this branch", _clone),
-    "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
-    "copy": CommandSpec("Copy the last reply", _copy),
-    "export": CommandSpec("Export the session to HTML (or .jsonl) [file]", _export),
-    "bug": CommandSpec("Write a bug report zip to attach to an issue [description]", _bug),
-    "share": CommandSpec("Share the session as a private GitHub gist (needs gh)", _share),
+    "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
     "login": CommandSpec("Sign in with an account or save an API key [provider]", _login),
     "logout": CommandSpec("Remove a stored credential", _logout),
+    "new": CommandSpec("Start a new session", _new),
+    "compact": CommandSpec("Summarize the conversation to free context [instructions]", _compact),
+    "resume": CommandSpec("Resume another session", _resume),
     "reload": CommandSpec("Reload keybindings, extensions, skills, prompts, context files", _reload),
-    "hotkeys": CommandSpec("List the keys", _hotkeys),
-    "trust": CommandSpec("Save whether this folder's .tau files may load", _trust),
+    # tau's own, before pi's last
     "sandbox": CommandSpec("Fence the agent's commands: off, read-only, workspace-write [mode]", _sandbox),
     "packages": CommandSpec("Switch the installed packages' resources on or off", _packages),
     "mcp": CommandSpec("MCP servers: status, reconnect, enable, disable", _mcp),
-    "changelog": CommandSpec("Show what changed in tau", _changelog),
     "quit": CommandSpec("Quit tau", _quit),
 }

@@ -106,11 +106,15 @@ class ListDialog(Dialog, Generic[T]):
         keep_order: bool = False,
         empty: str = "(no matches)",
         description_below: bool = False,
+        search_prompt: str = "filter: ",
+        counter: bool = False,
     ) -> None:
         super().__init__()
         self.empty = empty
         """What the list says when it shows nothing."""
         self._description_below = description_below
+        self._counter = counter
+        """pi's ``(3/33)`` under the rows: where the highlight is among those shown."""
         """The highlighted item's description under the list (pi's settings) instead of on each row."""
         self._keep_order = keep_order
         """A search only filters: the matches stay in the list's order rather than best first."""
@@ -140,7 +144,7 @@ class ListDialog(Dialog, Generic[T]):
             BufferControl(
                 self.query,
                 key_bindings=merge_key_bindings([DynamicKeyBindings(lambda: self._select), bindings]),
-                input_processors=[BeforeInput([("class:dialog.hint", "filter: ")])],
+                input_processors=[BeforeInput([("class:dialog.hint", search_prompt)])],
             ),
             height=1 if filterable else 0,
         )
@@ -151,12 +155,23 @@ class ListDialog(Dialog, Generic[T]):
                 _title_window(lambda: self.title),
                 ConditionalContainer(
                     Window(
-                        FormattedTextControl(lambda: self._message), dont_extend_height=True, wrap_lines=True
+                        FormattedTextControl(lambda: self.message_text()),
+                        dont_extend_height=True,
+                        wrap_lines=True,
                     ),
-                    filter=Condition(lambda: bool(self._message)),
+                    filter=Condition(lambda: bool(self.message_text())),
                 ),
                 self.focus,
                 list_window,
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(
+                            lambda: [("class:dialog.hint", f"  ({self.index + 1}/{len(self.shown)})")]
+                        ),
+                        height=1,
+                    ),
+                    filter=Condition(lambda: self._counter and bool(self.shown)),
+                ),
                 ConditionalContainer(
                     Window(
                         FormattedTextControl(
@@ -167,9 +182,17 @@ class ListDialog(Dialog, Generic[T]):
                     ),
                     filter=Condition(lambda: bool(self._highlighted_description())),
                 ),
-                _hint_window(lambda: self.hint),
+                _hint_window(lambda: self.hint_text()),
             ]
         )
+
+    def message_text(self) -> str:
+        """The line(s) under the title (a subclass may work them out as the list changes)."""
+        return self._message
+
+    def hint_text(self) -> str:
+        """The keys' line under the list."""
+        return self.hint
 
     def _highlighted_description(self) -> str:
         if not self._description_below or not self.shown:

@@ -78,8 +78,7 @@ def startup_header(mode: HeaderHost) -> str:
         )
         if more:
             lines += [
-                _DIM + row + _RESET
-                for row in _wrap(f"Press {more} to show the full startup help.", mode.width)
+                _DIM + row + _RESET for row in _wrap(f"Press {more} to show full startup help.", mode.width)
             ]
     if quiet == "header":
         return "\n".join(lines)

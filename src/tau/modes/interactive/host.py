@@ -31,6 +31,8 @@ class Notices(Protocol):
 
     def add_notice(self, text: str, level: str = "info") -> None: ...
 
+    def add_markdown(self, text: str) -> None: ...
+
 
 class SessionHost(Protocol):
     """The session the mode runs and the chat's notices: what a command that only reports needs."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 
 from tau.modes.interactive.footer import FooterInfo, build_footer
-from tau.modes.interactive.render.format import truncate_to_width
+from tau.modes.interactive.render.format import truncate_to_width, visible_width
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -106,7 +106,9 @@ def live_fragments(mode: PanelHost) -> StyleAndTextTuples:
     return to_formatted_text(ANSI(for_prompt_toolkit("\n".join(lines))))
 
 
-def status_fragments(mode: PanelHost) -> StyleAndTextTuples:
+def status_fragments(mode: PanelHost, working_in_rule: bool = False) -> StyleAndTextTuples:
+    """The line above the editor: a flash, a retry's countdown, a compaction, a ``!`` command, or
+    the agent at work (unless ``working_in_rule``: the editor's top rule shows that, as pi's)."""
     spin = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
     if mode.activity.flash_text:
         return [("class:status", mode.activity.flash_text)]
@@ -123,9 +125,32 @@ def status_fragments(mode: PanelHost) -> StyleAndTextTuples:
         return [("class:status", f"{spin} Compacting the conversation… (esc to cancel)")]
     if mode.activity.bash_block is not None:
         return [("class:status", f"{spin} Running… (esc to cancel)")]
-    if mode.activity.working:
+    if mode.activity.working and not working_in_rule:
         return _working_fragments(mode.activity)
     return []
+
+
+def working_rule_fragments(mode: PanelHost, width: int, style: str) -> StyleAndTextTuples:
+    """The editor's top rule, with the agent at work written into it when nothing louder has the
+    line above the editor (pi 1.6's ``── ⠹ Working ───``: an extension's frames and words, or none)."""
+    activity = mode.activity
+    if not activity.working or not activity.working_visible or status_fragments(mode, working_in_rule=True):
+        return [(style, "─" * width)]
+    frames = activity.working_frames
+    spinner: StyleAndTextTuples
+    if frames is None:
+        spinner = [("class:status", _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)] + " ")]
+    elif not frames:
+        spinner = []
+    else:
+        from tau.modes.interactive.render.escapes import for_prompt_toolkit
+
+        frame = frames[int(time.monotonic() * 1000 / activity.working_interval_ms) % len(frames)]
+        spinner = [*to_formatted_text(ANSI(for_prompt_toolkit(frame))), ("", " ")]
+    words = truncate_to_width(activity.working_message or "Working", max(1, width - 12))
+    label: StyleAndTextTuples = [(style, "── "), *spinner, ("class:status", words), ("", " ")]
+    used = sum(visible_width(text) for _, text, *_ in label)
+    return [*label, (style, "─" * max(0, width - used))]
 
 
 def _working_fragments(activity: Activity) -> StyleAndTextTuples:

@@ -256,6 +256,17 @@ async def _model_thinking_submenu(mode: SettingsHost) -> None:
             )
 
 
+_WARNINGS = [
+    Setting(
+        "warnings.anthropicExtraUsage", "Anthropic extra usage",
+        "Warn when an Anthropic subscription login may be billed as paid extra usage",
+        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).warn_anthropic_extra_usage),
+        _save_nested("warnings", "anthropicExtraUsage", _is_true),
+    ),
+]  # fmt: skip
+"""pi 1.6's "Warnings" rows."""
+
+
 SETTINGS: list[Setting] = [
     Setting(
         "compaction.enabled", "Auto-compact", "Summarise the conversation when the context fills up",
@@ -386,10 +397,8 @@ SETTINGS: list[Setting] = [
         lambda mode: _settings(mode).tree_filter_mode, _save("treeFilterMode"),
     ),
     Setting(
-        "warnings.anthropicExtraUsage", "Anthropic extra usage warning",
-        "Warn when an Anthropic subscription login may be billed as paid extra usage",
-        _fixed(*_BOOLEAN), lambda mode: _word(_settings(mode).warn_anthropic_extra_usage),
-        _save_nested("warnings", "anthropicExtraUsage", _is_true),
+        "warnings", "Warnings", "Which warnings tau gives",
+        _fixed(), lambda mode: "configure", _ignore, submenu=lambda mode: _list_menu(mode, "Warnings", _WARNINGS),
     ),
     Setting(
         "modelThinkingLevels", "Default thinking level per model",
@@ -434,16 +443,26 @@ SETTINGS: list[Setting] = [
 
 
 async def open_settings(mode: SettingsHost) -> None:
-    row = 0  # the list opens again on the row just changed, not back at the top
+    await _list_menu(mode, "Settings", SETTINGS, counter=True)
+
+
+async def _list_menu(
+    mode: SettingsHost, title: str, settings: list[Setting], *, counter: bool = False
+) -> None:
+    """A list of ``settings`` with their values until Esc; Enter on a row opens its choices (or
+    its submenu) and the list opens again on that row, not back at the top."""
+    row = 0
     while True:
-        offered = [s for s in SETTINGS if s.shown(mode)]
+        offered = [s for s in settings if s.shown(mode)]
         # as pi's list: the labels in a column (at most 36 wide), the values after it, the
-        # highlighted row's description under the list
+        # highlighted row's description under the list, where it is among them ("(3/33)")
         width = min(36, max(len(s.label) for s in offered))
         items = [
             ListItem(f"{s.label.ljust(width)}  {s.current(mode)}", s, s.description, s.label) for s in offered
         ]
-        chosen = await mode.show_dialog(ListDialog("Settings", items, selected=row, description_below=True))
+        chosen = await mode.show_dialog(
+            ListDialog(title, items, selected=row, description_below=True, counter=counter)
+        )
         if chosen is None:
             return
         setting: Setting = chosen.value

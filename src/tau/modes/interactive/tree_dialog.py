@@ -21,7 +21,7 @@ from tau.modes.interactive.dialogs import ListDialog, ListItem
 from tau.modes.interactive.keymap import Keymap
 from tau.modes.interactive.tree_view import TreeRows, format_label_time
 
-__all__ = ["TreeDialog", "tree_hint"]
+__all__ = ["TreeDialog", "tree_help"]
 
 FOLDED = "⊞"
 FOLDABLE = "⊟"
@@ -39,9 +39,11 @@ class TreeDialog(ListDialog[str]):
         *,
         folded: set[str] | None = None,
         label_times: bool = False,
+        filter_mode: str = "default",
         **options: Any,
     ) -> None:
         self._tree = rows
+        self._filter_mode = filter_mode
         self._title = title
         self.folded = {value for value in folded or () if value in rows.indents}
         self.label_times = label_times
@@ -49,8 +51,8 @@ class TreeDialog(ListDialog[str]):
         self._visible_children: dict[str | None, list[str]] = {}
         options.setdefault("selected", rows.selected)
         options.setdefault("empty", "No entries found")  # pi's words
+        options.setdefault("search_prompt", "Type to search: ")
         super().__init__(title, rows.items, **options)
-        self.hint = tree_hint(self._keymap)  # the user's keys once the app gives its keymap
         self._matches = list(self.shown)
         """The rows the search leaves, before folding."""
         self.query.on_text_changed += self._searched
@@ -63,9 +65,21 @@ class TreeDialog(ListDialog[str]):
         ):
             self.on_empty_action(action_id, _as_list_action(action))
 
-    def use_keymap(self, keymap: Keymap) -> None:
-        super().use_keymap(keymap)
-        self.hint = tree_hint(keymap)
+    def message_text(self) -> str:
+        """pi 1.6's help under the title: the keys the user's keymap gives the picker's actions,
+        wrapped between them."""
+        from prompt_toolkit.application import get_app
+
+        return _wrap(tree_help(self._keymap), get_app().output.get_size().columns)
+
+    def hint_text(self) -> str:
+        """pi 1.6's line under the rows: where the highlight is, the filter, label times shown."""
+        position = f"({self.index + 1 if self.shown else 0}/{len(self.shown)})"
+        return (
+            position
+            + _FILTER_LABELS.get(self._filter_mode, "")
+            + (" [+label time]" if self.label_times else "")
+        )
 
     # The keys.
 
@@ -122,7 +136,6 @@ class TreeDialog(ListDialog[str]):
         for item in shown:
             self._visible_children.setdefault(self._visible_parent[item.value], []).append(item.value)
         self.shown = [self._marked(item) for item in shown]
-        self.title = self._title + (" [+label time]" if self.label_times else "")
         position = {item.value: index for index, item in enumerate(self.shown)}
         while keep is not None and keep not in position:
             keep = parents.get(keep)
@@ -180,26 +193,69 @@ class TreeDialog(ListDialog[str]):
         return None
 
 
-def tree_hint(keymap: Keymap) -> str:
-    """The picker's hint line, naming the keys the user's keymap gives its actions (the first of
-    each; an action without keys left out)."""
-    parts = ["enter go there"]
-    for actions, what in (
-        (("app.tree.foldOrUp", "app.tree.unfoldOrDown"), "branch"),
-        (("app.tree.editLabel",), "label"),
-        (("app.tree.toggleLabelTimestamp",), "label time"),
-        (("app.tree.filter.cycleForward",), "filter"),
-    ):
+_FILTER_LABELS = {
+    "no-tools": " [no-tools]",
+    "user-only": " [user]",
+    "labeled-only": " [labeled]",
+    "all": " [all]",
+}
+"""How the line under the rows names each filter but the default (pi's words)."""
+
+_HELP = (
+    (("tui.select.up", "tui.select.down"), "move", False),
+    (("tui.select.pageUp", "tui.select.pageDown"), "page", False),
+    (("app.tree.foldOrUp", "app.tree.unfoldOrDown"), "branch", False),
+    (("app.tree.editLabel",), "label", False),
+    (("app.tree.toggleLabelTimestamp",), "label time", False),
+    (
+        (
+            "app.tree.filter.default",
+            "app.tree.filter.noTools",
+            "app.tree.filter.userOnly",
+            "app.tree.filter.labeledOnly",
+            "app.tree.filter.all",
+        ),
+        "filters",
+        True,
+    ),
+    (("app.tree.filter.cycleForward", "app.tree.filter.cycleBackward"), "cycle", True),
+)
+"""The picker's help as pi 1.6 orders it: the actions, what they do, whether the word comes first."""
+
+
+def tree_help(keymap: Keymap) -> list[str]:
+    """The picker's help items (``ctrl+←/→ branch``, ``filters ctrl+d/t/u/a``), naming the first
+    key the user's keymap gives each action; an action without keys is left out, a group with
+    none at all says its word alone. Keys sharing their modifiers are written once, as pi does."""
+    items = []
+    for actions, what, word_first in _HELP:
         keys = [_short(keymap.describe(action).split(", ")[0]) for action in actions]
-        keys = [key for key in keys if key]
-        if len(keys) == 2 and keys[0].rpartition("+")[0] == keys[1].rpartition("+")[0]:
-            keys[1] = keys[1].rpartition("+")[2]  # ctrl+←/→, as pi writes a pair
-        if keys:
-            parts.append("/".join(keys) + " " + what)
-    return " · ".join([*parts, "esc cancel"])  # typing searches: the line above the rows says so
+        text = _compact([key for key in keys if key])
+        items.append(what if not text else f"{what} {text}" if word_first else f"{text} {what}")
+    return items
 
 
-_ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓"}
+def _compact(keys: list[str]) -> str:
+    if len(keys) < 2:
+        return "".join(keys)
+    prefixes = {key.rpartition("+")[0] for key in keys}
+    if len(prefixes) == 1 and "" not in prefixes:
+        return prefixes.pop() + "+" + "/".join(key.rpartition("+")[2] for key in keys)
+    return "/".join(keys)
+
+
+def _wrap(items: list[str], width: int) -> str:
+    """``items`` joined with `` · ``, a line broken only between two of them."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 3 + len(item) <= width - 1:
+            lines[-1] += " · " + item
+        else:
+            lines.append(item)
+    return "\n".join(lines)
+
+
+_ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓", "pageup": "pgup", "pagedown": "pgdn"}
 
 
 def _short(key: str) -> str:

@@ -24,7 +24,7 @@ from tau.session.entries import (
     SessionEntry,
 )
 from tau.session.manager import SessionManager
-from tau.session.messages import BashExecutionMessage
+from tau.session.messages import BashExecutionMessage, SystemMessage
 from tau.session.tree import SessionTreeNode
 
 __all__ = [
@@ -188,6 +188,8 @@ def describe_entry(entry: SessionEntry) -> str | None:
             return f"  ↳ {message.tool_name}" + (" (error)" if message.is_error else "")
         if isinstance(message, BashExecutionMessage):
             return "! " + _line(message.command)
+        if isinstance(message, SystemMessage):
+            return "[system]"  # the prompt and tools recorded, as pi shows the entry
         return None
     if isinstance(entry, CompactionEntry):
         return f"[compaction: {entry.tokens_before:,} tokens summarized]"
