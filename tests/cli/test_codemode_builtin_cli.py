@@ -410,3 +410,63 @@ def test_codemode_lists_the_tools_scripts_call_under_their_namespaces_as_pi_16(
     if settings.get("inlineBudget") != 0:  # each tool's declaration, wrapped as pi wraps it
         declared = "### `zed_ping`\nPing zed.\n\ncodemode tool declaration:\n```ts\ndeclare const tools: { zed_ping(args: "
         assert declared in pi_listing and declared in tau_listing
+
+
+BASH_OUTPUT_SCRIPT = """
+const big = await tools.bash({ command: "seq 1 500000" });
+const small = await tools.bash({ command: "seq 1 20000 | head -c 102400" });
+const marker = big.output.match(/\\n\\n\\[\\.\\.\\. \\d+ bytes omitted \\.\\.\\.\\]\\n\\n/);
+const saved = await tools.bash({ command: `wc -c < '${big.full_output_path}'` });
+return JSON.stringify({
+  bigBytes: big.output.length, bigTruncated: big.truncated, marker: marker && marker[0],
+  start: big.output.slice(0, 12), end: big.output.slice(-14), saved: saved.output.trim(),
+  smallBytes: small.output.length, smallTruncated: small.truncated, smallPath: "full_output_path" in small,
+  smallEnd: small.output.slice(-6),
+});
+"""
+
+
+def test_bash_output_in_a_script_holds_up_to_one_mib_as_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    """``tools.bash()`` in a script: 100 KB of output arrives whole (not the model's 50 KB), and
+    3.3 MiB keeps its first and last 512 KiB around pi's omission marker, with the whole output in
+    ``full_output_path``; the same script in pi 1.6 returns the same."""
+    import subprocess
+
+    from pi16 import pi16_command
+
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(BASH_OUTPUT_SCRIPT), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    pi_result, tau_result = (
+        json.loads(tool_results(r)[0].split("Output:\n", 1)[1])
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    total = len("".join(f"{n}\n" for n in range(1, 500001)))
+    assert tau_result == {
+        "bigBytes": 1024 * 1024 + len(f"\n\n[... {total - 1024 * 1024} bytes omitted ...]\n\n"),
+        "bigTruncated": True,
+        "marker": f"\n\n[... {total - 1024 * 1024} bytes omitted ...]\n\n",
+        "start": "1\n2\n3\n4\n5\n6\n",
+        "end": "499999\n500000\n",
+        "saved": str(total),
+        "smallBytes": 102400,
+        "smallTruncated": False,
+        "smallPath": False,
+        "smallEnd": tau_result["smallEnd"],
+    }
+    assert pi_result == tau_result
