@@ -252,7 +252,7 @@ async def test_an_abort_stops_a_busy_codemode_script_at_once(tau: TauCommand, ki
     assert events[-1] == {"type": "agent_settled", "aborted": True}
     ends = [e for e in rpc.lines if e["type"] == "tool_execution_end"]
     assert [(e["toolName"], e["isError"]) for e in ends] == [("codemode", True)]
-    assert stopped < 5  # the script's own limit is 120 s
+    assert stopped < 5  # no deadline (as pi); the busy stretch's CPU cap is 120 s
 
 
 def test_tools_that_leave_out_codemode_and_tool_search_get_one_warning_that_mcp_tools_are_unreachable(

@@ -42,8 +42,6 @@ __all__ = ["CODEMODE", "codemode_tool", "declaration", "servers_section"]
 CODEMODE = "codemode"
 STORE_ENTRY = "codemode-store"
 """The custom entry holding one successful script's ``store()`` writes: ``{set, delete}``."""
-DEFAULT_TIMEOUT_MS = 120_000
-"""pi sets no deadline by default; tau stops a script after two minutes unless it asks for more."""
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 _CHARS_PER_TOKEN = 4
 _SEARCH_LIMIT = 8
@@ -198,8 +196,9 @@ async def _run(
     def request(kind: str, name: str, payload: str) -> Any:
         return asyncio.run_coroutine_threadsafe(host.handle(kind, name, payload), loop)
 
-    timeout_s = int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000
-    slot = await _worker_slot(min(timeout_s, _WORKER_WAIT_S), signal)
+    timeout_ms = options.get("timeout_ms")
+    timeout_s = None if timeout_ms is None else int(timeout_ms) / 1000  # as pi: no deadline unless asked
+    slot = await _worker_slot(_WORKER_WAIT_S if timeout_s is None else min(timeout_s, _WORKER_WAIT_S), signal)
     script = SandboxScript(
         code,
         request,
@@ -210,7 +209,7 @@ async def _run(
 
     def stop() -> None:
         script.abort()
-        running.cancel()  # a busy loop runs on until its time limit: the call ends now all the same
+        running.cancel()  # a busy stretch runs on until its CPU limit: the call ends now all the same
 
     remove = signal.add_listener(stop) if signal is not None else None
     try:
