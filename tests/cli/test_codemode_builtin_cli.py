@@ -470,3 +470,37 @@ def test_bash_output_in_a_script_holds_up_to_one_mib_as_pi_16(tau: TauCommand, t
         "smallEnd": tau_result["smallEnd"],
     }
     assert pi_result == tau_result
+
+
+def test_output_past_the_limits_fails_the_script_as_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    """A script that catches the output-limit error still fails, with pi 1.6's words, in both."""
+    import subprocess
+
+    from pi16 import pi16_command
+
+    script = "try { text('x'.repeat(16777217)); } catch (e) { text('caught'); }\nreturn 'after';"
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(script), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    pi_result, tau_result = (
+        tool_results(r)[0].split("Output:\n", 1)[1].strip()
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    # pi's error carries the script's stack (its line numbers are its own wrapping's); tau's does not
+    assert tau_result == "\n".join(line for line in pi_result.splitlines() if not line.startswith("    at "))
+    assert tau_result.endswith("a file with a tool.\n\nNo tool calls were made.")

@@ -188,15 +188,19 @@ def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_th
     assert done.returncode == 0, done.stderr
     thrown, timed_out, blocked, missing, misplaced = tool_results(tau.server.requests[-1])
     assert thrown.startswith("Script failed\nWall time ")
-    assert thrown.endswith("Output:\nbefore\nScript error:\nError: the script gave up")
+    assert thrown.endswith(
+        "Output:\nbefore\nScript error:\nError: the script gave up\n\nNo tool calls were made."
+    )
     assert timed_out.endswith(
         "Script error:\nthe script ran past its time limit (400 ms; set timeout_ms in a // @options: line)"
+        "\n\nTool calls made before the failure (they are not undone): mcp__kit__linger (running)"
     )
     messages = tau.server.requests[-1].body["messages"]
     call_id = [call["id"] for m in messages for call in m.get("tool_calls") or []][2]
     assert blocked.endswith(f"Output:\nno forbidden calls ({call_id}/1)")  # pi: <parent id>/<n>
     assert missing.endswith(
         "Script error:\nError: there is no tool 'mcp__kit__nothing': find tools with searchTools() or ALL_TOOLS"
+        "\n\nNo tool calls were made."
     )
     assert misplaced == "a // @options: line must be the script's first line"
 

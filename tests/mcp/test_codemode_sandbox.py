@@ -89,3 +89,28 @@ def test_an_abort_ends_a_script_waiting_without_a_deadline() -> None:
     assert time.monotonic() - started < 5
     assert not outcome.ok and outcome.error == "aborted"
     assert outcome.output == [{"type": "text", "text": "before"}]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "for (let i = 0; i < 100001; i++) console.log(i);",
+        "try { text('x'.repeat(16777217)); } catch (e) { text('caught'); }\nreturn 'after';",
+    ],
+)
+def test_output_past_pi_16s_limits_fails_the_script_even_when_caught(code: str) -> None:
+    script = SandboxScript(code, answered_after(0, []), timeout_s=None, globals_json=GLOBALS)  # type: ignore[arg-type]
+    outcome = script.run()
+    assert not outcome.ok
+    assert outcome.error == (
+        "RangeError: script output exceeded the limit of 16777216 characters or 100000 text(), image(), "
+        "and console calls. Print a summary instead, or write large data to a file with a tool."
+    )
+    assert all(item.get("text") not in ("caught", "after") for item in outcome.output)
+    assert len(outcome.console) <= 100000
+
+
+def test_output_within_the_limits_is_kept() -> None:
+    code = "for (let i = 0; i < 100000; i++) console.log(i);\nreturn 'done';"
+    outcome = SandboxScript(code, answered_after(0, []), timeout_s=None, globals_json=GLOBALS).run()  # type: ignore[arg-type]
+    assert outcome.ok and len(outcome.console) == 100000

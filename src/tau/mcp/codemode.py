@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import re
 import tempfile
@@ -235,7 +236,7 @@ async def _run(
     content = _format(
         outcome.output,
         outcome.console,
-        outcome.error if not outcome.ok else None,
+        f"{outcome.error}\n\n{_call_summary(host.calls, host.running)}" if not outcome.ok else None,
         int(options.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
         note,
     )
@@ -252,6 +253,19 @@ async def _run(
         content.insert(0, TextContent(header))
     return AgentToolResult(content, details={"calls": host.calls}, usage=host.models.usage)
 
+
+def _call_summary(calls: list[dict[str, Any]], running: dict[object, str]) -> str:
+    """pi's line after a failed script's error: the calls it made, which are not undone."""
+    made = ", ".join(
+        [f"{call['name']} ({call['status']})" for call in calls]
+        + [f"{name} (running)" for name in running.values()]
+    )
+    if not made:
+        return "No tool calls were made."
+    return f"Tool calls made before the failure (they are not undone): {made}"
+
+
+_RUNNING_CALL: contextvars.ContextVar[object] = contextvars.ContextVar("codemode_running_call")
 
 _WORKER_WAIT_S = 60.0
 _workers: threading.BoundedSemaphore | None = None
@@ -387,6 +401,8 @@ class _ScriptHost:
         self.ctx = ctx
         self.tool_infos: Callable[[], Sequence[ToolInfo]] | None = None
         self.calls: list[dict[str, Any]] = []
+        self.running: dict[object, str] = {}
+        """The tool calls started and not yet recorded (cancelled ones stay), for a failure's summary."""
         self.models = ScriptModels(ctx, call_id, signal, self.calls, self.report)
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
@@ -408,6 +424,7 @@ class _ScriptHost:
 
     def _record(self, call_id: str, name: str, args: Any, is_error: bool, started: float) -> None:
         """One finished call in pi's record: id, name, arguments as JSON, ``ok``/``error``, duration."""
+        self.running.pop(_RUNNING_CALL.get(None), None)
         self.calls.append(
             {
                 "id": call_id,
@@ -456,6 +473,16 @@ class _ScriptHost:
         ]
 
     async def _call(self, name: str, args: Any) -> Any:
+        token = object()
+        self.running[token] = name
+        _RUNNING_CALL.set(token)  # this call's own task: _record finds it
+        try:
+            return await self._dispatch(name, args)
+        except Exception:
+            self.running.pop(token, None)
+            raise
+
+    async def _dispatch(self, name: str, args: Any) -> Any:
         if not isinstance(args, dict):
             raise RuntimeError(f"tools.{name}() takes one object of arguments")
         if name in self._declared():

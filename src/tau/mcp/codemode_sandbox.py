@@ -48,7 +48,21 @@ _PRELUDE = r"""
     requests.push([id, kind, name, JSON.stringify(payload === undefined ? null : payload)]);
   });
   const EXIT = {};
-  globalThis.text = (value) => { output.push({ type: "text", text: show(value) }); };
+  // pi's output limits: past them the script has failed (catching the error changes nothing)
+  let outputChars = 0, outputItems = 0;
+  const counted = (data) => {
+    if (__host.state.done) return false;
+    outputChars += data.length; outputItems++;
+    if (outputChars > 16777216 || outputItems > 100000) {
+      const error = new RangeError(
+        "script output exceeded the limit of 16777216 characters or 100000 text(), image(), and console calls. " +
+        "Print a summary instead, or write large data to a file with a tool.");
+      __host.fail(error);
+      throw error;
+    }
+    return true;
+  };
+  globalThis.text = (value) => { const shown = show(value); if (counted(shown)) output.push({ type: "text", text: shown }); };
   globalThis.image = (value) => {
     let data, mimeType;
     if (typeof value === "string") value = { image_url: value };
@@ -61,9 +75,9 @@ _PRELUDE = r"""
     } else {
       throw new Error("image() takes a data: URL, an { image_url } object or an image block");
     }
-    output.push({ type: "image", data, mimeType });
+    if (counted(data)) output.push({ type: "image", data, mimeType });
   };
-  const log = (...values) => { consoleLines.push(values.map(show).join(" ")); };
+  const log = (...values) => { const line = values.map(show).join(" "); if (counted(line)) consoleLines.push(line); };
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
   globalThis.exit = () => { throw EXIT; };
   // store()/load(): JSON values kept across scripts; only a successful script's writes are kept
@@ -110,8 +124,9 @@ _PRELUDE = r"""
       if (ok) entry.resolve(payload === "undefined" ? undefined : JSON.parse(payload));
       else entry.reject(new Error(payload));
     },
-    finish: (value) => { __host.state = { done: true, ok: true, value: value === undefined ? null : show(value) }; },
+    finish: (value) => { if (__host.state.done) return; __host.state = { done: true, ok: true, value: value === undefined ? null : show(value) }; },
     fail: (error) => {
+      if (__host.state.done) return;
       if (error === EXIT) { __host.state = { done: true, ok: true, value: null }; return; }
       const message = error instanceof Error ? `${error.name}: ${error.message}` : show(error);
       __host.state = { done: true, ok: false, error: message };
