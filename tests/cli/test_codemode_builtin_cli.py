@@ -504,3 +504,29 @@ def test_output_past_the_limits_fails_the_script_as_pi_16(tau: TauCommand, tmp_p
     # pi's error carries the script's stack (its line numbers are its own wrapping's); tau's does not
     assert tau_result == "\n".join(line for line in pi_result.splitlines() if not line.startswith("    at "))
     assert tau_result.endswith("a file with a tool.\n\nNo tool calls were made.")
+
+
+def test_a_script_that_gets_no_worker_before_its_deadline_fails_without_running_as_pi_16(
+    tau: TauCommand,
+) -> None:
+    tau.env["TAU_CODEMODE_MAX_WORKERS"] = "1"
+    busy = "await tools.bash({ command: 'sleep 1.5' });\nreturn 'first';"
+    waiting = '// @options: {"timeout_ms": 300}\nreturn "second";'
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("codemode", {"code": busy}),
+                ScriptedToolCall("codemode", {"code": waiting}),
+            ]
+        ),
+        Turn(text="Done."),
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "twice")
+    assert done.returncode == 0, done.stderr
+    first, second = tool_results(tau.server.requests[-1])
+    assert first.endswith("Output:\nfirst")
+    assert second.startswith("Script failed\nWall time 0.")
+    assert second.endswith(
+        "Output:\nScript error:\nScript timed out: Execution timed out after 300 ms while waiting for a free "
+        "codemode worker\n\nThe script did not start."
+    )

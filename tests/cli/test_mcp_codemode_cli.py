@@ -192,8 +192,8 @@ def test_script_errors_time_limits_blocked_calls_and_a_late_options_line_fail_th
         "Output:\nbefore\nScript error:\nError: the script gave up\n\nNo tool calls were made."
     )
     assert timed_out.endswith(
-        "Script error:\nthe script ran past its time limit (400 ms; set timeout_ms in a // @options: line)"
-        "\n\nTool calls made before the failure (they are not undone): mcp__kit__linger (running)"
+        "Script error:\nScript timed out: Execution timed out after 400 ms"
+        "\n\nTool calls made before the failure (they are not undone): mcp__kit__linger (cancelled)"
     )
     messages = tau.server.requests[-1].body["messages"]
     call_id = [call["id"] for m in messages for call in m.get("tool_calls") or []][2]

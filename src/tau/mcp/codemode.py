@@ -199,7 +199,13 @@ async def _run(
 
     timeout_ms = options.get("timeout_ms")
     timeout_s = None if timeout_ms is None else int(timeout_ms) / 1000  # as pi: no deadline unless asked
-    slot = await _worker_slot(_WORKER_WAIT_S if timeout_s is None else min(timeout_s, _WORKER_WAIT_S), signal)
+    try:
+        slot = await _worker_slot(timeout_ms, signal)
+    except _NoWorker as refused:
+        raise RuntimeError(
+            f"Script failed\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
+            f"Script error:\n{refused}\n\nThe script did not start."
+        ) from None
     script = SandboxScript(
         code,
         request,
@@ -225,6 +231,9 @@ async def _run(
             remove()
     if signal is not None and signal.aborted:
         raise RuntimeError("aborted")
+    for call in host.calls:
+        if call.get("status") == "running":  # as pi: cut off by the script's end, a timeout or an abort
+            call["status"] = "cancelled"
     note = None
     shown = any(item.get("type") == "image" for item in outcome.output)
     if host.models.generated_images and not shown:
@@ -255,10 +264,11 @@ async def _run(
 
 
 def _call_summary(calls: list[dict[str, Any]], running: dict[object, str]) -> str:
-    """pi's line after a failed script's error: the calls it made, which are not undone."""
+    """pi's line after a failed script's error: the calls it made, which are not undone (those
+    still running when it ended were cancelled)."""
     made = ", ".join(
         [f"{call['name']} ({call['status']})" for call in calls]
-        + [f"{name} (running)" for name in running.values()]
+        + [f"{name} (cancelled)" for name in running.values()]
     )
     if not made:
         return "No tool calls were made."
@@ -281,23 +291,32 @@ def _worker_limit() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 2
 
 
-async def _worker_slot(wait_s: float, signal: Any) -> threading.BoundedSemaphore:
-    """A place for one script among the process's workers, waited for at most ``wait_s`` (60 s, or
-    less when the script's own deadline is sooner): a script that gets none fails without running.
+class _NoWorker(Exception):
+    """No worker became free in time (pi's words in the message)."""
+
+
+async def _worker_slot(timeout_ms: int | None, signal: Any) -> threading.BoundedSemaphore:
+    """A place for one script among the process's workers, waited for at most 60 s, or less when
+    the script's own deadline is sooner: a script that gets none fails without running.
     The script's thread gives it back when it ends (an aborted busy script keeps it until then)."""
     global _workers
     with _workers_lock:
         if _workers is None:
             _workers = threading.BoundedSemaphore(_worker_limit())
         workers = _workers
+    wait_s = _WORKER_WAIT_S if timeout_ms is None else min(timeout_ms / 1000, _WORKER_WAIT_S)
     deadline = time.monotonic() + wait_s
     while not workers.acquire(blocking=False):
         if signal is not None and signal.aborted:
             raise RuntimeError("aborted")
         if time.monotonic() >= deadline:
-            raise RuntimeError(
-                f"no codemode worker became free within {wait_s:g} s ({_worker_limit()} scripts at most run "
-                "at once; TAU_CODEMODE_MAX_WORKERS changes it)"
+            if timeout_ms is not None and timeout_ms / 1000 <= _WORKER_WAIT_S:
+                raise _NoWorker(
+                    f"Script timed out: Execution timed out after {timeout_ms} ms while waiting for a free codemode worker"
+                )
+            raise _NoWorker(
+                f"No codemode worker became free within {_WORKER_WAIT_S:g} seconds. All {_worker_limit()} workers, "
+                "shared by every session in this process, are held by other scripts. Retry after they finish."
             )
         await asyncio.sleep(0.02)
     return workers

@@ -228,7 +228,9 @@ class SandboxScript:
         return first
 
     def _timeout_message(self) -> str:
-        return f"the script ran past its time limit ({(self.timeout_s or 0) * 1000:.0f} ms; set timeout_ms in a // @options: line)"
+        return (
+            f"Script timed out: Execution timed out after {(self.timeout_s or 0) * 1000:.0f} ms"  # pi's words
+        )
 
     def _cpu_limit(self, deadline: float | None) -> float:
         """CPU time for the next stretch: never more than the wall time left, or the runaway cap."""
