@@ -67,10 +67,10 @@ def test_plus_codemode_declares_the_tool_and_scripts_call_the_built_in_tools(tau
     assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "codemode"]
     called, listed = tool_results(tau.server.requests[-1])
     assert called.startswith("Script completed\nWall time ")
-    assert called.endswith('Output:\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
+    assert called.endswith('Output:\n\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
     assert (tau.work / "made.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
     assert listed.endswith(
-        'Output:\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
+        'Output:\n\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
     )
 
 
@@ -204,7 +204,7 @@ def test_mode_only_hides_the_tools_behind_codemode_which_lists_and_still_calls_t
     assert "Nested tools:\n\n" in listing
     assert all(f"### `{name}`" in listing for name in ("read", "bash", "edit", "write"))
     assert "declare const tools: { read(args: {" in listing
-    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\nhidden\n")
+    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\n\nhidden\n")
 
 
 def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
@@ -285,7 +285,7 @@ def test_nested_events_match_pi_16(tau: TauCommand, tmp_path: Any) -> None:
         next(m for m in r.body["messages"] if m["role"] == "tool")["content"]
         for r in (tau.server.requests[1], tau.server.requests[3])
     )
-    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n0")  # pi: two text blocks
+    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n\n0")  # two blocks, as pi
 
 
 NAMESPACED_TS = """
@@ -524,9 +524,9 @@ def test_a_script_that_gets_no_worker_before_its_deadline_fails_without_running_
     done = tau.run("-p", *MODEL, "--tools", "+codemode", "twice")
     assert done.returncode == 0, done.stderr
     first, second = tool_results(tau.server.requests[-1])
-    assert first.endswith("Output:\nfirst")
+    assert first.endswith("Output:\n\nfirst")
     assert second.startswith("Script failed\nWall time 0.")
     assert second.endswith(
-        "Output:\nScript error:\nScript timed out: Execution timed out after 300 ms while waiting for a free "
+        "Output:\n\nScript error:\nScript timed out: Execution timed out after 300 ms while waiting for a free "
         "codemode worker\n\nThe script did not start."
     )

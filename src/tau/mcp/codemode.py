@@ -202,10 +202,14 @@ async def _run(
     try:
         slot = await _worker_slot(timeout_ms, signal)
     except _NoWorker as refused:
-        raise RuntimeError(
-            f"Script failed\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
-            f"Script error:\n{refused}\n\nThe script did not start."
-        ) from None
+        return AgentToolResult(
+            [
+                TextContent(f"Script failed\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"),
+                TextContent(f"Script error:\n{refused}\n\nThe script did not start."),
+            ],
+            details={"calls": []},
+            is_error=True,
+        )
     script = SandboxScript(
         code,
         request,
@@ -250,17 +254,17 @@ async def _run(
         note,
     )
     header = f"{'Script completed' if outcome.ok else 'Script failed'}\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
-    if not outcome.ok:
-        text = header + "\n".join(c.text for c in content if isinstance(c, TextContent))
-        raise RuntimeError(text)
-    writes = outcome.store_writes
-    if writes.get("set") or writes.get("delete"):
-        append_entry(STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])})
-    if content and isinstance(content[0], TextContent):
-        content[0] = TextContent(header + content[0].text)
-    else:
-        content.insert(0, TextContent(header))
-    return AgentToolResult(content, details={"calls": host.calls}, usage=host.models.usage)
+    if outcome.ok:
+        writes = outcome.store_writes
+        if writes.get("set") or writes.get("delete"):
+            append_entry(STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])})
+    # As pi: the header is a text block of its own (Chat Completions joins the blocks with a line break)
+    return AgentToolResult(
+        [TextContent(header), *content],
+        details={"calls": host.calls},
+        usage=host.models.usage,
+        is_error=not outcome.ok,
+    )
 
 
 def _call_summary(calls: list[dict[str, Any]], running: dict[object, str]) -> str:
