@@ -67,10 +67,10 @@ def test_plus_codemode_declares_the_tool_and_scripts_call_the_built_in_tools(tau
     assert tool_names(tau.server.requests[0]) == ["read", "bash", "edit", "write", "codemode"]
     called, listed = tool_results(tau.server.requests[-1])
     assert called.startswith("Script completed\nWall time ")
-    assert called.endswith('Output:\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
+    assert called.endswith('Output:\n\n[\n  "out",\n  3,\n  "number",\n  "beta"\n]')
     assert (tau.work / "made.txt").read_text(encoding="utf-8") == "ALPHA\nBETA\n"
     assert listed.endswith(
-        'Output:\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
+        'Output:\n\n==> text 1/2 <==\nrejected\n==> text 2/2 <==\n[\n  [\n    "fake-model"\n  ],\n  [\n    "read",\n    "bash",\n    "edit",\n    "write"\n  ]\n]'
     )
 
 
@@ -204,7 +204,7 @@ def test_mode_only_hides_the_tools_behind_codemode_which_lists_and_still_calls_t
     assert "Nested tools:\n\n" in listing
     assert all(f"### `{name}`" in listing for name in ("read", "bash", "edit", "write"))
     assert "declare const tools: { read(args: {" in listing
-    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\nhidden\n")
+    assert tool_results(tau.server.requests[-1])[0].endswith("Output:\n\nhidden\n")
 
 
 def test_inline_budget_zero_lists_no_tool(tau: TauCommand) -> None:
@@ -285,7 +285,7 @@ def test_nested_events_match_pi_16(tau: TauCommand, tmp_path: Any) -> None:
         next(m for m in r.body["messages"] if m["role"] == "tool")["content"]
         for r in (tau.server.requests[1], tau.server.requests[3])
     )
-    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n0")  # pi: two text blocks
+    assert pi_result.endswith("Output:\n\n0") and tau_result.endswith("Output:\n\n0")  # two blocks, as pi
 
 
 NAMESPACED_TS = """
@@ -410,3 +410,123 @@ def test_codemode_lists_the_tools_scripts_call_under_their_namespaces_as_pi_16(
     if settings.get("inlineBudget") != 0:  # each tool's declaration, wrapped as pi wraps it
         declared = "### `zed_ping`\nPing zed.\n\ncodemode tool declaration:\n```ts\ndeclare const tools: { zed_ping(args: "
         assert declared in pi_listing and declared in tau_listing
+
+
+BASH_OUTPUT_SCRIPT = """
+const big = await tools.bash({ command: "seq 1 500000" });
+const small = await tools.bash({ command: "seq 1 20000 | head -c 102400" });
+const marker = big.output.match(/\\n\\n\\[\\.\\.\\. \\d+ bytes omitted \\.\\.\\.\\]\\n\\n/);
+const saved = await tools.bash({ command: `wc -c < '${big.full_output_path}'` });
+return JSON.stringify({
+  bigBytes: big.output.length, bigTruncated: big.truncated, marker: marker && marker[0],
+  start: big.output.slice(0, 12), end: big.output.slice(-14), saved: saved.output.trim(),
+  smallBytes: small.output.length, smallTruncated: small.truncated, smallPath: "full_output_path" in small,
+  smallEnd: small.output.slice(-6),
+});
+"""
+
+
+def test_bash_output_in_a_script_holds_up_to_one_mib_as_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    """``tools.bash()`` in a script: 100 KB of output arrives whole (not the model's 50 KB), and
+    3.3 MiB keeps its first and last 512 KiB around pi's omission marker, with the whole output in
+    ``full_output_path``; the same script in pi 1.6 returns the same."""
+    import subprocess
+
+    from pi16 import pi16_command
+
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(BASH_OUTPUT_SCRIPT), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    pi_result, tau_result = (
+        json.loads(tool_results(r)[0].split("Output:\n", 1)[1])
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    total = len("".join(f"{n}\n" for n in range(1, 500001)))
+    assert tau_result == {
+        "bigBytes": 1024 * 1024 + len(f"\n\n[... {total - 1024 * 1024} bytes omitted ...]\n\n"),
+        "bigTruncated": True,
+        "marker": f"\n\n[... {total - 1024 * 1024} bytes omitted ...]\n\n",
+        "start": "1\n2\n3\n4\n5\n6\n",
+        "end": "499999\n500000\n",
+        "saved": str(total),
+        "smallBytes": 102400,
+        "smallTruncated": False,
+        "smallPath": False,
+        "smallEnd": tau_result["smallEnd"],
+    }
+    assert pi_result == tau_result
+
+
+def test_output_past_the_limits_fails_the_script_as_pi_16(tau: TauCommand, tmp_path: Any) -> None:
+    """A script that catches the output-limit error still fails, with pi 1.6's words, in both."""
+    import subprocess
+
+    from pi16 import pi16_command
+
+    script = "try { text('x'.repeat(16777217)); } catch (e) { text('caught'); }\nreturn 'after';"
+    for _ in range(2):  # one script for pi, one for tau
+        tau.server.add(codemode(script), Turn(text="Done."))
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text((tau.agent_dir / "models.json").read_text())
+    env = tau.env | {"PI_OFFLINE": "1", "PI_CODING_AGENT_DIR": str(pi_dir), "HOME": str(pi_dir)}
+    pi = subprocess.run(
+        [*pi16_command(), *MODEL, "-p", "--tools", "+codemode", "go"],
+        cwd=tau.work,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pi.returncode == 0, pi.stderr
+    ours = tau.run("-p", *MODEL, "--tools", "+codemode", "go")
+    assert ours.returncode == 0, ours.stderr
+    pi_result, tau_result = (
+        tool_results(r)[0].split("Output:\n", 1)[1].strip()
+        for r in (tau.server.requests[1], tau.server.requests[3])
+    )
+    # pi's error carries the script's stack (its line numbers are its own wrapping's); tau's does not
+    assert tau_result == "\n".join(line for line in pi_result.splitlines() if not line.startswith("    at "))
+    assert tau_result.endswith("a file with a tool.\n\nNo tool calls were made.")
+
+
+def test_a_script_that_gets_no_worker_before_its_deadline_fails_without_running_as_pi_16(
+    tau: TauCommand,
+) -> None:
+    tau.env["TAU_CODEMODE_MAX_WORKERS"] = "1"
+    busy = "await tools.bash({ command: 'sleep 1.5' });\nreturn 'first';"
+    waiting = '// @options: {"timeout_ms": 300}\nreturn "second";'
+    tau.server.add(
+        Turn(
+            tool_calls=[
+                ScriptedToolCall("codemode", {"code": busy}),
+                ScriptedToolCall("codemode", {"code": waiting}),
+            ]
+        ),
+        Turn(text="Done."),
+    )
+    done = tau.run("-p", *MODEL, "--tools", "+codemode", "twice")
+    assert done.returncode == 0, done.stderr
+    first, second = tool_results(tau.server.requests[-1])
+    assert first.endswith("Output:\n\nfirst")
+    assert second.startswith("Script failed\nWall time 0.")
+    assert second.endswith(
+        "Output:\n\nScript error:\nScript timed out: Execution timed out after 300 ms while waiting for a free "
+        "codemode worker\n\nThe script did not start."
+    )

@@ -112,4 +112,4 @@ def test_codemode_scripts_are_raw_text_on_a_model_with_grammar_tools(tau: TauCom
     assert codemode["custom"]["format"]["type"] == "grammar"
     assert codemode["custom"]["format"]["grammar"]["syntax"] == "lark"
     assert second.body["messages"][-2]["tool_calls"][0]["custom"] == {"name": "codemode", "input": script}
-    assert second.body["messages"][-1]["content"].endswith("Output:\nbeta")
+    assert second.body["messages"][-1]["content"].endswith("Output:\n\nbeta")

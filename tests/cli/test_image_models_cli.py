@@ -116,7 +116,7 @@ def test_a_codemode_script_generates_an_image_and_shows_it(tau: TauCommand) -> N
     }
     tool, attached = last.body["messages"][3:]
     head, _, rest = tool["content"].partition("==> text 2/2 <==\n")
-    assert head.endswith("Output:\n==> text 1/2 <==\nHere is your fox.\n")
+    assert head.endswith("Output:\n\n==> text 1/2 <==\nHere is your fox.\n")
     facts_line, saved_line = rest.split("\n")
     # As pi's image(), the image is saved to a temporary file, named before it.
     saved = re.fullmatch(r"\[Image saved to (/\S+/tau-codemode-\w+\.png) \(image/png, 74B\)\]", saved_line)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import re
 import tempfile
@@ -42,8 +43,6 @@ __all__ = ["CODEMODE", "codemode_tool", "declaration", "servers_section"]
 CODEMODE = "codemode"
 STORE_ENTRY = "codemode-store"
 """The custom entry holding one successful script's ``store()`` writes: ``{set, delete}``."""
-DEFAULT_TIMEOUT_MS = 120_000
-"""pi sets no deadline by default; tau stops a script after two minutes unless it asks for more."""
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 _CHARS_PER_TOKEN = 4
 _SEARCH_LIMIT = 8
@@ -198,8 +197,19 @@ async def _run(
     def request(kind: str, name: str, payload: str) -> Any:
         return asyncio.run_coroutine_threadsafe(host.handle(kind, name, payload), loop)
 
-    timeout_s = int(options.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000
-    slot = await _worker_slot(min(timeout_s, _WORKER_WAIT_S), signal)
+    timeout_ms = options.get("timeout_ms")
+    timeout_s = None if timeout_ms is None else int(timeout_ms) / 1000  # as pi: no deadline unless asked
+    try:
+        slot = await _worker_slot(timeout_ms, signal)
+    except _NoWorker as refused:
+        return AgentToolResult(
+            [
+                TextContent(f"Script failed\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"),
+                TextContent(f"Script error:\n{refused}\n\nThe script did not start."),
+            ],
+            details={"calls": []},
+            is_error=True,
+        )
     script = SandboxScript(
         code,
         request,
@@ -210,7 +220,7 @@ async def _run(
 
     def stop() -> None:
         script.abort()
-        running.cancel()  # a busy loop runs on until its time limit: the call ends now all the same
+        running.cancel()  # a busy stretch runs on until its CPU limit: the call ends now all the same
 
     remove = signal.add_listener(stop) if signal is not None else None
     try:
@@ -225,6 +235,9 @@ async def _run(
             remove()
     if signal is not None and signal.aborted:
         raise RuntimeError("aborted")
+    for call in host.calls:
+        if call.get("status") == "running":  # as pi: cut off by the script's end, a timeout or an abort
+            call["status"] = "cancelled"
     note = None
     shown = any(item.get("type") == "image" for item in outcome.output)
     if host.models.generated_images and not shown:
@@ -236,23 +249,37 @@ async def _run(
     content = _format(
         outcome.output,
         outcome.console,
-        outcome.error if not outcome.ok else None,
+        f"{outcome.error}\n\n{_call_summary(host.calls, host.running)}" if not outcome.ok else None,
         int(options.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
         note,
     )
     header = f"{'Script completed' if outcome.ok else 'Script failed'}\nWall time {time.monotonic() - started:.1f} seconds\nOutput:\n"
-    if not outcome.ok:
-        text = header + "\n".join(c.text for c in content if isinstance(c, TextContent))
-        raise RuntimeError(text)
-    writes = outcome.store_writes
-    if writes.get("set") or writes.get("delete"):
-        append_entry(STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])})
-    if content and isinstance(content[0], TextContent):
-        content[0] = TextContent(header + content[0].text)
-    else:
-        content.insert(0, TextContent(header))
-    return AgentToolResult(content, details={"calls": host.calls}, usage=host.models.usage)
+    if outcome.ok:
+        writes = outcome.store_writes
+        if writes.get("set") or writes.get("delete"):
+            append_entry(STORE_ENTRY, {"set": writes.get("set", {}), "delete": writes.get("delete", [])})
+    # As pi: the header is a text block of its own (Chat Completions joins the blocks with a line break)
+    return AgentToolResult(
+        [TextContent(header), *content],
+        details={"calls": host.calls},
+        usage=host.models.usage,
+        is_error=not outcome.ok,
+    )
 
+
+def _call_summary(calls: list[dict[str, Any]], running: dict[object, str]) -> str:
+    """pi's line after a failed script's error: the calls it made, which are not undone (those
+    still running when it ended were cancelled)."""
+    made = ", ".join(
+        [f"{call['name']} ({call['status']})" for call in calls]
+        + [f"{name} (cancelled)" for name in running.values()]
+    )
+    if not made:
+        return "No tool calls were made."
+    return f"Tool calls made before the failure (they are not undone): {made}"
+
+
+_RUNNING_CALL: contextvars.ContextVar[object] = contextvars.ContextVar("codemode_running_call")
 
 _WORKER_WAIT_S = 60.0
 _workers: threading.BoundedSemaphore | None = None
@@ -268,23 +295,32 @@ def _worker_limit() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 2
 
 
-async def _worker_slot(wait_s: float, signal: Any) -> threading.BoundedSemaphore:
-    """A place for one script among the process's workers, waited for at most ``wait_s`` (60 s, or
-    less when the script's own deadline is sooner): a script that gets none fails without running.
+class _NoWorker(Exception):
+    """No worker became free in time (pi's words in the message)."""
+
+
+async def _worker_slot(timeout_ms: int | None, signal: Any) -> threading.BoundedSemaphore:
+    """A place for one script among the process's workers, waited for at most 60 s, or less when
+    the script's own deadline is sooner: a script that gets none fails without running.
     The script's thread gives it back when it ends (an aborted busy script keeps it until then)."""
     global _workers
     with _workers_lock:
         if _workers is None:
             _workers = threading.BoundedSemaphore(_worker_limit())
         workers = _workers
+    wait_s = _WORKER_WAIT_S if timeout_ms is None else min(timeout_ms / 1000, _WORKER_WAIT_S)
     deadline = time.monotonic() + wait_s
     while not workers.acquire(blocking=False):
         if signal is not None and signal.aborted:
             raise RuntimeError("aborted")
         if time.monotonic() >= deadline:
-            raise RuntimeError(
-                f"no codemode worker became free within {wait_s:g} s ({_worker_limit()} scripts at most run "
-                "at once; TAU_CODEMODE_MAX_WORKERS changes it)"
+            if timeout_ms is not None and timeout_ms / 1000 <= _WORKER_WAIT_S:
+                raise _NoWorker(
+                    f"Script timed out: Execution timed out after {timeout_ms} ms while waiting for a free codemode worker"
+                )
+            raise _NoWorker(
+                f"No codemode worker became free within {_WORKER_WAIT_S:g} seconds. All {_worker_limit()} workers, "
+                "shared by every session in this process, are held by other scripts. Retry after they finish."
             )
         await asyncio.sleep(0.02)
     return workers
@@ -388,6 +424,8 @@ class _ScriptHost:
         self.ctx = ctx
         self.tool_infos: Callable[[], Sequence[ToolInfo]] | None = None
         self.calls: list[dict[str, Any]] = []
+        self.running: dict[object, str] = {}
+        """The tool calls started and not yet recorded (cancelled ones stay), for a failure's summary."""
         self.models = ScriptModels(ctx, call_id, signal, self.calls, self.report)
 
     async def handle(self, kind: str, name: str, payload: str) -> str:
@@ -409,6 +447,7 @@ class _ScriptHost:
 
     def _record(self, call_id: str, name: str, args: Any, is_error: bool, started: float) -> None:
         """One finished call in pi's record: id, name, arguments as JSON, ``ok``/``error``, duration."""
+        self.running.pop(_RUNNING_CALL.get(None), None)
         self.calls.append(
             {
                 "id": call_id,
@@ -457,6 +496,16 @@ class _ScriptHost:
         ]
 
     async def _call(self, name: str, args: Any) -> Any:
+        token = object()
+        self.running[token] = name
+        _RUNNING_CALL.set(token)  # this call's own task: _record finds it
+        try:
+            return await self._dispatch(name, args)
+        except Exception:
+            self.running.pop(token, None)
+            raise
+
+    async def _dispatch(self, name: str, args: Any) -> Any:
         if not isinstance(args, dict):
             raise RuntimeError(f"tools.{name}() takes one object of arguments")
         if name in self._declared():

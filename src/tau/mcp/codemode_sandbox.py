@@ -5,7 +5,10 @@ time limit is set, so a host call (``tools.*``, ``searchTools()``, ...) is a pro
 the thread collects after the script's pending jobs ran. The thread hands each request to the
 agent's event loop (``request`` returns a ``concurrent.futures.Future``), waits for the first one to
 finish, settles its promise and runs the jobs again: calls started together run in parallel.
-The deadline is wall time (the wait for results) and, inside QuickJS, CPU time (a busy loop).
+A deadline (``timeout_ms``; none by default, as pi) is wall time (the wait for results) and,
+inside QuickJS, CPU time (a busy loop). QuickJS here cannot be interrupted from outside once a
+stretch of JavaScript runs, so without a deadline each stretch between host calls still gets
+:data:`RUNAWAY_CPU_S` of CPU time: an aborted busy loop does not burn a core for ever.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from msgspec import Struct, field
 
 from tau.errors import TauError
 
-__all__ = ["MEMORY_LIMIT", "SandboxScript", "ScriptOutcome"]
+__all__ = ["MEMORY_LIMIT", "RUNAWAY_CPU_S", "SandboxScript", "ScriptOutcome"]
 
 MEMORY_LIMIT = 256 * 1024 * 1024
+RUNAWAY_CPU_S = 120.0
+"""CPU seconds one stretch of JavaScript between host calls may take when the script has no deadline."""
 
 Request = Callable[[str, str, str], "concurrent.futures.Future[str]"]
 """(kind, name, JSON payload) -> a future of the JSON value the promise resolves to."""
@@ -43,7 +48,21 @@ _PRELUDE = r"""
     requests.push([id, kind, name, JSON.stringify(payload === undefined ? null : payload)]);
   });
   const EXIT = {};
-  globalThis.text = (value) => { output.push({ type: "text", text: show(value) }); };
+  // pi's output limits: past them the script has failed (catching the error changes nothing)
+  let outputChars = 0, outputItems = 0;
+  const counted = (data) => {
+    if (__host.state.done) return false;
+    outputChars += data.length; outputItems++;
+    if (outputChars > 16777216 || outputItems > 100000) {
+      const error = new RangeError(
+        "script output exceeded the limit of 16777216 characters or 100000 text(), image(), and console calls. " +
+        "Print a summary instead, or write large data to a file with a tool.");
+      __host.fail(error);
+      throw error;
+    }
+    return true;
+  };
+  globalThis.text = (value) => { const shown = show(value); if (counted(shown)) output.push({ type: "text", text: shown }); };
   globalThis.image = (value) => {
     let data, mimeType;
     if (typeof value === "string") value = { image_url: value };
@@ -56,9 +75,9 @@ _PRELUDE = r"""
     } else {
       throw new Error("image() takes a data: URL, an { image_url } object or an image block");
     }
-    output.push({ type: "image", data, mimeType });
+    if (counted(data)) output.push({ type: "image", data, mimeType });
   };
-  const log = (...values) => { consoleLines.push(values.map(show).join(" ")); };
+  const log = (...values) => { const line = values.map(show).join(" "); if (counted(line)) consoleLines.push(line); };
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
   globalThis.exit = () => { throw EXIT; };
   // store()/load(): JSON values kept across scripts; only a successful script's writes are kept
@@ -105,8 +124,9 @@ _PRELUDE = r"""
       if (ok) entry.resolve(payload === "undefined" ? undefined : JSON.parse(payload));
       else entry.reject(new Error(payload));
     },
-    finish: (value) => { __host.state = { done: true, ok: true, value: value === undefined ? null : show(value) }; },
+    finish: (value) => { if (__host.state.done) return; __host.state = { done: true, ok: true, value: value === undefined ? null : show(value) }; },
     fail: (error) => {
+      if (__host.state.done) return;
       if (error === EXIT) { __host.state = { done: true, ok: true, value: null }; return; }
       const message = error instanceof Error ? `${error.name}: ${error.message}` : show(error);
       __host.state = { done: true, ok: false, error: message };
@@ -139,11 +159,18 @@ class SandboxScript:
     """One script: ``run`` on a worker thread, ``abort`` from any thread."""
 
     def __init__(
-        self, code: str, request: Request, *, timeout_s: float, globals_json: dict[str, str]
+        self,
+        code: str,
+        request: Request,
+        *,
+        timeout_s: float | None,
+        globals_json: dict[str, str],
+        runaway_cpu_s: float = RUNAWAY_CPU_S,
     ) -> None:
         self.code = code
         self.request = request
         self.timeout_s = timeout_s
+        self.runaway_cpu_s = runaway_cpu_s
         self.globals_json = globals_json
         self._finished: queue.Queue[int | None] = queue.Queue()
         self._aborted = threading.Event()
@@ -156,7 +183,7 @@ class SandboxScript:
     def run(self) -> ScriptOutcome:
         import quickjs  # type: ignore[import-untyped]
 
-        deadline = time.monotonic() + self.timeout_s
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
         context = quickjs.Context()
         context.set_memory_limit(MEMORY_LIMIT)
         try:
@@ -191,28 +218,36 @@ class SandboxScript:
     def _notifier(self, call_id: int) -> Callable[[concurrent.futures.Future[str]], None]:
         return lambda _future: self._finished.put(call_id)
 
-    def _describe(self, error: str, deadline: float) -> str:
+    def _describe(self, error: str, deadline: float | None) -> str:
         first = error.strip().splitlines()[0] if error.strip() else "unknown error"
-        if "interrupted" in first and time.monotonic() >= deadline - 0.05:
-            return self._timeout_message()
+        if "interrupted" in first:
+            if deadline is None:
+                return f"the script computed for {self.runaway_cpu_s:g} s of CPU time without calling a tool"
+            if time.monotonic() >= deadline - 0.05:
+                return self._timeout_message()
         return first
 
     def _timeout_message(self) -> str:
-        return f"the script ran past its time limit ({self.timeout_s * 1000:.0f} ms; set timeout_ms in a // @options: line)"
+        return (
+            f"Script timed out: Execution timed out after {(self.timeout_s or 0) * 1000:.0f} ms"  # pi's words
+        )
 
-    def _eval(self, context: Any, source: str, deadline: float) -> Any:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+    def _cpu_limit(self, deadline: float | None) -> float:
+        """CPU time for the next stretch: never more than the wall time left, or the runaway cap."""
+        return self.runaway_cpu_s if deadline is None else max(deadline - time.monotonic(), 0.001)
+
+    def _eval(self, context: Any, source: str, deadline: float | None) -> Any:
+        if deadline is not None and deadline - time.monotonic() <= 0:
             raise _Stop(self._timeout_message())
-        context.set_time_limit(remaining)  # CPU time, never more than the wall time left
+        context.set_time_limit(self._cpu_limit(deadline))
         return context.eval(source)
 
-    def _drive(self, context: Any, deadline: float) -> dict[str, Any]:
+    def _drive(self, context: Any, deadline: float | None) -> dict[str, Any]:
         while True:
             while True:
                 if self._aborted.is_set():
                     raise _Stop("aborted")
-                context.set_time_limit(max(deadline - time.monotonic(), 0.001))
+                context.set_time_limit(self._cpu_limit(deadline))
                 if not context.execute_pending_job():
                     break
             state: dict[str, Any] = json.loads(context.eval("JSON.stringify(__host.state)"))
@@ -227,7 +262,8 @@ class SandboxScript:
             if not self._inflight:
                 raise _Stop("the script waits on a promise that can never settle (there are no timers)")
             try:
-                done = self._finished.get(timeout=max(deadline - time.monotonic(), 0))
+                wait = None if deadline is None else max(deadline - time.monotonic(), 0)
+                done = self._finished.get(timeout=wait)
             except queue.Empty:
                 raise _Stop(self._timeout_message()) from None
             if done is None:
