@@ -15,11 +15,12 @@ System One APIs (``typesafe-system-one``, ``cloudflare-workers-ai-system-one``) 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from msgspec import Struct, field
 
@@ -27,6 +28,9 @@ from tau.ai.base_url_env import fill_base_url, missing_variable_message, unfille
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.options import StreamOptions
 from tau.ai.types import ImageContent, JsonObject, Usage
+
+if TYPE_CHECKING:
+    from tau.ai.abort import AbortSignal
 
 __all__ = [
     "CLASSIFIER_APIS",
@@ -40,6 +44,7 @@ __all__ = [
     "classifier_context_from_json",
     "classifier_error_result",
     "classify",
+    "record_classifier_failure",
 ]
 
 CLASSIFIER_APIS: dict[str, str] = {
@@ -190,6 +195,35 @@ ClassifyFunction: TypeAlias = Callable[
 """A classifier api's implementation from outside tau (an extension's ``register_provider(...,
 classifiers={api: function})``, pi's ``classifiers``): ``function(model, context, options)``,
 async or not, returning a ``ClassifierResult``."""
+
+
+def record_classifier_failure(
+    result: ClassifierResult,
+    exc: BaseException,
+    signal: AbortSignal | None,
+    label: str,
+    *,
+    http_message: str | None = None,
+) -> None:
+    """Make a classifier API's failure ``result``'s outcome, as pi-ai's classifiers report it: an
+    HTTP error as ``<label> error (<status>): <body>`` (or ``http_message``), any other failure
+    by its text, ``aborted`` when the caller's signal was; the answers are dropped. A
+    cancellation the signal did not ask for is raised again."""
+    from tau.ai.transport.http import HttpStatusError
+
+    aborted = signal is not None and signal.aborted
+    result.answers = {}
+    if isinstance(exc, asyncio.CancelledError):
+        if not aborted:
+            raise exc
+        result.stop_reason = "aborted"
+        result.error_message = "Request was aborted"
+        return
+    result.stop_reason = "aborted" if aborted else "error"
+    if isinstance(exc, HttpStatusError):
+        result.error_message = http_message or f"{label} error ({exc.status}): {exc.body or exc}"
+    else:
+        result.error_message = str(exc) or type(exc).__name__
 
 
 async def classify(

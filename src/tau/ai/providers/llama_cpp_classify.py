@@ -33,6 +33,7 @@ from tau.ai.classify import (
     ClassifierContext,
     ClassifierResult,
     ScoreAnswer,
+    record_classifier_failure,
 )
 from tau.ai.js_json import js_json
 from tau.ai.options import StreamOptions
@@ -330,17 +331,6 @@ async def classify(
         # cache evaluates that start once.
         for key in context.questions:
             result.answers[key] = await _classify_question(server, context, key, temperature)
-    except HttpStatusError as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = f"{LABEL} error ({exc.status}): {exc.body or exc}"
-    except (ProviderError, OSError) as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = str(exc) or type(exc).__name__
-    except asyncio.CancelledError:
-        if signal is None or not signal.aborted:
-            raise
-        result.stop_reason = "aborted"
-        result.error_message = "Request was aborted"
-    if result.stop_reason != "stop":
-        result.answers = {}
+    except (HttpStatusError, ProviderError, OSError, asyncio.CancelledError) as exc:
+        record_classifier_failure(result, exc, signal, LABEL)
     return result

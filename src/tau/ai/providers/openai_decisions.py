@@ -25,6 +25,7 @@ from tau.ai.classify import (
     ClassifierContext,
     ClassifierResult,
     ScoreAnswer,
+    record_classifier_failure,
 )
 from tau.ai.js_json import js_json
 from tau.ai.options import StreamOptions
@@ -191,22 +192,18 @@ async def classify(
         # Set before the answers are read: a request with malformed or refused answers was billed.
         result.usage = classifier_usage(answer.get("usage"), model)
         result.answers = parse_answers(answer.get("answers"), context)
-    except HttpStatusError as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = (
-            f"{LABEL} error (504): the request timed out at the gateway. Very large inputs (above roughly "
-            "600K tokens) currently exceed its time limit."
-            if exc.status == 504
-            else f"{LABEL} error ({exc.status}): {exc.body or exc}"
+    except (HttpStatusError, ProviderError, OSError, asyncio.CancelledError) as exc:
+        timed_out = isinstance(exc, HttpStatusError) and exc.status == 504
+        record_classifier_failure(
+            result,
+            exc,
+            signal,
+            LABEL,
+            http_message=(
+                f"{LABEL} error (504): the request timed out at the gateway. Very large inputs (above "
+                "roughly 600K tokens) currently exceed its time limit."
+            )
+            if timed_out
+            else None,
         )
-    except (ProviderError, OSError) as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = str(exc) or type(exc).__name__
-    except asyncio.CancelledError:
-        if signal is None or not signal.aborted:
-            raise
-        result.stop_reason = "aborted"
-        result.error_message = "Request was aborted"
-    if result.stop_reason != "stop":
-        result.answers = {}
     return result

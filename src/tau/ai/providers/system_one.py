@@ -29,6 +29,7 @@ from tau.ai.classify import (
     ClassifierContext,
     ClassifierResult,
     ScoreAnswer,
+    record_classifier_failure,
 )
 from tau.ai.cost import calculate_cost
 from tau.ai.js_json import js_values
@@ -270,17 +271,6 @@ async def classify(
         # Set before the answers are read: a request with malformed answers was still billed.
         result.usage = classifier_usage(output.get("usage"), model)
         result.answers = parse_answers(label, output.get("answers"), context)
-    except HttpStatusError as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = f"{label} error ({exc.status}): {exc.body or exc}"
-    except (ProviderError, OSError) as exc:
-        result.stop_reason = "aborted" if signal is not None and signal.aborted else "error"
-        result.error_message = str(exc) or type(exc).__name__
-    except asyncio.CancelledError:
-        if signal is None or not signal.aborted:
-            raise
-        result.stop_reason = "aborted"
-        result.error_message = "Request was aborted"
-    if result.stop_reason != "stop":
-        result.answers = {}
+    except (HttpStatusError, ProviderError, OSError, asyncio.CancelledError) as exc:
+        record_classifier_failure(result, exc, signal, label)
     return result
