@@ -83,6 +83,7 @@ from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
 from tau.tools.image_resize import fit_prompt_images
+from tau.tools.images import ImageLimits
 from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
 
 ESCALATION_ENTRY = "sandbox-escalation"
@@ -136,7 +137,10 @@ class AgentSession:
         runner = self._extensions.current_runner
         self._hooks = hooks or ExtensionPromptHooks(runner)
         AgentExtensionHooks(
-            runner, self._pipeline.drain, lambda: services.settings_manager.auto_resize_images
+            runner,
+            self._pipeline.drain,
+            lambda: services.settings_manager.auto_resize_images,
+            lambda: ImageLimits.of_model(self.model),
         ).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._pipeline.extensions_see_updates = lambda: runner() is not None
@@ -369,7 +373,10 @@ class AgentSession:
             text = self._expand(text)
         if images:  # as pi 1.6: after the input hook, so images an extension adds are fitted too
             auto_resize = self._services.settings_manager.auto_resize_images
-            fitted, notes = await asyncio.to_thread(fit_prompt_images, list(images), auto_resize=auto_resize)
+            limits = ImageLimits.of_model(self.model)
+            fitted, notes = await asyncio.to_thread(
+                fit_prompt_images, list(images), auto_resize=auto_resize, limits=limits
+            )
             images = fitted
             if notes:
                 text = f"{text}\n\n" + "\n".join(notes)
