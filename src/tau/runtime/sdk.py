@@ -125,7 +125,9 @@ def create_agent_session(
         session_env=shell_environment,
         sandbox=services.sandbox,
         auto_resize_images=lambda: settings.auto_resize_images,
-        image_limits=lambda: ImageLimits.of_model(session_holder[0].model if session_holder else model),
+        image_limits=lambda: (
+            session_holder[0].image_limits() if session_holder else ImageLimits.of_model(model)
+        ),
     )
     builtin.append(
         create_task_tool(lambda: session_holder[0], create_agent_session, agents=_agent_definitions(services))

@@ -271,7 +271,7 @@ class TauAcpAgent:
             return runtime.session.services.settings_manager.auto_resize_images
 
         def image_limits() -> ImageLimits:  # the current model's, asked per read
-            return ImageLimits.of_model(runtime.session.model)
+            return runtime.session.image_limits()
 
         tools = client_file_tools(cwd, files, old_texts, auto_resize_images, image_limits)
         await self._opener.decide_trust(manager.get_cwd())
