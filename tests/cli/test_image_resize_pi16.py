@@ -131,3 +131,22 @@ def test_auto_resize_off_sends_the_image_as_it_is_as_pi_16(tau: TauCommand, tmp_
     ours, pis = _run_both(tau, tmp_path, "wide.png", tool_call=False)
     assert _sent_images(ours[0]) == _sent_images(pis[0]) == [("image/png", (3000, 1500))]
     assert "displayed at" not in _texts(ours[0])
+
+
+SMALL_LIMITS = {"images": {"resize": {"maxWidth": 400, "maxHeight": 150, "jpegQuality": 60}}}
+
+
+@pytest.mark.parametrize("via", ["read", "@file"])
+def test_a_custom_models_input_limits_resize_as_pi_16(tau: TauCommand, tmp_path: Path, via: str) -> None:
+    config = json.loads((tau.agent_dir / "models.json").read_text())
+    config["providers"]["local"]["models"] = [
+        {"id": "fake-model", "input": ["text", "image"], "inputLimits": SMALL_LIMITS}
+    ]
+    (tau.agent_dir / "models.json").write_text(json.dumps(config))
+    (tau.work / "wide.png").write_bytes(_drawing_png(1000, 500))  # under the default limits
+    ours, pis = _run_both(tau, tmp_path, "wide.png", tool_call=via == "read")
+    request = -1 if via == "read" else 0
+    # 400 px wide makes it 400x200, then 150 px high makes it 300x150.
+    assert _sent_images(ours[request]) == _sent_images(pis[request]) == [("image/png", (300, 150))]
+    original = "original 1000x500, displayed at 300x150"
+    assert original in _texts(ours[request]) and original in _texts(pis[request])

@@ -87,10 +87,19 @@ def _searched(terminal: Terminal, ref: str) -> list[str]:
     terminal.settle()
     terminal.send(ENTER)
     terminal.wait_for(TITLE, where="display")
-    terminal.settle()
-    lines = [line.strip() for line in terminal.display().splitlines()]
-    rows = [line.lstrip("→›").strip() for line in lines[lines.index(TITLE) + 1 :] if "] " in line]
-    return [row for row in rows if row.startswith("xAI")]  # the searches' fuzzy matching differs
+    found: list[str] = []
+    for _ in range(_MATCHES_SCROLLED):  # every match, scrolling the list from top to bottom
+        terminal.settle()
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        for line in lines[lines.index(TITLE) + 1 :]:
+            row = line.lstrip("→›").strip()
+            if "] " in line and row not in found:
+                found.append(row)
+        terminal.send(DOWN)
+    return found
+
+
+_MATCHES_SCROLLED = 16
 
 
 def test_a_login_search_labels_each_row_with_its_kind_of_sign_in_as_pi(
@@ -102,8 +111,61 @@ def test_a_login_search_labels_each_row_with_its_kind_of_sign_in_as_pi(
         pi_rows = _searched(pi, "xa")
     finally:
         pi.close()
+    tau_rows = _searched(start_tui(cols=140, rows=40), "xa")
+    assert pi_rows == tau_rows  # the same matches in the same order (pi's fuzzy ranking)
+    assert 8 < len(pi_rows) < _MATCHES_SCROLLED  # more than one screen of them, and every one seen
+    assert pi_rows[:2] == ["xAI [subscription] • API key configured", "xAI [API key] ✓ env: XAI_API_KEY"]
+
+
+def _method_screen(terminal: Terminal, command: str, title: str) -> list[str]:
+    """The title and rows of the method screen ``command`` opens."""
+    terminal.settle()
+    terminal.type(command)
+    terminal.settle()
+    if " " in command:
+        terminal.send(ESCAPE)  # the completions offered for the argument closed
+        terminal.settle()
+    terminal.send(ENTER)
+    terminal.wait_for(title, where="display")
+    terminal.settle()
+    lines = [line.strip() for line in terminal.display().splitlines()]
+    start = lines.index(title)
+    rows = [line.lstrip("→›").strip() for line in lines[start + 1 : start + 6]]
+    return [title, *[row for row in rows if row.startswith("Sign in with")]]
+
+
+def test_the_first_login_screen_offers_radius_with_its_status_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    title = "Select authentication method:"
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = _method_screen(pi, "/login", title)
+    finally:
+        pi.close()
     assert (
         pi_rows
-        == _searched(start_tui(cols=140, rows=40), "xa")
-        == ["xAI [subscription] • API key configured", "xAI [API key] ✓ env: XAI_API_KEY"]
+        == _method_screen(start_tui(cols=140, rows=40), "/login", title)
+        == [
+            title,
+            "Sign in with an account",
+            "Sign in with an API key",
+            "Sign in with Radius • not configured",
+        ]
+    )
+
+
+def test_login_takes_a_providers_name_in_any_case_as_pi(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    title = "Select authentication method for xAI:"
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_rows = _method_screen(pi, "/login XAI", title)
+    finally:
+        pi.close()
+    assert (
+        pi_rows
+        == _method_screen(start_tui(cols=140, rows=40), "/login XAI", title)
+        == [title, "Sign in with SuperGrok or X Premium", "Sign in with an API key"]
     )

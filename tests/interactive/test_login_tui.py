@@ -109,6 +109,9 @@ def test_esc_cancels_a_login_waiting_for_the_browser_or_for_a_device_code_and_th
 
     terminal.type("/login github-copilot")
     terminal.send(ENTER)
+    # as pi 1.6: a provider with both kinds of sign-in asks which
+    terminal.wait_for("Select authentication method for GitHub Copilot:", where="display")
+    terminal.send(ENTER)
     terminal.wait_for("GitHub Enterprise URL/domain", where="display")
     terminal.send(ENTER)  # github.com
     terminal.wait_for("Enter code WDJB-MJHT at https://github.com/login/device", where="display")

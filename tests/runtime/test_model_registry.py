@@ -14,6 +14,7 @@ from tau.accounts.model_registry import ModelRegistry, missing_auth_message
 from tau.accounts.models_config import merge_compat
 from tau.ai.catalogue import find_model, get_models, get_providers
 from tau.ai.env_keys import env_var_names
+from tau.tools.images import ImageLimits
 
 
 @pytest.fixture(autouse=True)
@@ -622,3 +623,57 @@ def test_get_provider_and_its_auth_without_a_model(agent: Path, monkeypatch: pyt
     assert broken is not None and broken.error.startswith(
         'models.json "apiKey" of provider "broken" resolved to nothing: '
     )
+
+
+def test_input_limits_from_models_json_and_overrides_merge_as_pi_16(agent: Path) -> None:
+    builtin = find_model("amazon-bedrock", "amazon.nova-pro-v1:0")
+    assert builtin is not None and builtin.input_limits is not None
+    write_models(
+        agent,
+        {
+            "providers": {
+                "amazon-bedrock": {
+                    "modelOverrides": {
+                        "amazon.nova-pro-v1:0": {"inputLimits": {"images": {"resize": {"maxWidth": 512}}}}
+                    }
+                },
+                "local": {
+                    "baseUrl": "http://127.0.0.1:9/v1",
+                    "api": "openai-completions",
+                    "apiKey": "x",
+                    "models": [{"id": "small", "inputLimits": {"images": {"resize": {"maxHeight": 64}}}}],
+                },
+            }
+        },
+    )
+    registry = registry_for(agent)
+    assert registry.get_error() is None
+    overridden = registry.find("amazon-bedrock", "amazon.nova-pro-v1:0")
+    assert overridden is not None and overridden.input_limits == {
+        "images": {
+            "maxPerMessage": 20,
+            "resize": {"maxWidth": 512, "maxHeight": 2000, "maxBytes": 4718592, "jpegQuality": 80},
+        }
+    }
+    assert ImageLimits.of_model(overridden) == ImageLimits(512, 2000, 4718592, 80)
+    custom = registry.find("local", "small")
+    assert custom is not None and ImageLimits.of_model(custom) == ImageLimits(max_height=64)
+    assert builtin.input_limits["images"]["resize"]["maxWidth"] == 2000  # the catalogue is left alone
+
+
+def test_a_bad_resize_limit_in_models_json_is_reported(agent: Path) -> None:
+    write_models(
+        agent,
+        {
+            "providers": {
+                "local": {
+                    "baseUrl": "http://127.0.0.1:9/v1",
+                    "api": "openai-completions",
+                    "apiKey": "x",
+                    "models": [{"id": "small", "inputLimits": {"images": {"resize": {"maxWidth": 0}}}}],
+                }
+            }
+        },
+    )
+    error = registry_for(agent).get_error()
+    assert error is not None and "inputLimits.images.resize.maxWidth" in str(error)

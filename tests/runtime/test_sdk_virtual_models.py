@@ -20,6 +20,7 @@ from tau.extensions.virtual_models import ModelRoute, ModelRouteRequest, RouteCo
 from tau.runtime.sdk import create_agent_session
 from tau.runtime.services import AgentSessionServices, create_agent_session_services
 from tau.testing.fake_llm import FakeLLMServer, Turn
+from tau.tools.images import ImageLimits
 
 
 @pytest.fixture
@@ -139,3 +140,40 @@ async def test_an_abort_while_routing_ends_the_stream_as_aborted(
     reply = await asyncio.wait_for(stream.result(), 5)
     assert (reply.stop_reason, reply.error_message) == ("aborted", "Request was aborted")
     assert server.requests == []
+
+
+async def test_images_are_fitted_to_the_routed_models_input_limits_as_pi(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (tmp_path / "work").mkdir()
+    limits = {"images": {"resize": {"maxWidth": 320, "maxHeight": 240}}}
+    models = {
+        "providers": {
+            "local": {
+                "baseUrl": server.url("/v1"),
+                "api": "openai-completions",
+                "apiKey": "local-key",
+                "models": [{"id": "fake-model", "input": ["text", "image"], "inputLimits": limits}],
+            }
+        }
+    }
+    (agent_dir / "models.json").write_text(json.dumps(models))
+    services = create_agent_session_services(cwd=str(tmp_path / "work"), agent_dir=agent_dir)
+    registry = services.model_registry
+
+    async def route(request: ModelRouteRequest, ctx: RouteContext) -> ModelRoute:
+        target = ctx.model_registry.find("local", "fake-model")
+        assert target is not None
+        return ModelRoute(target, "off")
+
+    registry.register_virtual_model(VirtualModelDefinition("sdk", "auto", "Auto", route=route))
+    virtual = registry.find("sdk", "auto")
+    assert virtual is not None
+    session = create_agent_session(services=services, model=virtual).session
+    assert session.image_limits() == ImageLimits()  # nothing routed yet: pi's defaults
+    server.add(Turn(text="first"))
+    await session.prompt("hello")
+    assert session.image_limits() == ImageLimits(max_width=320, max_height=240)  # the routed model's
+    await session.dispose()

@@ -7,6 +7,7 @@ import base64
 import io
 from typing import Any
 
+import msgspec
 from PIL import Image
 
 from tau.agent.tool import AgentTool, AgentToolResult
@@ -14,7 +15,7 @@ from tau.ai.types import Context, ImageContent, TextContent, ToolResultMessage
 from tau.runtime.services import AgentSessionServices
 from tau.testing.faux import FauxProvider, faux_message, faux_tool_call
 
-from .conftest import SessionFactory
+from .conftest import SessionFactory, faux_model
 
 
 def _screenshot_tool(width: int, height: int) -> AgentTool:
@@ -30,7 +31,9 @@ def _screenshot_tool(width: int, height: int) -> AgentTool:
     )
 
 
-async def _tool_result_sent(make_session: SessionFactory, faux: FauxProvider) -> ToolResultMessage:
+async def _tool_result_sent(
+    make_session: SessionFactory, faux: FauxProvider, **options: Any
+) -> ToolResultMessage:
     seen: list[Context] = []
 
     def answer(context: Context, *rest: Any) -> Any:
@@ -38,7 +41,7 @@ async def _tool_result_sent(make_session: SessionFactory, faux: FauxProvider) ->
         return faux_message("done")
 
     faux.set_responses([faux_message(faux_tool_call("screenshot", {})), answer])
-    session = make_session(custom_tools=[_screenshot_tool(4000, 1000)])
+    session = make_session(custom_tools=[_screenshot_tool(4000, 1000)], **options)
     await session.prompt("take one")
     result = seen[0].messages[-1]
     assert isinstance(result, ToolResultMessage)
@@ -68,3 +71,14 @@ async def test_auto_resize_off_leaves_a_tool_image_as_it_is(
     result = await _tool_result_sent(make_session, faux)
     assert [b.type for b in result.content] == ["text", "image"]
     assert _size(result.content[1]) == (4000, 1000)
+
+
+async def test_a_tool_image_follows_the_models_input_limits(
+    make_session: SessionFactory, faux: FauxProvider, services: AgentSessionServices
+) -> None:
+    limits = {"images": {"resize": {"maxWidth": 800, "maxHeight": 100}}}
+    model = msgspec.structs.replace(faux_model(services), input_limits=limits)
+    result = await _tool_result_sent(make_session, faux, model=model)
+    assert _size(result.content[1]) == (400, 100)
+    note = result.content[2]
+    assert isinstance(note, TextContent) and "original 4000x1000, displayed at 400x100" in note.text

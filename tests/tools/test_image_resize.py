@@ -13,8 +13,8 @@ from pathlib import Path
 from PIL import Image
 
 from tau.ai.types import ImageContent
-from tau.tools.image_resize import PILLOW_MISSING_NOTE, fit_image, fit_prompt_images
-from tau.tools.images import MAX_IMAGE_BASE64_BYTES
+from tau.tools.image_resize import PILLOW_MISSING_NOTE, fit_image, fit_prompt_images, fit_tool_result_images
+from tau.tools.images import MAX_IMAGE_BASE64_BYTES, ImageLimits
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -128,3 +128,44 @@ def test_pillow_is_imported_only_when_an_image_needs_resizing(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["False", "True"]
+
+
+def test_input_limits_are_read_as_pi_16_with_its_defaults_for_what_is_missing() -> None:
+    limits = ImageLimits.from_input_limits({"images": {"resize": {"maxWidth": 640, "jpegQuality": 50}}})
+    assert limits == ImageLimits(640, 2000, MAX_IMAGE_BASE64_BYTES, 50)
+    assert (
+        ImageLimits.from_input_limits(None) == ImageLimits.from_input_limits({"images": {}}) == ImageLimits()
+    )
+    bad = {"images": {"resize": {"maxWidth": "wide", "maxHeight": -3, "maxBytes": True}}}
+    assert ImageLimits.from_input_limits(bad) == ImageLimits()
+
+
+def test_an_image_is_fitted_to_smaller_limits_width_and_height_apart() -> None:
+    data = _encoded(Image.new("RGB", (1000, 500), "red"), "PNG")
+    fitted = fit_image(data, "image/png", limits=ImageLimits(max_width=400, max_height=150))
+    assert fitted.data is not None
+    with Image.open(io.BytesIO(fitted.data)) as image:
+        assert image.size == (300, 150)
+    assert fitted.notes and "displayed at 300x150" in fitted.notes[0]
+
+
+def test_max_bytes_and_jpeg_quality_of_the_limits_are_used() -> None:
+    noise = Image.effect_noise((600, 600), 90)
+    data = _encoded(Image.merge("RGB", (noise, noise.rotate(90), noise.rotate(180))), "PNG")
+    limits = ImageLimits(max_bytes=60_000, jpeg_quality=30)
+    fitted = fit_image(data, "image/png", limits=limits)
+    assert fitted.data is not None and (len(fitted.data) + 2) // 3 * 4 < 60_000
+    assert fitted.mime_type == "image/jpeg"
+    at_quality = _encoded(Image.open(io.BytesIO(data)).convert("RGB"), "JPEG", quality=30)
+    if (len(at_quality) + 2) // 3 * 4 < 60_000:  # fits at the configured quality: that one is sent
+        assert fitted.data == at_quality
+
+
+def test_tool_result_images_follow_the_limits() -> None:
+    data = _encoded(Image.new("RGB", (800, 800), "green"), "PNG")
+    block = ImageContent(base64.b64encode(data).decode("ascii"), "image/png")
+    assert fit_tool_result_images([block]) is None  # within the defaults
+    fitted = fit_tool_result_images([block], limits=ImageLimits(max_width=200, max_height=200))
+    assert fitted is not None and isinstance(fitted[0], ImageContent)
+    with Image.open(io.BytesIO(base64.b64decode(fitted[0].data))) as image:
+        assert image.size == (200, 200)

@@ -14,6 +14,7 @@ import pytest
 from tau.ai.abort import AbortController
 from tau.ai.types import ImageContent
 from tau.tools import ResizedImage, ToolAborted, ToolError, create_read_tool
+from tau.tools.images import ImageLimits
 
 
 def png_bytes(width: int = 2, height: int = 3) -> bytes:
@@ -177,8 +178,8 @@ async def test_an_oversized_image_is_downscaled_by_the_resizer_with_a_scale_note
     (tmp_path / "huge.png").write_bytes(png_bytes(4000, 1))
     calls: list[int] = []
 
-    def resizer(data: bytes, mime_type: str, *, max_dimension: int, max_base64_bytes: int) -> ResizedImage:
-        calls.append(max_dimension)
+    def resizer(data: bytes, mime_type: str, *, limits: ImageLimits) -> ResizedImage:
+        calls.append(limits.max_width)
         return ResizedImage(b"small", "image/jpeg", 4000, 1, 2000, 1)
 
     result = await run(create_read_tool(str(tmp_path), image_resizer=resizer), {"path": "huge.png"})

@@ -17,6 +17,7 @@ model, and the problem.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ DEFAULT_MAX_TOKENS = 16_384
 
 _INPUT_KINDS = ("text", "image")
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+_RESIZE_KEYS = ("maxWidth", "maxHeight", "maxBytes", "jpegQuality")
 
 
 class ProviderConfig(Struct, frozen=True):
@@ -199,6 +201,7 @@ def build_custom_model(
         compat=merge_compat(provider.compat, definition.get("compat")),
         thinking_level_map=_copy_level_map(definition.get("thinkingLevelMap")),
         prompt_cache=_copy_prompt_cache(definition.get("promptCache")),
+        input_limits=merge_input_limits(None, definition.get("inputLimits")),
         sampling_params=_copy_object(definition.get("samplingParams")),
         sampling_params_by_thinking_level=merge_sampling_by_level(
             None, definition.get("samplingParamsByThinkingLevel")
@@ -225,6 +228,8 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
         changes["compat"] = merge_compat(model.compat, override["compat"])
     if "thinkingLevelMap" in override:
         changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
+    if isinstance(override.get("inputLimits"), dict):
+        changes["input_limits"] = merge_input_limits(model.input_limits, override["inputLimits"])
     if "promptCache" in override:
         changes["prompt_cache"] = {**(model.prompt_cache or {}), **override["promptCache"]}
     if isinstance(override.get("samplingParams"), dict):
@@ -234,6 +239,30 @@ def apply_model_override(model: Model, override: Mapping[str, Any]) -> Model:
             model.sampling_params_by_thinking_level, override["samplingParamsByThinkingLevel"]
         )
     return msgspec.structs.replace(model, **changes)
+
+
+def merge_input_limits(base: JsonObject | None, override: Any) -> JsonObject | None:
+    """``inputLimits`` with ``override`` merged in as pi 1.6 merges it: its top-level keys, then
+    ``images``' keys, then ``images.resize``'s keys (a copy; ``base`` is left as it is)."""
+    copied = json.loads(json.dumps(base)) if base is not None else None
+    if not isinstance(override, dict):
+        return copied
+    merged: JsonObject = {**(copied or {}), **json.loads(json.dumps(override))}
+    base_images = (copied or {}).get("images")
+    images = override.get("images")
+    if isinstance(images, dict):
+        base_images = base_images if isinstance(base_images, dict) else {}
+        merged_images: JsonObject = {**base_images, **json.loads(json.dumps(images))}
+        resize = images.get("resize")
+        if isinstance(resize, dict):
+            base_resize = base_images.get("resize")
+            merged_images["resize"] = {**(base_resize if isinstance(base_resize, dict) else {}), **resize}
+        elif "resize" in base_images:
+            merged_images["resize"] = base_images["resize"]
+        merged["images"] = merged_images
+    elif base_images is not None:
+        merged["images"] = base_images
+    return merged
 
 
 def merge_sampling_by_level(base: Mapping[str, Any] | None, override: Any) -> dict[str, JsonObject] | None:
@@ -309,6 +338,12 @@ def _check_model_fields(check: _Checker, data: JsonObject, *, partial_cost: bool
             raise check.error(f'"promptCache" has unknown tier {tier!r} (tiers: short, long)')
         if not _is_number(seconds) or seconds <= 0:
             raise check.error(f'"promptCache.{tier}" must be a positive number of seconds, found {seconds!r}')
+    input_limits = check.optional_object(data, "inputLimits")
+    images = check.optional_object(input_limits or {}, "images")
+    resize = check.optional_object(images or {}, "resize")
+    for key, value in (resize or {}).items():
+        if key in _RESIZE_KEYS and (not _is_number(value) or value <= 0):
+            raise check.error(f'"inputLimits.images.resize.{key}" must be a positive number, found {value!r}')
     check.optional_object(data, "samplingParams")
     by_level = check.optional_object(data, "samplingParamsByThinkingLevel")
     for level, params in (by_level or {}).items():

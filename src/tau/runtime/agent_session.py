@@ -83,6 +83,7 @@ from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
 from tau.tools.image_resize import fit_prompt_images
+from tau.tools.images import ImageLimits
 from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
 
 ESCALATION_ENTRY = "sandbox-escalation"
@@ -136,7 +137,10 @@ class AgentSession:
         runner = self._extensions.current_runner
         self._hooks = hooks or ExtensionPromptHooks(runner)
         AgentExtensionHooks(
-            runner, self._pipeline.drain, lambda: services.settings_manager.auto_resize_images
+            runner,
+            self._pipeline.drain,
+            lambda: services.settings_manager.auto_resize_images,
+            self.image_limits,
         ).install(agent)
         self._pipeline.extension_step = ExtensionEventForwarder(runner, agent.state.thinking_level)
         self._pipeline.extensions_see_updates = lambda: runner() is not None
@@ -275,6 +279,12 @@ class AgentSession:
         )
         return (physical, latest.thinking_level) if physical is not None and latest is not None else None
 
+    def image_limits(self) -> ImageLimits:
+        """How images are fitted now: the ``inputLimits.images.resize`` of the model answering (the
+        routed one under a virtual selection, as pi 1.6), pi's defaults without one."""
+        routed = self.routed_model
+        return ImageLimits.of_model(routed[0] if routed is not None else self.model)
+
     @property
     def scoped_models(self) -> list[ScopedModel]:
         return list(self._models.scoped_models)
@@ -369,7 +379,10 @@ class AgentSession:
             text = self._expand(text)
         if images:  # as pi 1.6: after the input hook, so images an extension adds are fitted too
             auto_resize = self._services.settings_manager.auto_resize_images
-            fitted, notes = await asyncio.to_thread(fit_prompt_images, list(images), auto_resize=auto_resize)
+            limits = self.image_limits()
+            fitted, notes = await asyncio.to_thread(
+                fit_prompt_images, list(images), auto_resize=auto_resize, limits=limits
+            )
             images = fitted
             if notes:
                 text = f"{text}\n\n" + "\n".join(notes)

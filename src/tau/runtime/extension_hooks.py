@@ -55,6 +55,7 @@ from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputS
 from tau.session.entries import BranchSummaryEntry, CompactionEntry
 from tau.session.messages import SystemMessage, replay_system_messages
 from tau.tools.image_resize import fit_tool_result_images
+from tau.tools.images import DEFAULT_IMAGE_LIMITS, ImageLimits
 
 if TYPE_CHECKING:
     from tau.extensions.runner import ExtensionRunner
@@ -94,10 +95,12 @@ class AgentExtensionHooks:
         current_runner: CurrentRunner,
         drain_events: Callable[[], Awaitable[None]],
         auto_resize_images: Callable[[], bool] = lambda: False,
+        image_limits: Callable[[], ImageLimits] = lambda: DEFAULT_IMAGE_LIMITS,
     ) -> None:
         self._runner = current_runner
         self._drain_events = drain_events
         self._auto_resize_images = auto_resize_images
+        self._image_limits = image_limits
 
     def install(self, agent: Agent) -> None:
         agent.transform_context = self.transform_context
@@ -186,7 +189,7 @@ class AgentExtensionHooks:
         content = patch.content if patch is not None and patch.content is not None else context.result.content
         if not self._auto_resize_images() or not any(isinstance(b, ImageContent) for b in content):
             return patch
-        fitted = await asyncio.to_thread(fit_tool_result_images, list(content))
+        fitted = await asyncio.to_thread(fit_tool_result_images, list(content), limits=self._image_limits())
         if fitted is None:
             return patch
         return (

@@ -43,6 +43,7 @@ from tau.session.context import SessionContext
 from tau.session.entries import ThinkingLevelChangeEntry
 from tau.session.manager import SessionManager
 from tau.tools import CODING_TOOL_NAMES, SpillDirectory
+from tau.tools.images import ImageLimits
 from tau.tools.sandbox import fenced_replacement
 
 __all__ = ["NO_MODELS_MESSAGE", "CreateAgentSessionResult", "create_agent_session"]
@@ -115,6 +116,7 @@ def create_agent_session(
 
     spill = SpillDirectory()
     shell_environment = SessionShellEnvironment()
+    session_holder: list[AgentSession] = []
     builtin = create_builtin_tools(
         services.cwd,
         spill=spill,
@@ -123,8 +125,10 @@ def create_agent_session(
         session_env=shell_environment,
         sandbox=services.sandbox,
         auto_resize_images=lambda: settings.auto_resize_images,
+        image_limits=lambda: (
+            session_holder[0].image_limits() if session_holder else ImageLimits.of_model(model)
+        ),
     )
-    session_holder: list[AgentSession] = []
     builtin.append(
         create_task_tool(lambda: session_holder[0], create_agent_session, agents=_agent_definitions(services))
     )

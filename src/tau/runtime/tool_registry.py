@@ -30,6 +30,7 @@ from tau.tools import (
     create_read_tool,
     create_write_tool,
 )
+from tau.tools.images import ImageLimits
 from tau.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -53,13 +54,15 @@ def create_builtin_tools(
     session_env: SessionEnvironment | None = None,
     sandbox: Sandbox | None = None,
     auto_resize_images: Callable[[], bool] | None = None,
+    image_limits: Callable[[], ImageLimits] | None = None,
 ) -> list[AgentTool]:
     """Every built-in tool for ``cwd``, in pi's order: read, bash, edit, write, grep, find, ls.
     ``session_env``: the session's variables for bash commands (``tau.runtime.shell_environment``);
     ``sandbox`` fences bash and keeps edit and write to the folders it lets be written;
-    ``auto_resize_images`` (asked per read) is the ``images.autoResize`` setting."""
+    ``auto_resize_images`` (asked per read) is the ``images.autoResize`` setting and
+    ``image_limits`` (asked per read) the current model's image limits."""
     return [
-        create_read_tool(cwd, auto_resize_images=auto_resize_images or True),
+        create_read_tool(cwd, auto_resize_images=auto_resize_images or True, image_limits=image_limits),
         create_bash_tool(
             cwd,
             spill=spill,

@@ -1,8 +1,9 @@
 """Fitting an image to what providers take (``images.autoResize``, as pi 1.6), with Pillow.
 
-An image wider or taller than 2000 px, or over 4.5 MB of base64, is scaled down (aspect kept,
-Lanczos) and sent as the smaller of PNG and JPEG at quality 80; when neither fits, lower JPEG
-qualities, then three quarters of the size, until one does. Pillow is the optional ``tau[images]``
+An image wider or taller than the model's limits (pi 1.6's ``inputLimits.images.resize``; 2000 px
+and 4.5 MB of base64 by default) is scaled down (aspect kept, Lanczos) and sent as the smaller of
+PNG and JPEG at the limits' quality (80 by default); when neither fits, lower JPEG qualities, then
+three quarters of the size, until one does. Pillow is the optional ``tau[images]``
 extra, imported only when an image needs resizing; without it the image goes as it is and the
 note says how to enable resizing.
 """
@@ -19,8 +20,8 @@ from msgspec import Struct
 
 from tau.ai.types import ImageContent, TextContent
 from tau.tools.images import (
-    MAX_IMAGE_BASE64_BYTES,
-    MAX_IMAGE_DIMENSION,
+    DEFAULT_IMAGE_LIMITS,
+    ImageLimits,
     ImageResizer,
     ResizedImage,
     image_size,
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 PILLOW_MISSING_NOTE = "[Image sent at full size: pip install 'tau[images]' (Pillow) enables resizing.]"
-_JPEG_QUALITIES = (80, 85, 70, 55, 40)
+_LOWER_JPEG_QUALITIES = (85, 70, 55, 40)
 
 
 def _base64_size(length: int) -> int:
@@ -57,23 +58,22 @@ def _encode(image: Image, mime_type: str, quality: int = 0) -> bytes:
     return out.getvalue()
 
 
-def _candidates(image: Image) -> Iterator[tuple[bytes, str]]:
-    """PNG and JPEG at quality 80 (the smaller first), then JPEG at lower qualities."""
+def _candidates(image: Image, quality: int) -> Iterator[tuple[bytes, str]]:
+    """PNG and JPEG at ``quality`` (the smaller first), then JPEG at lower qualities."""
     png = _encode(image, "image/png")
-    jpeg = _encode(image, "image/jpeg", _JPEG_QUALITIES[0])
+    jpeg = _encode(image, "image/jpeg", quality)
     first = (
         [(jpeg, "image/jpeg"), (png, "image/png")]
         if len(jpeg) < len(png)
         else [(png, "image/png"), (jpeg, "image/jpeg")]
     )
     yield from first
-    for quality in _JPEG_QUALITIES[1:]:
-        yield _encode(image, "image/jpeg", quality), "image/jpeg"
+    for lower in _LOWER_JPEG_QUALITIES:
+        if lower != quality:
+            yield _encode(image, "image/jpeg", lower), "image/jpeg"
 
 
-def resize_with_pillow(
-    data: bytes, mime_type: str, *, max_dimension: int, max_base64_bytes: int
-) -> ResizedImage | None:
+def resize_with_pillow(data: bytes, mime_type: str, *, limits: ImageLimits) -> ResizedImage | None:
     """The :class:`~tau.tools.images.ImageResizer` backed by Pillow (EXIF orientation applied);
     ``None`` when the image cannot be decoded or no encoding gets under the cap."""
     from PIL import Image as PILImage
@@ -86,17 +86,21 @@ def resize_with_pillow(
             if image.mode not in ("RGB", "RGBA", "L", "LA"):
                 image = image.convert("RGBA")
             width, height = image.size
-            if max(width, height) <= max_dimension and _base64_size(len(data)) < max_base64_bytes:
+            if (
+                width <= limits.max_width
+                and height <= limits.max_height
+                and _base64_size(len(data)) < limits.max_bytes
+            ):
                 return ResizedImage(data, mime_type, width, height, width, height)
             target_w, target_h = width, height
-            if target_w > max_dimension:
-                target_h, target_w = round(target_h * max_dimension / target_w), max_dimension
-            if target_h > max_dimension:
-                target_w, target_h = round(target_w * max_dimension / target_h), max_dimension
+            if target_w > limits.max_width:
+                target_h, target_w = max(1, round(target_h * limits.max_width / target_w)), limits.max_width
+            if target_h > limits.max_height:
+                target_w, target_h = max(1, round(target_w * limits.max_height / target_h)), limits.max_height
             while True:
                 scaled = image.resize((target_w, target_h), PILImage.Resampling.LANCZOS)
-                for encoded, encoded_type in _candidates(scaled):
-                    if _base64_size(len(encoded)) < max_base64_bytes:
+                for encoded, encoded_type in _candidates(scaled, limits.jpeg_quality):
+                    if _base64_size(len(encoded)) < limits.max_bytes:
                         return ResizedImage(encoded, encoded_type, width, height, target_w, target_h)
                 next_w, next_h = max(1, target_w * 3 // 4), max(1, target_h * 3 // 4)
                 if (next_w, next_h) == (target_w, target_h):
@@ -130,24 +134,27 @@ class FittedImage(Struct, frozen=True):
 
 
 def fit_image(
-    data: bytes, mime_type: str, *, auto_resize: bool = True, resizer: ImageResizer | None = None
+    data: bytes,
+    mime_type: str,
+    *,
+    auto_resize: bool = True,
+    resizer: ImageResizer | None = None,
+    limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
 ) -> FittedImage:
-    """``data`` scaled to the limits when ``auto_resize`` is on and it is over them; ``resizer``
+    """``data`` scaled to ``limits`` when ``auto_resize`` is on and it is over them; ``resizer``
     (Pillow's when ``None``) does the work. Without a resizer an image over the size cap is
     left out (providers refuse it) and one over the dimensions is sent as it is, with a note."""
     if not auto_resize:
         return FittedImage(data, mime_type)
     size = image_size(data, mime_type)
-    too_large = _base64_size(len(data)) >= MAX_IMAGE_BASE64_BYTES
-    too_wide = size is not None and max(size) > MAX_IMAGE_DIMENSION
+    too_large = _base64_size(len(data)) >= limits.max_bytes
+    too_wide = size is not None and (size[0] > limits.max_width or size[1] > limits.max_height)
     if not (too_large or too_wide):
         return FittedImage(data, mime_type)
     resize = resizer or pillow_resizer()
     if resize is None:
         return FittedImage(None if too_large else data, mime_type, (PILLOW_MISSING_NOTE,))
-    resized = resize(
-        data, mime_type, max_dimension=MAX_IMAGE_DIMENSION, max_base64_bytes=MAX_IMAGE_BASE64_BYTES
-    )
+    resized = resize(data, mime_type, limits=limits)
     if resized is None:
         return FittedImage(None, mime_type)
     notes = (
@@ -159,7 +166,11 @@ def fit_image(
 
 
 def fit_prompt_images(
-    images: list[ImageContent], *, auto_resize: bool, resizer: ImageResizer | None = None
+    images: list[ImageContent],
+    *,
+    auto_resize: bool,
+    resizer: ImageResizer | None = None,
+    limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
 ) -> tuple[list[ImageContent], list[str]]:
     """A prompt's images fitted as :func:`fit_image` does, and the notes to add to its text (an
     image that cannot be brought under the cap is left out, with a note saying so)."""
@@ -171,7 +182,7 @@ def fit_prompt_images(
         except ValueError:
             fitted_images.append(image)
             continue
-        fitted = fit_image(raw, image.mime_type, auto_resize=auto_resize, resizer=resizer)
+        fitted = fit_image(raw, image.mime_type, auto_resize=auto_resize, resizer=resizer, limits=limits)
         notes.extend(fitted.notes)
         if fitted.data is None:
             notes.append("[Image left out: it could not be scaled below the inline image size limit.]")
@@ -185,7 +196,10 @@ def fit_prompt_images(
 
 
 def fit_tool_result_images(
-    content: list[TextContent | ImageContent], *, resizer: ImageResizer | None = None
+    content: list[TextContent | ImageContent],
+    *,
+    resizer: ImageResizer | None = None,
+    limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
 ) -> list[TextContent | ImageContent] | None:
     """A tool result's images fitted as :func:`fit_image` does, each followed by its notes as a
     text block; ``None`` when nothing changed. An image that cannot be fitted stays as the tool
@@ -202,7 +216,7 @@ def fit_tool_result_images(
         except ValueError:
             out.append(block)
             continue
-        fitted = fit_image(raw, block.mime_type, resizer=resizer)
+        fitted = fit_image(raw, block.mime_type, resizer=resizer, limits=limits)
         if fitted.data is None or fitted.data is raw:  # as given (the read tool has noted it already)
             out.append(block)
             continue

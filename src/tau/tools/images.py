@@ -11,6 +11,8 @@ from typing import Protocol
 
 from msgspec import Struct
 
+from tau.ai.types import JsonObject, Model
+
 MAX_IMAGE_DIMENSION = 2000
 MAX_IMAGE_BASE64_BYTES = 4_718_592  # 4.5 MB of base64, under the strictest provider request cap
 
@@ -91,10 +93,47 @@ class ResizedImage(Struct, frozen=True):
     height: int
 
 
+class ImageLimits(Struct, frozen=True):
+    """What an image is fitted to: pi 1.6's ``inputLimits.images.resize`` (``maxWidth``,
+    ``maxHeight``, ``maxBytes`` of base64, ``jpegQuality``), each defaulting as pi's."""
+
+    max_width: int = MAX_IMAGE_DIMENSION
+    max_height: int = MAX_IMAGE_DIMENSION
+    max_bytes: int = MAX_IMAGE_BASE64_BYTES
+    jpeg_quality: int = 80
+
+    @classmethod
+    def of_model(cls, model: Model | None) -> ImageLimits:
+        """The limits ``model``'s ``inputLimits.images.resize`` sets (models.json or the
+        catalogue), the defaults for what it leaves out or when there is no model."""
+        return cls.from_input_limits(model.input_limits if model is not None else None)
+
+    @classmethod
+    def from_input_limits(cls, input_limits: JsonObject | None) -> ImageLimits:
+        images = input_limits.get("images") if input_limits else None
+        resize = images.get("resize") if isinstance(images, dict) else None
+        if not isinstance(resize, dict):
+            return cls()
+
+        def number(key: str, default: int) -> int:
+            value = resize.get(key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                return default
+            return int(value)
+
+        return cls(
+            number("maxWidth", MAX_IMAGE_DIMENSION),
+            number("maxHeight", MAX_IMAGE_DIMENSION),
+            number("maxBytes", MAX_IMAGE_BASE64_BYTES),
+            min(100, number("jpegQuality", 80)),
+        )
+
+
+DEFAULT_IMAGE_LIMITS = ImageLimits()
+
+
 class ImageResizer(Protocol):
-    def __call__(
-        self, data: bytes, mime_type: str, *, max_dimension: int, max_base64_bytes: int
-    ) -> ResizedImage | None:
-        """Downscale to fit ``max_dimension`` on both sides (aspect kept) and the base64 size cap,
+    def __call__(self, data: bytes, mime_type: str, *, limits: ImageLimits) -> ResizedImage | None:
+        """Downscale to fit ``limits`` (width and height, aspect kept, and the base64 size cap),
         choosing the smaller encoding; ``None`` when no encoding gets under the cap."""
         ...

@@ -18,7 +18,13 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
 from tau.tools.image_resize import fit_image
-from tau.tools.images import MAX_IMAGE_BASE64_BYTES, ImageResizer, image_size, sniff_image_mime_type
+from tau.tools.images import (
+    DEFAULT_IMAGE_LIMITS,
+    ImageLimits,
+    ImageResizer,
+    image_size,
+    sniff_image_mime_type,
+)
 from tau.tools.line_window import LineWindow, SelectedLines
 from tau.tools.operations import LocalFileOperations, ReadOperations, open_regular
 from tau.tools.paths import resolve_read_path
@@ -162,23 +168,26 @@ def create_read_tool(
     auto_resize_images: bool | Callable[[], bool] = True,
     image_resizer: ImageResizer | None = None,
     model_accepts_images: Callable[[], bool] | None = None,
+    image_limits: Callable[[], ImageLimits] | None = None,
 ) -> AgentTool:
     """The read tool for ``cwd``.
 
     ``image_resizer`` (Pillow's, from the ``tau[images]`` extra, when ``None``) downscales images
-    over 2000×2000 px or the base64 cap when ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
+    over the limits (``image_limits``, asked per call: the current model's
+    ``inputLimits.images.resize``; 2000×2000 px and 4.5 MB of base64 when ``None``) when
+    ``auto_resize_images`` is on; ``model_accepts_images`` (asked per call) adds a note when the
     current model cannot see images.
     """
     ops: ReadOperations = operations or LocalFileOperations()
 
-    def omitted(mime_type: str, data: bytes, notes: tuple[str, ...]) -> AgentToolResult:
+    def omitted(mime_type: str, data: bytes, notes: tuple[str, ...], max_bytes: int) -> AgentToolResult:
         return AgentToolResult(
             content=[
                 TextContent(
                     "\n".join(
                         [
                             f"Read image file [{mime_type}]",
-                            f"[Image omitted: it could not be brought under {format_size(MAX_IMAGE_BASE64_BYTES)} "
+                            f"[Image omitted: it could not be brought under {format_size(max_bytes)} "
                             f"of base64 (file is {format_size(len(data))}).]",
                             *notes,
                         ]
@@ -189,9 +198,10 @@ def create_read_tool(
 
     def image_result(data: bytes, mime_type: str) -> AgentToolResult:
         auto = auto_resize_images() if callable(auto_resize_images) else auto_resize_images
-        fitted = fit_image(data, mime_type, auto_resize=auto, resizer=image_resizer)
+        limits = image_limits() if image_limits is not None else DEFAULT_IMAGE_LIMITS
+        fitted = fit_image(data, mime_type, auto_resize=auto, resizer=image_resizer, limits=limits)
         if fitted.data is None:
-            return omitted(mime_type, data, fitted.notes)
+            return omitted(mime_type, data, fitted.notes, limits.max_bytes)
         size = image_size(fitted.data, fitted.mime_type)
         dimensions = f" ({size[0]}x{size[1]})" if size is not None and not fitted.notes else ""
         lines = [f"Read image file [{fitted.mime_type}]{dimensions}", *fitted.notes]

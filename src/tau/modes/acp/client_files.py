@@ -20,7 +20,7 @@ from tau.ai.abort import AbortSignal
 from tau.ai.types import JsonObject
 from tau.modes.acp.jsonrpc import Connection
 from tau.tools.edit import create_edit_tool
-from tau.tools.images import sniff_image_mime_type
+from tau.tools.images import ImageLimits, sniff_image_mime_type
 from tau.tools.operations import LocalFileOperations
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.read import create_read_tool
@@ -103,13 +103,19 @@ def client_file_tools(
     ops: ClientFileOperations,
     old_texts: dict[str, str | None],
     auto_resize_images: Callable[[], bool] | None = None,
+    image_limits: Callable[[], ImageLimits] | None = None,
 ) -> list[AgentTool]:
     """The built-in tools this session has its own of: write always (each call's old text goes in
     ``old_texts`` by call id), read and edit when the client serves the files. ``auto_resize_images``
-    (asked per read) is the ``images.autoResize`` setting, as for tau's own read tool."""
+    (asked per read) is the ``images.autoResize`` setting and ``image_limits`` the current model's
+    image limits, as for tau's own read tool."""
     tools: list[AgentTool] = []
     if ops.can_read:
-        tools.append(create_read_tool(cwd, ops, auto_resize_images=auto_resize_images or True))
+        tools.append(
+            create_read_tool(
+                cwd, ops, auto_resize_images=auto_resize_images or True, image_limits=image_limits
+            )
+        )
     tools.append(_keeping_old_text(create_write_tool(cwd, ops), cwd, ops, old_texts))
     if ops.can_read and ops.can_write:
         tools.append(create_edit_tool(cwd, ops))

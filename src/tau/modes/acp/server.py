@@ -49,6 +49,7 @@ from tau.runtime.subagents import TASK_TOOL_NAME
 from tau.session.errors import SessionError
 from tau.session.listing import find_session, list_all_sessions, list_sessions, read_header
 from tau.session.manager import SessionManager
+from tau.tools.images import ImageLimits
 
 if TYPE_CHECKING:
     from tau.extensions.errors import ExtensionErrorReport
@@ -269,7 +270,10 @@ class TauAcpAgent:
         def auto_resize_images() -> bool:  # asked per read, once the runtime below exists
             return runtime.session.services.settings_manager.auto_resize_images
 
-        tools = client_file_tools(cwd, files, old_texts, auto_resize_images)
+        def image_limits() -> ImageLimits:  # the current model's, asked per read
+            return runtime.session.image_limits()
+
+        tools = client_file_tools(cwd, files, old_texts, auto_resize_images, image_limits)
         await self._opener.decide_trust(manager.get_cwd())
         shell_environment = SessionShellEnvironment()
         if self._client.get("terminal") is True:

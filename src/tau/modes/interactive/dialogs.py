@@ -108,8 +108,11 @@ class ListDialog(Dialog, Generic[T]):
         description_below: bool = False,
         search_prompt: str = "filter: ",
         counter: bool = False,
+        matcher: Callable[[str, list[ListItem[T]]], list[ListItem[T]]] | None = None,
     ) -> None:
         super().__init__()
+        self._matcher = matcher
+        """Filters and ranks the items for a query instead of tau's fuzzy search."""
         self.empty = empty
         """What the list says when it shows nothing."""
         self._description_below = description_below
@@ -254,6 +257,8 @@ class ListDialog(Dialog, Generic[T]):
         query = self.query.text.strip() if self._filterable else ""
         if not query:
             self.shown = list(self.items)
+        elif self._matcher is not None:
+            self.shown = self._matcher(query, self.items)
         elif self._keep_order:
             self.shown = [i for i in self.items if fuzzy_score(query, i.search_text or i.label) is not None]
         else:

@@ -17,7 +17,9 @@ from typing import Any, Protocol, TypeVar
 from tau.accounts.oauth import OAUTH_PROVIDERS, LoginCancelledError, LoginError, SelectOption, get_oauth_flow
 from tau.accounts.provider_names import provider_name
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
+from tau.modes.interactive.fuzzy import pi_fuzzy_filter
 from tau.modes.interactive.host import DialogHost
+from tau.modes.interactive.login_methods import account_login_label, login_method_name
 
 __all__ = ["login_command", "logout_command"]
 
@@ -34,34 +36,56 @@ class LoginHost(DialogHost, Protocol):
 
 
 async def login_command(mode: LoginHost, argument: str) -> None:
-    registry = mode.session.services.model_registry
-    provider = argument.strip()
-    known = provider in OAUTH_PROVIDERS or provider in _OWN_DIALOGS or provider in registry.get_providers()
-    if provider and known:
-        method = _ACCOUNT if provider in OAUTH_PROVIDERS else _API_KEY
-    elif provider:  # as pi: a name that is not a provider's id searches both lists at once
-        dialog = ListDialog(_PICK_TITLE, _login_items(mode, None))
-        dialog.query.text = provider
-        picked = await mode.show_dialog(dialog)
-        if picked is None:
-            return
-        auth_type, provider = picked.value
-        method = _ACCOUNT if auth_type == "oauth" else _API_KEY
+    ref = argument.strip()
+    if ref.lower() in _OWN_DIALOGS:
+        await _api_key_login(mode, ref.lower())
+        return
+    if not ref:
+        await _pick_method(mode)
+        return
+    options = _login_options(mode, None)
+    # as pi 1.6: a provider's id or name (case ignored) starts its sign-in, or asks which kind
+    # when it has both; anything else searches both lists at once
+    matched = [o for o in options if ref.lower() in (o[1].lower(), o[2].lower())]
+    if len(matched) == 1:
+        await _start(mode, matched[0][0], matched[0][1])
+    elif matched and len({provider for _, provider, _ in matched}) == 1:
+        await _pick_method(mode, matched)
     else:
-        chosen = await mode.show_dialog(
-            ListDialog(
-                "Select authentication method:", [ListItem(_ACCOUNT, _ACCOUNT), ListItem(_API_KEY, _API_KEY)]
-            )
-        )
+        dialog = _provider_dialog(mode, options)
+        dialog.query.text = ref
+        picked = await mode.show_dialog(dialog)
+        if picked is not None:
+            await _start(mode, *picked.value)
+
+
+async def _pick_method(mode: LoginHost, options: list[tuple[str, str, str]] | None = None) -> None:
+    """pi 1.6's first screen: an account or an API key, then Radius's own sign-in with its status;
+    for one provider with both kinds (``options``), its two ways to sign in."""
+    if options is None:
+        name = OAUTH_PROVIDERS[_RADIUS][0]
+        radius = f"Sign in with {name}{_status(mode, _RADIUS, 'oauth')}"
+        items = [ListItem(_ACCOUNT, _ACCOUNT), ListItem(_API_KEY, _API_KEY), ListItem(radius, _RADIUS)]
+        chosen = await mode.show_dialog(ListDialog("Select authentication method:", items))
         if chosen is None:
             return
-        method = chosen.value
-        items = _login_items(mode, "oauth" if method == _ACCOUNT else "api_key")
-        picked = await mode.show_dialog(ListDialog(_PICK_TITLE, items))
-        if picked is None:
+        if chosen.value == _RADIUS:
+            await _oauth_login(mode, _RADIUS)
             return
-        provider = picked.value[1]
-    if method == _ACCOUNT:
+        auth_type = "oauth" if chosen.value == _ACCOUNT else "api_key"
+        picked = await mode.show_dialog(_provider_dialog(mode, _login_options(mode, auth_type)))
+        if picked is not None:
+            await _start(mode, *picked.value)
+        return
+    provider, name = options[0][1], options[0][2]
+    items = [ListItem(account_login_label(provider), "oauth"), ListItem(_API_KEY, "api_key")]
+    chosen = await mode.show_dialog(ListDialog(f"Select authentication method for {name}:", items))
+    if chosen is not None:
+        await _start(mode, chosen.value, provider)
+
+
+async def _start(mode: LoginHost, auth_type: str, provider: str) -> None:
+    if auth_type == "oauth":
         await _oauth_login(mode, provider)
     else:
         await _api_key_login(mode, provider)
@@ -70,7 +94,8 @@ async def login_command(mode: LoginHost, argument: str) -> None:
 _PICK_TITLE = "Select provider to configure:"
 _OWN_DIALOGS = frozenset({"llama.cpp", "google-vertex"})  # providers whose login asks more than a key
 # pi 1.6's partner providers: first in its lists, in this order, marked with ✦
-_PREFERRED = ("radius", "openrouter")
+_RADIUS = "radius"
+_PREFERRED = (_RADIUS, "openrouter")
 # the providers whose account sign-in pi 1.6 calls a subscription (its others: an account)
 _SUBSCRIPTION = frozenset(
     {"anthropic", "openai", "openai-codex", "github-copilot", "kimi-coding", "meta", "xai"}
@@ -105,10 +130,10 @@ def _status(mode: LoginHost, provider: str, auth_type: str) -> str:
     return f" ✓ env: {source}" if _ENV_NAMES.match(source) else f" ✓ {source}"
 
 
-def _login_items(mode: LoginHost, auth_type: str | None) -> list[ListItem[tuple[str, str]]]:
-    """``/login``'s provider rows as pi 1.6's: partners first (✦), the rest by name; each with how
-    it is configured, and with its kind of sign-in when the list has both kinds."""
-    options: list[tuple[str, str, str]] = []  # (auth type, provider, name)
+def _login_options(mode: LoginHost, auth_type: str | None) -> list[tuple[str, str, str]]:
+    """``/login``'s (auth type, provider, name) choices in pi 1.6's order: partners first, the rest
+    by name, a provider's account sign-in above its API key."""
+    options: list[tuple[str, str, str]] = []
     for provider in mode.session.services.model_registry.get_providers():
         if auth_type in (None, "oauth") and provider in OAUTH_PROVIDERS:
             options.append(("oauth", provider, OAUTH_PROVIDERS[provider][0]))
@@ -127,15 +152,26 @@ def _login_items(mode: LoginHost, auth_type: str | None) -> list[ListItem[tuple[
         partner = _PREFERRED.index(provider) if provider in _PREFERRED else len(_PREFERRED)
         return (partner, name.casefold(), 0 if kind == "oauth" else 1)
 
+    return sorted(options, key=rank)
+
+
+def _provider_dialog(mode: LoginHost, options: list[tuple[str, str, str]]) -> ListDialog[tuple[str, str]]:
+    """The provider list for ``options`` as pi 1.6's: each row with how it is configured, and with
+    its kind of sign-in when the list has both kinds; a search ranks rows as pi's does."""
     mixed = len({kind for kind, _, _ in options}) > 1
     items: list[ListItem[tuple[str, str]]] = []
-    for kind, provider, name in sorted(options, key=rank):
+    for kind, provider, name in options:
         label = name + (" ✦" if provider in _PREFERRED else "")
         if mixed:
             label += f" [{_type_word(kind, provider)}]"
         label += _status(mode, provider, kind)
-        items.append(ListItem(label, (kind, provider), "", f"{name} {provider} {kind}"))
-    return items
+        search = f"{name} {provider} {kind} {login_method_name(provider, kind)}"
+        items.append(ListItem(label, (kind, provider), "", search))
+    return ListDialog(
+        _PICK_TITLE,
+        items,
+        matcher=lambda query, rows: pi_fuzzy_filter(query, rows, lambda r: r.search_text or r.label),
+    )
 
 
 async def _api_key_login(mode: LoginHost, provider: str) -> None:
