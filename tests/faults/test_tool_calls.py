@@ -180,6 +180,14 @@ def work(campaign: Campaign) -> Iterator[Path]:
 def run_tool_call(campaign: Campaign, call: ScriptedToolCall, *, real_process: bool = False) -> None:
     """The model asks for ``call``, then answers "done": the run ends with that answer, the call got
     a result, the session file is whole and the protected file is as it was."""
+    # A window the megabyte arguments fit in: this campaign is about the tools, and a conversation
+    # past the window would be compacted between the turns first (as pi 1.6 does).
+    models = campaign.agent_dir / "models.json"
+    config = json.loads(models.read_text())
+    for provider in config["providers"].values():
+        for model in provider.get("models", []):
+            model["contextWindow"] = 100_000_000
+    models.write_text(json.dumps(config))
     # Big deltas: streaming megabytes of arguments in 8-character pieces is its own benchmark.
     campaign.server.add(Turn(tool_calls=[call], chunk_size=4096), Turn(text="done"))
     args = (*MODEL, *ALL_TOOLS, "-p", "go")

@@ -7,12 +7,11 @@ colours instead; the words after it are the same."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-from pi16 import pi16_command
+from pi16 import pi16_ai_package, pi16_command
 from tau_command import MODEL, TauCommand
 from terminal import ENTER, ESCAPE, Terminal, is_rule
 
@@ -656,7 +655,7 @@ def test_changelog_shows_every_version_oldest_first_as_pi(
     then each version's section, the newest last next to the editor, the words before the first
     version and a section without one left out. (pi writes a list's "-" and a "###" as they are,
     tau draws them as a reply's Markdown.) Typed, its completion closed with Esc, then Enter."""
-    package = Path(os.environ["TAU_TEST_PI16_DIR"], "node_modules", "@earendil-works", "pi-coding-agent")
+    package = pi16_ai_package()[1].parent / "pi-coding-agent"  # .ci/pi16 or $TAU_TEST_PI16_DIR
     moved = tmp_path / "package"
     moved.mkdir()
     for item in package.iterdir():
