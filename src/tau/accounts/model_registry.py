@@ -630,6 +630,11 @@ class ModelRegistry:
         """The models.json (or registered) entry of ``provider``, if any."""
         return self._providers.get(provider)
 
+    def configured_providers(self) -> list[str]:
+        """The providers models.json (or an extension) configures, in its order; builds no model
+        list."""
+        return list(self._providers)
+
     def get_models_of_type(
         self, kind: str, provider: str | None = None
     ) -> list[Model] | list[ImageModel] | list[ClassifierModel]:

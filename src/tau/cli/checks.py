@@ -63,7 +63,7 @@ def bare_variable_warnings(services: AgentSessionServices) -> list[str]:
     bare = re.compile(r"[A-Z_][A-Z0-9_]*")
     registry = services.model_registry
     warnings: list[str] = []
-    for provider in registry.get_providers():
+    for provider in registry.configured_providers():  # the catalogue's own have no such values
         config = registry.provider_config(provider)
         if config is None:
             continue
