@@ -1,5 +1,5 @@
 """``images.autoResize`` side by side with pi 1.6 (issue #32): the image each sends for a
-3000x1500 PNG and a 4000x3000 JPEG, read by the read tool and attached with ``@file``."""
+3000x1500 PNG and a 2400x1800 JPEG, read by the read tool and attached with ``@file``."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def _run_both(tau: TauCommand, tmp_path: Path, *args: str, tool_call: bool) -> l
 
 CASES = [
     ("wide.png", _drawing_png, (3000, 1500), ("image/png", (2000, 1000))),
-    ("photo.jpg", _photo_jpeg, (4000, 3000), ("image/jpeg", (2000, 1500))),
+    ("photo.jpg", _photo_jpeg, (2400, 1800), ("image/jpeg", (2000, 1500))),
 ]
 
 

@@ -34,12 +34,16 @@ def _rows(terminal: Terminal, downs: int) -> list[str]:
     for _ in range(downs):
         terminal.send(DOWN)
     terminal.send(ENTER)
-    terminal.wait_for(TITLE, where="display")
-    terminal.settle()
-    lines = [line.strip() for line in terminal.display().splitlines()]
-    start = lines.index(TITLE)
-    rows = [line.lstrip("→›").strip() for line in lines[start + 1 :] if " • " in line or " ✓ " in line]
-    return [TITLE, *rows[:6]]
+
+    def listed() -> list[str]:
+        lines = [line.strip() for line in terminal.display().splitlines()]
+        start = lines.index(TITLE) if TITLE in lines else len(lines)
+        return [line.lstrip("→›").strip() for line in lines[start + 1 :] if " • " in line or " ✓ " in line]
+
+    # pi animates its partner rows, so the screen never goes quiet: wait for the rows instead.
+    terminal.wait_for(lambda: len(listed()) >= 6, where="display")
+    terminal.settle(timeout=1.0)
+    return [TITLE, *listed()[:6]]
 
 
 def test_the_api_key_list_is_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
@@ -89,7 +93,7 @@ def _searched(terminal: Terminal, ref: str) -> list[str]:
     terminal.wait_for(TITLE, where="display")
     found: list[str] = []
     for _ in range(_MATCHES_SCROLLED):  # every match, scrolling the list from top to bottom
-        terminal.settle()
+        terminal.settle(quiet=0.15, timeout=1.0)  # a row's move is one small frame
         lines = [line.strip() for line in terminal.display().splitlines()]
         for line in lines[lines.index(TITLE) + 1 :]:
             row = line.lstrip("→›").strip()
