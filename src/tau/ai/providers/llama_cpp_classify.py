@@ -19,12 +19,10 @@ picks it by that); the base URL may end in ``/v1``.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from typing import Any, TypeGuard
 
-from tau.ai.abort import Aborted, until_aborted
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.classify import (
     BoolAnswer,
@@ -37,9 +35,9 @@ from tau.ai.classify import (
 )
 from tau.ai.js_json import js_json
 from tau.ai.options import StreamOptions
-from tau.ai.providers.system_one import request_model
+from tau.ai.providers.system_one import post_for_json, request_model
 from tau.ai.stream_writer import ProviderError
-from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
+from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers
 from tau.ai.types import JsonObject
 
 __all__ = ["classify", "render_question", "server_root"]
@@ -175,23 +173,9 @@ class _Server:
         if observed:  # only the completion request goes through the payload hook, as in pi
             body = await apply_payload_hook(body, self.target, self.options)
 
-        async def exchange() -> Any:
-            response = await open_stream(
-                self.target, self.root + path, headers=self.headers, body=body, options=self.options
-            )
-            try:
-                raw = await response.aread()
-            finally:
-                await response.aclose()
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise ProviderError(f"{LABEL} returned an unexpected response") from None
-
-        try:
-            return await until_aborted(exchange(), self.options.signal)
-        except Aborted:
-            raise ProviderError("Request was aborted") from None
+        return await post_for_json(
+            self.target, self.root + path, headers=self.headers, body=body, options=self.options, label=LABEL
+        )
 
     async def tokenize(self, content: str) -> list[int]:
         body = await self.post(

@@ -12,11 +12,9 @@ answer fails the call. A 504 (the gateway's time limit for very large inputs) is
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
-from tau.ai.abort import Aborted, until_aborted
 from tau.ai.classifier_models import ClassifierModel
 from tau.ai.classify import (
     BoolAnswer,
@@ -29,9 +27,9 @@ from tau.ai.classify import (
 )
 from tau.ai.js_json import js_json
 from tau.ai.options import StreamOptions
-from tau.ai.providers.system_one import classifier_usage, number, request_model
+from tau.ai.providers.system_one import classifier_usage, number, post_for_json, request_model
 from tau.ai.stream_writer import ProviderError
-from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers, open_stream
+from tau.ai.transport.http import HttpStatusError, apply_payload_hook, bearer, merge_headers
 from tau.ai.types import JsonObject
 
 __all__ = ["build_request", "classify", "parse_answers"]
@@ -165,28 +163,15 @@ async def classify(
         body = await apply_payload_hook(body, target, options)
         headers = merge_headers(bearer(options.api_key), model.headers, options.headers)
 
-        async def exchange() -> Any:
-            response = await open_stream(
-                target,
-                url,
-                headers=headers,
-                body=body,
-                options=options,
-                should_retry=lambda status, _: status != 504,
-            )
-            try:
-                raw = await response.aread()
-            finally:
-                await response.aclose()
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise ProviderError(f"{LABEL} returned an unexpected response") from None
-
-        try:
-            answer = await until_aborted(exchange(), signal)
-        except Aborted:
-            raise ProviderError("Request was aborted") from None
+        answer = await post_for_json(
+            target,
+            url,
+            headers=headers,
+            body=body,
+            options=options,
+            label=LABEL,
+            should_retry=lambda status, _: status != 504,
+        )
         if not isinstance(answer, dict):
             raise ProviderError(f"{LABEL} returned an unexpected response")
         # Set before the answers are read: a request with malformed or refused answers was billed.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tau.ai.abort import Aborted, until_aborted
@@ -232,6 +233,39 @@ def request_model(model: ClassifierModel) -> Model:
     )
 
 
+async def post_for_json(
+    target: Model,
+    url: str,
+    *,
+    headers: dict[str, str],
+    body: JsonObject,
+    options: StreamOptions,
+    label: str,
+    should_retry: Callable[[int, str], bool] | None = None,
+) -> Any:
+    """POST ``body`` and read the whole answer as JSON, given up on the caller's abort: the one
+    request of every classifier API. A body that is not JSON, and an abort, fail as
+    ``ProviderError``; an HTTP error status is ``HttpStatusError``."""
+
+    async def exchange() -> Any:
+        response = await open_stream(
+            target, url, headers=headers, body=body, options=options, should_retry=should_retry
+        )
+        try:
+            raw = await response.aread()
+        finally:
+            await response.aclose()
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ProviderError(f"{label} returned an unexpected response") from None
+
+    try:
+        return await until_aborted(exchange(), options.signal)
+    except Aborted:
+        raise ProviderError("Request was aborted") from None
+
+
 async def classify(
     model: ClassifierModel, context: ClassifierContext, options: StreamOptions
 ) -> ClassifierResult:
@@ -252,21 +286,7 @@ async def classify(
             bearer(options.api_key), model.headers, IMAGE_OPT_IN_HEADERS if opt_in else None, options.headers
         )
 
-        async def exchange() -> Any:
-            response = await open_stream(target, url, headers=headers, body=body, options=options)
-            try:
-                raw = await response.aread()
-            finally:
-                await response.aclose()
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise ProviderError(f"{label} returned an unexpected response") from None
-
-        try:
-            answer = await until_aborted(exchange(), signal)
-        except Aborted:
-            raise ProviderError("Request was aborted") from None
+        answer = await post_for_json(target, url, headers=headers, body=body, options=options, label=label)
         output = _unwrap(model, answer)
         # Set before the answers are read: a request with malformed answers was still billed.
         result.usage = classifier_usage(output.get("usage"), model)
