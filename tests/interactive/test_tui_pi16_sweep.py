@@ -778,8 +778,16 @@ def test_a_run_with_a_tool_call_shows_working_in_the_editors_rule_and_pis_footer
         terminal.type("go")
         terminal.send(ENTER)
         shots = []
-        for words in ("Elapsed", "All done."):
-            terminal.wait_for(words, where="display", timeout=30)
+        for words, footer in (("Elapsed", "↑10 "), ("All done.", "↑20 ")):
+            # A screen is read once the words and the footer they come with are both drawn: the
+            # footer's usage line is redrawn a moment after the call appears.
+            terminal.wait_for(
+                lambda words=words, footer=footer: all(
+                    part in terminal.display() for part in (words, footer)
+                ),
+                where="display",
+                timeout=30,
+            )
             if words == "All done.":
                 terminal.wait_for(lambda: "Working" not in terminal.display(), where="display")
             lines = [line.rstrip() for line in terminal.display().splitlines()]
