@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import NamedTuple
+
+from msgspec import Struct
 
 ACCOUNT_VARIABLE = "CLOUDFLARE_ACCOUNT_ID"
 GATEWAY_VARIABLE = "CLOUDFLARE_GATEWAY_ID"
 
 
-class Setting(NamedTuple):
+class Setting(Struct, frozen=True):
     variable: str
     prompt: str
     """What ``/login`` asks (pi's words)."""

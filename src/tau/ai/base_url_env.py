@@ -15,16 +15,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from msgspec import structs
 
-from tau.ai.classifier_models import ClassifierModel
 from tau.ai.types import Model
+
+if TYPE_CHECKING:  # the classifier catalogue loads only when a classifier runs
+    from tau.ai.classifier_models import ClassifierModel
 
 PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
 
-AnyModel = TypeVar("AnyModel", Model, ClassifierModel)
+AnyModel = TypeVar("AnyModel", Model, "ClassifierModel")
 
 __all__ = ["PLACEHOLDER", "env_value", "fill_base_url", "missing_variable_message", "unfilled_variable"]
 

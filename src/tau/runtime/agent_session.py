@@ -82,7 +82,6 @@ from tau.session.entries import MessageEntry, SessionEntry
 from tau.session.manager import SessionManager
 from tau.session.messages import BashExecutionMessage, CustomMessage, SystemMessage
 from tau.tools import SpillDirectory
-from tau.tools.image_resize import fit_prompt_images
 from tau.tools.images import ImageLimits
 from tau.tools.sandbox import EscalationDecision, EscalationRequest, Sandbox
 
@@ -378,6 +377,8 @@ class AgentSession:
         if expand_prompt_templates:
             text = self._expand(text)
         if images:  # as pi 1.6: after the input hook, so images an extension adds are fitted too
+            from tau.tools.image_resize import fit_prompt_images  # only for a prompt with images
+
             auto_resize = self._services.settings_manager.auto_resize_images
             limits = self.image_limits()
             fitted, notes = await asyncio.to_thread(

@@ -54,7 +54,6 @@ from tau.runtime.prompt_ledger import OwnedTranscript
 from tau.runtime.session_prompt import AgentStartOverrides, InputOutcome, InputSource, PromptHooks
 from tau.session.entries import BranchSummaryEntry, CompactionEntry
 from tau.session.messages import SystemMessage, replay_system_messages
-from tau.tools.image_resize import fit_tool_result_images
 from tau.tools.images import DEFAULT_IMAGE_LIMITS, ImageLimits
 
 if TYPE_CHECKING:
@@ -189,6 +188,8 @@ class AgentExtensionHooks:
         content = patch.content if patch is not None and patch.content is not None else context.result.content
         if not self._auto_resize_images() or not any(isinstance(b, ImageContent) for b in content):
             return patch
+        from tau.tools.image_resize import fit_tool_result_images  # only when a result holds an image
+
         fitted = await asyncio.to_thread(fit_tool_result_images, list(content), limits=self._image_limits())
         if fitted is None:
             return patch

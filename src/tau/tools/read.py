@@ -17,7 +17,6 @@ from tau.agent.tool import AgentTool, AgentToolResult, ToolUpdate
 from tau.ai.abort import AbortSignal
 from tau.ai.types import ImageContent, JsonObject, JsonSchemaSampling, TextContent
 from tau.tools.errors import ToolAborted, ToolError, describe_os_error, raise_if_aborted
-from tau.tools.image_resize import fit_image
 from tau.tools.images import (
     DEFAULT_IMAGE_LIMITS,
     ImageLimits,
@@ -197,6 +196,8 @@ def create_read_tool(
         )
 
     def image_result(data: bytes, mime_type: str) -> AgentToolResult:
+        from tau.tools.image_resize import fit_image  # only when an image is read
+
         auto = auto_resize_images() if callable(auto_resize_images) else auto_resize_images
         limits = image_limits() if image_limits is not None else DEFAULT_IMAGE_LIMITS
         fitted = fit_image(data, mime_type, auto_resize=auto, resizer=image_resizer, limits=limits)
