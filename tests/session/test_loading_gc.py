@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,3 +89,27 @@ def test_a_paused_block_that_leaves_very_many_objects_has_them_frozen_and_a_smal
         big = [[] for _ in range(BIG_BLOCK_OBJECTS + 1000)]
     assert gc.get_freeze_count() >= before + len(big) and gc.isenabled()
     assert small and big
+
+
+def test_a_run_in_a_process_that_goes_on_leaves_nothing_frozen_and_the_collector_on(
+    tmp_path: Path, collector_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up freezes what it built when print mode takes over; a run inside a longer-lived
+    process (a test, an embedder) unfreezes it afterwards, so the run's garbage is collected."""
+    from tau.cli.main import run
+    from tau.testing.fake_llm import FakeLLMServer, Turn
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    with FakeLLMServer() as server:
+        provider = {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "x"}
+        models = {"providers": {"local": {**provider, "models": [{"id": "m"}]}}}
+        (agent / "models.json").write_text(json.dumps(models))
+        monkeypatch.setenv("TAU_AGENT_DIR", str(agent))
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr("sys.stdin", io.StringIO(""))
+        gc.collect()
+        assert gc.get_freeze_count() == 0
+        server.add(Turn(text="ok"))
+        assert run(["--model", "local/m", "--no-session", "-p", "hi"]) == 0
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
