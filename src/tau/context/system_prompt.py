@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 
 from msgspec import Struct, field
@@ -246,6 +247,7 @@ def tau_docs_path() -> str:
     return str(_package_dir() / "docs")
 
 
+@cache  # resolving the path walks its links: ten times per start-up otherwise
 def _package_dir() -> Path:
     return Path(__file__).resolve().parent.parent
 
