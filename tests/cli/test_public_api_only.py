@@ -5,6 +5,7 @@ named below with what they are for), and no stand-in in ``sys.modules`` after a 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ _PROMPT_TOOLKIT = {
 }
 
 
+@functools.cache  # parsed once for both scans
 def _trees() -> list[tuple[Path, ast.Module]]:
     return [(path, ast.parse(path.read_text())) for path in sorted(SRC.rglob("*.py"))]
 
