@@ -56,3 +56,37 @@ async def test_slash_llama_without_the_terminal_ui_says_so_over_rpc(tau: TauComm
     [notice] = [e for e in rpc.lines if e.get("type") == "extension_ui_request"]
     assert (notice["method"], notice["message"]) == ("notify", "/llama is available in interactive mode")
     assert not [c for c in router.calls if c[1].startswith("/models/")]
+
+
+def test_an_autoloading_router_lists_its_unloaded_presets_and_loads_one_on_its_first_request(
+    tau: TauCommand,
+) -> None:
+    """As pi 1.6: an unloaded preset is a model (chat and classifier) when the router's ``/props``
+    says it autoloads; a request to it goes to the router, which loads it."""
+    catalog = {"qwen-small": "loaded", "preset-a": "unloaded", "downloaded-b": "unloaded"}
+    with FakeLlamaRouter(catalog, presets=frozenset({"preset-a"}), autoload=True) as router:
+        tau.env["LLAMA_BASE_URL"] = router.url
+        listed = tau.run("--list-models", "llama.cpp")
+        done = tau.run("-p", "--provider", "llama.cpp", "--model", "preset-a", "hi")
+        after = router.status["preset-a"]
+    assert "preset-a" in listed.stdout and "qwen-small" in listed.stdout
+    assert "downloaded-b" not in listed.stdout  # not a preset: the router would not load it by itself
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello from preset-a\n" and after == "loaded"
+
+
+def test_a_router_that_does_not_autoload_lists_only_what_is_loaded_and_is_asked_only_when_it_matters(
+    tau: TauCommand,
+) -> None:
+    with FakeLlamaRouter(
+        {"qwen-small": "loaded", "preset-a": "unloaded"}, presets=frozenset({"preset-a"})
+    ) as router:
+        tau.env["LLAMA_BASE_URL"] = router.url
+        listed = tau.run("--list-models", "llama.cpp")
+        asked = [call for call in router.calls if call[1] == "/props"]
+    with FakeLlamaRouter({"qwen-small": "loaded", "other": "unloaded"}, autoload=True) as plain:
+        tau.env["LLAMA_BASE_URL"] = plain.url
+        listed_plain = tau.run("--list-models", "llama.cpp")
+        asked_plain = [call for call in plain.calls if call[1] == "/props"]
+    assert "qwen-small" in listed.stdout and "preset-a" not in listed.stdout and len(asked) == 1
+    assert "other" not in listed_plain.stdout and asked_plain == []  # no preset: /props is not asked

@@ -38,6 +38,8 @@ class FakeLlamaRouter:
         architectures: dict[str, dict[str, Any]] | None = None,
         thinking: frozenset[str] = frozenset(),
         deep: frozenset[str] = frozenset(),
+        presets: frozenset[str] = frozenset(),
+        autoload: bool = False,
     ) -> None:
         """``models``: id -> status (``loaded``, ``unloaded``, ``sleeping``); a load of a ``slow``
         model stays ``loading`` until it is unloaded; a ``failing`` one ends ``unloaded`` with
@@ -46,7 +48,11 @@ class FakeLlamaRouter:
         the catalogue has a download's bytes (else only the events do); ``contexts``: a model's
         ``meta.n_ctx`` (every model is started with ``--ctx-size 8192``); ``architectures``: a
         model's ``architecture`` (``output_modalities: ["decisions"]`` for a decision model);
-        ``thinking`` and ``deep``: see ``fake_llama_classify``."""
+        ``thinking`` and ``deep``: see ``fake_llama_classify``; ``presets``: models of the router's
+        presets file (``source: "preset"``); ``autoload``: ``/props`` says ``models_autoload`` (a
+        chat request to an unloaded model then loads it first, as the router does)."""
+        self.presets = presets
+        self.autoload = autoload
         self.architectures = dict(architectures or {})
         self.thinking = thinking
         self.deep = deep
@@ -86,7 +92,7 @@ class FakeLlamaRouter:
                 elif path == "/models":
                     self._send(200, {"object": "list", "data": owner.catalog()})
                 elif path == "/props":
-                    self._send(200, {"models_autoload": False})
+                    self._send(200, {"models_autoload": owner.autoload})
                 elif path == "/models/sse" and owner.events:
                     self._event_stream()
                 else:
@@ -100,6 +106,9 @@ class FakeLlamaRouter:
                     return
                 if path == "/v1/chat/completions":
                     owner.chat_bodies.append(body)
+                    with owner._lock:
+                        if owner.autoload and owner.status.get(str(body.get("model"))) == "unloaded":
+                            owner.status[str(body.get("model"))] = "loaded"
                     self._stream(str(body.get("model")))
                     return
                 if path in ("/tokenize", "/apply-template", "/completion", "/v1/systemone"):
@@ -229,6 +238,7 @@ class FakeLlamaRouter:
                     "id": model,
                     "object": "model",
                     "owned_by": "llamacpp",
+                    **({"source": "preset"} if model in self.presets else {}),
                     **({"meta": {"n_ctx": self.contexts[model]}} if model in self.contexts else {}),
                     **({"architecture": self.architectures[model]} if model in self.architectures else {}),
                     "status": {

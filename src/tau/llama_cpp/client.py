@@ -69,7 +69,7 @@ class RouterModel:
     """One entry of the router's catalogue: ``status`` is ``loaded``, ``sleeping``, ``loading``,
     ``unloaded``, ``downloading``..."""
 
-    __slots__ = ("failed", "id", "input_images", "raw", "status")
+    __slots__ = ("failed", "id", "input_images", "raw", "source", "status")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
@@ -77,12 +77,25 @@ class RouterModel:
         status = raw.get("status") or {}
         self.status = str(status.get("value"))
         self.failed = bool(status.get("failed"))
+        self.source = raw.get("source")
+        """Where the router has it from: ``preset`` for a model of its presets file."""
         modalities = (raw.get("architecture") or {}).get("input_modalities") or []
         self.input_images = "image" in modalities
 
     @property
     def is_loaded(self) -> bool:
         return self.status in ("loaded", "sleeping")
+
+    @property
+    def is_autoload_preset(self) -> bool:
+        """An unloaded preset that did not fail: the router loads it on its first request when its
+        ``models_autoload`` is on."""
+        return self.status == "unloaded" and not self.failed and self.source == "preset"
+
+    def is_selectable(self, router_autoload: bool) -> bool:
+        """Whether a request can go to it now (pi 1.6's rule): loaded or sleeping (a request wakes
+        it), or an unloaded preset of a router that autoloads."""
+        return self.is_loaded or (router_autoload and self.is_autoload_preset)
 
     @property
     def context_window(self) -> int:
@@ -160,6 +173,18 @@ class LlamaClient:
                 f"Server at {self.server_url} is not running in llama.cpp router mode (start `llama serve` without a model)"
             )
         return [RouterModel(m) for m in data]
+
+    async def autoloads(self, catalog: builtins.list[RouterModel]) -> bool:
+        """Whether the router loads a model on its first request (``/props`` ``models_autoload``),
+        asked only when ``catalog`` has an unloaded preset it would matter for; a router that
+        cannot say does not."""
+        if not any(model.is_autoload_preset for model in catalog):
+            return False
+        try:
+            payload = await self._request("GET", "/props")
+        except LlamaError:
+            return False
+        return isinstance(payload, dict) and payload.get("models_autoload") is True
 
     async def load(self, model: str) -> None:
         await self._request("POST", "/models/load", {"model": model})

@@ -4,9 +4,10 @@ provider ``llama.cpp``, and ``/llama`` to load and unload them.
 The router is found from ``LLAMA_BASE_URL`` (or the ``env`` of an ``auth.json`` ``llama.cpp``
 credential, pi's ``/login llama.cpp``), its key from ``LLAMA_API_KEY`` (or that credential's key).
 At start-up the catalogue is read once (a short timeout: a router that is down costs nothing but
-its models): the loaded and sleeping chat models are the provider's models, served through the
-router's OpenAI-compatible ``/v1``, and every loaded or sleeping model is a classifier model too
-(decision models only that: they answer through ``/v1/systemone``; chat models through
+its models): the models a request can go to now are the provider's chat models, served through the
+router's OpenAI-compatible ``/v1``, and classifier models too — the loaded and sleeping ones and,
+when the router autoloads (``/props`` ``models_autoload``, asked only when there is one), the
+unloaded presets it would load on their first request, as pi 1.6 lists them (decision models only that: they answer through ``/v1/systemone``; chat models through
 ``llama-cpp-classify``). ``/llama`` lists every model of the router as pi's does (the
 loaded ones first, then by name; a loaded one's context size, another's status when it is neither
 loaded nor unloaded); choosing an unloaded one loads it (asking first whether to unload the others)
@@ -48,9 +49,13 @@ _ROW_NAME = (36, 56)  # the name column's narrowest and widest, as pi's list
 _NOT_CONFIGURED = f"Configure llama.cpp with /login {PROVIDER}"
 
 
-def provider_config(server_url: str, api_key: str | None, models: list[RouterModel]) -> dict[str, Any]:
-    """The provider as a models.json entry: the loaded and sleeping chat models of the catalogue,
-    and every loaded or sleeping model as a classifier (``type: "classifier"``)."""
+def provider_config(
+    server_url: str, api_key: str | None, models: list[RouterModel], *, router_autoload: bool = False
+) -> dict[str, Any]:
+    """The provider as a models.json entry: the catalogue's chat models a request can go to
+    (``RouterModel.is_selectable``: loaded, sleeping, or an unloaded preset of a router that
+    autoloads), and each of those models as a classifier (``type: "classifier"``)."""
+    selectable = [model for model in models if model.is_selectable(router_autoload)]
     return {
         "api": "openai-completions",
         "baseUrl": inference_url(server_url),
@@ -72,10 +77,10 @@ def provider_config(server_url: str, api_key: str | None, models: list[RouterMod
                     "maxTokensField": "max_tokens",
                 },
             }
-            for model in models
-            if model.is_loaded and model.is_chat
+            for model in selectable
+            if model.is_chat
         ]
-        + [classifier_entry(server_url, model) for model in models if model.is_loaded],
+        + [classifier_entry(server_url, model) for model in selectable],
     }
 
 
@@ -101,17 +106,25 @@ def classifier_entry(server_url: str, model: RouterModel) -> dict[str, Any]:
     return entry
 
 
-def _catalog_now(server_url: str, api_key: str | None) -> list[RouterModel]:
-    """The catalogue at start-up (synchronous, short timeout); empty when the router cannot answer."""
+def _catalog_now(server_url: str, api_key: str | None) -> tuple[list[RouterModel], bool]:
+    """The catalogue at start-up (synchronous, short timeout), and whether the router autoloads
+    (asked only when an unloaded preset makes it matter); no models when the router cannot answer."""
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    root = LlamaClient(server_url).server_url
     try:
         with httpx.Client(timeout=_STARTUP_TIMEOUT_S, trust_env=False) as http:
-            payload = http.get(f"{LlamaClient(server_url).server_url}/models", headers=headers).json()
-        return [RouterModel(m) for m in payload["data"]]
+            models = [RouterModel(m) for m in http.get(f"{root}/models", headers=headers).json()["data"]]
+            if not any(model.is_autoload_preset for model in models):
+                return models, False
+            try:
+                props = http.get(f"{root}/props", headers=headers).json()
+            except Exception:  # a router that cannot say does not autoload (pi's reading)
+                return models, False
+            return models, isinstance(props, dict) and props.get("models_autoload") is True
     except Exception:  # a router that is down or not a router: no models, /llama says why
-        return []
+        return [], False
 
 
 def llama_extension_source(
@@ -123,8 +136,10 @@ def llama_extension_source(
 
     def setup(tau: ExtensionAPI) -> None:
         if server_url is not None:
-            models = [] if offline else _catalog_now(server_url, api_key)
-            tau.register_provider(PROVIDER, provider_config(server_url, api_key, models))
+            models, autoload = ([], False) if offline else _catalog_now(server_url, api_key)
+            tau.register_provider(
+                PROVIDER, provider_config(server_url, api_key, models, router_autoload=autoload)
+            )
 
         async def llama(args: str, ctx: ExtensionCommandContext) -> None:
             if not interactive or not ctx.has_ui:
@@ -143,8 +158,16 @@ def llama_extension_source(
 async def _sync(tau: ExtensionAPI, client: LlamaClient) -> list[RouterModel]:
     """The router's catalogue now, with the provider's models brought up to date."""
     catalog = await client.list()
-    tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, catalog))
+    await _register(tau, client, catalog)
     return catalog
+
+
+async def _register(tau: ExtensionAPI, client: LlamaClient, catalog: list[RouterModel]) -> None:
+    """The provider's models as ``catalog`` makes them."""
+    autoload = await client.autoloads(catalog)
+    tau.register_provider(
+        PROVIDER, provider_config(client.server_url, client.api_key, catalog, router_autoload=autoload)
+    )
 
 
 async def _catalog(
@@ -331,7 +354,7 @@ async def _download(tau: ExtensionAPI, ctx: ExtensionCommandContext, client: Lla
     )
     if isinstance(result, Stopped):
         return
-    tau.register_provider(PROVIDER, provider_config(client.server_url, client.api_key, result))
+    await _register(tau, client, result)
     ui.notify(f"Downloaded {model}")
 
 
