@@ -6,6 +6,7 @@ write the same entries and report the same events. pi comes from ``.ci/pi16`` (i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pi16 import pi16_command
 from tau_command import TauCommand
 
 from tau.modes.rpc_client import RpcClient
-from tau.testing.fake_llm import Fault, RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn
+from tau.testing.fake_llm import FakeLLMServer, Fault, RecordedRequest, ScriptedToolCall, ScriptedUsage, Turn
 
 MODEL = ["--provider", "local", "--model", "fake-tiny"]
 SETTINGS = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}
@@ -257,11 +258,15 @@ def tau_rpc(tau: TauCommand) -> RpcClient:
     return RpcClient([sys.executable, "-m", "tau", "--mode", "rpc", *MODEL], cwd=str(tau.work), env=tau.env)
 
 
-async def run_and_stop(rpc: RpcClient) -> list[dict[str, Any]]:
-    """``Count the notes.``, stopped (``abort``) once its compaction has started: the events
-    through ``agent_settled``."""
+async def run_and_stop(rpc: RpcClient, server: FakeLLMServer) -> list[dict[str, Any]]:
+    """``Count the notes.``, stopped (``abort``) once its compaction has asked the server for its
+    summary (the stalled turn taken; an abort straight after ``compaction_start`` can come before
+    the request is sent): the events through ``agent_settled``."""
     await rpc.call("prompt", message="Count the notes.")
     events = await rpc.wait_for("compaction_start")
+    deadline = asyncio.get_running_loop().time() + 20
+    while server.pending and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
     await rpc.call("abort")
     rest = [] if events[-1]["type"] == "agent_settled" else await rpc.wait_for("agent_settled")
     return events + rest
@@ -288,7 +293,7 @@ async def test_a_failed_or_stopped_mid_run_summary_ends_as_in_pi16(tau: TauComma
             tau.server.add(*failing)
             failed = flow(await rpc.prompt("Count the notes."))
             tau.server.add(*stalled)
-            stopped = flow(await run_and_stop(rpc))
+            stopped = flow(await run_and_stop(rpc, tau.server))
             state = await rpc.call("get_state")
         assert tau.server.pending == 0
         outcomes.append(

@@ -110,7 +110,9 @@ def test_show_hardware_cursor_shows_the_terminals_cursor_and_draws_none(
 
 
 def _menu_rows(terminal: Terminal) -> list[str]:
-    return [line for line in terminal.display().splitlines() if line.startswith(" /")]
+    """The menu's rows: pi's marker or its two spaces, a command's name, two spaces at least and
+    its description."""
+    return [line for line in terminal.display().splitlines() if re.match(r"(→ |  )[a-z][a-z:-]*  +\S", line)]
 
 
 @pytest.mark.parametrize(("visible", "rows"), [(None, 5), (3, 3), (7, 7), (1, 3), (50, 20)])
@@ -120,7 +122,7 @@ def test_the_completion_menu_shows_autocomplete_max_visible_rows(
     _settings(tau, **({} if visible is None else {"autocompleteMaxVisible": visible}))
     terminal = start_tui(rows=40)
     terminal.type("/")
-    terminal.wait_for("/model", where="display")
+    terminal.wait_for("→ settings", where="display")
     terminal.settle()
     assert len(_menu_rows(terminal)) == rows, terminal.display()
 
@@ -231,9 +233,9 @@ def test_clear_on_shrink_puts_the_footer_back_on_the_last_row_when_the_live_area
     _settings(tau, terminal={"clearOnShrink": True})
     terminal = start_tui(rows=8)
     terminal.type("/")
-    terminal.wait_for("/settings", where="display")
-    terminal.send("\x7f")  # backspace: the menu closes, the live area is five rows shorter
-    terminal.wait_for(lambda: "/settings" not in terminal.display() and "tau v" in terminal.display())
+    terminal.wait_for("→ settings", where="display")
+    terminal.send("\x7f")  # backspace: the menu closes, the live area is six rows shorter
+    terminal.wait_for(lambda: "→ settings" not in terminal.display() and "tau v" in terminal.display())
     terminal.settle()
     rows = terminal.display().splitlines()
     assert "fake-model" in rows[-1], rows

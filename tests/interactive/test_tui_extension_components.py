@@ -80,7 +80,7 @@ def test_an_autocomplete_provider_offers_its_items_and_hands_the_rest_to_tau_s(
     terminal.wait_for("fix #2983", where="display")
     terminal.send("\x15")  # ctrl+u: an empty editor again
     terminal.type("/mod")
-    terminal.wait_for("/model", where="display")  # tau's own completion, below the provider
+    terminal.wait_for("→ model", where="display")  # tau's own completion, below the provider
 
 
 def test_an_extension_s_editor_takes_the_keys_first_and_hands_the_rest_to_tau_s_editor(

@@ -196,7 +196,7 @@ def test_whats_new_shows_the_changelog_since_the_version_last_seen_once(
     terminal.close()
     terminal = start_tui()
     terminal.type("/")  # the UI is up and drawn
-    terminal.wait_for("/model", where="display")
+    terminal.wait_for("→ settings", where="display")
     assert "What's New" not in terminal.text()
 
 

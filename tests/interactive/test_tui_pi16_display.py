@@ -325,6 +325,6 @@ def test_clear_on_shrink_leaves_no_rows_of_a_closed_menu(tau: TauCommand, start_
     _settings(tau, {"terminal": {"clearOnShrink": True}})
     terminal = start_tui()
     terminal.type("/")
-    terminal.wait_for("/settings", where="display")
+    terminal.wait_for("→ settings", where="display")
     terminal.send("\x7f")  # Backspace: the menu closes, the live area shrinks
-    terminal.wait_for(lambda: "/settings" not in terminal.display())
+    terminal.wait_for(lambda: "→ settings" not in terminal.display())

@@ -828,3 +828,51 @@ def test_a_run_with_a_tool_call_shows_working_in_the_editors_rule_and_pis_footer
             ],
         ]
     )
+
+
+def test_the_slash_menu_marks_moves_filters_and_counts_as_pis(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """pi's list under the editor: ``→`` on the highlighted row and the names without the slash;
+    Down moves the mark and leaves the typed text alone; ``(3/N)`` under the rows while they do not
+    all fit; a typed filter ranks the commands as pi's fuzzy match does. (The descriptions are each
+    program's own words, and tau has two commands more, so N is left out.)"""
+
+    def menu(terminal: Terminal) -> tuple[str, list[str]]:
+        lines = [line.rstrip() for line in terminal.display().splitlines()]
+        rule = max(i for i, line in enumerate(lines) if is_rule(line))
+        rows = []
+        for line in lines[rule + 1 :]:
+            if line.strip() == str(tau.work):
+                break
+            marker, name = line[:2], line[2:].split(" ")[0]
+            rows.append(marker + re.sub(r"/\d+\)$", "/N)", name))
+        return lines[rule - 1].strip(), rows
+
+    def seen(terminal: Terminal) -> list[tuple[str, list[str]]]:
+        terminal.settle()
+        terminal.type("/")
+        terminal.wait_for("→ settings", where="display")
+        terminal.send("\x1b[B")
+        terminal.send("\x1b[B")
+        terminal.wait_for("→ tree", where="display")
+        terminal.settle()
+        moved = menu(terminal)
+        terminal.type("se")
+        terminal.wait_for(lambda: "→ settings" in terminal.display(), where="display")
+        terminal.settle()
+        return [moved, menu(terminal)]
+
+    pi = _pi(tau, tmp_path)
+    try:
+        pi_seen = seen(pi)
+    finally:
+        pi.close()
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            ("/", ["  settings", "  model", "→ tree", "  thinking", "  scoped-models", "  (3/N)"]),
+            ("/se", ["→ settings", "  session", "  scoped-models", "  share", "  resume"]),
+        ]
+    )

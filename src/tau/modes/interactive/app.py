@@ -29,7 +29,6 @@ from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit
 from prompt_toolkit.layout.containers import Container
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
@@ -122,6 +121,8 @@ _STYLE = {
     "search.current": "bg:ansiyellow fg:ansiblack",
     "transcript.selected": "reverse",
     "transcript.jump": "#808080",
+    "menu.selected": "#5fafd7",
+    "menu.description": "#808080",
     "scrollbar.track": "#585858",
     "scrollbar.thumb": "#bcbcbc",
 }
@@ -153,6 +154,8 @@ _SYSTEM_STYLE = {
     "search.border": "ansiblue",
     "search.hint": "dim",
     "transcript.jump": "dim",
+    "menu.selected": "ansicyan",
+    "menu.description": "dim",
     "scrollbar.track": "dim",
     "scrollbar.thumb": "",
 }
@@ -578,12 +581,15 @@ class InteractiveMode:
         return min(padding, (self.width - 1) // 2)
 
     def _completions_menu(self) -> Container:
-        """The completions, ``autocompleteMaxVisible`` rows at most (read as it draws: /settings)."""
-        menu = CompletionsMenu(scroll_offset=1)
-        rows = lambda: Dimension(min=1, max=self.session.services.settings_manager.autocomplete_max_visible)  # noqa: E731
-        if isinstance(menu.content, Window):  # prompt_toolkit's menu is one window in a condition
-            menu.content.height = rows
-        return menu
+        """The completions as pi lists them, ``autocompleteMaxVisible`` rows at most (read as it
+        draws: /settings)."""
+        from tau.modes.interactive.completion_menu import menu_container
+
+        return menu_container(
+            self.editor,
+            lambda: self.width,
+            lambda: self.session.services.settings_manager.autocomplete_max_visible,
+        )
 
     def _key_bindings(self) -> list[Any]:
         bindings = [load_key_bindings(), build_key_bindings(self)]

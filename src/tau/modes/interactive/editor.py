@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 
 from tau.modes.interactive import graphemes
-from tau.modes.interactive.fuzzy import fuzzy_filter
+from tau.modes.interactive.fuzzy import fuzzy_filter, pi_fuzzy_filter
 
 __all__ = ["CompletionCommand", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
 
@@ -91,15 +91,11 @@ class EditorCompleter(Completer):
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and " " not in before and "\n" not in before:
-            query = before[1:]
-            commands = (
-                fuzzy_filter(query, self._commands(), lambda c: c.name) if query else list(self._commands())
-            )
-            for command in commands[:_MAX_SUGGESTIONS]:
+            for command in _matching_commands(before[1:], self._commands()):
                 yield Completion(
                     "/" + command.name,
                     start_position=-len(before),
-                    display="/" + command.name,
+                    display=command.name,  # pi's menu lists the names without the slash
                     display_meta=command.description,
                 )
             return
@@ -114,6 +110,15 @@ class EditorCompleter(Completer):
             yield from self._paths.get_completions(Document(word, len(word)), complete_event)
 
 
+def _matching_commands(query: str, commands: Sequence[CompletionCommand]) -> list[CompletionCommand]:
+    """The commands for ``/query``, all of them, ranked as pi 1.6 ranks them: by the name without
+    a ``skill:`` prefix first, then the skills matched only with it."""
+    bare = pi_fuzzy_filter(query, commands, lambda c: c.name.removeprefix("skill:"))
+    chosen = set(map(id, bare))
+    skills = [c for c in commands if c.name.startswith("skill:") and id(c) not in chosen]
+    return bare + pi_fuzzy_filter(query, skills, lambda c: c.name)
+
+
 class EditorBuffer(Buffer):
     """The editor, with pi's Up/Down: on the first line Up recalls the previous message (when the
     editor is empty, the cursor is at the line's start or a message is already recalled), else it
@@ -122,6 +127,42 @@ class EditorBuffer(Buffer):
 
     The cursor stays on grapheme cluster boundaries, and Backspace / Delete take a whole cluster:
     one press removes 👩‍👩‍👧 or é (e + U+0301), never a code point of it."""
+
+    _menu_state: object = None
+    _menu_index = 0
+
+    def menu_index(self) -> int:
+        """The completion menu's highlighted row, as pi's: the first when the menu opens; Up and
+        Down move it (``menu_move``) without touching the text, which only Tab or Enter change."""
+        state = self.complete_state
+        if state is None or not state.completions:
+            return 0
+        if state is not self._menu_state:
+            self._menu_state, self._menu_index = state, 0
+        return min(self._menu_index, len(state.completions) - 1)
+
+    def menu_move(self, step: int) -> None:
+        """Move the highlighted row ``step`` rows, wrapping round at either end (pi's list)."""
+        state = self.complete_state
+        if state is not None and state.completions:
+            self._menu_index = (self.menu_index() + step) % len(state.completions)
+
+    def menu_choices(self) -> list[Completion]:
+        """The completion menu's rows (none while it is closed)."""
+        state = self.complete_state
+        return state.completions if state is not None else []
+
+    def menu_is_commands(self) -> bool:
+        """Whether the menu offers command names (the text so far is ``/`` and a word)."""
+        before = self.document.text_before_cursor
+        return before.startswith("/") and " " not in before and "\n" not in before
+
+    def menu_choice(self) -> Completion | None:
+        """The highlighted completion, or ``None`` when the menu is closed or empty."""
+        state = self.complete_state
+        if state is None or not state.completions:
+            return None
+        return state.completions[self.menu_index()]
 
     @property
     def cursor_position(self) -> int:
@@ -159,7 +200,7 @@ class EditorBuffer(Buffer):
     def history_up(self) -> None:
         document = self.document
         if self.complete_state is not None:
-            self.complete_previous()
+            self.menu_move(-1)
         elif document.cursor_position_row > 0:
             self.cursor_up()
         elif not self.text or self._browsing() or document.cursor_position_col == 0:
@@ -173,7 +214,7 @@ class EditorBuffer(Buffer):
     def history_down(self) -> None:
         document = self.document
         if self.complete_state is not None:
-            self.complete_next()
+            self.menu_move(1)
         elif document.cursor_position_row < document.line_count - 1:
             self.cursor_down()
         elif self._browsing():

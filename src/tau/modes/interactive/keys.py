@@ -48,11 +48,11 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
             bindings.add(*keys, filter=in_editor, eager=eager)(handler)
 
     def submit(event: KeyPressEvent) -> None:
-        state = editor.complete_state
-        if state is not None and state.completions:
-            # Enter takes the highlighted suggestion (the first when none is): a command then
-            # runs, a file reference goes into the text and writing goes on.
-            editor.apply_completion(state.current_completion or state.completions[0])
+        choice = editor.menu_choice()
+        if choice is not None:
+            # Enter takes the highlighted suggestion: a command then runs, a file reference goes
+            # into the text and writing goes on (pi's editor).
+            editor.apply_completion(choice)
             if not editor.text.startswith("/"):
                 return
         text = editor.text
@@ -63,17 +63,15 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
         editor.reset()
         actions.submit(mode, text)
 
-    def file_menu_open() -> bool:
-        state = editor.complete_state
-        words = editor.document.text_before_cursor.split()
-        return state is not None and bool(state.completions) and bool(words) and words[-1].startswith("@")
+    def menu_open() -> bool:
+        return editor.menu_choice() is not None
 
-    def accept_file(event: KeyPressEvent) -> None:
-        """Tab in the ``@`` menu takes the highlighted file (the first when none is) and closes
-        the menu, as Enter does, instead of stepping through the files."""
-        state = editor.complete_state
-        if state is not None and state.completions:
-            editor.apply_completion(state.current_completion or state.completions[0])
+    def accept_choice(event: KeyPressEvent) -> None:
+        """Tab with the menu open takes the highlighted suggestion into the text and closes the
+        menu (pi's editor), instead of stepping through the suggestions."""
+        choice = editor.menu_choice()
+        if choice is not None:
+            editor.apply_completion(choice)
 
     def bind_jump(action: str, *, backward: bool) -> None:
         """pi's jump to the next (previous) place the character typed after the keys is."""
@@ -168,8 +166,8 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
         mode.spawn(open_external_editor(mode))
 
     def tab(event: KeyPressEvent) -> None:
-        if file_menu_open():
-            accept_file(event)
+        if menu_open():
+            accept_choice(event)
         else:
             get_by_name("menu-complete").call(event)
 
@@ -199,9 +197,9 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     bind("tui.editor.historyNext", lambda event: editor.history_forward())
     if "tui.input.tab" in mode.keymap.overridden:
         bind("tui.input.tab", tab)
-    else:  # Tab completes by itself (prompt_toolkit); in the ``@`` menu it takes the file
+    else:  # Tab opens completions by itself (prompt_toolkit); with the menu open it takes a row
         for keys in mode.keymap.keys("tui.input.tab"):
-            bindings.add(*keys, filter=in_editor & Condition(file_menu_open))(accept_file)
+            bindings.add(*keys, filter=in_editor & Condition(menu_open))(accept_choice)
     bind("tui.input.submit", submit)
     bind("tui.input.newLine", new_line)
     bind("app.message.followUp", follow_up)
