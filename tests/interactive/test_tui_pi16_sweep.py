@@ -330,6 +330,7 @@ def test_the_session_pickers_header_is_pis(tau: TauCommand, start_tui: Start, tm
         terminal.type("/resume")
         terminal.send(ENTER)
         terminal.wait_for("Sort: Threaded", where="display")
+        terminal.settle()  # the whole frame: the list's sessions load after the header is drawn
         line = next(line for line in terminal.display().splitlines() if "Sort: Threaded" in line)
         return " ".join(line.split())
 

@@ -13,6 +13,7 @@ from prompt_toolkit.completion import Completion
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, FormattedTextControl, Window
+from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
 from prompt_toolkit.utils import get_cwidth
 
 __all__ = ["MenuSource", "menu_container", "menu_lines"]
@@ -33,6 +34,8 @@ class MenuSource(Protocol):
 
     def menu_is_commands(self) -> bool: ...
 
+    def menu_pick(self, index: int, *, take: bool) -> None: ...
+
 
 def _clip(text: str, cells: int, ellipsis: str = "") -> str:
     """``text`` cut to ``cells`` terminal cells, ``ellipsis`` (counted in) marking a cut."""
@@ -49,10 +52,22 @@ def _clip(text: str, cells: int, ellipsis: str = "") -> str:
     return "".join(out) + ellipsis
 
 
+def _one_line(text: str) -> str:
+    """A name on one row: line breaks and tabs as spaces (pi's list does so for descriptions)."""
+    return text.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+
+
 def menu_lines(
-    choices: list[Completion], selected: int, width: int, max_visible: int, *, commands: bool
+    choices: list[Completion],
+    selected: int,
+    width: int,
+    max_visible: int,
+    *,
+    commands: bool,
+    pick: Callable[[int, bool], None] | None = None,
 ) -> StyleAndTextTuples:
-    """The menu's rows, then the counter line when the rows do not all fit, as styled text."""
+    """The menu's rows, then the counter line when the rows do not all fit, as styled text;
+    ``pick(index, take)`` is told of a click on a row (a press, then its release)."""
     count = len(choices)
     if count == 0:
         return []
@@ -60,25 +75,45 @@ def menu_lines(
     start = max(0, min(selected - visible // 2, count - visible))
     end = min(start + visible, count)
     low, high = _COMMAND_COLUMN if commands else _OTHER_COLUMN
-    widest = max(get_cwidth(choice.display_text) + _GAP for choice in choices)
+    widest = max(get_cwidth(_one_line(choice.display_text)) + _GAP for choice in choices)
     column = max(1, min(max(low, min(widest, high)), width - 2 - 4))
     lines: StyleAndTextTuples = []
+
+    def clicks(index: int) -> Callable[[MouseEvent], object]:
+        def handler(event: MouseEvent) -> object:
+            if pick is None or event.button != MouseButton.LEFT:
+                return NotImplemented
+            if event.event_type in (MouseEventType.MOUSE_DOWN, MouseEventType.MOUSE_UP):
+                pick(index, event.event_type == MouseEventType.MOUSE_UP)
+                return None
+            return NotImplemented
+
+        return handler
+
     for index in range(start, end):
         choice = choices[index]
         chosen = index == selected
         prefix = "→ " if chosen else "  "
         description = " ".join(choice.display_meta_text.split())
+        shown = _one_line(choice.display_text)
         name_style = "class:menu.selected" if chosen else ""
+        click = clicks(index)
         if description and width > 40:
-            name = _clip(choice.display_text, max(1, column - _GAP), "…")
+            name = _clip(shown, max(1, column - _GAP), "…")
             spacing = " " * max(1, column - get_cwidth(name))
             room = width - (2 + get_cwidth(name) + len(spacing)) - 2
             if room > _MIN_DESCRIPTION:
                 rest = spacing + _clip(description, room)
-                lines += [(name_style, prefix + name), (name_style or "class:menu.description", rest)]
+                lines += [
+                    (name_style, prefix + name, click),
+                    (name_style or "class:menu.description", rest, click),
+                ]
                 lines.append(("", "\n"))
                 continue
-        lines += [(name_style, prefix + _clip(choice.display_text, max(1, width - 4), "…")), ("", "\n")]
+        lines += [
+            (name_style, prefix + _clip(shown, max(1, width - 4), "…"), click),
+            ("", "\n"),
+        ]
     if start > 0 or end < count:
         lines += [("class:menu.description", _clip(f"  ({selected + 1}/{count})", max(1, width - 2)))]
     elif lines:
@@ -96,6 +131,7 @@ def menu_container(source: MenuSource, width: Callable[[], int], max_visible: Ca
             width(),
             max_visible(),
             commands=source.menu_is_commands(),
+            pick=lambda index, take: source.menu_pick(index, take=take),
         )
 
     def height() -> Dimension:

@@ -93,7 +93,7 @@ class EditorCompleter(Completer):
         if before.startswith("/") and " " not in before and "\n" not in before:
             for command in _matching_commands(before[1:], self._commands()):
                 yield Completion(
-                    "/" + command.name,
+                    "/" + command.name + " ",  # as pi's: the name and a space, ready for an argument
                     start_position=-len(before),
                     display=command.name,  # pi's menu lists the names without the slash
                     display_meta=command.description,
@@ -146,6 +146,17 @@ class EditorBuffer(Buffer):
         state = self.complete_state
         if state is not None and state.completions:
             self._menu_index = (self.menu_index() + step) % len(state.completions)
+
+    def menu_pick(self, index: int, *, take: bool) -> None:
+        """A click on row ``index``: a press highlights it, the release (``take``) takes it into
+        the text as Tab does (pi's list)."""
+        state = self.complete_state
+        if state is None or not 0 <= index < len(state.completions):
+            return
+        self.menu_index()  # the menu's state is this one's before the index is set
+        self._menu_index = index
+        if take:
+            self.apply_completion(state.completions[index])
 
     def menu_choices(self) -> list[Completion]:
         """The completion menu's rows (none while it is closed)."""

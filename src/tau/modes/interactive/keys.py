@@ -55,6 +55,7 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
             editor.apply_completion(choice)
             if not editor.text.startswith("/"):
                 return
+            editor.text = editor.text.rstrip(" ")  # the space the command's completion ends with
         text = editor.text
         if text.endswith("\\") and editor.cursor_position == len(text):
             editor.delete_before_cursor(1)
