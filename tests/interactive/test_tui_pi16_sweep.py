@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pi16 import pi16_ai_package, pi16_command
 from tau_command import MODEL, TauCommand
@@ -19,6 +20,7 @@ from tau import __version__
 from tau.testing.fake_llm import ScriptedToolCall, Turn
 
 Start = Callable[..., Terminal]
+T = TypeVar("T")
 # each command, and words of its answer to wait for before the next ("/name " as typed with
 # nothing after it)
 COMMANDS = [
@@ -55,6 +57,16 @@ def _editor_text(terminal: Terminal) -> str:
     return "\n".join(lines[rules[-2] + 1 : rules[-1]]).strip() if len(rules) >= 2 else ""
 
 
+def _on_pi(tau: TauCommand, tmp_path: Path, look: Callable[[Terminal], T], rows: int = 30) -> T:
+    """What ``look`` sees in pi 1.6's terminal UI, started beside tau's on the same fake server
+    and closed afterwards."""
+    pi = _pi(tau, tmp_path, rows)
+    try:
+        return look(pi)
+    finally:
+        pi.close()
+
+
 def _pi(tau: TauCommand, tmp_path: Path, rows: int = 30) -> Terminal:
     pi_dir = tmp_path / "pi-agent"
     pi_dir.mkdir(exist_ok=True)
@@ -68,11 +80,7 @@ def _pi(tau: TauCommand, tmp_path: Path, rows: int = 30) -> Terminal:
 def test_commands_with_nothing_to_act_on_answer_in_pis_words(
     tau: TauCommand, start_tui: Start, tmp_path: Path
 ) -> None:
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_lines = _answers(pi, COMMANDS)
-    finally:
-        pi.close()
+    pi_lines = _on_pi(tau, tmp_path, lambda pi: _answers(pi, COMMANDS))
     tau_lines = _answers(start_tui(cols=140), COMMANDS)
     assert (
         pi_lines
@@ -133,11 +141,7 @@ def _empty_lists(terminal: Terminal) -> list[str]:
 def test_tree_and_resume_with_nothing_to_list_say_so_in_pis_words(
     tau: TauCommand, start_tui: Start, tmp_path: Path
 ) -> None:
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_shown = _empty_lists(pi)
-    finally:
-        pi.close()
+    pi_shown = _on_pi(tau, tmp_path, _empty_lists)
     assert (
         pi_shown
         == _empty_lists(start_tui(cols=140))
@@ -171,11 +175,7 @@ def test_the_model_picker_rows_are_pis(tau: TauCommand, start_tui: Start, tmp_pa
             *(line[2:].rstrip() for line in lines if line.rstrip().endswith(("[local]", "default"))),
         ]
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_rows = rows(pi)
-    finally:
-        pi.close()
+    pi_rows = _on_pi(tau, tmp_path, rows)
     assert (
         pi_rows
         == rows(start_tui(cols=140))
@@ -252,11 +252,7 @@ def test_settings_rows_are_pis_with_the_values_in_a_column(
         first = next(i for i, line in enumerate(lines) if line[2:].startswith("Auto-compact "))
         return [line[2:].rstrip() for line in lines[first : first + 10]]
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_rows = rows(pi)
-    finally:
-        pi.close()
+    pi_rows = _on_pi(tau, tmp_path, rows)
     terminal = start_tui(cols=140)
     assert pi_rows == rows(terminal)
     assert pi_rows[0] == f"{'Auto-compact':<34}true"
@@ -296,11 +292,7 @@ def test_scoped_models_starts_with_every_model_on_and_switches_one_off_as_pi(
             shots.append([lines[title], lines[title + 1].split(".")[0], *rows])
         return shots
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_seen = seen(pi)
-    finally:
-        pi.close()
+    pi_seen = _on_pi(tau, tmp_path, seen)
     assert (
         pi_seen
         == seen(start_tui(cols=140))
@@ -334,11 +326,7 @@ def test_the_session_pickers_header_is_pis(tau: TauCommand, start_tui: Start, tm
         line = next(line for line in terminal.display().splitlines() if "Sort: Threaded" in line)
         return " ".join(line.split())
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_header = header(pi)
-    finally:
-        pi.close()
+    pi_header = _on_pi(tau, tmp_path, header)
     assert (
         pi_header
         == header(start_tui(cols=140))
@@ -375,11 +363,7 @@ def test_fork_lists_the_messages_in_order_and_forks_as_pi(
         terminal.wait_for(lambda: _editor_text(terminal) == "first question")
         return picker
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_picker = fork(pi)
-    finally:
-        pi.close()
+    pi_picker = _on_pi(tau, tmp_path, fork)
     tau_picker = fork(start_tui(cols=140))
     # pi puts each number on a line of its own, tau beside the message
     tau_flat = [part.strip() for line in tau_picker for part in re.split(r"\s{2,}(?=Message )", line)]
@@ -421,11 +405,7 @@ def test_cycling_models_and_a_new_session_are_worded_as_pi(
             said.append(next(line.strip() for line in terminal.text().splitlines() if word in line))
         return said
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_words = words(pi)
-    finally:
-        pi.close()
+    pi_words = _on_pi(tau, tmp_path, words)
     assert pi_words == words(start_tui(cols=140)) == ["Switched to Other Thing", "✓ New session started"]
 
 
@@ -463,11 +443,7 @@ def test_the_model_picker_names_the_highlighted_model_and_ctrl_s_saves_it_as_pi(
             said.append(f"{settings['defaultProvider']}/{settings['defaultModel']}")
         return said
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_seen = seen(pi, tmp_path / "pi-agent")
-    finally:
-        pi.close()
+    pi_seen = _on_pi(tau, tmp_path, lambda pi: seen(pi, tmp_path / "pi-agent"))
     keys = "enter to select · ctrl+s to set as default · escape/ctrl+c to cancel"
     assert (
         pi_seen
@@ -516,11 +492,7 @@ def test_the_tree_pickers_header_and_status_line_are_pis(
         rows = [re.sub(r"^(› )?[•│●] ", "", line) for line in lines[first : first + 3]]
         return [lines[title], " · ".join(lines[title + 1 : search]), lines[search], status, *rows]
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_header = header(pi)
-    finally:
-        pi.close()
+    pi_header = _on_pi(tau, tmp_path, header)
     tau_header = header(start_tui(cols=140))
     assert pi_header[0] == tau_header[0] == "Session Tree"
     assert (
@@ -562,11 +534,7 @@ def test_settings_counts_its_rows_and_lists_pis_33(tau: TauCommand, start_tui: S
     """/settings row by row: pi's 33 settings with their values in pi's order, counted "(i/n)"
     under the list; tau leaves out pi's install telemetry (it sends none) and adds its own two at
     the end."""
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_rows = _every_setting(pi, "→")
-    finally:
-        pi.close()
+    pi_rows = _on_pi(tau, tmp_path, lambda pi: _every_setting(pi, "→"))
     tau_rows = _every_setting(start_tui(cols=140), "›")
 
     def plain(rows: list[str]) -> list[str]:
@@ -609,11 +577,9 @@ def test_hotkeys_are_pis_three_tables(tau: TauCommand, start_tui: Start, tmp_pat
     """/hotkeys: pi's sections in order, the same actions in each with the same keys (pi
     capitalises them; tau writes them as keybindings.json does and leaves out Shift+Ctrl+P, which
     a terminal cannot tell from Ctrl+P); what each does in tau's own words."""
-    pi = _pi(tau, tmp_path, rows=120)  # pi draws the tables over again when they do not fit
-    try:
-        pi_tables = _hotkey_tables(pi, "(excluded from context)")
-    finally:
-        pi.close()
+    pi_tables = _on_pi(
+        tau, tmp_path, lambda pi: _hotkey_tables(pi, "(excluded from context)"), rows=120
+    )  # pi draws the tables over again when they do not fit
     tau_tables = _hotkey_tables(start_tui(rows=120, cols=140), "kept from the model")
     assert list(pi_tables) == list(tau_tables) == ["Navigation", "Editing", "Other"]
     assert {section: len(keys) for section, keys in pi_tables.items()} == {
@@ -708,11 +674,7 @@ def test_the_slash_menu_lists_the_commands_in_pis_order(
         rows = [line.strip().removeprefix("→").strip() for line in lines[rule + 1 :]]
         return [row.split()[0].removeprefix("/") for row in rows[:5]]
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_rows = first_rows(pi)
-    finally:
-        pi.close()
+    pi_rows = _on_pi(tau, tmp_path, first_rows)
     assert (
         pi_rows
         == first_rows(start_tui(cols=140))
@@ -800,11 +762,7 @@ def test_a_run_with_a_tool_call_shows_working_in_the_editors_rule_and_pis_footer
             shots.append([" ".join(line.split()) for line in shown if line.strip() and set(line) != {"─"}])
         return shots
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_seen = seen(pi)
-    finally:
-        pi.close()
+    pi_seen = _on_pi(tau, tmp_path, seen)
     work = str(tau.work)
     assert (
         pi_seen
@@ -864,11 +822,7 @@ def test_the_slash_menu_marks_moves_filters_and_counts_as_pis(
         terminal.settle()
         return [moved, menu(terminal)]
 
-    pi = _pi(tau, tmp_path)
-    try:
-        pi_seen = seen(pi)
-    finally:
-        pi.close()
+    pi_seen = _on_pi(tau, tmp_path, seen)
     assert (
         pi_seen
         == seen(start_tui(cols=140))
