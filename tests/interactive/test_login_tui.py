@@ -59,6 +59,9 @@ def test_login_with_an_account_saves_the_login_and_the_next_prompt_uses_it(
     assert credential["type"] == "oauth" and str(credential["access"]).startswith("sk-ant-oat01-")
     model = next(m.id for m in get_models("anthropic") if m.api == "anthropic-messages")
     terminal.type(f"/model {model}")
+    terminal.wait_for("→ ", where="display")  # the matching models as suggestions, as in pi
+    terminal.send(ESCAPE)  # closed: Enter runs /model with the words typed
+    terminal.wait_for(lambda: "→ " not in terminal.display(), where="display")
     terminal.send(ENTER)
     terminal.wait_for(f"›   {model} [anthropic]", where="display")
     terminal.send(ENTER)

@@ -73,7 +73,11 @@ def test_thinking_with_a_level_sets_it_and_an_unknown_level_names_the_available_
 ) -> None:
     _reasoning_model(tau)
     terminal = start_tui("--thinking", "low")
-    _run(terminal, "/thinking HIGH")
+    terminal.type("/thinking HIGH")
+    terminal.wait_for("→ high", where="display")  # the levels, as pi suggests them
+    terminal.send(ENTER)  # takes "high" into the text, as pi's menu does, without running it
+    terminal.wait_for(lambda: "→" not in terminal.display(), where="display")
+    terminal.send(ENTER)
     terminal.wait_for(lambda: _footer_model_line(terminal).endswith("fake-model • high"))
     _run(terminal, "/thinking lots")
     terminal.wait_for('Unknown thinking level "lots". Available levels: off, minimal, low, medium, high')

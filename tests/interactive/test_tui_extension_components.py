@@ -100,3 +100,32 @@ def test_an_extension_s_editor_takes_the_keys_first_and_hands_the_rest_to_tau_s_
     terminal.wait_for(lambda: "INSERT" not in terminal.display() and "NORMAL" not in terminal.display())
     terminal.type("hhx")
     terminal.wait_for("hhx", where="display")
+
+
+def test_an_extension_command_s_argument_completions_are_offered_and_a_failing_one_offers_none(
+    tau: TauCommand, start_tui: Start
+) -> None:
+    """``register_command(..., complete=...)``: what ``complete(prefix)`` returns is the menu for
+    the argument (pi's ``getArgumentCompletions``); Enter takes one into the text; a completer
+    that raises offers nothing and the editor goes on."""
+    extension = tau.work / "deploy_ext.py"
+    extension.write_text(
+        "def setup(tau):\n"
+        "    targets = ['staging', 'production', 'preview']\n"
+        "    tau.register_command('deploy', lambda args, ctx: ctx.ui.notify('deploying ' + args),\n"
+        "                         description='Deploy', complete=lambda p: [t for t in targets if p in t])\n"
+        "    def broken(prefix):\n"
+        "        raise RuntimeError('no list today')\n"
+        "    tau.register_command('broken', lambda args, ctx: None, complete=broken)\n"
+    )
+    terminal = start_tui("-e", str(extension))
+    terminal.type("/deploy pr")
+    terminal.wait_for("→ production", where="display")
+    assert "preview" in terminal.display() and "staging" not in terminal.display()
+    terminal.send(ENTER)  # takes it into the text
+    terminal.wait_for(lambda: "→" not in terminal.display(), where="display")
+    terminal.send(ENTER)  # runs the command
+    terminal.wait_for("deploying production", where="display")
+    terminal.type("/broken x")
+    terminal.settle()
+    assert "→" not in terminal.display() and "/broken x" in terminal.display()

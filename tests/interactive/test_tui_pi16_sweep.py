@@ -831,3 +831,42 @@ def test_the_slash_menu_marks_moves_filters_and_counts_as_pis(
             ("/se", ["→ settings", "  session", "  scoped-models", "  share", "  resume"]),
         ]
     )
+
+
+def test_model_and_thinking_arguments_are_suggested_as_pis(
+    tau: TauCommand, start_tui: Start, tmp_path: Path
+) -> None:
+    """``/model fa`` suggests the matching models (the id, the provider beside it) and Enter puts
+    ``provider/id`` into the text without running the command; ``/thinking `` suggests the levels
+    the model has."""
+
+    def below_the_editor(terminal: Terminal) -> tuple[str, list[str]]:
+        lines = [" ".join(line.split()) for line in terminal.display().splitlines()]
+        rule = max(i for i, line in enumerate(lines) if line and set(line) == {"─"})
+        rows = [line for line in lines[rule + 1 :] if line and line != str(tau.work)]
+        return lines[rule - 1], rows[:-1]  # the footer's usage line left out
+
+    def seen(terminal: Terminal) -> list[tuple[str, list[str]]]:
+        terminal.settle()
+        terminal.type("/model fa")
+        terminal.wait_for("→ fake-model", where="display")
+        shots = [below_the_editor(terminal)]
+        terminal.send(ENTER)
+        terminal.wait_for(lambda: "→" not in terminal.display(), where="display")
+        shots.append(below_the_editor(terminal))
+        terminal.send("\x15")  # Ctrl+U
+        terminal.type("/thinking ")
+        terminal.wait_for("→ off", where="display")
+        shots.append(below_the_editor(terminal))
+        return shots
+
+    pi_seen = _on_pi(tau, tmp_path, seen)
+    assert (
+        pi_seen
+        == seen(start_tui(cols=140))
+        == [
+            ("/model fa", ["→ fake-model local"]),
+            ("/model local/fake-model", []),
+            ("/thinking", ["→ off"]),
+        ]
+    )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tau_command import TauCommand
-from terminal import ENTER, Terminal
+from terminal import ENTER, ESCAPE, Terminal
 
 from tau.testing.fake_llm import Turn
 
@@ -36,6 +36,9 @@ def test_model_picks_the_virtual_model_and_the_footer_shows_the_routed_one(
     tau.server.add(Turn(text="Routed reply."))
     terminal = start_tui("-e", str(ROUTER), "--router-small", "local/fake-small")
     terminal.type("/model router auto")
+    terminal.wait_for("→ ", where="display")  # the matching models as suggestions, as in pi
+    terminal.send(ESCAPE)  # closed: Enter runs /model with the words typed
+    terminal.wait_for(lambda: "→ " not in terminal.display(), where="display")
     terminal.send(ENTER)
     terminal.wait_for("Auto (by prompt length)", where="display")
     terminal.send(ENTER)

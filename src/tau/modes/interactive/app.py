@@ -34,7 +34,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
 from tau.agent.events import AgentEnd, AgentStart, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnStart
-from tau.ai.types import AssistantMessage, ImageContent, UserMessage
+from tau.ai.types import AssistantMessage, ImageContent, Model, UserMessage
 from tau.modes.interactive import actions, panels
 from tau.modes.interactive.chat import Chat, ViewFlags
 from tau.modes.interactive.cursor import DrawnCursor
@@ -395,18 +395,33 @@ class InteractiveMode:
                     texts.append(text)
         return texts
 
+    def selectable_models(self) -> list[Model]:
+        """What ``/model``'s argument offers: the scoped models, else every available one (pi's)."""
+        scoped = self.session.scoped_models
+        return [s.model for s in scoped] if scoped else self.session.services.model_registry.get_available()
+
+    def thinking_levels(self) -> list[str]:
+        return list(self.session.get_available_thinking_levels())
+
     def command_infos(self) -> list[CompletionCommand]:
+        from tau.modes.interactive.command_arguments import (
+            extension_arguments,
+            model_arguments,
+            thinking_arguments,
+        )
         from tau.modes.interactive.commands import BUILTIN_COMMANDS, EXTENSION_FIRST
 
         runner = self.session.extension_runner
         extension_commands = runner.commands if runner is not None else {}
+        arguments = {"model": model_arguments(self), "thinking": thinking_arguments(self)}
         infos = [
-            CompletionCommand(name, spec.description)
+            CompletionCommand(name, spec.description, arguments.get(name))
             for name, spec in BUILTIN_COMMANDS.items()
             if not (name in EXTENSION_FIRST and name in extension_commands)  # the MCP extension's /mcp
         ]
         for name, registered in (runner.commands if runner is not None else {}).items():
-            infos.append(CompletionCommand(name, registered.description or "extension command"))
+            complete = extension_arguments(registered.complete) if registered.complete is not None else None
+            infos.append(CompletionCommand(name, registered.description or "extension command", complete))
         loader = self.session.services.resource_loader
         for template in loader.prompt_templates:
             infos.append(CompletionCommand(template.name, template.description or "prompt template"))

@@ -18,16 +18,36 @@ from prompt_toolkit.history import InMemoryHistory
 from tau.modes.interactive import graphemes
 from tau.modes.interactive.fuzzy import fuzzy_filter, pi_fuzzy_filter
 
-__all__ = ["CompletionCommand", "EditorBuffer", "EditorCompleter", "ProjectFiles", "create_editor_buffer"]
+__all__ = [
+    "ArgumentChoice",
+    "CompletionCommand",
+    "EditorBuffer",
+    "EditorCompleter",
+    "ProjectFiles",
+    "create_editor_buffer",
+]
 
 _MAX_FILES = 50_000
 _MAX_SUGGESTIONS = 30
 MAX_HISTORY = 100
 
 
+class ArgumentChoice(Struct, frozen=True):
+    """One suggestion for a command's argument: what goes into the text, what the menu shows."""
+
+    value: str
+    label: str = ""
+    description: str = ""
+
+
+ArgumentCompleter = Callable[[str], Sequence[ArgumentChoice] | None]
+
+
 class CompletionCommand(Struct, frozen=True):
     name: str
     description: str = ""
+    arguments: ArgumentCompleter | None = None
+    """Suggestions for the argument typed so far (pi's ``getArgumentCompletions``)."""
 
 
 class ProjectFiles:
@@ -99,6 +119,12 @@ class EditorCompleter(Completer):
                     display_meta=command.description,
                 )
             return
+        if before.startswith("/") and "\n" not in before:
+            name, _, typed = before[1:].partition(" ")
+            found = next((c for c in self._commands() if c.name == name), None)
+            if found is not None and found.arguments is not None:
+                yield from _argument_completions(found.arguments, typed)
+                return
         word = before.split()[-1] if before and not before[-1].isspace() else ""
         if word.startswith("@"):
             query = word[1:]
@@ -117,6 +143,22 @@ def _matching_commands(query: str, commands: Sequence[CompletionCommand]) -> lis
     chosen = set(map(id, bare))
     skills = [c for c in commands if c.name.startswith("skill:") and id(c) not in chosen]
     return bare + pi_fuzzy_filter(query, skills, lambda c: c.name)
+
+
+def _argument_completions(arguments: ArgumentCompleter, typed: str) -> Iterable[Completion]:
+    """A command's suggestions for ``typed``, each replacing it; none when the command's
+    completer fails (an extension's may), as when it has nothing to offer."""
+    try:
+        choices = list(arguments(typed) or ())
+    except Exception:  # an extension's completer: its failure only means no suggestions
+        return
+    for choice in choices:
+        yield Completion(
+            choice.value,
+            start_position=-len(typed),
+            display=choice.label or choice.value,
+            display_meta=choice.description,
+        )
 
 
 class EditorBuffer(Buffer):

@@ -50,11 +50,12 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
     def submit(event: KeyPressEvent) -> None:
         choice = editor.menu_choice()
         if choice is not None:
-            # Enter takes the highlighted suggestion: a command then runs, a file reference goes
-            # into the text and writing goes on (pi's editor).
+            # Enter takes the highlighted suggestion: a command's name then runs it; a file
+            # reference or an argument goes into the text and writing goes on (pi's editor).
+            names, before = editor.menu_is_commands(), editor.text
             editor.apply_completion(choice)
-            if not editor.text.startswith("/"):
-                return
+            if not names and editor.text != before:
+                return  # an argument already whole (``/thinking high``) runs at once
             editor.text = editor.text.rstrip(" ")  # the space the command's completion ends with
         text = editor.text
         if text.endswith("\\") and editor.cursor_position == len(text):
