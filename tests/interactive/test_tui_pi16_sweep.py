@@ -870,3 +870,25 @@ def test_model_and_thinking_arguments_are_suggested_as_pis(
             ("/thinking", ["→ off"]),
         ]
     )
+
+
+def test_login_arguments_are_suggested_as_pis(tau: TauCommand, start_tui: Start, tmp_path: Path) -> None:
+    """``/login open`` suggests the matching providers with their names and kinds of sign-in."""
+
+    def rows(terminal: Terminal) -> list[str]:
+        terminal.settle()
+        terminal.type("/login open")
+        terminal.wait_for("→ ", where="display")
+        terminal.settle()
+        lines = [" ".join(line.split()) for line in terminal.display().splitlines()]
+        rule = max(i for i, line in enumerate(lines) if line and set(line) == {"─"})
+        return lines[rule + 1 : lines.index(str(tau.work))]
+
+    pi_rows = _on_pi(tau, tmp_path, rows)
+    assert pi_rows == rows(start_tui(cols=140))
+    assert pi_rows[:3] == [
+        "→ openrouter OpenRouter · account/API key",
+        "openai OpenAI · subscription/API key",
+        "openai-codex OpenAI Codex · subscription",
+    ]
+    assert len(pi_rows) == 6 and pi_rows[-1] == "(1/12)"

@@ -413,7 +413,13 @@ class InteractiveMode:
 
         runner = self.session.extension_runner
         extension_commands = runner.commands if runner is not None else {}
-        arguments = {"model": model_arguments(self), "thinking": thinking_arguments(self)}
+        from tau.modes.interactive.login import login_argument_choices
+
+        arguments = {
+            "model": model_arguments(self),
+            "thinking": thinking_arguments(self),
+            "login": lambda typed: login_argument_choices(self, typed),
+        }
         infos = [
             CompletionCommand(name, spec.description, arguments.get(name))
             for name, spec in BUILTIN_COMMANDS.items()

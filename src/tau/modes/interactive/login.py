@@ -17,11 +17,12 @@ from typing import Any, Protocol, TypeVar
 from tau.accounts.oauth import OAUTH_PROVIDERS, LoginCancelledError, LoginError, SelectOption, get_oauth_flow
 from tau.accounts.provider_names import provider_name
 from tau.modes.interactive.dialogs import Dialog, InputDialog, ListDialog, ListItem
+from tau.modes.interactive.editor import ArgumentChoice
 from tau.modes.interactive.fuzzy import pi_fuzzy_filter
 from tau.modes.interactive.host import DialogHost
 from tau.modes.interactive.login_methods import account_login_label, login_method_name
 
-__all__ = ["login_command", "logout_command"]
+__all__ = ["login_argument_choices", "login_command", "logout_command"]
 
 T = TypeVar("T")
 _ACCOUNT = "Sign in with an account"
@@ -153,6 +154,33 @@ def _login_options(mode: LoginHost, auth_type: str | None) -> list[tuple[str, st
         return (partner, name.casefold(), 0 if kind == "oauth" else 1)
 
     return sorted(options, key=rank)
+
+
+def login_argument_choices(mode: LoginHost, typed: str) -> list[ArgumentChoice] | None:
+    """``/login``'s argument suggestions, as pi 1.6's: each provider once, in the list's order,
+    with its name and kinds of sign-in (``Anthropic · subscription/API key``), matched on its id,
+    name and kinds."""
+    providers: dict[str, tuple[str, list[str]]] = {}
+    for kind, provider, name in _login_options(mode, None):
+        providers.setdefault(provider, (name, []))[1].append(kind)
+
+    def kinds(provider: str, words: bool) -> list[str]:
+        types = sorted(providers[provider][1], key=lambda kind: kind != "oauth")
+        return [
+            f"{kind} {_type_word(kind, provider)}" if words else _type_word(kind, provider) for kind in types
+        ]
+
+    def search_text(provider: str) -> str:
+        return " ".join([provider, providers[provider][0], *kinds(provider, True)])
+
+    found = pi_fuzzy_filter(typed, list(providers), search_text)
+    choices = []
+    for provider in found:
+        name, described = providers[provider][0], "/".join(kinds(provider, False))
+        choices.append(
+            ArgumentChoice(provider, provider, described if name == provider else f"{name} · {described}")
+        )
+    return choices or None
 
 
 def _provider_dialog(mode: LoginHost, options: list[tuple[str, str, str]]) -> ListDialog[tuple[str, str]]:
