@@ -810,17 +810,22 @@ def test_the_slash_menu_marks_moves_filters_and_counts_as_pis(
 
     def seen(terminal: Terminal) -> list[tuple[str, list[str]]]:
         terminal.settle()
-        terminal.type("/")
+        terminal.type("/")  # then Down twice
         terminal.wait_for("→ settings", where="display")
         terminal.send("\x1b[B")
         terminal.send("\x1b[B")
         terminal.wait_for("→ tree", where="display")
         terminal.settle()
         moved = menu(terminal)
+        counters = []
+        for key, counter in (("\x1b[6~", "  (8/"), ("\x1b[5~", "  (3/"), ("\x1b[5~", "  (1/")):
+            terminal.send(key)  # Page Down, Page Up twice: a page of five rows, stopping at the top
+            terminal.wait_for(lambda counter=counter: counter in terminal.display(), where="display")
+            counters.append(menu(terminal)[1][-1])
         terminal.type("se")
         terminal.wait_for(lambda: "→ settings" in terminal.display(), where="display")
         terminal.settle()
-        return [moved, menu(terminal)]
+        return [moved, ("paged", counters), menu(terminal)]
 
     pi_seen = _on_pi(tau, tmp_path, seen)
     assert (
@@ -828,6 +833,7 @@ def test_the_slash_menu_marks_moves_filters_and_counts_as_pis(
         == seen(start_tui(cols=140))
         == [
             ("/", ["  settings", "  model", "→ tree", "  thinking", "  scoped-models", "  (3/N)"]),
+            ("paged", ["  (8/N)", "  (3/N)", "  (1/N)"]),
             ("/se", ["→ settings", "  session", "  scoped-models", "  share", "  resume"]),
         ]
     )

@@ -189,6 +189,14 @@ class EditorBuffer(Buffer):
         if state is not None and state.completions:
             self._menu_index = (self.menu_index() + step) % len(state.completions)
 
+    def menu_page(self, direction: int, page: int) -> None:
+        """Page Up (``-1``) or Down (``1``): the mark ``page`` rows on, stopping at either end
+        (pi's list)."""
+        state = self.complete_state
+        if state is not None and state.completions:
+            last = len(state.completions) - 1
+            self._menu_index = max(0, min(last, self.menu_index() + direction * page))
+
     def menu_pick(self, index: int, *, take: bool) -> None:
         """A click on row ``index``: a press highlights it, the release (``take``) takes it into
         the text as Tab does (pi's list)."""

@@ -187,12 +187,26 @@ def build_key_bindings(mode: KeysHost) -> KeyBindings:
         bind_jump("tui.editor.jumpForward", backward=False)
     if "tui.editor.jumpBackward" in mode.keymap.overridden:
         bind_jump("tui.editor.jumpBackward", backward=True)
+
     # Up/Down are pi's history rules (see ``EditorBuffer``); the history actions browse whatever
     # the cursor's row.
     # A page of the editor (its most rows): pi's tui.editor.pageUp/pageDown. In fullscreen the
     # transcript's own page keys come first, as in pi.
-    bind("tui.editor.pageUp", lambda event: editor.cursor_up(count=EDITOR_ROWS))
-    bind("tui.editor.pageDown", lambda event: editor.cursor_down(count=EDITOR_ROWS))
+    def page(direction: int) -> Callable[[KeyPressEvent], None]:
+        """A page of the completion menu while it is open (its rows), else of the editor."""
+
+        def handler(event: KeyPressEvent) -> None:
+            if editor.menu_choice() is not None:
+                editor.menu_page(direction, mode.session.services.settings_manager.autocomplete_max_visible)
+            elif direction < 0:
+                editor.cursor_up(count=EDITOR_ROWS)
+            else:
+                editor.cursor_down(count=EDITOR_ROWS)
+
+        return handler
+
+    bind("tui.editor.pageUp", page(-1))
+    bind("tui.editor.pageDown", page(1))
     bind("tui.editor.cursorUp", lambda event: editor.history_up())
     bind("tui.editor.cursorDown", lambda event: editor.history_down())
     bind("tui.editor.historyPrevious", lambda event: editor.history_backward())
