@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from chat_messages import conversation_messages
 from pi16 import pi16_command
 from tau_command import TauCommand
 
@@ -130,16 +131,11 @@ def sent(requests: list[RecordedRequest]) -> list[list[str]]:
     out = []
     for request in requests:
         messages = []
-        for message in request.body["messages"]:
-            if message["role"] in ("system", "developer"):
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                content = " ".join(str(block.get("text", "")) for block in content)
-            if SUMMARY in (content or "") and not (content or "").startswith("<conversation>"):
+        for message, content in conversation_messages(request):
+            if SUMMARY in content and not content.startswith("<conversation>"):
                 content = "<summary>"
             calls = [call["function"]["arguments"] for call in message.get("tool_calls") or []]
-            messages.append(f"{message['role']}: {(content or '')[:40]} {' '.join(calls)}".strip())
+            messages.append(f"{message['role']}: {content[:40]} {' '.join(calls)}".strip())
         out.append(messages)
     return out
 

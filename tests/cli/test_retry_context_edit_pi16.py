@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from chat_messages import conversation_messages
 from pi16 import pi16_command
 from tau_command import MODEL, TauCommand
 
@@ -129,13 +130,8 @@ def sent(requests: list[RecordedRequest]) -> list[list[str]]:
     out = []
     for request in requests:
         messages = []
-        for message in request.body["messages"]:
-            if message["role"] in ("system", "developer"):
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                content = " ".join(str(block.get("text", "")) for block in content)
-            messages.append(f"{message['role']}: {content or ''}")
+        for message, content in conversation_messages(request):
+            messages.append(f"{message['role']}: {content}")
         out.append(messages)
     return out
 

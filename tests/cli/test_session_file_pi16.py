@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from chat_messages import conversation_messages
 from pi16 import pi16_command
 from tau_command import TauCommand
 
@@ -109,13 +110,7 @@ def conversation(requests: list[RecordedRequest]) -> list[list[str]]:
     out = []
     for request in requests:
         messages = []
-        for message in request.body["messages"]:
-            content = message.get("content")
-            if isinstance(content, list):
-                content = " ".join(str(block.get("text", "")) for block in content)
-            text = content or ""
-            if message["role"] in ("system", "developer"):
-                continue
+        for message, text in conversation_messages(request):
             messages.append(
                 f"{message['role']}: {text if text.startswith(('Question', 'Answer')) else '<summary>'}"
             )

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from chat_messages import conversation_messages
 from pi16 import pi16_command
 from tau_command import TauCommand
 
@@ -140,19 +141,14 @@ def sent(requests: list[RecordedRequest]) -> list[list[str]]:
     out = []
     for request in requests:
         messages = []
-        for message in request.body["messages"]:
-            if message["role"] in ("system", "developer"):
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                content = " ".join(str(block.get("text", "")) for block in content)
-            if (content or "").startswith(("<conversation>", "# Conversation")):
+        for message, content in conversation_messages(request):
+            if content.startswith(("<conversation>", "# Conversation")):
                 # The summary request (tau words it in its own way): whether the cut reply is in it.
                 content = f"<summary request{' with the cut reply' if 'The essay begins' in content else ''}>"
-            elif SUMMARY in (content or ""):
+            elif SUMMARY in content:
                 content = "<summary>"
             calls = [call["function"]["arguments"] for call in message.get("tool_calls") or []]
-            messages.append(f"{message['role']}: {(content or '')[:30]} {' '.join(calls)}".strip())
+            messages.append(f"{message['role']}: {content[:30]} {' '.join(calls)}".strip())
         out.append(messages)
     return out
 
