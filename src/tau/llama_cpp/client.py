@@ -26,6 +26,7 @@ __all__ = [
     "RouterModel",
     "inference_url",
     "normalize_server_url",
+    "says_autoload",
 ]
 
 DEFAULT_SERVER_URL = "http://127.0.0.1:9931"
@@ -133,6 +134,11 @@ class RouterModel:
         return "decisions" not in outputs or "text" in outputs
 
 
+def says_autoload(props: object) -> bool:
+    """Whether a router's ``/props`` answer says it loads a model on its first request."""
+    return isinstance(props, dict) and props.get("models_autoload") is True
+
+
 class LlamaClient:
     """The router at ``server_url``; ``api_key`` goes as a bearer token when set."""
 
@@ -184,7 +190,7 @@ class LlamaClient:
             payload = await self._request("GET", "/props")
         except LlamaError:
             return False
-        return isinstance(payload, dict) and payload.get("models_autoload") is True
+        return says_autoload(payload)
 
     async def load(self, model: str) -> None:
         await self._request("POST", "/models/load", {"model": model})

@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from tau.extensions.loader import ExtensionSource
 from tau.extensions.ui import ComponentUI
-from tau.llama_cpp.client import LlamaClient, LlamaError, RouterModel, inference_url, normalize_server_url
+from tau.llama_cpp.client import (
+    LlamaClient,
+    LlamaError,
+    RouterModel,
+    inference_url,
+    normalize_server_url,
+    says_autoload,
+)
 from tau.llama_cpp.events import format_bytes
 from tau.llama_cpp.fallback import LLAMA_COMMAND, LLAMA_DESCRIPTION, NOT_HERE
 from tau.llama_cpp.hub_search import EXACT, HubSearchView, compact_count
@@ -122,7 +129,7 @@ def _catalog_now(server_url: str, api_key: str | None) -> tuple[list[RouterModel
                 props = http.get(f"{root}/props", headers=headers).json()
             except Exception:  # a router that cannot say does not autoload (pi's reading)
                 return models, False
-            return models, isinstance(props, dict) and props.get("models_autoload") is True
+            return models, says_autoload(props)
     except Exception:  # a router that is down or not a router: no models, /llama says why
         return [], False
 
