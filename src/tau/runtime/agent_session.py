@@ -43,7 +43,7 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
-from tau.context.system_prompt import SystemPromptOptions, build_system_prompt, build_system_prompt_sections
+from tau.context.system_prompt import SystemPromptOptions, build_system_prompt_sections, render_sections
 from tau.runtime.cache_warmer import CacheWarmer, WarmingDecision, WarmingStatus
 from tau.runtime.compaction_control import CompactionControl
 from tau.runtime.compaction_hooks import NavigateTreeResult
@@ -214,6 +214,7 @@ class AgentSession:
         services.sandbox.recorder = self._record_escalation
         self._base_system_prompt = ""
         self._base_system_prompt_options: SystemPromptOptions | None = None
+        self._base_system_prompt_sections: dict[str, str] = {}  # the options' sections
         self._prompt_options_of: SystemPromptOptions | None = None  # describe_tools_as
         self._run_sections: dict[str, str] = {}  # extensions' sections for the current run
         self._restore_branch_tools()
@@ -467,11 +468,10 @@ class AgentSession:
     def _current_prompt(self) -> tuple[dict[str, str], str, list[AgentTool]]:
         """The next request's prompt sections (base and the run's extension sections), its text
         (an extension may have forced one for the run) and its tools."""
-        options = self._base_system_prompt_options
-        if options is None:
+        if self._base_system_prompt_options is None:
             sections = {"preamble": self._base_system_prompt} if self._base_system_prompt else {}
-        else:
-            sections = build_system_prompt_sections(options)
+        else:  # built with the base prompt (twice per turn otherwise); a copy for the caller to keep
+            sections = dict(self._base_system_prompt_sections)
         return sections, self._agent.state.system_prompt, list(self._agent.state.tools)
 
     def _use_run_sections(self, sections: Mapping[str, str]) -> None:
@@ -966,7 +966,8 @@ class AgentSession:
         sandbox = self._services.sandbox
         line = sandbox.policy.describe() if sandbox.policy.fenced else None
         options = msgspec.structs.replace(options, sections=dict(self._run_sections), sandbox=line)
-        self._base_system_prompt = build_system_prompt(options)
+        self._base_system_prompt_sections = build_system_prompt_sections(options)
+        self._base_system_prompt = render_sections(self._base_system_prompt_sections)
         self._base_system_prompt_options = options
         self._agent.state.system_prompt = self._base_system_prompt
 
