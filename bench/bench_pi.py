@@ -14,7 +14,9 @@ Workloads (each run starts a fresh process; pi and tau alternate, so both see th
 - ``-c -p`` resuming a ~1 MB, 914-message session and sending one prompt (the file is restored
   before each run);
 - a ``-p`` run whose one bash call prints 200 MB (``yes | head -c 200000000``): the tool keeps the
-  tail and spills the rest to a file.
+  tail and spills the rest to a file;
+- ``-p`` with one reply and one stdio MCP server configured (``mcp.json``, its tools direct): the
+  server is a few lines of plain Python, so what is timed is each harness's MCP client.
 
 Both run offline (``PI_OFFLINE=1``), with their own scratch agent dir holding the same models.json, a
 scratch ``HOME`` and an empty working folder. Printed: a table of wall-time medians with CPU time
@@ -84,6 +86,8 @@ _MODELS = {
     }
 }
 
+_MCP_ROW = "-p with one stdio MCP server (direct tools)"
+
 # name, arguments, goal (pi/tau)
 _WORK: list[tuple[str, list[str], str]] = [
     ("--version", ["--version"], ">= x6"),
@@ -91,7 +95,31 @@ _WORK: list[tuple[str, list[str], str]] = [
     ("20-turn bash loop", ["--no-session", "-p", "TOOLS please"], ">= x3"),
     ("resume 1 MB / 914 messages + prompt", ["-c", "-p", "hi"], ">= x3"),
     ("bash tool printing 200 MB", ["--no-session", "-p", "BIGBASH please"], ">= x3"),
+    (_MCP_ROW, ["--no-session", "-p", "hi"], ">= x3"),
 ]
+
+# A stdio MCP server that answers the handshake, lists one tool and echoes a call, in plain Python
+# (no MCP SDK: the server's own start-up is the same small cost for both harnesses).
+_MCP_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, params = message.get("method"), message.get("params") or {}
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "bench", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echo the text",
+                             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": str(params.get("arguments", {}).get("text", ""))}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
 
 
 def pi_dir() -> Path | None:
@@ -118,7 +146,11 @@ def _jobs(root: Path, port: str, folder: Path) -> list[dict[str, Any]]:
     (root / "home").mkdir()
     work = root / "work"
     work.mkdir()
+    server = root / "mcp_server.py"
+    server.write_text(_MCP_SERVER)
+    mcp = {"mcpServers": {"bench": {"command": PYTHON, "args": [str(server)], "exposure": "direct"}}}
     setups: dict[str, tuple[list[str], dict[str, str]]] = {}
+    mcp_envs: dict[str, dict[str, str]] = {}
     for harness, variable, command in (
         ("pi", "PI_CODING_AGENT_DIR", [_node(folder), str(folder / PI_PACKAGE)]),
         ("tau", "TAU_AGENT_DIR", [PYTHON, "-m", "tau"]),
@@ -127,13 +159,20 @@ def _jobs(root: Path, port: str, folder: Path) -> list[dict[str, Any]]:
         agent.mkdir()
         (agent / "models.json").write_text(json.dumps(models))
         setups[harness] = (command, {**base_env, variable: str(agent)})
+        with_mcp = root / f"{harness}-agent-mcp"  # the same, with an mcp.json
+        with_mcp.mkdir()
+        (with_mcp / "models.json").write_text(json.dumps(models))
+        (with_mcp / "mcp.json").write_text(json.dumps(mcp))
+        mcp_envs[harness] = {**base_env, variable: str(with_mcp)}
 
     pristine = root / "fixture"
     _make_large_session(pristine, work)
     (fixture,) = pristine.glob("*.jsonl")
     jobs: list[dict[str, Any]] = []
-    for _, arguments, _ in _WORK:
+    for name, arguments, _ in _WORK:
         for harness, (command, env) in setups.items():
+            if name == _MCP_ROW:
+                env = mcp_envs[harness]
             argv = [
                 *command,
                 *(["--provider", "local", "--model", "fake-model"] if arguments[0] != "--version" else []),
