@@ -110,7 +110,7 @@ class EditorCompleter(Completer):
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
-        if before.startswith("/") and " " not in before and "\n" not in before:
+        if _names_a_command(before):
             for command in _matching_commands(before[1:], self._commands()):
                 yield Completion(
                     "/" + command.name + " ",  # as pi's: the name and a space, ready for an argument
@@ -134,6 +134,11 @@ class EditorCompleter(Completer):
             return
         if complete_event.completion_requested and word:
             yield from self._paths.get_completions(Document(word, len(word)), complete_event)
+
+
+def _names_a_command(before: str) -> bool:
+    """Whether the text before the cursor is ``/`` and a word: the menu then offers command names."""
+    return before.startswith("/") and " " not in before and "\n" not in before
 
 
 def _matching_commands(query: str, commands: Sequence[CompletionCommand]) -> list[CompletionCommand]:
@@ -185,17 +190,14 @@ class EditorBuffer(Buffer):
 
     def menu_move(self, step: int) -> None:
         """Move the highlighted row ``step`` rows, wrapping round at either end (pi's list)."""
-        state = self.complete_state
-        if state is not None and state.completions:
-            self._menu_index = (self.menu_index() + step) % len(state.completions)
+        if choices := self.menu_choices():
+            self._menu_index = (self.menu_index() + step) % len(choices)
 
     def menu_page(self, direction: int, page: int) -> None:
         """Page Up (``-1``) or Down (``1``): the mark ``page`` rows on, stopping at either end
         (pi's list)."""
-        state = self.complete_state
-        if state is not None and state.completions:
-            last = len(state.completions) - 1
-            self._menu_index = max(0, min(last, self.menu_index() + direction * page))
+        if choices := self.menu_choices():
+            self._menu_index = max(0, min(len(choices) - 1, self.menu_index() + direction * page))
 
     def menu_pick(self, index: int, *, take: bool) -> None:
         """A click on row ``index``: a press highlights it, the release (``take``) takes it into
@@ -215,15 +217,12 @@ class EditorBuffer(Buffer):
 
     def menu_is_commands(self) -> bool:
         """Whether the menu offers command names (the text so far is ``/`` and a word)."""
-        before = self.document.text_before_cursor
-        return before.startswith("/") and " " not in before and "\n" not in before
+        return _names_a_command(self.document.text_before_cursor)
 
     def menu_choice(self) -> Completion | None:
         """The highlighted completion, or ``None`` when the menu is closed or empty."""
-        state = self.complete_state
-        if state is None or not state.completions:
-            return None
-        return state.completions[self.menu_index()]
+        choices = self.menu_choices()
+        return choices[self.menu_index()] if choices else None
 
     @property
     def cursor_position(self) -> int:
