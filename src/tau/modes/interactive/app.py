@@ -410,11 +410,10 @@ class InteractiveMode:
             thinking_arguments,
         )
         from tau.modes.interactive.commands import BUILTIN_COMMANDS, EXTENSION_FIRST
+        from tau.modes.interactive.login import login_argument_choices
 
         runner = self.session.extension_runner
         extension_commands = runner.commands if runner is not None else {}
-        from tau.modes.interactive.login import login_argument_choices
-
         arguments = {
             "model": model_arguments(self),
             "thinking": thinking_arguments(self),
@@ -425,7 +424,7 @@ class InteractiveMode:
             for name, spec in BUILTIN_COMMANDS.items()
             if not (name in EXTENSION_FIRST and name in extension_commands)  # the MCP extension's /mcp
         ]
-        for name, registered in (runner.commands if runner is not None else {}).items():
+        for name, registered in extension_commands.items():
             complete = extension_arguments(registered.complete) if registered.complete is not None else None
             infos.append(CompletionCommand(name, registered.description or "extension command", complete))
         loader = self.session.services.resource_loader
